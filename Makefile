@@ -1,0 +1,38 @@
+# Two commands do all the set-up:  `make run`  and  `make test`.
+# Both create .venv when it is missing and install what the machine needs (tools/setup_env.py picks the CuPy and
+# NVRTC wheels that match the CUDA driver, or the CUDA 13 set when there is no GPU).
+#   make run  ARGS="--quick"      run the phases in order (extra arguments go to every phase runner)
+#   make test PYTEST_ARGS="-k vector"
+#   make bench                    (GPU) the benchmarks, results written under results/<gpu>/
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PHASES := $(sort $(patsubst %/__main__.py,%,$(wildcard phase*/__main__.py)))
+
+.PHONY: setup run test bench clean help
+help:
+	@echo "make run    - set up .venv if needed, then run the phases in order: $(PHASES)"
+	@echo "make test   - set up .venv if needed, then run pytest (CPU tier always, GPU tier when a GPU is present)"
+	@echo "make bench  - GPU only: run every lab's benchmark and write results/<gpu>/"
+	@echo "make clean  - remove .venv and caches"
+
+$(STAMP): pyproject.toml tools/setup_env.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) tools/setup_env.py
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	@set -e; for p in $(PHASES); do echo "=== $$p ==="; $(PY) -m $$p $(ARGS); done
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	@set -e; for p in $(PHASES); do echo "=== $$p ==="; $(PY) -m $$p --bench $(ARGS); done
+
+clean:
+	rm -rf $(VENV) .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

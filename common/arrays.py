@@ -1,0 +1,194 @@
+"""Arrays the labs pass around, and the checks every wrapper makes before it launches anything.
+
+Device arrays are CuPy arrays (float32, float16, float64, ints) or torch CUDA tensors (needed for bfloat16, which
+CuPy has no dtype for). Host arrays are NumPy arrays or torch CPU tensors; Triton variants take those when they run
+in the interpreter (no GPU). Every check raises TypeError or ValueError that names the argument and says what was
+expected, so bad input never reaches a kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "uint32": 4,
+            "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+def library(x) -> str:
+    """'cupy', 'torch', 'numpy' or the type's name."""
+    mod = type(x).__module__.split(".")[0]
+    if mod in ("cupy", "torch", "numpy"):
+        return mod
+    return type(x).__name__
+
+
+def dtype_name(x) -> str:
+    """'float32', 'bfloat16', ... for a NumPy/CuPy/torch array, a dtype, or a name."""
+    dt = getattr(x, "dtype", x)
+    s = str(dt)
+    if s.startswith("torch."):
+        s = s[len("torch."):]
+    return {"half": "float16", "float": "float32", "double": "float64"}.get(s, s)
+
+
+def on_device(x) -> bool:
+    lib = library(x)
+    if lib == "cupy":
+        return True
+    if lib == "torch":
+        return x.is_cuda
+    return False
+
+
+def ptr(x) -> int:
+    """Device address of the first element."""
+    lib = library(x)
+    if lib == "cupy":
+        return x.data.ptr
+    if lib == "torch":
+        return x.data_ptr()
+    if lib == "numpy":
+        return x.ctypes.data
+    raise TypeError(f"no data pointer for {type(x).__name__}")
+
+
+def nbytes(x) -> int:
+    return int(np.prod(x.shape, dtype=np.int64)) * ITEMSIZE[dtype_name(x)]
+
+
+def size(x) -> int:
+    return int(np.prod(tuple(x.shape), dtype=np.int64))
+
+
+def is_contiguous(x) -> bool:
+    lib = library(x)
+    if lib in ("cupy", "numpy"):
+        return bool(x.flags.c_contiguous)
+    if lib == "torch":
+        return bool(x.is_contiguous())
+    return False
+
+
+def to_numpy(x) -> np.ndarray:
+    """A host NumPy copy (bfloat16 comes back as float32, which holds every bf16 value exactly)."""
+    lib = library(x)
+    if lib == "numpy":
+        return x
+    if lib == "cupy":
+        return x.get()
+    if lib == "torch":
+        t = x.detach()
+        if dtype_name(t) == "bfloat16":
+            t = t.float()
+        return t.cpu().numpy()
+    if np.isscalar(x):
+        return np.asarray(x)
+    raise TypeError(f"cannot convert {type(x).__name__} to NumPy")
+
+
+def from_numpy(a: np.ndarray, dtype: str, where: str):
+    """Put a host array on `where` ('cuda' or 'cpu') as `dtype`, using CuPy/NumPy except for bfloat16 (torch)."""
+    if dtype == "bfloat16":
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(device=where, dtype=torch.bfloat16)
+    if where == "cuda":
+        import cupy
+
+        return cupy.asarray(a, dtype=dtype)
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def empty(shape, dtype: str, like):
+    """Uninitialised array of `shape`/`dtype` from the same library and device as `like`."""
+    lib = library(like)
+    if dtype == "bfloat16" or lib == "torch":
+        import torch
+
+        dev = like.device if lib == "torch" else ("cuda" if on_device(like) else "cpu")
+        return torch.empty(tuple(shape), dtype=getattr(torch, dtype), device=dev)
+    if lib == "cupy":
+        import cupy
+
+        return cupy.empty(shape, dtype=dtype)
+    return np.empty(shape, dtype=dtype)
+
+
+def fill(x, value: float) -> None:
+    """In-place fill for any of the three libraries."""
+    lib = library(x)
+    if lib == "torch":
+        x.fill_(value)
+    else:
+        x.fill(value)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Validation: call these at the top of every wrapper
+# ---------------------------------------------------------------------------------------------------------------------
+def check_array(name: str, x, *, dtypes=None, ndim=None, device: bool | None = True, contiguous: bool = True,
+                libs: tuple[str, ...] = ("cupy", "torch", "numpy")) -> str:
+    """Validate one argument and return its dtype name.
+
+    device=True: must be a CuPy array or a CUDA torch tensor. device=False: must be a host array (NumPy or CPU torch);
+    device=None: either. libs: the array libraries accepted (CUDA C wrappers take CuPy arrays only).
+    """
+    lib = library(x)
+    if lib not in ("cupy", "torch", "numpy"):
+        raise TypeError(f"{name}: expected an array (CuPy, NumPy or torch), got {type(x).__name__}")
+    if device is True and not on_device(x):
+        hint = "cupy.asarray(x)" if lib == "numpy" else "x.cuda()"
+        raise TypeError(f"{name}: expected a GPU array, got a host {lib} array; move it first with {hint}")
+    if device is False and on_device(x):
+        raise TypeError(f"{name}: expected a host array (NumPy or CPU torch) for the interpreter, got a GPU array")
+    if lib not in libs:
+        hint = " (wrap a torch tensor without a copy: cupy.from_dlpack(t))" if lib == "torch" else ""
+        raise TypeError(f"{name}: expected a {' or '.join(libs)} array, got a {lib} array{hint}")
+    dt = dtype_name(x)
+    if dtypes is not None and dt not in dtypes:
+        raise TypeError(f"{name}: dtype {dt} is not supported here; expected one of {', '.join(dtypes)}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.ndim not in allowed:
+            raise ValueError(f"{name}: expected a {' or '.join(f'{d}-D' for d in allowed)} array, got {x.ndim}-D "
+                             f"with shape {tuple(x.shape)}")
+    if contiguous and not is_contiguous(x):
+        raise ValueError(f"{name}: expected a C-contiguous array (strides {tuple(_strides(x))}); pass a contiguous "
+                         f"copy, e.g. cupy.ascontiguousarray(x)")
+    return dt
+
+
+def _strides(x):
+    if library(x) == "torch":
+        return [s * x.element_size() for s in x.stride()]
+    return x.strides
+
+
+def check_same(names: str, *arrays, shape: bool = True, dtype: bool = True, place: bool = True) -> None:
+    """All arrays agree in shape / dtype / library and device. `names` is 'a, b, out' for the message."""
+    first = arrays[0]
+    for x in arrays[1:]:
+        if shape and tuple(x.shape) != tuple(first.shape):
+            raise ValueError(f"{names}: shapes must match, got {[tuple(a.shape) for a in arrays]}")
+        if dtype and dtype_name(x) != dtype_name(first):
+            raise TypeError(f"{names}: dtypes must match, got {[dtype_name(a) for a in arrays]}")
+        if place and (library(x) != library(first) or on_device(x) != on_device(first)):
+            raise TypeError(f"{names}: arrays must come from the same library and device, got "
+                            f"{[library(a) + (':gpu' if on_device(a) else ':host') for a in arrays]}")
+
+
+def check_out(out, shape, dtype: str, like, name: str = "out"):
+    """Return `out` after checking it, or a fresh array when out is None."""
+    if out is None:
+        return empty(shape, dtype, like)
+    check_array(name, out, dtypes=(dtype,), device=on_device(like))
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {tuple(out.shape)}")
+    if library(out) != library(like):
+        raise TypeError(f"{name}: expected a {library(like)} array like the inputs, got {library(out)}")
+    return out
+
+
+def aligned(x, nbytes: int = 16) -> bool:
+    """Is the first element on an `nbytes` boundary (a vector load of that width is legal)?"""
+    return ptr(x) % nbytes == 0

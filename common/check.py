@@ -1,0 +1,134 @@
+"""Correctness: compare with a float64 NumPy reference, on fresh random inputs, into poisoned outputs.
+
+Rules every lab follows:
+  * the reference is float64 NumPy, written for clarity, never the code under test;
+  * inputs are drawn fresh each run (the seed is printed so a failure can be replayed with COURSE_SEED=...);
+  * outputs are filled with NaN before the kernel runs, so an element the kernel forgot to write fails the check;
+  * the tolerance depends on the dtype of the arithmetic: ||out - ref|| / ||ref|| must be below `rel_norm`, and every
+    element must satisfy |out - ref| <= elem * (|ref| + mean|ref|); NaN or Inf where the reference has a finite value
+    always fails, and where the reference has +-Inf or NaN the output must have the same.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import arrays
+
+
+@dataclass(frozen=True)
+class Tol:
+    rel_norm: float
+    elem: float
+
+
+# float32 arithmetic lands near 1e-7 per operation; long sums and dot products grow that with the length, so
+# labs with long reductions pass a looser Tol of their own (and say why).
+TOLERANCES = {
+    "float64": Tol(1e-12, 1e-10),
+    "float32": Tol(1e-5, 1e-4),
+    "tf32": Tol(2e-3, 2e-2),
+    "float16": Tol(2e-3, 1e-2),
+    "bfloat16": Tol(1e-2, 5e-2),
+}
+
+
+def tolerance(dtype: str) -> Tol:
+    try:
+        return TOLERANCES[arrays.dtype_name(dtype)]
+    except KeyError:
+        raise ValueError(f"no tolerance for dtype {dtype!r}; expected one of {sorted(TOLERANCES)}") from None
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    rel_norm_err: float
+    max_abs_err: float
+    n_bad: int
+    n: int
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def compare(out, ref, dtype: str = "float32", tol: Tol | None = None) -> Comparison:
+    """Compare an output (any library) with a float64 reference."""
+    tol = tol or tolerance(dtype)
+    o = np.asarray(arrays.to_numpy(out), dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64)
+    if o.shape != r.shape:
+        return Comparison(False, np.inf, np.inf, r.size, r.size, f"shape {o.shape} != reference shape {r.shape}")
+    n = r.size
+    if n == 0:
+        return Comparison(True, 0.0, 0.0, 0, 0, "empty")
+    finite = np.isfinite(r)
+    # non-finite reference values must be reproduced exactly (same infinity, NaN for NaN)
+    special_bad = ~finite & ~((o == r) | (np.isnan(o) & np.isnan(r)))
+    of, rf = o[finite], r[finite]
+    err = np.abs(of - rf)
+    bad_nonfinite = ~np.isfinite(of)
+    err = np.where(bad_nonfinite, np.inf, err)
+    scale = float(np.mean(np.abs(rf))) if rf.size else 0.0
+    elem_bad = err > tol.elem * (np.abs(rf) + scale)
+    ref_norm = float(np.linalg.norm(rf))
+    diff_norm = float(np.linalg.norm(np.where(bad_nonfinite, 0.0, of - rf)))
+    rel = diff_norm / ref_norm if ref_norm > 0 else diff_norm
+    if bad_nonfinite.any():
+        rel = np.inf
+    n_bad = int(elem_bad.sum() + special_bad.sum())
+    max_abs = float(err.max()) if err.size else 0.0
+    ok = n_bad == 0 and rel <= tol.rel_norm
+    if ok:
+        msg = f"ok: rel err {rel:.2e}, max abs {max_abs:.2e}"
+    else:
+        where_bad = np.flatnonzero(~np.isfinite(o.ravel()) & np.isfinite(r.ravel()))
+        first = ""
+        if where_bad.size:
+            first = f"; {where_bad.size} non-finite outputs (first at flat index {int(where_bad[0])}: unwritten?)"
+        msg = (f"MISMATCH: rel err {rel:.2e} (limit {tol.rel_norm:.0e}), {n_bad}/{n} elements outside "
+               f"{tol.elem:.0e}, max abs {max_abs:.2e}{first}")
+    return Comparison(ok, rel, max_abs, n_bad, n, msg)
+
+
+def assert_close(out, ref, dtype: str = "float32", tol: Tol | None = None, what: str = "") -> Comparison:
+    c = compare(out, ref, dtype, tol)
+    if not c.ok:
+        raise AssertionError(f"{what + ': ' if what else ''}{c.message} [seed {seed()}]")
+    return c
+
+
+def poison(x):
+    """Fill an output with NaN (floats) or an unlikely integer pattern, so unwritten elements show up."""
+    dt = arrays.dtype_name(x)
+    arrays.fill(x, float("nan") if dt in arrays.FLOAT_DTYPES else int(np.iinfo(dt).max))
+    return x
+
+
+def poisoned(shape, dtype: str, like):
+    return poison(arrays.empty(shape, dtype, like))
+
+
+_SEED: int | None = None
+
+
+def seed() -> int:
+    """The seed of this process's random inputs: COURSE_SEED if set, else fresh from the OS (printed on failure)."""
+    global _SEED
+    if _SEED is None:
+        env = os.environ.get("COURSE_SEED")
+        _SEED = int(env) if env else int.from_bytes(os.urandom(4), "little")
+    return _SEED
+
+
+def rng(offset: int = 0) -> np.random.Generator:
+    """A fresh generator derived from the process seed (pass an offset to get independent streams)."""
+    return np.random.default_rng([seed(), offset])
+
+
+# sizes that break kernels: 1, tiny, primes, one off a power of two, non-multiples of every tile
+AWKWARD_1D = (1, 2, 3, 5, 31, 127, 1000, 1023, 1025, 4097, 65537, 1_000_003)
+AWKWARD_1D_SMALL = (1, 3, 31, 127, 1000, 1025)

@@ -1,0 +1,390 @@
+"""CUDA C kernels: load a .cu file on a GPU, or compile it without one and show what the compiler made of it.
+
+On a GPU, `get_kernel(path, name)` compiles the file once per process (CuPy's NVRTC path, for the device's own
+architecture) and returns a `cupy.RawKernel`.
+
+Without a GPU (or whenever you want to look inside), `compile_report(path, arch)` compiles the same file with NVRTC
+for a chosen architecture (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a) and returns, per kernel, what ptxas reported
+(registers, static shared memory, stack frame, spill stores/loads, barriers) and an instruction census of the SASS
+(how wide the global loads are, shared-memory traffic, barriers, shuffles, FFMA, tensor-core MMAs, local memory).
+
+Every kernel in the course is `extern "C"` so Python finds it by its plain name; compile-time parameters are macros
+with defaults in the file, overridden with `defines={"TILE": 64}`.
+A file may claim the architectures it needs on a line of its own: `// archs: sm_80 sm_90` (default: ALL_ARCHS).
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from . import device
+
+ALL_ARCHS = ("sm_75", "sm_80", "sm_90")   # what every kernel must compile for, unless its file claims otherwise
+BASE_OPTIONS = ("-std=c++17",)
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected the source; the message carries the compiler log."""
+
+
+class ToolMissing(RuntimeError):
+    """A compiler tool (NVRTC, cuobjdump) is not installed; the message says which package provides it."""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Source handling
+# ---------------------------------------------------------------------------------------------------------------------
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def claimed_archs(path: str) -> tuple[str, ...]:
+    """The architectures a .cu file says it compiles for (`// archs: sm_80 sm_90`), else ALL_ARCHS."""
+    m = re.search(r"^//\s*archs:\s*(.+)$", _read(path), re.M)
+    return tuple(m.group(1).split()) if m else ALL_ARCHS
+
+
+def kernel_names(path: str) -> list[str]:
+    """Names of the `extern "C" __global__` kernels in a file, in order."""
+    src = _read(path)
+    pat = r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\('
+    return re.findall(pat, src)
+
+
+def _define_options(defines: dict | None) -> tuple[str, ...]:
+    return tuple(f"-D{k}={v}" for k, v in sorted((defines or {}).items()))
+
+
+def _header_dirs() -> list[str]:
+    """CUDA headers for NVRTC when no toolkit is installed: the nvidia-cuda-runtime (and -crt) wheels."""
+    dirs = []
+    for sp in sys.path:
+        for sub in ("nvidia/cu13/include", "nvidia/cuda_runtime/include", "nvidia/cuda_nvrtc/include"):
+            d = os.path.join(sp, sub)
+            if os.path.isdir(d) and d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# On a GPU: a cached RawModule per (file, options)
+# ---------------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _module(path: str, options: tuple[str, ...], mtime: float):
+    import cupy
+
+    src = _read(path)
+    opts = BASE_OPTIONS + (f"-I{os.path.dirname(path)}",) + options
+    try:
+        return cupy.RawModule(code=src, options=opts, backend="nvrtc")
+    except cupy.cuda.compiler.CompileException as e:
+        raise CompileError(f"{os.path.basename(path)} failed to compile with {' '.join(opts)}:\n{e}") from None
+
+
+def load_module(path: str, options: tuple[str, ...] = (), defines: dict | None = None):
+    """The file compiled for the GPU at hand (once per process and option set), as a cupy.RawModule."""
+    device.require_gpu(f"loading {os.path.basename(path)}")
+    path = os.path.abspath(path)
+    return _module(path, tuple(options) + _define_options(defines), os.path.getmtime(path))
+
+
+def get_kernel(path: str, name: str, options: tuple[str, ...] = (), defines: dict | None = None):
+    """One kernel of a .cu file as a cupy.RawKernel (compiled on first use)."""
+    mod = load_module(path, options, defines)
+    return mod.get_function(name)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Anywhere: NVRTC compile report
+# ---------------------------------------------------------------------------------------------------------------------
+@dataclass
+class KernelResources:
+    name: str
+    arch: str
+    registers: int = 0
+    smem_bytes: int = 0          # static shared memory (dynamic shared memory is chosen at launch)
+    stack_bytes: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    barriers: int = 0
+    cmem_bytes: int = 0
+    sass: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def spills(self) -> int:
+        return self.spill_stores + self.spill_loads
+
+    @property
+    def sass_counts(self) -> dict[str, int]:
+        return sass_census(self.sass)
+
+    def row(self) -> dict:
+        c = self.sass_counts
+        return {
+            "kernel": self.name, "arch": self.arch, "regs": self.registers, "smem": self.smem_bytes,
+            "stack": self.stack_bytes, "spill_st": self.spill_stores, "spill_ld": self.spill_loads,
+            "ldg": _fmt_widths(c, "LDG"), "stg": _fmt_widths(c, "STG"),
+            "lds/sts": f"{_total(c, 'LDS')}/{_total(c, 'STS')}", "bar": c.get("BAR", 0),
+            "shfl": c.get("SHFL", 0), "ffma": c.get("FFMA", 0), "mma": c.get("HMMA", 0) + c.get("HGMMA", 0),
+            "ldl/stl": f"{c.get('LDL', 0)}/{c.get('STL', 0)}",
+        }
+
+
+@dataclass
+class CompileReport:
+    path: str
+    arch: str
+    options: tuple[str, ...]
+    log: str
+    ptx: str
+    cubin: bytes
+    kernels: dict[str, KernelResources]
+
+    def __getitem__(self, name: str) -> KernelResources:
+        return self.kernels[name]
+
+    def rows(self) -> list[dict]:
+        return [k.row() for k in self.kernels.values()]
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_BARS = re.compile(r"used (\d+) barriers")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+
+
+def parse_ptxas_log(log: str, arch: str) -> dict[str, KernelResources]:
+    """Per-kernel resources from `--ptxas-options=-v` output."""
+    out: dict[str, KernelResources] = {}
+    current = None
+    for line in log.splitlines():
+        m = _ENTRY.search(line) or _PROPS.search(line)
+        if m:
+            name = m.group(1)
+            current = out.setdefault(name, KernelResources(name=name, arch=arch))
+            continue
+        if current is None:
+            continue
+        if m := _STACK.search(line):
+            current.stack_bytes, current.spill_stores, current.spill_loads = map(int, m.groups())
+        if m := _USED.search(line):
+            current.registers = int(m.group(1))
+            if s := _SMEM.search(line):
+                current.smem_bytes = int(s.group(1))
+            if b := _BARS.search(line):
+                current.barriers = int(b.group(1))
+            if c := _CMEM.search(line):
+                current.cmem_bytes = int(c.group(1))
+    return out
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+        return nvrtc
+    except Exception as e:
+        raise ToolMissing(
+            f"NVRTC (the CUDA runtime compiler) could not be loaded: {e}. Install the wheel that matches your CuPy: "
+            "`pip install 'nvidia-cuda-nvrtc==13.0.*'` for cupy-cuda13x (make test / make run do this)."
+        ) from None
+
+
+def nvrtc_version() -> str:
+    try:
+        return "%d.%d" % _nvrtc().getVersion()
+    except ToolMissing:
+        return "missing"
+
+
+@functools.lru_cache(maxsize=None)
+def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> CompileReport:
+    nvrtc = _nvrtc()
+    src = _read(path)
+    includes = [f"-I{os.path.dirname(path)}"] + [f"-I{d}" for d in _header_dirs()]
+    gpu_arch = arch if arch.startswith("sm_") else f"sm_{arch}"
+    opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v"] + includes + list(options)
+    prog = nvrtc.createProgram(src, os.path.basename(path), [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except Exception as e:
+            log = nvrtc.getProgramLog(prog)
+            raise CompileError(
+                f"{os.path.basename(path)} failed to compile for {gpu_arch} ({' '.join(options) or 'no extra options'}):"
+                f"\n{log or e}"
+            ) from None
+        log = nvrtc.getProgramLog(prog)
+        ptx = nvrtc.getPTX(prog)
+        ptx = ptx.decode(errors="replace") if isinstance(ptx, bytes) else ptx
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    cubin = _complete_elf(cubin)
+    parsed = parse_ptxas_log(log, gpu_arch)
+    order = kernel_names(path)
+    kernels = {k: parsed[k] for k in sorted(parsed, key=lambda k: order.index(k) if k in order else len(order))}
+    sass = disassemble(cubin)
+    for name, lines in sass.items():
+        if name in kernels:
+            kernels[name].sass = lines
+    return CompileReport(path=path, arch=gpu_arch, options=options, log=log, ptx=ptx, cubin=cubin, kernels=kernels)
+
+
+def _complete_elf(cubin: bytes) -> bytes:
+    """cupy 14.2's nvrtc.getCUBIN returns the cubin one byte short; pad to the length the ELF header implies."""
+    import struct
+
+    if len(cubin) >= 64 and cubin[:4] == b"\x7fELF" and cubin[4] == 2:  # 64-bit ELF
+        phoff, shoff = struct.unpack_from("<QQ", cubin, 0x20)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", cubin, 0x36)
+        want = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+        if len(cubin) < want:
+            cubin = cubin + b"\0" * (want - len(cubin))
+    return cubin
+
+
+def compile_report(path: str, arch: str = device.DEFAULT_ARCH, options: tuple[str, ...] = (),
+                   defines: dict | None = None) -> CompileReport:
+    """Compile a .cu file with NVRTC for `arch` (no GPU needed) and report each kernel's resources and SASS."""
+    path = os.path.abspath(path)
+    return _compile(path, arch, tuple(options) + _define_options(defines), os.path.getmtime(path))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SASS
+# ---------------------------------------------------------------------------------------------------------------------
+def find_cuobjdump() -> str | None:
+    """cuobjdump from the PATH, the triton wheel, or the nvidia-cuda-cuobjdump wheel."""
+    exe = shutil.which("cuobjdump")
+    if exe:
+        return exe
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("triton")
+        if spec and spec.origin:
+            cand = os.path.join(os.path.dirname(spec.origin), "backends", "nvidia", "bin", "cuobjdump")
+            if os.access(cand, os.X_OK):
+                return cand
+    except (ImportError, ValueError):
+        pass
+    for sp in sys.path:
+        for cand in glob.glob(os.path.join(sp, "nvidia", "*", "bin", "cuobjdump")):
+            if os.access(cand, os.X_OK):
+                return cand
+    return None
+
+
+_FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
+_INSN = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?);")
+
+
+def disassemble(cubin: bytes) -> dict[str, list[str]]:
+    """{kernel name: [SASS instruction, ...]}; empty when no cuobjdump is available."""
+    exe = find_cuobjdump()
+    if exe is None:
+        return {}
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+        tmp = f.name
+    try:
+        res = subprocess.run([exe, "--dump-sass", tmp], capture_output=True, text=True, timeout=120)
+    finally:
+        os.unlink(tmp)
+    out: dict[str, list[str]] = {}
+    cur = None
+    for line in res.stdout.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            cur = out.setdefault(m.group(1), [])
+            continue
+        if cur is not None and (m := _INSN.search(line)):
+            cur.append(m.group(1).strip())
+    return out
+
+
+def _opcode(insn: str) -> str:
+    insn = re.sub(r"^@!?U?P\w+\s+", "", insn)   # drop a predicate guard such as "@P0" or "@!PT"
+    return insn.split()[0] if insn.split() else ""
+
+
+def _width(op: str) -> int:
+    for w in ("128", "64", "U16", "S16", "U8", "S8"):
+        if f".{w}" in op:
+            return {"128": 128, "64": 64, "U16": 16, "S16": 16, "U8": 8, "S8": 8}[w]
+    return 32
+
+
+def sass_census(lines: list[str]) -> dict[str, int]:
+    """Count the instructions a kernel engineer looks for first.
+
+    Global loads and stores by width (LDG.32 / LDG.64 / LDG.128, the 128-bit ones are 16-byte vector accesses),
+    shared memory (LDS/STS by width, LDSM = ldmatrix), BAR (barriers), SHFL, FFMA, HMMA (mma.sync), HGMMA (wgmma),
+    LDGSTS (cp.async), UTMALDG (TMA), LDL/STL (local memory), ATOM/RED (atomics).
+    """
+    c: dict[str, int] = {}
+
+    def add(k):
+        c[k] = c.get(k, 0) + 1
+
+    for insn in lines:
+        op = _opcode(insn)
+        base = op.split(".")[0]
+        if base in ("LDG", "STG", "LDS", "STS"):
+            add(f"{base}.{_width(op)}")
+        elif base in ("BAR", "SHFL", "FFMA", "FADD", "FMUL", "HMMA", "HGMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL",
+                      "STL", "MUFU", "ATOM", "ATOMG", "RED", "REDG", "DFMA", "IMAD"):
+            add({"ATOMG": "ATOM", "REDG": "RED"}.get(base, base))
+    return c
+
+
+def _total(c: dict[str, int], base: str) -> int:
+    return sum(v for k, v in c.items() if k.startswith(base + "."))
+
+
+def _fmt_widths(c: dict[str, int], base: str) -> str:
+    keys = sorted((k for k in c if k.startswith(base + ".")), key=lambda k: int(k.split(".")[1]))
+    parts = [f"{c[k]}x{k.split('.')[1]}b" for k in keys]
+    return " ".join(parts) or "-"
+
+
+def sass_excerpt(lines: list[str], pattern: str = r"LDG|STG|LDS|STS|BAR|SHFL|HMMA|HGMMA|LDL|STL|LDGSTS", limit=12):
+    """The first `limit` instructions matching `pattern` (memory and sync by default)."""
+    pat = re.compile(pattern)
+    return [ln for ln in lines if pat.search(_opcode(ln))][:limit]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------------------------------------------------
+def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: dict | None = None,
+                         kernels: list[str] | None = None, excerpt_of: str | None = None, file=None) -> CompileReport:
+    """Compile and print the resource table (and a SASS excerpt of one kernel)."""
+    from . import report
+
+    rep = compile_report(path, arch, defines=defines)
+    rows = [r for r in rep.rows() if kernels is None or r["kernel"] in kernels]
+    print(f"\n{os.path.basename(path)} compiled with NVRTC {nvrtc_version()} for {rep.arch}:", file=file)
+    report.print_table(rows, file=file)
+    if excerpt_of and excerpt_of in rep.kernels:
+        ex = sass_excerpt(rep.kernels[excerpt_of].sass)
+        if ex:
+            print(f"SASS excerpt of {excerpt_of} (memory and sync instructions):", file=file)
+            for ln in ex:
+                print("   ", ln, file=file)
+    if find_cuobjdump() is None:
+        print("(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)", file=file)
+    return rep

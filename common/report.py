@@ -1,0 +1,247 @@
+"""Tables on the terminal, JSON under results/<gpu>/, PNG plots with matplotlib.
+
+Every measurement row carries: lab, variant, impl ('cuda' | 'triton' | 'peer'), shape, dtype, ms (median), spread,
+gbps, tflops, ceiling_gbps (the measured HBM ceiling), frac_ceiling, and, in the file's header, the GPU name,
+library versions, date and git commit. Labs add their own columns (vs_peer, sectors per request, ...).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+from . import device
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def git_commit() -> str:
+    """The commit the numbers come from (COURSE_COMMIT overrides, for copies of the tree without .git)."""
+    if os.environ.get("COURSE_COMMIT"):
+        return os.environ["COURSE_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=10)
+        sha = out.stdout.strip() or "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def versions() -> dict:
+    """Versions of everything that can change a number."""
+    v = {"python": platform.python_version()}
+    for mod in ("numpy", "cupy", "triton", "torch", "matplotlib"):
+        m = sys.modules.get(mod)
+        if m is None:
+            try:
+                m = __import__(mod)
+            except Exception:  # noqa: BLE001 - any import failure just means "not available"
+                v[mod] = "missing"
+                continue
+        v[mod] = getattr(m, "__version__", "?")
+    from . import cuda
+
+    v["nvrtc"] = cuda.nvrtc_version()
+    if device.has_gpu():
+        d = device.info()
+        v["cuda_driver"], v["cuda_runtime"] = d.driver_cuda, d.runtime_cuda
+    return v
+
+
+def meta(command: str | None = None) -> dict:
+    gpu = device.info().name if device.has_gpu() else f"none ({device.no_gpu_reason()})"
+    return {
+        "gpu": gpu,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": git_commit(),
+        "versions": versions(),
+        "command": command or " ".join([os.path.basename(sys.executable)] + sys.argv),
+    }
+
+
+def results_dir(slug: str | None = None, root: str | None = None) -> str:
+    """results/<gpu>/ for the GPU at hand (results/no-gpu/ without one, which git ignores)."""
+    d = os.path.join(root or os.path.join(ROOT, "results"), slug or device.gpu_slug())
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def row(lab: str, variant: str, impl: str, shape, dtype: str, timing=None, *, nbytes: float | None = None,
+        flops: float | None = None, ceiling_gbps: float | None = None, **extra) -> dict:
+    """One measurement as a flat dict (timing: a common.bench.Timing, or None for a row with no time)."""
+    r = {"lab": lab, "variant": variant, "impl": impl,
+         "shape": list(shape) if isinstance(shape, (tuple, list)) else [shape], "dtype": dtype,
+         "ms": None, "spread": None, "gbps": None, "tflops": None, "ceiling_gbps": ceiling_gbps, "frac_ceiling": None}
+    if timing is not None:
+        r["ms"] = timing.median_ms
+        r["spread"] = round(timing.spread, 4)
+        r["clock"] = timing.clock
+        if nbytes is not None:
+            r["gbps"] = timing.gbps(nbytes)
+            if ceiling_gbps:
+                r["frac_ceiling"] = r["gbps"] / ceiling_gbps
+        if flops is not None:
+            r["tflops"] = timing.tflops(flops)
+    r.update(extra)
+    return r
+
+
+def write_json(name: str, rows: list[dict], *, out_dir: str | None = None, **header) -> str:
+    """Write {meta..., header..., rows: [...]} to <out_dir>/<name>.json and return the path."""
+    out_dir = out_dir or results_dir()
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{name}.json")
+    doc = dict(meta())
+    doc.update(header)
+    doc["rows"] = rows
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, default=_json_default)
+        f.write("\n")
+    return path
+
+
+def _json_default(o):
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    return str(o)
+
+
+def read_json(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        a = abs(v)
+        if a == 0:
+            return "0"
+        if a >= 1000:
+            return f"{v:,.0f}"
+        if a >= 100:
+            return f"{v:.1f}"
+        if a >= 1:
+            return f"{v:.2f}"
+        if a >= 0.01:
+            return f"{v:.3f}"
+        return f"{v:.2e}"
+    if isinstance(v, (list, tuple)):
+        return "x".join(str(x) for x in v)
+    return str(v)
+
+
+def print_table(rows: list[dict], columns: list[str] | None = None, *, title: str | None = None, file=None) -> None:
+    """A plain aligned table; columns default to the keys of the first row."""
+    if title:
+        print(f"\n{title}", file=file)
+    if not rows:
+        print("(no rows)", file=file)
+        return
+    cols = columns or list(rows[0].keys())
+    cells = [[_fmt(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)), file=file)
+    print("  ".join("-" * w for w in widths), file=file)
+    for row_ in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row_, widths)), file=file)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------------------------------------------------
+def pyplot():
+    """matplotlib.pyplot with a file-only backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: str, logx: bool = True,
+               logy: bool = False, hlines: dict | None = None, vlines: dict | None = None, xticks=None,
+               xticklabels=None, shade: list | None = None) -> str:
+    """Line plot of several series over one x axis, with labelled horizontal/vertical reference lines.
+
+    series: {label: [y...]} (None for a missing point); hlines/vlines: {label: value};
+    shade: [(x0, x1, label), ...] regions to shade and label.
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 5.2))
+    for label, ys in series.items():
+        pts = [(a, b) for a, b in zip(x, ys) if b is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.6, label=label)
+    styles = ["--", ":", "-."]
+    for i, (label, y) in enumerate((hlines or {}).items()):
+        ax.axhline(y, ls=styles[i % 3], color="gray", lw=1)
+        ax.annotate(label, xy=(0.01, y), xycoords=("axes fraction", "data"), va="bottom", fontsize=8, color="dimgray")
+    for i, (label, xv) in enumerate((vlines or {}).items()):
+        ax.axvline(xv, ls=":", color="tab:gray", lw=1)
+        ax.annotate(label, xy=(xv, 0.02), xycoords=("data", "axes fraction"), rotation=90, va="bottom",
+                    fontsize=8, color="dimgray")
+    for x0, x1, label in shade or []:
+        ax.axvspan(x0, x1, alpha=0.07, color="tab:blue")
+        ax.annotate(label, xy=((x0 * x1) ** 0.5 if logx else (x0 + x1) / 2, 0.97), xycoords=("data", "axes fraction"),
+                    ha="center", va="top", fontsize=8)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    if xticks is not None:
+        ax.set_xticks(xticks)
+        if xticklabels is not None:
+            ax.set_xticklabels(xticklabels, fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_bars(path: str, labels: list[str], values: list[float], *, ylabel: str, title: str,
+              colors: list[str] | None = None, hlines: dict | None = None, annotate_fmt: str = "{:.0f}") -> str:
+    """Horizontal bars (a ladder of versions), each annotated with its value."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6))
+    ys = list(range(len(labels)))[::-1]
+    ax.barh(ys, values, color=colors)
+    for y, v in zip(ys, values):
+        ax.annotate(annotate_fmt.format(v), xy=(v, y), xytext=(3, 0), textcoords="offset points", va="center",
+                    fontsize=8)
+    for i, (label, x) in enumerate((hlines or {}).items()):
+        ax.axvline(x, ls="--", color="gray", lw=1)
+        ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
+                    fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+IMPL_COLORS = {"cuda": "tab:blue", "triton": "tab:orange", "peer": "tab:gray"}

@@ -1,0 +1,302 @@
+"""The common toolkit, on the CPU: checks, arrays, reports, CLI, device facts, the NVRTC compile report."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from common import arrays, bench, check, cli, cuda, device, report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RES_CU = os.path.join(HERE, "data", "resources.cu")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# check
+# ---------------------------------------------------------------------------------------------------------------------
+def test_compare_accepts_fp32_rounding():
+    r = check.rng(1).standard_normal(10_000)
+    assert check.compare(r.astype(np.float32), r, "float32").ok
+
+
+def test_compare_catches_one_unwritten_element():
+    r = check.rng(2).standard_normal(1000)
+    out = check.poison(np.empty(1000, np.float32))
+    out[:-1] = r[:-1]
+    c = check.compare(out, r, "float32")
+    assert not c.ok and "non-finite" in c.message
+
+
+def test_compare_catches_small_relative_error_in_one_element():
+    r = check.rng(3).standard_normal(1000)
+    out = r.astype(np.float32).copy()
+    out[500] += 0.01 * (abs(r[500]) + 1)
+    assert not check.compare(out, r, "float32").ok
+
+
+def test_compare_nonfinite_reference_must_match():
+    ref = np.array([1.0, np.inf, -np.inf, np.nan])
+    assert check.compare(np.array([1.0, np.inf, -np.inf, np.nan], np.float32), ref).ok
+    assert not check.compare(np.array([1.0, np.inf, np.inf, np.nan], np.float32), ref).ok
+    assert not check.compare(np.array([1.0, np.inf, -np.inf, 0.0], np.float32), ref).ok
+
+
+def test_compare_shape_mismatch_and_empty():
+    assert not check.compare(np.zeros(3), np.zeros(4)).ok
+    assert check.compare(np.zeros(0, np.float32), np.zeros(0)).ok
+
+
+def test_tolerances_order_and_unknown_dtype():
+    t = [check.tolerance(d).rel_norm for d in ("float64", "float32", "float16", "bfloat16")]
+    assert t == sorted(t)
+    with pytest.raises(ValueError):
+        check.tolerance("int7")
+
+
+def test_assert_close_message_names_the_seed():
+    with pytest.raises(AssertionError, match="seed"):
+        check.assert_close(np.ones(4, np.float32), np.zeros(4) + 2, "float32", what="demo")
+
+
+def test_poison_ints_and_floats():
+    assert np.isnan(check.poison(np.zeros(4, np.float16))).all()
+    assert (check.poison(np.zeros(4, np.int32)) == np.iinfo(np.int32).max).all()
+
+
+def test_seeded_rng_is_reproducible_per_offset():
+    a = check.rng(5).standard_normal(4)
+    b = check.rng(5).standard_normal(4)
+    c = check.rng(6).standard_normal(4)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# arrays
+# ---------------------------------------------------------------------------------------------------------------------
+def test_check_array_messages_name_the_argument():
+    x = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match=r"x: expected a GPU array.*cupy.asarray"):
+        arrays.check_array("x", x, device=True)
+    with pytest.raises(TypeError, match=r"x: dtype int32"):
+        arrays.check_array("x", x.astype(np.int32), dtypes=("float32",), device=False)
+    with pytest.raises(ValueError, match=r"x: expected a 1-D array, got 2-D"):
+        arrays.check_array("x", x, ndim=1, device=False)
+    with pytest.raises(ValueError, match=r"x: expected a C-contiguous"):
+        arrays.check_array("x", x.T, device=False)
+    with pytest.raises(TypeError, match=r"x: expected an array"):
+        arrays.check_array("x", [1.0, 2.0], device=None)
+    assert arrays.check_array("x", x, dtypes=("float32",), ndim=2, device=False) == "float32"
+
+
+def test_check_same_and_check_out():
+    a, b = np.zeros(4, np.float32), np.zeros(5, np.float32)
+    with pytest.raises(ValueError, match="shapes must match"):
+        arrays.check_same("a, b", a, b)
+    with pytest.raises(TypeError, match="dtypes must match"):
+        arrays.check_same("a, b", a, a.astype(np.float16))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        arrays.check_out(np.zeros(3, np.float32), (4,), "float32", a)
+    assert arrays.check_out(None, (4,), "float32", a).shape == (4,)
+
+
+def test_dtype_names_across_libraries():
+    import torch
+
+    assert arrays.dtype_name(np.zeros(1, np.float16)) == "float16"
+    assert arrays.dtype_name(torch.zeros(1, dtype=torch.bfloat16)) == "bfloat16"
+    assert arrays.dtype_name(torch.zeros(1, dtype=torch.float32)) == "float32"
+    t = torch.tensor([1.5, -2.25], dtype=torch.bfloat16)
+    assert np.array_equal(arrays.to_numpy(t), np.array([1.5, -2.25], np.float32))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------------------------------------
+def _timing(ms=2.0):
+    return bench.Timing(median_ms=ms, p20_ms=ms * 0.9, p80_ms=ms * 1.1, min_ms=ms * 0.8, n=10, clock="test")
+
+
+def test_row_derives_bandwidth_flops_and_fraction():
+    r = report.row("lab", "v", "cuda", (1000,), "float32", _timing(2.0), nbytes=8e9, flops=4e9, ceiling_gbps=8000)
+    assert r["gbps"] == pytest.approx(4000) and r["tflops"] == pytest.approx(2.0)
+    assert r["frac_ceiling"] == pytest.approx(0.5) and r["spread"] == pytest.approx(0.2)
+
+
+def test_write_json_has_required_fields(tmp_path):
+    rows = [report.row("lab", "v", "triton", (7, 3), "float16", _timing(), nbytes=1e6, ceiling_gbps=1000)]
+    path = report.write_json("demo", rows, out_dir=str(tmp_path), extra="x")
+    doc = json.load(open(path))
+    for k in ("gpu", "date", "commit", "versions", "command", "rows", "extra"):
+        assert k in doc
+    for k in ("lab", "variant", "impl", "shape", "dtype", "ms", "gbps", "tflops", "ceiling_gbps"):
+        assert k in doc["rows"][0]
+    assert doc["versions"]["numpy"] == np.__version__
+
+
+def test_print_table_aligns(capsys):
+    report.print_table([{"a": 1.23456, "b": "x"}, {"a": 12345.6, "b": None}], title="t")
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "t" and out[2].startswith("a ") and set(out[3]) == {"-", " "}
+    assert "12,346" in out[-1] and out[-1].rstrip().endswith("-") and len(out[-1].rstrip()) == len(out[2].rstrip())
+
+
+def test_plots_write_png(tmp_path):
+    p1 = report.plot_lines(str(tmp_path / "l.png"), [1, 2, 4], {"s": [1, None, 3]}, xlabel="x", ylabel="y",
+                           title="t", hlines={"h": 2}, vlines={"v": 2}, shade=[(1, 2, "r")])
+    p2 = report.plot_bars(str(tmp_path / "b.png"), ["a", "b"], [1.0, 2.0], ylabel="y", title="t", hlines={"h": 1.5})
+    for p in (p1, p2):
+        assert open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# device, bench, cli
+# ---------------------------------------------------------------------------------------------------------------------
+def test_gpu_slug():
+    assert device.gpu_slug("NVIDIA H200") == "h200"
+    assert device.gpu_slug("NVIDIA GeForce RTX 4090") == "rtx-4090"
+    assert device.gpu_slug("Tesla T4") == "t4"
+
+
+def test_arch_table_and_datasheet():
+    for a in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90"):
+        info = device.arch_info(a)
+        assert info.max_warps_per_sm * 32 == info.max_threads_per_sm
+        assert info.smem_per_block_optin <= info.smem_per_sm
+    assert device.arch_info("90").arch == device.arch_info("sm_90a").arch == "sm_90"
+    with pytest.raises(ValueError):
+        device.arch_info("sm_61")
+    assert device.datasheet("NVIDIA H200")["hbm_gbps"] == 4800
+    assert device.datasheet("NVIDIA H100 80GB HBM3")["hbm_gbps"] == 3350
+    assert device.datasheet("Some Future GPU") == {}
+
+
+def test_describe_without_gpu_uses_the_table():
+    if device.has_gpu():
+        pytest.skip("a GPU is present: describe() reads the device")
+    assert "sm_80" in device.describe("sm_80") and "no GPU" in device.describe("sm_80")
+    with pytest.raises(device.GPUUnavailable, match="needs a CUDA GPU"):
+        device.require_gpu("this test")
+
+
+def test_bench_without_gpu_uses_the_wall_clock():
+    if device.has_gpu():
+        pytest.skip("a GPU is present: bench uses CUDA events")
+    calls = []
+    t = bench.bench(lambda: calls.append(1), rep_ms=5)
+    assert t.clock.startswith("wall") and t.n >= 3 and len(calls) >= 4 and t.median_ms >= 0
+
+
+def test_cli_parser_flags():
+    p = cli.parser("demo", size=True, dtype=("float32", "bfloat16"))
+    a = p.parse_args(["--quick", "--size", "4097", "--dtype", "bfloat16", "--no-plot"])
+    assert a.quick and a.size == 4097 and a.dtype == "bfloat16" and not a.plot and a.json
+    assert p.parse_args(["--size", "1e6"]).size == 1_000_000
+    with pytest.raises(SystemExit):
+        p.parse_args(["--size", "0"])
+
+
+def test_progress_yields_everything(capsys):
+    assert list(cli.progress(range(5), "x")) == [0, 1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# cuda: the NVRTC compile report (no GPU needed)
+# ---------------------------------------------------------------------------------------------------------------------
+PTXAS_LOG = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'k1' for 'sm_90'
+ptxas info    : Function properties for k1
+ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 380 bytes cmem[0]
+ptxas info    : Compiling entry function 'k2' for 'sm_90'
+ptxas info    : Function properties for k2
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers
+"""
+
+
+def test_parse_ptxas_log():
+    ks = cuda.parse_ptxas_log(PTXAS_LOG, "sm_90")
+    k1, k2 = ks["k1"], ks["k2"]
+    assert (k1.registers, k1.smem_bytes, k1.stack_bytes, k1.spill_stores, k1.spill_loads, k1.barriers) == \
+        (40, 4096, 16, 8, 12, 1)
+    assert (k2.registers, k2.smem_bytes, k2.spills) == (12, 0, 0)
+
+
+def test_sass_census_widths_and_predicates():
+    lines = ["LDG.E.128 R4, desc[UR4][R4.64]", "@P0 LDG.E R2, desc[UR4][R2.64]", "STG.E.64 desc[UR4][R6.64], R8",
+             "BAR.SYNC.DEFER_BLOCKING 0x0", "SHFL.BFLY PT, R3, R2, 0x10, 0x1f", "FFMA R1, R2, R3, R4",
+             "@!P1 LDS.128 R8, [R2]", "HMMA.16816.F32.BF16 R4, R8, R12, R4", "LDL R1, [R1+0x4]"]
+    c = cuda.sass_census(lines)
+    assert c["LDG.128"] == 1 and c["LDG.32"] == 1 and c["STG.64"] == 1 and c["LDS.128"] == 1
+    assert c["BAR"] == c["SHFL"] == c["FFMA"] == c["HMMA"] == c["LDL"] == 1
+
+
+@pytest.mark.parametrize("arch", cuda.ALL_ARCHS)
+def test_compile_report_reads_resources(arch):
+    rep = cuda.compile_report(RES_CU, arch)
+    assert list(rep.kernels) == ["many_live_values", "shared_and_shuffle"]
+    k = rep["shared_and_shuffle"]
+    assert k.smem_bytes == 1024 and k.barriers == 1 and k.registers > 0 and k.spills == 0
+    assert ".entry shared_and_shuffle" in rep.ptx
+    if cuda.find_cuobjdump():
+        c = k.sass_counts
+        assert c.get("BAR", 0) >= 1 and c.get("SHFL", 0) >= 1 and c.get("STS.32", 0) >= 1
+
+
+def test_register_cap_makes_spills_appear():
+    free = cuda.compile_report(RES_CU, "sm_90")["many_live_values"]
+    capped = cuda.compile_report(RES_CU, "sm_90", options=("-maxrregcount=16",))["many_live_values"]
+    assert free.spills == 0 and free.registers > 32
+    assert capped.registers < free.registers and capped.spill_stores > 0 and capped.spill_loads > 0
+    if cuda.find_cuobjdump():
+        assert capped.sass_counts.get("STL", 0) > 0
+
+
+def test_compile_error_carries_the_log(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(float* x) { x[0] = undefined_name; }\n')
+    with pytest.raises(cuda.CompileError, match="undefined_name"):
+        cuda.compile_report(str(bad), "sm_90")
+
+
+def test_defines_change_the_compiled_code(tmp_path):
+    src = tmp_path / "d.cu"
+    src.write_text('#ifndef N\n#define N 4\n#endif\nextern "C" __global__ void k(float* x) '
+                   '{ __shared__ float s[N * 256]; s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); '
+                   'x[threadIdx.x] = s[(threadIdx.x * 7) % (N * 256)]; }\n')
+    assert cuda.compile_report(str(src), "sm_90")["k"].smem_bytes == 4 * 256 * 4
+    assert cuda.compile_report(str(src), "sm_90", defines={"N": 8})["k"].smem_bytes == 8 * 256 * 4
+
+
+def test_claimed_archs_and_kernel_names(tmp_path):
+    src = tmp_path / "c.cu"
+    src.write_text('// archs: sm_80 sm_90\nextern "C" __global__ void __launch_bounds__(128) a(float* x) {}\n'
+                   'extern "C" __global__ void b(float* x) {}\n')
+    assert cuda.claimed_archs(str(src)) == ("sm_80", "sm_90")
+    assert cuda.kernel_names(str(src)) == ["a", "b"]
+    assert cuda.claimed_archs(RES_CU) == cuda.ALL_ARCHS
+
+
+def test_no_gpu_load_gives_a_clear_error():
+    if device.has_gpu():
+        pytest.skip("a GPU is present")
+    with pytest.raises(device.GPUUnavailable, match="needs a CUDA GPU"):
+        cuda.get_kernel(RES_CU, "shared_and_shuffle")
+
+
+def test_setup_env_dry_run_plans_the_cuda13_set_without_a_driver():
+    tools = os.path.join(os.path.dirname(HERE), "tools")
+    sys.path.insert(0, tools)
+    try:
+        import setup_env
+    finally:
+        sys.path.remove(tools)
+    assert setup_env.plan(None) == ("cuda13", ["torch==2.13.0"])
+    assert setup_env.plan(12)[0] == "cuda12" and setup_env.plan(13)[0] == "cuda13"
+    with pytest.raises(SystemExit, match="CUDA 11"):
+        setup_env.plan(11)
+    out = subprocess.run([sys.executable, os.path.join(tools, "setup_env.py"), "--dry-run"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "install" in out and " -e " in out and "[cuda1" in out
