@@ -1,17 +1,25 @@
 """One timer for CUDA C kernels, Triton kernels and library peers.
 
-On a GPU:
-  * flush_l2=True (the default): `triton.testing.do_bench`, which writes a 256 MB buffer before every timed call so
-    each call starts with a cold L2, and times each call with CUDA events;
-  * flush_l2=False: `cupyx.profiler.benchmark`, the same events without the flush, so data that fits in L2 stays
-    there between calls. Use it on purpose, to show the L2-resident regime (the vector-add size sweep does).
-Both exclude warm-up, repeat until about `rep_ms` of GPU time has been spent, and report the median with the
-20th/80th percentiles as the spread.
+How it measures (on a GPU): `fn` is called back to back, each call between two CUDA events on the current stream,
+and the host waits only once at the end. So the GPU never idles waiting for Python between calls as long as a call
+takes longer on the GPU than on the host; for tiny kernels the host is the bottleneck and the time shown is the real
+per-call cost of launching from Python (that is the launch-bound regime, and it is worth seeing).
+  * flush_l2=True (the default): before every call a buffer of twice the L2 size is overwritten, outside the
+    events, so each call starts with a cold L2 (what triton.testing.do_bench does);
+  * flush_l2=False: nothing between calls, so data that fits in L2 stays there. Use it on purpose, to show the
+    L2-resident regime (the vector-add size sweep does).
+Warm-up calls come first (compilation, autotuning, clock ramp-up stay out of the numbers); the repeat count targets
+about `rep_ms` of GPU time. The result is the median with the 20th/80th percentiles as the spread.
+
+Why not cupyx.profiler.benchmark: it synchronizes after every call, so each call starts from an idle GPU and the
+host's launch latency lands inside the events; on an H200 that understated a 1.6 GB vector add by 25%.
+
 Without a GPU, `bench` times with the host clock and labels the result "wall (interpreter)"; such numbers say how
 slow the interpreter is, nothing about a GPU.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -46,32 +54,67 @@ def _summary(times_ms: list[float], clock: str) -> Timing:
     return Timing(median_ms=statistics.median(ts), p20_ms=q[0], p80_ms=q[3], min_ms=ts[0], n=len(ts), clock=clock)
 
 
-def bench(fn, *, flush_l2: bool = True, warmup_ms: float = 25.0, rep_ms: float = 100.0, max_reps: int = 2000) -> Timing:
-    """Time `fn()` (which launches GPU work) and return its Timing."""
-    if not device.has_gpu():
-        return _bench_wall(fn, rep_ms=rep_ms)
-    if flush_l2:
-        from triton.testing import do_bench
-
-        # do_bench sizes its repeat count from a short estimate; cap the count so that sub-microsecond kernels
-        # (dominated by the 256 MB flush between calls) do not take seconds each
-        est = do_bench(fn, warmup=1, rep=5, return_mode="median")
-        rep = min(rep_ms, max(est * max_reps, est))
-        times = do_bench(fn, warmup=warmup_ms, rep=rep, return_mode="all")
-        return _summary(times, "cuda events (L2 flushed)")
-    import cupyx.profiler
-
-    fn()  # compile / load outside the measurement
-    t0 = time.perf_counter()
-    fn()
+@functools.lru_cache(maxsize=1)
+def _flush_buffer():
     import cupy
 
-    cupy.cuda.Device().synchronize()
-    one = max(time.perf_counter() - t0, 1e-6)
-    n_warm = max(1, min(1000, int(warmup_ms / 1e3 / one)))
-    n_rep = max(10, min(max_reps, int(rep_ms / 1e3 / one)))
-    res = cupyx.profiler.benchmark(fn, n_warmup=n_warm, n_repeat=n_rep)
-    return _summary(list(res.gpu_times[0] * 1e3), "cuda events (L2 warm)")
+    nbytes = max(2 * device.info().l2_bytes, 64 * 2**20)
+    return cupy.empty(nbytes // 4, dtype=cupy.int32)
+
+
+def bench(fn, *, flush_l2: bool = True, warmup_ms: float = 25.0, rep_ms: float = 100.0, max_reps: int = 2000,
+          min_reps: int = 10) -> Timing:
+    """Time `fn()` (which launches GPU work on the current stream) and return its Timing."""
+    if not device.has_gpu():
+        return _bench_wall(fn, rep_ms=rep_ms)
+    import cupy
+
+    flush = _flush_buffer().fill if flush_l2 else (lambda _v: None)
+    stream = cupy.cuda.get_current_stream()
+    fn()
+    stream.synchronize()
+    # estimate one call, then size the warm-up and the repeat count from it
+    e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+    e0.record(stream)
+    for _ in range(5):
+        flush(0)
+        fn()
+    e1.record(stream)
+    e1.synchronize()
+    est = max(cupy.cuda.get_elapsed_time(e0, e1) / 5, 1e-4)
+    for _ in range(max(1, min(1000, int(warmup_ms / est)))):
+        flush(0)
+        fn()
+    n = max(min_reps, min(max_reps, int(rep_ms / est)))
+    starts = [cupy.cuda.Event() for _ in range(n)]
+    ends = [cupy.cuda.Event() for _ in range(n)]
+    for s, e in zip(starts, ends):
+        flush(0)
+        s.record(stream)
+        fn()
+        e.record(stream)
+    ends[-1].synchronize()
+    times = [cupy.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
+    return _summary(times, "cuda events (L2 flushed)" if flush_l2 else "cuda events (L2 warm)")
+
+
+def interleaved(fns: dict, *, rounds: int = 5, **kw) -> dict[str, Timing]:
+    """Time several functions in alternating rounds and pool their samples.
+
+    For head-to-head ratios near 1.0: clocks and the memory system drift over seconds, and alternating the
+    contenders spreads that drift evenly instead of favouring whichever ran in the quiet moment.
+    """
+    samples: dict[str, list[Timing]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            samples[k].append(bench(f, **kw))
+    out = {}
+    for k, ts in samples.items():
+        med = statistics.median(t.median_ms for t in ts)
+        out[k] = Timing(median_ms=med, p20_ms=min(t.p20_ms for t in ts), p80_ms=max(t.p80_ms for t in ts),
+                        min_ms=min(t.min_ms for t in ts), n=sum(t.n for t in ts),
+                        clock=ts[0].clock + f", {rounds} interleaved rounds")
+    return out
 
 
 def _bench_wall(fn, *, rep_ms: float, max_reps: int = 50) -> Timing:

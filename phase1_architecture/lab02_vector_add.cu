@@ -65,42 +65,49 @@ extern "C" __global__ void vadd_03_float4(const float* a, const float* b, float*
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// vadd_04_float4_ilp4
-// Launch: a grid-stride loop over groups of UNROLL float4 per thread, with blocks of 256 threads, grid sized by the
-// wrapper to a few waves. All UNROLL pairs of loads are issued before the first add, so each thread has
-// UNROLL x 32 B of loads in flight (instruction-level parallelism instead of more threads), and the streaming
-// store hint (st.global.cs: evict-first) keeps the output from displacing the inputs in L2.
-// The float4 index inside a group is strided by blockDim.x, so each load instruction is still contiguous across the
-// warp (coalescing is about what the 32 lanes of ONE instruction touch, not what one thread touches over time).
+// vadd_04_float4_ilp
+// Launch: blocks of any size, ceil(n / 4 / (blockDim.x * UNROLL)) blocks. Each thread handles UNROLL float4, and
+// issues all 2 x UNROLL loads before the first add: UNROLL x 32 B of loads in flight per thread (instruction-level
+// parallelism instead of more threads), which is what hides DRAM latency when fewer warps are resident.
+// The float4 index inside a block's group is strided by blockDim.x, so each load instruction is still contiguous
+// across the warp (coalescing is about what the 32 lanes of ONE instruction touch, not what one thread touches over
+// time). STREAM=1 stores with st.global.cs (evict-first): the output is never re-read, so it should not displace
+// anything in L2. UNROLL and STREAM are compile-time (-D) parameters; the wrapper uses the values the lab's --tune
+// sweep picked on an H200 (see the lab).
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef UNROLL
-#define UNROLL 4
+#define UNROLL 2
 #endif
-extern "C" __global__ void vadd_04_float4_ilp4(const float* a, const float* b, float* c, long long n)
+#ifndef STREAM
+#define STREAM 1
+#endif
+extern "C" __global__ void vadd_04_float4_ilp(const float* a, const float* b, float* c, long long n)
 {
     const float4* a4 = reinterpret_cast<const float4*>(a);
     const float4* b4 = reinterpret_cast<const float4*>(b);
     float4* c4 = reinterpret_cast<float4*>(c);
     long long n4 = n >> 2;
-    long long group = (long long)blockDim.x * UNROLL;             // float4s handled by one block per step
-    long long step = group * gridDim.x;
-    for (long long base = (long long)blockIdx.x * group + threadIdx.x; base < n4; base += step) {
-        float4 x[UNROLL], y[UNROLL];
+    long long base = (long long)blockIdx.x * blockDim.x * UNROLL + threadIdx.x;
+    float4 x[UNROLL], y[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {                          // issue every load first ...
-            long long k = base + (long long)u * blockDim.x;
-            if (k < n4) { x[u] = a4[k]; y[u] = b4[k]; }
-        }
+    for (int u = 0; u < UNROLL; ++u) {                          // issue every load first ...
+        long long k = base + (long long)u * blockDim.x;
+        if (k < n4) { x[u] = a4[k]; y[u] = b4[k]; }
+    }
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {                          // ... then use them
-            long long k = base + (long long)u * blockDim.x;
-            if (k < n4) {
-                __stcs(&c4[k], make_float4(x[u].x + y[u].x, x[u].y + y[u].y, x[u].z + y[u].z, x[u].w + y[u].w));
-            }
+    for (int u = 0; u < UNROLL; ++u) {                          // ... then use them
+        long long k = base + (long long)u * blockDim.x;
+        if (k < n4) {
+            float4 r = make_float4(x[u].x + y[u].x, x[u].y + y[u].y, x[u].z + y[u].z, x[u].w + y[u].w);
+#if STREAM
+            __stcs(&c4[k], r);
+#else
+            c4[k] = r;
+#endif
         }
     }
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    long long t = (n4 << 2) + i;
+    long long t = (n4 << 2) + i;                                // scalar tail: at most 3 elements
     if (i < (n & 3)) {
         c[t] = a[t] + b[t];
     }

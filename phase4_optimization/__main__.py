@@ -1,0 +1,9 @@
+"""Run phase 4's labs in order: python -m phase4_optimization [--quick] [--only NAME] [--list] [--help]."""
+import sys
+
+from common.lab import run_phase
+
+from . import LABS, TITLE
+
+if __name__ == "__main__":
+    sys.exit(run_phase(__package__, TITLE, LABS))
