@@ -139,6 +139,8 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
             continue
         clean.append(a)
     if args.list:
+        if not labs:
+            print(f"{title}: no labs yet")
         for name in labs:
             mod = importlib.import_module(f"{phase}.{name}")
             first = (mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else ""
