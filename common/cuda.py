@@ -209,31 +209,42 @@ def nvrtc_version() -> str:
         return "missing"
 
 
+def _nvrtc_compile(nvrtc, src: str, name: str, opts: list[str]):
+    """(ok, log, ptx, cubin) for one NVRTC compilation."""
+    prog = nvrtc.createProgram(src, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except Exception as e:  # noqa: BLE001 - NVRTC raises its own error type; the log says why
+            return False, nvrtc.getProgramLog(prog) or str(e), "", b""
+        ptx = nvrtc.getPTX(prog)
+        return True, nvrtc.getProgramLog(prog), ptx.decode(errors="replace") if isinstance(ptx, bytes) else ptx, \
+            nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
 @functools.lru_cache(maxsize=None)
 def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> CompileReport:
     nvrtc = _nvrtc()
     src = _read(path)
-    includes = [f"-I{os.path.dirname(path)}"] + [f"-I{d}" for d in _header_dirs()]
     gpu_arch = arch if arch.startswith("sm_") else f"sm_{arch}"
-    opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v"] + includes + list(options)
-    prog = nvrtc.createProgram(src, os.path.basename(path), [], [])
-    try:
-        try:
-            nvrtc.compileProgram(prog, opts)
-        except Exception as e:
-            log = nvrtc.getProgramLog(prog)
-            raise CompileError(
-                f"{os.path.basename(path)} failed to compile for {gpu_arch} ({' '.join(options) or 'no extra options'}):"
-                f"\n{log or e}"
-            ) from None
-        log = nvrtc.getProgramLog(prog)
-        ptx = nvrtc.getPTX(prog)
-        ptx = ptx.decode(errors="replace") if isinstance(ptx, bytes) else ptx
-        cubin = nvrtc.getCUBIN(prog)
-    finally:
-        nvrtc.destroyProgram(prog)
+    opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v", f"-I{os.path.dirname(path)}"] + \
+        list(options)
+    ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path), opts)
+    if not ok and "cannot open source file" in log and _header_dirs():
+        # No CUDA toolkit on this machine: take cuda_fp16.h, mma.h, ... from the nvidia-cuda-runtime wheel.
+        # (Only when needed: on an H200 machine, adding that folder made NVRTC 13.0 return an empty ptxas log.)
+        ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path),
+                                             opts + [f"-I{d}" for d in _header_dirs()])
+    if not ok:
+        raise CompileError(f"{os.path.basename(path)} failed to compile for {gpu_arch} "
+                           f"({' '.join(options) or 'no extra options'}):\n{log}")
     cubin = _complete_elf(cubin)
     parsed = parse_ptxas_log(log, gpu_arch)
+    if not parsed:
+        raise CompileError(f"{os.path.basename(path)}: NVRTC compiled for {gpu_arch} but returned no ptxas report "
+                           f"(log: {log[:300]!r})")
     order = kernel_names(path)
     kernels = {k: parsed[k] for k in sorted(parsed, key=lambda k: order.index(k) if k in order else len(order))}
     sass = disassemble(cubin)
