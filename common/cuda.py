@@ -116,7 +116,12 @@ class KernelResources:
     spill_loads: int = 0
     barriers: int = 0
     cmem_bytes: int = 0
-    sass: list[str] = field(default_factory=list, repr=False)
+    _report: "CompileReport | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def sass(self) -> list[str]:
+        """This kernel's SASS instructions, disassembled (once per report) on first use; [] without cuobjdump."""
+        return self._report.sass().get(self.name, []) if self._report is not None else []
 
     @property
     def spills(self) -> int:
@@ -147,6 +152,12 @@ class CompileReport:
     ptx: str
     cubin: bytes
     kernels: dict[str, KernelResources]
+    _sass: dict | None = field(default=None, repr=False, compare=False)
+
+    def sass(self) -> dict[str, list[str]]:
+        if self._sass is None:
+            self._sass = disassemble(self.cubin)
+        return self._sass
 
     def __getitem__(self, name: str) -> KernelResources:
         return self.kernels[name]
@@ -247,11 +258,10 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
                            f"(log: {log[:300]!r})")
     order = kernel_names(path)
     kernels = {k: parsed[k] for k in sorted(parsed, key=lambda k: order.index(k) if k in order else len(order))}
-    sass = disassemble(cubin)
-    for name, lines in sass.items():
-        if name in kernels:
-            kernels[name].sass = lines
-    return CompileReport(path=path, arch=gpu_arch, options=options, log=log, ptx=ptx, cubin=cubin, kernels=kernels)
+    rep = CompileReport(path=path, arch=gpu_arch, options=options, log=log, ptx=ptx, cubin=cubin, kernels=kernels)
+    for k in kernels.values():
+        k._report = rep
+    return rep
 
 
 def _complete_elf(cubin: bytes) -> bytes:

@@ -15,6 +15,7 @@ LLVM IR, PTX and the cubin, so a learner can see what Triton made of a kernel on
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -86,9 +87,6 @@ def kernel_arg(x):
     return x
 
 
-def launch(kernel, grid, *args, **meta):
-    """kernel[grid](*args, **meta) with array arguments converted for the mode in use."""
-    return kernel[grid](*(kernel_arg(a) for a in args), **meta)
 
 
 def device_ok(*xs) -> None:
@@ -102,6 +100,123 @@ def device_ok(*xs) -> None:
         if not INTERPRETER and not arrays.on_device(x):
             raise TypeError(f"argument {i}: expected a GPU array, got a host {lib} array; move it first with "
                             "cupy.asarray(x)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Triton with the interpreter on: launching and compiling in one process
+# ---------------------------------------------------------------------------------------------------------------------
+# Two workarounds for running the real compiler in a process where the interpreter is on (no GPU), Triton 3.9:
+#  1. the library's own @jit helpers (tl.sum, tl.max, tl.cdiv, ...) are interpreter objects there; the compiler would
+#     call them as plain Python and fail ("'value' object has no attribute 'dtype'"). compiler_mode() swaps them for
+#     compiler JITFunctions while triton.compile runs;
+#  2. when an interpreted kernel calls such a helper, the interpreter patches triton.language for the helper's module
+#     and never undoes it (only the kernel's own patches are undone at the end of the launch); a later AOT compile in
+#     the same process then fails the same way. guarded_launch() puts back whatever a launch left patched, and
+#     compiler_mode() also repairs leftovers from launches made elsewhere (any attribute that is an interpreter
+#     function is set back to its value at import time, for the duration of the compile).
+# On a GPU the interpreter is off and both are no-ops.
+def _lang_namespaces() -> list:
+    objs = [m for n, m in list(sys.modules.items())
+            if m is not None and (n == "triton.language" or n.startswith("triton.language."))]
+    for name in ("tensor", "dtype", "condition"):
+        if isinstance(getattr(tl, name, None), type):
+            objs.append(getattr(tl, name))
+    tdb = getattr(tl.core, "tensor_descriptor_base", None)
+    if isinstance(tdb, type):
+        objs.append(tdb)
+    return objs
+
+
+def _snapshot() -> list:
+    return [(obj, dict(vars(obj))) for obj in _lang_namespaces()]
+
+
+_MISSING = object()
+
+
+def _revert(snapshot: list, only_interpreter_made: bool = False) -> list:
+    """Give every attribute that existed in the snapshot its snapshot value again; return (obj, name, value now)
+    for each one changed. Names added since are left alone: the interpreter adds its own globals to the modules of
+    the functions it rewrites, and its cached rewrites need them."""
+    changed = []
+    for obj, before in snapshot:
+        now = vars(obj)
+        for name, old in before.items():
+            cur = now.get(name, _MISSING)
+            if cur is old or (only_interpreter_made and not _interpreter_made(cur)):
+                continue
+            try:
+                setattr(obj, name, old)
+            except (AttributeError, TypeError):
+                continue
+            changed.append((obj, name, cur))
+    return changed
+
+
+def _interpreter_made(v) -> bool:
+    import functools
+
+    f = v.func if isinstance(v, functools.partial) else (v.fget if isinstance(v, property) else v)
+    code = getattr(f, "__code__", None)
+    return code is not None and code.co_filename.replace("\\", "/").endswith("runtime/interpreter.py")
+
+
+_PRISTINE = _snapshot() if INTERPRETER else []
+
+
+def launch(kernel, grid, *args, **meta):
+    """kernel[grid](*args, **meta) with array arguments converted for the mode in use.
+
+    In the interpreter the launch also leaves triton.language as it found it (see the note above), and NumPy's
+    floating-point warnings are silenced: a GPU computes inf/NaN without warnings too.
+    """
+    conv = [kernel_arg(a) for a in args]
+    if not INTERPRETER:
+        return kernel[grid](*conv, **meta)
+    import numpy as np
+
+    before = _snapshot()
+    try:
+        with np.errstate(all="ignore"):
+            return kernel[grid](*conv, **meta)
+    finally:
+        _revert(before)
+
+
+@contextlib.contextmanager
+def compiler_mode():
+    """Let `triton.compile` run while the interpreter is on (a no-op on a GPU).
+
+    Kernels compiled this way must not call @triton.jit helpers of their own (the lab's kernels don't).
+    """
+    if not INTERPRETER:
+        yield
+        return
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    repaired = _revert(_PRISTINE, only_interpreter_made=True)
+    swapped = []
+    for obj in _lang_namespaces():
+        if not isinstance(obj, type(sys)):
+            continue
+        for attr, val in list(vars(obj).items()):
+            if isinstance(val, InterpretedFunction):
+                swapped.append((obj, attr, val))
+                setattr(obj, attr, _COMPILER_FNS.setdefault(id(val), JITFunction(val.fn)))
+    try:
+        yield
+    finally:
+        for obj, attr, val in swapped:
+            setattr(obj, attr, val)
+        for obj, attr, val in repaired:
+            if val is _MISSING:
+                delattr(obj, attr)
+            else:
+                setattr(obj, attr, val)
+
+
+_COMPILER_FNS: dict = {}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -138,14 +253,15 @@ def compile_for(kernel, signature: dict, constexprs: dict | None = None, *, cc: 
         raise ValueError(f"signature names {sorted(unknown)} are not arguments of {jf.__name__} ({names})")
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in divisible_by_16}
     src = ASTSource(fn=jf, signature=signature, constexprs=constexprs or {}, attrs=attrs)
-    return triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                          options={"num_warps": num_warps, "num_stages": num_stages})
+    with compiler_mode():
+        return triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                              options={"num_warps": num_warps, "num_stages": num_stages})
 
 
 def ptx_memory_ops(ptx: str) -> dict[str, int]:
     """Count global loads/stores in PTX by width: {'ld.global.b32': 2, 'ld.global.v4.b32': 2, ...}."""
     out: dict[str, int] = {}
-    for m in re.finditer(r"\b((?:ld|st)\.global(?:\.[a-z0-9_]+)*)", ptx):
-        op = re.sub(r"\.(L1::[a-z_]+|L2::[a-z_0-9]+|nc|relaxed|gpu|weak)", "", m.group(1))
+    for m in re.finditer(r"\b((?:ld|st)\.global(?:\.[A-Za-z0-9_:]+)*)", ptx):
+        op = re.sub(r"\.(L1::[a-z_]+|L2::[a-z_0-9]+|nc|relaxed|gpu|weak)(?=\.|$)", "", m.group(1))
         out[op] = out.get(op, 0) + 1
     return out

@@ -17,7 +17,6 @@ for opts in (["-arch=sm_90", "--ptxas-options=-v"], ["-arch=sm_90", "-Xptxas", "
     except Exception as e:
         print(opts, "ERR", e)
 try:
-    import ctypes
     maps = open("/proc/self/maps").read()
     print(sorted({l.split()[-1] for l in maps.splitlines() if "nvrtc" in l}))
 except Exception as e:

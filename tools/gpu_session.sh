@@ -22,6 +22,6 @@ for lab in ${LABS:-}; do
   timeout "${LAB_TIMEOUT:-900}" $PYTHON -m "$lab" ${LAB_ARGS:-} 2>&1 | tee -a "$log" | tail -n 80
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
-tar czf "$OUT/results.tgz" results/ 2>/dev/null
+tar czf "$OUT/results.tgz" results/ $(ls tests/data/*.json 2>/dev/null) 2>/dev/null
 echo "== exit $status" | tee -a "$log"
 exit $status
