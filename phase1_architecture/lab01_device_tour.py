@@ -1,0 +1,498 @@
+"""Lab 1.1 - Device tour: what the GPU is, what the software stack is, and what "fast" can mean on it.
+
+You will learn
+  * the numbers that bound every kernel of this course: SMs, warp size, registers and shared memory per SM and per
+    block, resident threads and blocks per SM, L2 size, clocks, memory bus, and what follows from them (peak FP32
+    FLOP/s = SMs x FP32 lanes x 2 x clock; theoretical bandwidth = 2 x memory clock x bus width; the ridge point);
+  * the software stack under a kernel launch: NVIDIA driver (its CUDA version is the newest it can run), CUDA runtime
+    (bundled with CuPy and torch), NVRTC (compiles CUDA C at run time), CuPy, Triton (its own LLVM and ptxas), torch;
+    which of them must match which, and what the classic mismatch errors mean and how to fix them;
+  * measured against theoretical bandwidth: the clock-derived figure and the datasheet are ceilings nobody reaches; a
+    large copy shows what is really available (~90% on an H200);
+  * without a GPU: the same report for a chosen architecture (--arch), and what can and cannot run on this machine.
+
+The two numbers, for the bandwidth probe (a copy of n fp32 elements, the only kernel this lab times): bytes = 8 n
+(4 read + 4 written per element), FLOPs = 0. Zero FLOPs per byte is as memory-bound as a kernel gets: its time is
+bytes / bandwidth, which is exactly why a copy measures bandwidth. On an H200, n = 2^28 (2 GiB moved) at ~4.3 TB/s
+takes ~0.5 ms.
+
+Run: python -m phase1_architecture.lab01_device_tour [--arch sm_75] [--quick] [--no-bench]
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+import traceback
+
+import numpy as np
+
+from common import arrays, bench, cli, cuda, device, lab, report
+from common.device import GiB, KiB, MiB
+from common.triton_support import INTERPRETER, launch, tl, triton
+
+LAB = "phase1_lab01_device_tour"
+HERE = os.path.dirname(os.path.abspath(__file__))
+VADD_CU = os.path.join(HERE, "lab02_vector_add.cu")
+
+# Figures of the example GPU of each architecture that the ARCHS table does not hold (datasheets): boost clock,
+# FP32 lanes per SM (what the SM can issue as FFMA per clock), memory type, bus width and size.
+EXAMPLE_EXTRA = {
+    "sm_75": dict(boost_mhz=1590, fp32_lanes=64, memory="GDDR6", bus_bits=256, mem_gib=16),
+    "sm_80": dict(boost_mhz=1410, fp32_lanes=64, memory="HBM2e", bus_bits=5120, mem_gib=80),
+    "sm_86": dict(boost_mhz=1695, fp32_lanes=128, memory="GDDR6X", bus_bits=384, mem_gib=24),
+    "sm_89": dict(boost_mhz=2520, fp32_lanes=128, memory="GDDR6X", bus_bits=384, mem_gib=24),
+    "sm_90": dict(boost_mhz=1980, fp32_lanes=128, memory="HBM3e", bus_bits=6144, mem_gib=141),
+}
+FP32_LANES = {"sm_75": 64, "sm_80": 64, "sm_86": 128, "sm_89": 128, "sm_90": 128}
+
+# The errors learners meet first, what they mean, and the fix. `explain_error` matches them against a message.
+KNOWN_ERRORS = [
+    (r"InsufficientDriver|driver version is insufficient|CUDA driver version is insufficient",
+     "cudaErrorInsufficientDriver: the CUDA runtime bundled with CuPy/torch is newer than the installed NVIDIA driver "
+     "supports (nvidia-smi's 'CUDA Version' is the newest the driver runs).",
+     "update the driver, or install the wheels built for the driver's CUDA major (cupy-cuda12x, a cu12x torch)"),
+    (r"UNSUPPORTED_PTX_VERSION|PTX was compiled with an unsupported toolchain|unsupported toolchain",
+     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: PTX from a newer compiler (NVRTC, nvcc, Triton's ptxas) than the driver "
+     "can JIT-compile. Compiling straight to the GPU's own code (a cubin, -arch=sm_XY) avoids the driver's JIT.",
+     "use the NVRTC wheel of the driver's CUDA version (nvidia-cuda-nvrtc==<driver CUDA>.*), or update the driver"),
+    (r"NO_BINARY_FOR_GPU|no kernel image is available",
+     "CUDA_ERROR_NO_BINARY_FOR_GPU: the binary holds code for other GPUs only (a wheel built without this arch, or a "
+     "cubin for sm_90a loaded on sm_80) and no PTX the driver could compile instead.",
+     "install a build that lists this GPU's arch (torch.cuda.get_arch_list()), or compile for -arch=sm_XY of this GPU"),
+    (r"invalid value for --gpu-architecture|invalid value for -arch|unsupported gpu architecture",
+     "NVRTC/nvcc does not know the requested architecture: the compiler is older than the GPU (sm_90 needs CUDA "
+     "11.8+), or newer and has dropped it.",
+     "upgrade the NVRTC wheel to one that lists the arch (nvrtc.getSupportedArchs()), or target an arch it knows"),
+    (r"libnvrtc|Failure finding \"libnvrtc|DynamicLibNotFoundError",
+     "NVRTC is not installed: CuPy finds no libnvrtc.so.* (the CuPy wheel does not bundle it).",
+     "pip install 'nvidia-cuda-nvrtc==13.0.*' for cupy-cuda13x (make test / make run do this)"),
+    (r"cannot open source file \"cuda_(fp16|bf16)\.h\"|cannot open source file \"mma\.h\"",
+     "NVRTC finds no CUDA headers: there is no CUDA toolkit, and the header wheels are missing.",
+     "pip install 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*'"),
+    (r"multiple CuPy packages|cupy-cuda\d+x.*cupy-cuda\d+x",
+     "two CuPy wheels are installed (e.g. cupy-cuda12x and cupy-cuda13x): they overwrite each other's files.",
+     "pip uninstall both, then install the one matching the driver"),
+    (r"NoDevice|no CUDA-capable device",
+     "cudaErrorNoDevice: the driver sees no GPU (CUDA_VISIBLE_DEVICES empty or wrong, or a container without --gpus).",
+     "check nvidia-smi and CUDA_VISIBLE_DEVICES"),
+    (r"out of resources|OUT_OF_RESOURCES|too many resources requested",
+     "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: the block asks for more registers or shared memory than an SM has "
+     "(threads x registers > 65536, or > 48 KiB dynamic shared memory without opting in).",
+     "fewer threads per block, __launch_bounds__, or kernel.max_dynamic_shared_size_bytes = n first (lab 1.5)"),
+]
+
+
+def explain_error(message: str) -> tuple[str, str] | None:
+    """(meaning, fix) for a known error message, else None."""
+    for pat, meaning, fix in KNOWN_ERRORS:
+        if re.search(pat, message, re.I):
+            return meaning, fix
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The bandwidth probe: a copy. reference / make_inputs / VARIANTS follow the lab contract so it is checked like any lab.
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(x: np.ndarray) -> np.ndarray:
+    return np.array(x, dtype=np.float64, copy=True)
+
+
+def make_inputs(n: int, dtype: str, rng: np.random.Generator, where: str):
+    """One random vector with a few large values (a copy that skips or duplicates an element shows)."""
+    x = rng.standard_normal(n) * 3.0
+    if n > 8:
+        x[rng.integers(0, n, 3)] = 4.0e4
+    return (arrays.from_numpy(x, dtype, where),)
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # One program copies BLOCK consecutive elements; the 64-bit program id keeps offsets right past 2^31 elements.
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+COPY_BLOCK, COPY_WARPS = 2048, 8
+
+
+def copy_triton(x, out=None):
+    """y = x with a Triton kernel (fp32 / fp16); CuPy/torch on a GPU, NumPy/torch CPU arrays in the interpreter."""
+    dt = arrays.check_array("x", x, dtypes=("float32", "float16"), device=not INTERPRETER)
+    out = arrays.check_out(out, x.shape, dt, x)
+    n = arrays.size(x)
+    if n == 0:
+        return out
+    launch(copy_kernel, (triton.cdiv(n, COPY_BLOCK),), x, out, n, BLOCK=COPY_BLOCK, num_warps=COPY_WARPS)
+    return out
+
+
+def peer_cupy_copy(x, out=None):
+    import cupy
+
+    arrays.check_array("x", x, dtypes=("float32", "float16"), libs=("cupy",))
+    out = arrays.check_out(out, x.shape, arrays.dtype_name(x), x)
+    cupy.copyto(out, x)
+    return out
+
+
+VARIANTS = [lab.Variant("triton copy", copy_triton, "triton", dtypes=("float32", "float16"))]
+PEERS = [lab.Variant("cupy.copyto", peer_cupy_copy, "peer", dtypes=("float32", "float16"))]
+CHECK_CASES = [(n, "float32") for n in (1, 3, 2047, 2048, 2049, 1_000_003)] + [(4099, "float16")]
+CPU_CHECK_CASES = [(n, "float32") for n in (1, 2049, 5000)] + [(33, "float16")]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------------------------------------
+def _fmt_bytes(b: float) -> str:
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if b >= size:
+            v = b / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
+def derived(sms: int, fp32_lanes: int, clock_mhz: float, max_threads_per_sm: int, regs_per_sm: int,
+            smem_per_sm: int, bandwidth_gbps: float) -> dict:
+    """What follows from the raw properties."""
+    peak = sms * fp32_lanes * 2 * clock_mhz * 1e6 / 1e12
+    return {
+        "peak FP32 TFLOP/s (SMs x lanes x 2 x clock)": peak,
+        "ridge point FLOP/B (peak / bandwidth)": peak * 1e12 / (bandwidth_gbps * 1e9) if bandwidth_gbps else None,
+        "resident threads on the GPU": sms * max_threads_per_sm,
+        "registers per thread at full occupancy": regs_per_sm // max_threads_per_sm,
+        "shared memory per thread at full occupancy (B)": smem_per_sm // max_threads_per_sm,
+    }
+
+
+def arch_rows(arch: str) -> list[dict]:
+    """The table entry of an architecture, as labelled rows (used without a GPU)."""
+    a = device.arch_info(arch)
+    ex = EXAMPLE_EXTRA[a.arch]
+    rows = [
+        ("architecture", f"{a.arch} ({a.family}), e.g. {a.example_gpu}"),
+        ("SMs (example GPU)", a.example_sms),
+        ("warp size", a.warp_size),
+        ("max threads / block", a.max_threads_per_block),
+        ("max threads / SM  (warps)", f"{a.max_threads_per_sm}  ({a.max_warps_per_sm})"),
+        ("max resident blocks / SM", a.max_blocks_per_sm),
+        ("32-bit registers / SM, / block", f"{a.regs_per_sm}, {a.max_regs_per_block} (<= {a.max_regs_per_thread}/thread)"),
+        ("shared memory / SM", _fmt_bytes(a.smem_per_sm)),
+        ("shared memory / block (default, opt-in)",
+         f"{_fmt_bytes(a.smem_per_block_default)}, {_fmt_bytes(a.smem_per_block_optin)}"),
+        ("shared memory reserved / block", f"{a.smem_reserved_per_block} B"),
+        ("L1/shared carve-outs (KiB)", ", ".join(map(str, a.smem_carveouts_kib))),
+        ("L2 (example GPU)", _fmt_bytes(a.example_l2_bytes)),
+        ("boost clock (example GPU)", f"{ex['boost_mhz']} MHz"),
+        ("memory (example GPU)", f"{ex['mem_gib']} GB {ex['memory']}, {ex['bus_bits']}-bit bus, "
+                                 f"{a.example_hbm_gbps:.0f} GB/s datasheet"),
+    ]
+    d = derived(a.example_sms, ex["fp32_lanes"], ex["boost_mhz"], a.max_threads_per_sm, a.regs_per_sm,
+                a.smem_per_sm, a.example_hbm_gbps)
+    rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in d.items()]
+    return [{"property": k, "value": v} for k, v in rows]
+
+
+def device_rows() -> list[dict]:
+    """The GPU at hand, read off the device."""
+    d = device.info()
+    lanes = FP32_LANES.get(d.arch, 128)
+    rows = [
+        ("name", f"{d.name} ({d.arch}, compute capability {d.cc_major}.{d.cc_minor})"),
+        ("SMs", d.sms),
+        ("warp size", d.warp_size),
+        ("max threads / block", d.max_threads_per_block),
+        ("max threads / SM  (warps)", f"{d.max_threads_per_sm}  ({d.max_threads_per_sm // d.warp_size})"),
+        ("max resident blocks / SM", d.max_blocks_per_sm),
+        ("32-bit registers / SM, / block", f"{d.regs_per_sm}, {d.regs_per_block}"),
+        ("shared memory / SM", _fmt_bytes(d.smem_per_sm)),
+        ("shared memory / block (default, opt-in)", f"{_fmt_bytes(d.smem_per_block)}, "
+                                                    f"{_fmt_bytes(d.smem_per_block_optin)}"),
+        ("shared memory reserved / block", f"{d.smem_reserved_per_block} B"),
+        ("L2", _fmt_bytes(d.l2_bytes)),
+        ("SM clock (max)", f"{d.sm_clock_mhz:.0f} MHz"),
+        ("memory", f"{d.total_mem_bytes / GiB:.0f} GiB, {d.mem_bus_bits}-bit bus at {d.mem_clock_mhz:.0f} MHz"),
+        ("theoretical bandwidth (2 x clock x bus)", f"{d.theoretical_gbps:.0f} GB/s"),
+    ]
+    if d.datasheet:
+        rows.append(("datasheet", f"{d.datasheet.get('hbm_gbps')} GB/s, {d.datasheet.get('fp32_tflops')} TFLOP/s "
+                                  f"FP32 ({d.datasheet.get('source')})"))
+    dd = derived(d.sms, lanes, d.sm_clock_mhz, d.max_threads_per_sm, d.regs_per_sm, d.smem_per_sm,
+                 d.theoretical_gbps)
+    rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in dd.items()]
+    return [{"property": k, "value": v} for k, v in rows]
+
+
+def table_mismatches() -> list[str]:
+    """Where the GPU at hand disagrees with the ARCHS table the CPU-only reports use (should be empty)."""
+    d = device.info()
+    try:
+        a = device.arch_info(d.arch)
+    except ValueError:
+        return [f"{d.arch} is not in the course's ARCHS table"]
+    pairs = [("max_threads_per_sm", d.max_threads_per_sm, a.max_threads_per_sm),
+             ("max_blocks_per_sm", d.max_blocks_per_sm, a.max_blocks_per_sm),
+             ("regs_per_sm", d.regs_per_sm, a.regs_per_sm), ("smem_per_sm", d.smem_per_sm, a.smem_per_sm),
+             ("smem_per_block_optin", d.smem_per_block_optin, a.smem_per_block_optin),
+             ("smem_reserved_per_block", d.smem_reserved_per_block, a.smem_reserved_per_block)]
+    return [f"{k}: device {v}, table {t}" for k, v, t in pairs if v != t]
+
+
+def _version(mod: str) -> str:
+    try:
+        m = __import__(mod)
+        return getattr(m, "__version__", "?")
+    except Exception as e:  # noqa: BLE001 - a broken install is itself a finding
+        return f"missing ({type(e).__name__})"
+
+
+def versions() -> dict:
+    """Every layer of the stack, with the CUDA versions each was built for."""
+    v = {"python": platform.python_version(), "numpy": np.__version__, "cupy": _version("cupy"),
+         "triton": triton.__version__, "torch": _version("torch"), "nvrtc": cuda.nvrtc_version()}
+    try:
+        import torch
+
+        v["torch built for CUDA"] = torch.version.cuda or "none (CPU build)"
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        v["nvrtc archs"] = " ".join(f"sm_{a}" for a in nvrtc.getSupportedArchs())
+    except Exception:  # noqa: BLE001
+        pass
+    if device.has_gpu():
+        d = device.info()
+        v["driver supports CUDA"] = d.driver_cuda
+        v["CUDA runtime (CuPy's)"] = d.runtime_cuda
+    return v
+
+
+def _major_minor(s: str) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", s or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def version_checks(v: dict) -> list[dict]:
+    """The compatibility rules, applied to the versions at hand."""
+    rows = []
+    drv = _major_minor(v.get("driver supports CUDA", ""))
+    rt = _major_minor(v.get("CUDA runtime (CuPy's)", ""))
+    nv = _major_minor(v.get("nvrtc", ""))
+    tc = _major_minor(v.get("torch built for CUDA", ""))
+    if drv and rt:
+        ok = rt[0] <= drv[0]
+        rows.append({"rule": "CUDA runtime major <= driver's CUDA major (minor versions are compatible)",
+                     "here": f"runtime {rt[0]}.{rt[1]}, driver {drv[0]}.{drv[1]}", "ok": ok})
+    if drv and nv:
+        ok = nv <= drv
+        rows.append({"rule": "NVRTC <= driver (else its PTX needs a newer JIT; CuPy loads cubins, which is safer)",
+                     "here": f"NVRTC {nv[0]}.{nv[1]}, driver {drv[0]}.{drv[1]}", "ok": ok})
+    if drv and tc:
+        rows.append({"rule": "torch's CUDA major <= driver's CUDA major",
+                     "here": f"torch cu{tc[0]}{tc[1]}, driver {drv[0]}.{drv[1]}", "ok": tc[0] <= drv[0]})
+    if nv and not drv:
+        rows.append({"rule": "NVRTC present: CUDA C compiles without a GPU (compile reports)",
+                     "here": f"NVRTC {nv[0]}.{nv[1]}", "ok": True})
+    return rows
+
+
+def smoke_tests(arch: str) -> list[dict]:
+    """One tiny action per layer; a failure is explained with the known-errors table."""
+    rows = []
+
+    def attempt(what, fn):
+        try:
+            detail = fn()
+            rows.append({"check": what, "result": "ok", "detail": detail})
+        except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
+            msg = f"{type(e).__name__}: {e}".splitlines()[0][:160]
+            known = explain_error(str(e) + " " + traceback.format_exc(limit=1))
+            rows.append({"check": what, "result": "FAILED", "detail": msg})
+            if known:
+                rows.append({"check": "  meaning", "result": "", "detail": known[0]})
+                rows.append({"check": "  fix", "result": "", "detail": known[1]})
+
+    def nvrtc_compile():
+        rep = cuda.compile_report(VADD_CU, arch)
+        k = rep["vadd_01_one_thread_per_element"]
+        return f"lab02 vadd_01 for {arch}: {k.registers} registers, {len(k.sass)} SASS instructions"
+
+    attempt(f"NVRTC compiles CUDA C for {arch}", nvrtc_compile)
+
+    def triton_run():
+        x = np.arange(4099, dtype=np.float32)
+        if not INTERPRETER:
+            import cupy
+
+            x = cupy.asarray(x)
+        y = copy_triton(x)
+        assert np.array_equal(arrays.to_numpy(y), arrays.to_numpy(x)), "copy mismatch"
+        return ("ran on the GPU" if not INTERPRETER else "ran in the interpreter (TRITON_INTERPRET=1, no GPU)")
+
+    attempt("Triton launches a kernel", triton_run)
+    if device.has_gpu():
+        def cupy_run():
+            import cupy
+
+            a = cupy.arange(1000, dtype=cupy.float32)
+            return f"cupy.sum = {float(a.sum()):.0f} (expected 499500)"
+
+        def cuda_run():
+            import cupy
+
+            k = cuda.get_kernel(VADD_CU, "vadd_01_one_thread_per_element")
+            a = cupy.arange(1000, dtype=cupy.float32)
+            c = cupy.empty_like(a)
+            k((4,), (256,), (a, a, c, np.int64(1000)))
+            assert float(c[999]) == 1998.0
+            return f"lab02 vadd_01 loaded (NVRTC -> cubin) and ran: {k.num_regs} registers"
+
+        def torch_run():
+            import torch
+
+            if not torch.cuda.is_available():
+                raise RuntimeError("torch.cuda.is_available() is False: a CPU-only torch build, or its CUDA is newer "
+                                   "than the driver (CUDA driver version is insufficient)")
+            t = torch.ones(1000, device="cuda")
+            return f"torch {torch.__version__} on {torch.cuda.get_device_name()}: sum = {float(t.sum()):.0f}"
+
+        attempt("CuPy allocates and reduces", cupy_run)
+        attempt("a CUDA C kernel compiles, loads and runs", cuda_run)
+        attempt("torch runs on the GPU", torch_run)
+    return rows
+
+
+def what_runs_here(arch: str) -> list[dict]:
+    """Without a GPU: what this machine can and cannot do, and which kernel files target the chosen arch."""
+    import glob
+
+    rows = [
+        {"what": "Triton kernels", "here": "run in the interpreter on NumPy/torch CPU arrays (correct, ~1000x slower)"},
+        {"what": "CUDA C kernels", "here": f"compile with NVRTC for {arch}: registers, shared memory, spills, SASS"},
+        {"what": "timings, bandwidth, TFLOP/s", "here": "not available: nothing runs on a GPU"},
+        {"what": "library peers (cuBLAS, torch CUDA)", "here": "not available: they need a GPU"},
+    ]
+    files = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "phase*", "*.cu")))
+    yes = [os.path.relpath(f, os.path.dirname(HERE)) for f in files if arch in cuda.claimed_archs(f)]
+    no = [os.path.relpath(f, os.path.dirname(HERE)) for f in files if arch not in cuda.claimed_archs(f)]
+    rows.append({"what": f"kernel files that target {arch}", "here": f"{len(yes)} of {len(files)}"})
+    if no:
+        rows.append({"what": f"files that need a newer GPU than {arch}", "here": ", ".join(no)})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Bandwidth
+# ---------------------------------------------------------------------------------------------------------------------
+def bandwidth(n: int) -> tuple[list[dict], dict]:
+    """Theoretical (clock x bus), datasheet, and measured (library copy/add, the Triton copy) in GB/s."""
+    import cupy
+
+    d = device.info()
+    ceil = device.ceilings()
+    x = cupy.full(n, 1.25, dtype=cupy.float32)        # the values do not matter to a copy's speed
+    y = cupy.empty_like(x)
+    t_tri = bench.bench(lambda: copy_triton(x, out=y))
+    t_cp = bench.bench(lambda: peer_cupy_copy(x, out=y))
+    x = y = None                                      # release before freeing the pool
+    cupy.get_default_memory_pool().free_all_blocks()
+    rows = [
+        report.row(LAB, "triton copy", "triton", (n,), "float32", t_tri, nbytes=8 * n, ceiling_gbps=ceil["hbm_gbps"]),
+        report.row(LAB, "cupy.copyto", "peer", (n,), "float32", t_cp, nbytes=8 * n, ceiling_gbps=ceil["hbm_gbps"]),
+    ]
+    summary = {"theoretical_gbps": d.theoretical_gbps, "datasheet_gbps": d.datasheet.get("hbm_gbps"),
+               "measured_ceiling_gbps": ceil["hbm_gbps"], "measured_method": ceil["hbm_method"],
+               "measured_all": ceil.get("all", {})}
+    return rows, summary
+
+
+def plot(summary: dict, rows: list[dict], path: str) -> str:
+    labels, values = [], []
+    labels.append("theoretical (2 x mem clock x bus)")
+    values.append(summary["theoretical_gbps"])
+    if summary.get("datasheet_gbps"):
+        labels.append("datasheet")
+        values.append(summary["datasheet_gbps"])
+    for k, v in summary.get("measured_all", {}).items():
+        labels.append(f"measured: {k} (ceiling probe)")
+        values.append(v)
+    for r in rows:
+        labels.append(f"measured: {r['variant']} ({r['shape'][0] * 8 / GiB:.1f} GiB moved)")
+        values.append(r["gbps"])
+    colors = ["tab:gray"] * (2 if summary.get("datasheet_gbps") else 1) + \
+        ["tab:blue"] * (len(values) - (2 if summary.get("datasheet_gbps") else 1))
+    return report.plot_bars(path, labels, values, ylabel="GB/s (bytes read + written)", colors=colors,
+                            title=f"{device.info().name}: theoretical vs measured memory bandwidth")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    p = cli.parser(__doc__.splitlines()[0], size=True, size_help="elements of the copy probe (default 2^28)")
+    p.add_argument("--errors", action="store_true", help="print the full table of known version-mismatch errors")
+    args = cli.finish_args(p.parse_args(argv))
+    print(cli.mode_line())
+    this = sys.modules[__name__]
+    have_gpu = device.has_gpu()
+
+    if have_gpu:
+        report.print_table(device_rows(), title="The GPU, read off the device")
+        bad = table_mismatches()
+        print("ARCHS table agrees with this GPU" if not bad else "ARCHS table differs from this GPU: " + "; ".join(bad))
+    else:
+        report.print_table(arch_rows(args.arch), title=f"No GPU: {args.arch} from the course's table "
+                                                        f"(example GPU's datasheet figures)")
+        report.print_table(what_runs_here(args.arch), title="What runs on this machine")
+
+    v = versions()
+    report.print_table([{"component": k, "version": val} for k, val in v.items()], title="Software stack")
+    checks = version_checks(v)
+    if checks:
+        report.print_table(checks, title="Compatibility rules")
+    smoke = smoke_tests(args.arch)
+    report.print_table(smoke, title="One action per layer")
+    smoke_ok = all(r["result"] != "FAILED" for r in smoke)
+
+    errs = KNOWN_ERRORS if args.errors else KNOWN_ERRORS[:4]
+    print("\nThe mismatch errors met most often (--errors for all):")
+    for pat, meaning, fix in errs:
+        print(f"  * {meaning}\n      fix: {fix}")
+
+    _, ok = lab.check_variants(this, VARIANTS + (PEERS if have_gpu else []),
+                               (CHECK_CASES[:4] if args.quick else CHECK_CASES) if have_gpu else
+                               (CPU_CHECK_CASES[:2] if args.quick else CPU_CHECK_CASES))
+    if not have_gpu:
+        print("\nNothing was timed: no GPU. The Triton copy ran in the interpreter; CUDA C was only compiled.")
+        return 0 if ok and smoke_ok else 1
+    if not ok:
+        print("correctness failed: not benchmarking")
+        return 1
+    if not args.bench:
+        return 0 if smoke_ok else 1
+    n = args.size or (2**24 if args.quick else 2**28)
+    rows, summary = bandwidth(n)
+    d = device.info()
+    bw = [{"figure": "theoretical (2 x memory clock x bus width)", "GB/s": summary["theoretical_gbps"]},
+          {"figure": "datasheet", "GB/s": summary["datasheet_gbps"]},
+          {"figure": f"measured ceiling ({summary['measured_method']}, cached)", "GB/s": summary["measured_ceiling_gbps"]}]
+    bw += [{"figure": f"measured: {r['variant']}, n = {n}", "GB/s": r["gbps"]} for r in rows]
+    for r in bw:
+        r["of theoretical"] = r["GB/s"] / summary["theoretical_gbps"] if r["GB/s"] else None
+    report.print_table(bw, title=f"Memory bandwidth of {d.name}")
+    out_dir = args.out or report.results_dir()
+    os.makedirs(out_dir, exist_ok=True)
+    if args.json:
+        print("wrote", report.write_json(LAB, rows, out_dir=out_dir, device=d.as_dict(), versions_checked=checks,
+                                         smoke=smoke, bandwidth=summary, table_mismatches=table_mismatches()))
+    if args.plot:
+        print("wrote", plot(summary, rows, os.path.join(out_dir, f"{LAB}.png")))
+    return 0 if smoke_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,563 @@
+"""Phase 1 labs other than vector add: device tour, thread hierarchy, memory hierarchy, occupancy, naive matmul.
+
+CPU tier: what the compiler made of every kernel (NVRTC + SASS census), the Triton kernels in the interpreter on edge
+cases the generic test does not cover, the references against brute force, the prediction helpers, bad input
+rejected before any launch, and each lab's main(["--quick"]).
+GPU tier (@gpu): the kernels' own outputs (records, pointer chase, shared memory, FMA), awkward sizes and views,
+bad input on device, the occupancy forcing against the driver.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from common import check, cuda, device
+from common import occupancy as oc
+from phase1_architecture import lab01_device_tour as l1
+from phase1_architecture import lab03_thread_hierarchy as l3
+from phase1_architecture import lab04_memory_hierarchy as l4
+from phase1_architecture import lab05_occupancy as l5
+from phase1_architecture import lab06_matmul_naive as l6
+
+gpu = pytest.mark.gpu
+cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
+SASS = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def _ops(k, prefix):
+    return sum(v for key, v in k.sass_counts.items() if key.startswith(prefix))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: what the compiler made of the kernels
+# ---------------------------------------------------------------------------------------------------------------------
+def test_whoami_reads_the_special_registers():
+    rep = cuda.compile_report(l3.CU, "sm_90")
+    ptx = rep.ptx
+    for reg in ("%smid", "%laneid", "%globaltimer"):
+        assert reg in ptx, f"{reg} is not read"
+    assert rep["hier_01_whoami"].spills == 0
+
+
+@SASS
+def test_divergent_kernel_keeps_two_loops_and_a_reconvergence_point():
+    rep = cuda.compile_report(l3.CU, "sm_90")
+    k1, k2 = rep["div_01_branch_on_lane_parity"], rep["div_02_branch_on_warp_index"]
+    text1 = "\n".join(k1.sass)
+    # both hashes really are there (no select merged them: that would remove the divergence the lab measures)
+    assert "0x7feb352d" in text1 and "-0x7b935975" in text1        # 0x846ca68b as a signed immediate
+    assert any(s.startswith("BSSY") for s in k1.sass)
+    # the two kernels differ only in the index mapping: the same hashing instructions
+    assert _ops(k1, "IMAD") >= 2 and k1.sass_counts.get("LDG.32") == k2.sass_counts.get("LDG.32") == 1
+
+
+@SASS
+def test_read_sweep_issues_its_float4_loads_back_to_back():
+    k = cuda.compile_report(l4.CU, "sm_90")["mem_02_read_sweep_float4"]
+    assert k.sass_counts.get("LDG.128", 0) >= l4.UNROLL
+    # in the main loop, UNROLL 128-bit loads come before the first add that uses any of them
+    ops = [s.split()[0] for s in k.sass]
+    first = next(i for i, o in enumerate(ops) if o.startswith("LDG.E.128"))
+    first_add = next(i for i in range(first, len(ops)) if ops[i] == "FADD")
+    assert sum(o.startswith("LDG.E.128") for o in ops[first:first_add]) == l4.UNROLL
+    assert cuda.compile_report(l4.CU, "sm_90")["mem_01_read_sweep_scalar"].sass_counts.get("LDG.128", 0) == 0
+
+
+@SASS
+def test_on_chip_kernels_use_shared_memory_and_ffma():
+    rep = cuda.compile_report(l4.CU, "sm_90")
+    assert rep["mem_04_shared_read"].smem_bytes >= 4 * l4.TILE_FLOAT4 * 4
+    assert rep["mem_04_shared_read"].sass_counts.get("LDS.128", 0) >= 4
+    assert rep["mem_05_register_fma"].sass_counts.get("FFMA", 0) >= l4.NACC
+    assert all(k.spills == 0 for k in rep.kernels.values())
+
+
+def test_probe_registers_follow_nlive_and_the_cap():
+    free64 = cuda.compile_report(l5.CU, "sm_90")["occ_probe_registers"]
+    free128 = cuda.compile_report(l5.CU, "sm_90", defines={"NLIVE": 128})["occ_probe_registers"]
+    capped = cuda.compile_report(l5.CU, "sm_90", options=("--maxrregcount=32",),
+                                 defines={"NLIVE": 128})["occ_probe_registers"]
+    assert free64.spills == 0 and free64.registers >= 64
+    assert free128.registers > free64.registers
+    assert capped.registers <= 32 and capped.spill_stores > 0
+    static = cuda.compile_report(l5.CU, "sm_90", defines={"STATIC_SMEM": 16384})["occ_probe_registers"]
+    assert static.smem_bytes == 16384 and static.barriers == 1
+
+
+@SASS
+def test_ilp_scale_kernel_uses_128_bit_accesses():
+    rep = cuda.compile_report(l5.CU, "sm_90")
+    k2 = rep["occ_02_scale_float4_ilp"]
+    assert k2.sass_counts.get("LDG.128", 0) >= l5.UNROLL and k2.sass_counts.get("STG.128", 0) >= l5.UNROLL
+    assert rep["occ_01_scale_scalar"].sass_counts.get("LDG.128", 0) == 0
+
+
+@SASS
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_naive_matmuls_differ_only_in_addresses(arch):
+    rep = cuda.compile_report(l6.CU, arch)
+    c1, c2 = rep["mm_01_naive_uncoalesced"].sass_counts, rep["mm_02_naive_coalesced"].sass_counts
+    assert c1.get("FFMA", 0) == c2.get("FFMA", 0) > 0
+    assert _ops(rep["mm_01_naive_uncoalesced"], "LDG") == _ops(rep["mm_02_naive_coalesced"], "LDG") > 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: references and prediction helpers
+# ---------------------------------------------------------------------------------------------------------------------
+def test_hash_reference_rounds_zero_is_identity_and_parity_selects():
+    x = np.array([1, -2, 3, 2**31 - 1], np.int32)
+    assert np.array_equal(l3.reference(x.astype(np.float64), 0), x.astype(np.float64))
+    r = l3.reference(x.astype(np.float64), 3)
+    even = l3._hash(x.view(np.uint32), 3, *l3.HASH_EVEN).view(np.int32)
+    odd = l3._hash(x.view(np.uint32), 3, *l3.HASH_ODD).view(np.int32)
+    assert r[0] == even[0] and r[2] == even[2] and r[1] == odd[1] and r[3] == odd[3] and r[1] != even[1]
+
+
+def test_warp_rule_of_the_mapping_table():
+    rec = l3.predicted_records((16, 4), 2)
+    assert rec.shape == (128, 10)
+    row = rec[32]                                   # tid 32 = (tx 0, ty 2): first thread of warp 1
+    assert tuple(row[:6]) == (0, 0, 2, 32, 1, 0)
+    assert tuple(rec[64][:6]) == (1, 0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("n,blocks,per_block", [(1, 1, 5), (7, 3, 20), (10, 4, 3), (64, 5, 64), (1000, 7, 2500),
+                                                (16, 16, 1)])
+def test_sweep_reference_matches_brute_force(n, blocks, per_block):
+    x = check.rng(n).integers(1, 9, n).astype(np.float64)
+    want = np.array([sum(x[(l4.block_start(b, n, blocks) + j) % n] for j in range(per_block)) for b in range(blocks)])
+    assert np.array_equal(l4.reference(x, blocks, per_block), want)
+    assert all(l4.block_start(b, n, blocks) % 4 == 0 for b in range(blocks))
+
+
+def test_sweep_sizes_and_levels():
+    l2 = 60 * 2**20
+    sizes = l4.sweep_sizes(False, l2)
+    assert sizes == sorted(set(sizes)) and sizes[0] <= 16 * 2**10 and sizes[-1] >= 4 * 2**30
+    assert 24 <= len(sizes) <= 60                   # "a few dozen sizes"
+    assert sum(0.5 * l2 <= s <= 1.5 * l2 for s in sizes) >= 4       # resolution around the L2 edge
+    assert all(s % 4096 == 0 for s in sizes)
+    assert [l4.level_of(s, l2) for s in (16 << 10, 1 << 20, 50 << 20, 100 << 20, 1 << 30)] == \
+        ["L1", "L2 (fits half)", "L2 (full)", "L2 edge", "HBM"]
+
+
+def test_l2_edge_and_levels_from_synthetic_sweep():
+    l2 = 60 * 2**20
+    rows = []
+    for w in l4.sweep_sizes(False, l2):
+        g = 25000 if w <= 128 << 10 else 9700 if w <= 44 << 20 else 4000
+        rows.append({"variant": "cuda 02", "working_set_bytes": w, "gbps": g})
+    lv = l4.level_bandwidths(rows, l2)
+    assert lv == {"L1": 25000, "L2": 9700, "HBM": 4000}
+    assert 44 << 20 < l4.l2_edge(rows, lv) <= 50 << 20
+
+
+def test_shared_and_fma_references():
+    x = np.arange(2 * 4 * l4.TILE_FLOAT4, dtype=np.float64) % 5
+    r = l4.shared_read_reference(x, 16)
+    assert r.shape == (2,) and r[0] == x[:4 * l4.TILE_FLOAT4].sum() * 2
+    f = l4.register_fma_reference(np.array([1.0]), 3, 0.5, 1.0)
+    a = [1.0 + j / 1024 for j in range(l4.NACC)]
+    for _ in range(3):
+        a = [v * 0.5 + 1.0 for v in a]
+    assert f[0] == pytest.approx(sum(a), rel=1e-12)
+
+
+def test_sector_counts_and_the_prediction():
+    assert l6.warp_sectors("coalesced", 4096, 4096, 4096) == {"A": 1, "B": 4}
+    assert l6.warp_sectors("uncoalesced", 4096, 4096, 4096) == {"A": 32, "B": 1}
+    # a row of B that does not start on a 32-byte boundary spans 5 sectors
+    assert l6.warp_sectors("coalesced", 64, 4097, 64, kk=1)["B"] == 5
+    ratio, un, co = l6.predicted_ratio(4096, 4096, 4096)
+    assert ratio == pytest.approx(33 / 5)
+    assert l6.predicted_ratio(5, 7, 0)[0] > 0
+    with pytest.raises(ValueError, match="mapping"):
+        l6.warp_sectors("diagonal", 8, 8, 8)
+
+
+def _tf32(a: np.ndarray) -> np.ndarray:
+    """Round float32 values to TF32 (10 explicit mantissa bits), nearest."""
+    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x1000) & 0xFFFFE000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def test_matmul_tolerance_accepts_fp32_and_rejects_tf32():
+    rng = check.rng(4)
+    m, n, k = 48, 40, 4096
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    ref = a @ b
+    tol = l6.tolerance((m, n, k), "float32")
+    fp32 = a.astype(np.float32) @ b.astype(np.float32)
+    tf32 = _tf32(a).astype(np.float64) @ _tf32(b).astype(np.float64)
+    assert check.compare(fp32, ref, "float32", tol).ok
+    assert not check.compare(tf32, ref, "float32", tol).ok
+
+
+def test_tf32_state_sees_the_override(monkeypatch):
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")
+    assert l6.tf32_state() != "off"
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE")
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    assert l6.tf32_state() == "off"
+
+
+class _Kernel:
+    """What forced_config reads of a RawKernel."""
+    num_regs = 14
+    shared_size_bytes = 0
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"])
+def test_forced_occupancy_gives_exactly_the_warps_asked_for(arch):
+    a = device.arch_info(arch)
+    for w in (1, 2, 4, 8, 16):
+        cfg = l5.forced_config(w, _Kernel, arch)
+        assert cfg["blocks_per_sm"] * cfg["threads"] // 32 == w
+        o = oc.occupancy(arch, cfg["threads"], 14, 0, cfg["dyn"], max_dynamic_smem=max(cfg["dyn"],
+                                                                                         a.smem_per_block_default))
+        assert o.blocks_per_sm == cfg["blocks_per_sm"] and o.limiter in ("shared memory", "blocks")
+    with pytest.raises(ValueError, match="warps_per_sm"):
+        l5.forced_config(3, _Kernel, arch)
+    with pytest.raises(ValueError, match="warps_per_sm"):
+        l5.forced_config(a.max_warps_per_sm + 2, _Kernel, arch)
+
+
+def test_worked_examples_table_agrees_with_the_documents():
+    rows = l5.worked_examples()
+    assert rows[0]["calculator"].startswith("2 blocks (32 warps)") and rows[1]["calculator"].startswith("1 block (16 warps)")
+    assert rows[2]["calculator"] == "12 blocks, 75.0%" and rows[3]["calculator"] == "4 blocks, 62.5%"
+
+
+def test_known_errors_are_explained():
+    msgs = ["cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version",
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the provided PTX was compiled with an unsupported toolchain.",
+            "CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is available for execution on the device",
+            "nvrtc: error: invalid value for --gpu-architecture (-arch)",
+            'DynamicLibNotFoundError: Failure finding "libnvrtc.so.13"']
+    for m in msgs:
+        got = l1.explain_error(m)
+        assert got is not None and got[0] and got[1], m
+    assert l1.explain_error("a perfectly ordinary message") is None
+
+
+def test_version_rules():
+    ok = l1.version_checks({"driver supports CUDA": "13.0", "CUDA runtime (CuPy's)": "13.2", "nvrtc": "13.0",
+                            "torch built for CUDA": "13.0"})
+    assert ok and all(r["ok"] for r in ok)
+    old = l1.version_checks({"driver supports CUDA": "12.4", "CUDA runtime (CuPy's)": "13.0", "nvrtc": "13.0",
+                             "torch built for CUDA": "12.8"})
+    assert [r["ok"] for r in old] == [False, False, True]
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"])
+def test_device_tour_table_for_each_arch(arch):
+    rows = {r["property"]: r["value"] for r in l1.arch_rows(arch)}
+    peak = rows["peak FP32 TFLOP/s (SMs x lanes x 2 x clock)"]
+    ds = device.datasheet(device.arch_info(arch).example_gpu)
+    if ds:
+        assert peak == pytest.approx(ds["fp32_tflops"], rel=0.03)
+    assert rows["registers per thread at full occupancy"] in (32, 42, 64)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: Triton in the interpreter, edge cases, and bad input
+# ---------------------------------------------------------------------------------------------------------------------
+@cpu_only
+def test_triton_matmul_edge_shapes():
+    for m, n, k in [(1, 1, 1), (1, 70, 33), (65, 1, 2), (3, 4, 0), (0, 4, 3), (5, 0, 3)]:
+        a, b = l6.make_inputs((m, n, k), "float32", check.rng(m + n + k), "cpu")
+        out = check.poisoned((m, n), "float32", a)
+        res = l6.mm_triton(a, b, out=out)
+        assert res.shape == (m, n)
+        check.assert_close(res, l6.reference(a, b), "float32", l6.tolerance((m, n, k), "float32"),
+                           what=f"{m}x{n}x{k}")
+
+
+@cpu_only
+def test_triton_matmul_rejects_bad_input():
+    a = np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        l6.mm_triton(a, np.ones((4, 5), np.float32))
+    with pytest.raises(ValueError, match="2-D"):
+        l6.mm_triton(np.ones(12, np.float32), np.ones((12, 1), np.float32))
+    with pytest.raises(TypeError, match="dtype float64"):
+        l6.mm_triton(a.astype(np.float64), np.ones((3, 2)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        l6.mm_triton(np.ones((3, 4), np.float32).T, np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        l6.mm_triton(a, np.ones((3, 2), np.float32), out=np.empty((4, 3), np.float32))
+
+
+@cpu_only
+def test_triton_read_sweep_both_wrap_paths():
+    for n, blocks, per_block in [(3, 2, 50), (2000, 3, 5000), (1024, 1, 1024), (5, 4, 0)]:
+        x, bl, pb = l4.make_inputs((n, blocks, per_block), "float32", check.rng(n), "cpu")
+        out = check.poisoned((bl,), "float32", x)
+        check.assert_close(l4.read_triton(x, bl, pb, out=out), l4.reference(x, bl, pb), "float32",
+                           check.Tol(0, 0), what=f"{n} {blocks} {per_block}")
+
+
+@cpu_only
+def test_triton_sweep_and_hash_reject_bad_input():
+    x = np.ones(8, np.float32)
+    with pytest.raises(ValueError, match="blocks"):
+        l4.read_triton(x, 0, 4)
+    with pytest.raises(ValueError, match="per_block"):
+        l4.read_triton(x, 1, -1)
+    with pytest.raises(ValueError, match="empty"):
+        l4.read_triton(np.ones(0, np.float32), 1, 4)
+    with pytest.raises(TypeError, match="dtype"):
+        l4.read_triton(x.astype(np.float64), 1, 4)
+    xi = np.ones(8, np.int32)
+    with pytest.raises(ValueError, match="rounds"):
+        l3.div_triton(xi, -1)
+    with pytest.raises(TypeError, match="dtype"):
+        l3.div_triton(x, 3)
+    assert l3.div_triton(np.ones(0, np.int32), 3).shape == (0,)
+
+
+@cpu_only
+def test_triton_hash_and_scale_small_cases():
+    x = np.array([7, -7, 123456789], np.int32)
+    out = check.poison(np.empty(3, np.int32))
+    assert np.array_equal(l3.div_triton(x, 0, out=out), x)
+    y = l3.div_triton(x, 5)
+    assert np.array_equal(y.astype(np.float64), l3.reference(x.astype(np.float64), 5))
+    s = l5.scale_triton(np.array([1.0, -2.0, 3.0], np.float32), 2.5)
+    assert np.array_equal(s, np.array([2.5, -5.0, 7.5], np.float32))
+    assert l1.copy_triton(np.ones(0, np.float32)).shape == (0,)
+
+
+CUDA_WRAPPERS = [
+    (l3.div_cuda_01, lambda x: (x.astype(np.int32), 3)), (l3.div_cuda_02, lambda x: (x.astype(np.int32), 3)),
+    (l4.read_cuda_01, lambda x: (x, 2, 8)), (l4.read_cuda_02, lambda x: (x, 2, 8)),
+    (l5.scale_cuda_01, lambda x: (x, 2.0)), (l5.scale_cuda_02, lambda x: (x, 2.0)),
+    (l6.mm_cuda_01, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
+    (l6.mm_cuda_02, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
+    (l6.peer_cublas, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
+]
+
+
+@pytest.mark.parametrize("fn,args", CUDA_WRAPPERS, ids=[f.__name__ for f, _ in CUDA_WRAPPERS])
+def test_cuda_wrappers_reject_host_arrays_before_launching(fn, args):
+    x = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match="expected a GPU array"):
+        fn(*args(x))
+
+
+@pytest.mark.parametrize("lab", [l1, l3, l4, l5, l6], ids=lambda m: m.__name__.split(".")[-1])
+@cpu_only
+def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
+    assert lab.main(["--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no GPU" in out or "No GPU" in out
+
+
+def test_record_fixture_needs_a_gpu(capsys):
+    if device.has_gpu():
+        pytest.skip("a GPU is present")
+    assert l5.main(["--record-fixture", "/tmp/never-written.json"]) == 2
+    assert not os.path.exists("/tmp/never-written.json")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+@gpu
+@pytest.mark.parametrize("block", [(256, 1), (16, 4), (7, 3), (32, 32), (1, 1)])
+def test_whoami_records(block):
+    n = 3 * block[0] * block[1] + 5                    # a partial last block
+    rec = l3.whoami(n, block).get()
+    d = device.info()
+    bx, by = block
+    per = bx * by
+    r = np.arange(n)
+    tid = r % per
+    assert np.array_equal(rec[:, 0], r // per)
+    assert np.array_equal(rec[:, 1], tid % bx) and np.array_equal(rec[:, 2], tid // bx)
+    assert np.array_equal(rec[:, 3], tid) and np.array_equal(rec[:, 4], tid // 32)
+    assert np.array_equal(rec[:, 5], tid % 32), "%laneid disagrees with (tx + ty * bx) % 32"
+    assert (rec[:, 6] >= 0).all() and (rec[:, 6] < max(d.sms, 256)).all()
+    assert (rec[:, 9] >= rec[:, 8]).all()
+    # one block runs on one SM
+    for b in range(int(rec[:, 0].max()) + 1):
+        assert len(set(rec[rec[:, 0] == b, 6])) == 1
+
+
+@gpu
+def test_whoami_spin_keeps_blocks_resident():
+    d = device.info()
+    rec = l3.whoami(2 * 256, (256, 1), spin_cycles=int(5 * d.sm_clock_mhz)).get()   # ~5 us
+    assert (rec[:, 9] - rec[:, 8] >= 1000).all()       # every thread saw at least ~1 us pass
+    with pytest.raises(ValueError, match="block"):
+        l3.whoami(10, (1024, 2))
+
+
+@gpu
+@pytest.mark.parametrize("fn", [l3.div_cuda_01, l3.div_cuda_02])
+def test_divergence_kernels_on_device(fn):
+    import cupy
+
+    x, _ = l3.make_inputs(4097, "int32", check.rng(1), "cuda")
+    assert bool((fn(x, 0) == x).all())                 # zero rounds: the identity
+    u = cupy.asarray(x).view(cupy.uint32)
+    want = l3.reference(x.get().astype(np.float64), 7)
+    assert np.array_equal(fn(u, 7).view(cupy.int32).get().astype(np.float64), want)   # uint32 input works too
+    with pytest.raises(TypeError, match="dtype"):
+        fn(x.astype(cupy.float32), 3)
+    with pytest.raises(ValueError, match="rounds"):
+        fn(x, -1)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(x[::2], 3)
+    assert fn(cupy.empty(0, cupy.int32), 3).shape == (0,)
+
+
+@gpu
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_read_sweep_misaligned_and_odd_views(offset):
+    x, blocks, per_block = l4.make_inputs((70_000, 9, 40_000), "float32", check.rng(offset), "cuda")
+    view = x[offset:]
+    want = l4.reference(view.get(), blocks, per_block)
+    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
+        check.assert_close(fn(view, blocks, per_block), want, "float32", check.Tol(0, 0), what=fn.__name__)
+
+
+@gpu
+def test_read_sweep_bad_input_on_device():
+    import cupy
+
+    x = cupy.ones(64, cupy.float32)
+    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
+        with pytest.raises(ValueError, match="blocks"):
+            fn(x, 0, 4)
+        with pytest.raises(ValueError, match="empty"):
+            fn(cupy.ones(0, cupy.float32), 1, 4)
+        with pytest.raises(TypeError, match="dtype"):
+            fn(x.astype(cupy.float64), 1, 4)
+
+
+@gpu
+@pytest.mark.parametrize("nbytes", [16 << 10, 4 << 20])
+def test_pointer_chase_follows_the_cycle(nbytes):
+    nxt, order = l4.build_chase(nbytes, seed=5)
+    lines = int(order.size)
+    start = int(order[0]) * (l4.CHASE_STRIDE // 4)
+    idx, cyc, ns = l4.pointer_chase(nxt, start, lines, 4096)
+    assert idx == int(order[(lines + 4096) % lines]) * (l4.CHASE_STRIDE // 4)
+    assert cyc > 4096 * 10 and ns > 0                   # at least ~10 cycles per dependent load
+    with pytest.raises(ValueError, match="steps"):
+        l4.pointer_chase(nxt, start, 0, 0)
+
+
+@gpu
+def test_shared_and_register_kernels_match_their_references():
+    import cupy
+
+    rng = check.rng(2)
+    x = cupy.asarray(rng.integers(1, 5, 3 * 4 * l4.TILE_FLOAT4).astype(np.float32))
+    check.assert_close(l4.shared_read(x, 64), l4.shared_read_reference(x.get(), 64), "float32", check.Tol(0, 0))
+    check.assert_close(l4.shared_read(x, 8), l4.shared_read_reference(x.get(), 8), "float32", check.Tol(0, 0))
+    with pytest.raises(ValueError, match="reps"):
+        l4.shared_read(x, 3)
+    with pytest.raises(ValueError, match="multiple"):
+        l4.shared_read(x[:100], 8)
+    xr = cupy.asarray(rng.standard_normal(1000).astype(np.float32))
+    check.assert_close(l4.register_fma(xr, 64, 0.99, 0.01), l4.register_fma_reference(xr.get(), 64, 0.99, 0.01),
+                       "float32", check.Tol(1e-5, 1e-4))
+
+
+@gpu
+@pytest.mark.parametrize("w", list(l5.WARP_POINTS) + [None])
+def test_forced_occupancy_matches_the_driver(w):
+    for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
+        k = cuda.get_kernel(l5.CU, name)
+        cfg = l5.forced_config(w, k, device.info().arch)
+        drv, _ = l5.driver_blocks(k, cfg["threads"], cfg["dyn"])
+        assert drv == cfg["blocks_per_sm"], (name, w, cfg)
+
+
+@gpu
+def test_live_calculator_agreement():
+    cases, bad = l5.live_agreement(quick=True)
+    assert len(cases) >= 12 and not bad, bad[:5]
+
+
+@gpu
+@pytest.mark.parametrize("w", [None, 1, 6])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_scale_kernels_views_and_occupancies(w, offset):
+    x, alpha = l5.make_inputs(100_003, "float32", check.rng(3), "cuda")
+    v = x[offset:]
+    for fn in (l5.scale_cuda_01, l5.scale_cuda_02):
+        out = check.poisoned(v.shape, "float32", v)
+        fn(v, alpha, out=out, warps_per_sm=w)
+        check.assert_close(out, l5.reference(v.get(), alpha), "float32")
+
+
+@gpu
+def test_scale_bad_input_on_device():
+    import cupy
+
+    x = cupy.ones(16, cupy.float32)
+    for fn in (l5.scale_cuda_01, l5.scale_cuda_02):
+        with pytest.raises(TypeError, match="alpha"):
+            fn(x, "2")
+        with pytest.raises(ValueError, match="C-contiguous"):
+            fn(x[::2], 2.0)
+        with pytest.raises(ValueError, match="warps_per_sm"):
+            fn(x, 2.0, warps_per_sm=3)
+        assert fn(cupy.empty(0, cupy.float32), 2.0).shape == (0,)
+
+
+@gpu
+@pytest.mark.parametrize("fn", [l6.mm_cuda_01, l6.mm_cuda_02, l6.mm_triton, l6.peer_cublas])
+def test_matmul_bad_input_and_empty_on_device(fn):
+    import cupy
+    import torch
+
+    a = cupy.ones((4, 3), cupy.float32)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        fn(a, cupy.ones((4, 5), cupy.float32))
+    with pytest.raises(ValueError, match="2-D"):
+        fn(cupy.ones(12, cupy.float32), cupy.ones((12, 1), cupy.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        fn(a.astype(cupy.float64), cupy.ones((3, 2)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(cupy.ones((3, 4), cupy.float32).T, cupy.ones((3, 2), cupy.float32))
+    if fn is not l6.mm_triton:
+        with pytest.raises(TypeError, match="from_dlpack"):
+            fn(torch.from_dlpack(a), torch.from_dlpack(cupy.ones((3, 2), cupy.float32)))
+    assert fn(cupy.ones((0, 3), cupy.float32), cupy.ones((3, 2), cupy.float32)).shape == (0, 2)
+    z = fn(cupy.ones((4, 0), cupy.float32), cupy.ones((0, 2), cupy.float32))
+    assert z.shape == (4, 2) and not bool(z.any())
+
+
+@gpu
+@pytest.mark.parametrize("fn,shape", [(l6.mm_cuda_02, (524_300, 3, 2)), (l6.mm_cuda_01, (3, 524_300, 2))])
+def test_matmul_beyond_the_grid_y_limit(fn, shape):
+    """65535 blocks of 8 rows (or columns) is 524,280: past it the kernels' grid-stride loop must take over."""
+    m, n, k = shape
+    a, b = l6.make_inputs(shape, "float32", check.rng(9), "cuda")
+    out = check.poisoned((m, n), "float32", a)
+    fn(a, b, out=out)
+    check.assert_close(out, l6.reference(a.get(), b.get()), "float32", l6.tolerance(shape, "float32"))
+
+
+@gpu
+def test_cublas_peer_refuses_tf32(monkeypatch):
+    import cupy
+
+    assert l6.tf32_state() == "off"
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")
+    a = cupy.ones((4, 4), cupy.float32)
+    with pytest.raises(RuntimeError, match="TF32"):
+        l6.peer_cublas(a, a)
+
+
+@gpu
+def test_device_tour_smoke_and_table():
+    rows = l1.smoke_tests(device.info().arch)
+    assert all(r["result"] != "FAILED" for r in rows), rows
+    assert l1.table_mismatches() == []
+    assert all(r["ok"] for r in l1.version_checks(l1.versions()))
