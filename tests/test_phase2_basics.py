@@ -1,0 +1,521 @@
+"""Phase 2 labs 1-5 (coalescing, bank conflicts, warp shuffle, launch configuration, register pressure).
+
+CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
+from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
+and each lab's main() in --quick mode. GPU tier: awkward shapes and launch parameters that the generic test_labs.py
+does not reach (the tile-row loop past gridDim.y, misaligned views, every register setting at full size, the
+occupancy probe against the driver), and bad input on the device.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from common import arrays, check, cuda, device
+from phase2_cuda import lab01_coalescing_transpose as tr
+from phase2_cuda import lab02_bank_conflicts as bk
+from phase2_cuda import lab03_warp_shuffle as ws
+from phase2_cuda import lab04_launch_config as lc
+from phase2_cuda import lab05_register_pressure as rp
+
+gpu = pytest.mark.gpu
+cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (the GPU tier covers the device)")
+needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def _rand(shape, seed=0):
+    return check.rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# =====================================================================================================================
+# CPU tier
+# =====================================================================================================================
+# ---- lab 2.1: coalescing ---------------------------------------------------------------------------------------------
+def test_sector_model_counts_sectors_by_enumeration():
+    # lane i reads element i * s of an aligned fp32 array: 4 s bytes apart, 32-byte sectors
+    for s in range(1, 41):
+        assert tr.strided_sectors(s) == min(32, 4 * s), s
+    assert tr.strided_prediction(1, 1000.0)["pred_gbps"] == pytest.approx(1000.0)
+    assert tr.strided_prediction(8, 1000.0)["pred_gbps"] == pytest.approx(1000.0 * 8 / 36)
+    table = {r["kernel"]: r for r in tr.access_table()}
+    assert table["transpose_01_naive"]["store sectors"] == 32 and table["transpose_01_naive"]["load sectors"] == 4
+
+
+def test_padding_removes_the_tile_conflict():
+    assert tr.smem_passes_per_tile(32) == 32 + 32 * 32
+    assert tr.smem_passes_per_tile(33) == 64
+
+
+def test_grid_caps_y_and_the_kernels_loop_over_the_rest():
+    assert tr.grid_for(2_100_000, 3, 32) == (1, 65535)          # 65,625 tile rows: the loop does the last 90
+    assert tr.grid_for(1, 1, 32) == (1, 1)
+    assert tr.grid_for(1000, 1003, 32, max_grid_y=3) == (32, 3)
+    assert tr.grid_for(0, 5, 32) == (1, 1)
+
+
+@needs_sass
+def test_transpose_compile_facts():
+    rep = cuda.compile_report(tr.CU, "sm_90")
+    k = rep.kernels
+    assert k["transpose_01_naive"].sass_counts.get("BAR", 0) == 0
+    for name in ("transpose_02_smem_tiled", "transpose_03_padded", "transpose_04_padded_ilp"):
+        assert k[name].sass_counts.get("BAR", 0) >= 1, name
+    # 02 and 03: the same instructions, 128 bytes more shared memory for the pad
+    c2, c3 = k["transpose_02_smem_tiled"].sass_counts, k["transpose_03_padded"].sass_counts
+    assert {o: c2.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")} == \
+           {o: c3.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")}
+    assert k["transpose_03_padded"].smem_bytes - k["transpose_02_smem_tiled"].smem_bytes == 32 * 4
+    # 04: all 16 loads issued before the first shared store, within the 64-register launch bound, no spill
+    sass = [ln for ln in k["transpose_04_padded_ilp"].sass if "LDG" in ln or "STS" in ln]
+    first_sts = next(i for i, ln in enumerate(sass) if "STS" in ln)
+    assert sum("LDG" in ln for ln in sass[:first_sts]) == (tr.BIG_TILE // 32) * (tr.BIG_TILE // tr.ROWS)
+    assert k["transpose_04_padded_ilp"].registers <= 64 and k["transpose_04_padded_ilp"].spills == 0
+    # 03 stages its 4 loads before its shared stores too
+    sass3 = [ln for ln in k["transpose_03_padded"].sass if "LDG" in ln or "STS" in ln]
+    first_sts3 = next(i for i, ln in enumerate(sass3) if "STS" in ln)
+    assert sum("LDG" in ln for ln in sass3[:first_sts3]) == tr.TILE // tr.ROWS
+
+
+def test_transpose_04_alternatives_compile_without_spills():
+    for cfg in [tr.T04] + tr.T04_ALTERNATIVES:
+        k = cuda.compile_report(tr.CU, "sm_90", defines=None if cfg == tr.T04 else cfg)["transpose_04_padded_ilp"]
+        assert k.spills == 0, cfg
+        assert k.registers <= 65536 // (32 * cfg["ROWS"] * cfg["T04_MIN_BLOCKS"]), cfg
+
+
+@cpu_only
+@pytest.mark.parametrize("shape", [(1, 1), (33, 31), (2, 70), (65, 1)])
+def test_triton_transpose_in_the_interpreter(shape):
+    a = _rand(shape, 1)
+    out = check.poison(np.empty(shape[::-1], np.float32))
+    got = tr.transpose_triton(a, out=out)
+    assert got is out and np.array_equal(out, a.T)
+
+
+@cpu_only
+def test_triton_transpose_rejects_bad_input():
+    a = _rand((4, 6))
+    with pytest.raises(ValueError, match="2-D"):
+        tr.transpose_triton(a.ravel())
+    with pytest.raises(TypeError, match="dtype float16"):
+        tr.transpose_triton(a.astype(np.float16))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        tr.transpose_triton(a, out=np.empty((4, 6), np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        tr.transpose_triton(np.asfortranarray(a))
+    sq = _rand((5, 5))
+    with pytest.raises(ValueError, match="overlap"):
+        tr.transpose_triton(sq, out=sq)
+    assert tr.transpose_triton(np.empty((0, 3), np.float32)).shape == (3, 0)
+
+
+@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_02, tr.transpose_cuda_03,
+                                tr.transpose_cuda_04, tr.copy_tiled])
+def test_cuda_transposes_reject_host_arrays(fn):
+    with pytest.raises(TypeError, match=r"a: expected a GPU array.*cupy.asarray"):
+        fn(np.ones((4, 4), np.float32))
+
+
+# ---- lab 2.2: bank conflicts -----------------------------------------------------------------------------------------
+def test_bank_simulator_predicts_gcd_and_broadcast():
+    for s in range(1, 65):
+        assert bk.stride_passes(s) == math.gcd(s, 32), s
+    assert bk.stride_passes(0) == 1                     # every lane reads the same word: broadcast
+    assert bk.swizzle_passes() == 1
+    assert bk.passes([0, 32, 64, 0]) == 3               # three distinct words in bank 0; the repeat is free
+    assert (bk.tile_passes("conflicted"), bk.tile_passes("padded"), bk.tile_passes("swizzled")) == (1056, 64, 64)
+
+
+@needs_sass
+def test_rowsum_kernels_differ_only_in_addresses():
+    rep = cuda.compile_report(bk.CU, "sm_90")
+    counts = [rep[k].sass_counts for k in ("rowsum_01_conflicted", "rowsum_02_padded", "rowsum_03_swizzled")]
+    for c in counts:
+        assert c.get("LDS.32") == 32 and c.get("STS.32") == 32 and c.get("LDS.128", 0) == 0
+        assert c.get("LDG.32") == 32
+    assert rep["bank_01_stride"].sass_counts.get("LDS.32", 0) >= bk.READS
+    assert all(rep[k].sass_counts.get("BAR", 0) == 0 for k in ("rowsum_01_conflicted", "rowsum_02_padded"))
+
+
+def test_sweep_reference_swizzle_equals_stride_32():
+    src = check.rng(3).integers(1, 5, bk.BUF_WORDS).astype(np.float32)
+    ref = bk.sweep_reference(src, 32, 7, 64)
+    assert ref.shape == (64,) and np.array_equal(ref[:32], ref[32:])
+    assert ref[1] == 7 * src[32:64].sum()
+
+
+@cpu_only
+@pytest.mark.parametrize("rows", [1, 33, 129])
+def test_triton_rowsum_in_the_interpreter(rows):
+    x = _rand((rows, 32), rows)
+    check.assert_close(bk.rowsum_triton(x, out=check.poison(np.empty(rows, np.float32))), bk.reference(x), "float32")
+
+
+@cpu_only
+def test_rowsum_rejects_rows_that_are_not_32_wide():
+    with pytest.raises(ValueError, match="rows of 32"):
+        bk.rowsum_triton(_rand((4, 31)))
+    with pytest.raises(TypeError, match="GPU array"):
+        bk.rowsum_cuda_02(_rand((4, 32)))
+
+
+# ---- lab 2.3: warp shuffle -------------------------------------------------------------------------------------------
+@needs_sass
+def test_warp_kernels_stay_inside_the_warp():
+    rep = cuda.compile_report(ws.CU, "sm_90")
+    for name, k in rep.kernels.items():
+        c = k.sass_counts
+        assert c.get("BAR", 0) == 0, f"{name} has a block barrier"
+        lds = sum(v for key, v in c.items() if key.startswith("LDS"))
+        if "shfl" in name:
+            assert c.get("SHFL", 0) == 5 * ws.SEGS and lds == 0, name
+        else:
+            assert c.get("SHFL", 0) == 0 and lds > 0, name
+
+
+def test_reduce_then_scan_traffic_model():
+    n = 2**28
+    assert ws.reduce_then_scan_bytes(n) / n == pytest.approx(12 * 32 / 31 + 8 * 32 / 31 / 32, rel=1e-3)
+    assert ws.reduce_then_scan_bytes(32) == 4 * 32 * 3 + 4      # one segment: no level below, no offsets read
+    sums, scan = ws.reference(np.arange(1, 34, dtype=np.float64))
+    assert sums.tolist() == [sum(range(1, 33)), 33.0] and scan[-1] == 33 * 34 / 2
+
+
+@cpu_only
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 1025, 33_000])   # 33,000: three levels of recursion
+def test_triton_scan_in_the_interpreter(n):
+    x = _rand(n, n)
+    ref_sums, ref_scan = ws.reference(x)
+    out = (check.poison(np.empty(ws.segment_count(n), np.float32)), check.poison(np.empty(n, np.float32)))
+    sums, scan = ws.scan_triton(x, out=out)
+    check.assert_close(sums, ref_sums, "float32", what="sums")
+    check.assert_close(scan, ref_scan, "float32", what="scan")
+
+
+@cpu_only
+def test_scan_rejects_bad_input():
+    with pytest.raises(ValueError, match="1-D"):
+        ws.scan_triton(_rand((4, 4)))
+    with pytest.raises(ValueError, match=r"out\[0\] \(sums\): expected shape"):
+        ws.scan_triton(_rand(100), out=(np.empty(3, np.float32), np.empty(100, np.float32)))
+    with pytest.raises(TypeError, match=r"\(sums, scan\) pair"):
+        ws.scan_triton(_rand(100), out=np.empty(100, np.float32))
+    with pytest.raises(TypeError, match="GPU array"):
+        ws.scan_cuda_02(_rand(100))
+    s, y = ws.scan_triton(np.empty(0, np.float32))
+    assert s.shape == (0,) and y.shape == (0,)
+
+
+# ---- lab 2.4: launch configuration -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch,threads,regs,smem,want", [
+    ("sm_90", 256, 32, 0, (8, "threads per SM")),
+    ("sm_90", 32, 24, 0, (32, "blocks per SM")),        # 32 blocks x 32 threads: half an SM
+    ("sm_90", 256, 64, 0, (4, "registers")),
+    ("sm_90", 256, 255, 0, (1, "registers")),           # 8160 -> 8192 registers per warp: 2 warps per partition
+    ("sm_90", 1024, 64, 0, (1, "registers")),           # 64 x 1024 = the whole register file, exactly
+    ("sm_90", 1024, 72, 0, (0, "registers per block")),
+    ("sm_90", 128, 32, 100 * 1024, (2, "shared memory")),
+    ("sm_75", 256, 32, 0, (4, "threads per SM")),
+    ("sm_80", 128, 40, 0, (12, "registers")),           # 40 x 32 = 1280 per warp: 12 warps per partition = 48 / 4
+])
+def test_occupancy_calculator(arch, threads, regs, smem, want):
+    assert lc.resident_blocks(arch, threads, regs, smem) == want
+
+
+def test_littles_law_and_tail_models():
+    c = 4000.0
+    assert lc.little_gbps(10, 0.7, c) < lc.little_gbps(20, 0.7, c) <= c
+    assert lc.little_gbps(10**7, 0.7, c) == c
+    assert lc.implied_latency_us(1000, lc.little_gbps(1000, 0.5, c)) == pytest.approx(0.5)
+    wb = 1056
+    for w in (1, 2, 3):
+        assert lc.tail_model(w, wb, 256, 0.7, c) == pytest.approx(w)
+    for w in (1.1, 1.25, 1.5, 2.1):
+        t = lc.tail_model(w, wb, 256, 0.7, c)
+        assert w - 1e-9 <= t <= math.ceil(w), w       # between the fluid and the quantized model
+    assert lc.tail_model(1.1, wb, 256, 5.0, c) > lc.tail_model(1.1, wb, 256, 0.7, c)   # longer latency, bigger tail
+
+
+@needs_sass
+def test_scale_kernel_is_one_128_bit_load_per_iteration():
+    rep = cuda.compile_report(lc.CU, "sm_90")
+    c4 = rep["scale_grid_stride_float4"].sass_counts
+    assert c4.get("LDG.128") == 1 and c4.get("STG.128") == 1    # #pragma unroll 1: one load in flight per thread
+    assert rep["scale_grid_stride_scalar"].sass_counts.get("LDG.128", 0) == 0
+
+
+@cpu_only
+@pytest.mark.parametrize("n", [1, 3, 1025])
+def test_triton_scale_in_the_interpreter(n):
+    x = _rand(n, n)
+    check.assert_close(lc.scale_triton(x, out=check.poison(np.empty(n, np.float32))), lc.reference(x), "float32")
+
+
+def test_scale_rejects_host_arrays():
+    with pytest.raises(TypeError, match="GPU array"):
+        lc.scale(np.ones(8, np.float32))
+
+
+# ---- lab 2.5: register pressure --------------------------------------------------------------------------------------
+def _row(setting, arch="sm_90"):
+    return rp.compile_row(setting, arch)
+
+
+def test_registers_rise_and_spills_appear_as_work_grows():
+    rows = [_row(rp.work_setting(w)) for w in rp.QUICK_WORK]      # values from NVRTC, nothing hard-coded
+    regs = [r["regs"] for r in rows]
+    spills = [r["spill_st"] + r["spill_ld"] for r in rows]
+    assert regs == sorted(regs) and regs[0] < regs[1] < regs[2], regs
+    assert spills[0] == 0 and spills[-1] > 0, spills
+    assert rp.registers_rise_and_spills_appear(rows) == (True, True)
+    # occupancy follows the registers down
+    assert rows[0]["occupancy"] >= rows[1]["occupancy"] >= rows[2]["occupancy"]
+    assert rows[2]["regs"] == device.arch_info("sm_90").max_regs_per_thread
+
+
+def test_register_caps():
+    free = _row(rp.work_setting(32))
+    capped = _row(rp.CAP_SETTINGS[0])                  # -maxrregcount=32 on colnorm_01
+    bound8 = _row(rp.CAP_SETTINGS[3])                  # __launch_bounds__(256, 8) on colnorm_02
+    assert free["regs"] > 32 and free["spill_st"] == 0
+    assert capped["regs"] <= 32 and capped["spill_st"] > 0
+    assert bound8["regs"] <= 65536 // (256 * 8) and bound8["spill_st"] > 0
+    assert capped["occupancy"] > free["occupancy"]
+    # a __launch_bounds__ kernel ignores -maxrregcount (its own bound wins)
+    rep = cuda.compile_report(rp.CU, "sm_90", options=("-maxrregcount=32",), defines={"WORK": 32})
+    assert rep["colnorm_02_launch_bounds"].registers > 32
+
+
+@needs_sass
+def test_runtime_index_goes_to_local_memory_without_a_spill():
+    r = _row(rp.CAP_SETTINGS[4])
+    assert r["stack"] >= 4 * rp.FIXED_WORK and r["spill_st"] == 0 and r["spill_ld"] == 0
+    ldl, stl = (int(v) for v in r["ldl/stl"].split("/"))
+    assert ldl > 0 and stl > 0
+
+
+@cpu_only
+@pytest.mark.parametrize("shape", [(1, 1), (5, 65), (16, 130)])
+def test_triton_colnorm_in_the_interpreter(shape):
+    x = _rand(shape, shape[1])
+    check.assert_close(rp.colnorm_triton(x, out=check.poison(np.empty(shape, np.float32))), rp.reference(x), "float32")
+
+
+def test_colnorm_rejects_bad_input_before_launch():
+    with pytest.raises(TypeError, match="GPU array"):
+        rp.colnorm(np.ones((4, 4), np.float32))
+    if not device.has_gpu():
+        with pytest.raises(ValueError, match="at most 256 rows"):
+            rp.colnorm_triton(np.ones((257, 2), np.float32))
+
+
+# ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
+@cpu_only
+@pytest.mark.parametrize("mod", [tr, bk, ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
+def test_main_quick_on_the_cpu(mod, capsys):
+    assert mod.main(["--quick", "--arch", "sm_90"]) == 0
+    out = capsys.readouterr().out
+    assert "interpreter" in out and "compiled" in out and "ok (" in out
+
+
+# =====================================================================================================================
+# GPU tier
+# =====================================================================================================================
+def _cp(a):
+    import cupy
+
+    return cupy.asarray(a)
+
+
+@gpu
+@pytest.mark.parametrize("fn,tile", [(tr.transpose_cuda_01, 32), (tr.transpose_cuda_02, 32),
+                                     (tr.transpose_cuda_03, 32), (tr.transpose_cuda_04, 64)])
+@pytest.mark.parametrize("shape", [(1000, 1003), (4097, 65), (33, 31), (1, 1)])
+def test_transpose_tile_row_loop(fn, tile, shape):
+    """max_grid_y=3 forces every block to walk several tile rows: the loop past gridDim.y's limit, on small shapes."""
+    a = _cp(_rand(shape, 5))
+    out = check.poisoned(shape[::-1], "float32", a)
+    fn(a, out=out, max_grid_y=3)
+    assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T)
+
+
+@gpu
+@pytest.mark.parametrize("cfg", tr.T04_ALTERNATIVES, ids=tr.config_name)
+def test_transpose_04_alternatives(cfg):
+    for shape in ((1000, 1003), (97, 65), (1, 300)):
+        a = _cp(_rand(shape, 9))
+        out = check.poisoned(shape[::-1], "float32", a)
+        tr.transpose_cuda_04(a, out=out, max_grid_y=2, config=cfg)
+        assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T), shape
+    with pytest.raises(ValueError, match="config"):
+        tr.transpose_cuda_04(a, config={"TILE": 16})
+
+
+@gpu
+def test_transpose_04_past_the_grid_y_limit():
+    a = _cp(_rand((4_200_000, 2), 6))                   # 65,625 tiles of 64 rows > 65,535
+    assert np.array_equal(arrays.to_numpy(tr.transpose_cuda_04(a)), arrays.to_numpy(a).T)
+
+
+@gpu
+@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_03, tr.transpose_cuda_04,
+                                tr.transpose_triton])
+def test_transpose_bad_input_on_gpu(fn):
+    import cupy
+
+    a = _cp(_rand((8, 8)))
+    with pytest.raises(ValueError, match="overlap"):
+        fn(a, out=a)
+    with pytest.raises(ValueError, match="overlap"):
+        fn(a[:4], out=a.reshape(-1)[8:40].reshape(8, 4))    # out shares elements 8..31 with the input
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(a.T)
+    with pytest.raises(TypeError, match="dtype"):
+        fn(a.astype(cupy.float64))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        fn(a[:4], out=cupy.empty((4, 8), cupy.float32))
+    assert fn(cupy.empty((0, 7), cupy.float32)).shape == (7, 0)
+
+
+@gpu
+@pytest.mark.parametrize("stride", [1, 2, 3, 7, 8, 33, 1000])
+def test_strided_copy(stride):
+    x = _cp(_rand(100_001, stride))
+    for view in (x, x[1:]):                              # a misaligned view is fine: scalar loads only
+        want = arrays.to_numpy(view)[::stride]
+        assert np.array_equal(arrays.to_numpy(tr.strided_copy(view, stride)), want)
+    with pytest.raises(ValueError, match="stride"):
+        tr.strided_copy(x, 0)
+
+
+@gpu
+def test_bank_sweep_kernels_exact_at_every_stride():
+    src = bk.sweep_source(check.rng(7))
+    s_np = arrays.to_numpy(src)
+    for stride in range(0, bk.MAX_STRIDE + 1):
+        got = arrays.to_numpy(bk.stride_read(src, stride, 2, 3))
+        assert np.array_equal(got, bk.sweep_reference(s_np, stride, 2, 3 * bk.SWEEP_THREADS)), stride
+    got = arrays.to_numpy(bk.swizzle_read(src, 5, 2))
+    assert np.array_equal(got, bk.sweep_reference(s_np, 32, 5, 2 * bk.SWEEP_THREADS))
+    with pytest.raises(ValueError, match="stride"):
+        bk.stride_read(src, bk.MAX_STRIDE + 1, 1, 1)
+    with pytest.raises(ValueError, match="at least"):
+        bk.stride_read(src[:100], 1, 1, 1)
+    with pytest.raises(ValueError, match="reps"):
+        bk.swizzle_read(src, 0, 1)
+
+
+@gpu
+@pytest.mark.parametrize("fn", [bk.rowsum_cuda_01, bk.rowsum_cuda_02, bk.rowsum_cuda_03])
+def test_rowsum_edges_on_gpu(fn):
+    import cupy
+
+    assert fn(cupy.empty((0, 32), cupy.float32)).shape == (0,)
+    with pytest.raises(ValueError, match="rows of 32"):
+        fn(cupy.ones((4, 33), cupy.float32))
+    x = _cp(_rand((8 * 32 * 3 + 5, 32), 8))               # several blocks, a partial warp tile, idle warps
+    check.assert_close(fn(x), bk.reference(arrays.to_numpy(x)), "float32")
+
+
+@gpu
+@pytest.mark.parametrize("kind", ["smem", "down", "xor"])
+@pytest.mark.parametrize("n", [1, 31, 33, 255, 257, 2049, 2**20 + 7])
+def test_warp_sums_every_kind(kind, n):
+    x = _cp(_rand(n, n))
+    got = ws.warp_sums(x, kind=kind)
+    check.assert_close(got, ws.reference(arrays.to_numpy(x))[0], "float32")
+
+
+@gpu
+@pytest.mark.parametrize("fn", [ws.scan_cuda_01, ws.scan_cuda_02, ws.scan_cuda_03, ws.scan_triton])
+def test_scan_deep_recursion_and_bad_input(fn):
+    import cupy
+
+    n = 2**24 + 5                                       # five levels of segments
+    x = _cp(_rand(n, 11))
+    sums, y = fn(x)
+    ref_sums, ref_scan = ws.reference(arrays.to_numpy(x))
+    check.assert_close(sums, ref_sums, "float32", what="sums")
+    check.assert_close(y, ref_scan, "float32", what="scan")
+    if fn is not ws.scan_triton:
+        with pytest.raises(ValueError, match="must not be x"):
+            fn(x, out=(cupy.empty(ws.segment_count(n), cupy.float32), x))
+    with pytest.raises(ValueError, match="1-D"):
+        fn(x[: 64].reshape(8, 8))
+    e_s, e_y = fn(cupy.empty(0, cupy.float32))
+    assert e_s.shape == (0,) and e_y.shape == (0,)
+
+
+@gpu
+def test_occupancy_calculator_agrees_with_the_driver():
+    arch = device.current_arch()
+    if arch not in device.ARCHS:
+        pytest.skip(f"{arch} is not in common.device.ARCHS")
+    regs = cuda.get_kernel(lc.CU, "scale_grid_stride_float4").num_regs
+    for b in lc.BLOCK_SIZES:
+        assert lc.resident_blocks(arch, b, regs)[0] == lc.blocks_per_sm(b), b
+    for s in rp.settings(quick=True):
+        k = cuda.get_kernel(rp.CU, s.kernel, options=s.options, defines=s.defines)
+        from cupy_backends.cuda.api import driver
+
+        want = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, rp.THREADS, 0)
+        assert lc.resident_blocks(arch, rp.THREADS, k.num_regs, k.shared_size_bytes)[0] == want, s.name
+
+
+@gpu
+@pytest.mark.parametrize("threads,blocks", [(32, 1), (96, 1), (1024, 7), (256, "per_element"), (64, 100_000)])
+@pytest.mark.parametrize("n", [1, 5, 4099, 1_000_003])
+def test_scale_any_launch(threads, blocks, n):
+    x = _cp(_rand(n, n))
+    out = check.poisoned((n,), "float32", x)
+    lc.scale(x, out, threads=threads, blocks=blocks)
+    check.assert_close(out, lc.reference(arrays.to_numpy(x)), "float32")
+
+
+@gpu
+def test_scale_misaligned_falls_back_and_bad_launch_is_rejected():
+    x = _cp(_rand(10_003, 3))
+    v = x[1:]
+    assert not arrays.aligned(v, 16)
+    check.assert_close(lc.scale(v, waves=0.5), lc.reference(arrays.to_numpy(v)), "float32")
+    with pytest.raises(ValueError, match="16-byte"):
+        lc.scale(v, kernel="float4")
+    for bad in (33, 0, 2048):
+        with pytest.raises(ValueError, match="threads"):
+            lc.scale(x, threads=bad)
+    with pytest.raises(ValueError, match="blocks"):
+        lc.scale(x, blocks=0)
+    with pytest.raises(ValueError, match="waves"):
+        lc.scale(x, waves=0)
+
+
+@gpu
+@pytest.mark.parametrize("setting", rp.settings(quick=False), ids=lambda s: s.name)
+def test_colnorm_every_setting_at_full_capacity(setting):
+    x = _cp(_rand((setting.capacity, 1003), setting.capacity))
+    out = check.poisoned(x.shape, "float32", x)
+    check.assert_close(rp.colnorm(x, out, setting=setting), rp.reference(arrays.to_numpy(x)), "float32")
+    with pytest.raises(ValueError, match="at most"):
+        rp.colnorm(_cp(_rand((setting.capacity + 1, 3))), setting=setting)
+
+
+@gpu
+def test_occupancy_probe_measures_resident_warps():
+    import cupy
+
+    d = device.info()
+    for s in (rp.work_setting(4), rp.work_setting(160)):
+        x = _cp(_rand((s.capacity, 2**20 // s.capacity), 1))
+        probe = cupy.zeros(2 * rp.PROBE_SLOTS, cupy.int32)
+        y = rp.colnorm(x, setting=s, probe=probe)
+        check.assert_close(y, rp.reference(arrays.to_numpy(x)), "float32")
+        p = probe.get()
+        assert (p[: rp.PROBE_SLOTS] == 0).all(), "every block that entered also left"
+        peak = p[rp.PROBE_SLOTS:]
+        k = cuda.get_kernel(rp.CU, s.kernel, options=s.options, defines=s.defines)
+        from cupy_backends.cuda.api import driver
+
+        limit = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, rp.THREADS, 0) * rp.THREADS // 32
+        assert 0 < peak.max() <= limit <= d.max_threads_per_sm // 32
+        with pytest.raises(ValueError, match="probe"):
+            rp.colnorm(x, setting=s, probe=cupy.zeros(10, cupy.int32))
