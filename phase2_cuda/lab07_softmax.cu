@@ -1,0 +1,691 @@
+// Softmax over the last axis of a row-major (rows, cols) matrix, the ladder of versions:
+//     y[r, j] = exp(x[r, j] - m_r) / sum_k exp(x[r, k] - m_r),    m_r = max_k x[r, k]
+// Subtracting the row max changes nothing mathematically and keeps exp() from overflowing (exp(89) is inf in fp32).
+//
+// The two numbers: the input must be read once and the output written once, 2 x itemsize x rows x cols bytes;
+// about 5 operations per element (max, subtract, exp, add, multiply). ~1 FLOP per byte in fp32 (2 in bf16) is far
+// below the ridge point (~14 FLOP/B on an H200): memory wins. 32768 x 4096 fp32 moves 1 GiB: ~0.245 ms at 4.4 TB/s.
+// Every version that reads the input more than once (or round-trips an intermediate through memory) pays for it in
+// time, unless the second read hits a cache; what separates the rest is how many bytes each SM keeps in flight.
+//
+// Conventions shared by every kernel here (and stated in the lab's docstring):
+//  * a row that is ALL -inf gives NaN (0/0), as in torch.softmax and NumPy; -inf elements in other rows give 0;
+//    +inf anywhere in a row gives NaN for that row (inf - inf);
+//  * arithmetic is fp32 whatever the storage: fp16 and bf16 are widened on load and rounded on store;
+//  * exp(x - m) is computed as 2^((x - m) * log2(e)): x - m first (exact when x is near m), then the scale. The
+//    fused form 2^(x * log2e - m * log2e) saves one instruction but rounds m * log2e: at |m| ~ 1e4 that is an
+//    error of ~1e-3 in the exponent, 0.06% in every output - larger than fp32's tolerance;
+//  * rows are indexed with 64-bit offsets (rows x cols may pass 2^31); a column index fits in an int.
+// fp16 and bf16 are handled as raw 16-bit patterns with explicit conversions (no cuda_fp16.h / cuda_bf16.h needed).
+
+#ifndef SM_THREADS        // threads per block of rungs 01, 02, 04 and 06 (a power of two: the shared-memory trees)
+#define SM_THREADS 256
+#endif
+#ifndef EPT               // rung 05: elements of the row each thread holds in registers (a multiple of 8)
+#define EPT 32
+#endif
+#ifndef WARP_ROWS         // rung 05, short rows: rows (= warps) per block
+#define WARP_ROWS 4
+#endif
+#ifndef BLOCK_MAX_THREADS // rung 05, long rows: the largest block; caps registers at 65536 / BLOCK_MAX_THREADS
+#define BLOCK_MAX_THREADS 1024
+#endif
+#ifndef SCALAR_BLOCK_MAX_THREADS  // the same for rows that take 4-byte / 2-byte loads (32 loads of their own address
+#define SCALAR_BLOCK_MAX_THREADS 512  // each need more registers than 8 vector loads: 1024 threads would spill)
+#endif
+#ifndef ONLINE_UNROLL     // rung 06: 16-byte loads issued back to back per thread before they are used
+#define ONLINE_UNROLL 4
+#endif
+#ifndef STREAM_HINTS      // rungs 05-06: 0 = plain; 1 = evict-first loads and stores (each byte is touched once);
+#define STREAM_HINTS 1    // 2 = as 1, and 16-byte loads skip L1 with a hint to fetch 256-byte L2 blocks (sm_80+)
+#endif
+
+#define LOG2E 1.4426950408889634f
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+// 2^x in one MUFU.EX2 instruction (ex2.approx.ftz: ~2 ulp, results below 2^-126 flush to 0). The library exp2f adds
+// denormal handling around the same instruction (4 extra FMULs and a compare per element in SASS); for softmax
+// outputs below 1e-38 are 0 to any tolerance, and the instructions matter: a 16-bit row carries 2 bytes per element,
+// so per-element work shows up in the time.
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float exp_shifted(float x, float m) { return fast_exp2((x - m) * LOG2E); }
+
+struct MaxOp {
+    static __device__ __forceinline__ float identity() { return neg_inf(); }
+    static __device__ __forceinline__ float apply(float a, float b) { return fmaxf(a, b); }
+};
+struct SumOp {
+    static __device__ __forceinline__ float identity() { return 0.0f; }
+    static __device__ __forceinline__ float apply(float a, float b) { return a + b; }
+};
+
+// Block-wide result in every thread through a shared-memory tree (sequential addressing, lab 06's rung 03):
+// log2(blockDim) rounds, a barrier after each. blockDim.x must be a power of two. `s` has blockDim.x slots.
+template <class Op>
+__device__ __forceinline__ float block_tree_allreduce(float v, float* s)
+{
+    const unsigned int tid = threadIdx.x;
+    s[tid] = v;
+    __syncthreads();
+    for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (tid < stride) s[tid] = Op::apply(s[tid], s[tid + stride]);
+        __syncthreads();
+    }
+    float r = s[0];
+    __syncthreads();   // everyone has read s[0] before the next reduction overwrites s
+    return r;
+}
+
+// Warp-wide result in every lane: butterfly of shuffles (SHFL.BFLY), no shared memory, no barrier.
+template <class Op>
+__device__ __forceinline__ float warp_allreduce(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+// Block-wide result in every thread with shuffles: one barrier. blockDim.x a multiple of 32. Each reduction of a
+// kernel gets its own 32-slot array `red`, so no second barrier is needed before the next one.
+template <class Op>
+__device__ __forceinline__ float block_allreduce(float v, float* red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = warp_allreduce<Op>(v);
+    if (nwarps == 1) return v;
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = (lane < nwarps) ? red[lane] : Op::identity();
+    return warp_allreduce<Op>(v);   // every warp reduces the warp results itself: the broadcast is free
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Online softmax statistics (Milakov & Gimelshein, "Online normalizer calculation for softmax", 2018).
+// A pair (m, d) stands for "d = sum of exp(x - m) over the values seen, m their max". Two pairs merge exactly:
+//     m = max(m1, m2),  d = d1 exp(m1 - m) + d2 exp(m2 - m)
+// so a row's max and sum come out of ONE read, in any order, split over any number of threads or blocks.
+// -inf needs care: (-inf, 0) is the empty pair, and exp(-inf - (-inf)) would be NaN, so a merge whose max is still
+// -inf keeps d = 0. A row that is all -inf ends as (-inf, 0), and the output exp(x - m) / d = NaN, as documented.
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void online_merge(float& m, float& d, float m2, float d2)
+{
+    const float mn = fmaxf(m, m2);
+    if (mn != neg_inf()) {
+        d = d * exp_shifted(m, mn) + d2 * exp_shifted(m2, mn);   // exp_shifted(-inf, finite) = 0
+        m = mn;
+    }
+}
+
+// Fold K values into (m, d): one max over the batch, then one rescale of d per batch (not per element).
+template <int K>
+__device__ __forceinline__ void online_fold(float& m, float& d, const float* v)
+{
+    float bm = v[0];
+#pragma unroll
+    for (int k = 1; k < K; ++k) bm = fmaxf(bm, v[k]);
+    const float mn = fmaxf(m, bm);
+    if (mn != neg_inf()) {
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) s += exp_shifted(v[k], mn);
+        d = d * exp_shifted(m, mn) + s;
+        m = mn;
+    }
+}
+
+__device__ __forceinline__ void warp_online_allreduce(float& m, float& d)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        float m2 = __shfl_xor_sync(0xffffffffu, m, off), d2 = __shfl_xor_sync(0xffffffffu, d, off);
+        online_merge(m, d, m2, d2);
+    }
+}
+
+__device__ __forceinline__ void block_online_allreduce(float& m, float& d, float* red_m, float* red_d)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    warp_online_allreduce(m, d);
+    if (nwarps == 1) return;
+    if (lane == 0) { red_m[warp] = m; red_d[warp] = d; }
+    __syncthreads();
+    m = (lane < nwarps) ? red_m[lane] : neg_inf();
+    d = (lane < nwarps) ? red_d[lane] : 0.0f;
+    warp_online_allreduce(m, d);
+}
+
+// =====================================================================================================================
+// softmax_01: three kernels (a row max, a row sum of exp, a normalization), fp32
+// Launch: each a block of SM_THREADS (256) threads per row, grid = rows; stats = 2 floats per row in memory.
+// Each kernel strides over its row with 4-byte loads (coalesced: consecutive threads, consecutive floats) and
+// reduces through a shared-memory tree (8 barriers).
+// Bytes: the input is read THREE times (the matrix is far larger than L2, so each read comes from HBM) and the output
+// written once: 4 x 4 x rows x cols bytes where 2 x 4 x rows x cols must move. Three launches.
+// Prediction: at best half of the useful bandwidth (4 streams where 2 suffice), less with the tree's barriers;
+// ~35-45% of the HBM ceiling at 32768 x 4096.
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_01a_row_max(const float* __restrict__ x, float* __restrict__ stats, long long rows, int cols)
+{
+    __shared__ float s[SM_THREADS];
+    const long long row = blockIdx.x;
+    const float* xr = x + row * cols;
+    float m = neg_inf();
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, xr[j]);
+    m = block_tree_allreduce<MaxOp>(m, s);
+    if (threadIdx.x == 0) stats[2 * row] = m;
+}
+
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_01b_row_sum_exp(const float* __restrict__ x, float* __restrict__ stats, long long rows, int cols)
+{
+    __shared__ float s[SM_THREADS];
+    const long long row = blockIdx.x;
+    const float* xr = x + row * cols;
+    const float m = stats[2 * row];
+    float d = 0.0f;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) d += exp_shifted(xr[j], m);
+    d = block_tree_allreduce<SumOp>(d, s);
+    if (threadIdx.x == 0) stats[2 * row + 1] = d;
+}
+
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_01c_normalize(const float* __restrict__ x, const float* __restrict__ stats, float* __restrict__ y,
+                      long long rows, int cols)
+{
+    const long long row = blockIdx.x;
+    const float* xr = x + row * cols;
+    float* yr = y + row * cols;
+    const float m = stats[2 * row], inv = 1.0f / stats[2 * row + 1];
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = exp_shifted(xr[j], m) * inv;
+}
+
+// =====================================================================================================================
+// softmax_02_fused_smem: one kernel, a block per row, the row staged in shared memory, fp32
+// Launch: SM_THREADS threads per row, grid = rows, dynamic shared memory = 4 x cols bytes (the wrapper raises the
+// kernel's limit above 48 KiB; on an H200 rows up to ~57k floats fit in 227 KiB).
+// What changed: fused. Pass 1 copies the row into shared memory while taking the max, pass 2 turns it into
+// exp(x - m) in place while summing, pass 3 writes exp * (1/sum). Global traffic: one read, one write - the minimum.
+// Each thread only touches its own slots of the staged row, so the staging needs no barrier; the two reductions are
+// the same shared-memory trees as 01 (8 barriers each).
+// Rows too long for shared memory stage in the OUTPUT row instead (global memory, same code; 2 more passes over y,
+// mostly from L2): still correct at any length, and slow, which is what the later rungs fix.
+// Prediction: ~2x over 01 (half the traffic, one launch); held back by 4-byte loads, the trees' barriers and
+// occupancy (16 KiB of shared memory per block at 4096 columns: 13 blocks per SM by shared memory, 8 by threads).
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+template <class Stage>
+__device__ __forceinline__ void fused_row(const float* __restrict__ xr, float* __restrict__ yr, Stage stage, int cols,
+                                          float* s)
+{
+    float m = neg_inf();
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+        float v = xr[j];
+        stage[j] = v;
+        m = fmaxf(m, v);
+    }
+    m = block_tree_allreduce<MaxOp>(m, s);
+    float d = 0.0f;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) {
+        float e = exp_shifted(stage[j], m);
+        stage[j] = e;
+        d += e;
+    }
+    d = block_tree_allreduce<SumOp>(d, s);
+    const float inv = 1.0f / d;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = stage[j] * inv;
+}
+
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_02_fused_smem(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols, int staged)
+{
+    extern __shared__ float row_smem[];
+    __shared__ float s[SM_THREADS];
+    const long long row = blockIdx.x;
+    const float* xr = x + row * cols;
+    float* yr = y + row * cols;
+    if (staged) fused_row(xr, yr, row_smem, cols, s);   // the compiler knows row_smem is shared: LDS/STS
+    else        fused_row(xr, yr, yr, cols, s);         // too long for shared memory: stage in y itself
+}
+
+// =====================================================================================================================
+// softmax_03_warp_per_row: a warp per row, shuffles only, fp32
+// Launch: blocks of 128 threads = 4 warps = 4 rows; grid = ceil(rows / 4).
+// What changed: no shared memory, no barrier at all - a row's reductions are 5 shuffles each. But the row is read
+// three times (max, sum, write): from L1 when the row is short, from L2 or HBM when it is long. 32 threads per row is
+// also few: a 16 KiB row takes 128 dependent-ish loads per lane.
+// Prediction: the best rung so far for short rows (hundreds of columns); at 4096 columns the re-reads mostly miss L1
+// (64 warps x 16 KiB per SM >> 256 KiB) and the rung lands near 01-02.
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(128)
+softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
+{
+    const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= rows) return;                 // whole warps leave; there is no block barrier to miss
+    const int lane = threadIdx.x & 31;
+    const float* xr = x + row * cols;
+    float* yr = y + row * cols;
+    float m = neg_inf();
+    for (int j = lane; j < cols; j += 32) m = fmaxf(m, xr[j]);
+    m = warp_allreduce<MaxOp>(m);
+    float d = 0.0f;
+    for (int j = lane; j < cols; j += 32) d += exp_shifted(xr[j], m);
+    d = warp_allreduce<SumOp>(d);
+    const float inv = 1.0f / d;
+    for (int j = lane; j < cols; j += 32) yr[j] = exp_shifted(xr[j], m) * inv;
+}
+
+// =====================================================================================================================
+// softmax_04_online: online softmax, a block per row, fp32
+// Launch: SM_THREADS threads per row, grid = rows.
+// What changed: the max and the sum come out of ONE pass (the (m, d) pairs above), merged across the block with
+// shuffles (one barrier); a second pass writes. Two reads instead of three, no shared-memory staging, any length.
+// Each thread folds ONLINE_UNROLL loads at a time, so the rescale exp(m_old - m_new) costs one exp per batch,
+// not per element (the paper's per-element form would double the exps).
+// Prediction: the second read of a row follows the first within microseconds; with ~8 rows of 16 KiB in flight per
+// SM (~17 MiB across the GPU, well inside the 60 MiB L2), it mostly hits L2, so HBM sees ~1 read + 1 write:
+// ~60-75% of the ceiling at 4096 columns, better than 02 (no tree barriers), below the single-read rung 05.
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_04_online(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
+{
+    __shared__ float red_m[32], red_d[32];
+    const long long row = blockIdx.x;
+    const float* xr = x + row * cols;
+    float* yr = y + row * cols;
+    float m = neg_inf(), d = 0.0f;
+    for (int j0 = threadIdx.x; j0 < cols; j0 += blockDim.x * ONLINE_UNROLL) {
+        float v[ONLINE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; ++u) {
+            int j = j0 + u * blockDim.x;
+            v[u] = (j < cols) ? xr[j] : neg_inf();
+        }
+        online_fold<ONLINE_UNROLL>(m, d, v);
+    }
+    block_online_allreduce(m, d, red_m, red_d);
+    const float inv = 1.0f / d;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = exp_shifted(xr[j], m) * inv;
+}
+
+// =====================================================================================================================
+// Storage types for rungs 05-06: fp32, fp16 and bf16 rows, widened to fp32 in registers.
+// A 16-byte load (uint4, LDG.E.128) carries 4 fp32 or 8 fp16/bf16 values.
+// =====================================================================================================================
+struct F32  { typedef float raw; enum { V = 4 }; };
+struct F16  { typedef unsigned short raw; enum { V = 8 }; };
+struct BF16 { typedef unsigned short raw; enum { V = 8 }; };
+
+__device__ __forceinline__ float h2f(unsigned short h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+__device__ __forceinline__ unsigned short f2h(float f)
+{
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+__device__ __forceinline__ float bf2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
+__device__ __forceinline__ unsigned short f2bf(float f)   // round to nearest even, NaN stays NaN
+{
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+
+// Two fp32 values -> one 32-bit word of two 16-bit values (lo in the low half). sm_80+ has one instruction for it
+// (F2FP.PACK_AB in SASS; PTX puts its FIRST source in the UPPER half); older GPUs convert one at a time.
+__device__ __forceinline__ unsigned int pack2(F16, float lo, float hi)
+{
+#if __CUDA_ARCH__ >= 800
+    unsigned int w;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+    return w;
+#else
+    return (unsigned int)f2h(lo) | ((unsigned int)f2h(hi) << 16);
+#endif
+}
+__device__ __forceinline__ unsigned int pack2(BF16, float lo, float hi)
+{
+#if __CUDA_ARCH__ >= 800
+    unsigned int w;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+    return w;
+#else
+    return (unsigned int)f2bf(lo) | ((unsigned int)f2bf(hi) << 16);
+#endif
+}
+
+__device__ __forceinline__ float widen(F32, float r) { return r; }
+__device__ __forceinline__ float widen(F16, unsigned short r) { return h2f(r); }
+__device__ __forceinline__ float widen(BF16, unsigned short r) { return bf2f(r); }
+__device__ __forceinline__ float narrow(F32, float f) { return f; }
+__device__ __forceinline__ unsigned short narrow(F16, float f) { return f2h(f); }
+__device__ __forceinline__ unsigned short narrow(BF16, float f) { return f2bf(f); }
+
+template <class R>
+__device__ __forceinline__ R ld_stream(const R* p)
+{
+#if STREAM_HINTS
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
+}
+__device__ __forceinline__ uint4 ld_stream(const uint4* p)
+{
+#if STREAM_HINTS == 2 && __CUDA_ARCH__ >= 800
+    uint4 u;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
+    return u;
+#elif STREAM_HINTS
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
+}
+template <class R>
+__device__ __forceinline__ void st_stream(R* p, R v)
+{
+#if STREAM_HINTS
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
+}
+
+// Load W consecutive values (W = T::V: one 16-byte vector; W = 1: one scalar) starting at p, widened into f[0..W).
+template <class T, int W>
+__device__ __forceinline__ void load_w(const typename T::raw* p, float* f)
+{
+    if constexpr (W == 1) {
+        f[0] = widen(T(), ld_stream(p));
+    } else {
+        const uint4 u = ld_stream(reinterpret_cast<const uint4*>(p));
+        const unsigned int w[4] = {u.x, u.y, u.z, u.w};
+        if constexpr (T::V == 4) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) f[k] = __uint_as_float(w[k]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                f[2 * k] = widen(T(), (typename T::raw)(w[k] & 0xffffu));
+                f[2 * k + 1] = widen(T(), (typename T::raw)(w[k] >> 16));
+            }
+        }
+    }
+}
+
+template <class T, int W>
+__device__ __forceinline__ void store_w(typename T::raw* p, const float* f)
+{
+    if constexpr (W == 1) {
+        st_stream(p, narrow(T(), f[0]));
+    } else {
+        unsigned int w[4];
+        if constexpr (T::V == 4) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) w[k] = __float_as_uint(f[k]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) w[k] = pack2(T(), f[2 * k], f[2 * k + 1]);
+        }
+        st_stream(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
+    }
+}
+
+// =====================================================================================================================
+// softmax_05: the row in registers, 16-byte loads, ONE read and ONE write (fp32, fp16, bf16)
+// Each thread holds EPT (32) values of its row in registers. Thread t's j-th load covers elements
+// (j * threads_per_row + t) * W ... + W - 1: each load instruction of a warp reads 32 consecutive 16-byte chunks
+// (512 B, coalesced), and all EPT / W loads are issued before the first use (bytes in flight).
+//   * short rows (cols <= 32 x EPT = 1024): a WARP per row (softmax_05_warp_rows_*), WARP_ROWS rows per block,
+//     reductions are 5 shuffles, no barrier;
+//   * long rows (cols <= BLOCK_MAX_THREADS x EPT = 32768): a BLOCK per row (softmax_05_block_row_*), as many
+//     threads as the row needs (a multiple of 32), two block reductions (one barrier each); rows that need the
+//     scalar path stop at SCALAR_BLOCK_MAX_THREADS x EPT = 16384 (their 32 separate addresses need more registers);
+//   * longer rows do not fit on chip: softmax_06.
+// What changed since 04: one read instead of two (the row never leaves the registers), 16-byte loads (4x fewer load
+// instructions for fp32, 8x for 16-bit types), all loads in flight at once, streaming (evict-first) hints.
+// Bytes in flight, the number that decides it: at 4096 fp32 columns a block is 128 threads holding 16 KiB; at 48
+// registers per thread (sm_90), 10 blocks fit per SM (65536 registers), so up to 160 KiB of loads can be in flight
+// per SM, several times what Little's law needs to keep HBM busy (~4.4 TB/s x ~1 us / 132 SMs ~ 33 KiB). A bf16 row
+// of 4096 is 8 KiB and its kernel needs 64 registers (raw and widened values overlap while converting): 8 blocks,
+// 64 KiB per SM - the thinnest margin of the three targets. At 32768 fp32 columns one 1024-thread block per SM holds
+// the whole 128 KiB row; while it reduces, the other SMs' loads keep HBM busy.
+// Instructions matter too for 16-bit rows (2 bytes per element, the same ~8 instructions per element as fp32), hence
+// the single-instruction exp (fast_exp2) and the packed conversions (pack2).
+// The alignment rule: the 16-byte path needs the row start on a 16-byte boundary (base aligned and cols x itemsize a
+// multiple of 16); otherwise the wrapper picks the *_scalar kernels (same code, W = 1, still coalesced).
+// Prediction: within ~10% of the HBM ceiling at 32768 x 4096 fp32 (1 GiB moved in ~0.26-0.27 ms), i.e. >= 1.2x
+// torch.compile; 16-bit rows carry half the bytes for the same instruction count, so bf16 lands further from the
+// ceiling (~75-85%) but ~2x torch.compile's measured 1722 GB/s.
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+template <class T, int W, bool BLOCK>
+__device__ __forceinline__ void row_in_registers(const typename T::raw* __restrict__ xr, typename T::raw* __restrict__ yr,
+                                                 int cols, int t, int nt, float* red_max, float* red_sum)
+{
+    static_assert(EPT % 8 == 0, "EPT must be a multiple of 8 (one 16-byte vector of a 16-bit type)");
+    constexpr int NL = EPT / W;
+    float v[EPT];
+#pragma unroll
+    for (int j = 0; j < NL; ++j) {
+        const int e = (j * nt + t) * W;
+        if (e < cols) {
+            load_w<T, W>(xr + e, v + j * W);
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; ++k) v[j * W + k] = neg_inf();   // padding: max ignores it, exp makes it 0
+        }
+    }
+    float m = v[0];
+#pragma unroll
+    for (int k = 1; k < EPT; ++k) m = fmaxf(m, v[k]);
+    m = BLOCK ? block_allreduce<MaxOp>(m, red_max) : warp_allreduce<MaxOp>(m);
+    float d = 0.0f;
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) {
+        v[k] = exp_shifted(v[k], m);
+        d += v[k];
+    }
+    d = BLOCK ? block_allreduce<SumOp>(d, red_sum) : warp_allreduce<SumOp>(d);
+    const float inv = 1.0f / d;
+#pragma unroll
+    for (int j = 0; j < NL; ++j) {
+        const int e = (j * nt + t) * W;
+        if (e < cols) {
+            float o[W];
+#pragma unroll
+            for (int k = 0; k < W; ++k) o[k] = v[j * W + k] * inv;
+            store_w<T, W>(yr + e, o);
+        }
+    }
+}
+
+template <class T, int W>
+__device__ __forceinline__ void warp_rows(const typename T::raw* __restrict__ x, typename T::raw* __restrict__ y,
+                                          long long rows, int cols)
+{
+    const long long row = (long long)blockIdx.x * WARP_ROWS + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    row_in_registers<T, W, false>(x + row * cols, y + row * cols, cols, threadIdx.x & 31, 32, nullptr, nullptr);
+}
+
+template <class T, int W>
+__device__ __forceinline__ void block_row(const typename T::raw* __restrict__ x, typename T::raw* __restrict__ y,
+                                          long long rows, int cols)
+{
+    __shared__ float red_max[32], red_sum[32];
+    const long long row = blockIdx.x;
+    row_in_registers<T, W, true>(x + row * cols, y + row * cols, cols, threadIdx.x, blockDim.x, red_max, red_sum);
+}
+
+#define U16 unsigned short
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_f32(const float* x, float* y, long long rows, int cols) { warp_rows<F32, 4>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_f32_scalar(const float* x, float* y, long long rows, int cols) { warp_rows<F32, 1>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_f16(const U16* x, U16* y, long long rows, int cols) { warp_rows<F16, 8>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_f16_scalar(const U16* x, U16* y, long long rows, int cols) { warp_rows<F16, 1>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_bf16(const U16* x, U16* y, long long rows, int cols) { warp_rows<BF16, 8>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
+softmax_05_warp_rows_bf16_scalar(const U16* x, U16* y, long long rows, int cols) { warp_rows<BF16, 1>(x, y, rows, cols); }
+
+extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
+softmax_05_block_row_f32(const float* x, float* y, long long rows, int cols) { block_row<F32, 4>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
+softmax_05_block_row_f32_scalar(const float* x, float* y, long long rows, int cols) { block_row<F32, 1>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
+softmax_05_block_row_f16(const U16* x, U16* y, long long rows, int cols) { block_row<F16, 8>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
+softmax_05_block_row_f16_scalar(const U16* x, U16* y, long long rows, int cols) { block_row<F16, 1>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
+softmax_05_block_row_bf16(const U16* x, U16* y, long long rows, int cols) { block_row<BF16, 8>(x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
+softmax_05_block_row_bf16_scalar(const U16* x, U16* y, long long rows, int cols) { block_row<BF16, 1>(x, y, rows, cols); }
+
+// =====================================================================================================================
+// softmax_06: online softmax for rows longer than fit on chip, a row split over several blocks (fp32, fp16, bf16)
+// Launch: grid = rows x chunks blocks of SM_THREADS threads (block b: row b / chunks, chunk b % chunks; `chunk`
+// columns each, a multiple of the vector width); two kernels:
+//   06a: each block folds its chunk into one (m, d) pair (16-byte loads, ONLINE_UNROLL in flight per thread), stored
+//        in `stats` (2 floats per block);
+//   06b: each block merges its row's pairs (exact: the merge rule above), then rereads its chunk and writes
+//        exp(x - m) / d.
+// Why split: a row of 262144 fp32 (1 MiB) fits in no SM, and a block per row would leave most SMs idle when rows are
+// few; chunks let rows x chunks blocks fill the GPU. Bytes: two reads and one write, 1.5x the minimum - unless the
+// whole matrix fits in L2 (up to ~40 MiB), where 06b's reread comes from L2.
+// Prediction: ~2/3 of the ceiling on matrices far larger than L2 (1.5x the bytes), close to 05's speed when the
+// matrix fits in L2; for 262144-column rows it is the only single-launch-pair design that fills the GPU.
+// measured: see results/h200/phase2_lab07_softmax.json
+// =====================================================================================================================
+template <class T, int W>
+__device__ __forceinline__ void online_stats(const typename T::raw* __restrict__ x, float* __restrict__ stats,
+                                             long long rows, int cols, int chunk, int chunks)
+{
+    __shared__ float red_m[32], red_d[32];
+    const long long b = blockIdx.x;
+    const long long row = b / chunks;
+    const int c0 = (int)(b - row * chunks) * chunk;
+    const int c1 = min(cols, c0 + chunk);
+    const typename T::raw* xr = x + row * cols;
+    float m = neg_inf(), d = 0.0f;
+    for (int e0 = c0 + threadIdx.x * W; e0 < c1; e0 += blockDim.x * W * ONLINE_UNROLL) {
+        float v[W * ONLINE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; ++u) {
+            const int e = e0 + u * blockDim.x * W;
+            if (e < c1) {
+                load_w<T, W>(xr + e, v + u * W);
+            } else {
+#pragma unroll
+                for (int k = 0; k < W; ++k) v[u * W + k] = neg_inf();
+            }
+        }
+        online_fold<W * ONLINE_UNROLL>(m, d, v);
+    }
+    block_online_allreduce(m, d, red_m, red_d);
+    if (threadIdx.x == 0) {
+        stats[2 * b] = m;
+        stats[2 * b + 1] = d;
+    }
+}
+
+template <class T, int W>
+__device__ __forceinline__ void online_normalize(const typename T::raw* __restrict__ x, typename T::raw* __restrict__ y,
+                                                 const float* __restrict__ stats, long long rows, int cols, int chunk,
+                                                 int chunks)
+{
+    __shared__ float red_m[32], red_d[32];
+    const long long b = blockIdx.x;
+    const long long row = b / chunks;
+    const int c0 = (int)(b - row * chunks) * chunk;
+    const int c1 = min(cols, c0 + chunk);
+    float m = neg_inf(), d = 0.0f;
+    for (int i = threadIdx.x; i < chunks; i += blockDim.x) {
+        online_merge(m, d, stats[2 * (row * chunks + i)], stats[2 * (row * chunks + i) + 1]);
+    }
+    block_online_allreduce(m, d, red_m, red_d);
+    const float inv = 1.0f / d;
+    const typename T::raw* xr = x + row * cols;
+    typename T::raw* yr = y + row * cols;
+    for (int e0 = c0 + threadIdx.x * W; e0 < c1; e0 += blockDim.x * W * ONLINE_UNROLL) {
+        float v[W * ONLINE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; ++u) {
+            const int e = e0 + u * blockDim.x * W;
+            if (e < c1) load_w<T, W>(xr + e, v + u * W);
+        }
+#pragma unroll
+        for (int u = 0; u < ONLINE_UNROLL; ++u) {
+            const int e = e0 + u * blockDim.x * W;
+            if (e < c1) {
+                float o[W];
+#pragma unroll
+                for (int k = 0; k < W; ++k) o[k] = exp_shifted(v[u * W + k], m) * inv;
+                store_w<T, W>(yr + e, o);
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_f32(const float* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<F32, 4>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_f32_scalar(const float* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<F32, 1>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_f16(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<F16, 8>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_f16_scalar(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<F16, 1>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_bf16(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<BF16, 8>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06a_online_stats_bf16_scalar(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
+{ online_stats<BF16, 1>(x, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_f32(const float* x, float* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<F32, 4>(x, y, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_f32_scalar(const float* x, float* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<F32, 1>(x, y, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_f16(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<F16, 8>(x, y, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_f16_scalar(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<F16, 1>(x, y, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_bf16(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<BF16, 8>(x, y, stats, rows, cols, chunk, chunks); }
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+softmax_06b_online_normalize_bf16_scalar(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
+    int chunks)
+{ online_normalize<BF16, 1>(x, y, stats, rows, cols, chunk, chunks); }
