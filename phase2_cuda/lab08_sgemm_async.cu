@@ -1,0 +1,281 @@
+// archs: sm_80 sm_90
+// SGEMM rung 10 (and the autotuned rung 11): C = alpha * A @ B + beta * C, fp32 on the CUDA cores, row-major, with
+// a cp.async multi-stage pipeline. cp.async (LDGSTS in SASS) copies global memory straight into shared memory
+// without passing through registers; it exists from sm_80 (Ampere) on, hence the `archs` line above.
+// Same argument list as every kernel of lab08_sgemm.cu: (M, N, K, alpha, A, B, beta, C, vec) with
+// vec = VEC_A | VEC_B | VEC_C as computed by the wrapper (here only VEC_B and VEC_C matter: A is copied 4 bytes at a
+// time, which any float array allows).
+//
+// Every tile parameter is a compile-time macro with a default good for an H200; the lab's autotuner (--tune)
+// compiles this file with other -D values from a declared space, times each on the GPU at hand, and records the
+// winner in results/<gpu>/phase2_lab08_sgemm_tuned.json, which rung 11 then uses.
+//   BM x BN   block tile of C            BK       k-depth of one pipeline stage
+//   WM x WN   warp tile                  TM x TN  thread tile (multiples of 4: read as float4 from shared memory)
+//   STAGES    shared-memory stages       MINB     blocks per SM promised to ptxas (__launch_bounds__)
+// Threads per block = (BM / WM) * (BN / WN) * 32.
+
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 32
+#endif
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef MINB
+#define MINB 2
+#endif
+
+#define NT ((BM / WM) * (BN / WN) * 32)      // threads per block
+#define APAD 4                               // As row padding (words): keeps LDS.128 aligned, spreads the banks
+#define AS_STRIDE (BM + APAD)
+#define A_STAGE (BK * AS_STRIDE)             // floats per stage of A (transposed: As[k][m])
+#define B_STAGE (BK * BN)                    // floats per stage of B (Bs[k][n])
+#define WSUB_M (WM / (TM / 4))               // rows between a thread's 4-row blocks
+#define WSUB_N (WN / (TN / 4))               // columns between a thread's 4-column blocks
+#define LN (WN / TN)                         // lanes along N in a warp (LM = WM / TM along M)
+#define A_COPIES (BM * BK / NT)              // 4-byte copies of A per thread per stage
+#define A_ROW_STEP (NT / BK)                 // rows between them
+#define B_COPIES (BK * BN / 4 / NT)          // 16-byte copies of B per thread per stage
+#define B_ROW_STEP (NT / (BN / 4))           // rows between them
+
+static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must cover the block tile");
+static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are read as float4");
+static_assert((WM / TM) * (WN / TN) == 32, "a warp tile must hold exactly 32 thread tiles");
+static_assert(BK % 8 == 0, "A copies walk 8 consecutive k per lane group");
+static_assert((NT / 32) % (BK / 8) == 0, "each thread keeps one k column of A in every stage");
+static_assert(A_COPIES >= 1 && A_COPIES * NT == BM * BK, "A stage must split evenly over the threads");
+static_assert(BN % 4 == 0 && NT % (BN / 4) == 0, "each thread keeps one float4 column of B");
+static_assert(B_COPIES >= 1 && B_COPIES * 4 * NT == BK * BN, "B stage must split evenly over the threads");
+static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+
+#define VEC_A 1
+#define VEC_B 2
+#define VEC_C 4
+
+// ---------------------------------------------------------------------------------------------------------------------
+// cp.async wrappers. src_bytes < the copy size zero-fills the rest of the destination: that is how tiles are padded
+// with zeros past the edges of A and B without a branch around the copy. With src_bytes == 0 nothing is read; the
+// source address is still clamped to the matrix base so it is never outside the allocation.
+// (Without __CUDA_ARCH__ - a host compiler - tests/test_sgemm.py supplies emulations of these four functions to run
+// the kernel on the CPU with adversarial timing; the GPU build never sees that.)
+// ---------------------------------------------------------------------------------------------------------------------
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int src_bytes)
+{
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int src_bytes)
+{
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    // .cg: cache in L2 only. Each block reads a B tile once; other blocks find it in L2, not in this SM's L1.
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N_PENDING>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N_PENDING) : "memory");
+}
+#endif
+
+// C(r, c .. c+3) = alpha * v + beta * C(r, c .. c+3), guarded; one 16-byte store when vec. beta == 0 never reads C.
+__device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int r, int c, float4 v, float alpha,
+                                       float beta, bool vec)
+{
+    if (r >= M) return;
+    float* p = C + (size_t)r * N + c;
+    if (vec) {
+        if (c < N) {
+            float4 o = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+            if (beta != 0.0f) {
+                const float4 old = *reinterpret_cast<const float4*>(p);
+                o.x = fmaf(beta, old.x, o.x);
+                o.y = fmaf(beta, old.y, o.y);
+                o.z = fmaf(beta, old.z, o.z);
+                o.w = fmaf(beta, old.w, o.w);
+            }
+            *reinterpret_cast<float4*>(p) = o;
+        }
+    } else {
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (c + j < N) p[j] = beta == 0.0f ? alpha * e[j] : fmaf(beta, p[j], alpha * e[j]);
+    }
+}
+
+// =====================================================================================================================
+// sgemm_10_cp_async
+// Launch: NT = 256 threads (8 warps of 64 x 32) per 128 x 128 block tile, grid (ceil(N/BN), ceil(M/BM)), dynamic
+// shared memory STAGES * BK * (BM + 4 + BN) * 4 bytes = 3 * 16 * 260 * 4 = 49,920 B (48.75 KiB; the wrapper raises
+// the 48 KiB default limit when a configuration needs more).
+// What changed since rung 09:
+//  * tiles go global -> shared with cp.async, no staging registers. Rung 09 held its prefetch in 8 registers, which
+//    capped it at 2 stages and at 128 registers; here STAGES - 1 tiles are in flight while one is computed, and a
+//    deeper K step (BK = 16) halves the barriers per FMA;
+//  * A is still transposed on the way in, now by 4-byte copies: lane groups of 8 copy 8 consecutive k of 4 rows
+//    (4 full 32-byte sectors per warp instruction) into As[k][m], whose padded rows (stride 132 = 4 mod 32 banks)
+//    put the 32 stores of a warp in 32 distinct banks. B is copied 16 bytes at a time (4-byte copies when N % 4 or
+//    B's alignment forbids);
+//  * zero-fill (src_bytes 0) pads the K tail and the M/N edges, so the compute loop has no bounds checks at all.
+// Pipeline (one barrier per k-tile): wait until tile kt has landed (cp.async.wait_group STAGES-2: at most the
+// STAGES-2 youngest groups still in flight), __syncthreads (everyone's copies of tile kt are visible AND everyone
+// has finished computing tile kt-1), issue the copies of tile kt+STAGES-1 into the stage tile kt-1 used, commit (an
+// empty group near the end keeps the count uniform), compute tile kt.
+// Tile intensity: 2*128*128*16 FLOP / ((128+128)*16*4 B) = 32 FLOP/B from L2; 4 FMAs per shared word; per k-step a
+// thread issues 4 LDS.128 and 64 FFMA: the FFMA share of the issue slots is 64/68 = 94% before loop overhead.
+// Registers: <= 128 (__launch_bounds__(NT, MINB = 2)), so 2 blocks = 16 warps per SM; shared 2 x 48.75 KiB of 228.
+// Prediction: +10-20% over rung 09, 40-47 TFLOP/s on an H200 at 4096^3 (cuBLAS SGEMM: ~45-51).
+// Measured: see results/h200/phase2_lab08_sgemm.json
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+                  float beta, float* __restrict__ C, int vec)
+{
+    extern __shared__ float4 dyn_smem[];
+    float* As = reinterpret_cast<float*>(dyn_smem);          // [STAGES][BK][AS_STRIDE]
+    float* Bs = As + STAGES * A_STAGE;                      // [STAGES][BK][BN]
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+    const int num_k_tiles = (K + BK - 1) / BK;
+
+    // A copies: this thread's k column inside a stage, and its first row (rows a_m0 + i * A_ROW_STEP).
+    const int a_k = (warp % (BK / 8)) * 8 + lane % 8;
+    const int a_m0 = (warp / (BK / 8)) * 4 + lane / 8;
+    const float* a_src = A + (size_t)(bm + a_m0) * K + a_k;  // walked along K by BK per tile
+    const size_t a_row_step = (size_t)A_ROW_STEP * K;
+    unsigned a_rows_ok = 0;                                  // bit i: row a_m0 + i * A_ROW_STEP is inside A
+#pragma unroll
+    for (int i = 0; i < A_COPIES; ++i)
+        if (bm + a_m0 + i * A_ROW_STEP < M) a_rows_ok |= 1u << i;
+
+    // B copies: this thread's float4 column, and its first row (rows b_k0 + i * B_ROW_STEP).
+    const int b_k0 = tid / (BN / 4), b_n = (tid % (BN / 4)) * 4;
+    const float* b_src = B + (size_t)b_k0 * N + bn + b_n;   // walked along K by BK rows per tile
+    const size_t b_row_step = (size_t)B_ROW_STEP * N;
+    const int b_cols_left = N - (bn + b_n);                 // > 0: how many of the 4 columns exist
+    const bool vb = vec & VEC_B;
+
+    // Interior blocks (every row of the A panel inside M) copy full k-tiles without any predicate: one address
+    // computation and one LDGSTS per copy. Only edge blocks and the last, partial k-tile take the guarded path.
+    const bool a_rows_all = bm + BM <= M;
+    auto load_tile = [&](int stage, int kt) {
+        float* as = As + stage * A_STAGE + a_k * AS_STRIDE + a_m0;
+        const float* a = a_src + (size_t)kt * BK;
+        if (a_rows_all && (kt + 1) * BK <= K) {
+#pragma unroll
+            for (int i = 0; i < A_COPIES; ++i) cp_async_4(as + i * A_ROW_STEP, a + i * a_row_step, 4);
+        } else {
+            const bool k_ok = kt * BK + a_k < K;
+#pragma unroll
+            for (int i = 0; i < A_COPIES; ++i) {
+                const bool ok = k_ok && ((a_rows_ok >> i) & 1u);
+                cp_async_4(as + i * A_ROW_STEP, ok ? a + i * a_row_step : A, ok ? 4 : 0);
+            }
+        }
+        float* bs = Bs + stage * B_STAGE + b_k0 * BN + b_n;
+        const float* b = b_src + (size_t)kt * BK * N;
+        const int ncols = b_cols_left < 4 ? (b_cols_left < 0 ? 0 : b_cols_left) : 4;
+#pragma unroll
+        for (int i = 0; i < B_COPIES; ++i) {
+            const int n = kt * BK + b_k0 + i * B_ROW_STEP < K ? ncols : 0;
+            const float* src = b + i * b_row_step;
+            float* dst = bs + i * B_ROW_STEP * BN;
+            if (vb) {
+                cp_async_16(dst, n > 0 ? src : B, n * 4);    // N % 4 == 0 here: n is 0 or 4
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) cp_async_4(dst + j, j < n ? src + j : B, j < n ? 4 : 0);
+            }
+        }
+    };
+
+    // Warp tile and thread tile (as in rungs 08-09).
+    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
+    const int a_off = wm + (lane / LN) * 4, b_off = wn + (lane % LN) * 4;
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    // Prologue: STAGES - 1 tiles in flight.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < num_k_tiles) load_tile(s, s);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < num_k_tiles; ++kt) {
+        cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
+        __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
+        const int next = kt + STAGES - 1;
+        if (next < num_k_tiles) load_tile(next % STAGES, next);
+        cp_async_commit();
+
+        const float* as = As + (kt % STAGES) * A_STAGE;
+        const float* bs = Bs + (kt % STAGES) * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            float a[TM], b[TN];
+#pragma unroll
+            for (int s = 0; s < TM / 4; ++s) {
+                const float4 v = *reinterpret_cast<const float4*>(as + kk * AS_STRIDE + a_off + s * WSUB_M);
+                a[4 * s + 0] = v.x; a[4 * s + 1] = v.y; a[4 * s + 2] = v.z; a[4 * s + 3] = v.w;
+            }
+#pragma unroll
+            for (int s = 0; s < TN / 4; ++s) {
+                const float4 v = *reinterpret_cast<const float4*>(bs + kk * BN + b_off + s * WSUB_N);
+                b[4 * s + 0] = v.x; b[4 * s + 1] = v.y; b[4 * s + 2] = v.z; b[4 * s + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+    }
+
+    const bool vc = vec & VEC_C;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = bm + a_off + (i / 4) * WSUB_M + (i % 4);
+#pragma unroll
+        for (int s = 0; s < TN / 4; ++s)
+            store4(C, M, N, row, bn + b_off + s * WSUB_N,
+                   make_float4(acc[i][4 * s], acc[i][4 * s + 1], acc[i][4 * s + 2], acc[i][4 * s + 3]), alpha, beta,
+                   vc);
+    }
+}
+
+// =====================================================================================================================
+// Rung 11: the same kernel, autotuned (no new source).
+// What changes: only the -D values above. `python -m phase2_cuda.lab08_sgemm --tune` compiles sgemm_10_cp_async for
+// every configuration of the declared space (TUNE_SPACE in lab08_sgemm.py: block tiles 64x64 .. 256x128, BK 8/16/32,
+// warp tiles 64x32 / 32x64 / 32x32, thread tiles 8x8 / 8x4 / 4x8, 2-4 stages, 1-4 blocks per SM), checks each
+// against cuBLAS at 4096^3 (and the fastest also on awkward shapes), times it, and records the fastest correct one
+// in results/<gpu>/phase2_lab08_sgemm_tuned.json.
+// Why it can pay: the best point trades things no formula weighs exactly - a bigger tile (128 x 256: 43 FLOP/B from
+// L2, 1 block of 16 warps per SM) against more blocks in flight (2 x 8 warps), deeper pipelines against shared memory,
+// the last partial wave of blocks (4096^2 / (128 x 128) = 1024 tiles on 132 SMs x 2 = 3.9 waves).
+// Prediction: within a few percent of rung 10 on an H200 (its defaults were chosen for it), more on other GPUs.
+// Measured: see results/h200/phase2_lab08_sgemm_tuned.json and results/h200/phase2_lab08_sgemm.json
+// =====================================================================================================================

@@ -1,0 +1,761 @@
+"""Lab 2.8 SGEMM ladder: compiler facts, the autotuner's space, validation, and the kernels themselves run on the CPU.
+
+CPU tier
+  * NVRTC facts: every rung compiles for its architectures with zero spills (resource figures printed), every
+    configuration of the autotuner's space compiles spill-free for sm_90, the float4 / LDS.128 / LDGSTS paths exist
+    where the headers say;
+  * an EMULATOR runs the real CUDA C source on the CPU: the .cu file is compiled with g++ against a small shim
+    (float4, threadIdx, __syncthreads, cp.async), one coroutine per CUDA thread. Between two barriers the threads of a
+    block run one after another, in forward or reverse order, which is the most hostile schedule for a missing
+    __syncthreads; cp.async copies land either at issue ("early") or only when the thread waits for their group
+    ("late"), which catches a wrong wait depth or a stage refilled too soon; dynamic shared memory starts as NaN;
+    A, B and C sit between NaN guard zones (a read past an edge poisons the result, a write past it is seen);
+    -fsanitize=alignment aborts on a misaligned float4. test_emulator_catches_pipeline_bugs shows that each of these
+    checks fails on a kernel with the matching bug;
+  * wrappers reject bad input before any launch; the Triton kernel in the interpreter, with alpha/beta;
+  * main(["--quick"]) without a GPU.
+GPU tier: alpha/beta with a real C, misaligned views (scalar fallbacks), bad input on the device, 64-bit offsets,
+the peers' error against float64 (no TF32).
+"""
+import ctypes
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from common import arrays, check, cuda, device
+from phase2_cuda import lab08_sgemm as sg
+
+gpu = pytest.mark.gpu
+CUDA_FNS = [sg.sgemm_01, sg.sgemm_02, sg.sgemm_03, sg.sgemm_04, sg.sgemm_05, sg.sgemm_06, sg.sgemm_07, sg.sgemm_08,
+            sg.sgemm_09, sg.sgemm_10, sg.sgemm_11]
+MAIN_KERNELS = [sg.RUNGS[i].kernel for i in range(1, 10)]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Compiler facts (NVRTC, no GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_rungs_01_09_compile_without_spills(arch, capsys):
+    rep = cuda.compile_report(sg.CU, arch)
+    with capsys.disabled():
+        print(f"\nlab08_sgemm.cu on {arch}: " + ", ".join(
+            f"{k[:8]} {rep[k].registers} regs {rep[k].smem_bytes} B smem" for k in MAIN_KERNELS))
+    for name in MAIN_KERNELS:
+        k = rep[name]
+        assert k.registers > 0 and k.spills == 0, f"{name} on {arch}: {k.registers} regs, {k.spills} B spilled"
+    # the kernels declared with __launch_bounds__(256, 2) must fit 2 blocks: <= 128 registers
+    for name in ("sgemm_08_warp_tiling", "sgemm_09_double_buffering"):
+        assert rep[name].registers <= 128
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_rung_10_default_compiles_without_spills(arch):
+    rep = cuda.compile_report(sg.CU_ASYNC, arch, defines=sg.ASYNC_DEFAULT.defines)
+    k = rep["sgemm_10_cp_async"]
+    assert k.spills == 0 and 0 < k.registers <= 128
+    assert cuda.claimed_archs(sg.CU_ASYNC) == ("sm_80", "sm_90")
+
+
+def test_sass_shows_each_rungs_change():
+    if not cuda.find_cuobjdump():
+        pytest.skip("no cuobjdump to disassemble with (it ships with the triton wheel)")
+    rep = cuda.compile_report(sg.CU, "sm_90")
+    census = {k: sg._executed_census(rep[k].sass) for k in MAIN_KERNELS}
+    assert census["sgemm_01_naive"].get("LDS.32", 0) + census["sgemm_01_naive"].get("LDS.128", 0) == 0
+    assert census["sgemm_03_smem_tiling"].get("BAR", 0) == 2
+    for k in MAIN_KERNELS[:5]:          # scalar global loads only before rung 06
+        assert census[k].get("LDG.128", 0) == 0, k
+    for k in MAIN_KERNELS[5:]:          # the float4 path exists from rung 06 on
+        assert census[k].get("LDG.128", 0) >= 2, k
+    for k in MAIN_KERNELS[5:]:          # 8 k-steps x (2 + 2) LDS.128 per k-tile, and 8 x 64 FFMA
+        assert census[k].get("LDS.128", 0) == 32, k
+        assert census[k].get("FFMA", 0) >= 512, k
+    r10 = cuda.compile_report(sg.CU_ASYNC, "sm_90", defines=sg.ASYNC_DEFAULT.defines)["sgemm_10_cp_async"]
+    c10 = sg._executed_census(r10.sass)
+    assert c10.get("LDGSTS", 0) > 0 and c10.get("LDS.128", 0) == 16 * 4 and c10.get("FFMA", 0) >= 16 * 64
+    assert c10.get("BAR", 0) == 1, "one barrier per k-tile"
+
+
+def _nvrtc_resources(path, arch, defines):
+    """ptxas figures without disassembling (a third of compile_report's time)."""
+    nv = cuda._nvrtc()
+    opts = list(cuda.BASE_OPTIONS) + [f"-arch={arch}", "--ptxas-options=-v"] + \
+        [f"-D{k}={v}" for k, v in sorted(defines.items())]
+    ok, log, _, _ = cuda._nvrtc_compile(nv, open(path).read(), os.path.basename(path), opts)
+    if not ok:
+        raise cuda.CompileError(log)
+    return cuda.parse_ptxas_log(log, arch)
+
+
+def test_tune_space_is_valid():
+    limit = device.arch_info("sm_90").smem_per_block_optin
+    assert len(set(sg.TUNE_SPACE)) == len(sg.TUNE_SPACE) >= 12
+    assert sg.ASYNC_DEFAULT in sg.TUNE_SPACE
+    for cfg in sg.TUNE_SPACE:
+        assert cfg.problems(limit) == [], cfg.short()
+
+
+# The extremes of the space for register pressure: the deepest k-tile, 512 threads, the most stages, the smallest
+# tiles. (All 16 compile spill-free for sm_90 - checked when the space was declared; 1.5 s each is too long for
+# every CPU run. --tune reports each configuration's spill bytes from the driver on the GPU.)
+SPILL_CHECKED = [sg.AsyncConfig(128, 128, 32, 64, 32, 8, 8, 3, 2), sg.AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1),
+                 sg.AsyncConfig(128, 128, 16, 64, 32, 8, 8, 4, 2), sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4)]
+
+
+@pytest.mark.parametrize("cfg", SPILL_CHECKED, ids=lambda c: c.short())
+def test_tune_space_extremes_compile_without_spills_on_sm90(cfg):
+    assert cfg in sg.TUNE_SPACE
+    k = _nvrtc_resources(sg.CU_ASYNC, "sm_90", cfg.defines)["sgemm_10_cp_async"]
+    cap = min(255, 65536 // (cfg.MINB * cfg.threads) // 8 * 8)
+    assert k.spills == 0 and 0 < k.registers <= cap, f"{cfg.short()}: {k.registers} regs, {k.spills} B spilled"
+
+
+def test_recorded_winners_compile_without_spills():
+    """Every tuning record shipped under results/ names a valid configuration that compiles spill-free."""
+    paths = [os.path.join(r, d, sg.TUNED + ".json") for r in [os.path.join(os.path.dirname(sg.HERE), "results")]
+             for d in (os.listdir(r) if os.path.isdir(r) else [])]
+    paths = [p for p in paths if os.path.exists(p)]
+    if not paths:
+        pytest.skip("no tuning record shipped yet (written by --tune on a GPU)")
+    for p in paths:
+        with open(p) as f:
+            cfg = sg.AsyncConfig(**json.load(f)["winner"])
+        assert cfg.problems() == []
+        k = _nvrtc_resources(sg.CU_ASYNC, "sm_90", cfg.defines)["sgemm_10_cp_async"]
+        assert k.spills == 0, f"{p}: winner {cfg.short()} spills"
+
+
+@pytest.mark.parametrize("cfg", [
+    sg.AsyncConfig(128, 128, 16, 64, 64, 8, 8, 3, 2),      # 64 thread tiles in a warp tile
+    sg.AsyncConfig(128, 128, 12, 64, 32, 8, 8, 3, 2),      # BK not a multiple of 8
+    sg.AsyncConfig(128, 128, 16, 64, 32, 8, 8, 1, 2),      # one stage is not a pipeline
+    sg.AsyncConfig(64, 32, 8, 32, 16, 4, 4, 3, 2),         # 128 threads, but an 8 x 32 B stage has 64 float4s
+], ids=lambda c: c.short())
+def test_config_problems_mirror_the_static_asserts(cfg):
+    assert cfg.problems(), f"{cfg.short()} should be rejected"
+    with pytest.raises(cuda.CompileError, match="static assertion"):
+        _nvrtc_resources(sg.CU_ASYNC, "sm_90", cfg.defines)
+    with pytest.raises(ValueError, match="tile configuration"):
+        sg.plan(cfg, 100, 100, 100)
+
+
+def test_occupancy_figures():
+    assert sg.occupancy("sm_90", 256, 128, 49920) == (2, "registers")
+    assert sg.occupancy("sm_90", 1024, 32, 8192)[0] == 2
+    assert sg.occupancy("sm_75", 1024, 32, 8192)[0] == 1
+    assert sg.occupancy("sm_90", 256, 64, 120 * 1024) == (1, "shared memory")
+
+
+def test_resource_table_shows_every_rung(capsys):
+    rows = sg.show_compile_reports("sm_90")
+    assert [r["rung"] for r in rows] == [v.name for v in sg.VARIANTS if v.impl == "cuda"]
+    assert all(r["spills"] == 0 and r["regs"] > 0 for r in rows)
+    assert all(r["blocks/SM"] >= 1 for r in rows)
+    rows75 = sg.resource_rows("sm_75")
+    assert sum("needs sm_80+" in r.get("note", "") for r in rows75) == 2
+    assert "LDGSTS" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Launch planning and validation (pure Python, before any launch)
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rung", list(range(1, 10)) + [sg.ASYNC_DEFAULT] + [c for c in sg.TUNE_SPACE[-4:]])
+@pytest.mark.parametrize("mnk", [(1, 1, 1), (1, 4097, 3), (127, 129, 131), (4097, 2, 5), (256, 256, 7)])
+def test_plan_covers_c_exactly_once(rung, mnk):
+    m, n, k = mnk
+    p = sg.plan(rung, m, n, k)
+    tm, tn = (rung.BM, rung.BN) if isinstance(rung, sg.AsyncConfig) else sg.RUNGS[rung].tile
+    gm, gn = (p.grid[0], p.grid[1]) if (not isinstance(rung, sg.AsyncConfig) and sg.RUNGS[rung].x_walks_m) \
+        else (p.grid[1], p.grid[0])
+    assert gm * tm >= m > (gm - 1) * tm and gn * tn >= n > (gn - 1) * tn
+    threads = p.block[0] * p.block[1] * p.block[2]
+    assert threads == (rung.threads if isinstance(rung, sg.AsyncConfig) else int(np.prod(sg.RUNGS[rung].threads)))
+
+
+def test_plan_rejects_grids_past_the_limits():
+    with pytest.raises(ValueError, match="gridDim.y"):
+        sg.plan(1, 10, 32 * 65535 + 1, 4)          # naive: N walks gridDim.y
+    sg.plan(1, 32 * 65535 + 1, 10, 4)              # ... and M walks gridDim.x, which is large
+    with pytest.raises(ValueError, match="gridDim.y"):
+        sg.plan(9, 128 * 65535 + 1, 10, 4)
+    with pytest.raises(ValueError, match="gridDim.y"):
+        sg.plan(sg.ASYNC_DEFAULT, 128 * 65535 + 1, 10, 4)
+
+
+def test_vec_flags_follow_alignment_and_pitch():
+    buf = np.zeros(4096 + 8, np.float32)
+    base = buf[(-buf.ctypes.data % 16) // 4:]              # a 16-byte aligned start
+    a = base[:64 * 8].reshape(64, 8)
+    assert sg.vec_flags(a, a, a, 8, 8) == sg.VEC_A | sg.VEC_B | sg.VEC_C
+    assert sg.vec_flags(a, a, a, 8, 6) == sg.VEC_B | sg.VEC_C          # K % 4 != 0: A rows not float4-aligned
+    assert sg.vec_flags(a, a, a, 6, 8) == sg.VEC_A                     # N % 4 != 0: B and C rows
+    off = base[1:1 + 64 * 8].reshape(64, 8)                             # a view one float in: misaligned
+    assert sg.vec_flags(off, a, off, 8, 8) == sg.VEC_B
+
+
+def test_cuda_wrappers_reject_host_arrays_before_launching():
+    a = np.ones((4, 4), np.float32)
+    for fn in CUDA_FNS:
+        with pytest.raises(TypeError, match=r"a: expected a GPU array.*cupy.asarray"):
+            fn(a, a)
+
+
+def test_triton_wrapper_rejects_bad_input():
+    if device.has_gpu():
+        pytest.skip("interpreter-only test (the GPU tier checks device arrays)")
+    a = np.ones((4, 5), np.float32)
+    b = np.ones((5, 3), np.float32)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        sg.sgemm_triton(a, a)
+    with pytest.raises(TypeError, match="dtype float64"):
+        sg.sgemm_triton(a.astype(np.float64), b.astype(np.float64))
+    with pytest.raises(TypeError, match="b: dtype float16"):
+        sg.sgemm_triton(a, b.astype(np.float16))
+    with pytest.raises(ValueError, match="2-D"):
+        sg.sgemm_triton(a.ravel(), b)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        sg.sgemm_triton(np.ones((5, 4), np.float32).T, b)
+    with pytest.raises(ValueError, match="beta != 0"):
+        sg.sgemm_triton(a, b, beta=1.0)
+    with pytest.raises(ValueError, match="out: expected shape"):
+        sg.sgemm_triton(a, b, out=np.empty((3, 4), np.float32))
+    big = np.ones((5, 5), np.float32)
+    with pytest.raises(ValueError, match="share memory"):
+        sg.sgemm_triton(big, big, out=big)
+    with pytest.raises(TypeError, match="alpha, beta"):
+        sg.sgemm_triton(a, b, alpha="two")
+
+
+def test_triton_in_interpreter_alpha_beta_and_edges():
+    if device.has_gpu():
+        pytest.skip("interpreter-only test")
+    rng = check.rng(3)
+    a = rng.standard_normal((37, 19)).astype(np.float32)
+    b = rng.standard_normal((19, 130)).astype(np.float32)
+    c0 = rng.standard_normal((37, 130)).astype(np.float32)
+    c = c0.copy()
+    sg.sgemm_triton(a, b, out=c, alpha=-1.5, beta=0.25)
+    ref = -1.5 * (a.astype(np.float64) @ b) + 0.25 * c0
+    check.assert_close(c, ref, tol=sg.tolerance((37, 130, 19), "float32"))
+    # beta = 0 never reads C: NaN in C must not survive
+    out = check.poison(np.empty((37, 130), np.float32))
+    check.assert_close(sg.sgemm_triton(a, b, out=out, alpha=2.0), 2.0 * (a.astype(np.float64) @ b), "float32")
+    # K = 0: C = beta * C;  M = 0: nothing to do
+    z = sg.sgemm_triton(np.empty((3, 0), np.float32), np.empty((0, 4), np.float32))
+    assert np.array_equal(z, np.zeros((3, 4), np.float32))
+    assert sg.sgemm_triton(np.empty((0, 3), np.float32), b[:3]).shape == (0, 130)
+
+
+def test_tuned_config_falls_back_on_a_bad_record(tmp_path, monkeypatch):
+    path = tmp_path / "rec.json"
+    monkeypatch.setattr(sg, "_tuned_path", lambda slug=None: str(path))
+    sg._tuned_config.cache_clear()
+    try:
+        assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT                 # no record
+        good = sg.AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1)
+        path.write_text(json.dumps({"gpu": "test", "winner": good.defines}))
+        sg._tuned_config.cache_clear()
+        cfg, src = sg.tuned_config("x")
+        assert cfg == good and "tuned on test" in src
+        path.write_text(json.dumps({"winner": dict(good.defines, WN=48)}))   # violates the kernel's asserts
+        sg._tuned_config.cache_clear()
+        with pytest.warns(UserWarning, match="invalid"):
+            assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
+        path.write_text("{not json")
+        sg._tuned_config.cache_clear()
+        with pytest.warns(UserWarning, match="unreadable"):
+            assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
+    finally:
+        sg._tuned_config.cache_clear()
+
+
+def test_cpu_main_runs_and_reports(capsys):
+    if device.has_gpu():
+        pytest.skip("the GPU run is exercised by the GPU tier")
+    assert sg.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "triton (ieee fp32)" in out and "ok (2 cases" in out
+    assert "cuda 10 cp.async pipeline" in out and "rung 11 would use" in out
+    assert "compiled, not run" in out and "LDGSTS" in out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The emulator: the CUDA C source, compiled by g++ and run on the CPU
+# ---------------------------------------------------------------------------------------------------------------------
+EMU_PRELUDE = r'''
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+#include <ucontext.h>
+using std::size_t;
+struct emu_uint3 { unsigned x, y, z; };
+static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
+struct alignas(16) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w)
+{
+    float4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v;
+}
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static
+void __syncthreads();
+void cp_async_4(float* dst, const float* src, int src_bytes);
+void cp_async_16(float* dst, const float* src, int src_bytes);
+void cp_async_commit();
+void emu_cp_async_wait(int n);
+template <int N> inline void cp_async_wait() { emu_cp_async_wait(N); }
+extern "C" { extern float4 dyn_smem[]; }
+#line 1 "kernel.cu"
+'''
+
+EMU_RUNTIME = r'''
+#line 1 "emulator"
+extern "C" { float4 dyn_smem[(1 << 20) / 16]; }
+namespace emu {
+struct Copy { float* dst; const float* src; int n; int size; };
+enum { READY, AT_BAR, DONE };
+struct Thr { ucontext_t ctx; std::vector<char> stack; int state; emu_uint3 tid;
+             std::vector<std::vector<Copy>> groups; std::vector<Copy> open; };
+static std::vector<Thr> thr;
+static ucontext_t sched;
+static int cur = -1, copy_mode = 0;
+static char errbuf[512];
+static bool failed = false;
+static const char* lo[2];
+static const char* hi[2];
+typedef void (*kfn)(int, int, int, float, const float*, const float*, float, float*, int);
+static kfn g_fn;
+static int gM, gN, gK, gvec;
+static float galpha, gbeta;
+static const float* gA;
+static const float* gB;
+static float* gC;
+static size_t smem_bytes;
+static void fail(const char* what, const void* p, long v) {
+    if (!failed) { snprintf(errbuf, sizeof errbuf, "%s (address %p, %ld)", what, p, v); failed = true; }
+}
+static void do_copy(const Copy& c) {
+    if (c.n > 0) {
+        const char* s = (const char*)c.src;
+        bool inside = false;
+        for (int i = 0; i < 2; ++i) inside |= s >= lo[i] && s + c.n <= hi[i];
+        if (!inside) { fail("cp.async reads outside A and B", c.src, c.n); return; }
+        memcpy(c.dst, c.src, c.n);
+    }
+    memset((char*)c.dst + c.n, 0, c.size - c.n);     // zero-fill, as the hardware does for src-size < cp-size
+}
+static void issue(float* dst, const float* src, int n, int size) {
+    if (n < 0 || n > size) fail("cp.async src-size out of range", src, n);
+    if (((uintptr_t)dst % size) || ((uintptr_t)src % size)) fail("cp.async address not aligned to its size", src, size);
+    const char* d = (const char*)dst;
+    if (d < (const char*)dyn_smem || d + size > (const char*)dyn_smem + smem_bytes)
+        fail("cp.async writes outside the dynamic shared memory", dst, size);
+    if (failed) return;
+    Copy c{dst, src, n, size};
+    if (copy_mode == 1) do_copy(c); else thr[cur].open.push_back(c);
+}
+static void entry() { g_fn(gM, gN, gK, galpha, gA, gB, gbeta, gC, gvec); thr[cur].state = DONE; }
+}  // namespace emu
+void __syncthreads() { emu::Thr& t = emu::thr[emu::cur]; t.state = emu::AT_BAR; swapcontext(&t.ctx, &emu::sched); }
+void cp_async_4(float* dst, const float* src, int n) { emu::issue(dst, src, n, 4); }
+void cp_async_16(float* dst, const float* src, int n) { emu::issue(dst, src, n, 16); }
+void cp_async_commit() { emu::Thr& t = emu::thr[emu::cur]; t.groups.push_back(t.open); t.open.clear(); }
+void emu_cp_async_wait(int n) {
+    emu::Thr& t = emu::thr[emu::cur];
+    while ((int)t.groups.size() > n) {
+        for (const emu::Copy& c : t.groups.front()) emu::do_copy(c);
+        t.groups.erase(t.groups.begin());
+    }
+}
+static emu::kfn lookup(const char* name) {
+@DISPATCH@
+    return nullptr;
+}
+// order: 0 = threads 0..n-1 between barriers, 1 = reverse, 2 = alternate per phase; copy_mode: 0 late, 1 early
+extern "C" const char* emu_launch(const char* name, int gx, int gy, int gz, int bx, int by, int bz, long smem,
+                                  int order, int copy_mode, int M, int N, int K, float alpha, const float* A,
+                                  long a_elems, const float* B, long b_elems, float beta, float* C, int vec)
+{
+    using namespace emu;
+    failed = false;
+    g_fn = lookup(name);
+    if (!g_fn) return "unknown kernel";
+    gM = M; gN = N; gK = K; galpha = alpha; gbeta = beta; gA = A; gB = B; gC = C; gvec = vec;
+    lo[0] = (const char*)A; hi[0] = lo[0] + 4 * a_elems;
+    lo[1] = (const char*)B; hi[1] = lo[1] + 4 * b_elems;
+    emu::copy_mode = copy_mode;
+    smem_bytes = (size_t)smem;
+    if (smem_bytes > sizeof(dyn_smem)) return "dynamic shared memory larger than the emulator's 1 MiB";
+    const int nt = bx * by * bz;
+    thr.resize(nt);
+    for (Thr& t : thr) if (t.stack.size() < (1u << 16)) t.stack.resize(1u << 16);
+    blockDim = {(unsigned)bx, (unsigned)by, (unsigned)bz};
+    gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
+    for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) {
+        blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
+        float* s = (float*)dyn_smem;
+        for (size_t i = 0; i < smem_bytes / 4; ++i) s[i] = std::nanf("");   // unwritten shared memory reads NaN
+        for (int i = 0; i < nt; ++i) {
+            Thr& t = thr[i];
+            t.state = READY; t.groups.clear(); t.open.clear();
+            t.tid = {(unsigned)(i % bx), (unsigned)((i / bx) % by), (unsigned)(i / (bx * by))};
+            getcontext(&t.ctx);
+            t.ctx.uc_stack.ss_sp = t.stack.data();
+            t.ctx.uc_stack.ss_size = t.stack.size();
+            t.ctx.uc_link = &sched;
+            makecontext(&t.ctx, (void (*)())entry, 0);
+        }
+        for (int phase = 0;; ++phase) {
+            const bool rev = order == 1 || (order == 2 && (phase & 1));
+            for (int j = 0; j < nt; ++j) {
+                const int i = rev ? nt - 1 - j : j;
+                if (thr[i].state == DONE) continue;
+                cur = i; threadIdx = thr[i].tid; thr[i].state = READY;
+                swapcontext(&sched, &thr[i].ctx);
+            }
+            int at_bar = 0, done = 0;
+            for (Thr& t : thr) { at_bar += t.state == AT_BAR; done += t.state == DONE; }
+            if (failed) return errbuf;
+            if (at_bar == 0) break;
+            if (done) return "barrier divergence: threads exited while others wait at __syncthreads";
+        }
+    }
+    return failed ? errbuf : nullptr;
+}
+'''
+
+GUARD = 4096                     # floats of NaN on each side of every matrix
+_BUILD_DIR = os.path.join(tempfile.gettempdir(), f"sgemm_emu_{os.getuid()}")
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++ (not installed)")
+
+
+def _build(path: str, defines: dict | None = None, source: str | None = None) -> str:
+    """Compile a .cu file for the emulator; returns the shared library's path (cached by content)."""
+    src = (source if source is not None else open(path).read()).replace("extern __shared__", "extern")
+    names = cuda.kernel_names(path)
+    dispatch = "\n".join(f'    if (!strcmp(name, "{n}")) return {n};' for n in names)
+    full = EMU_PRELUDE + src + EMU_RUNTIME.replace("@DISPATCH@", dispatch)
+    opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
+    key = hashlib.sha1((full + " ".join(opts)).encode()).hexdigest()[:20]
+    os.makedirs(_BUILD_DIR, exist_ok=True)
+    so = os.path.join(_BUILD_DIR, f"emu_{key}.so")
+    if not os.path.exists(so):
+        cpp = so[:-3] + ".cpp"
+        with open(cpp, "w") as f:
+            f.write(full)
+        cmd = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-fsanitize=alignment",
+               "-fno-sanitize-recover=all", "-w", *opts, "-o", so + ".tmp", cpp]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"g++ failed on {os.path.basename(path)}:\n{r.stderr[-3000:]}"
+        os.replace(so + ".tmp", so)
+    return so
+
+
+def _guarded(shape, rng, offset: int = 0):
+    """(buffer, view): the view holds standard-normal values, NaN guard zones on both sides, `offset` floats in."""
+    n = int(np.prod(shape))
+    buf = np.full(n + 2 * GUARD + offset, np.nan, np.float32)
+    view = buf[GUARD + offset: GUARD + offset + n].reshape(shape)
+    view[...] = rng.standard_normal(shape)
+    return buf, view
+
+
+def _emulate_cases(so: str, cases: list) -> list[str]:
+    """Run every case in a forked child (a crash or a sanitizer abort fails the test, not pytest).
+
+    A case: (launch, M, N, K, alpha, beta, A, B, C, C_buffer, vec, order, copy_mode, reference). Returns failures."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                          # child: run, compare, report
+        os.close(r)
+        try:
+            lib = ctypes.CDLL(so)
+            f = lib.emu_launch
+            f.restype = ctypes.c_char_p
+            f.argtypes = [ctypes.c_char_p] + [ctypes.c_int] * 6 + [ctypes.c_long, ctypes.c_int, ctypes.c_int] + \
+                [ctypes.c_int] * 3 + [ctypes.c_float, ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p, ctypes.c_long,
+                                      ctypes.c_float, ctypes.c_void_p, ctypes.c_int]
+            fails = []
+            for (p, m, n, k, alpha, beta, a, b, c, cbuf, vec, order, mode, ref) in cases:
+                tag = f"{p.kernel} {m}x{n}x{k} alpha={alpha} beta={beta} vec={vec} order={order} " \
+                      f"copies={'early' if mode else 'late'}"
+                err = f(p.kernel.encode(), *p.grid, *p.block, p.smem, order, mode, m, n, k, alpha, a.ctypes.data,
+                        a.size, b.ctypes.data, b.size, beta, c.ctypes.data, vec)
+                if err:
+                    fails.append(f"{tag}: {err.decode()}")
+                    continue
+                lo, hi = c.ctypes.data - cbuf.ctypes.data, c.ctypes.data - cbuf.ctypes.data + c.nbytes
+                guards = np.concatenate([cbuf[:lo // 4], cbuf[hi // 4:]])
+                if not np.isnan(guards).all():
+                    fails.append(f"{tag}: wrote outside C")
+                    continue
+                res = check.compare(c, ref, "float32", sg.tolerance((m, n, k), "float32"))
+                if not res.ok:
+                    fails.append(f"{tag}: {res.message}")
+            data = pickle.dumps(fails)
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            data = pickle.dumps([f"emulator raised {type(e).__name__}: {e}"])
+        with os.fdopen(w, "wb") as fw:
+            fw.write(data)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as fr:
+        data = fr.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        return [f"emulator process died (wait status {status}): a crash, or -fsanitize=alignment found a misaligned "
+                "16-byte access (its message is on stderr)"]
+    return pickle.loads(data)
+
+
+# Small shapes cover every edge (1, primes, tails of M, N and K, N or K % 4 != 0, K < one k-tile); BIG has interior
+# blocks, full k-tiles and 16-byte rows, so the vector and unpredicated paths run too.
+EMU_SHAPES = [(1, 1, 1), (5, 7, 3), (127, 129, 131), (3, 257, 17), (300, 200, 4), (1, 4097, 3), (129, 8, 33)]
+BIG = (260, 264, 136)
+
+
+def _cases(rung, shapes, rng, *, offsets=(0, 1), schedules=((2, 0), (1, 1)), big=True):
+    """Each shape with aligned and offset views, beta = 0 (NaN in C) and alpha/beta with a real C, cycling through
+    the schedules; BIG once, aligned, for each schedule."""
+    out = []
+    combos = [(off, ab) for off in offsets for ab in ((1.0, 0.0), (-0.75, 0.5))]
+    todo = [(s, off, ab, schedules[i % len(schedules)]) for s in shapes for i, (off, ab) in enumerate(combos)]
+    if big:
+        todo += [(BIG, 0, ((1.0, 0.0), (-0.75, 0.5))[i % 2], sch) for i, sch in enumerate(schedules)]
+    for (m, n, k), off, (alpha, beta), (order, mode) in todo:
+        _, a = _guarded((m, k), rng, off)
+        _, b = _guarded((k, n), rng, off)
+        cbuf, c = _guarded((m, n), rng, off)
+        ref = alpha * (a.astype(np.float64) @ b.astype(np.float64)) + (beta * c.astype(np.float64) if beta else 0.0)
+        if beta == 0.0:
+            c[...] = np.nan                       # beta = 0 must never read C
+        out.append((sg.plan(rung, m, n, k), m, n, k, alpha, beta, a, b, c, cbuf, sg.vec_flags(a, b, c, n, k), order,
+                    mode, ref))
+    return out
+
+
+@needs_gxx
+@pytest.mark.parametrize("rung", range(1, 10), ids=lambda r: sg.RUNGS[r].kernel)
+def test_emulated_rungs_01_09_match_reference(rung):
+    so = _build(sg.CU)
+    shapes = EMU_SHAPES if rung > 3 else EMU_SHAPES[:5]         # 1024-thread blocks are slow to emulate
+    fails = _emulate_cases(so, _cases(rung, shapes, check.rng(100 + rung), big=rung >= 4))
+    assert not fails, f"{len(fails)} failures, first: {fails[:3]}"
+
+
+EMU_CONFIGS = [sg.ASYNC_DEFAULT, sg.AsyncConfig(128, 256, 8, 64, 32, 8, 8, 3, 1),
+               sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4), sg.AsyncConfig(256, 128, 16, 32, 64, 8, 8, 3, 1)]
+
+
+@needs_gxx
+@pytest.mark.parametrize("cfg", EMU_CONFIGS, ids=lambda c: c.short())
+def test_emulated_cp_async_configs_match_reference(cfg):
+    assert cfg in sg.TUNE_SPACE
+    so = _build(sg.CU_ASYNC, cfg.defines)
+    default = cfg == sg.ASYNC_DEFAULT
+    schedules = ((2, 0), (1, 1), (0, 0), (0, 1)) if default else ((2, 0), (1, 1))
+    fails = _emulate_cases(so, _cases(cfg, EMU_SHAPES if default else EMU_SHAPES[:5], check.rng(7),
+                                      schedules=schedules))
+    assert not fails, f"{len(fails)} failures, first: {fails[:3]}"
+
+
+def _mutant(text: str, old: str, new: str) -> str:
+    assert old in text, f"mutation anchor not found: {old[:60]!r}"
+    return text.replace(old, new, 1)
+
+
+@needs_gxx
+def test_emulator_catches_pipeline_bugs():
+    """Each check of the emulator must be able to fail: one mutant per bug class, each must be caught."""
+    src = open(sg.CU_ASYNC).read()
+    pipeline = """        cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
+        __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
+        const int next = kt + STAGES - 1;
+        if (next < num_k_tiles) load_tile(next % STAGES, next);
+        cp_async_commit();
+"""
+    early_refill = """        cp_async_wait<STAGES - 2>();
+        const int next = kt + STAGES - 1;
+        if (next < num_k_tiles) load_tile(next % STAGES, next);
+        cp_async_commit();
+        __syncthreads();
+"""
+    mutants = {
+        "wait one group too shallow (needs late copies)": _mutant(
+            src, "cp_async_wait<STAGES - 2>();", "cp_async_wait<STAGES - 1>();"),
+        "refill issued before the barrier (needs early copies)": _mutant(src, pipeline, early_refill),
+        "no barrier (needs serialized threads)": _mutant(
+            src, "        __syncthreads();                 // ... and everyone's", "        //"),
+        "no zero-fill in the K tail (needs NaN shared memory)": _mutant(
+            src, "cp_async_4(as + i * A_ROW_STEP, ok ? a + i * a_row_step : A, ok ? 4 : 0);",
+            "if (ok) cp_async_4(as + i * A_ROW_STEP, a + i * a_row_step, 4);"),
+        "16-byte copies of B without checking VEC_B (needs the alignment check)": _mutant(
+            src, "const bool vb = vec & VEC_B;", "const bool vb = true;"),
+        "an A row past M is read (needs the bounds check on copies)": _mutant(
+            src, "if (bm + a_m0 + i * A_ROW_STEP < M) a_rows_ok |= 1u << i;", "a_rows_ok |= 1u << i;"),
+    }
+    rng = check.rng(5)
+    missed = []
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:   # g++ runs in parallel
+        libs = dict(zip(mutants, pool.map(lambda t: _build(sg.CU_ASYNC, sg.ASYNC_DEFAULT.defines, source=t),
+                                          mutants.values())))
+    for what, so in libs.items():
+        # K = 100: 7 k-tiles, more than STAGES, so stages are refilled while others are read
+        cases = _cases(sg.ASYNC_DEFAULT, [(5, 7, 3), (150, 130, 100)], rng, schedules=((0, 0), (0, 1)), big=False)
+        if not _emulate_cases(so, cases):
+            missed.append(what)
+    assert not missed, f"the emulator let these bugs through: {missed}"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+ALL_FNS = CUDA_FNS + [sg.sgemm_triton]
+
+
+def _available(fn) -> bool:
+    if fn in (sg.sgemm_10, sg.sgemm_11):
+        return sg._async_available()[0]
+    return True
+
+
+def _dev(shape, seed, offset=0):
+    """A CuPy float32 matrix of standard-normal values, optionally `offset` floats into a larger buffer."""
+    import cupy
+
+    n = int(np.prod(shape))
+    buf = cupy.asarray(check.rng(seed).standard_normal(n + offset), dtype=cupy.float32)
+    return buf[offset:].reshape(shape)
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mnk", [(127, 129, 131), (1, 4097, 3), (300, 200, 4), (513, 64, 1000)])
+def test_alpha_beta_with_a_real_c(fn, mnk):
+    if not _available(fn):
+        pytest.skip("needs sm_80+")
+    m, n, k = mnk
+    a, b, c = _dev((m, k), 1), _dev((k, n), 2), _dev((m, n), 3)
+    c0 = arrays.to_numpy(c).astype(np.float64)
+    want = 1.25 * (arrays.to_numpy(a).astype(np.float64) @ arrays.to_numpy(b)) - 0.5 * c0
+    fn(a, b, out=c, alpha=1.25, beta=-0.5)
+    check.assert_close(c, want, tol=sg.tolerance(mnk, "float32"), what=fn.__name__)
+    # alpha = 0, beta = 1 leaves C as it was (and still reads it)
+    c2 = c.copy()
+    fn(a, b, out=c2, alpha=0.0, beta=1.0)
+    check.assert_close(c2, arrays.to_numpy(c).astype(np.float64), what=fn.__name__)
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_misaligned_views_take_the_scalar_path(fn, offset):
+    if not _available(fn):
+        pytest.skip("needs sm_80+")
+    m, n, k = 130, 132, 68                    # N and K multiples of 4: only the offset breaks 16-byte alignment
+    a, b = _dev((m, k), 4, offset), _dev((k, n), 5, offset)
+    out = check.poisoned((m, n + 1), "float32", a)[:, 1:]          # not contiguous: rejected
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(a, b, out=out)
+    out = _dev((m, n), 6, offset)
+    out.fill(float("nan"))
+    assert sg.vec_flags(a, b, out, n, k) == 0
+    fn(a, b, out=out)
+    want = arrays.to_numpy(a).astype(np.float64) @ arrays.to_numpy(b)
+    check.assert_close(out, want, tol=sg.tolerance((m, n, k), "float32"), what=fn.__name__)
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+def test_bad_input_on_gpu(fn):
+    import cupy
+    import torch
+
+    if not _available(fn):
+        pytest.skip("needs sm_80+")
+    a, b = _dev((8, 5), 1), _dev((5, 6), 2)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        fn(a, a)
+    with pytest.raises(TypeError, match="dtype float64"):
+        fn(a.astype(cupy.float64), b.astype(cupy.float64))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(_dev((5, 8), 3).T, b)
+    with pytest.raises(ValueError, match="beta != 0"):
+        fn(a, b, beta=2.0)
+    sq = _dev((6, 6), 4)
+    with pytest.raises(ValueError, match="share memory"):
+        fn(sq, sq, out=sq)
+    if fn is not sg.sgemm_triton:
+        with pytest.raises(TypeError, match="from_dlpack"):
+            fn(torch.from_dlpack(a), torch.from_dlpack(b))
+    assert fn(cupy.empty((0, 5), cupy.float32), b).shape == (0, 6)
+    z = fn(cupy.empty((3, 0), cupy.float32), cupy.empty((0, 4), cupy.float32))
+    assert float(cupy.abs(z).max()) == 0.0                     # K = 0: C = alpha * 0
+
+
+@gpu
+@pytest.mark.parametrize("fn", [sg.sgemm_03, sg.sgemm_06, sg.sgemm_09, sg.sgemm_10, sg.sgemm_11, sg.sgemm_triton],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_offsets_past_2_to_the_31(fn, side):
+    """64-bit offsets: A with M x K > 2^31 elements (row * K wraps in 32 bits), or B with K x N > 2^31."""
+    import cupy
+
+    if not _available(fn):
+        pytest.skip("needs sm_80+")
+    big, small, k = (65600, 8, 32768) if side == "A" else (8, 65600, 32768)
+    need = 4 * (big * k + k * small + big * small) + 2**30
+    if cupy.cuda.runtime.memGetInfo()[0] < need:
+        pytest.skip(f"needs {need / 2**30:.0f} GiB free")
+    cupy.random.seed(3)
+    if side == "A":
+        a = cupy.random.standard_normal((big, k), dtype=cupy.float32)
+        b = cupy.random.standard_normal((k, small), dtype=cupy.float32)
+    else:
+        a = cupy.random.standard_normal((small, k), dtype=cupy.float32)
+        b = cupy.random.standard_normal((k, big), dtype=cupy.float32)
+    out = fn(a, b)
+    cupy.cuda.Device().synchronize()
+    if side == "A":   # the last rows are where row * K passes 2^31
+        rows = np.r_[0, big - 64:big]
+        want = cupy.asnumpy(a[cupy.asarray(rows)]).astype(np.float64) @ cupy.asnumpy(b).astype(np.float64)
+        got = cupy.asnumpy(out[cupy.asarray(rows)])
+    else:             # the last columns: k * N passes 2^31 for the late k
+        cols = np.r_[0, big - 64:big]
+        want = cupy.asnumpy(a).astype(np.float64) @ cupy.asnumpy(b[:, cupy.asarray(cols)]).astype(np.float64)
+        got = cupy.asnumpy(out[:, cupy.asarray(cols)])
+    del a, b, out
+    cupy.get_default_memory_pool().free_all_blocks()
+    check.assert_close(got, want, tol=sg.tolerance((1, 1, k), "float32"), what=f"{fn.__name__} {side}")
+
+
+@gpu
+def test_peers_compute_true_fp32():
+    rows = sg.peer_precision(512)
+    peers = {r["variant"]: r for r in rows}
+    for name in ("cuBLAS (cupy)", "torch.matmul"):
+        assert peers[name]["rel_err_vs_fp64"] < 1e-5, f"{name} is not fp32 (TF32?): {peers[name]}"
+    assert "TF32" not in sg._cupy_compute_type().upper()
+
+
+@gpu
+def test_rung_11_uses_the_recorded_configuration():
+    cfg, src = sg.tuned_config()
+    assert cfg.problems() == []
+    if os.path.exists(sg._tuned_path()):
+        assert "tuned on" in src
+    else:
+        assert cfg == sg.ASYNC_DEFAULT
