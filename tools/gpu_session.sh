@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
-# One call on a GPU machine: environment facts, the whole test suite (CPU and GPU tiers), then the benchmarks of the
-# labs named in $LABS (module paths), everything logged and packed under $OUT (or ./gpu-out).
-#   LABS="phase1_architecture.lab02_vector_add" COURSE_COMMIT=abc123 bash tools/gpu_session.sh
+# One call on a GPU machine: environment facts, optionally the test suite, then the labs named in $LABS, each as
+# `python -m <lab> $LAB_ARGS`, all within a deadline; results and logs packed under $OUT (default ./gpu-out).
+#
+#   COURSE_COMMIT=abc123 TESTS=1 LABS="phase1_architecture.lab02_vector_add phase2_cuda.lab08_sgemm:--tune" \
+#       DEADLINE=540 bash tools/gpu_session.sh
+#
+# A lab may carry its own arguments after a colon (commas for spaces): "phase2_cuda.lab08_sgemm:--tune".
+# PRE is an optional command run first (e.g. recording a fixture). Each step gets what is left of DEADLINE seconds;
+# a step that cannot start with 30 s left is skipped and named in $OUT/skipped.txt, so the next call can resume.
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHON=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+DEADLINE=${DEADLINE:-540}
+T0=$(date +%s)
 log=$OUT/session.log
+: > "$OUT/skipped.txt"
+left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
+pack() { tar czf "$OUT/results.tgz" results/ $(ls tests/data/*.json 2>/dev/null) 2>/dev/null; }
+step() {  # step NAME CMD...
+  local name=$1; shift
+  local l; l=$(left)
+  if [ "$l" -lt 30 ]; then echo "$name" >> "$OUT/skipped.txt"; echo "== SKIP $name (deadline)" | tee -a "$log"; return; fi
+  echo "== $name (${l}s left)" | tee -a "$log"
+  local t=$(date +%s)
+  timeout "$l" "$@" > "$OUT/step.log" 2>&1
+  local rc=$?
+  cat "$OUT/step.log" >> "$log"
+  tail -n "${TAIL:-25}" "$OUT/step.log"
+  echo "== $name: exit $rc in $(( $(date +%s) - t ))s" | tee -a "$log"
+  [ $rc = 0 ] || status=1
+  pack
+}
+status=0
 {
   echo "== $(date -u +%FT%TZ) commit ${COURSE_COMMIT:-?}"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
-  $PYTHON -c "import sys, cupy, torch, triton, numpy; print(sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
+  $PY -c "import sys, cupy, torch, triton, numpy; print(sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
 } 2>&1 | tee "$log"
-status=0
-if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  echo "== pytest ${PYTEST_ARGS:-}" | tee -a "$log"
-  $PYTHON -m pytest -q -x --junitxml="$OUT/junit.xml" ${PYTEST_ARGS:-} 2>&1 | tail -n 60 | tee -a "$log"
-  status=${PIPESTATUS[0]}
+[ -n "${PRE:-}" ] && step "pre" bash -c "$PRE"
+if [ "${TESTS:-0}" = 1 ]; then
+  TAIL=40 step "pytest" $PY -m pytest -q -p no:cacheprovider -n "${WORKERS:-8}" --dist loadfile \
+    --junitxml="$OUT/junit.xml" -o addopts="" -rfE ${PYTEST_ARGS:-}
 fi
-for lab in ${LABS:-}; do
-  echo "== $lab ${LAB_ARGS:-}" | tee -a "$log"
-  timeout "${LAB_TIMEOUT:-900}" $PYTHON -m "$lab" ${LAB_ARGS:-} 2>&1 | tee -a "$log" | tail -n 80
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+for item in ${LABS:-}; do
+  lab=${item%%:*}; args=""
+  [ "$item" != "$lab" ] && args=$(echo "${item#*:}" | tr ',' ' ')
+  step "$lab $args" $PY -m "$lab" $args
 done
-tar czf "$OUT/results.tgz" results/ $(ls tests/data/*.json 2>/dev/null) 2>/dev/null
-echo "== exit $status" | tee -a "$log"
+echo "== exit $status after $(( $(date +%s) - T0 ))s; skipped: $(tr '\n' ' ' < "$OUT/skipped.txt")" | tee -a "$log"
+rm -f "$OUT/step.log"
+pack
 exit $status
