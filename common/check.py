@@ -73,7 +73,8 @@ def compare(out, ref, dtype: str = "float32", tol: Tol | None = None) -> Compari
     bad_nonfinite = ~np.isfinite(of)
     err = np.where(bad_nonfinite, np.inf, err)
     scale = float(np.mean(np.abs(rf))) if rf.size else 0.0
-    elem_bad = err > tol.elem * (np.abs(rf) + scale)
+    # an all-zero reference has no scale to be relative to: only the norm test below (then absolute) applies
+    elem_bad = err > tol.elem * (np.abs(rf) + scale) if scale > 0 else np.zeros(err.shape, bool)
     ref_norm = float(np.linalg.norm(rf))
     diff_norm = float(np.linalg.norm(np.where(bad_nonfinite, 0.0, of - rf)))
     rel = diff_norm / ref_norm if ref_norm > 0 else diff_norm

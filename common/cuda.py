@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import itertools
 import os
 import re
 import shutil
@@ -235,6 +236,9 @@ def _nvrtc_compile(nvrtc, src: str, name: str, opts: list[str]):
         nvrtc.destroyProgram(prog)
 
 
+_NONCE = itertools.count()
+
+
 @functools.lru_cache(maxsize=None)
 def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> CompileReport:
     nvrtc = _nvrtc()
@@ -242,6 +246,9 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
     gpu_arch = arch if arch.startswith("sm_") else f"sm_{arch}"
     opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v", f"-I{os.path.dirname(path)}"] + \
         list(options)
+    # NVRTC 13 on a GPU machine was seen to skip ptxas (and print no resource report) for code it had compiled
+    # before, even in another process: an unused, uniquely named global makes every report's PTX new.
+    src = src + f"\n__device__ int course_report_nonce_{os.getpid()}_{next(_NONCE)};\n"
     ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path), opts)
     if not ok and "cannot open source file" in log and _header_dirs():
         # No CUDA toolkit on this machine: take cuda_fp16.h, mma.h, ... from the nvidia-cuda-runtime wheel.

@@ -300,3 +300,10 @@ def test_setup_env_dry_run_plans_the_cuda13_set_without_a_driver():
     out = subprocess.run([sys.executable, os.path.join(tools, "setup_env.py"), "--dry-run"], capture_output=True,
                          text=True, check=True).stdout
     assert "install" in out and " -e " in out and "[cuda1" in out
+
+
+def test_all_zero_reference_uses_an_absolute_norm():
+    zero = np.zeros(3)
+    assert check.compare(np.full(3, 1e-7, np.float32), zero, "float32").ok
+    assert not check.compare(np.full(3, 1e-3, np.float32), zero, "float32").ok
+    assert not check.compare(np.array([0, np.nan, 0], np.float32), zero, "float32").ok
