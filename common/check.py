@@ -22,6 +22,7 @@ from . import arrays
 class Tol:
     rel_norm: float
     elem: float
+    atol: float = 0.0   # an absolute floor, for outputs that are exactly 0 in exact arithmetic (say why when used)
 
 
 # float32 arithmetic lands near 1e-7 per operation; long sums and dot products grow that with the length, so
@@ -74,9 +75,11 @@ def compare(out, ref, dtype: str = "float32", tol: Tol | None = None) -> Compari
     err = np.where(bad_nonfinite, np.inf, err)
     scale = float(np.mean(np.abs(rf))) if rf.size else 0.0
     # an all-zero reference has no scale to be relative to: only the norm test below (then absolute) applies
-    elem_bad = err > tol.elem * (np.abs(rf) + scale) if scale > 0 else np.zeros(err.shape, bool)
+    elem_bad = err > tol.atol + tol.elem * (np.abs(rf) + scale) if scale > 0 or tol.atol > 0 else \
+        np.zeros(err.shape, bool)
     ref_norm = float(np.linalg.norm(rf))
-    diff_norm = float(np.linalg.norm(np.where(bad_nonfinite, 0.0, of - rf)))
+    # the absolute floor, spread over the elements, counts as part of the reference's norm
+    diff_norm = max(0.0, float(np.linalg.norm(np.where(bad_nonfinite, 0.0, of - rf))) - tol.atol * np.sqrt(rf.size))
     rel = diff_norm / ref_norm if ref_norm > 0 else diff_norm
     if bad_nonfinite.any():
         rel = np.inf

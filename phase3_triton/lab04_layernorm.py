@@ -97,7 +97,12 @@ def out_dtype(dtype: str):
 def tolerance(size, dtype: str) -> check.Tol:
     # fp32: rows and columns are reduced in fp32 (dw, db over up to ~10^3 rows here: ~1e-7 sqrt(rows)): the default
     # holds. 16-bit: outputs are rounded to 16 bits (mean/rstd stay fp32): the dtype's default.
-    return check.tolerance(dtype)
+    # One column: the variance is 0, so rstd = 1/sqrt(eps) ~ 316 multiplies fp32 rounding of terms that cancel
+    # exactly in exact arithmetic (dx, dw are 0 there); seen on an H200: 1.2e-5 where the reference has 0.
+    t = check.tolerance(dtype)
+    if size[1] == 1:
+        return check.Tol(t.rel_norm, t.elem, atol=1e-4 if dtype != "float64" else 1e-10)
+    return t
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -307,3 +307,10 @@ def test_all_zero_reference_uses_an_absolute_norm():
     assert check.compare(np.full(3, 1e-7, np.float32), zero, "float32").ok
     assert not check.compare(np.full(3, 1e-3, np.float32), zero, "float32").ok
     assert not check.compare(np.array([0, np.nan, 0], np.float32), zero, "float32").ok
+
+
+def test_absolute_floor_for_exact_zeros():
+    zero = np.zeros(4)
+    assert not check.compare(np.full(4, 2e-5, np.float32), zero, "float32").ok
+    assert check.compare(np.full(4, 2e-5, np.float32), zero, tol=check.Tol(1e-5, 1e-4, atol=1e-4)).ok
+    assert not check.compare(np.full(4, 2e-3, np.float32), zero, tol=check.Tol(1e-5, 1e-4, atol=1e-4)).ok
