@@ -137,7 +137,7 @@ class KernelResources:
         return {
             "kernel": self.name, "arch": self.arch, "regs": self.registers, "smem": self.smem_bytes,
             "stack": self.stack_bytes, "spill_st": self.spill_stores, "spill_ld": self.spill_loads,
-            "ldg": _fmt_widths(c, "LDG"), "stg": _fmt_widths(c, "STG"),
+            "ldg": fmt_widths(c, "LDG"), "stg": fmt_widths(c, "STG"),
             "lds/sts": f"{_total(c, 'LDS')}/{_total(c, 'STS')}", "bar": c.get("BAR", 0),
             "shfl": c.get("SHFL", 0), "ffma": c.get("FFMA", 0), "mma": c.get("HMMA", 0) + c.get("HGMMA", 0),
             "ldl/stl": f"{c.get('LDL', 0)}/{c.get('STL', 0)}",
@@ -383,7 +383,7 @@ def _total(c: dict[str, int], base: str) -> int:
     return sum(v for k, v in c.items() if k.startswith(base + "."))
 
 
-def _fmt_widths(c: dict[str, int], base: str) -> str:
+def fmt_widths(c: dict[str, int], base: str) -> str:
     keys = sorted((k for k in c if k.startswith(base + ".")), key=lambda k: int(k.split(".")[1]))
     parts = [f"{c[k]}x{k.split('.')[1]}b" for k in keys]
     return " ".join(parts) or "-"

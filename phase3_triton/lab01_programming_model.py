@@ -451,7 +451,7 @@ def add_alignment_table(cc: int = 90, block: int = va.TRITON_BLOCK, num_warps: i
         s = summarize(aot(va.add_kernel, ADD_SIG, {"BLOCK": block}, cc=cc, num_warps=num_warps,
                           divisible_by_16=div))
         rows.append({"what the launch knows": label, "PTX global loads": _loads(s),
-                     "SASS LDG": cuda._fmt_widths(s["sass"], "LDG"), "regs": s["regs"]})
+                     "SASS LDG": cuda.fmt_widths(s["sass"], "LDG"), "regs": s["regs"]})
     return rows
 
 
@@ -554,8 +554,8 @@ def show_cuda_report(arch: str) -> cuda.CompileReport:
     k1, k2 = rep.kernels.get("rowsum_01_block_per_row"), rep.kernels.get("rowsum_02_float4_shuffle")
     if k1 is not None and k2 is not None and k2.sass:
         c1, c2 = k1.sass_counts, k2.sass_counts
-        print(f"-> SASS: rowsum_01 has {c1.get('BAR', 0)} BAR and {cuda._fmt_widths(c1, 'LDG')} loads; rowsum_02 has "
-              f"{c2.get('BAR', 0)} BAR, {c2.get('SHFL', 0)} SHFL and {cuda._fmt_widths(c2, 'LDG')} loads (float4).")
+        print(f"-> SASS: rowsum_01 has {c1.get('BAR', 0)} BAR and {cuda.fmt_widths(c1, 'LDG')} loads; rowsum_02 has "
+              f"{c2.get('BAR', 0)} BAR, {c2.get('SHFL', 0)} SHFL and {cuda.fmt_widths(c2, 'LDG')} loads (float4).")
     return rep
 
 
@@ -597,7 +597,7 @@ def _launched_row(label: str, k) -> dict:
     s = summarize(k)
     return {"launch": label, "num_warps": s["num_warps"], "regs": getattr(k, "n_regs", None),
             "spills": getattr(k, "n_spills", None), "shared": s["shared"], "PTX global loads": _loads(s),
-            "SASS LDG": cuda._fmt_widths(s["sass"], "LDG")}
+            "SASS LDG": cuda.fmt_widths(s["sass"], "LDG")}
 
 
 # ---------------------------------------------------------------------------------------------------------------------

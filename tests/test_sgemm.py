@@ -85,14 +85,8 @@ def test_sass_shows_each_rungs_change():
 
 
 def _nvrtc_resources(path, arch, defines):
-    """ptxas figures without disassembling (a third of compile_report's time)."""
-    nv = cuda._nvrtc()
-    opts = list(cuda.BASE_OPTIONS) + [f"-arch={arch}", "--ptxas-options=-v"] + \
-        [f"-D{k}={v}" for k, v in sorted(defines.items())]
-    ok, log, _, _ = cuda._nvrtc_compile(nv, open(path).read(), os.path.basename(path), opts)
-    if not ok:
-        raise cuda.CompileError(log)
-    return cuda.parse_ptxas_log(log, arch)
+    """ptxas figures per kernel (compile_report disassembles only when SASS is asked for)."""
+    return cuda.compile_report(path, arch, defines=defines).kernels
 
 
 def test_tune_space_is_valid():
