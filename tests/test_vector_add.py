@@ -167,3 +167,17 @@ def test_beyond_2_to_the_31_elements(fn):
     check.assert_close(out[gi], ref, "float32")
     del a, b, out
     cupy.get_default_memory_pool().free_all_blocks()
+
+
+@gpu
+@pytest.mark.parametrize("fn", CUDA_FNS + [va.add_triton, va.peer_cupy_add, va.peer_torch_add])
+def test_graph_timer_captures_every_contender(fn):
+    """The sweep's small sizes are timed as CUDA graphs: each contender must be captured (not fall back) and the
+    replayed graph must really compute the sum."""
+    from common import bench
+
+    a, b = _pair(65_537, seed=4)
+    out = check.poisoned((a.size,), "float32", a)
+    t = bench.bench(lambda: fn(a, b, out=out), flush_l2=False, graph=True, calls=20, rep_ms=5)
+    assert t.clock.startswith("cuda graph of 20 calls"), t.clock
+    check.assert_close(out, arrays.to_numpy(a).astype(np.float64) + arrays.to_numpy(b), "float32")
