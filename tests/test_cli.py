@@ -44,3 +44,9 @@ def test_makefile_targets_are_documented():
     mk = open(os.path.join(ROOT, "Makefile")).read()
     for target in ("run:", "test:", "bench:"):
         assert target in mk
+
+
+def test_readme_generated_blocks_are_current():
+    """The README's lab map and results table come from the code and results/h200/*.json, never typed by hand."""
+    r = _run(os.path.join("tools", "readme_tables.py"), "--check")
+    assert r.returncode == 0, r.stderr + r.stdout
