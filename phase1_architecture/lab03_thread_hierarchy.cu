@@ -4,7 +4,8 @@
 //   %laneid       0..31, the thread's position inside its warp (the hardware's answer, not a formula)
 //   %smid         the SM the thread's block runs on (fixed for the block's lifetime; numbering may have gaps)
 //   %globaltimer  a 64-bit nanosecond counter shared by the whole GPU: comparable across SMs, so it can draw a
-//                 timeline; its resolution is coarser than a clock cycle (tens of ns to ~1 us depending on the GPU)
+//                 timeline; its resolution is coarser than a clock cycle (tens of ns to ~1 us depending on the GPU;
+//                 32 ns steps on the H200 of results/h200)
 //   clock64()     the SM's own cycle counter: cycle-exact, but each SM counts from its own origin, so two SMs'
 //                 values cannot be compared; use it for durations measured inside one block only.
 
@@ -42,6 +43,11 @@ __device__ __forceinline__ unsigned long long global_ns()
 // spin_cycles > 0 keeps every block resident for that many SM cycles, so the timeline shows how blocks are dealt to
 // SMs in waves: a block starts only when an earlier one on that SM has left and freed its resources.
 // Bytes: 80 per thread written; FLOPs: none. This is an observation kernel, not a speed test.
+// Measured on an H200 (results/h200/phase1_lab03_thread_hierarchy.json, "mapping" and "timeline"): %laneid equalled
+// the formula's lane for all 192 threads of 3 blocks of (16, 4); blocks 0, 1, 2 ran on SMs 128, 124, 126. With
+// spin_cycles = 20 us x 1980 MHz and 2,640 blocks of 256 threads, at most 8 blocks shared an SM (the calculator's 8:
+// 64 warps / 8 per block); the first 1,056 started together, the rest were started gradually after a pause of a few
+// us, so the kernel took 88.1 us, not the 60 us of 3 back-to-back waves.
 // ---------------------------------------------------------------------------------------------------------------------
 #define NFIELDS 10
 
@@ -85,7 +91,10 @@ extern "C" __global__ void hier_01_whoami(long long* rec, long long n, long long
 //   div_02: warp 2p handles the even elements of the 64-element group p, warp 2p+1 the odd ones. Every lane of a
 //           warp takes the same branch: cost per warp f (or g). Same total work, no divergence.
 // Prediction: div_01 takes (f + g) / max(f, g) = 2.0x as long as div_02 (f and g cost the same).
-// Measured: see results/h200/phase1_lab03_thread_hierarchy.json (and the timeline PNG next to it).
+// Measured on an H200 at n = 2^22, 256 rounds: div_01 0.567 ms, div_02 0.288 ms, 1.97x: the prediction held within
+// 2% (results/h200/phase1_lab03_thread_hierarchy.json). Both were ~12% faster than the 64-ops-per-clock estimate
+// (0.642 and 0.321 ms): div_02 retired 71 integer ops per clock per SM, likely because the IMAD of each round issues
+// to the FMA pipe and overlaps with the four SHF/LOP3 that share the integer ALU.
 // The price div_02 pays is its access pattern: a warp reads 32 floats at a stride of 2 (8 sectors instead of 4),
 // which is irrelevant here (the memory traffic is ~1/300 of the time) but would not be for a memory-bound kernel.
 // Launch: blocks of 256 threads (any multiple of 32); div_01 ceil(n / 256) blocks; div_02 enough blocks for

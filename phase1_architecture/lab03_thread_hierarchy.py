@@ -6,17 +6,42 @@ You will learn
   * that the hardware tells you where a thread is: %laneid, %smid, and two clocks - clock64() (per-SM cycles, not
     comparable across SMs) and %globaltimer (GPU-wide nanoseconds, good for a timeline);
   * how blocks are dealt to SMs: a block is resident on one SM until it finishes; an SM holds as many blocks as its
-    resources allow (lab 1.5), and a grid larger than that runs in waves - the timeline plot shows them;
+    resources allow (lab 1.5), and a grid larger than that runs in waves - the timeline plot shows them (on the H200
+    only the first wave was clean; see below);
   * warp divergence, measured: a warp executes one instruction stream, so when its lanes disagree on a branch it runs
     both sides one after the other, with the other lanes masked off. The same code, branching on the parity of the
     element, costs 2x when consecutive lanes take different sides (div_01) and 1x when whole warps do (div_02).
-    Triton has no per-thread branches: `tl.where` computes both sides for every element, always.
+    Triton has no per-thread branches: `tl.where` computes both sides as written - unless the compiler can prove
+    which side each element takes, as it can here (see below).
 
 The two numbers, for the divergence benchmark (n = 2^22 int32 elements, 256 rounds of a 5-instruction hash):
-bytes = 8 n = 32 MiB, floating-point FLOPs = 0, integer operations = 5 x 256 n = 5.4 G. Integer throughput on an
-H200 is ~64 per clock per SM (IMAD, shifts and LOP3 alike): 132 x 64 x 1.98 GHz = 16.7 T ops/s, so the arithmetic
-takes ~0.32 ms against ~8 us for the bytes at 4.4 TB/s: compute-bound by 40x, and every extra instruction slot a
-divergent warp spends shows up in full. Predicted: uniform ~0.32 ms, divergent ~0.64 ms (2.0x).
+bytes = 8 n = 32 MiB, floating-point FLOPs = 0, integer operations = 5 x 256 n = 5.4 G. The prediction takes the
+integer rate of an H200 as ~64 per clock per SM for all five instructions: 132 x 64 x 1.98 GHz = 16.7 T ops/s, so
+the arithmetic takes ~0.32 ms against ~8 us for the bytes at 4.4 TB/s: compute-bound by 40x, and every extra
+instruction slot a divergent warp spends shows up in full. Predicted: uniform ~0.32 ms, divergent ~0.64 ms (2.0x).
+
+Measured on an H200 (results/h200/phase1_lab03_thread_hierarchy.json, commit 173e2d9, 3 interleaved rounds):
+  * divergence: div_01 0.567 ms, div_02 0.288 ms, 1.97x - the 2.0x prediction held within 2%. Both ran ~12% faster
+    than predicted (0.642 and 0.321 ms): the uniform kernel retired 18.6 T integer ops/s, 71 per clock per SM, not
+    64. The likely reason is in the SASS: a round is SHF, LOP3, IMAD, SHF, LOP3, and IMAD issues to the FMA pipe,
+    not the 64-lane integer ALU, so only four of the five (plus the loop's counter and compare, ~0.5 a round at
+    4x unrolling) queue for the ALU: 5 / 4.5 x 64 = 71.
+  * Triton's tl.where "over both sides" took 0.280 ms, 0.97x the uniform kernel, not the predicted 2x. Triton did
+    not run both hashes: each thread holds its 8 elements in runs of 4 consecutive ones that start at a multiple of 4
+    (the layout Triton picks for 16-byte-aligned data), so the parity of each is known at compile time, the select
+    folds away and each element's unused hash is dead code (a compile for sm_90 shows 8 multiplies per round for the
+    8 elements, and no select). The 10.7 G int_ops in the JSON count both sides as written; it ran half of them, as
+    8 independent chains a thread. A condition the compiler cannot see through (a data-dependent one) would make
+    Triton pay for both sides.
+  * mapping: %laneid equalled (tx + ty * 16) % 32 for all 192 threads of 3 blocks of (16, 4); blocks 0, 1 and 2 ran
+    on SMs 128, 124 and 126 (blocks are not dealt out in %smid order); %globaltimer advanced in 32 ns steps.
+  * timeline (2,640 blocks of 256 threads, each spinning 20 us): at most 8 blocks were resident on one SM, as the
+    calculator of lab 1.5 predicts, and all 132 SMs were used. The first 1,056 blocks (8 x 132) started together and
+    ran 0-20 us; the other 1,584 did not follow as two clean waves: after a pause of a few us they were started
+    gradually (over ~24-68 us in the timeline plot), so the SMs ran partly empty, the kernel spanned 88.1 us against
+    the 60 us of 3 ideal waves, and the lab's gap counter saw 2 waves, not 3. The likely reason is that refilling
+    1,056 freed slots is limited by how fast the block scheduler hands out blocks, which the ideal-waves model
+    ignores; this run does not isolate it.
 
 Run: python -m phase1_architecture.lab03_thread_hierarchy [--quick] [--no-bench]
 """
@@ -129,7 +154,10 @@ def whoami(n: int, block=(THREADS, 1), spin_cycles: int = 0):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Triton: one program per BLOCK elements; no per-thread control flow, so both hashes are computed for every element
+# Triton: one program per BLOCK elements; no per-thread control flow, so both hashes are written for every element.
+# Whether both are computed is the compiler's call: here each thread's elements come in aligned runs of 4, their
+# parities are compile-time constants, the select folds and the unused hash is removed (measured on an H200: 0.280 ms,
+# 0.97x the uniform CUDA kernel, not 2x; results/h200/phase1_lab03_thread_hierarchy.json).
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
 def both_hashes_kernel(x_ptr, y_ptr, n, rounds, BLOCK: tl.constexpr):
@@ -146,7 +174,8 @@ def both_hashes_kernel(x_ptr, y_ptr, n, rounds, BLOCK: tl.constexpr):
         b = b ^ (b >> 15)
         b = b * 0x846CA68B
         b = b ^ (b >> 11)
-    # the "branch": a select between two values that were both computed
+    # the "branch": a select between two values that were both written (the compiler folds it when it can tell the
+    # parity of each of a thread's elements, and then drops the hash the select never picks)
     out = tl.where((offs & 1) == 0, a, b)
     tl.store(y_ptr + offs, out.to(tl.int32, bitcast=True), mask=mask)
 
@@ -155,7 +184,9 @@ TRITON_BLOCK = 1024
 
 
 def div_triton(x, rounds, out=None):
-    """Triton: tl.where over both hashes (the cost of the divergent version by construction, with 2-way ILP)."""
+    """Triton: tl.where over both hashes. Written as the cost of the divergent version, but the parity of each of a
+    thread's elements is known at compile time, so the select folds and only one hash runs per element (H200: 0.97x
+    the uniform CUDA kernel)."""
     dev = not INTERPRETER
     arrays.check_array("x", x, dtypes=("int32",), device=dev)
     if not isinstance(rounds, (int, np.integer)) or isinstance(rounds, bool) or not 0 <= rounds < 2**31:

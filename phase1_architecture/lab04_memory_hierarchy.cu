@@ -38,7 +38,7 @@ __device__ __forceinline__ void block_sum_to(float v, float* dst)
 // t, t + blockDim, ... of its block's range; the wrapped index is kept as a running value (one 64-bit modulo per
 // thread at the start, then additions with a conditional subtract), because a 64-bit division per load would cost
 // more than the load. One 4-byte load per thread in flight: latency-bound at large n (the float4 version is faster).
-// Used for correctness on any input and as mem_02's fallback; the sweep measures mem_02.
+// Used for correctness on any input and as mem_02's fallback; the sweep measures mem_02 (mem_01 has no H200 figure).
 // Launch: blocks of 256 threads (any multiple of 32), `blocks` blocks (<= 2^31 - 1).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void mem_01_read_sweep_scalar(const float* __restrict__ x, long long n, long long per_block,
@@ -59,15 +59,19 @@ extern "C" __global__ void mem_01_read_sweep_scalar(const float* __restrict__ x,
 // ---------------------------------------------------------------------------------------------------------------------
 // mem_02_read_sweep_float4
 // Same contract, 16-byte loads (LDG.E.128) and UNROLL independent loads in flight per thread, each into its own
-// accumulator: a warp instruction moves 512 B, and 2048 threads x UNROLL x 16 B = 128 KiB per SM are in flight,
+// accumulator: a warp instruction moves 512 B. At the 40 registers NVRTC gives it for sm_90, 6 blocks of 256 threads
+// fit an SM (the sweep launches 132 x 6 = 792), so 1536 threads x UNROLL x 16 B = 96 KiB per SM are in flight,
 // enough to cover HBM latency (Little's law: ~4.4 TB/s x ~0.7 us / 132 SMs ~ 23 KiB per SM).
 // Preconditions (the wrapper checks them, else it uses mem_01): x 16-byte aligned, n % 4 == 0,
 // per_block % 4 == 0, n / 4 >= blockDim.x (so one conditional subtract wraps an index), n / 4 <= 2^31 and
 // per_block / 4 <= 2^31 (32-bit float4 indices that cannot overflow: cheaper address arithmetic, which matters when
 // loads hit in L1 at ~100 B/clk/SM).
-// Expected on an H200 (measured: see results/h200/phase1_lab04_memory_hierarchy.json): an L1 plateau of tens of TB/s
-// for n up to ~200 KiB, an L2 plateau near 10 TB/s up to ~40-50 MiB (the L2 is 60 MiB in two halves), then HBM at
-// ~4 TB/s.
+// Expected on an H200: an L1 plateau of tens of TB/s for n up to ~200 KiB, an L2 plateau near 10 TB/s up to
+// ~40-50 MiB (the L2 is 60 MiB in two halves), then HBM at ~4 TB/s.
+// Measured on an H200 (results/h200/phase1_lab04_memory_hierarchy.json): as expected. L1 29.3-29.8 TB/s from 8 KiB
+// to 192 KiB (median 29,694 GB/s, 0.89 of 128 B/clock/SM), 19.9 TB/s at 256 KiB; L2 9.1-10.2 TB/s from 2 to 24 MiB
+// (median 9,725 GB/s), 8.6-9.0 TB/s up to 54 MiB, 7.7 at 64 MiB, 6.9 at 75 MiB, 4.8 at 128 MiB; HBM median
+// 4,183 GB/s from 512 MiB up, 0.96 of the 4,341 GB/s ceiling (torch add) (4 GiB read once: 1.04 ms, 4,120 GB/s).
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef UNROLL
 #define UNROLL 4
@@ -124,7 +128,10 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
 // out[1] = cycles, out[2] = nanoseconds for the timed steps.
 // Launch: 1 block of 1 thread. Published figures for Hopper (H100 PCIe, te42kyfo/gpu-benches gpu-latency):
 // L1 ~34 cycles, L2 ~265 cycles (the near half) to ~475 (the far half), HBM ~650 cycles and up.
-// Measured: see results/h200/phase1_lab04_memory_hierarchy.json ("latency").
+// Measured on an H200 (results/h200/phase1_lab04_memory_hierarchy.json, "latency"; SM clock seen 1973-1980 MHz):
+// L1 39.6 cycles (20.0 ns) at 16-128 KiB; L2 287 cycles (145 ns) at 1-24 MiB and 522 cycles (263 ns) at 45 MiB;
+// HBM 665-674 cycles (336-340 ns) at 128 MiB-2 GiB. A step is one IMAD.WIDE (index -> address) plus the LDG, so
+// the figures include a few cycles of address arithmetic on top of the load-to-use latency.
 // ---------------------------------------------------------------------------------------------------------------------
 __device__ __forceinline__ long long global_ns()
 {
@@ -161,7 +168,8 @@ extern "C" __global__ void mem_03_pointer_chase(const unsigned int* next, unsign
 // is a multiple of TILE_FLOAT4 (the wrapper ensures it). Bytes read from shared memory: blocks * reps * blockDim.x
 // * 16; from global: blocks * TILE_FLOAT4 * 16 (once).
 // Launch: blocks of 256 threads, TILE_FLOAT4 * 16 B = 32 KiB static shared memory per block.
-// Measured: see results/h200/phase1_lab04_memory_hierarchy.json ("level_table").
+// Measured on an H200: 31,534 GB/s, 0.94 of the 33,454 GB/s of 128 B/clock/SM at 1980 MHz, a little above global
+// loads that hit L1 (29,694) (results/h200/phase1_lab04_memory_hierarchy.json, "level_table").
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef TILE_FLOAT4
 #define TILE_FLOAT4 2048
@@ -206,7 +214,10 @@ extern "C" __global__ void mem_04_shared_read(const float4* __restrict__ x4, int
 // y[t] = sum over the NACC chains of the chain started from x[t] + j * 2^-10 (j = 0 .. NACC - 1).
 // FLOPs: 2 * NACC * iters per thread; bytes from global memory: 8 per thread (negligible).
 // Launch: blocks of 256 threads, one thread per element of x.
-// Measured: see results/h200/phase1_lab04_memory_hierarchy.json ("level_table").
+// Measured on an H200: 57.0 TFLOP/s, i.e. 342 TB/s of operands, 0.85 of the 401 TB/s (66.9 TFLOP/s) peak
+// (results/h200/phase1_lab04_memory_hierarchy.json, "level_table"). The SASS loop is 32 FFMA + IADD3, ISETP, BRA:
+// 3 issue slots in 35 go to the loop, which caps it at 0.91. "Operand bytes" is a model: the SASS takes m from a
+// uniform register and c through the operand-reuse cache, so the register file itself is read less than 12 B/FFMA.
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef NACC
 #define NACC 8

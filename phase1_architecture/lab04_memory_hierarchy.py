@@ -6,17 +6,42 @@ You will learn
     working set fits the SM's L1 (~200 KiB free of the 256 KiB L1/shared array), at ~10 TB/s while it fits the L2
     (60 MiB on an H200, in two halves), and at the HBM's ~4 TB/s beyond - one sweep, three plateaus;
   * latency, which bandwidth hides: a dependent pointer chase (each address comes from the previous load) takes
-    ~30 cycles per step in L1, ~250-500 in L2 and ~600+ in HBM; at ~2 GHz that is ~15 ns against ~300+ ns;
+    ~40 cycles per step in L1, ~290-520 in L2 and ~670 in HBM; at ~2 GHz that is ~20 ns against ~340 ns (measured;
+    the ~30 cycles predicted for L1 were low, see below);
   * why the GPU is built for throughput: it hides hundreds of cycles of latency by keeping thousands of loads in
     flight (lab 1.5 turns that knob);
   * shared memory (a software-managed slice of the same L1 array, ~128 B/clock/SM) and registers (three operands per
-    FFMA, 128 FFMA/clock/SM: ~400 TB/s) as the two levels above the caches that phase 2 kernels are built from.
+    FFMA, 128 FFMA/clock/SM: ~400 TB/s; 342 measured) as the two levels above the caches that phase 2 kernels are
+    built from.
 
 The two numbers, for the main case of the sweep (a 4 GiB working set read once, float4 loads): bytes = 4 GiB read
 (plus one float per block written), FLOPs = one add per float read, 2^30: 0.25 FLOP/B, ~55x below an H200's ridge
 point (67 TFLOP/s / 4.8 TB/s = 14 FLOP/B): memory-bound at every level of the sweep, so the time measures the
-level the bytes come from. At ~4 TB/s 4 GiB takes ~1.1 ms; at the L2's ~10 TB/s, 1 GiB of re-reads of a 16 MiB
-working set takes ~0.1 ms.
+level the bytes come from. At ~4 TB/s 4 GiB takes ~1.1 ms; at the L2's ~10 TB/s, the 2 GiB of re-reads the sweep
+makes of a 16 MiB working set take ~0.2 ms.
+
+Measured on an H200 (results/h200/phase1_lab04_memory_hierarchy.json, commit 173e2d9; HBM ceiling 4,341 GB/s):
+  * three plateaus, as predicted. L1: 29.3-29.8 TB/s for working sets of 8 KiB to 192 KiB (median 29,694 GB/s,
+    0.89 of 128 B/clock/SM x 132 x 1980 MHz = 33,454), falling to 19.9 TB/s at 256 KiB. Between 256 KiB and
+    1.5 MiB, 11-20 TB/s (part L1, part L2). L2: 9.1-10.2 TB/s from 2 to 24 MiB (median 9,725 GB/s over 2-15 MiB,
+    level with the published ~9.7 TB/s), 8.6-9.0 TB/s from 32 to 54 MiB, then 7.7 TB/s at 64 MiB, 6.9 at 75 MiB
+    (where it crosses the L2/HBM midpoint: 1.25x the 60 MiB L2, inside the 0.5-1.5x target) and 4.8 at 128 MiB. HBM:
+    median 4,183 GB/s from 512 MiB up (0.96 of the ceiling, 0.87 of the 4.8 TB/s datasheet); the 4 GiB main case
+    took 1.04 ms, 4,120 GB/s, and the 16 MiB point 0.234 ms, 9,177 GB/s.
+  * latency (one thread, clock64): L1 39.6 cycles (20.0 ns), 1.3x the ~30 predicted but inside the published
+    28-45; each step also waits for the IMAD.WIDE that turns the index into an address (the SASS has one per
+    step), which a chase over stored pointers would not. L2 287 cycles (145 ns) for 1-24 MiB, which fit the near
+    half; 522 cycles (263 ns) at 45 MiB, more than a half holds, so many loads cross to the far half. HBM 665-674
+    cycles (336-340 ns). All in the published ranges; every chase ended where the host's walk does.
+  * shared memory (mem_04): 31,534 GB/s, 0.94 of 128 B/clock/SM, a little above global loads that hit L1 (0.89).
+    Registers (mem_05): 342 TB/s of FFMA operands, 57.0 TFLOP/s, 0.85 of the 401 TB/s (66.9 TFLOP/s) peak. The
+    loop's counter, compare and branch take 3 of every 35 issue slots (at most 0.91); the rest is not explained by
+    this run (the SM clock under an all-SM FFMA load, which the power limit can lower, was not recorded).
+  * Triton (same contract, 4 warps a program) reached 4,676 GB/s at 64 KiB, 4,258 at 16 MiB and 3,151 at 1 GiB:
+    0.16, 0.46 and 0.76 of mem_02. It never left HBM speed even when the data sat in L1: its loads are 4 bytes
+    wide (after the tl.where wrap it cannot prove four neighbouring addresses contiguous, so no 16-byte loads) and
+    every 1024-element tile pays a 64-bit modulo, so it is most likely bound by instructions, not by a memory level
+    (a compile for sm_90 shows ld.global.b32 and a rem.s64 in the loop).
 
 Run: python -m phase1_architecture.lab04_memory_hierarchy [--quick] [--no-bench]
 """
@@ -222,7 +247,9 @@ def register_fma_reference(x, iters: int, m: float, c: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Triton: one program per block, the same cyclic range, tl.sum at the end
+# Triton: one program per block, the same cyclic range, tl.sum at the end. Measured on an H200: 4,676 / 4,258 /
+# 3,151 GB/s at 64 KiB / 16 MiB / 1 GiB, 0.16 / 0.46 / 0.76 of mem_02: 4-byte loads (the wrapped index hides the
+# contiguity Triton needs for 16-byte ones) and a 64-bit modulo per tile keep it at about HBM speed at every level.
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
 def read_sweep_kernel(x_ptr, out_ptr, n, per_block, BLOCK: tl.constexpr, WRAP_MOD: tl.constexpr):
