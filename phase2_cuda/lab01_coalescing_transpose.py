@@ -13,12 +13,31 @@ You will learn
 
 The two numbers, for an M x N fp32 matrix: bytes = 8 M N (each element read once and written once), FLOPs = 0. With
 no arithmetic at all, memory wins outright, and the ceiling is a copy of the same bytes. Main case 16384 x 16384:
-2^28 elements, 2 GiB moved; at the ~4.1 TB/s an H200 copies at, that is ~0.52 ms. Target: the padded transpose at
->= 85% of the copy bandwidth measured in the same run.
+2^28 elements, 2 GiB moved; at the ~4.2 TB/s an H200 copies at (cupy.copyto measured 4,229 GB/s), that is ~0.51 ms.
+Target: the padded transpose at >= 85% of the copy bandwidth measured in the same run.
 
 The strided copy out[i] = in[i * s] requests 8 bytes per element (4 read, 4 written) but moves 4 + min(32, 4 s) bytes:
 a warp's 32 loads span 4 s bytes each and need min(32, 4 s) sectors of 32 B. Predicted useful bandwidth: ceiling x 8 /
-(4 + sectors): 100% at stride 1, 67% at 2, 50% at 3, ..., 22% from stride 8 on.
+(4 + sectors): 100% at stride 1, 67% at 2, 50% at 3, ..., 22% from stride 8 on (the sector model's floor; the H200
+went below it past stride 8, see below).
+
+Measured on an H200 (results/h200/phase2_lab01_coalescing_transpose.json; HBM ceiling 4,341 GB/s by torch add, the flat
+copy cupy.copyto 4,229 GB/s = 0.508 ms): the ladder climbs 555 GB/s (01 naive, 0.13x the copy) -> 1,593 (02 tiled,
+0.38x) -> 3,176 (03 padded, 0.75x) -> 3,987 (04 padded + ILP, 0.94x); Triton's tl.trans reaches 3,949 (0.93x), and the
+one-liners a learner would write (cupy.copyto(a.T), torch copy_(a.t())) ~1,157 (0.27x). Target, interleaved rounds: 04
+at 3,991 GB/s = 0.943x the best copy (4,230): met (>= 0.85); 03 alone, at 0.750x, would have missed it. Predictions: 01
+"well below the copy" held (0.13x); 02 "shared memory, not DRAM, is the bound, ~1.06 ms" held in kind but ran 27% over
+the model (1.35 ms; likely because the 1056 passes per tile and the DRAM traffic do not fully overlap); 03 "close to
+copy_tiled" did NOT hold (0.77x copy_tiled): 4 loads (16 B) per thread in flight and a barrier between the load and
+store halves are too little for HBM, the Little's-law worry its header raises, and 04's 64 B per thread recover it
+(+26%); 04 ">= 85% of the copy" held. None of transpose_04's alternative parameters beat the default: 0.937-0.940x for
+the other 64-wide tiles (inside the ~0.4% spread), 0.871x with 32-wide and 0.885x with 96-wide tiles.
+
+The strided copy (2^24 elements) tracked the sector model at 0.80-0.95 of its prediction up to stride 8; the shortfall
+is a fixed 6.7-8.5 us per call (measured minus predicted time at every stride from 1 to 8), large against 39-146 us
+calls. Past stride 8 it fell further: 0.79 of the model at stride 10, 0.67 at 12, 0.52 at 16, 0.44 at 32. The likely
+reason: DRAM is read in 64-byte units (two sectors), which the 32-byte model ignores; a 64-byte model predicts 0.82,
+0.69 and 0.53 of the sector model at strides 10, 12 and 16. Sectors explain coalescing; the DRAM unit sets the floor.
 
 Run: python -m phase2_cuda.lab01_coalescing_transpose [--quick] [--size N] [--no-bench]
 """
@@ -42,7 +61,8 @@ SECTOR = 32                              # bytes: the unit the L1/L2 move
 TARGET = 0.85                            # the issue's target: padded transpose >= 85% of the copy bandwidth
 # transpose_04's compile-time parameters (tile edge, threads in y, __launch_bounds__ min blocks): picked from first
 # principles (64 B of loads in flight per thread, 4 blocks x 256 threads per SM, 64 registers, no spill). The default
-# GPU run also times the alternatives in T04_ALTERNATIVES (none spills on sm_90) in interleaved rounds.
+# GPU run also times the alternatives in T04_ALTERNATIVES (none spills on sm_90) in interleaved rounds. On the H200 none
+# beat the default (0.943x the copy): 0.937-0.940x for the other 64-wide tiles, 0.871x (32) and 0.885x (96).
 T04 = {"BIG_TILE": 64, "ROWS": 8, "T04_MIN_BLOCKS": 4}
 T04_ALTERNATIVES = [{"BIG_TILE": 64, "ROWS": 8, "T04_MIN_BLOCKS": 3}, {"BIG_TILE": 64, "ROWS": 16, "T04_MIN_BLOCKS": 2},
                     {"BIG_TILE": 64, "ROWS": 4, "T04_MIN_BLOCKS": 6}, {"BIG_TILE": 32, "ROWS": 4, "T04_MIN_BLOCKS": 12},

@@ -10,15 +10,34 @@ You will learn
     lockstep, so a store by one lane is not guaranteed visible to another without it);
   * the cost model: 11 shared-memory passes per 32-element segment for the tree in shared memory vs 5 shuffles, at
     one pass per clock per SM; an H200 delivers a segment from HBM every ~8 SM clocks, so even streaming from HBM the
-    shared-memory version should be the slower one (predicted ~70% of the ceiling), and more so from L2;
+    shared-memory version should be the slower one (predicted ~70% of the ceiling; measured 54%), and more so from L2
+    (a regime this lab's timer could not show on the H200: see the measurements below);
   * how warp primitives compose into a scan of an array of any length: sum each segment of 32, scan the sums (the same
     two kernels on an array 32x shorter, recursively), then scan each segment and add its offset.
 
 The two numbers, for n fp32 elements (main case n = 2^28, 1 GiB): per-warp sums read 4 n bytes and write n / 8 (about
 1.1 GB), with 31 adds per 32 elements (0.26 GFLOP): 0.24 FLOP/B, memory wins; ~0.25 ms at ~4.3 TB/s. An inclusive
 scan must read 4 n and write 4 n bytes (2.15 GB) and do n adds: memory wins again, ~0.5 ms at the ceiling. The
-reduce-then-scan built here moves ~12.6 n bytes (x is read twice), so it is bound at 8 / 12.6 = 63% of a one-pass
-scan's speed (torch.cumsum uses CUB's single-pass decoupled look-back scan, which reads x once).
+reduce-then-scan built here moves ~12.6 n bytes (x is read twice), so it is bound at 8 / 12.6 = 63% of the speed of
+a one-pass scan running at the ceiling (torch.cumsum uses CUB's single-pass decoupled look-back scan, which reads x
+once; on the H200 it ran well below the ceiling, so the bound did not bite: see below).
+
+Measured on an H200 (results/h200/phase2_lab03_warp_shuffle.json, n = 2^28, HBM ceiling 4,341 GB/s). Warp sums alone:
+the shared-memory tree 2,349 GB/s (0.541 of the ceiling), shfl_down 3,531 (0.813), shfl_xor 3,897 (0.898), Triton's
+tl.sum 4,189 (0.965). The tree lost, as predicted, but by more: 0.471 ms against the 0.353 ms of its 11-pass model,
+~14.7 SM clocks per segment instead of 11 (likely because each of its 5 steps is a dependent load -> add -> store chain
+closed by a __syncwarp, so the pipe does not stay full). The shuffle kernels fell short of "~the ceiling": 03 by 10%, 02
+by 19% (also the noisiest row, 4% spread). 02 and 03 differ essentially only in how the sums are stored - eight
+single-lane stores per warp against one coalesced store - so that is the likely cause of the gap between them; the same
+~0.03 ms gap reappears in the full scans. The L2-resident rows (2^22 elements, L2 not flushed) measured the host, not
+the kernels: all three CUDA kernels took 0.034 ms (~515 GB/s) and Triton 0.016 ms, most likely the cost of a launch from
+Python (the CuPy wrappers validate their arguments on every call; common/bench.py warns that a call shorter on the GPU
+than on the host times the host), far above the few microseconds 16 MiB take from L2; the shared-memory vs shuffle
+contrast from L2 remains a prediction. Inclusive scan (GB/s counts the 8 n bytes that must move): shared memory 1,965
+GB/s, shfl_down + shfl_up 2,457, shfl_xor + shfl_up 2,533 (0.98x torch.cumsum), Triton 2,617 (1.01x), torch.cumsum 2,584
+(0.595 of the ceiling), cupy.cumsum 1,096. The 63% bound assumed a one-pass scan at the ceiling; torch.cumsum reached
+only 60%, while our two-pass scan streamed its ~12.6 n bytes at 4.0 TB/s (0.92 of the ceiling): reading x twice at full
+speed tied a one-pass scan that does not run at full speed.
 
 Run: python -m phase2_cuda.lab03_warp_shuffle [--quick] [--size N] [--no-bench]
 """

@@ -16,6 +16,26 @@ The two numbers, for y = alpha * x on n fp32 elements (main case n = 2^27, 512 M
 (4 read + 4 written per element), FLOPs = n = 0.13 GFLOP: 1/8 FLOP per byte, memory wins on any GPU; at the ~4.3 TB/s
 ceiling of an H200, 0.25 ms. Every configuration below moves the same bytes; only how many are in flight changes.
 
+Measured on an H200 (results/h200/phase2_lab04_launch_config.json, n = 2^27, HBM ceiling 4,341 GB/s). Resident threads
+are the variable, as the model says: at equal resident threads every block size gave the same GB/s within 2% (e.g.
+1,905-1,945 GB/s at 33,792 threads, from 32- to 1024-thread blocks). Little's law with a constant latency held only at
+the bottom: 33,792 threads gave ~1,940 GB/s where 0.7 us predicted 1,545, 67,584 gave ~3,055 where it predicted 3,090,
+and the latency these latency-bound cells imply is 0.56 us (the fitted figure, below the assumed 0.7). Saturation did
+not come at the predicted ~96,000 threads: 135,168 threads (half occupancy) reached ~3,786 GB/s (0.87 of the ceiling), a
+full wave ~3,944 (0.91), 8 waves ~4,020 (0.93). The latency each cell implies grows with the load - 0.56, 0.71, 1.14,
+2.2 us at 1/8, 1/4, 1/2 and full occupancy - most likely queueing in the memory system, the part a constant-latency
+Little's law leaves out. So 32-thread blocks (half occupancy) did not "still saturate": they plateaued at 3,800 GB/s, 5%
+under the best larger blocks. The one-float4-per-thread grid did not "match one wave": with 128-256 threads per block it
+was the fastest cell of the sweep, 4,224 GB/s (0.973), 5% above the best grid-stride grid (4,021; why is not established
+by this run, no profile was taken), while with 32-thread blocks (1,048,576 blocks of one warp) it collapsed to 1,685
+GB/s and with 64 to 3,347 (most likely the rate at which blocks are launched and retired, not memory). The tail (64
+float4 per thread, 256-thread blocks, 1 wave = 1,056 blocks): 1.1 waves took 1.18 wave-times (quantized model 2, fluid
+1.10, Little's-law model 1.28) and 1.25 waves 1.33 (models 2, 1.25, 1.28): the partial wave cost ~0.08 of a wave beyond
+the fluid model, 9-10% of the quantized model's penalty and close to the Little's-law model; from 1.5 waves on the fluid
+model fits within 3% (1.5 -> 1.51, 2.1 -> 2.08, 3.1 -> 3.03), partly because a single wave itself streams slower (3,885
+GB/s) than four (3,988). How to choose held: 128-512 threads per block, and one float4 per thread (best here) or a
+grid-stride grid of several waves (within 5%).
+
 Run: python -m phase2_cuda.lab04_launch_config [--quick] [--size N] [--no-bench]
 """
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Lab 2.5 - Register pressure: work per thread, registers, occupancy, spills, and what the caps change.
 
 You will learn
-  * where registers go: a thread that keeps WORK values live needs about WORK + 16 registers, and the compiler's
-    report (registers, stack frame, spill stores/loads) says so before anything runs;
+  * where registers go: a thread that keeps WORK values live needs about WORK + 16 registers (NVRTC 13.0, sm_90:
+    WORK + 15 to + 24 up to WORK = 64, then 178 at 128), and the compiler's report (registers, stack frame, spill
+    stores/loads) says so before anything runs;
   * how registers set occupancy: 65,536 registers per SM, allocated per warp in chunks of 256, so 32 registers per
     thread allow 2048 resident threads and 255 allow 256; the lab computes it from the allocation rules, asks the
     driver, and measures the warps actually resident with a probe in the kernel;
   * that occupancy is a means, not the goal: more work per thread is also more loads in flight, and a kernel at 25%
-    occupancy can stream as fast as one at 100%;
+    occupancy can stream nearly as fast as the best one at 100% (on the H200: 0.94x), and 1.5x faster than another;
   * what happens at the 255-register ceiling (spills to local memory: STL/LDL in the SASS), and what
     __launch_bounds__(threads, min_blocks) and -maxrregcount do: cap the registers, raise occupancy, and spill if the
     cap is below what the code needs; a __launch_bounds__ kernel ignores -maxrregcount;
@@ -18,6 +19,23 @@ The two numbers, for normalizing the columns of a WORK x cols fp32 matrix (main 
 2^26 / WORK): bytes = 8 per element = 537 MB (4 read, 4 written), FLOPs = 3 per element (an FMA and a multiply) = 0.2
 GFLOP, plus one rsqrt per column: 3/8 FLOP per byte, memory wins; ~0.13 ms at ~4.2 TB/s whatever WORK is, if enough
 loads are in flight. Spills and local memory add bytes that this count does not include.
+
+Measured on an H200 (results/h200/phase2_lab05_register_pressure.json, 2^26 elements, HBM ceiling 4,341 GB/s; the
+probe's occupancy matched the allocation rules and the driver in every setting). colnorm_01 by WORK (registers,
+occupancy, GB/s, fraction of the ceiling): 1 (16, 100%, 2,494, 0.57), 4 (24, 100%, 3,955, 0.91, the best: 0.136 ms), 16
+(38, 75%, 3,852, 0.89), 32 (55, 50%, 3,780, 0.87), 64 (88, 25%, 3,707, 0.85), 128 (178, 12.5%, 3,062, 0.71), 160 (255 +
+100 B spilled, 12.5%, 1,957, 0.45), 256 (255 + 64/96 B spilled/reloaded, 12.5%, 3,094, 0.71). The register predictions
+held (88 at WORK = 64 and 178 at 128 against ~88 and ~180; spills from 160 on). "Near the ceiling past WORK = 1 or 2"
+held from 4 to 64 only, and with a slow slide (0.91 -> 0.85): WORK = 1 is latency-bound as predicted (8 KiB in flight
+per SM), and at 128 a single 256-thread block per SM has nothing to overlap its load, reduce and store phases with
+(likely), so 128 KiB in flight is not enough. Spills were not "a small cost": WORK = 160 lost 36% against 128 for 100 B
+per thread (the 256 setting, with similar spill bytes, lost nothing against 128; the spill bytes alone do not explain
+the difference, and no profile was taken). The caps: -maxrregcount=32 and __launch_bounds__(256, 8) both held WORK = 32
+to 32 registers (uncapped: 55), 100% occupancy and 72 B spilled (104 B reloaded) - 2,655 and 2,662 GB/s, 0.70x the
+uncapped kernel at 50% occupancy: twice the occupancy and slower, worse than the predicted "no improvement".
+__launch_bounds__(256, 1) took 80 registers (37.5%, 3,817 GB/s) and (256, 4) 64 registers with 8 B spilled (50%, 3,707):
+within 2% of the uncapped 01. The run-time-indexed array (128 B of local memory, "0 bytes spilled") ran at 2,184 GB/s,
+0.58x colnorm_01 at the same WORK = 32: the silent cousin of a spill costs more than the loud one.
 
 Run: python -m phase2_cuda.lab05_register_pressure [--quick] [--size N] [--no-bench]
 """

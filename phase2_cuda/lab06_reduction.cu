@@ -35,7 +35,8 @@
 // the round's instructions while most of its lanes sit idle (divergence); (3) one element per thread means one block
 // per 1 KiB and 8 barriers per 256 elements. Memory is not the limit: instruction issue and barrier waits are.
 // Prediction (H200, n = 2^28): around 10x below the HBM ceiling; the issue's target is below 15% of torch.sum.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 410 GB/s (2.62 ms), 10.6x below the 4,341 GB/s ceiling, 0.099x torch.sum (0.099x in
+// the interleaved target rounds: met) (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_01_interleaved_divergent(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -65,7 +66,8 @@ extern "C" __global__ void reduce_01_interleaved_divergent(const float* __restri
 // stride 1, two lanes share each bank (2-way conflict), at stride 2, 4-way, ... at stride 16, all active lanes hit
 // bank 0 (up to 32-way; 8 lanes remain active in a 256-thread block): the warp's access replays once per lane.
 // Prediction: about 2x faster than 01 (fewer instructions, no divergent warps); the conflicts cap the gain.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 679 GB/s (1.58 ms), 1.65x rung 01, 0.164x torch.sum: a bit short of 2x
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_02_interleaved_strided_index(const float* __restrict__ x, float* __restrict__ out,
                                                                long long n)
@@ -92,7 +94,9 @@ extern "C" __global__ void reduce_02_interleaved_strided_index(const float* __re
 // conflicts, and the active threads are always a prefix (whole warps idle, not scattered lanes).
 // Prediction: ~2x over 02. Still: half the threads are idle from the first round on, and the 8 barriers per
 // 256 elements remain.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 861 GB/s (1.25 ms), 1.27x rung 02 - not ~2x: the conflicts were likely a smaller
+// share of 02's time than the 8 barriers and one element per thread that 03 keeps - 0.209x torch.sum
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_03_sequential_addressing(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -117,7 +121,8 @@ extern "C" __global__ void reduce_03_sequential_addressing(const float* __restri
 // each load instruction stays coalesced) and adds them before the tree: the first round happens in registers, half
 // as many blocks run, and each thread has two loads in flight instead of one.
 // Prediction: ~1.5-2x over 03 (half the blocks, barriers and tree work per element).
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 1,596 GB/s (0.673 ms), 1.85x rung 03: held; 0.368 of the ceiling, 0.387x torch.sum
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_04_first_add_during_load(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -148,7 +153,9 @@ extern "C" __global__ void reduce_04_first_add_during_load(const float* __restri
 // waits, then writes, so no lane overwrites a slot another lane has not read yet. Lanes past the live range add
 // stale values into slots nobody reads again.
 // Prediction: a modest gain over 04 (5 fewer block barriers per block); the tree is a small part of the work now.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 2,234 GB/s (0.481 ms), 1.40x rung 04 - more than "modest", so the 5 block barriers
+// it removes were likely still a large share of the time - 0.515 of the ceiling, 0.541x torch.sum
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_05_unroll_last_warp(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
@@ -222,7 +229,9 @@ __device__ __forceinline__ float block_reduce(float v, float* red)
 // Prediction: the tree is no longer a cost; what remains is per-element overhead (one block per 2 KiB of input,
 // index arithmetic and a bounds check per element, 4-byte loads, 2 loads in flight per thread) and the extra
 // launches of the multi-pass finish. Expected within ~1.5x of the HBM ceiling at n = 2^28.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 2,267 GB/s (0.474 ms), 1.01x rung 05, 0.522 of the ceiling: 1.9x below it, not 1.5x.
+// The tree was indeed no longer a cost (+1%); what is left is bytes in flight: 2 x 4 B per thread x 2048 threads is
+// 16 KiB per SM, half the ~33 KiB Little's law asks (see rung 07) (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_06_warp_shuffle(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
@@ -296,7 +305,9 @@ __device__ __forceinline__ float thread_fold(const float* __restrict__ x, long l
 // ~4.4 TB/s x ~1 us over 132 SMs is ~33 KiB per SM).
 // Prediction: within a few % of the HBM ceiling at n = 2^28 (the second launch adds ~2-3 us, ~1%). At small n the
 // two launches dominate: that is what the single-pass rungs fix.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 4,243 GB/s (0.253 ms), 0.977 of the ceiling, 1.87x rung 06, 1.03x torch.sum: held.
+// At 2^12-2^24 it took 30-53 us per call, launch-bound like every CUDA rung here (cupy.sum: 4-28 us)
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_07_float4_grid_stride(const float* __restrict__ x, float* __restrict__ out,
                                                         long long n)
@@ -314,7 +325,9 @@ extern "C" __global__ void reduce_07_float4_grid_stride(const float* __restrict_
 // in all and overlap with blocks still streaming. The order of the additions depends on which block finishes first,
 // so the last bits of the result can change from run to run: not deterministic.
 // Prediction: same bandwidth as 07 at large n, faster than 07 at small n (one launch + a memset instead of two).
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 4,279 GB/s (0.251 ms), 0.986 of the ceiling, 1.04x torch.sum: held. At small n it
+// was 27-52 us per call against 07's 30-53 (not faster at 2^12; 25-83% spreads: host-bound, see rung 07); its sum
+// was 4 ulps off and changed between runs (results/h200/phase2_lab06_reduction.json, "numerics").
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_08_atomic_finish(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
@@ -334,7 +347,10 @@ extern "C" __global__ void reduce_08_atomic_finish(const float* __restrict__ x, 
 // The finishing block reads the partials with ld.global.cg (L2, not its possibly stale L1).
 // Concurrency caveat: two launches sharing one counter must not overlap (two streams need two workspaces).
 // Prediction: same as 08 at large n; at small n, one launch instead of 08's memset + launch.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 4,222 GB/s (0.254 ms), 0.972 of the ceiling; in the interleaved target rounds 4,212 vs
+// torch.sum's 4,137 GB/s = 1.018x: target (>= 1.00x) met. At small n 22-44 us per call, the fastest of ours at 2^12
+// and 2^24, not at 2^16 and 2^20 (host-bound, 30-114% spreads); bitwise the same sum over 3 runs
+// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 template <class Op>
 __device__ __forceinline__ void last_block_finish(float v, float* __restrict__ partial, unsigned int* counter,
@@ -388,7 +404,11 @@ extern "C" __global__ void reduce_09_last_block_max(const float* __restrict__ x,
 // numerics table). Cost: 6 additions per element instead of 1; 1.5 FLOP/B is still far below the ridge point, so
 // the prediction is the same bandwidth as 09 (within a few %).
 // No fast-math here: the compiler must not simplify (a + b) - a to b, and NVRTC keeps IEEE semantics by default.
-// measured: see results/h200/phase2_lab06_reduction.json
+// measured on an H200 at 2^28: 4,203 GB/s (0.256 ms), 0.996x rung 09 (4,213 vs 4,212 GB/s in the interleaved
+// rounds), 1.02x torch.sum: the speed prediction held. The accuracy one could not show: on 2^28 uniform [0, 1) values
+// rungs 07 and 09 were not ~1e-6 off but already returned the correctly rounded fp32 sum (2.1e-8 relative), the same
+// bits as this kernel - the rounding errors of ~270,000 thread sums most likely average out; compensation pays on
+// harder data (results/h200/phase2_lab06_reduction.json, "numerics").
 // ---------------------------------------------------------------------------------------------------------------------
 __device__ __forceinline__ void two_sum(float a, float b, float& s, float& e)
 {

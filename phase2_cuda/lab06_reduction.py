@@ -12,12 +12,34 @@ You will learn
   * the same in Triton (a program per chunk, tl.sum), and how close cupy.sum and torch.sum already are;
   * numerics: fp32 accumulation error against a float64 reference per version (tree order vs one running sum, which
     stalls completely on 2^28 values in [0, 1): 2^24 + x rounds back to 2^24), and a compensated (Kahan/TwoSum) kernel
-    that buys ~2x fp32 precision at the same speed.
+    that computes a ~2x-fp32-precise sum at the same speed (on this lab's numerics input the plain tree rungs already
+    return the correctly rounded fp32 sum, so its gain does not show there: see the measurements).
 
 The two numbers, for n fp32 values: bytes = 4 n (each value read once; the result is 4 bytes), FLOPs = n - 1 additions.
 0.25 FLOP/B is ~60x below the ridge point of an H200 (67 TFLOP/s / 4.8 TB/s = 14 FLOP/B): memory wins, and the best
 any version can do is stream 4 n bytes at the measured HBM ceiling: n = 2^28 (1 GiB) at ~4.4 TB/s is ~0.245 ms.
 Sum of nothing is 0; max of nothing is a ValueError (NumPy's conventions).
+
+Measured on an H200 (results/h200/phase2_lab06_reduction.json, n = 2^28, HBM ceiling 4,341 GB/s): the ladder climbs 410
+GB/s (01, 0.095 of the ceiling) -> 679 (02, 1.65x) -> 861 (03, 1.27x) -> 1,596 (04, 1.85x) -> 2,234 (05, 1.40x) -> 2,267
+(06, 1.01x) -> 4,243 (07, 1.87x, 0.977 of the ceiling); the single-pass 08, 09 and 10 stay there (4,279, 4,222, 4,203
+GB/s); Triton 3,885 (0.94x torch.sum), cupy.sum 4,268 (1.03x), torch.sum 4,128 (0.951). Targets, in interleaved rounds:
+rung 09 at 4,212 GB/s = 1.018x torch.sum (4,137): met (>= 1.00x), by a margin of about twice the ~1% spread; rung 01 at
+0.099x torch.sum: met (< 0.15x). Predictions: 01 ~10x below the ceiling held (10.6x); 02's ~2x gave 1.65x; 03's ~2x gave
+only 1.27x - the bank conflicts were likely a smaller share of 02's time than the barriers and the one element per
+thread that 03 keeps; 04's 1.5-2x gave 1.85x; 05's "modest gain" was 1.40x, so the 5 block barriers it removes were
+likely a large share of the time; 06's "within ~1.5x of the ceiling" missed at 1.9x (0.522): with the tree gone (+1%
+over 05) what is left is bytes in flight - two 4-byte loads per thread, 16 KiB per SM against the ~33 KiB Little's law
+asks - and 07's 64 B per thread fixed it; 07 "within a few %" held (2.3%); 08-10 "the same bandwidth" held (within
+1.5%). At small n (2^12-2^24) every CUDA rung was launch-bound, 22-66 us per call against cupy.sum's 4-28 us (most
+likely the Python wrappers' cost per call, not the GPU's), with 19-114% spreads, so the single-pass rungs' predicted
+gain at small n is lost in host overhead here. Numerics on 2^28 uniform [0, 1) values: one running sum stalled at
+16,777,216 (relative error 0.875), as predicted; CUDA rungs 01, 06, 07, 09 and the Kahan rung 10, Triton and torch.sum
+all returned 134,219,392, the correctly rounded fp32 value (2.1e-8 relative, under half an ulp, 6e-8); cupy.sum was 1
+ulp off (9.8e-8) and the atomics rung 4 ulps off (4.6e-7) and not bitwise reproducible over 3 runs, while all the others
+were. The ~1e-6 error expected of ~1000-value running sums did not reach the result, most likely because the rounding
+errors of ~270,000 independent thread sums average out; Kahan's advantage needs harder data (cancellation, a wide
+dynamic range) to show.
 
 Run: python -m phase2_cuda.lab06_reduction [--quick] [--size N] [--tune] [--no-bench]
 """

@@ -169,7 +169,9 @@ __device__ __forceinline__ void block_online_allreduce(float& m, float& d, float
 // written once: 4 x 4 x rows x cols bytes where 2 x 4 x rows x cols must move. Three launches.
 // Prediction: at best half of the useful bandwidth (4 streams where 2 suffice), less with the tree's barriers;
 // ~35-45% of the HBM ceiling at 32768 x 4096.
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200: 1,316 GB/s of useful traffic at 32768 x 4096 (0.816 ms), 0.30 of the 4,341 GB/s ceiling, below
+// the predicted range; its four streams moved 2,632 GB/s (0.61), the rest likely lost to three launches and the
+// trees' barriers. 0.51x torch.softmax; 1,337 GB/s at 4096 x 32768 (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 softmax_01a_row_max(const float* __restrict__ x, float* __restrict__ stats, long long rows, int cols)
@@ -219,7 +221,9 @@ softmax_01c_normalize(const float* __restrict__ x, const float* __restrict__ sta
 // mostly from L2): still correct at any length, and slow, which is what the later rungs fix.
 // Prediction: ~2x over 01 (half the traffic, one launch); held back by 4-byte loads, the trees' barriers and
 // occupancy (16 KiB of shared memory per block at 4096 columns: 13 blocks per SM by shared memory, 8 by threads).
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200 at 32768 x 4096: 2,593 GB/s (0.414 ms), 0.60 of the ceiling, 1.97x rung 01: held; level with
+// torch.softmax (1.00x). At 4096 x 32768 it collapsed to 563 GB/s (0.13): a 128 KiB row in shared memory leaves one
+// 256-thread block per SM (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 template <class Stage>
 __device__ __forceinline__ void fused_row(const float* __restrict__ xr, float* __restrict__ yr, Stage stage, int cols,
@@ -263,7 +267,9 @@ softmax_02_fused_smem(const float* __restrict__ x, float* __restrict__ y, long l
 // also few: a 16 KiB row takes 128 dependent-ish loads per lane.
 // Prediction: the best rung so far for short rows (hundreds of columns); at 4096 columns the re-reads mostly miss L1
 // (64 warps x 16 KiB per SM >> 256 KiB) and the rung lands near 01-02.
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200 (results/h200/phase2_lab07_softmax.json): 2,096 GB/s at 32768 x 4096 (0.48 of the ceiling),
+// between 01 (0.30) and 02 (0.60), 0.81x rung 02: held. On 128-column rows (262144 x 128) 3,471 GB/s (0.80), the best
+// CUDA rung there (05: 2,436), as predicted, though torch.softmax was faster (3,957); 1,956 GB/s at 4096 x 32768.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(128)
 softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
@@ -293,7 +299,9 @@ softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long
 // Prediction: the second read of a row follows the first within microseconds; with ~8 rows of 16 KiB in flight per
 // SM (~17 MiB across the GPU, well inside the 60 MiB L2), it mostly hits L2, so HBM sees ~1 read + 1 write:
 // ~60-75% of the ceiling at 4096 columns, better than 02 (no tree barriers), below the single-read rung 05.
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200 at 32768 x 4096: 3,392 GB/s (0.317 ms), 0.78 of the ceiling - a little above the range -, 1.31x
+// rung 02 and 0.88x rung 05: held. At 4096 x 32768 0.50 (2,175 GB/s): 8 rows of 128 KiB per SM (~132 MiB in flight)
+// no longer fit the 60 MiB L2, so the second read likely goes to HBM (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 softmax_04_online(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
@@ -474,7 +482,13 @@ __device__ __forceinline__ void store_w(typename T::raw* p, const float* f)
 // Prediction: within ~10% of the HBM ceiling at 32768 x 4096 fp32 (1 GiB moved in ~0.26-0.27 ms), i.e. >= 1.2x
 // torch.compile; 16-bit rows carry half the bytes for the same instruction count, so bf16 lands further from the
 // ceiling (~75-85%) but ~2x torch.compile's measured 1722 GB/s.
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200 (results/h200/phase2_lab07_softmax.json): 32768 x 4096 fp32 3,860 GB/s (0.278 ms, 0.89 of the
+// ceiling), 1.14x rung 04; in the interleaved target rounds 3,908 GB/s (0.275 ms) = 1.24x torch.compile: met, 10-11%
+// under the ceiling, at the edge of the prediction. bf16 3,782 GB/s (0.87), 2.21x torch.compile (1,721) in the
+// target rounds: met, and better than the predicted 75-85%. 4096 x 32768 fp32 3,781 GB/s (0.87), 1.43x torch.softmax:
+// met (>= 1.4). Across row lengths (2^25 fp32 elements) 0.83-0.85 of the ceiling from 1024 to 16384 columns, but only
+// 0.56 at 128 columns: a warp holds 4 of the 32 values per lane it is sized for, and at 48 registers (40 warps per SM)
+// likely keeps too few bytes in flight; rung 03 (0.80) and torch.softmax (0.91) beat it there.
 // =====================================================================================================================
 template <class T, int W, bool BLOCK>
 __device__ __forceinline__ void row_in_registers(const typename T::raw* __restrict__ xr, typename T::raw* __restrict__ yr,
@@ -575,7 +589,11 @@ softmax_05_block_row_bf16_scalar(const U16* x, U16* y, long long rows, int cols)
 // whole matrix fits in L2 (up to ~40 MiB), where 06b's reread comes from L2.
 // Prediction: ~2/3 of the ceiling on matrices far larger than L2 (1.5x the bytes), close to 05's speed when the
 // matrix fits in L2; for 262144-column rows it is the only single-launch-pair design that fills the GPU.
-// measured: see results/h200/phase2_lab07_softmax.json
+// measured on an H200 (results/h200/phase2_lab07_softmax.json; every matrix 128 MiB or more, so the L2 case was not
+// tested): fp32 0.60 of the ceiling at 32768 x 4096 (2,598 GB/s), 0.57 at 4096 x 32768, 0.51 at 512 x 65536 and 0.50
+// at 128 x 262144 (2,153 GB/s, 1.27x torch.softmax): 10-25% short of the predicted ~2/3. bf16 at 32768 x 4096 only
+// 1,613 GB/s (0.37): half the bytes of fp32 saved just 19% of the time (0.333 vs 0.413 ms), so at 4096 columns its
+// time is likely mostly per-block work (two launches, block reductions, the merge), not bytes.
 // =====================================================================================================================
 template <class T, int W>
 __device__ __forceinline__ void online_stats(const typename T::raw* __restrict__ x, float* __restrict__ stats,

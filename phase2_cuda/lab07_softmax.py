@@ -19,6 +19,28 @@ H200's ridge point (~14 FLOP/B): memory wins. 32768 x 4096 fp32 moves 1 GiB: at 
 ~0.245 ms. The targets (same run): 32768 x 4096 fp32 >= 1.2x torch.compile, bf16 >= 2.0x torch.compile,
 4096 x 32768 fp32 >= 1.4x torch eager.
 
+Measured on an H200 (results/h200/phase2_lab07_softmax.json; HBM ceiling 4,341 GB/s). 32768 x 4096 fp32, the ladder:
+three kernels 1,316 GB/s (0.30 of the ceiling) -> fused in shared memory 2,593 (0.60) -> warp per row 2,096 (0.48) ->
+online, block per row 3,392 (0.78) -> row in registers 3,860 (0.89, 0.278 ms); the split-row rung 2,598 (0.60);
+torch.softmax 2,581, torch.compile 3,071, the Triton online kernel here 3,356, phase 3's tuned Triton fused kernel
+3,851. All three targets were met in the interleaved rounds: 32768 x 4096 fp32, rung 05 at 3,908 GB/s = 1.24x
+torch.compile (>= 1.2; torch.compile was noisy in that round, 12% spread, and 1.26x in the ladder run); bf16, 3,805 GB/s
+= 2.21x torch.compile's 1,721 (>= 2.0); 4096 x 32768 fp32, 3,776 GB/s = 1.43x torch.softmax's 2,642 (>= 1.4).
+Predictions against measurements (each kernel's header has the detail): three kernels ~35-45% -> 30%, below the range
+(its four streams moved 2,632 GB/s of real traffic, 0.61); fused ~2x over it -> 1.97x; warp per row "near 01-02" at 4096
+columns -> in between (0.48) and the best CUDA rung on 128-column rows (3,471 GB/s, 0.80); online 60-75% -> 78%;
+registers within ~10% of the ceiling -> 11% below in the ladder run, 10% in the interleaved one (0.278 / 0.275 ms
+against the 0.26-0.27 predicted); bf16 at 75-85% and ~2x torch.compile -> 87% and 2.21x, better than predicted; split
+rows ~2/3 of the ceiling on matrices far beyond L2 -> 0.50-0.60 in fp32 and only 0.37 in bf16, where halving the bytes
+saved just 19% of the time (0.333 against 0.413 ms) - so most of its time at 4096 columns is likely per-block work (two
+launches, block reductions, the merge) that does not shrink with the bytes; its "close to 05 when the matrix fits in L2"
+was not tested (every matrix here is 128 MiB or more). Across row lengths (2^25 fp32 elements each) rung 05 held
+0.83-0.85 of the ceiling from 1024 to 16384 columns but only 0.56 at 128, where torch.softmax (0.91) and rung 03 (0.80)
+beat it: sized for 32 values per lane, a warp per 128-column row holds 4, and at 48 registers (40 warps per SM) likely
+keeps too few bytes in flight; beyond 32768 columns it hands over to rung 06 (0.51 at 65536, 0.50 at 262144 columns,
+still 1.17x and 1.28x torch.softmax). bf16 row in registers and phase 3's Triton fused kernel were equal (3,782 and
+3,763 GB/s).
+
 Conventions (every kernel and the reference): a row that is all -inf gives NaN, as torch.softmax and NumPy do (0/0:
 no finite value to normalize by); a -inf entry in any other row gives 0; arithmetic is fp32 for every storage type;
 output dtype = input dtype. Inputs: 2-D and C-contiguous; fp32 and fp16 as CuPy arrays, bf16 as torch CUDA tensors

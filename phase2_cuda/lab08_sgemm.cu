@@ -22,7 +22,9 @@
 // elements. beta == 0 never reads C (BLAS semantics: C may hold garbage, even NaN, which 0 * NaN would keep).
 //
 // Launch shapes, registers and predictions are in each kernel's header; "regs" are NVRTC 13.0's figures for sm_90
-// (python -m phase2_cuda.lab08_sgemm prints them for any arch). Measured: see results/h200/phase2_lab08_sgemm.json.
+// (python -m phase2_cuda.lab08_sgemm prints them for any arch). Measured on an H200
+// (results/h200/phase2_lab08_sgemm.json, L2 flushed): from 0.49 TFLOP/s (01, 2048^3) to 42.8 TFLOP/s (09, 4096^3,
+// 0.83x cuBLAS's 51.4) in this file; the async rungs 10-11 reach 43.6 and 45.3. Per-kernel figures: in each header.
 
 #define VEC_A 1
 #define VEC_B 2
@@ -87,7 +89,9 @@ __device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int 
 // uncoalesced the same way. Tile intensity: each FMA reads 2 floats, 0.25 FLOP/B, served by L1 at best.
 // Registers: ~30; smem 0; occupancy 2 blocks x 1024 threads = 100% (occupancy is not the problem here).
 // Prediction: about 1 TFLOP/s (L1 throughput spent on sectors the warp mostly discards).
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 0.49 TFLOP/s at 1024^3 and at 2048^3 (35.3 ms), 0.010x cuBLAS at 2048^3: half the predicted
+// rate, likely because each FMA cost even more L1 work than the estimate allowed for
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #ifndef NAIVE_BLOCK
 #define NAIVE_BLOCK 32
@@ -118,7 +122,8 @@ extern "C" __global__ void sgemm_01_naive(int M, int N, int K, float alpha, cons
 // thread coordinate walks. Same FLOPs, same instructions; ~8x fewer sectors per load of A and per store.
 // Still 2 loads per FMA through L1: bound by L1/LSU throughput, far from the FMA pipes.
 // Prediction: several times rung 01, a few TFLOP/s.
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200 at 2048^3: 6.0 TFLOP/s (2.86 ms), 12.3x rung 01, 0.12x cuBLAS: held, with more than "several"
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 extern "C" __global__ void sgemm_02_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                                               const float* __restrict__ B, float beta, float* __restrict__ C, int vec)
@@ -152,7 +157,8 @@ extern "C" __global__ void sgemm_02_coalesced(int M, int N, int K, float alpha, 
 // schedulers could issue four warp-FFMAs per clock; at ~1.25 wavefronts per warp-FFMA the FMA pipes are at most
 // ~20% busy (~13 TFLOP/s on an H200), before latency. Registers ~32; smem 8 KiB; 2 blocks x 1024 threads per SM.
 // Prediction: ~5-10 TFLOP/s.
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200 at 2048^3: 9.0 TFLOP/s (1.92 ms), 1.49x rung 02, 0.18x cuBLAS: held, near the top of the range
+// and ~70% of the ~13 TFLOP/s shared-memory bound above (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #ifndef TILE
 #define TILE 32
@@ -194,7 +200,8 @@ sgemm_03_smem_tiling(int M, int N, int K, float alpha, const float* __restrict__
 // costs 8 LDS.32 (B) + 16 LDS.128 (A) per 64 FFMA: ~2.7 FFMA per shared instruction instead of 0.8 in rung 03.
 // Registers ~49; smem 4 KiB; 2 blocks x 512 threads per SM (register-limited at 49).
 // Prediction: ~2x rung 03 (shared traffic per FMA falls ~3x, but 8 accumulators per thread give little ILP).
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 16.8 TFLOP/s at 2048^3, 1.88x rung 03: held; 16.2 TFLOP/s at 4096^3 (0.32x cuBLAS)
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R4_BM 64
 #define R4_BN 64
@@ -253,7 +260,9 @@ sgemm_04_1d_register_blocking(int M, int N, int K, float alpha, const float* __r
 // (3) one shared stage: load -> barrier -> compute -> barrier, global latency exposed once per 8 k.
 // Registers 127; smem 8 KiB; 2 blocks x 256 threads per SM (register-limited: 16 warps).
 // Prediction: ~1.5-2x rung 04.
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 29.8 TFLOP/s at 4096^3 (4.61 ms), 1.84x rung 04, 0.58x cuBLAS; 1.71x at 2048^3: held. At
+// 1024^3 it is slower than 04 (9.9 vs 15.7 TFLOP/s): 64 tiles of 128 x 128 cannot fill 132 SMs
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R5_BM 128
 #define R5_BN 128
@@ -337,7 +346,11 @@ sgemm_05_2d_register_blocking(int M, int N, int K, float alpha, const float* __r
 // Registers 107; smem 8 KiB; 2 blocks per SM (16 warps).
 // Prediction: +5-15% over rung 05 (global load instructions per k-tile 8 -> 2, fewer address computations; the
 // shared side was already vectorized by the compiler).
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 31.0 TFLOP/s at 4096^3, +4% over rung 05 (0.60x cuBLAS), +16% at 2048^3, 30.7 at 8192^3:
+// below the range at 4096^3, just above it at 2048^3. Slower than 05 at 4097^3 (23.0 vs 26.2; K and N not multiples
+// of 4, so every tile takes the element-by-element guarded fallback) and at 3000^3 (21.4 vs 24.5, not explained by
+// this run)
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R6_BM 128
 #define R6_BN 128
@@ -404,7 +417,8 @@ sgemm_06_float4_transposed_a(int M, int N, int K, float alpha, const float* __re
 // The padding costs 4 words per row (3%); the split tile costs nothing (same loads, same FMAs).
 // Registers 107; smem 8.3 KiB; 2 blocks per SM.
 // Prediction: +5-15% over rung 06 (the LDS.128 of B stop taking twice the wavefronts; stores stop colliding).
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 33.8 TFLOP/s at 4096^3, +9% over rung 06 (0.66x cuBLAS); +7% at 2048^3, +8% at 8192^3
+// (33.1): held (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R7_BM 128
 #define R7_BN 128
@@ -640,7 +654,8 @@ __device__ __forceinline__ void wt_store_shared(float* As, float* Bs, int tid, c
 // What is left: one shared stage: load -> barrier -> compute -> barrier. While the global loads of the next tile are
 // in flight nothing computes except the other block on the SM.
 // Prediction: +5-15% over rung 07.
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 38.3 TFLOP/s at 4096^3, +13% over rung 07 (0.75x cuBLAS); +7% at 2048^3, +15% at 8192^3
+// (38.1): held (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(WT_THREADS, 2)
 sgemm_08_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
@@ -683,7 +698,9 @@ sgemm_08_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__
 // the loads walk precomputed pointers so that it fits without spilling), 2x the shared memory
 // (16.6 KiB per block). Runs on every architecture (no cp.async): the best kernel for sm_75 (T4) in this file.
 // Prediction: +10-25% over rung 08.
-// Measured: see results/h200/phase2_lab08_sgemm.json
+// Measured on an H200: 42.8 TFLOP/s at 4096^3 (3.21 ms), +12% over rung 08, 0.83x cuBLAS; +14% at 8192^3 (43.4),
+// +10% at 2048^3: held. The best rung without cp.async: rung 10 adds only 2% to it
+// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(WT_THREADS, 2)
 sgemm_09_double_buffering(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
