@@ -25,6 +25,22 @@ The two numbers (main case: bf16 4096 x 4096 x 4096): FLOPs = 2 M N K = 137.4 GF
 programs: see the ordering table), but stays well under the compute time; the target is >= 0.95x cuBLAS.
 fp32 ieee runs on the CUDA cores instead (67 TFLOP/s peak, ridge ~14 FLOP/B): still compute-bound at 4096^3.
 
+Measured on an H200 (results/h200/phase3_lab02_matmul.json; Triton and cuBLAS timed in interleaved rounds): two of
+the three targets were missed. bf16 4096^3: 666.6 TFLOP/s against cuBLAS's 702.9 (0.196 ms; not the 733 quoted
+above), 0.948x: missed by 0.002, well inside the run's 12% spread (p20-p80), and the same kernel and tile (128x256x64,
+8 warps, 4 stages) met the target in fp16 (622.7 against 650.6, 0.957x). bf16 8192^3: 623.3 against 679.5, 0.917x:
+missed by 3 points, and the separate ordering run of the same tile (627.1 TFLOP/s) says it is no accident. The data
+rule out program order (row-major and GROUP_M=8 within 0.4%, though the model gives row-major 2x the DRAM traffic),
+and the tile space is flat at the top (the tuner's best four configs at 4096^3 within 8%). The likely cause is the
+kernel's structure: the warps that run wgmma also issue every load as per-thread cp.async copies (the compile report:
+48 cp.async, no other global loads), one tile per program and one program per SM (192 KiB of shared memory), where
+cuBLAS's Hopper kernels load with TMA from dedicated producer warps. From 4096^3 to 8192^3 cuBLAS itself lost 3.3%,
+Triton 6.5%. Smaller sizes: 392.4 TFLOP/s at 2048^3 (0.63x cuBLAS); 512^3, 1024^3 and 2048^3 all took 39-46 us for
+64x different work, most likely a fixed per-call cost of the autotuned Python launch rather than the kernel (cuBLAS:
+7, 9 and 28 us). fp32 ieee: 45.4 TFLOP/s (0.68 of the 67 TFLOP/s datasheet), 0.89x cuBLAS SGEMM (51.0), level with
+phase 2's autotuned CUDA C SGEMM (45.3). tf32 (no target): 137.1 TFLOP/s, only 0.35x cuBLAS with TF32 on (397.1),
+the weakest result in the lab and not explained by this run.
+
 Run: python -m phase3_triton.lab02_matmul [--quick] [--no-bench] [--arch sm_80]
 """
 from __future__ import annotations
@@ -87,7 +103,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   UPCAST: tl.constexpr):
     # --- which tile of C: grouped order. Programs are numbered down a column of GROUP_M tile-rows, then across, so
     # consecutive programs (which run at the same time) share B column-panels and reuse a few A row-panels through
-    # L2. GROUP_M = 1 is plain row-major order.
+    # L2. GROUP_M = 1 is plain row-major order. Measured on an H200 at bf16 8192^3 (tile 256x128x64): 627.1 TFLOP/s
+    # grouped against 624.7 row-major, +0.4%, although the model halves the DRAM traffic (1136 against 2236 MiB):
+    # at this size the math time hides the traffic either way, as the ordering prediction said.
     pid = tl.program_id(0)
     grid_m = tl.cdiv(M, BLOCK_M)
     grid_n = tl.cdiv(N, BLOCK_N)
@@ -111,6 +129,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
     # --- walk K. With num_stages > 1 the compiler turns these loads into cp.async copies into a ring of shared-memory
     # buffers, issued num_stages - 1 steps ahead; tl.dot becomes wgmma (sm_90) or mma.sync (sm_80) on those buffers.
+    # Measured on an H200 (bf16 4096^3, 128x256x64, 8 warps): 4 stages 0.200 ms, 3 stages 0.216 ms; the autotuner
+    # picked 4 stages at every 16-bit size it tuned (512^3 to 8192^3).
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         if EVEN_K:
@@ -158,6 +178,9 @@ def _cfg(bm, bn, bk, warps, stages, group=8):
 # Hopper, 16-bit inputs: one A + B stage is (BM + BN) x 64 x 2 B = 48 KiB for 128 x 256, so 3-4 stages fit in the
 # 227 KiB a block may use; 8 warps = two warpgroups, each issuing wgmma on half the tile (64 or 128 rows).
 # 128 x 64 is there for the small problems, where 128 x 256 tiles would leave most of the 132 SMs idle.
+# Measured on an H200: the compile report gives 144 KiB of shared memory at 3 stages and 192 KiB at 4; the tuner
+# picked 128 x 64 at 512^3 and 1024^3, 128 x 256 at 2048^3 and 4096^3, 256 x 128 at 8192^3 (all GROUP_M 8, 4 stages),
+# and at 4096^3 128 x 64 was the slowest candidate (0.303 ms against 0.200 ms for 128 x 256).
 CONFIGS_16 = [_cfg(128, 256, 64, 8, 3), _cfg(128, 256, 64, 8, 4), _cfg(256, 128, 64, 8, 3), _cfg(256, 128, 64, 8, 4),
               _cfg(128, 128, 64, 4, 4), _cfg(128, 64, 64, 4, 4)]
 # fp32: a 4-byte element doubles the bytes per stage, so BLOCK_K drops to 32.
