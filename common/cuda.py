@@ -244,17 +244,13 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
     nvrtc = _nvrtc()
     src = _read(path)
     gpu_arch = arch if arch.startswith("sm_") else f"sm_{arch}"
-    opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v", f"-I{os.path.dirname(path)}"] + \
-        list(options)
+    # without a CUDA toolkit NVRTC finds no cuda_fp16.h, mma.h, ...: the nvidia-cuda-runtime wheel has them
+    includes = [f"-I{os.path.dirname(path)}"] + [f"-I{d}" for d in _header_dirs()]
+    opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v"] + includes + list(options)
     # NVRTC 13 on a GPU machine was seen to skip ptxas (and print no resource report) for code it had compiled
     # before, even in another process: an unused, uniquely named global makes every report's PTX new.
     src = src + f"\n__device__ int course_report_nonce_{os.getpid()}_{next(_NONCE)};\n"
     ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path), opts)
-    if not ok and "cannot open source file" in log and _header_dirs():
-        # No CUDA toolkit on this machine: take cuda_fp16.h, mma.h, ... from the nvidia-cuda-runtime wheel.
-        # (Only when needed: on an H200 machine, adding that folder made NVRTC 13.0 return an empty ptxas log.)
-        ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path),
-                                             opts + [f"-I{d}" for d in _header_dirs()])
     if not ok:
         raise CompileError(f"{os.path.basename(path)} failed to compile for {gpu_arch} "
                            f"({' '.join(options) or 'no extra options'}):\n{log}")
