@@ -89,8 +89,13 @@ def reference(x: np.ndarray) -> np.ndarray:
 
 
 def make_inputs(rows: int, dtype: str, rng: np.random.Generator, where: str):
-    """A rows x 32 matrix: normal values with a non-zero mean and a few large ones."""
-    x = rng.standard_normal((int(rows), 32)) + 0.25
+    """A rows x 32 matrix of small integers (1..8) as floats, and a few large ones.
+
+    Integer values make every row sum exact in float32 in any order, so the check cannot fail on rounding: with
+    normal values a row can cancel to near zero and a correct kernel's last-bit error exceeds the relative tolerance
+    (seen in CI: one row of 32 summed to ~0.007). A skipped or doubled element still changes the sum by >= 1.
+    """
+    x = rng.integers(1, 9, size=(int(rows), 32)).astype(np.float64)
     if x.size > 64:
         x.flat[rng.integers(0, x.size, 4)] = 1e4
     return (arrays.from_numpy(x, dtype, where),)
