@@ -23,11 +23,14 @@ the best of three streaming kernels, torch.add):
   * one float per thread (01) stalls at 3,477 GB/s (0.80 of torch.add at 2^29) and the grid-stride loop (02) at
     3,636: 8 bytes of loads in flight per thread is not enough to cover HBM latency; float4 quadruples it and closes
     the gap. cupy.add, a generic elementwise kernel, reaches 2,540 GB/s.
-  * below ~2^23 elements every version took 30-55 us per call whatever the size: with the plain timer that is the
-    host's cost of one Python call (argument checks, CuPy's launch path, torch's from_dlpack), not the GPU's. That
-    run therefore showed no L2-resident plateau: three arrays that fit in the 60 MiB L2 (n <= 5M) move in a few
-    microseconds, less than one Python call. The sweep now times sizes up to 2^24 as CUDA graphs of 100 launches,
-    which removes the host (common.bench, graph=True); the committed plot predates that change.
+  * below ~2^23 elements the first run (plain timer) took 30-55 us per call whatever the size: the host's cost of one
+    Python call (argument checks, CuPy's launch path, torch's from_dlpack), not the GPU's, so it showed no L2-resident
+    plateau. The sweep now times sizes up to 2^24 as CUDA graphs of 100 launches (common.bench, graph=True), and the
+    three regions appear (commit 11dacc8 run): launch-bound below ~2^16 (2^10 elements: 13 GB/s, ~1 us per launch
+    whatever the size; 2^16: 635 GB/s); L2-resident from ~2^19 to 2^22, where the three arrays (12 n bytes) fit in the
+    60 MiB L2 and no flush runs between replays: float4 + evict-first stores peak at 6,737 GB/s at 2^21 (24 MiB),
+    1.54x the HBM ceiling (torch.add 6,175, Triton 6,297); HBM-bound from 2^23 (96 MiB > L2) on, rising to the
+    ceiling (2^29: 4,406 / torch.add 4,393 GB/s).
 
 Run: python -m phase1_architecture.lab02_vector_add [--quick] [--size N] [--no-bench]
 """
@@ -313,7 +316,7 @@ def tune(n: int = 2**28, rounds: int = 3) -> list[dict]:
                 contenders[f"cuda 04 t{threads} u{unroll} s{stream}"] = \
                     (lambda a, b, out, t=threads, u=unroll, s=stream: add_cuda_04(a, b, out, threads=t, unroll=u,
                                                                                    stream=s))
-    for block, warps in ((1024, 4), (2048, 4), (2048, 8), (4096, 8), (4096, 16), (8192, 16)):
+    for block, warps in ((512, 4), (1024, 4), (512, 2), (2048, 4), (2048, 8), (4096, 8), (4096, 16), (8192, 16)):
         contenders[f"triton B{block} w{warps}"] = \
             (lambda a, b, out, bl=block, w=warps: add_triton(a, b, out, block=bl, num_warps=w))
     fns, keep = _fns(n, contenders)
