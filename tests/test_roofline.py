@@ -1,0 +1,268 @@
+"""Lab 4.1 (roofline): placement with exact known answers, the recorded H200 results, the k-FMA kernel, the CLI."""
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from common import arrays, check, device, report
+from phase4_optimization import lab01_roofline as rl
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+H200 = os.path.join(report.ROOT, "results", "h200")
+interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
+                                                               "the same on device")
+
+
+@pytest.fixture()
+def synthetic(tmp_path):
+    """A results folder holding only the hand-made fixtures (a copy: the tool must never write into its input)."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for name in ("roofline_synthetic.json", "roofline_tuner.json"):
+        shutil.copy(os.path.join(DATA, name), folder / name)
+    return str(folder)
+
+
+def _analyze(folder):
+    rows, headers, gpu = rl.load_rows(folder)
+    ceil = rl.resolve_ceilings(rows, headers, gpu, folder)
+    placed, left = rl.analyze(rows, ceil)
+    return ceil, placed, left
+
+
+def _find(placed, lab, variant, dtype="float32"):
+    hits = [p for p in placed if p["lab"] == lab and p["variant"] == variant and p["dtype"] == dtype]
+    assert len(hits) == 1, f"{lab} / {variant} / {dtype}: {len(hits)} placed rows"
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Pure placement
+# ---------------------------------------------------------------------------------------------------------------------
+CEIL = rl.Ceilings(hbm_gbps=4000.0, peaks={"fp32": 50.0, "bf16": 800.0},
+                   datasheet={"hbm_gbps": 5000.0, "fp32": 100.0, "bf16": 1000.0})
+
+
+def test_place_memory_bound_exact():
+    p = rl.place(4e9, 1e10, 2.0, "fp32", CEIL)
+    assert p["ai"] == pytest.approx(2.5)
+    assert p["achieved_gbps"] == pytest.approx(2000.0)
+    assert p["achieved_tflops"] == pytest.approx(5.0)
+    assert p["roof_tflops"] == pytest.approx(10.0)          # 2.5 FLOP/B x 4000 GB/s
+    assert p["ridge"] == pytest.approx(12.5)                # 50 TFLOP/s / 4 TB/s
+    assert p["bound"] == "memory"
+    assert p["frac_roof"] == pytest.approx(0.5)
+    assert p["frac_datasheet_roof"] == pytest.approx(5.0 / 12.5)   # min(100, 2.5 x 5000 GB/s)
+
+
+def test_place_compute_bound_exact_and_ridge_edges():
+    p = rl.place(1e8, 1e10, 1.0, "fp32", CEIL)
+    assert (p["ai"], p["roof_tflops"], p["bound"]) == (pytest.approx(100.0), pytest.approx(50.0), "compute")
+    assert p["frac_roof"] == pytest.approx(0.2)
+    # the tensor-core ridge is 200 FLOP/B: the same AI is memory-bound on that unit
+    q = rl.place(1e8, 1e10, 1.0, "bf16", CEIL)
+    assert q["bound"] == "memory" and q["roof_tflops"] == pytest.approx(400.0)
+    # exactly at the ridge: both roofs agree
+    r = rl.place(1e9, 12.5e9, 1.0, "fp32", CEIL)
+    assert r["roof_tflops"] == pytest.approx(50.0) and r["bound"] == "compute"
+
+
+def test_place_without_flops_uses_hbm_and_rejects_bad_time():
+    p = rl.place(3e9, None, 1.0, "fp32", CEIL)
+    assert p["bound"] == "memory (no FLOPs)" and p["frac_roof"] == pytest.approx(0.75) and p["ai"] is None
+    assert rl.place(3e9, 0.0, 1.0, "fp32", CEIL)["ai"] == 0.0
+    with pytest.raises(ValueError, match="ms"):
+        rl.place(1e9, 1e9, 0.0, "fp32", CEIL)
+
+
+def test_units_follow_dtype_and_lab():
+    assert rl.unit_for("phase3_lab02_matmul", "triton matmul", "bfloat16") == "bf16"
+    assert rl.unit_for("phase3_lab02_matmul", "cuBLAS", "tf32") == "tf32"
+    assert rl.unit_for("phase3_lab02_matmul", "triton matmul", "float32") == "fp32"
+    assert rl.unit_for("phase2_lab07_softmax", "triton online", "bfloat16") == "fp32"   # CUDA-core math
+    assert rl.unit_for("phase4_lab03_tensor_cores", "cuda 01 wmma", "float16") == "fp16"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The synthetic results folder: every kind of row, exact answers
+# ---------------------------------------------------------------------------------------------------------------------
+def test_synthetic_ceilings_come_from_the_rows(synthetic):
+    ceil, _, _ = _analyze(synthetic)
+    assert ceil.hbm_gbps == 4000.0                       # highest ceiling_gbps recorded
+    assert ceil.peaks["fp32"] == 50.0 and "cuBLAS" in ceil.sources["fp32"]
+    assert ceil.peaks["bf16"] == 800.0
+    assert ceil.peaks["fp16"] == 989 and "datasheet" in ceil.sources["fp16"]   # no measurement: named fallback
+    assert ceil.peaks["fp8"] == 1979
+
+
+def test_synthetic_placement_exact(synthetic):
+    _, placed, left = _analyze(synthetic)
+    lab = "phase9_lab01_synthetic"
+    a = _find(placed, lab, "cuda 01 stream")
+    assert a["shape"] == [1000000]                                       # the largest shape is the headline
+    assert (a["ai"], a["roof_tflops"], a["bound"], a["frac_roof"]) == (
+        pytest.approx(2.5), pytest.approx(10.0), "memory", pytest.approx(0.5))
+    b = _find(placed, lab, "cuda 02 heavy")
+    assert (b["ai"], b["roof_tflops"], b["bound"], b["frac_roof"]) == (
+        pytest.approx(100.0), pytest.approx(50.0), "compute", pytest.approx(0.2))
+    c = _find(placed, lab, "triton copy")
+    assert c["bound"] == "memory (no FLOPs)" and c["frac_roof"] == pytest.approx(0.75)
+    assert "FLOPs unknown" in c["counts"]
+    m = _find(placed, "phase9_lab02_matmul", "triton matmul", "bfloat16")
+    assert m["bytes"] == pytest.approx(2.2e7) and m["flops"] == pytest.approx(1.2e10)
+    assert m["ai"] == pytest.approx(1.2e10 / 2.2e7) and m["unit"] == "bf16" and m["bound"] == "compute"
+    assert m["frac_roof"] == pytest.approx(12.0 / 800.0) and "GEMM model" in m["counts"]
+    s = _find(placed, lab + "_sweep", "stride 1")
+    assert "best of 3" in s["note"]
+    names = {(p["lab"], p["variant"]) for p in placed}
+    assert ("phase9_lab03_other", "cuda C, phase 9 (cuda 01 stream)") not in names     # re-measurement dropped
+    assert not any(p["variant"] in ("cuda 03 untimed", "shared memory probe", "stride 2", "stride 4")
+                   for p in placed)
+    whys = {r["variant"]: r["why"] for r in left if r.get("variant")}
+    assert whys["cuda 03 untimed"] == "no time" and "shared" in whys["shared memory probe"]
+    assert "sweep point" in whys["stride 4"] and "re-measures" in whys["cuda C, phase 9 (cuda 01 stream)"]
+    assert _find(placed, lab, "torch.add")["impl"] == "peer"
+    assert len(placed) == 8
+
+
+def test_main_on_synthetic_folder(synthetic, tmp_path):
+    out = tmp_path / "out"
+    assert rl.main(["--quick", "--results", synthetic, "--out", str(out)]) == 0
+    doc = json.loads((out / f"{rl.LAB}.json").read_text())
+    placed = [r for r in doc["rows"] if r.get("kind") == "placed"]
+    assert len(placed) == 8 and doc["ceilings"]["hbm_gbps"] == 4000.0
+    assert (out / f"{rl.LAB}.png").stat().st_size > 10_000
+    assert sorted(os.listdir(synthetic)) == ["roofline_synthetic.json", "roofline_tuner.json"]   # input untouched
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The recorded H200 results (read-only)
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def h200():
+    if not os.path.isdir(H200):
+        pytest.skip("no results/h200 in this checkout")
+    rows, headers, gpu = rl.load_rows(H200)
+    ceil = rl.resolve_ceilings(rows, headers, gpu, H200)
+    placed, left = rl.analyze(rows, ceil)
+    return rows, ceil, placed, left
+
+
+def test_h200_ceilings_match_the_files(h200):
+    rows, ceil, _, _ = h200
+    recorded = []
+    for path in os.listdir(H200):
+        if path.endswith(".json") and not path.startswith(rl.LAB):
+            with open(os.path.join(H200, path)) as f:
+                doc = json.load(f)
+            recorded += [r["ceiling_gbps"] for r in doc.get("rows", []) if isinstance(r, dict)
+                         and isinstance(r.get("ceiling_gbps"), (int, float))]
+    if not os.path.exists(os.path.join(H200, rl.CEILINGS_FILE)):
+        assert ceil.hbm_gbps == pytest.approx(max(recorded))
+        with open(os.path.join(H200, "phase2_lab08_sgemm.json")) as f:
+            sgemm = json.load(f)["rows"]
+        cublas = max(r["tflops"] for r in sgemm if r.get("variant") == "cuBLAS (cupy)")
+        assert ceil.peaks["fp32"] == pytest.approx(cublas)
+    assert 3000 < ceil.hbm_gbps < 5000 and 30 < ceil.peaks["fp32"] < 70 and 500 < ceil.peaks["bf16"] < 1000
+
+
+def test_h200_every_kernel_is_placed_once_and_labelled(h200):
+    _, _, placed, _ = h200
+    keys = [(p["lab"], p["variant"], p["dtype"], p["impl"]) for p in placed]
+    assert len(keys) == len(set(keys))
+    for p in placed:
+        assert p["bound"] and p["frac_roof"] is not None and p["frac_roof"] > 0, p
+        if p["sweep"]:   # the k-FMA chain may beat cuBLAS SGEMM (the measured fp32 roof), never the datasheet FFMA peak
+            assert p["frac_datasheet_roof"] <= 1.05, p
+        else:
+            assert p["frac_roof"] < 1.2, p      # nobody runs far above a measured roof
+    labs = {p["lab"].split("_")[0] + "_" + p["lab"].split("_")[1] for p in placed}
+    assert {"phase1_lab02", "phase2_lab06", "phase2_lab08", "phase3_lab02", "phase3_lab04"} <= labs
+
+
+def test_h200_known_kernels_land_where_their_counts_say(h200):
+    _, ceil, placed, _ = h200
+    g = _find(placed, "phase2_lab08_sgemm", "cuda 11 autotuned")
+    n = g["shape"][0]
+    assert g["ai"] == pytest.approx(n / 6)                     # 2 n^3 / (3 n^2 x 4 B)
+    assert g["unit"] == "fp32" and g["bound"] == "compute" and g["roof_tflops"] == pytest.approx(ceil.peaks["fp32"])
+    r = _find(placed, "phase2_lab06_reduction", "cuda 07 float4 grid-stride, 2 passes")
+    assert r["ai"] == pytest.approx(0.25, rel=1e-6) and r["bound"] == "memory"   # (n - 1) adds over 4 n bytes
+    assert r["roof_tflops"] == pytest.approx(r["ai"] * ceil.hbm_gbps / 1e3)
+    t = _find(placed, "phase3_lab02_matmul", "triton matmul", "bfloat16")
+    assert t["unit"] == "bf16" and t["bound"] == "compute" and "GEMM model" in t["counts"]
+    s = _find(placed, "phase2_lab07_softmax", "cuda 05 registers, 16-byte loads", "bfloat16")
+    assert s["unit"] == "fp32" and s["bound"] == "memory"
+    lay = _find(placed, "phase3_lab04_layernorm", "triton fwd")
+    assert "layernorm model" in lay["counts"] and lay["bound"] == "memory"
+    assert not any(p["variant"].startswith("registers") or p["variant"].startswith("shared memory") for p in placed)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The k-FMA kernel
+# ---------------------------------------------------------------------------------------------------------------------
+@interpreter_only
+@pytest.mark.parametrize("n,k", [(1, 0), (1, 5), (1025, 2), (3001, 17)])
+def test_fma_chain_matches_reference(n, k):
+    (x, kk) = rl.make_inputs((n, k), "float32", check.rng(400 + n + k), "cpu")
+    out = check.poisoned((n,), "float32", x)
+    res = rl.fma_chain(x, kk, out=out)
+    check.assert_close(res, rl.reference(arrays.to_numpy(x), kk), "float32", what=f"n={n} k={k}")
+
+
+def test_fma_chain_counts_and_reference():
+    assert rl.sweep_counts(1000, 64) == (8000.0, 128000.0)      # AI = k / 4
+    x = np.array([0.0, 1.0, -2.0])
+    np.testing.assert_allclose(rl.reference(x, 0), x)
+    np.testing.assert_allclose(rl.reference(x, 2), (x * 0.9375 + 0.0625) * 0.9375 + 0.0625)
+
+
+@interpreter_only
+def test_fma_chain_validates_before_launch():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="k"):
+        rl.fma_chain(x, 2.0)
+    with pytest.raises(ValueError, match="k"):
+        rl.fma_chain(x, -1)
+    with pytest.raises(TypeError, match="x"):
+        rl.fma_chain(x.astype(np.float64), 1)
+    with pytest.raises(ValueError, match="x"):
+        rl.fma_chain(np.zeros((2, 4), np.float32), 1)
+    with pytest.raises(ValueError, match="x"):
+        rl.fma_chain(np.zeros(0, np.float32), 1)
+    with pytest.raises(ValueError, match="out"):
+        rl.fma_chain(x, 1, out=np.zeros(7, np.float32))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------------------------------
+def test_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        rl.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--quick" in out and "--results" in out and "--measure" in out
+
+
+def test_main_quick_writes_png_and_json(tmp_path):
+    assert rl.main(["--quick", "--results", H200, "--out", str(tmp_path)]) == 0
+    png = tmp_path / f"{rl.LAB}.png"
+    assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    doc = json.loads((tmp_path / f"{rl.LAB}.json").read_text())
+    assert len([r for r in doc["rows"] if r.get("kind") == "placed"]) > 50
+    assert doc["left_out"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.gpu
+def test_sweep_rows_on_gpu_are_placed():
+    rows = rl.run_sweep(ks=(1, 64), n=1 << 22, hbm_gbps=4000.0)
+    assert [r["k"] for r in rows] == [1, 64] and all(r["kind"] == "sweep" and r["gbps"] > 0 for r in rows)
+    placed, _ = rl.analyze([dict(r, _file="x", _index=i) for i, r in enumerate(rows)], CEIL)
+    assert len(placed) == 2 and sorted(p["ai"] for p in placed) == pytest.approx([0.25, 16.0])
+    assert all(p["bound"] in ("memory", "compute") and p["frac_roof"] > 0 for p in placed)
