@@ -88,6 +88,10 @@ def _module(path: str, options: tuple[str, ...], mtime: float):
         return cupy.RawModule(code=src, options=opts, backend="nvrtc")
     except cupy.cuda.compiler.CompileException as e:
         raise CompileError(f"{os.path.basename(path)} failed to compile with {' '.join(opts)}:\n{e}") from None
+    except (ImportError, OSError, RuntimeError) as e:
+        if "nvrtc" in str(e).lower():
+            _nvrtc()   # raises ToolMissing with the install hint when NVRTC itself cannot be loaded
+        raise
 
 
 def load_module(path: str, options: tuple[str, ...] = (), defines: dict | None = None):
@@ -100,7 +104,12 @@ def load_module(path: str, options: tuple[str, ...] = (), defines: dict | None =
 def get_kernel(path: str, name: str, options: tuple[str, ...] = (), defines: dict | None = None):
     """One kernel of a .cu file as a cupy.RawKernel (compiled on first use)."""
     mod = load_module(path, options, defines)
-    return mod.get_function(name)
+    try:
+        return mod.get_function(name)   # CuPy compiles here, on first use
+    except (ImportError, OSError, RuntimeError) as e:
+        if "nvrtc" in str(e).lower():
+            _nvrtc()   # NVRTC itself cannot be loaded: raises ToolMissing with the install hint
+        raise
 
 
 # ---------------------------------------------------------------------------------------------------------------------

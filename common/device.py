@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 
 KiB = 1024
@@ -132,7 +133,8 @@ def _probe() -> tuple[bool, str]:
     try:
         import cupy
     except ImportError as e:  # pragma: no cover - the set-up installs CuPy everywhere
-        return False, f"CuPy is not installed ({e}); run `make test` or tools/setup_env.py"
+        detail = " ".join(str(e).split()) or type(e).__name__
+        return False, f"CuPy is not installed or failed to import ({detail}); run `make setup` (tools/setup_env.py)"
     try:
         n = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDARuntimeError: no driver, driver too old, no device
@@ -146,6 +148,23 @@ def _probe() -> tuple[bool, str]:
     if n < 1:
         return False, "the driver reports no CUDA device"
     return True, ""
+
+
+# Environment faults (no GPU, NVRTC missing, Triton missing) raise these exception types, whose message is one sentence
+# with what to do. Uncaught, they print that sentence instead of a traceback (COURSE_TRACEBACK=1 shows it).
+FAULT_TYPES = ("GPUUnavailable", "ToolMissing", "TritonMissing")
+
+
+def _fault_hook(exc_type, exc, tb):
+    if getattr(exc_type, "__name__", "") in FAULT_TYPES and os.environ.get("COURSE_TRACEBACK") != "1":
+        sys.stderr.write(f"error: {exc}\n(run with COURSE_TRACEBACK=1 to see where it was raised)\n")
+        return
+    _previous_hook(exc_type, exc, tb)
+
+
+_previous_hook = sys.excepthook
+if sys.excepthook is sys.__excepthook__:   # leave hooks of IPython, pytest and others alone
+    sys.excepthook = _fault_hook
 
 
 def has_gpu() -> bool:

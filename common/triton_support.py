@@ -45,13 +45,18 @@ if "triton" in sys.modules:
             f"{'the GPU compiler' if _GPU else 'the interpreter'}; import common.triton_support before triton"
         )
 
+
+class TritonMissing(ImportError):
+    """Triton cannot be imported; the message says how to install it."""
+
+
 try:
     import triton  # noqa: E402
     import triton.language as tl  # noqa: E402
-except ImportError as e:  # pragma: no cover - environment fault
-    raise ImportError(
-        f"Triton could not be imported ({e}). Install it with `pip install triton` (make test does this); the CUDA C "
-        "labs still run without it."
+except ImportError as e:  # environment fault (tests/test_env_faults.py)
+    raise TritonMissing(
+        f"Triton could not be imported ({e}); the labs run their Triton kernels next to the CUDA C ones, so install "
+        "it with `pip install triton` (`make setup` does this) and run again."
     ) from None
 
 INTERPRETER = not _GPU

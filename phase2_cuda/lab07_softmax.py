@@ -294,7 +294,9 @@ def softmax_online_kernel(x_ptr, y_ptr, cols, BLOCK: tl.constexpr):
         m = mn
     mrow = tl.max(m, axis=0)
     msafe = tl.where(mrow == float("-inf"), 0.0, mrow)
-    drow = tl.sum(tl.where(m == float("-inf"), 0.0, d * tl.exp(m - msafe)), axis=0)
+    # a lane that only ever saw NaN keeps m = -inf (tl.maximum drops NaN) but d = NaN: keep that NaN (d != d) so a
+    # NaN input makes the whole row NaN, as the float64 reference and torch do
+    drow = tl.sum(tl.where((m == float("-inf")) & (d == d), 0.0, d * tl.exp(m - msafe)), axis=0)
     for start in range(0, cols, BLOCK):
         idx = start + offs
         mask = idx < cols

@@ -112,7 +112,12 @@ def tolerance(size, dtype: str) -> check.Tol:
     # holds. 16-bit: outputs are rounded to 16 bits (mean/rstd stay fp32): the dtype's default.
     # One column: the variance is 0, so rstd = 1/sqrt(eps) ~ 316 multiplies fp32 rounding of terms that cancel
     # exactly in exact arithmetic (dx, dw are 0 there); seen on an H200: 1.2e-5 where the reference has 0.
+    # Two columns: xhat = +-sqrt(var / (var + eps)) ~ +-1, so dx = rstd (1 - xhat^2) (w dy0 - w dy1) / 2 is a
+    # difference of nearly equal terms, ill-conditioned when the two values are close (rstd large): tests/
+    # test_properties.py drew (6, 2) (1.7e-6 absolute where the reference is ~1e-7) and (19, 2) (rel err 3.6e-5).
     t = check.tolerance(dtype)
+    if size[1] == 2:
+        return check.Tol(max(t.rel_norm, 1e-3), t.elem, atol=1e-4 if dtype != "float64" else 1e-10)
     if size[1] == 1:
         return check.Tol(t.rel_norm, t.elem, atol=1e-4 if dtype != "float64" else 1e-10)
     return t

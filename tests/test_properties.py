@@ -1,0 +1,82 @@
+"""Property sweep: random shapes, dtypes, offsets and strides for every wrapper, checked against the float64 reference.
+
+A seeded sweep (the process seed, COURSE_SEED to replay, is printed in every failure) rather than hypothesis, so the
+same test runs on the CPU machine (Triton variants in the interpreter, small draws) and on the GPU (every variant,
+larger draws). Each draw picks:
+  * a dtype among the variant's dtypes;
+  * a size: each dimension log-uniform between the smallest and largest value that dimension takes in the lab's
+    check cases (capped: the interpreter is slow), so a draw lands on awkward, non-tile-multiple sizes;
+  * a layout for the inputs: contiguous, contiguous at an offset of 1-3 elements past an aligned address (every
+    array, outputs too: vector paths must fall back), or a non-contiguous view (every other column), which a wrapper
+    may refuse with ValueError/TypeError but must never get wrong.
+Outputs are poisoned first, so an element a kernel forgets to write fails the check.
+"""
+import zlib
+
+import numpy as np
+import pytest
+
+from common import arrays, check
+from tests import test_bad_input as B
+
+DRAWS = 4 if B.GPU else 3
+LAYOUTS = ("offset", "strided", "contiguous", "offset")
+CAP_1D = 70000 if B.GPU else 2500
+CAP_ND = 600 if B.GPU else 48
+
+
+def _dims(size):
+    return tuple(size) if isinstance(size, (tuple, list)) else (size,)
+
+
+def draw_size(mod, rng):
+    sizes = [_dims(c[0]) for c in B._cases(mod)]
+    rank = len(sizes[0])
+    out = []
+    for j in range(rank):
+        vals = [s[j] for s in sizes if len(s) == rank]
+        lo, hi = max(1, min(vals)), max(vals)
+        hi = max(lo, min(hi, CAP_1D if rank == 1 else CAP_ND))
+        out.append(int(round(np.exp(rng.uniform(np.log(lo), np.log(hi + 1))))) if hi > lo else lo)
+        out[-1] = min(max(out[-1], lo), hi)
+    return out[0] if rank == 1 and not isinstance(B._cases(mod)[0][0], (tuple, list)) else tuple(out)
+
+
+@pytest.mark.parametrize("mod,v", [p for p in (
+    pytest.param(mod, v, id=f"{q.split('.')[-1]}:{v.name}", marks=[] if v.runs_without_gpu else [pytest.mark.gpu])
+    for q, mod, v in B._ours())])
+def test_random_shapes_dtypes_layouts(mod, v):
+    ok, why = v.available()
+    if not ok:
+        pytest.skip(why)
+    rng = check.rng(9000 + zlib.crc32(v.name.encode()) % 1000)
+    for d in range(DRAWS):
+        size = draw_size(mod, rng)
+        dtype = str(rng.choice(list(v.dtypes)))
+        layout = LAYOUTS[d % len(LAYOUTS)]
+        what = f"{v.name}: draw {d} size {size} {dtype} {layout} [seed {check.seed()}]"
+        inputs = list(mod.make_inputs(size, dtype, check.rng(d), B.WHERE))
+        ref = B._reference(mod, inputs)
+        first = B._array_positions(inputs)[0]
+        out = B._out_for(mod, ref, dtype, inputs[first])
+        if layout == "offset":
+            k = int(rng.integers(1, 4))
+            inputs = [B._offset(x, k) if B._is_array(x) else x for x in inputs]
+            out = tuple(B._offset(o, k) for o in out) if isinstance(out, tuple) else B._offset(out, k)
+        elif layout == "strided":
+            inputs[first] = B._strided(inputs[first])
+        try:
+            res = v.fn(*inputs, out=out)
+        except (TypeError, ValueError) as e:
+            if layout == "contiguous":
+                raise AssertionError(f"{what}: refused a valid input: {e}") from None
+            if layout == "offset":
+                assert "align" in str(e).lower(), f"{what}: refused an offset view without saying why: {e}"
+            continue
+        B._assert_right(mod, res, ref, size, dtype, what)
+        if layout != "strided":
+            # the answer went into the caller's out (the offset view), not a private copy
+            outs = res if isinstance(res, tuple) else (res,)
+            given = out if isinstance(out, tuple) else (out,)
+            for r, o in zip(outs, given):
+                assert arrays.ptr(r) == arrays.ptr(o), f"{what}: the result is not the out array it was given"
