@@ -1,0 +1,404 @@
+// Lab 4.3 - Tensor cores: C = A @ B in bf16 / fp16 with fp32 accumulation, two rungs.
+// archs: sm_80 sm_90
+//
+// A is M x K, B is K x N, C is M x N; every matrix has unit stride along its row and a row stride (lda, ldb, ldc)
+// of at least its width, in elements. Inputs are IN_T (bf16 by default, fp16 with -DIN_FP16=1); C is IN_T, or fp32
+// with -DOUT_F32=1. Accumulation is fp32 in both rungs. M, N, K, lda, ldb, ldc are int32; offsets are 64-bit.
+//
+// `flags` (chosen by the Python wrapper) says which operands allow 16-byte accesses: a row stride that is a multiple
+// of 8 elements and a 16-byte aligned start. Without the flag a rung never issues a 16-byte access to that operand:
+// it falls back to element-wise loads, so misaligned views are correct, only slower.
+//
+// Bytes and FLOPs (M = N = K = 4096, bf16 in, bf16 out): 2 M N K = 137.4 GFLOP; the minimum traffic is
+// 2 (M K + K N + M N) = 100.7 MB, 1365 FLOP per byte against the H200's ridge point of ~990 TFLOP/s / 4.8 TB/s
+// ~ 206 FLOP/B: compute-bound by ~7x. Each rung's real traffic is larger (every block re-reads its A row-panel and B
+// column-panel from L2), which is why the block tile matters: a BM x BN tile loads (BM + BN) BK elements per
+// 2 BM BN BK FLOPs.
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#ifndef IN_FP16
+#define IN_FP16 0
+#endif
+#ifndef OUT_F32
+#define OUT_F32 0
+#endif
+
+#if IN_FP16
+typedef __half in_t;
+#define MMA_TYPE "f16"
+#else
+typedef __nv_bfloat16 in_t;
+#define MMA_TYPE "bf16"
+#endif
+#if OUT_F32
+typedef float out_t;
+#else
+typedef in_t out_t;
+#endif
+
+#define VEC_A 1
+#define VEC_B 2
+#define VEC_C 4      // C's row stride is even and C is 4-byte aligned (8-byte for fp32 output): pairs may be stored
+
+__device__ __forceinline__ out_t to_out(float x) {
+#if OUT_F32
+    return x;
+#elif IN_FP16
+    return __float2half_rn(x);
+#else
+    return __float2bfloat16_rn(x);
+#endif
+}
+
+__device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
+#if OUT_F32
+    *reinterpret_cast<float2*>(p) = make_float2(x, y);
+#elif IN_FP16
+    *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x, y);
+#else
+    *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y);
+#endif
+}
+
+// =====================================================================================================================
+// tc_01_wmma - the simple tensor-core rung: nvcuda::wmma 16x16x16 fragments on shared-memory tiles
+// =====================================================================================================================
+// Computes: C = A @ B, one 64 x 64 tile of C per block, 4 warps in a 2 x 2 grid, each warp 32 x 32 = 2 x 2 fragments
+//   of 16 x 16 fp32 accumulators; K walked in steps of WMMA_BK = 32 (two 16-deep mma steps per tile).
+// Launch: grid (ceil(N / 64), ceil(M / 64)), block 128 threads, 25 KiB static shared memory.
+// Bytes and FLOPs per block and k-step: loads (64 + 64) x 32 x 2 B = 8 KiB for 2 x 64 x 64 x 32 = 262 kFLOP:
+//   32 FLOP per byte of L2 traffic, far below what the tensor cores can eat (~990 TFLOP/s against ~10-12 TB/s of L2).
+// What changed (against phase 2's SGEMM ladder): the 8 x 8 thread tile of FFMAs becomes a warp-wide 16 x 16 x 16
+//   matrix product (wmma::mma_sync -> HMMA in SASS); the hardware decides which thread holds which element, so the
+//   program only names fragments. Loads are synchronous (global -> registers -> shared), one barrier pair per k-step,
+//   no pipelining; shared rows are padded by 8 elements (16 bytes) so that wmma's row accesses spread over the banks.
+// Prediction (H200, bf16 4096^3): well under half of cuBLAS. The math is 16x denser per instruction than FFMA, but
+//   the small tile (32 FLOP/B from L2), the exposed global latency (load, barrier, compute, barrier) and only 4
+//   warps per block leave the tensor cores idle most of the time: ~100-200 TFLOP/s. The SASS adds a reason: NVRTC
+//   13.0 loads the fragments with generic LD instructions (it does not prove the pointers shared), 32 of them for
+//   16 HMMA per k-step, where rung 02 needs 8 ldmatrix for 64.
+#define WMMA_BM 64
+#define WMMA_BN 64
+#define WMMA_BK 32
+#define WMMA_PAD 8
+
+extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K, const in_t* __restrict__ A, int lda,
+                                                             const in_t* __restrict__ B, int ldb, out_t* __restrict__ C,
+                                                             int ldc, int flags) {
+    using namespace nvcuda;
+    __shared__ __align__(128) in_t As[WMMA_BM][WMMA_BK + WMMA_PAD];
+    __shared__ __align__(128) in_t Bs[WMMA_BK][WMMA_BN + WMMA_PAD];
+    __shared__ __align__(128) float Cs[WMMA_BM][WMMA_BN + 4];
+
+    const int tid = threadIdx.x;
+    const int warp = tid >> 5;
+    const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
+    const int bm = blockIdx.y * WMMA_BM, bn = blockIdx.x * WMMA_BN;
+
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+    const in_t zero = in_t(0.0f);
+    const bool va = flags & VEC_A, vb = flags & VEC_B;
+    for (int k0 = 0; k0 < K; k0 += WMMA_BK) {
+        // A tile: 64 rows x 32 columns = 256 chunks of 8 elements, 2 per thread
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int id = tid + i * 128, r = id >> 2, c = (id & 3) * 8;
+            const int gr = bm + r, gc = k0 + c;
+            const in_t* src = A + (size_t)gr * lda + gc;
+            if (va && gr < M && gc + 8 <= K) {
+                *reinterpret_cast<uint4*>(&As[r][c]) = *reinterpret_cast<const uint4*>(src);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; ++e) As[r][c + e] = (gr < M && gc + e < K) ? src[e] : zero;
+            }
+        }
+        // B tile: 32 rows x 64 columns = 256 chunks, 2 per thread
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int id = tid + i * 128, r = id >> 3, c = (id & 7) * 8;
+            const int gr = k0 + r, gc = bn + c;
+            const in_t* src = B + (size_t)gr * ldb + gc;
+            if (vb && gr < K && gc + 8 <= N) {
+                *reinterpret_cast<uint4*>(&Bs[r][c]) = *reinterpret_cast<const uint4*>(src);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; ++e) Bs[r][c + e] = (gr < K && gc + e < N) ? src[e] : zero;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < WMMA_BK; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, in_t, wmma::row_major> fa[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, in_t, wmma::row_major> fb[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], &As[wm + 16 * i][kk], WMMA_BK + WMMA_PAD);
+#pragma unroll
+            for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk][wn + 16 * j], WMMA_BN + WMMA_PAD);
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        }
+        __syncthreads();      // the next k-step overwrites the tiles this one read
+    }
+    // The accumulator's element-to-thread mapping is opaque: go through shared memory, then write C with bounds checks.
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+            wmma::store_matrix_sync(&Cs[wm + 16 * i][wn + 16 * j], acc[i][j], WMMA_BN + 4, wmma::mem_row_major);
+    __syncthreads();
+    for (int id = tid; id < WMMA_BM * WMMA_BN; id += 128) {
+        const int r = id / WMMA_BN, c = id % WMMA_BN;     // consecutive threads, consecutive columns: coalesced
+        if (bm + r < M && bn + c < N) C[(size_t)(bm + r) * ldc + bn + c] = to_out(Cs[r][c]);
+    }
+}
+
+// =====================================================================================================================
+// tc_02_mma_sync - mma.sync m16n8k16 + ldmatrix + XOR-swizzled shared memory + a cp.async multi-stage pipeline
+// =====================================================================================================================
+// Computes: C = A @ B, one BM x BN tile of C per block; (BM / WM) x (BN / WN) warps, each owning a WM x WN warp tile
+//   = (WM / 16) x (WN / 8) mma tiles of 16 x 8 fp32 accumulators (4 registers per thread each).
+// Launch: 1-D grid of ceil(M / BM) x ceil(N / BN) blocks, renumbered in groups of GROUP_M tile-rows; block
+//   (BM / WM) (BN / WN) x 32 threads; dynamic shared memory STAGES x (BM x BK + BK x BN) x 2 bytes (above 48 KiB the
+//   wrapper opts in with cudaFuncAttributeMaxDynamicSharedMemorySize).
+// Bytes and FLOPs per block and k-tile (default 128 x 256 x 32): (128 + 256) x 32 x 2 B = 24 KiB for
+//   2 x 128 x 256 x 32 = 2.1 MFLOP: 85 FLOP per byte from L2, 2.7x rung 01's.
+// What changed since tc_01_wmma, and why each piece is needed:
+//   * mma.sync.aligned.m16n8k16 through inline PTX instead of wmma: the fragment layout is documented, so operands
+//     can be fed with ldmatrix and the accumulators written straight from registers (no staging through shared);
+//   * ldmatrix.x4: one instruction gives each thread its part of four 8 x 8 matrices (a whole 16 x 16 A fragment,
+//     or two 16 x 8 B fragments) - 4x fewer shared-memory instructions than 32-bit loads; .trans transposes B on the
+//     way, because B is stored k-major (row-major K x N) while the mma wants it "col" (n-major) per fragment;
+//   * an XOR swizzle instead of padding: ldmatrix reads eight 16-byte rows at once, and with 64- or 128-byte rows
+//     they would all fall on the same 4 banks (8-way conflict). Storing 16-byte chunk c of row r at c ^ f(r) spreads
+//     the 8 rows over all 32 banks, keeps every chunk 16-byte aligned, and wastes no shared memory (a padded layout
+//     breaks the 128-byte rows that cp.async and ldmatrix like, and costs STAGES x (BM + BK) x 16 bytes);
+//   * cp.async.cg 16-byte copies, STAGES - 1 k-tiles in flight: global -> shared without passing through registers,
+//     so the warps keep issuing mma while the next tiles arrive; the src-size operand zero-fills chunks past the
+//     edges (src-size 0), so edge tiles need no separate code; a chunk of an operand without its VEC flag is
+//     gathered element by element instead (synchronous, slower, never out of bounds or misaligned);
+//   * a larger block tile and grouped block order (GROUP_M tile-rows per group) for L2 reuse.
+// Prediction (H200, bf16 4096^3, default config): 450-550 TFLOP/s, 0.6-0.75x cuBLAS (733 TFLOP/s). mma.sync is the
+//   Ampere instruction: on Hopper it reaches only about 60-65% of the wgmma peak, because each warp must issue its own
+//   small MMAs and feed them from registers (ldmatrix), where wgmma lets a warpgroup read operands straight from
+//   shared memory. The issue's target is >= 0.6x cuBLAS, in the same run.
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 256
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 64
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+
+#define WARPS_M (BM / WM)
+#define WARPS_N (BN / WN)
+#define NTHREADS (WARPS_M * WARPS_N * 32)
+#define MT (WM / 16)                 // mma tiles per warp along M
+#define NT (WN / 8)                  // mma tiles per warp along N
+#define A_CPR (BK / 8)               // 16-byte chunks per row of the A tile
+#define B_CPR (BN / 8)               // 16-byte chunks per row of the B tile
+#define A_STAGE (BM * BK)            // elements
+#define B_STAGE (BK * BN)
+
+static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
+static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is made of 16 x 16 pieces (ldmatrix.x4 loads two n8 tiles)");
+static_assert(BK == 32 || BK == 64, "BK: 32 or 64 (the swizzle handles 64- and 128-byte rows)");
+static_assert(BN % 64 == 0, "BN: a multiple of 64 (B rows of whole 128-byte lines for the swizzle)");
+static_assert(NTHREADS >= 32 && NTHREADS <= 1024, "threads per block");
+static_assert((BM * A_CPR) % NTHREADS == 0 && (BK * B_CPR) % NTHREADS == 0 && BM * A_CPR >= NTHREADS &&
+              BK * B_CPR >= NTHREADS, "each thread copies a whole number (>= 1) of chunks of each tile");
+static_assert(STAGES >= 2, "at least two stages");
+
+// Chunk index (16-byte units) of logical chunk `c` of row `r`. Rows of >= 8 chunks: XOR the chunk's low 3 bits with
+// r mod 8, so the same chunk of 8 consecutive rows lands in 8 different 16-byte bank groups. Rows of 4 chunks (64 B,
+// two rows per 128-byte line): XOR with (r / 2) mod 4, which does the same for the pairs.
+template <int CPR>
+__device__ __forceinline__ int swz(int r, int c) {
+    if (CPR >= 8) return r * CPR + (c ^ (r & 7));
+    return r * CPR + (c ^ ((r >> 1) & 3));
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+    // src_bytes < 16 zero-fills the rest of the 16 bytes; 0 reads nothing at all (src is then any valid address)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N_>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N_)); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
+                                                  unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+__device__ __forceinline__ void mma_16816(float* d, const unsigned* a, const unsigned* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// One 16-byte chunk of a tile: cp.async (zero-filled past the edge) when the operand allows 16-byte accesses,
+// else 8 guarded element loads and one 16-byte shared store.
+__device__ __forceinline__ void load_chunk(in_t* dst, const in_t* base, const in_t* src, bool vec, int rows_ok,
+                                           int cols_left) {
+    if (vec) {
+        // with the VEC flag the row stride is a multiple of 8 elements and the start 16-byte aligned, so every chunk
+        // address is 16-byte aligned; a chunk that straddles the end of the row (K or N not a multiple of 8) copies
+        // only the bytes inside and zero-fills the rest - it never reads past the last column
+        const bool in = rows_ok && cols_left > 0;
+        cp_async_16(smem_u32(dst), in ? src : base, in ? 2 * min(cols_left, 8) : 0);
+    } else {
+        union { uint4 u; in_t h[8]; } v;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v.h[e] = (rows_ok && e < cols_left) ? src[e] : in_t(0.0f);
+        *reinterpret_cast<uint4*>(dst) = v.u;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS, 1)
+tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const in_t* __restrict__ B, int ldb,
+               out_t* __restrict__ C, int ldc, int flags) {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    in_t* As = reinterpret_cast<in_t*>(smem_raw);                   // STAGES x [BM][BK], swizzled
+    in_t* Bs = As + STAGES * A_STAGE;                                 // STAGES x [BK][BN], swizzled
+
+    // --- which tile: groups of GROUP_M tile-rows, walked column by column, so the blocks resident at the same time
+    // share a few A row-panels and B column-panels in L2
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int per_group = GROUP_M * grid_n;
+    const int first_m = (pid / per_group) * GROUP_M;
+    const int rows_here = min(grid_m - first_m, GROUP_M);
+    const int bm = (first_m + (pid % per_group) % rows_here) * BM;
+    const int bn = ((pid % per_group) / rows_here) * BN;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
+    const bool va = flags & VEC_A, vb = flags & VEC_B;
+    const int num_k_tiles = (K + BK - 1) / BK;
+
+    auto load_tile = [&](int stage, int kt) {
+        const int k0 = kt * BK;
+        in_t* as = As + stage * A_STAGE;
+        in_t* bs = Bs + stage * B_STAGE;
+#pragma unroll
+        for (int i = 0; i < BM * A_CPR / NTHREADS; ++i) {
+            const int id = tid + i * NTHREADS, r = id / A_CPR, c = id % A_CPR;
+            const int gr = bm + r, gc = k0 + c * 8;
+            load_chunk(as + swz<A_CPR>(r, c) * 8, A, A + (size_t)gr * lda + gc, va, gr < M, K - gc);
+        }
+#pragma unroll
+        for (int i = 0; i < BK * B_CPR / NTHREADS; ++i) {
+            const int id = tid + i * NTHREADS, r = id / B_CPR, c = id % B_CPR;
+            const int gr = k0 + r, gc = bn + c * 8;
+            load_chunk(bs + swz<B_CPR>(r, c) * 8, B, B + (size_t)gr * ldb + gc, vb, gr < K, N - gc);
+        }
+    };
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+    // --- prologue: STAGES - 1 k-tiles in flight (an empty group where there is no tile keeps the count uniform)
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < num_k_tiles) load_tile(s, s);
+        cp_async_commit();
+    }
+
+    // ldmatrix lane roles. A (x4 = one 16 x 16 fragment): lane l points at row l % 16, k-chunk l / 16.
+    // B (x4.trans = two 16 x 8 fragments): lane l points at k-row (l % 8) + 8 ((l / 8) % 2), n-chunk l / 16.
+    const int a_row = lane & 15, a_chunk = lane >> 4;
+    const int b_row = (lane & 7) + ((lane >> 3) & 1) * 8, b_chunk = lane >> 4;
+
+    for (int kt = 0; kt < num_k_tiles; ++kt) {
+        cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
+        __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
+        const int next = kt + STAGES - 1;
+        if (next < num_k_tiles) load_tile(next % STAGES, next);
+        cp_async_commit();
+
+        const in_t* as = As + (kt % STAGES) * A_STAGE;
+        const in_t* bs = Bs + (kt % STAGES) * B_STAGE;
+        const unsigned as_u = smem_u32(as), bs_u = smem_u32(bs);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            unsigned af[MT][4], bf[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                const int r = wm + i * 16 + a_row, c = kk * 2 + a_chunk;
+                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], as_u + swz<A_CPR>(r, c) * 16);
+            }
+#pragma unroll
+            for (int j = 0; j < NT; j += 2) {
+                const int r = kk * 16 + b_row, c = (wn + j * 8) / 8 + b_chunk;
+                ldmatrix_x4_trans(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1], bs_u + swz<B_CPR>(r, c) * 16);
+            }
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+        }
+    }
+    cp_async_wait<0>();   // no copy may still be in flight when the block exits
+
+    // --- epilogue: thread (g = lane / 4, t = lane % 4) holds rows g and g + 8, columns 2t and 2t + 1 of each tile
+    const int g = lane >> 2, t = lane & 3;
+    const bool vc = flags & VEC_C;
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const int col = bn + wn + j * 8 + 2 * t;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = bm + wm + i * 16 + g + 8 * h;
+                if (row >= M) continue;
+                out_t* p = C + (size_t)row * ldc + col;
+                const float x = acc[i][j][2 * h], y = acc[i][j][2 * h + 1];
+                if (vc && col + 1 < N) {
+                    store_pair(p, x, y);
+                } else {
+                    if (col < N) p[0] = to_out(x);
+                    if (col + 1 < N) p[1] = to_out(y);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+// archs: sm_90a
+//
+// Lab 4.3, advanced rung: C = A @ B on Hopper's own matrix path -- wgmma (warpgroup MMA) fed by TMA
+// (the bulk tensor copy engine) through a 4-stage shared-memory ring, with warp specialization.
+//
+// gemm_wgmma_tma
+//   computes   C[M,N] = A[M,K] @ B[K,N]; A and B bf16 (or fp16 with -DGEMM_F16=1), both row-major; fp32 accumulation;
+//              C rounded to bf16 (fp16), row-major with row stride ldc elements.
+//   launch     persistent: grid = min(#tiles, #SMs) blocks of 384 threads (3 warpgroups), dynamic shared memory
+//              SMEM_BYTES (~193 KiB, so one block per SM). Each block walks the 128x256 output tiles
+//              blockIdx.x, blockIdx.x + gridDim.x, ... in a grouped order (GROUP_M tile rows at a time, so the
+//              132 tiles in flight share A rows and B columns through L2).
+//   roles      warpgroup 0 = producer: one thread issues the TMA copies (setmaxnreg.dec -> 40 registers);
+//              warpgroups 1, 2 = consumers: each owns 64 rows of the 128x256 tile, 128 fp32 accumulators per thread
+//              (setmaxnreg.inc -> 232 registers), and issues wgmma.m64n256k16 (4 per 64-wide K step).
+//   bytes      A and B are read once per tile row/column of tiles: M*K*2*ceil(N/256) + K*N*2*ceil(M/128) from L2,
+//              about (M*K + K*N)*2 + M*N*2 from DRAM when the grouped order keeps the wave's panels in L2.
+//              8192^3: 2*8192^3 = 1.10 TFLOP against ~0.4 GB of DRAM traffic: ~2800 FLOP/byte, far above the
+//              H200's ~200 FLOP/byte ridge -> compute-bound; the tensor cores are the whole story.
+//   what changed since the mma.sync rung (lab03_tensor_cores.cu): no thread loads a tile any more (TMA does it,
+//              asynchronously, zero-filling the ragged edges), no ldmatrix (wgmma reads A and B straight from the
+//              swizzled shared memory through 64-bit descriptors), and one warpgroup-wide instruction does
+//              64x256x16 where mma.sync did 16x8x16 per warp: the issue slots the older rungs spent on loads and
+//              MMAs are free, and the producer runs ahead by up to 4 stages.
+//   prediction >= 0.9x cuBLAS at bf16 8192^3 (cuBLAS measured 685 TFLOP/s on the H200): ~620+ TFLOP/s. The known
+//              gaps to cuBLAS: the epilogue stores straight from registers (not overlapped with the next tile's
+//              MMAs, ~3% of a tile's time at 8192^3), no 2-CTA cluster multicast of the A/B tiles.
+//   measured   (fill in after the GPU run)
+//
+// Shared memory layout (one stage; 4 stages; every tile 1024-byte aligned, as the 128B swizzle requires):
+//   A stage: 128 rows (M) x 64 bf16 (K) = 128 rows of 128 bytes, written by one TMA box {64, 128} with 128B swizzle:
+//            the 16-byte chunk c of row r lands at chunk c ^ (r % 8). That is the "K-major, 128B swizzle" layout
+//            wgmma expects: core matrices of 8 rows x 16 bytes, 8-row groups 1024 bytes apart (SBO = 1024),
+//            leading offset unused (LBO field = 1). Consumer w uses rows 64w..64w+63 (start + w*8192 bytes); the
+//            k-th 16-wide K slice starts 32*k bytes into the row (the swizzle is a function of the address bits, so
+//            advancing the start address inside the 128-byte row is how one walks K).
+//   B stage: 4 boxes {64 (N), 64 (K)}, 8 KiB each: box j holds B[k0:k0+64, n0+64j : n0+64j+64], one 128-byte row
+//            per k (N contiguous = "MN-major"; wgmma is told with imm-trans-b = 1). Canonical MN-major 128B-swizzle
+//            layout ((8 el, 8 chunks, m), (8 rows, k)) : ((1, 8 el, LBO), (64 el, SBO)): LBO = distance between
+//            64-column blocks of N = 8192 bytes, SBO = distance between 8-row groups of K = 1024 bytes. The k-th
+//            16-deep K slice starts 16 rows = 2048 bytes further (whole swizzle atoms, so no base offset).
+//   barriers: full[s] (count 1: the producer's arrive.expect_tx; the TMA engine completes the bytes) and
+//             empty[s] (count 8: lane 0 of each of the 8 consumer warps, after its wgmmas reading stage s retired).
+//
+// Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
+// B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
+// imm-trans-b = 0). It exists so that one GPU run can tell an MN-major descriptor mistake from anything else.
+//
+// Phase parity: the i-th use (round r = i / STAGES) of slot s = i % STAGES. Consumers wait full[s] for the phase
+// with parity r & 1. The producer refills slot s for round r >= 1 after empty[s]'s phase r-1 completed, i.e. waits
+// parity (r - 1) & 1; round 0 needs no wait (the ring starts empty). Neither side can get two phases ahead of
+// the other, so one parity bit is enough.
+
+#ifndef GEMM_F16
+#define GEMM_F16 0            // 0: bf16 inputs/outputs, 1: fp16
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8             // tile rows per group of the persistent order (L2 reuse)
+#endif
+#ifndef B_KMAJOR
+#define B_KMAJOR 0            // 1: B arrives transposed (N x K, K contiguous) -- the fallback layout, see below
+#endif
+#ifndef MBAR_TIMEOUT
+#define MBAR_TIMEOUT 1        // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
+#endif
+
+#define BM 128
+#define BN 256
+#define BK 64
+#define CONSUMERS 2
+#define THREADS (128 * (CONSUMERS + 1))
+#define A_STAGE_BYTES (BM * BK * 2)          // 16 KiB
+#define B_BOX_BYTES (64 * BK * 2)            // 8 KiB: one {64 N, 64 K} box
+#define B_STAGE_BYTES (BN * BK * 2)          // 32 KiB
+#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + 16 * STAGES)
+
+#if GEMM_F16
+#define WGMMA_TYPES "f16.f16"
+#define CVT_PAIR "cvt.rn.f16x2.f32"
+#define CVT_ONE "cvt.rn.f16.f32"
+#else
+#define WGMMA_TYPES "bf16.bf16"
+#define CVT_PAIR "cvt.rn.bf16x2.f32"
+#define CVT_ONE "cvt.rn.bf16.f32"
+#endif
+#if B_KMAJOR
+#define TNSP_B "0"
+#else
+#define TNSP_B "1"
+#endif
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// The driver's CUtensorMap is 128 opaque bytes, 64-byte aligned; only its address is used in device code.
+struct __align__(64) TmaDesc {
+    u64 opaque[16];
+};
+
+// ---------------------------------------------------------------------------------------------------------------------
+// mbarrier, TMA, wgmma and register-budget primitives (PTX ISA 8.x, sm_90a)
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ u32 smem_u32(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ u32 mbar_try_wait(u32 bar, u32 parity) {
+    u32 ok;
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok;
+}
+
+// Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 2) | (what << 1) | parity}.
+// The host reads it after the launch (wgmma_gemm.py: hang_report). A timed-out thread leaves the kernel instead
+// of trapping, so the context survives and the report can be read; the result is then wrong, and says so.
+__device__ u32 gemm_wgmma_hang[4];
+
+// Wait until the phase of `bar` with parity `parity` has completed; false after ~4 s (a lost arrival or a
+// byte count that never completes, not a slow load). try_wait already suspends the thread for a while in
+// hardware, so the loop is cheap; the clock is read only once the first try failed. No printf here: a function
+// call anywhere in the kernel makes ptxas serialize the wgmmas (warning C7510).
+__device__ __forceinline__ bool mbar_wait(u32 bar, u32 parity, u32 what) {
+    if (mbar_try_wait(bar, parity)) return true;
+#if MBAR_TIMEOUT
+    const long long t0 = clock64();
+#endif
+    while (!mbar_try_wait(bar, parity)) {
+#if MBAR_TIMEOUT
+        if (clock64() - t0 > 8000000000LL) {
+            if (atomicCAS(&gemm_wgmma_hang[0], 0u, 1u) == 0u) {
+                gemm_wgmma_hang[1] = blockIdx.x;
+                gemm_wgmma_hang[2] = threadIdx.x;
+                gemm_wgmma_hang[3] = (bar << 2) | (what << 1) | (parity & 1u);
+            }
+            return false;
+        }
+#endif
+    }
+    return true;
+}
+
+// 2-D tile copy global -> shared through a tensor map: coordinates are (innermost = column, row) in elements;
+// out-of-bounds parts of the box are zero-filled and still count toward the transaction bytes.
+__device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+        ::"r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+
+// Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading
+// byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
+// 62-63 swizzle mode (1 = 128-byte swizzle). wgmma_gemm.py mirrors this in smem_descriptor() and tests it.
+__device__ __forceinline__ u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((lbo >> 4) & 0x3FFF) << 16) | ((u64)((sbo >> 4) & 0x3FFF) << 32) |
+           (1ull << 62);
+}
+
+// Tell the compiler the accumulators are read and written here, so it neither moves their uses across the
+// wgmma fence/wait points nor copies them while an asynchronous MMA owns them. Emits no instruction.
+__device__ __forceinline__ void fence_acc(float (&d)[128]) {
+#pragma unroll
+    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// D[64x256] (+)= A[64x16] (K-major, from shared) * B[16x256] (N-major, from shared: imm-trans-b = 1; or K-major
+// with B_KMAJOR=1, imm-trans-b = 0).
+// scale_d = 0 ignores the old D (the first K step of a tile), 1 accumulates.
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], u64 desc_a, u64 desc_b, int scale_d) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %130, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_TYPES " "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, " TNSP_B ";\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),
+          "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
+          "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+          "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// The tile a block works on at step t of its walk: GROUP_M tile rows at a time, column-major inside a group, so
+// the blocks of one wave share a few A row panels and B column panels.
+__device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    int per_group = GROUP_M * tiles_n;
+    int first_m = (t / per_group) * GROUP_M;
+    int rows = min(tiles_m - first_m, GROUP_M);
+    int r = t % per_group;
+    tm = first_m + r % rows;
+    tn = r / rows;
+}
+
+__device__ __forceinline__ void store_pair(unsigned short* c, long long ldc, int row, int col, int M, int N,
+                                           float x, float y, int pair) {
+    if (row >= M) return;
+    unsigned short* p = c + (long long)row * ldc + col;
+    if (pair) {                      // N even and c 4-byte aligned: one 32-bit store for (col, col+1)
+        if (col < N) {
+            u32 v;
+            asm("" CVT_PAIR " %0, %1, %2;" : "=r"(v) : "f"(y), "f"(x));   // x -> low half (col), y -> high half
+            *reinterpret_cast<u32*>(p) = v;
+        }
+    } else {
+        unsigned short h;
+        if (col < N) {
+            asm("" CVT_ONE " %0, %1;" : "=h"(h) : "f"(x));
+            p[0] = h;
+        }
+        if (col + 1 < N) {
+            asm("" CVT_ONE " %0, %1;" : "=h"(h) : "f"(y));
+            p[1] = h;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
+               unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store) {
+    extern __shared__ unsigned char smem_raw[];
+    // the 128B swizzle pattern repeats every 1024 bytes and both TMA and wgmma compute it from address bits:
+    // every tile must start on a 1024-byte boundary
+    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const u32 sA = base;
+    const u32 sB = base + STAGES * A_STAGE_BYTES;
+    const u32 bars = sB + STAGES * B_STAGE_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
+
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int tiles = tiles_m * tiles_n;
+    const int k_tiles = (K + BK - 1) / BK;
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(bars + 8 * s, 1);
+            mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4);
+        }
+        // make the initialised barriers visible to the async proxy (the TMA engine completes on them)
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();   // the last block-wide barrier: after the role split each side syncs only through mbarriers
+
+    if (wg == 0) {
+        // ------------------------------------------------------------------ producer warpgroup
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) {
+            int it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int tm, tn;
+                tile_coords(t, tiles_m, tiles_n, tm, tn);
+                const int m0 = tm * BM, n0 = tn * BN;
+#if B_KMAJOR
+                const u32 bytes = A_STAGE_BYTES + B_STAGE_BYTES;
+#else
+                // B boxes that lie wholly right of N are skipped: the columns they would fill are never stored
+                const int n_boxes = min(4, (N - n0 + 63) / 64);
+                const u32 bytes = A_STAGE_BYTES + n_boxes * B_BOX_BYTES;
+#endif
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % STAGES, r = it / STAGES;
+                    if (r > 0 && !mbar_wait(bars + 8 * (STAGES + s), (r - 1) & 1, 1)) return;
+                    const u32 full = bars + 8 * s;
+                    mbar_arrive_expect_tx(full, bytes);
+                    tma_load_2d(sA + s * A_STAGE_BYTES, &tma_a, kt * BK, m0, full);
+#if B_KMAJOR
+                    // B^T (N x K): one box {64 K, 256 N}, laid out exactly like the A tile
+                    tma_load_2d(sB + s * B_STAGE_BYTES, &tma_b, kt * BK, n0, full);
+#else
+                    for (int j = 0; j < n_boxes; ++j)
+                        tma_load_2d(sB + s * B_STAGE_BYTES + j * B_BOX_BYTES, &tma_b, n0 + 64 * j, kt * BK, full);
+#endif
+                }
+            }
+        }
+    } else {
+        // ------------------------------------------------------------------ consumer warpgroups
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int cw = wg - 1;                        // which 64-row half of the tile
+        const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        float d[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) d[i] = 0.f;
+        int it = 0;
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            int tm, tn;
+            tile_coords(t, tiles_m, tiles_n, tm, tn);
+            int prev = -1;
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                const int s = it % STAGES;
+                if (!mbar_wait(bars + 8 * s, (it / STAGES) & 1, 0)) {
+                    wgmma_wait<0>();   // leave with no MMA in flight (ptxas would insert this wait itself)
+                    return;
+                }
+                __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
+                const u32 a0 = sA + s * A_STAGE_BYTES + cw * (64 * 128);
+                const u32 b0 = sB + s * B_STAGE_BYTES;
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk) {
+                    const u64 da = smem_desc(a0 + 32 * kk, 16, 1024);            // K-major: +32 B per 16 K
+#if B_KMAJOR
+                    const u64 db = smem_desc(b0 + 32 * kk, 16, 1024);             // K-major, like A
+#else
+                    const u64 db = smem_desc(b0 + 2048 * kk, B_BOX_BYTES, 1024);  // N-major: +16 rows per 16 K
+#endif
+                    wgmma_m64n256k16(d, da, db, (kt | kk) != 0);
+                }
+                wgmma_commit();
+                // keep this step's MMAs in flight; the previous step's are retired now, so its slot can be refilled
+                wgmma_wait<1>();
+                if (prev >= 0) {
+                    __syncwarp();
+                    if (lane == 0) mbar_arrive(bars + 8 * (STAGES + prev));
+                }
+                prev = s;
+            }
+            wgmma_wait<0>();
+            fence_acc(d);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(bars + 8 * (STAGES + prev));
+
+            // epilogue: the m64nNk16 accumulator layout -- warp w of the warpgroup owns rows 16w..16w+15; lane l
+            // holds rows l/4 and l/4 + 8, columns 8j + 2(l%4) + {0,1} in d[4j..4j+3]
+            const int row = tm * BM + cw * 64 + warp * 16 + lane / 4;
+            const int col0 = tn * BN + 2 * (lane % 4);
+#pragma unroll
+            for (int j = 0; j < 32; ++j) {
+                store_pair(c, ldc, row, col0 + 8 * j, M, N, d[4 * j + 0], d[4 * j + 1], pair_store);
+                store_pair(c, ldc, row + 8, col0 + 8 * j, M, N, d[4 * j + 2], d[4 * j + 3], pair_store);
+            }
+        }
+    }
+}

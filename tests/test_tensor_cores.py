@@ -1,0 +1,442 @@
+"""Lab 4.3 (tensor cores): compile reports, config validation, a NumPy model of the mma.sync data path, the Triton
+variant in the interpreter, argument validation and the CLI on the CPU; every variant on awkward shapes, misaligned
+views, fp32 output and empty arrays on a GPU."""
+import numpy as np
+import pytest
+
+from common import arrays, check, cuda, device
+from phase4_optimization import lab03_tensor_cores as tc
+
+gpu = pytest.mark.gpu
+ARCHS = ("sm_80", "sm_90")
+KiB = 1024
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: what the compiler made of both rungs
+# ---------------------------------------------------------------------------------------------------------------------
+def test_file_claims_sm80_and_sm90():
+    assert set(cuda.claimed_archs(tc.CU)) == set(ARCHS)
+    assert cuda.kernel_names(tc.CU) == ["tc_01_wmma", "tc_02_mma_sync"]
+
+
+def _expected_hmma(cfg) -> int:
+    """m16n8k16 MMAs per k-tile per warp: (WM / 16) (WN / 8) (BK / 16); the loop body is fully unrolled."""
+    return (cfg["WM"] // 16) * (cfg["WN"] // 8) * (cfg["BK"] // 16)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
+def test_every_config_compiles_without_spills_with_hmma_ldsm_ldgsts(cfg, arch):
+    rep = cuda.compile_report(tc.CU, arch, defines=cfg)
+    k = rep.kernels["tc_02_mma_sync"]
+    assert k.registers > 0 and k.spills == 0, f"tc_02 spills on {arch}: {k.spill_stores}/{k.spill_loads} B"
+    assert k.registers <= 255
+    c = k.sass_counts
+    if cuda.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump: SASS census unavailable")
+    assert c.get("HMMA", 0) == _expected_hmma(cfg), c
+    # ldmatrix: WM/16 A loads + WN/16 B loads per 16-deep step
+    assert c.get("LDSM", 0) == (cfg["WM"] // 16 + cfg["WN"] // 16) * (cfg["BK"] // 16), c
+    assert c.get("LDGSTS", 0) > 0, "no cp.async in the SASS"
+    assert c.get("LDL", 0) == 0 and c.get("STL", 0) == 0
+    w = rep.kernels["tc_01_wmma"]
+    assert w.spills == 0 and w.sass_counts.get("HMMA", 0) > 0
+
+
+def test_fp16_inputs_and_fp32_output_compile():
+    """The other branches of the dtype macros (bf16 in / bf16 out is the default, compiled above)."""
+    defines = {"IN_FP16": 1, "OUT_F32": 1}
+    rep = cuda.compile_report(tc.CU, "sm_90", defines=dict(tc.DEFAULT_CONFIG, **defines))
+    for name in ("tc_01_wmma", "tc_02_mma_sync"):
+        assert rep.kernels[name].spills == 0
+    mma = [ln for ln in rep.ptx.splitlines() if "mma.sync.aligned.m16n8k16" in ln]
+    assert mma and all(".f32.f16.f16.f32" in ln for ln in mma), mma[:2]
+    assert "st.global.v2.f32" in rep.ptx          # fp32 pairs in the epilogue
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: configurations
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
+def test_configs_are_valid_and_fit(cfg):
+    assert tc.config_problems(cfg) == []
+    assert tc.config_smem(cfg) <= 227 * KiB
+    warps = tc.config_threads(cfg) // 32
+    assert warps * cfg["WM"] * cfg["WN"] == cfg["BM"] * cfg["BN"]          # the warps tile the block exactly
+    assert tc.validate_config(cfg) == cfg
+
+
+def test_default_config_is_in_configs_and_suits_the_h200():
+    assert tc.DEFAULT_CONFIG in tc.CONFIGS
+    d = tc.DEFAULT_CONFIG
+    assert d["WM"] * d["WN"] >= 64 * 64 and tc.config_threads(d) >= 128 and d["STAGES"] >= 3
+    assert tc.validate_config(None) == tc.DEFAULT_CONFIG
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(tc.DEFAULT_CONFIG, BK=16), "BK must be 32 or 64"),
+    (dict(tc.DEFAULT_CONFIG, WM=48), "warp tiles must tile"),
+    (dict(tc.DEFAULT_CONFIG, BN=96, WN=32), "multiple of 64"),
+    (dict(tc.DEFAULT_CONFIG, BK=64, STAGES=6), "shared memory"),
+    (dict(tc.DEFAULT_CONFIG, WM=128, WN=64), "accumulators"),
+    (dict(tc.DEFAULT_CONFIG, STAGES=1), "STAGES"),
+    (dict(BM=128, BN=128, BK=32, WM=16, WN=16, STAGES=3), "threads per block"),
+    ({k: v for k, v in tc.DEFAULT_CONFIG.items() if k != "STAGES"}, "missing keys"),
+    (dict(tc.DEFAULT_CONFIG, TM=8), "unknown keys"),
+    (dict(tc.DEFAULT_CONFIG, BM=128.0), "positive integer"),
+])
+def test_bad_configs_are_rejected_before_any_launch(bad, match):
+    assert tc.config_problems(bad)
+    with pytest.raises(ValueError, match=match):
+        tc.validate_config(bad)
+    a = np.zeros((4, 4), np.float16)
+    with pytest.raises(ValueError, match=match):            # no GPU needed: the config is checked first
+        tc.gemm_mma(a, a, config=bad)
+
+
+def test_sm80_shared_memory_limit_is_applied():
+    big = dict(tc.DEFAULT_CONFIG, BK=64, STAGES=4)           # 192 KiB: fits an H200, not an A100 (163 KiB)
+    assert tc.config_problems(big) == []
+    assert any("shared memory" in p for p in tc.config_problems(big, smem_limit=163 * KiB))
+
+
+@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
+def test_swizzle_is_a_permutation_and_ldmatrix_is_conflict_free(cfg):
+    for cpr, rows in ((cfg["BK"] // 8, cfg["BM"]), (cfg["BN"] // 8, cfg["BK"])):
+        slots = sorted(tc.swizzle(r, c, cpr) for r in range(rows) for c in range(cpr))
+        assert slots == list(range(rows * cpr))
+        assert tc.ldmatrix_conflicts(cpr, rows) == 1
+        # cp.async stores: 8 consecutive threads write 8 consecutive logical chunks -> 8 different bank groups
+        for first in range(0, rows * cpr, 8):
+            groups = {tc.swizzle(i // cpr, i % cpr, cpr) % 8 for i in range(first, first + 8)}
+            assert len(groups) == 8
+
+
+def test_an_unswizzled_layout_would_conflict():
+    """The check can fail: without the XOR, 8 rows of 128 bytes put the same chunk on the same 4 banks."""
+    rows = [(r * 8 + 3) % 8 for r in range(8)]               # chunk 3 of rows 0..7, 8 chunks per row, no swizzle
+    assert max(rows.count(g) for g in set(rows)) == 8
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: a NumPy model of tc_02's data path, instruction by instruction, using the PTX ISA's fragment layouts
+# ---------------------------------------------------------------------------------------------------------------------
+def _ldmatrix(smem, addrs, trans):
+    """ldmatrix.x4: lanes 8q..8q+7 give the row addresses of matrix q; returns regs[q][lane] = (lo, hi)."""
+    regs = []
+    for q in range(4):
+        mat = np.stack([smem[addrs[8 * q + rr]] for rr in range(8)])      # 8 rows x 8 elements
+        if trans:
+            regs.append([(mat[2 * (l % 4), l // 4], mat[2 * (l % 4) + 1, l // 4]) for l in range(32)])
+        else:
+            regs.append([(mat[l // 4, 2 * (l % 4)], mat[l // 4, 2 * (l % 4) + 1]) for l in range(32)])
+    return regs
+
+
+def _mma_16816(acc, a, b):
+    """mma.sync m16n8k16 .row.col: a = 4 regs x 32 lanes, b = 2 regs x 32 lanes, acc[lane] = (d0, d1, d2, d3)."""
+    A = np.full((16, 16), np.nan)
+    B = np.full((16, 8), np.nan)
+    for l in range(32):
+        g, t = l // 4, l % 4
+        for reg, (r0, c0) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+            A[g + r0, c0 + 2 * t: c0 + 2 * t + 2] = a[reg][l]
+        for reg, k0 in enumerate((0, 8)):
+            B[k0 + 2 * t: k0 + 2 * t + 2, g] = b[reg][l]
+    assert not np.isnan(A).any() and not np.isnan(B).any(), "a fragment element was never loaded"
+    D = A @ B
+    for l in range(32):
+        g, t = l // 4, l % 4
+        acc[l] += np.array([D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1]])
+
+
+def _model_block(cfg, a_tile, b_tile):
+    """C tile of one block for one k-tile, following tc_02_mma_sync's index arithmetic."""
+    bm, bn, bk, wm_, wn_ = (cfg[k] for k in ("BM", "BN", "BK", "WM", "WN"))
+    acpr, bcpr, nthreads = bk // 8, bn // 8, tc.config_threads(cfg)
+    As = np.full((bm * acpr, 8), np.nan)
+    Bs = np.full((bk * bcpr, 8), np.nan)
+    for tid in range(nthreads):                                            # load_tile
+        for i in range(bm * acpr // nthreads):
+            r, c = divmod(tid + i * nthreads, acpr)
+            As[tc.swizzle(r, c, acpr)] = a_tile[r, 8 * c: 8 * c + 8]
+        for i in range(bk * bcpr // nthreads):
+            r, c = divmod(tid + i * nthreads, bcpr)
+            Bs[tc.swizzle(r, c, bcpr)] = b_tile[r, 8 * c: 8 * c + 8]
+    assert not np.isnan(As).any() and not np.isnan(Bs).any(), "a shared-memory chunk was never written"
+    warps_n, mt, nt = bn // wn_, wm_ // 16, wn_ // 8
+    C = np.full((bm, bn), np.nan)
+    for warp in range(nthreads // 32):
+        wm, wn = (warp // warps_n) * wm_, (warp % warps_n) * wn_
+        acc = np.zeros((mt, nt, 32, 4))
+        for kk in range(bk // 16):
+            af = [_ldmatrix(As, [tc.swizzle(wm + i * 16 + (l & 15), kk * 2 + (l >> 4), acpr) for l in range(32)],
+                            False) for i in range(mt)]
+            bf = [None] * nt
+            for j in range(0, nt, 2):
+                regs = _ldmatrix(Bs, [tc.swizzle(kk * 16 + (l & 7) + ((l >> 3) & 1) * 8,
+                                                 (wn + j * 8) // 8 + (l >> 4), bcpr) for l in range(32)], True)
+                bf[j], bf[j + 1] = (regs[0], regs[1]), (regs[2], regs[3])
+            for i in range(mt):
+                for j in range(nt):
+                    _mma_16816(acc[i, j], af[i], bf[j])
+        for l in range(32):                                                # epilogue
+            g, t = l // 4, l % 4
+            for i in range(mt):
+                for j in range(nt):
+                    for h in range(2):
+                        C[wm + i * 16 + g + 8 * h, wn + j * 8 + 2 * t: wn + j * 8 + 2 * t + 2] = \
+                            acc[i, j, l, 2 * h: 2 * h + 2]
+    return C
+
+
+@pytest.mark.parametrize("cfg", [tc._cfg(64, 64, 32, 32, 32, 2), tc._cfg(32, 64, 64, 32, 32, 2),
+                                 tc._cfg(64, 128, 32, 32, 64, 2)], ids=tc.short)
+def test_numpy_model_of_the_mma_sync_data_path(cfg):
+    """Swizzled stores, ldmatrix lane roles (.trans for B), m16n8k16 fragment layouts and the epilogue mapping,
+    composed, give A @ B exactly - on small block tiles with the kernel's arithmetic (BK 32 and 64, 64- and 128-byte
+    rows, warp tiles 32 wide and 64 wide). Integer inputs make the products exact."""
+    rng = check.rng(31)
+    a = rng.integers(-4, 5, (cfg["BM"], cfg["BK"])).astype(np.float64)
+    b = rng.integers(-4, 5, (cfg["BK"], cfg["BN"])).astype(np.float64)
+    c = _model_block(cfg, a, b)
+    assert not np.isnan(c).any(), "an element of C was never written"
+    np.testing.assert_array_equal(c, a @ b)
+
+
+def test_numpy_model_catches_a_wrong_lane_role():
+    """The model can fail: B loaded without .trans gives the wrong product."""
+    cfg = tc._cfg(32, 64, 32, 32, 32, 2)
+    global _ldmatrix
+    real = _ldmatrix
+    try:
+        _ldmatrix = lambda smem, addrs, trans: real(smem, addrs, False)    # noqa: E731
+        rng = check.rng(2)
+        a = rng.integers(-4, 5, (32, 32)).astype(np.float64)
+        b = rng.integers(-4, 5, (32, 64)).astype(np.float64)
+        assert not np.array_equal(_model_block(cfg, a, b), a @ b)
+    finally:
+        _ldmatrix = real
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the Triton variant in the interpreter, argument validation, the CLI
+# ---------------------------------------------------------------------------------------------------------------------
+def _host(shape, dtype, seed, *, offset=0, pad=0):
+    """A host matrix (NumPy fp16 / CPU torch bf16) of standard-normal values, optionally `offset` elements into a
+    buffer and with `pad` NaN columns after each row (a row-stride view)."""
+    rows, cols = shape
+    buf = np.full(offset + rows * (cols + pad) + 1, np.nan)
+    view = buf[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)
+    view[:, :cols] = check.rng(seed).standard_normal((rows, cols))
+    full = arrays.from_numpy(buf, dtype, "cpu")
+    return full[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)[:, :cols]
+
+
+@pytest.mark.parametrize("mnk,dtype,offset,pad", [
+    ((1, 1, 1), "bfloat16", 0, 0), ((127, 33, 19), "float16", 0, 0), ((17, 9, 13), "bfloat16", 1, 3),
+    ((40, 24, 50), "float16", 3, 0), ((33, 18, 21), "bfloat16", 0, 11)])
+def test_triton_interpreter_matches_float64(mnk, dtype, offset, pad):
+    m, n, k = mnk
+    a, b = _host((m, k), dtype, 1, offset=offset, pad=pad), _host((k, n), dtype, 2, offset=offset, pad=pad)
+    out = check.poisoned((m, n), dtype, a)
+    tc.gemm_triton(a, b, out=out)
+    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
+    check.assert_close(out, ref, tol=tc.tolerance(mnk, dtype), what=f"triton {mnk} {dtype}")
+
+
+def test_triton_interpreter_fp32_output():
+    a, b = _host((20, 30), "bfloat16", 3), _host((30, 12), "bfloat16", 4)
+    out = tc.gemm_triton(a, b, out_dtype="float32")
+    assert arrays.dtype_name(out) == "float32"
+    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
+    check.assert_close(out, ref, tol=tc.tolerance((20, 12, 30), "bfloat16", "float32"))
+
+
+def test_tolerance_scales_with_k_and_dtype():
+    small, big = tc.tolerance((8, 8, 64), "float16"), tc.tolerance((8, 8, 65536), "float16")
+    assert big.elem > small.elem and big.rel_norm > small.rel_norm
+    assert tc.tolerance((8, 8, 64), "float16", "float32").elem < 1e-4 < small.elem
+    # a result off by one bf16 ulp everywhere would still pass; one off by a whole product must not
+    assert tc.tolerance((8, 8, 4096), "bfloat16").elem < 0.02
+
+
+def test_empty_and_k_zero():
+    a = _host((0, 5), "float16", 1)
+    b = _host((5, 3), "float16", 2)
+    assert tuple(tc.gemm_triton(a, b).shape) == (0, 3)
+    z = tc.gemm_triton(_host((3, 0), "bfloat16", 1), _host((0, 4), "bfloat16", 2))
+    assert tuple(z.shape) == (3, 4) and float(np.abs(arrays.to_numpy(z)).max()) == 0.0
+
+
+def test_bad_input_is_rejected_with_the_argument_named():
+    a, b = _host((8, 5), "float16", 1), _host((5, 6), "float16", 2)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        tc.gemm_triton(a, a)
+    with pytest.raises(TypeError, match="a: dtype float32"):
+        tc.gemm_triton(a.astype(np.float32), b)
+    with pytest.raises(TypeError, match="dtypes must match"):
+        tc.gemm_triton(a, _host((5, 6), "bfloat16", 2))
+    with pytest.raises(ValueError, match="a: expected a 2-D"):
+        tc.gemm_triton(a.reshape(2, 4, 5), b)
+    with pytest.raises(ValueError, match="a: rows must be contiguous"):
+        tc.gemm_triton(np.ascontiguousarray(a.T).T, b)
+    with pytest.raises(ValueError, match="out: expected shape"):
+        tc.gemm_triton(a, b, out=np.empty((8, 7), np.float16))
+    with pytest.raises(TypeError, match="out: dtype float16"):
+        tc.gemm_triton(a, b, out=np.empty((8, 6), np.float16), out_dtype="float32")
+    with pytest.raises(ValueError, match="out_dtype"):
+        tc.gemm_triton(a, b, out_dtype="float64")
+    buf = np.zeros(200, np.float16)
+    with pytest.raises(ValueError, match="share memory"):
+        tc.gemm_triton(buf[:40].reshape(8, 5), buf[40:70].reshape(5, 6), out=buf[60:108].reshape(8, 6))
+    with pytest.raises(TypeError, match="a: expected an array"):
+        tc.gemm_triton([[1.0]], b)
+
+
+def test_cuda_wrappers_refuse_to_run_without_a_gpu():
+    if device.has_gpu():
+        pytest.skip("a GPU is present")
+    a = np.zeros((4, 4), np.float16)
+    for fn in (tc.gemm_wmma, tc.gemm_mma):
+        with pytest.raises(RuntimeError, match="needs a GPU"):
+            fn(a, a)
+
+
+def test_wgmma_variant_is_listed_only_when_its_module_exists():
+    names = [v.name for v in tc.VARIANTS]
+    assert ("cuda 03 wgmma+TMA" in names) == tc._has_wgmma_module()
+    for v in tc.VARIANTS:
+        if v.name == "cuda 03 wgmma+TMA":
+            assert v.archs == ("sm_90",)
+            if not device.has_gpu():
+                assert v.available()[0] is False
+
+
+def test_main_quick_exits_zero(capsys):
+    assert tc.main(["--quick"]) == 0
+    text = capsys.readouterr().out
+    assert "tc_02_mma_sync" in text and "interpreter" in text
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+CUDA_FNS = [tc.gemm_wmma, tc.gemm_mma]
+ALL_FNS = CUDA_FNS + [tc.gemm_triton]
+
+
+def _dev(shape, dtype, seed, *, offset=0, pad=0, fill=np.nan):
+    """A GPU matrix (CuPy fp16 / torch bf16), `offset` elements into its buffer, `pad` poisoned columns per row."""
+    rows, cols = shape
+    host = np.full(offset + rows * (cols + pad) + 8, fill)
+    v = host[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)
+    v[:, :cols] = check.rng(seed).standard_normal((rows, cols))
+    full = arrays.from_numpy(host, dtype, "cuda")
+    return full[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)[:, :cols]
+
+
+def _check(fn, a, b, out, dtype, od=None, **kw):
+    m, k = (int(s) for s in a.shape)
+    n = int(b.shape[1])
+    res = fn(a, b, out=out, **kw) if od is None else fn(a, b, out=out, out_dtype=od, **kw)
+    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
+    check.assert_close(res, ref, tol=tc.tolerance((m, n, k), dtype, od), what=f"{fn.__name__} {m}x{n}x{k} {dtype}")
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", tc.DTYPES)
+@pytest.mark.parametrize("mnk", [(1, 1, 1), (127, 129, 131), (1000, 1000, 8), (33, 65, 13), (300, 257, 1000),
+                                 (2, 4100, 40), (4100, 3, 70), (256, 512, 520)])
+def test_awkward_shapes(fn, dtype, mnk):
+    m, n, k = mnk
+    a, b = _dev((m, k), dtype, 1), _dev((k, n), dtype, 2)
+    _check(fn, a, b, check.poisoned((m, n), dtype, a), dtype)
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", tc.DTYPES)
+@pytest.mark.parametrize("offset,pad", [(1, 0), (3, 0), (0, 3), (0, None), (1, 5)],
+                         ids=["start+1", "start+3", "stride+3", "stride-multiple-of-8", "both"])
+def test_misaligned_and_strided_views(fn, dtype, offset, pad):
+    """Odd starts and row strides that are not a multiple of 8 take the element-wise path; row strides rounded up to
+    a multiple of 8 with K = 70 and N = 130 (not multiples of 8) take the zero-filling partial cp.async path. Pad
+    columns hold NaN: a kernel that read past a row's end would put NaN into C."""
+    m, n, k = 150, 130, 70
+    pa, pb = ((-k) % 8, (-n) % 8) if pad is None else (pad, pad)
+    a, b = _dev((m, k), dtype, 3, offset=offset, pad=pa), _dev((k, n), dtype, 4, offset=offset, pad=pb)
+    flags = tc.vec_flags(a, b, a, *(tc._row_stride(x, y) for x, y in (("a", a), ("b", b), ("a", a))))
+    if offset or pa % 8:
+        assert flags & (tc.VEC_A | tc.VEC_B) == 0
+    else:
+        assert flags & (tc.VEC_A | tc.VEC_B) == (tc.VEC_A | tc.VEC_B)
+    out_full = check.poisoned((m, n + 1), dtype, a)
+    out = out_full[:, 1:] if offset else out_full[:, :n]             # a C view: odd start, row stride N + 1
+    _check(fn, a, b, out, dtype)
+    spare = arrays.to_numpy(out_full[:, 0] if offset else out_full[:, n])
+    assert np.isnan(spare).all(), "wrote outside C"
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", tc.DTYPES)
+def test_fp32_output(fn, dtype):
+    a, b = _dev((200, 300), dtype, 5), _dev((300, 170), dtype, 6)
+    _check(fn, a, b, check.poisoned((200, 170), "float32", a), dtype, "float32")
+
+
+@gpu
+@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
+def test_empty_arrays(fn):
+    for dtype in tc.DTYPES:
+        a, b = _dev((0, 7), dtype, 1), _dev((7, 5), dtype, 2)
+        assert tuple(fn(a, b).shape) == (0, 5)
+        assert tuple(fn(_dev((4, 7), dtype, 1), _dev((7, 0), dtype, 2)).shape) == (4, 0)
+        z = fn(_dev((3, 0), dtype, 1), _dev((0, 4), dtype, 2))
+        assert float(np.abs(arrays.to_numpy(z)).max()) == 0.0
+
+
+@gpu
+@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
+def test_every_config_on_edge_shapes(cfg):
+    if tc.config_problems(cfg, device.info().smem_per_block_optin):
+        pytest.skip("does not fit this GPU's shared memory")
+    assert tc._edge_check(cfg) == ""
+
+
+@gpu
+def test_bad_input_on_gpu():
+    import cupy
+    import torch
+
+    a16 = _dev((8, 5), "float16", 1)
+    abf = _dev((8, 5), "bfloat16", 1)
+    for fn in ALL_FNS:
+        with pytest.raises(TypeError, match="dtype float32"):
+            fn(a16.astype(cupy.float32), a16.astype(cupy.float32).T.copy())
+        with pytest.raises(TypeError, match="dtypes must match|same library"):
+            fn(abf, torch.from_dlpack(a16.T.copy()))
+        with pytest.raises(TypeError, match="expected a GPU array"):
+            fn(np.zeros((8, 5), np.float16), np.zeros((5, 3), np.float16))
+        with pytest.raises(ValueError, match="inner dimensions"):
+            fn(a16, a16)
+    # torch fp16 tensors work too (same pointer path as bf16)
+    t = torch.from_dlpack(_dev((33, 40), "float16", 2))
+    u = torch.from_dlpack(_dev((40, 17), "float16", 3))
+    _check(tc.gemm_mma, t, u, None, "float16")
+
+
+@gpu
+def test_wgmma_variant_when_present():
+    v = next((v for v in tc.VARIANTS if v.name == "cuda 03 wgmma+TMA"), None)
+    if v is None:
+        pytest.skip("phase4_optimization/wgmma_gemm.py not written yet")
+    ok, why = v.available()
+    if not ok:
+        pytest.skip(why)
+    for dtype in v.dtypes:
+        a, b = _dev((300, 520), dtype, 7), _dev((520, 260), dtype, 8)
+        _check(v.fn, a, b, check.poisoned((300, 260), dtype, a), dtype)

@@ -1,0 +1,365 @@
+"""Lab 4.3 advanced rung: the wgmma + TMA GEMM (phase4_optimization/wgmma_gemm.py, lab03_tensor_cores_wgmma.cu).
+
+CPU tier: NVRTC compile for sm_90a (no spills, no serialized wgmma, HGMMA with transposed B, TMA loads, mbarrier and
+setmaxnreg instructions in the SASS), the shared-memory descriptor encoding and a NumPy model of the swizzled stage
+read back through the kernel's descriptors (with mutations that must fail), TMA rule checks, argument validation,
+the debugging aid's probes, and the CLI. GPU tier (marked gpu): correctness on awkward shapes against float64 NumPy
+of the rounded inputs, outputs poisoned first.
+"""
+import re
+
+import numpy as np
+import pytest
+
+from common import check, cuda, device
+from phase4_optimization import wgmma_gemm as wg
+
+CU = open(wg.KERNEL_PATH).read()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: compile
+# ---------------------------------------------------------------------------------------------------------------------
+VARIANTS = [("bfloat16", False), ("float16", False), ("bfloat16", True)]
+
+
+@pytest.fixture(scope="module", params=VARIANTS, ids=["bf16", "fp16", "bf16-Bkmajor"])
+def report(request):
+    dtype, kmaj = request.param
+    return dtype, kmaj, wg.compile_report(dtype, b_kmajor=kmaj)
+
+
+def test_file_claims_sm90a_only():
+    assert cuda.claimed_archs(wg.KERNEL_PATH) == ("sm_90a",)
+    assert cuda.kernel_names(wg.KERNEL_PATH) == [wg.KERNEL]
+
+
+def test_compiles_without_spills_or_serialization(report):
+    dtype, _, rep = report
+    k = rep.kernels[wg.KERNEL]
+    assert k.registers > 0, "no register count parsed"
+    assert k.spills == 0 and k.stack_bytes == 0, f"{dtype}: spills {k.spill_stores}/{k.spill_loads}, " \
+                                                 f"stack {k.stack_bytes}"
+    # C7510/C7515/C7517: ptxas serialized the wgmmas or inserted waits -- a silent 2x loss
+    assert not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
+
+
+def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(report):
+    dtype, kmaj, rep = report
+    sass = rep.kernels[wg.KERNEL].sass
+    if not sass:
+        pytest.skip("no cuobjdump (it ships with the triton wheel)")
+    hgmma = [s for s in sass if "HGMMA" in s]
+    assert len(hgmma) == wg.BK // 16, hgmma                  # one per 16-deep K slice of a stage, unrolled
+    assert all("64x256x16" in s for s in hgmma), hgmma
+    assert all(("tnspB" in s) != kmaj for s in hgmma), hgmma     # B read N-major in place unless B_KMAJOR
+    if dtype == "bfloat16":
+        assert all(".BF16" in s for s in hgmma), hgmma
+    assert any("UTMALDG.2D" in s for s in sass), "no TMA load (UTMALDG) in the SASS"
+    assert any("SYNCS.ARRIVE.TRANS64" in s for s in sass), "no mbarrier arrive (SYNCS.ARRIVE) in the SASS"
+    assert any("SYNCS.PHASECHK" in s for s in sass), "no mbarrier wait (SYNCS.PHASECHK) in the SASS"
+    assert any("USETMAXREG.DEALLOC" in s for s in sass) and any("USETMAXREG.TRY_ALLOC" in s for s in sass)
+    assert not any(s.split()[0].startswith(("LDL", "STL")) for s in sass if s and not s.startswith("@"))
+
+
+def test_shared_memory_fits_one_block_per_sm():
+    h = device.arch_info("sm_90")
+    assert wg.SMEM_BYTES <= h.smem_per_block_optin
+    assert wg.SMEM_BYTES + h.smem_reserved_per_block > h.smem_per_sm // 2   # so exactly one block per SM
+
+
+def test_python_constants_match_the_kernel_file():
+    defs = dict(re.findall(r"^#define (\w+) (\d+)\b", CU, re.M))
+    assert int(defs["BM"]) == wg.BM and int(defs["BN"]) == wg.BN and int(defs["BK"]) == wg.BK
+    assert int(defs["STAGES"]) == wg.STAGES and int(defs["CONSUMERS"]) == wg.CONSUMERS
+    # the descriptors the Python model checks are the ones the kernel builds
+    assert "smem_desc(a0 + 32 * kk, 16, 1024)" in CU
+    assert "smem_desc(b0 + 2048 * kk, B_BOX_BYTES, 1024)" in CU
+    assert "cw * (64 * 128)" in CU
+    assert '"%128, %129, p, 1, 1, 0, " TNSP_B' in CU      # scale-a, scale-b, tnsp-a = 0 (K-major A), tnsp-b
+    assert '#define TNSP_B "1"' in CU and '#define TNSP_B "0"' in CU
+    assert "smem_desc(b0 + 32 * kk, 16, 1024)" in CU                   # the B_KMAJOR fallback
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: descriptor encoding and the swizzled-layout model
+# ---------------------------------------------------------------------------------------------------------------------
+def test_descriptor_bit_layout():
+    d = wg.smem_descriptor(0x1230, 16, 1024)
+    assert d & 0x3FFF == 0x123                       # start address >> 4
+    assert (d >> 16) & 0x3FFF == 1                   # LBO >> 4
+    assert (d >> 32) & 0x3FFF == 64                  # SBO >> 4
+    assert (d >> 49) & 7 == 0
+    assert d >> 62 == 1                              # 128-byte swizzle
+    assert wg.smem_descriptor(0, 0, 0, "none") == 0
+    assert wg.smem_descriptor(0, 0, 0, "32B") >> 62 == 3
+    assert wg.smem_descriptor(0, 0, 0, "64B") >> 62 == 2
+
+
+@pytest.mark.parametrize("addr,lbo,sbo", [(0, 16, 1024), (0x30000, 8192, 1024), (65536 + 2048, 8192, 1024)])
+def test_descriptor_roundtrip(addr, lbo, sbo):
+    d = wg.decode_descriptor(wg.smem_descriptor(addr, lbo, sbo))
+    assert (d["addr"], d["lbo"], d["sbo"], d["swizzle"]) == (addr, lbo, sbo, "128B")
+
+
+@pytest.mark.parametrize("kw", [dict(addr=8, lbo=16, sbo=1024), dict(addr=0, lbo=1 << 18, sbo=16),
+                                dict(addr=1 << 18, lbo=16, sbo=16), dict(addr=0, lbo=16, sbo=16, swizzle="16B"),
+                                dict(addr=0, lbo=16, sbo=16, base_offset=8)])
+def test_descriptor_rejects_bad_fields(kw):
+    with pytest.raises(ValueError):
+        wg.smem_descriptor(**kw)
+
+
+def test_swizzle_permutes_chunks_within_each_row():
+    addr = np.arange(0, 4096, 2)
+    s = wg.swizzle_128b(addr)
+    assert sorted(s.tolist()) == addr.tolist()              # a permutation
+    assert np.array_equal(s // 128, addr // 128)             # stays in its 128-byte row
+    assert np.array_equal(s[:64], addr[:64])                 # row 0 of each 8-row group is unswizzled
+    assert wg.swizzle_128b(128 * 3 + 16 * 2) == 128 * 3 + 16 * (2 ^ 3)
+
+
+def test_stage_read_back_through_the_kernels_descriptors():
+    assert wg.simulate_operands(stage=0) == []
+    assert wg.simulate_operands(stage=wg.STAGES - 1, seed=3) == []
+    assert wg.simulate_operands(stage=2, b_kmajor=True) == []
+
+
+@pytest.mark.parametrize("mutation", ["swap_lbo_sbo_b", "k_step_16_bytes", "b_k_step_one_row", "no_consumer_offset"])
+def test_layout_model_catches_descriptor_bugs(monkeypatch, mutation):
+    """The model is not vacuous: each plausible descriptor mistake makes some operand come out wrong."""
+    def bad(stage, consumer, kk, base=0, b_kmajor=False):
+        lay = wg.stage_layout(stage, base)
+        a_off = consumer * 64 * 128 + (16 if mutation == "k_step_16_bytes" else 32) * kk
+        if mutation == "no_consumer_offset":
+            a_off = 32 * kk
+        b_off = (128 if mutation == "b_k_step_one_row" else 2048) * kk
+        lbo, sbo = (1024, wg.B_BOX_BYTES) if mutation == "swap_lbo_sbo_b" else (wg.B_BOX_BYTES, 1024)
+        return (wg.smem_descriptor(lay["A"] + a_off, 16, 1024), wg.smem_descriptor(lay["B"] + b_off, lbo, sbo))
+
+    monkeypatch.setattr(wg, "operand_descriptors", bad)
+    assert wg.simulate_operands() != []
+
+
+def test_descriptor_table_is_consistent():
+    rows = wg.descriptor_table()
+    assert len(rows) == 2 * wg.BK // 16
+    a = [r for r in rows if r["operand"].startswith("A")]
+    assert [r["start"] for r in a] == [0, 32, 64, 96]
+    b = [r for r in rows if r["operand"].startswith("B")]
+    assert all(r["LBO"] == 8192 and r["SBO"] == 1024 for r in b)
+    assert all(r["start"] % 1024 == 0 for r in b)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: TMA rules and argument validation (all before any launch)
+# ---------------------------------------------------------------------------------------------------------------------
+def test_tma_rules():
+    wg.tma_box_check(256, 64, 128, 128, 64, 128)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        wg.tma_box_check(8, 64, 128, 128, 64, 128, name="a")
+    with pytest.raises(ValueError, match="multiple of 16"):
+        wg.tma_box_check(0, 13, 5, 26, 64, 128)
+    with pytest.raises(ValueError, match="shorter"):
+        wg.tma_box_check(0, 64, 5, 64, 64, 128)
+    with pytest.raises(ValueError, match="<= 128 bytes"):
+        wg.tma_box_check(0, 256, 5, 512, 128, 64)
+    with pytest.raises(ValueError):
+        wg.tma_box_check(0, 64, 5, 128, 64, 512)
+
+
+def test_validation_rejects_bad_arguments():
+    torch = pytest.importorskip("torch")
+    a = torch.zeros((4, 8), dtype=torch.bfloat16)
+    b = torch.zeros((8, 16), dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="a: dtype float32"):
+        wg.gemm_wgmma(a.float(), b)
+    with pytest.raises(TypeError, match="b:"):
+        wg.gemm_wgmma(a, [[1.0]])
+    with pytest.raises(ValueError, match="2-D"):
+        wg.gemm_wgmma(a[None], b)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        wg.gemm_wgmma(a, b[:7])
+    with pytest.raises(TypeError, match="dtypes must match"):
+        wg.gemm_wgmma(a, b.half())
+    if not device.has_gpu():
+        with pytest.raises(TypeError, match="GPU array"):
+            wg.gemm_wgmma(a, b)
+    with pytest.raises(TypeError):
+        wg.gemm_wgmma(np.zeros((4, 8), np.float16), np.zeros((8, 16), np.float16))
+
+
+@pytest.mark.parametrize("m,n,k,b_kmajor", [(33, 70, 13, False), (128, 256, 64, False), (5, 9, 3, True),
+                                             (300, 256, 520, True)])
+def test_host_path_tensor_maps(monkeypatch, m, n, k, b_kmajor):
+    """The wrapper's host logic without a GPU: padding to TMA-legal strides, the tensor-map dims/strides/boxes and
+    the launch arguments (the driver calls are replaced by recorders; CPU torch tensors stand in for GPU ones)."""
+    torch = pytest.importorskip("torch")
+    maps, launches = [], []
+
+    def fake_encode(buf, dtype, rank, ptr, dims, strides, box, estr, inter, swz, l2, oob):
+        maps.append(dict(dtype=dtype, rank=rank, ptr=ptr.value or 0, dims=(dims[0], dims[1]), stride=strides[0],
+                         box=(box[0], box[1]), swizzle=swz, oob=oob))
+        return 0
+
+    wg._tensor_map.cache_clear()
+    monkeypatch.setattr(wg.arrays, "on_device", lambda x: True)
+    monkeypatch.setattr(wg, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(wg, "_encode_fn", lambda: (fake_encode, ""))
+    monkeypatch.setattr(wg, "_launch", lambda *args: launches.append(args))
+    a = torch.zeros((m, k), dtype=torch.bfloat16)
+    b = torch.zeros((k, n), dtype=torch.bfloat16)
+    out = wg.gemm_wgmma(a, b, b_kmajor=b_kmajor)
+    assert tuple(out.shape) == (m, n) and out.dtype == torch.bfloat16
+    map_b, map_a = maps                                   # B's map is built first
+    assert map_a["dims"] == (k, m) and map_a["box"] == (wg.BK, wg.BM)
+    assert map_a["stride"] % 16 == 0 and map_a["stride"] >= 2 * k
+    assert map_a["ptr"] == (a.data_ptr() if k % 8 == 0 else map_a["ptr"]) and map_a["ptr"] % 16 == 0
+    if b_kmajor:
+        assert map_b["dims"] == (k, n) and map_b["box"] == (wg.BK, wg.BN)
+    else:
+        assert map_b["dims"] == (n, k) and map_b["box"] == (64, wg.BK)
+    assert map_b["stride"] % 16 == 0
+    assert all(mp["dtype"] == wg.TMA_DTYPE["bfloat16"] and mp["swizzle"] == 3 and mp["oob"] == 0 and mp["rank"] == 2
+               for mp in maps)
+    wg._tensor_map.cache_clear()
+    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l), = launches
+    assert (dt, m_l, n_l, k_l, kmaj_l, out_l is out) == ("bfloat16", m, n, k, b_kmajor, True)
+
+
+@pytest.mark.skipif(device.has_gpu(), reason="checks the no-GPU answer")
+def test_unavailable_reason_without_gpu():
+    why = wg.unavailable_reason()
+    assert why and "GPU" in why
+
+
+def test_tolerance_scales_with_k_and_dtype():
+    t1, t2 = wg.tolerance(64, "bfloat16"), wg.tolerance(8192, "bfloat16")
+    assert t2.elem > t1.elem and t2.rel_norm > t1.rel_norm
+    assert wg.tolerance(64, "float16").elem < t1.elem
+    assert t2.rel_norm < 1e-2
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the debugging aid
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["b_row", "b_col", "a_row", "a_col"])
+def test_index_probes_are_exact_and_spell_the_index(kind):
+    a, b, exp = wg._index_probe(kind)
+    assert a.shape == (wg.BM, wg.BK) and b.shape == (wg.BK, wg.BN)
+    assert np.array_equal(exp, np.rint(exp)) and exp.max() <= 256     # every value exact in bf16
+    i, n = np.meshgrid(np.arange(wg.BM), np.arange(wg.BN), indexing="ij")
+    want = {"b_row": i % 64 + 1, "b_col": n + 1, "a_row": i + 1, "a_col": n % 64 + 1}[kind]
+    assert np.array_equal(exp, want)
+
+
+def test_mismatch_summary_names_a_swizzle_mixup():
+    _, _, exp = wg._index_probe("b_col")
+    got = exp.copy()
+    got[8:16, :] = exp[8:16, np.arange(wg.BN) ^ 8]          # rows 8-15 read 16-byte chunks XOR 1 (8 columns)
+    lines = wg._mismatch_summary(got, exp, "t", True)
+    assert lines[0] == f"[t] {8 * wg.BN}/{exp.size} wrong"
+    assert "8:" in lines[4]
+    assert wg._mismatch_summary(exp, exp, "t", True) == [f"[t] 0/{exp.size} wrong"]
+
+
+@pytest.mark.skipif(device.has_gpu(), reason="the CPU path of the CLI")
+def test_cli_quick_on_cpu(capsys):
+    assert wg.main(["--quick", "--no-json", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled with NVRTC" in out and "every A and B slice correct" in out and "compiled only" in out
+
+
+def test_cli_rejects_bad_size():
+    with pytest.raises(SystemExit):
+        wg.main(["--size", "0", "4", "4"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+def _needs_hopper():
+    why = wg.unavailable_reason()
+    if why:
+        pytest.skip(why)
+
+
+GPU_SHAPES = [(1, 1, 1), (127, 129, 136), (128, 256, 64), (1000, 1000, 1000), (8192, 8192, 64),
+              (33, 70, 13), (64, 72, 1001), (300, 255, 517), (129, 257, 8), (2, 520, 3)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", GPU_SHAPES, ids=["x".join(map(str, s)) for s in GPU_SHAPES])
+def test_gpu_bf16_awkward_shapes(m, n, k):
+    _needs_hopper()
+    c = wg.check_shape(m, n, k, "bfloat16", seed=m * 7 + n * 3 + k)
+    assert c.ok, f"{m}x{n}x{k}: {c.message} [seed {check.seed()}]"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(127, 129, 136), (256, 512, 1000), (33, 70, 13)])
+def test_gpu_fp16(m, n, k):
+    _needs_hopper()
+    c = wg.check_shape(m, n, k, "float16", seed=m + n + k)
+    assert c.ok, f"{m}x{n}x{k}: {c.message} [seed {check.seed()}]"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (127, 129, 136), (300, 255, 517), (128, 256, 64)])
+def test_gpu_fallback_b_kmajor(m, n, k):
+    _needs_hopper()
+    c = wg.check_shape(m, n, k, "bfloat16", seed=m + 2 * n + k, b_kmajor=True)
+    assert c.ok, f"{m}x{n}x{k} (B K-major fallback): {c.message} [seed {check.seed()}]"
+
+
+@pytest.mark.gpu
+def test_gpu_cupy_fp16_and_out_argument():
+    _needs_hopper()
+    import cupy
+
+    rng = check.rng(5)
+    a64, b64 = rng.standard_normal((200, 96)), rng.standard_normal((96, 264))
+    a, b = cupy.asarray(a64, cupy.float16), cupy.asarray(b64, cupy.float16)
+    out = check.poisoned((200, 264), "float16", a)
+    res = wg.gemm_wgmma(a, b, out=out)
+    assert res is out
+    ref = a.get().astype(np.float64) @ b.get().astype(np.float64)
+    assert check.compare(out, ref, "float16", wg.tolerance(96, "float16")).ok
+    assert wg.hang_report() is None
+
+
+@pytest.mark.gpu
+def test_gpu_degenerate_and_bad_layouts():
+    _needs_hopper()
+    import torch
+
+    a = torch.ones((5, 0), dtype=torch.bfloat16, device="cuda")
+    b = torch.ones((0, 7), dtype=torch.bfloat16, device="cuda")
+    assert torch.count_nonzero(wg.gemm_wgmma(a, b)).item() == 0
+    assert wg.gemm_wgmma(torch.ones((0, 4), dtype=torch.bfloat16, device="cuda"),
+                         torch.ones((4, 3), dtype=torch.bfloat16, device="cuda")).shape == (0, 3)
+    x = torch.ones((64, 64), dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ValueError, match="contiguous"):
+        wg.gemm_wgmma(x.t()[:, :32], x[:32])
+    with pytest.raises(ValueError, match="out"):
+        wg.gemm_wgmma(x, x, out=torch.empty((64, 63), dtype=torch.bfloat16, device="cuda"))
+
+
+@pytest.mark.gpu
+def test_gpu_misaligned_view_is_copied():
+    _needs_hopper()
+    import torch
+
+    rng = check.rng(9)
+    big = torch.tensor(rng.standard_normal(1 + 100 * 64), dtype=torch.bfloat16, device="cuda")
+    a = big[1:].view(100, 64)                       # 2-byte offset: not 16-byte aligned
+    b = torch.tensor(rng.standard_normal((64, 80)), dtype=torch.bfloat16, device="cuda")
+    out = wg.gemm_wgmma(a, b)
+    ref = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    assert check.compare(out, ref, "bfloat16", wg.tolerance(64, "bfloat16")).ok
+
+
+@pytest.mark.gpu
+def test_gpu_debug_probes_pass(capsys):
+    _needs_hopper()
+    assert wg.debug() == 0, capsys.readouterr().out
