@@ -1,0 +1,107 @@
+"""Lab 4.4, tiling strategy: the reuse and wave models, the sweep grids, the plots (CPU tier); the sweeps' kernels on
+the GPU tier through tests/test_labs.py and the GPU test below."""
+import json
+import os
+
+import pytest
+
+from common import cuda, device
+from phase4_optimization import lab03_tensor_cores as tc
+from phase4_optimization import lab04_tiling_strategy as ts
+
+
+@pytest.mark.parametrize("bm,bn,want", [(64, 64, 32.0), (128, 128, 64.0), (128, 256, 2 * 128 * 256 / (2 * 384)),
+                                        (256, 256, 128.0), (1, 1, 0.5)])
+def test_tile_intensity(bm, bn, want):
+    assert ts.tile_intensity(bm, bn) == pytest.approx(want)
+
+
+def test_waves_by_hand():
+    # 4096^2 in 128 x 256 tiles: 32 x 16 = 512 tiles on 132 slots -> 4 waves, the last 116/132 full
+    w = ts.waves(4096, 4096, 128, 256, 132)
+    assert (w["tiles"], w["wave_count"]) == (512, 4)
+    assert w["efficiency"] == pytest.approx(512 / 528)
+    assert w["last_wave_fill"] == pytest.approx(116 / 132)
+    # one more tile row and column: 33 x 17 = 561 tiles -> a 5th wave with 33 tiles
+    w = ts.waves(4224, 4224, 128, 256, 132)
+    assert (w["tiles"], w["wave_count"]) == (561, 5)
+    assert w["efficiency"] == pytest.approx(561 / 660)
+    # exactly full waves, and a grid smaller than one wave
+    assert ts.waves(132 * 64, 64, 64, 64, 132)["efficiency"] == 1.0
+    assert ts.waves(1, 1, 128, 128, 132) == {"tiles": 1, "waves": 1 / 132, "wave_count": 1,
+                                             "efficiency": 1 / 132, "last_wave_fill": 1 / 132}
+
+
+@pytest.mark.parametrize("bad", [dict(m=0), dict(bm=-1), dict(slots=0), dict(n=2.5)])
+def test_waves_rejects_bad_arguments(bad):
+    args = dict(m=10, n=10, bm=4, bn=4, slots=2)
+    args.update(bad)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        ts.waves(**args)
+
+
+def test_sweep_grids_only_hold_configs_that_fit():
+    tri = ts.triton_grid()
+    assert tri and all(ts.triton_smem(c) <= 227 * 1024 for c in tri)
+    assert {(c["BLOCK_M"], c["BLOCK_N"]) for c in tri} >= {(64, 64), (128, 256), (256, 128)}
+    mma = ts.mma_grid()
+    assert mma and all(tc.config_problems(c) == [] for c in mma)
+    # a smaller shared memory (sm_80's 163 KiB) drops configs but never adds one
+    assert len(ts.mma_grid(163 * 1024)) <= len(mma)
+
+
+def test_compile_table_on_cpu():
+    """Registers and shared memory per tile shape from NVRTC, and blocks per SM from the occupancy calculator."""
+    if cuda.find_cuobjdump() is None:
+        pytest.skip("cuobjdump not found (it ships with the triton wheel)")
+    rows = ts.compile_table("sm_90", [tc._cfg(64, 128, 32, 32, 64, 4), tc._cfg(128, 256, 32, 64, 64, 4)])
+    small, big = rows
+    assert small["spills"] == big["spills"] == 0
+    assert small["HMMA"] > 0 and big["HMMA"] > 0
+    assert big["warps"] == 8 and small["warps"] == 4
+    assert big["regs"] >= small["regs"]                     # 128 accumulators per thread vs 64
+    assert small["blocks/SM"] >= big["blocks/SM"] >= 1
+
+
+def _fake_rows():
+    rows = [{"sweep": "triton", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
+             "tflops": 100.0 + bm + bn, "ok": True} for bm in ts.TILE_SIDES for bn in ts.TILE_SIDES if bm * bn < 65536]
+    rows += [{"sweep": "mma", "BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "tflops": 300.0,
+              "ok": True}]
+    rows += [{"sweep": "waves", "M=N": n, "waves": n / 1000, "predicted_eff": 0.9, "measured_eff": 0.88}
+             for n in (3840, 3968)]
+    return rows
+
+
+def test_plots_from_recorded_rows(tmp_path):
+    rows = _fake_rows()
+    for kind in ("triton", "mma"):
+        p = ts.heatmap(rows, kind, str(tmp_path / f"{kind}.png"), peer_tflops=700.0)
+        assert os.path.getsize(p) > 1000
+    assert os.path.getsize(ts.wave_plot(rows, str(tmp_path / "w.png"))) > 1000
+
+
+def test_committed_results_are_consistent():
+    """If the H200 results are committed: every timed config was spot-checked, and the wave table's prediction is
+    the model's (recomputed here)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "results", "h200", f"{ts.LAB}.json")
+    if not os.path.exists(path):
+        pytest.skip("no committed H200 results for lab 4.4 yet")
+    rows = json.load(open(path))["rows"]
+    timed = [r for r in rows if r.get("sweep") in ("triton", "mma") and r.get("tflops")]
+    assert timed and all(r["rel_err"] < 1e-2 for r in timed)
+    for r in (r for r in rows if r.get("sweep") == "waves"):
+        w = ts.waves(r["M=N"], r["M=N"], r["BLOCK_M"], r["BLOCK_N"], r["slots"])
+        assert r["predicted_eff"] == pytest.approx(w["efficiency"]) and r["tiles"] == w["tiles"]
+
+
+def test_cli_quick(tmp_path):
+    assert ts.main(["--quick", "--no-bench", "--out", str(tmp_path)]) == 0
+
+
+@pytest.mark.gpu
+def test_sweep_runs_and_checks_on_gpu():
+    rows = ts.sweep("triton", size=512, rep_ms=5, limit=2) + ts.sweep("mma", size=512, rep_ms=5, limit=2)
+    assert len(rows) == 4
+    assert all(r.get("ok") for r in rows), rows
+    assert device.has_gpu()
