@@ -4,17 +4,23 @@
 #   make run  ARGS="--quick"      run the phases in order (extra arguments go to every phase runner)
 #   make test PYTEST_ARGS="-k vector"
 #   make bench                    (GPU) the benchmarks, results written under results/<gpu>/
+#   make sanitize                 (GPU) every CUDA C and Triton variant under compute-sanitizer (4 tools, ~5 min)
+#   make results                  (GPU) re-measure every lab, write results/<gpu>/ and its README page
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PHASES := $(sort $(patsubst %/__main__.py,%,$(wildcard phase*/__main__.py)))
 
-.PHONY: setup run test bench clean help
+.PHONY: setup run test bench sanitize clean help
+.PHONY: results
 help:
 	@echo "make run    - set up .venv if needed, then run the phases in order: $(PHASES)"
 	@echo "make test   - set up .venv if needed, then run pytest (CPU tier always, GPU tier when a GPU is present)"
 	@echo "make bench  - GPU only: run every lab's benchmark and write results/<gpu>/"
+	@echo "make sanitize - GPU only: every CUDA C and Triton kernel under compute-sanitizer (memcheck, racecheck,"
+	@echo "                initcheck, synccheck); table in results/<gpu>/sanitize.md (ARGS=\"--dry-run\" to list)"
+	@echo "make results - GPU only: every lab's benchmark, then results/<gpu>/README.md (ARGS=\"--quick\", \"--only 2.7\", \"--dry-run\")"
 	@echo "make clean  - remove .venv and caches"
 
 $(STAMP): pyproject.toml tools/setup_env.py
@@ -32,6 +38,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	@set -e; for p in $(PHASES); do echo "=== $$p ==="; $(PY) -m $$p --bench $(ARGS); done
+
+sanitize: $(STAMP)
+	$(PY) -m tools.sanitize $(ARGS)
+
+results: $(STAMP)
+	$(PY) -m tools.regenerate $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,13 +1,22 @@
-"""Write the README's generated blocks from the code and the committed results, or check they are current.
+"""Write the READMEs' generated blocks from the code and the committed results, or check they are current.
 
-    python tools/readme_tables.py            # rewrite the blocks in README.md
-    python tools/readme_tables.py --check    # exit 1 if README.md differs from what the sources say
-    python tools/readme_tables.py --gpu h200 # which results/<gpu>/ folder feeds the results block (default h200)
+    python tools/readme_tables.py              # rewrite the blocks (README.md, README.ko.md, phase*/README.md)
+                                               # and the page results/h200/README.md
+    python tools/readme_tables.py --check      # exit 1 when any of them differs from what the sources say
+    python tools/readme_tables.py --gpu rtx-4090   # write results/rtx-4090/README.md from results/rtx-4090/*.json
+                                               # (the repository's READMEs keep the H200 figures)
 
 Blocks (between <!-- NAME:start --> and <!-- NAME:end --> markers):
-  labs      the phase map: every lab that exists, its title (the first line of its docstring) and its command;
-  targets   every performance target and prediction recorded in results/<gpu>/*.json, measured vs target, met or not.
-Nothing in these blocks is typed by hand.
+  labs            the phase map: every lab that exists, its title (its docstring's first line) and its command
+  device          the GPU, the library versions and the measured ceilings the results were taken with
+  headline        per lab: its best kernel vs its best library peer at the lab's headline case, as a ratio
+  plots           the key plots that exist under results/<gpu>/, and the ones not measured yet
+  targets         every performance target and prediction recorded in results/<gpu>/*.json, met or not
+  answer-LABNAME  (phase READMEs) what the lab measured: headline, targets, plots; or "not yet measured"
+Nothing in these blocks is typed by hand: change the code or the results, then run this again.
+The headline case of a lab is the case of its first performance target against a peer (HEADLINE_CASE picks another
+where the issue's main target is not the first), else the largest shape measured against a peer. A lab may also write
+a "headline" entry in its JSON header ({"case", "ours", "peer", "ratio", "target", "met"}), which wins.
 """
 from __future__ import annotations
 
@@ -15,39 +24,149 @@ import argparse
 import glob
 import importlib
 import json
+import math
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
+README_GPU = "h200"          # the GPU whose results the repository's READMEs show
+
+# The case that stands for the lab when its first target is not the issue's main one (a choice, not a number).
+HEADLINE_CASE = {"phase2_lab08_sgemm": "4096^3"}
+
+# Plots the README shows, in this order: (English caption, Korean caption, file names to try in results/<gpu>/).
+KEY_PLOTS = [
+    ("vector add: bandwidth vs size", "vector add: 크기별 대역폭", ["phase1_lab02_vector_add.png"]),
+    ("bandwidth vs working set (L1, L2, HBM)", "working set 크기별 대역폭 (L1, L2, HBM)",
+     ["phase1_lab04_memory_hierarchy_bandwidth.png"]),
+    ("reduction ladder vs torch.sum", "reduction ladder와 torch.sum", ["phase2_lab06_reduction.png"]),
+    ("softmax ladder vs torch.compile", "softmax ladder와 torch.compile",
+     ["phase2_lab07_softmax_32768x4096_float32.png", "phase2_lab07_softmax.png"]),
+    ("SGEMM ladder vs cuBLAS", "SGEMM ladder와 cuBLAS", ["phase2_lab08_sgemm_ladder.png", "phase2_lab08_sgemm.png"]),
+    ("Triton matmul vs cuBLAS", "Triton matmul과 cuBLAS", ["phase3_lab02_matmul.png"]),
+    ("attention vs torch SDPA", "attention과 torch SDPA", ["phase4_lab06_attention.png"]),
+    ("the repository's roofline", "저장소 전체의 roofline", ["phase4_lab01_roofline.png"]),
+]
+
+# Korean titles of the labs (the English ones come from the docstrings; a lab missing here shows its English title).
+KO_TITLES = {
+    "phase1_architecture.lab01_device_tour": "디바이스 둘러보기: GPU와 소프트웨어 스택, 그리고 이 GPU에서 '빠르다'의 의미.",
+    "phase1_architecture.lab02_vector_add": "Vector add: 첫 커널, 그리고 그것이 메모리 대역폭에 대해 말해 주는 것.",
+    "phase1_architecture.lab03_thread_hierarchy":
+        "Thread, warp, block, grid: 각 thread가 어디서 언제 도는지, divergent branch의 비용.",
+    "phase1_architecture.lab04_memory_hierarchy":
+        "메모리 계층: working set 크기별 대역폭, 각 단계의 latency, shared memory와 register가 주는 것.",
+    "phase1_architecture.lab05_occupancy": "Occupancy: SM 하나가 담는 warp 수, 그것을 제한하는 자원, occupancy가 사 주는 것.",
+    "phase1_architecture.lab06_matmul_naive": "Naive 행렬 곱: 출력 하나에 thread 하나, coalescing 여부, phase 2가 개선할 기준선.",
+    "phase2_cuda.lab01_coalescing_transpose": "Memory coalescing: 행렬 transpose, 그리고 sector를 세는 strided copy.",
+    "phase2_cuda.lab02_bank_conflicts": "Shared memory와 bank conflict: 1-way부터 32-way까지 측정, padding과 swizzle로 해결.",
+    "phase2_cuda.lab03_warp_shuffle": "Warp shuffle: register 안에서 하는 warp 단위 reduce와 scan, shared memory 버전과 비교.",
+    "phase2_cuda.lab04_launch_config": "Launch configuration: block 크기, grid 크기, wave, 마지막 partial wave의 tail.",
+    "phase2_cuda.lab05_register_pressure": "Register pressure: thread당 작업량, register, occupancy, spill, 그리고 상한이 바꾸는 것.",
+    "phase2_cuda.lab06_reduction": "Reduction: 2007년 교과서 ladder에서 HBM 한계에 닿는 single-pass 커널까지, fp32 합이 잃는 것.",
+    "phase2_cuda.lab07_softmax": "Softmax: 커널 세 개에서 바이트당 한 번 읽고 한 번 쓰기까지, torch.compile을 넘어.",
+    "phase2_cuda.lab08_sgemm": "SGEMM ladder: naive 커널에서 CUDA core fp32로 cuBLAS의 90% 이상까지.",
+    "phase3_triton.lab01_programming_model": "Triton 프로그래밍 모델: program 하나가 block 하나, load하는 것이 tile.",
+    "phase3_triton.lab02_matmul": "Block tiling과 tile 단위 메모리 접근: 빠른 Triton matmul.",
+    "phase3_triton.lab03_fused_softmax": "Fused softmax: 각 행을 한 번 읽고 한 번 쓴다.",
+    "phase3_triton.lab04_layernorm": "LayerNorm forward와 backward: 행 통계, 나중을 위해 저장, 두 단계 열 reduction.",
+    "phase4_optimization.lab01_roofline": "Roofline: 저장소의 모든 커널이 메모리 한계와 연산 한계 사이 어디에 서 있는가.",
+    "phase4_optimization.lab02_fusion": "Kernel fusion: 커널 체인이 옮기는 바이트를 세고, 아무도 쓰지 않는 바이트는 옮기지 않는다.",
+    "phase4_optimization.lab03_tensor_cores":
+        "Tensor core: wmma, mma.sync(+ ldmatrix, swizzle, cp.async), Triton tl.dot으로 짠 bf16/fp16 GEMM.",
+    "phase4_optimization.lab04_tiling_strategy":
+        "Tiling 전략: tensor-core GEMM의 tile 모양, warp 수, pipeline stage, wave quantization.",
+    "phase4_optimization.lab05_mixed_precision": "Mixed precision: fp32, tf32, bf16, fp16, fp8이 오차로 치르는 값과 속도로 얻는 것.",
+    "phase4_optimization.lab06_attention": "Attention, naive에서 flash까지: S x S 행렬을 메모리에 두다가, 전혀 두지 않기까지.",
+    "phase4_optimization.lab07_transformer_block": "이 저장소의 커널로 다시 만든 GPT식 transformer block, PyTorch와 비교.",
+}
+
+TEXT = {
+    "en": {
+        "labs_head": "| lab | what it teaches | command |",
+        "head_head": "| lab | headline case | our best kernel | best library peer | ours / peer | target |",
+        "no_peer": ("Labs that measure a mechanism and have no library peer: {labs} (their targets and answers are in "
+                    "the targets table and the phase guides)."),
+        "unmeasured": "Not yet measured on this GPU: {labs}.",
+        "head_note": ("Ratio = speed of our kernel / speed of the peer in the same run (above 1: ours is faster). "
+                      "From `{src}`; regenerate with `python -m tools.regenerate`."),
+        "none": "(no results under `{src}` yet: run `python -m tools.regenerate` on a GPU)",
+        "t_head": "| results file | case | measured | target | met | commit |",
+        "yes": "yes", "no": "**no**",
+        "t_sum": ("{met} of {n} targets and predictions met. Ratios are ours / the peer named in the case "
+                  "(or measured / predicted), from one run each."),
+        "p_missing": "Not measured yet (the lab writes it on a GPU): {names}.",
+        "dev": ("Measured on an **{gpu}** ({sms} SMs, {arch}), CUDA driver {drv}, runtime {rt}; CuPy {cupy}, "
+                "Triton {triton}, torch {torch}; {date}, commit {commit}."),
+        "ceil": ("Measured HBM ceiling: **{hbm} GB/s** (the best of {methods} on 1 GiB arrays; {frac} of the "
+                 "{ds} GB/s datasheet figure)."),
+        "cublas": " cuBLAS SGEMM at 4096^3 (TF32 off): **{tf} TFLOP/s**.",
+    },
+    "ko": {
+        "labs_head": "| 랩 | 배우는 것 | 명령 |",
+        "head_head": "| 랩 | 기준 케이스 | 우리의 최고 커널 | 최고 라이브러리 peer | 우리 / peer | 목표 |",
+        "no_peer": "메커니즘을 측정하고 라이브러리 peer가 없는 랩: {labs} (목표 대비 결과는 목표 표와 phase 가이드에 있습니다).",
+        "unmeasured": "이 GPU에서 아직 측정하지 않은 랩: {labs}.",
+        "head_note": ("비율 = 같은 실행에서 잰 우리 커널의 속도 / peer의 속도 (1보다 크면 우리가 더 빠름). "
+                      "출처 `{src}`; `python -m tools.regenerate`로 다시 만듭니다."),
+        "none": "(`{src}`에 아직 결과가 없습니다: GPU에서 `python -m tools.regenerate`를 실행하세요)",
+        "t_head": "| 결과 파일 | 케이스 | 측정값 | 목표 | 달성 | 커밋 |",
+        "yes": "예", "no": "**아니오**",
+        "t_sum": ("목표와 예측 {n}개 중 {met}개 달성. 비율은 우리 / 케이스에 적힌 peer (또는 측정 / 예측)이며, "
+                  "각각 한 번의 실행에서 잰 값입니다."),
+        "p_missing": "아직 측정되지 않음 (GPU에서 랩이 만듭니다): {names}.",
+        "dev": ("측정 환경: **{gpu}** (SM {sms}개, {arch}), CUDA driver {drv}, runtime {rt}; CuPy {cupy}, "
+                "Triton {triton}, torch {torch}; {date}, 커밋 {commit}."),
+        "ceil": ("측정한 HBM 한계: **{hbm} GB/s** (1 GiB 배열에서 {methods} 중 최고값; datasheet {ds} GB/s의 {frac})."),
+        "cublas": " 4096^3 cuBLAS SGEMM (TF32 끔): **{tf} TFLOP/s**.",
+    },
+}
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# Sources: the labs (from the phase packages) and the results (from results/<gpu>/*.json)
+# ---------------------------------------------------------------------------------------------------------------------
 def _title(path: str) -> str:
     """First paragraph of a module's docstring, on one line, without importing it (no GPU or Triton needed)."""
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         src = f.read()
     m = re.search(r'^\s*[rub]*"""(.*?)(?:\n\s*\n|""")', src, re.S)
     return " ".join(m.group(1).split()) if m else ""
 
 
-def labs_block() -> str:
-    lines = ["| lab | what it teaches | command |", "|---|---|---|"]
+def labs() -> list[dict]:
+    """Every lab that exists, in the planned order: phase, name, number ('2.7'), title, command, results stem."""
+    out = []
     for phase in PHASES:
         pkg = importlib.import_module(phase)
         for name in getattr(pkg, "LABS", []):
             title = _title(os.path.join(ROOT, phase, name + ".py"))
             num, _, rest = title.partition(" - ")
-            lines.append(f"| {num.replace('Lab ', '')} | {rest or title} | `python -m {phase}.{name}` |")
-    return "\n".join(lines)
+            pnum = phase[len("phase")]
+            out.append({"phase": phase, "name": name, "num": num.replace("Lab ", "") or f"{pnum}.?",
+                        "title": rest or title, "module": f"{phase}.{name}",
+                        "stem": f"phase{pnum}_{name}"})
+    return out
 
 
-_WHAT = ("case", "size", "shape", "n", "variant")
-_MEASURED = ("ratio", "vs_cublas", "vs_peer", "vs torch.add", "vs torch.sum", "measured")
+def load_results(gpu: str) -> dict[str, dict]:
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "results", gpu, "*.json"))):
+        try:
+            with open(path, encoding="utf-8") as f:
+                docs[os.path.basename(path)[:-5]] = json.load(f)
+        except (OSError, ValueError):
+            continue
+    return docs
 
 
 def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
     if isinstance(v, float) and 0 < abs(v) < 1e-3:
         return f"{v:.2e}"
     if isinstance(v, float) and abs(v - 1) < 5e-4 and v != 1:
@@ -61,69 +180,406 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def target_rows(gpu: str) -> list[list[str]]:
+def _cell(s) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def all_targets(doc: dict) -> list[dict]:
+    """Targets wherever a lab put them: header 'targets' (list) or 'target' (dict or list), or rows of impl 'target'."""
+    out = []
+    for key in ("targets", "target"):
+        t = doc.get(key)
+        if isinstance(t, dict):
+            out.append(t)
+        elif isinstance(t, list):
+            out += [x for x in t if isinstance(x, dict)]
+    out += [r for r in doc.get("rows") or [] if isinstance(r, dict) and r.get("impl") == "target"]
+    return out
+
+
+_WHAT = ("case", "size", "shape", "n", "variant")
+_MEASURED = ("ratio", "vs_cublas", "vs_peer", "vs torch.add", "vs torch.sum", "measured")
+_RATIO = ("ratio", "vs_peer", "vs_cublas", "vs_compile", "vs torch.add", "vs torch.sum")
+_NOT_PEER_RATIO = ("vs eager", "vs_eager", "vs unfused", "vs_unfused", "vs_uniform", "vs_best", "vs_copy")
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _ratio(t: dict):
+    """(key, value) of the ours/peer ratio a target records, or None (a prediction, a range, a count)."""
+    if "predicted" in t or "range" in t:
+        return None
+    for k in _RATIO:
+        if _is_num(t.get(k)):
+            return k, t[k]
+    for k, v in t.items():
+        if (k.startswith("vs ") or k.startswith("vs_")) and k not in _NOT_PEER_RATIO and _is_num(v):
+            return k, v
+    return None
+
+
+def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> list[list[str]]:
     rows = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "results", gpu, "*.json"))):
-        with open(path) as f:
-            doc = json.load(f)
-        lab = os.path.basename(path)[:-5]
-        for t in doc.get("targets") or []:
+    for stem, doc in docs.items():
+        for t in all_targets(doc):
             if t.get("met") is None:
                 continue            # a reference row (the peer itself), not a target
+            met = t["met"]
             if "predicted" in t or "range" in t:
                 what, goal = t.get("target", ""), t.get("predicted", t.get("range"))
             else:
                 what = ", ".join(_fmt(t[k]) for k in _WHAT if k in t and t[k] not in (None, ""))
                 goal = t.get("target", "")
             meas = next((t[k] for k in _MEASURED if k in t), "")
-            rows.append([lab, what, _fmt(meas), _fmt(goal), "yes" if t["met"] else "**no**",
-                         doc.get("commit", "?")])
+            shown = (yes if met else no) if isinstance(met, bool) else _cell(met)
+            rows.append([stem, _cell(what), _fmt(meas), _cell(_fmt(goal)), shown,
+                         str(doc.get("commit", "?"))])
     return rows
 
 
-def targets_block(gpu: str) -> str:
-    rows = target_rows(gpu)
+def _case_label(t: dict) -> str:
+    for k in ("case", "size", "shape", "n"):
+        v = t.get(k)
+        if isinstance(v, (list, tuple)) and v:
+            return _shape_label(v, str(t.get("dtype", "")))
+        if v not in (None, ""):
+            return _fmt(v)
+    return ""
+
+
+def _peer_name(t: dict, key: str) -> str:
+    if t.get("peer"):
+        return str(t["peer"])
+    m = re.match(r"target vs (.+)$", str(t.get("variant", "")))
+    if m:
+        return m.group(1)
+    m = re.search(r"\bx\s+(\S.*)$", str(t.get("target", "")))
+    if m:
+        return m.group(1).strip()
+    if key.startswith("vs ") or key.startswith("vs_"):
+        name = key[3:]
+        return {"cublas": "cuBLAS", "compile": "torch.compile"}.get(name, name)
+    if any("copy" in k for k in t):
+        return "device copy (the lab's HBM ceiling)"
+    return "library peer"
+
+
+def _shape_label(shape, dtype: str) -> str:
+    shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+    if len(shape) == 1:
+        s = _fmt(shape[0])
+    elif len(set(shape)) == 1 and len(shape) == 3:
+        s = f"{shape[0]}^3"
+    else:
+        s = "x".join(str(x) for x in shape)
+    return f"{s} {dtype}".strip()
+
+
+def headline(doc: dict, stem: str) -> dict | None:
+    """The lab's best kernel against its best library peer at its headline case, or None (no peer measured)."""
+    h = doc.get("headline")
+    if isinstance(h, dict) and _is_num(h.get("ratio")):
+        return {"case": str(h.get("case", "")), "ours": str(h.get("ours", "")), "peer": str(h.get("peer", "")),
+                "ratio": float(h["ratio"]), "target": str(h.get("target", "")), "met": h.get("met")}
+    # 1. from the targets the lab recorded against a peer
+    cands = []
+    for t in all_targets(doc):
+        if not isinstance(t.get("met"), bool):
+            continue                # a reference row, or a target that could not be measured here
+        r = _ratio(t)
+        if r:
+            cands.append((_case_label(t), t, r))
+    if cands:
+        cases = list(dict.fromkeys(c for c, _, _ in cands))
+        want = HEADLINE_CASE.get(stem)
+        case = want if want in cases else cases[0]
+        label, t, (key, ratio) = max((c for c in cands if c[0] == case), key=lambda c: c[2][1])
+        variant = str(t.get("variant") or "")
+        if not variant or variant.startswith("target vs "):     # name ours after its throughput column, if any
+            variant = next((k.split(" ")[0] for k in t if k.endswith(("GB/s", "TFLOP/s")) and
+                            not k.startswith(("peer", "copy", "cublas"))), "ours")
+        ours = variant
+        return {"case": label, "ours": str(ours), "peer": _peer_name(t, key), "ratio": float(ratio),
+                "target": str(t.get("target", "")), "met": t.get("met")}
+    # 2. from the rows: the largest case where a kernel of ours and a library peer were both timed
+    groups: dict[tuple, dict] = {}
+    for r in doc.get("rows") or []:
+        if not isinstance(r, dict) or r.get("impl") not in ("cuda", "triton", "peer") or not _is_num(r.get("ms")):
+            continue
+        if r["ms"] <= 0:
+            continue
+        v = str(r.get("variant", ""))
+        if r["impl"] == "peer" and v.startswith("phase "):
+            continue                # one of the repository's own kernels, run as a reference
+        if r["impl"] != "peer" and "(probe)" in v:
+            continue                # a measuring probe, not a solution
+        op = v.split(": ", 1)[0] if ": " in v else ""
+        shape = r.get("shape") or []
+        key = (r.get("lab"), op, tuple(shape) if isinstance(shape, list) else (shape,), r.get("dtype", ""))
+        g = groups.setdefault(key, {"ours": [], "peer": []})
+        g["peer" if r["impl"] == "peer" else "ours"].append((r["ms"], v))
+    both = [(k, g) for k, g in groups.items() if g["ours"] and g["peer"]]
+    if not both:
+        return None
+
+    def size(k):
+        try:
+            return math.prod(int(x) for x in k[2])
+        except (TypeError, ValueError):
+            return 0
+
+    k, g = max(both, key=lambda kg: size(kg[0]))   # max keeps the first of equal sizes
+    (oms, ov), (pms, pv) = min(g["ours"]), min(g["peer"])
+    case = _shape_label(list(k[2]), k[3])
+    return {"case": (f"{k[1]} " if k[1] else "") + case, "ours": ov, "peer": pv, "ratio": pms / oms,
+            "target": "", "met": None}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Blocks
+# ---------------------------------------------------------------------------------------------------------------------
+def labs_block(lang: str = "en") -> str:
+    lines = [TEXT[lang]["labs_head"], "|---|---|---|"]
+    for lab in labs():
+        title = KO_TITLES.get(lab["module"], lab["title"]) if lang == "ko" else lab["title"]
+        lines.append(f"| {lab['num']} | {_cell(title)} | `python -m {lab['module']}` |")
+    return "\n".join(lines)
+
+
+def device_block(docs: dict[str, dict], lang: str = "en") -> str:
+    T = TEXT[lang]
+    tour = docs.get("phase1_lab01_device_tour")
+    if not tour:
+        return T["none"].format(src="results/<gpu>/phase1_lab01_device_tour.json")
+    d, v, bw = tour.get("device") or {}, tour.get("versions") or {}, tour.get("bandwidth") or {}
+    out = T["dev"].format(gpu=tour.get("gpu", "?"), sms=d.get("sms", "?"), arch=d.get("arch", "?"),
+                          drv=v.get("cuda_driver", "?"), rt=v.get("cuda_runtime", "?"), cupy=v.get("cupy", "?"),
+                          triton=v.get("triton", "?"), torch=v.get("torch", "?"),
+                          date=str(tour.get("date", "?"))[:10], commit=tour.get("commit", "?"))
+    hbm, ds = bw.get("measured_ceiling_gbps"), bw.get("datasheet_gbps")
+    if _is_num(hbm):
+        methods = ", ".join(f"`{m}`" for m in (bw.get("measured_all") or {})) or "copies"
+        out += "\n" + T["ceil"].format(hbm=_fmt(float(hbm)), methods=methods, ds=_fmt(ds) if ds else "?",
+                                       frac=_fmt(hbm / ds) if _is_num(ds) and ds else "?")
+    sg = docs.get("phase2_lab08_sgemm")
+    if sg:
+        peers = [r for r in sg.get("rows") or [] if r.get("impl") == "peer" and r.get("shape") == [4096] * 3
+                 and _is_num(r.get("tflops"))]
+        if peers:
+            out += T["cublas"].format(tf=_fmt(max(r["tflops"] for r in peers)))
+    return out
+
+
+def headline_block(docs: dict[str, dict], gpu: str, lang: str = "en") -> str:
+    T = TEXT[lang]
+    if not docs:
+        return T["none"].format(src=f"results/{gpu}/")
+    lines = [T["head_head"], "|---|---|---|---|---|---|"]
+    no_peer, missing = [], []
+    for lab in labs():
+        doc = docs.get(lab["stem"])
+        if doc is None:
+            missing.append(lab["num"])
+            continue
+        h = headline(doc, lab["stem"])
+        if h is None:
+            no_peer.append(lab["num"])
+            continue
+        tgt = h["target"]
+        if tgt and h["met"] is not None:
+            tgt = f"{tgt} ({T['yes'] if h['met'] else T['no']})"
+        lines.append(f"| {lab['num']} | {_cell(h['case'])} | {_cell(h['ours'])} | {_cell(h['peer'])} | "
+                     f"**{_fmt(h['ratio'])}** | {_cell(tgt)} |")
+    lines += ["", T["head_note"].format(src=f"results/{gpu}/*.json")]
+    if no_peer:
+        lines += ["", T["no_peer"].format(labs=", ".join(no_peer))]
+    if missing:
+        lines += ["", T["unmeasured"].format(labs=", ".join(missing))]
+    return "\n".join(lines)
+
+
+def plots_block(gpu: str, lang: str = "en", rel: str = "") -> str:
+    """The key plots as a two-column table of images; `rel` is the path from the page to results/<gpu>/."""
+    T = TEXT[lang]
+    have, missing = [], []
+    for en, ko, names in KEY_PLOTS:
+        cap = ko if lang == "ko" else en
+        found = next((n for n in names if os.path.exists(os.path.join(ROOT, "results", gpu, n))), None)
+        if found:
+            have.append(f"![{cap}]({rel}{found})<br>{cap}")
+        else:
+            missing.append(cap)
+    lines = []
+    if have:
+        lines = ["| | |", "|---|---|"]
+        for i in range(0, len(have), 2):
+            pair = have[i:i + 2] + [""] * (2 - len(have[i:i + 2]))
+            lines.append(f"| {pair[0]} | {pair[1]} |")
+    if missing:
+        lines += ([""] if lines else []) + [T["p_missing"].format(names=", ".join(missing))]
+    return "\n".join(lines)
+
+
+def targets_block(docs: dict[str, dict], gpu: str, lang: str = "en") -> str:
+    T = TEXT[lang]
+    rows = target_rows(docs, T["yes"], T["no"])
     if not rows:
-        return f"(no results with targets under results/{gpu}/ yet)"
-    out = ["| results file | case | measured | target | met | commit |", "|---|---|---|---|---|---|"]
+        return T["none"].format(src=f"results/{gpu}/")
+    out = [T["t_head"], "|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
-    met = sum(r[4] == "yes" for r in rows)
-    out.append("")
-    out.append(f"{met} of {len(rows)} targets and predictions met. Ratios are ours / the peer named in the case "
-               "(or measured / predicted), from one run each.")
+    met = sum(r[4] == T["yes"] for r in rows)
+    out += ["", T["t_sum"].format(met=met, n=len(rows))]
     return "\n".join(out)
 
 
-def render(text: str, blocks: dict[str, str]) -> str:
+def answer_block(lab: dict, docs: dict[str, dict], gpu: str, rel: str) -> str:
+    """What a lab measured, for its phase README: headline, targets, plots; or how to measure it."""
+    doc = docs.get(lab["stem"])
+    if doc is None:
+        return (f"*Not yet measured on the {gpu.upper()}.* On a GPU, `python -m {lab['module']}` writes "
+                f"`results/<your-gpu>/{lab['stem']}.json`; `python -m tools.regenerate --only {lab['name']}` "
+                "also writes your results page.")
+    gpu_name = doc.get("gpu", gpu)
+    src = f"{rel}{lab['stem']}.json"
+    lines = [f"*Measured on the {gpu_name}* ([{lab['stem']}.json]({src}), commit {doc.get('commit', '?')}):"]
+    h = headline(doc, lab["stem"])
+    if h:
+        met = "" if h["met"] is None else (" - met" if h["met"] else " - **missed**")
+        tgt = f" (target {h['target']}{met})" if h["target"] else ""
+        lines.append(f"- best kernel `{h['ours']}` at {h['case']}: **{_fmt(h['ratio'])}x** the speed of "
+                     f"`{h['peer']}`{tgt}.")
+    for r in target_rows({lab["stem"]: doc}, "met", "**missed**"):
+        lines.append(f"- {r[1]}: measured {r[2]}, target {r[3]} - {r[4]}.")
+    if not h:
+        best = best_row(doc)
+        if best:
+            lines.append(f"- fastest measured: {best}.")
+    pngs = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "results", gpu, lab["stem"] + "*.png")))
+    if pngs:
+        lines.append("- plots: " + ", ".join(f"[{p[:-4]}]({rel}{p})" for p in pngs) + ".")
+    return "\n".join(lines)
+
+
+def best_row(doc: dict) -> str:
+    """The highest-throughput row of a lab without a peer ('' when none), at the largest size measured."""
+    rows = [r for r in doc.get("rows") or [] if isinstance(r, dict) and r.get("impl") in ("cuda", "triton")]
+    for unit, key, scale in (("GB/s", "gbps", 1.0), ("TFLOP/s", "tflops", 1.0)):
+        rs = [r for r in rows if _is_num(r.get(key)) and r[key] > 0]
+        if rs:
+            r = max(rs, key=lambda r: r[key])
+            fc = r.get("frac_ceiling")
+            frac = f", {_fmt(fc)} of the HBM ceiling" if key == "gbps" and _is_num(fc) and fc <= 1.5 else ""
+            return f"`{r.get('variant')}` at {_shape_label(r.get('shape') or [], r.get('dtype', ''))}: " \
+                   f"{_fmt(r[key] * scale)} {unit}{frac}"
+    return ""
+
+
+def results_page(docs: dict[str, dict], gpu: str) -> str:
+    """results/<gpu>/README.md: the same tables and plots as the README, for one GPU's results."""
+    name = next((d.get("gpu") for d in docs.values() if d.get("gpu")), gpu)
+    return "\n".join([
+        f"# Results on {name}",
+        "",
+        "Generated by `python tools/readme_tables.py --gpu " + gpu + "` (run by `python -m tools.regenerate`) from the "
+        "JSON files in this folder. Ratios compare with the library in the same run, so they travel between GPUs "
+        "better than times do; compare them with the H200 figures in the repository's README.",
+        "",
+        "## Device", "", device_block(docs),
+        "", "## Headline: our best kernel vs the library", "", headline_block(docs, gpu),
+        "", "## Plots", "", plots_block(gpu, "en", ""),
+        "", "## Every target and prediction", "", targets_block(docs, gpu),
+        "",
+    ])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------------------------------
+def render(text: str, blocks: dict[str, str], where: str = "README.md") -> str:
     for name, body in blocks.items():
-        pat = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
+        pat = re.compile(rf"(<!-- {re.escape(name)}:start -->\n).*?(<!-- {re.escape(name)}:end -->)", re.S)
         if not pat.search(text):
-            raise SystemExit(f"README.md has no <!-- {name}:start --> ... <!-- {name}:end --> block")
+            raise SystemExit(f"{where} has no <!-- {name}:start --> ... <!-- {name}:end --> block")
         text = pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 
+def block_names(text: str) -> list[str]:
+    return re.findall(r"<!-- ([\w.-]+):start -->", text)
+
+
+def outputs(gpu: str) -> dict[str, str]:
+    """{path: new text} for every file this tool writes for results/<gpu>/."""
+    docs = load_results(gpu)
+    out = {}
+    if gpu == README_GPU:
+        readme_blocks = {
+            "README.md": ("en", "results/%s/" % gpu),
+            "README.ko.md": ("ko", "results/%s/" % gpu),
+        }
+        for fname, (lang, rel) in readme_blocks.items():
+            path = os.path.join(ROOT, fname)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+            avail = {"labs": lambda: labs_block(lang), "device": lambda: device_block(docs, lang),
+                     "headline": lambda: headline_block(docs, gpu, lang),
+                     "plots": lambda: plots_block(gpu, lang, rel), "targets": lambda: targets_block(docs, gpu, lang)}
+            present = block_names(old)
+            out[path] = render(old, {k: fn() for k, fn in avail.items() if k in present}, fname)
+        by_phase: dict[str, list[dict]] = {}
+        for lab in labs():
+            by_phase.setdefault(lab["phase"], []).append(lab)
+        for phase, ls in by_phase.items():
+            path = os.path.join(ROOT, phase, "README.md")
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+            present = block_names(old)
+            blocks = {f"answer-{lab['name']}": answer_block(lab, docs, gpu, f"../results/{gpu}/")
+                      for lab in ls if f"answer-{lab['name']}" in present}
+            out[path] = render(old, blocks, os.path.relpath(path, ROOT))
+    if docs:
+        out[os.path.join(ROOT, "results", gpu, "README.md")] = results_page(docs, gpu)
+    return out
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 when README.md is not current")
-    ap.add_argument("--gpu", default="h200", help="results/<gpu>/ to summarise (default h200)")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--check", action="store_true", help="exit 1 when a generated file is not current")
+    ap.add_argument("--gpu", default=README_GPU,
+                    help=f"results/<gpu>/ to summarise (default {README_GPU}, which also feeds the READMEs)")
     args = ap.parse_args(argv)
-    with open(args.readme) as f:
-        old = f.read()
-    new = render(old, {"labs": labs_block(), "targets": targets_block(args.gpu)})
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", args.gpu):
+        ap.error(f"--gpu: expected a folder name like h200 or rtx-4090, got {args.gpu!r}")
+    files = outputs(args.gpu)
+    if not files:
+        print(f"nothing to write: results/{args.gpu}/ has no JSON results", file=sys.stderr)
+        return 1 if args.check else 0
+    stale = []
+    for path, new in files.items():
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if new == old:
+            continue
+        stale.append(os.path.relpath(path, ROOT))
+        if not args.check:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
     if args.check:
-        if new != old:
-            print("README.md is out of date: run python tools/readme_tables.py", file=sys.stderr)
+        if stale:
+            print(f"out of date: {', '.join(stale)}; run python tools/readme_tables.py"
+                  + ("" if args.gpu == README_GPU else f" --gpu {args.gpu}"), file=sys.stderr)
             return 1
-        print("README.md is current")
+        print(f"current: {', '.join(os.path.relpath(p, ROOT) for p in files)}")
         return 0
-    if new != old:
-        with open(args.readme, "w") as f:
-            f.write(new)
-        print("README.md updated")
-    else:
-        print("README.md already current")
+    print(("updated: " + ", ".join(stale)) if stale else "already current")
     return 0
 
 
