@@ -1,0 +1,469 @@
+// Flash-attention forward in CUDA C with the tensor cores' warp-level instruction, mma.sync.m16n8k16 (Lab 4.6).
+// archs: sm_80 sm_90
+//
+// Computes, per (batch b, head h):  O = softmax(sm_scale * Q K^T  [+ causal mask]) V  and  LSE = log(rowsum(exp(..)))
+// with Q, K, V, O of shape (B, H, S, D) contiguous, bf16 (fp16 with -DATTN_FP16=1), fp32 accumulation, LSE (B, H, S)
+// fp32 in natural log. HEAD_DIM (64 or 128) is a compile-time define; S is a runtime argument (any S >= 1).
+//
+// The two numbers for B=4 H=32 S=4096 D=128 (non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP (two GEMMs, Q K^T and
+// P V, 2 S^2 D each per head); bytes that must move = 4 B H S D x 2 B = 537 MB (read Q, K, V, write O). 1.10 TFLOP at
+// ~660 TFLOP/s (about what mma.sync can reach on an H200; ~990 with wgmma) is 1.7 ms, 537 MB at 4.4 TB/s 0.12 ms:
+// compute-bound, IF the S x S score matrix never goes to memory (it would be B H S^2 x 4 B = 8.6 GB each way). That
+// is the flash algorithm: a CTA keeps a block of Q rows, streams K/V in BLOCK_N-key tiles through shared memory and
+// keeps one tile's scores in registers, with an online softmax (running max m, running sum l, rescaled accumulator).
+// The price is that every Q block re-reads its head's K and V (2 MiB per head here) from L2: S / BLOCK_M x 2 MiB per
+// head, 16 GiB in all at BLOCK_M = 64 (5 TB/s of L2 -> SM traffic at 343 TFLOP/s), 8 GiB at BLOCK_M = 128. That is
+// why 8 warps (128-row blocks) are worth measuring against 4, although 4 warps let 3 CTAs share an SM.
+//
+// Fragment layouts of mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), lane = 4 g + t
+// (g = lane >> 2 is the "group", t = lane & 3 the thread in the group, a "quad" = the 4 lanes sharing g):
+//   A (16 x 16, row major), 4 x 32-bit regs of 2 halves: a0 = A[g][2t..2t+1], a1 = A[g+8][2t..2t+1],
+//                                                          a2 = A[g][2t+8..2t+9], a3 = A[g+8][2t+8..2t+9]
+//   B (16 x 8, "col": k down, n across), 2 regs:          b0 = B[2t..2t+1][g],   b1 = B[2t+8..2t+9][g]
+//   C/D (16 x 8, fp32), 4 regs:                             c0,c1 = C[g][2t..2t+1], c2,c3 = C[g+8][2t..2t+1]
+// The trick that makes P V free of shared memory: take two neighbouring 16 x 8 score tiles n = 2kk and 2kk+1 (keys
+// 16kk .. 16kk+15). Thread (g, t) holds S[g][16kk+2t..+1] (c0,c1 of tile 2kk), S[g+8][16kk+2t..+1] (c2,c3 of 2kk),
+// S[g][16kk+8+2t..+1] (c0,c1 of 2kk+1), S[g+8][16kk+8+2t..+1] (c2,c3 of 2kk+1): exactly a0, a1, a2, a3 of the A
+// fragment of P[:, 16kk .. 16kk+15]. So P = exp(S - m) is packed pairwise to bf16x2 (lower column in the low half)
+// and fed to the P V mma straight from the registers that computed it.
+//
+// ldmatrix.x4 loads four 8 x 8 16-bit matrices; lanes 8i .. 8i+7 give the row addresses of matrix i and every lane
+// receives, in register i, row (lane >> 2), columns 2 (lane & 3) .. +1 of matrix i (with .trans: of its transpose).
+//   Q (A operand):  matrices (rows 0-7, d 0-7), (rows 8-15, d 0-7), (rows 0-7, d 8-15), (rows 8-15, d 8-15)
+//                   -> a0..a3.  Lane l addresses row (l & 15), column 8 (l >> 4).
+//   K (B operand of Q K^T, B[d][key] = K[key][d]): K is stored key-major, so a K row IS a B column and the plain
+//                   (non-transposed) ldmatrix gives b0/b1: matrices (keys 0-7, d 0-7), (keys 0-7, d 8-15),
+//                   (keys 8-15, d 0-7), (keys 8-15, d 8-15) -> b0,b1 of key tile 0 and b0,b1 of key tile 1.
+//                   Lane l addresses key (l & 7) + 8 (l >> 4), column 8 ((l >> 3) & 1).
+//   V (B operand of P V, B[key][d] = V[key][d]): b0 needs V[2t][g], V[2t+1][g], two rows of one column, so the
+//                   .trans variant: matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15),
+//                   (keys 8-15, d 8-15) -> b0,b1 of d tile 0 and b0,b1 of d tile 1.
+//                   Lane l addresses key (l & 7) + 8 ((l >> 3) & 1), column 8 (l >> 4).
+//
+// Shared-memory layout: a tile row of D bf16 is D/8 chunks of 16 bytes. Unswizzled (rung 01), the 8 row addresses
+// of one ldmatrix matrix are D x 2 bytes apart (128 or 256 B), all in the same 4 banks: an 8-way conflict. Rung 02
+// stores chunk c of row r at chunk position c ^ (r & 7): the 8 rows of a matrix land in 8 different 16-byte bank
+// groups (conflict-free), and a 16-byte cp.async of a row chunk is still one contiguous 16-byte write.
+//
+// One CTA per (BLOCK_M = 16 NWARPS query rows, b*h); warp w owns rows 16w .. 16w+15 of the block and holds its
+// Q fragments in registers for the whole loop (loaded once through shared memory); the Q staging area is reused for
+// K/V afterwards. grid = (ceil(S / BLOCK_M), B*H), blocks of 32 NWARPS threads. Causal: block x processes query
+// block (gridDim.x - 1 - x) so the longest rows start first (less tail at the end of the grid), key tiles past the
+// diagonal are skipped and only the tiles that straddle it are masked. Ragged S: loads past S are zero-filled
+// (cp.async src-size 0 / zero stores), their scores set to -inf, rows past S never stored.
+// Kernel arguments: (const T* Q, const T* K, const T* V, T* O, float* LSE, int S, float scale_log2, int causal)
+// with scale_log2 = sm_scale * log2(e): exp2(x * scale_log2) == exp(x * sm_scale) and exp2 is one MUFU.EX2.
+
+// No CUDA headers: 16-bit values are carried as raw bit patterns (unsigned short) and converted with one PTX cvt, so
+// the file compiles the same with NVRTC on a machine with or without a CUDA toolkit.
+
+#define NEG_INF (-__int_as_float(0x7f800000))   // NVRTC has no math.h, so no INFINITY
+
+#ifndef HEAD_DIM
+#define HEAD_DIM 128
+#endif
+#ifndef NWARPS
+#define NWARPS 4                 // BLOCK_M = 16 * NWARPS query rows per CTA (at most 8: Q is staged in 2 x BLOCK_N rows)
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 64               // keys per K/V tile
+#endif
+// __launch_bounds__ minimum CTAs per SM, which caps registers at 65536 / (32 NWARPS MIN_BLOCKS). Unconstrained,
+// ptxas takes ~208 registers at D = 128 (2 CTAs of 4 warps per SM). On sm_90 (227 KiB of shared memory, 3 x 64 KiB
+// fit) 3 CTAs = 168 registers compile without a spill; sm_80 spills at 168 (and an A100's 164 KiB holds only two
+// 64 KiB CTAs), so it keeps 2. D = 64: 4 CTAs (128 registers) on sm_90, 3 on sm_80. Halved for 8 warps.
+#ifndef MIN_BLOCKS
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MIN_BLOCKS_4W (HEAD_DIM == 128 ? 3 : 4)
+#else
+#define MIN_BLOCKS_4W (HEAD_DIM == 128 ? 2 : 3)
+#endif
+#define MIN_BLOCKS (MIN_BLOCKS_4W * 4 / NWARPS > 0 ? MIN_BLOCKS_4W * 4 / NWARPS : 1)
+#endif
+#ifndef ATTN_FP16
+#define ATTN_FP16 0
+#endif
+
+typedef unsigned short elem_t;            // a bf16 (or fp16) bit pattern
+#if ATTN_FP16
+#define MMA_TYPE "f16"
+#define CVT_X2 "cvt.rn.f16x2.f32"
+#else
+#define MMA_TYPE "bf16"
+#define CVT_X2 "cvt.rn.bf16x2.f32"
+#endif
+
+#define BLOCK_M (16 * NWARPS)
+#define THREADS (32 * NWARPS)
+#define CHUNKS (HEAD_DIM / 8)            // 16-byte chunks per row
+#define DK (HEAD_DIM / 16)               // k16 steps of Q K^T over the head dimension
+#define NT (BLOCK_N / 8)                 // n8 score tiles per K/V tile
+#define DT (HEAD_DIM / 8)                // n8 output tiles over the head dimension
+#define TILE_CHUNKS (BLOCK_N * CHUNKS)   // 16-byte chunks in one K (or V) tile
+#define ROW_BYTES (HEAD_DIM * 2)
+#define ROWS_PER_PASS (THREADS / CHUNKS) // rows one pass of all threads copies (16 bytes each)
+
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
+static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16, "BLOCK_N must be a multiple of 16");
+static_assert((NWARPS == 4 || NWARPS == 8) && BLOCK_M <= 2 * BLOCK_N, "4 or 8 warps; Q is staged in one K + V tile");
+static_assert(ROWS_PER_PASS % 8 == 0, "a copy pass must cover whole 8-row swizzle groups");
+static_assert(TILE_CHUNKS % THREADS == 0 && (BLOCK_M * CHUNKS) % THREADS == 0, "loads split evenly over threads");
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Small PTX wrappers
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_u32(const void* p)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+__device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+// D (16x8 fp32) += A (16x16) B (16x8)
+__device__ __forceinline__ void mma16816(float* d, const unsigned* a, unsigned b0, unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// 16-byte global -> shared copy that bypasses L1 (.cg) and the registers; src_bytes = 0 writes 16 zero bytes.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// 2^x in one MUFU.EX2 (exp2f adds a range fix-up for results below 2^-126, which P never needs); ex2(-inf) = +0
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// two floats -> two 16-bit values rounded to nearest even in one register, lo in the low half (the lower column, as
+// mma's fragments want it); cvt puts its first source in the UPPER half
+__device__ __forceinline__ unsigned pack_u32(float lo, float hi)
+{
+    unsigned r;
+    asm(CVT_X2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// Byte offset of 16-byte chunk c of row r in a tile of CHUNKS chunks per row.
+template <bool SWIZZLE>
+__device__ __forceinline__ unsigned chunk_off(int r, int c)
+{
+    return (unsigned)(r * CHUNKS + (SWIZZLE ? (c ^ (r & 7)) : c)) * 16u;
+}
+
+// rows [row0, row0 + NROWS) of one head (base = start of the head, S rows of HEAD_DIM) into shared memory at dst;
+// rows >= S become zeros. ASYNC: cp.async (no registers, overlaps with compute); else a plain 16-byte load + store.
+// Thread tid copies chunk (tid % CHUNKS) of rows (tid / CHUNKS) + i ROWS_PER_PASS. ROWS_PER_PASS is a multiple of 8,
+// so (row & 7), and with it the swizzle, is the same on every pass: one address per thread plus immediate offsets.
+// A tile entirely below S (all but the last) takes the branch without a single bounds test.
+template <bool SWIZZLE, bool ASYNC, int NROWS>
+__device__ __forceinline__ void load_rows(unsigned dst, const elem_t* __restrict__ base, int row0, int S)
+{
+    constexpr int PASSES = NROWS / ROWS_PER_PASS;
+    const int rt = threadIdx.x / CHUNKS, c = threadIdx.x % CHUNKS;
+    const unsigned d0 = dst + chunk_off<SWIZZLE>(rt, c);
+    const elem_t* src0 = base + (size_t)(row0 + rt) * HEAD_DIM + c * 8;
+    if (row0 + NROWS <= S) {
+#pragma unroll
+        for (int i = 0; i < PASSES; ++i) {
+            const unsigned d = d0 + i * ROWS_PER_PASS * ROW_BYTES;
+            const elem_t* src = src0 + i * ROWS_PER_PASS * HEAD_DIM;
+            if (ASYNC) {
+                cp_async16(d, src, 16);
+            } else {
+                const uint4 v = __ldg(reinterpret_cast<const uint4*>(src));
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" :: "r"(d), "r"(v.x), "r"(v.y), "r"(v.z),
+                             "r"(v.w));
+            }
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < PASSES; ++i) {
+            const unsigned d = d0 + i * ROWS_PER_PASS * ROW_BYTES;
+            const bool in = row0 + rt + i * ROWS_PER_PASS < S;
+            // a row past S reads nothing, but the address handed to cp.async must still be a valid one
+            const elem_t* src = in ? src0 + i * ROWS_PER_PASS * HEAD_DIM : base;
+            if (ASYNC) {
+                cp_async16(d, src, in ? 16 : 0);
+            } else {
+                uint4 v = make_uint4(0u, 0u, 0u, 0u);
+                if (in) v = __ldg(reinterpret_cast<const uint4*>(src));
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" :: "r"(d), "r"(v.x), "r"(v.y), "r"(v.z),
+                             "r"(v.w));
+            }
+        }
+    }
+}
+
+// Byte offset, within a 16-row group of a tile, of the 16-byte chunk (2 j + hi) (j = 0..3) + 8 (kk >> 2) that an
+// ldmatrix lane reads, for a lane whose row has (row & 7) == r7: ((2 j + hi) ^ r7) only touches the low 3 bits of the
+// chunk index, so the chunks of k-steps kk and kk + 4 differ by exactly 8 chunks (128 B) and four per-thread offsets
+// (j = kk & 3) plus immediates address every ldmatrix of the loop.
+template <bool SWIZZLE>
+__device__ __forceinline__ unsigned lane_chunk(int j, int hi, int r7)
+{
+    return (unsigned)(SWIZZLE ? ((2 * j + hi) ^ r7) : (2 * j + hi)) * 16u;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The body shared by both rungs. PIPELINED: two K/V stages, tile j+1 copied by cp.async while tile j is computed,
+// XOR-swizzled shared memory. Otherwise: one stage, load -> wait -> compute -> wait, unswizzled, plain loads.
+// ---------------------------------------------------------------------------------------------------------------------
+template <bool PIPELINED>
+__device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, const elem_t* __restrict__ K,
+                                               const elem_t* __restrict__ V, elem_t* __restrict__ O,
+                                               float* __restrict__ LSE, int S, float scale_log2, int causal)
+{
+    constexpr bool SW = PIPELINED;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned sbase = smem_u32(smem);
+    constexpr unsigned TILE_BYTES = TILE_CHUNKS * 16;   // one K or one V tile
+    constexpr unsigned STAGE_BYTES = 2 * TILE_BYTES;    // K then V
+    // stage s at sbase + s * STAGE_BYTES; Q is staged where the last stage will be (stage 1, or 0 when unpipelined)
+    const unsigned q_stage = PIPELINED ? sbase + STAGE_BYTES : sbase;
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const int m_block = causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    const int m0 = m_block * BLOCK_M;
+    const size_t head = (size_t)blockIdx.y * (size_t)S * HEAD_DIM;
+    const elem_t* Qh = Q + head;
+    const elem_t* Kh = K + head;
+    const elem_t* Vh = V + head;
+
+    // keys this block needs: all of them, or (causal) up to its last row
+    const int kv_end = causal ? min(S, m0 + BLOCK_M) : S;
+    const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
+
+    // ---- Q: global -> shared -> registers (once) ----
+    load_rows<SW, PIPELINED, BLOCK_M>(q_stage, Qh, m0, S);
+    if (PIPELINED) {
+        cp_async_commit();
+        load_rows<SW, true, BLOCK_N>(sbase, Kh, 0, S);              // tile 0's K and V: stage 0
+        load_rows<SW, true, BLOCK_N>(sbase + TILE_BYTES, Vh, 0, S);
+        cp_async_commit();
+        cp_async_wait_all();
+    }
+    __syncthreads();
+    unsigned qf[DK][4];
+    {
+        const int r = warp * 16 + (lane & 15);
+#pragma unroll
+        for (int kk = 0; kk < DK; ++kk)
+            ldsm_x4(q_stage + chunk_off<SW>(r, 2 * kk + (lane >> 4)), qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+    }
+
+    float acc_o[DT][4];
+#pragma unroll
+    for (int i = 0; i < DT; ++i) acc_o[i][0] = acc_o[i][1] = acc_o[i][2] = acc_o[i][3] = 0.0f;
+    float m_run[2] = {NEG_INF, NEG_INF};  // running max of the raw scores, rows g and g+8
+    float l_run[2] = {0.0f, 0.0f};         // running sum of exp over this thread's columns (the quad adds up at the end)
+    const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;
+    // ldmatrix lane addresses (see the header): K lane l reads key (l & 7) + 8 (l >> 4), chunk 2 kk + ((l >> 3) & 1);
+    // V lane l reads key (l & 7) + 8 ((l >> 3) & 1), chunk 2 dp + (l >> 4). Both rows have (row & 7) == (l & 7).
+    const unsigned k_lane = ((lane & 7) + ((lane >> 4) << 3)) * ROW_BYTES;
+    const unsigned v_lane = ((lane & 7) + (((lane >> 3) & 1) << 3)) * ROW_BYTES;
+    unsigned k_x[4], v_x[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        k_x[i] = lane_chunk<SW>(i, (lane >> 3) & 1, lane & 7);
+        v_x[i] = lane_chunk<SW>(i, lane >> 4, lane & 7);
+    }
+
+    for (int j = 0; j < n_tiles; ++j) {
+        const int n0 = j * BLOCK_N;
+        unsigned kst, vst;
+        if (PIPELINED) {
+            // tile j has landed (the only group in flight) and every warp is done with tile j-1's stage (and Q)
+            cp_async_wait_all();
+            __syncthreads();
+            if (j + 1 < n_tiles) {
+                const unsigned nxt = sbase + ((j + 1) & 1) * STAGE_BYTES;
+                load_rows<SW, true, BLOCK_N>(nxt, Kh, n0 + BLOCK_N, S);
+                load_rows<SW, true, BLOCK_N>(nxt + TILE_BYTES, Vh, n0 + BLOCK_N, S);
+                cp_async_commit();
+            }
+            kst = sbase + (j & 1) * STAGE_BYTES;
+        } else {
+            __syncthreads();                     // every warp is done with the previous tile (or with Q)
+            load_rows<false, false, BLOCK_N>(sbase, Kh, n0, S);
+            load_rows<false, false, BLOCK_N>(sbase + TILE_BYTES, Vh, n0, S);
+            __syncthreads();
+            kst = sbase;
+        }
+        vst = kst + TILE_BYTES;
+        unsigned k_addr[4], v_addr[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            k_addr[i] = kst + k_lane + k_x[i];
+            v_addr[i] = vst + v_lane + v_x[i];
+        }
+
+        // ---- S = Q K^T for this warp's 16 rows x BLOCK_N keys (fp32 in registers) ----
+        float s[NT][4];
+#pragma unroll
+        for (int i = 0; i < NT; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < DK; ++kk) {
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                unsigned b0, b1, b2, b3;
+                ldsm_x4(k_addr[kk & 3] + (kk >> 2) * 128 + np * 16 * ROW_BYTES, b0, b1, b2, b3);
+                mma16816(s[2 * np], qf[kk], b0, b1);
+                mma16816(s[2 * np + 1], qf[kk], b2, b3);
+            }
+        }
+
+        // ---- masks: keys past S (ragged last tile), keys past the row (causal, tiles across the diagonal) ----
+        const bool ragged = n0 + BLOCK_N > S;
+        const bool diag = causal && (n0 + BLOCK_N - 1 > m0 + warp * 16);
+        if (ragged || diag) {
+#pragma unroll
+            for (int i = 0; i < NT; ++i) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int key = n0 + i * 8 + 2 * t + (e & 1);
+                    const int row = (e < 2) ? row_a : row_b;
+                    if (key >= S || (causal && key > row)) s[i][e] = NEG_INF;
+                }
+            }
+        }
+
+        // ---- online softmax: new row max over the quad, rescale, exponentiate ----
+        float mx[2] = {m_run[0], m_run[1]};
+#pragma unroll
+        for (int i = 0; i < NT; ++i) {
+            mx[0] = fmaxf(mx[0], fmaxf(s[i][0], s[i][1]));
+            mx[1] = fmaxf(mx[1], fmaxf(s[i][2], s[i][3]));
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        }
+        float alpha[2], msc[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            // a row with every score so far at -inf keeps m = -inf; use 0 so (-inf) - (-inf) never makes a NaN
+            const float m_safe = mx[h] == NEG_INF ? 0.0f : mx[h];
+            msc[h] = m_safe * scale_log2;
+            alpha[h] = fast_exp2(m_run[h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
+            m_run[h] = mx[h];
+            l_run[h] *= alpha[h];
+        }
+#pragma unroll
+        for (int i = 0; i < DT; ++i) {
+            acc_o[i][0] *= alpha[0];
+            acc_o[i][1] *= alpha[0];
+            acc_o[i][2] *= alpha[1];
+            acc_o[i][3] *= alpha[1];
+        }
+#pragma unroll
+        for (int i = 0; i < NT; ++i) {
+            s[i][0] = fast_exp2(fmaf(s[i][0], scale_log2, -msc[0]));
+            s[i][1] = fast_exp2(fmaf(s[i][1], scale_log2, -msc[0]));
+            s[i][2] = fast_exp2(fmaf(s[i][2], scale_log2, -msc[1]));
+            s[i][3] = fast_exp2(fmaf(s[i][3], scale_log2, -msc[1]));
+            l_run[0] += s[i][0] + s[i][1];
+            l_run[1] += s[i][2] + s[i][3];
+        }
+
+        // ---- O += P V: P's accumulators reused as A fragments (see the header), V via ldmatrix.trans ----
+#pragma unroll
+        for (int kk = 0; kk < NT / 2; ++kk) {
+            unsigned pa[4];
+            pa[0] = pack_u32(s[2 * kk][0], s[2 * kk][1]);
+            pa[1] = pack_u32(s[2 * kk][2], s[2 * kk][3]);
+            pa[2] = pack_u32(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[3] = pack_u32(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < DT / 2; ++dp) {
+                unsigned b0, b1, b2, b3;
+                ldsm_x4_trans(v_addr[dp & 3] + (dp >> 2) * 128 + kk * 16 * ROW_BYTES, b0, b1, b2, b3);
+                mma16816(acc_o[2 * dp], pa, b0, b1);
+                mma16816(acc_o[2 * dp + 1], pa, b2, b3);
+            }
+        }
+    }
+
+    // ---- epilogue: the quad's partial sums, O / l, LSE = m sm_scale + ln l ----
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+    }
+    const float inv[2] = {l_run[0] > 0.0f ? 1.0f / l_run[0] : 0.0f, l_run[1] > 0.0f ? 1.0f / l_run[1] : 0.0f};
+    elem_t* Oh = O + head;
+#pragma unroll
+    for (int i = 0; i < DT; ++i) {
+        const int col = i * 8 + 2 * t;
+        if (row_a < S)
+            *reinterpret_cast<unsigned*>(Oh + (size_t)row_a * HEAD_DIM + col) =
+                pack_u32(acc_o[i][0] * inv[0], acc_o[i][1] * inv[0]);
+        if (row_b < S)
+            *reinterpret_cast<unsigned*>(Oh + (size_t)row_b * HEAD_DIM + col) =
+                pack_u32(acc_o[i][2] * inv[1], acc_o[i][3] * inv[1]);
+    }
+    if (t == 0) {
+        const float ln2 = 0.69314718055994531f;
+        float* L = LSE + (size_t)blockIdx.y * S;
+        if (row_a < S) L[row_a] = (m_run[0] * scale_log2 + log2f(l_run[0])) * ln2;
+        if (row_b < S) L[row_b] = (m_run[1] * scale_log2 + log2f(l_run[1])) * ln2;
+    }
+}
+
+// =====================================================================================================================
+// attn_01_mma: the simplest correct tensor-core version.
+//   Launch: grid (ceil(S / BLOCK_M), B*H), 32 NWARPS threads, dynamic shared memory = one K + one V tile
+//   (2 BLOCK_N HEAD_DIM x 2 B = 32 KiB at D = 128); Q staged there first.
+//   Per CTA and K/V tile: 2 x BLOCK_N x D x 2 B from L2/HBM, 4 BLOCK_M BLOCK_N D FLOPs (NWARPS x 2 x NT x DK mma).
+//   What it has: Q in registers, mma.sync m16n8k16 for both GEMMs, ldmatrix for every operand, P reused from the
+//   accumulators, online softmax in registers. What it lacks: overlap (load, barrier, compute, barrier: the tensor
+//   cores idle while a tile crosses from memory) and a conflict-free layout (ldmatrix rows 128/256 B apart: 8-way
+//   bank conflicts). Loads are 16-byte LDG + STS through registers.
+//   Prediction: well under half of rung 02 (each tile's load latency, ~1-2 us from L2/HBM, exposed every iteration,
+//   and 8x the shared-memory wavefronts per ldmatrix).
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
+            elem_t* __restrict__ O, float* __restrict__ LSE, int S, float scale_log2, int causal)
+{
+    attention_body<false>(Q, K, V, O, LSE, S, scale_log2, causal);
+}
+
+// =====================================================================================================================
+// attn_02_mma_pipelined: rung 01 + cp.async double buffering + XOR swizzle.
+//   Launch: as 01, dynamic shared memory = two stages of K + V (4 BLOCK_N HEAD_DIM x 2 B = 64 KiB at D = 128, above
+//   the 48 KiB default: the wrapper opts in). Q is staged in stage 1 before the loop and copied to registers.
+//   Changes: (1) cp.async.cg 16-byte copies (LDGSTS) go global -> shared without registers, and tile j+1's copy is
+//   in flight while tile j is computed: one barrier per tile instead of two, the load latency hidden behind
+//   128 (D=128) mma per warp; (2) chunk c of row r stored at c ^ (r & 7): every ldmatrix phase hits 32 distinct banks.
+//   At 64 KiB per CTA three CTAs (12 warps) fit an H200 SM if registers allow (MIN_BLOCKS).
+//   Prediction: 2-3x rung 01; near the SDPA flash backend (FA2, 343 TFLOP/s at B4 H32 S4096 D128), which has the
+//   same structure with 32 rows per warp (half the shared-memory reads per mma).
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+attn_02_mma_pipelined(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
+                      elem_t* __restrict__ O, float* __restrict__ LSE, int S, float scale_log2, int causal)
+{
+    attention_body<true>(Q, K, V, O, LSE, S, scale_log2, causal);
+}

@@ -1,0 +1,247 @@
+"""Lab 4.6 (attention): the float64 reference against torch.autograd, the Triton flash forward and backward at
+awkward sizes (interpreter on the CPU, compiled on a GPU), the autograd.Function, the naive version, bad input,
+the sm_90 compile, and the CLI."""
+import math
+
+import numpy as np
+import pytest
+
+from common import check, device
+from phase4_optimization import lab06_attention as att
+
+gpu = pytest.mark.gpu
+interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host tensors); the GPU tier covers "
+                                                               "the same on device")
+OUT_NAMES = ("o", "lse", "dq", "dk", "dv")
+
+
+def _torch_naive(q, k, v, causal, scale=None):
+    """Attention in plain torch ops (S x S materialized), differentiable: what torch.autograd checks against."""
+    import torch
+
+    s = q.shape[-2]
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    sc = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if causal:
+        sc = sc.masked_fill(~torch.ones(s, s, dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    return torch.matmul(torch.softmax(sc, dim=-1), v), torch.logsumexp(sc, dim=-1)
+
+
+def _autograd64(q, k, v, do, causal, scale=None):
+    """(o, lse, dq, dk, dv) by torch.autograd through the float64 naive version, on q's device."""
+    import torch
+
+    qq, kk, vv = (t.detach().double().requires_grad_(True) for t in (q, k, v))
+    o, lse = _torch_naive(qq, kk, vv, causal, scale)
+    dq, dk, dv = torch.autograd.grad(o, (qq, kk, vv), do.double())
+    return o.detach(), lse.detach(), dq, dk, dv
+
+
+def _poisoned_outs(b, h, s, d, dtype, like):
+    return tuple(check.poisoned(shape, dt, like) for shape, dt in
+                 (((b, h, s, d), dtype), ((b, h, s), "float32"), ((b, h, s, d), dtype), ((b, h, s, d), dtype),
+                  ((b, h, s, d), dtype)))
+
+
+def _assert_all(got, want, dtype, what="", names=OUT_NAMES):
+    tol = att.tolerance(None, dtype)
+    for g, w, n in zip(got, want, names, strict=True):
+        w = w.cpu().numpy() if hasattr(w, "cpu") else w
+        check.assert_close(g, w, dtype, tol, what=f"{what} {n}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("causal", [False, True])
+def test_reference_matches_torch_autograd_float64(causal):
+    """The analytical float64 gradients of reference() against torch.autograd on the naive version (CPU, float64)."""
+    import torch
+
+    q, k, v, do, _ = att.make_inputs((2, 3, 13, 64, causal), "float16", check.rng(70), "cpu")
+    ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), causal)
+    auto = _autograd64(q, k, v, do, causal)
+    for r, a, n in zip(ref, auto, OUT_NAMES):
+        np.testing.assert_allclose(r, a.numpy(), rtol=1e-10, atol=1e-12, err_msg=n)
+    # and an overridden scale goes through both
+    ref2 = att.reference(*(t.double().numpy() for t in (q, k, v, do)), causal, sm_scale=0.3)
+    auto2 = _autograd64(q, k, v, do, causal, scale=0.3)
+    np.testing.assert_allclose(ref2[2], auto2[2].numpy(), rtol=1e-10, atol=1e-12)
+    assert torch.isfinite(auto[1]).all()
+
+
+@interpreter_only
+@pytest.mark.parametrize("s,d,causal,dtype", [(1, 64, False, "bfloat16"), (1, 64, True, "float16"),
+                                              (17, 64, True, "float16"), (67, 64, True, "bfloat16"),
+                                              (67, 64, False, "float16"), (40, 128, True, "bfloat16")])
+def test_flash_forward_backward_interpreter(s, d, causal, dtype):
+    """Flash forward + backward in the interpreter (tiles 32 x 16 / 16 x 32: several tiles, a ragged last one and the
+    diagonal blocks all run) into poisoned outputs, against the float64 reference."""
+    q, k, v, do, c = att.make_inputs((2, 1, s, d, causal), dtype, check.rng(71 + s), "cpu")
+    outs = _poisoned_outs(2, 1, s, d, dtype, q)
+    got = att.attention_flash(q, k, v, do, c, out=outs)
+    assert all(g is o for g, o in zip(got, outs)), "the outputs must be written into out"
+    _assert_all(got, att.reference(*(t.double().numpy() for t in (q, k, v, do)), causal), dtype,
+                f"S={s} D={d} causal={causal}")
+
+
+@interpreter_only
+def test_autograd_function_interpreter_against_torch_autograd():
+    """flash_attention as a torch.autograd.Function: backward() through the Triton kernels against torch.autograd on
+    the float64 naive version; dO arrives as a non-contiguous view; scale overridden."""
+    q, k, v, do, _ = att.make_inputs((1, 2, 37, 64, True), "bfloat16", check.rng(72), "cpu")
+    qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    o = att.flash_attention(qq, kk, vv, causal=True, sm_scale=0.2)
+    do_t = do.transpose(2, 3).contiguous().transpose(2, 3)          # same values, last dim strided
+    assert not do_t.is_contiguous()
+    o.backward(do_t)
+    want = _autograd64(q, k, v, do, True, scale=0.2)
+    _assert_all((o, qq.grad, kk.grad, vv.grad), want[:1] + want[2:], "bfloat16", "autograd.Function",
+                names=("o", "dq", "dk", "dv"))
+
+
+@interpreter_only
+def test_naive_materializes_p_and_matches():
+    q, k, v, do, _ = att.make_inputs((1, 2, 23, 64, True), "float16", check.rng(73), "cpu")
+    o, lse, p = att.naive_attn_fwd(q, k, v, causal=True)
+    assert tuple(p.shape) == (1, 2, 23, 23)
+    pf = p.float().numpy()
+    np.testing.assert_allclose(pf.sum(-1), 1.0, atol=5e-3)
+    assert (np.triu(np.ones((23, 23)), 1)[None, None] * pf == 0).all(), "causal: P must be 0 above the diagonal"
+    ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), True)
+    check.assert_close(o, ref[0], "float16", what="naive o")
+    check.assert_close(lse, ref[1], "float16", what="naive lse")
+    # the byte counts the lab prints: S x S dominates the naive version
+    assert att.naive_bytes(4, 32, 2048, 128, 2) > 10 * att.flash_bytes(4, 32, 2048, 128, 2)
+
+
+def _qkv(shape=(1, 2, 8, 64), dtype="float16"):
+    import torch
+
+    return tuple(torch.zeros(shape, dtype=getattr(torch, dtype)) for _ in range(3))
+
+
+@interpreter_only
+def test_validation_errors():
+    import torch
+
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match="shapes must match"):
+        att.flash_attn_fwd(q, k[:, :, :5], v)
+    with pytest.raises(ValueError, match="head dim"):
+        att.flash_attn_fwd(*_qkv((1, 2, 8, 96)))
+    with pytest.raises(TypeError, match="dtype float32"):
+        att.flash_attn_fwd(*_qkv(dtype="float32"))
+    with pytest.raises(TypeError, match="dtypes must match"):
+        att.flash_attn_fwd(q, k.bfloat16(), v)
+    with pytest.raises(ValueError, match="last .head. dimension must be contiguous"):
+        att.flash_attn_fwd(q, torch.zeros(1, 2, 64, 8, dtype=torch.float16).transpose(2, 3), v)
+    with pytest.raises(TypeError, match="torch"):
+        att.flash_attn_fwd(np.zeros((1, 2, 8, 64), np.float16), k, v)
+    with pytest.raises(ValueError, match="4-D"):
+        att.flash_attn_fwd(q[0], k[0], v[0])
+    with pytest.raises(ValueError, match="empty"):
+        att.flash_attn_fwd(*_qkv((1, 2, 0, 64)))
+    with pytest.raises(TypeError, match="causal"):
+        att.flash_attn_fwd(q, k, v, causal="yes")
+    with pytest.raises(ValueError, match="sm_scale"):
+        att.flash_attn_fwd(q, k, v, sm_scale=-1.0)
+    with pytest.raises(ValueError, match="multiple of BLOCK_N"):
+        att.flash_attn_fwd(q, k, v, config={"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1})
+    with pytest.raises(ValueError, match="expected shape"):
+        att.flash_attn_fwd(q, k, v, out=(torch.empty(1, 2, 9, 64, dtype=torch.float16), None))
+    o, lse = torch.zeros_like(q), torch.zeros(1, 2, 8)
+    with pytest.raises(ValueError, match="lse: expected shape"):
+        att.flash_attn_bwd(q, q, k, v, o, torch.zeros(1, 2, 4))
+    with pytest.raises(TypeError, match="lse"):
+        att.flash_attn_bwd(q, q, k, v, o, lse.double())
+    with pytest.raises(ValueError, match="do: expected shape"):
+        att.flash_attn_bwd(q[:, :1], q, k, v, o, lse)
+    with pytest.raises(ValueError, match="do: expected shape"):
+        att.attention_naive(q, k, v, q[:, :1], False)
+    with pytest.raises(TypeError, match="out: expected a 5-tuple"):
+        att.attention_flash(q, k, v, q, False, out=(o, lse))
+
+
+def test_cuda_variant_is_guarded():
+    """The CUDA C forward is in VARIANTS exactly when its module exists, and without a GPU it says why it can't run."""
+    has = att._cuda_module() is not None
+    names = [v.name for v in att.VARIANTS]
+    assert any(n.startswith("cuda") for n in names) == has
+    for v in att.VARIANTS:
+        if v.impl == "cuda" and not device.has_gpu():
+            ok, why = v.available()
+            assert not ok and why
+
+
+@interpreter_only
+def test_forward_compiles_for_sm90_with_wgmma_and_no_spills():
+    """The causal D = 128 forward at its GPU tile (128 x 64, 8 warps, 3 stages), compiled ahead of time for sm_90:
+    it must use wgmma and spill nothing (the full report, backward included, is in main() without --quick)."""
+    r = att.compile_summary(att.aot_kernel("fwd", 128, True, cc=90))
+    assert r["wgmma"] > 0, r
+    assert r["local B"] == 0, r
+    assert r["shared B"] <= 227 * 1024, r
+
+
+def test_cli_quick_exits_0():
+    assert att.main(["--quick", "--no-json", "--no-plot"]) == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+# every (S, D, causal) once, dtypes alternating (each new combination compiles three kernels: keep the tier short)
+GPU_CASES = [(s, d, causal, ("bfloat16", "float16")[(i + j + int(causal)) % 2])
+             for i, s in enumerate((1, 127, 1000, 4097)) for j, d in enumerate((64, 128)) for causal in (False, True)]
+
+
+@gpu
+@pytest.mark.parametrize("s,d,causal,dtype", GPU_CASES)
+def test_gpu_flash_against_autograd_on_naive(s, d, causal, dtype):
+    """Flash forward + backward on the GPU (default GPU tiles) against torch.autograd on the naive version in
+    float64 on the GPU, outputs poisoned."""
+    b, h = (1, 1) if s > 1000 else (2, 3)
+    q, k, v, do, c = att.make_inputs((b, h, s, d, causal), dtype, check.rng(80 + s + d), "cuda")
+    outs = _poisoned_outs(b, h, s, d, dtype, q)
+    got = att.attention_flash(q, k, v, do, c, out=outs)
+    _assert_all(got, _autograd64(q, k, v, do, causal), dtype, f"S={s} D={d} causal={causal}")
+
+
+@gpu
+def test_gpu_autograd_function_and_strided_inputs():
+    import torch
+
+    b, s, h, d = 2, 300, 4, 128
+    g = torch.Generator(device="cuda").manual_seed(5)
+    base = torch.randn(b, s, 3, h, d, device="cuda", generator=g).bfloat16()       # a fused QKV projection
+    q, k, v = (base[:, :, i].transpose(1, 2) for i in range(3))                    # (B, H, S, D) views
+    assert not q.is_contiguous() and q.stride(-1) == 1
+    do = torch.randn(b, h, s, d, device="cuda", generator=g).bfloat16()
+    qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
+    o = att.flash_attention(qq, kk, vv, causal=True)
+    o.backward(do)
+    want = _autograd64(q, k, v, do, True)
+    _assert_all((o, qq.grad, kk.grad, vv.grad), want[:1] + want[2:], "bfloat16", "strided autograd",
+                names=("o", "dq", "dk", "dv"))
+
+
+@gpu
+def test_gpu_naive_matches():
+    q, k, v, do, _ = att.make_inputs((2, 2, 1000, 64, True), "bfloat16", check.rng(90), "cuda")
+    got = att.attention_naive(q, k, v, do, True)
+    _assert_all(got, _autograd64(q, k, v, do, True), "bfloat16", "naive")
+
+
+@interpreter_only
+def test_forward_writes_into_a_strided_output_view():
+    """o may be a (B, H, S, D) view of a (B, S, H, D) buffer (what the transformer-block lab hands in)."""
+    import torch
+
+    q, k, v, do, _ = att.make_inputs((2, 3, 19, 64, False), "float16", check.rng(74), "cpu")
+    buf = torch.full((2, 19, 3, 64), float("nan"), dtype=torch.float16)
+    lse = torch.full((2, 3, 19), float("nan"))
+    o, _ = att.flash_attn_fwd(q, k, v, False, out=(buf.permute(0, 2, 1, 3), lse))
+    ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), False)
+    check.assert_close(buf.permute(0, 2, 1, 3), ref[0], "float16", what="o through the view")
+    check.assert_close(lse, ref[1], "float16", what="lse")
