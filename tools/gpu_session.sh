@@ -40,8 +40,9 @@ status=0
 } 2>&1 | tee "$log"
 [ -n "${PRE:-}" ] && step "pre" bash -c "$PRE"
 if [ "${TESTS:-0}" = 1 ]; then
+  eval "pyargs=(${PYTEST_ARGS:-})"     # shell words, so -k "a or b" survives
   TAIL=40 step "pytest" $PY -m pytest -q -p no:cacheprovider -n "${WORKERS:-8}" --dist loadfile \
-    --junitxml="$OUT/junit.xml" -o addopts="" -rfE ${PYTEST_ARGS:-}
+    --junitxml="$OUT/junit.xml" -o addopts="" -rfE "${pyargs[@]}"
 fi
 for item in ${LABS:-}; do
   lab=${item%%:*}; args=""

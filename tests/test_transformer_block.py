@@ -1,0 +1,112 @@
+"""Lab 4.7, the transformer block: the float64 reference, the PyTorch peer module and our block agree.
+
+CPU tier: the NumPy reference against the same block written with torch.nn in float64 (checks the reference, the
+weight layout the peer module uses and the causal mask), argument validation, and (through tests/test_labs.py) our
+block's Triton kernels in the interpreter. GPU tier: our block against the float64 reference and the eager module on
+awkward shapes; the benchmark command in its quick form.
+"""
+import numpy as np
+import pytest
+
+from common import check, device
+from phase4_optimization import lab07_transformer_block as tb
+
+
+def _inputs(size, dtype="float64", seed=0):
+    return tb.make_inputs(size, dtype, np.random.default_rng(seed), "cpu")
+
+
+@pytest.mark.parametrize("size", [(1, 1, 8, 2), (2, 7, 12, 3), (1, 33, 16, 1)])
+def test_reference_matches_a_torch_module_in_float64(size):
+    """Two independent writings of the block: NumPy (the reference) and torch.nn (the peer), float64 on the CPU."""
+    import torch
+
+    x, h, *w = _inputs(size)
+    ref = tb.reference(*[a.numpy() if hasattr(a, "numpy") else a for a in (x, h, *w)])
+    with torch.no_grad():
+        y = tb.torch_module(x, h, *w)(x).numpy()
+    check.assert_close(y, ref, "float64", check.Tol(1e-10, 1e-8), what=f"torch module vs reference {size}")
+
+
+def test_reference_is_causal():
+    """Changing the last token must not change any earlier output; changing the first changes all of them."""
+    x, h, *w = _inputs((1, 9, 8, 2))
+    args = [a.numpy() if hasattr(a, "numpy") else a for a in (x, h, *w)]
+    y0 = tb.reference(*args)
+    x1 = args[0].copy()
+    x1[0, -1, 0] += 1.0         # one element: a constant added to a whole row would vanish in LN1
+    y1 = tb.reference(x1, *args[1:])
+    assert np.array_equal(y0[0, :-1], y1[0, :-1])
+    assert not np.allclose(y0[0, -1], y1[0, -1])
+    x2 = args[0].copy()
+    x2[0, 0, 0] += 1.0
+    y2 = tb.reference(x2, *args[1:])
+    assert not np.allclose(y0[0, 1:], y2[0, 1:])
+
+
+def test_flops_of_the_main_case():
+    # 24 M d^2 for the GEMMs + 2 B H S^2 D for causal attention
+    m, d = 8 * 2048, 2048
+    assert tb.flops(8, 2048, 2048, 16) == 24.0 * m * d * d + 2.0 * 8 * 16 * 2048 ** 2 * 128
+
+
+@pytest.mark.parametrize("size,err,match", [
+    ((1, 4, 64, 3), ValueError, "multiple"),          # d % H != 0
+    ((1, 4, 96, 3), ValueError, "head dim"),          # D = 32: not a head dim the attention kernel takes
+])
+def test_block_rejects_bad_heads(size, err, match):
+    import torch
+
+    bsz, s, d, h = size
+    x = torch.zeros(bsz, s, d, dtype=torch.bfloat16)
+    p = tb.make_params(d, np.random.default_rng(0))
+    w = [torch.from_numpy(p[n]).to(torch.bfloat16) for n in tb.PARAM_NAMES]
+    with pytest.raises(err, match=match):
+        tb.BlockPlan(x, h, *w)
+
+
+def test_block_rejects_wrong_weight_shape_and_dtype():
+    import torch
+
+    x, h, *w = _inputs((1, 4, 64, 1), "bfloat16")
+    bad = list(w)
+    bad[2] = torch.zeros(64, 64, dtype=torch.bfloat16)           # w_qkv must be (d, 3d)
+    with pytest.raises(ValueError, match="w_qkv"):
+        tb.BlockPlan(x, h, *bad)
+    bad = list(w)
+    bad[0] = bad[0].float()
+    with pytest.raises(TypeError, match="ln1_w"):
+        tb.BlockPlan(x, h, *bad)
+    with pytest.raises(TypeError, match="weights"):
+        tb.BlockPlan(x, h, *w[:-1])
+    with pytest.raises(ValueError, match="x"):
+        tb.BlockPlan(x[0], h, *w)
+
+
+def test_cli_quick_runs():
+    assert tb.main(["--quick", "--no-bench", "--no-json", "--no-plot", "--dtype", "bfloat16"]) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [(1, 1, 128, 1), (2, 129, 256, 4), (1, 1000, 512, 4)])
+def test_block_matches_eager_module_on_gpu(size):
+    """Ours and the eager module, both bf16, both against the float64 reference: ours must be as close as torch."""
+    x, h, *w = tb.make_inputs(size, "bfloat16", check.rng(7), "cuda")
+    ref = tb.reference(*[a.double().cpu().numpy() if hasattr(a, "double") else a for a in (x, h, *w)])
+    ours = tb.block_ours(x, h, *w)
+    peer = tb.peer_torch_eager(x, h, *w)
+    c_ours = check.assert_close(ours, ref, "bfloat16", tb.tolerance(size, "bfloat16"), what="ours")
+    c_peer = check.compare(peer, ref, "bfloat16", tb.tolerance(size, "bfloat16"))
+    assert c_ours.rel_norm_err <= max(2.0 * c_peer.rel_norm_err, 5e-3), (c_ours.message, c_peer.message)
+
+
+@pytest.mark.gpu
+def test_plan_stages_cover_the_block_on_gpu():
+    """Running the stages one by one (how the breakdown times them) gives the block's output."""
+    x, h, *w = tb.make_inputs((2, 64, 256, 2), "bfloat16", check.rng(8), "cuda")
+    plan = tb.BlockPlan(x, h, *w)
+    for _, _, fn in plan.stages:
+        fn()
+    y = plan.buffers["y"].clone()
+    assert device.has_gpu()
+    assert (tb.block_ours(x, h, *w) == y).all()
