@@ -293,7 +293,7 @@ def head_to_head(sizes=(2**28, 2**29), rounds: int = 7) -> list[dict]:
     Measured in interleaved rounds (common.bench.interleaved) so slow drift cannot favour one contender.
     """
     out = []
-    for n in sizes:
+    for n in cli.progress(sizes, "head-to-head sizes"):
         fns, keep = _fns(n, {"torch.add": peer_torch_add, "cuda 03 float4": add_cuda_03,
                              "cuda 04 float4 streaming store": add_cuda_04, "triton": add_triton})
         ts = bench.interleaved(fns, rounds=rounds, flush_l2=True)

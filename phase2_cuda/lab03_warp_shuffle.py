@@ -293,7 +293,7 @@ def bench_reduce(n: int, ceiling_gbps: float, l2_warm: bool) -> list[dict]:
     cases = [("cuda 01 smem tree", "smem", PASSES["reduce smem"]), ("cuda 02 shfl_down", "down", PASSES["reduce shfl"]),
              ("cuda 03 shfl_xor", "xor", PASSES["reduce shfl"])]
     rows = []
-    for name, kind, passes in cases:
+    for name, kind, passes in cli.progress(cases, "reductions"):
         t = bench.bench(lambda k=kind: warp_sums(x, sums, kind=k), flush_l2=not l2_warm)
         p, why = _pred_ms(n, nbytes, ceiling_gbps, passes) if not l2_warm else (None, f"{passes} passes per segment")
         rows.append(report.row(LAB + "_reduce", name, "cuda", (n,), "float32", t, nbytes=nbytes, flops=31 * n / 32,

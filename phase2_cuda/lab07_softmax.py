@@ -506,7 +506,7 @@ def tune(rounds: int = 3) -> list[dict]:
     import torch
 
     rows = []
-    for shape, dtype in TARGET_CASES[:2]:
+    for shape, dtype in cli.progress(TARGET_CASES[:2], "tuning cases"):
         x = _device_input(shape, dtype)
         out = arrays.empty(shape, dtype, x)
         fns = {"torch.softmax": (lambda t=_torch(x): torch.softmax(t, dim=-1))}

@@ -685,7 +685,7 @@ def head_to_head(sizes, rounds: int = 5) -> list[dict]:
         print(f"targets not measured: {BEST} {why}")
         return []
     out = []
-    for n in sizes:
+    for n in cli.progress(sizes, "target sizes"):
         a, b, c = _square_inputs(n, n + 1)
         c2 = cupy.empty_like(c)
         ts = bench.interleaved({"cuBLAS": lambda: peer_cublas(a, b, out=c2), BEST: lambda: best.fn(a, b, out=c)},

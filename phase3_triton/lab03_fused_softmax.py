@@ -446,7 +446,7 @@ def tune(ceiling: float, candidates=CANDIDATES) -> list[dict]:
         x = device_randn(TARGET_SHAPE, dtype, 6, scale=2.0)
         out = arrays.empty(TARGET_SHAPE, dtype, x)
         timed = []
-        for cfg in candidates:
+        for cfg in cli.progress(candidates, f"{dtype} configs"):
             t = bench.bench(lambda c=cfg: softmax_triton(x, out=out, config=c), rep_ms=40)
             timed.append((t.median_ms, cfg))
             rows.append(report.row(LAB, f"triton fused rows={cfg['BLOCK_M']} warps={cfg['num_warps']}", "triton",

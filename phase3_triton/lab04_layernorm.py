@@ -587,7 +587,7 @@ def tune(kind: str, x, w, b, dy, candidates) -> list[dict]:
     n, dt = int(x.shape[-1]), arrays.dtype_name(x)
     y, mean, rstd = layernorm_fwd(x, w, b)
     rows = []
-    for cfg in candidates:
+    for cfg in cli.progress(candidates, f"{kind} configs"):
         if kind == "fwd":
             fn = (lambda c=cfg: layernorm_fwd(x, w, b, out=(y, mean, rstd), config=c))
         else:
