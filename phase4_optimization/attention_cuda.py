@@ -115,7 +115,7 @@ def _validate(q, k, v, causal, sm_scale):
             raise TypeError(f"{name}: expected a GPU array, got a host array; move it first with x.cuda()")
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not arrays.aligned(x, 16):
-            raise ValueError(f"{name}: the data must start on a 16-byte boundary (cp.async copies 16 bytes)")
+            raise ValueError(f"{name}: the data must start 16-byte aligned (cp.async copies 16 bytes)")
     return b, h, s, d, dt, float(scale)
 
 

@@ -361,10 +361,10 @@ def _kernel(name: str, defines: tuple, smem: int):
 
 
 def _run(name: str, a, b, out, out_dtype_, cfg):
+    out, m, n, k, lda, ldb, ldc, dt = prepare(a, b, out, out_dtype_)     # validate first: host arrays -> TypeError
     ok, why = _available()
     if not ok:
         raise RuntimeError(f"{name}: {why}")
-    out, m, n, k, lda, ldb, ldc, dt = prepare(a, b, out, out_dtype_)
     if m == 0 or n == 0:
         return out
     if k == 0:

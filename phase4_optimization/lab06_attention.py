@@ -99,6 +99,10 @@ def reference(q, k, v, do, causal: bool = False, sm_scale: float | None = None):
     e = np.exp(s - m)
     l_ = e.sum(axis=-1, keepdims=True)
     p = e / l_
+    if causal:
+        # masked probabilities are exactly 0 even when the row's max or sum is NaN (exp(-inf - NaN) and 0 / NaN are
+        # NaN): a NaN in query row i must not reach the keys j > i it never attends to - as in the kernels
+        p = np.where(np.tril(np.ones((s_len, s_len), bool)), p, 0.0)
     lse = (m + np.log(l_))[..., 0]
     o = p @ v
     dv = np.swapaxes(p, -1, -2) @ do
@@ -166,7 +170,8 @@ def naive_softmax_kernel(s_ptr, p_ptr, lse_ptr, seq, scale_log2, BLOCK: tl.const
     m = tl.max(x, axis=0)
     e = tl.math.exp2(x - m)                                 # masked columns: exp2(-inf) = 0
     total = tl.sum(e, axis=0)
-    tl.store(p_ptr + row * seq + cols, (e / total).to(p_ptr.dtype.element_ty), mask=cols < seq)
+    p = tl.where(ok, e / total, 0.0)                       # masked: exactly 0, even in a row a NaN has poisoned
+    tl.store(p_ptr + row * seq + cols, p.to(p_ptr.dtype.element_ty), mask=cols < seq)
     tl.store(lse_ptr + row, (m + tl.math.log2(total)) * 0.6931471805599453)
 
 

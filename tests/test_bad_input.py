@@ -42,7 +42,12 @@ def _ours():
 
 def _cost(size):
     dims = size if isinstance(size, (tuple, list)) else (size,)
-    return int(np.prod([max(int(d), 1) for d in dims]))
+    # phase 4 sizes may carry non-numeric fields (lab02's op name, lab06's causal flag): only the dimensions count
+    return int(np.prod([max(int(d), 1) for d in _numeric(dims)]))
+
+
+def _numeric(dims):
+    return [d for d in dims if isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))]
 
 
 def _cases(mod):
@@ -52,7 +57,7 @@ def _cases(mod):
 def small_case(mod, v):
     """A small case with more than two elements (so views and offsets mean something), in a dtype the variant takes."""
     mine = [c for c in _cases(mod) if c[1] in v.dtypes] or [(c[0], v.dtypes[0]) for c in _cases(mod)]
-    big = [c for c in mine if _cost(c[0]) >= 3 and 0 not in (c[0] if isinstance(c[0], tuple) else (c[0],))]
+    big = [c for c in mine if _cost(c[0]) >= 3 and 0 not in _numeric(c[0] if isinstance(c[0], tuple) else (c[0],))]
     return min(big or mine, key=lambda c: _cost(c[0]))
 
 
@@ -169,7 +174,8 @@ def _neg_stride(x):
 
 def _resize(size, first):
     if isinstance(size, (tuple, list)):
-        return (first,) + tuple(size[1:])
+        i = next(j for j, d in enumerate(size) if d in _numeric([d]))     # the first dimension, past an op name
+        return tuple(size[:i]) + (first,) + tuple(size[i + 1:])
     return first
 
 

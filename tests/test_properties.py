@@ -29,6 +29,31 @@ def _dims(size):
     return tuple(size) if isinstance(size, (tuple, list)) else (size,)
 
 
+# dimensions tied to the kernels or to each other, kept at a check case's value: lab06's head dim D (64/128 only),
+# lab07's model width d and head count H (d % H == 0 and d / H a supported head dim)
+FIXED = {"lab06_attention": (3,), "lab07_transformer_block": (2, 3)}
+
+
+def draw_size_templated(mod, rng):
+    """Phase 4 sizes mix dimensions with fields that are not sizes (lab02's op name, lab06's causal flag) and with
+    dimensions tied to the kernels or each other (FIXED): start from a random check case and redraw only its other
+    dimensions, log-uniform between the smallest and largest value the cases give them (capped)."""
+    cases = [c[0] for c in B._cases(mod)]
+    tmpl = cases[int(rng.integers(len(cases)))]
+    if not isinstance(tmpl, (tuple, list)):
+        return draw_size(mod, rng)
+    out = list(tmpl)
+    fixed = FIXED.get(mod.__name__.split(".")[-1], ())
+    for j, t in enumerate(tmpl):
+        if not B._numeric([t]) or j in fixed:
+            continue
+        vals = [c[j] for c in cases if isinstance(c, (tuple, list)) and len(c) == len(tmpl) and B._numeric([c[j]])]
+        lo, hi = max(1, min(vals)), min(max(vals), CAP_ND)
+        if hi > lo:
+            out[j] = min(max(int(round(np.exp(rng.uniform(np.log(lo), np.log(hi + 1))))), lo), hi)
+    return tuple(out)
+
+
 def draw_size(mod, rng):
     sizes = [_dims(c[0]) for c in B._cases(mod)]
     rank = len(sizes[0])
@@ -42,16 +67,34 @@ def draw_size(mod, rng):
     return out[0] if rank == 1 and not isinstance(B._cases(mod)[0][0], (tuple, list)) else tuple(out)
 
 
-@pytest.mark.parametrize("mod,v", [p for p in (
-    pytest.param(mod, v, id=f"{q.split('.')[-1]}:{v.name}", marks=[] if v.runs_without_gpu else [pytest.mark.gpu])
-    for q, mod, v in B._ours())])
+def _params(ours):
+    return [pytest.param(mod, v, id=f"{q.split('.')[-1]}:{v.name}",
+                         marks=[] if v.runs_without_gpu else [pytest.mark.gpu]) for q, mod, v in ours]
+
+
+def _phase4():
+    from tests import test_bad_input_phase4 as B4
+
+    return B4._ours()
+
+
+@pytest.mark.parametrize("mod,v", _params(B._ours()))
 def test_random_shapes_dtypes_layouts(mod, v):
+    _sweep(mod, v, draw_size)
+
+
+@pytest.mark.parametrize("mod,v", _params(_phase4()))
+def test_random_shapes_dtypes_layouts_phase4(mod, v):
+    _sweep(mod, v, draw_size_templated)
+
+
+def _sweep(mod, v, draw):
     ok, why = v.available()
     if not ok:
         pytest.skip(why)
     rng = check.rng(9000 + zlib.crc32(v.name.encode()) % 1000)
     for d in range(DRAWS):
-        size = draw_size(mod, rng)
+        size = draw(mod, rng)
         dtype = str(rng.choice(list(v.dtypes)))
         layout = LAYOUTS[d % len(LAYOUTS)]
         what = f"{v.name}: draw {d} size {size} {dtype} {layout} [seed {check.seed()}]"
