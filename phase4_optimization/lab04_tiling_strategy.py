@@ -223,24 +223,52 @@ def wave_sweep(cfg: dict, sizes=WAVE_SIZES, k: int = WAVE_K, rep_ms: float = 40.
     return rows
 
 
+def _compiled_constants(ck) -> dict:
+    """{constexpr name: value} of a Triton CompiledKernel (its ASTSource keys them by argument index tuples, or by
+    name in some versions); {} when this Triton keeps them elsewhere."""
+    src = getattr(ck, "src", None)
+    consts = getattr(src, "constants", None) or {}
+    names = list(getattr(getattr(src, "fn", None), "arg_names", []) or [])
+    out = {}
+    for key, v in consts.items():
+        if isinstance(key, str):
+            out[key] = v
+        elif isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], int) and key[0] < len(names):
+            out[names[key[0]]] = v
+    return out
+
+
+def _find_compiled(kern, cfg: dict):
+    """The compiled kernel of this config in Triton's JIT cache (Triton 3.x: device_caches[device][0] is the
+    {key: CompiledKernel} dict). Every config of a sweep lands in the same cache with the same num_warps /
+    num_stages, so the tile sizes (constexprs) must match too; the last match is the most recent compile."""
+    caches = getattr(kern, "device_caches", None) or getattr(kern, "cache", None) or {}
+    found = None
+    for per_device in list(caches.values()):
+        entries = per_device[0] if isinstance(per_device, tuple) else per_device
+        if not isinstance(entries, dict):
+            continue
+        for ck in list(entries.values()):
+            md = getattr(ck, "metadata", None)
+            if getattr(md, "num_warps", None) != cfg["num_warps"] or \
+                    getattr(md, "num_stages", cfg["num_stages"]) != cfg["num_stages"]:
+                continue
+            consts = _compiled_constants(ck)
+            if all(consts.get(k) == cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
+                found = ck
+    return found
+
+
 def _blocks_per_sm(cfg: dict) -> int:
     """Blocks of this Triton config that fit on one SM, from the compiled kernel's registers and shared memory."""
     from common import occupancy
 
     try:
-        kern = tc.tc_dot_kernel
-        cache = getattr(kern, "device_caches", None) or getattr(kern, "cache", None)
-        compiled = None
-        if cache:
-            first = next(iter(cache.values()))
-            entries = first[0] if isinstance(first, tuple) else first
-            for ck in entries.values():
-                md = ck.metadata
-                if getattr(md, "num_warps", None) == cfg["num_warps"] and \
-                        getattr(md, "num_stages", cfg["num_stages"]) == cfg["num_stages"]:
-                    compiled = ck
+        compiled = _find_compiled(tc.tc_dot_kernel, cfg)
         if compiled is None:
-            raise LookupError("compiled kernel not found in Triton's cache")
+            raise LookupError("compiled kernel of this config not found in Triton's cache")
+        if getattr(compiled, "n_regs", None) is None:      # registers are known once the binary is loaded
+            compiled._init_handles()
         occ = occupancy.occupancy(device.info().arch, cfg["num_warps"] * 32, int(compiled.n_regs), 0,
                                   int(compiled.metadata.shared), max_dynamic_smem=device.info().smem_per_block_optin)
         return max(1, occ.blocks_per_sm)

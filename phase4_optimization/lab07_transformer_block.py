@@ -352,11 +352,13 @@ def stage_floors(plan: BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
             q, k, v = (torch.randn(bsz, h, s, dh, device=x.device, dtype=x.dtype) for _ in range(3))
             best = None
             for backend in ("cudnn", "flash"):
+                # sdpa_fwd runs the attention and returns its output: bench needs a callable
+                fn = (lambda b_=backend: at.sdpa_fwd(q, k, v, True, b_))
                 try:
-                    fn = at.sdpa_fwd(q, k, v, True, backend)
                     fn()
                 except Exception as e:  # noqa: BLE001 - a backend this build lacks is skipped, named below
-                    print(f"  SDPA {backend}: unavailable ({type(e).__name__}: {str(e).splitlines()[0][:80]})")
+                    first = (str(e).splitlines() or [""])[0][:80]
+                    print(f"  SDPA {backend}: unavailable ({type(e).__name__}: {first})")
                     continue
                 t = bench.bench(fn, rep_ms=60)
                 if best is None or t.median_ms < best[1]:
