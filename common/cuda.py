@@ -75,6 +75,20 @@ def _header_dirs() -> list[str]:
     return dirs
 
 
+@functools.lru_cache(maxsize=None)
+def _crt_dirs() -> tuple[str, ...]:
+    """Include folders that hold crt/mma.h (which mma.h includes). Seen on the H200 machine: CuPy passes NVRTC the
+    nvidia-cuda-runtime wheel's include folder, whose mma.h needs crt/mma.h from a wheel (nvidia-cuda-crt) that is not
+    installed there, while the toolkit's own include folder has it; adding that folder lets WMMA kernels compile."""
+    cands = [os.path.join(os.environ[v], "include") for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
+    cands += ["/usr/local/cuda/include"] + _header_dirs()
+    out = []
+    for d in cands:
+        if os.path.isfile(os.path.join(d, "crt", "mma.h")) and d not in out:
+            out.append(d)
+    return tuple(out)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # On a GPU: a cached RawModule per (file, options)
 # ---------------------------------------------------------------------------------------------------------------------
@@ -83,7 +97,7 @@ def _module(path: str, options: tuple[str, ...], mtime: float):
     import cupy
 
     src = _read(path)
-    opts = BASE_OPTIONS + (f"-I{os.path.dirname(path)}",) + options
+    opts = BASE_OPTIONS + (f"-I{os.path.dirname(path)}",) + options + tuple(f"-I{d}" for d in _crt_dirs())
     try:
         return cupy.RawModule(code=src, options=opts, backend="nvrtc")
     except cupy.cuda.compiler.CompileException as e:
