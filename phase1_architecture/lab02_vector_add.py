@@ -17,9 +17,13 @@ the best any version can do is move 12 n bytes at the measured HBM ceiling. On a
 
 Measured on an H200 (results/h200/phase1_lab02_vector_add.json, commit 173e2d9; measured HBM ceiling 4,341 GB/s,
 the best of three streaming kernels, torch.add):
-  * at 2^28 elements, head to head in 7 interleaved rounds: torch.add 4,344 GB/s; float4 (03) 4,357 GB/s = 1.003x;
-    float4 + evict-first stores (04) 4,364 GB/s = 1.005x; Triton 4,344 GB/s = 0.99998x (a tie within the 0.4% spread).
-    At 2^29: 1.002x, 1.003x and 1.0004x. 91% of the 4.8 TB/s datasheet figure is what HBM3e gives a read+write stream.
+  * at 2^28 elements, head to head in 7 interleaved rounds (commit 173e2d9): torch.add 4,344 GB/s; float4 (03)
+    4,357 GB/s = 1.003x; float4 + evict-first stores (04) 4,364 GB/s = 1.005x; Triton (then 1024 elements x 4 warps)
+    4,344 GB/s = 0.99998x, a tie within the 0.4% spread; at 2^29: 1.002x, 1.003x and 1.0004x. Re-run at commit
+    11dacc8: 2^28 1.00x / 1.00x / 0.9995x, 2^29 1.00x / 1.00x / 1.00x. The tuner (commit 31784b5, 2^28, 3 interleaved
+    rounds) then put Triton with 512 elements x 4 warps - one 16-byte load per input per thread, vadd_04's best
+    shape - at 1.0048x torch.add, vadd_04 (128 threads, 1 float4, streaming stores) at 1.0054x and vadd_03 at 1.0045x;
+    512 x 4 is now the default. 91% of the 4.8 TB/s datasheet figure is what HBM3e gives a read+write stream.
   * one float per thread (01) stalls at 3,477 GB/s (0.80 of torch.add at 2^29) and the grid-stride loop (02) at
     3,636: 8 bytes of loads in flight per thread is not enough to cover HBM latency; float4 quadruples it and closes
     the gap. cupy.add, a generic elementwise kernel, reaches 2,540 GB/s.
@@ -158,9 +162,11 @@ def add_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
     tl.store(c_ptr + offs, a + b, mask=mask, cache_modifier=".cs")   # streaming store: evict-first, like vadd_04
 
 
-# 1024 elements / 128 threads = 8 per thread: two 16-byte loads per input. The --tune sweep on an H200 put
-# (1024, 4 warps) first among six (BLOCK, num_warps) pairs, all within 1.1% of each other.
-TRITON_BLOCK, TRITON_WARPS = 1024, 4
+# 512 elements / 128 threads = 4 per thread: one 16-byte load per input, like vadd_04's best launch (128 threads,
+# one float4 each, evict-first stores). The --tune sweep on an H200 (results/h200/phase1_lab02_vector_add_tune.json,
+# n = 2^28, 3 interleaved rounds) ranked it first among the Triton configs at 1.0048x torch.add (1024 elements x
+# 4 warps, the earlier default: 1.0016x; all within 0.5% of each other).
+TRITON_BLOCK, TRITON_WARPS = 512, 4
 
 
 def add_triton(a, b, out=None, *, block=None, num_warps=None):

@@ -253,12 +253,13 @@ def softmax_lowp_kernel(x_ptr, y_ptr, n_cols, CHUNK: tl.constexpr):
     cols = tl.arange(0, CHUNK)
     m = tl.full((CHUNK,), float("-inf"), lo)
     for start in range(0, n_cols, CHUNK):
-        m = tl.maximum(m, tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf")))
+        m = tl.maximum(m, tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf"))).to(lo)
     row_max = tl.max(m, axis=0)
     s = tl.zeros((CHUNK,), lo)
     for start in range(0, n_cols, CHUNK):
         x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf"))
-        s += tl.exp((x - row_max).to(tl.float32)).to(lo)
+        # each add rounded back to 16 bits (Triton 3.6 on the GPU computes bf16 + bf16 in fp32: keep the loop type)
+        s = (s + tl.exp((x - row_max).to(tl.float32)).to(lo)).to(lo)
     total = tl.sum(s, axis=0, dtype=lo)
     for start in range(0, n_cols, CHUNK):
         x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float("-inf"))
@@ -277,13 +278,13 @@ def layernorm_lowp_kernel(x_ptr, w_ptr, b_ptr, y_ptr, n_cols, eps, CHUNK: tl.con
     cols = tl.arange(0, CHUNK)
     s = tl.zeros((CHUNK,), lo)
     for start in range(0, n_cols, CHUNK):
-        s += tl.load(x_row + start + cols, mask=start + cols < n_cols, other=0.0)
+        s = (s + tl.load(x_row + start + cols, mask=start + cols < n_cols, other=0.0)).to(lo)
     mean = (tl.sum(s, axis=0, dtype=lo) / n_cols).to(lo)
     v = tl.zeros((CHUNK,), lo)
     for start in range(0, n_cols, CHUNK):
         ok = start + cols < n_cols
         xc = tl.where(ok, tl.load(x_row + start + cols, mask=ok, other=0.0) - mean, 0.0).to(lo)
-        v += xc * xc
+        v = (v + (xc * xc).to(lo)).to(lo)
     var = (tl.sum(v, axis=0, dtype=lo) / n_cols).to(lo)
     rstd = (1.0 / tl.sqrt(var.to(tl.float32) + eps)).to(lo)
     for start in range(0, n_cols, CHUNK):

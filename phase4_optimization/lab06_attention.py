@@ -152,8 +152,14 @@ def tolerance(size, dtype: str) -> check.Tol:
     # fp16: the same doubling, for the naive version, which stores S = QK^T in fp16 before the softmax: on the H200,
     # (1, 2, 1000, 128, causal) had one element of 256,000 at 1.1x the default limit (rel err 5.8e-4, far inside the
     # norm limit); both flash kernels keep S in fp32 and stayed within the default.
+    # Measured on the H200 with another seed: (1, 1, 4097, 128, causal) bf16 had one element of 524,416 at 1.4x the
+    # doubled bf16 limit in all three - the Triton kernels, the CUDA C forward AND torch's SDPA flash backend (the same
+    # element, max abs 7.2e-3): a property of bf16 gradients at long causal rows, not of one kernel. So bf16 gets 3x
+    # the default element limit (0.15 x (|ref| + mean|ref|)) and fp16 2x; the norm limits stay the defaults.
     t = check.tolerance(dtype)
-    return check.Tol(t.rel_norm, 2 * t.elem) if dtype in ("bfloat16", "float16") else t
+    if dtype == "bfloat16":
+        return check.Tol(t.rel_norm, 3 * t.elem)
+    return check.Tol(t.rel_norm, 2 * t.elem) if dtype == "float16" else t
 
 
 # ---------------------------------------------------------------------------------------------------------------------
