@@ -351,13 +351,14 @@ def unit_for(lab_name: str, variant: str, dtype: str) -> str:
     tensor = (any(w in (lab_name or "") for w in TENSOR_LAB_WORDS)
               or re.search(r"tensor|wmma|mma|tl\.dot", variant or ""))
     if tensor:
-        if d == "tf32":
+        # lab 4.5 labels its rows by precision ("bf16", "fp8 e4m3 (per-tensor scales)", "fp32 (TF32 off)")
+        if d.startswith("tf32"):
             return "tf32"
-        if d == "bfloat16":
+        if d in ("bfloat16", "bf16") or d.startswith("bf16 "):
             return "bf16"
-        if d == "float16":
+        if d in ("float16", "fp16") or d.startswith("fp16 "):
             return "fp16"
-        if d.startswith("float8") or d == "fp8":
+        if d.startswith("float8") or d.startswith("fp8"):
             return "fp8"
     return "fp32"
 
@@ -892,7 +893,9 @@ def main(argv=None) -> int:
         print(f"target: {t['target']}: measured {t['measured']:.3f} (predicted {t['predicted']}) -> "
               f"{'met' if t['met'] else 'NOT met'}")
     if args.json:
-        print("wrote", report.write_json(LAB, sweep_rows + placed, out_dir=out_dir, ceilings=ceil.as_dict(),
+        # the sweep measured now, or (re-placing on a machine without a GPU) the one recorded before: kept either way
+        kept = sweep_rows or [{k: v for k, v in r.items() if not k.startswith("_")} for r in sweep]
+        print("wrote", report.write_json(LAB, kept + placed, out_dir=out_dir, ceilings=ceil.as_dict(),
                                          results_dir=os.path.relpath(results_dir, ROOT), left_out=left,
                                          source_gpu=gpu_name, targets=targets))
     if args.plot:
