@@ -235,3 +235,14 @@ def test_worker_markers_parse_end_to_end():
     assert parsed["summary_errors"] == 0 == parsed["parsed_errors"]
     if not device.has_gpu():
         assert f"{M} SKIP\tphase1_architecture.lab02_vector_add\tcuda 01" in res.stdout
+
+
+def test_parse_racecheck_summary_line():
+    """racecheck closes with 'RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)', not ERROR SUMMARY; on
+    the H200 the first sweep's parser missed it (its racecheck total read None). Errors count, warnings do not."""
+    clean = CLEAN.replace("========= ERROR SUMMARY: 0 errors",
+                          "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)")
+    assert S.parse_log(clean, OURS)["summary_errors"] == 0
+    two = CLEAN.replace("========= ERROR SUMMARY: 0 errors",
+                        "========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)")
+    assert S.parse_log(two, OURS)["summary_errors"] == 2

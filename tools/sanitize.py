@@ -169,6 +169,8 @@ def our_kernel_names(labs=None) -> set[str]:
 # ---------------------------------------------------------------------------------------------------------------------
 _PREFIX = re.compile(r"^=+ ?")
 _SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+errors?")
+# racecheck ends with its own line instead: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+_RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:\s*\d+\s+hazards?\s+displayed\s*\((\d+)\s+errors?")
 _AT_NAME = re.compile(r"\bat (?:0x[0-9a-fA-F]+ in (?:\S*:\d+:)?)?(?P<k>[^\s+][^+]*?)\+0x[0-9a-fA-F]+")
 _AT_OLD = re.compile(r"\bat 0x[0-9a-fA-F]+ in (?:\S+:\d+:)?(?P<k>[A-Za-z_][\w:<>, ]*?)(?:\(|$)")
 _RACE = re.compile(r"^(?P<sev>Error|ERROR|Warning|WARNING|Information|INFO):\s*Race reported between")
@@ -284,7 +286,7 @@ def parse_log(text: str, ours: set[str] | frozenset = frozenset()) -> dict:
         if not _PREFIX.match(line):
             continue
         body = _PREFIX.sub("", line)
-        if m := _SUMMARY.search(body):
+        if m := (_SUMMARY.search(body) or _RACE_SUMMARY.search(body)):
             flush()
             summary = (summary or 0) + int(m.group(1))
             continue
