@@ -215,6 +215,7 @@ def parse_log(text: str, ours: set[str] | frozenset = frozenset()) -> dict:
     outside: list[str] = []
     messages: list[dict] = []
     summary = None
+    race_summary = None      # racecheck's own line; used only when no ERROR SUMMARY line was printed
     current: str | None = None
     last_ended: str | None = None
     kernel_owner: dict[str, str] = {}      # kernel name -> the variant that was running when it was named first
@@ -286,9 +287,13 @@ def parse_log(text: str, ours: set[str] | frozenset = frozenset()) -> dict:
         if not _PREFIX.match(line):
             continue
         body = _PREFIX.sub("", line)
-        if m := (_SUMMARY.search(body) or _RACE_SUMMARY.search(body)):
+        if m := _SUMMARY.search(body):
             flush()
             summary = (summary or 0) + int(m.group(1))
+            continue
+        if m := _RACE_SUMMARY.search(body):
+            flush()
+            race_summary = (race_summary or 0) + int(m.group(1))
             continue
         indented = body.startswith(" ") or body.startswith("\t")
         stripped = body.strip()
@@ -306,6 +311,8 @@ def parse_log(text: str, ours: set[str] | frozenset = frozenset()) -> dict:
         flush()   # a header line of another kind (COMPUTE-SANITIZER, RACECHECK SUMMARY, ...)
     flush()
     parsed = sum(r["errors"] for r in variants.values()) + sum(library.values()) + len(outside)
+    if summary is None:
+        summary = race_summary
     return {"variants": variants, "library": library, "outside": outside, "summary_errors": summary,
             "parsed_errors": parsed, "messages": messages}
 
