@@ -80,6 +80,9 @@ __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 //   warps per block leave the tensor cores idle most of the time: ~100-200 TFLOP/s. The SASS adds a reason: NVRTC
 //   13.0 loads the fragments with generic LD instructions (it does not prove the pointers shared), 32 of them for
 //   16 HMMA per k-step, where rung 02 needs 8 ldmatrix for 64.
+// Measured (H200, results/h200/phase4_lab03_tensor_cores.json): bf16 4096^3 87.1 TFLOP/s = 0.11x cuBLAS (788.8): the
+//   ratio held, the rate came in ~13% under the predicted 100-200. 2048^3: 63.0; 8192^3: 99.3 = 0.13x; fp16 4096^3:
+//   96.9 = 0.13x.
 #define WMMA_BM 64
 #define WMMA_BN 64
 #define WMMA_BK 32
@@ -191,6 +194,15 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 //   Ampere instruction: on Hopper it reaches only about 60-65% of the wgmma peak, because each warp must issue its own
 //   small MMAs and feed them from registers (ldmatrix), where wgmma lets a warpgroup read operands straight from
 //   shared memory. The issue's target is >= 0.6x cuBLAS, in the same run.
+// Measured (H200, results/h200/phase4_lab03_tensor_cores.json; this default config, untuned): target MISSED.
+//   Interleaved target run, bf16 4096^3: 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x (>= 0.6 needed). Main table:
+//   4096^3 254.8 = 0.32x (predicted 450-550 and 0.6-0.75x: about half of it), 8192^3 270.3 = 0.37x, fp16 4096^3
+//   256.5 = 0.34x. Lab 4.4's sweep of 18 configs (phase4_lab04_tiling_strategy.json) peaked at 128 x 128 x 32,
+//   4 stages: 288.7 TFLOP/s = 0.394x (cuBLAS 732 in that run), still far from 0.6. Likely causes (an inference: no
+//   ncu profile was taken): HMMA.16816 on sm_90 cannot issue at wgmma's rate, so the 60-65% ceiling assumed above was
+//   too high (well-tuned mma.sync kernels on H100 are reported to stay well below cuBLAS); ldmatrix and shared-memory
+//   bandwidth spent per HMMA; and 242 registers per thread at this config (NVRTC 13.0, no spills), so one 8-warp
+//   block per SM to hide latency (128 x 128, which fits two blocks per SM, led the sweep).
 #ifndef BM
 #define BM 128
 #endif

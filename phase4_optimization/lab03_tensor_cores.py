@@ -36,7 +36,32 @@ Predictions (H200, bf16 4096^3; each kernel's header in lab03_tensor_cores.cu ha
   * fp16 runs at the same speed as bf16 (same tensor-core rate).
 Performance target (issue): the mma.sync GEMM at bf16 4096^3 >= 0.6x cuBLAS (cuBLAS measured 733 TFLOP/s on the
 H200), measured head to head in the same run (interleaved rounds).
-Measured: not yet (this lab has not run on a GPU; the figures get filled in after the first H200 run).
+Measured on an H200 (results/h200/phase4_lab03_tensor_cores.json; bf16 unless said, L2 flushed, medians; the
+mma.sync kernel ran its default config 128 x 256 x 32, 4 stages, untuned: no --tune record for this GPU): the target
+was missed. Target run (interleaved rounds, bf16 4096^3): mma.sync 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x
+(target >= 0.6; spread 0.233). Main table at 4096^3 (cuBLAS 788.8 TFLOP/s), against the predictions above:
+  * tc_01_wmma: 87.1 TFLOP/s = 0.11x: the ratio held (<= 0.25x), the rate came in ~13% under the predicted 100-200;
+  * tc_02_mma_sync: 254.8 TFLOP/s = 0.32x against 450-550 / 0.6-0.75x predicted: missed by about half (8192^3: 270.3
+    against cuBLAS 737.8 = 0.37x). Tuning does not close the gap: lab 4.4's sweep of 18 mma.sync configs
+    (results/h200/phase4_lab04_tiling_strategy.json) peaked at 128 x 128 x 32, 4 stages: 288.7 TFLOP/s = 0.394x
+    cuBLAS (732 in that run), still far from 0.6;
+  * Triton tl.dot (autotuned over TRITON_CONFIGS): 614.7 TFLOP/s = 0.78x (8192^3: 586.7 = 0.80x) against 0.9-0.95x
+    predicted: missed by ~0.12-0.17x; why it falls short of lab 3.2's 0.948x was not examined in this run;
+  * wgmma + TMA (lab03_tensor_cores_wgmma.cu): 657.9 TFLOP/s = 0.83x; 8192^3: 712.6 = 0.966x;
+  * fp16 (4096^3) ran at the bf16 speed, as predicted, within 4% except wmma: cuBLAS 765.0, wmma 96.9 (+11%),
+    mma.sync 256.5 (0.34x), Triton 592.7 (0.77x), wgmma 668.3 (0.87x).
+Why mma.sync missed - an inference from these numbers (no ncu profile was taken): (1) the predicted ceiling was too
+high. mma.sync compiles to HMMA.16816 warp instructions, and on sm_90 those do not reach the issue rate of wgmma,
+which is what Hopper needs for its full tensor-core rate; well-tuned mma.sync kernels on H100 are reported to top
+out well below cuBLAS. Lab 4.4's sweep fits that: the 256 x 256 tile aside (113.9-122.2), every mma.sync config
+sat between 189.3 and 288.7 TFLOP/s, and the tiles with the most L2 reuse (128 x 256 and 256 x 128, 85 FLOP/B:
+253.9-258.9) were slower than 128 x 128 (64 FLOP/B: 278.7-288.7), which points away from L2 or HBM as the limit.
+(2) Operand feed: every HMMA needs its A and B fragments brought from shared memory into registers by the same warp
+(ldmatrix), so shared-memory bandwidth and issue slots are spent per HMMA, where wgmma reads shared memory directly.
+(3) Occupancy: NVRTC 13.0 gives the 128 x 256 default 242 registers per thread (compile report, no spills), so one
+256-thread block per SM (8 warps, 2 per sub-partition) to hide ldmatrix and HMMA latency, and each barrier stalls the
+whole SM; the 128 x 128 tile (also 242 registers, 128 threads) fits two blocks per SM, which may be why it led the
+sweep.
 
 Run: python -m phase4_optimization.lab03_tensor_cores [--quick] [--tune] [--size N] [--no-bench] [--arch sm_80]
 """

@@ -27,6 +27,38 @@ Predictions (H200): 128x256 and 256x128 tiles with 8 warps lead both sweeps (Tri
 below that, since mma.sync cannot issue at wgmma's rate on Hopper); 64x64 tiles run at well under half of the best;
 stages 3-4 beat 2; the wave sweep's measured TFLOP/s tracks the predicted efficiency (dips right after each full
 wave).
+Measured on an H200 (results/h200/phase4_lab04_tiling_strategy.json; bf16 4096^3, cuBLAS 732 TFLOP/s in the same
+run): some predictions held, some missed.
+  * Triton sweep (33 configs): the ranking held, the rate came in ~2% under the predicted ~600-700. The best was
+    128 x 256 x 64, 8 warps, 3 stages: 586.1 TFLOP/s = 0.801x cuBLAS; 256 x 128 with 8 warps came next (574.0 with
+    4 stages, 573.0 with 3), then 128 x 256 with 8 warps and 4 stages (563.5) and 128 x 128 (556.2). Three configs
+    collapsed: 128 x 256 with 4 warps (87.5-87.8), 256 x 128 with 4 warps (153.5-153.9) and 256 x 256 with 8 warps
+    (94.5). All three give each thread 256 fp32 accumulators, more than the 255 registers a thread can have, so the
+    likely cause is spilling (an inference: the JSON records no register counts for the Triton configs and no ncu
+    profile was taken).
+  * mma.sync sweep (18 configs, 113.9-288.7 TFLOP/s): missed. The leader was 128 x 128 x 32, 4 stages: 288.7 =
+    0.394x cuBLAS, ahead of 128 x 256 (256.2-258.9) and 256 x 128 (253.9-255.6), both level with 256 x 64
+    (256.8-258.4). Part of it may be occupancy (inference, no ncu profile): NVRTC 13.0 gives the 64 x 64 warp tile
+    238-242 registers per thread, so the 8-warp 128 x 256 and 256 x 128 blocks run one per SM while the 4-warp
+    128 x 128 block fits two; but 256 x 64, also 4 warps and two blocks per SM, ran at the 128 x 256 rate, so
+    occupancy is not the whole story. 256 x 256 (16 warps, capped at 128 registers) spills (496 bytes of spill stores
+    in the compile report) and ran at 113.9-122.2. Over all of it sits the ceiling lab 4.3 discusses: mma.sync on
+    sm_90 cannot issue at wgmma's rate, so no tile shape brings it near cuBLAS.
+  * 64 x 64 "well under half of the best": missed. Triton 64 x 64 ran at 329.5-370.2 TFLOP/s (0.56-0.63 of the
+    best), mma.sync at 189.3-192.0 (0.66 of its best). The 4.3 GB of re-reads counted above took 0.371-0.417 ms in
+    Triton, not the 0.98 ms HBM would need: consistent with the re-reads coming from L2 at ~10-12 TB/s (inference).
+  * Stages: the sweep held no 2-stage config, so "3-4 beat 2" was not tested; 3 against 4 had no consistent winner
+    (Triton 128 x 128, 4 warps: 538.5 with 3, 423.3 with 4; 64 x 64, 4 warps: 347.0 with 3, 370.2 with 4).
+  * Wave sweep (the best Triton config, K = 4096, one block per SM, 132 slots; measured efficiency = TFLOP/s / the
+    sweep's best, 566.5 at M = N = 4096 - the same config ran at 586.1 in the tile sweep, ~3% run to run): held where
+    the last wave is a quarter to a third full, missed where it is ~40% full. Predicted vs measured: 3840 (3.41
+    waves) 0.852 vs 0.937; 3968 0.939 vs 0.958; 4096 0.970 vs 1.00; 4224 (4.25 waves) 0.850 vs 0.868, a 13% drop in
+    TFLOP/s (491.8 against 566.5) for 6% more work, as predicted; 4352 (4.38 waves) 0.876 vs 0.951; 4480 0.955 vs
+    0.950; 4608 0.982 vs 0.993; 4736 (5.33 waves) 0.888 vs 0.896. The model overstates the loss at 3840 and 4352.
+    Possible reasons (inference, not profiled): the blocks of a partly filled last wave share L2 and HBM bandwidth
+    and the power budget with fewer neighbours, so they may finish faster than a full wave's (a higher clock, less
+    contention); and blocks do not run in lockstep waves - a slot refills as soon as its block ends - so the tail is
+    shorter than one whole tile time.
 
 Run: python -m phase4_optimization.lab04_tiling_strategy [--quick] [--no-bench]
 """
