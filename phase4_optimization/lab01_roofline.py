@@ -48,6 +48,37 @@ roof, one plot for the repository (results/h200/phase4_lab01_roofline.png). Pred
 datasheet fp32 peak for k >= 512 (lab 1.4's FFMA register probe, no memory traffic at all, reached 57 of 67 TFLOP/s,
 0.85; the loop's own counter and branch cost ~3 issue slots per 32 FFMAs).
 
+Measured on an H200 (results/h200/phase4_lab01_ceilings.json for the ceilings, phase4_lab01_roofline.json for the
+sweep and the placement; the sweep was recorded on the GPU, the placement re-run from the committed results): both
+sweep predictions held. Measured ceilings (--measure): HBM 4,340 GB/s (a torch add); torch.matmul at 8192^3: fp32
+51.3 TFLOP/s (TF32 off), tf32 360.1, bf16 680.0, fp16 672.2, and fp8 1304.9 (torch._scaled_mm e4m3, fast
+accumulation). Ridges on those roofs: fp32 11.8 FLOP/B (predicted ~12: held), tf32 83.0, bf16 156.7, fp16 154.9 (~161
+predicted), fp8 300.7. Every tensor-core roof measured at 0.66-0.73 of its datasheet peak (tf32 0.73, bf16 0.69,
+fp16 0.68, fp8 0.66), so the measured ridges sit left of the datasheet ones (tf32 83 vs ~113, fp8 301 vs ~454).
+  * k-FMA sweep, 2^26 fp32 elements: k = 1 .. 8 ran at 4,087-4,113 GB/s, worst 0.942 of the HBM roof (>= 0.85
+    predicted: held); k = 16 and 32 (AI 4 and 8, still left of the 11.8 ridge) stayed on it (0.946, 0.928). The
+    crossing came between k = 32 and k = 64 (AI 16: 45.0 TFLOP/s, 0.878 of the fp32 roof, 0.649 of the HBM one), as
+    the k ~ 4 x ridge rule said. k >= 512: 59.4 TFLOP/s at k = 512 and 60.2 at k = 1024, worst 0.886 of the
+    datasheet 67 (>= 0.75 predicted: held). From k = 128 on (52.0 TFLOP/s) the chain beat the measured fp32 roof
+    (cuBLAS SGEMM, 51.3), and from k = 256 (57.5) it beat lab 1.4's register probe (57.0): the loop overhead was
+    smaller than guessed, and neither figure is the FFMA ceiling, which the chain puts at >= 60.2 (0.90 of datasheet).
+  * Placement: 193 rows from 28 labs' results placed, 227 left out with a reason (sweep points whose best is shown,
+    probes of shared memory or registers, rows with neither GB/s nor TFLOP/s). 93 memory-bound and 36 with bytes
+    but no FLOP count (copies, transposes, branch probes; read against the HBM roof); 49 compute-bound; 15 with
+    FLOPs but no byte count ("compute?"). The phase 1-3 figures quoted above held on the measured roofs: vector add
+    float4 1.01 of the HBM roof, reduction 08 0.988, transpose 04 0.918, softmax 05 0.889 (fp32), layernorm fwd
+    0.932; reduction 01 0.095, transpose 01 0.128, conflicted sums 0.229, branch kernels 0.014-0.028; SGEMM 11
+    0.895 of the fp32 roof (0.685 of datasheet); the naive matmuls 0.010 and 0.088, the 64 x 64 Triton tile 0.839.
+    The Triton matmul moved with the new roofs: bf16 8192^3 0.917 (623 TFLOP/s), fp16 4096^3 0.926, tf32 0.381.
+  * Phase 4 on the map: wgmma+TMA (lab 4.3) 713 TFLOP/s at bf16 8192^3, 1.05 of the measured bf16 roof (0.721 of
+    datasheet), and 668 at fp16 4096^3 (0.994); mma.sync 0.38-0.40, wmma 0.14-0.15 of the roof, the Triton tl.dot
+    0.86-0.88. Flash attention (lab 4.6, AI ~1020 forward): Triton forward 0.63 (428 TFLOP/s), backward 0.54, the
+    mma.sync CUDA forward 0.45; cuDNN SDPA 0.77 / 0.76. The naive attention forward (AI 60, left of the bf16 ridge)
+    is memory-bound at 0.916 of HBM. Fractions above 1 are the measured roof's own noise, not a faster unit: the
+    ceilings run's cuBLAS bf16 8192^3 gave 680 TFLOP/s, the same call in lab 4.3's run 738 (1.085) and lab 4.5's
+    bf16 4096^3 790 (1.16); a measured roof is one run's figure, with a band of ~10% across runs (why the runs
+    differ was not examined: no clocks were logged and no ncu profile was taken).
+
 Run: python -m phase4_optimization.lab01_roofline [--quick] [--results results/h200] [--measure] [--out DIR]
 """
 from __future__ import annotations
