@@ -13,6 +13,20 @@ Predictions: rung 02 2-3x rung 01; rung 02 near the SDPA flash backend (FA2: sam
 backend (343 TFLOP/s on the H200), measured in the same run; cuDNN (603 TFLOP/s there) uses wgmma and is the ceiling
 this mma.sync design cannot reach.
 
+Measured on an H200 (results/h200/phase4_lab06_attention.json, rows "cuda mma.sync flash fwd", timed by
+lab06_attention's benchmark in 3 interleaved rounds with the peers; no ncu profile was taken). The rows' config field
+is empty: the lab calls flash_attn_cuda(q, k, v, causal=...) with the defaults, so what ran is attn_02_mma_pipelined,
+4 warps (BLOCK_M 64), BLOCK_N 64, MIN_BLOCKS from the .cu (sm_90: 3 CTAs per SM at D128, 4 at D64). It was correct on
+every check case, and the --debug probe showed every row taking its own key and every column in place. B4 H32 S4096
+D128 non-causal: 323.6 TFLOP/s = 0.952x SDPA flash (339.8 in the same run; 343 when the issue was written): the
+>= 1.0x target was missed by ~5%. Causal: 306.8 against flash 309.6 = 0.99x; D64 B8 H32 S2048: 287.2 against 294.7 =
+0.975x. Against cuDNN (603.1 / 525.4 / 448.5): 0.537x / 0.584x / 0.640x, as expected of mma.sync against wgmma.
+Not measured in that run: rung 01 and this module's own three-shape comparison of rung 02 (4 warps x 3 CTAs,
+4 x 2, 8 x 1), so the "2-3x rung 01" prediction and the choice of 4 warps x 3 CTAs are still open. The likely cause
+of the ~5% (an inference, not a profile): the one the prediction names, 16 query rows per warp against FA2's 32, so
+every K/V fragment read from shared memory feeds half as many mma, and 64-row blocks re-read K and V from L2 twice
+as often as 128-row ones.
+
 API used by lab06_attention.py: flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) and
 unavailable_reason() -> str | None.
 

@@ -442,6 +442,8 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
 //   bank conflicts). Loads are 16-byte LDG + STS through registers.
 //   Prediction: well under half of rung 02 (each tile's load latency, ~1-2 us from L2/HBM, exposed every iteration,
 //   and 8x the shared-memory wavefronts per ldmatrix).
+//   Measured: not timed on the H200 (results/h200/phase4_lab06_attention.json benchmarks rung 02 only, the default of
+//   flash_attn_cuda), so this prediction is still open.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
@@ -460,6 +462,12 @@ attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const el
 //   At 64 KiB per CTA three CTAs (12 warps) fit an H200 SM if registers allow (MIN_BLOCKS).
 //   Prediction: 2-3x rung 01; near the SDPA flash backend (FA2, 343 TFLOP/s at B4 H32 S4096 D128), which has the
 //   same structure with 32 rows per warp (half the shared-memory reads per mma).
+//   Measured on an H200 (results/h200/phase4_lab06_attention.json, "cuda mma.sync flash fwd": this kernel, 4 warps,
+//   BLOCK_N 64, MIN_BLOCKS default; no ncu profile): correct on every check case (the --debug probe: every row took
+//   its own key, every column in place). B4 H32 S4096 D128 non-causal 323.6 TFLOP/s = 0.952x SDPA flash (339.8 in
+//   the same run): the >= 1.0x target missed by ~5%; causal 306.8 vs 309.6 = 0.99x; D64 B8 H32 S2048 287.2 vs 294.7
+//   = 0.975x. cuDNN (wgmma) 603.1 non-causal. Likely cause of the gap (inference): the 16-rows-per-warp difference
+//   named above, and 64-row blocks re-reading K/V from L2 twice as often as 128-row ones; 8 warps was not timed.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_02_mma_pipelined(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
