@@ -380,7 +380,7 @@ def unit_for(lab_name: str, variant: str, dtype: str) -> str:
     """The arithmetic unit whose peak is the kernel's compute roof."""
     d = (dtype or "").lower()
     tensor = (any(w in (lab_name or "") for w in TENSOR_LAB_WORDS)
-              or re.search(r"tensor|wmma|mma|tl\.dot", variant or ""))
+              or re.search(r"tensor|wmma|mma|tl\.dot|^linear", variant or ""))   # lab 4.2's GEMMs: "linear_..."
     if tensor:
         # lab 4.5 labels its rows by precision ("bf16", "fp8 e4m3 (per-tensor scales)", "fp32 (TF32 off)")
         if d.startswith("tf32"):
