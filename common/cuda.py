@@ -268,7 +268,10 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
     src = _read(path)
     gpu_arch = arch if arch.startswith("sm_") else f"sm_{arch}"
     # without a CUDA toolkit NVRTC finds no cuda_fp16.h, mma.h, ...: the nvidia-cuda-runtime wheel has them
+    # wheel headers first (the CPU machine has nothing else), then any folder that completes them with crt/mma.h
+    # (the H200 machine's runtime wheel lacks it; its toolkit has it)
     includes = [f"-I{os.path.dirname(path)}"] + [f"-I{d}" for d in _header_dirs()]
+    includes += [f"-I{d}" for d in _crt_dirs() if d not in _header_dirs()]
     opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v"] + includes + list(options)
     # NVRTC 13 on a GPU machine was seen to skip ptxas (and print no resource report) for code it had compiled
     # before, even in another process: an unused, uniquely named global makes every report's PTX new.
