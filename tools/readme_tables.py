@@ -313,7 +313,8 @@ def headline(doc: dict, stem: str) -> dict | None:
             continue
         if r["ms"] <= 0:
             continue
-        if r.get("lab") and not str(r["lab"]).startswith(stem):
+        lab_of = str(r.get("lab") or "")
+        if re.match(r"phase\d_lab\d\d_", lab_of) and not lab_of.startswith(stem):
             continue                # another lab's row that this lab re-reads (the roofline places every lab's)
         v = str(r.get("variant", ""))
         if r["impl"] == "peer" and v.startswith("phase "):
