@@ -483,14 +483,14 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
 # ---------------------------------------------------------------------------------------------------------------------
 # Launch configurations
 # ---------------------------------------------------------------------------------------------------------------------
-def fwd_default(d: int) -> dict:
+def fwd_default(d: int, causal: bool = False) -> dict:
     """Forward tile: 128 query rows per program, 8 warps, 64 keys per step, 3 stages.
 
     Shared memory at D = 128, bf16: Q 32 KiB + 3 x (K 16 KiB + V 16 KiB) = 128 KiB, so one program per SM; the
     accumulator (128 x 128 fp32) is 64 registers a thread over 8 warps."""
     if INTERPRETER:       # small tiles: the ragged, diagonal and multi-tile paths all run at S ~ 70
         return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1}
-    return fwd_default_gpu(d)
+    return fwd_default_gpu(d, causal)
 
 
 def bwd_default(d: int) -> dict:
@@ -595,7 +595,7 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     o_out, lse_out = (None, None) if out is None else out
     o = _out(o_out, (b, h, s, d), dt, q, "out[0] (o)", strided=True)
     lse = _out(lse_out, (b, h, s), "float32", q, "out[1] (lse)")
-    cfg = dict(config or TUNED.get(("fwd", d, bool(causal), dt)) or fwd_default(d))
+    cfg = dict(config or TUNED.get(("fwd", d, bool(causal), dt)) or fwd_default(d, bool(causal)))
     _check_config("fwd", cfg)
     grid = (triton.cdiv(s, cfg["BLOCK_M"]), b * h)
     launch(attn_fwd_kernel, grid, q, k, v, o, lse, scale * LOG2E, h, s, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(o),
@@ -924,7 +924,7 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
     """Compile one of the flash kernels for compute capability `cc` without a GPU (the GPU-size default config)."""
     ty = _TY[dtype]
     if cfg is None:
-        cfg = (fwd_default_gpu(d) if kind == "fwd" else bwd_default_gpu(d))
+        cfg = (fwd_default_gpu(d, causal) if kind == "fwd" else bwd_default_gpu(d))
     ints = {n: "i32" for n in ("n_heads", "seq") + _STRIDES}
     div16 = ("q_ptr", "k_ptr", "v_ptr") + tuple(n for n in _STRIDES)
     if kind == "fwd":
@@ -951,9 +951,13 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
                                                                   "sdo_h", "sdo_s", "seq"))
 
 
-def fwd_default_gpu(d: int) -> dict:
+def fwd_default_gpu(d: int, causal: bool = False) -> dict:
     # 8 warps at D = 64 too: with 4, one warpgroup holds the 128 x 64 fp32 accumulator and the 128 x 64 score tile,
-    # and the sm_90 compile report shows 255 registers a thread, the ceiling
+    # and the sm_90 compile report shows 255 registers a thread, the ceiling.
+    # D = 128 without a mask: 128 keys per step, which the H200 tuning picked (results/h200/phase4_lab06_attention.json,
+    # 'tuning': 517 vs 499 TFLOP/s for 64 keys); causal keeps 64 (446 vs 442), whose diagonal tiles waste less.
+    if d >= 128 and not causal:
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
 
 
