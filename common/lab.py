@@ -57,8 +57,8 @@ def _np64(x):
     return x
 
 
-def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
-    """One check: fresh inputs, poisoned outputs, the variant, the float64 reference, the comparison."""
+def prepare_case(lab, size, dtype: str, rng):
+    """Fresh inputs, their float64 reference and poisoned outputs for one case: (inputs, ref, out)."""
     inputs = lab.make_inputs(size, dtype, rng, where())
     ref = lab.reference(*[_np64(x) for x in inputs])
     out_dt = getattr(lab, "out_dtype", lambda d: d)(dtype)
@@ -68,7 +68,12 @@ def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
         out = tuple(check.poisoned(r.shape, d, like) for r, d in zip(ref, dts))
     else:
         out = check.poisoned(ref.shape, out_dt, like)
-    res = v.fn(*inputs, out=out)
+    return inputs, ref, out
+
+
+def compare_case(lab, res, ref, size, dtype: str) -> check.Comparison:
+    """The variant's result(s) against the reference(s), with the lab's tolerance: the first failing comparison,
+    else the first one."""
     tol_fn = getattr(lab, "tolerance", None)
     tol = tol_fn(size, dtype) if tol_fn else None
     if isinstance(ref, tuple):
@@ -76,6 +81,12 @@ def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
         bad = [c for c in results if not c.ok]
         return bad[0] if bad else results[0]
     return check.compare(res, ref, dtype, tol)
+
+
+def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
+    """One check: fresh inputs, poisoned outputs, the variant, the float64 reference, the comparison."""
+    inputs, ref, out = prepare_case(lab, size, dtype, rng)
+    return compare_case(lab, v.fn(*inputs, out=out), ref, size, dtype)
 
 
 def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True) -> tuple[list[dict], bool]:

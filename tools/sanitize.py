@@ -342,7 +342,7 @@ def _sync() -> None:
 
 
 def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
-    from common import arrays, check, lab
+    from common import check, lab
 
     labs = lab_modules(only=only)
     items = plan(labs, only)
@@ -356,15 +356,8 @@ def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
             _mark("SKIP", it["lab"], v.name, why)
             continue
         try:
-            inputs = mod.make_inputs(it["size"], it["dtype"], check.rng(i), lab.where())   # 'cpu': a smoke test
-            ref = mod.reference(*[lab._np64(x) for x in inputs])
-            out_dt = getattr(mod, "out_dtype", lambda d: d)(it["dtype"])
-            like = next(x for x in inputs if arrays.library(x) in ("cupy", "numpy", "torch"))
-            if isinstance(ref, tuple):
-                dts = out_dt if isinstance(out_dt, tuple) else (out_dt,) * len(ref)
-                out = tuple(check.poisoned(r.shape, d, like) for r, d in zip(ref, dts))
-            else:
-                out = check.poisoned(ref.shape, out_dt, like)
+            # inputs, reference and poisoned outputs outside the markers ('cpu' without a GPU: a smoke test)
+            inputs, ref, out = lab.prepare_case(mod, it["size"], it["dtype"], check.rng(i))
             _sync()
         except Exception as e:  # noqa: BLE001
             _mark("SKIP", it["lab"], v.name, f"inputs failed: {type(e).__name__}: {e}")
@@ -381,12 +374,9 @@ def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
         time.sleep(settle_s)   # let the sanitizer print what it found before the END marker
         if status == "ok":
             try:
-                tol_fn = getattr(mod, "tolerance", None)
-                tol = tol_fn(it["size"], it["dtype"]) if tol_fn else None
-                pairs = zip(res, ref) if isinstance(ref, tuple) else [(res, ref)]
-                bad = [c for c in (check.compare(o, r, it["dtype"], tol) for o, r in pairs) if not c.ok]
-                if bad:
-                    status = f"mismatch: {bad[0].message}"
+                c = lab.compare_case(mod, res, ref, it["size"], it["dtype"])
+                if not c.ok:
+                    status = f"mismatch: {c.message}"
             except Exception as e:  # noqa: BLE001
                 status = f"check failed: {type(e).__name__}: {e}"
         _mark("END", it["lab"], v.name, status)
