@@ -342,21 +342,28 @@ _FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _INSN = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?);")
 
 
-def disassemble(cubin: bytes) -> dict[str, list[str]]:
-    """{kernel name: [SASS instruction, ...]}; empty when no cuobjdump is available."""
+def cuobjdump(cubin: bytes, option: str, timeout: float = 120) -> str | None:
+    """`cuobjdump <option>` on a cubin (written to a temporary file): its stdout, or None without cuobjdump."""
     exe = find_cuobjdump()
     if exe is None:
-        return {}
+        return None
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
         tmp = f.name
     try:
-        res = subprocess.run([exe, "--dump-sass", tmp], capture_output=True, text=True, timeout=120)
+        return subprocess.run([exe, option, tmp], capture_output=True, text=True, timeout=timeout).stdout
     finally:
         os.unlink(tmp)
+
+
+def disassemble(cubin: bytes) -> dict[str, list[str]]:
+    """{kernel name: [SASS instruction, ...]}; empty when no cuobjdump is available."""
+    text = cuobjdump(cubin, "--dump-sass")
+    if text is None:
+        return {}
     out: dict[str, list[str]] = {}
     cur = None
-    for line in res.stdout.splitlines():
+    for line in text.splitlines():
         m = _FUNC.match(line)
         if m:
             cur = out.setdefault(m.group(1), [])

@@ -38,9 +38,7 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -370,16 +368,9 @@ def aot(kernel, signature: dict, constexprs: dict | None = None, *, cc: int = 90
 
 def cubin_resources(cubin: bytes) -> dict[str, dict[str, int]]:
     """{kernel: {'REG': .., 'SHARED': .., 'LOCAL': .., 'STACK': ..}} from `cuobjdump --dump-resource-usage`."""
-    exe = cuda.find_cuobjdump()
-    if exe is None:
+    text = cuda.cuobjdump(cubin, "--dump-resource-usage", timeout=60)
+    if text is None:
         return {}
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-        tmp = f.name
-    try:
-        text = subprocess.run([exe, "--dump-resource-usage", tmp], capture_output=True, text=True, timeout=60).stdout
-    finally:
-        os.unlink(tmp)
     out, cur = {}, None
     for line in text.splitlines():
         m = re.match(r"\s*Function\s+(\S+?):\s*$", line)
