@@ -82,6 +82,7 @@ import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
+from phase2_cuda.lab08_sgemm import _mnk          # (M, N, K) from an int or a 3-tuple, as lab 2.8's sizes
 
 LAB = "phase4_lab03_tensor_cores"
 TUNED = LAB + "_tuned"
@@ -103,13 +104,6 @@ WGMMA_NAME = "cuda 03 wgmma+TMA"
 # ---------------------------------------------------------------------------------------------------------------------
 # Reference, inputs, tolerance
 # ---------------------------------------------------------------------------------------------------------------------
-def _mnk(size) -> tuple[int, int, int]:
-    if isinstance(size, (tuple, list)):
-        m, n, k = (int(s) for s in size)
-        return m, n, k
-    return int(size), int(size), int(size)
-
-
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C = A @ B in float64. The lab driver passes the inputs as they are stored (already rounded to bf16/fp16), so
     the reference is the exact product of the rounded inputs, and only accumulation and output rounding remain."""

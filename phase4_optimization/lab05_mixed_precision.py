@@ -74,7 +74,6 @@ Run: python -m phase4_optimization.lab05_mixed_precision [--quick]
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import sys
@@ -84,6 +83,7 @@ import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
+from phase3_triton.lab02_matmul import _tf32      # TF32 on or off for cuBLAS through torch, restored afterwards
 
 LAB = "phase4_lab05_mixed_precision"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab05_mixed_precision.cu")
@@ -597,18 +597,6 @@ def norm_ops_table(rows_: int, cols: int, dtypes=("float32", "bfloat16", "float1
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU: GEMM in each precision (cuBLAS through torch), error vs float64 and speed
 # ---------------------------------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _tf32(on: bool):
-    import torch
-
-    old = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = on
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = old
-
-
 def fp8_available() -> tuple[bool, str]:
     import torch
 
