@@ -89,6 +89,15 @@ def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
     return compare_case(lab, v.fn(*inputs, out=out), ref, size, dtype)
 
 
+def stop_before_bench(ok: bool, args) -> int | None:
+    """After a lab's checks on a GPU: the exit status when it stops there (1: a check failed, so nothing is timed;
+    0: --no-bench), or None to go on to the benchmark."""
+    if not ok:
+        print("correctness failed: not benchmarking")
+        return 1
+    return None if args.bench else 0
+
+
 def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True) -> tuple[list[dict], bool]:
     """Run every available variant on every case; print one line per variant; return (rows, all_ok)."""
     rows, all_ok = [], True

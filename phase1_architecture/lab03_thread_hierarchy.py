@@ -410,11 +410,8 @@ def main(argv=None) -> int:
     report.print_table(mapping_table(rec), title=f"hier_01_whoami, {MAP_BLOCKS} blocks of {MAP_BLOCK} threads "
                                                  "(selected rows)")
     print(f"%laneid and the formula (tx + ty * bx) % 32 agree for all {len(rec)} threads: {rule_ok}")
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     os.makedirs(out_dir, exist_ok=True)
     tl_ = timeline(spin_us=10.0 if args.quick else 20.0)

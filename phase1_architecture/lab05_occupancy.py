@@ -470,11 +470,8 @@ def main(argv=None) -> int:
     print(f"\ncalculator vs driver on this GPU: {len(cases) - len(bad)}/{len(cases)} cases agree")
     for c in bad[:10]:
         print("  MISMATCH", c)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     n = args.size or (2**22 if args.quick else BENCH_N)
     points = (1, 4, 16, 64) if args.quick else WARP_POINTS
     rows = occupancy_sweep(n, points)

@@ -334,11 +334,8 @@ def main(argv=None) -> int:
     print(f"cuBLAS peer: TF32 {tf32_state()}")
     _, ok = lab.check_variants(this, VARIANTS + PEERS, CHECK_CASES[:6] if args.quick else CHECK_CASES)
     show_compile_report(args.arch)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     os.makedirs(out_dir, exist_ok=True)
     shapes = [(1024, 1024, 1024)] if args.quick else ([main_shape] if args.size else

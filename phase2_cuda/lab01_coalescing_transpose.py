@@ -518,11 +518,8 @@ def main(argv=None) -> int:
     ok &= probes_ok
     show_compile_reports(args.arch)
     show_models()
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     ceiling = device.ceilings()
     side = args.size or (4096 if args.quick else MAIN_SIDE)

@@ -391,11 +391,8 @@ def main(argv=None) -> int:
     ok &= sweep_ok
     show_models()
     show_compile_reports(args.arch)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     ceiling = device.ceilings()
     strides = [0, 1, 2, 3, 4, 8, 16, 31, 32, 33] if args.quick else list(range(0, 34))

@@ -377,11 +377,8 @@ def main(argv=None) -> int:
 
     _, ok = lab.check_variants(this, VARIANTS + PEERS, CHECK_CASES[:9] if args.quick else CHECK_CASES)
     show_compile_reports(args.arch)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     ceiling = device.ceilings()
     n = args.size or (2**24 if args.quick else MAIN_N)

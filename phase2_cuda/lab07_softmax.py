@@ -622,11 +622,8 @@ def main(argv=None) -> int:
                                                   ((4, 32768), "float32")])
     show_plans()
     show_compile_reports(args.arch)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     out_dir = args.out or report.results_dir()
     if args.tune:
         rows = tune()

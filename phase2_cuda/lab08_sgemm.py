@@ -871,11 +871,8 @@ def main(argv=None) -> int:
 
     _, ok = lab.check_variants(this, VARIANTS + PEERS, CHECK_CASES[:6] if args.quick else CHECK_CASES)
     res_rows = show_compile_reports(args.arch)
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     prec = peer_precision()
     report.print_table(prec, title="TF32 check: relative error against float64 at 1024^3")
     sizes = [args.size] if args.size else ([1024, 2048] if args.quick else list(SIZES))

@@ -714,11 +714,8 @@ def main(argv=None) -> int:
     report.print_table(launched_kernels_report(show_sass=True),
                        title="What the GPU launches compiled (Triton specializes on the actual arguments: alignment "
                              "and n % 16)")
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     ceiling = device.ceilings()["hbm_gbps"]
     rows = bench_vector_add(ceiling, rounds=1 if args.quick else 3)
     rows += bench_rowsum(ROWSUM_SHAPES[:1] if args.quick else ROWSUM_SHAPES, ceiling)

@@ -619,11 +619,8 @@ def main(argv=None) -> int:
               "and bf16 tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). "
               "Autotuning, cuBLAS and timing need a GPU.")
         return 0 if ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     rounds = 1 if args.quick else 3
     targets = TARGETS[:1] if args.quick else TARGETS
     size_rows = []

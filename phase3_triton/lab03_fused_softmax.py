@@ -493,11 +493,8 @@ def main(argv=None) -> int:
         print("\nThe Triton kernels ran in the interpreter (small shapes, -inf entries and outliers included); timing "
               "and the torch peers need a GPU.")
         return 0 if ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     ceiling = device.ceilings()["hbm_gbps"]
     warps = [] if args.quick else tune(ceiling)
     rows, targets = bench_targets(ceiling, rounds=1 if args.quick else 3)

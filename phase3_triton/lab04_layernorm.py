@@ -699,11 +699,8 @@ def main(argv=None) -> int:
         print("\nThe Triton kernels ran in the interpreter (forward, backward and the column reduction, single-piece "
               "and looped paths,\nfp32 / bf16 / fp16 / fp64). Tuning, timing and the torch peers need a GPU.")
         return 0 if ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     ceiling = device.ceilings()["hbm_gbps"]
     rows, targets, tuning = bench_targets(ceiling, rounds=1 if args.quick else 3, do_tune=not args.quick)
     report.print_table(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "config", "check"],

@@ -1290,11 +1290,8 @@ def main(argv=None) -> int:
               "layernorm single-piece and\nlong-row paths, the GEMM with bias / GELU / residual epilogues). The CUDA C "
               "kernels were only compiled (above);\ntiming, tuning and the torch peers need a GPU.")
         return 0 if ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     ceiling = device.ceilings()["hbm_gbps"]
     rounds = 1 if args.quick else 3
     ew_rows, ew_summ = bench_elementwise(ceiling, rounds)

@@ -906,11 +906,8 @@ def main(argv=None) -> int:
               "interpreter (tl.dot with an fp16 accumulator, the naive 16-bit softmax/layernorm, phase 3's kernels). "
               "The WMMA kernel was only compiled. GEMM precisions, fp8 and timings need a GPU.")
         return 0 if ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0
+    if (stop := lab.stop_before_bench(ok, args)) is not None:
+        return stop
     n = 2048 if args.quick else 4096
     gemm, why8 = gemm_table(n, rep_ms=20.0 if args.quick else 40.0)
     if why8:

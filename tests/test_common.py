@@ -314,3 +314,17 @@ def test_absolute_floor_for_exact_zeros():
     assert not check.compare(np.full(4, 2e-5, np.float32), zero, "float32").ok
     assert check.compare(np.full(4, 2e-5, np.float32), zero, tol=check.Tol(1e-5, 1e-4, atol=1e-4)).ok
     assert not check.compare(np.full(4, 2e-3, np.float32), zero, tol=check.Tol(1e-5, 1e-4, atol=1e-4)).ok
+
+
+def test_stop_before_bench(capsys):
+    """The gate every lab's main() passes after its checks: a failed check stops with 1 and says why; --no-bench
+    stops with 0; otherwise the benchmark runs (None)."""
+    from types import SimpleNamespace
+
+    from common import lab
+
+    assert lab.stop_before_bench(False, SimpleNamespace(bench=True)) == 1
+    assert "correctness failed" in capsys.readouterr().out
+    assert lab.stop_before_bench(False, SimpleNamespace(bench=False)) == 1
+    assert lab.stop_before_bench(True, SimpleNamespace(bench=False)) == 0
+    assert lab.stop_before_bench(True, SimpleNamespace(bench=True)) is None
