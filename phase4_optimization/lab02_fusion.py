@@ -188,9 +188,17 @@ def tolerance(size, dtype: str) -> check.Tol:
     # small next to its slope (|t g'(t) / g(t)| ~ 4 at t = -2), which amplifies that rounding; over a handful of
     # elements the norm error can pass the dtype's default (seen: 1.07e-2 for a 1 x 1 x 1 bf16 linear + GELU,
     # three roundings in a row). Twice the default norm limit; the per-element limit stays.
+    # In the interpreter, bf16 also rounds toward zero (Triton 3.9's x.to(tl.bfloat16) truncates, as lab 4.3 notes):
+    # each rounding can cost 2^-8 instead of 2^-9, all in the same direction, and the unfused linear + bias + GELU
+    # chain rounds three times; seen on the CPU (seed 4065416443): 2.35e-2 on a 1 x 1 x 1 case (0.265 against the
+    # reference: three truncations of 0.78%). So twice again there, on the CPU only; the GPU limits are unchanged.
+    # Deep in GELU's negative tail the output is ~0 (g(-5) ~ -1.5e-6) and a relative error means nothing: on one
+    # element (1 x 1 x 1) neither limit has another scale, and seed 3 gave 0.28 relative for 5e-8 absolute. An
+    # absolute floor of 1e-4 (the inputs and outputs are of order 1; a real bug costs order 1) covers that.
     t = check.tolerance(dtype)
     if dtype in ("bfloat16", "float16") and "gelu" in size[0]:
-        return check.Tol(2 * t.rel_norm, t.elem, t.atol)
+        trunc = 2 if INTERPRETER and dtype == "bfloat16" else 1
+        return check.Tol(2 * trunc * t.rel_norm, t.elem, max(t.atol, 1e-4))
     return t
 
 
