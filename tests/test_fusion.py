@@ -62,7 +62,9 @@ def test_byte_prediction():
     rows = {r["case"]: r for r in fz.byte_table(64, 64, 64, 64, 4096)}
     assert rows["bias_gelu_erf"]["predicted speed-up"] == pytest.approx(2.0)
     assert rows["residual_layernorm"]["predicted speed-up"] == pytest.approx(1.25)
-    assert 1.05 < rows["linear_gelu_tanh"]["predicted speed-up"] < 1.3
+    # 4096^3: GEMM 0.196 ms at 700 TFLOP/s plus the unfused tail's 4 N^2 bf16 elements (134 MB) at 4.4 TB/s, 0.031 ms,
+    # over the GEMM alone: the 1.155x the lab's docstring quotes
+    assert rows["linear_gelu_tanh"]["predicted speed-up"] == pytest.approx(1.1554, abs=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
