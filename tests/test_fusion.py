@@ -239,22 +239,28 @@ def test_gpu_groups_with_peers(group):
     assert ok, [r["result"] for r in rows]
 
 
+def _one_element_past_16_bytes(arrays_):
+    """Copies of the arrays, each starting one element past a 16-byte boundary (same shape and values)."""
+    import torch
+
+    out = []
+    for a in arrays_:
+        t = fz._torch_view(a)
+        buf = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+        v = buf[1:].view(t.shape)
+        v.copy_(t)
+        out.append(v)
+    return out
+
+
 @gpu
 @pytest.mark.parametrize("dtype", fz.DTYPES)
 @pytest.mark.parametrize("op", fz.EW_OPS)
 def test_gpu_cuda_misaligned_takes_scalar_path(op, dtype):
     """A contiguous matrix starting one element past a 16-byte boundary: the wrappers must pick the scalar kernels."""
-    import torch
-
     m, n = 33, 64
     inputs = fz.make_inputs((op, m, n), dtype, check.rng(75), "cuda")
-    shifted = []
-    for a in inputs[1:]:
-        t = fz._torch_view(a)
-        buf = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-        v = buf[1:].view(t.shape)
-        v.copy_(t)
-        shifted.append(v)
+    shifted = _one_element_past_16_bytes(inputs[1:])
     assert not arrays.aligned(shifted[0], 16)
     ref = fz.reference(op, *[arrays.to_numpy(a).astype(np.float64) for a in inputs[1:]])
     for fn in (fz.ew_cuda_fused, fz.ew_cuda_unfused):
@@ -280,17 +286,9 @@ def test_gpu_linear_big_tile_ragged():
 @gpu
 @pytest.mark.parametrize("dtype", fz.DTYPES)
 def test_gpu_cuda_layernorm_misaligned_takes_scalar_path(dtype):
-    import torch
-
     m, n = 7, 256
     inputs = fz.make_inputs(("residual_layernorm", m, n), dtype, check.rng(77), "cuda")
-    shifted = []
-    for a in inputs[1:]:
-        t = fz._torch_view(a)
-        buf = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-        v = buf[1:].view(t.shape)
-        v.copy_(t)
-        shifted.append(v)
+    shifted = _one_element_past_16_bytes(inputs[1:])
     ref_y, ref_h = fz.reference("residual_layernorm", *[arrays.to_numpy(a).astype(np.float64) for a in inputs[1:]])
     y, h = fz.residual_layernorm_cuda(*shifted, out=(check.poisoned((m, n), dtype, shifted[0]),
                                                        check.poisoned((m, n), dtype, shifted[0])))
