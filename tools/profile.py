@@ -1,0 +1,236 @@
+"""Nsight Compute profiles of the kernels that missed their targets, next to the library kernel they were measured
+against, so the closing notes can say what the hardware counters show instead of guessing.
+
+    python -m tools.profile [--cases a,b] [--out results/h200/profile]     # on a GPU machine with ncu
+    python -m tools.profile --list                                         # the cases (any machine)
+    python -m tools.profile --summarize DIR                                # table from the CSVs a run wrote
+
+How it works: one Python process sets up every case, runs each once to compile and warm it up, then runs it once
+more between cudaProfilerStart and cudaProfilerStop. `ncu --profile-from-start off` records only those launches,
+with every section of `--set full` (about 40 replays of each kernel, clocks left alone: `--clock-control none`).
+The raw page is exported as CSV and reduced to one table of the numbers that explain a GEMM or an attention kernel:
+tensor-pipe activity, issue-slot use, achieved occupancy, the top warp-stall reasons, shared-memory bank conflicts,
+L2 hit rate and DRAM throughput. Without a GPU or without ncu the command says so in one sentence and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+# case -> what it is (the shape and config are in _setup)
+CASES = {
+    "mma_default": "lab 4.3 tc_02_mma_sync, default 128x256x32 4 stages, bf16 4096^3",
+    "mma_128x128": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages (lab 4.4's best), bf16 4096^3",
+    "cublas_gemm": "torch.matmul (cuBLAS) bf16 4096^3, the peer of both",
+    "linear_gelu": "lab 4.2 Triton GEMM + bias + GELU epilogue, bf16 4096^3, 128x256x64 8 warps 3 stages",
+    "attn_triton": "lab 4.6 Triton flash forward, B4 H32 S4096 D128 non-causal, bf16",
+    "attn_cudnn": "torch SDPA cuDNN forward, same shape",
+    "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
+    "attn_flash": "torch SDPA flash forward, same shape",
+}
+
+# (label, metric name, scale) read from ncu's raw page; the first name present wins
+METRICS = [
+    ("time us", ["gpu__time_duration.sum"], 1e-3),
+    ("SM %", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"], 1),
+    ("tensor pipe %", ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+                       "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"], 1),
+    ("gmma pipe %", ["sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"], 1),
+    ("issue active %", ["sm__inst_issued.avg.pct_of_peak_sustained_active",
+                        "smsp__issue_active.avg.pct_of_peak_sustained_active"], 1),
+    ("occupancy %", ["sm__warps_active.avg.pct_of_peak_sustained_active"], 1),
+    ("regs", ["launch__registers_per_thread"], 1),
+    ("smem KiB", ["launch__shared_mem_per_block_dynamic"], 1 / 1024),
+    ("L2 hit %", ["lts__t_sector_hit_rate.pct"], 1),
+    ("DRAM %", ["dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"], 1),
+    ("smem conflicts", ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"], 1),
+]
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+
+
+def _setup(case: str):
+    """A zero-argument callable that launches the case's kernel(s) once on prepared inputs."""
+    import torch
+
+    torch.manual_seed(0)
+    g = lambda *shape: torch.randn(*shape, device="cuda", dtype=torch.bfloat16)  # noqa: E731
+    if case.startswith("mma_") or case == "cublas_gemm":
+        from phase4_optimization import lab03_tensor_cores as tc
+        n = 4096
+        a, b = g(n, n), g(n, n)
+        c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+        if case == "cublas_gemm":
+            return lambda: torch.matmul(a, b, out=c)
+        cfg = tc.DEFAULT_CONFIG if case == "mma_default" else tc._cfg(128, 128, 32, 64, 64, 4)
+        return lambda: tc.gemm_mma(a, b, c, config=cfg)
+    if case == "linear_gelu":
+        from phase4_optimization import lab02_fusion as fu
+        n = 4096
+        x, w, bias = g(n, n), g(n, n) / math.sqrt(n), g(n)
+        y = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+        cfg = fu._gcfg(128, 256, 64, 8, 3)
+        return lambda: fu.linear(x, w, bias, activation="gelu_tanh", out=y, config=cfg)
+    if case.startswith("attn_"):
+        from phase4_optimization import lab06_attention as at
+        q, k, v = (g(4, 32, 4096, 128) for _ in range(3))
+        if case == "attn_triton":
+            return lambda: at.flash_attn_fwd(q, k, v, causal=False)
+        if case == "attn_cuda":
+            from phase4_optimization import attention_cuda as ac
+            return lambda: ac.flash_attn_cuda(q, k, v, causal=False)
+        return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])
+    raise ValueError(f"unknown case {case!r}; --list shows them")
+
+
+def inner(cases: list[str]) -> int:
+    """Run inside ncu: warm every case, then each once inside a profiler range. Prints the order."""
+    import cupy
+    import torch
+
+    done = []
+    for case in cases:
+        try:
+            fn = _setup(case)
+            fn()
+            fn()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' profiles
+            print(f"case {case}: setup failed: {type(e).__name__}: {e}", flush=True)
+            continue
+        cupy.cuda.runtime.profilerStart()
+        fn()
+        torch.cuda.synchronize()
+        cupy.cuda.runtime.profilerStop()
+        done.append(case)
+        print(f"case {case}: profiled", flush=True)
+        del fn
+        torch.cuda.empty_cache()
+    with open(os.environ.get("PROFILE_ORDER", "profile_order.json"), "w") as f:
+        json.dump(done, f)
+    return 0
+
+
+def _num(s: str) -> float | None:
+    try:
+        return float(str(s).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def summarize(csv_path: str, order: list[str] | None = None) -> list[dict]:
+    """One row per profiled kernel: METRICS plus the three largest stall reasons (warps stalled per issued
+    instruction, the measure ncu's WarpStateStats section ranks by)."""
+    with open(csv_path, newline="") as f:
+        rows = list(csv.reader(f))
+    start = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
+    head = rows[start]
+    data = [r for r in rows[start + 1:] if r and r[0].strip().isdigit()]   # skip the units row
+    col = {name: i for i, name in enumerate(head)}
+    out = []
+    for r in data:
+        row = {"kernel": r[col["Kernel Name"]][:60], "grid": r[col.get("Grid Size", 0)],
+               "block": r[col.get("Block Size", 0)]}
+        for label, names, scale in METRICS:
+            for name in names:
+                if name in col and _num(r[col[name]]) is not None:
+                    row[label] = _num(r[col[name]]) * scale
+                    break
+        stalls = {}
+        for name, i in col.items():
+            if name.startswith(STALL_PREFIX) and name.endswith(STALL_SUFFIX) and "not_issued" not in name:
+                v = _num(r[i])
+                if v is not None:
+                    stalls[name[len(STALL_PREFIX):-len(STALL_SUFFIX)]] = v
+        top = sorted(stalls.items(), key=lambda kv: -kv[1])[:4]
+        row["top stalls (warps per issue)"] = ", ".join(f"{k} {v:.2f}" for k, v in top)
+        out.append(row)
+    if order and len(order) == len(out):
+        for case, row in zip(order, out):
+            row["case"] = case
+    return out
+
+
+def print_table(rows: list[dict]) -> None:
+    from common import report
+    report.print_table(rows)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tools.profile", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated cases (default: all; --list names them)")
+    p.add_argument("--out", default=None, help="folder for the .ncu-rep, CSV and summary (default: "
+                                               "results/<gpu>/profile)")
+    p.add_argument("--list", action="store_true", help="print the cases and exit")
+    p.add_argument("--summarize", metavar="DIR", help="print the summary table of a folder a run wrote, and exit")
+    p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.list:
+        for k, v in CASES.items():
+            print(f"{k:13s} {v}")
+        return 0
+    cases = [c for c in a.cases.split(",") if c]
+    bad = [c for c in cases if c not in CASES]
+    if bad:
+        p.error(f"unknown case(s) {', '.join(bad)}; choose from {', '.join(CASES)}")
+    if a.summarize:
+        path = os.path.join(a.summarize, "raw.csv")
+        if not os.path.exists(path):
+            print(f"{path} not found: run the profile on a GPU machine first", file=sys.stderr)
+            return 2
+        order_path = os.path.join(a.summarize, "order.json")
+        order = json.load(open(order_path)) if os.path.exists(order_path) else None
+        print_table(summarize(path, order))
+        return 0
+    if a.inner:
+        return inner(cases)
+    from common import device
+    if not device.has_gpu():
+        print("no CUDA GPU here: Nsight Compute profiles need one (see README, 'Running without a GPU')",
+              file=sys.stderr)
+        return 2
+    ncu = shutil.which("ncu") or next((q for q in ("/usr/local/cuda/bin/ncu",) if os.path.exists(q)), None)
+    if not ncu:
+        print("ncu (Nsight Compute) not found on PATH or in /usr/local/cuda/bin: install Nsight Compute",
+              file=sys.stderr)
+        return 2
+    out = a.out or os.path.join(ROOT, "results", device.gpu_slug(), "profile")
+    os.makedirs(out, exist_ok=True)
+    rep = os.path.join(out, "kernels")
+    env = dict(os.environ, PROFILE_ORDER=os.path.join(out, "order.json"))
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--set", "full", "--force-overwrite",
+           "-o", rep, sys.executable, "-m", "tools.profile", "--inner", "--cases", ",".join(cases)]
+    print("$", " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd, cwd=ROOT, env=env)
+    if rc != 0 or not os.path.exists(rep + ".ncu-rep"):
+        print(f"ncu exited {rc}; no report written", file=sys.stderr)
+        return 1
+    with open(os.path.join(out, "raw.csv"), "w") as f:
+        subprocess.call([ncu, "--import", rep + ".ncu-rep", "--page", "raw", "--csv"], stdout=f)
+    with open(os.path.join(out, "details.txt"), "w") as f:
+        subprocess.call([ncu, "--import", rep + ".ncu-rep", "--page", "details"], stdout=f)
+    order = json.load(open(os.path.join(out, "order.json")))
+    rows = summarize(os.path.join(out, "raw.csv"), order)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"command": "python -m tools.profile --cases " + ",".join(cases), "cases": CASES,
+                   "rows": rows}, f, indent=1)
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
