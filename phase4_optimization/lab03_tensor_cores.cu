@@ -224,6 +224,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1                 // __launch_bounds__'s blocks per SM: 2 caps registers at 65536 / (2 NTHREADS)
+#endif
 
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -244,6 +247,14 @@ static_assert((BM * A_CPR) % NTHREADS == 0 && (BK * B_CPR) % NTHREADS == 0 && BM
               BK * B_CPR >= NTHREADS, "each thread copies a whole number (>= 1) of chunks of each tile");
 static_assert(STAGES >= 2, "at least two stages");
 
+// Interior fast path (see load_tile_fast): thread t copies chunks t, t + NTHREADS, ... of each tile, i.e. the same
+// chunk column in rows r0, r0 + A_ROWS_STEP, ... When that row step is a multiple of 8 the swizzle pattern repeats,
+// so chunk i's shared address is chunk 0's plus a compile-time constant, and its global address chunk 0's plus
+// i row steps: two base addresses per operand, computed once, replace ~25 integer instructions per chunk.
+#define A_ROWS_STEP (NTHREADS / A_CPR)
+#define B_ROWS_STEP (NTHREADS / B_CPR)
+#define FAST_OK (NTHREADS % A_CPR == 0 && NTHREADS % B_CPR == 0 && A_ROWS_STEP % 8 == 0 && B_ROWS_STEP % 8 == 0)
+
 // Chunk index (16-byte units) of logical chunk `c` of row `r`. Rows of >= 8 chunks: XOR the chunk's low 3 bits with
 // r mod 8, so the same chunk of 8 consecutive rows lands in 8 different 16-byte bank groups. Rows of 4 chunks (64 B,
 // two rows per 128-byte line): XOR with (r / 2) mod 4, which does the same for the pairs.
@@ -260,6 +271,10 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
     // src_bytes < 16 zero-fills the rest of the 16 bytes; 0 reads nothing at all (src is then any valid address)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+// The same copy of a chunk known to lie wholly inside the matrix: no src-size operand, no bounds arithmetic.
+__device__ __forceinline__ void cp_async_16_full(unsigned dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N_>
@@ -299,7 +314,7 @@ __device__ __forceinline__ void load_chunk(in_t* dst, const in_t* base, const in
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NTHREADS, 1)
+extern "C" __global__ void __launch_bounds__(NTHREADS, MIN_BLOCKS)
 tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const in_t* __restrict__ B, int ldb,
                out_t* __restrict__ C, int ldc, int flags) {
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -339,6 +354,26 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
         }
     };
 
+    // Interior blocks (the tile wholly inside C, both operands 16-byte capable) copy their full k-tiles through
+    // load_tile_fast; edge blocks, the last partial k-tile and gathered operands take load_tile (the general path).
+    const bool fast = FAST_OK && va && vb && bm + BM <= M && bn + BN <= N;
+    const int full_k_tiles = fast ? K / BK : 0;
+    const int ar0 = tid / A_CPR, ac0 = tid % A_CPR, br0 = tid / B_CPR, bc0 = tid % B_CPR;
+    const in_t* ga = A + (size_t)(bm + ar0) * lda + ac0 * 8;          // this thread's first A chunk of k-tile 0
+    const in_t* gb = B + (size_t)br0 * ldb + bn + bc0 * 8;            // and its first B chunk
+    const unsigned sa = smem_u32(As + swz<A_CPR>(ar0, ac0) * 8);
+    const unsigned sb = smem_u32(Bs + swz<B_CPR>(br0, bc0) * 8);
+    auto load_tile_fast = [&](int stage, int kt) {
+        const in_t* a = ga + (size_t)kt * BK;
+        const in_t* b = gb + (size_t)kt * BK * ldb;
+#pragma unroll
+        for (int i = 0; i < BM * A_CPR / NTHREADS; ++i)
+            cp_async_16_full(sa + (stage * A_STAGE + i * A_ROWS_STEP * BK) * 2, a + (size_t)i * A_ROWS_STEP * lda);
+#pragma unroll
+        for (int i = 0; i < BK * B_CPR / NTHREADS; ++i)
+            cp_async_16_full(sb + (stage * B_STAGE + i * B_ROWS_STEP * BN) * 2, b + (size_t)i * B_ROWS_STEP * ldb);
+    };
+
     float acc[MT][NT][4];
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -350,7 +385,8 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
     // --- prologue: STAGES - 1 k-tiles in flight (an empty group where there is no tile keeps the count uniform)
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < num_k_tiles) load_tile(s, s);
+        if (s < full_k_tiles) load_tile_fast(s, s);
+        else if (s < num_k_tiles) load_tile(s, s);
         cp_async_commit();
     }
 
@@ -363,7 +399,8 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
         cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
         __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
         const int next = kt + STAGES - 1;
-        if (next < num_k_tiles) load_tile(next % STAGES, next);
+        if (next < full_k_tiles) load_tile_fast(next % STAGES, next);
+        else if (next < num_k_tiles) load_tile(next % STAGES, next);
         cp_async_commit();
 
         const in_t* as = As + (kt % STAGES) * A_STAGE;
