@@ -223,6 +223,16 @@ def test_validation_errors_layernorm_and_linear():
         fz.linear(a, _put(np.ones((8, 3)), "float16"))
 
 
+def test_gelu_tail_tolerance_has_an_absolute_floor_that_still_catches_bugs():
+    """fp32 GELU deep in its negative tail: 1 + tanh(u) cancels, so one rounding is ~1e-3 relative on a ~5e-5
+    output (seen on the H200, 1 x 1 float32). The fp32 floor (1e-6) passes that and fails an order-1 bug."""
+    tol = fz.tolerance(("bias_gelu_tanh", 1, 1), "float32")
+    assert tol.atol == 1e-6 and fz.tolerance(("bias_residual", 1, 1), "float32").atol == 0.0
+    ref = np.array([[-5.35e-5]])
+    assert check.compare(ref + 5.82e-8, ref, "float32", tol).ok
+    assert not check.compare(ref + 1e-3, ref, "float32", tol).ok
+
+
 def test_cli_quick():
     assert fz.main(["--quick", "--no-plot", "--no-json"]) == 0
 
