@@ -42,7 +42,7 @@ CASES = {
 
 # (label, metric name, scale) read from ncu's raw page; the first name present wins
 METRICS = [
-    ("time us", ["gpu__time_duration.sum"], 1e-3),
+    ("time us", ["gpu__time_duration.sum"], "time"),
     ("SM %", ["sm__throughput.avg.pct_of_peak_sustained_elapsed"], 1),
     ("tensor pipe %", ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
                        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"], 1),
@@ -139,7 +139,10 @@ def summarize(csv_path: str, order: list[str] | None = None) -> list[dict]:
     start = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
     head = rows[start]
     data = [r for r in rows[start + 1:] if r and r[0].strip().isdigit()]   # skip the units row
+    units = rows[start + 1] if len(rows) > start + 1 and not rows[start + 1][0].strip().isdigit() else []
     col = {name: i for i, name in enumerate(head)}
+    to_us = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3, "s": 1e6,
+             "second": 1e6}
     out = []
     for r in data:
         row = {"kernel": r[col["Kernel Name"]][:60], "grid": r[col.get("Grid Size", 0)],
@@ -147,6 +150,9 @@ def summarize(csv_path: str, order: list[str] | None = None) -> list[dict]:
         for label, names, scale in METRICS:
             for name in names:
                 if name in col and _num(r[col[name]]) is not None:
+                    if scale == "time":       # ncu picks the unit per report (ns, us or ms): read it
+                        unit = units[col[name]].strip() if col[name] < len(units) else "ns"
+                        scale = to_us.get(unit, 1e-3)
                     row[label] = _num(r[col[name]]) * scale
                     break
         stalls = {}
