@@ -15,26 +15,26 @@ One FLOP per 12 bytes is ~180x below the ridge point of an H200 (67 TFLOP/s / 4.
 the best any version can do is move 12 n bytes at the measured HBM ceiling. On an H200, 2^28 elements (3 GiB) at
 ~4.4 TB/s take ~0.73 ms.
 
-Measured on an H200 (results/h200/phase1_lab02_vector_add.json, commit 173e2d9; measured HBM ceiling 4,341 GB/s,
+Measured on an H200 (results/h200/phase1_lab02_vector_add.json, commit 72d4173; measured HBM ceiling 4,342 GB/s,
 the best of three streaming kernels, torch.add):
-  * at 2^28 elements, head to head in 7 interleaved rounds (commit 173e2d9): torch.add 4,344 GB/s; float4 (03)
-    4,357 GB/s = 1.003x; float4 + evict-first stores (04) 4,364 GB/s = 1.005x; Triton (then 1024 elements x 4 warps)
-    4,344 GB/s = 0.99998x, a tie within the 0.4% spread; at 2^29: 1.002x, 1.003x and 1.0004x. Re-run at commit
-    11dacc8: 2^28 1.00x / 1.00x / 0.9995x, 2^29 1.00x / 1.00x / 1.00x. The tuner (commit 31784b5, 2^28, 3 interleaved
-    rounds) then put Triton with 512 elements x 4 warps - one 16-byte load per input per thread, vadd_04's best
-    shape - at 1.0048x torch.add, vadd_04 (128 threads, 1 float4, streaming stores) at 1.0054x and vadd_03 at 1.0045x;
-    512 x 4 is now the default. 91% of the 4.8 TB/s datasheet figure is what HBM3e gives a read+write stream.
-  * one float per thread (01) stalls at 3,477 GB/s (0.80 of torch.add at 2^29) and the grid-stride loop (02) at
-    3,636: 8 bytes of loads in flight per thread is not enough to cover HBM latency; float4 quadruples it and closes
+  * at 2^28 elements, head to head in 7 interleaved rounds: torch.add 4,344 GB/s; float4 (03) 4,357 GB/s = 1.003x;
+    float4 + evict-first stores (04) 4,363 GB/s = 1.004x; Triton (512 elements x 4 warps) 4,361 GB/s = 1.004x; at
+    2^29: 1.003x, 1.004x and 1.004x, all inside the 0.2-0.4% spread of the rounds. Earlier runs: commit 173e2d9 and
+    11dacc8 had Triton at 1024 elements x 4 warps, a tie at 2^28 (0.99998x, then 0.9995x); the tuner (commit
+    31784b5, 2^28, 3 interleaved rounds) put 512 x 4 - one 16-byte load per input per thread, vadd_04's best shape -
+    at 1.0048x, vadd_04 (128 threads, 1 float4, streaming stores) at 1.0054x, vadd_03 at 1.0045x, so 512 x 4 became
+    the default. 91% of the 4.8 TB/s datasheet figure is what HBM3e gives a read+write stream.
+  * one float per thread (01) stalls at 3,475 GB/s (0.80 of torch.add at 2^29) and the grid-stride loop (02) at
+    3,635: 8 bytes of loads in flight per thread is not enough to cover HBM latency; float4 quadruples it and closes
     the gap. cupy.add, a generic elementwise kernel, reaches 2,540 GB/s.
   * below ~2^23 elements the first run (plain timer) took 30-55 us per call whatever the size: the host's cost of one
     Python call (argument checks, CuPy's launch path, torch's from_dlpack), not the GPU's, so it showed no L2-resident
     plateau. The sweep now times sizes up to 2^24 as CUDA graphs of 100 launches (common.bench, graph=True), and the
-    three regions appear (commit 11dacc8 run): launch-bound below ~2^16 (2^10 elements: 13 GB/s, ~1 us per launch
-    whatever the size; 2^16: 635 GB/s); L2-resident from ~2^19 to 2^22, where the three arrays (12 n bytes) fit in the
-    60 MiB L2 and no flush runs between replays: float4 + evict-first stores peak at 6,737 GB/s at 2^21 (24 MiB),
-    1.54x the HBM ceiling (torch.add 6,175, Triton 6,297); HBM-bound from 2^23 (96 MiB > L2) on, rising to the
-    ceiling (2^29: 4,406 / torch.add 4,393 GB/s).
+    three regions appear: launch-bound below ~2^16 (2^10 elements: 12-14 GB/s, ~1 us per launch whatever the size;
+    2^16: 523-644 GB/s); L2-resident from ~2^19 to 2^22, where the three arrays (12 n bytes) fit in the 60 MiB L2 and
+    no flush runs between replays: float4 peaks at 6,741 GB/s at 2^21 (24 MiB), 1.55x the HBM ceiling (torch.add
+    6,178, Triton 6,687); at 2^22 (48 MiB, most of the L2) only the evict-first stores of 04 and Triton keep 5,000+
+    GB/s; HBM-bound from 2^23 (96 MiB > L2) on, rising to the ceiling (2^29: 4,386 / torch.add 4,372 GB/s).
 
 Run: python -m phase1_architecture.lab02_vector_add [--quick] [--size N] [--no-bench]
 """

@@ -14,18 +14,22 @@ backend (343 TFLOP/s on the H200), measured in the same run; cuDNN (603 TFLOP/s 
 this mma.sync design cannot reach.
 
 Measured on an H200 (results/h200/phase4_lab06_attention.json, rows "cuda mma.sync flash fwd", timed by
-lab06_attention's benchmark in 3 interleaved rounds with the peers; no ncu profile was taken). The rows' config field
-is empty: the lab calls flash_attn_cuda(q, k, v, causal=...) with the defaults, so what ran is attn_02_mma_pipelined,
-4 warps (BLOCK_M 64), BLOCK_N 64, MIN_BLOCKS from the .cu (sm_90: 3 CTAs per SM at D128, 4 at D64). It was correct on
-every check case, and the --debug probe showed every row taking its own key and every column in place. B4 H32 S4096
-D128 non-causal: 323.6 TFLOP/s = 0.952x SDPA flash (339.8 in the same run; 343 when the issue was written): the
->= 1.0x target was missed by ~5%. Causal: 306.8 against flash 309.6 = 0.99x; D64 B8 H32 S2048: 287.2 against 294.7 =
-0.975x. Against cuDNN (603.1 / 525.4 / 448.5): 0.537x / 0.584x / 0.640x, as expected of mma.sync against wgmma.
-Not measured in that run: rung 01 and this module's own three-shape comparison of rung 02 (4 warps x 3 CTAs,
-4 x 2, 8 x 1), so the "2-3x rung 01" prediction and the choice of 4 warps x 3 CTAs are still open. The likely cause
-of the ~5% (an inference, not a profile): the one the prediction names, 16 query rows per warp against FA2's 32, so
-every K/V fragment read from shared memory feeds half as many mma, and 64-row blocks re-read K and V from L2 twice
-as often as 128-row ones.
+lab06_attention's benchmark in 3 interleaved rounds with the peers). The rows' config field is empty: the lab calls
+flash_attn_cuda(q, k, v, causal=...) with the defaults, so what ran is attn_02_mma_pipelined, 4 warps (BLOCK_M 64),
+BLOCK_N 64, MIN_BLOCKS from the .cu (sm_90: 3 CTAs per SM at D128, 4 at D64). It was correct on every check case,
+and the --debug probe showed every row taking its own key and every column in place. Two runs: B4 H32 S4096 D128
+non-causal 320.4 TFLOP/s = 0.960x SDPA flash (333.7; commit 1328531), 323.6 = 0.952x (339.8; commit 31784b5): the
+>= 1.0x target was missed by 4-5% both times. Causal: 304.6 against 307.9 = 0.989x (first run 0.99x); D64 B8 H32
+S2048: 279.7 against 292.3 = 0.957x (0.975x). Against cuDNN (591.1 / 523.1 / 440.3): 0.54x / 0.58x / 0.64x, as
+expected of mma.sync against wgmma.
+What the profile shows (ncu, results/h200/profile/, non-causal D128, one launch each): 3.18 ms against FA2's 3.05,
+tensor pipe busy 53.8% against 56.8%. Our top stall is the short scoreboard (2.5 warps per issue: waiting on shared
+memory, i.e. ldmatrix), FA2's is a fixed-latency wait (1.35); our kernel has 1.43 M shared-memory bank conflicts to
+FA2's 0.33 M, and 12 resident warps per SM to FA2's 8. That fits the cause the prediction named: 16 query rows per
+warp against FA2's 32, so every K/V fragment read from shared memory feeds half as many mma, and the extra ldmatrix
+traffic (with the conflicts of the .trans reads of V) is what the warps wait on.
+Not measured: rung 01 and this module's own three-shape comparison of rung 02 (4 warps x 3 CTAs, 4 x 2, 8 x 1), so
+the "2-3x rung 01" prediction and the choice of 4 warps x 3 CTAs are still open.
 
 API used by lab06_attention.py: flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) and
 unavailable_reason() -> str | None.

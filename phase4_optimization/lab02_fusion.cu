@@ -231,10 +231,10 @@ __device__ __forceinline__ void elementwise(const typename T::raw* x, const type
 //   Bytes: add_bias, gelu = 2 M N elt each (read one matrix, write one); add = 3 M N elt.
 //   Prediction: each runs near the HBM ceiling, so a chain of two costs the sum of its passes: 4 M N elt for
 //   bias + GELU (~0.12 ms for bf16 8192 x 8192 at 4.4 TB/s), 5 M N elt for bias + residual.
-//   Measured on an H200 (results/h200/phase4_lab02_fusion.json, bf16 8192 x 8192, ceiling 4,340 GB/s): the chains
-//   cost about the sum of their passes, a little above the prediction. bias + gelu_tanh 0.145 ms (~0.12 predicted),
-//   3,701 GB/s counted at 4 M N elt (0.85 of the ceiling); bias + gelu_erf 0.156 ms (0.79); bias + residual 0.166 ms,
-//   4,035 GB/s at 5 M N elt (0.93).
+//   Measured on an H200 (results/h200/phase4_lab02_fusion.json, commit 1328531, bf16 8192 x 8192, ceiling 4,367
+//   GB/s): the chains cost about the sum of their passes, a little above the prediction. bias + gelu_tanh 0.146 ms
+//   (~0.12 predicted), 3,676 GB/s counted at 4 M N elt (0.84 of the ceiling); bias + gelu_erf 0.158 ms (0.78);
+//   bias + residual 0.167 ms, 4,022 GB/s at 5 M N elt (0.92).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f32(EW_PARAMS(float)) { elementwise<F32, OP_ADD_BIAS, 4>(EW_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f16(EW_PARAMS(U16)) { elementwise<F16, OP_ADD_BIAS, 8>(EW_ARGS); }
@@ -272,13 +272,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bf16_scalar(
 //   Prediction: the same bandwidth as fusion_01's kernels, so 2.0x (bias + GELU) and 1.67x (bias + residual) faster
 //   than the unfused chain; the GELU math (~20 FLOP per element, one expf or erff) stays hidden under the memory
 //   time in bf16 as in fp32.
-//   Measured on an H200 (same JSON): bias + residual held (0.102 ms, 0.91 of the ceiling: 1.62x the unfused chain,
-//   1.67x predicted). The GELU chains missed: gelu_tanh 0.098 ms, 2,733 GB/s (0.63): 1.48x, gelu_erf 0.101 ms (0.61):
-//   1.55x, against 2.0x. This kernel is >= 18% slower than fusion_01's GELU kernel alone (<= 0.083 ms, the chain's
-//   0.145 ms less the bias pass at its floor) with the same DRAM bytes; what it adds is the bias add and its 64-bit
+//   Measured on an H200 (same JSON): bias + residual held (0.102 ms, 0.90 of the ceiling: 1.63x the unfused chain,
+//   1.67x predicted). The GELU chains missed: gelu_tanh 0.099 ms, 2,709 GB/s (0.62): 1.47x, gelu_erf 0.101 ms (0.61):
+//   1.55x, against 2.0x. This kernel is >= 18% slower than fusion_01's GELU kernel alone (<= 0.084 ms, the chain's
+//   0.146 ms less the bias pass at its floor) with the same DRAM bytes; what it adds is the bias add and its 64-bit
 //   column modulo, which cost nothing visible without the GELU (bias + residual). Likely cause: instruction
-//   throughput, the GELU and index math no longer hidden under the memory time (an inference, no ncu profile was
-//   taken). 46 registers (tanh), 0 spills. The Triton fused kernel reached 0.82 (tanh) and 0.62 (erf).
+//   throughput, the GELU and index math no longer hidden under the memory time (an inference: this kernel was not
+//   profiled). 46 registers (tanh), 0 spills. The Triton fused kernel reached 0.81 (tanh) and 0.61 (erf).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f32(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_GELU_TANH, 4>(EW_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f16(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_GELU_TANH, 8>(EW_ARGS); }
@@ -315,11 +315,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_bf
 //   Changed since an unfused add + layernorm: h is not read back from DRAM (5 M N -> 4 M N elt, 1.25x predicted).
 //   Prediction: below the Triton kernel, which keeps the row in registers between its reductions (no L2
 //   round trips, one fewer sweep); the lesson is the byte count, the gap is the price of the simplest code.
-//   Measured on an H200 (same JSON, bf16 32768 x 4096): 0.260 ms, 4,128 GB/s counted at 4 M N elt (0.951 of the
-//   ceiling); the prediction missed the other way: 1.05x the Triton fused kernel (0.273 ms, 0.905) and 1.048x
-//   torch.compile (0.273 ms), 1.49x torch eager. The L2 re-reads of h did not show as lost time. Its timings spread
-//   7.5% p20-p80 against 0.9% for the Triton kernel (the ratios compare medians); why it beats the register-resident
-//   Triton kernel was not examined (no profile). 32 registers, 0 spills.
+//   Measured on an H200 (same JSON, commit 1328531, bf16 32768 x 4096): 0.261 ms, 4,118 GB/s counted at 4 M N elt
+//   (0.94 of the ceiling); the prediction missed the other way: 1.056x the Triton fused kernel (0.275 ms, 0.89) and
+//   1.058x torch.compile (0.276 ms), 1.49x torch eager. The L2 re-reads of h did not show as lost time. Spreads
+//   (p20-p80) 1.2% against 1.0% for the Triton kernel; the first run (commit 31784b5) gave 1.05x Triton and 1.048x
+//   torch.compile. Why it beats the register-resident Triton kernel was not examined (not profiled). 32 registers,
+//   0 spills.
 // =====================================================================================================================
 #ifndef LN_THREADS
 #define LN_THREADS 256

@@ -80,9 +80,9 @@ __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 //   warps per block leave the tensor cores idle most of the time: ~100-200 TFLOP/s. The SASS adds a reason: NVRTC
 //   13.0 loads the fragments with generic LD instructions (it does not prove the pointers shared), 32 of them for
 //   16 HMMA per k-step, where rung 02 needs 8 ldmatrix for 64.
-// Measured (H200, results/h200/phase4_lab03_tensor_cores.json): bf16 4096^3 87.1 TFLOP/s = 0.11x cuBLAS (788.8): the
-//   ratio held, the rate came in ~13% under the predicted 100-200. 2048^3: 63.0; 8192^3: 99.3 = 0.13x; fp16 4096^3:
-//   96.9 = 0.13x.
+// Measured (H200, results/h200/phase4_lab03_tensor_cores.json, commit 1328531): bf16 4096^3 85.5 TFLOP/s = 0.11x
+//   cuBLAS (785.4): the ratio held, the rate came in ~15% under the predicted 100-200. 2048^3: 61.4; 8192^3: 96.3 =
+//   0.13x; fp16 4096^3: 89.3 = 0.12x.
 #define WMMA_BM 64
 #define WMMA_BN 64
 #define WMMA_BK 32
@@ -189,20 +189,25 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 //     so the warps keep issuing mma while the next tiles arrive; the src-size operand zero-fills chunks past the
 //     edges (src-size 0), so edge tiles need no separate code; a chunk of an operand without its VEC flag is
 //     gathered element by element instead (synchronous, slower, never out of bounds or misaligned);
-//   * a larger block tile and grouped block order (GROUP_M tile-rows per group) for L2 reuse.
+//   * a larger block tile and grouped block order (GROUP_M tile-rows per group) for L2 reuse;
+//   * an interior fast path for the copies (load_tile_fast): a block wholly inside C, copying a k-tile wholly inside
+//     K, needs no bounds checks, and chunk i of a thread sits a constant distance from its chunk 0 in shared memory
+//     and i row steps from it in global memory, so two base addresses per operand replace ~25 integer instructions
+//     per chunk. At two warps per scheduler every issued instruction costs HMMA time: this took the default tile
+//     from 0.32x to 0.43x cuBLAS. Edge blocks, the last partial k-tile and gathered operands keep load_tile.
 // Prediction (H200, bf16 4096^3, default config): 450-550 TFLOP/s, 0.6-0.75x cuBLAS (733 TFLOP/s). mma.sync is the
 //   Ampere instruction: on Hopper it reaches only about 60-65% of the wgmma peak, because each warp must issue its own
 //   small MMAs and feed them from registers (ldmatrix), where wgmma lets a warpgroup read operands straight from
 //   shared memory. The issue's target is >= 0.6x cuBLAS, in the same run.
-// Measured (H200, results/h200/phase4_lab03_tensor_cores.json; this default config, untuned): target MISSED.
-//   Interleaved target run, bf16 4096^3: 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x (>= 0.6 needed). Main table:
-//   4096^3 254.8 = 0.32x (predicted 450-550 and 0.6-0.75x: about half of it), 8192^3 270.3 = 0.37x, fp16 4096^3
-//   256.5 = 0.34x. Lab 4.4's sweep of 18 configs (phase4_lab04_tiling_strategy.json) peaked at 128 x 128 x 32,
-//   4 stages: 288.7 TFLOP/s = 0.394x (cuBLAS 732 in that run), still far from 0.6. Likely causes (an inference: no
-//   ncu profile was taken): HMMA.16816 on sm_90 cannot issue at wgmma's rate, so the 60-65% ceiling assumed above was
-//   too high (well-tuned mma.sync kernels on H100 are reported to stay well below cuBLAS); ldmatrix and shared-memory
-//   bandwidth spent per HMMA; and 242 registers per thread at this config (NVRTC 13.0, no spills), so one 8-warp
-//   block per SM to hide latency (128 x 128, which fits two blocks per SM, led the sweep).
+// Measured (H200, results/h200/phase4_lab03_tensor_cores.json): target MISSED. Before the interior fast path
+//   (commit 31784b5, this default config): 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x in the interleaved target run
+//   (main table 254.8 = 0.32x, predicted 0.6-0.75x). ncu (results/h200/profile/): tensor pipe busy 42%, two warps
+//   per scheduler, an instruction every 6.4 cycles per warp, top stall "wait"; in the SASS only 22% of the issued
+//   instructions were HMMA, because each cp.async chunk cost ~25 integer instructions of address and bounds math.
+//   With load_tile_fast (commit 1328531; --tune's winner 128 x 128 x 32, 4 stages): 319.8 against 695.5 = 0.460x
+//   in the target run, 374.4 = 0.477x in the main table, 8192^3 0.496x; tensor pipe 61% busy (this default: 55%).
+//   The rest is HMMA's own rate on sm_90: the pipe's busy fraction scales as if 100% were ~610-635 TFLOP/s, ~0.8x
+//   cuBLAS (which uses wgmma), so 0.6x needs 70-77% of it; FlashAttention-2's mma.sync forward reaches 57%.
 #ifndef BM
 #define BM 128
 #endif

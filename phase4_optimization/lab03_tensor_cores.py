@@ -12,6 +12,9 @@ You will learn
     row-major B into the "col" operand), an XOR-swizzled shared layout (the eight 16-byte rows an ldmatrix phase
     reads hit 32 different banks, no padding), a cp.async pipeline of STAGES k-tiles (global -> shared without
     registers, zero-fill at the edges through the src-size operand), 64 x 64 warp tiles, grouped block order for L2;
+  * what a profile of a slow kernel looks like when the overhead is integer arithmetic: the first version spent ~25
+    instructions per 16-byte cp.async chunk on addresses and bounds, so HMMA was 22% of what it issued; an interior
+    fast path (edges keep the general code) took the same tile from 0.32x to 0.43x cuBLAS (tools/profile.py);
   * tile parameters as -D defines (BM, BN, BK, WM, WN, STAGES), validated in Python (shared memory <= 227 KiB,
     warps tile the block, registers), and a small CONFIGS list that --tune times at 4096^3 (lab 4.4 sweeps it);
   * the same product in Triton (tl.dot; on an H200 the compiler emits wgmma itself), and cuBLAS via torch/CuPy;
@@ -36,32 +39,34 @@ Predictions (H200, bf16 4096^3; each kernel's header in lab03_tensor_cores.cu ha
   * fp16 runs at the same speed as bf16 (same tensor-core rate).
 Performance target (issue): the mma.sync GEMM at bf16 4096^3 >= 0.6x cuBLAS (cuBLAS measured 733 TFLOP/s on the
 H200), measured head to head in the same run (interleaved rounds).
-Measured on an H200 (results/h200/phase4_lab03_tensor_cores.json; bf16 unless said, L2 flushed, medians; the
-mma.sync kernel ran its default config 128 x 256 x 32, 4 stages, untuned: no --tune record for this GPU): the target
-was missed. Target run (interleaved rounds, bf16 4096^3): mma.sync 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x
-(target >= 0.6; spread 0.233). Main table at 4096^3 (cuBLAS 788.8 TFLOP/s), against the predictions above:
-  * tc_01_wmma: 87.1 TFLOP/s = 0.11x: the ratio held (<= 0.25x), the rate came in ~13% under the predicted 100-200;
-  * tc_02_mma_sync: 254.8 TFLOP/s = 0.32x against 450-550 / 0.6-0.75x predicted: missed by about half (8192^3: 270.3
-    against cuBLAS 737.8 = 0.37x). Tuning does not close the gap: lab 4.4's sweep of 18 mma.sync configs
-    (results/h200/phase4_lab04_tiling_strategy.json) peaked at 128 x 128 x 32, 4 stages: 288.7 TFLOP/s = 0.394x
-    cuBLAS (732 in that run), still far from 0.6;
-  * Triton tl.dot (autotuned over TRITON_CONFIGS): 614.7 TFLOP/s = 0.78x (8192^3: 586.7 = 0.80x) against 0.9-0.95x
-    predicted: missed by ~0.12-0.17x; why it falls short of lab 3.2's 0.948x was not examined in this run;
-  * wgmma + TMA (lab03_tensor_cores_wgmma.cu): 657.9 TFLOP/s = 0.83x; 8192^3: 712.6 = 0.966x;
-  * fp16 (4096^3) ran at the bf16 speed, as predicted, within 4% except wmma: cuBLAS 765.0, wmma 96.9 (+11%),
-    mma.sync 256.5 (0.34x), Triton 592.7 (0.77x), wgmma 668.3 (0.87x).
-Why mma.sync missed - an inference from these numbers (no ncu profile was taken): (1) the predicted ceiling was too
-high. mma.sync compiles to HMMA.16816 warp instructions, and on sm_90 those do not reach the issue rate of wgmma,
-which is what Hopper needs for its full tensor-core rate; well-tuned mma.sync kernels on H100 are reported to top
-out well below cuBLAS. Lab 4.4's sweep fits that: the 256 x 256 tile aside (113.9-122.2), every mma.sync config
-sat between 189.3 and 288.7 TFLOP/s, and the tiles with the most L2 reuse (128 x 256 and 256 x 128, 85 FLOP/B:
-253.9-258.9) were slower than 128 x 128 (64 FLOP/B: 278.7-288.7), which points away from L2 or HBM as the limit.
-(2) Operand feed: every HMMA needs its A and B fragments brought from shared memory into registers by the same warp
-(ldmatrix), so shared-memory bandwidth and issue slots are spent per HMMA, where wgmma reads shared memory directly.
-(3) Occupancy: NVRTC 13.0 gives the 128 x 256 default 242 registers per thread (compile report, no spills), so one
-256-thread block per SM (8 warps, 2 per sub-partition) to hide ldmatrix and HMMA latency, and each barrier stalls the
-whole SM; the 128 x 128 tile (also 242 registers, 128 threads) fits two blocks per SM, which may be why it led the
-sweep.
+Measured on an H200 (results/h200/phase4_lab03_tensor_cores.json, commit 1328531, `--tune`; bf16 unless said, L2
+flushed, medians). The mma.sync target was missed. Two runs, before and after one change:
+  * first run (commit 31784b5, default 128 x 256 x 32, untuned): 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x in the
+    interleaved target run; 254.8 = 0.32x in the main table. ncu (results/h200/profile/, `python -m tools.profile`)
+    then showed a latency-bound kernel, not a bandwidth-bound one: tensor pipe busy 42% of the time (cuBLAS: 95%),
+    two warps per scheduler with 0.43 eligible per cycle, one instruction issued every 6.4 cycles per warp, top stall
+    "wait" (fixed-latency dependencies), DRAM 8% and L2 26% busy, no bank conflicts on ldmatrix. The SASS said why:
+    HMMA was only 22% of the instructions - each 16-byte cp.async chunk cost ~25 integer instructions of address
+    and bounds arithmetic (6 chunks per k-tile), more than the 64 HMMA they fed;
+  * the fix (tc_02's interior fast path: two base addresses per operand, computed once, for blocks wholly inside C)
+    cut that to ~5 per chunk. Second run (commit 1328531; --tune picked 128 x 128 x 32, 4 stages, 4 warps, two
+    blocks per SM): target run 319.8 TFLOP/s against cuBLAS 695.5 = **0.460x** (>= 0.6 needed; spread 0.19); main
+    table 4096^3 374.4 = 0.477x (cuBLAS 785.4), 8192^3 365.8 = 0.496x, fp16 4096^3 363.6 = 0.481x. ncu on the new
+    kernel (results/h200/profile_fastpath/): tensor pipe 61% busy (default tile: 55%), 0.369 ms against cuBLAS's
+    0.176; the top stall is still "wait" (2.6 cycles per issue) and occupancy stays at 2 warps per scheduler;
+  * --tune's other configs (results/h200/phase4_lab03_tensor_cores_tuned.json): 128 x 256 x 32 339.6, 128 x 256 x 64
+    365.0, 256 x 128 x 32 327.0, 64 x 128 x 32 300.7 TFLOP/s; the two 64 x 32-warp-tile configs, which double the
+    warps per scheduler (~128 registers), were slower (319.2 and 333.6): more warps do not help when each HMMA waits
+    on a fixed latency, fewer accumulators per warp only add ldmatrix per HMMA;
+  * what is left: the HMMA pipe's own rate. The tensor-pipe fraction scales with TFLOP/s as if 100% were ~610-635
+    TFLOP/s for HMMA.16816 on this GPU (ours: 254.8 at 42%, 372 at 61%; FlashAttention-2's forward, torch SDPA
+    flash, profiled in the same run: 360 at 57%), about 0.8x cuBLAS's 785 - so 0.6x cuBLAS needs 70-77% of the HMMA
+    pipe, more than FlashAttention-2 reaches. Hopper's full rate needs wgmma (0.83x at 4096^3, 0.975x at 8192^3 here);
+  * others: tc_01_wmma 85.5 TFLOP/s = 0.11x (predicted <= 0.25x; rate ~15% under the predicted 100-200); Triton
+    tl.dot 611.2 = 0.78x (8192^3: 565.2 = 0.77x) against 0.9-0.95x predicted (why it falls short of lab 3.2's 0.948x
+    was not examined); wgmma + TMA 651.2 = 0.83x, 8192^3 718.9 = 0.975x; fp16 within 3% of bf16, as predicted.
+Lab 4.4's mma.sync heat-map (phase4_lab04_tiling_strategy.json) was measured before the fast path (commit 31784b5):
+its absolute TFLOP/s are those of the old kernel (best 288.7); the ranking of tiles it shows (128 x 128 first) held.
 
 Run: python -m phase4_optimization.lab03_tensor_cores [--quick] [--tune] [--size N] [--no-bench] [--arch sm_80]
 """

@@ -38,12 +38,17 @@ run): some predictions held, some missed.
     profile was taken).
   * mma.sync sweep (18 configs, 113.9-288.7 TFLOP/s): missed. The leader was 128 x 128 x 32, 4 stages: 288.7 =
     0.394x cuBLAS, ahead of 128 x 256 (256.2-258.9) and 256 x 128 (253.9-255.6), both level with 256 x 64
-    (256.8-258.4). Part of it may be occupancy (inference, no ncu profile): NVRTC 13.0 gives the 64 x 64 warp tile
+    (256.8-258.4). Part of it may be occupancy (inference): NVRTC 13.0 gives the 64 x 64 warp tile
     238-242 registers per thread, so the 8-warp 128 x 256 and 256 x 128 blocks run one per SM while the 4-warp
     128 x 128 block fits two; but 256 x 64, also 4 warps and two blocks per SM, ran at the 128 x 256 rate, so
     occupancy is not the whole story. 256 x 256 (16 warps, capped at 128 registers) spills (496 bytes of spill stores
-    in the compile report) and ran at 113.9-122.2. Over all of it sits the ceiling lab 4.3 discusses: mma.sync on
-    sm_90 cannot issue at wgmma's rate, so no tile shape brings it near cuBLAS.
+    in the compile report) and ran at 113.9-122.2. This sweep ran the kernel as it was at commit 31784b5. A profile
+    taken afterwards (lab 4.3's docstring, results/h200/profile/) found most of the gap outside the tile shape: each
+    cp.async chunk cost ~25 integer instructions, so HMMA was 22% of the issued instructions. With the interior fast
+    path lab 4.3 added, its --tune (7 of these shapes, results/h200/phase4_lab03_tensor_cores_tuned.json) measured
+    128 x 128 x 32 at 377.3 TFLOP/s = 0.48x, still first, 128 x 256 x 64 365.0, 128 x 256 x 32 339.6, 256 x 128 x 32
+    327.0: every shape gained 28-42%, the order barely moved. This heat-map was not re-run with the new kernel.
+    Over all of it sits HMMA's own rate on sm_90 (~610-635 TFLOP/s at a fully busy pipe, lab 4.3).
   * 64 x 64 "well under half of the best": missed. Triton 64 x 64 ran at 329.5-370.2 TFLOP/s (0.56-0.63 of the
     best), mma.sync at 189.3-192.0 (0.66 of its best). The 4.3 GB of re-reads counted above took 0.371-0.417 ms in
     Triton, not the 0.98 ms HBM would need: consistent with the re-reads coming from L2 at ~10-12 TB/s (inference).

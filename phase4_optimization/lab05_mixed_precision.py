@@ -32,15 +32,16 @@ Softmax/layernorm: 2 passes over the data (read + write), 5-10 FLOP/element: mem
 Targets from the issue: the precision table (error + speed), the accumulation comparison, the overflow cases, and
 loss scaling with a number. There is no speed target.
 
-Measured on an H200 (results/h200/phase4_lab05_mixed_precision.json; GEMM 4096^3 through cuBLAS/torch, errors are
-the relative (Frobenius) error against float64): every error prediction held; two speed predictions missed.
+Measured on an H200 (results/h200/phase4_lab05_mixed_precision.json, commit 72d4173; GEMM 4096^3 through
+cuBLAS/torch, errors are the relative (Frobenius) error against float64): every error prediction held; two speed
+predictions missed. (The first run, commit 31784b5, agreed within 4%: bf16 790, fp16 752, fp8 1143 / 1248 TFLOP/s.)
   precision                 TFLOP/s   rel err    predicted
   fp32 (TF32 off)           51.4      1.1e-6     ~67 datasheet, 45-51 measured / ~1e-6: held (0.77 of datasheet)
-  tf32                      393       2.9e-4     ~400 / ~5e-4: held
-  bf16                      790       2.9e-3     ~700 / ~4e-3: held, faster than predicted
-  fp16                      752       3.6e-4     ~700 (= bf16) / ~5e-4: held (0.95x bf16)
-  fp8 e4m3, fp32-promoted   1143      3.75e-2    ~1300 (~2x bf16) / ~4e-2: error held, speed missed: 1.45x bf16
-  fp8 e4m3, use_fast_accum  1248      3.75e-2    the same error; 1.58x bf16
+  tf32                      399       2.9e-4     ~400 / ~5e-4: held
+  bf16                      759       2.9e-3     ~700 / ~4e-3: held, faster than predicted
+  fp16                      742       3.6e-4     ~700 (= bf16) / ~5e-4: held (0.98x bf16)
+  fp8 e4m3, fp32-promoted   1120      3.7e-2     ~1300 (~2x bf16) / ~4e-2: error held, speed missed: 1.48x bf16
+  fp8 e4m3, use_fast_accum  1208      3.7e-2     the same error; 1.59x bf16
 fp8 missed ~2x at this size, not in general: the 8192^3 ceilings run of lab 4.1 measured 1305 TFLOP/s fp8 against
 680 bf16 (1.92x). At 4096^3 the fp8 GEMM lasts 0.110-0.120 ms and writes its fp32 output (67 MB, ~0.015 ms at the
 HBM ceiling), so fixed and output costs weigh more than in the bf16 one; an inference from the two sizes, not a
@@ -54,18 +55,18 @@ the sqrt(K) law; ~1e-3 and 4e-3 predicted), 5.3-5.5x under the one-rounding-per-
 uses; the fp32 accumulator's is 3.4e-7 to 1.9e-5. The WMMA kernel and the Triton tl.dot kernel gave the same errors
 to the digits shown. Both fp16 accumulators overflowed as predicted: 4096 products of 1 x 32 gave inf (131072 in
 fp32), and the +32 / -32 case whose exact answer is 0 also gave inf. Speed (4096^3): the prediction that an fp16
-accumulator buys nothing missed: it was faster in both kernels, WMMA 48.8 against 44.0 TFLOP/s (1.11x), Triton 589
-against 480 (1.23x), both far below cuBLAS fp16 (752), so the tensor cores' rate is not what differs. Likely cause:
+accumulator buys nothing missed: it was faster in both kernels, WMMA 49.1 against 44.0 TFLOP/s (1.12x), Triton 570
+against 475 (1.20x; first run 1.11x and 1.23x), both far below cuBLAS fp16 (742), so the tensor cores' rate is not what differs. Likely cause:
 an fp16 accumulator tile takes half the registers (two values per 32-bit register), which these untuned kernels can
 spend on occupancy or pipelining; an inference, no profile or register count of the GPU build was taken, and the
-Triton timings spread 9-11% p20-p80.
+Triton timings spread up to 13% p20-p80.
 Softmax and layernorm, 4096 x 4096: with fp32 inside, torch and the phase 3 Triton kernels sit at the output-rounding
 floor in bf16 and fp16 (softmax 1.6e-3 bf16, 2.0e-4 fp16; layernorm 1.66e-3, 2.08e-4) and at 2.3-3x the floor in
 fp32 (softmax 7.0e-8 vs 2.45e-8, layernorm 7.7e-8 vs 2.53e-8). The naive 16-bit-sum kernels: fp16 softmax 3.7x the
-floor (7.4e-4), fp16 layernorm 2.9x (5.95e-4), bf16 layernorm 3.1x (5.07e-3): "a few times the floor" held, "more in
-bf16" barely (3.1x vs 2.9x for layernorm). The bf16 naive softmax was not measured: in the measured commit its loop
-variable changed type (bf16 -> fp32) under Triton 3.6 and the kernel did not compile; the fix (an explicit cast)
-came after the GPU run.
+floor (7.4e-4), fp16 layernorm 2.9x (5.95e-4), bf16 softmax 6.0x (9.62e-3), bf16 layernorm 3.1x (5.07e-3): "a few
+times the floor" held, "more in bf16" held for softmax (6.0x against 3.7x) and barely for layernorm (3.1x against
+2.9x). (In the first run the bf16 naive softmax did not compile: under Triton 3.6 bf16 + bf16 is computed in fp32, so
+its loop variable changed type; it now casts back to bf16 after each add, as the lesson intends.)
 Loss scaling, 10^6 log-normal fp16 gradients: at scale 1, 48.1% flush to zero and 51.3% are subnormal; at 2^8 0.06%
 flush (87.0% subnormal); at 2^16 none flush and none overflow (2.0% subnormal); at 2^24 0.05% overflow, at 2^32
 0.81%. bf16 at scale 1: none flushed, median relative error 1.35e-3.

@@ -463,11 +463,12 @@ attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const el
 //   Prediction: 2-3x rung 01; near the SDPA flash backend (FA2, 343 TFLOP/s at B4 H32 S4096 D128), which has the
 //   same structure with 32 rows per warp (half the shared-memory reads per mma).
 //   Measured on an H200 (results/h200/phase4_lab06_attention.json, "cuda mma.sync flash fwd": this kernel, 4 warps,
-//   BLOCK_N 64, MIN_BLOCKS default; no ncu profile): correct on every check case (the --debug probe: every row took
-//   its own key, every column in place). B4 H32 S4096 D128 non-causal 323.6 TFLOP/s = 0.952x SDPA flash (339.8 in
-//   the same run): the >= 1.0x target missed by ~5%; causal 306.8 vs 309.6 = 0.99x; D64 B8 H32 S2048 287.2 vs 294.7
-//   = 0.975x. cuDNN (wgmma) 603.1 non-causal. Likely cause of the gap (inference): the 16-rows-per-warp difference
-//   named above, and 64-row blocks re-reading K/V from L2 twice as often as 128-row ones; 8 warps was not timed.
+//   BLOCK_N 64, MIN_BLOCKS default): correct on every check case (the --debug probe: every row took its own key,
+//   every column in place). B4 H32 S4096 D128 non-causal 320.4 TFLOP/s = 0.960x SDPA flash (333.7 in the same run;
+//   the first run: 0.952x): the >= 1.0x target missed by 4-5%; causal 304.6 vs 307.9 = 0.99x; D64 B8 H32 S2048
+//   279.7 vs 292.3 = 0.957x. cuDNN (wgmma) 591.1 non-causal. ncu (results/h200/profile/): tensor pipe 53.8% busy
+//   against FA2's 56.8%; top stall short scoreboard (ldmatrix waits, 2.5 per issue), 4.3x FA2's shared-memory bank
+//   conflicts: the 16-rows-per-warp cost named above (half the mma per K/V fragment read); 8 warps was not timed.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_02_mma_pipelined(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,

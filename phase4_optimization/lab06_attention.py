@@ -40,26 +40,33 @@ Targets (issue 11, H200, same run): forward bf16 B4 H32 S4096 D128 >= 0.85x SDPA
 603 TFLOP/s, SDPA flash 343) and causal (cuDNN 531); forward bf16 B8 H32 S2048 D64 non-causal >= 0.85x cuDNN (444);
 backward bf16 B4 H32 S4096 D128 non-causal >= 1.2x SDPA flash (292 TFLOP/s; cuDNN's backward 515).
 
-Measured on an H200 (results/h200/phase4_lab06_attention.json; bf16, medians of 3 interleaved rounds with L2
-flushed; no ncu profile was taken): two of the four targets were met. Forward D128 non-causal: Triton 495.6 TFLOP/s
-against cuDNN 603.1 = 0.822x: missed (target 0.85, short by ~3%); SDPA flash 339.8, the CUDA C mma.sync kernel 323.6.
-Causal: Triton 428.2 against cuDNN 525.4 = 0.815x: missed (short by ~4%); flash 309.6, CUDA 306.8. D64 B8 H32 S2048
-non-causal: Triton 409.4 against cuDNN 448.5 = 0.913x: met; flash 294.7, CUDA 287.2. Backward D128: Triton 368.9
-against SDPA flash 290.8 = 1.268x: met (target 1.2); cuDNN's backward 513.8 stays ahead. So the prediction of "within
-~0.85x of cuDNN at D = 128" missed narrowly, and Triton beat the FA2-style SDPA flash backend by ~1.46x forward.
-The likely cause of the forward gap (an inference from the numbers, not a profile): cuDNN's Hopper kernels use
-warp specialization, TMA loads and a ping-pong of softmax and MMA between warpgroups, so one warpgroup's exp2 work
-hides behind the other's wgmma; in this kernel every warp issues its own loads (cp.async, pipelined over num_stages)
-and runs its own MMAs and softmax in turn, with no producer warps and no softmax/MMA overlap across warpgroups.
+Measured on an H200 (results/h200/phase4_lab06_attention.json, commit 1328531; bf16, medians of 3 interleaved
+rounds with L2 flushed): two of the four targets met, in both runs. Forward D128 non-causal: Triton 470.3 TFLOP/s
+against cuDNN 591.1 = 0.796x: missed (target 0.85); SDPA flash 333.7, the CUDA C mma.sync kernel 320.4. Causal:
+Triton 424.2 against cuDNN 523.1 = 0.811x: missed; flash 307.9, CUDA 304.6. D64 B8 H32 S2048 non-causal: Triton
+402.3 against cuDNN 440.3 = 0.914x: met; flash 292.3, CUDA 279.7. Backward D128: Triton 366.2 against SDPA flash
+289.9 = 1.263x: met (target 1.2); cuDNN's backward 506.1 stays ahead. The first run (commit 31784b5) gave 0.822x,
+0.815x, 0.913x and 1.268x: the non-causal forward moves by ~3% between runs (cuDNN's own spread was 15% in this
+one), and it missed both times. So "within ~0.85x of cuDNN at D = 128" missed by 3-6%, and Triton beat the
+FA2-style SDPA flash backend by ~1.4x forward.
+What the profile shows (ncu, results/h200/profile/, commit f2ffb1c, non-causal D128, one launch each): our kernel
+keeps the tensor pipe busy 55% of its 2.13 ms, cuDNN's 76% of 1.61 ms. Ours runs one 8-warp program per SM (255
+registers, 12.5% occupancy), issues an instruction in 31% of cycles, and its top stalls are the barrier (1.9 warps
+per issue) and fixed-latency waits (1.4): every warp loads, multiplies and does its softmax in turn, and (our
+reading of the barrier stalls) the two warpgroups wait for each other around each K/V tile's shared buffers. cuDNN's kernel is persistent (132 programs of 3 warpgroups, 168
+registers), warp-specialized (producer warps feed TMA loads while two consumer warpgroups alternate softmax and
+wgmma, so one's exp2 work hides behind the other's MMA) and issues in 44% of cycles. That structure is what the
+remaining 20% is made of; a Triton kernel without warp specialization does not get it.
 The tuning pass (the "tuning" table of the JSON, four candidates per case, timed alone) picked: D128 non-causal
 BLOCK_M 128 x BLOCK_N 128, 8 warps, 3 stages (516.97 TFLOP/s there, against 499.05 for the default BLOCK_N 64);
 D128 causal BLOCK_N 64, 8 warps, 3 stages (445.81; BLOCK_N 128 with 2 stages was last at 418.31); D64 BLOCK_N 64,
 8 warps, 4 stages (426.89; BLOCK_N 128 lost, 342.09 / 368.98); backward BLOCK_M1 64, BLOCK_N1 128, BLOCK_M2 128,
 BLOCK_N2 64, 8 warps, 2 stages (370.36, against 178.54 for the all-64 tiles that bwd_default_gpu returns at D128).
-The tuned forward figures are ~4% above the same configs' head-to-head figures above; only the interleaved
-head-to-head is compared with cuDNN. The backward stayed below the forward in TFLOP/s, as predicted (368.9 against
-495.6). Naive against flash at B4 H32 S2048 D128: naive 1.149 ms (239.3 TFLOP/s; 4.56 GB moved at 3,974 GB/s, 0.916
-of the measured 4,340 GB/s ceiling: memory-bound, as predicted), flash 0.616 ms (445.9 TFLOP/s): flash ~1.9x faster,
+(That was the first run's tuning; this run's picked BLOCK_N 64 for D128 non-causal instead, 502.4 against 499.0 for
+BLOCK_N 128: the two tiles are a tie, and fwd_default keeps 128.) The tuned forward figures are 4-7% above the same configs' head-to-head figures; only the interleaved
+head-to-head is compared with cuDNN. The backward stayed below the forward in TFLOP/s, as predicted (366.2 against
+470.3). Naive against flash at B4 H32 S2048 D128: naive 1.141 ms (241.0 TFLOP/s; 4.56 GB moved at ~4,000 GB/s,
+~0.92 of the measured ceiling: memory-bound, as predicted), flash 0.631 ms (435.5 TFLOP/s): flash ~1.8x faster,
 not the predicted ~10x. The prediction overestimated: the naive version's S and P traffic runs at the HBM ceiling,
 and at S = 2048 its 4.56 GB cost about 1 ms against flash's 0.6 ms of compute.
 

@@ -33,35 +33,31 @@ the GEMMs and fuses the glue with Triton); the fused epilogues save the glue's ~
 Triton GEMMs reach ~95% of cuBLAS the block lands near 1.0-1.05x torch.compile; reaching 1.08x needs GEMMs at
 cuBLAS speed. The second case has more glue per FLOP: a better chance against eager.
 
-Measured on an H200 (results/h200/phase4_lab07_transformer_block.json; bf16; every stage also timed alone next to its
-floor; no ncu profile was taken): none of the three targets was met. Main case: ours 3.268 ms, torch eager 3.123 ms,
-torch.compile 3.147 ms (compile was no faster than eager in this run, 0.992x; 3.04 / 3.02 ms at issue time): ours
-0.963x torch.compile, target 1.08 missed by ~11% (0.956x eager). Second case: ours 0.949 ms, eager 0.957 ms, compile
-0.910 ms: 1.008x eager (target 1.3, missed) and 0.958x compile (target 1.05, missed).
-Stage breakdown, main case (ours ms vs floor ms, floor/ours): LN1 0.057 vs 0.031 (0.54); QKV GEMM 0.632 vs cuBLAS
-0.654 (1.03, faster than cuBLAS on its shape); attention 0.441 vs SDPA cuDNN 0.291 (0.66); out GEMM 0.243 vs 0.213
-(0.87); LN2 0.094 vs 0.031 (0.33); FC GEMM 0.956 vs 0.878 (0.92); proj GEMM 0.846 vs 0.804 (0.95); sum of stages
-3.269 vs 2.902 (0.89). Where the time goes: attention is the largest loss against its floor (0.149 ms), then the GEMMs
-whose epilogue does more than a bias (FC + GELU 0.078, proj + residual 0.043, out + residual 0.031; QKV + bias ran
-0.022 under its floor) and the layernorms (LN2 0.063, LN1 0.026). Against the prediction: the four GEMMs together
-took 2.678 ms against cuBLAS's 2.549 (0.952 of cuBLAS, the "~95%" case), yet the block landed at 0.963x compile,
-not 1.0-1.05x: the prediction took attention and layernorm to run near their floors, and those two lost ~0.24 ms
-together, more than the 0.121 ms by which we trail torch.compile. The floors themselves were also slower than the
-estimate: cuBLAS 626-684 TFLOP/s on these shapes (not ~700), cuDNN attention 472 TFLOP/s (not ~530). Likely causes
-(inferences from the data only): the attention stage runs at 0.66 of cuDNN here against 0.815 in lab 4.6's causal
-case at S 4096 (this case has S 2048, so fewer key tiles per query block, and Q, K, V are read through strides out of
-the QKV output); the tile is probably not the cause: the stage runs lab 4.6's default (BLOCK_M 128, BLOCK_N 64,
-8 warps, 3 stages), which is also what lab 4.6's tuning picked for causal D128. The layernorms at 0.33-0.54 of the
-HBM floor were not examined further.
-Second case (same order): LN1 0.085 vs 0.015 (0.18), QKV 0.172 vs 0.162 (0.94), attention 0.133 vs 0.111 (0.83), out
-0.077 vs 0.057 (0.74), LN2 0.087 vs 0.015 (0.18), FC 0.281 vs 0.224 (0.80), proj 0.218 vs 0.218 (1.00); sum 1.053 vs
-0.802 (0.76). Here the two layernorms are the largest loss (0.070 + 0.072 ms), then FC (0.056); the GEMMs reached
-only 0.884 of cuBLAS together. The stages timed alone add up to 1.053 ms, more than the 0.949 ms of the whole block,
-so at this size the per-stage figures overstate the small stages. A second likely cause, found after the run: those
-stage times were taken with the plain timer, one Python call per launch, and a layernorm that moves 67 MB (~15 us at
-HBM speed) takes less GPU time than its wrapper's host path (lab 1.2 measured 30-55 us per Python call), so the LN
-figures of 0.18-0.54 of floor largely measure the host. The stage timing now replays each stage as a CUDA graph
-(common.bench, graph=True); the committed figures predate that change and the next GPU run should replace them.
+Measured on an H200 (results/h200/phase4_lab07_transformer_block.json, commit f2ffb1c; bf16; every stage also timed
+alone next to its floor, each replayed as a CUDA graph): none of the three targets was met. Main case: ours 3.288 ms,
+torch eager 3.154 ms, torch.compile 3.255 ms (compile no faster than eager again: 0.969x; 3.04 / 3.02 ms at issue
+time): ours 0.990x torch.compile, target 1.08 missed by ~8% (0.959x eager). Second case: ours 0.955 ms, eager
+0.972 ms, compile 0.953 ms: 1.017x eager (target 1.3, missed) and 0.998x compile (target 1.05, missed). The three
+whole-block timings spread 10-19% (p20-p80) in this run, so these ratios are ties more than rankings; the first run
+(commit 31784b5, plain timer) had 0.963x compile on the main case and 1.008x eager / 0.958x compile on the second.
+Stage breakdown, main case (ours ms vs floor ms, floor/ours): LN1 0.036 vs 0.031 (0.86); QKV GEMM 0.696 vs cuBLAS
+0.676 (0.97); attention 0.393 vs SDPA cuDNN 0.290 (0.74); out GEMM 0.253 vs 0.220 (0.87); LN2 0.037 vs 0.031 (0.84);
+FC GEMM 1.106 vs 0.893 (0.81); proj GEMM 0.877 vs 0.796 (0.91); sum of stages 3.397 vs 2.937 (0.86). Where the time
+goes: the FC GEMM with its GELU epilogue is the largest loss against its floor (0.213 ms), then attention (0.103),
+proj + residual (0.081), out + residual (0.033), QKV + bias (0.020) and the two layernorms (0.011 together). Against
+the prediction: the four GEMMs together took 2.932 ms against cuBLAS's 2.585 (0.88 of cuBLAS, short of the "~95%"
+case that would have given 1.0-1.05x compile), and attention ran at 0.74 of cuDNN; both losses together (~0.45 ms)
+are several times the 0.03 ms by which we trail torch.compile, which keeps cuBLAS and cuDNN for exactly those
+stages and fuses only the glue. Why each falls short is what labs 4.2 and 4.6 profiled: our Triton GEMM's main loop
+keeps the tensor pipe ~75% busy against cuBLAS's 95% (255 registers with the GELU epilogue), and the flash forward
+55% against cuDNN's 76% (no warp specialization). The first run's layernorm figures (0.33-0.54 of floor, plain
+timer) were mostly host time: timed as CUDA graphs the layernorms run at 0.84-0.86 of the HBM floor (and attention at
+0.74 of cuDNN, against 0.66 then).
+Second case (same order): LN1 0.018 vs 0.015 (0.86), QKV 0.191 vs 0.162 (0.85), attention 0.134 vs 0.110 (0.82), out
+0.074 vs 0.057 (0.77), LN2 0.018 vs 0.015 (0.84), FC 0.287 vs 0.233 (0.81), proj 0.227 vs 0.220 (0.97); sum 0.951 vs
+0.813 (0.86), now equal to the whole block's 0.955 ms (the plain-timer sum was 1.053 against 0.949). Here every GEMM
+but proj sits at 0.77-0.85 of cuBLAS: at d 1024 three of the GEMMs have K = 1024, 16 k-steps of 64 to amortize
+each tile's prologue and epilogue over (an inference; these shapes were not profiled).
 
 Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench]
 """
