@@ -6,6 +6,7 @@
 #   make bench                    (GPU) the benchmarks, results written under results/<gpu>/
 #   make sanitize                 (GPU) every CUDA C and Triton variant under compute-sanitizer (4 tools, ~5 min)
 #   make results                  (GPU) re-measure every lab, write results/<gpu>/ and its README page
+#   make profile                  (GPU + ncu) Nsight Compute profiles of the kernels that missed their targets
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,7 +14,7 @@ STAMP  := $(VENV)/.installed
 PHASES := $(sort $(patsubst %/__main__.py,%,$(wildcard phase*/__main__.py)))
 
 .PHONY: setup run test bench sanitize clean help
-.PHONY: results
+.PHONY: results profile
 help:
 	@echo "make run    - set up .venv if needed, then run the phases in order: $(PHASES)"
 	@echo "make test   - set up .venv if needed, then run pytest (CPU tier always, GPU tier when a GPU is present)"
@@ -21,6 +22,8 @@ help:
 	@echo "make sanitize - GPU only: every CUDA C and Triton kernel under compute-sanitizer (memcheck, racecheck,"
 	@echo "                initcheck, synccheck); table in results/<gpu>/sanitize.md (ARGS=\"--dry-run\" to list)"
 	@echo "make results - GPU only: every lab's benchmark, then results/<gpu>/README.md (ARGS=\"--quick\", \"--only 2.7\", \"--dry-run\")"
+	@echo "make profile - GPU + ncu: profiles of the kernels that missed their targets next to their peers"
+	@echo "               (results/<gpu>/profile/; ARGS=\"--list\" to see the cases)"
 	@echo "make clean  - remove .venv and caches"
 
 $(STAMP): pyproject.toml tools/setup_env.py
@@ -44,6 +47,9 @@ sanitize: $(STAMP)
 
 results: $(STAMP)
 	$(PY) -m tools.regenerate $(ARGS)
+
+profile: $(STAMP)
+	$(PY) -m tools.profile $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -205,9 +205,10 @@ def main(argv=None) -> int:
     if a.inner:
         return inner(cases)
     from common import device
-    if not device.has_gpu():
-        print("no CUDA GPU here: Nsight Compute profiles need one (see README, 'Running without a GPU')",
-              file=sys.stderr)
+    try:
+        device.require_gpu("tools.profile (Nsight Compute)")
+    except device.GPUUnavailable as e:
+        print(f"error: {e} `--list` and `--summarize DIR` work anywhere.", file=sys.stderr)
         return 2
     ncu = shutil.which("ncu") or next((q for q in ("/usr/local/cuda/bin/ncu",) if os.path.exists(q)), None)
     if not ncu:
