@@ -613,6 +613,9 @@ CHECK_CASES = [((1, 1, 1), "bfloat16"), ((1, 1, 1), "float16"), ((127, 129, 131)
                ((127, 129, 131), "float16"), ((1000, 1000, 8), "bfloat16"), ((33, 65, 13), "float16"),
                ((257, 300, 1000), "bfloat16"), ((5, 4097, 77), "float16"), ((1500, 7, 333), "bfloat16"),
                ((512, 512, 2048), "float16")]
+# Under compute-sanitizer (tools/sanitize.py): the two smallest edge cases, and one with interior blocks and a K tail
+# (the fast path of tc_02's copies next to the general one).
+SANITIZE_CASES = [((1, 1, 1), "bfloat16"), ((5, 4097, 77), "float16"), ((300, 520, 200), "bfloat16")]
 CPU_CHECK_CASES = [((1, 1, 1), "bfloat16"), ((5, 7, 3), "float16"), ((33, 65, 40), "bfloat16"),
                    ((40, 50, 70), "float16"), ((127, 33, 19), "bfloat16")]
 
@@ -728,7 +731,9 @@ def tune(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 60.0) -> tupl
 
 def _edge_check(cfg: dict) -> str:
     """'' when a config matches float64 on awkward shapes, else the first failing shape."""
-    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 1000, 13), (257, 130, 100))):
+    # the last shape has whole interior blocks for every config and K = 200 (six full 32-deep k-tiles, then 8):
+    # tc_02's fast path and its general path in the same launch
+    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 1000, 13), (257, 130, 100), (300, 520, 200))):
         for dt in DTYPES:
             a, b = make_inputs(shape, dt, check.rng(900 + i), "cuda")
             out = check.poisoned((shape[0], shape[1]), dt, a)

@@ -178,6 +178,8 @@ PEERS = [lab.Variant("torch.matmul (cuBLAS)", tc.peer_torch, "peer", dtypes=DTYP
 CHECK_CASES = [((1, 1, 1), "bfloat16"), ((127, 129, 131), "bfloat16"), ((257, 300, 64), "float16"),
                ((1000, 1000, 1000), "bfloat16"), ((4224, 1, 77), "bfloat16"), ((33, 4097, 16), "float16")]
 CPU_CHECK_CASES = [((1, 1, 1), "bfloat16"), ((37, 70, 19), "bfloat16"), ((65, 33, 48), "float16")]
+# Under compute-sanitizer: one element, and interior blocks with a K tail (lab 4.3's fast copy path and its general one)
+SANITIZE_CASES = [((1, 1, 1), "bfloat16"), ((300, 520, 200), "bfloat16")]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
