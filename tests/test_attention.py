@@ -245,3 +245,17 @@ def test_forward_writes_into_a_strided_output_view():
     ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), False)
     check.assert_close(buf.permute(0, 2, 1, 3), ref[0], "float16", what="o through the view")
     check.assert_close(lse, ref[1], "float16", what="lse")
+
+
+def test_short_rows_get_an_absolute_floor_that_still_catches_bugs():
+    """S <= 16: 16 u absolute (the roundings of O in delta and of P, dS are not small next to a handful of dP);
+    longer rows: no floor. An order-1 error on an order-1 gradient fails either way."""
+    short, long_ = att.tolerance((1, 1, 3, 64, True), "bfloat16"), att.tolerance((1, 1, 4097, 64, True), "bfloat16")
+    assert short.atol == 16 * 2.0**-8 and long_.atol == 0.0
+    assert att.tolerance((1, 1, 2, 64, True), "float16").atol == 16 * 2.0**-11
+    rng = check.rng(5)
+    ref = rng.standard_normal((3, 64))
+    assert check.compare(ref + 0.03 * rng.uniform(-1, 1, ref.shape), ref, "bfloat16", short).ok   # seen: 3.2e-2
+    wrong = ref.copy()
+    wrong[2] = 0.0                                  # one row lost, e.g. a causal mask off by one
+    assert not check.compare(wrong, ref, "bfloat16", short).ok
