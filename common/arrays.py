@@ -177,6 +177,22 @@ def check_same(names: str, *arrays, shape: bool = True, dtype: bool = True, plac
                             f"{[library(a) + (':gpu' if on_device(a) else ':host') for a in arrays]}")
 
 
+def matmul_dims(a, b, names: tuple[str, str] = ("a", "b"), max_dim: int | None = None) -> tuple[int, int, int]:
+    """(M, N, K) of the product a @ b of two 2-D arrays; ValueError when the inner dimensions differ, or (with
+    max_dim) when M, N or K exceeds it - kernels that take 32-bit dimensions say so."""
+    na, nb = names
+    m, k = (int(s) for s in a.shape)
+    k2, n = (int(s) for s in b.shape)
+    if k != k2:
+        raise ValueError(f"{na}, {nb}: inner dimensions differ: {na} is {m}x{k}, {nb} is {k2}x{n}; {na} @ {nb} needs "
+                         f"{na}.shape[1] == {nb}.shape[0]")
+    if max_dim is not None:
+        for name, v in (("M", m), ("N", n), ("K", k)):
+            if v > max_dim:
+                raise ValueError(f"{name} = {v} exceeds {max_dim} (the kernels take 32-bit dimensions)")
+    return m, n, k
+
+
 def check_out(out, shape, dtype: str, like, name: str = "out"):
     """Return `out` after checking it, or a fresh array when out is None."""
     if out is None:

@@ -36,6 +36,11 @@ TOLERANCES = {
 }
 
 
+# Unit roundoff (half an ulp at 1) of each storage format: what one rounding to it costs, relative. Error models of
+# labs that round to a 16-bit format build their limits from these.
+UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24}
+
+
 def tolerance(dtype: str) -> Tol:
     try:
         return TOLERANCES[arrays.dtype_name(dtype)]

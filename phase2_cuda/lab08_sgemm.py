@@ -343,14 +343,7 @@ def prepare(a, b, out, alpha, beta, *, device_arrays: bool = True, libs=("cupy",
     arrays.check_array("a", a, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
     arrays.check_array("b", b, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
     arrays.check_same("a, b", a, b, shape=False)
-    m, k = (int(s) for s in a.shape)
-    k2, n = (int(s) for s in b.shape)
-    if k != k2:
-        raise ValueError(f"a, b: inner dimensions differ: a is {m}x{k}, b is {k2}x{n}; a @ b needs "
-                         "a.shape[1] == b.shape[0]")
-    for name, v in (("M", m), ("N", n), ("K", k)):
-        if v > MAX_DIM:
-            raise ValueError(f"{name} = {v} exceeds {MAX_DIM} (the kernels take 32-bit dimensions)")
+    m, n, k = arrays.matmul_dims(a, b, max_dim=MAX_DIM)
     try:
         alpha, beta = float(alpha), float(beta)
     except (TypeError, ValueError):

@@ -239,10 +239,7 @@ def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict 
     dt = arrays.check_array("a", a, dtypes=DTYPES, ndim=2, device=dev, contiguous=False)
     arrays.check_array("b", b, dtypes=DTYPES, ndim=2, device=dev, contiguous=False)
     arrays.check_same("a, b", a, b, shape=False)
-    m, k = (int(s) for s in a.shape)
-    k2, n = (int(s) for s in b.shape)
-    if k != k2:
-        raise ValueError(f"a, b: inner dimensions differ, a is {m} x {k} and b is {k2} x {n}")
+    m, n, k = arrays.matmul_dims(a, b)
     if dt == "float32":
         precision = precision or "ieee"
         if precision not in PRECISIONS:

@@ -766,10 +766,7 @@ def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out
     dt = _check_matrix("x", x, GEMM_DTYPES, dev)
     arrays.check_array("w", w, dtypes=(dt,), ndim=2, device=dev)
     arrays.check_same("x, w", x, w, shape=False)
-    m, k = (int(s) for s in x.shape)
-    k2, n = (int(s) for s in w.shape)
-    if k != k2:
-        raise ValueError(f"x, w: inner dimensions differ, x is {m} x {k} and w is {k2} x {n}")
+    m, n, k = arrays.matmul_dims(x, w, ("x", "w"))
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: expected None or 'gelu_tanh', got {activation!r}")
     if bias is not None:

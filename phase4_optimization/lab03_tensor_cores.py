@@ -126,7 +126,6 @@ def out_dtype(dtype: str) -> str:
     return dtype
 
 
-UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24}
 
 
 def tolerance(size, dtype: str, out: str | None = None) -> check.Tol:
@@ -140,7 +139,7 @@ def tolerance(size, dtype: str, out: str | None = None) -> check.Tol:
     """
     _, _, k = _mnk(size)
     acc = 32.0 * math.sqrt(max(k, 1)) * 2.0**-24
-    u = UNIT_ROUNDOFF[out or dtype]
+    u = check.UNIT_ROUNDOFF[out or dtype]
     if INTERPRETER and (out or dtype) == "bfloat16":
         u *= 2.0      # Triton's interpreter truncates fp32 -> bf16 (seen with Triton 3.9); a GPU rounds to nearest
     return check.Tol(rel_norm=u + acc, elem=1.05 * u + acc)
@@ -326,14 +325,7 @@ def prepare(a, b, out, out_dtype_: str | None, *, device_arrays: bool = True):
     dt = arrays.check_array("a", a, dtypes=DTYPES, ndim=2, device=device_arrays, contiguous=False)
     arrays.check_array("b", b, dtypes=DTYPES, ndim=2, device=device_arrays, contiguous=False)
     arrays.check_same("a, b", a, b, shape=False)
-    m, k = (int(s) for s in a.shape)
-    k2, n = (int(s) for s in b.shape)
-    if k != k2:
-        raise ValueError(f"a, b: inner dimensions differ: a is {m}x{k}, b is {k2}x{n}; a @ b needs "
-                         "a.shape[1] == b.shape[0]")
-    for name, v in (("M", m), ("N", n), ("K", k)):
-        if v > MAX_DIM:
-            raise ValueError(f"{name} = {v} exceeds {MAX_DIM} (the kernels take 32-bit dimensions)")
+    m, n, k = arrays.matmul_dims(a, b, max_dim=MAX_DIM)
     od = out_dtype_ or dt
     if od not in (dt, "float32"):
         raise ValueError(f"out_dtype: expected {dt!r} (the input dtype) or 'float32', got {od!r}")

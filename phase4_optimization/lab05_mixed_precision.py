@@ -148,10 +148,7 @@ def _check_gemm(a, b, out, *, dev: bool, libs=("cupy", "torch", "numpy")):
     arrays.check_array("a", a, dtypes=("float16",), ndim=2, device=dev, libs=libs)
     arrays.check_array("b", b, dtypes=("float16",), ndim=2, device=dev, libs=libs)
     arrays.check_same("a, b", a, b, shape=False)
-    m, k = (int(s) for s in a.shape)
-    k2, n = (int(s) for s in b.shape)
-    if k != k2:
-        raise ValueError(f"a, b: inner dimensions differ, a is {m} x {k} and b is {k2} x {n}")
+    m, n, k = arrays.matmul_dims(a, b)
     if max(m, n, k) >= 2**31:
         raise ValueError(f"a, b: dimensions must be below 2^31 (32-bit int arguments), got {m} x {n} x {k}")
     out = arrays.check_out(out, (m, n), "float32", a)

@@ -195,11 +195,12 @@ def tolerance(size, dtype: str) -> check.Tol:
     # tiny exact gradients but absolute errors of at most 8 u (bf16 3.2e-2, fp16 2.9e-3). A masking or indexing bug
     # costs order 1, still 16x over the floor; long rows keep the limits above (they held at S = 67, 1000, 4097).
     t = check.tolerance(dtype)
-    s = int(size[2]) if isinstance(size, (tuple, list)) and len(size) > 2 else 1 << 30
-    floor = {"bfloat16": 16 * 2.0**-8, "float16": 16 * 2.0**-11}.get(dtype, 0.0) if s <= 16 else 0.0
-    if dtype == "bfloat16":
-        return check.Tol(t.rel_norm, 3 * t.elem, max(t.atol, floor))
-    return check.Tol(t.rel_norm, 2 * t.elem, max(t.atol, floor)) if dtype == "float16" else t
+    elem_factor = {"bfloat16": 3, "float16": 2}.get(dtype)
+    if elem_factor is None:
+        return t
+    short = isinstance(size, (tuple, list)) and len(size) > 2 and int(size[2]) <= 16
+    floor = 16 * check.UNIT_ROUNDOFF[dtype] if short else 0.0
+    return check.Tol(t.rel_norm, elem_factor * t.elem, max(t.atol, floor))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -387,10 +387,7 @@ def prepare(a, b, out=None):
     dt_a, dt_b = arrays.dtype_name(a), arrays.dtype_name(b)
     if dt_a != dt_b:
         raise TypeError(f"a, b: dtypes must match, got {dt_a} and {dt_b}")
-    m, k = int(a.shape[0]), int(a.shape[1])
-    k2, n = int(b.shape[0]), int(b.shape[1])
-    if k != k2:
-        raise ValueError(f"a, b: inner dimensions differ: a is {m}x{k}, b is {k2}x{n}")
+    m, n, k = arrays.matmul_dims(a, b)
     for name, v in (("M", m), ("N", n), ("K", k)):
         if v >= 2**31 - BN:
             raise ValueError(f"{name} = {v}: the kernel indexes tiles with 32-bit integers (limit 2^31 - {BN})")
@@ -493,7 +490,7 @@ def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def tolerance(k: int, dtype: str) -> check.Tol:
     """fp32 accumulation over K terms grows like sqrt(K) * 2^-24 relative; the output rounding to bf16 (2^-9) or
     fp16 (2^-12) dominates: element error <= one output ulp plus the accumulation term."""
-    ulp = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11
+    ulp = check.UNIT_ROUNDOFF[dtype]
     acc = np.sqrt(max(k, 1)) * 2.0 ** -22
     return check.Tol(rel_norm=ulp + acc, elem=2 * ulp + 8 * acc)
 

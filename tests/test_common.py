@@ -328,3 +328,12 @@ def test_stop_before_bench(capsys):
     assert lab.stop_before_bench(False, SimpleNamespace(bench=False)) == 1
     assert lab.stop_before_bench(True, SimpleNamespace(bench=False)) == 0
     assert lab.stop_before_bench(True, SimpleNamespace(bench=True)) is None
+
+
+def test_matmul_dims():
+    a, b = np.zeros((3, 5), np.float32), np.zeros((5, 7), np.float32)
+    assert arrays.matmul_dims(a, b) == (3, 7, 5)
+    with pytest.raises(ValueError, match=r"x, w: inner dimensions differ: x is 3x5, w is 7x5"):
+        arrays.matmul_dims(a, b.T, ("x", "w"))
+    with pytest.raises(ValueError, match=r"N = 7 exceeds 6 \(the kernels take 32-bit dimensions\)"):
+        arrays.matmul_dims(a, b, max_dim=6)
