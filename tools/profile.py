@@ -28,6 +28,8 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from common import report  # noqa: E402 - after the path is set, for `python tools/profile.py`
+
 # case -> what it is (the shape and config are in _setup)
 CASES = {
     "mma_default": "lab 4.3 tc_02_mma_sync, default 128x256x32 4 stages, bf16 4096^3",
@@ -170,9 +172,14 @@ def summarize(csv_path: str, order: list[str] | None = None) -> list[dict]:
     return out
 
 
-def print_table(rows: list[dict]) -> None:
-    from common import report
-    report.print_table(rows)
+def summarize_folder(folder: str) -> list[dict]:
+    """summarize() of the raw.csv a run wrote into `folder`, rows named by its order.json when that is there."""
+    order_path = os.path.join(folder, "order.json")
+    order = None
+    if os.path.exists(order_path):
+        with open(order_path) as f:
+            order = json.load(f)
+    return summarize(os.path.join(folder, "raw.csv"), order)
 
 
 def main(argv=None) -> int:
@@ -198,9 +205,7 @@ def main(argv=None) -> int:
         if not os.path.exists(path):
             print(f"{path} not found: run the profile on a GPU machine first", file=sys.stderr)
             return 2
-        order_path = os.path.join(a.summarize, "order.json")
-        order = json.load(open(order_path)) if os.path.exists(order_path) else None
-        print_table(summarize(path, order))
+        report.print_table(summarize_folder(a.summarize))
         return 0
     if a.inner:
         return inner(cases)
@@ -230,12 +235,11 @@ def main(argv=None) -> int:
         subprocess.call([ncu, "--import", rep + ".ncu-rep", "--page", "raw", "--csv"], stdout=f)
     with open(os.path.join(out, "details.txt"), "w") as f:
         subprocess.call([ncu, "--import", rep + ".ncu-rep", "--page", "details"], stdout=f)
-    order = json.load(open(os.path.join(out, "order.json")))
-    rows = summarize(os.path.join(out, "raw.csv"), order)
+    rows = summarize_folder(out)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"command": "python -m tools.profile --cases " + ",".join(cases), "cases": CASES,
                    "rows": rows}, f, indent=1)
-    print_table(rows)
+    report.print_table(rows)
     return 0
 
 
