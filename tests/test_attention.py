@@ -259,3 +259,29 @@ def test_short_rows_get_an_absolute_floor_that_still_catches_bugs():
     wrong = ref.copy()
     wrong[2] = 0.0                                  # one row lost, e.g. a causal mask off by one
     assert not check.compare(wrong, ref, "bfloat16", short).ok
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("k_len", [33, 67, 100])
+def test_library_matmul_keeps_nan_rows_apart(dtype, k_len):
+    """The naive version's library GEMM on the CPU: a NaN row of P poisons its own row of O = P V and no other.
+
+    torch's CPU 16-bit matmul (oneDNN) on an AMX CPU read past the end of each row when K > 32 and K % 32 != 0, and
+    the NaN of one row leaked into its neighbours (CI's CPU failed lab 4.6's NaN test every time). This test runs the
+    shape that leaked; on a CPU without AMX it passes either way, on CI's it is the regression test."""
+    import torch
+
+    g = np.random.default_rng(3)
+    p = torch.from_numpy(g.random((1, 2, 40, k_len)).astype(np.float32)).to(getattr(torch, dtype))
+    v = torch.from_numpy(g.standard_normal((1, 2, k_len, 64)).astype(np.float32)).to(getattr(torch, dtype))
+    nan_rows = [1, 7, 8, 39]
+    p[0, 0, nan_rows, 5] = float("nan")
+    p[0, 1, :, 0] = float("nan")                     # a whole head, as a NaN key makes it
+    o = att.library_matmul(p, v)
+    assert o.dtype == p.dtype
+    want = p.double().numpy() @ v.double().numpy()
+    got = o.double().numpy()
+    assert np.isnan(got[0, 1]).all() and np.isnan(got[0, 0, nan_rows]).all()
+    clean = [i for i in range(40) if i not in nan_rows]
+    assert np.isfinite(got[0, 0, clean]).all(), "a NaN row of P leaked into another row of O"
+    check.assert_close(got[0, 0, clean], want[0, 0, clean], dtype)
