@@ -98,8 +98,13 @@ def compare(out, ref, dtype: str = "float32", tol: Tol | None = None) -> Compari
         first = ""
         if where_bad.size:
             first = f"; {where_bad.size} non-finite outputs (first at flat index {int(where_bad[0])}: unwritten?)"
-        msg = (f"MISMATCH: rel err {rel:.2e} (limit {tol.rel_norm:.0e}), {n_bad}/{n} elements outside "
-               f"{tol.elem:.0e}, max abs {max_abs:.2e}{first}")
+        n_special = int(special_bad.sum())
+        if n_special:
+            at = int(np.flatnonzero(special_bad.ravel())[0])
+            first += (f"; {n_special} outputs differ where the reference is NaN/Inf (first at flat index {at}: "
+                      f"reference {r.ravel()[at]}, output {o.ravel()[at]})")
+        msg = (f"MISMATCH: rel err {rel:.2e} (limit {tol.rel_norm:.0e}), {n_bad - n_special}/{n} finite elements "
+               f"outside {tol.elem:.0e}, max abs {max_abs:.2e}{first}")
     return Comparison(ok, rel, max_abs, n_bad, n, msg)
 
 

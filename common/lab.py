@@ -30,6 +30,9 @@ class Variant:
     dtypes: tuple[str, ...] = ("float32",)
     note: str = ""
     archs: tuple[str, ...] = field(default=())  # empty: any GPU; else e.g. ("sm_90",) where it can run
+    # cases a peer cannot serve (a library with no kernel for them): fn(size, dtype) -> why, or "" when it can. Only
+    # for peers: our own variants refuse bad input with an error, and serve every valid case.
+    cannot_serve: Callable | None = None
 
     @property
     def runs_without_gpu(self) -> bool:
@@ -106,10 +109,14 @@ def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True)
         if not ok_here:
             rows.append({"variant": v.name, "impl": v.impl, "cases": 0, "result": f"skipped: {why}"})
             continue
-        n, fails, worst = 0, [], 0.0
+        n, fails, worst, passed_over = 0, [], 0.0, []
         t0 = time.perf_counter()
         for i, (size, dtype) in enumerate(cases):
             if dtype not in v.dtypes:
+                continue
+            why_not = v.cannot_serve(size, dtype) if v.cannot_serve else ""
+            if why_not:
+                passed_over.append(f"{size} {dtype}: {why_not}")
                 continue
             try:
                 c = run_variant(lab, v, size, dtype, check.rng(i))
@@ -124,6 +131,8 @@ def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True)
         all_ok &= ok
         result = (f"ok ({n} cases, worst rel err {worst:.1e})" if ok else
                   f"FAILED {len(fails)}/{max(n, len(fails))}: {fails[0]}" if fails else "no case ran")
+        if passed_over:
+            result += f"; {len(passed_over)} case(s) it cannot serve, passed over ({passed_over[0]})"
         rows.append({"variant": v.name, "impl": v.impl, "cases": n, "result": result,
                      "secs": round(time.perf_counter() - t0, 2)})
     if verbose:

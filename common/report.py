@@ -65,9 +65,15 @@ def meta(command: str | None = None) -> dict:
     }
 
 
+def results_root() -> str:
+    """Where measurements are written: results/, or COURSE_RESULTS when set (the test suite points it at a temporary
+    folder, so a test run never changes a committed file)."""
+    return os.environ.get("COURSE_RESULTS") or os.path.join(ROOT, "results")
+
+
 def results_dir(slug: str | None = None, root: str | None = None) -> str:
     """results/<gpu>/ for the GPU at hand (results/no-gpu/ without one, which git ignores)."""
-    d = os.path.join(root or os.path.join(ROOT, "results"), slug or device.gpu_slug())
+    d = os.path.join(root or results_root(), slug or device.gpu_slug())
     os.makedirs(d, exist_ok=True)
     return d
 

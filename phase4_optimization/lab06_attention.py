@@ -134,13 +134,31 @@ def reference(q, k, v, do, causal: bool = False, sm_scale: float | None = None):
         # NaN): a NaN in query row i must not reach the keys j > i it never attends to - as in the kernels
         p = np.where(np.tril(np.ones((s_len, s_len), bool)), p, 0.0)
     lse = (m + np.log(l_))[..., 0]
-    o = p @ v
+    o = probabilities_times_values(p, v, causal)
     dv = np.swapaxes(p, -1, -2) @ do
     dp = do @ np.swapaxes(v, -1, -2)
     ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
     dq = ds @ k * scale
     dk = np.swapaxes(ds, -1, -2) @ q * scale
     return o, lse, dq, dk, dv
+
+
+def probabilities_times_values(p, v, causal: bool):
+    """O = P V in float64, where a key a row does not attend contributes nothing, even a non-finite value.
+
+    A plain p @ v multiplies the masked zeros of P by every row of V, and 0 x NaN = NaN: a NaN value at key j would
+    poison the rows i < j that never attend it. Here the finite part is one matmul; each non-finite V[j, d] is then
+    added, with IEEE rules (p x Inf, 0 x Inf = NaN), to the rows that attend key j (i >= j when causal, all when not).
+    """
+    p, v = np.asarray(p, np.float64), np.asarray(v, np.float64)
+    bad = ~np.isfinite(v)
+    o = p @ np.where(bad, 0.0, v)
+    for idx in zip(*np.nonzero(bad)):
+        *lead, j, d = idx
+        rows = slice(j, None) if causal else slice(None)
+        with np.errstate(invalid="ignore"):
+            o[(*lead, rows, d)] += p[(*lead, rows, j)] * v[idx]
+    return o
 
 
 def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
@@ -296,6 +314,13 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, seq,
                 keep = col_ok[None, :]
                 if CAUSAL:
                     keep = keep & (offs_kn[None, :] <= offs_m[:, None])
+                    # 0 x NaN = NaN in the P V product: a non-finite V row of this diagonal tile would reach the
+                    # rows before its key, which do not attend it. Zero it for the product and carry it through the
+                    # score instead (NaN for the rows that do attend it: those rows come out NaN, as they must).
+                    v_bad = (v != v) | (tl.abs(v.to(tl.float32)) == float("inf"))
+                    row_bad = tl.max(v_bad.to(tl.int32), 1) > 0
+                    v = tl.where(v_bad, 0.0, v).to(v.dtype)
+                    qk = tl.where(keep & row_bad[None, :], float("nan"), qk)
                 qk = tl.where(keep, qk, float("-inf"))
             # the first tile of every row has at least one unmasked key (key 0, or key == row on the diagonal),
             # so m_new is finite from the first step on and exp2(m_i - m_new) never sees -inf - -inf
@@ -914,7 +939,13 @@ VARIANTS = [
 if _cuda_module() is not None:
     VARIANTS.append(_CudaVariant("cuda mma.sync flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
                                  dtypes=DTYPES, note="phase4_optimization/lab06_attention.cu"))
-PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn"),
+def _cudnn_cannot_serve(size, dtype) -> str:
+    """SDPA's cuDNN backend has no kernel for a sequence of one ("No available kernel" on the H200)."""
+    return "cuDNN's SDPA has no kernel for S = 1" if int(size[2]) == 1 else ""
+
+
+PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
+                      cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
 
 # (B, H, S, D, causal): S = 1, primes and non-multiples of every tile; odd S also runs the strided-view path

@@ -114,7 +114,9 @@ def reference(x, n_heads, ln1_w, ln1_b, w_qkv, b_qkv, w_o, b_o, ln2_w, ln2_b, w_
     scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
-    o = (p @ v).transpose(0, 2, 1, 3).reshape(bsz, s, d)
+    p = np.where(np.tril(np.ones((s, s), bool)), p, 0.0)    # a NaN row's masked keys stay exactly 0, as in lab 4.6
+    # a token's NaN reaches the later tokens of its sequence, never the earlier ones (lab 4.6's exact-masking P V)
+    o = _kernels()[2].probabilities_times_values(p, v, True).transpose(0, 2, 1, 3).reshape(bsz, s, d)
     h = x + o @ w_o + b_o
     f = gelu_tanh(_ln(h, ln2_w, ln2_b) @ w_fc + b_fc)
     return h + f @ w_proj + b_proj

@@ -286,20 +286,31 @@ def test_no_gpu_load_gives_a_clear_error():
         cuda.get_kernel(RES_CU, "shared_and_shuffle")
 
 
-def test_setup_env_dry_run_plans_the_cuda13_set_without_a_driver():
+def test_setup_env_picks_a_pinned_set_per_machine():
+    """setup_env: no driver -> the CPU set, CUDA 12/13 drivers -> their sets, each through its constraints file; every
+    constraints file pins the packages the course is tested with; --unpinned drops the file but keeps the CPU torch."""
     tools = os.path.join(os.path.dirname(HERE), "tools")
     sys.path.insert(0, tools)
     try:
         import setup_env
     finally:
         sys.path.remove(tools)
-    assert setup_env.plan(None) == ("cuda13", ["torch==2.13.0"])
-    assert setup_env.plan(12)[0] == "cuda12" and setup_env.plan(13)[0] == "cuda13"
+    assert setup_env.choose(None) == "cpu" and setup_env.choose(12) == "cuda12" and setup_env.choose(13) == "cuda13"
     with pytest.raises(SystemExit, match="CUDA 11"):
-        setup_env.plan(11)
+        setup_env.choose(11)
+    for name, (extra, path, _) in setup_env.SETUPS.items():
+        for pkg in ("torch", "triton", "numpy", "matplotlib", "pytest", "pytest-xdist",
+                    "cupy-cuda12x" if extra == "cuda12" else "cupy-cuda13x"):
+            assert setup_env.pinned(path, pkg), f"{path} does not pin {pkg}"
+        cmds = [" ".join(c) for c in setup_env.commands(name, unpinned=False)]
+        assert all("-c " + os.path.join(setup_env.ROOT, path) in c for c in cmds[1:]), cmds
+        assert f"[{extra},test]" in cmds[-1]
+    loose = [" ".join(c) for c in setup_env.commands("cpu", unpinned=True)]
+    assert not any(" -c " in c for c in loose) and f"torch=={setup_env.pinned('requirements/cpu.txt', 'torch')}" \
+        in loose[1]
     out = subprocess.run([sys.executable, os.path.join(tools, "setup_env.py"), "--dry-run"], capture_output=True,
                          text=True, check=True).stdout
-    assert "install" in out and " -e " in out and "[cuda1" in out
+    assert "install" in out and " -e " in out and "requirements/" in out
 
 
 def test_all_zero_reference_uses_an_absolute_norm():
@@ -337,3 +348,24 @@ def test_matmul_dims():
         arrays.matmul_dims(a, b.T, ("x", "w"))
     with pytest.raises(ValueError, match=r"N = 7 exceeds 6 \(the kernels take 32-bit dimensions\)"):
         arrays.matmul_dims(a, b, max_dim=6)
+
+
+def test_tree_guard_sees_a_changed_and_a_new_file(tmp_path):
+    """The session hook in conftest.py that fails a test run which changed the working tree: it must see a modified
+    tracked file and a new untracked one, and nothing when the tree is as it was."""
+    import subprocess
+
+    from tests.conftest import changed_entries, git_status
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.json").write_text("{}")
+    git("add", "a.json")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "a")
+    before = git_status(str(tmp_path))
+    assert before == "" and changed_entries(before, git_status(str(tmp_path))) == []
+    (tmp_path / "a.json").write_text('{"ms": 1}')
+    (tmp_path / "b.png").write_bytes(b"x")
+    assert changed_entries(before, git_status(str(tmp_path))) == [" M a.json", "?? b.png"]

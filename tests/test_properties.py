@@ -18,6 +18,7 @@ import pytest
 
 from common import arrays, check
 from tests import test_bad_input as B
+from tests.seeds import GATE_SEEDS, process_seed_is_gate
 
 DRAWS = 4 if B.GPU else 3
 LAYOUTS = ("offset", "strided", "contiguous", "offset")
@@ -67,9 +68,13 @@ def draw_size(mod, rng):
     return out[0] if rank == 1 and not isinstance(B._cases(mod)[0][0], (tuple, list)) else tuple(out)
 
 
+# a gate run sweeps every gate seed; a run with a chosen COURSE_SEED (make fuzz) sweeps that one
+SEEDS = GATE_SEEDS if process_seed_is_gate() else (check.seed(),)
+
+
 def _params(ours):
-    return [pytest.param(mod, v, id=f"{q.split('.')[-1]}:{v.name}",
-                         marks=[] if v.runs_without_gpu else [pytest.mark.gpu]) for q, mod, v in ours]
+    return [pytest.param(mod, v, s, id=f"{q.split('.')[-1]}:{v.name}:seed{s}",
+                         marks=[] if v.runs_without_gpu else [pytest.mark.gpu]) for q, mod, v in ours for s in SEEDS]
 
 
 def _phase4():
@@ -78,27 +83,28 @@ def _phase4():
     return B4._ours()
 
 
-@pytest.mark.parametrize("mod,v", _params(B._ours()))
-def test_random_shapes_dtypes_layouts(mod, v):
-    _sweep(mod, v, draw_size)
+@pytest.mark.parametrize("mod,v,seed", _params(B._ours()))
+def test_random_shapes_dtypes_layouts(mod, v, seed):
+    _sweep(mod, v, draw_size, seed)
 
 
-@pytest.mark.parametrize("mod,v", _params(_phase4()))
-def test_random_shapes_dtypes_layouts_phase4(mod, v):
-    _sweep(mod, v, draw_size_templated)
+@pytest.mark.parametrize("mod,v,seed", _params(_phase4()))
+def test_random_shapes_dtypes_layouts_phase4(mod, v, seed):
+    _sweep(mod, v, draw_size_templated, seed)
 
 
-def _sweep(mod, v, draw):
+def _sweep(mod, v, draw, seed):
     ok, why = v.available()
     if not ok:
         pytest.skip(why)
-    rng = check.rng(9000 + zlib.crc32(v.name.encode()) % 1000)
+    # the same streams check.rng(offset) gives when COURSE_SEED = seed, so a failing draw replays with COURSE_SEED
+    rng = np.random.default_rng([seed, 9000 + zlib.crc32(v.name.encode()) % 1000])
     for d in range(DRAWS):
         size = draw(mod, rng)
         dtype = str(rng.choice(list(v.dtypes)))
         layout = LAYOUTS[d % len(LAYOUTS)]
-        what = f"{v.name}: draw {d} size {size} {dtype} {layout} [seed {check.seed()}]"
-        inputs = list(mod.make_inputs(size, dtype, check.rng(d), B.WHERE))
+        what = f"{v.name}: draw {d} size {size} {dtype} {layout} [seed {seed}: COURSE_SEED={seed} replays it]"
+        inputs = list(mod.make_inputs(size, dtype, np.random.default_rng([seed, d]), B.WHERE))
         ref = B._reference(mod, inputs)
         first = B._array_positions(inputs)[0]
         out = B._out_for(mod, ref, dtype, inputs[first])

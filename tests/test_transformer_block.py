@@ -110,3 +110,28 @@ def test_plan_stages_cover_the_block_on_gpu():
     y = plan.buffers["y"].clone()
     assert device.has_gpu()
     assert (tb.block_ours(x, h, *w) == y).all()
+
+
+@pytest.mark.parametrize("where", ["last", "middle"])
+def test_a_nan_token_poisons_later_tokens_only(where):
+    """The documented pattern: a non-finite token t reaches the tokens >= t of its sequence (through attention) and
+    no earlier one - in the float64 reference (which must not multiply the masked zeros of P by t's NaN value row)
+    and in our block (whose flash kernel zeroes a non-finite V row of the diagonal tile for the P V product and
+    carries it through the score). The case is longer than the interpreter's 32-row query tile, so the tokens
+    before t share t's diagonal tile."""
+    from common import lab
+
+    size, dtype = (2, 45, 64, 1), "bfloat16"
+    x, *rest = tb.make_inputs(size, dtype, np.random.default_rng(11), lab.where())
+    t = size[1] - 1 if where == "last" else size[1] // 2 + 3
+    x[1, t, 5] = float("inf")
+    x[0, t, 0] = float("nan")
+    ref = tb.reference(*[lab._np64(a) for a in (x, *rest)])
+    assert np.isnan(ref[:, t:]).all() and np.isfinite(ref[:, :t]).all(), "reference: NaN from token t on, only"
+    ours = tb.VARIANTS[0]
+    ok, why = ours.available()
+    if not ok:
+        pytest.skip(why)
+    out = check.poisoned(ref.shape, dtype, x)
+    check.assert_close(ours.fn(x, *rest, out=out), ref, dtype, tb.tolerance(size, dtype),
+                       what=f"NaN/Inf at token {t}")
