@@ -208,3 +208,27 @@ def check_out(out, shape, dtype: str, like, name: str = "out"):
 def aligned(x, nbytes: int = 16) -> bool:
     """Is the first element on an `nbytes` boundary (a vector load of that width is legal)?"""
     return ptr(x) % nbytes == 0
+
+
+def mnk(size) -> tuple[int, int, int]:
+    """(M, N, K) of a GEMM case: an int (square) or a 3-tuple."""
+    if isinstance(size, (tuple, list)):
+        m, n, k = (int(s) for s in size)
+        return m, n, k
+    return int(size), int(size), int(size)
+
+
+def device_randn(shape, dtype: str, seed: int, scale: float = 1.0, shift: float = 0.0):
+    """shift + scale * N(0, 1) generated on the GPU (benchmark-sized inputs: no host round trip of gigabytes).
+    fp32/fp16 come back as CuPy arrays, bf16 as a torch tensor (CuPy has no bf16)."""
+    import cupy
+    import numpy as np
+
+    x = cupy.random.RandomState(seed).standard_normal(tuple(shape), dtype=cupy.float32)
+    if scale != 1.0 or shift != 0.0:
+        x = x * np.float32(scale) + np.float32(shift)
+    if dtype == "bfloat16":
+        import torch
+
+        return torch.from_dlpack(x).to(torch.bfloat16)
+    return x if dtype == "float32" else x.astype(dtype)

@@ -26,7 +26,10 @@ slow the interpreter is, nothing about a GPU.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -192,3 +195,96 @@ def _bench_wall(fn, *, rep_ms: float, max_reps: int = 50) -> Timing:
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
     return _summary(times, "wall (interpreter)")
+
+
+def runs(fn, what: str) -> bool:
+    """Call fn once; False (with a note) when it raises: an optional contender must not stop a benchmark."""
+    try:
+        fn()
+        return True
+    except Exception as e:  # noqa: BLE001
+        print(f"  ({what} skipped: {type(e).__name__}: {str(e)[:160]})")
+        return False
+
+
+@contextlib.contextmanager
+def torch_tf32(allowed: bool):
+    """torch.backends.cuda.matmul.allow_tf32 set for the duration (cuBLAS SGEMM is true fp32 only with it off)."""
+    import torch
+
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Measured ceilings
+# ---------------------------------------------------------------------------------------------------------------------
+def _cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gpu-kernel-course", "ceilings.json")
+
+
+def _cache_key() -> str:
+    d = device.info()
+    import cupy
+
+    return f"{d.name}|{d.arch}|{d.driver_cuda}|cupy {cupy.__version__}"
+
+
+def measure_hbm_bandwidth(nbytes: int = device.GiB) -> dict:
+    """Best of three large streaming kernels (CuPy copy, torch copy, torch add), GB/s counting reads + writes.
+
+    `nbytes` is the size of one array; it is shrunk to fit in a quarter of the free memory. It must be many times the
+    L2 so that every byte really comes from HBM.
+    """
+    device.require_gpu("measuring HBM bandwidth")
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    nbytes = int(min(nbytes, free // 4)) // 16 * 16
+    n = nbytes // 4
+    a = cupy.random.random(n, dtype=cupy.float32)
+    b = cupy.random.random(n, dtype=cupy.float32)
+    c = cupy.empty_like(a)
+    results = {}
+    results["cupy copy"] = 2 * nbytes / (bench(lambda: cupy.copyto(c, a)).median_ms * 1e6)
+    try:
+        import torch
+
+        ta, tb, tc = (torch.from_dlpack(x) for x in (a, b, c))
+        results["torch copy_"] = 2 * nbytes / (bench(lambda: tc.copy_(ta)).median_ms * 1e6)
+        results["torch add"] = 3 * nbytes / (bench(lambda: torch.add(ta, tb, out=tc)).median_ms * 1e6)
+    except ImportError:
+        pass
+    best = max(results, key=results.get)
+    del a, b, c
+    return {"hbm_gbps": results[best], "hbm_method": best, "hbm_array_bytes": nbytes, "all": results}
+
+
+def ceilings(refresh: bool = False) -> dict:
+    """Measured ceilings of the GPU at hand, cached per device in ~/.cache/gpu-kernel-course/ceilings.json.
+
+    Returns {'hbm_gbps', 'hbm_method', 'datasheet': {...}, ...}. Set refresh=True to measure again.
+    """
+    device.require_gpu("measuring ceilings")
+    path = _cache_path()
+    key = _cache_key()
+    cache = {}
+    if os.path.exists(path):
+        try:
+            with open(path) as f:
+                cache = json.load(f)
+        except (OSError, ValueError):
+            cache = {}
+    if refresh or key not in cache:
+        cache[key] = measure_hbm_bandwidth()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(cache, f, indent=1)
+    out = dict(cache[key])
+    out["datasheet"] = device.info().datasheet
+    return out

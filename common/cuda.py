@@ -11,6 +11,8 @@ for a chosen architecture (sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a) and return
 Every kernel in the course is `extern "C"` so Python finds it by its plain name; compile-time parameters are macros
 with defaults in the file, overridden with `defines={"TILE": 64}`.
 A file may claim the architectures it needs on a line of its own: `// archs: sm_80 sm_90` (default: ALL_ARCHS).
+Device primitives shared by several labs (warp and block reductions, cp.async, ldmatrix / mma.sync, 16-bit bits,
+GEMM epilogue stores) live in common/cuda/*.cuh, written once; every compile passes -I common/cuda.
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ from dataclasses import dataclass, field
 from . import device
 
 ALL_ARCHS = ("sm_75", "sm_80", "sm_90")   # what every kernel must compile for, unless its file claims otherwise
-BASE_OPTIONS = ("-std=c++17",)
+# the shared device primitives every kernel file may #include: reduce.cuh, cp_async.cuh, mma_sm80.cuh, ...
+HEADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda")
+BASE_OPTIONS = ("-std=c++17", f"-I{HEADER_DIR}")
 
 
 class CompileError(RuntimeError):
@@ -430,12 +434,12 @@ def sass_excerpt(lines: list[str], pattern: str = r"LDG|STG|LDS|STS|BAR|SHFL|HMM
 def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: dict | None = None,
                          kernels: list[str] | None = None, excerpt_of: str | None = None, file=None) -> CompileReport:
     """Compile and print the resource table (and a SASS excerpt of one kernel)."""
-    from . import report
+    from .table import print_table
 
     rep = compile_report(path, arch, defines=defines)
     rows = [r for r in rep.rows() if kernels is None or r["kernel"] in kernels]
     print(f"\n{os.path.basename(path)} compiled with NVRTC {nvrtc_version()} for {rep.arch}:", file=file)
-    report.print_table(rows, file=file)
+    print_table(rows, file=file)
     if excerpt_of and excerpt_of in rep.kernels:
         ex = sass_excerpt(rep.kernels[excerpt_of].sass)
         if ex:

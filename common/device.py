@@ -3,7 +3,7 @@
 Three kinds of numbers live here and are never mixed up:
   * properties read off the device (SM count, L2, shared memory, registers, clocks);
   * datasheet peaks, looked up by name (leads, not facts about your card);
-  * measured ceilings (a large streaming copy for HBM bandwidth), measured once per device and cached.
+  * measured ceilings (a large streaming copy for HBM bandwidth) live in common.bench, which measures them.
 Without a GPU, `ARCHS` describes each architecture the course compiles for, so the CPU tier can still teach with
 real limits (occupancy, shared memory per block) for a chosen target.
 """
@@ -285,78 +285,6 @@ def gpu_slug(name: str | None = None) -> str:
         s = s.replace(drop, " ")
     s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
     return s or "gpu"
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Measured ceilings
-# ---------------------------------------------------------------------------------------------------------------------
-def _cache_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "gpu-kernel-course", "ceilings.json")
-
-
-def _cache_key() -> str:
-    d = info()
-    import cupy
-
-    return f"{d.name}|{d.arch}|{d.driver_cuda}|cupy {cupy.__version__}"
-
-
-def measure_hbm_bandwidth(nbytes: int = 1 * GiB) -> dict:
-    """Best of three large streaming kernels (CuPy copy, torch copy, torch add), GB/s counting reads + writes.
-
-    `nbytes` is the size of one array; it is shrunk to fit in a quarter of the free memory. It must be many times the
-    L2 so that every byte really comes from HBM.
-    """
-    require_gpu("measuring HBM bandwidth")
-    import cupy
-
-    from . import bench
-
-    free, _ = cupy.cuda.runtime.memGetInfo()
-    nbytes = int(min(nbytes, free // 4)) // 16 * 16
-    n = nbytes // 4
-    a = cupy.random.random(n, dtype=cupy.float32)
-    b = cupy.random.random(n, dtype=cupy.float32)
-    c = cupy.empty_like(a)
-    results = {}
-    results["cupy copy"] = 2 * nbytes / (bench.bench(lambda: cupy.copyto(c, a)).median_ms * 1e6)
-    try:
-        import torch
-
-        ta, tb, tc = (torch.from_dlpack(x) for x in (a, b, c))
-        results["torch copy_"] = 2 * nbytes / (bench.bench(lambda: tc.copy_(ta)).median_ms * 1e6)
-        results["torch add"] = 3 * nbytes / (bench.bench(lambda: torch.add(ta, tb, out=tc)).median_ms * 1e6)
-    except ImportError:
-        pass
-    best = max(results, key=results.get)
-    del a, b, c
-    return {"hbm_gbps": results[best], "hbm_method": best, "hbm_array_bytes": nbytes, "all": results}
-
-
-def ceilings(refresh: bool = False) -> dict:
-    """Measured ceilings of the GPU at hand, cached per device in ~/.cache/gpu-kernel-course/ceilings.json.
-
-    Returns {'hbm_gbps', 'hbm_method', 'datasheet': {...}, ...}. Set refresh=True to measure again.
-    """
-    require_gpu("measuring ceilings")
-    path = _cache_path()
-    key = _cache_key()
-    cache = {}
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                cache = json.load(f)
-        except (OSError, ValueError):
-            cache = {}
-    if refresh or key not in cache:
-        cache[key] = measure_hbm_bandwidth()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(cache, f, indent=1)
-    out = dict(cache[key])
-    out["datasheet"] = info().datasheet
-    return out
 
 
 def describe(arch: str | None = None) -> str:

@@ -1,18 +1,31 @@
-"""The lab contract, and the two drivers every lab and phase runner share.
+"""The lab contract, and the drivers every lab and phase runner share.
 
-A lab module offers:
+A lab is a folder phaseN_xxx/labNN_name/ whose lab.py offers:
+  a docstring: its title, "You will learn", the two numbers (bytes that must move, FLOPs that must happen) and which
+    bound wins
   reference(*inputs) -> float64 NumPy result (or a tuple of them)
   make_inputs(size, dtype, rng, where) -> tuple of arrays on `where` ('cuda' or 'cpu')
   VARIANTS: list[Variant]       our kernels, CUDA C and Triton side by side
   PEERS: list[Variant]          the library calls a learner would use instead
   CHECK_CASES / CPU_CHECK_CASES: [(size, dtype), ...] awkward cases for the GPU / for the interpreter
-  optional out_dtype(dtype) -> dtype (or a tuple, one per output) and tolerance(size, dtype) -> check.Tol
-  main(argv=None) -> int        check every variant, then benchmark, then print and save; nothing runs at import
+  optional QUICK_CASES (how many cases --quick checks), out_dtype(dtype), tolerance(size, dtype) -> check.Tol
+  main(argv=None) -> int        = run(this module, its bench module, argv); nothing runs at import
+and its bench.py the measuring side, every part optional (see run()):
+  add_arguments(parser)         lab-specific flags (--tune, --compile-all, ...)
+  explain(args)                 what to print before the checks on every machine (models, byte counts, plans)
+  extra_checks(args) -> bool    checks beyond VARIANTS x cases
+  compile_report(args)          what the compiler made of the kernels (NVRTC / Triton AOT); every machine
+  benchmark(ctx) -> Result      GPU: time variants and peers, return rows + header fields + tables
+  tune(ctx) -> Result           GPU, --tune: the sweep that finds the lab's recorded configuration
+  plot(data, out_dir) -> [path] draw the lab's plots from its JSON (so --replot needs no GPU)
 Every variant is a plain function fn(*inputs, out=None) -> out.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
+import json
+import os
 import sys
 import time
 import traceback
@@ -144,54 +157,236 @@ def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# One driver for every lab
+# ---------------------------------------------------------------------------------------------------------------------
+@dataclass
+class Result:
+    """What a lab's benchmark (or tune) hands back to run().
+
+    rows: the measurement rows (report.row dicts) that go into the JSON; meta: extra JSON header fields (ceiling,
+    targets, knobs, ...); tables: (rows, columns or None, title) to print; name: the JSON / PNG stem (default: the
+    lab's LAB, with "_tune" for --tune); ok: False when a check made during the benchmark failed (exit 1).
+    """
+    rows: list[dict]
+    meta: dict = field(default_factory=dict)
+    tables: list[tuple] = field(default_factory=list)
+    name: str | None = None
+    ok: bool = True
+
+
+@dataclass
+class Context:
+    """What a benchmark needs from the driver: the parsed arguments and where to write."""
+    args: argparse.Namespace
+    out_dir: str
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.args.quick)
+
+    def ceiling(self) -> dict:
+        """The measured HBM ceiling of this GPU (cached per device)."""
+        return bench.ceilings()
+
+
+CPU_NOTE = "\nNothing was timed (no GPU): the Triton kernels ran in the interpreter, CUDA C kernels were compiled."
+
+
+def title_of(mod) -> str:
+    return (mod.__doc__ or mod.__name__).strip().splitlines()[0]
+
+
+def check_cases(lab, quick: bool, dtypes=None) -> list:
+    """The cases run() checks here: CHECK_CASES on a GPU, CPU_CHECK_CASES without; --quick keeps QUICK_CASES of them
+    (default 3). `dtypes` narrows them to those dtypes (--dtype)."""
+    cases = list(lab.CHECK_CASES if device.has_gpu() else lab.CPU_CHECK_CASES)
+    if dtypes:
+        cases = [c for c in cases if c[1] in dtypes]
+    return cases[: getattr(lab, "QUICK_CASES", 3)] if quick else cases
+
+
+def results_json(lab, directory: str | None = None) -> str:
+    """The lab's committed JSON: results/<gpu>/<LAB>.json (the GPU at hand, else the README's H200)."""
+    from . import report
+
+    if directory is None:
+        slug = device.gpu_slug() if device.has_gpu() else "h200"
+        directory = os.path.join(report.ROOT, "results", slug)
+    return os.path.join(directory, f"{lab.LAB}.json")
+
+
+def replot(lab, bench, directory: str | None, out_dir: str | None) -> int:
+    """Redraw a lab's plots from its saved JSON (no GPU needed): bench.plot(data, out_dir)."""
+    path = results_json(lab, directory)
+    if not os.path.exists(path):
+        print(f"--replot: no {os.path.relpath(path)}; measure on a GPU first (python -m {lab.__package__})",
+              file=sys.stderr)
+        return 2
+    with open(path) as f:
+        data = json.load(f)
+    out_dir = out_dir or os.path.dirname(path)
+    os.makedirs(out_dir, exist_ok=True)
+    for p in bench.plot(data, out_dir):
+        print("wrote", p)
+    return 0
+
+
+def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
+    """The whole life of a lab, the same for all: parse, say what runs here, check every variant against the float64
+    reference, show what the compiler made of the kernels, stop there without a GPU (or on a failed check), else
+    benchmark, print, write the JSON and the plots. Exit status: 0 all checks passed, 1 one failed, 2 usage error.
+
+    from_phase: called by a phase runner, which has validated the common flags once; flags meant for other labs of
+    the phase (say --tune) are ignored here instead of being a usage error.
+    """
+    p = cli.parser(title_of(lab), learn=cli.you_will_learn(lab.__doc__))
+    p.prog = f"python -m {lab.__package__ or lab.__name__}"
+    if bench is not None and getattr(bench, "plot", None) is not None:
+        p.add_argument("--replot", nargs="?", const="", default=None, metavar="DIR",
+                       help="redraw the plots from the saved JSON in DIR (default: the committed results) and exit")
+    if bench is not None and hasattr(bench, "add_arguments"):
+        bench.add_arguments(p)
+    args = p.parse_known_args(argv)[0] if from_phase else p.parse_args(argv)
+    args = cli.finish_args(args)
+    if getattr(args, "replot", None) is not None:
+        return replot(lab, bench, args.replot or None, args.out)
+    cli.print_mode_line()
+    gpu = device.has_gpu()
+    if bench is not None and hasattr(bench, "explain"):
+        bench.explain(args)
+    ok = True
+    variants = list(getattr(lab, "VARIANTS", [])) + (list(getattr(lab, "PEERS", [])) if gpu else [])
+    if variants:
+        dts = (args.dtype,) if getattr(args, "dtype", None) else None
+        _, ok = check_variants(lab, variants, check_cases(lab, args.quick, dts))
+    if bench is not None and hasattr(bench, "extra_checks"):
+        ok = bool(bench.extra_checks(args)) and ok
+    if bench is not None and hasattr(bench, "compile_report"):
+        bench.compile_report(args)
+    if not gpu:
+        print(getattr(bench, "CPU_NOTE", CPU_NOTE))
+        return 0 if ok else 1
+    if (stop := stop_before_bench(ok, args)) is not None:
+        return stop
+    if bench is None or not hasattr(bench, "benchmark"):
+        return 0
+    from . import report
+
+    ctx = Context(args=args, out_dir=args.out or report.results_dir())
+    tuning = bool(getattr(args, "tune", False)) and hasattr(bench, "tune")
+    res = bench.tune(ctx) if tuning else bench.benchmark(ctx)
+    name = res.name or (lab.LAB + ("_tune" if tuning else ""))
+    for rows, cols, title in res.tables:
+        report.print_table(rows, cols, title=title)
+    if args.json:
+        print("wrote", report.write_json(name, res.rows, out_dir=ctx.out_dir, **res.meta))
+    if args.plot and not tuning and hasattr(bench, "plot"):
+        data = dict(res.meta, rows=res.rows, gpu=device.info().name)
+        for path in bench.plot(data, ctx.out_dir):
+            print("wrote", path)
+    return 0 if res.ok else 1
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # Phase runners
 # ---------------------------------------------------------------------------------------------------------------------
-def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
-    """Run the labs of a phase in order; flags other than --only/--list are passed to every lab."""
-    p = cli.parser(f"{title}: runs its labs in order ({', '.join(labs)}); other flags go to every lab.")
+def lab_module(phase: str, name: str):
+    """A lab's contract module: phaseN/labNN_name/lab.py."""
+    try:
+        return importlib.import_module(f"{phase}.{name}.lab")
+    except ModuleNotFoundError as e:                      # TRANSITION: a lab not yet moved into its folder
+        if e.name != f"{phase}.{name}.lab" and e.name != f"{phase}.{name}":
+            raise
+        return importlib.import_module(f"{phase}.{name}")
+
+
+def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
+    """A CUDA C variant of an earlier lab, picked by name prefix (else the last CUDA variant that runs here); None
+    when none suits. For putting a Triton kernel next to the CUDA C kernel that does the same job."""
+    mod = lab_module(phase, name)
+    found = [v for v in getattr(mod, "VARIANTS", []) if v.impl == "cuda" and dtype in v.dtypes and v.available()[0]]
+    pick = [v for v in found if v.name.startswith(prefix)] or found[-1:]
+    return pick[0] if pick else None
+
+
+def bench_module(phase: str, name: str):
+    """A lab's measuring side: phaseN/labNN_name/bench.py (None for a lab not yet moved into its folder)."""
+    try:
+        return importlib.import_module(f"{phase}.{name}.bench")
+    except ModuleNotFoundError as e:
+        if e.name not in (f"{phase}.{name}.bench", f"{phase}.{name}"):
+            raise
+        return None
+
+
+def phase_parser(title: str, labs: list[str]) -> argparse.ArgumentParser:
+    p = cli.parser(f"{title}: runs its labs in order ({', '.join(labs)}); other flags go to every lab.", size=True,
+                   dtype=None)
+    p.add_argument("--dtype", default=None, help="only this dtype, in the labs that have a --dtype flag")
     p.add_argument("--only", action="append", default=None, metavar="LAB",
                    help="run only the labs whose name contains this (repeatable)")
     p.add_argument("--list", action="store_true", help="list the labs and exit")
-    args, _ = p.parse_known_args(argv)
+    return p
+
+
+def lab_flags(phase: str, labs: list[str]) -> set[str]:
+    """Every option string the labs of a phase accept (a flag unknown to all of them is a usage error)."""
+    flags: set[str] = set()
+    for name in labs:
+        mod = bench_module(phase, name)
+        if mod is None:                                     # TRANSITION: a flat lab parses its own flags
+            flags.update(("--tune", "--compile-all", "--errors", "--compile-report", "--no-compile-report",
+                          "--measure", "--results", "--roof", "--dump-ir", "--sass", "--debug", "--size", "--dtype"))
+            continue
+        if hasattr(mod, "add_arguments"):
+            q = argparse.ArgumentParser(add_help=False)
+            mod.add_arguments(q)
+            for a in q._actions:
+                flags.update(a.option_strings)
+    return flags
+
+
+def select_labs(p: argparse.ArgumentParser, labs: list[str], only: list[str] | None) -> list[str]:
+    if not only:
+        return list(labs)
+    chosen = [n for n in labs if any(o in n for o in only)]
+    if not chosen:
+        p.error(f"--only {' '.join(only)}: no such lab; the labs are {', '.join(labs)}")
+    return chosen
+
+
+def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
+    """Run the labs of a phase in order; flags other than --only/--list go to every lab. The common flags are
+    validated here, once; a flag no lab of the phase knows is a usage error (exit 2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    lab_argv = [a for a in argv if a not in ("--list",)]
-    # drop --only and its value from what the labs see
-    clean, skip = [], False
-    for a in lab_argv:
-        if skip:
-            skip = False
-            continue
-        if a == "--only":
-            skip = True
-            continue
-        if a.startswith("--only="):
-            continue
-        clean.append(a)
+    p = phase_parser(title, labs)
+    args, unknown = p.parse_known_args(argv)
+    extra = lab_flags(phase, labs)
+    bad = [a for a in unknown if a.startswith("-") and a.split("=")[0] not in extra]
+    if bad:
+        p.error(f"unrecognized arguments: {' '.join(bad)} (no lab of {phase} takes them)")
     if args.list:
-        if not labs:
-            print(f"{title}: no labs yet")
         for name in labs:
-            mod = importlib.import_module(f"{phase}.{name}")
-            first = (mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else ""
-            print(f"{name:32s} {first}")
+            print(f"{name:32s} {title_of(lab_module(phase, name))}")
         return 0
     if args.device_info:
         cli.finish_args(args)
-    print(f"{title}\n{cli.mode_line()}")
-    if not labs:
-        print("(no labs in this phase yet)")
-        return 0
+    chosen = select_labs(p, labs, args.only)
+    lab_argv = _without_phase_flags(argv)
+    cli.print_mode_line()
+    print(title)
     summary, status = [], 0
-    for name in labs:
-        if args.only and not any(o in name for o in args.only):
-            continue
+    for name in chosen:
         print(f"\n{'=' * 100}\n{phase}.{name}\n{'=' * 100}", flush=True)
         t0 = time.perf_counter()
         try:
-            mod = importlib.import_module(f"{phase}.{name}")
-            rc = int(mod.main(clean) or 0)
+            bench = bench_module(phase, name)
+            if bench is None:                               # TRANSITION: a flat lab with its own main()
+                rc = int(lab_module(phase, name).main(lab_argv) or 0)
+            else:
+                rc = int(run(lab_module(phase, name), bench, lab_argv, from_phase=True) or 0)
         except SystemExit as e:
-            rc = int(e.code or 0)
+            rc = int(e.code or 0) if isinstance(e.code, int) or e.code is None else 1
         except Exception:  # noqa: BLE001 - one broken lab must not hide the others
             traceback.print_exc()
             rc = 1
@@ -202,3 +397,19 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
 
     report.print_table(summary, title=f"{title}: summary")
     return status
+
+
+def _without_phase_flags(argv: list[str]) -> list[str]:
+    """The arguments a lab sees: the phase runner's own (--only X, --list) removed."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "--only":
+            skip = True
+            continue
+        if a.startswith("--only=") or a == "--list":
+            continue
+        out.append(a)
+    return out

@@ -264,9 +264,99 @@ def compile_for(kernel, signature: dict, constexprs: dict | None = None, *, cc: 
 
 
 def ptx_memory_ops(ptx: str) -> dict[str, int]:
-    """Count global loads/stores in PTX by width: {'ld.global.b32': 2, 'ld.global.v4.b32': 2, ...}."""
+    """Global loads/stores in PTX by width, cache hints dropped: {'ld.global.v4.b32': 4, 'st.global.cs.b32': 1}.
+    (A hint such as `.L1::evict_first`, which Triton emits for eviction_policy=..., is not part of the width.)"""
     out: dict[str, int] = {}
     for m in re.finditer(r"\b((?:ld|st)\.global(?:\.[A-Za-z0-9_:]+)*)", ptx):
         op = re.sub(r"\.(L1::[a-z_]+|L2::[a-z_0-9]+|nc|relaxed|gpu|weak)(?=\.|$)", "", m.group(1))
         out[op] = out.get(op, 0) + 1
     return out
+
+
+_AOT_CACHE: dict = {}
+
+
+def aot(kernel, signature: dict, constexprs: dict | None = None, *, cc: int = 90, num_warps: int = 4,
+        num_stages: int = 3, divisible_by_16: tuple[str, ...] = ()):
+    """compile_for, cached per argument set (a lab's report and its tests compile the same kernels)."""
+    key = (id(kernel), tuple(sorted(signature.items())),
+           tuple(sorted((constexprs or {}).items(), key=lambda kv: kv[0])), cc, num_warps, num_stages,
+           tuple(sorted(divisible_by_16)))
+    if key not in _AOT_CACHE:
+        _AOT_CACHE[key] = compile_for(kernel, signature, constexprs, cc=cc, num_warps=num_warps,
+                                      num_stages=num_stages, divisible_by_16=divisible_by_16)
+    return _AOT_CACHE[key]
+
+
+def cubin_resources(cubin: bytes) -> dict[str, dict[str, int]]:
+    """{kernel: {'REG': .., 'SHARED': .., 'LOCAL': .., 'STACK': ..}} from `cuobjdump --dump-resource-usage`."""
+    from . import cuda
+
+    text = cuda.cuobjdump(cubin, "--dump-resource-usage", timeout=60)
+    if text is None:
+        return {}
+    out, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"\s*Function\s+(\S+?):\s*$", line)
+        if m:
+            cur = out.setdefault(m.group(1), {})
+            continue
+        if cur is not None:
+            for k, v in re.findall(r"(REG|STACK|SHARED|LOCAL):(\d+)", line):
+                cur[k] = int(v)
+    return out
+
+
+def _count(pattern: str, text: str) -> int:
+    return len(re.findall(pattern, text))
+
+
+_SUMMARIES: dict = {}
+
+
+def summarize(k) -> dict:
+    """The facts a kernel engineer reads first off a compiled Triton kernel (ahead of time or launched): warps,
+    stages, shared memory, registers, local memory, the blocked layout's values per thread, global loads/stores by
+    width, the SASS census, and counts of wgmma / mma.sync / cp.async / shuffles / barriers in the PTX. Cached."""
+    key = getattr(k, "hash", None) or id(k)
+    if key not in _SUMMARIES:
+        _SUMMARIES[key] = _summarize(k)
+    s = _SUMMARIES[key]
+    if getattr(k, "n_regs", None):              # a launched kernel: the driver's register count is authoritative
+        s = dict(s, regs=k.n_regs)
+    return s
+
+
+def _summarize(k) -> dict:
+    from . import cuda
+
+    ptx, ttgir = k.asm.get("ptx", ""), k.asm.get("ttgir", "")
+    cubin = k.asm.get("cubin", b"")
+    name = k.metadata.name
+    sass = cuda.disassemble(cubin).get(name, []) if cubin else []
+    res = cubin_resources(cubin).get(name, {}) if cubin else {}
+    layout = re.search(r"#blocked\d*\s*=\s*#ttg\.blocked<\{sizePerThread = \[([\d, ]+)\]", ttgir)
+    regs = getattr(k, "n_regs", None) or res.get("REG")
+    return {
+        "kernel": name,
+        "num_warps": k.metadata.num_warps,
+        "num_stages": getattr(k.metadata, "num_stages", None),
+        "shared": k.metadata.shared,
+        "regs": regs,
+        "local": res.get("LOCAL"),                  # local memory per thread (spills, run-time indexed arrays)
+        "size_per_thread": layout.group(1).replace(" ", "") if layout else "-",
+        "ptx_mem": ptx_memory_ops(ptx),
+        "sass": cuda.sass_census(sass),
+        "sass_lines": sass,
+        "wgmma": _count(r"wgmma\.mma_async", ptx),
+        "mma_sync": _count(r"\bmma\.sync", ptx),
+        "cp_async": _count(r"cp\.async\.(?:ca|cg)", ptx),
+        "shfl": _count(r"shfl\.sync", ptx),
+        "bar": _count(r"bar\.sync|barrier\.sync", ptx),
+    }
+
+
+def load_summary(s: dict) -> str:
+    """'2x v4.b32' style summary of the global loads in a summarize() result."""
+    parts = [f"{n}x {op.replace('ld.global.', '')}" for op, n in sorted(s["ptx_mem"].items()) if op.startswith("ld.")]
+    return ", ".join(parts) or "-"

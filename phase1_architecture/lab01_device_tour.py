@@ -407,7 +407,7 @@ def bandwidth(n: int) -> tuple[list[dict], dict]:
     import cupy
 
     d = device.info()
-    ceil = device.ceilings()
+    ceil = bench.ceilings()
     x = cupy.full(n, 1.25, dtype=cupy.float32)        # the values do not matter to a copy's speed
     y = cupy.empty_like(x)
     t_tri = bench.bench(lambda: copy_triton(x, out=y))

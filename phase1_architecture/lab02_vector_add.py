@@ -383,7 +383,7 @@ def main(argv=None) -> int:
         if args.json:
             print("wrote", report.write_json(LAB + "_tune", rows, out_dir=out_dir))
         return 0
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     top = args.size or (2**22 if args.quick else 2**29)
     step = 2 if args.quick else 1
     sizes = [2**k for k in range(10, int(math.log2(top)) + 1, step)]

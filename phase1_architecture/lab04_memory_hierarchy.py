@@ -538,7 +538,7 @@ def main(argv=None) -> int:
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
     d = device.info()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     out_dir = args.out or report.results_dir()
     os.makedirs(out_dir, exist_ok=True)
     sizes = sweep_sizes(args.quick, d.l2_bytes)

@@ -352,7 +352,7 @@ def occupancy_sweep(n: int, points) -> list[dict]:
     import cupy
 
     d = device.info()
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     x = cupy.full(n, 1.25, dtype=cupy.float32)        # values do not change the speed; the checks ran already
     y = cupy.empty_like(x)
     rows = []
@@ -389,7 +389,7 @@ def plot_sweep(rows: list[dict], latency_ns: float, path: str) -> str:
     """Measured bandwidth (solid) and Little's law (dashed, same color) against resident warps per SM."""
     plt = report.pyplot()
     d = device.info()
-    ceil = device.ceilings()
+    ceil = bench.ceilings()
     fig, ax = plt.subplots(figsize=(9, 5.2))
     for color, name in zip(("tab:blue", "tab:orange"), dict.fromkeys(r["variant"] for r in rows)):
         pts = sorted((r["warps_per_sm"], r["gbps"], r["predicted_gbps"]) for r in rows if r["variant"] == name)

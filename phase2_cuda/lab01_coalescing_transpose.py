@@ -521,7 +521,7 @@ def main(argv=None) -> int:
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
     out_dir = args.out or report.results_dir()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     side = args.size or (4096 if args.quick else MAIN_SIDE)
     rows, targets, tuned = bench_main(side, ceiling, tune=not args.quick)
     _free_pool()

@@ -394,7 +394,7 @@ def main(argv=None) -> int:
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
     out_dir = args.out or report.results_dir()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     strides = [0, 1, 2, 3, 4, 8, 16, 31, 32, 33] if args.quick else list(range(0, 34))
     sweep = bench_sweep(strides, reps=80 if args.quick else 320)
     report.print_table(sweep, ["variant", "passes_pred", "ms", "slowdown", "measured_vs_pred", "cycles_per_load",

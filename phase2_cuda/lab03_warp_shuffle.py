@@ -380,7 +380,7 @@ def main(argv=None) -> int:
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
     out_dir = args.out or report.results_dir()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     n = args.size or (2**24 if args.quick else MAIN_N)
     reduce_rows = bench_reduce(n, ceiling["hbm_gbps"], l2_warm=False)
     reduce_rows += bench_reduce(2**22, ceiling["hbm_gbps"], l2_warm=True)

@@ -368,7 +368,7 @@ def main(argv=None) -> int:
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
     out_dir = args.out or report.results_dir()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     c = ceiling["hbm_gbps"]
     n = args.size or (2**24 if args.quick else MAIN_N)
     heat = heat_map(n, c)

@@ -352,7 +352,7 @@ def main(argv=None) -> int:
         report.print_table(rows, title=f"compile report for {args.arch}")
         return 0
     out_dir = args.out or report.results_dir()
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     n = args.size or (2**22 if args.quick else MAIN_ELEMENTS)
     arch = device.current_arch()
     import cupy

@@ -631,7 +631,7 @@ def main(argv=None) -> int:
         if args.json:
             print("wrote", report.write_json(LAB + "_tune", rows, out_dir=out_dir))
         return 0
-    ceiling = device.ceilings()
+    ceiling = bench.ceilings()
     n = args.size or (2**24 if quick else N_MAIN)
     num = numerics(n)
     lad = ladder(n, ceiling["hbm_gbps"])

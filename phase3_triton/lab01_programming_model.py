@@ -716,7 +716,7 @@ def main(argv=None) -> int:
                              "and n % 16)")
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     rows = bench_vector_add(ceiling, rounds=1 if args.quick else 3)
     rows += bench_rowsum(ROWSUM_SHAPES[:1] if args.quick else ROWSUM_SHAPES, ceiling)
     warps = bench_num_warps(ceiling_gbps=ceiling, warps=(4, 8) if args.quick else (1, 2, 4, 8, 16))

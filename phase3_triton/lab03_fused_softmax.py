@@ -495,7 +495,7 @@ def main(argv=None) -> int:
         return 0 if ok else 1
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     warps = [] if args.quick else tune(ceiling)
     rows, targets = bench_targets(ceiling, rounds=1 if args.quick else 3)
     sweep = bench_sweep(ceiling, SWEEP_COLS[2:4] if args.quick else SWEEP_COLS)

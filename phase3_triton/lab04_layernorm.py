@@ -701,7 +701,7 @@ def main(argv=None) -> int:
         return 0 if ok else 1
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     rows, targets, tuning = bench_targets(ceiling, rounds=1 if args.quick else 3, do_tune=not args.quick)
     report.print_table(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "config", "check"],
                        title=f"LayerNorm {TARGET_SHAPE[0]} x {TARGET_SHAPE[1]} (GB/s counts the bytes that must move: "

@@ -627,7 +627,7 @@ def measure_ceilings(n: int = 8192, quick: bool = False) -> dict:
     device.require_gpu("measuring the compute ceilings")
     if quick:
         n = 4096
-    hbm = device.ceilings()
+    hbm = bench.ceilings()
     out = {"hbm_gbps": hbm["hbm_gbps"], "hbm_method": hbm.get("hbm_method"), "tflops": {}, "method": {},
            "errors": {}, "n": n}
     flops = 2.0 * n ** 3
@@ -891,7 +891,7 @@ def main(argv=None) -> int:
                 print("wrote", report.write_json(CEILINGS_FILE[:-5], [], out_dir=out_dir, ceilings=measured,
                                                  device=device.info().as_dict()))
         if args.sweep:
-            hbm = device.ceilings()["hbm_gbps"]
+            hbm = bench.ceilings()["hbm_gbps"]
             sweep_rows = run_sweep(SWEEP_KS[::2] if args.quick else SWEEP_KS, (1 << 24) if args.quick else SWEEP_N,
                                    hbm)
     if not os.path.isdir(results_dir):

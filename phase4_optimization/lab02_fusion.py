@@ -1300,7 +1300,7 @@ def main(argv=None) -> int:
         return 0 if ok else 1
     if (stop := lab.stop_before_bench(ok, args)) is not None:
         return stop
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     rounds = 1 if args.quick else 3
     ew_rows, ew_summ = bench_elementwise(ceiling, rounds)
     ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not args.quick)

@@ -1208,7 +1208,7 @@ def bench_naive(rounds: int = 3) -> list[dict]:
     rows = []
     for name, nbytes in (("naive", naive_bytes(b, h, s, d, 2)), ("triton flash", flash_bytes(b, h, s, d, 2))):
         rows.append(report.row(LAB, f"{name} fwd", "triton", NAIVE_SHAPE, "bfloat16", ts[name], nbytes=nbytes,
-                               flops=attn_flops(b, h, s, d, False), ceiling_gbps=device.ceilings()["hbm_gbps"],
+                               flops=attn_flops(b, h, s, d, False), ceiling_gbps=bench.ceilings()["hbm_gbps"],
                                case="naive vs flash", GB=nbytes / 1e9,
                                check="ok" if c.ok else f"naive o vs float64: {c.message}"))
     return rows

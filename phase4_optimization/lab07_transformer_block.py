@@ -536,7 +536,7 @@ def main(argv=None) -> int:
     _, ok = lab.check_variants(sys.modules[__name__], variants, cases)
     if not args.bench:
         return 0 if ok else 1
-    ceiling = device.ceilings()["hbm_gbps"]
+    ceiling = bench.ceilings()["hbm_gbps"]
     rows, stage_rows, tuning = [], [], []
     todo = BENCH_CASES[1:] if args.quick else BENCH_CASES
     for case in cli.progress(todo, "block cases"):

@@ -21,7 +21,9 @@ PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimiz
 
 
 def lab_modules():
-    """Every lab of every phase, in order, as (phase.lab, module)."""
+    """Every lab of every phase, in order, as (phase.lab, its lab.py module)."""
+    from common.lab import lab_module
+
     out = []
     for phase in PHASES:
         try:
@@ -29,7 +31,7 @@ def lab_modules():
         except ImportError:
             continue
         for name in getattr(pkg, "LABS", []):
-            out.append((f"{phase}.{name}", importlib.import_module(f"{phase}.{name}")))
+            out.append((f"{phase}.{name}", lab_module(phase, name)))
     return out
 
 

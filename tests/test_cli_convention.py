@@ -53,6 +53,10 @@ def parser_of(module: str) -> argparse.ArgumentParser:
         if module in PHASES:
             pkg = importlib.import_module(module)
             _CACHE[module] = capture_parser(lambda: lab_mod.run_phase(module, pkg.TITLE, pkg.LABS, []))
+        elif module.startswith("phase"):
+            phase, name = module.split(".")
+            mod = lab_mod.lab_module(phase, name)
+            _CACHE[module] = capture_parser(lambda: mod.main([]))
         else:
             mod = importlib.import_module(module)
             _CACHE[module] = capture_parser(lambda: mod.main([]))
@@ -92,8 +96,13 @@ def test_standard_flags(module):
     assert ns.quick is True and ns.json is False and ns.plot is False
 
 
+def _lab(module):
+    phase, name = module.split(".")
+    return lab_mod.lab_module(phase, name)
+
+
 def test_help_exits_zero_and_usage_error_exits_two(capsys):
-    mod = importlib.import_module("phase1_architecture.lab02_vector_add")
+    mod = _lab("phase1_architecture.lab02_vector_add")
     with pytest.raises(SystemExit) as e:
         mod.main(["--help"])
     assert e.value.code == 0 and "--quick" in capsys.readouterr().out
@@ -120,7 +129,7 @@ def _wrong(fn):
 
 @pytest.mark.parametrize("module", FAST)
 def test_failed_check_exits_one(module, monkeypatch, capsys):
-    mod = importlib.import_module(module)
+    mod = _lab(module)
     argv = ["--quick", "--no-bench", "--no-json", "--no-plot"]
     runnable = [v for v in mod.VARIANTS if v.available()[0]]
     assert runnable, f"{module}: no variant runs here"
@@ -128,3 +137,50 @@ def test_failed_check_exits_one(module, monkeypatch, capsys):
     monkeypatch.setattr(runnable[0], "fn", _wrong(runnable[0].fn))
     assert mod.main(argv) == 1, capsys.readouterr().out[-2000:]
     assert "FAILED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("module", all_labs())
+def test_help_shows_what_you_will_learn(module):
+    """--help opens with the lab's title and its "You will learn" paragraph (the lesson in one screen)."""
+    text = help_text(parser_of(module))
+    assert "You will learn" in text, f"{module}: --help does not show the You will learn paragraph"
+
+
+@pytest.mark.parametrize("module", all_labs() + PHASES)
+def test_unknown_architecture_is_a_usage_error(module):
+    p = parser_of(module)
+    for bad in ("sm_100", "foo"):
+        with pytest.raises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()) as err:
+            (p.parse_known_args if module in PHASES else p.parse_args)(["--arch", bad])
+        assert e.value.code == 2 and "unknown architecture" in err.getvalue()
+    ns = (p.parse_known_args(["--arch", "sm_80"])[0] if module in PHASES else p.parse_args(["--arch", "sm_90a"]))
+    assert ns.arch in ("sm_80", "sm_90a")
+
+
+def _run(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_phase_runner_names_the_labs_for_an_unknown_only_and_validates_once():
+    r = _run("-m", "phase2_cuda", "--only", "nosuchlab")
+    assert r.returncode == 2 and "lab07_softmax" in r.stderr and "no such lab" in r.stderr
+    r = _run("-m", "phase2_cuda", "--size", "foo")
+    assert r.returncode == 2 and r.stderr.count("expected a positive integer") == 1
+    r = _run("-m", "phase2_cuda", "--no-such-flag")
+    assert r.returncode == 2 and "no-such-flag" in r.stderr
+    r = _run("-m", "tools.run_phases", "--only", "nosuchlab")
+    assert r.returncode == 2 and "lab01_device_tour" in r.stderr
+
+
+def test_the_mode_line_is_printed_once_per_run():
+    """`make run` runs every lab in one process: the no-GPU (or GPU) explanation is said once, not once per lab."""
+    from common import device
+
+    r = _run("-m", "tools.run_phases", "--quick", "--no-json", "--no-plot", "--only", "lab02_vector_add",
+             "--only", "lab07_softmax")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    needle = "no GPU (" if not device.has_gpu() else "GPU: "
+    assert r.stdout.count(needle) == 1, r.stdout[:3000]

@@ -147,7 +147,8 @@ def labs() -> list[dict]:
     for phase in PHASES:
         pkg = importlib.import_module(phase)
         for name in getattr(pkg, "LABS", []):
-            title = _title(os.path.join(ROOT, phase, name + ".py"))
+            src = os.path.join(ROOT, phase, name, "lab.py")
+            title = _title(src if os.path.exists(src) else os.path.join(ROOT, phase, name + ".py"))
             num, _, rest = title.partition(" - ")
             pnum = phase[len("phase")]
             out.append({"phase": phase, "name": name, "num": num.replace("Lab ", "") or f"{pnum}.?",
@@ -468,6 +469,61 @@ def answer_block(lab: dict, docs: dict[str, dict], gpu: str, rel: str) -> str:
     return "\n".join(lines)
 
 
+MEASURE_KEYS = (("gbps", "GB/s"), ("tflops", "TFLOP/s"))
+ROW_CAP = 24          # rows per case table in a lab's measured block (the JSON has every row)
+
+
+def _case_groups(doc: dict) -> list[tuple[str, list[dict]]]:
+    """The lab's timed rows grouped by (shape, dtype[, part]), in the order the lab wrote them (its main table
+    first)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in doc.get("rows") or []:
+        if not isinstance(r, dict) or not any(_is_num(r.get(k)) for k, _ in MEASURE_KEYS) or not r.get("variant"):
+            continue
+        key = (tuple(r.get("shape") or []), r.get("dtype", ""), r.get("part", ""))
+        groups.setdefault(key, []).append(r)
+    order = list(groups)
+    return [(_shape_label(list(k[0]), k[1]) + (f" ({k[2]})" if k[2] else ""), groups[k]) for k in order]
+
+
+def rows_table(rows: list[dict]) -> list[str]:
+    """A Markdown table of timed rows: variant, time, throughput, fraction of the ceiling, and every vs_* ratio."""
+    unit_key, unit = next(((k, u) for k, u in MEASURE_KEYS if any(_is_num(r.get(k)) for r in rows)), MEASURE_KEYS[0])
+    ratios = [k for k in dict.fromkeys(k for r in rows for k in r if k.startswith("vs_")) if
+              any(_is_num(r.get(k)) for r in rows)]
+    frac = any(_is_num(r.get("frac_ceiling")) for r in rows) and unit_key == "gbps"
+    head = ["variant", "ms", unit] + (["of HBM ceiling"] if frac else []) + [k.replace("_", " ") for k in ratios]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows[:ROW_CAP]:
+        cells = [f"`{r['variant']}`", _fmt(r.get("ms")), _fmt(r.get(unit_key))]
+        cells += [_fmt(r.get("frac_ceiling"))] if frac else []
+        cells += [_fmt(r.get(k)) for k in ratios]
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    if len(rows) > ROW_CAP:
+        out.append(f"\n({len(rows) - ROW_CAP} more rows in the JSON.)")
+    return out
+
+
+def measured_block(lab: dict, docs: dict[str, dict], gpu: str, rel: str, max_cases: int = 4) -> str:
+    """A lab README's generated block: the summary its phase guide shows, then the measured rows case by case and
+    the plots inline. Nothing in it is typed by hand."""
+    doc = docs.get(lab["stem"])
+    lines = [answer_block(lab, docs, gpu, rel)]
+    if doc is None:
+        return lines[0]
+    lines += ["", f"GPU: {doc.get('gpu', gpu)}; measured {str(doc.get('date', '?'))[:10]} at commit "
+                  f"{doc.get('commit', '?')}; versions {', '.join(f'{k} {v}' for k, v in (doc.get('versions') or {}).items() if k in ('cupy', 'triton', 'torch'))}."]
+    groups = _case_groups(doc)
+    for label, rows in groups[:max_cases]:
+        lines += ["", f"**{label}**", ""] + rows_table(rows)
+    if len(groups) > max_cases:
+        lines += ["", f"({len(groups) - max_cases} more cases in [{lab['stem']}.json]({rel}{lab['stem']}.json).)"]
+    pngs = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "results", gpu, lab["stem"] + "*.png")))
+    for png in pngs:
+        lines += ["", f"![{png[:-4]}]({rel}{png})"]
+    return "\n".join(lines)
+
+
 def best_row(doc: dict) -> str:
     """The highest-throughput row of a lab without a peer ('' when none), at the largest size measured."""
     rows = [r for r in doc.get("rows") or [] if isinstance(r, dict) and r.get("impl") in ("cuda", "triton")]
@@ -549,6 +605,16 @@ def outputs(gpu: str) -> dict[str, str]:
             blocks = {f"answer-{lab['name']}": answer_block(lab, docs, gpu, f"../results/{gpu}/")
                       for lab in ls if f"answer-{lab['name']}" in present}
             out[path] = render(old, blocks, os.path.relpath(path, ROOT))
+            for lab in ls:                         # each lab's lesson: its README's measured block
+                for fname in ("README.md", "README.ko.md"):
+                    lpath = os.path.join(ROOT, phase, lab["name"], fname)
+                    if not os.path.exists(lpath):
+                        continue
+                    with open(lpath, encoding="utf-8") as f:
+                        ltext = f.read()
+                    if "measured" in block_names(ltext):
+                        out[lpath] = render(ltext, {"measured": measured_block(lab, docs, gpu, f"../../results/{gpu}/")},
+                                            os.path.relpath(lpath, ROOT))
     if docs:
         out[os.path.join(ROOT, "results", gpu, "README.md")] = results_page(docs, gpu)
     return out

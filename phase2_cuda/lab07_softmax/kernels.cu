@@ -1,10 +1,18 @@
-// Softmax over the last axis of a row-major (rows, cols) matrix, the ladder of versions:
+// Lab 2.7 - softmax over the last axis of a row-major (rows, cols) matrix, the ladder of versions:
 //     y[r, j] = exp(x[r, j] - m_r) / sum_k exp(x[r, k] - m_r),    m_r = max_k x[r, k]
 // Subtracting the row max changes nothing mathematically and keeps exp() from overflowing (exp(89) is inf in fp32).
 //
+//   softmax_01{a,b,c}   three kernels: row max, row sum of exp, normalize (the input read three times)
+//   softmax_02          one kernel, a block per row, the row staged in shared memory (one read, one write)
+//   softmax_03          a warp per row, shuffles only, no barrier (three sweeps over the row)
+//   softmax_04          online softmax: max and sum in ONE pass, a second pass writes
+//   softmax_05_*        the row in registers, 16-byte loads: one read, one write, all loads in flight (fp32/16/bf16)
+//   softmax_06{a,b}_*   online softmax with a row split over several blocks, for rows too long for one SM
+// Run: python -m phase2_cuda.lab07_softmax (the measured figures are in this lab's README, not here).
+//
 // The two numbers: the input must be read once and the output written once, 2 x itemsize x rows x cols bytes;
 // about 5 operations per element (max, subtract, exp, add, multiply). ~1 FLOP per byte in fp32 (2 in bf16) is far
-// below the ridge point (~14 FLOP/B on an H200): memory wins. 32768 x 4096 fp32 moves 1 GiB: ~0.245 ms at 4.4 TB/s.
+// below any GPU's ridge point (tens of FLOP per byte): memory wins. 32768 x 4096 fp32 moves 1 GiB.
 // Every version that reads the input more than once (or round-trips an intermediate through memory) pays for it in
 // time, unless the second read hits a cache; what separates the rest is how many bytes each SM keeps in flight.
 //
@@ -16,7 +24,10 @@
 //    fused form 2^(x * log2e - m * log2e) saves one instruction but rounds m * log2e: at |m| ~ 1e4 that is an
 //    error of ~1e-3 in the exponent, 0.06% in every output - larger than fp32's tolerance;
 //  * rows are indexed with 64-bit offsets (rows x cols may pass 2^31); a column index fits in an int.
-// fp16 and bf16 are handled as raw 16-bit patterns with explicit conversions (no cuda_fp16.h / cuda_bf16.h needed).
+// fp16 and bf16 are handled as raw 16-bit patterns with explicit conversions (common/cuda/half_bits.cuh); the warp
+// and block reductions and the online-softmax merge come from common/cuda/reduce.cuh.
+
+#include "reduce.cuh"
 
 #ifndef SM_THREADS        // threads per block of rungs 01, 02, 04 and 06 (a power of two: the shared-memory trees)
 #define SM_THREADS 256
@@ -40,126 +51,6 @@
 #define STREAM_HINTS 1    // 2 = as 1, and 16-byte loads skip L1 with a hint to fetch 256-byte L2 blocks (sm_80+)
 #endif
 
-#define LOG2E 1.4426950408889634f
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
-// 2^x in one MUFU.EX2 instruction (ex2.approx.ftz: ~2 ulp, results below 2^-126 flush to 0). The library exp2f adds
-// denormal handling around the same instruction (4 extra FMULs and a compare per element in SASS); for softmax
-// outputs below 1e-38 are 0 to any tolerance, and the instructions matter: a 16-bit row carries 2 bytes per element,
-// so per-element work shows up in the time.
-__device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ float exp_shifted(float x, float m) { return fast_exp2((x - m) * LOG2E); }
-
-struct MaxOp {
-    static __device__ __forceinline__ float identity() { return neg_inf(); }
-    static __device__ __forceinline__ float apply(float a, float b) { return fmaxf(a, b); }
-};
-struct SumOp {
-    static __device__ __forceinline__ float identity() { return 0.0f; }
-    static __device__ __forceinline__ float apply(float a, float b) { return a + b; }
-};
-
-// Block-wide result in every thread through a shared-memory tree (sequential addressing, lab 06's rung 03):
-// log2(blockDim) rounds, a barrier after each. blockDim.x must be a power of two. `s` has blockDim.x slots.
-template <class Op>
-__device__ __forceinline__ float block_tree_allreduce(float v, float* s)
-{
-    const unsigned int tid = threadIdx.x;
-    s[tid] = v;
-    __syncthreads();
-    for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) s[tid] = Op::apply(s[tid], s[tid + stride]);
-        __syncthreads();
-    }
-    float r = s[0];
-    __syncthreads();   // everyone has read s[0] before the next reduction overwrites s
-    return r;
-}
-
-// Warp-wide result in every lane: butterfly of shuffles (SHFL.BFLY), no shared memory, no barrier.
-template <class Op>
-__device__ __forceinline__ float warp_allreduce(float v)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-// Block-wide result in every thread with shuffles: one barrier. blockDim.x a multiple of 32. Each reduction of a
-// kernel gets its own 32-slot array `red`, so no second barrier is needed before the next one.
-template <class Op>
-__device__ __forceinline__ float block_allreduce(float v, float* red)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = warp_allreduce<Op>(v);
-    if (nwarps == 1) return v;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = (lane < nwarps) ? red[lane] : Op::identity();
-    return warp_allreduce<Op>(v);   // every warp reduces the warp results itself: the broadcast is free
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Online softmax statistics (Milakov & Gimelshein, "Online normalizer calculation for softmax", 2018).
-// A pair (m, d) stands for "d = sum of exp(x - m) over the values seen, m their max". Two pairs merge exactly:
-//     m = max(m1, m2),  d = d1 exp(m1 - m) + d2 exp(m2 - m)
-// so a row's max and sum come out of ONE read, in any order, split over any number of threads or blocks.
-// -inf needs care: (-inf, 0) is the empty pair, and exp(-inf - (-inf)) would be NaN, so a merge whose max is still
-// -inf keeps d = 0. A row that is all -inf ends as (-inf, 0), and the output exp(x - m) / d = NaN, as documented.
-// ---------------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ void online_merge(float& m, float& d, float m2, float d2)
-{
-    const float mn = fmaxf(m, m2);
-    if (mn != neg_inf()) {
-        d = d * exp_shifted(m, mn) + d2 * exp_shifted(m2, mn);   // exp_shifted(-inf, finite) = 0
-        m = mn;
-    }
-}
-
-// Fold K values into (m, d): one max over the batch, then one rescale of d per batch (not per element).
-template <int K>
-__device__ __forceinline__ void online_fold(float& m, float& d, const float* v)
-{
-    float bm = v[0];
-#pragma unroll
-    for (int k = 1; k < K; ++k) bm = fmaxf(bm, v[k]);
-    const float mn = fmaxf(m, bm);
-    if (mn != neg_inf()) {
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < K; ++k) s += exp_shifted(v[k], mn);
-        d = d * exp_shifted(m, mn) + s;
-        m = mn;
-    }
-}
-
-__device__ __forceinline__ void warp_online_allreduce(float& m, float& d)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        float m2 = __shfl_xor_sync(0xffffffffu, m, off), d2 = __shfl_xor_sync(0xffffffffu, d, off);
-        online_merge(m, d, m2, d2);
-    }
-}
-
-__device__ __forceinline__ void block_online_allreduce(float& m, float& d, float* red_m, float* red_d)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    warp_online_allreduce(m, d);
-    if (nwarps == 1) return;
-    if (lane == 0) { red_m[warp] = m; red_d[warp] = d; }
-    __syncthreads();
-    m = (lane < nwarps) ? red_m[lane] : neg_inf();
-    d = (lane < nwarps) ? red_d[lane] : 0.0f;
-    warp_online_allreduce(m, d);
-}
-
 // =====================================================================================================================
 // softmax_01: three kernels (a row max, a row sum of exp, a normalization), fp32
 // Launch: each a block of SM_THREADS (256) threads per row, grid = rows; stats = 2 floats per row in memory.
@@ -169,9 +60,6 @@ __device__ __forceinline__ void block_online_allreduce(float& m, float& d, float
 // written once: 4 x 4 x rows x cols bytes where 2 x 4 x rows x cols must move. Three launches.
 // Prediction: at best half of the useful bandwidth (4 streams where 2 suffice), less with the tree's barriers;
 // ~35-45% of the HBM ceiling at 32768 x 4096.
-// measured on an H200: 1,316 GB/s of useful traffic at 32768 x 4096 (0.816 ms), 0.30 of the 4,341 GB/s ceiling, below
-// the predicted range; its four streams moved 2,632 GB/s (0.61), the rest likely lost to three launches and the
-// trees' barriers. 0.51x torch.softmax; 1,337 GB/s at 4096 x 32768 (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 softmax_01a_row_max(const float* __restrict__ x, float* __restrict__ stats, long long rows, int cols)
@@ -221,9 +109,6 @@ softmax_01c_normalize(const float* __restrict__ x, const float* __restrict__ sta
 // mostly from L2): still correct at any length, and slow, which is what the later rungs fix.
 // Prediction: ~2x over 01 (half the traffic, one launch); held back by 4-byte loads, the trees' barriers and
 // occupancy (16 KiB of shared memory per block at 4096 columns: 13 blocks per SM by shared memory, 8 by threads).
-// measured on an H200 at 32768 x 4096: 2,593 GB/s (0.414 ms), 0.60 of the ceiling, 1.97x rung 01: held; level with
-// torch.softmax (1.00x). At 4096 x 32768 it collapsed to 563 GB/s (0.13): a 128 KiB row in shared memory leaves one
-// 256-thread block per SM (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 template <class Stage>
 __device__ __forceinline__ void fused_row(const float* __restrict__ xr, float* __restrict__ yr, Stage stage, int cols,
@@ -267,9 +152,6 @@ softmax_02_fused_smem(const float* __restrict__ x, float* __restrict__ y, long l
 // also few: a 16 KiB row takes 128 dependent-ish loads per lane.
 // Prediction: the best rung so far for short rows (hundreds of columns); at 4096 columns the re-reads mostly miss L1
 // (64 warps x 16 KiB per SM >> 256 KiB) and the rung lands near 01-02.
-// measured on an H200 (results/h200/phase2_lab07_softmax.json): 2,096 GB/s at 32768 x 4096 (0.48 of the ceiling),
-// between 01 (0.30) and 02 (0.60), 0.81x rung 02: held. On 128-column rows (262144 x 128) 3,471 GB/s (0.80), the best
-// CUDA rung there (05: 2,436), as predicted, though torch.softmax was faster (3,957); 1,956 GB/s at 4096 x 32768.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(128)
 softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
@@ -299,9 +181,6 @@ softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long
 // Prediction: the second read of a row follows the first within microseconds; with ~8 rows of 16 KiB in flight per
 // SM (~17 MiB across the GPU, well inside the 60 MiB L2), it mostly hits L2, so HBM sees ~1 read + 1 write:
 // ~60-75% of the ceiling at 4096 columns, better than 02 (no tree barriers), below the single-read rung 05.
-// measured on an H200 at 32768 x 4096: 3,392 GB/s (0.317 ms), 0.78 of the ceiling - a little above the range -, 1.31x
-// rung 02 and 0.88x rung 05: held. At 4096 x 32768 0.50 (2,175 GB/s): 8 rows of 128 KiB per SM (~132 MiB in flight)
-// no longer fit the 60 MiB L2, so the second read likely goes to HBM (results/h200/phase2_lab07_softmax.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 softmax_04_online(const float* __restrict__ x, float* __restrict__ y, long long rows, int cols)
@@ -329,60 +208,7 @@ softmax_04_online(const float* __restrict__ x, float* __restrict__ y, long long 
 // Storage types for rungs 05-06: fp32, fp16 and bf16 rows, widened to fp32 in registers.
 // A 16-byte load (uint4, LDG.E.128) carries 4 fp32 or 8 fp16/bf16 values.
 // =====================================================================================================================
-struct F32  { typedef float raw; enum { V = 4 }; };
-struct F16  { typedef unsigned short raw; enum { V = 8 }; };
-struct BF16 { typedef unsigned short raw; enum { V = 8 }; };
-
-__device__ __forceinline__ float h2f(unsigned short h)
-{
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-__device__ __forceinline__ unsigned short f2h(float f)
-{
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-}
-__device__ __forceinline__ float bf2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
-__device__ __forceinline__ unsigned short f2bf(float f)   // round to nearest even, NaN stays NaN
-{
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-}
-
-// Two fp32 values -> one 32-bit word of two 16-bit values (lo in the low half). sm_80+ has one instruction for it
-// (F2FP.PACK_AB in SASS; PTX puts its FIRST source in the UPPER half); older GPUs convert one at a time.
-__device__ __forceinline__ unsigned int pack2(F16, float lo, float hi)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned int w;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
-    return w;
-#else
-    return (unsigned int)f2h(lo) | ((unsigned int)f2h(hi) << 16);
-#endif
-}
-__device__ __forceinline__ unsigned int pack2(BF16, float lo, float hi)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned int w;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
-    return w;
-#else
-    return (unsigned int)f2bf(lo) | ((unsigned int)f2bf(hi) << 16);
-#endif
-}
-
-__device__ __forceinline__ float widen(F32, float r) { return r; }
-__device__ __forceinline__ float widen(F16, unsigned short r) { return h2f(r); }
-__device__ __forceinline__ float widen(BF16, unsigned short r) { return bf2f(r); }
-__device__ __forceinline__ float narrow(F32, float f) { return f; }
-__device__ __forceinline__ unsigned short narrow(F16, float f) { return f2h(f); }
-__device__ __forceinline__ unsigned short narrow(BF16, float f) { return f2bf(f); }
+// (F32 / F16 / BF16 tags, widen, narrow and pack2 come from half_bits.cuh)
 
 template <class R>
 __device__ __forceinline__ R ld_stream(const R* p)
@@ -471,7 +297,8 @@ __device__ __forceinline__ void store_w(typename T::raw* p, const float* f)
 // instructions for fp32, 8x for 16-bit types), all loads in flight at once, streaming (evict-first) hints.
 // Bytes in flight, the number that decides it: at 4096 fp32 columns a block is 128 threads holding 16 KiB; at 48
 // registers per thread (sm_90), 10 blocks fit per SM (65536 registers), so up to 160 KiB of loads can be in flight
-// per SM, several times what Little's law needs to keep HBM busy (~4.4 TB/s x ~1 us / 132 SMs ~ 33 KiB). A bf16 row
+// per SM, several times what Little's law needs to keep HBM busy (bandwidth x ~1 us of latency / SMs: ~33 KiB on an
+// H200). A bf16 row
 // of 4096 is 8 KiB and its kernel needs 64 registers (raw and widened values overlap while converting): 8 blocks,
 // 64 KiB per SM - the thinnest margin of the three targets. At 32768 fp32 columns one 1024-thread block per SM holds
 // the whole 128 KiB row; while it reduces, the other SMs' loads keep HBM busy.
@@ -479,16 +306,9 @@ __device__ __forceinline__ void store_w(typename T::raw* p, const float* f)
 // the single-instruction exp (fast_exp2) and the packed conversions (pack2).
 // The alignment rule: the 16-byte path needs the row start on a 16-byte boundary (base aligned and cols x itemsize a
 // multiple of 16); otherwise the wrapper picks the *_scalar kernels (same code, W = 1, still coalesced).
-// Prediction: within ~10% of the HBM ceiling at 32768 x 4096 fp32 (1 GiB moved in ~0.26-0.27 ms), i.e. >= 1.2x
-// torch.compile; 16-bit rows carry half the bytes for the same instruction count, so bf16 lands further from the
-// ceiling (~75-85%) but ~2x torch.compile's measured 1722 GB/s.
-// measured on an H200 (results/h200/phase2_lab07_softmax.json): 32768 x 4096 fp32 3,860 GB/s (0.278 ms, 0.89 of the
-// ceiling), 1.14x rung 04; in the interleaved target rounds 3,908 GB/s (0.275 ms) = 1.24x torch.compile: met, 10-11%
-// under the ceiling, at the edge of the prediction. bf16 3,782 GB/s (0.87), 2.21x torch.compile (1,721) in the
-// target rounds: met, and better than the predicted 75-85%. 4096 x 32768 fp32 3,781 GB/s (0.87), 1.43x torch.softmax:
-// met (>= 1.4). Across row lengths (2^25 fp32 elements) 0.83-0.85 of the ceiling from 1024 to 16384 columns, but only
-// 0.56 at 128 columns: a warp holds 4 of the 32 values per lane it is sized for, and at 48 registers (40 warps per SM)
-// likely keeps too few bytes in flight; rung 03 (0.80) and torch.softmax (0.91) beat it there.
+// Prediction: within ~10% of the HBM ceiling at 32768 x 4096 fp32, i.e. >= 1.2x torch.compile; 16-bit rows carry half
+// the bytes for the same instruction count, so bf16 lands further from the ceiling (~75-85%), yet ~2x torch.compile,
+// whose bf16 softmax runs at about half the ceiling.
 // =====================================================================================================================
 template <class T, int W, bool BLOCK>
 __device__ __forceinline__ void row_in_registers(const typename T::raw* __restrict__ xr, typename T::raw* __restrict__ yr,
@@ -549,32 +369,26 @@ __device__ __forceinline__ void block_row(const typename T::raw* __restrict__ x,
     row_in_registers<T, W, true>(x + row * cols, y + row * cols, cols, threadIdx.x, blockDim.x, red_max, red_sum);
 }
 
+// One kernel per (storage type, load width): `_scalar` takes the W = 1 path for rows a 16-byte load cannot start on.
 #define U16 unsigned short
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_f32(const float* x, float* y, long long rows, int cols) { warp_rows<F32, 4>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_f32_scalar(const float* x, float* y, long long rows, int cols) { warp_rows<F32, 1>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_f16(const U16* x, U16* y, long long rows, int cols) { warp_rows<F16, 8>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_f16_scalar(const U16* x, U16* y, long long rows, int cols) { warp_rows<F16, 1>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_bf16(const U16* x, U16* y, long long rows, int cols) { warp_rows<BF16, 8>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)
-softmax_05_warp_rows_bf16_scalar(const U16* x, U16* y, long long rows, int cols) { warp_rows<BF16, 1>(x, y, rows, cols); }
-
-extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
-softmax_05_block_row_f32(const float* x, float* y, long long rows, int cols) { block_row<F32, 4>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
-softmax_05_block_row_f32_scalar(const float* x, float* y, long long rows, int cols) { block_row<F32, 1>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
-softmax_05_block_row_f16(const U16* x, U16* y, long long rows, int cols) { block_row<F16, 8>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
-softmax_05_block_row_f16_scalar(const U16* x, U16* y, long long rows, int cols) { block_row<F16, 1>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(BLOCK_MAX_THREADS)
-softmax_05_block_row_bf16(const U16* x, U16* y, long long rows, int cols) { block_row<BF16, 8>(x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(SCALAR_BLOCK_MAX_THREADS)
-softmax_05_block_row_bf16_scalar(const U16* x, U16* y, long long rows, int cols) { block_row<BF16, 1>(x, y, rows, cols); }
+#define WARP_ROWS_KERNEL(SFX, R, T, W)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(32 * WARP_ROWS)                                                       \
+    softmax_05_warp_rows_##SFX(const R* x, R* y, long long rows, int cols) { warp_rows<T, W>(x, y, rows, cols); }
+#define BLOCK_ROW_KERNEL(SFX, R, T, W, MAXT)                                                                          \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                                                 \
+    softmax_05_block_row_##SFX(const R* x, R* y, long long rows, int cols) { block_row<T, W>(x, y, rows, cols); }
+WARP_ROWS_KERNEL(f32, float, F32, 4)
+WARP_ROWS_KERNEL(f32_scalar, float, F32, 1)
+WARP_ROWS_KERNEL(f16, U16, F16, 8)
+WARP_ROWS_KERNEL(f16_scalar, U16, F16, 1)
+WARP_ROWS_KERNEL(bf16, U16, BF16, 8)
+WARP_ROWS_KERNEL(bf16_scalar, U16, BF16, 1)
+BLOCK_ROW_KERNEL(f32, float, F32, 4, BLOCK_MAX_THREADS)
+BLOCK_ROW_KERNEL(f32_scalar, float, F32, 1, SCALAR_BLOCK_MAX_THREADS)
+BLOCK_ROW_KERNEL(f16, U16, F16, 8, BLOCK_MAX_THREADS)
+BLOCK_ROW_KERNEL(f16_scalar, U16, F16, 1, SCALAR_BLOCK_MAX_THREADS)
+BLOCK_ROW_KERNEL(bf16, U16, BF16, 8, BLOCK_MAX_THREADS)
+BLOCK_ROW_KERNEL(bf16_scalar, U16, BF16, 1, SCALAR_BLOCK_MAX_THREADS)
 
 // =====================================================================================================================
 // softmax_06: online softmax for rows longer than fit on chip, a row split over several blocks (fp32, fp16, bf16)
@@ -589,11 +403,6 @@ softmax_05_block_row_bf16_scalar(const U16* x, U16* y, long long rows, int cols)
 // whole matrix fits in L2 (up to ~40 MiB), where 06b's reread comes from L2.
 // Prediction: ~2/3 of the ceiling on matrices far larger than L2 (1.5x the bytes), close to 05's speed when the
 // matrix fits in L2; for 262144-column rows it is the only single-launch-pair design that fills the GPU.
-// measured on an H200 (results/h200/phase2_lab07_softmax.json; every matrix 128 MiB or more, so the L2 case was not
-// tested): fp32 0.60 of the ceiling at 32768 x 4096 (2,598 GB/s), 0.57 at 4096 x 32768, 0.51 at 512 x 65536 and 0.50
-// at 128 x 262144 (2,153 GB/s, 1.27x torch.softmax): 10-25% short of the predicted ~2/3. bf16 at 32768 x 4096 only
-// 1,613 GB/s (0.37): half the bytes of fp32 saved just 19% of the time (0.333 vs 0.413 ms), so at 4096 columns its
-// time is likely mostly per-block work (two launches, block reductions, the merge), not bytes.
 // =====================================================================================================================
 template <class T, int W>
 __device__ __forceinline__ void online_stats(const typename T::raw* __restrict__ x, float* __restrict__ stats,
@@ -665,45 +474,17 @@ __device__ __forceinline__ void online_normalize(const typename T::raw* __restri
     }
 }
 
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_f32(const float* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<F32, 4>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_f32_scalar(const float* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<F32, 1>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_f16(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<F16, 8>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_f16_scalar(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<F16, 1>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_bf16(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<BF16, 8>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06a_online_stats_bf16_scalar(const U16* x, float* stats, long long rows, int cols, int chunk, int chunks)
-{ online_stats<BF16, 1>(x, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_f32(const float* x, float* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<F32, 4>(x, y, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_f32_scalar(const float* x, float* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<F32, 1>(x, y, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_f16(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<F16, 8>(x, y, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_f16_scalar(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<F16, 1>(x, y, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_bf16(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<BF16, 8>(x, y, stats, rows, cols, chunk, chunks); }
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-softmax_06b_online_normalize_bf16_scalar(const U16* x, U16* y, const float* stats, long long rows, int cols, int chunk,
-    int chunks)
-{ online_normalize<BF16, 1>(x, y, stats, rows, cols, chunk, chunks); }
+#define ONLINE_SPLIT_KERNELS(SFX, R, T, W)                                                                           \
+    extern "C" __global__ void __launch_bounds__(SM_THREADS)                                                           \
+    softmax_06a_online_stats_##SFX(const R* x, float* stats, long long rows, int cols, int chunk, int chunks)       \
+    { online_stats<T, W>(x, stats, rows, cols, chunk, chunks); }                                                      \
+    extern "C" __global__ void __launch_bounds__(SM_THREADS)                                                           \
+    softmax_06b_online_normalize_##SFX(const R* x, R* y, const float* stats, long long rows, int cols, int chunk,    \
+                                       int chunks)                                                                     \
+    { online_normalize<T, W>(x, y, stats, rows, cols, chunk, chunks); }
+ONLINE_SPLIT_KERNELS(f32, float, F32, 4)
+ONLINE_SPLIT_KERNELS(f32_scalar, float, F32, 1)
+ONLINE_SPLIT_KERNELS(f16, U16, F16, 8)
+ONLINE_SPLIT_KERNELS(f16_scalar, U16, F16, 1)
+ONLINE_SPLIT_KERNELS(bf16, U16, BF16, 8)
+ONLINE_SPLIT_KERNELS(bf16_scalar, U16, BF16, 1)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab07_softmax as sm
+from phase2_cuda.lab07_softmax import bench as smb
+from phase2_cuda.lab07_softmax import lab as sm
 
 gpu = pytest.mark.gpu
 CPU_ONLY = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test")

@@ -1,0 +1,282 @@
+"""Lab 2.7's measuring side: the ladder at the target shapes, a row-length sweep, the targets in interleaved rounds,
+rung 05's knobs (--tune), what the compiler made of each kernel, and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+
+from common import arrays, bench, cli, cuda, device, lab, report
+
+from . import lab as L
+
+TARGET_CASES = [((32768, 4096), "float32"), ((32768, 4096), "bfloat16"), ((4096, 32768), "float32")]
+QUICK_CASES = [((8192, 4096), "float32"), ((8192, 4096), "bfloat16")]
+# the peer each target names and the factor it asks for
+TARGETS = {((32768, 4096), "float32"): ("torch.compile", 1.2), ((32768, 4096), "bfloat16"): ("torch.compile", 2.0),
+           ((4096, 32768), "float32"): ("torch.softmax", 1.4)}
+SWEEP_COLS = (128, 1024, 4096, 16384, 65536, 262144)
+SWEEP_NAMES = ["cuda 03 warp per row, shuffles", "cuda 04 online, block per row", L.BEST, "cuda 06 online, split rows",
+               "triton online", "torch.softmax"]
+PHASE3_NAME = "phase 3 triton fused"
+CPU_NOTE = "\nCUDA C variants were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--tune", action="store_true", help="(GPU) sweep rung 05's EPT and cache hints at 4096 columns")
+    p.add_argument("--compile-all", action="store_true",
+                   help="(GPU) also torch.compile the 4096 x 32768 case (one more 20-60 s compilation)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peers beyond PEERS: torch.compile, and phase 3's tuned Triton kernel (a later lab, measured here at the benchmark
+# shapes only: its limits are its own lab's business)
+# ---------------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def compiled_softmax():
+    """torch.compile of torch.softmax, static shapes (one compilation per shape and dtype, on first call)."""
+    import torch
+
+    return torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
+
+
+def peer_phase3(x, out=None):
+    out = arrays.check_out(out, tuple(x.shape), arrays.dtype_name(x), x)
+    lab.lab_module("phase3_triton", "lab03_fused_softmax").softmax_triton(x, out=out)
+    return out
+
+
+PHASE3_PEER = lab.Variant(PHASE3_NAME, peer_phase3, "peer", dtypes=L.DTYPES)
+
+
+def extra_checks(args) -> bool:
+    """On a GPU, phase 3's kernel at moderate shapes: a failure there is reported, not charged to this lab."""
+    if device.has_gpu():
+        lab.check_variants(L, [PHASE3_PEER], [((33, 4096), "float32"), ((9, 4096), "bfloat16"),
+                                              ((4, 32768), "float32")])
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the compiler made of the kernels, and which kernel each row length gets (every machine)
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    """Which rung-05/06 kernel each row length gets, and the bytes a single pass keeps on chip."""
+    rows = []
+    for cols in (100, 1024, 4096, 4097, 16384, 32768, 32769, 262144):
+        for dt in ("float32", "bfloat16"):
+            vec = (cols * arrays.ITEMSIZE[dt]) % 16 == 0
+            p = L.plan_05(32768 if cols <= 4096 else 4096, cols, dt, vec)
+            if p is None:
+                q = L.plan_06(4096, cols, dt, vec)
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": "06 online split",
+                             "launch": f"{q['grid']} blocks x {L.THREADS} ({q['chunks']} per row)",
+                             "HBM reads": "2 (1 if in L2)"})
+            else:
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": p["kernel"],
+                             "launch": f"{p['grid']} blocks x {p['block']}", "HBM reads": "1"})
+    report.print_table(rows, title="rung 05's dispatch by row length (R = 32768 rows up to 4096 columns, else 4096)")
+
+
+def compile_report(args) -> None:
+    names = ["softmax_01a_row_max", "softmax_01b_row_sum_exp", "softmax_01c_normalize", "softmax_02_fused_smem",
+             "softmax_03_warp_per_row", "softmax_04_online", "softmax_05_warp_rows_f32", "softmax_05_block_row_f32",
+             "softmax_05_block_row_f32_scalar", "softmax_05_block_row_bf16", "softmax_06a_online_stats_f32",
+             "softmax_06b_online_normalize_f32"]
+    rep = cuda.print_compile_report(L.CU, args.arch, defines=L.KNOBS, kernels=names,
+                                    excerpt_of="softmax_05_block_row_f32")
+    k = rep.kernels["softmax_05_block_row_f32"]
+    a = device.arch_info(args.arch)
+    regs = max(k.registers, 1)
+    alloc = 8 * math.ceil(regs / 8)               # registers are allocated per warp in 256-register chunks
+    blocks = min(a.regs_per_sm // (alloc * 128), a.max_threads_per_sm // 128, a.max_blocks_per_sm)
+    print(f"-> softmax_05_block_row_f32 at 4096 fp32 columns: 128 threads x {regs} registers -> {blocks} blocks per SM "
+          f"on {args.arch} (by registers), each with 16 KiB of loads issued before the first use: ~{16 * blocks} KiB "
+          "in flight per SM.")
+    if k.sass:
+        c = k.sass_counts
+        first_use = next((i for i, s in enumerate(k.sass) if s.split()[0].startswith("FMNMX")), None)
+        loads_before = sum(1 for s in k.sass[:first_use] if "LDG" in s) if first_use else 0
+        print(f"-> its SASS: {c.get('LDG.128', 0)} x LDG.E.128 ({loads_before} of them before the first FMNMX: all "
+              f"in flight at once), {c.get('BAR', 0)} barriers, {c.get('SHFL', 0)} SHFL, {c.get('MUFU', 0)} MUFU "
+              f"(ex2), {c.get('STG.128', 0)} x STG.E.128.")
+    print("-> the full table (every dtype and the *_scalar fallbacks) is what tests/test_kernels_compile.py checks: "
+          "zero spills on sm_75, sm_80, sm_90.")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Timing (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _device_input(shape, dtype):
+    import cupy
+    import torch
+
+    if dtype == "bfloat16":
+        return torch.randn(shape, device="cuda", dtype=torch.bfloat16) * 3
+    return (cupy.random.standard_normal(shape, dtype=cupy.float32) * 3).astype(dtype)
+
+
+def _contenders(x, names, compiled: bool):
+    """name -> zero-argument callable. Peers are called as a learner would (torch allocates its output)."""
+    import torch
+
+    out = arrays.empty(x.shape, arrays.dtype_name(x), x)
+    tx = L._torch(x)
+    fns = {}
+    dt = arrays.dtype_name(x)
+    for v in L.VARIANTS:
+        if dt in v.dtypes and (names is None or v.name in names):
+            fns[v.name] = (lambda f=v.fn: f(x, out=out))
+    fns["torch.softmax"] = lambda: torch.softmax(tx, dim=-1)
+    if compiled:
+        try:
+            cf = compiled_softmax()
+            cf(tx)                      # compile now (20-60 s the first time per shape and dtype), not in the timer
+            fns["torch.compile"] = lambda: cf(tx)
+        except Exception as e:  # noqa: BLE001 - report, keep measuring the rest
+            print(f"torch.compile unavailable: {type(e).__name__}: {e}", file=sys.stderr)
+    try:
+        peer_phase3(x, out=out)                           # compile (Triton JIT) before timing
+        fns[PHASE3_NAME] = lambda: peer_phase3(x, out=out)
+    except Exception as e:  # noqa: BLE001 - a later lab's kernel failing here is reported, not fatal
+        print(f"phase 3 softmax failed at {tuple(x.shape)} {dt}: {type(e).__name__}: {e}", file=sys.stderr)
+    return fns, out
+
+
+def _impl(name):
+    return next((v.impl for v in L.VARIANTS if v.name == name), "peer")
+
+
+def _nbytes(shape, dtype) -> int:
+    return 2 * arrays.ITEMSIZE[dtype] * shape[0] * shape[1]
+
+
+def ladder(shape, dtype, ceiling_gbps: float, compiled: bool) -> list[dict]:
+    """Every rung and peer once at one shape (L2 flushed before each call), ratios to torch eager and compile."""
+    x = _device_input(shape, dtype)
+    fns, _ = _contenders(x, None, compiled)
+    ts = {name: bench.bench(f) for name, f in cli.progress(list(fns.items()), f"ladder {shape} {dtype}")}
+    eager = ts["torch.softmax"].median_ms
+    comp = ts["torch.compile"].median_ms if "torch.compile" in ts else None
+    return [report.row(L.LAB, name, _impl(name), shape, dtype, t, nbytes=_nbytes(shape, dtype),
+                       flops=5 * shape[0] * shape[1], ceiling_gbps=ceiling_gbps, vs_eager=eager / t.median_ms,
+                       vs_compile=comp / t.median_ms if comp else None, part="ladder")
+            for name, t in ts.items()]
+
+
+def head_to_head(cases, rounds: int, compiled: bool) -> list[dict]:
+    """The targets in interleaved rounds (best rung against the peer the target names)."""
+    out = []
+    for shape, dtype in cases:
+        x = _device_input(shape, dtype)
+        peer, factor = TARGETS.get((shape, dtype), ("torch.compile", 2.0 if dtype == "bfloat16" else 1.2))
+        fns, _ = _contenders(x, [L.BEST, "cuda 06 online, split rows"], compiled and peer == "torch.compile")
+        ts = bench.interleaved(fns, rounds=rounds, flush_l2=True)
+        for name, t in ts.items():
+            r = {"case": f"{shape[0]}x{shape[1]} {dtype}", "variant": name, "ms": t.median_ms,
+                 "GB/s": t.gbps(_nbytes(shape, dtype)), "spread": t.spread, "vs_peer": None, "target": "",
+                 "met": None}
+            if peer in ts:
+                r["vs_peer"] = ts[peer].median_ms / t.median_ms
+                if name == L.BEST:
+                    r["target"] = f">= {factor:.1f} x {peer}"
+                    r["met"] = r["vs_peer"] >= factor
+            elif name == L.BEST:
+                r["target"], r["met"] = f">= {factor:.1f} x {peer} (peer not measured)", None
+            out.append(r)
+        del x
+    return out
+
+
+def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS) -> list[dict]:
+    """GB/s over the row length at a fixed matrix size (fp32, 2 x 128 MiB): where each design wins."""
+    import cupy
+
+    rows_out = []
+    for cols in cli.progress(cols_list, "row lengths"):
+        shape = (max(1, elements // cols), cols)
+        x = _device_input(shape, "float32")
+        fns, _ = _contenders(x, SWEEP_NAMES, False)
+        for name, f in fns.items():
+            if name not in SWEEP_NAMES:
+                continue
+            rows_out.append(report.row(L.LAB, name, _impl(name), shape, "float32", bench.bench(f),
+                                       nbytes=8 * shape[0] * cols, ceiling_gbps=ceiling_gbps, part="sweep"))
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+    return rows_out
+
+
+def benchmark(ctx) -> lab.Result:
+    ceiling = ctx.ceiling()
+    hbm = ceiling["hbm_gbps"]
+    cases = QUICK_CASES if ctx.quick else TARGET_CASES
+    compiled = not ctx.quick
+    lad = []
+    for shape, dtype in cases:
+        lad += ladder(shape, dtype, hbm, compiled and (ctx.args.compile_all or shape[1] == 4096))
+    sw = sweep(hbm, cols_list=(1024, 4096, 65536) if ctx.quick else SWEEP_COLS)
+    tg = head_to_head(cases, rounds=3 if ctx.quick else 5, compiled=compiled)
+    return lab.Result(
+        rows=lad + sw,
+        meta=dict(ceiling=ceiling, targets=tg, knobs=L.KNOBS, device=device.info().as_dict()),
+        tables=[(sw, ["variant", "shape", "ms", "gbps", "frac_ceiling"], "row-length sweep (fp32)"),
+                (lad, ["variant", "shape", "dtype", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile"],
+                 f"the ladder (L2 flushed; measured ceiling {hbm:.0f} GB/s)"),
+                (tg, None, "targets (interleaved rounds, same run)")])
+
+
+def tune(ctx) -> lab.Result:
+    """Rung 05's knobs (values per thread, streaming hints) at the two 4096-column targets, vs torch eager."""
+    import torch
+
+    rows = []
+    for shape, dtype in cli.progress(TARGET_CASES[:2], "tuning cases"):
+        x = _device_input(shape, dtype)
+        out = arrays.empty(shape, dtype, x)
+        fns = {"torch.softmax": (lambda t=L._torch(x): torch.softmax(t, dim=-1))}
+        for ept in (8, 16, 32):
+            for hints in (0, 1, 2):
+                fns[f"05 EPT={ept} STREAM_HINTS={hints}"] = \
+                    (lambda e=ept, h=hints: L.softmax_cuda_05(x, out, EPT=e, STREAM_HINTS=h))
+        for f in fns.values():
+            f()
+        ts = bench.interleaved(fns, rounds=3, flush_l2=True)
+        for k, t in ts.items():
+            rows.append({"case": f"{shape[0]}x{shape[1]} {dtype}", "config": k, "ms": t.median_ms,
+                         "GB/s": t.gbps(_nbytes(shape, dtype)), "vs eager": ts["torch.softmax"].median_ms / t.median_ms})
+        del x, out
+    return lab.Result(rows=rows, tables=[(rows, None, "rung 05 knobs (interleaved rounds)")])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    rows, ceiling, gpu = data["rows"], data["ceiling"]["hbm_gbps"], data.get("gpu", "GPU")
+    ladder_rows = [r for r in rows if r.get("part", "ladder" if "vs_eager" in r else "sweep") == "ladder"]
+    sweep_rows = [r for r in rows if r not in ladder_rows]
+    paths = []
+    for shape, dtype in dict.fromkeys((tuple(r["shape"]), r["dtype"]) for r in ladder_rows):
+        sel = [r for r in ladder_rows if tuple(r["shape"]) == shape and r["dtype"] == dtype]
+        name = f"{L.LAB}_{shape[0]}x{shape[1]}_{dtype}.png"
+        paths.append(report.plot_bars(os.path.join(out_dir, name), [r["variant"] for r in sel],
+                                      [r["gbps"] for r in sel], ylabel="GB/s (input read + output written once)",
+                                      title=f"Softmax {shape[0]} x {shape[1]} {dtype} on {gpu}",
+                                      colors=[report.IMPL_COLORS[r["impl"]] for r in sel],
+                                      hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling}))
+    if sweep_rows:
+        cols = sorted({r["shape"][1] for r in sweep_rows})
+        names = list(dict.fromkeys(r["variant"] for r in sweep_rows))
+        series = {n: [next((r["gbps"] for r in sweep_rows if r["variant"] == n and r["shape"][1] == c), None)
+                      for c in cols] for n in names}
+        ept = data.get("knobs", L.KNOBS)["EPT"]
+        paths.append(report.plot_lines(os.path.join(out_dir, f"{L.LAB}_cols.png"), cols, series,
+                                       xlabel="row length (fp32 columns; 2^25 elements in all)",
+                                       ylabel="GB/s (read + write once)",
+                                       title=f"Softmax: which design wins at which row length ({gpu})",
+                                       hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling},
+                                       vlines={"32 x EPT (warp in registers)": 32 * ept,
+                                               "1024 x EPT (block in registers)": 1024 * ept}))
+    return paths

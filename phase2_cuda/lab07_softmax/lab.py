@@ -1,0 +1,323 @@
+"""Lab 2.7 - Softmax: from three kernels to one read and one write per byte, beyond torch.compile.
+
+You will learn
+  * why softmax is a reduction sandwich (a row max, a row sum of exponentials, a normalization) and why the max is
+    subtracted (exp(89) overflows fp32; exp(x - max) <= 1 never does);
+  * the ladder, one change per rung (kernels.cu; each kernel's header predicts its gain): three kernels (the input
+    read three times); one fused kernel with a block per row staged in shared memory; a warp per row with shuffles
+    (no shared memory, no barrier); online softmax after Milakov and Gimelshein (max and sum in ONE pass, mergeable
+    across threads and blocks); the row held in registers with 16-byte loads (one read, one write: the minimum); the
+    online form split over several blocks for rows too long for any SM (up to 262144 columns);
+  * the number that decides a single-pass design: bytes in flight per SM (occupancy x bytes each thread loads before
+    it needs them), against what Little's law asks of HBM;
+  * fp16 and bf16 storage with fp32 arithmetic (half the bytes, the same instructions), and the edge cases: rows of
+    length 1, rows with -inf (masked entries get 0), rows that are ALL -inf, large magnitudes.
+
+The two numbers, for an R x C matrix of itemsize s bytes: bytes = 2 s R C (read the input once, write the output once:
+the minimum); FLOPs ~ 5 R C (compare, subtract, exp, add, multiply). ~1 FLOP/B in fp32 (2 in bf16), an order of
+magnitude below the ridge point of any current GPU: memory wins, and the floor is 2 s R C over the measured HBM
+ceiling. 32768 x 4096 fp32 moves 1 GiB. The lesson, the predictions and this GPU's measured figures: README.md.
+
+Conventions (every kernel and the reference): a row that is all -inf gives NaN, as torch.softmax and NumPy do (0/0:
+no finite value to normalize by); a -inf entry in any other row gives 0; arithmetic is fp32 for every storage type;
+output dtype = input dtype. Inputs: 2-D and C-contiguous; fp32 and fp16 as CuPy arrays, bf16 as torch CUDA tensors
+(CuPy has no bf16; the kernels get the tensor's data_ptr()).
+
+Run: python -m phase2_cuda.lab07_softmax [--quick] [--tune] [--compile-all] [--no-bench] [--replot]
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+
+import numpy as np
+
+from common import arrays, check, cuda, device, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import softmax_online_kernel
+
+LAB = "phase2_lab07_softmax"
+CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
+DTYPES = ("float32", "float16", "bfloat16")
+SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+THREADS = 256                 # rungs 01, 02, 04, 06 (SM_THREADS in kernels.cu)
+# Rung 05/06 compile-time knobs (kernels.cu's macros). EPT = 32 values per thread: a 4096-column fp32 row is a block
+# of 128 threads, ~48 registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns = 1024 threads.
+KNOBS = dict(EPT=32, WARP_ROWS=4, ONLINE_UNROLL=4, STREAM_HINTS=1)
+MAX_COLS = 2**30              # column indices are 32-bit in the kernels
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(x: np.ndarray) -> np.ndarray:
+    """float64 softmax over the last axis; an all -inf row gives NaN (exp(-inf - -inf) = exp(NaN))."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def make_inputs(shape, dtype: str, rng: np.random.Generator, where: str):
+    """Normal values (std 3, so exp spans ~20 orders of magnitude), and with 4 rows or more the edge rows:
+    row 0 has ~25% -inf entries (never all), row 1 sits at +1e4 (exp without the max shift overflows), row 2 is scaled
+    by 1e4 (1e3 in fp16, whose largest value is 65504: nearly one-hot rows), and the middle row is all -inf (NaN)."""
+    rows, cols = shape
+    x = rng.standard_normal((rows, cols)) * 3.0
+    if rows >= 2:
+        mask = rng.random(cols) < 0.25
+        mask[rng.integers(cols)] = False
+        x[0, mask] = -np.inf
+    if rows >= 4:
+        x[1] += 1e4
+        x[2] *= 1e3 if dtype == "float16" else 1e4
+        x[rows // 2] = -np.inf
+    return (arrays.from_numpy(x, dtype, where),)
+
+
+def tolerance(shape, dtype: str) -> check.Tol:
+    if dtype == "float16":
+        # Outputs average 1/C; below 6.1e-5 fp16 is subnormal with a fixed spacing of 2^-24, so for long rows the
+        # FORMAT limits the relative error to ~C x 2^-25 whatever the kernel does (0.8% at C = 262144).
+        cols = shape[1]
+        return check.Tol(max(2e-3, cols * 2.0**-24), max(1e-2, cols * 2.0**-24))
+    return check.tolerance(dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CUDA C wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def _prepare(x, out, dtypes=DTYPES):
+    """Validate before any launch; returns (out, rows, cols, dtype)."""
+    dt = arrays.dtype_name(x)
+    if dt not in dtypes:
+        raise TypeError(f"x: dtype {dt} is not supported here; expected one of {', '.join(dtypes)}")
+    # bf16 lives in torch tensors (CuPy has no bf16 dtype); fp32/fp16 in CuPy arrays
+    libs = ("torch",) if dt == "bfloat16" else ("cupy",)
+    arrays.check_array("x", x, dtypes=dtypes, ndim=2, libs=libs)
+    out = arrays.check_out(out, tuple(x.shape), dt, x)
+    arrays.check_array("out", out, dtypes=(dt,), ndim=2, libs=libs)
+    rows, cols = (int(s) for s in x.shape)
+    if cols > MAX_COLS:
+        raise ValueError(f"x: rows of {cols} columns are longer than these kernels index (2^30)")
+    return out, rows, cols, dt
+
+
+def _ptr(a):
+    """Kernel argument for an array: CuPy arrays pass themselves; torch tensors (bf16) pass their device address."""
+    return np.uint64(a.data_ptr()) if arrays.library(a) == "torch" else a
+
+
+def _kernel(name: str, **knobs):
+    d = dict(KNOBS)
+    d.update({k: v for k, v in knobs.items() if k in KNOBS})
+    return cuda.get_kernel(CU, name, defines=d)
+
+
+def _check_grid(blocks: int, what: str):
+    if blocks > 2**31 - 1:
+        raise ValueError(f"x: {what} needs {blocks} blocks, more than a 1-D grid holds (2^31 - 1)")
+
+
+def _vector_ok(x, out, cols: int, dt: str) -> bool:
+    """16-byte loads need every row start on a 16-byte boundary: aligned bases and cols x itemsize % 16 == 0."""
+    return (cols * arrays.ITEMSIZE[dt]) % 16 == 0 and arrays.aligned(x, 16) and arrays.aligned(out, 16)
+
+
+def softmax_cuda_01(x, out=None):
+    """Three kernels: row max, row sum of exp, normalize (fp32)."""
+    import cupy
+
+    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    if rows == 0 or cols == 0:
+        return out
+    _check_grid(rows, "a block per row")
+    stats = cupy.empty(2 * rows, dtype=cupy.float32)
+    a = (np.int64(rows), np.int32(cols))
+    _kernel("softmax_01a_row_max")((rows,), (THREADS,), (x, stats) + a)
+    _kernel("softmax_01b_row_sum_exp")((rows,), (THREADS,), (x, stats) + a)
+    _kernel("softmax_01c_normalize")((rows,), (THREADS,), (x, stats, out) + a)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _smem_row_limit() -> int:
+    """Bytes of dynamic shared memory rung 02 may use (the opt-in limit, minus the kernel's static arrays)."""
+    k = _kernel("softmax_02_fused_smem")
+    limit = device.info().smem_per_block_optin - k.shared_size_bytes
+    k.max_dynamic_shared_size_bytes = limit       # above 48 KiB a kernel must opt in
+    return limit
+
+
+def softmax_cuda_02(x, out=None):
+    """One kernel, a block per row staged in shared memory (in the output row when too long) (fp32)."""
+    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    if rows == 0 or cols == 0:
+        return out
+    _check_grid(rows, "a block per row")
+    staged = 4 * cols <= _smem_row_limit()
+    k = _kernel("softmax_02_fused_smem")
+    k((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols), np.int32(staged)),
+      shared_mem=4 * cols if staged else 0)
+    return out
+
+
+def softmax_cuda_03(x, out=None):
+    """A warp per row, shuffles, three sweeps over the row (fp32)."""
+    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    if rows == 0 or cols == 0:
+        return out
+    blocks = math.ceil(rows / 4)
+    _check_grid(blocks, "a warp per row")
+    _kernel("softmax_03_warp_per_row")((blocks,), (128,), (x, out, np.int64(rows), np.int32(cols)))
+    return out
+
+
+def softmax_cuda_04(x, out=None):
+    """Online softmax: max and sum in one pass, a second pass writes; a block per row (fp32)."""
+    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    if rows == 0 or cols == 0:
+        return out
+    _check_grid(rows, "a block per row")
+    _kernel("softmax_04_online")((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols)))
+    return out
+
+
+def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None) -> dict | None:
+    """Which rung-05 kernel and launch shape a row length gets; None when the row does not fit (then rung 06)."""
+    ept = ept or KNOBS["EPT"]
+    warp_rows = KNOBS["WARP_ROWS"]
+    sfx = SUFFIX[dt] + ("" if vec else "_scalar")
+    if cols <= 32 * ept:
+        return {"kernel": f"softmax_05_warp_rows_{sfx}", "grid": math.ceil(rows / warp_rows),
+                "block": 32 * warp_rows}
+    max_threads = 1024 if vec else 512
+    threads = 32 * math.ceil(math.ceil(cols / ept) / 32)
+    if threads > max_threads:
+        return None
+    return {"kernel": f"softmax_05_block_row_{sfx}", "grid": rows, "block": threads}
+
+
+def softmax_cuda_05(x, out=None, **knobs):
+    """The row in registers, 16-byte loads, one read + one write; rows longer than fit on chip go to rung 06."""
+    out, rows, cols, dt = _prepare(x, out)
+    if rows == 0 or cols == 0:
+        return out
+    vec = _vector_ok(x, out, cols, dt)
+    plan = plan_05(rows, cols, dt, vec, knobs.get("EPT"))
+    if plan is None:
+        return _online_split(x, out, rows, cols, dt, vec, knobs)
+    _check_grid(plan["grid"], "rung 05")
+    _kernel(plan["kernel"], **knobs)((plan["grid"],), (plan["block"],),
+                                     (_ptr(x), _ptr(out), np.int64(rows), np.int32(cols)))
+    return out
+
+
+def plan_06(rows: int, cols: int, dt: str, vec: bool) -> dict:
+    """Rung 06's split: enough (row, chunk) blocks to fill the GPU ~4 times, chunks of at least one sweep of a block."""
+    w = 16 // arrays.ITEMSIZE[dt] if vec else 1
+    sweep = THREADS * w * KNOBS["ONLINE_UNROLL"]
+    sms = device.info().sms if device.has_gpu() else device.arch_info("sm_90").example_sms
+    chunks = max(1, min(math.ceil(4 * sms / max(rows, 1)), math.ceil(cols / sweep)))
+    chunk = w * math.ceil(math.ceil(cols / chunks) / w)
+    chunks = math.ceil(cols / chunk)
+    return {"chunks": chunks, "chunk": chunk, "grid": rows * chunks, "w": w}
+
+
+def _online_split(x, out, rows, cols, dt, vec, knobs):
+    import cupy
+
+    plan = plan_06(rows, cols, dt, vec)
+    _check_grid(plan["grid"], "rung 06")
+    sfx = SUFFIX[dt] + ("" if vec else "_scalar")
+    stats = cupy.empty(2 * plan["grid"], dtype=cupy.float32)
+    a = (np.int64(rows), np.int32(cols), np.int32(plan["chunk"]), np.int32(plan["chunks"]))
+    _kernel(f"softmax_06a_online_stats_{sfx}", **knobs)((plan["grid"],), (THREADS,), (_ptr(x), stats) + a)
+    _kernel(f"softmax_06b_online_normalize_{sfx}", **knobs)((plan["grid"],), (THREADS,),
+                                                           (_ptr(x), _ptr(out), stats) + a)
+    return out
+
+
+def softmax_cuda_06(x, out=None, **knobs):
+    """Online softmax split over blocks: (m, d) per chunk, then merge and normalize; any length, 2 reads + 1 write."""
+    out, rows, cols, dt = _prepare(x, out)
+    if rows == 0 or cols == 0:
+        return out
+    return _online_split(x, out, rows, cols, dt, _vector_ok(x, out, cols, dt), knobs)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Triton: the online softmax kernel of triton_kernels.py
+# ---------------------------------------------------------------------------------------------------------------------
+def softmax_triton(x, out=None, *, block=None, num_warps=None):
+    """Triton online softmax: CuPy/torch arrays on a GPU (bf16: torch), NumPy / CPU torch in the interpreter."""
+    dev = not INTERPRETER
+    dt = arrays.check_array("x", x, dtypes=DTYPES, ndim=2, device=dev)
+    out = arrays.check_out(out, tuple(x.shape), dt, x)
+    rows, cols = (int(s) for s in x.shape)
+    if rows == 0 or cols == 0:
+        return out
+    if rows > 2**31 - 1:
+        raise ValueError(f"x: {rows} rows exceed the grid limit (2^31 - 1 programs)")
+    block = block or min(triton.next_power_of_2(cols), 1024 if INTERPRETER else 4096)
+    with np.errstate(invalid="ignore"):   # the interpreter computes in NumPy: an all -inf row's NaN is intended
+        launch(softmax_online_kernel, (rows,), x, out, cols, BLOCK=block,
+               num_warps=num_warps or (8 if block >= 2048 else 4))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peers
+# ---------------------------------------------------------------------------------------------------------------------
+def _torch(x):
+    import torch
+
+    return x if arrays.library(x) == "torch" else torch.from_dlpack(x)
+
+
+def peer_torch_softmax(x, out=None):
+    import torch
+
+    out = arrays.check_out(out, tuple(x.shape), arrays.dtype_name(x), x)
+    _torch(out).copy_(torch.softmax(_torch(x), dim=-1))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_softmax():
+    """torch.compile of torch.softmax, static shapes (one compilation per shape and dtype, on first call)."""
+    import torch
+
+    return torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
+
+
+VARIANTS = [
+    lab.Variant("cuda 01 three kernels", softmax_cuda_01, "cuda"),
+    lab.Variant("cuda 02 fused, block per row, smem", softmax_cuda_02, "cuda"),
+    lab.Variant("cuda 03 warp per row, shuffles", softmax_cuda_03, "cuda"),
+    lab.Variant("cuda 04 online, block per row", softmax_cuda_04, "cuda"),
+    lab.Variant("cuda 05 registers, 16-byte loads", softmax_cuda_05, "cuda", dtypes=DTYPES,
+                note="rows > 32768 (16384 unaligned) go to 06"),
+    lab.Variant("cuda 06 online, split rows", softmax_cuda_06, "cuda", dtypes=DTYPES),
+    lab.Variant("triton online", softmax_triton, "triton", dtypes=DTYPES),
+]
+PEERS = [lab.Variant("torch.softmax", peer_torch_softmax, "peer", dtypes=DTYPES)]
+BEST = "cuda 05 registers, 16-byte loads"
+
+_SHAPES32 = [(1, 1), (3, 1), (5, 2), (4, 31), (33, 127), (64, 1000), (9, 1024), (17, 1025), (33, 4096), (9, 4097),
+             (5, 8191), (6, 16385), (3, 32768), (2, 32769), (1, 65537), (2, 262144), (1000, 33)]
+CHECK_CASES = ([(s, "float32") for s in _SHAPES32]
+               + [(s, dt) for dt in ("float16", "bfloat16")
+                  for s in [(4, 7), (33, 127), (9, 4096), (5, 4097), (4, 32768), (2, 262144)]])
+CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((4, 33), "float32"), ((5, 1000), "float32"),
+                   ((4, 2500), "float32"), ((4, 129), "float16"), ((4, 65), "bfloat16")]
+QUICK_CASES = 4                # --quick checks the first four
+
+
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)

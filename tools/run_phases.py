@@ -1,0 +1,54 @@
+"""Run the four phases in order in one process: what `make run` (and `make bench`, with --bench) runs.
+
+    python -m tools.run_phases [--quick] [--only LAB ...] [any lab flag]
+One process, so the flags are checked once (a flag no lab takes, a bad --size or --arch: one usage error, exit 2)
+and the no-GPU explanation is printed once, not once per lab. Exit status: 0 when every lab passed its checks, else
+the first failing lab's status.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
+
+
+def main(argv=None) -> int:
+    from common import cli, lab
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pkgs = [importlib.import_module(p) for p in PHASES]
+    every = [(p, n) for p, pkg in zip(PHASES, pkgs) for n in pkg.LABS]
+    names = [n for _, n in every]
+    parser = lab.phase_parser("The course", names)
+    parser.prog = "python -m tools.run_phases"
+    parser.description = (__doc__ or "").split("\n\n")[0]
+    args, unknown = parser.parse_known_args(argv)
+    extra = set().union(*(lab.lab_flags(p, [n]) for p, n in every))
+    bad = [a for a in unknown if a.startswith("-") and a.split("=")[0] not in extra]
+    if bad:
+        parser.error(f"unrecognized arguments: {' '.join(bad)} (no lab takes them)")
+    if args.list:
+        for p, n in every:
+            print(f"{p}.{n:32s} {lab.title_of(lab.lab_module(p, n))}")
+        return 0
+    chosen = set(lab.select_labs(parser, names, args.only))
+    cli.print_mode_line()
+    status = 0
+    for p, pkg in zip(PHASES, pkgs):
+        mine = [n for n in pkg.LABS if n in chosen]
+        if not mine:
+            continue
+        print(f"\n=== {p} ===", flush=True)
+        rc = lab.run_phase(p, pkg.TITLE, pkg.LABS, argv + [f"--only={n}" for n in mine] if args.only else argv)
+        status = status or rc
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
