@@ -188,11 +188,31 @@ def launch(kernel, grid, *args, **meta):
         _revert(before)
 
 
+def _user_helpers(kernel) -> list[tuple[dict, str, object]]:
+    """(globals dict, name, value) for every interpreted @triton.jit helper a kernel can reach through its module's
+    globals, helpers of helpers included (grouped_tile below, a lab's own rounding helper, ...)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    out, seen, todo = [], set(), [getattr(kernel, "fn", kernel)]
+    while todo:
+        fn = todo.pop()
+        g = getattr(fn, "__globals__", {})
+        for name in getattr(getattr(fn, "__code__", None), "co_names", ()):
+            val = g.get(name)
+            if isinstance(val, InterpretedFunction) and (id(g), name) not in seen:
+                seen.add((id(g), name))
+                out.append((g, name, val))
+                todo.append(val.fn)
+    return out
+
+
 @contextlib.contextmanager
-def compiler_mode():
+def compiler_mode(kernel=None):
     """Let `triton.compile` run while the interpreter is on (a no-op on a GPU).
 
-    Kernels compiled this way must not call @triton.jit helpers of their own (the lab's kernels don't).
+    With the interpreter on, @triton.jit makes every helper an interpreter function, which the compiler refuses to
+    call: the library's own helpers (tl.sum, ...) and, given `kernel`, the @triton.jit helpers it calls are swapped
+    for compiler JITFunctions while the compile runs.
     """
     if not INTERPRETER:
         yield
@@ -209,9 +229,14 @@ def compiler_mode():
             if isinstance(val, InterpretedFunction):
                 swapped.append((obj, attr, val))
                 setattr(obj, attr, _COMPILER_FNS.setdefault(id(val), JITFunction(val.fn)))
+    helpers = _user_helpers(kernel) if kernel is not None else []
+    for g, name, val in helpers:
+        g[name] = _COMPILER_FNS.setdefault(id(val), JITFunction(val.fn))
     try:
         yield
     finally:
+        for g, name, val in helpers:
+            g[name] = val
         for obj, attr, val in swapped:
             setattr(obj, attr, val)
         for obj, attr, val in repaired:
@@ -258,9 +283,27 @@ def compile_for(kernel, signature: dict, constexprs: dict | None = None, *, cc: 
         raise ValueError(f"signature names {sorted(unknown)} are not arguments of {jf.__name__} ({names})")
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in divisible_by_16}
     src = ASTSource(fn=jf, signature=signature, constexprs=constexprs or {}, attrs=attrs)
-    with compiler_mode():
+    with compiler_mode(kernel):
         return triton.compile(src, target=GPUTarget("cuda", cc, 32),
                               options={"num_warps": num_warps, "num_stages": num_stages})
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# @triton.jit helpers every tiled kernel of the course shares
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of program `pid` in grouped order. Programs are numbered down a column of GROUP_M tile-rows,
+    then across, so the programs that run at the same time share B column-panels and reuse a few A row-panels
+    through L2 (the launch-order swizzle of Triton's matmul tutorial). GROUP_M = 1 is plain row-major order."""
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * grid_n
+    first_m = (pid // per_group) * GROUP_M
+    rows_here = tl.minimum(grid_m - first_m, GROUP_M)       # the last group may have fewer tile-rows
+    pid_m = first_m + (pid % per_group) % rows_here
+    pid_n = (pid % per_group) // rows_here
+    return pid_m, pid_n
 
 
 def ptx_memory_ops(ptx: str) -> dict[str, int]:

@@ -369,3 +369,37 @@ def test_tree_guard_sees_a_changed_and_a_new_file(tmp_path):
     (tmp_path / "a.json").write_text('{"ms": 1}')
     (tmp_path / "b.png").write_bytes(b"x")
     assert changed_entries(before, git_status(str(tmp_path))) == [" M a.json", "?? b.png"]
+
+
+def test_grouped_tile_is_a_permutation_and_compiles_ahead_of_time(tmp_path):
+    """common.triton_support.grouped_tile (the grouped program order every tiled Triton kernel shares): every
+    (pid_m, pid_n) exactly once, GROUP_M tile-rows per group, and a kernel that calls it still compiles ahead of time
+    with the interpreter on (compiler_mode swaps the helper for a compiler function)."""
+    import importlib.util
+
+    src = tmp_path / "order_kernel.py"
+    src.write_text(
+        "from common.triton_support import tl, triton, grouped_tile\n\n\n"
+        "@triton.jit\n"
+        "def order_kernel(out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):\n"
+        "    pid = tl.program_id(0)\n"
+        "    pm, pn = grouped_tile(pid, M, N, BLOCK_M, BLOCK_N, GROUP_M)\n"
+        "    tl.store(out_ptr + 2 * pid, pm)\n"
+        "    tl.store(out_ptr + 2 * pid + 1, pn)\n")
+    spec = importlib.util.spec_from_file_location("order_kernel", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from common import device
+    from common.triton_support import aot, launch
+
+    if not device.has_gpu():
+        for gm in (1, 2, 3):
+            out = np.zeros(2 * 35, np.int32)
+            launch(mod.order_kernel, (35,), out, 5 * 16 - 3, 7 * 16, BLOCK_M=16, BLOCK_N=16, GROUP_M=gm)
+            pairs = [tuple(p) for p in out.reshape(-1, 2).tolist()]
+            assert sorted(pairs) == [(i, j) for i in range(5) for j in range(7)]
+            assert pairs[:gm] == [(i, 0) for i in range(gm)]          # down a column of GROUP_M tile-rows first
+    k = aot(mod.order_kernel, {"out_ptr": "*i32", "M": "i32", "N": "i32", "BLOCK_M": "constexpr",
+                               "BLOCK_N": "constexpr", "GROUP_M": "constexpr"},
+            {"BLOCK_M": 16, "BLOCK_N": 16, "GROUP_M": 2})
+    assert "ptx" in k.asm and k.metadata.name == "order_kernel"
