@@ -57,11 +57,33 @@ def claimed_archs(path: str) -> tuple[str, ...]:
     return tuple(m.group(1).split()) if m else ALL_ARCHS
 
 
+_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+'
+                     r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+(?:\s*##\s*\w+)*)\s*\(')
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
 def kernel_names(path: str) -> list[str]:
-    """Names of the `extern "C" __global__` kernels in a file, in order."""
+    """Names of the `extern "C" __global__` kernels in a file, in order - those written out, and those a macro
+    stamps out (`#define ROWS_KERNEL(SFX, ...) extern "C" __global__ void name_##SFX(...)`, then ROWS_KERNEL(f32, ...))."""
     src = _read(path)
-    pat = r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\('
-    return re.findall(pat, src)
+    macros = {}
+    for m in _DEFINE.finditer(src):
+        params = [p.strip() for p in m.group(2).split(",")]
+        names = _KERNEL.findall(m.group(3).replace("\\\n", " "))
+        if names:
+            macros[m.group(1)] = (params, names)
+    body = _DEFINE.sub("", src)
+    out = []
+    pat = re.compile(_KERNEL.pattern + "|" + (r"\b(" + "|".join(macros) + r")\s*\(([^)]*)\)" if macros else r"(?!)()()"))
+    for m in pat.finditer(body):
+        if m.group(1):
+            out.append(m.group(1))
+            continue
+        params, names = macros[m.group(2)]
+        args = dict(zip(params, (a.strip() for a in m.group(3).split(","))))
+        for n in names:
+            out.append("".join(args.get(part.strip(), part.strip()) for part in n.split("##")))
+    return out
 
 
 def _define_options(defines: dict | None) -> tuple[str, ...]:

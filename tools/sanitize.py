@@ -146,7 +146,7 @@ def our_kernel_names(labs=None) -> set[str]:
 
     root = ROOT
     names: set[str] = set()
-    for path in glob.glob(os.path.join(root, "phase*", "*.cu")):
+    for path in glob.glob(os.path.join(root, "phase*", "**", "*.cu"), recursive=True):
         try:
             names.update(cuda.kernel_names(path))
         except OSError:
