@@ -204,9 +204,10 @@ CPU_CHECK_CASES = [((1, 1), _F), ((3, 70), _F), ((16, 129), _F)]
 # Resources and occupancy of each setting
 # ---------------------------------------------------------------------------------------------------------------------
 def _resident(arch: str, regs: int) -> tuple[int, str]:
-    from phase2_cuda.lab04_launch_config import resident_blocks   # the calculator lives with the launch-config lab
+    from common.occupancy import occupancy
 
-    return resident_blocks(arch, THREADS, regs)
+    occ = occupancy(arch, THREADS, regs)
+    return occ.blocks_per_sm, ", ".join(occ.limiters) or occ.why_zero
 
 
 def compile_row(s: Setting, arch: str) -> dict:

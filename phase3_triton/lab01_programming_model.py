@@ -45,7 +45,7 @@ import numpy as np
 from common import arrays, bench, check, cli, cuda, device, lab, report
 from common import triton_support as ts
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase1_architecture import lab02_vector_add as va
+va = lab.lab_module("phase1_architecture", "lab02_vector_add")
 
 LAB = "phase3_lab01_programming_model"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab01_programming_model.cu")

@@ -54,8 +54,11 @@ import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase3_triton.lab01_programming_model import (_loads, aot, device_randn, earlier_cuda_variant,
-                                                   runs, summarize)
+from common.triton_support import load_summary as _loads
+from common.triton_support import aot
+from common.arrays import device_randn
+from common.bench import runs
+from common.triton_support import summarize
 
 LAB = "phase3_lab02_matmul"
 DTYPES = ("float16", "bfloat16", "float32")
@@ -525,7 +528,7 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
     cmp = verify_sample(c_t, a, b, dtype)
     fns = {"cublas": lambda: peer(a, b, out=c_p), "triton": tri}
     # fp32 ieee: the CUDA C SGEMM of phase 2 (lab 2.8's best rung) doing the same job, when that lab is here
-    cuda_c = earlier_cuda_variant(PHASE2_SGEMM[0], PHASE2_SGEMM[1], "float32") if dtype == "float32" else None
+    cuda_c = lab.earlier_cuda_variant(*PHASE2_SGEMM[0].split("."), PHASE2_SGEMM[1], "float32") if dtype == "float32" else None
     if cuda_c is not None and runs(lambda: cuda_c.fn(a, b, out=c_p), f"phase 2 {cuda_c.name}"):
         fns["cuda C"] = lambda: cuda_c.fn(a, b, out=c_p)
     else:

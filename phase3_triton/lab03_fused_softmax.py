@@ -51,8 +51,11 @@ import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase3_triton.lab01_programming_model import (_loads, aot, device_randn, earlier_cuda_variant,
-                                                   runs, summarize)
+from common.triton_support import load_summary as _loads
+from common.triton_support import aot
+from common.arrays import device_randn
+from common.bench import runs
+from common.triton_support import summarize
 
 LAB = "phase3_lab03_fused_softmax"
 DTYPES = ("float32", "float16", "bfloat16")
@@ -395,7 +398,7 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
         c = check_sample(softmax_triton(x, out=out), x, dtype)
         fns = {"triton fused": lambda: softmax_triton(x, out=out), "torch.softmax": lambda: torch_softmax(x),
                "torch.compile": lambda: comp(tx), "torch unfused ops": lambda: torch_unfused(x)}
-        cuda_c = earlier_cuda_variant(PHASE2_SOFTMAX[0], PHASE2_SOFTMAX[1], dtype)   # the same job in CUDA C
+        cuda_c = lab.earlier_cuda_variant(*PHASE2_SOFTMAX[0].split("."), PHASE2_SOFTMAX[1], dtype)   # the same job in CUDA C
         if cuda_c is not None:
             out_c = arrays.empty(TARGET_SHAPE, dtype, x)
             if runs(lambda: cuda_c.fn(x, out=out_c), f"phase 2 {cuda_c.name}"):

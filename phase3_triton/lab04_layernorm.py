@@ -50,7 +50,9 @@ import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase3_triton.lab01_programming_model import _loads, aot, device_randn, summarize
+from common.arrays import device_randn
+from common.triton_support import aot, summarize
+from common.triton_support import load_summary as _loads
 
 LAB = "phase3_lab04_layernorm"
 DTYPES = ("float32", "bfloat16", "float16", "float64")

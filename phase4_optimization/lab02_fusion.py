@@ -960,7 +960,7 @@ _TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
 
 def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, has_res: bool = False):
     """The fused GEMM as a GPU launch at an aligned shape compiles it (bias on, EVEN_K, EVEN_MN)."""
-    from phase3_triton.lab01_programming_model import aot
+    from common.triton_support import aot
 
     ty = _TY[dtype]
     sig = {"x_ptr": ty, "w_ptr": ty, "bias_ptr": ty, "res_ptr": ty, "y_ptr": ty, "M": "i32", "N": "i32", "K": "i32"}
@@ -973,7 +973,7 @@ def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_
 
 
 def linear_compile_table(arch: str, configs=None) -> list[dict]:
-    from phase3_triton.lab01_programming_model import summarize
+    from common.triton_support import summarize
 
     cc = device.arch_info(arch).cc
     rows = []
@@ -1021,7 +1021,7 @@ def compiled(kind: str):
 
 
 def _randn(shape, dtype, seed, scale=1.0, shift=0.0):
-    from phase3_triton.lab01_programming_model import device_randn
+    from common.arrays import device_randn
 
     return device_randn(shape, dtype, seed, scale=scale, shift=shift)
 

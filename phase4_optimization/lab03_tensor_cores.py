@@ -87,7 +87,7 @@ import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase2_cuda.lab08_sgemm import _mnk          # (M, N, K) from an int or a 3-tuple, as lab 2.8's sizes
+from common.arrays import mnk as _mnk             # (M, N, K) from an int or a 3-tuple
 
 LAB = "phase4_lab03_tensor_cores"
 TUNED = LAB + "_tuned"
@@ -659,7 +659,7 @@ def find_cuobjdump_missing() -> bool:
 # Benchmark and tuning (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
 def _square(n: int, dtype: str, seed: int):
-    from phase3_triton.lab01_programming_model import device_randn
+    from common.arrays import device_randn
 
     a, b = device_randn((n, n), dtype, seed), device_randn((n, n), dtype, seed + 1)
     return a, b, arrays.empty((n, n), dtype, a)

@@ -79,7 +79,7 @@ import numpy as np
 
 from common import bench, check, cli, device, lab, report
 from common.triton_support import INTERPRETER
-from phase4_optimization import lab03_tensor_cores as tc
+tc = lab.lab_module("phase4_optimization", "lab03_tensor_cores")
 
 LAB = "phase4_lab04_tiling_strategy"
 DTYPES = ("bfloat16", "float16")

@@ -84,7 +84,7 @@ import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, report
 from common.triton_support import INTERPRETER, launch, tl, triton
-from phase3_triton.lab02_matmul import _tf32      # TF32 on or off for cuBLAS through torch, restored afterwards
+from common.bench import torch_tf32 as _tf32      # TF32 on or off for cuBLAS through torch, restored afterwards
 
 LAB = "phase4_lab05_mixed_precision"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab05_mixed_precision.cu")
@@ -556,8 +556,8 @@ def norm_ops_table(rows_: int, cols: int, dtypes=("float32", "bfloat16", "float1
     repository's Triton kernels (phase 3), and the naive 16-bit-sum kernels of this lab."""
     import torch.nn.functional as F
 
-    from phase3_triton import lab03_fused_softmax as sm
-    from phase3_triton import lab04_layernorm as ln
+    sm = lab.lab_module("phase3_triton", "lab03_fused_softmax")
+    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
 
     where = lab.where()
     out = []

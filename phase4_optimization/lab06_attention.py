@@ -1035,7 +1035,7 @@ def bwd_default_gpu(d: int) -> dict:
 
 def compile_summary(k) -> dict:
     """Resources of a compiled kernel: registers, spills (local memory), shared memory, tensor-core instructions."""
-    from phase3_triton.lab01_programming_model import summarize
+    from common.triton_support import summarize
 
     s = summarize(k)
     return {"kernel": s["kernel"], "warps": s["num_warps"], "stages": s["num_stages"], "regs": s["regs"],

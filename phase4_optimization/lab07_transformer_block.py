@@ -83,9 +83,9 @@ TARGETS = {(8, 2048, 2048, 16): {"torch.compile": 1.08}, (16, 1024, 1024, 16): {
 
 def _kernels():
     """The repository's kernels this block is made of (imported late: the labs import Triton)."""
-    from phase3_triton import lab04_layernorm as ln
-    from phase4_optimization import lab02_fusion as fu
-    from phase4_optimization import lab06_attention as at
+    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
+    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
+    at = lab.lab_module("phase4_optimization", "lab06_attention")
     return ln, fu, at
 
 
@@ -361,7 +361,7 @@ def stage_floors(plan: BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     backend's time, memory-bound stages at the measured HBM bandwidth."""
     import torch
 
-    from phase4_optimization import lab06_attention as at
+    at = lab.lab_module("phase4_optimization", "lab06_attention")
 
     floors = {}
     x = plan.buffers["a"]
@@ -406,7 +406,7 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     rng = check.rng(100)
     x, nh, *weights = make_inputs(case, dtype, rng, "cuda")
     plan = BlockPlan(x, nh, *weights)
-    from phase4_optimization import lab02_fusion as fu
+    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
 
     tuning = plan.tune_gemms(fu.LINEAR_CONFIGS[:4])
     for r in tuning:

@@ -686,7 +686,7 @@ def print_cpu_report(file=None) -> list[dict]:
 def bench_case(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = False) -> dict:
     import torch
 
-    from phase3_triton.lab01_programming_model import device_randn
+    from common.arrays import device_randn
 
     a = device_randn((m, k), dtype, m + k)
     b = device_randn((k, n), dtype, n + k + 1)
