@@ -6,6 +6,7 @@
 #   make setup UNPINNED=1         reinstall with the newest releases instead of the tested versions
 #   make fuzz SEEDS=50            the randomized suites with 50 fresh seeds; prints every failing seed
 #   make mutants                  plant realistic one-line bugs, one at a time, and report which the tests miss
+#   make site / make serve        the course site (English and Korean), built from the lessons; served locally
 #   make bench                    (GPU) the benchmarks, results written under results/<gpu>/
 #   make sanitize                 (GPU) every CUDA C and Triton variant under compute-sanitizer (4 tools, ~5 min)
 #   make results                  (GPU) re-measure every lab, write results/<gpu>/ and its README page
@@ -21,7 +22,7 @@ SEEDS  ?= 10
 UNPINNED ?=
 export UNPINNED
 
-.PHONY: setup run test fuzz mutants bench sanitize results profile clean help
+.PHONY: setup run test fuzz mutants site serve bench sanitize results profile clean help
 help:
 	@echo "make run    - set up .venv if needed, then run the phases in order: $(PHASES)"
 	@echo "make test   - set up .venv if needed, then run pytest (CPU tier always, GPU tier when a GPU is present)"
@@ -29,6 +30,8 @@ help:
 	@echo "make fuzz SEEDS=N - the randomized suites with N fresh seeds; prints every failing seed"
 	@echo "make mutants - plant realistic one-line bugs one at a time; report which ones the tests miss"
 	@echo "               (ARGS=\"--list\", \"--only NAME\"; CUDA C mutants need a GPU)"
+	@echo "make site   - build the course site (English and Korean) into site/ (mkdocs build --strict)"
+	@echo "make serve  - build and serve the site at http://127.0.0.1:8000"
 	@echo "make bench  - GPU only: run every lab's benchmark and write results/<gpu>/"
 	@echo "make sanitize - GPU only: every CUDA C and Triton kernel under compute-sanitizer (memcheck, racecheck,"
 	@echo "                initcheck, synccheck); table in results/<gpu>/sanitize.md (ARGS=\"--dry-run\" to list)"
@@ -59,6 +62,12 @@ fuzz: $(STAMP)
 mutants: $(STAMP)
 	$(PY) -m tools.mutants $(ARGS)
 
+site: $(STAMP)
+	$(PY) -m tools.site build
+
+serve: $(STAMP)
+	$(PY) -m tools.site serve
+
 bench: $(STAMP)
 	@$(PY) -m tools.run_phases --bench $(ARGS)
 
@@ -72,5 +81,5 @@ profile: $(STAMP)
 	$(PY) -m tools.profile $(ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache build site
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -62,6 +62,34 @@ _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
 
+def kernel_lines(path: str) -> dict[str, int]:
+    """{kernel name: 1-based line} - where each kernel is defined, or, for one a macro stamps out, where the macro is
+    used (what a reader should look at)."""
+    src = _read(path)
+    macro_spans = [(m.start(), m.end()) for m in _DEFINE.finditer(src)]
+    names = kernel_names(path)
+    out: dict[str, int] = {}
+    macros = {}
+    for m in _DEFINE.finditer(src):
+        found = _KERNEL.findall(m.group(3).replace("\\\n", " "))
+        if found:
+            macros[m.group(1)] = ([p.strip() for p in m.group(2).split(",")], found)
+    for m in _KERNEL.finditer(src):
+        if any(a <= m.start() < b for a, b in macro_spans):
+            continue
+        out.setdefault(m.group(1), src.count("\n", 0, m.start(1)) + 1)
+    if macros:
+        for m in re.finditer(r"^\s*(" + "|".join(macros) + r")\s*\(([^)]*)\)", src, re.M):
+            if any(a <= m.start() < b for a, b in macro_spans):
+                continue
+            params, stamped = macros[m.group(1)]
+            args = dict(zip(params, (a.strip() for a in m.group(2).split(","))))
+            line = src.count("\n", 0, m.start(1)) + 1
+            for n in stamped:
+                out.setdefault("".join(args.get(part.strip(), part.strip()) for part in n.split("##")), line)
+    return {n: out[n] for n in names if n in out}
+
+
 def kernel_names(path: str) -> list[str]:
     """Names of the `extern "C" __global__` kernels in a file, in order - those written out, and those a macro
     stamps out (`#define ROWS_KERNEL(SFX, ...) extern "C" __global__ void name_##SFX(...)`, then ROWS_KERNEL(f32, ...))."""

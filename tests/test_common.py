@@ -304,7 +304,7 @@ def test_setup_env_picks_a_pinned_set_per_machine():
             assert setup_env.pinned(path, pkg), f"{path} does not pin {pkg}"
         cmds = [" ".join(c) for c in setup_env.commands(name, unpinned=False)]
         assert all("-c " + os.path.join(setup_env.ROOT, path) in c for c in cmds[1:]), cmds
-        assert f"[{extra},test]" in cmds[-1]
+        assert f"[{extra},test,docs]" in cmds[-1]
     loose = [" ".join(c) for c in setup_env.commands("cpu", unpinned=True)]
     assert not any(" -c " in c for c in loose) and f"torch=={setup_env.pinned('requirements/cpu.txt', 'torch')}" \
         in loose[1]

@@ -83,7 +83,7 @@ def commands(setup: str, unpinned: bool) -> list[list[str]]:
         pip + ["--upgrade", "pip"],
         # torch first, on its own, so its build (CPU or CUDA) is decided before anything that depends on it
         pip + index + cons + [torch_req],
-        pip + cons + ["-e", f"{ROOT}[{extra},test]"],
+        pip + cons + ["-e", f"{ROOT}[{extra},test,docs]"],
     ]
 
 
