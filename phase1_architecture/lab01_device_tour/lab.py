@@ -8,26 +8,15 @@ You will learn
     (bundled with CuPy and torch), NVRTC (compiles CUDA C at run time), CuPy, Triton (its own LLVM and ptxas), torch;
     which of them must match which, and what the classic mismatch errors mean and how to fix them;
   * measured against theoretical bandwidth: the clock-derived figure and the datasheet are ceilings nobody reaches; a
-    large copy shows what is really available (~90% on an H200);
+    large copy shows what is really available (~90% of the clock-derived figure is typical of HBM);
   * without a GPU: the same report for a chosen architecture (--arch), and what can and cannot run on this machine.
 
 The two numbers, for the bandwidth probe (a copy of n fp32 elements, the only kernel this lab times): bytes = 8 n
 (4 read + 4 written per element), FLOPs = 0. Zero FLOPs per byte is as memory-bound as a kernel gets: its time is
-bytes / bandwidth, which is exactly why a copy measures bandwidth. On an H200, n = 2^28 (2 GiB moved) at ~4.3 TB/s
-takes ~0.5 ms.
+bytes / bandwidth, which is exactly why a copy measures bandwidth. n = 2^28 moves 2 GiB: about half a millisecond at
+HBM3e speeds. The lesson, the predictions and this GPU's measured figures: README.md.
 
-Measured on an H200 (results/h200/phase1_lab01_device_tour.json, commit 173e2d9): the device reports 132 SMs, 60 MiB
-of L2, 228 KiB of shared memory per SM (227 KiB opt-in per block), a 1980 MHz SM clock and a 6016-bit bus at
-3201 MHz (EXAMPLE_EXTRA's datasheet entry says 6144 bits), so the clock-derived bandwidth is 4,814 GB/s (datasheet
-4,800), peak FP32 66.9 TFLOP/s and the ridge point 13.9 FLOP/B; the ARCHS table agreed with the device on every
-field it checks. Every layer's smoke test passed, with CuPy's CUDA 13.2 runtime on a driver that supports CUDA 13.0
-(the minor-version rule in action). The bandwidth prediction held: the best streaming kernel of the ceiling probe
-(torch add) reached 4,341 GB/s, 0.90 of the clock-derived figure; the Triton copy moved its 2 GiB in 0.521 ms,
-4,122 GB/s (0.86 of theoretical, 0.95 of that ceiling), and cupy.copyto in 0.506 ms, 4,247 GB/s (0.98 of the
-ceiling). The last ~10% is most likely not the kernels' doing (three unrelated kernels land within 5% of each
-other): DRAM refresh, read/write turnarounds and the memory controllers' overheads keep any stream below the pin rate.
-
-Run: python -m phase1_architecture.lab01_device_tour [--arch sm_75] [--quick] [--no-bench]
+Run: python -m phase1_architecture.lab01_device_tour [--arch sm_75] [--quick] [--size N] [--errors] [--replot]
 """
 from __future__ import annotations
 
@@ -39,17 +28,17 @@ import traceback
 
 import numpy as np
 
-from common import arrays, bench, cli, cuda, device, lab, report
+from common import arrays, cuda, device, lab, report
 from common.device import GiB, KiB, MiB
-from common.triton_support import INTERPRETER, launch, tl, triton
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import copy_kernel
 
 LAB = "phase1_lab01_device_tour"
-HERE = os.path.dirname(os.path.abspath(__file__))
-VADD_CU = os.path.join(HERE, "lab02_vector_add.cu")
 
 # Figures of the example GPU of each architecture that the ARCHS table does not hold (datasheets): boost clock,
-# FP32 lanes per SM (what the SM can issue as FFMA per clock), memory type, bus width and size. The H200 of
-# results/h200 reported a 6016-bit bus at 3201 MHz (4,814 GB/s) where the sm_90 entry below says 6144 bits.
+# FP32 lanes per SM (what the SM can issue as FFMA per clock), memory type, bus width and size. A real device may
+# report a narrower bus than its datasheet entry (the H200 of results/h200 reports 6016 bits where sm_90 says 6144).
 EXAMPLE_EXTRA = {
     "sm_75": dict(boost_mhz=1590, fp32_lanes=64, memory="GDDR6", bus_bits=256, mem_gib=16),
     "sm_80": dict(boost_mhz=1410, fp32_lanes=64, memory="HBM2e", bus_bits=5120, mem_gib=80),
@@ -119,15 +108,6 @@ def make_inputs(n: int, dtype: str, rng: np.random.Generator, where: str):
     return (arrays.from_numpy(x, dtype, where),)
 
 
-@triton.jit
-def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    # One program copies BLOCK consecutive elements; the 64-bit program id keeps offsets right past 2^31 elements.
-    pid = tl.program_id(0).to(tl.int64)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
-
-
 COPY_BLOCK, COPY_WARPS = 2048, 8
 
 
@@ -173,7 +153,7 @@ def derived(sms: int, fp32_lanes: int, clock_mhz: float, max_threads_per_sm: int
     """What follows from the raw properties."""
     peak = sms * fp32_lanes * 2 * clock_mhz * 1e6 / 1e12
     return {
-        "peak FP32 TFLOP/s (SMs x lanes x 2 x clock)": peak,
+        "peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)": peak,
         "ridge point FLOP/B (peak / bandwidth)": peak * 1e12 / (bandwidth_gbps * 1e9) if bandwidth_gbps else None,
         "resident threads on the GPU": sms * max_threads_per_sm,
         "registers per thread at full occupancy": regs_per_sm // max_threads_per_sm,
@@ -330,8 +310,10 @@ def smoke_tests(arch: str) -> list[dict]:
                 rows.append({"check": "  meaning", "result": "", "detail": known[0]})
                 rows.append({"check": "  fix", "result": "", "detail": known[1]})
 
+    vadd_cu = lab.lab_module("phase1_architecture", "lab02_vector_add").CU   # lab 1.2's first kernel
+
     def nvrtc_compile():
-        rep = cuda.compile_report(VADD_CU, arch)
+        rep = cuda.compile_report(vadd_cu, arch)
         k = rep["vadd_01_one_thread_per_element"]
         return f"lab02 vadd_01 for {arch}: {k.registers} registers, {len(k.sass)} SASS instructions"
 
@@ -358,7 +340,7 @@ def smoke_tests(arch: str) -> list[dict]:
         def cuda_run():
             import cupy
 
-            k = cuda.get_kernel(VADD_CU, "vadd_01_one_thread_per_element")
+            k = cuda.get_kernel(vadd_cu, "vadd_01_one_thread_per_element")
             a = cupy.arange(1000, dtype=cupy.float32)
             c = cupy.empty_like(a)
             k((4,), (256,), (a, a, c, np.int64(1000)))
@@ -390,9 +372,9 @@ def what_runs_here(arch: str) -> list[dict]:
         {"what": "timings, bandwidth, TFLOP/s", "here": "not available: nothing runs on a GPU"},
         {"what": "library peers (cuBLAS, torch CUDA)", "here": "not available: they need a GPU"},
     ]
-    files = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "phase*", "*.cu")))
-    yes = [os.path.relpath(f, os.path.dirname(HERE)) for f in files if arch in cuda.claimed_archs(f)]
-    no = [os.path.relpath(f, os.path.dirname(HERE)) for f in files if arch not in cuda.claimed_archs(f)]
+    files = sorted(glob.glob(os.path.join(report.ROOT, "phase*", "**", "*.cu"), recursive=True))
+    yes = [os.path.relpath(f, report.ROOT) for f in files if arch in cuda.claimed_archs(f)]
+    no = [os.path.relpath(f, report.ROOT) for f in files if arch not in cuda.claimed_archs(f)]
     rows.append({"what": f"kernel files that target {arch}", "here": f"{len(yes)} of {len(files)}"})
     if no:
         rows.append({"what": f"files that need a newer GPU than {arch}", "here": ", ".join(no)})
@@ -400,111 +382,7 @@ def what_runs_here(arch: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Bandwidth
-# ---------------------------------------------------------------------------------------------------------------------
-def bandwidth(n: int) -> tuple[list[dict], dict]:
-    """Theoretical (clock x bus), datasheet, and measured (library copy/add, the Triton copy) in GB/s."""
-    import cupy
-
-    d = device.info()
-    ceil = bench.ceilings()
-    x = cupy.full(n, 1.25, dtype=cupy.float32)        # the values do not matter to a copy's speed
-    y = cupy.empty_like(x)
-    t_tri = bench.bench(lambda: copy_triton(x, out=y))
-    t_cp = bench.bench(lambda: peer_cupy_copy(x, out=y))
-    x = y = None                                      # release before freeing the pool
-    cupy.get_default_memory_pool().free_all_blocks()
-    rows = [
-        report.row(LAB, "triton copy", "triton", (n,), "float32", t_tri, nbytes=8 * n, ceiling_gbps=ceil["hbm_gbps"]),
-        report.row(LAB, "cupy.copyto", "peer", (n,), "float32", t_cp, nbytes=8 * n, ceiling_gbps=ceil["hbm_gbps"]),
-    ]
-    summary = {"theoretical_gbps": d.theoretical_gbps, "datasheet_gbps": d.datasheet.get("hbm_gbps"),
-               "measured_ceiling_gbps": ceil["hbm_gbps"], "measured_method": ceil["hbm_method"],
-               "measured_all": ceil.get("all", {})}
-    return rows, summary
-
-
-def plot(summary: dict, rows: list[dict], path: str) -> str:
-    labels, values = [], []
-    labels.append("theoretical (2 x mem clock x bus)")
-    values.append(summary["theoretical_gbps"])
-    if summary.get("datasheet_gbps"):
-        labels.append("datasheet")
-        values.append(summary["datasheet_gbps"])
-    for k, v in summary.get("measured_all", {}).items():
-        labels.append(f"measured: {k} (ceiling probe)")
-        values.append(v)
-    for r in rows:
-        labels.append(f"measured: {r['variant']} ({r['shape'][0] * 8 / GiB:.1f} GiB moved)")
-        values.append(r["gbps"])
-    colors = ["tab:gray"] * (2 if summary.get("datasheet_gbps") else 1) + \
-        ["tab:blue"] * (len(values) - (2 if summary.get("datasheet_gbps") else 1))
-    return report.plot_bars(path, labels, values, ylabel="GB/s (bytes read + written)", colors=colors,
-                            title=f"{device.info().name}: theoretical vs measured memory bandwidth")
-
-
-# ---------------------------------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    p = cli.parser(__doc__.splitlines()[0], size=True, size_help="elements of the copy probe (default 2^28)")
-    p.add_argument("--errors", action="store_true", help="print the full table of known version-mismatch errors")
-    args = cli.finish_args(p.parse_args(argv))
-    print(cli.mode_line())
-    this = sys.modules[__name__]
-    have_gpu = device.has_gpu()
+    from . import bench
 
-    if have_gpu:
-        report.print_table(device_rows(), title="The GPU, read off the device")
-        bad = table_mismatches()
-        print("ARCHS table agrees with this GPU" if not bad else "ARCHS table differs from this GPU: " + "; ".join(bad))
-    else:
-        report.print_table(arch_rows(args.arch), title=f"No GPU: {args.arch} from the course's table "
-                                                        f"(example GPU's datasheet figures)")
-        report.print_table(what_runs_here(args.arch), title="What runs on this machine")
-
-    v = versions()
-    report.print_table([{"component": k, "version": val} for k, val in v.items()], title="Software stack")
-    checks = version_checks(v)
-    if checks:
-        report.print_table(checks, title="Compatibility rules")
-    smoke = smoke_tests(args.arch)
-    report.print_table(smoke, title="One action per layer")
-    smoke_ok = all(r["result"] != "FAILED" for r in smoke)
-
-    errs = KNOWN_ERRORS if args.errors else KNOWN_ERRORS[:4]
-    print("\nThe mismatch errors met most often (--errors for all):")
-    for pat, meaning, fix in errs:
-        print(f"  * {meaning}\n      fix: {fix}")
-
-    _, ok = lab.check_variants(this, VARIANTS + (PEERS if have_gpu else []),
-                               (CHECK_CASES[:4] if args.quick else CHECK_CASES) if have_gpu else
-                               (CPU_CHECK_CASES[:2] if args.quick else CPU_CHECK_CASES))
-    if not have_gpu:
-        print("\nNothing was timed: no GPU. The Triton copy ran in the interpreter; CUDA C was only compiled.")
-        return 0 if ok and smoke_ok else 1
-    if not ok:
-        print("correctness failed: not benchmarking")
-        return 1
-    if not args.bench:
-        return 0 if smoke_ok else 1
-    n = args.size or (2**24 if args.quick else 2**28)
-    rows, summary = bandwidth(n)
-    d = device.info()
-    bw = [{"figure": "theoretical (2 x memory clock x bus width)", "GB/s": summary["theoretical_gbps"]},
-          {"figure": "datasheet", "GB/s": summary["datasheet_gbps"]},
-          {"figure": f"measured ceiling ({summary['measured_method']}, cached)", "GB/s": summary["measured_ceiling_gbps"]}]
-    bw += [{"figure": f"measured: {r['variant']}, n = {n}", "GB/s": r["gbps"]} for r in rows]
-    for r in bw:
-        r["of theoretical"] = r["GB/s"] / summary["theoretical_gbps"] if r["GB/s"] else None
-    report.print_table(bw, title=f"Memory bandwidth of {d.name}")
-    out_dir = args.out or report.results_dir()
-    os.makedirs(out_dir, exist_ok=True)
-    if args.json:
-        print("wrote", report.write_json(LAB, rows, out_dir=out_dir, device=d.as_dict(), versions_checked=checks,
-                                         smoke=smoke, bandwidth=summary, table_mismatches=table_mismatches()))
-    if args.plot:
-        print("wrote", plot(summary, rows, os.path.join(out_dir, f"{LAB}.png")))
-    return 0 if smoke_ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return lab.run(sys.modules[__name__], bench, argv)
