@@ -1,4 +1,4 @@
-"""Phase 2 labs 1-5 (coalescing, bank conflicts, warp shuffle, launch configuration, register pressure).
+"""Phase 2 labs 2-5 (bank conflicts, warp shuffle, launch configuration, register pressure).
 
 CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
 from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab01_coalescing_transpose as tr
 from phase2_cuda import lab02_bank_conflicts as bk
 from phase2_cuda import lab03_warp_shuffle as ws
 from phase2_cuda import lab04_launch_config as lc
@@ -30,92 +29,6 @@ def _rand(shape, seed=0):
 # =====================================================================================================================
 # CPU tier
 # =====================================================================================================================
-# ---- lab 2.1: coalescing ---------------------------------------------------------------------------------------------
-def test_sector_model_counts_sectors_by_enumeration():
-    # lane i reads element i * s of an aligned fp32 array: 4 s bytes apart, 32-byte sectors
-    for s in range(1, 41):
-        assert tr.strided_sectors(s) == min(32, 4 * s), s
-    assert tr.strided_prediction(1, 1000.0)["pred_gbps"] == pytest.approx(1000.0)
-    assert tr.strided_prediction(8, 1000.0)["pred_gbps"] == pytest.approx(1000.0 * 8 / 36)
-    table = {r["kernel"]: r for r in tr.access_table()}
-    assert table["transpose_01_naive"]["store sectors"] == 32 and table["transpose_01_naive"]["load sectors"] == 4
-
-
-def test_padding_removes_the_tile_conflict():
-    assert tr.smem_passes_per_tile(32) == 32 + 32 * 32
-    assert tr.smem_passes_per_tile(33) == 64
-
-
-def test_grid_caps_y_and_the_kernels_loop_over_the_rest():
-    assert tr.grid_for(2_100_000, 3, 32) == (1, 65535)          # 65,625 tile rows: the loop does the last 90
-    assert tr.grid_for(1, 1, 32) == (1, 1)
-    assert tr.grid_for(1000, 1003, 32, max_grid_y=3) == (32, 3)
-    assert tr.grid_for(0, 5, 32) == (1, 1)
-
-
-@needs_sass
-def test_transpose_compile_facts():
-    rep = cuda.compile_report(tr.CU, "sm_90")
-    k = rep.kernels
-    assert k["transpose_01_naive"].sass_counts.get("BAR", 0) == 0
-    for name in ("transpose_02_smem_tiled", "transpose_03_padded", "transpose_04_padded_ilp"):
-        assert k[name].sass_counts.get("BAR", 0) >= 1, name
-    # 02 and 03: the same instructions, 128 bytes more shared memory for the pad
-    c2, c3 = k["transpose_02_smem_tiled"].sass_counts, k["transpose_03_padded"].sass_counts
-    assert {o: c2.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")} == \
-           {o: c3.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")}
-    assert k["transpose_03_padded"].smem_bytes - k["transpose_02_smem_tiled"].smem_bytes == 32 * 4
-    # 04: all 16 loads issued before the first shared store, within the 64-register launch bound, no spill
-    sass = [ln for ln in k["transpose_04_padded_ilp"].sass if "LDG" in ln or "STS" in ln]
-    first_sts = next(i for i, ln in enumerate(sass) if "STS" in ln)
-    assert sum("LDG" in ln for ln in sass[:first_sts]) == (tr.BIG_TILE // 32) * (tr.BIG_TILE // tr.ROWS)
-    assert k["transpose_04_padded_ilp"].registers <= 64 and k["transpose_04_padded_ilp"].spills == 0
-    # 03 stages its 4 loads before its shared stores too
-    sass3 = [ln for ln in k["transpose_03_padded"].sass if "LDG" in ln or "STS" in ln]
-    first_sts3 = next(i for i, ln in enumerate(sass3) if "STS" in ln)
-    assert sum("LDG" in ln for ln in sass3[:first_sts3]) == tr.TILE // tr.ROWS
-
-
-def test_transpose_04_alternatives_compile_without_spills():
-    for cfg in [tr.T04] + tr.T04_ALTERNATIVES:
-        k = cuda.compile_report(tr.CU, "sm_90", defines=None if cfg == tr.T04 else cfg)["transpose_04_padded_ilp"]
-        assert k.spills == 0, cfg
-        assert k.registers <= 65536 // (32 * cfg["ROWS"] * cfg["T04_MIN_BLOCKS"]), cfg
-
-
-@cpu_only
-@pytest.mark.parametrize("shape", [(1, 1), (33, 31), (2, 70), (65, 1)])
-def test_triton_transpose_in_the_interpreter(shape):
-    a = _rand(shape, 1)
-    out = check.poison(np.empty(shape[::-1], np.float32))
-    got = tr.transpose_triton(a, out=out)
-    assert got is out and np.array_equal(out, a.T)
-
-
-@cpu_only
-def test_triton_transpose_rejects_bad_input():
-    a = _rand((4, 6))
-    with pytest.raises(ValueError, match="2-D"):
-        tr.transpose_triton(a.ravel())
-    with pytest.raises(TypeError, match="dtype float16"):
-        tr.transpose_triton(a.astype(np.float16))
-    with pytest.raises(ValueError, match="out: expected shape"):
-        tr.transpose_triton(a, out=np.empty((4, 6), np.float32))
-    with pytest.raises(ValueError, match="C-contiguous"):
-        tr.transpose_triton(np.asfortranarray(a))
-    sq = _rand((5, 5))
-    with pytest.raises(ValueError, match="overlap"):
-        tr.transpose_triton(sq, out=sq)
-    assert tr.transpose_triton(np.empty((0, 3), np.float32)).shape == (3, 0)
-
-
-@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_02, tr.transpose_cuda_03,
-                                tr.transpose_cuda_04, tr.copy_tiled])
-def test_cuda_transposes_reject_host_arrays(fn):
-    with pytest.raises(TypeError, match=r"a: expected a GPU array.*cupy.asarray"):
-        fn(np.ones((4, 4), np.float32))
-
-
 # ---- lab 2.2: bank conflicts -----------------------------------------------------------------------------------------
 def test_bank_simulator_predicts_gcd_and_broadcast():
     for s in range(1, 65):
@@ -311,7 +224,7 @@ def test_colnorm_rejects_bad_input_before_launch():
 
 # ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
 @cpu_only
-@pytest.mark.parametrize("mod", [tr, bk, ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("mod", [bk, ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
 def test_main_quick_on_the_cpu(mod, capsys):
     assert mod.main(["--quick", "--arch", "sm_90"]) == 0
     out = capsys.readouterr().out
@@ -325,67 +238,6 @@ def _cp(a):
     import cupy
 
     return cupy.asarray(a)
-
-
-@gpu
-@pytest.mark.parametrize("fn,tile", [(tr.transpose_cuda_01, 32), (tr.transpose_cuda_02, 32),
-                                     (tr.transpose_cuda_03, 32), (tr.transpose_cuda_04, 64)])
-@pytest.mark.parametrize("shape", [(1000, 1003), (4097, 65), (33, 31), (1, 1)])
-def test_transpose_tile_row_loop(fn, tile, shape):
-    """max_grid_y=3 forces every block to walk several tile rows: the loop past gridDim.y's limit, on small shapes."""
-    a = _cp(_rand(shape, 5))
-    out = check.poisoned(shape[::-1], "float32", a)
-    fn(a, out=out, max_grid_y=3)
-    assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T)
-
-
-@gpu
-@pytest.mark.parametrize("cfg", tr.T04_ALTERNATIVES, ids=tr.config_name)
-def test_transpose_04_alternatives(cfg):
-    for shape in ((1000, 1003), (97, 65), (1, 300)):
-        a = _cp(_rand(shape, 9))
-        out = check.poisoned(shape[::-1], "float32", a)
-        tr.transpose_cuda_04(a, out=out, max_grid_y=2, config=cfg)
-        assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T), shape
-    with pytest.raises(ValueError, match="config"):
-        tr.transpose_cuda_04(a, config={"TILE": 16})
-
-
-@gpu
-def test_transpose_04_past_the_grid_y_limit():
-    a = _cp(_rand((4_200_000, 2), 6))                   # 65,625 tiles of 64 rows > 65,535
-    assert np.array_equal(arrays.to_numpy(tr.transpose_cuda_04(a)), arrays.to_numpy(a).T)
-
-
-@gpu
-@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_03, tr.transpose_cuda_04,
-                                tr.transpose_triton])
-def test_transpose_bad_input_on_gpu(fn):
-    import cupy
-
-    a = _cp(_rand((8, 8)))
-    with pytest.raises(ValueError, match="overlap"):
-        fn(a, out=a)
-    with pytest.raises(ValueError, match="overlap"):
-        fn(a[:4], out=a.reshape(-1)[8:40].reshape(8, 4))    # out shares elements 8..31 with the input
-    with pytest.raises(ValueError, match="C-contiguous"):
-        fn(a.T)
-    with pytest.raises(TypeError, match="dtype"):
-        fn(a.astype(cupy.float64))
-    with pytest.raises(ValueError, match="out: expected shape"):
-        fn(a[:4], out=cupy.empty((4, 8), cupy.float32))
-    assert fn(cupy.empty((0, 7), cupy.float32)).shape == (7, 0)
-
-
-@gpu
-@pytest.mark.parametrize("stride", [1, 2, 3, 7, 8, 33, 1000])
-def test_strided_copy(stride):
-    x = _cp(_rand(100_001, stride))
-    for view in (x, x[1:]):                              # a misaligned view is fine: scalar loads only
-        want = arrays.to_numpy(view)[::stride]
-        assert np.array_equal(arrays.to_numpy(tr.strided_copy(view, stride)), want)
-    with pytest.raises(ValueError, match="stride"):
-        tr.strided_copy(x, 0)
 
 
 @gpu

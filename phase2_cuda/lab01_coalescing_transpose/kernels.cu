@@ -1,4 +1,12 @@
-// Matrix transpose, out = in^T, fp32, and two copy probes: what coalescing is, and what it is worth.
+// Lab 2.1 - matrix transpose, out = in^T, fp32, and two copy probes: what coalescing is, and what it is worth.
+//
+//   copy_tiled                the probe: the transposes' launch shape, but out = in (the ceiling for that shape)
+//   transpose_01_naive        coalesced reads, column writes: 32 sectors per warp store
+//   transpose_02_smem_tiled   a 32 x 32 tile through shared memory: coalesced both ways, 32-way bank conflicts
+//   transpose_03_padded       tile[32][33]: conflict-free
+//   transpose_04_padded_ilp   64 x 64 padded tiles, 16 loads in flight per thread before the first store
+//   copy_strided              the probe: out[i] = in[i * stride], coalescing in one number (sectors per request)
+// Run: python -m phase2_cuda.lab01_coalescing_transpose (the measured figures are in this lab's README, not here).
 //
 // in is M x N, row-major (element (r, c) at in[r * N + c]); out is N x M, row-major (out[c * M + r] = in[r * N + c]).
 // Every element is read once and written once: 8 M N bytes, 0 FLOPs. A transpose is a copy with a twist, so the
@@ -19,9 +27,7 @@
 // in and out are __restrict__: the wrapper refuses overlapping arrays (a transpose cannot be done in place this way),
 // and the promise lets the compiler issue all of a thread's loads before its first store (loads in flight).
 //
-// Measured on an H200 at 16384 x 16384 (results/h200/phase2_lab01_coalescing_transpose.json): the flat copy
-// (cupy.copyto) moves the 2 GiB at 4,229 GB/s (0.508 ms), 0.974 of the 4,341 GB/s HBM ceiling; 01 -> 04 climb from
-// 0.13x to 0.94x of it, and 04 meets the lab's target (>= 0.85x the copy) at 0.943x in interleaved rounds.
+// The lab's target: the best padded transpose at >= 0.85x the copy bandwidth, measured in the same run.
 
 #ifndef ROWS
 #define ROWS 8          // threads per block in y: each thread moves 32 / ROWS elements of a 32 x 32 tile
@@ -45,8 +51,7 @@ static_assert(BIG_TILE % 32 == 0 && BIG_TILE % ROWS == 0, "BIG_TILE must be a mu
 // copy_tiled (probe: the ceiling for this launch shape)
 // Same blocks, same tiles, same 4 elements per thread as 01-03, but out[r][c] = in[r][c]: both sides walk rows.
 // Whatever gap separates it from a plain flat copy (cupy.copyto) is the cost of the launch shape, not of transposing.
-// Measured on an H200 at 16384^2: 4,108 GB/s, 0.971x the flat copy's 4,229 (0.946 of the HBM ceiling): the launch
-// shape costs 3%, so the transposes below are judged fairly against either copy.
+// Prediction: within a few percent of the flat copy, so the transposes below can be judged against either copy.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void copy_tiled(const float* __restrict__ in, float* __restrict__ out, long long M, long long N)
 {
@@ -68,8 +73,6 @@ extern "C" __global__ void copy_tiled(const float* __restrict__ in, float* __res
 // in each 32-byte sector. The L2 merges the partial sectors of a block's 32 x 32 tile before they go to DRAM, so DRAM
 // bytes barely grow; what grows 8x is the number of store transactions between the SMs and the L2 (32 instead of 4
 // per warp store). Prediction: well below the copy, limited by the L2 transaction rate, not by DRAM bandwidth.
-// Measured on an H200 at 16384^2: 555 GB/s (3.87 ms), 0.131x the flat copy: the prediction held - 7.6x slower than a
-// copy of the same bytes, with every load coalesced (results/h200/phase2_lab01_coalescing_transpose.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void transpose_01_naive(const float* __restrict__ in, float* __restrict__ out, long long M,
                                               long long N)
@@ -96,11 +99,7 @@ extern "C" __global__ void transpose_01_naive(const float* __restrict__ in, floa
 // word is its index mod 32, so all 32 lanes hit bank k: a 32-way bank conflict, the read is split into 32 passes.
 // Prediction: per tile, 32 conflict-free stores + 32 loads x 32 passes = 1056 shared-memory cycles for 4 KiB of data.
 // On an H200 (132 SMs, ~1.98 GHz) a 16384^2 matrix is 262144 tiles, ~1986 per SM -> ~2.1 M cycles -> ~1.06 ms, about
-// twice the copy's ~0.52 ms: shared memory, not DRAM, becomes the bound.
-// Measured on an H200: 1,593 GB/s (1.35 ms), 0.377x the flat copy (0.508 ms) and 2.87x rung 01. The bound held in
-// kind - 2.66x the copy's time - but the kernel ran 27% over the 1.06 ms model, likely because the conflicted
-// passes do not overlap fully with the loads and stores in flight
-// (results/h200/phase2_lab01_coalescing_transpose.json).
+// twice the time of a copy of the same bytes: shared memory, not DRAM, becomes the bound.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void transpose_02_smem_tiled(const float* __restrict__ in, float* __restrict__ out, long long M,
                                                    long long N)
@@ -136,11 +135,8 @@ extern "C" __global__ void transpose_02_smem_tiled(const float* __restrict__ in,
 // (consecutive words). Cost: 128 bytes of shared memory per block.
 // Prediction: shared memory drops to ~64 cycles per tile, far under the DRAM time, so the kernel becomes a copy with
 // the same launch shape: close to copy_tiled. What can still hold it below a flat copy: each thread has only 4 loads
-// (16 B) in flight and the block stalls at the barrier between its load and store halves.
-// Measured on an H200: 3,176 GB/s (0.676 ms), 1.99x rung 02 - the conflict is gone - but only 0.751x the flat copy
-// and 0.773x copy_tiled, so "close to copy_tiled" did not hold: the second caveat above decided it. At 6 blocks
-// (1536 threads) per SM x 16 B, and fewer while blocks wait at the barrier or store, too few bytes are in flight.
-// Alone it would miss the lab's 0.85 target (0.750x in interleaved rounds) (phase2_lab01_coalescing_transpose.json).
+// (16 B) in flight and the block stalls at the barrier between its load and store halves. At 6 blocks (1536
+// threads) per SM x 16 B, and fewer while blocks wait at the barrier or store, that may be too few bytes in flight.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void transpose_03_padded(const float* __restrict__ in, float* __restrict__ out, long long M,
                                                long long N)
@@ -180,16 +176,12 @@ extern "C" __global__ void transpose_03_padded(const float* __restrict__ in, flo
 // only 3 blocks (768 threads) per SM. __launch_bounds__(256, 4) asks for 4 resident blocks, i.e. at most 64 registers
 // per thread, and ptxas meets it without spilling (the compile report shows 64 and 0): 1024 threads x 64 B in flight.
 // (T04_MIN_BLOCKS, ROWS and BIG_TILE are macros: the lab's default GPU run also times a few alternatives.)
-// Prediction: Little's law, loads only: half of a copy's ~4.4 TB/s is reads, 2.2 TB/s x ~0.7 us of latency ~= 1.5 MB
-// of loads in flight, ~12 KiB per SM. 03 (~40 registers, 6 blocks = 1536 threads per SM) offers 24 KiB at its peak,
-// enough on paper, but only while every block is in its load phase: blocks also wait at the barrier and store, and
-// the latency grows as the memory system fills. 04 offers 64 KiB per SM, a wide margin. Expected: 04 at >= 85% of
-// the copy's bandwidth (the lab's target), 03 somewhat below it; by how much is what the run measures.
-// Measured on an H200: 3,987 GB/s (0.539 ms), 0.943x the flat copy and 0.970x copy_tiled, +26% over 03; in the
-// interleaved target rounds 3,991 vs 4,230 GB/s = 0.943x: target met. 03 was not "somewhat" below but 25% below.
-// The alternatives (T04_MIN_BLOCKS 3, ROWS 16 or 4 with tile 64) landed at 0.937-0.940x, inside the spread; a 32 tile
-// (32 B per thread) 0.871x, a 96 tile (2 blocks of 256 per SM, long barriers) 0.885x: the default was the best point
-// by a hair (results/h200/phase2_lab01_coalescing_transpose.json, "t04_alternatives").
+// Prediction: Little's law, loads only: half of what HBM streams in a copy is reads; on an H200 that rate x ~0.7 us of
+// latency ~= 1.5 MB of loads in flight, ~12 KiB per SM. 03 (~40 registers, 6 blocks = 1536 threads per SM) offers
+// 24 KiB at its peak, enough on paper, but only while every block is in its load phase: blocks also wait at the
+// barrier and store, and the latency grows as the memory system fills. 04 offers 64 KiB per SM, a wide margin.
+// Expected: 04 at >= 85% of the copy's bandwidth (the lab's target), 03 somewhat below it; by how much is what the
+// run measures.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(32 * ROWS, T04_MIN_BLOCKS)
     transpose_04_padded_ilp(const float* __restrict__ in, float* __restrict__ out, long long M, long long N)
@@ -238,12 +230,6 @@ extern "C" __global__ void __launch_bounds__(32 * ROWS, T04_MIN_BLOCKS)
 // i.e. 100% at stride 1, 2/3 at stride 2, ..., 22% from stride 8 on (flat, since a sector cannot get emptier).
 // Launch: blocks of 256 threads, ceil(n / (256 * COPY_ILP)) blocks; COPY_ILP loads in flight per thread so that
 // stride 1 is not latency-bound (8 x 4 B x 2048 threads = 64 KiB per SM).
-// Measured on an H200 (n = 2^24, results/h200/phase2_lab01_coalescing_transpose.json, the _strided rows): 3,455 GB/s
-// at stride 1, 2,475 at 2, 917 at 8: 0.80-0.95 of the prediction up to stride 8, the shortfall a fixed ~7-8 us per
-// call (a 39-146 us call does not hide it). Past 8 the "flat from 8 on" prediction failed: 759 GB/s at stride 10,
-// 645 at 12, 499 at 16, 422 at 32 (0.79, 0.67, 0.52, 0.44 of it). Likely reason: DRAM is read in 64-byte units, two
-// sectors, so once lanes are >= 40 B apart each lane's sector drags its neighbour along; a 64-byte model predicts
-// 0.82, 0.69 and 0.53 at strides 10, 12 and 16.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void copy_strided(const float* __restrict__ in, float* __restrict__ out, long long n,
                                         long long stride)

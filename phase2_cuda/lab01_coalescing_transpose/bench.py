@@ -1,0 +1,259 @@
+"""Lab 2.1's measuring side: the sector and bank models (every machine), the probes' own check, the transposes against
+a copy of the same bytes, transpose_04's alternative parameters, the strided copy against the sector model, what the
+compiler made of each kernel, and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from common import arrays, bench, check, cli, cuda, device, lab, report
+
+from . import lab as L
+
+CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU); the Triton transpose ran in the interpreter. The sector "
+            "and bank models printed first are what the GPU run measures.")
+# the kernel behind each timed row, for the driver's resident-blocks figure
+OCCUPANCY_OF = {"cuda 02 smem tiled": "transpose_02_smem_tiled", "cuda 03 padded": "transpose_03_padded",
+                "cuda 04 padded ilp": "transpose_04_padded_ilp", "cuda 01 naive": "transpose_01_naive",
+                "copy_tiled (probe)": "copy_tiled"}
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, f"side of the square matrix benchmarked (default {L.MAIN_SIDE}, quick 4096)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: the models, and what the compiler made of the kernels
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    """The sector model of each kernel's accesses, the bank passes of a tile, the strided copy's predicted cost."""
+    report.print_table(L.access_table(), title="sectors per warp request (32 B each; 4 is ideal for 32 floats)")
+    print("shared-memory passes per 32 x 32 tile (32 row stores + 32 column loads): "
+          f"pitch 32 -> {L.smem_passes_per_tile(32)}, pitch 33 -> {L.smem_passes_per_tile(33)}")
+    rows = []
+    for s in (1, 2, 3, 4, 6, 8, 16, 32):
+        p = L.strided_prediction(s, 0)
+        rows.append({"stride": s, "sectors/request": p["sectors_per_request"], "bytes requested/elem": 8,
+                     "bytes moved/elem": p["moved_B"], "useful fraction": 8 / p["moved_B"]})
+    report.print_table(rows, title="copy_strided: predicted cost per element (useful fraction = 8 / moved)")
+
+
+def compile_report(args) -> None:
+    rep = cuda.print_compile_report(L.CU, args.arch, excerpt_of="transpose_03_padded")
+    k2, k3, k4 = (rep.kernels.get(n) for n in ("transpose_02_smem_tiled", "transpose_03_padded",
+                                                "transpose_04_padded_ilp"))
+    if k2 and k3:
+        print(f"-> 02 and 03 differ only in the tile's pitch: shared memory {k2.smem_bytes} vs {k3.smem_bytes} bytes, "
+              "the same instructions; the difference is in which banks the addresses fall.")
+    if k4 and k4.sass:
+        print(f"-> 04 issues {k4.sass_counts.get('LDG.32', 0)} loads per thread before its first shared store "
+              f"({k4.registers} registers: capped at 64 by __launch_bounds__(256, 4), {k4.spills} bytes spilled).")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU: the probes' own check
+# ---------------------------------------------------------------------------------------------------------------------
+def check_probes() -> tuple[list[dict], bool]:
+    """copy_tiled and copy_strided against NumPy (they are not transposes, so the generic check does not cover them)."""
+    rows, ok_all = [], True
+    rng = check.rng(101)
+    x = arrays.from_numpy(rng.standard_normal(100_003), "float32", "cuda")
+    xn = arrays.to_numpy(x).astype(np.float64)
+    for s in (1, 2, 3, 8, 33, 100_003):
+        c = check.compare(L.strided_copy(x, s, out=check.poisoned(((100_003 - 1) // s + 1,), "float32", x)),
+                          xn[::s], "float32")
+        ok_all &= c.ok
+        rows.append({"variant": f"probe copy_strided s={s}", "impl": "cuda", "cases": 1, "result": c.message})
+    for shape in ((33, 31), (2_100_000, 3)):
+        (a,) = L.make_inputs(shape, "float32", rng, "cuda")
+        c = check.compare(L.copy_tiled(a, out=check.poisoned(shape, "float32", a)), arrays.to_numpy(a), "float32")
+        ok_all &= c.ok
+        rows.append({"variant": f"probe copy_tiled {shape[0]}x{shape[1]}", "impl": "cuda", "cases": 1,
+                     "result": c.message})
+    return rows, ok_all
+
+
+def extra_checks(args) -> bool:
+    if not device.has_gpu():
+        return True
+    rows, ok = check_probes()
+    report.print_table(rows, ["variant", "impl", "cases", "result"], title="the probes (copy_strided, copy_tiled)")
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU: timing
+# ---------------------------------------------------------------------------------------------------------------------
+def _free_pool() -> None:
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def _occupancy(kernel_name: str, threads: int) -> int:
+    """Resident blocks per SM for a kernel, as the driver computes it (registers and shared memory included)."""
+    from cupy_backends.cuda.api import driver
+
+    k = cuda.get_kernel(L.CU, kernel_name)
+    return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, threads, 0))
+
+
+def predictions(m: int, n: int, ceiling_gbps: float, sms: int, clock_mhz: float) -> dict:
+    """Predicted ms per kernel from first principles: HBM time, and shared-memory passes where they exceed it."""
+    hbm_ms = 8 * m * n / (ceiling_gbps * 1e6)
+    tiles_per_sm = math.ceil(m / L.TILE) * math.ceil(n / L.TILE) / sms
+
+    def smem_ms(pitch):
+        return tiles_per_sm * L.smem_passes_per_tile(pitch) / (clock_mhz * 1e3)
+
+    return {
+        "copy_tiled (probe)": (hbm_ms, "HBM"),
+        "cupy.copyto (flat copy)": (hbm_ms, "HBM"),
+        "cuda 01 naive": (None, "32 sectors per store: L2 transactions"),
+        "cuda 02 smem tiled": (max(hbm_ms, smem_ms(L.TILE)), f"smem: {L.smem_passes_per_tile(L.TILE)} passes per tile"),
+        "cuda 03 padded": (max(hbm_ms, smem_ms(L.TILE + 1)), "HBM (smem: 64 passes per tile)"),
+        "cuda 04 padded ilp": (hbm_ms, "HBM"),
+        "triton": (hbm_ms, "HBM"),
+        "cupy copyto(a.T)": (None, "strided reads: 32 sectors per load"),
+        "torch copy_(a.t())": (None, "library"),
+    }
+
+
+def bench_main(side: int, ceiling: dict, tune: bool = True) -> tuple[list[dict], list[dict], list[dict]]:
+    """Every transpose, peer and copy at side x side; the target head-to-head in interleaved rounds; then (tune)
+    transpose_04's alternative parameters against its default, also interleaved."""
+    import cupy
+
+    m = n = side
+    a = cupy.random.standard_normal((m, n), dtype=cupy.float32)   # generated on the GPU: 2^28 values in no time
+    out = cupy.empty((n, m), cupy.float32)
+    same = cupy.empty((m, n), cupy.float32)
+    nbytes = 8 * m * n
+    hbm = ceiling["hbm_gbps"]
+    d = device.info()
+    pred = predictions(m, n, hbm, d.sms, d.sm_clock_mhz)
+    fns = {"copy_tiled (probe)": ("cuda", lambda: L.copy_tiled(a, same)),
+           "cupy.copyto (flat copy)": ("peer", lambda: cupy.copyto(same, a))}
+    for v in L.VARIANTS + L.PEERS:
+        fns[v.name] = (v.impl, (lambda f=v.fn: f(a, out=out)))
+    rows = []
+    for name in cli.progress(list(fns), f"transpose {m}x{n}"):
+        impl, f = fns[name]
+        t = bench.bench(f)
+        p_ms, p_why = pred.get(name, (None, ""))
+        rows.append(report.row(L.LAB, name, impl, (m, n), "float32", t, nbytes=nbytes, flops=0, ceiling_gbps=hbm,
+                               pred_ms=p_ms, pred_bound=p_why))
+    copy_best = max(r["gbps"] for r in rows if r["variant"] in ("copy_tiled (probe)", "cupy.copyto (flat copy)"))
+    for r in rows:
+        r["vs_copy"] = r["gbps"] / copy_best
+    # the target, measured head to head so that drift cannot favour one side
+    ts = bench.interleaved({"copy_tiled (probe)": fns["copy_tiled (probe)"][1],
+                            "cupy.copyto (flat copy)": fns["cupy.copyto (flat copy)"][1],
+                            "cuda 03 padded": fns["cuda 03 padded"][1],
+                            "cuda 04 padded ilp": fns["cuda 04 padded ilp"][1]}, rounds=5)
+    copy_gbps = max(ts["copy_tiled (probe)"].gbps(nbytes), ts["cupy.copyto (flat copy)"].gbps(nbytes))
+    targets = []
+    for name in ("cuda 03 padded", "cuda 04 padded ilp"):
+        g = ts[name].gbps(nbytes)
+        targets.append({"variant": name, "shape": f"{m}x{n}", "GB/s": g, "copy GB/s (best of 2)": copy_gbps,
+                        "ratio": g / copy_gbps, "spread": ts[name].spread, "target": f">= {L.TARGET:.2f}",
+                        "met": g / copy_gbps >= L.TARGET})
+    best = max(targets, key=lambda r: r["ratio"])
+    targets.append({"variant": "best padded transpose (the lab's target)", "shape": f"{m}x{n}", "GB/s": best["GB/s"],
+                    "copy GB/s (best of 2)": copy_gbps, "ratio": best["ratio"], "spread": best["spread"],
+                    "target": f">= {L.TARGET:.2f}", "met": best["met"]})
+    tuned = []
+    if tune:
+        alt = {"cupy.copyto (flat copy)": fns["cupy.copyto (flat copy)"][1],
+               f"04 {L.config_name(L.T04)} (default)": fns["cuda 04 padded ilp"][1]}
+        for cfg in L.T04_ALTERNATIVES:
+            alt[f"04 {L.config_name(cfg)}"] = (lambda c=cfg: L.transpose_cuda_04(a, out, config=c))
+        timed = bench.interleaved(alt, rounds=3)
+        L.transpose_cuda_04(a, out)                        # the default's result, to check every alternative against
+        agree = {}
+        for cfg in L.T04_ALTERNATIVES:
+            other = cupy.full((n, m), cupy.nan, cupy.float32)
+            agree[f"04 {L.config_name(cfg)}"] = bool(cupy.array_equal(L.transpose_cuda_04(a, other, config=cfg), out))
+            del other
+        for name, t in timed.items():
+            tuned.append({"config": name, "ms": t.median_ms, "GB/s": t.gbps(nbytes),
+                          "vs copy": t.gbps(nbytes) / copy_gbps, "spread": t.spread,
+                          "same output as default": agree.get(name, "-")})
+    return rows, targets, tuned
+
+
+def bench_strided(n: int, strides, ceiling_gbps: float) -> list[dict]:
+    """copy_strided at each stride: sectors per request, bytes requested vs moved, predicted vs measured GB/s."""
+    import cupy
+
+    x = cupy.random.random((n - 1) * max(strides) + 1, dtype=cupy.float32)
+    out = cupy.empty(n, cupy.float32)
+    rows = []
+    for s in cli.progress(strides, "strided copy"):
+        xs = x[: (n - 1) * s + 1]
+        t = bench.bench(lambda: L.strided_copy(xs, s, out=out), rep_ms=30)
+        p = L.strided_prediction(s, ceiling_gbps)
+        useful = t.gbps(8 * n)
+        rows.append(report.row(L.LAB + "_strided", f"stride {s}", "cuda", (n,), "float32", t, nbytes=8 * n,
+                               ceiling_gbps=ceiling_gbps, stride=s, sectors_per_request=p["sectors_per_request"],
+                               bytes_requested=8 * n, bytes_moved_pred=p["moved_B"] * n, pred_gbps=p["pred_gbps"],
+                               moved_gbps=t.gbps(p["moved_B"] * n), measured_vs_pred=useful / p["pred_gbps"]))
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    ceiling = ctx.ceiling()
+    side = ctx.args.size or (4096 if ctx.quick else L.MAIN_SIDE)
+    rows, targets, tuned = bench_main(side, ceiling, tune=not ctx.quick)
+    _free_pool()
+    for r in rows:
+        if r["variant"] in OCCUPANCY_OF:
+            r["blocks_per_sm"] = _occupancy(OCCUPANCY_OF[r["variant"]], 32 * L.ROWS)
+    strides = [1, 2, 4, 8, 16, 32] if ctx.quick else [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32]
+    strided = bench_strided(2**22 if ctx.quick else 2**24, strides, ceiling["hbm_gbps"])
+    tables = [(strided, ["variant", "sectors_per_request", "ms", "gbps", "pred_gbps", "measured_vs_pred", "moved_gbps"],
+               "strided copy: useful GB/s (8 B per element) vs the sector model"),
+              (rows, ["variant", "impl", "ms", "gbps", "vs_copy", "frac_ceiling", "pred_ms", "pred_bound",
+                      "blocks_per_sm", "spread"],
+               f"transpose {side}x{side} fp32: {8 * side * side / 2**30:.2f} GiB moved, measured HBM ceiling "
+               f"{ceiling['hbm_gbps']:.0f} GB/s")]
+    if tuned:
+        tables.append((tuned, None, "transpose_04's compile-time parameters vs the flat copy (interleaved rounds); "
+                                    "the default is T04 in lab.py"))
+    tables.append((targets, None, f"target: padded transpose >= {L.TARGET:.0%} of the copy bandwidth "
+                                  "(interleaved rounds, same run)"))
+    return lab.Result(rows=rows + strided, tables=tables,
+                      meta=dict(ceiling=ceiling, targets=targets, t04_alternatives=tuned,
+                                device=device.info().as_dict()))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    gpu = data.get("gpu", "GPU")
+    rows = [r for r in data["rows"] if r["lab"] == L.LAB]
+    strided = [r for r in data["rows"] if r["lab"] == L.LAB + "_strided"]
+    copies = [r["gbps"] for r in rows if r["variant"] in ("copy_tiled (probe)", "cupy.copyto (flat copy)")]
+    targets = data.get("targets") or []
+    copy_gbps = targets[-1]["copy GB/s (best of 2)"] if targets else max(copies)
+    paths = []
+    if rows:
+        paths.append(report.plot_bars(
+            os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in rows], [r["gbps"] for r in rows],
+            ylabel="GB/s (8 M N bytes / time)", title=f"Transpose {rows[0]['shape'][0]}x{rows[0]['shape'][1]} fp32 on {gpu}",
+            colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rows],
+            hlines={f"best copy {copy_gbps:.0f}": copy_gbps, f"{L.TARGET:.0%} of copy": L.TARGET * copy_gbps}))
+    if strided:
+        xs = [r["stride"] for r in strided]
+        paths.append(report.plot_lines(
+            os.path.join(out_dir, f"{L.LAB}_strided.png"), xs,
+            {"measured useful GB/s (8 B per element)": [r["gbps"] for r in strided],
+             "predicted: ceiling x 8 / (4 + sectors)": [r["pred_gbps"] for r in strided],
+             "measured moved GB/s (sector model)": [r["moved_gbps"] for r in strided]},
+            xlabel="stride (floats)", ylabel="GB/s", logx=False,
+            title=f"Strided copy out[i] = in[i*s] on {gpu}: sectors per request decide",
+            hlines={f"HBM ceiling {data['ceiling']['hbm_gbps']:.0f}": data["ceiling"]["hbm_gbps"]}, xticks=xs))
+    return paths

@@ -1,0 +1,209 @@
+"""Lab 2.1 coalescing: the sector and bank models every prediction comes from, compiler facts read from NVRTC (never
+hard-coded where the compiler decides), the Triton transpose in the interpreter, input validation, the lab's --quick run
+on the CPU, --replot from the committed JSON; on a GPU the tile-row loop past gridDim.y, transpose_04's alternative
+parameters, the strided copy and bad input on the device."""
+import os
+
+import numpy as np
+import pytest
+
+from common import arrays, check, cuda, lab
+from phase2_cuda.lab01_coalescing_transpose import bench as trb
+from phase2_cuda.lab01_coalescing_transpose import lab as tr
+
+gpu = pytest.mark.gpu
+needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def _rand(shape, seed=0):
+    return check.rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# =====================================================================================================================
+# CPU tier
+# =====================================================================================================================
+def test_sector_model_counts_sectors_by_enumeration():
+    # lane i reads element i * s of an aligned fp32 array: 4 s bytes apart, 32-byte sectors
+    for s in range(1, 41):
+        assert tr.strided_sectors(s) == min(32, 4 * s), s
+    assert tr.strided_prediction(1, 1000.0)["pred_gbps"] == pytest.approx(1000.0)
+    assert tr.strided_prediction(8, 1000.0)["pred_gbps"] == pytest.approx(1000.0 * 8 / 36)
+    table = {r["kernel"]: r for r in tr.access_table()}
+    assert table["transpose_01_naive"]["store sectors"] == 32 and table["transpose_01_naive"]["load sectors"] == 4
+
+
+def test_padding_removes_the_tile_conflict():
+    assert tr.smem_passes_per_tile(32) == 32 + 32 * 32
+    assert tr.smem_passes_per_tile(33) == 64
+
+
+def test_predictions_follow_the_models():
+    p = trb.predictions(16384, 16384, 4000.0, 132, 1980.0)
+    hbm = p["cuda 04 padded ilp"][0]
+    assert hbm == pytest.approx(8 * 16384**2 / 4e9)
+    assert p["cuda 02 smem tiled"][0] > 1.5 * hbm          # 1056 passes per tile: shared memory is the bound
+    assert p["cuda 03 padded"][0] == pytest.approx(hbm)     # 64 passes: back under the DRAM time
+
+
+def test_grid_caps_y_and_the_kernels_loop_over_the_rest():
+    assert tr.grid_for(2_100_000, 3, 32) == (1, 65535)          # 65,625 tile rows: the loop does the last 90
+    assert tr.grid_for(1, 1, 32) == (1, 1)
+    assert tr.grid_for(1000, 1003, 32, max_grid_y=3) == (32, 3)
+    assert tr.grid_for(0, 5, 32) == (1, 1)
+
+
+@needs_sass
+def test_transpose_compile_facts():
+    rep = cuda.compile_report(tr.CU, "sm_90")
+    k = rep.kernels
+    assert k["transpose_01_naive"].sass_counts.get("BAR", 0) == 0
+    for name in ("transpose_02_smem_tiled", "transpose_03_padded", "transpose_04_padded_ilp"):
+        assert k[name].sass_counts.get("BAR", 0) >= 1, name
+    # 02 and 03: the same instructions, 128 bytes more shared memory for the pad
+    c2, c3 = k["transpose_02_smem_tiled"].sass_counts, k["transpose_03_padded"].sass_counts
+    assert {o: c2.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")} == \
+           {o: c3.get(o) for o in ("LDS.32", "STS.32", "LDG.32", "STG.32")}
+    assert k["transpose_03_padded"].smem_bytes - k["transpose_02_smem_tiled"].smem_bytes == 32 * 4
+    # 04: all 16 loads issued before the first shared store, within the 64-register launch bound, no spill
+    sass = [ln for ln in k["transpose_04_padded_ilp"].sass if "LDG" in ln or "STS" in ln]
+    first_sts = next(i for i, ln in enumerate(sass) if "STS" in ln)
+    assert sum("LDG" in ln for ln in sass[:first_sts]) == (tr.BIG_TILE // 32) * (tr.BIG_TILE // tr.ROWS)
+    assert k["transpose_04_padded_ilp"].registers <= 64 and k["transpose_04_padded_ilp"].spills == 0
+    # 03 stages its 4 loads before its shared stores too
+    sass3 = [ln for ln in k["transpose_03_padded"].sass if "LDG" in ln or "STS" in ln]
+    first_sts3 = next(i for i, ln in enumerate(sass3) if "STS" in ln)
+    assert sum("LDG" in ln for ln in sass3[:first_sts3]) == tr.TILE // tr.ROWS
+
+
+def test_transpose_04_alternatives_compile_without_spills():
+    for cfg in [tr.T04] + tr.T04_ALTERNATIVES:
+        k = cuda.compile_report(tr.CU, "sm_90", defines=None if cfg == tr.T04 else cfg)["transpose_04_padded_ilp"]
+        assert k.spills == 0, cfg
+        assert k.registers <= 65536 // (32 * cfg["ROWS"] * cfg["T04_MIN_BLOCKS"]), cfg
+
+
+@pytest.mark.cpu_only
+@pytest.mark.parametrize("shape", [(1, 1), (33, 31), (2, 70), (65, 1)])
+def test_triton_transpose_in_the_interpreter(shape):
+    a = _rand(shape, 1)
+    out = check.poison(np.empty(shape[::-1], np.float32))
+    got = tr.transpose_triton(a, out=out)
+    assert got is out and np.array_equal(out, a.T)
+
+
+@pytest.mark.cpu_only
+def test_triton_transpose_rejects_bad_input():
+    a = _rand((4, 6))
+    with pytest.raises(ValueError, match="2-D"):
+        tr.transpose_triton(a.ravel())
+    with pytest.raises(TypeError, match="dtype float16"):
+        tr.transpose_triton(a.astype(np.float16))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        tr.transpose_triton(a, out=np.empty((4, 6), np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        tr.transpose_triton(np.asfortranarray(a))
+    sq = _rand((5, 5))
+    with pytest.raises(ValueError, match="overlap"):
+        tr.transpose_triton(sq, out=sq)
+    assert tr.transpose_triton(np.empty((0, 3), np.float32)).shape == (3, 0)
+
+
+@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_02, tr.transpose_cuda_03,
+                                tr.transpose_cuda_04, tr.copy_tiled])
+def test_cuda_transposes_reject_host_arrays(fn):
+    with pytest.raises(TypeError, match=r"a: expected a GPU array.*cupy.asarray"):
+        fn(np.ones((4, 4), np.float32))
+
+
+@pytest.mark.cpu_only
+def test_main_quick_on_the_cpu(capsys):
+    assert tr.main(["--quick", "--arch", "sm_90"]) == 0
+    out = capsys.readouterr().out
+    assert "interpreter" in out and "compiled" in out and "ok (" in out
+    assert "sectors per warp request" in out and "pitch 33 -> 64" in out      # the models (bench.explain)
+    assert "transpose_04_padded_ilp" in out                                   # the compile report
+
+
+def test_replot_redraws_the_committed_plots(tmp_path):
+    src = lab.results_json(tr, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                            "results", "h200"))
+    if not os.path.exists(src):
+        pytest.skip("no committed results for this lab")
+    assert tr.main(["--replot", os.path.dirname(src), "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
+
+
+# =====================================================================================================================
+# GPU tier
+# =====================================================================================================================
+def _cp(a):
+    import cupy
+
+    return cupy.asarray(a)
+
+
+@gpu
+@pytest.mark.parametrize("fn,tile", [(tr.transpose_cuda_01, 32), (tr.transpose_cuda_02, 32),
+                                     (tr.transpose_cuda_03, 32), (tr.transpose_cuda_04, 64)])
+@pytest.mark.parametrize("shape", [(1000, 1003), (4097, 65), (33, 31), (1, 1)])
+def test_transpose_tile_row_loop(fn, tile, shape):
+    """max_grid_y=3 forces every block to walk several tile rows: the loop past gridDim.y's limit, on small shapes."""
+    a = _cp(_rand(shape, 5))
+    out = check.poisoned(shape[::-1], "float32", a)
+    fn(a, out=out, max_grid_y=3)
+    assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T)
+
+
+@gpu
+@pytest.mark.parametrize("cfg", tr.T04_ALTERNATIVES, ids=tr.config_name)
+def test_transpose_04_alternatives(cfg):
+    for shape in ((1000, 1003), (97, 65), (1, 300)):
+        a = _cp(_rand(shape, 9))
+        out = check.poisoned(shape[::-1], "float32", a)
+        tr.transpose_cuda_04(a, out=out, max_grid_y=2, config=cfg)
+        assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T), shape
+    with pytest.raises(ValueError, match="config"):
+        tr.transpose_cuda_04(a, config={"TILE": 16})
+
+
+@gpu
+def test_transpose_04_past_the_grid_y_limit():
+    a = _cp(_rand((4_200_000, 2), 6))                   # 65,625 tiles of 64 rows > 65,535
+    assert np.array_equal(arrays.to_numpy(tr.transpose_cuda_04(a)), arrays.to_numpy(a).T)
+
+
+@gpu
+@pytest.mark.parametrize("fn", [tr.transpose_cuda_01, tr.transpose_cuda_03, tr.transpose_cuda_04,
+                                tr.transpose_triton])
+def test_transpose_bad_input_on_gpu(fn):
+    import cupy
+
+    a = _cp(_rand((8, 8)))
+    with pytest.raises(ValueError, match="overlap"):
+        fn(a, out=a)
+    with pytest.raises(ValueError, match="overlap"):
+        fn(a[:4], out=a.reshape(-1)[8:40].reshape(8, 4))    # out shares elements 8..31 with the input
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fn(a.T)
+    with pytest.raises(TypeError, match="dtype"):
+        fn(a.astype(cupy.float64))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        fn(a[:4], out=cupy.empty((4, 8), cupy.float32))
+    assert fn(cupy.empty((0, 7), cupy.float32)).shape == (7, 0)
+
+
+@gpu
+@pytest.mark.parametrize("stride", [1, 2, 3, 7, 8, 33, 1000])
+def test_strided_copy(stride):
+    x = _cp(_rand(100_001, stride))
+    for view in (x, x[1:]):                              # a misaligned view is fine: scalar loads only
+        want = arrays.to_numpy(view)[::stride]
+        assert np.array_equal(arrays.to_numpy(tr.strided_copy(view, stride)), want)
+    with pytest.raises(ValueError, match="stride"):
+        tr.strided_copy(x, 0)
+
+
+@gpu
+def test_the_probes_check_passes():
+    rows, ok = trb.check_probes()
+    assert ok and len(rows) == 8, rows
