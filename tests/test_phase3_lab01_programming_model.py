@@ -2,10 +2,12 @@
 import numpy as np
 import pytest
 
-from common import check, cuda, device
+from common import check, cuda, device, lab
 from common import triton_support as ts
-from phase1_architecture import lab02_vector_add as va
-from phase3_triton import lab01_programming_model as pm
+from phase3_triton.lab01_programming_model import bench as pmb
+from phase3_triton.lab01_programming_model import lab as pm
+
+va = lab.lab_module("phase1_architecture", "lab02_vector_add")
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -16,22 +18,22 @@ interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test
 # CPU tier: ahead-of-time compilation (runs without a GPU, and on a GPU machine with the real compiler)
 # ---------------------------------------------------------------------------------------------------------------------
 def test_vector_add_aot_ptx_and_load_width_follow_divisibility():
-    rows = pm.add_alignment_table(cc=90)
+    rows = pmb.add_alignment_table(cc=90)
     none, ptr_only, both = (r["PTX global loads"] for r in rows)
     assert "v4" not in none and "b32" in none, none
     assert "v4" not in ptr_only, f"aligned pointers but odd n must still give scalar loads: {ptr_only}"
     assert "v4.b32" in both, both
-    k = pm.aot(va.add_kernel, pm.ADD_SIG, {"BLOCK": 1024}, cc=90, num_warps=4,
+    k = ts.aot(va.add_kernel, pmb.ADD_SIG, {"BLOCK": 1024}, cc=90, num_warps=4,
                divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "n"))
     assert ".entry add_kernel" in k.asm["ptx"] and k.metadata.num_warps == 4
-    s = pm.summarize(k)
+    s = ts.summarize(k)
     assert s["ptx_mem"].get("ld.global.v4.b32") == 4      # 1024 floats / 128 threads = 8 per thread = 2 per input
     if cuda.find_cuobjdump():
         assert s["sass"].get("LDG.128") == 4 and s["regs"] and s["regs"] > 0
 
 
 def test_num_warps_sets_threads_elements_and_width():
-    rows = {r["num_warps"]: r for r in pm.add_num_warps_table(cc=90, warps=(4, 16, 32))}
+    rows = {r["num_warps"]: r for r in pmb.add_num_warps_table(cc=90, warps=(4, 16, 32))}
     assert rows[4]["elements/thread"] == 8 and rows[4]["sizePerThread"] == "4"
     assert "v4.b32" in rows[4]["PTX global loads"]
     assert "v2.b32" in rows[16]["PTX global loads"]           # 2 floats per thread: 8-byte loads
@@ -40,7 +42,7 @@ def test_num_warps_sets_threads_elements_and_width():
 
 
 def test_rowsum_reduction_is_shuffles_and_a_barrier():
-    rows = pm.rowsum_stage_table(cc=90, stages=(1, 3))
+    rows = pmb.rowsum_stage_table(cc=90, stages=(1, 3))
     for r in rows:
         assert r["shfl.sync"] >= 5, r         # log2(32) butterfly steps inside a warp, at least
         assert r["bar.sync"] >= 1, r          # the cross-warp step goes through shared memory
@@ -60,17 +62,17 @@ def _all_ints_one(sig: dict, const: dict):
 def test_kernels_compile_for_every_dtype_and_integers_of_one(ty):
     """The interpreter checks no types; the GPU compiler does. And a launch passes integers equal to 1 as
     compile-time constants: both kernels must compile that way too."""
-    row_sig = dict(pm.ROWSUM_SIG, x_ptr=ty)
-    pm.aot(pm.rowsum_kernel, *_all_ints_one(row_sig, {"BLOCK_N": 16}), cc=90)
-    pm.aot(pm.rowsum_kernel, row_sig, {"BLOCK_N": 4096}, cc=90, num_warps=8)
+    row_sig = dict(pmb.ROWSUM_SIG, x_ptr=ty)
+    ts.aot(pm.rowsum_kernel, *_all_ints_one(row_sig, {"BLOCK_N": 16}), cc=90)
+    ts.aot(pm.rowsum_kernel, row_sig, {"BLOCK_N": 4096}, cc=90, num_warps=8)
     tile_sig = {"x_ptr": ty, "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32", "row_stride": "i32",
                 "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
-    pm.aot(pm.rowsum_tile_kernel, *_all_ints_one(tile_sig, {"BLOCK_M": 256, "BLOCK_N": 16}), cc=90)
+    ts.aot(pm.rowsum_tile_kernel, *_all_ints_one(tile_sig, {"BLOCK_M": 256, "BLOCK_N": 16}), cc=90)
 
 
 def test_ptx_memory_ops_reads_cache_hints():
     ptx = "ld.global.L1::evict_first.L2::cache_hint.v4.b32 {...}\nst.global.cs.v4.b32 [..]\nld.global.b32 %r"
-    assert pm.ptx_memory_ops(ptx) == {"ld.global.v4.b32": 1, "st.global.cs.v4.b32": 1, "ld.global.b32": 1}
+    assert ts.ptx_memory_ops(ptx) == {"ld.global.v4.b32": 1, "st.global.cs.v4.b32": 1, "ld.global.b32": 1}
 
 
 def test_cuda_rowsum_compile_facts():
@@ -128,8 +130,9 @@ def test_interpreter_rejects_bad_input():
 
 
 def test_earlier_cuda_variant_lookup():
-    assert pm.earlier_cuda_variant("phase9_missing.lab99", "cuda", "float32") is None
-    v = pm.earlier_cuda_variant("phase3_triton.lab01_programming_model", "cuda 02", "float32")
+    with pytest.raises(ModuleNotFoundError):
+        lab.earlier_cuda_variant("phase9_missing", "lab99", "cuda", "float32")
+    v = lab.earlier_cuda_variant("phase3_triton", "lab01_programming_model", "cuda 02", "float32")
     if device.has_gpu():
         assert v is not None and v.name.startswith("cuda 02")
     else:
@@ -141,7 +144,7 @@ def test_guarded_launch_leaves_the_compiler_usable():
     """After an interpreted kernel that calls tl.sum, a plain compile_for (no compiler_mode) must still work."""
     x = np.ones((3, 40), np.float32)
     pm.rowsum_triton(x)
-    k = ts.compile_for(va.add_kernel, pm.ADD_SIG, {"BLOCK": 256}, cc=80, num_warps=2)
+    k = ts.compile_for(va.add_kernel, pmb.ADD_SIG, {"BLOCK": 256}, cc=80, num_warps=2)
     assert "ld.global" in k.asm["ptx"]
 
 
@@ -158,7 +161,7 @@ def test_main_quick_on_cpu(capsys):
 # ---------------------------------------------------------------------------------------------------------------------
 @gpu
 def test_gpu_launches_specialize_on_alignment_and_n():
-    rows = pm.launched_kernels_report()
+    rows = pmb.launched_kernels_report()
     aligned, odd, offset, rowsum = rows
     assert "v4" in aligned["PTX global loads"], aligned
     assert "v4" not in odd["PTX global loads"], odd
@@ -198,3 +201,8 @@ def test_gpu_bad_input():
         pm.rowsum_triton(np.ones((4, 8), np.float32))
     with pytest.raises(ValueError, match="2-D"):
         pm.rowsum_triton(cupy.ones(8, cupy.float32))
+
+
+def test_replot_redraws_the_committed_plot(tmp_path):
+    assert pm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / f"{pm.LAB}.png").stat().st_size > 10_000
