@@ -1,0 +1,79 @@
+"""The exercise contract, the registry, and the checker's verdict.
+
+An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
+  README.md (+ README.ko.md)   the task, as a kernel engineer would set it; the solution's explanation folded away
+  exercise.py                  ID ("2.6.3"), TITLE, TIER ("cpu" | "gpu"), FILE (the file the learner edits, e.g.
+                               "kernel.cu"), and check(path) -> Verdict: is the file at `path` a right answer?
+  start/<FILE>                 the starting point (a broken kernel, a knob to turn, a rung to write)
+  solution/<FILE>              a right answer
+The learner works on my_work/<ID>/<FILE> (`--begin` copies the starting point there; git ignores my_work/), so the
+starting point stays as it is: the tests check that every checker fails on it and passes on the solution.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXERCISES = os.path.join(ROOT, "course", "exercises")
+WORK = os.path.join(ROOT, "my_work")
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    why: str            # one or two sentences: what was checked, and what was right or wrong
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+@dataclass
+class Exercise:
+    id: str
+    title: str
+    tier: str
+    file: str
+    folder: str
+    module: object
+
+    @property
+    def start(self) -> str:
+        return os.path.join(self.folder, "start", self.file)
+
+    @property
+    def solution(self) -> str:
+        return os.path.join(self.folder, "solution", self.file)
+
+    @property
+    def work(self) -> str:
+        return os.path.join(WORK, self.id, self.file)
+
+    def check(self, path: str) -> Verdict:
+        return self.module.check(path)
+
+
+def _load(folder: str) -> Exercise:
+    spec = importlib.util.spec_from_file_location(f"course_exercise_{os.path.basename(folder)}",
+                                                  os.path.join(folder, "exercise.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return Exercise(mod.ID, mod.TITLE, mod.TIER, mod.FILE, folder, mod)
+
+
+def _key(ex_id: str):
+    return tuple(int(p) for p in ex_id.split("."))
+
+
+def all_exercises() -> list[Exercise]:
+    folders = sorted(d for d in glob.glob(os.path.join(EXERCISES, "ex_*")) if os.path.isdir(d))
+    return sorted((_load(d) for d in folders), key=lambda e: _key(e.id))
+
+
+def find(ex_id: str) -> Exercise:
+    for e in all_exercises():
+        if e.id == ex_id:
+            return e
+    raise KeyError(ex_id)

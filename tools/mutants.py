@@ -1,0 +1,188 @@
+"""Are the tests any good? Plant realistic one-line bugs in the kernels, one at a time, and see which the tests miss.
+
+    python -m tools.mutants                 # every mutant this machine can judge (`make mutants`)
+    python -m tools.mutants --list          # the mutants, their labs, files and tiers
+    python -m tools.mutants --only softmax  # mutants whose name contains this (repeatable)
+    python -m tools.mutants --tier gpu      # the CUDA C half (needs a GPU)
+
+Each mutant is one edit a kernel engineer could make by mistake - a wrong mask or bound, a dropped tail, a missing
+max subtraction, a biased variance, an accumulator rounded to 16 bits every k-tile, a causal mask off by one, a wrong
+softmax scale, a wrong row stride, a missing barrier - applied to a scratch copy of the repository (the working tree
+is never touched), then the tests that guard that kernel run against it. A mutant the tests fail is *killed*; one
+they pass *survived*, and a survivor is a hole in the tests: close it with a case that catches it.
+Tiers: Triton mutants are judged in the CPU tier (the interpreter runs the mutated kernel); CUDA C mutants need a
+GPU (on a machine without one they are listed as not run). Exit status: 0 when no mutant survived, 1 when one did,
+2 for a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "site", "__pycache__", ".pytest_cache", "results",
+                                     "*.png", ".whl", ".gl")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str          # what the bug is, in a few words
+    path: str          # file, relative to the repository root
+    find: str          # the exact text to change (must occur exactly once in the file)
+    replace: str       # what it becomes
+    tests: tuple       # pytest arguments that guard this code
+    tier: str = "cpu"  # "cpu": judged in the CPU tier (Triton in the interpreter); "gpu": CUDA C, needs a GPU
+    why: str = ""      # the real-world bug it stands for
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def _t(lab_test: str, lab: str) -> tuple:
+    """The tests that guard a lab: its own file, and the cross-cutting checks of its variants."""
+    return (f"tests/{lab_test}", "tests/test_labs.py", "tests/test_bad_input.py", "tests/test_bad_input_phase4.py",
+            "tests/test_properties.py", "-k", f"{lab} or not (test_labs or test_bad_input or test_properties)")
+
+
+from tools.mutant_list import MUTANTS  # noqa: E402 - the list lives beside this file, as data
+
+
+def check_mutants(mutants=MUTANTS) -> list[str]:
+    """Problems with the list itself: a snippet that is not in its file exactly once, a duplicate name."""
+    problems, names = [], set()
+    for m in mutants:
+        if m.name in names:
+            problems.append(f"{m.name}: duplicate name")
+        names.add(m.name)
+        p = os.path.join(ROOT, m.path)
+        if not os.path.exists(p):
+            problems.append(f"{m.name}: {m.path} does not exist")
+            continue
+        n = open(p, encoding="utf-8").read().count(m.find)
+        if n != 1:
+            problems.append(f"{m.name}: the text to change occurs {n} times in {m.path}, not once")
+        if m.find == m.replace:
+            problems.append(f"{m.name}: the mutant changes nothing")
+        if m.tier not in ("cpu", "gpu"):
+            problems.append(f"{m.name}: tier {m.tier!r}")
+    return problems
+
+
+def _scratch() -> str:
+    d = tempfile.mkdtemp(prefix="course-mutant-")
+    dst = os.path.join(d, "repo")
+    shutil.copytree(ROOT, dst, ignore=COPY_IGNORE, symlinks=True)
+    return dst
+
+
+def judge(m: Mutant, scratch: str, timeout: float) -> dict:
+    """Apply m in the scratch copy, run its tests, undo it; {'result': killed | survived | no test ran | ...}."""
+    path = os.path.join(scratch, m.path)
+    original = open(path, encoding="utf-8").read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(original.replace(m.find, m.replace, 1))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("COURSE_SEED", None)                  # the gate's fixed seeds: a mutant is judged by the real gate
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=", *m.tests]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout)
+        out, rc = r.stdout + r.stderr, r.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = "timed out", -1
+    finally:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(original)
+    first = next(iter(re.findall(r"^FAILED (\S+)", out, re.M)), "")
+    result = {0: "SURVIVED", 1: "killed", 5: "no test ran"}.get(rc, "killed (error)" if rc > 1 else "timed out")
+    summary = next((ln for ln in reversed(out.splitlines()) if re.search(r"passed|failed|error", ln)), "")
+    return {"mutant": m.name, "tier": m.tier, "file": m.path, "result": result,
+            "secs": round(time.perf_counter() - t0, 1), "caught by": first.split("::")[-1][:70] if first else "",
+            "summary": summary.strip("= ")[:100]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--only", action="append", default=None, metavar="TEXT", help="mutants whose name contains this")
+    ap.add_argument("--tier", choices=("cpu", "gpu", "all"), default=None,
+                    help="which half to run (default: cpu without a GPU, all with one)")
+    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="mutants judged at a time")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds one mutant's tests may take")
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the results to FILE")
+    args = ap.parse_args(argv)
+    problems = check_mutants()
+    if problems:
+        print("the mutant list is out of date with the code:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTANTS if not args.only or any(o in m.name for o in args.only)]
+    if args.only and not chosen:
+        ap.error(f"--only {' '.join(args.only)}: no such mutant (--list shows them)")
+    if args.list:
+        from common.table import print_table
+
+        print_table([{"mutant": m.name, "tier": m.tier, "file": m.path, "stands for": m.why[:60]} for m in chosen],
+                    title=f"{len(chosen)} mutants ({sum(m.tier == 'cpu' for m in chosen)} CPU tier, "
+                          f"{sum(m.tier == 'gpu' for m in chosen)} GPU tier)")
+        return 0
+    from common import device
+
+    tier = args.tier or ("all" if device.has_gpu() else "cpu")
+    if tier in ("gpu", "all") and not device.has_gpu():
+        print(f"--tier {tier}: the CUDA C mutants need a GPU ({device.no_gpu_reason()})", file=sys.stderr)
+        return 2
+    todo = [m for m in chosen if tier == "all" or m.tier == tier]
+    skipped = [m for m in chosen if m not in todo]
+    print(f"mutants: {len(todo)} to judge ({tier} tier), {args.jobs} at a time; copying the repository ...",
+          flush=True)
+    scratches = [_scratch() for _ in range(max(1, min(args.jobs, len(todo))))]
+    free = list(scratches)
+    rows, t0 = [], time.perf_counter()
+    try:
+        with cf.ThreadPoolExecutor(len(scratches)) as pool:
+            import threading
+
+            lock = threading.Lock()
+
+            def work(m):
+                with lock:
+                    s = free.pop()
+                try:
+                    return judge(m, s, args.timeout)
+                finally:
+                    with lock:
+                        free.append(s)
+
+            for i, r in enumerate(pool.map(work, todo), 1):
+                rows.append(r)
+                print(f"  [{i}/{len(todo)}] {r['result']:14s} {r['secs']:6.1f} s  {r['mutant']}"
+                      + (f"  (caught by {r['caught by']})" if r["caught by"] else ""), flush=True)
+    finally:
+        for s in scratches:
+            shutil.rmtree(os.path.dirname(s), ignore_errors=True)
+    rows += [{"mutant": m.name, "tier": m.tier, "file": m.path, "result": "not run (needs a GPU)", "secs": None,
+              "caught by": "", "summary": ""} for m in skipped]
+    from common.table import print_table
+
+    survived = [r for r in rows if r["result"] in ("SURVIVED", "no test ran", "timed out")]
+    print_table(rows, ["mutant", "tier", "result", "secs", "caught by"],
+                title=f"{sum(r['result'].startswith('killed') for r in rows)} killed, {len(survived)} survived, "
+                      f"{len(skipped)} not run, in {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"tier": tier, "rows": rows}, f, indent=1)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
