@@ -1,0 +1,105 @@
+"""Every English page a learner reads has a Korean twin that says the same things: the same headings (count and
+levels), the same explicit anchors, the same commands and code, the same links and images, the same figures.
+
+Pages: README.md, START_HERE.md, each phase guide, each lab lesson, each exercise, the exercise index. The twin is
+the same name with .ko.md. What is compared ignores the prose (that is the translation) and the generated blocks
+(between <!-- NAME:start --> and <!-- NAME:end -->, written by tools/readme_tables.py for both languages).
+"""
+import glob
+import os
+import re
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def english_pages() -> list[str]:
+    pats = ["README.md", "START_HERE.md", "phase*/README.md", "phase*/lab*/README.md", "course/exercises/README.md",
+            "course/exercises/ex_*/README.md"]
+    return sorted(os.path.relpath(p, ROOT) for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
+
+
+PAGES = english_pages()
+GENERATED = re.compile(r"<!-- ([\w.-]+):start -->.*?<!-- \1:end -->", re.S)
+FENCE = re.compile(r"^(```+|~~~+)[^\n]*\n.*?^\1\s*$", re.S | re.M)
+INLINE = re.compile(r"`[^`\n]+`")
+LINK = re.compile(r"(!?)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+
+def _read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return GENERATED.sub("", f.read())
+
+
+def _commands(block: str) -> list[str]:
+    """A code block without its comments (a Korean twin may translate the comments of a shell or Python block; the
+    commands and the code must be the same)."""
+    lines = block.splitlines()
+    plain = lines[0].strip("`~ ") == ""             # no language: a file tree or an output listing, whose
+    out = []                                        # descriptions after the first column may be translated
+    for ln in lines:
+        ln = ln.split("  ")[0].rstrip() if plain and ln.strip() else re.sub(r"(^|\s)(#|//).*$", "", ln).rstrip()
+        if ln:
+            out.append(ln)
+    return out
+
+
+def twin_of(path: str) -> str:
+    return path[: -len(".md")] + ".ko.md"
+
+
+def parts(text: str) -> dict:
+    blocks = [b.group(0) for b in FENCE.finditer(text)]
+    prose = FENCE.sub("", text)
+    heads = [len(m.group(1)) for m in re.finditer(r"^(#{1,6})\s", prose, re.M)]
+    anchors = re.findall(r'<a id="([^"]+)"', prose)
+    links = [(bang, t) for bang, t in LINK.findall(prose)]
+    numbers = set(NUMBER.findall(INLINE.sub("", LINK.sub("", prose))))
+    details = prose.count("<details>")
+    return {"headings": heads, "anchors": anchors, "code": blocks, "links": links, "numbers": numbers,
+            "details": details}
+
+
+def _norm_link(target: str, page: str) -> str:
+    """A link of the Korean page, as the English page would write it (X.ko.md -> X.md)."""
+    return re.sub(r"\.ko\.md(?=$|#)", ".md", target)
+
+
+def test_there_are_pages():
+    assert "README.md" in PAGES and "START_HERE.md" in PAGES and len(PAGES) > 20
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_korean_twin_says_the_same_things(page):
+    ko = twin_of(page)
+    assert os.path.exists(os.path.join(ROOT, ko)), f"{page} has no Korean twin {ko}"
+    en, kr = parts(_read(page)), parts(_read(ko))
+    assert kr["headings"] == en["headings"], f"{ko}: heading levels {kr['headings']} != {en['headings']}"
+    assert kr["anchors"] == en["anchors"], f"{ko}: anchors differ"
+    assert len(kr["code"]) == len(en["code"]), f"{ko}: {len(kr['code'])} code blocks, the English has {len(en['code'])}"
+    for a, b in zip(en["code"], kr["code"]):
+        assert _commands(a) == _commands(b), f"{ko}: a code block differs from the English one (comments aside):" \
+                                             f"\n{a[:300]}\n---\n{b[:300]}"
+    en_links = sorted(en["links"])
+    ko_links = sorted((bang, _norm_link(t, ko)) for bang, t in kr["links"])
+    assert ko_links == en_links, (f"{ko}: links differ: only in English {sorted(set(en_links) - set(ko_links))[:5]}, "
+                                  f"only in Korean {sorted(set(ko_links) - set(en_links))[:5]}")
+    missing = en["numbers"] - kr["numbers"]
+    assert not missing, f"{ko}: figures of the English page missing: {sorted(missing)[:12]}"
+    assert kr["details"] == en["details"], f"{ko}: folded answers {kr['details']} != {en['details']}"
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if os.path.exists(os.path.join(ROOT, twin_of(p)))])
+def test_korean_links_point_at_korean_twins_where_they_exist(page):
+    ko = twin_of(page)
+    base = os.path.dirname(os.path.join(ROOT, ko))
+    for bang, t in parts(_read(ko))["links"]:
+        path = t.split("#")[0]
+        if bang or not path.endswith("README.md") or re.match(r"^[a-z]+:", path):
+            continue
+        target = os.path.normpath(os.path.join(base, path))
+        if target == os.path.join(ROOT, page):
+            continue                                          # the page's own English twin (the language link)
+        assert not os.path.exists(target[:-3] + ".ko.md"), f"{ko}: links {t}, whose Korean twin exists"
