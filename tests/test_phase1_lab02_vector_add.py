@@ -1,9 +1,13 @@
-"""Lab 1.2 vector add: bad input, edge cases, the float4 fallback, 64-bit indexing."""
+"""Lab 1.2 vector add: bad input, edge cases, the float4 fallback, 64-bit indexing, the regimes of the plot and the
+plot redrawn from the committed JSON."""
+import os
+
 import numpy as np
 import pytest
 
-from common import arrays, check, device
-from phase1_architecture import lab02_vector_add as va
+from common import arrays, check, device, report
+from phase1_architecture.lab02_vector_add import bench as vab
+from phase1_architecture.lab02_vector_add import lab as va
 
 CUDA_FNS = [va.add_cuda_01, va.add_cuda_02, va.add_cuda_03, va.add_cuda_04]
 gpu = pytest.mark.gpu
@@ -73,6 +77,27 @@ def test_float4_kernel_really_uses_128_bit_loads():
     rep4 = cuda.compile_report(va.CU, "sm_90", defines={"UNROLL": 4})
     assert rep4["vadd_04_float4_ilp"].sass_counts.get("LDG.128", 0) >= 2 * 4
     assert rep["vadd_01_one_thread_per_element"].sass_counts.get("LDG.128", 0) == 0
+
+
+def test_regimes_from_a_synthetic_sweep():
+    """launch-bound while the time stays within 2x of the smallest, L2-resident up to 3 arrays = L2, HBM-bound after."""
+    rows = [{"shape": [2**k], "ms": max(0.002, 2**k * 12 / 4e9)} for k in range(10, 30)]
+    got = vab.regimes(rows, 60 * 2**20)
+    assert [g[2] for g in got] == ["launch-bound", "L2-resident", "HBM-bound"]
+    assert got[0][1] < got[1][1] == pytest.approx(60 * 2**20 / 12) and got[2][1] == 2**29
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert va.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert os.path.getsize(tmp_path / f"{va.LAB}.png") > 10_000
+
+
+def test_phase_3_reads_the_triton_launch_names():
+    """Lab 3.1 compiles add_kernel with TRITON_BLOCK / TRITON_WARPS through lab_module: the names stay in lab.py."""
+    from common import lab
+
+    mod = lab.lab_module("phase1_architecture", "lab02_vector_add")
+    assert mod is va and mod.add_kernel is not None and (mod.TRITON_BLOCK, mod.TRITON_WARPS) == (512, 4)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

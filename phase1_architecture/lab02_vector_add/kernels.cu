@@ -1,4 +1,10 @@
-// Vector add, c[i] = a[i] + b[i], fp32: the first kernel, and a bandwidth probe.
+// Lab 1.2 - vector add, c[i] = a[i] + b[i], fp32: the first kernel, and a bandwidth probe. The versions:
+//
+//   vadd_01_one_thread_per_element   a thread per element, 4-byte loads, a bounds check for the last block
+//   vadd_02_grid_stride              a grid sized to the GPU (one wave), each thread striding over the array
+//   vadd_03_float4                   a float4 per thread: 16-byte loads (LDG.E.128), a scalar tail
+//   vadd_04_float4_ilp               UNROLL float4 per thread, all loads issued first; evict-first stores (STREAM)
+// Run: python -m phase1_architecture.lab02_vector_add (the measured figures are in this lab's README, not here).
 //
 // Per element: 2 loads (8 B) + 1 store (4 B) = 12 B moved for 1 FLOP. Arithmetic intensity 1/12 FLOP/B, far below any
 // GPU's ridge point (an H200 needs ~15 FLOP/B to be fp32-bound), so the only question is how close each version gets
@@ -13,8 +19,8 @@
 // Launch: blocks of 256 threads, ceil(n / 256) blocks. One element per thread, a bounds check for the last block.
 // Loads are 4 bytes wide (LDG.E); a warp touches 32 consecutive floats = 128 B = four 32-byte sectors: coalesced.
 // Cost: each thread has 8 bytes of loads in flight; 2048 resident threads per SM => 16 KiB per SM in flight.
-// Little's law says an H200 needs about 4.8 TB/s x ~0.6 us ~= 2.9 MB in flight over 132 SMs, ~22 KiB per SM, so this
-// version cannot quite saturate HBM. Launch overhead dominates below ~1M elements.
+// Little's law says an H200 needs its HBM bandwidth x ~0.6 us ~= 2.9 MB in flight over 132 SMs, ~22 KiB per SM, so
+// this version cannot quite saturate HBM. Launch overhead dominates below ~1M elements.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void vadd_01_one_thread_per_element(const float* a, const float* b, float* c, long long n)
 {
@@ -29,8 +35,8 @@ extern "C" __global__ void vadd_01_one_thread_per_element(const float* a, const 
 // Launch: a fixed grid that exactly fills the GPU once (SMs x resident blocks per SM); each thread walks the array with
 // a stride of the whole grid. Same bytes, same instruction mix per element as 01; what changes is that the grid no
 // longer grows with n: block scheduling overhead is paid once, and the kernel works for any n with any grid.
-// Measured on its own it is about as fast as 01 (the memory system, not scheduling, is the limit): the pattern
-// matters because later kernels (reductions) need a grid sized to the GPU, not to the data.
+// Prediction: about as fast as 01 (the memory system, not scheduling, is the limit): the pattern matters because
+// later kernels (reductions) need a grid sized to the GPU, not to the data.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void vadd_02_grid_stride(const float* a, const float* b, float* c, long long n)
 {
@@ -73,11 +79,11 @@ extern "C" __global__ void vadd_03_float4(const float* a, const float* b, float*
 // across the warp (coalescing is about what the 32 lanes of ONE instruction touch, not what one thread touches over
 // time). STREAM=1 stores with st.global.cs (evict-first): the output is never re-read, so it should not displace
 // anything in L2. UNROLL and STREAM are compile-time (-D) parameters; the wrapper uses the values the lab's --tune
-// sweep picked on an H200.
-// Prediction: more bytes in flight per thread should help. Measured on an H200 at n = 2^28 (--tune): it did not;
-// UNROLL 1, 2, 4 at 128..512 threads all landed within 1.5% of torch.add (4.34 TB/s), because 2048 resident
-// threads x 32 B already cover HBM latency. The evict-first store was worth about +0.5%. ILP pays when occupancy
-// is low (phase 2's launch-configuration and register-pressure labs show that case).
+// sweep picked (lab.py's V04).
+// Prediction: more bytes in flight per thread should help. The --tune sweep says it does not at full occupancy
+// (every UNROLL and block size within ~1.5% of torch.add: 2048 resident threads x 32 B already cover HBM latency);
+// the evict-first store is worth a fraction of a percent. ILP pays when occupancy is low (phase 2's
+// launch-configuration and register-pressure labs show that case).
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef UNROLL
 #define UNROLL 1
