@@ -1,12 +1,25 @@
-// Reduction: s = x[0] + x[1] + ... + x[n-1] (and m = max x[i]) over n fp32 values, the ladder of versions.
+// Lab 2.6 - reduction: s = x[0] + x[1] + ... + x[n-1] (and m = max x[i]) over n fp32 values, the ladder of versions.
+//
+//   reduce_01_interleaved_divergent      shared-memory tree, `tid % (2*stride)`: divergent warps, a division per round
+//   reduce_02_interleaved_strided_index  the active threads are the first ones; shared-memory bank conflicts
+//   reduce_03_sequential_addressing      upper half onto lower half: no conflicts, whole warps retire
+//   reduce_04_first_add_during_load      two elements per thread, added before the tree
+//   reduce_05_unroll_last_warp           the last 6 rounds in warp 0, separated by __syncwarp (not lockstep)
+//   reduce_06_warp_shuffle               the tree in registers with shuffles (common/cuda/reduce.cuh): one barrier
+//   reduce_07_float4_grid_stride         a grid sized to the GPU, 16-byte loads, UNROLL in flight; two launches
+//   reduce_08_atomic_finish              one launch: each block atomicAdds its partial (not deterministic)
+//   reduce_09_last_block[_max]           one launch: the last block to finish sums the partials (deterministic)
+//   reduce_10_kahan                      as 09 with compensated (TwoSum) accumulation everywhere
+// Run: python -m phase2_cuda.lab06_reduction (the measured figures are in this lab's README, not here).
 //
 // The two numbers: 4 n bytes must be read (nothing else: the output is one float), n - 1 additions must happen.
-// 0.25 FLOP per byte is ~60x below an H200's ridge point (67 TFLOP/s / 4.8 TB/s = 14 FLOP/B): memory wins, and the
-// best any version can do is stream 4 n bytes at the HBM ceiling (2^28 floats = 1 GiB: ~0.25 ms at ~4.4 TB/s).
+// 0.25 FLOP per byte is ~60x below the ridge point of any current GPU (~14 FLOP/B on an H200): memory wins, and the
+// best any version can do is stream 4 n bytes at the measured HBM ceiling (2^28 floats = 1 GiB).
 // What separates the rungs is everything else: instructions per element, barriers, idle threads, bank conflicts,
-// bytes in flight, kernel launches. Rungs 01-06 follow the classic sequence of Mark Harris's "Optimizing Parallel
-// Reduction in CUDA" (written for a 2007 GPU), rewritten for today's hardware rules; 07-10 are what a modern
-// memory-bound reduction looks like.
+// bytes in flight, kernel launches. Rungs 01-05 follow the classic sequence of Mark Harris's "Optimizing Parallel
+// Reduction in CUDA" (written for a 2007 GPU), rewritten for today's hardware rules, and write their trees out - they
+// are what this lab teaches; 06-10 take the warp and block reductions from common/cuda/reduce.cuh and show what a
+// modern memory-bound reduction looks like.
 //
 // Rungs 01-06 are multi-pass: each launch turns n values into one partial per block, and the host launches again on
 // the partials until one value is left (n = 2^28: 4 to 5 launches). Rungs 07-10 read the input once with a grid sized
@@ -14,6 +27,8 @@
 //
 // Every kernel takes a 64-bit count and uses 64-bit element indices (2^31 floats = 8 GiB is a real size).
 // All rungs before 07 launch exactly RED_THREADS threads per block (the static shared array has that many slots).
+
+#include "reduce.cuh"
 
 #ifndef RED_THREADS
 #define RED_THREADS 256
@@ -34,9 +49,7 @@
 // (2) the active threads are spread over ALL warps (tid 0, 2, 4, ... then 0, 4, 8, ...), so every warp keeps issuing
 // the round's instructions while most of its lanes sit idle (divergence); (3) one element per thread means one block
 // per 1 KiB and 8 barriers per 256 elements. Memory is not the limit: instruction issue and barrier waits are.
-// Prediction (H200, n = 2^28): around 10x below the HBM ceiling; the issue's target is below 15% of torch.sum.
-// measured on an H200 at 2^28: 410 GB/s (2.62 ms), 10.6x below the 4,341 GB/s ceiling, 0.099x torch.sum (0.099x in
-// the interleaved target rounds: met) (results/h200/phase2_lab06_reduction.json).
+// Prediction (H200, n = 2^28): around 10x below the HBM ceiling; the lab's target is below 15% of torch.sum.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_01_interleaved_divergent(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -66,8 +79,6 @@ extern "C" __global__ void reduce_01_interleaved_divergent(const float* __restri
 // stride 1, two lanes share each bank (2-way conflict), at stride 2, 4-way, ... at stride 16, all active lanes hit
 // bank 0 (up to 32-way; 8 lanes remain active in a 256-thread block): the warp's access replays once per lane.
 // Prediction: about 2x faster than 01 (fewer instructions, no divergent warps); the conflicts cap the gain.
-// measured on an H200 at 2^28: 679 GB/s (1.58 ms), 1.65x rung 01, 0.164x torch.sum: a bit short of 2x
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_02_interleaved_strided_index(const float* __restrict__ x, float* __restrict__ out,
                                                                long long n)
@@ -94,9 +105,6 @@ extern "C" __global__ void reduce_02_interleaved_strided_index(const float* __re
 // conflicts, and the active threads are always a prefix (whole warps idle, not scattered lanes).
 // Prediction: ~2x over 02. Still: half the threads are idle from the first round on, and the 8 barriers per
 // 256 elements remain.
-// measured on an H200 at 2^28: 861 GB/s (1.25 ms), 1.27x rung 02 - not ~2x: the conflicts were likely a smaller
-// share of 02's time than the 8 barriers and one element per thread that 03 keeps - 0.209x torch.sum
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_03_sequential_addressing(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -121,8 +129,6 @@ extern "C" __global__ void reduce_03_sequential_addressing(const float* __restri
 // each load instruction stays coalesced) and adds them before the tree: the first round happens in registers, half
 // as many blocks run, and each thread has two loads in flight instead of one.
 // Prediction: ~1.5-2x over 03 (half the blocks, barriers and tree work per element).
-// measured on an H200 at 2^28: 1,596 GB/s (0.673 ms), 1.85x rung 03: held; 0.368 of the ceiling, 0.387x torch.sum
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_04_first_add_during_load(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -153,9 +159,6 @@ extern "C" __global__ void reduce_04_first_add_during_load(const float* __restri
 // waits, then writes, so no lane overwrites a slot another lane has not read yet. Lanes past the live range add
 // stale values into slots nobody reads again.
 // Prediction: a modest gain over 04 (5 fewer block barriers per block); the tree is a small part of the work now.
-// measured on an H200 at 2^28: 2,234 GB/s (0.481 ms), 1.40x rung 04 - more than "modest", so the 5 block barriers
-// it removes were likely still a large share of the time - 0.515 of the ceiling, 0.541x torch.sum
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_05_unroll_last_warp(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
@@ -185,53 +188,16 @@ extern "C" __global__ void reduce_05_unroll_last_warp(const float* __restrict__ 
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Warp and block reductions with shuffles, shared by rungs 06-10.
-// __shfl_xor_sync exchanges registers between the lanes of a warp directly (SHFL.BFLY in SASS): no shared memory,
-// no barrier, 5 steps for 32 lanes, and after the butterfly every lane holds the result.
-// ---------------------------------------------------------------------------------------------------------------------
-struct SumOp {
-    static __device__ __forceinline__ float identity() { return 0.0f; }
-    static __device__ __forceinline__ float apply(float a, float b) { return a + b; }
-};
-struct MaxOp {
-    static __device__ __forceinline__ float identity() { return __int_as_float(0xff800000); }  // -infinity
-    static __device__ __forceinline__ float apply(float a, float b) { return fmaxf(a, b); }
-};
-
-template <class Op>
-__device__ __forceinline__ float warp_reduce(float v)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-// The block's value, valid in thread 0 (every warp reduces itself, warp 0 reduces the warp results).
-// One barrier. `red` is a 32-slot shared array; a second call on the same array needs a barrier in between.
-template <class Op>
-__device__ __forceinline__ float block_reduce(float v, float* red)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-    v = warp_reduce<Op>(v);
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = (lane < nwarps) ? red[lane] : Op::identity();
-        v = warp_reduce<Op>(v);
-    }
-    return v;
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
 // reduce_06_warp_shuffle
 // Launch: as 04 (two elements per thread, first add during load). What changed: the whole tree runs in registers
 // with shuffles; shared memory only carries the 8 warp results, and there is ONE block barrier instead of 8.
+// The reduction is block_allreduce<SumOp> of common/cuda/reduce.cuh (read it: a dozen lines). __shfl_xor_sync
+// exchanges registers between the lanes of a warp directly (SHFL.BFLY in SASS): no shared memory, no barrier, 5 steps
+// for 32 lanes, and after the butterfly every lane holds the result; lane 0 of each warp writes its warp's value to
+// a 32-slot shared array, one barrier, and the warps reduce that array the same way. Rungs 07-10 use it too.
 // Prediction: the tree is no longer a cost; what remains is per-element overhead (one block per 2 KiB of input,
 // index arithmetic and a bounds check per element, 4-byte loads, 2 loads in flight per thread) and the extra
 // launches of the multi-pass finish. Expected within ~1.5x of the HBM ceiling at n = 2^28.
-// measured on an H200 at 2^28: 2,267 GB/s (0.474 ms), 1.01x rung 05, 0.522 of the ceiling: 1.9x below it, not 1.5x.
-// The tree was indeed no longer a cost (+1%); what is left is bytes in flight: 2 x 4 B per thread x 2048 threads is
-// 16 KiB per SM, half the ~33 KiB Little's law asks (see rung 07) (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_06_warp_shuffle(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
@@ -239,7 +205,7 @@ extern "C" __global__ void reduce_06_warp_shuffle(const float* __restrict__ x, f
     long long i = (long long)blockIdx.x * (2 * blockDim.x) + threadIdx.x;
     float a = (i < n) ? x[i] : 0.0f;
     float b = (i + blockDim.x < n) ? x[i + blockDim.x] : 0.0f;
-    float v = block_reduce<SumOp>(a + b, red);
+    float v = block_allreduce<SumOp>(a + b, red);
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
@@ -302,18 +268,15 @@ __device__ __forceinline__ float thread_fold(const float* __restrict__ x, long l
 // What changed: many elements per thread (the block count no longer grows with n, so per-block overhead - the tree,
 // the barrier, the partial's store - is paid ~1000 times instead of 500k times), 16-byte loads (4x fewer load
 // instructions), UNROLL x 16 B in flight per thread (2048 threads x 64 B = 128 KiB per SM, enough by Little's law:
-// ~4.4 TB/s x ~1 us over 132 SMs is ~33 KiB per SM).
+// the HBM bandwidth x ~1 us of latency, shared by 132 SMs, is ~33 KiB per SM on an H200).
 // Prediction: within a few % of the HBM ceiling at n = 2^28 (the second launch adds ~2-3 us, ~1%). At small n the
 // two launches dominate: that is what the single-pass rungs fix.
-// measured on an H200 at 2^28: 4,243 GB/s (0.253 ms), 0.977 of the ceiling, 1.87x rung 06, 1.03x torch.sum: held.
-// At 2^12-2^24 it took 30-53 us per call, launch-bound like every CUDA rung here (cupy.sum: 4-28 us)
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_07_float4_grid_stride(const float* __restrict__ x, float* __restrict__ out,
                                                         long long n)
 {
     __shared__ float red[32];
-    float v = block_reduce<SumOp>(thread_fold<SumOp>(x, n), red);
+    float v = block_allreduce<SumOp>(thread_fold<SumOp>(x, n), red);
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
@@ -325,14 +288,11 @@ extern "C" __global__ void reduce_07_float4_grid_stride(const float* __restrict_
 // in all and overlap with blocks still streaming. The order of the additions depends on which block finishes first,
 // so the last bits of the result can change from run to run: not deterministic.
 // Prediction: same bandwidth as 07 at large n, faster than 07 at small n (one launch + a memset instead of two).
-// measured on an H200 at 2^28: 4,279 GB/s (0.251 ms), 0.986 of the ceiling, 1.04x torch.sum: held. At small n it
-// was 27-52 us per call against 07's 30-53 (not faster at 2^12; 25-83% spreads: host-bound, see rung 07); its sum
-// was 4 ulps off and changed between runs (results/h200/phase2_lab06_reduction.json, "numerics").
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_08_atomic_finish(const float* __restrict__ x, float* __restrict__ out, long long n)
 {
     __shared__ float red[32];
-    float v = block_reduce<SumOp>(thread_fold<SumOp>(x, n), red);
+    float v = block_allreduce<SumOp>(thread_fold<SumOp>(x, n), red);
     if (threadIdx.x == 0) atomicAdd(out, v);
 }
 
@@ -347,10 +307,6 @@ extern "C" __global__ void reduce_08_atomic_finish(const float* __restrict__ x, 
 // The finishing block reads the partials with ld.global.cg (L2, not its possibly stale L1).
 // Concurrency caveat: two launches sharing one counter must not overlap (two streams need two workspaces).
 // Prediction: same as 08 at large n; at small n, one launch instead of 08's memset + launch.
-// measured on an H200 at 2^28: 4,222 GB/s (0.254 ms), 0.972 of the ceiling; in the interleaved target rounds 4,212 vs
-// torch.sum's 4,137 GB/s = 1.018x: target (>= 1.00x) met. At small n 22-44 us per call, the fastest of ours at 2^12
-// and 2^24, not at 2^16 and 2^20 (host-bound, 30-114% spreads); bitwise the same sum over 3 runs
-// (results/h200/phase2_lab06_reduction.json).
 // ---------------------------------------------------------------------------------------------------------------------
 template <class Op>
 __device__ __forceinline__ void last_block_finish(float v, float* __restrict__ partial, unsigned int* counter,
@@ -363,12 +319,12 @@ __device__ __forceinline__ void last_block_finish(float v, float* __restrict__ p
         unsigned int ticket = atomicAdd(counter, 1u);
         am_last = (ticket == gridDim.x - 1);
     }
-    __syncthreads();                  // also separates block_reduce's first use of `red` from the second
+    __syncthreads();                  // also separates block_allreduce's first use of `red` from the second
     if (am_last) {
         __threadfence();
         float w = Op::identity();
         for (unsigned int i = threadIdx.x; i < gridDim.x; i += blockDim.x) w = Op::apply(w, __ldcg(partial + i));
-        w = block_reduce<Op>(w, red);
+        w = block_allreduce<Op>(w, red);
         if (threadIdx.x == 0) {
             *out = w;
             *counter = 0u;            // ready for the next launch (stream order makes it visible to it)
@@ -380,7 +336,7 @@ extern "C" __global__ void reduce_09_last_block(const float* __restrict__ x, flo
                                                 float* out, long long n)
 {
     __shared__ float red[32];
-    float v = block_reduce<SumOp>(thread_fold<SumOp>(x, n), red);
+    float v = block_allreduce<SumOp>(thread_fold<SumOp>(x, n), red);
     last_block_finish<SumOp>(v, partial, counter, out, red);
 }
 
@@ -390,7 +346,7 @@ extern "C" __global__ void reduce_09_last_block_max(const float* __restrict__ x,
                                                     unsigned int* counter, float* out, long long n)
 {
     __shared__ float red[32];
-    float v = block_reduce<MaxOp>(thread_fold<MaxOp>(x, n), red);
+    float v = block_allreduce<MaxOp>(thread_fold<MaxOp>(x, n), red);
     last_block_finish<MaxOp>(v, partial, counter, out, red);
 }
 
@@ -404,11 +360,6 @@ extern "C" __global__ void reduce_09_last_block_max(const float* __restrict__ x,
 // numerics table). Cost: 6 additions per element instead of 1; 1.5 FLOP/B is still far below the ridge point, so
 // the prediction is the same bandwidth as 09 (within a few %).
 // No fast-math here: the compiler must not simplify (a + b) - a to b, and NVRTC keeps IEEE semantics by default.
-// measured on an H200 at 2^28: 4,203 GB/s (0.256 ms), 0.996x rung 09 (4,213 vs 4,212 GB/s in the interleaved
-// rounds), 1.02x torch.sum: the speed prediction held. The accuracy one could not show: on 2^28 uniform [0, 1) values
-// rungs 07 and 09 were not ~1e-6 off but already returned the correctly rounded fp32 sum (2.1e-8 relative), the same
-// bits as this kernel - the rounding errors of ~270,000 thread sums most likely average out; compensation pays on
-// harder data (results/h200/phase2_lab06_reduction.json, "numerics").
 // ---------------------------------------------------------------------------------------------------------------------
 __device__ __forceinline__ void two_sum(float a, float b, float& s, float& e)
 {

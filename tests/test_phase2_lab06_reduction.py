@@ -1,10 +1,14 @@
 """Lab 2.6 reduction: what the compiler made of each rung, the Triton kernel in the interpreter, bad input, empty
-input, misaligned views, determinism, 64-bit indexing."""
+input, misaligned views, determinism, 64-bit indexing, the plots redrawn from the committed JSON."""
+import json
+import os
+
 import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab06_reduction as red
+from phase2_cuda.lab06_reduction import bench as redb
+from phase2_cuda.lab06_reduction import lab as red
 
 gpu = pytest.mark.gpu
 CUDA_SUMS = [red.sum_cuda_01, red.sum_cuda_02, red.sum_cuda_03, red.sum_cuda_04, red.sum_cuda_05, red.sum_cuda_06,
@@ -161,7 +165,7 @@ def test_cuda_wrappers_reject_host_arrays_before_any_launch(fn):
 
 @CPU_ONLY
 def test_numerics_table_shows_the_sequential_sum_losing_bits():
-    rows = {r["variant"]: r for r in red.numerics(2**16)}
+    rows = {r["variant"]: r for r in redb.numerics(2**16)}
     seq = rows["NumPy fp32, one running sum"]["rel_err"]
     pair = rows["NumPy fp32 np.sum"]["rel_err"]
     tri = rows["triton chunked, 2 passes (interpreter)"]["rel_err"]
@@ -173,6 +177,34 @@ def test_main_quick_on_cpu(capsys):
     assert red.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "reduce_09_last_block" in out and "interpreter" in out and "numerics" in out
+
+
+def test_quick_checks_a_spread_of_sizes():
+    quick = [n for n, _ in red.CHECK_CASES[:red.QUICK_CASES]]
+    assert min(quick) == 1 and max(quick) > red.THREADS * 2 * 1024      # more than one block's worth per SM
+    assert len({n for n, _ in red.CHECK_CASES}) == len(red.CHECK_CASES)
+
+
+def test_plot_rows_split_into_ladder_and_sweep():
+    row = lambda v, n, part=None: dict({"variant": v, "shape": [n]}, **({"part": part} if part else {}))
+    tagged = [row("a", 8, "ladder"), row("b", 8, "ladder"), row("a", 4, "sweep"), row("a", 8, "sweep")]
+    assert [len(p) for p in redb.split_rows(tagged)] == [2, 2]
+    legacy = [row("a", 8), row("b", 8), row("a", 4), row("b", 4), row("a", 8)]   # older JSON: no "part"
+    lad, sw = redb.split_rows(legacy)
+    assert [r["variant"] for r in lad] == ["a", "b"] and len(sw) == 3
+
+
+def test_replot_redraws_the_committed_plots(tmp_path):
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "h200",
+                        red.LAB + ".json")
+    if not os.path.exists(path):
+        pytest.skip("no committed results")
+    with open(path) as f:
+        data = json.load(f)
+    lad, sw = redb.split_rows(data["rows"])
+    assert len(lad) == len(red.VARIANTS + red.PEERS) and {r["variant"] for r in sw} <= set(redb.SWEEP_NAMES)
+    assert red.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert sorted(os.listdir(tmp_path)) == [red.LAB + ".png", red.LAB + "_sizes.png"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
