@@ -1,4 +1,4 @@
-"""Phase 2 labs 2-5 (bank conflicts, warp shuffle, launch configuration, register pressure).
+"""Phase 2 labs 3-5 (warp shuffle, launch configuration, register pressure).
 
 CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
 from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab02_bank_conflicts as bk
 from phase2_cuda import lab03_warp_shuffle as ws
 from phase2_cuda import lab04_launch_config as lc
 from phase2_cuda import lab05_register_pressure as rp
@@ -29,49 +28,6 @@ def _rand(shape, seed=0):
 # =====================================================================================================================
 # CPU tier
 # =====================================================================================================================
-# ---- lab 2.2: bank conflicts -----------------------------------------------------------------------------------------
-def test_bank_simulator_predicts_gcd_and_broadcast():
-    for s in range(1, 65):
-        assert bk.stride_passes(s) == math.gcd(s, 32), s
-    assert bk.stride_passes(0) == 1                     # every lane reads the same word: broadcast
-    assert bk.swizzle_passes() == 1
-    assert bk.passes([0, 32, 64, 0]) == 3               # three distinct words in bank 0; the repeat is free
-    assert (bk.tile_passes("conflicted"), bk.tile_passes("padded"), bk.tile_passes("swizzled")) == (1056, 64, 64)
-
-
-@needs_sass
-def test_rowsum_kernels_differ_only_in_addresses():
-    rep = cuda.compile_report(bk.CU, "sm_90")
-    counts = [rep[k].sass_counts for k in ("rowsum_01_conflicted", "rowsum_02_padded", "rowsum_03_swizzled")]
-    for c in counts:
-        assert c.get("LDS.32") == 32 and c.get("STS.32") == 32 and c.get("LDS.128", 0) == 0
-        assert c.get("LDG.32") == 32
-    assert rep["bank_01_stride"].sass_counts.get("LDS.32", 0) >= bk.READS
-    assert all(rep[k].sass_counts.get("BAR", 0) == 0 for k in ("rowsum_01_conflicted", "rowsum_02_padded"))
-
-
-def test_sweep_reference_swizzle_equals_stride_32():
-    src = check.rng(3).integers(1, 5, bk.BUF_WORDS).astype(np.float32)
-    ref = bk.sweep_reference(src, 32, 7, 64)
-    assert ref.shape == (64,) and np.array_equal(ref[:32], ref[32:])
-    assert ref[1] == 7 * src[32:64].sum()
-
-
-@cpu_only
-@pytest.mark.parametrize("rows", [1, 33, 129])
-def test_triton_rowsum_in_the_interpreter(rows):
-    x = _rand((rows, 32), rows)
-    check.assert_close(bk.rowsum_triton(x, out=check.poison(np.empty(rows, np.float32))), bk.reference(x), "float32")
-
-
-@cpu_only
-def test_rowsum_rejects_rows_that_are_not_32_wide():
-    with pytest.raises(ValueError, match="rows of 32"):
-        bk.rowsum_triton(_rand((4, 31)))
-    with pytest.raises(TypeError, match="GPU array"):
-        bk.rowsum_cuda_02(_rand((4, 32)))
-
-
 # ---- lab 2.3: warp shuffle -------------------------------------------------------------------------------------------
 @needs_sass
 def test_warp_kernels_stay_inside_the_warp():
@@ -224,7 +180,7 @@ def test_colnorm_rejects_bad_input_before_launch():
 
 # ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
 @cpu_only
-@pytest.mark.parametrize("mod", [bk, ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("mod", [ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
 def test_main_quick_on_the_cpu(mod, capsys):
     assert mod.main(["--quick", "--arch", "sm_90"]) == 0
     out = capsys.readouterr().out
@@ -238,35 +194,6 @@ def _cp(a):
     import cupy
 
     return cupy.asarray(a)
-
-
-@gpu
-def test_bank_sweep_kernels_exact_at_every_stride():
-    src = bk.sweep_source(check.rng(7))
-    s_np = arrays.to_numpy(src)
-    for stride in range(0, bk.MAX_STRIDE + 1):
-        got = arrays.to_numpy(bk.stride_read(src, stride, 2, 3))
-        assert np.array_equal(got, bk.sweep_reference(s_np, stride, 2, 3 * bk.SWEEP_THREADS)), stride
-    got = arrays.to_numpy(bk.swizzle_read(src, 5, 2))
-    assert np.array_equal(got, bk.sweep_reference(s_np, 32, 5, 2 * bk.SWEEP_THREADS))
-    with pytest.raises(ValueError, match="stride"):
-        bk.stride_read(src, bk.MAX_STRIDE + 1, 1, 1)
-    with pytest.raises(ValueError, match="at least"):
-        bk.stride_read(src[:100], 1, 1, 1)
-    with pytest.raises(ValueError, match="reps"):
-        bk.swizzle_read(src, 0, 1)
-
-
-@gpu
-@pytest.mark.parametrize("fn", [bk.rowsum_cuda_01, bk.rowsum_cuda_02, bk.rowsum_cuda_03])
-def test_rowsum_edges_on_gpu(fn):
-    import cupy
-
-    assert fn(cupy.empty((0, 32), cupy.float32)).shape == (0,)
-    with pytest.raises(ValueError, match="rows of 32"):
-        fn(cupy.ones((4, 33), cupy.float32))
-    x = _cp(_rand((8 * 32 * 3 + 5, 32), 8))               # several blocks, a partial warp tile, idle warps
-    check.assert_close(fn(x), bk.reference(arrays.to_numpy(x)), "float32")
 
 
 @gpu

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, cuda, report
 from phase2_cuda.lab01_coalescing_transpose import bench as trb
 from phase2_cuda.lab01_coalescing_transpose import lab as tr
 
@@ -124,12 +124,8 @@ def test_main_quick_on_the_cpu(capsys):
     assert "transpose_04_padded_ilp" in out                                   # the compile report
 
 
-def test_replot_redraws_the_committed_plots(tmp_path):
-    src = lab.results_json(tr, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                            "results", "h200"))
-    if not os.path.exists(src):
-        pytest.skip("no committed results for this lab")
-    assert tr.main(["--replot", os.path.dirname(src), "--out", str(tmp_path)]) == 0
+def test_replot_draws_the_committed_json(tmp_path):
+    assert tr.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
 
 

@@ -1,5 +1,12 @@
-// Shared memory and bank conflicts: a stride sweep that measures the cost, and three row-sum kernels that show it in
-// a real (memory-bound) kernel, with the two classic fixes: padding and an XOR swizzle.
+// Lab 2.2 - shared memory and bank conflicts: a stride sweep that measures the cost, and three row-sum kernels that
+// show it in a real (memory-bound) kernel, with the two classic fixes: padding and an XOR swizzle.
+//
+//   bank_01_stride          micro-benchmark: lane i reads word i * stride; time proportional to gcd(stride, 32)
+//   bank_02_xor_swizzle     the stride-32 walk with word i * 32 + (j ^ i): one pass per load again
+//   rowsum_01_conflicted    row sums through tile[32][32]: the row walk is a 32-way conflict
+//   rowsum_02_padded        tile[32][33]: conflict-free
+//   rowsum_03_swizzled      tile[32][32], element (r, c) at r * 32 + (c ^ r): conflict-free, no extra memory
+// Run: python -m phase2_cuda.lab02_bank_conflicts (the measured figures are in this lab's README, not here).
 //
 // The model (every prediction below comes from it): shared memory is 32 banks, each 4 bytes wide; 32-bit word w lives
 // in bank w mod 32. One warp instruction is served in as many passes ("wavefronts") as the largest number of DIFFERENT
@@ -31,13 +38,8 @@
 // address arithmetic: the loop is limited by the shared-memory pipe, not by instruction issue.
 // Global memory: BUF_WORDS * 4 bytes per block in, 4 bytes per thread out, negligible. Shared memory: 128 B requested
 // per warp load. FLOPs: one add per load.
-// Prediction: time proportional to gcd(stride, 32) (stride 0 = broadcast = 1 pass): on an H200, one pass per clock per
-// SM is 132 x 128 B x ~1.98 GHz ~= 33 TB/s of requested shared-memory bandwidth at stride 1, 1/32 of that at 32.
-// Measured on an H200 (660 blocks = 5 per SM, 320 reps; results/h200/phase2_lab02_bank_conflicts.json): 0.213 ms and
-// 32,473 GB/s at stride 1 (1.03 clocks per warp load at the maximum SM clock), the same at every odd stride and at
-// stride 0 (broadcast); 2.03 / 4.03 / 8.02 / 16.02 / 32.02 clocks per load at 2- / 4- / 8- / 16- / 32-way strides
-// (1,045 GB/s at stride 32, 31.08x slower). The prediction held to within 3%: time is gcd(stride, 32) passes plus
-// ~0.03 clock of loop overhead per load.
+// Prediction: time proportional to gcd(stride, 32) (stride 0 = broadcast = 1 pass): one pass per clock per SM, i.e.
+// 128 B of requested shared memory per clock per SM at stride 1, 1/32 of that at 32.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void bank_01_stride(const float* __restrict__ src, float* __restrict__ out, int stride, int reps)
 {
@@ -62,8 +64,6 @@ extern "C" __global__ void bank_01_stride(const float* __restrict__ src, float* 
 // Cost of the fix: an XOR per address. Here ptxas computes the 32 swizzled addresses once, before the loop (32 LOP3,
 // and 32 registers to hold them), so the loop itself is as lean as bank_01_stride's; no extra shared memory.
 // Prediction: back to ~1 pass per load, the same time as stride 1 or stride 33.
-// Measured on an H200: 0.213 ms, 32,497 GB/s, 0.999x the time of stride 1 (1.03 clocks per load) where the same walk
-// at stride 32 took 6.62 ms: the prediction held exactly (results/h200/phase2_lab02_bank_conflicts.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void bank_02_xor_swizzle(const float* __restrict__ src, float* __restrict__ out, int reps)
 {
@@ -93,14 +93,12 @@ extern "C" __global__ void bank_02_xor_swizzle(const float* __restrict__ src, fl
 // 256 per tile instead of 1024. Worth knowing (wider accesses change the conflict arithmetic), but here it would hide
 // the effect this lab isolates, so all three kernels issue the same 32 LDS and differ only in their addresses.
 // Bytes per row: 128 read + 4 written = 132; FLOPs: 31 adds. 0.23 FLOP/B: memory-bound, as long as shared memory
-// keeps up: the tile must pass through it at more than the ~33 GB/s per SM that HBM delivers (4.4 TB/s / 132 SMs).
+// keeps up: the tile must pass through it faster than HBM delivers bytes to each SM (~17 B per clock on an H200).
 // ---------------------------------------------------------------------------------------------------------------------
 
 // rowsum_01_conflicted: tile[32][32]. Lane i reading word (i, c) = i * 32 + c: every lane in bank c, 32-way.
 // Prediction: per tile, 32 stores (1 pass each) + 32 loads x 32 passes = 1056 passes for 4 KiB: ~3.9 B per clock per
-// SM, ~1.0 TB/s on an H200: about 4x slower than the ~4 TB/s HBM would allow. The conflict, not memory, is the bound.
-// Measured on an H200 at 2^23 x 32: 995 GB/s (1.11 ms, 5% over the 1.06 ms model), 0.229 of the 4,341 GB/s ceiling
-// and 0.238x the padded kernel: the prediction held (results/h200/phase2_lab02_bank_conflicts.json).
+// SM, about 4x slower than HBM would allow. The conflict, not memory, is the bound.
 extern "C" __global__ void rowsum_01_conflicted(const float* __restrict__ x, float* __restrict__ out, long long rows)
 {
     __shared__ float tiles[WARPS][32][32];
@@ -123,8 +121,6 @@ extern "C" __global__ void rowsum_01_conflicted(const float* __restrict__ x, flo
 
 // rowsum_02_padded: what changed: tile[32][33]. Word (i, c) = i * 33 + c, bank (i + c) mod 32: one pass.
 // Cost: 32 words of shared memory per tile (1 KiB per block). Prediction: HBM-bound, ~4x faster than 01.
-// Measured on an H200 at 2^23 x 32: 4,180 GB/s (0.265 ms), 0.963 of the HBM ceiling, 4.20x rung 01: held
-// (results/h200/phase2_lab02_bank_conflicts.json).
 extern "C" __global__ void rowsum_02_padded(const float* __restrict__ x, float* __restrict__ out, long long rows)
 {
     __shared__ float tiles[WARPS][32][33];
@@ -150,8 +146,6 @@ extern "C" __global__ void rowsum_02_padded(const float* __restrict__ x, float* 
 // banks c ^ i, all different. No extra memory; one XOR per address. This is the layout trick that tensor-core
 // kernels (and the TMA's swizzle modes) use, where padding would break the alignment that 16-byte accesses need.
 // Prediction: the same as 02.
-// Measured on an H200 at 2^23 x 32: 4,177 GB/s (0.265 ms), 0.962 of the HBM ceiling, 0.999x rung 02: held; the XOR
-// per address costs nothing visible in a memory-bound kernel (results/h200/phase2_lab02_bank_conflicts.json).
 extern "C" __global__ void rowsum_03_swizzled(const float* __restrict__ x, float* __restrict__ out, long long rows)
 {
     __shared__ float tiles[WARPS][32][32];
