@@ -243,7 +243,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
     if rows:
         paths.append(report.plot_bars(
             os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in rows], [r["gbps"] for r in rows],
-            ylabel="GB/s (8 M N bytes / time)", title=f"Transpose {rows[0]['shape'][0]}x{rows[0]['shape'][1]} fp32 on {gpu}",
+            ylabel="GB/s (8 M N bytes / time)",
+            title=f"Transpose {rows[0]['shape'][0]}x{rows[0]['shape'][1]} fp32 on {gpu}",
             colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rows],
             hlines={f"best copy {copy_gbps:.0f}": copy_gbps, f"{L.TARGET:.0%} of copy": L.TARGET * copy_gbps}))
     if strided:
