@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from common import check, cuda, device
-from phase3_triton import lab02_matmul as mm
+from common import triton_support as ts
+from phase3_triton.lab02_matmul import bench as mmb
+from phase3_triton.lab02_matmul import lab as mm
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -15,7 +17,7 @@ interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("grid_m,grid_n,group", [(1, 1, 8), (7, 3, 4), (32, 16, 8), (5, 9, 1), (13, 2, 16)])
 def test_program_order_covers_every_tile_once(grid_m, grid_n, group):
-    coords = [mm.program_coords(p, grid_m, grid_n, group) for p in range(grid_m * grid_n)]
+    coords = [mmb.program_coords(p, grid_m, grid_n, group) for p in range(grid_m * grid_n)]
     assert sorted(coords) == [(i, j) for i in range(grid_m) for j in range(grid_n)]
     if group == 1:
         assert coords == [(i, j) for i in range(grid_m) for j in range(grid_n)]   # row-major
@@ -25,8 +27,8 @@ def test_program_order_covers_every_tile_once(grid_m, grid_n, group):
 
 
 def test_tile_load_model():
-    big = {r["order"]: r for r in mm.ordering_table(8192, 8192, 8192, wave=132)}
-    small = {r["order"]: r for r in mm.ordering_table(4096, 4096, 4096, wave=132)}
+    big = {r["order"]: r for r in mmb.ordering_table(8192, 8192, 8192, wave=132)}
+    small = {r["order"]: r for r in mmb.ordering_table(4096, 4096, 4096, wave=132)}
     rm, g8 = big["row-major"], big["grouped, GROUP_M=8"]
     assert g8["DRAM MiB (model)"] < 0.75 * rm["DRAM MiB (model)"]     # grouping pays at 8192^3 ...
     assert small["grouped, GROUP_M=8"]["DRAM MiB (model)"] >= 0.9 * small["row-major"]["DRAM MiB (model)"]  # not 4096
@@ -34,9 +36,9 @@ def test_tile_load_model():
         floor = min(r["x minimum"] for r in table.values())
         assert floor >= 1.0                                         # nothing reads less than every tile once
         assert table["(no sharing at all: each program reads its own)"]["x minimum"] > 5 * floor
-    t = mm.tile_loads(256, 512, 128, 128, 256, 64, group_m=8, wave=1)
+    t = mmb.tile_loads(256, 512, 128, 128, 256, 64, group_m=8, wave=1)
     assert t["a_tiles"] + t["b_tiles"] == t["no_reuse_tiles"]          # waves of one program share nothing
-    assert mm.ordering_prediction(list(big.values()), 8192, 132).startswith("GROUP_M=8 changes")
+    assert mmb.ordering_prediction(list(big.values()), 8192, 132).startswith("GROUP_M=8 changes")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -44,9 +46,9 @@ def test_tile_load_model():
 # ---------------------------------------------------------------------------------------------------------------------
 def test_aot_hopper_bf16_uses_wgmma_and_a_cp_async_ring():
     base = mm.CONFIGS_16[0]
-    s3 = mm.summarize(mm.aot_matmul(90, "bfloat16", "tf32", base))
-    s1 = mm.summarize(mm.aot_matmul(90, "bfloat16", "tf32", dict(base, num_stages=1)))
-    k = mm.aot_matmul(90, "bfloat16", "tf32", base)
+    s3 = ts.summarize(mmb.aot_matmul(90, "bfloat16", "tf32", base))
+    s1 = ts.summarize(mmb.aot_matmul(90, "bfloat16", "tf32", dict(base, num_stages=1)))
+    k = mmb.aot_matmul(90, "bfloat16", "tf32", base)
     assert ".entry matmul_kernel" in k.asm["ptx"] and k.metadata.num_warps == base["num_warps"]
     assert s3["wgmma"] > 0 and s3["mma_sync"] == 0
     assert s3["cp_async"] > 0 and s1["cp_async"] == 0
@@ -59,13 +61,13 @@ def test_aot_hopper_bf16_uses_wgmma_and_a_cp_async_ring():
 
 
 def test_aot_fp32_precisions_and_ampere():
-    ieee = mm.summarize(mm.aot_matmul(90, "float32", "ieee", mm.CONFIGS_IEEE[0]))
-    tf32 = mm.summarize(mm.aot_matmul(90, "float32", "tf32", mm.CONFIGS_TF32[0]))
+    ieee = ts.summarize(mmb.aot_matmul(90, "float32", "ieee", mm.CONFIGS_IEEE[0]))
+    tf32 = ts.summarize(mmb.aot_matmul(90, "float32", "tf32", mm.CONFIGS_TF32[0]))
     assert ieee["wgmma"] == 0 and ieee["mma_sync"] == 0           # true fp32: CUDA-core FMAs
-    assert tf32["wgmma"] > 0 and "tf32" in mm.aot_matmul(90, "float32", "tf32", mm.CONFIGS_TF32[0]).asm["ptx"]
+    assert tf32["wgmma"] > 0 and "tf32" in mmb.aot_matmul(90, "float32", "tf32", mm.CONFIGS_TF32[0]).asm["ptx"]
     if cuda.find_cuobjdump():
         assert ieee["sass"].get("FFMA", 0) >= 1000
-    ampere = mm.summarize(mm.aot_matmul(80, "bfloat16", "tf32", mm.CONFIGS_16[4]))
+    ampere = ts.summarize(mmb.aot_matmul(80, "bfloat16", "tf32", mm.CONFIGS_16[4]))
     assert ampere["mma_sync"] > 0 and ampere["wgmma"] == 0
 
 
@@ -74,14 +76,14 @@ def test_aot_fp32_precisions_and_ampere():
     ("float32", "ieee", False, True, False), ("float32", "tf32", False, False, True)])
 def test_ragged_and_64_bit_variants_compile(dtype, prec, even_k, even_mn, index_64):
     """The specializations the checks launch on a GPU (masks, 64-bit offsets, non-unit strides) must compile."""
-    ty = mm._TY[dtype]
+    ty = mmb._TY[dtype]
     sig = {"a_ptr": ty, "b_ptr": ty, "c_ptr": ty}
     sig.update({k: "i32" for k in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm",
                                    "stride_cn")})
     const = dict(PRECISION=prec, EVEN_K=even_k, EVEN_MN=even_mn, INDEX_64=index_64, UPCAST=False,
                  **{k: v for k, v in mm.FIXED_GPU.items() if k.isupper()})
     sig.update({k: "constexpr" for k in const})
-    k = mm.aot(mm.matmul_kernel, sig, const, cc=90, num_warps=4, num_stages=3)
+    k = ts.aot(mm.matmul_kernel, sig, const, cc=90, num_warps=4, num_stages=3)
     assert ".entry matmul_kernel" in k.asm["ptx"]
 
 
@@ -93,7 +95,7 @@ def test_kernel_compiles_when_every_integer_is_one():
     const = dict(ints, PRECISION="tf32", EVEN_K=False, EVEN_MN=False, INDEX_64=True, UPCAST=False,
                  **{k: v for k, v in mm.FIXED_GPU.items() if k.isupper()})
     sig.update({k: "constexpr" for k in const})
-    k = mm.aot(mm.matmul_kernel, sig, const, cc=90, num_warps=4, num_stages=3)
+    k = ts.aot(mm.matmul_kernel, sig, const, cc=90, num_warps=4, num_stages=3)
     assert ".entry matmul_kernel" in k.asm["ptx"]
 
 
@@ -170,9 +172,9 @@ def test_verify_sample_catches_a_wrong_row():
 
     a, b = torch.randn(50, 30), torch.randn(30, 20)
     out = mm.matmul_triton(a, b)
-    assert mm.verify_sample(out, a, b, "float32", n_rows=8).ok
+    assert mmb.verify_sample(out, a, b, "float32", n_rows=8).ok
     out[49, 0] += 0.1                                   # the last row is always in the sample
-    assert not mm.verify_sample(out, a, b, "float32", n_rows=8).ok
+    assert not mmb.verify_sample(out, a, b, "float32", n_rows=8).ok
 
 
 @interpreter_only
@@ -196,12 +198,12 @@ TILE_SHAPES = list({(c["BLOCK_M"], c["BLOCK_N"], c["num_warps"]): c for c in mm.
 
 
 @gpu
-@pytest.mark.parametrize("cfg", TILE_SHAPES, ids=mm._cfg_str)
+@pytest.mark.parametrize("cfg", TILE_SHAPES, ids=mmb._cfg_str)
 def test_gpu_every_16bit_tile_shape_is_correct_on_a_ragged_shape(cfg):
     a, b = _dev((300, 200), "bfloat16", 1), _dev((200, 260), "bfloat16", 2)
     out = check.poisoned((300, 260), "bfloat16", a)
     check.assert_close(mm.matmul_triton(a, b, out=out, config=cfg), _ref(a.float().cpu(), b.float().cpu()),
-                       "bfloat16", what=mm._cfg_str(cfg))
+                       "bfloat16", what=mmb._cfg_str(cfg))
 
 
 @gpu
@@ -256,3 +258,8 @@ def test_gpu_bad_input():
         mm.matmul_triton(a, np.ones((5, 3), np.float32))
     with pytest.raises(TypeError, match="same library"):
         mm.matmul_triton(a, torch.ones(5, 3, device="cuda"))
+
+
+def test_replot_redraws_the_committed_plot(tmp_path):
+    assert mm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / f"{mm.LAB}.png").stat().st_size > 10_000

@@ -1,0 +1,331 @@
+"""Lab 3.2's measuring side: the program-order model (tiles each order reads from DRAM), what the compiler made of
+the kernel for each stage count and precision (ahead of time, no GPU needed), the targets against cuBLAS in
+interleaved rounds, small sizes, fp32 and tf32, the autotuner's timings, the two orders measured, and the plot
+(redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from common import arrays, bench, check, cli, device, lab, report
+from common.arrays import device_randn
+from common.bench import runs
+from common.triton_support import aot, load_summary, summarize
+
+from . import lab as L
+from .triton_kernels import matmul_kernel
+
+CPU_NOTE = ("\nThe kernel ran in the interpreter on small ragged shapes (tl.dot ignores input_precision there, and bf16 "
+            "tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). Autotuning, "
+            "cuBLAS and timing need a GPU.")
+# The ordering model's rates: round figures for an H200 (its HBM ceiling and cuBLAS's dense bf16 rate, rounded down).
+# The prediction needs only their ratio, within a factor of two: is the row-major traffic under the math time?
+MODEL_HBM_GBPS = 4400
+MODEL_BF16_TFLOPS = 700
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Program order: a count of the tiles each order loads
+# ---------------------------------------------------------------------------------------------------------------------
+def program_coords(pid: int, grid_m: int, grid_n: int, group_m: int) -> tuple[int, int]:
+    """The kernel's (pid_m, pid_n) for program `pid` (common.triton_support.grouped_tile), in Python: for the
+    tile-load count and the tests."""
+    per_group = group_m * grid_n
+    first_m = (pid // per_group) * group_m
+    rows_here = min(grid_m - first_m, group_m)
+    return first_m + (pid % per_group) % rows_here, (pid % per_group) // rows_here
+
+
+def tile_loads(m: int, n: int, k: int, bm: int, bn: int, bk: int, group_m: int, wave: int) -> dict:
+    """Tiles read from DRAM under a simple model of L2.
+
+    Model: the programs of one wave (as many as the GPU runs at once) walk K in step, so at each K-step every A tile
+    and B tile that the wave needs is read from DRAM once and served from L2 to every other program of the wave that
+    needs it; nothing survives from one wave to the next. A wave then costs (distinct A row-panels + distinct B
+    column-panels) x K/BLOCK_K tile loads.
+    """
+    gm, gn, kt = math.ceil(m / bm), math.ceil(n / bn), math.ceil(k / bk)
+    programs = gm * gn
+    a_tiles = b_tiles = 0
+    for start in range(0, programs, wave):
+        rows, cols = set(), set()
+        for pid in range(start, min(start + wave, programs)):
+            pm, pn = program_coords(pid, gm, gn, group_m)
+            rows.add(pm)
+            cols.add(pn)
+        a_tiles += len(rows) * kt
+        b_tiles += len(cols) * kt
+    return {"a_tiles": a_tiles, "b_tiles": b_tiles, "programs": programs, "waves": math.ceil(programs / wave),
+            "no_reuse_tiles": 2 * programs * kt, "once_tiles": (gm + gn) * kt}
+
+
+def ordering_table(m, n, k, bm=128, bn=256, bk=64, elt=2, wave=132, groups=(1, 4, 8, 16)) -> list[dict]:
+    rows = []
+    a_tile, b_tile = bm * bk * elt, bk * bn * elt
+    for g in groups:
+        t = tile_loads(m, n, k, bm, bn, bk, g, wave)
+        dram = t["a_tiles"] * a_tile + t["b_tiles"] * b_tile
+        rows.append({"order": "row-major" if g == 1 else f"grouped, GROUP_M={g}", "A tiles": t["a_tiles"],
+                     "B tiles": t["b_tiles"], "DRAM MiB (model)": dram / 2**20,
+                     "x minimum": dram / ((m * k + k * n) * elt)})
+    t = tile_loads(m, n, k, bm, bn, bk, 1, wave)
+    rows.append({"order": "(no sharing at all: each program reads its own)", "A tiles": t["no_reuse_tiles"] // 2,
+                 "B tiles": t["no_reuse_tiles"] // 2,
+                 "DRAM MiB (model)": t["no_reuse_tiles"] // 2 * (a_tile + b_tile) / 2**20,
+                 "x minimum": t["no_reuse_tiles"] // 2 * (a_tile + b_tile) / ((m * k + k * n) * elt)})
+    return rows
+
+
+def ordering_prediction(table: list[dict], n: int, wave: int) -> str:
+    """One sentence read off an ordering_table: what grouping should buy at this size, and why."""
+    rm = next(r for r in table if r["order"] == "row-major")
+    g8 = next(r for r in table if r["order"] == "grouped, GROUP_M=8")
+    change = g8["DRAM MiB (model)"] / rm["DRAM MiB (model)"] - 1
+    grid_n = math.ceil(n / 256)
+    bound_ms = rm["DRAM MiB (model)"] * 2**20 / (MODEL_HBM_GBPS * 1e9) * 1e3
+    math_ms = 2.0 * n ** 3 / (MODEL_BF16_TFLOPS * 1e12) * 1e3
+    why = (f"a row-major wave of {wave} programs already spans every one of the {grid_n} B column-panels and reuses "
+           f"each of them ~{wave / grid_n:.0f}x, so there is little left to gain" if change > -0.1 else
+           f"a row-major wave needs all {grid_n} B column-panels, a GROUP_M=8 wave about half of them")
+    return (f"GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}). Even row-major traffic "
+            f"({rm['DRAM MiB (model)']:.0f} MiB, ~{bound_ms:.2f} ms at {MODEL_HBM_GBPS / 1000:.1f} TB/s) is under the "
+            f"math time (~{math_ms:.2f} ms at {MODEL_BF16_TFLOPS} TFLOP/s), so the measured difference should be small, "
+            "a few percent at most.")
+
+
+def explain(args) -> None:
+    """The tile-load model of both program orders, and what it predicts (every machine)."""
+    gpu = device.has_gpu()
+    wave = device.info().sms if gpu else device.arch_info(args.arch).example_sms or 132
+    for n in ((4096,) if args.quick else (4096, 8192)):
+        t = ordering_table(n, n, n, wave=wave)
+        report.print_table(t, title=f"Tiles each program order reads from DRAM, bf16 {n}^3, 128x256x64 tiles, waves "
+                                    f"of {wave} programs (model: a wave shares tiles through L2, waves share nothing)")
+        print(f"  -> {ordering_prediction(t, n, wave)}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Ahead-of-time compile report
+# ---------------------------------------------------------------------------------------------------------------------
+_TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+
+
+def aot_matmul(cc: int, dtype: str = "bfloat16", precision: str = "tf32", cfg: dict | None = None):
+    """The kernel as a GPU launch on contiguous, 16-divisible M, N, K would compile it (unit strides as constants)."""
+    cfg = cfg or L.CONFIGS_16[0]
+    ty = _TY[dtype]
+    sig = {"a_ptr": ty, "b_ptr": ty, "c_ptr": ty, "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+           "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr", "stride_cm": "i32",
+           "stride_cn": "constexpr"}
+    const = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "PRECISION": precision, "EVEN_K": True, "EVEN_MN": True,
+             "INDEX_64": False, "UPCAST": False}
+    const.update({k: v for k, v in cfg.items() if k.isupper()})
+    sig.update({k: "constexpr" for k in const if k not in sig})
+    return aot(matmul_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+               divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"))
+
+
+def compile_table(cc: int) -> list[dict]:
+    rows = []
+    base = L.CONFIGS_16[0]
+    cases = [("bfloat16", "tf32", dict(base, num_stages=s)) for s in (1, 3, 4)]
+    cases += [("float32", "tf32", L.CONFIGS_TF32[0]), ("float32", "ieee", L.CONFIGS_IEEE[0])]
+    for dtype, prec, cfg in cases:
+        s = summarize(aot_matmul(cc, dtype, prec, cfg))
+        c = s["sass"]
+        rows.append({"dtype": dtype if dtype != "float32" else f"fp32 {prec}",
+                     "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
+                     "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024, "regs": s["regs"],
+                     "local B": s["local"],
+                     "cp.async": s["cp_async"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
+                     "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
+                     "global loads": load_summary(s)})
+    return rows
+
+
+def show_compile_report(arch: str) -> list[dict]:
+    cc = device.arch_info(arch).cc
+    rows = compile_table(cc)
+    report.print_table(rows, title=f"matmul_kernel compiled ahead of time for {arch}: what num_stages, the dtype and "
+                                   "input_precision turn into")
+    base = L.CONFIGS_16[0]
+    stage_bytes = (base["BLOCK_M"] + base["BLOCK_N"]) * base["BLOCK_K"] * 2
+    print(f"  one stage of A + B tiles = ({base['BLOCK_M']} + {base['BLOCK_N']}) x {base['BLOCK_K']} x 2 B = "
+          f"{stage_bytes // 1024} KiB: shared memory grows by that per stage; with 1 stage the loads go straight to "
+          "registers (no cp.async ring). 'ieee' runs on FFMA (CUDA cores), 'tf32' on the tensor cores.")
+    return rows
+
+
+def compile_report(args) -> None:
+    show_compile_report(args.arch)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Benchmark (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+TARGETS = [("bfloat16", 4096, 0.95), ("bfloat16", 8192, 0.95), ("float16", 4096, 0.95)]
+PHASE2_SGEMM = ("phase2_cuda.lab08_sgemm", "cuda 11")     # (module, variant name prefix) of the CUDA C SGEMM
+SMALL_SIZES = [512, 1024, 2048]
+
+
+def verify_sample(out, a, b, label: str, n_rows: int = 128) -> check.Comparison:
+    """Check a big product on sampled rows (and the last one) against a float64 product computed on the arrays'
+    device (cuBLAS DGEMM on a GPU)."""
+    import torch
+
+    ta, tb, to = (L._torch_view(t) for t in (a, b, out))
+    m = int(ta.shape[0])
+    rows = torch.as_tensor(np.unique(np.concatenate([check.rng(11).integers(0, m, n_rows), [m - 1]])),
+                           device=ta.device)
+    ref = ta[rows].double() @ tb.double()
+    return check.compare(to[rows].double().cpu().numpy(), ref.cpu().numpy(), label)
+
+
+def _fns(dtype, size):
+    m, n, k = size
+    a, b = device_randn((m, k), L.storage_dtype(dtype), m + k), device_randn((k, n), L.storage_dtype(dtype), n + k + 1)
+    c_t = arrays.empty((size[0], size[1]), L.storage_dtype(dtype), a)
+    c_p = arrays.empty((size[0], size[1]), L.storage_dtype(dtype), a)
+    return a, b, c_t, c_p
+
+
+def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
+    """Triton (autotuned) vs cuBLAS at n^3, interleaved; Triton's result is checked on sampled rows first.
+
+    dtype "tf32" = fp32 inputs with input_precision "tf32" (peer: cuBLAS with TF32 on); "float32" = ieee (peer:
+    cuBLAS SGEMM with TF32 off).
+    """
+    st = L.storage_dtype(dtype)
+    prec = "tf32" if dtype == "tf32" else ("ieee" if dtype == "float32" else None)
+    a, b, c_t, c_p = _fns(dtype, (n, n, n))
+    tri = (lambda: L.matmul_triton(a, b, out=c_t, precision=prec))
+    peer = L.peer_torch_matmul_tf32 if dtype == "tf32" else L.peer_torch_matmul
+    tri()                                      # first call: autotunes this (M, N, K, dtype)
+    cfg = L.best_config(st, prec or "tf32") if n >= L.TUNE_MIN else L.FIXED_GPU
+    tuning = tuning_table(st, prec or "tf32")
+    cmp = verify_sample(c_t, a, b, dtype)
+    fns = {"cublas": lambda: peer(a, b, out=c_p), "triton": tri}
+    # fp32 ieee: the CUDA C SGEMM of phase 2 (lab 2.8's best rung) doing the same job, when that lab is here
+    cuda_c = (lab.earlier_cuda_variant(*PHASE2_SGEMM[0].split("."), PHASE2_SGEMM[1], "float32")
+              if dtype == "float32" else None)
+    if cuda_c is not None and runs(lambda: cuda_c.fn(a, b, out=c_p), f"phase 2 {cuda_c.name}"):
+        fns["cuda C"] = lambda: cuda_c.fn(a, b, out=c_p)
+    else:
+        cuda_c = None
+    ts_ = bench.interleaved(fns, rounds=rounds)
+    flops = 2.0 * n ** 3
+    res = {"dtype": dtype, "n": n, "triton_tflops": ts_["triton"].tflops(flops),
+           "cublas_tflops": ts_["cublas"].tflops(flops), "ratio": ts_["cublas"].median_ms / ts_["triton"].median_ms,
+           "triton_ms": ts_["triton"].median_ms, "cublas_ms": ts_["cublas"].median_ms,
+           "spread": max(ts_["triton"].spread, ts_["cublas"].spread), "check": "ok" if cmp.ok else cmp.message,
+           "config": _cfg_str(cfg), "cfg": cfg, "tuning": tuning, "ok": cmp.ok}
+    if cuda_c is not None:
+        res["cuda_c"] = f"{cuda_c.name}: {ts_['cuda C'].tflops(flops):.1f} TFLOP/s"
+    return res
+
+
+def _cfg_str(cfg) -> str:
+    if not cfg:
+        return "-"
+    return (f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} G{cfg['GROUP_M']} w{cfg['num_warps']} "
+            f"s{cfg['num_stages']}")
+
+
+def tuning_table(dtype: str = "bfloat16", precision: str = "tf32") -> list[dict]:
+    """Every config's time at the last tuned key (Autotuner.configs_timings, where this Triton has it)."""
+    t = L.TUNED.get(L._tuner_key(dtype, precision))
+    timings = getattr(t, "configs_timings", None) or {}
+    rows = []
+    for c, ms in timings.items():
+        med = ms[0] if isinstance(ms, (list, tuple)) else ms
+        cfg = dict(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages)
+        rows.append({"config": _cfg_str(cfg), "ms": float(med)})
+    return sorted(rows, key=lambda r: r["ms"])
+
+
+def bench_ordering(cfg: dict | None, n: int = 8192, dtype: str = "bfloat16", rounds: int = 3) -> list[dict]:
+    """The tuned tile shape (cfg) with GROUP_M = 1 (row-major) and GROUP_M = 8, same everything else."""
+    cfg = cfg or L.CONFIGS_16[0]
+    a, b, c1, c8 = _fns(dtype, (n, n, n))
+    fns = {f"GROUP_M={g}": (lambda g=g, c=c: L.matmul_triton(a, b, out=c, config=dict(cfg, GROUP_M=g)))
+           for g, c in ((1, c1), (8, c8))}
+    ts_ = bench.interleaved(fns, rounds=rounds)
+    wave = device.info().sms
+    model = {r["order"]: r for r in ordering_table(n, n, n, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
+                                                   wave=wave, groups=(1, 8))}
+    rows = []
+    for g in (1, 8):
+        t = ts_[f"GROUP_M={g}"]
+        m = model["row-major" if g == 1 else "grouped, GROUP_M=8"]
+        rows.append({"order": "row-major (GROUP_M=1)" if g == 1 else "grouped (GROUP_M=8)", "n": n,
+                     "tile": _cfg_str(dict(cfg, GROUP_M=g)), "ms": t.median_ms, "tflops": t.tflops(2.0 * n ** 3),
+                     "model DRAM MiB": m["DRAM MiB (model)"], "spread": t.spread})
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    rounds = 1 if ctx.quick else 3
+    targets = TARGETS[:1] if ctx.quick else TARGETS
+    size_rows = [bench_case(dtype, n, rounds=rounds) for dtype, n, _ in cli.progress(targets, "target shapes")]
+    small = [bench_case("bfloat16", n, rounds=1) for n in cli.progress(SMALL_SIZES[-1:] if ctx.quick
+                                                                        else SMALL_SIZES, "small sizes")]
+    fp32 = [] if ctx.quick else [bench_case("float32", 4096, rounds=1), bench_case("tf32", 4096, rounds=1)]
+    tuning = size_rows[0]["tuning"]           # bf16 4096^3: every config's time
+    big = [r for r in size_rows if r["dtype"] == "bfloat16" and r["n"] == 8192]
+    order = [] if ctx.quick or not big else bench_ordering(big[0]["cfg"], rounds=rounds)
+    targets_out = []
+    for (dtype, n, goal), r in zip(targets, size_rows):
+        targets_out.append({"case": f"matmul {dtype} {n}^3", "peer": "cuBLAS (torch.matmul)",
+                            "triton TFLOP/s": r["triton_tflops"], "peer TFLOP/s": r["cublas_tflops"],
+                            "ratio": r["ratio"], "target": f">= {goal:.2f}", "met": r["ratio"] >= goal})
+    cols = ["dtype", "n", "config", "triton_tflops", "cublas_tflops", "ratio", "spread", "check"]
+    tables = [(size_rows, cols, "Targets: Triton (autotuned) vs cuBLAS, interleaved rounds"),
+              (small, cols, "Sizes <= 2048, bf16 (reported separately: few tiles per SM, and launch and tail effects "
+                            "weigh more)")]
+    if fp32:
+        tables.append((fp32, cols + ["cuda_c"], "fp32 at 4096^3: 'float32' = input_precision ieee vs cuBLAS SGEMM "
+                                                "(TF32 off) and phase 2's CUDA C; 'tf32' vs cuBLAS with TF32 on"))
+    if tuning:
+        tables.append((tuning, None, "The autotuner's timings at bf16 4096^3 (best first)"))
+    if order:
+        tables.append((order, None, "Program order measured at 8192^3 bf16 (same tile config)"))
+    tables.append((targets_out, None, "Performance targets"))
+    all_checked = all(r["ok"] for r in size_rows + small + fp32)
+    if not all_checked:
+        print("a benchmarked result failed its sampled check (see the 'check' column)")
+    rows = []
+    for r in size_rows + small + fp32:
+        rows.append(dict(lab=L.LAB, variant="triton matmul", impl="triton", shape=[r["n"]] * 3, dtype=r["dtype"],
+                         ms=r["triton_ms"], tflops=r["triton_tflops"], vs_peer=r["ratio"], config=r["config"],
+                         spread=r["spread"], check=r["check"], cuda_c=r.get("cuda_c")))
+        rows.append(dict(lab=L.LAB, variant="cuBLAS", impl="peer", shape=[r["n"]] * 3, dtype=r["dtype"],
+                         ms=r["cublas_ms"], tflops=r["cublas_tflops"], spread=r["spread"]))
+    meta = dict(targets=targets_out, ordering=order,
+                configs_picked={f"{r['dtype']} {r['n']}": r["config"] for r in size_rows + small + fp32},
+                tuning=tuning, compile_report=compile_table(device.arch_info(ctx.args.arch).cc),
+                configs_16=L.CONFIGS_16, device=device.info().as_dict())
+    return lab.Result(rows=rows, meta=meta, tables=tables, ok=all_checked)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    """TFLOP/s of the autotuned Triton kernel and of cuBLAS over M = N = K, bf16, against the datasheet peak."""
+    bf16 = [r for r in data["rows"] if r["dtype"] == "bfloat16"]
+    ns = sorted({r["shape"][0] for r in bf16})
+
+    def series(variant):
+        by = {r["shape"][0]: r["tflops"] for r in bf16 if r["variant"] == variant}
+        return [by.get(n) for n in ns]
+
+    peak = (data.get("device") or {}).get("datasheet", {}).get("bf16_tflops")
+    hl = {f"datasheet dense bf16 {peak} TFLOP/s": peak} if peak else {}
+    path = os.path.join(out_dir, f"{L.LAB}.png")
+    return [report.plot_lines(path, ns, {"triton bf16 (autotuned)": series("triton matmul"),
+                                         "cuBLAS bf16 (torch.matmul)": series("cuBLAS")},
+                              xlabel="M = N = K", ylabel="TFLOP/s", hlines=hl, xticks=ns,
+                              xticklabels=[str(n) for n in ns],
+                              title=f"Triton matmul vs cuBLAS on {data.get('gpu', 'GPU')} (bf16 in, fp32 accumulate)")]

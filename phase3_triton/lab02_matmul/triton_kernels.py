@@ -1,0 +1,67 @@
+"""Lab 3.2's Triton kernel: C = A @ B, one program per BLOCK_M x BLOCK_N tile of C, K walked in BLOCK_K steps.
+
+Launch: a 1-D grid of cdiv(M, BLOCK_M) x cdiv(N, BLOCK_N) programs, numbered in grouped order (GROUP_M tile-rows per
+group). Per program: 2 x BLOCK_M x BLOCK_N x K FLOPs, (BLOCK_M + BLOCK_N) x K elements loaded (from L2 when a
+neighbour in the same wave loaded them first). The wrapper (lab.py: matmul_triton) picks the config, the
+compile-time flags (EVEN_K, EVEN_MN, INDEX_64) and, on a GPU, autotunes.
+"""
+from common.triton_support import grouped_tile, tl, triton
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  PRECISION: tl.constexpr, EVEN_K: tl.constexpr, EVEN_MN: tl.constexpr, INDEX_64: tl.constexpr,
+                  UPCAST: tl.constexpr):
+    # --- which tile of C: grouped order (common.triton_support.grouped_tile). Programs are numbered down a column of
+    # GROUP_M tile-rows, then across, so consecutive programs (which run at the same time) share B column-panels and
+    # reuse a few A row-panels through L2; the last group may have fewer tile-rows. GROUP_M = 1 is plain row-major
+    # order. The lab's model (bench.py: tile_loads) counts the tiles each order reads from DRAM: at bf16 8192^3 with
+    # 128x256 tiles, GROUP_M = 8 halves the modelled traffic; the prediction is that the time hardly moves, because
+    # even the row-major traffic stays under the math time at this size (the README has what was measured).
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+
+    # --- the tiles' coordinates; 64-bit when a matrix has 2^31 elements or more (INDEX_64, chosen by the wrapper)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INDEX_64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    m_ok = offs_m[:, None] < M
+    n_ok = offs_n[None, :] < N
+
+    # --- walk K. With num_stages > 1 the compiler turns these loads into cp.async copies into a ring of shared-memory
+    # buffers, issued num_stages - 1 steps ahead; tl.dot becomes wgmma (sm_90) or mma.sync (sm_80) on those buffers.
+    # Each stage costs one A + B tile of shared memory; the prediction: a 4th stage helps at 4096^3 bf16 (more loads
+    # in flight per wgmma) as long as it fits in the 227 KiB a block may use.
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        if EVEN_K:
+            if EVEN_MN:
+                a = tl.load(a_ptrs)
+                b = tl.load(b_ptrs)
+            else:
+                a = tl.load(a_ptrs, mask=m_ok, other=0.0)
+                b = tl.load(b_ptrs, mask=n_ok, other=0.0)
+        else:
+            k_left = K - k * BLOCK_K                          # zeros past the end of K add nothing to the dot
+            a = tl.load(a_ptrs, mask=m_ok & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=n_ok & (offs_k[:, None] < k_left), other=0.0)
+        if UPCAST:
+            # interpreter only: Triton 3.9's interpreter multiplies the raw bits of bf16 tiles in tl.dot
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    # --- write the tile (rounded to C's dtype) where it lies inside C
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    if EVEN_MN:
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
+    else:
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_ok & n_ok)
