@@ -1,4 +1,4 @@
-"""Phase 2 labs 3-5 (warp shuffle, launch configuration, register pressure).
+"""Phase 2 labs 4-5 ( launch configuration, register pressure).
 
 CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
 from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab03_warp_shuffle as ws
 from phase2_cuda import lab04_launch_config as lc
 from phase2_cuda import lab05_register_pressure as rp
 
@@ -28,53 +27,6 @@ def _rand(shape, seed=0):
 # =====================================================================================================================
 # CPU tier
 # =====================================================================================================================
-# ---- lab 2.3: warp shuffle -------------------------------------------------------------------------------------------
-@needs_sass
-def test_warp_kernels_stay_inside_the_warp():
-    rep = cuda.compile_report(ws.CU, "sm_90")
-    for name, k in rep.kernels.items():
-        c = k.sass_counts
-        assert c.get("BAR", 0) == 0, f"{name} has a block barrier"
-        lds = sum(v for key, v in c.items() if key.startswith("LDS"))
-        if "shfl" in name:
-            assert c.get("SHFL", 0) == 5 * ws.SEGS and lds == 0, name
-        else:
-            assert c.get("SHFL", 0) == 0 and lds > 0, name
-
-
-def test_reduce_then_scan_traffic_model():
-    n = 2**28
-    assert ws.reduce_then_scan_bytes(n) / n == pytest.approx(12 * 32 / 31 + 8 * 32 / 31 / 32, rel=1e-3)
-    assert ws.reduce_then_scan_bytes(32) == 4 * 32 * 3 + 4      # one segment: no level below, no offsets read
-    sums, scan = ws.reference(np.arange(1, 34, dtype=np.float64))
-    assert sums.tolist() == [sum(range(1, 33)), 33.0] and scan[-1] == 33 * 34 / 2
-
-
-@cpu_only
-@pytest.mark.parametrize("n", [1, 31, 32, 33, 1025, 33_000])   # 33,000: three levels of recursion
-def test_triton_scan_in_the_interpreter(n):
-    x = _rand(n, n)
-    ref_sums, ref_scan = ws.reference(x)
-    out = (check.poison(np.empty(ws.segment_count(n), np.float32)), check.poison(np.empty(n, np.float32)))
-    sums, scan = ws.scan_triton(x, out=out)
-    check.assert_close(sums, ref_sums, "float32", what="sums")
-    check.assert_close(scan, ref_scan, "float32", what="scan")
-
-
-@cpu_only
-def test_scan_rejects_bad_input():
-    with pytest.raises(ValueError, match="1-D"):
-        ws.scan_triton(_rand((4, 4)))
-    with pytest.raises(ValueError, match=r"out\[0\] \(sums\): expected shape"):
-        ws.scan_triton(_rand(100), out=(np.empty(3, np.float32), np.empty(100, np.float32)))
-    with pytest.raises(TypeError, match=r"\(sums, scan\) pair"):
-        ws.scan_triton(_rand(100), out=np.empty(100, np.float32))
-    with pytest.raises(TypeError, match="GPU array"):
-        ws.scan_cuda_02(_rand(100))
-    s, y = ws.scan_triton(np.empty(0, np.float32))
-    assert s.shape == (0,) and y.shape == (0,)
-
-
 # ---- lab 2.4: launch configuration -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("arch,threads,regs,smem,want", [
     ("sm_90", 256, 32, 0, (8, "threads per SM")),
@@ -180,7 +132,7 @@ def test_colnorm_rejects_bad_input_before_launch():
 
 # ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
 @cpu_only
-@pytest.mark.parametrize("mod", [ws, lc, rp], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("mod", [lc, rp], ids=lambda m: m.__name__.split(".")[-1])
 def test_main_quick_on_the_cpu(mod, capsys):
     assert mod.main(["--quick", "--arch", "sm_90"]) == 0
     out = capsys.readouterr().out
@@ -194,35 +146,6 @@ def _cp(a):
     import cupy
 
     return cupy.asarray(a)
-
-
-@gpu
-@pytest.mark.parametrize("kind", ["smem", "down", "xor"])
-@pytest.mark.parametrize("n", [1, 31, 33, 255, 257, 2049, 2**20 + 7])
-def test_warp_sums_every_kind(kind, n):
-    x = _cp(_rand(n, n))
-    got = ws.warp_sums(x, kind=kind)
-    check.assert_close(got, ws.reference(arrays.to_numpy(x))[0], "float32")
-
-
-@gpu
-@pytest.mark.parametrize("fn", [ws.scan_cuda_01, ws.scan_cuda_02, ws.scan_cuda_03, ws.scan_triton])
-def test_scan_deep_recursion_and_bad_input(fn):
-    import cupy
-
-    n = 2**24 + 5                                       # five levels of segments
-    x = _cp(_rand(n, 11))
-    sums, y = fn(x)
-    ref_sums, ref_scan = ws.reference(arrays.to_numpy(x))
-    check.assert_close(sums, ref_sums, "float32", what="sums")
-    check.assert_close(y, ref_scan, "float32", what="scan")
-    if fn is not ws.scan_triton:
-        with pytest.raises(ValueError, match="must not be x"):
-            fn(x, out=(cupy.empty(ws.segment_count(n), cupy.float32), x))
-    with pytest.raises(ValueError, match="1-D"):
-        fn(x[: 64].reshape(8, 8))
-    e_s, e_y = fn(cupy.empty(0, cupy.float32))
-    assert e_s.shape == (0,) and e_y.shape == (0,)
 
 
 @gpu

@@ -1,5 +1,13 @@
-// Warp-level reduce and scan: shuffles (__shfl_down_sync, __shfl_xor_sync, __shfl_up_sync) against shared memory,
-// and how the two compose into an inclusive scan of an array of any length.
+// Lab 2.3 - warp-level reduce and scan: shuffles (__shfl_down_sync, __shfl_xor_sync, __shfl_up_sync) against shared
+// memory, and how the two compose into an inclusive scan of an array of any length.
+//
+//   warp_reduce_01_smem        per-segment sums through a tree in shared memory, __syncwarp between steps
+//   warp_reduce_02_shfl_down   the same with __shfl_down_sync: lane 0 ends with the sum
+//   warp_reduce_03_shfl_xor    a butterfly (__shfl_xor_sync): every lane ends with the sum, one coalesced store
+//   warp_scan_01_smem          inclusive segment scan, Hillis-Steele in shared memory
+//   warp_scan_02_shfl_up       the same with __shfl_up_sync
+// Run: python -m phase2_cuda.lab03_warp_shuffle (the measured figures are in this lab's README, not here).
+// This lab teaches the shuffles themselves, so it writes them out rather than taking common/cuda/reduce.cuh's.
 //
 // The unit of work is a SEGMENT of 32 consecutive elements, one per lane: element g * 32 + lane of segment g.
 // A warp handles SEGS consecutive segments (SEGS * 32 elements, contiguous), loading all of them before reducing, so
@@ -20,9 +28,6 @@
 //
 // Bytes and FLOPs: warp sums read 4 n bytes and write n / 8; the segment scan reads 4 n + n / 8 and writes 4 n.
 // 31 adds per segment for a sum; 5 x 32 adds (Hillis-Steele) per segment for a scan. Memory-bound.
-// Measured on an H200 at n = 2^28 (results/h200/phase2_lab03_warp_shuffle.json; HBM ceiling 4,341 GB/s): warp sums
-// at 0.541 (shared memory), 0.813 (shfl_down) and 0.898 (shfl_xor) of the ceiling; the full reduce-then-scan at
-// 1,965 / 2,457 / 2,533 GB/s of must-move bytes, the best at 0.98x torch.cumsum. Per-kernel figures below.
 
 #ifndef SEGS
 #define SEGS 8          // segments (of 32 elements) per warp
@@ -52,12 +57,9 @@ __device__ __forceinline__ long long load_segments(const float* __restrict__ x, 
 // (the readers touch slots [offset, 2 offset), the writers [0, offset): no overlap inside a step) and __syncwarp()
 // separates the steps. Lane 0 ends with the total.
 // Cost per segment: 1 store + 5 x (1 load + 1 store) = 11 shared-memory passes, plus 5 warp barriers.
-// Prediction: an H200 streams 128 B (one segment) per ~8 SM clocks from HBM (4.4 TB/s / 132 SMs / 1.98 GHz = 17 B per
-// clock); 11 passes per segment is more than 8, so shared memory, not HBM, should bound this kernel: ~8/11 ~= 70% of
-// the HBM ceiling at best.
-// Measured on an H200 at n = 2^28: 2,349 GB/s (0.471 ms), 0.541 of the ceiling. The bound held in kind but the model
-// was optimistic: ~14.7 SM clocks per segment, not 11 (0.353 ms predicted); likely each step's dependent load -> add ->
-// store chain and the 5 __syncwarp keep the pipe from staying full (results/h200/phase2_lab03_warp_shuffle.json).
+// Prediction: an H200 streams 128 B (one segment) per ~8 SM clocks from HBM (~17 B per clock per SM: the HBM rate
+// over 132 SMs at ~1.98 GHz); 11 passes per segment is more than 8, so shared memory, not HBM, should bound this
+// kernel: ~8/11 ~= 70% of the HBM ceiling at best.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void warp_reduce_01_smem(const float* __restrict__ x, float* __restrict__ sums, long long n)
 {
@@ -93,9 +95,7 @@ extern "C" __global__ void warp_reduce_01_smem(const float* __restrict__ x, floa
 // offsets 16, 8, 4, 2, 1 only lane 0 holds the full sum (the other lanes hold partial sums, never used).
 // Cost per segment: 5 SHFL + 5 FADD, no shared memory, no barrier.
 // Prediction: ~5 shuffles per 8 clocks of HBM time per segment: under the bound, so HBM-bound, ~the ceiling.
-// Measured on an H200 at n = 2^28: 3,531 GB/s (0.314 ms, 4% spread), 0.813 of the ceiling, 1.50x rung 01 and 0.91x
-// rung 03: the prediction missed by 19%. Against 03 the difference is the store: lane 0 writes the SEGS sums one at a
-// time (8 single-lane STG per warp instead of 1), the likely cause (results/h200/phase2_lab03_warp_shuffle.json).
+// Note the store: lane 0 writes the SEGS sums one at a time (8 single-lane STG per warp); 03 changes that.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void warp_reduce_02_shfl_down(const float* __restrict__ x, float* __restrict__ sums,
                                                     long long n)
@@ -122,8 +122,6 @@ extern "C" __global__ void warp_reduce_02_shfl_down(const float* __restrict__ x,
 // the result (a softmax's max and sum, a layernorm's mean); here lane k writes segment k's sum, so the SEGS stores of
 // a warp are one coalesced instruction instead of SEGS single-lane ones.
 // Prediction: the same as 02 (HBM-bound).
-// Measured on an H200 at n = 2^28: 3,897 GB/s (0.284 ms), 0.898 of the ceiling, 1.10x rung 02 - not "the same" -
-// and 0.93x Triton's tl.sum over the same segments (4,189 GB/s) (results/h200/phase2_lab03_warp_shuffle.json).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void warp_reduce_03_shfl_xor(const float* __restrict__ x, float* __restrict__ sums, long long n)
 {
@@ -153,8 +151,7 @@ extern "C" __global__ void warp_reduce_03_shfl_xor(const float* __restrict__ x, 
 // warp_scan_01_smem: Hillis-Steele in shared memory. For offset 1, 2, 4, 8, 16, each lane reads the slot `offset`
 // below it, waits for every lane to have read (__syncwarp), then adds and writes back, and waits again.
 // Cost per segment: 1 + 5 x 2 = 11 passes and 10 warp barriers.
-// Measured on an H200 (n = 2^28, with warp_reduce_01_smem): the whole scan in 1.09 ms, 1,965 GB/s of the 8 n bytes
-// that must move (0.453 of the ceiling), 0.76x torch.cumsum (results/h200/phase2_lab03_warp_shuffle.json).
+// Prediction: bound by shared memory like warp_reduce_01_smem; the whole scan the slowest of the three pairings.
 extern "C" __global__ void warp_scan_01_smem(const float* __restrict__ x, const float* __restrict__ offsets,
                                              float* __restrict__ y, long long n)
 {
@@ -188,9 +185,8 @@ extern "C" __global__ void warp_scan_01_smem(const float* __restrict__ x, const 
 // warp_scan_02_shfl_up: what changed: __shfl_up_sync(FULL, v, offset) gives lane i the v of lane i - offset; lanes
 // below `offset` have no source (they get their own value back) and must not add it, hence the `lane >= offset` test.
 // Cost per segment: 5 SHFL + 5 FADD (predicated), no shared memory, no barrier.
-// Measured on an H200 (n = 2^28): the whole scan in 0.848 ms with warp_reduce_03_shfl_xor (0.874 ms with 02),
-// 2,533 GB/s of must-move bytes, 0.98x torch.cumsum (2,584 GB/s); its ~12.6 n bytes actually moved at 4.0 TB/s,
-// 0.92 of the ceiling, 1.29x the shared-memory scan (results/h200/phase2_lab03_warp_shuffle.json).
+// Prediction: HBM-bound; with the ~12.6 n bytes the reduce-then-scan moves, at most 8 / 12.6 of a one-pass scan at
+// the ceiling.
 extern "C" __global__ void warp_scan_02_shfl_up(const float* __restrict__ x, const float* __restrict__ offsets,
                                                 float* __restrict__ y, long long n)
 {

@@ -1,0 +1,131 @@
+"""Lab 2.3's measuring side: what each kernel exchanges through (SASS, every machine), the per-warp sums alone (from HBM
+and L2-resident) against their pass model, the full scans against cupy.cumsum / torch.cumsum, and the plot (redrawn
+from the JSON by --replot)."""
+from __future__ import annotations
+
+import os
+
+from common import bench, cli, cuda, device, lab, report
+from common.triton_support import launch, triton
+
+from . import lab as L
+from .triton_kernels import segment_sum_kernel
+
+CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton sums and scan ran in the interpreter."
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, "n of the benchmark (default 2^28, quick 2^24)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: what the compiler made of the kernels
+# ---------------------------------------------------------------------------------------------------------------------
+def compile_report(args) -> None:
+    rep = cuda.print_compile_report(L.CU, args.arch, excerpt_of="warp_reduce_02_shfl_down")
+    if not any(k.sass for k in rep.kernels.values()):
+        return
+    rows = []
+    for name, k in rep.kernels.items():
+        c = k.sass_counts
+        rows.append({"kernel": name, "SHFL": c.get("SHFL", 0), "LDS": sum(v for key, v in c.items()
+                                                                          if key.startswith("LDS")),
+                     "STS": sum(v for key, v in c.items() if key.startswith("STS")), "BAR (block barriers)":
+                     c.get("BAR", 0), "per segment": f"{c.get('SHFL', 0) / L.SEGS:.0f} shuffles" if c.get("SHFL")
+                     else "shared memory"})
+    report.print_table(rows, title=f"what each kernel exchanges with (SASS, {L.SEGS} segments per warp)")
+    print("-> no kernel has a block barrier (BAR): everything stays inside one warp. The shared-memory versions pay "
+          "in LDS/STS and __syncwarp; the shuffle versions in SHFL only.")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU: timing
+# ---------------------------------------------------------------------------------------------------------------------
+def _pred_ms(n: int, nbytes: float, ceiling_gbps: float, passes_per_segment: int) -> tuple[float, str]:
+    """max(HBM time, shared-memory / shuffle time at one pass per clock per SM)."""
+    d = device.info()
+    hbm = nbytes / (ceiling_gbps * 1e6)
+    pipe = L.segment_count(n) / d.sms * passes_per_segment / (d.sm_clock_mhz * 1e3)
+    return max(hbm, pipe), ("HBM" if hbm >= pipe else f"{passes_per_segment} passes per segment")
+
+
+def bench_reduce(n: int, ceiling_gbps: float, l2_warm: bool) -> list[dict]:
+    """The three warp-sum kernels (and Triton's segment sum) alone."""
+    import cupy
+
+    x = cupy.random.standard_normal(n, dtype=cupy.float32)
+    sums = cupy.empty(L.segment_count(n), cupy.float32)
+    nbytes = 4 * n + 4 * L.segment_count(n)
+    where = "L2-resident (L2 not flushed)" if l2_warm else "HBM (L2 flushed)"
+    cases = [("cuda 01 smem tree", "smem", L.PASSES["reduce smem"]),
+             ("cuda 02 shfl_down", "down", L.PASSES["reduce shfl"]),
+             ("cuda 03 shfl_xor", "xor", L.PASSES["reduce shfl"])]
+    rows = []
+    for name, kind, passes in cli.progress(cases, "reductions"):
+        t = bench.bench(lambda k=kind: L.warp_sums(x, sums, kind=k), flush_l2=not l2_warm)
+        p, why = _pred_ms(n, nbytes, ceiling_gbps, passes) if not l2_warm else (None, f"{passes} passes per segment")
+        rows.append(report.row(L.LAB + "_reduce", name, "cuda", (n,), "float32", t, nbytes=nbytes, flops=31 * n / 32,
+                               ceiling_gbps=ceiling_gbps, regime=where, pred_ms=p, pred_bound=why))
+    tgrid = (triton.cdiv(L.segment_count(n), L.TRITON_SEGS),)
+    t = bench.bench(lambda: launch(segment_sum_kernel, tgrid, x, sums, n, SEGS_T=L.TRITON_SEGS, num_warps=4),
+                    flush_l2=not l2_warm)
+    rows.append(report.row(L.LAB + "_reduce", "triton tl.sum", "triton", (n,), "float32", t, nbytes=nbytes,
+                           flops=31 * n / 32, ceiling_gbps=ceiling_gbps, regime=where, pred_ms=None, pred_bound=""))
+    return rows
+
+
+def bench_scan(n: int, ceiling_gbps: float) -> list[dict]:
+    """Full scans (our variants also produce the segment sums) against cupy.cumsum / torch.cumsum alone."""
+    import cupy
+    import torch
+
+    x = cupy.random.standard_normal(n, dtype=cupy.float32)
+    sums = cupy.empty(L.segment_count(n), cupy.float32)
+    y = cupy.empty(n, cupy.float32)
+    must = 8 * n                                   # read x once, write y once
+    ours = L.reduce_then_scan_bytes(n)             # ~12.6 n: x twice, y once, the sums, and the levels below
+    fns = {v.name: (v.impl, (lambda f=v.fn: f(x, out=(sums, y)))) for v in L.VARIANTS}
+    tx, ty = torch.from_dlpack(x), torch.from_dlpack(y)
+    fns["cupy.cumsum (scan only)"] = ("peer", lambda: cupy.cumsum(x, out=y))
+    fns["torch.cumsum (scan only)"] = ("peer", lambda: torch.cumsum(tx, 0, out=ty))
+    rows = []
+    for name, (impl, f) in fns.items():
+        t = bench.bench(f)
+        moved = must if impl == "peer" else ours
+        rows.append(report.row(L.LAB + "_scan", name, impl, (n,), "float32", t, nbytes=must, flops=n,
+                               ceiling_gbps=ceiling_gbps, bytes_moved_model=moved,
+                               pred_ms=moved / (ceiling_gbps * 1e6)))
+    peer = min(r["ms"] for r in rows if r["variant"].startswith("torch"))
+    for r in rows:
+        r["vs_torch_cumsum"] = peer / r["ms"]
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    ceiling = ctx.ceiling()
+    n = ctx.args.size or (2**24 if ctx.quick else L.MAIN_N)
+    reduce_rows = bench_reduce(n, ceiling["hbm_gbps"], l2_warm=False)
+    reduce_rows += bench_reduce(2**22, ceiling["hbm_gbps"], l2_warm=True)
+    scan_rows = bench_scan(n, ceiling["hbm_gbps"])
+    return lab.Result(
+        rows=reduce_rows + scan_rows, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
+        tables=[(reduce_rows, ["variant", "regime", "shape", "ms", "pred_ms", "pred_bound", "gbps", "frac_ceiling",
+                               "spread"], "per-warp sums alone (GB/s counts 4 n + n / 8 bytes)"),
+                (scan_rows, ["variant", "impl", "ms", "pred_ms", "gbps", "frac_ceiling", "vs_torch_cumsum", "spread"],
+                 f"inclusive scan of n = {n:,} fp32 (GB/s counts the 8 n bytes that must move; our variants also "
+                 "write the segment sums and move ~12.6 n)")])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    rows = [r for r in data["rows"] if r["lab"] in (L.LAB + "_reduce", L.LAB + "_scan")]
+    if not rows:
+        return []
+    labels = [f"{r['variant']} [{'sums, ' + r['regime'].split(' ')[0] if 'regime' in r else 'scan'}]" for r in rows]
+    return [report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), labels, [r["gbps"] for r in rows],
+                             ylabel="GB/s (bytes that must move / time)",
+                             title=f"Warp sums and scans, fp32, on {data.get('gpu', 'GPU')}",
+                             colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rows],
+                             hlines={f"HBM ceiling {rows[0]['ceiling_gbps']:.0f}": rows[0]["ceiling_gbps"]})]
