@@ -1,4 +1,4 @@
-"""Phase 1 labs other than vector add and the device tour: thread hierarchy, memory hierarchy, occupancy, naive matmul.
+"""Phase 1 labs other than vector add and the device tour: memory hierarchy, occupancy, naive matmul.
 
 CPU tier: what the compiler made of every kernel (NVRTC + SASS census), the Triton kernels in the interpreter on edge
 cases the generic test does not cover, the references against brute force, the prediction helpers, bad input
@@ -13,7 +13,6 @@ import pytest
 
 from common import check, cuda, device
 from common import occupancy as oc
-from phase1_architecture import lab03_thread_hierarchy as l3
 from phase1_architecture import lab04_memory_hierarchy as l4
 from phase1_architecture import lab05_occupancy as l5
 from phase1_architecture import lab06_matmul_naive as l6
@@ -30,26 +29,6 @@ def _ops(k, prefix):
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: what the compiler made of the kernels
 # ---------------------------------------------------------------------------------------------------------------------
-def test_whoami_reads_the_special_registers():
-    rep = cuda.compile_report(l3.CU, "sm_90")
-    ptx = rep.ptx
-    for reg in ("%smid", "%laneid", "%globaltimer"):
-        assert reg in ptx, f"{reg} is not read"
-    assert rep["hier_01_whoami"].spills == 0
-
-
-@SASS
-def test_divergent_kernel_keeps_two_loops_and_a_reconvergence_point():
-    rep = cuda.compile_report(l3.CU, "sm_90")
-    k1, k2 = rep["div_01_branch_on_lane_parity"], rep["div_02_branch_on_warp_index"]
-    text1 = "\n".join(k1.sass)
-    # both hashes really are there (no select merged them: that would remove the divergence the lab measures)
-    assert "0x7feb352d" in text1 and "-0x7b935975" in text1        # 0x846ca68b as a signed immediate
-    assert any(s.startswith("BSSY") for s in k1.sass)
-    # the two kernels differ only in the index mapping: the same hashing instructions
-    assert _ops(k1, "IMAD") >= 2 and k1.sass_counts.get("LDG.32") == k2.sass_counts.get("LDG.32") == 1
-
-
 @SASS
 def test_read_sweep_issues_its_float4_loads_back_to_back():
     k = cuda.compile_report(l4.CU, "sm_90")["mem_02_read_sweep_float4"]
@@ -103,23 +82,6 @@ def test_naive_matmuls_differ_only_in_addresses(arch):
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: references and prediction helpers
 # ---------------------------------------------------------------------------------------------------------------------
-def test_hash_reference_rounds_zero_is_identity_and_parity_selects():
-    x = np.array([1, -2, 3, 2**31 - 1], np.int32)
-    assert np.array_equal(l3.reference(x.astype(np.float64), 0), x.astype(np.float64))
-    r = l3.reference(x.astype(np.float64), 3)
-    even = l3._hash(x.view(np.uint32), 3, *l3.HASH_EVEN).view(np.int32)
-    odd = l3._hash(x.view(np.uint32), 3, *l3.HASH_ODD).view(np.int32)
-    assert r[0] == even[0] and r[2] == even[2] and r[1] == odd[1] and r[3] == odd[3] and r[1] != even[1]
-
-
-def test_warp_rule_of_the_mapping_table():
-    rec = l3.predicted_records((16, 4), 2)
-    assert rec.shape == (128, 10)
-    row = rec[32]                                   # tid 32 = (tx 0, ty 2): first thread of warp 1
-    assert tuple(row[:6]) == (0, 0, 2, 32, 1, 0)
-    assert tuple(rec[64][:6]) == (1, 0, 0, 0, 0, 0)
-
-
 @pytest.mark.parametrize("n,blocks,per_block", [(1, 1, 5), (7, 3, 20), (10, 4, 3), (64, 5, 64), (1000, 7, 2500),
                                                 (16, 16, 1)])
 def test_sweep_reference_matches_brute_force(n, blocks, per_block):
@@ -277,27 +239,15 @@ def test_triton_sweep_and_hash_reject_bad_input():
         l4.read_triton(np.ones(0, np.float32), 1, 4)
     with pytest.raises(TypeError, match="dtype"):
         l4.read_triton(x.astype(np.float64), 1, 4)
-    xi = np.ones(8, np.int32)
-    with pytest.raises(ValueError, match="rounds"):
-        l3.div_triton(xi, -1)
-    with pytest.raises(TypeError, match="dtype"):
-        l3.div_triton(x, 3)
-    assert l3.div_triton(np.ones(0, np.int32), 3).shape == (0,)
 
 
 @cpu_only
 def test_triton_hash_and_scale_small_cases():
-    x = np.array([7, -7, 123456789], np.int32)
-    out = check.poison(np.empty(3, np.int32))
-    assert np.array_equal(l3.div_triton(x, 0, out=out), x)
-    y = l3.div_triton(x, 5)
-    assert np.array_equal(y.astype(np.float64), l3.reference(x.astype(np.float64), 5))
     s = l5.scale_triton(np.array([1.0, -2.0, 3.0], np.float32), 2.5)
     assert np.array_equal(s, np.array([2.5, -5.0, 7.5], np.float32))
 
 
 CUDA_WRAPPERS = [
-    (l3.div_cuda_01, lambda x: (x.astype(np.int32), 3)), (l3.div_cuda_02, lambda x: (x.astype(np.int32), 3)),
     (l4.read_cuda_01, lambda x: (x, 2, 8)), (l4.read_cuda_02, lambda x: (x, 2, 8)),
     (l5.scale_cuda_01, lambda x: (x, 2.0)), (l5.scale_cuda_02, lambda x: (x, 2.0)),
     (l6.mm_cuda_01, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
@@ -313,7 +263,7 @@ def test_cuda_wrappers_reject_host_arrays_before_launching(fn, args):
         fn(*args(x))
 
 
-@pytest.mark.parametrize("lab", [l3, l4, l5, l6], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("lab", [l4, l5, l6], ids=lambda m: m.__name__.split(".")[-1])
 @cpu_only
 def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
     assert lab.main(["--quick", "--out", str(tmp_path)]) == 0
@@ -331,55 +281,6 @@ def test_record_fixture_needs_a_gpu(capsys):
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
-@gpu
-@pytest.mark.parametrize("block", [(256, 1), (16, 4), (7, 3), (32, 32), (1, 1)])
-def test_whoami_records(block):
-    n = 3 * block[0] * block[1] + 5                    # a partial last block
-    rec = l3.whoami(n, block).get()
-    d = device.info()
-    bx, by = block
-    per = bx * by
-    r = np.arange(n)
-    tid = r % per
-    assert np.array_equal(rec[:, 0], r // per)
-    assert np.array_equal(rec[:, 1], tid % bx) and np.array_equal(rec[:, 2], tid // bx)
-    assert np.array_equal(rec[:, 3], tid) and np.array_equal(rec[:, 4], tid // 32)
-    assert np.array_equal(rec[:, 5], tid % 32), "%laneid disagrees with (tx + ty * bx) % 32"
-    assert (rec[:, 6] >= 0).all() and (rec[:, 6] < max(d.sms, 256)).all()
-    assert (rec[:, 9] >= rec[:, 8]).all()
-    # one block runs on one SM
-    for b in range(int(rec[:, 0].max()) + 1):
-        assert len(set(rec[rec[:, 0] == b, 6])) == 1
-
-
-@gpu
-def test_whoami_spin_keeps_blocks_resident():
-    d = device.info()
-    rec = l3.whoami(2 * 256, (256, 1), spin_cycles=int(5 * d.sm_clock_mhz)).get()   # ~5 us
-    assert (rec[:, 9] - rec[:, 8] >= 1000).all()       # every thread saw at least ~1 us pass
-    with pytest.raises(ValueError, match="block"):
-        l3.whoami(10, (1024, 2))
-
-
-@gpu
-@pytest.mark.parametrize("fn", [l3.div_cuda_01, l3.div_cuda_02])
-def test_divergence_kernels_on_device(fn):
-    import cupy
-
-    x, _ = l3.make_inputs(4097, "int32", check.rng(1), "cuda")
-    assert bool((fn(x, 0) == x).all())                 # zero rounds: the identity
-    u = cupy.asarray(x).view(cupy.uint32)
-    want = l3.reference(x.get().astype(np.float64), 7)
-    assert np.array_equal(fn(u, 7).view(cupy.int32).get().astype(np.float64), want)   # uint32 input works too
-    with pytest.raises(TypeError, match="dtype"):
-        fn(x.astype(cupy.float32), 3)
-    with pytest.raises(ValueError, match="rounds"):
-        fn(x, -1)
-    with pytest.raises(ValueError, match="C-contiguous"):
-        fn(x[::2], 3)
-    assert fn(cupy.empty(0, cupy.int32), 3).shape == (0,)
-
-
 @gpu
 @pytest.mark.parametrize("offset", [1, 2, 3])
 def test_read_sweep_misaligned_and_odd_views(offset):

@@ -1,11 +1,18 @@
-// Thread, warp, block, grid: kernels that report where and when they ran, and what a divergent branch costs.
+// Lab 1.3 - thread, warp, block, grid: kernels that report where and when they ran, and what a divergent branch
+// costs. The kernels:
 //
+//   hier_01_whoami                 every thread records its block, thread, warp, %laneid, %smid and two clocks
+//   div_01_branch_on_lane_parity   thread = element, a branch on the element's parity: every warp runs both sides
+//   div_02_branch_on_warp_index    the same code, threads remapped so each warp takes one side: no divergence
+// Run: python -m phase1_architecture.lab03_thread_hierarchy (the measured figures are in this lab's README, not here).
+//
+// The special registers below are this lab's subject, so it reads them itself (inline PTX); no shared header has them.
 // Special registers read with inline PTX (all architectures from sm_75 on have them):
 //   %laneid       0..31, the thread's position inside its warp (the hardware's answer, not a formula)
 //   %smid         the SM the thread's block runs on (fixed for the block's lifetime; numbering may have gaps)
 //   %globaltimer  a 64-bit nanosecond counter shared by the whole GPU: comparable across SMs, so it can draw a
 //                 timeline; its resolution is coarser than a clock cycle (tens of ns to ~1 us depending on the GPU;
-//                 32 ns steps on the H200 of results/h200)
+//                 the lab prints the step it sees)
 //   clock64()     the SM's own cycle counter: cycle-exact, but each SM counts from its own origin, so two SMs'
 //                 values cannot be compared; use it for durations measured inside one block only.
 
@@ -43,11 +50,9 @@ __device__ __forceinline__ unsigned long long global_ns()
 // spin_cycles > 0 keeps every block resident for that many SM cycles, so the timeline shows how blocks are dealt to
 // SMs in waves: a block starts only when an earlier one on that SM has left and freed its resources.
 // Bytes: 80 per thread written; FLOPs: none. This is an observation kernel, not a speed test.
-// Measured on an H200 (results/h200/phase1_lab03_thread_hierarchy.json, "mapping" and "timeline"): %laneid equalled
-// the formula's lane for all 192 threads of 3 blocks of (16, 4); blocks 0, 1, 2 ran on SMs 128, 124, 126. With
-// spin_cycles = 20 us x 1980 MHz and 2,640 blocks of 256 threads, at most 8 blocks shared an SM (the calculator's 8:
-// 64 warps / 8 per block); the first 1,056 started together, the rest were started gradually after a pause of a few
-// us, so the kernel took 88.1 us, not the 60 us of 3 back-to-back waves.
+// Prediction: %laneid equals the formula's lane for every thread; blocks are not dealt out in %smid order; an SM holds
+// as many spinning blocks at once as the occupancy calculator says (8 of 256 threads on an H200: 64 warps / 8), and
+// a grid of 2.5 waves takes 3 x the spin time. What the timeline showed instead is in the README.
 // ---------------------------------------------------------------------------------------------------------------------
 #define NFIELDS 10
 
@@ -90,11 +95,9 @@ extern "C" __global__ void hier_01_whoami(long long* rec, long long n, long long
 //           lanes masked off, then g with the even lanes masked off. Cost per warp: f + g.
 //   div_02: warp 2p handles the even elements of the 64-element group p, warp 2p+1 the odd ones. Every lane of a
 //           warp takes the same branch: cost per warp f (or g). Same total work, no divergence.
-// Prediction: div_01 takes (f + g) / max(f, g) = 2.0x as long as div_02 (f and g cost the same).
-// Measured on an H200 at n = 2^22, 256 rounds: div_01 0.567 ms, div_02 0.288 ms, 1.97x: the prediction held within
-// 2% (results/h200/phase1_lab03_thread_hierarchy.json). Both were ~12% faster than the 64-ops-per-clock estimate
-// (0.642 and 0.321 ms): div_02 retired 71 integer ops per clock per SM, likely because the IMAD of each round issues
-// to the FMA pipe and overlaps with the four SHF/LOP3 that share the integer ALU.
+// Prediction: div_01 takes (f + g) / max(f, g) = 2.0x as long as div_02 (f and g cost the same). The absolute time
+// may beat a 64-integer-ops-per-clock estimate: the IMAD of each round issues to the FMA pipe, beside the four
+// SHF/LOP3 that share the integer ALU.
 // The price div_02 pays is its access pattern: a warp reads 32 floats at a stride of 2 (8 sectors instead of 4),
 // which is irrelevant here (the memory traffic is ~1/300 of the time) but would not be for a memory-bound kernel.
 // Launch: blocks of 256 threads (any multiple of 32); div_01 ceil(n / 256) blocks; div_02 enough blocks for
