@@ -17,8 +17,8 @@ from common.triton_support import aot, load_summary, summarize
 from . import lab as L
 from .triton_kernels import matmul_kernel
 
-CPU_NOTE = ("\nThe kernel ran in the interpreter on small ragged shapes (tl.dot ignores input_precision there, and bf16 "
-            "tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). Autotuning, "
+CPU_NOTE = ("\nThe kernel ran in the interpreter on small ragged shapes (tl.dot ignores input_precision there, and "
+            "bf16 tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). Autotuning, "
             "cuBLAS and timing need a GPU.")
 # The ordering model's rates: round figures for an H200 (its HBM ceiling and cuBLAS's dense bf16 rate, rounded down).
 # The prediction needs only their ratio, within a factor of two: is the row-major traffic under the math time?
@@ -91,8 +91,8 @@ def ordering_prediction(table: list[dict], n: int, wave: int) -> str:
            f"a row-major wave needs all {grid_n} B column-panels, a GROUP_M=8 wave about half of them")
     return (f"GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}). Even row-major traffic "
             f"({rm['DRAM MiB (model)']:.0f} MiB, ~{bound_ms:.2f} ms at {MODEL_HBM_GBPS / 1000:.1f} TB/s) is under the "
-            f"math time (~{math_ms:.2f} ms at {MODEL_BF16_TFLOPS} TFLOP/s), so the measured difference should be small, "
-            "a few percent at most.")
+            f"math time (~{math_ms:.2f} ms at {MODEL_BF16_TFLOPS} TFLOP/s), so the measured difference should be "
+            "small, a few percent at most.")
 
 
 def explain(args) -> None:
