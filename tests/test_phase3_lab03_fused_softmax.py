@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 
 from common import arrays, check, device
-from phase3_triton import lab03_fused_softmax as sm
+from common import triton_support as ts
+from common.occupancy import occupancy
+from phase3_triton.lab03_fused_softmax import bench as smb
+from phase3_triton.lab03_fused_softmax import lab as sm
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -79,16 +82,16 @@ def test_rows_config_keeps_4_to_32_values_per_thread():
 
 
 def test_aot_softmax_loads_exp_and_warps():
-    k = sm.aot_rows(90, "float32", 4096)
-    s = sm.summarize(k)
+    k = smb.aot_rows(90, "float32", 4096)
+    s = ts.summarize(k)
     assert ".entry softmax_rows_kernel" in k.asm["ptx"] and k.metadata.num_warps == 8
     assert s["ptx_mem"].get("ld.global.v4.b32") == 4          # 16 floats per thread, 16 bytes at a time
     assert s["ptx_mem"].get("st.global.cs.v4.b32") == 4
     assert "ex2.approx" in k.asm["ptx"]                        # tl.exp = 2^(x log2 e) on the SFU
     assert s["shfl"] > 0 and s["local"] in (0, None)
-    sb = sm.summarize(sm.aot_rows(90, "bfloat16", 4096))
+    sb = ts.summarize(smb.aot_rows(90, "bfloat16", 4096))
     assert sb["ptx_mem"].get("ld.global.v4.b32") == 2          # 16 bf16 per thread = two 16-byte loads
-    so = sm.summarize(sm.aot_online(90))
+    so = ts.summarize(smb.aot_online(90))
     assert so["ptx_mem"].get("ld.global.v4.b32", 0) >= 8       # two passes over 16 floats per thread
 
 
@@ -99,18 +102,23 @@ def test_kernels_compile_for_every_dtype_and_integers_of_one(ty):
     rows_sig = {"x_ptr": ty, "y_ptr": ty, "n_rows": "constexpr", "n_cols": "constexpr",
                 "x_row_stride": "constexpr", "y_row_stride": "constexpr", "BLOCK_M": "constexpr",
                 "BLOCK_N": "constexpr"}
-    sm.aot(sm.softmax_rows_kernel, rows_sig, {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "y_row_stride": 1,
+    ts.aot(sm.softmax_rows_kernel, rows_sig, {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "y_row_stride": 1,
                                               "BLOCK_M": 128, "BLOCK_N": 16}, cc=90)
     online_sig = {"x_ptr": ty, "y_ptr": ty, "n_cols": "constexpr", "x_row_stride": "constexpr",
                   "y_row_stride": "constexpr", "BLOCK_N": "constexpr"}
-    sm.aot(sm.softmax_online_kernel, online_sig, {"n_cols": 1, "x_row_stride": 1, "y_row_stride": 1,
+    ts.aot(sm.softmax_online_kernel, online_sig, {"n_cols": 1, "x_row_stride": 1, "y_row_stride": 1,
                                                   "BLOCK_N": 16}, cc=90)
 
 
-def test_occupancy_estimate():
-    assert sm.occupancy(32, 256, 32, "sm_90") == 8             # thread limit: 2048 / 256
-    assert sm.occupancy(128, 256, 0, "sm_90") == 2             # 65536 / (128 x 256)
-    assert sm.occupancy(None, 256, 0, "sm_90") is None
+def test_programs_per_sm_come_from_the_occupancy_calculator():
+    s = {"regs": 32, "num_warps": 8, "shared": 32}
+    assert smb.programs_per_sm(s, "sm_90") == 8                            # thread limit: 2048 / 256
+    assert smb.programs_per_sm(dict(s, regs=128, shared=0), "sm_90") == 2  # 65536 / (128 x 256)
+    assert smb.programs_per_sm(dict(s, regs=None), "sm_90") is None        # no register count (no cuobjdump)
+    for row in smb.compile_table("sm_90"):
+        if row["regs"]:
+            want = occupancy("sm_90", 32 * row["warps"], row["regs"], smem_dynamic=row["shared B"]).blocks_per_sm
+            assert row["programs/SM"] == want > 0, row
 
 
 def test_bad_input_is_rejected_before_any_launch():
@@ -140,9 +148,9 @@ def test_check_sample_and_config_override_on_cpu_torch():
     x = torch.randn(300, 40) * 3
     out = torch.empty_like(x)
     sm.softmax_triton(x, out=out, config={"BLOCK_M": 2, "num_warps": 4})    # a tuned-style config
-    assert sm.check_sample(out, x, "float32", n_rows=10).ok
+    assert smb.check_sample(out, x, "float32", n_rows=10).ok
     out[299, 3] += 0.01                                                    # the last row is always sampled
-    assert not sm.check_sample(out, x, "float32", n_rows=10).ok
+    assert not smb.check_sample(out, x, "float32", n_rows=10).ok
 
 
 @interpreter_only
@@ -186,3 +194,8 @@ def test_gpu_long_rows_and_many_rows():
 def test_gpu_bad_input():
     with pytest.raises(TypeError, match="expected a GPU array"):
         sm.softmax_triton(np.ones((4, 8), np.float32))
+
+
+def test_replot_redraws_the_committed_plot(tmp_path):
+    assert sm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / f"{sm.LAB}.png").stat().st_size > 10_000

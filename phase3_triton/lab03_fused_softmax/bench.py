@@ -1,0 +1,243 @@
+"""Lab 3.3's measuring side: the bytes each implementation moves, what the compiler made of the kernels (ahead of
+time, no GPU needed, with the programs per SM from common.occupancy), the fused kernel's rows-per-program and warps
+tuned at the target shape, the targets against torch.compile in interleaved rounds (with phase 2's CUDA C softmax
+beside them), a row-length sweep, and the plot (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from common import arrays, bench, check, cli, device, lab, report
+from common.arrays import device_randn
+from common.bench import runs
+from common.occupancy import occupancy
+from common.triton_support import aot, load_summary, summarize, triton
+
+from . import lab as L
+from .triton_kernels import softmax_online_kernel, softmax_rows_kernel
+
+CPU_NOTE = ("\nThe Triton kernels ran in the interpreter (small shapes, -inf entries and outliers included); timing "
+            "and the torch peers need a GPU.")
+
+
+def bytes_table(shape=None) -> list[dict]:
+    """Bytes each implementation moves at the target shape (a pass = every element read or written once)."""
+    m, n = shape or TARGET_SHAPE
+    return [{"implementation": "torch unfused ops (max, sub, exp, sum, div)", "passes": L.UNFUSED_PASSES,
+             "fp32 GB": L.UNFUSED_PASSES * m * n * 4 / 1e9, "bf16 GB": L.UNFUSED_PASSES * m * n * 2 / 1e9},
+            {"implementation": "fused (one read, one write)", "passes": 2, "fp32 GB": 2 * m * n * 4 / 1e9,
+             "bf16 GB": 2 * m * n * 2 / 1e9},
+            {"implementation": "online (two reads, one write)", "passes": 3, "fp32 GB": 3 * m * n * 4 / 1e9,
+             "bf16 GB": 3 * m * n * 2 / 1e9}]
+
+
+def explain(args) -> None:
+    m, n = TARGET_SHAPE
+    report.print_table(bytes_table(), title=f"Bytes each implementation moves at {m} x {n} (a pass = every element "
+                                            "read or written once)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Ahead-of-time compile report
+# ---------------------------------------------------------------------------------------------------------------------
+_TY = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
+
+
+def aot_rows(cc: int, dtype: str = "float32", cols: int = 4096, num_warps: int | None = None):
+    """The fused kernel as a launch on a contiguous (rows, cols) array with cols % 16 == 0 compiles it."""
+    bm, bn, nw = L.rows_config(cols)
+    ty = _TY[dtype]
+    sig = {"x_ptr": ty, "y_ptr": ty, "n_rows": "i32", "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
+    return aot(softmax_rows_kernel, sig, {"BLOCK_M": bm, "BLOCK_N": bn}, cc=cc, num_warps=num_warps or nw,
+               divisible_by_16=("x_ptr", "y_ptr", "n_cols", "x_row_stride", "y_row_stride"))
+
+
+def aot_online(cc: int, dtype: str = "float32", block_n: int = L.ONLINE_BLOCK, num_warps: int = 8):
+    ty = _TY[dtype]
+    sig = {"x_ptr": ty, "y_ptr": ty, "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
+           "BLOCK_N": "constexpr"}
+    return aot(softmax_online_kernel, sig, {"BLOCK_N": block_n}, cc=cc, num_warps=num_warps,
+               divisible_by_16=("x_ptr", "y_ptr", "n_cols", "x_row_stride", "y_row_stride"))
+
+
+def programs_per_sm(s: dict, arch: str) -> int | None:
+    """Programs of a compiled kernel (a summarize() result) one SM holds at once (common.occupancy; Triton's shared
+    memory is dynamic); None without a register count (no cuobjdump)."""
+    if not s["regs"]:
+        return None
+    return occupancy(arch, 32 * s["num_warps"], s["regs"], smem_dynamic=s["shared"]).blocks_per_sm
+
+
+def compile_table(arch: str) -> list[dict]:
+    cc = device.arch_info(arch).cc
+    rows = []
+    cases = [("fused", "float32", 4096, None), ("fused", "bfloat16", 4096, None), ("fused", "float32", 4096, 4),
+             ("fused", "float32", 4096, 16), ("fused", "float32", 16384, None), ("fused", "float32", 128, None),
+             ("online", "float32", L.ONLINE_BLOCK, 8)]
+    for kind, dtype, cols, warps in cases:
+        k = aot_rows(cc, dtype, cols, warps) if kind == "fused" else aot_online(cc, dtype, cols, warps)
+        s = summarize(k)
+        bm, bn, _ = L.rows_config(cols) if kind == "fused" else (1, cols, warps)
+        threads = 32 * s["num_warps"]
+        rows.append({"kernel": kind, "dtype": dtype, "tile": f"{bm}x{bn}", "warps": s["num_warps"],
+                     "values/thread": bm * bn // threads, "regs": s["regs"], "local B": s["local"],
+                     "shared B": s["shared"], "programs/SM": programs_per_sm(s, arch),
+                     "global loads": load_summary(s)})
+    return rows
+
+
+def show_compile_report(arch: str) -> list[dict]:
+    rows = compile_table(arch)
+    report.print_table(rows, title=f"softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, aligned)")
+    print("  One 16-byte load moves 4 fp32 or 8 bf16 values; a thread holding 16 values issues four (fp32) or two "
+          "(bf16)\n  loads up front. programs/SM x row bytes = bytes in flight per SM, what hides HBM latency.")
+    return rows
+
+
+def compile_report(args) -> None:
+    show_compile_report(args.arch)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Benchmark (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+TARGET_SHAPE = (32768, 4096)
+TARGETS = [("float32", 1.2), ("bfloat16", 2.0)]
+PHASE2_SOFTMAX = ("phase2_cuda.lab07_softmax", "cuda 05")   # (module, variant name prefix) of the CUDA C softmax
+SWEEP_ELEMS = 2**26
+SWEEP_COLS = [256, 1024, 4096, 16384, 32768, 65536, 262144]
+
+
+def check_sample(out, x, dtype: str, n_rows: int = 256) -> check.Comparison:
+    """Compare sampled rows (and the last one) of a big result with the float64 reference."""
+    m = int(x.shape[0])
+    rows = np.unique(np.concatenate([check.rng(12).integers(0, m, n_rows), [m - 1]]))
+    if arrays.library(x) == "torch":
+        def take(a):
+            return arrays.to_numpy(a[rows.tolist()])
+    else:
+        import cupy
+
+        def take(a):
+            return arrays.to_numpy(a[cupy.asarray(rows)])
+    return check.compare(take(out), L.reference(take(x)), dtype)
+
+
+def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dict]]:
+    rows, targets = [], []
+    m, n = TARGET_SHAPE
+    for dtype, goal in TARGETS:
+        x = device_randn(TARGET_SHAPE, dtype, 5, scale=2.0)
+        out = arrays.empty(TARGET_SHAPE, dtype, x)
+        comp = L.compiled_softmax()
+        tx = L._torch_view(x)
+        comp(tx)                                     # compile outside the timing
+        c = check_sample(L.softmax_triton(x, out=out), x, dtype)
+        fns = {"triton fused": lambda: L.softmax_triton(x, out=out), "torch.softmax": lambda: L.torch_softmax(x),
+               "torch.compile": lambda: comp(tx), "torch unfused ops": lambda: L.torch_unfused(x)}
+        # the same job in CUDA C: phase 2's best softmax rung, when that lab runs here
+        cuda_c = lab.earlier_cuda_variant(*PHASE2_SOFTMAX[0].split("."), PHASE2_SOFTMAX[1], dtype)
+        if cuda_c is not None:
+            out_c = arrays.empty(TARGET_SHAPE, dtype, x)
+            if runs(lambda: cuda_c.fn(x, out=out_c), f"phase 2 {cuda_c.name}"):
+                fns[f"cuda C, phase 2 ({cuda_c.name})"] = lambda: cuda_c.fn(x, out=out_c)
+        ts_ = bench.interleaved(fns, rounds=rounds)
+        elt = arrays.ITEMSIZE[dtype]
+        nbytes = 2 * m * n * elt
+        for name, t in ts_.items():
+            impl = "triton" if name.startswith("triton") else ("cuda" if name.startswith("cuda") else "peer")
+            rows.append(report.row(L.LAB, name, impl, TARGET_SHAPE, dtype, t, nbytes=nbytes, flops=5 * m * n,
+                                   ceiling_gbps=ceiling, vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
+                                   moved_bytes=(L.UNFUSED_PASSES if "unfused" in name else 2) * m * n * elt,
+                                   check=("ok" if c.ok else c.message) if impl == "triton" else "",
+                                   config=str(L.TUNED.get((n, dtype), "default")) if impl == "triton" else ""))
+        ratio = ts_["torch.compile"].median_ms / ts_["triton fused"].median_ms
+        targets.append({"case": f"softmax {m}x{n} {dtype}", "peer": "torch.compile",
+                        "triton GB/s": ts_["triton fused"].gbps(nbytes), "peer GB/s": ts_["torch.compile"].gbps(nbytes),
+                        "ratio": ratio, "target": f">= {goal:.1f}", "met": ratio >= goal and c.ok,
+                        "vs unfused": ts_["torch unfused ops"].median_ms / ts_["triton fused"].median_ms})
+    return rows, targets
+
+
+def bench_sweep(ceiling: float, cols_list=SWEEP_COLS) -> list[dict]:
+    rows = []
+    for cols in cli.progress(cols_list, "row lengths"):
+        shape = (SWEEP_ELEMS // cols, cols)
+        x = device_randn(shape, "float32", cols, scale=2.0)
+        out = arrays.empty(shape, "float32", x)
+        for name, fn in (("triton", lambda: L.softmax_triton(x, out=out)),
+                         ("torch.softmax", lambda: L.torch_softmax(x))):
+            t = bench.bench(fn)
+            rows.append(report.row(L.LAB, name, "triton" if name == "triton" else "peer", shape, "float32", t,
+                                   nbytes=2 * x.size * 4, ceiling_gbps=ceiling, cols=cols,
+                                   kernel=("fused" if triton.next_power_of_2(cols) <= L.MAX_FUSED else "online")
+                                   if name == "triton" else ""))
+    return rows
+
+
+CANDIDATES = [{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 4), (1, 8), (1, 16), (2, 8), (2, 16))]
+
+
+def tune_fused(ceiling: float, candidates=CANDIDATES) -> list[dict]:
+    """Time each (rows per program, warps) candidate at the target shape, per dtype; keep the fastest in TUNED.
+
+    What triton.autotune would do, in the open: the rows come back as a table, and the target comparison that
+    follows uses the winner (measured again, interleaved with the peers)."""
+    rows = []
+    for dtype, _ in TARGETS:
+        x = device_randn(TARGET_SHAPE, dtype, 6, scale=2.0)
+        out = arrays.empty(TARGET_SHAPE, dtype, x)
+        timed = []
+        for cfg in cli.progress(candidates, f"{dtype} configs"):
+            t = bench.bench(lambda c=cfg: L.softmax_triton(x, out=out, config=c), rep_ms=40)
+            timed.append((t.median_ms, cfg))
+            rows.append(report.row(L.LAB, f"triton fused rows={cfg['BLOCK_M']} warps={cfg['num_warps']}", "triton",
+                                   TARGET_SHAPE, dtype, t, nbytes=2 * arrays.nbytes(x), ceiling_gbps=ceiling,
+                                   config=dict(cfg)))
+        L.TUNED[(TARGET_SHAPE[1], dtype)] = min(timed, key=lambda p: p[0])[1]
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    ceiling = ctx.ceiling()["hbm_gbps"]
+    warps = [] if ctx.quick else tune_fused(ceiling)
+    rows, targets = bench_targets(ceiling, rounds=1 if ctx.quick else 3)
+    sweep = bench_sweep(ceiling, SWEEP_COLS[2:4] if ctx.quick else SWEEP_COLS)
+    m, n = TARGET_SHAPE
+    tables = [(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "moved_bytes", "spread",
+                      "config", "check"],
+               f"Softmax {m} x {n} (GB/s counts one read + one write; measured ceiling {ceiling:.0f})"),
+              (sweep, ["variant", "kernel", "shape", "ms", "gbps", "frac_ceiling", "spread"],
+               f"Row length sweep, fp32 (past {L.MAX_FUSED} columns the online kernel reads each row twice)")]
+    if warps:
+        tables.append((warps, ["variant", "dtype", "ms", "gbps", "frac_ceiling"],
+                       "Tuning the fused kernel at the target shape (rows per program, warps); the fastest is used "
+                       "for the targets"))
+    tables.append((targets, None, "Performance targets"))
+    meta = dict(targets=targets, bytes_moved=bytes_table(), compile_report=compile_table(ctx.args.arch),
+                ceiling_gbps=ceiling, device=device.info().as_dict())
+    ok = all("MISMATCH" not in str(r.get("check", "")) for r in rows)
+    return lab.Result(rows=rows + sweep + warps, meta=meta, tables=tables, ok=ok)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    """The row-length sweep: GB/s of the Triton kernel and torch.softmax over columns per row, fp32."""
+    sweep = [r for r in data["rows"] if r.get("cols")]
+    ceiling = data["ceiling_gbps"]
+    cols = sorted({r["cols"] for r in sweep})
+    series = {}
+    for name in ("triton", "torch.softmax"):
+        by = {r["cols"]: r["gbps"] for r in sweep if r["variant"] == name}
+        series[name] = [by.get(c) for c in cols]
+    xlabel = f"columns per row (rows x cols = 2^{SWEEP_ELEMS.bit_length() - 1}, fp32)"
+    path = os.path.join(out_dir, f"{L.LAB}.png")
+    return [report.plot_lines(path, cols, series, xlabel=xlabel, ylabel="GB/s (read + write once)",
+                              title=f"Softmax bandwidth vs row length on {data.get('gpu', 'GPU')}",
+                              hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling,
+                                      "2/3 of it (3 passes instead of 2)": ceiling * 2 / 3},
+                              vlines={f"MAX_FUSED = {L.MAX_FUSED}": L.MAX_FUSED})]

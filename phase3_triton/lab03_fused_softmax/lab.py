@@ -1,0 +1,225 @@
+"""Lab 3.3 - Fused softmax: read each row once, write it once.
+
+You will learn
+  * why softmax written as separate tensor operations (max, subtract, exp, sum, divide) is slow: each one reads and
+    writes the whole matrix, ~8 passes over it instead of 2, while the arithmetic is almost free;
+  * the fused kernel: one program per row (or per few short rows), the row loaded into registers once, max and sum
+    reduced on chip, the result written once. The subtraction of the row maximum keeps exp() from overflowing
+    (exp(89) is already inf in fp32) and is what the outliers in the inputs test;
+  * what to do when a row does not fit in registers (here: more than 16384 columns, up to 262144 and beyond): the
+    online softmax, one pass that keeps a running maximum m and a running sum s of exp(x - m), rescaling s by
+    exp(m_old - m_new) whenever the maximum grows, then a second pass that writes exp(x - m) / s. Three passes over
+    the row instead of two;
+  * how -inf entries behave (masked positions, as in attention): they contribute exp(-inf) = 0. A row whose entries
+    are ALL -inf has no defined softmax (0/0); these kernels return NaN for every element of such a row, as
+    torch.softmax and the float64 reference do (attention kernels that want zeros there add a tl.where on the
+    row maximum). The online kernel guards its rescaling so an all -inf chunk does not turn a normal row into NaN;
+  * fp32 and 16-bit data (fp16, bf16: loaded, computed in fp32, stored back in 16 bits), so 16-bit rows move half
+    the bytes and fit twice the columns per byte of register file.
+
+The two numbers (main case: 32768 x 4096): bytes that must move = read + write of the matrix = 2 x 32768 x 4096 x 4 B =
+1.07 GB in fp32 (0.54 GB in bf16); FLOPs ~ 5 per element (max, subtract, exp, sum, divide) = 0.67 GFLOP, i.e.
+0.6 FLOP/B in fp32: ~20x below the ridge point of an H200, so memory wins, and the best time is 1.07 GB over the
+measured HBM ceiling. The unfused torch sequence moves ~8 M N elements instead of 2 M N: predicted ~4x slower than the
+fused kernel at the same bandwidth. torch.softmax and torch.compile also fuse; the targets (>= 1.2x torch.compile in
+fp32, >= 2.0x in bf16) say how close to the HBM ceiling the single pass gets. The lesson, the predictions and this
+GPU's measured figures: README.md.
+
+Run: python -m phase3_triton.lab03_fused_softmax [--quick] [--no-bench] [--arch sm_80] [--replot]
+"""
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+
+from common import arrays, check, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import softmax_online_kernel, softmax_rows_kernel
+
+LAB = "phase3_lab03_fused_softmax"
+DTYPES = ("float32", "float16", "bfloat16")
+MAX_FUSED = 16384        # longest row (in columns, rounded up to a power of two) kept in registers in one piece
+ONLINE_BLOCK = 4096      # columns per step of the online kernel
+MAX_GRID_X = 2**31 - 1
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis in float64. A row of all -inf gives NaN (0/0), like torch.softmax."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = x.max(axis=-1, keepdims=True)
+        e = np.exp(x - m)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
+    """(rows, cols): normal values x 2, a few +80 outliers (exp overflows without the max subtraction) and some -inf
+    entries (masked positions) in a quarter of the rows; never a whole row of -inf (tests cover that case)."""
+    rows, cols = size
+    x = rng.standard_normal((rows, cols)) * 2.0
+    if x.size > 16:
+        x.flat[rng.integers(0, x.size, 3)] = 80.0
+    if cols >= 3:
+        r = rng.integers(0, rows, max(1, rows // 4))
+        c = rng.integers(1, cols, r.size)          # column 0 stays finite: no row becomes all -inf
+        x[r, c] = -np.inf
+    return (arrays.from_numpy(x, dtype, where),)
+
+
+def tolerance(size, dtype: str) -> check.Tol:
+    # fp32: exp via ex2.approx is within ~2 ulp after the max subtraction; the default fp32 tolerance holds.
+    # fp16/bf16: the output rounding dominates (2^-11 / 2^-8 relative): the dtype defaults.
+    return check.tolerance(dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def rows_config(cols: int) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, num_warps) of the fused kernel: short rows are grouped so a program has >= 2048 elements;
+    warps grow with the tile so each thread holds 8-32 values (16 at 4096 columns: four 16-byte fp32 loads).
+    bench.tune_fused times the alternatives at the target shape (rows per program, warps) and records the winner in
+    TUNED; the README says which won."""
+    block_n = max(16, triton.next_power_of_2(cols))      # at least 16 columns: no degenerate [M, 1] tiles
+    block_m = max(1, min(128, 2048 // block_n))
+    elems = block_m * block_n
+    warps = 4 if elems <= 2048 else 8 if elems <= 4096 else 16
+    return block_m, block_n, warps
+
+
+def _prepare(x, out):
+    arrays.check_array("x", x, dtypes=DTYPES, ndim=None, device=not INTERPRETER)
+    if x.ndim < 1:
+        raise ValueError("x: expected at least 1 dimension (softmax runs over the last one), got a 0-D array")
+    dt = arrays.dtype_name(x)
+    out = arrays.check_out(out, tuple(x.shape), dt, x)
+    cols = int(x.shape[-1])
+    rows = arrays.size(x) // cols if cols else 0
+    return out, rows, cols
+
+
+# (BLOCK_M, num_warps) picked by bench.tune_fused() at a shape: {(cols, dtype): {...}}; softmax_triton uses it when
+# present.
+TUNED: dict = {}
+
+
+def softmax_triton(x, out=None, *, max_fused: int | None = None, num_warps: int | None = None,
+                   config: dict | None = None):
+    """Softmax over the last axis of a contiguous fp32/fp16/bf16 array (any number of leading dims), into `out`.
+
+    Rows up to MAX_FUSED columns: the fused single-pass kernel; longer rows: the online two-pass kernel.
+    A row of all -inf gives NaN everywhere in that row (like torch.softmax). GPU: CuPy or torch CUDA arrays
+    (bf16: torch); no GPU: NumPy or CPU torch arrays, run in the interpreter.
+    """
+    out, rows, cols = _prepare(x, out)
+    if rows == 0 or cols == 0:
+        return out
+    limit = max_fused or MAX_FUSED
+    if triton.next_power_of_2(cols) <= limit:
+        bm, bn, nw = rows_config(cols)
+        cfg = config or TUNED.get((cols, arrays.dtype_name(x)))
+        if cfg:
+            bm, nw = cfg["BLOCK_M"], cfg["num_warps"]
+        programs = triton.cdiv(rows, bm)
+        if programs > MAX_GRID_X:
+            raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
+        launch(softmax_rows_kernel, (programs,), x, out, rows, cols, cols, cols, BLOCK_M=bm, BLOCK_N=bn,
+               num_warps=num_warps or nw)
+        return out
+    return softmax_online(x, out=out, block_n=min(ONLINE_BLOCK, triton.next_power_of_2(limit)),
+                          num_warps=num_warps)
+
+
+def softmax_online(x, out=None, *, block_n: int = ONLINE_BLOCK, num_warps: int | None = None):
+    """The online (two-pass, chunked) kernel for any row length; block_n = columns per chunk (a power of two)."""
+    out, rows, cols = _prepare(x, out)
+    if rows == 0 or cols == 0:
+        return out
+    if block_n < 1 or block_n & (block_n - 1):
+        raise ValueError(f"block_n: expected a power of two, got {block_n}")
+    if rows > MAX_GRID_X:
+        raise ValueError(f"x: {rows} rows exceed the grid limit {MAX_GRID_X}")
+    launch(softmax_online_kernel, (rows,), x, out, cols, cols, cols, BLOCK_N=block_n,
+           num_warps=num_warps or (8 if block_n >= 2048 else 4))
+    return out
+
+
+def softmax_triton_online(x, out=None):
+    """The online kernel forced on every row length (with small chunks, so short rows also take several steps)."""
+    cols = int(x.shape[-1]) if getattr(x, "ndim", 0) else 1
+    return softmax_online(x, out=out, block_n=min(ONLINE_BLOCK, max(16, triton.next_power_of_2(cols) // 4)))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peers
+# ---------------------------------------------------------------------------------------------------------------------
+def _torch_view(x):
+    import torch
+
+    return x if arrays.library(x) == "torch" else torch.from_dlpack(x)
+
+
+def torch_softmax(x):
+    import torch
+
+    return torch.softmax(_torch_view(x), dim=-1)
+
+
+def torch_unfused(x):
+    """What a learner writes first: five tensor operations, each a full pass over the matrix in memory."""
+    t = _torch_view(x)
+    row_max = t.amax(dim=-1, keepdim=True)     # read M N, write M
+    shifted = t - row_max                      # read M N (+ M), write M N
+    e = shifted.exp()                          # read M N, write M N
+    total = e.sum(dim=-1, keepdim=True)        # read M N, write M
+    return e / total                           # read M N (+ M), write M N   => ~8 M N elements moved
+
+
+UNFUSED_PASSES = 8   # elements moved per matrix element by torch_unfused (5 reads + 3 writes), vs 2 when fused
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_softmax():
+    """One torch.compile'd softmax (dynamic=False: compiled once per shape and dtype; used only at target shapes)."""
+    import torch
+
+    return torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
+
+
+def _into(fn):
+    def peer(x, out=None):
+        out = arrays.check_out(out, tuple(x.shape), arrays.dtype_name(x), x)
+        _torch_view(out).copy_(fn(x))
+        return out
+
+    peer.__name__ = f"peer_{fn.__name__}"
+    return peer
+
+
+VARIANTS = [
+    lab.Variant("triton fused (row in registers; online past 16384 cols)", softmax_triton, "triton", dtypes=DTYPES),
+    lab.Variant("triton online (chunked, 2 passes)", softmax_triton_online, "triton", dtypes=DTYPES),
+]
+PEERS = [
+    lab.Variant("torch.softmax", _into(torch_softmax), "peer", dtypes=DTYPES),
+    lab.Variant("torch unfused ops", _into(torch_unfused), "peer", dtypes=("float32",),
+                note="fp32 only: in 16 bits each intermediate is rounded"),
+]
+CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float32"), ((33, 4097), "float32"),
+               ((200, 128), "float32"), ((3, 20000), "float32"), ((2, 262144), "float32"), ((17, 1000), "float16"),
+               ((9, 4096), "bfloat16"), ((5, 50000), "bfloat16")]
+CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float16"), ((3, 2100), "bfloat16"),
+                   ((40, 33), "float32"), ((2, 20000), "float32")]
+QUICK_CASES = 4
+
+
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)
