@@ -1,4 +1,4 @@
-"""Phase 2 labs 4-5 ( launch configuration, register pressure).
+"""Phase 2 lab 5 ( launch configuration, register pressure).
 
 CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
 from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from common import arrays, check, cuda, device
-from phase2_cuda import lab04_launch_config as lc
+from common.occupancy import occupancy
 from phase2_cuda import lab05_register_pressure as rp
 
 gpu = pytest.mark.gpu
@@ -27,56 +27,6 @@ def _rand(shape, seed=0):
 # =====================================================================================================================
 # CPU tier
 # =====================================================================================================================
-# ---- lab 2.4: launch configuration -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("arch,threads,regs,smem,want", [
-    ("sm_90", 256, 32, 0, (8, "threads per SM")),
-    ("sm_90", 32, 24, 0, (32, "blocks per SM")),        # 32 blocks x 32 threads: half an SM
-    ("sm_90", 256, 64, 0, (4, "registers")),
-    ("sm_90", 256, 255, 0, (1, "registers")),           # 8160 -> 8192 registers per warp: 2 warps per partition
-    ("sm_90", 1024, 64, 0, (1, "registers")),           # 64 x 1024 = the whole register file, exactly
-    ("sm_90", 1024, 72, 0, (0, "registers per block")),
-    ("sm_90", 128, 32, 100 * 1024, (2, "shared memory")),
-    ("sm_75", 256, 32, 0, (4, "threads per SM")),
-    ("sm_80", 128, 40, 0, (12, "registers")),           # 40 x 32 = 1280 per warp: 12 warps per partition = 48 / 4
-])
-def test_occupancy_calculator(arch, threads, regs, smem, want):
-    assert lc.resident_blocks(arch, threads, regs, smem) == want
-
-
-def test_littles_law_and_tail_models():
-    c = 4000.0
-    assert lc.little_gbps(10, 0.7, c) < lc.little_gbps(20, 0.7, c) <= c
-    assert lc.little_gbps(10**7, 0.7, c) == c
-    assert lc.implied_latency_us(1000, lc.little_gbps(1000, 0.5, c)) == pytest.approx(0.5)
-    wb = 1056
-    for w in (1, 2, 3):
-        assert lc.tail_model(w, wb, 256, 0.7, c) == pytest.approx(w)
-    for w in (1.1, 1.25, 1.5, 2.1):
-        t = lc.tail_model(w, wb, 256, 0.7, c)
-        assert w - 1e-9 <= t <= math.ceil(w), w       # between the fluid and the quantized model
-    assert lc.tail_model(1.1, wb, 256, 5.0, c) > lc.tail_model(1.1, wb, 256, 0.7, c)   # longer latency, bigger tail
-
-
-@needs_sass
-def test_scale_kernel_is_one_128_bit_load_per_iteration():
-    rep = cuda.compile_report(lc.CU, "sm_90")
-    c4 = rep["scale_grid_stride_float4"].sass_counts
-    assert c4.get("LDG.128") == 1 and c4.get("STG.128") == 1    # #pragma unroll 1: one load in flight per thread
-    assert rep["scale_grid_stride_scalar"].sass_counts.get("LDG.128", 0) == 0
-
-
-@cpu_only
-@pytest.mark.parametrize("n", [1, 3, 1025])
-def test_triton_scale_in_the_interpreter(n):
-    x = _rand(n, n)
-    check.assert_close(lc.scale_triton(x, out=check.poison(np.empty(n, np.float32))), lc.reference(x), "float32")
-
-
-def test_scale_rejects_host_arrays():
-    with pytest.raises(TypeError, match="GPU array"):
-        lc.scale(np.ones(8, np.float32))
-
-
 # ---- lab 2.5: register pressure --------------------------------------------------------------------------------------
 def _row(setting, arch="sm_90"):
     return rp.compile_row(setting, arch)
@@ -132,7 +82,7 @@ def test_colnorm_rejects_bad_input_before_launch():
 
 # ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
 @cpu_only
-@pytest.mark.parametrize("mod", [lc, rp], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("mod", [rp], ids=lambda m: m.__name__.split(".")[-1])
 def test_main_quick_on_the_cpu(mod, capsys):
     assert mod.main(["--quick", "--arch", "sm_90"]) == 0
     out = capsys.readouterr().out
@@ -153,42 +103,12 @@ def test_occupancy_calculator_agrees_with_the_driver():
     arch = device.current_arch()
     if arch not in device.ARCHS:
         pytest.skip(f"{arch} is not in common.device.ARCHS")
-    regs = cuda.get_kernel(lc.CU, "scale_grid_stride_float4").num_regs
-    for b in lc.BLOCK_SIZES:
-        assert lc.resident_blocks(arch, b, regs)[0] == lc.blocks_per_sm(b), b
     for s in rp.settings(quick=True):
         k = cuda.get_kernel(rp.CU, s.kernel, options=s.options, defines=s.defines)
         from cupy_backends.cuda.api import driver
 
         want = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, rp.THREADS, 0)
-        assert lc.resident_blocks(arch, rp.THREADS, k.num_regs, k.shared_size_bytes)[0] == want, s.name
-
-
-@gpu
-@pytest.mark.parametrize("threads,blocks", [(32, 1), (96, 1), (1024, 7), (256, "per_element"), (64, 100_000)])
-@pytest.mark.parametrize("n", [1, 5, 4099, 1_000_003])
-def test_scale_any_launch(threads, blocks, n):
-    x = _cp(_rand(n, n))
-    out = check.poisoned((n,), "float32", x)
-    lc.scale(x, out, threads=threads, blocks=blocks)
-    check.assert_close(out, lc.reference(arrays.to_numpy(x)), "float32")
-
-
-@gpu
-def test_scale_misaligned_falls_back_and_bad_launch_is_rejected():
-    x = _cp(_rand(10_003, 3))
-    v = x[1:]
-    assert not arrays.aligned(v, 16)
-    check.assert_close(lc.scale(v, waves=0.5), lc.reference(arrays.to_numpy(v)), "float32")
-    with pytest.raises(ValueError, match="16-byte"):
-        lc.scale(v, kernel="float4")
-    for bad in (33, 0, 2048):
-        with pytest.raises(ValueError, match="threads"):
-            lc.scale(x, threads=bad)
-    with pytest.raises(ValueError, match="blocks"):
-        lc.scale(x, blocks=0)
-    with pytest.raises(ValueError, match="waves"):
-        lc.scale(x, waves=0)
+        assert occupancy(arch, rp.THREADS, k.num_regs, k.shared_size_bytes).blocks_per_sm == want, s.name
 
 
 @gpu

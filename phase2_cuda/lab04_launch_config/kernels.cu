@@ -1,11 +1,12 @@
-// One memory-bound kernel, y = alpha * x (fp32), written so that ANY grid and ANY block size compute the right
-// answer: a grid-stride loop. That freedom is what the lab sweeps: block size 32..1024, grid from a fraction of one
-// wave to one float4 per thread.
+// Lab 2.4 - one memory-bound kernel, y = alpha * x (fp32), written so that ANY grid and ANY block size compute the
+// right answer: a grid-stride loop. That freedom is what the lab sweeps: block size 32..1024, grid from a fraction of
+// one wave to one float4 per thread.
+//
+//   scale_grid_stride_float4   one 16-byte load in flight per thread per iteration (#pragma unroll 1), any grid
+//   scale_grid_stride_scalar   the fallback for views that are not 16-byte aligned
+// Run: python -m phase2_cuda.lab04_launch_config (the measured figures are in this lab's README, not here).
 //
 // Per element: 4 bytes read + 4 bytes written, 1 FLOP: 1/8 FLOP per byte, memory-bound on every GPU.
-// Measured on an H200 at n = 2^27 (results/h200/phase2_lab04_launch_config.json): 4,224 GB/s at best (0.973 of the
-// 4,341 GB/s ceiling, one float4 per thread, 128- or 256-thread blocks), 4,021 for the best grid-stride grid; the
-// numbers behind each prediction are in the kernel header below.
 //
 // Vocabulary. A WAVE is the number of blocks the GPU holds at once: SMs x resident blocks per SM, where the resident
 // count is the smallest of four limits (threads per SM / block size, blocks per SM, registers, shared memory). On an
@@ -13,10 +14,8 @@
 // 32-thread block hits the 32-blocks limit first, so a wave of 32-thread blocks fills only half of each SM's threads.
 // How fast a memory-bound kernel can go is Little's law: bandwidth = bytes in flight / latency. Each thread here has
 // one 16-byte load in flight per loop iteration, so loads in flight = resident threads x 16 B (the stores are posted:
-// the thread does not wait for them). Half of the ~4.4 TB/s an H200 moves here is reads: 2.2 TB/s x ~0.7 us (an
+// the thread does not wait for them). Half of what HBM moves here is reads; on an H200 that read rate x ~0.7 us (an
 // assumed latency under load) ~= 1.5 MB of loads in flight, ~96,000 threads: 35% of the 270,336 it can hold.
-// Measured: the lightly loaded cells imply 0.56 us, but the latency grows with the load (0.71 us at 67,584 resident
-// threads, 1.14 at 135,168, 2.2 at 270,336), so ~96,000 threads were far from enough: see the kernel below.
 
 // ---------------------------------------------------------------------------------------------------------------------
 // scale_grid_stride_float4
@@ -33,13 +32,6 @@
 // 1/8 and 1/4 wave fall short (~34,000 and ~68,000 threads), 1/2 wave and up saturate, and 32-thread blocks (half
 // occupancy, ~135,000 threads) still do if 0.7 us is right. The lab measures it and reports the latency that the
 // latency-bound cells imply. The one-float4-per-thread grid (~124 waves at 2^27 elements) should match one wave.
-// Measured on an H200 (results/h200/phase2_lab04_launch_config.json): proportional at the bottom - 1/8 and 1/4 wave
-// of >= 64-thread blocks (33,792 and 67,584 threads) gave ~1,940 and ~3,055 GB/s (predicted 1,545 and 3,090; implied
-// latency 0.56 and 0.71 us) - but not flat after ~96,000: 1/2 wave ~3,786 GB/s (0.87 of the ceiling), 1 wave ~3,944
-// (0.91), 8 waves ~4,020 (0.93), because the latency under load grew to ~2.2 us. 32-thread blocks plateaued at
-// 3,800 GB/s (0.875), 5% low. One float4 per thread beat every grid-stride grid with 128-256 threads (4,224 GB/s,
-// 0.973) instead of matching one wave, and collapsed with 32-thread blocks (1,685 GB/s for 1,048,576 one-warp blocks,
-// most likely block launch and retirement) and 64 (3,347). Tail of 1.1 / 1.25 waves: 1.18 / 1.33 wave-times.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void scale_grid_stride_float4(const float* __restrict__ x, float* __restrict__ y, float alpha,
                                                     long long n)
@@ -63,9 +55,8 @@ extern "C" __global__ void scale_grid_stride_float4(const float* __restrict__ x,
 // ---------------------------------------------------------------------------------------------------------------------
 // scale_grid_stride_scalar
 // The fallback for views that are not 16-byte aligned: the same loop, one float per step (LDG.E, 128 B per warp load).
-// 4x the instructions and a quarter of the bytes in flight per thread; correct for any address.
-// Measured: only checked for correctness on the H200 (the benchmark's arrays are aligned, so it times the float4
-// kernel); no timing of this kernel is in results/h200/phase2_lab04_launch_config.json.
+// 4x the instructions and a quarter of the bytes in flight per thread; correct for any address. The benchmark's
+// arrays are aligned, so it times the float4 kernel; this one is checked for correctness only.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void scale_grid_stride_scalar(const float* __restrict__ x, float* __restrict__ y, float alpha,
                                                     long long n)

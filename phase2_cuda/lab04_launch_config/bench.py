@@ -1,0 +1,208 @@
+"""Lab 2.4's measuring side: the resident blocks of each block size (common.occupancy's calculator, its limits printed)
+and the Little's-law predictions (every machine), the heat map of block size x grid size, the latency it implies, the
+tail of a partial last wave, and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+import numpy as np
+
+from common import bench, cli, cuda, device, lab, report
+from common.occupancy import occupancy
+
+from . import lab as L
+
+CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel ran in the interpreter. The tables "
+            "above are predictions: the GPU run measures the heat map and the tail.")
+EXPLAINED_BLOCKS = (32, 256)          # the block sizes whose occupancy arithmetic is printed line by line
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, "n of the heat map (default 2^27, quick 2^24)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: the compile report, one wave of each block size, the predictions
+# ---------------------------------------------------------------------------------------------------------------------
+def wave_table(arch: str, regs: int) -> list[dict]:
+    """One wave of scale_grid_stride_float4 for each block size on `arch` (common.occupancy), with the bandwidth
+    Little's law predicts for it at the assumed latency, capped at 90% of the example GPU's datasheet HBM rate."""
+    a = device.arch_info(arch)
+    rows = []
+    for b in L.BLOCK_SIZES:
+        occ = occupancy(arch, b, regs)
+        threads = occ.blocks_per_sm * b * a.example_sms
+        rows.append({"threads/block": b, "blocks/SM": occ.blocks_per_sm,
+                     "limited by": "+".join(occ.limiters) or occ.why_zero, "occupancy": occ.occupancy,
+                     f"wave ({a.example_sms} SMs)": occ.blocks_per_sm * a.example_sms, "resident threads": threads,
+                     f"pred GB/s (L={L.ASSUMED_LATENCY_US} us)": L.little_gbps(threads, L.ASSUMED_LATENCY_US,
+                                                                                a.example_hbm_gbps * 0.9)})
+    return rows
+
+
+def compile_report(args) -> None:
+    rep = cuda.print_compile_report(L.CU, args.arch, excerpt_of="scale_grid_stride_float4")
+    regs = rep["scale_grid_stride_float4"].registers
+    a = device.arch_info(args.arch)
+    for b in EXPLAINED_BLOCKS:
+        print(occupancy(args.arch, b, regs).explain())
+    rows = wave_table(args.arch, regs)
+    report.print_table(rows, title=f"{a.arch} ({a.example_gpu}): one wave of scale_grid_stride_float4 ({regs} registers"
+                                   f"), predicted with Little's law, capped at 90% of {a.example_hbm_gbps:.0f} GB/s")
+    wb = next(r for r in rows if r["threads/block"] == 256)[f"wave ({a.example_sms} SMs)"]
+    tail = [{"waves": w, "quantized": math.ceil(w - 1e-9), "fluid": w,
+             "Little's law": L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, a.example_hbm_gbps * 0.9)}
+            for w in (1, 1.1, 1.25, 1.5, 2, 2.1)]
+    report.print_table(tail, title="tail effect, predicted time in units of one full wave (256-thread blocks)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU: timing
+# ---------------------------------------------------------------------------------------------------------------------
+def heat_map(n: int, ceiling_gbps: float) -> list[dict]:
+    """GB/s for every block size x grid size (grid-stride grids in waves, and one float4 per thread)."""
+    import cupy
+
+    x = cupy.random.standard_normal(n, dtype=cupy.float32)
+    y = cupy.empty_like(x)
+    rows = []
+    configs = [(b, w) for b in L.BLOCK_SIZES for w in list(L.WAVES) + ["per_element"]]
+    for b, w in cli.progress(configs, "block x grid"):
+        wb = L.wave(b)
+        grid = max(1, math.ceil((n // 4) / b)) if w == "per_element" else max(1, round(w * wb))
+        t = bench.bench(lambda: L.scale(x, y, threads=b, blocks=grid), rep_ms=30, warmup_ms=10)
+        resident = min(grid, wb) * b
+        g = t.gbps(8 * n)
+        rows.append(report.row(L.LAB, f"b{b} {'1 float4/thread' if w == 'per_element' else f'{w:g} wave'}", "cuda",
+                               (n,), "float32", t, nbytes=8 * n, flops=n, ceiling_gbps=ceiling_gbps, threads=b,
+                               grid=grid, waves=grid / wb, resident_threads=resident,
+                               pred_gbps=L.little_gbps(resident, L.ASSUMED_LATENCY_US, ceiling_gbps),
+                               implied_latency_us=L.implied_latency_us(resident, g)))
+    return rows
+
+
+def fitted_latency(rows: list[dict], ceiling_gbps: float) -> float:
+    """Median implied latency over the clearly latency-bound cells (< 60% of the ceiling, grid within one wave)."""
+    pts = [r["implied_latency_us"] for r in rows if r["gbps"] < 0.6 * ceiling_gbps and r["waves"] <= 1.0]
+    return statistics.median(pts) if pts else L.ASSUMED_LATENCY_US
+
+
+def tail_effect(ceiling_gbps: float, latency_us: float, threads: int = 256, iters: int = L.TAIL_ITERS,
+                waves_list=L.TAIL_WAVES) -> list[dict]:
+    """Fixed work per block (iters float4 per thread); the grid grows by fractions of a wave."""
+    import cupy
+
+    wb = L.wave(threads)
+    per_block = threads * iters * 4                   # floats per block
+    grids = [max(1, round(w * wb)) for w in waves_list]
+    nmax = max(grids) * per_block
+    x = cupy.random.standard_normal(nmax, dtype=cupy.float32)
+    y = cupy.empty_like(x)
+    rows = []
+    for w, grid in cli.progress(list(zip(waves_list, grids)), "tail"):
+        n = grid * per_block
+        xs, ys = x[:n], y[:n]
+        t = bench.bench(lambda: L.scale(xs, ys, threads=threads, blocks=grid), rep_ms=30, warmup_ms=10)
+        rows.append(report.row(L.LAB + "_tail", f"{grid / wb:.3g} waves", "cuda", (n,), "float32", t, nbytes=8 * n,
+                               ceiling_gbps=ceiling_gbps, threads=threads, grid=grid, waves=grid / wb,
+                               wave_blocks=wb))
+    t1 = next(r["ms"] for r in rows if abs(r["waves"] - 1) < 1e-9)
+    for r in rows:
+        w = r["waves"]
+        r["time_in_waves"] = r["ms"] / t1
+        r["quantized_model"] = float(math.ceil(w - 1e-9))
+        r["fluid_model"] = w
+        r["little_model"] = L.tail_model(w, wb, threads, latency_us, ceiling_gbps)
+        frac = w - math.floor(w + 1e-9)
+        r["tail_cost"] = ((r["time_in_waves"] - w) / (math.ceil(w - 1e-9) - w)) if frac > 1e-9 and w > 1 else None
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    import cupy
+
+    ceiling = ctx.ceiling()
+    c = ceiling["hbm_gbps"]
+    n = ctx.args.size or (2**24 if ctx.quick else L.MAIN_N)
+    heat = heat_map(n, c)
+    cupy.get_default_memory_pool().free_all_blocks()
+    lat = fitted_latency(heat, c)
+    print(f"-> latency implied by the latency-bound cells (median): {lat:.2f} us "
+          f"(a priori assumption: {L.ASSUMED_LATENCY_US} us)")
+    tail = tail_effect(c, lat, waves_list=(0.5, 1, 1.25, 1.5, 2, 2.1) if ctx.quick else L.TAIL_WAVES)
+    best = {}
+    for r in heat:
+        if r["threads"] not in best or r["gbps"] > best[r["threads"]]["gbps"]:
+            best[r["threads"]] = r
+    choose = [{"threads/block": b, "best grid": r["variant"], "GB/s": r["gbps"], "of ceiling": r["gbps"] / c}
+              for b, r in best.items()]
+    return lab.Result(
+        rows=heat + tail, meta=dict(ceiling=ceiling, fitted_latency_us=lat, device=device.info().as_dict()),
+        tables=[(heat, ["variant", "threads", "grid", "waves", "resident_threads", "ms", "gbps", "frac_ceiling",
+                        "pred_gbps", "implied_latency_us"],
+                 f"heat map: y = a*x on {n:,} fp32, measured ceiling {c:.0f} GB/s; pred_gbps assumes "
+                 f"{L.ASSUMED_LATENCY_US} us of latency"),
+                (tail, ["variant", "grid", "ms", "gbps", "time_in_waves", "quantized_model", "fluid_model",
+                        "little_model", "tail_cost"],
+                 f"tail effect: {L.TAIL_ITERS} float4 per thread, 256-thread blocks, 1 wave = {tail[0]['wave_blocks']} "
+                 "blocks (tail_cost: 0 = no tail penalty, 1 = a whole wave)"),
+                (choose, None, "how to choose: the best grid for each block size")])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _grid_label(variant: str) -> str:
+    """'b256 0.125 wave' -> '0.125'; 'b256 1 float4/thread' -> '1 float4\\n/thread' (the heat map's column)."""
+    rest = variant.split(" ", 1)[1]
+    return "1 float4\n/thread" if rest == "1 float4/thread" else rest.replace(" wave", "")
+
+
+def plot_heat(rows: list[dict], path: str, ceiling_gbps: float, gpu: str = "GPU") -> str:
+    plt = report.pyplot()
+    blocks = list(dict.fromkeys(r["threads"] for r in rows))
+    cols = [_grid_label(r["variant"]) for r in rows if r["threads"] == blocks[0]]
+    grid = np.array([[r["gbps"] for r in rows if r["threads"] == b] for b in blocks])
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    im = ax.imshow(grid, cmap="viridis", aspect="auto", vmin=0, vmax=ceiling_gbps)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8,
+                    color="white" if grid[i, j] < 0.6 * ceiling_gbps else "black")
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols, fontsize=8)
+    ax.set_yticks(range(len(blocks)))
+    ax.set_yticklabels([str(b) for b in blocks])
+    ax.set_xlabel("grid size (waves of resident blocks; grid-stride loop)")
+    ax.set_ylabel("threads per block")
+    ax.set_title(f"y = a*x, {rows[0]['shape'][0]:,} fp32: GB/s on {gpu} (ceiling {ceiling_gbps:.0f})", fontsize=10)
+    fig.colorbar(im, ax=ax, label="GB/s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_tail(rows: list[dict], path: str, gpu: str = "GPU") -> str:
+    xs = [r["waves"] for r in rows]
+    return report.plot_lines(path, xs, {"measured time / time of 1 wave": [r["time_in_waves"] for r in rows],
+                                        "quantized: ceil(waves)": [r["quantized_model"] for r in rows],
+                                        "fluid: waves": [r["fluid_model"] for r in rows],
+                                        "Little's law (fitted latency)": [r["little_model"] for r in rows]},
+                             xlabel="grid size in waves (256 threads, fixed work per block)",
+                             ylabel="time in units of one full wave", logx=False,
+                             title=f"Tail effect on {gpu}", xticks=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
+
+
+def plot(data: dict, out_dir: str) -> list[str]:
+    gpu = data.get("gpu", "GPU")
+    heat = [r for r in data["rows"] if r["lab"] == L.LAB]
+    tail = [r for r in data["rows"] if r["lab"] == L.LAB + "_tail"]
+    paths = []
+    if heat:
+        paths.append(plot_heat(heat, os.path.join(out_dir, f"{L.LAB}.png"), data["ceiling"]["hbm_gbps"], gpu))
+    if tail:
+        paths.append(plot_tail(tail, os.path.join(out_dir, f"{L.LAB}_tail.png"), gpu))
+    return paths

@@ -1,0 +1,150 @@
+"""Lab 2.4 launch configuration: the occupancy arithmetic it teaches (common.occupancy's, no calculator of its own),
+the Little's-law and tail models, compiler facts read from NVRTC (one 16-byte load per loop iteration), the Triton
+kernel in the interpreter, input validation, the lab's --quick run on the CPU, --replot from the committed JSON; on a
+GPU the calculator against the driver, any launch shape, misaligned views and bad launches."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+from common import arrays, check, cuda, device, report
+from common.occupancy import occupancy
+from phase2_cuda.lab04_launch_config import bench as lcb
+from phase2_cuda.lab04_launch_config import lab as lc
+
+gpu = pytest.mark.gpu
+needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def _rand(shape, seed=0):
+    return check.rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# =====================================================================================================================
+# CPU tier
+# =====================================================================================================================
+@pytest.mark.parametrize("arch,threads,regs,smem,want", [
+    ("sm_90", 256, 32, 0, (8, "warps")),
+    ("sm_90", 32, 24, 0, (32, "blocks")),               # 32 blocks x 32 threads: half an SM
+    ("sm_90", 256, 64, 0, (4, "registers")),
+    ("sm_90", 256, 255, 0, (1, "registers")),           # 8160 -> 8192 registers per warp: 2 warps per partition
+    ("sm_90", 1024, 64, 0, (1, "registers")),           # 64 x 1024 = the whole register file, exactly
+    ("sm_90", 1024, 72, 0, (0, "registers")),           # no block fits: more registers than a block may hold
+    ("sm_90", 128, 32, 100 * 1024, (2, "shared memory")),
+    ("sm_75", 256, 32, 0, (4, "warps")),
+    ("sm_80", 128, 40, 0, (12, "registers")),           # 40 x 32 = 1280 per warp: 12 warps per partition = 48 / 4
+])
+def test_the_lessons_occupancy_examples(arch, threads, regs, smem, want):
+    """The resident-block arithmetic the lab teaches, from common.occupancy (the lab has no calculator of its own)."""
+    occ = occupancy(arch, threads, regs, smem_dynamic=smem, max_dynamic_smem=smem or None)
+    blocks, limit = want
+    assert occ.blocks_per_sm == blocks
+    assert limit in occ.limiters if blocks else limit in occ.why_zero
+
+
+def test_wave_table_and_blocks_per_sm_use_the_common_calculator():
+    regs = cuda.compile_report(lc.CU, "sm_90")["scale_grid_stride_float4"].registers
+    rows = {r["threads/block"]: r for r in lcb.wave_table("sm_90", regs)}
+    want = [occupancy("sm_90", b, regs).blocks_per_sm for b in lc.BLOCK_SIZES]
+    assert [r["blocks/SM"] for r in rows.values()] == want
+    assert rows[32]["limited by"] == "blocks" and rows[32]["occupancy"] == 0.5        # 32-thread blocks: half an SM
+    assert rows[256]["blocks/SM"] == 8 and rows[256]["wave (132 SMs)"] == 1056
+    assert rows[32]["resident threads"] == rows[256]["resident threads"] // 2
+    if not device.has_gpu():                                                         # else the driver's figure
+        assert [lc.blocks_per_sm(b) for b in lc.BLOCK_SIZES] == [r["blocks/SM"] for r in rows.values()]
+    assert not hasattr(lc, "resident_blocks")
+
+
+def test_littles_law_and_tail_models():
+    c = 4000.0
+    assert lc.little_gbps(10, 0.7, c) < lc.little_gbps(20, 0.7, c) <= c
+    assert lc.little_gbps(10**7, 0.7, c) == c
+    assert lc.implied_latency_us(1000, lc.little_gbps(1000, 0.5, c)) == pytest.approx(0.5)
+    wb = 1056
+    for w in (1, 2, 3):
+        assert lc.tail_model(w, wb, 256, 0.7, c) == pytest.approx(w)
+    for w in (1.1, 1.25, 1.5, 2.1):
+        t = lc.tail_model(w, wb, 256, 0.7, c)
+        assert w - 1e-9 <= t <= math.ceil(w), w       # between the fluid and the quantized model
+    assert lc.tail_model(1.1, wb, 256, 5.0, c) > lc.tail_model(1.1, wb, 256, 0.7, c)   # longer latency, bigger tail
+
+
+@needs_sass
+def test_scale_kernel_is_one_128_bit_load_per_iteration():
+    rep = cuda.compile_report(lc.CU, "sm_90")
+    c4 = rep["scale_grid_stride_float4"].sass_counts
+    assert c4.get("LDG.128") == 1 and c4.get("STG.128") == 1    # #pragma unroll 1: one load in flight per thread
+    assert rep["scale_grid_stride_scalar"].sass_counts.get("LDG.128", 0) == 0
+
+
+@pytest.mark.cpu_only
+@pytest.mark.parametrize("n", [1, 3, 1025])
+def test_triton_scale_in_the_interpreter(n):
+    x = _rand(n, n)
+    check.assert_close(lc.scale_triton(x, out=check.poison(np.empty(n, np.float32))), lc.reference(x), "float32")
+
+
+def test_scale_rejects_host_arrays():
+    with pytest.raises(TypeError, match="GPU array"):
+        lc.scale(np.ones(8, np.float32))
+
+
+@pytest.mark.cpu_only
+def test_main_quick_on_the_cpu(capsys):
+    assert lc.main(["--quick", "--arch", "sm_90"]) == 0
+    out = capsys.readouterr().out
+    assert "interpreter" in out and "compiled" in out and "ok (" in out
+    assert "limited by blocks" in out and "limited by warps" in out           # the calculator's arithmetic, printed
+    assert "one wave of scale_grid_stride_float4" in out and "tail effect, predicted" in out
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert lc.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{lc.LAB}.png", f"{lc.LAB}_tail.png"]
+
+
+# =====================================================================================================================
+# GPU tier
+# =====================================================================================================================
+def _cp(a):
+    import cupy
+
+    return cupy.asarray(a)
+
+
+@gpu
+def test_occupancy_calculator_agrees_with_the_driver():
+    arch = device.current_arch()
+    if arch not in device.ARCHS:
+        pytest.skip(f"{arch} is not in common.device.ARCHS")
+    regs = cuda.get_kernel(lc.CU, "scale_grid_stride_float4").num_regs
+    for b in lc.BLOCK_SIZES:
+        assert occupancy(arch, b, regs).blocks_per_sm == lc.blocks_per_sm(b), b
+
+
+@gpu
+@pytest.mark.parametrize("threads,blocks", [(32, 1), (96, 1), (1024, 7), (256, "per_element"), (64, 100_000)])
+@pytest.mark.parametrize("n", [1, 5, 4099, 1_000_003])
+def test_scale_any_launch(threads, blocks, n):
+    x = _cp(_rand(n, n))
+    out = check.poisoned((n,), "float32", x)
+    lc.scale(x, out, threads=threads, blocks=blocks)
+    check.assert_close(out, lc.reference(arrays.to_numpy(x)), "float32")
+
+
+@gpu
+def test_scale_misaligned_falls_back_and_bad_launch_is_rejected():
+    x = _cp(_rand(10_003, 3))
+    v = x[1:]
+    assert not arrays.aligned(v, 16)
+    check.assert_close(lc.scale(v, waves=0.5), lc.reference(arrays.to_numpy(v)), "float32")
+    with pytest.raises(ValueError, match="16-byte"):
+        lc.scale(v, kernel="float4")
+    for bad in (33, 0, 2048):
+        with pytest.raises(ValueError, match="threads"):
+            lc.scale(x, threads=bad)
+    with pytest.raises(ValueError, match="blocks"):
+        lc.scale(x, blocks=0)
+    with pytest.raises(ValueError, match="waves"):
+        lc.scale(x, waves=0)
