@@ -25,7 +25,7 @@ GENERATED = re.compile(r"<!-- ([\w.-]+):start -->.*?<!-- \1:end -->", re.S)
 FENCE = re.compile(r"^(```+|~~~+)[^\n]*\n.*?^\1\s*$", re.S | re.M)
 INLINE = re.compile(r"`[^`\n]+`")
 LINK = re.compile(r"(!?)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")   # ASCII edges: Korean particles follow numbers
 
 
 def _read(path):
