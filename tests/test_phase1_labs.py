@@ -1,4 +1,4 @@
-"""Phase 1 labs other than vector add and the device tour: memory hierarchy, occupancy, naive matmul.
+"""Phase 1 labs other than vector add and the device tour: occupancy, naive matmul.
 
 CPU tier: what the compiler made of every kernel (NVRTC + SASS census), the Triton kernels in the interpreter on edge
 cases the generic test does not cover, the references against brute force, the prediction helpers, bad input
@@ -13,7 +13,6 @@ import pytest
 
 from common import check, cuda, device
 from common import occupancy as oc
-from phase1_architecture import lab04_memory_hierarchy as l4
 from phase1_architecture import lab05_occupancy as l5
 from phase1_architecture import lab06_matmul_naive as l6
 
@@ -29,27 +28,6 @@ def _ops(k, prefix):
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: what the compiler made of the kernels
 # ---------------------------------------------------------------------------------------------------------------------
-@SASS
-def test_read_sweep_issues_its_float4_loads_back_to_back():
-    k = cuda.compile_report(l4.CU, "sm_90")["mem_02_read_sweep_float4"]
-    assert k.sass_counts.get("LDG.128", 0) >= l4.UNROLL
-    # in the main loop, UNROLL 128-bit loads come before the first add that uses any of them
-    ops = [s.split()[0] for s in k.sass]
-    first = next(i for i, o in enumerate(ops) if o.startswith("LDG.E.128"))
-    first_add = next(i for i in range(first, len(ops)) if ops[i] == "FADD")
-    assert sum(o.startswith("LDG.E.128") for o in ops[first:first_add]) == l4.UNROLL
-    assert cuda.compile_report(l4.CU, "sm_90")["mem_01_read_sweep_scalar"].sass_counts.get("LDG.128", 0) == 0
-
-
-@SASS
-def test_on_chip_kernels_use_shared_memory_and_ffma():
-    rep = cuda.compile_report(l4.CU, "sm_90")
-    assert rep["mem_04_shared_read"].smem_bytes >= 4 * l4.TILE_FLOAT4 * 4
-    assert rep["mem_04_shared_read"].sass_counts.get("LDS.128", 0) >= 4
-    assert rep["mem_05_register_fma"].sass_counts.get("FFMA", 0) >= l4.NACC
-    assert all(k.spills == 0 for k in rep.kernels.values())
-
-
 def test_probe_registers_follow_nlive_and_the_cap():
     free64 = cuda.compile_report(l5.CU, "sm_90")["occ_probe_registers"]
     free128 = cuda.compile_report(l5.CU, "sm_90", defines={"NLIVE": 128})["occ_probe_registers"]
@@ -82,48 +60,6 @@ def test_naive_matmuls_differ_only_in_addresses(arch):
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: references and prediction helpers
 # ---------------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("n,blocks,per_block", [(1, 1, 5), (7, 3, 20), (10, 4, 3), (64, 5, 64), (1000, 7, 2500),
-                                                (16, 16, 1)])
-def test_sweep_reference_matches_brute_force(n, blocks, per_block):
-    x = check.rng(n).integers(1, 9, n).astype(np.float64)
-    want = np.array([sum(x[(l4.block_start(b, n, blocks) + j) % n] for j in range(per_block)) for b in range(blocks)])
-    assert np.array_equal(l4.reference(x, blocks, per_block), want)
-    assert all(l4.block_start(b, n, blocks) % 4 == 0 for b in range(blocks))
-
-
-def test_sweep_sizes_and_levels():
-    l2 = 60 * 2**20
-    sizes = l4.sweep_sizes(False, l2)
-    assert sizes == sorted(set(sizes)) and sizes[0] <= 16 * 2**10 and sizes[-1] >= 4 * 2**30
-    assert 24 <= len(sizes) <= 60                   # "a few dozen sizes"
-    assert sum(0.5 * l2 <= s <= 1.5 * l2 for s in sizes) >= 4       # resolution around the L2 edge
-    assert all(s % 4096 == 0 for s in sizes)
-    assert [l4.level_of(s, l2) for s in (16 << 10, 1 << 20, 50 << 20, 100 << 20, 1 << 30)] == \
-        ["L1", "L2 (fits half)", "L2 (full)", "L2 edge", "HBM"]
-
-
-def test_l2_edge_and_levels_from_synthetic_sweep():
-    l2 = 60 * 2**20
-    rows = []
-    for w in l4.sweep_sizes(False, l2):
-        g = 25000 if w <= 128 << 10 else 9700 if w <= 44 << 20 else 4000
-        rows.append({"variant": "cuda 02", "working_set_bytes": w, "gbps": g})
-    lv = l4.level_bandwidths(rows, l2)
-    assert lv == {"L1": 25000, "L2": 9700, "HBM": 4000}
-    assert 44 << 20 < l4.l2_edge(rows, lv) <= 50 << 20
-
-
-def test_shared_and_fma_references():
-    x = np.arange(2 * 4 * l4.TILE_FLOAT4, dtype=np.float64) % 5
-    r = l4.shared_read_reference(x, 16)
-    assert r.shape == (2,) and r[0] == x[:4 * l4.TILE_FLOAT4].sum() * 2
-    f = l4.register_fma_reference(np.array([1.0]), 3, 0.5, 1.0)
-    a = [1.0 + j / 1024 for j in range(l4.NACC)]
-    for _ in range(3):
-        a = [v * 0.5 + 1.0 for v in a]
-    assert f[0] == pytest.approx(sum(a), rel=1e-12)
-
-
 def test_sector_counts_and_the_prediction():
     assert l6.warp_sectors("coalesced", 4096, 4096, 4096) == {"A": 1, "B": 4}
     assert l6.warp_sectors("uncoalesced", 4096, 4096, 4096) == {"A": 32, "B": 1}
@@ -220,35 +156,12 @@ def test_triton_matmul_rejects_bad_input():
 
 
 @cpu_only
-def test_triton_read_sweep_both_wrap_paths():
-    for n, blocks, per_block in [(3, 2, 50), (2000, 3, 5000), (1024, 1, 1024), (5, 4, 0)]:
-        x, bl, pb = l4.make_inputs((n, blocks, per_block), "float32", check.rng(n), "cpu")
-        out = check.poisoned((bl,), "float32", x)
-        check.assert_close(l4.read_triton(x, bl, pb, out=out), l4.reference(x, bl, pb), "float32",
-                           check.Tol(0, 0), what=f"{n} {blocks} {per_block}")
-
-
-@cpu_only
-def test_triton_sweep_and_hash_reject_bad_input():
-    x = np.ones(8, np.float32)
-    with pytest.raises(ValueError, match="blocks"):
-        l4.read_triton(x, 0, 4)
-    with pytest.raises(ValueError, match="per_block"):
-        l4.read_triton(x, 1, -1)
-    with pytest.raises(ValueError, match="empty"):
-        l4.read_triton(np.ones(0, np.float32), 1, 4)
-    with pytest.raises(TypeError, match="dtype"):
-        l4.read_triton(x.astype(np.float64), 1, 4)
-
-
-@cpu_only
 def test_triton_hash_and_scale_small_cases():
     s = l5.scale_triton(np.array([1.0, -2.0, 3.0], np.float32), 2.5)
     assert np.array_equal(s, np.array([2.5, -5.0, 7.5], np.float32))
 
 
 CUDA_WRAPPERS = [
-    (l4.read_cuda_01, lambda x: (x, 2, 8)), (l4.read_cuda_02, lambda x: (x, 2, 8)),
     (l5.scale_cuda_01, lambda x: (x, 2.0)), (l5.scale_cuda_02, lambda x: (x, 2.0)),
     (l6.mm_cuda_01, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
     (l6.mm_cuda_02, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
@@ -263,7 +176,7 @@ def test_cuda_wrappers_reject_host_arrays_before_launching(fn, args):
         fn(*args(x))
 
 
-@pytest.mark.parametrize("lab", [l4, l5, l6], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("lab", [l5, l6], ids=lambda m: m.__name__.split(".")[-1])
 @cpu_only
 def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
     assert lab.main(["--quick", "--out", str(tmp_path)]) == 0
@@ -281,60 +194,6 @@ def test_record_fixture_needs_a_gpu(capsys):
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
-@gpu
-@pytest.mark.parametrize("offset", [1, 2, 3])
-def test_read_sweep_misaligned_and_odd_views(offset):
-    x, blocks, per_block = l4.make_inputs((70_000, 9, 40_000), "float32", check.rng(offset), "cuda")
-    view = x[offset:]
-    want = l4.reference(view.get(), blocks, per_block)
-    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
-        check.assert_close(fn(view, blocks, per_block), want, "float32", check.Tol(0, 0), what=fn.__name__)
-
-
-@gpu
-def test_read_sweep_bad_input_on_device():
-    import cupy
-
-    x = cupy.ones(64, cupy.float32)
-    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
-        with pytest.raises(ValueError, match="blocks"):
-            fn(x, 0, 4)
-        with pytest.raises(ValueError, match="empty"):
-            fn(cupy.ones(0, cupy.float32), 1, 4)
-        with pytest.raises(TypeError, match="dtype"):
-            fn(x.astype(cupy.float64), 1, 4)
-
-
-@gpu
-@pytest.mark.parametrize("nbytes", [16 << 10, 4 << 20])
-def test_pointer_chase_follows_the_cycle(nbytes):
-    nxt, order = l4.build_chase(nbytes, seed=5)
-    lines = int(order.size)
-    start = int(order[0]) * (l4.CHASE_STRIDE // 4)
-    idx, cyc, ns = l4.pointer_chase(nxt, start, lines, 4096)
-    assert idx == int(order[(lines + 4096) % lines]) * (l4.CHASE_STRIDE // 4)
-    assert cyc > 4096 * 10 and ns > 0                   # at least ~10 cycles per dependent load
-    with pytest.raises(ValueError, match="steps"):
-        l4.pointer_chase(nxt, start, 0, 0)
-
-
-@gpu
-def test_shared_and_register_kernels_match_their_references():
-    import cupy
-
-    rng = check.rng(2)
-    x = cupy.asarray(rng.integers(1, 5, 3 * 4 * l4.TILE_FLOAT4).astype(np.float32))
-    check.assert_close(l4.shared_read(x, 64), l4.shared_read_reference(x.get(), 64), "float32", check.Tol(0, 0))
-    check.assert_close(l4.shared_read(x, 8), l4.shared_read_reference(x.get(), 8), "float32", check.Tol(0, 0))
-    with pytest.raises(ValueError, match="reps"):
-        l4.shared_read(x, 3)
-    with pytest.raises(ValueError, match="multiple"):
-        l4.shared_read(x[:100], 8)
-    xr = cupy.asarray(rng.standard_normal(1000).astype(np.float32))
-    check.assert_close(l4.register_fma(xr, 64, 0.99, 0.01), l4.register_fma_reference(xr.get(), 64, 0.99, 0.01),
-                       "float32", check.Tol(1e-5, 1e-4))
-
-
 @gpu
 @pytest.mark.parametrize("w", list(l5.WARP_POINTS) + [None])
 def test_forced_occupancy_matches_the_driver(w):

@@ -1,5 +1,12 @@
-// The memory hierarchy, measured: bandwidth against working-set size (L1, L2, HBM), the latency of each level with a
-// dependent pointer chase, and shared memory and registers for comparison.
+// Lab 1.4 - the memory hierarchy, measured: bandwidth against working-set size (L1, L2, HBM), the latency of each
+// level with a dependent pointer chase, and shared memory and registers for comparison. The kernels:
+//
+//   mem_01_read_sweep_scalar   the read sweep with 4-byte loads: any n, any alignment (the reference and fallback)
+//   mem_02_read_sweep_float4   the same sweep, 16-byte loads, UNROLL in flight per thread (what the sweep measures)
+//   mem_03_pointer_chase       one thread, idx = next[idx]: the load-to-use latency of wherever next[] lives
+//   mem_04_shared_read         a 32 KiB tile in shared memory, read over and over with 16-byte loads
+//   mem_05_register_fma        NACC independent FFMA chains per thread: the register file's operand bandwidth
+// Run: python -m phase1_architecture.lab04_memory_hierarchy (the measured figures are in this lab's README).
 //
 // The read sweep (mem_01, mem_02) has a simple contract that a float64 reference can check exactly:
 //   a grid of `blocks` blocks reads a working set x[0 .. n); block b starts at s_b = (b * n / blocks) rounded down to a
@@ -11,13 +18,11 @@
 // n bytes), n below the L2 (60 MiB on an H200), or HBM. When per_block < n each block reads its own slice once: a
 // plain streaming read. The kernels only read (plus one float per block): bytes moved = blocks * per_block * 4.
 
-__device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+#include "reduce.cuh"
 
 // Sum of v over the block, written by thread 0 to *dst. blockDim.x must be a multiple of 32, at most 1024.
+// Kept here rather than reduce.cuh's block_sum (an all-reduce: every warp does the second level) because that
+// version reschedules these kernels' main loops: only warp 0 reduces the partial sums, and only thread 0 writes.
 __device__ __forceinline__ void block_sum_to(float v, float* dst)
 {
     __shared__ float partial[32];
@@ -38,7 +43,7 @@ __device__ __forceinline__ void block_sum_to(float v, float* dst)
 // t, t + blockDim, ... of its block's range; the wrapped index is kept as a running value (one 64-bit modulo per
 // thread at the start, then additions with a conditional subtract), because a 64-bit division per load would cost
 // more than the load. One 4-byte load per thread in flight: latency-bound at large n (the float4 version is faster).
-// Used for correctness on any input and as mem_02's fallback; the sweep measures mem_02 (mem_01 has no H200 figure).
+// Used for correctness on any input and as mem_02's fallback; the sweep measures mem_02 (mem_01 is not timed).
 // Launch: blocks of 256 threads (any multiple of 32), `blocks` blocks (<= 2^31 - 1).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void mem_01_read_sweep_scalar(const float* __restrict__ x, long long n, long long per_block,
@@ -61,17 +66,14 @@ extern "C" __global__ void mem_01_read_sweep_scalar(const float* __restrict__ x,
 // Same contract, 16-byte loads (LDG.E.128) and UNROLL independent loads in flight per thread, each into its own
 // accumulator: a warp instruction moves 512 B. At the 40 registers NVRTC gives it for sm_90, 6 blocks of 256 threads
 // fit an SM (the sweep launches 132 x 6 = 792), so 1536 threads x UNROLL x 16 B = 96 KiB per SM are in flight,
-// enough to cover HBM latency (Little's law: ~4.4 TB/s x ~0.7 us / 132 SMs ~ 23 KiB per SM).
+// enough to cover HBM latency (Little's law: an H200's HBM bandwidth x ~0.7 us / 132 SMs ~ 23 KiB per SM).
 // Preconditions (the wrapper checks them, else it uses mem_01): x 16-byte aligned, n % 4 == 0,
 // per_block % 4 == 0, n / 4 >= blockDim.x (so one conditional subtract wraps an index), n / 4 <= 2^31 and
 // per_block / 4 <= 2^31 (32-bit float4 indices that cannot overflow: cheaper address arithmetic, which matters when
 // loads hit in L1 at ~100 B/clk/SM).
-// Expected on an H200: an L1 plateau of tens of TB/s for n up to ~200 KiB, an L2 plateau near 10 TB/s up to
-// ~40-50 MiB (the L2 is 60 MiB in two halves), then HBM at ~4 TB/s.
-// Measured on an H200 (results/h200/phase1_lab04_memory_hierarchy.json): as expected. L1 29.3-29.8 TB/s from 8 KiB
-// to 192 KiB (median 29,694 GB/s, 0.89 of 128 B/clock/SM), 19.9 TB/s at 256 KiB; L2 9.1-10.2 TB/s from 2 to 24 MiB
-// (median 9,725 GB/s), 8.6-9.0 TB/s up to 54 MiB, 7.7 at 64 MiB, 6.9 at 75 MiB, 4.8 at 128 MiB; HBM median
-// 4,183 GB/s from 512 MiB up, 0.96 of the 4,341 GB/s ceiling (torch add) (4 GiB read once: 1.04 ms, 4,120 GB/s).
+// Prediction (an H200): an L1 plateau near 128 B/clock/SM for n up to ~200 KiB, an L2 plateau about 2x the HBM
+// ceiling up to ~40-50 MiB (the L2 is 60 MiB in two halves), then HBM near its measured ceiling; the L2 plateau
+// ends within 0.5x-1.5x of the L2 size.
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef UNROLL
 #define UNROLL 4
@@ -128,11 +130,10 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
 // out[1] = cycles, out[2] = nanoseconds for the timed steps.
 // Launch: 1 block of 1 thread. Published figures for Hopper (H100 PCIe, te42kyfo/gpu-benches gpu-latency):
 // L1 ~34 cycles, L2 ~265 cycles (the near half) to ~475 (the far half), HBM ~650 cycles and up.
-// Measured on an H200 (results/h200/phase1_lab04_memory_hierarchy.json, "latency"; SM clock seen 1973-1980 MHz):
-// L1 39.6 cycles (20.0 ns) at 16-128 KiB; L2 287 cycles (145 ns) at 1-24 MiB and 522 cycles (263 ns) at 45 MiB;
-// HBM 665-674 cycles (336-340 ns) at 128 MiB-2 GiB. A step is one IMAD.WIDE (index -> address) plus the LDG, so
-// the figures include a few cycles of address arithmetic on top of the load-to-use latency.
+// Prediction: each level's latency falls in the published range. A step is one IMAD.WIDE (index -> address) plus
+// the LDG, so the figures include a few cycles of address arithmetic on top of the load-to-use latency.
 // ---------------------------------------------------------------------------------------------------------------------
+// %globaltimer, read here as lab 1.3 reads it (a timing probe of this lab; no shared header has one).
 __device__ __forceinline__ long long global_ns()
 {
     long long t;
@@ -163,13 +164,13 @@ extern "C" __global__ void mem_03_pointer_chase(const unsigned int* next, unsign
 // Shared-memory bandwidth: each block copies its TILE_FLOAT4 x 16 B tile of x into shared memory, then every thread
 // reads float4s of it `reps` times (reps * blockDim.x float4 per block), four independent accumulators deep.
 // A warp's float4 read covers 512 consecutive bytes: four 128-byte wavefronts with no bank conflict, the most
-// shared memory can deliver (128 B per clock per SM: 132 SMs x 128 B x ~1.98 GHz = ~33 TB/s on an H200).
+// shared memory can deliver (128 B per clock per SM: 132 SMs x 128 B x ~1.98 GHz on an H200).
 // out[b] = sum of everything block b read = (reps * blockDim.x / TILE_FLOAT4) * sum(tile b) when reps * blockDim.x
 // is a multiple of TILE_FLOAT4 (the wrapper ensures it). Bytes read from shared memory: blocks * reps * blockDim.x
 // * 16; from global: blocks * TILE_FLOAT4 * 16 (once).
 // Launch: blocks of 256 threads, TILE_FLOAT4 * 16 B = 32 KiB static shared memory per block.
-// Measured on an H200: 31,534 GB/s, 0.94 of the 33,454 GB/s of 128 B/clock/SM at 1980 MHz, a little above global
-// loads that hit L1 (29,694) (results/h200/phase1_lab04_memory_hierarchy.json, "level_table").
+// Prediction: close to 128 B/clock/SM, a little above global loads that hit L1 (no tag lookups, no address
+// translation).
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef TILE_FLOAT4
 #define TILE_FLOAT4 2048
@@ -208,16 +209,15 @@ extern "C" __global__ void mem_04_shared_read(const float4* __restrict__ x4, int
 // ---------------------------------------------------------------------------------------------------------------------
 // mem_05_register_fma
 // Registers: the operands of an FFMA come from the register file, 3 reads of 4 B each per FFMA, and an SM issues 128
-// FFMA per clock: 1.5 KiB/clock/SM of register reads (~400 TB/s over an H200) - one more order of magnitude above
-// shared memory. Each thread runs NACC independent chains a = a * m + c for `iters` iterations (enough chains that
-// the 4-cycle FFMA latency is hidden: NACC in flight per thread, 16+ warps per scheduler) and writes the sum.
+// FFMA per clock: 1.5 KiB/clock/SM of register reads, 12x shared memory's 128 B/clock - one more order of magnitude.
+// Each thread runs NACC independent chains a = a * m + c for `iters` iterations (enough chains that the 4-cycle
+// FFMA latency is hidden: NACC in flight per thread, 16+ warps per scheduler) and writes the sum.
 // y[t] = sum over the NACC chains of the chain started from x[t] + j * 2^-10 (j = 0 .. NACC - 1).
 // FLOPs: 2 * NACC * iters per thread; bytes from global memory: 8 per thread (negligible).
 // Launch: blocks of 256 threads, one thread per element of x.
-// Measured on an H200: 57.0 TFLOP/s, i.e. 342 TB/s of operands, 0.85 of the 401 TB/s (66.9 TFLOP/s) peak
-// (results/h200/phase1_lab04_memory_hierarchy.json, "level_table"). The SASS loop is 32 FFMA + IADD3, ISETP, BRA:
-// 3 issue slots in 35 go to the loop, which caps it at 0.91. "Operand bytes" is a model: the SASS takes m from a
-// uniform register and c through the operand-reuse cache, so the register file itself is read less than 12 B/FFMA.
+// Prediction: at most 0.91 of the FFMA peak: the SASS loop is 32 FFMA + IADD3, ISETP, BRA, so 3 issue slots in 35
+// go to the loop. "Operand bytes" is a model: the SASS takes m from a uniform register and c through the
+// operand-reuse cache, so the register file itself is read less than 12 B/FFMA.
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef NACC
 #define NACC 8

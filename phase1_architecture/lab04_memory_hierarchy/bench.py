@@ -1,0 +1,339 @@
+"""Lab 1.4's measuring side: the read sweep over working sets (three plateaus), the pointer chase (latency of each
+level), shared memory and registers, each level against its published figure, what the compiler made of the read
+kernel, and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from common import bench, cli, cuda, device, lab, occupancy, report
+from common.device import GiB, KiB, MiB
+
+from . import lab as L
+
+CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: what the GPU run would show, and what the compiler made of the read kernel
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    if device.has_gpu():
+        return
+    a = device.arch_info(args.arch)
+    print(f"What the GPU run would show on {a.example_gpu}: an L1 plateau up to ~200 KiB, an L2 plateau up to "
+          f"~{a.example_l2_bytes / MiB:.0f} MiB (or earlier: the L2 of A100/H100/H200 is split in two halves), then "
+          f"HBM at <= {a.example_hbm_gbps:.0f} GB/s; latencies of ~30 / ~250-500 / ~600+ cycles.\n")
+
+
+def show_compile_report(arch: str) -> None:
+    rep = cuda.print_compile_report(L.CU, arch, excerpt_of="mem_02_read_sweep_float4")
+    k = rep.kernels.get("mem_02_read_sweep_float4")
+    if k is not None and k.sass:
+        c = k.sass_counts
+        print(f"-> mem_02 issues {c.get('LDG.128', 0)} x LDG.E.128 in its loop: {L.UNROLL} independent 16-byte loads "
+              "before the first add (Little's law: bytes in flight hide latency).")
+
+
+def compile_report(args) -> None:
+    show_compile_report(args.arch)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The sweep, the chase and the on-chip levels (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _blocks_for(kernel_name: str) -> tuple[int, int]:
+    """A grid that fills every SM once, from the kernel's own registers and the occupancy calculator."""
+    d = device.info()
+    k = cuda.get_kernel(L.CU, kernel_name)
+    occ = occupancy.occupancy(d.arch, L.THREADS, int(k.num_regs), int(k.shared_size_bytes))
+    return d.sms * occ.blocks_per_sm, occ.blocks_per_sm
+
+
+def sweep_sizes(quick: bool, l2_bytes: int) -> list[int]:
+    """Working sets in bytes: 8 KiB .. 4 GiB at two points per octave, plus extra points around the L2 size."""
+    if quick:
+        return [2**k for k in range(14, 29, 2)]
+    sizes = {int(m * 2**k) for k in range(13, 32) for m in (1, 1.5)} | {2**32}
+    sizes |= {int(f * l2_bytes) // 4096 * 4096 for f in (0.6, 0.7, 0.8, 0.9, 1.1, 1.25)}
+    return sorted(sizes)
+
+
+def bandwidth_sweep(sizes: list[int], ceiling_gbps: float, with_triton: tuple[int, ...] = ()) -> list[dict]:
+    import cupy
+
+    blocks, _ = _blocks_for("mem_02_read_sweep_float4")
+    x_all = cupy.ones(max(sizes) // 4, dtype=cupy.float32)
+    out = cupy.empty(blocks, dtype=cupy.float32)
+    rows = []
+    for w in cli.progress(sizes, "working sets"):
+        n = w // 4
+        x = x_all[:n]
+        total = max(w, 2 * GiB)                          # bytes read per call: >= 2 GiB, ~80 us even at L1 speed
+        per_block = (total // 4 // blocks) // 4 * 4
+        runs = [("cuda 02 float4 x4 in flight", "cuda", L.read_cuda_02)]
+        if w in with_triton:
+            runs.append(("triton", "triton", L.read_triton))
+        for name, impl, fn in runs:
+            t = bench.bench(lambda: fn(x, blocks, per_block, out=out), flush_l2=False, warmup_ms=5, rep_ms=20)
+            rows.append(report.row(L.LAB, name, impl, (n,), "float32", t, nbytes=4 * blocks * per_block,
+                                   flops=blocks * per_block, ceiling_gbps=ceiling_gbps, working_set_bytes=w,
+                                   blocks=blocks, per_block=per_block))
+    x = x_all = out = None
+    cupy.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def chase_sizes(quick: bool, l2_bytes: int) -> list[int]:
+    if quick:
+        return [16 * KiB, 1 * MiB, 256 * MiB]
+    return [16 * KiB, 64 * KiB, 128 * KiB, 1 * MiB, 8 * MiB, int(0.4 * l2_bytes) // MiB * MiB,
+            int(0.75 * l2_bytes) // MiB * MiB, 128 * MiB, 512 * MiB, 2 * GiB]
+
+
+def level_of(nbytes: int, l2_bytes: int) -> str:
+    if nbytes <= 128 * KiB:
+        return "L1"
+    if nbytes <= l2_bytes // 2:
+        return "L2 (fits half)"
+    if nbytes <= l2_bytes:
+        return "L2 (full)"
+    if nbytes <= 2 * l2_bytes:
+        return "L2 edge"
+    return "HBM"
+
+
+def latency_sweep(sizes: list[int]) -> list[dict]:
+    import cupy
+
+    d = device.info()
+    rows = []
+    for w in cli.progress(sizes, "pointer chase"):
+        nxt, order = L.build_chase(w, seed=w % 9973)
+        lines = int(order.size)
+        steps = 2**15 if w <= 64 * MiB else 2**14
+        warm = 2 * lines if lines <= 2**16 else (lines if w <= 2 * d.l2_bytes else 0)
+        start = int(order[0]) * (L.CHASE_STRIDE // 4)
+        idx, cyc, ns = L.pointer_chase(nxt, start, warm, steps)
+        expect = int(order[(warm + steps) % lines]) * (L.CHASE_STRIDE // 4)
+        rows.append({"working_set_bytes": w, "level": level_of(w, d.l2_bytes), "steps": steps, "warm": warm,
+                     "cycles_per_load": cyc / steps, "ns_per_load": ns / steps,
+                     "clock_mhz_seen": cyc / ns * 1e3 if ns else None, "chase_ok": idx == expect})
+        del nxt, order
+        cupy.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def level_bandwidths(sweep: list[dict], l2_bytes: int) -> dict:
+    """The plateau of each level from the sweep (medians over working sets that sit clearly inside each level)."""
+    cu = [r for r in sweep if r["variant"].startswith("cuda")]
+
+    def med(lo, hi):
+        v = [r["gbps"] for r in cu if lo <= r["working_set_bytes"] <= hi]
+        return float(np.median(v)) if v else None
+
+    return {"L1": med(16 * KiB, 96 * KiB), "L2": med(2 * MiB, l2_bytes // 4),
+            "HBM": med(8 * l2_bytes, 2**40)}
+
+
+def l2_edge(sweep: list[dict], levels: dict) -> float | None:
+    """The smallest working set past 2 MiB whose bandwidth falls below the midpoint between the L2 and HBM levels."""
+    if not levels.get("L2") or not levels.get("HBM"):
+        return None
+    mid = (levels["L2"] + levels["HBM"]) / 2
+    for r in sorted((r for r in sweep if r["variant"].startswith("cuda")), key=lambda r: r["working_set_bytes"]):
+        if r["working_set_bytes"] > 2 * MiB and r["gbps"] < mid:
+            return float(r["working_set_bytes"])
+    return None
+
+
+def on_chip_bandwidths() -> list[dict]:
+    """Shared memory (mem_04) and registers (mem_05), each filling the GPU."""
+    import cupy
+
+    d = device.info()
+    rows = []
+    blocks, _ = _blocks_for("mem_04_shared_read")
+    x = cupy.ones(blocks * 4 * L.TILE_FLOAT4, dtype=cupy.float32)
+    out = cupy.empty(blocks, dtype=cupy.float32)
+    reps = 2048
+    t = bench.bench(lambda: L.shared_read(x, reps, out=out), flush_l2=False, warmup_ms=5, rep_ms=30)
+    rows.append(report.row(L.LAB, "shared memory (mem_04, LDS.128)", "cuda", (blocks,), "float32", t,
+                           nbytes=blocks * reps * L.THREADS * 16, level="shared"))
+    n = d.sms * d.max_threads_per_sm * 4
+    xr = cupy.ones(n, dtype=cupy.float32)
+    yr = cupy.empty_like(xr)
+    iters = 2048
+    t = bench.bench(lambda: L.register_fma(xr, iters, 0.999, 0.001, out=yr), flush_l2=False, warmup_ms=5, rep_ms=30)
+    ffma = n * L.NACC * iters
+    rows.append(report.row(L.LAB, "registers (mem_05, FFMA operands)", "cuda", (n,), "float32", t,
+                           nbytes=12 * ffma, flops=2 * ffma, level="registers"))
+    x = out = xr = yr = None
+    return rows
+
+
+def _l1_published_gbps(dev: dict) -> float:
+    return L.PUBLISHED["l1_bytes_per_clock_per_sm"][0] * dev["sms"] * dev["sm_clock_mhz"] / 1e3
+
+
+def level_table(onchip: list[dict], levels: dict, dev: dict) -> list[dict]:
+    """Each level's measured bandwidth next to its published figure."""
+    l1_pub = _l1_published_gbps(dev)
+    pub = L.PUBLISHED
+    return [
+        {"level": "registers (FFMA operands)", "measured GB/s": onchip[1]["gbps"],
+         "published GB/s": 12 * pub["ffma_per_clock_per_sm"][0] * dev["sms"] * dev["sm_clock_mhz"] / 1e3,
+         "source": pub["ffma_per_clock_per_sm"][1]},
+        {"level": "shared memory", "measured GB/s": onchip[0]["gbps"], "published GB/s": l1_pub,
+         "source": pub["l1_bytes_per_clock_per_sm"][1]},
+        {"level": "L1 (global loads)", "measured GB/s": levels["L1"], "published GB/s": l1_pub,
+         "source": pub["l1_bytes_per_clock_per_sm"][1]},
+        {"level": "L2", "measured GB/s": levels["L2"],
+         "published GB/s": pub["l2_gbps_h200"][0] if "H200" in dev["name"] else None,
+         "source": pub["l2_gbps_h200"][1]},
+        {"level": "HBM", "measured GB/s": levels["HBM"], "published GB/s": (dev.get("datasheet") or {}).get("hbm_gbps"),
+         "source": "datasheet"},
+    ]
+
+
+def targets(lat: list[dict], edge: float | None, l2_bytes: int) -> list[dict]:
+    """Latencies in their published ranges, the L2 plateau's end near the L2 size, every chase where it should end."""
+    out = []
+    for names, key in ((("L1",), "l1_latency_cycles"), (("L2 (fits half)",), "l2_latency_cycles"),
+                       (("HBM",), "hbm_latency_cycles")):
+        v = [r["cycles_per_load"] for r in lat if r["level"] in names]
+        lo, hi, src = L.PUBLISHED[key]
+        if v:
+            m = float(np.median(v))
+            out.append({"target": f"{'/'.join(names)} latency in the published range", "measured": m,
+                        "range": f"{lo}-{hi} cycles", "source": src, "met": lo <= m <= hi})
+    if edge:
+        out.append({"target": "L2 plateau ends near the L2 size (0.5x .. 1.5x)", "measured": edge / MiB,
+                    "range": f"{0.5 * l2_bytes / MiB:.0f}-{1.5 * l2_bytes / MiB:.0f} MiB",
+                    "source": f"cudaDevAttrL2CacheSize = {l2_bytes / MiB:.0f} MiB",
+                    "met": 0.5 * l2_bytes <= edge <= 1.5 * l2_bytes})
+    out.append({"target": "every pointer chase ended where the host's walk ends", "measured":
+                sum(r["chase_ok"] for r in lat), "range": f"{len(lat)} of {len(lat)}", "source": "-",
+                "met": all(r["chase_ok"] for r in lat)})
+    return out
+
+
+def benchmark(ctx) -> lab.Result:
+    d = device.info()
+    dev = d.as_dict()
+    ceiling = ctx.ceiling()
+    sizes = sweep_sizes(ctx.quick, d.l2_bytes)
+    tri = tuple(s for s in (64 * KiB, 16 * MiB, 1 * GiB) if s in sizes) if not ctx.quick else ()
+    sweep = bandwidth_sweep(sizes, ceiling["hbm_gbps"], with_triton=tri)
+    levels = level_bandwidths(sweep, d.l2_bytes)
+    edge = l2_edge(sweep, levels)
+    lat = latency_sweep(chase_sizes(ctx.quick, d.l2_bytes))
+    onchip = on_chip_bandwidths()
+    tri_rows = []
+    for r in (r for r in sweep if r["impl"] == "triton"):
+        c = next(q for q in sweep if q["impl"] == "cuda" and q["working_set_bytes"] == r["working_set_bytes"])
+        tri_rows.append({"working_set_bytes": r["working_set_bytes"], "GB/s cuda 02": c["gbps"],
+                         "GB/s triton": r["gbps"], "triton / cuda": r["gbps"] / c["gbps"]})
+    lvl_rows = level_table(onchip, levels, dev)
+    tg = targets(lat, edge, d.l2_bytes)
+    tables = [([r for r in sweep if r["variant"].startswith("cuda")],
+               ["working_set_bytes", "ms", "gbps", "frac_ceiling", "per_block"],
+               "Read bandwidth vs working set (cuda 02, float4)")]
+    if tri_rows:
+        tables.append((tri_rows, None, "The same sweep in Triton, at one working set per level"))
+    tables += [(lat, None, "Pointer-chase latency"), (onchip, ["variant", "ms", "gbps", "tflops"], "On-chip levels"),
+               (lvl_rows, None, "Each level against its published figure"),
+               (tg, None, "Predictions and published ranges vs measurement")]
+    return lab.Result(rows=sweep + onchip, tables=tables, ok=all(r["chase_ok"] for r in lat),
+                      meta=dict(latency=lat, levels=levels, l2_edge_bytes=edge, level_table=lvl_rows, targets=tg,
+                                published=L.PUBLISHED, ceiling=ceiling, device=dev))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _size_ticks(lo, hi):
+    ticks, labels = [], []
+    for k in range(int(math.log2(lo)), int(math.log2(hi)) + 1, 2):
+        ticks.append(2**k)
+        v = 2**k
+        labels.append(f"{v // GiB} GiB" if v >= GiB else f"{v // MiB} MiB" if v >= MiB else f"{v // KiB} KiB")
+    return ticks, labels
+
+
+def plot_bandwidth(sweep: list[dict], ceiling: dict, dev: dict, path: str) -> str:
+    cu = [r for r in sweep if r["impl"] == "cuda"]          # Triton's three points are in the table, not the curve
+    xs = sorted({r["working_set_bytes"] for r in cu})
+    series = {}
+    for name in dict.fromkeys(r["variant"] for r in cu):
+        by = {r["working_set_bytes"]: r["gbps"] for r in cu if r["variant"] == name}
+        series[name] = [by.get(x) for x in xs]
+    l1_pub = _l1_published_gbps(dev)
+    hl = {f"L1/shared published: 128 B/clk/SM x {dev['sms']} x {dev['sm_clock_mhz']:.0f} MHz = {l1_pub:,.0f} GB/s":
+          l1_pub,
+          f"measured HBM ceiling {ceiling['hbm_gbps']:,.0f} GB/s ({ceiling['hbm_method']})": ceiling["hbm_gbps"]}
+    if "H200" in dev["name"]:
+        hl[f"published H200 L2 ~{L.PUBLISHED['l2_gbps_h200'][0]:,.0f} GB/s (gpu-benches)"] = \
+            L.PUBLISHED["l2_gbps_h200"][0]
+    datasheet = (dev.get("datasheet") or {}).get("hbm_gbps")
+    if datasheet:
+        hl[f"datasheet HBM {datasheet:,} GB/s"] = datasheet
+    ticks, labels = _size_ticks(xs[0], xs[-1])
+    l2 = dev["l2_bytes"]
+    return report.plot_lines(
+        path, xs, series, xlabel="working set (bytes, log scale)", ylabel="GB/s read", logy=True,
+        title=f"{dev['name']}: read bandwidth vs working set (L2 not flushed, every block re-reads its range)",
+        hlines=hl, vlines={"L1+shared 256 KiB/SM": 256 * KiB, f"L2 {l2 / MiB:.0f} MiB": l2,
+                           f"L2 half {l2 / 2 / MiB:.0f} MiB": l2 / 2},
+        xticks=ticks, xticklabels=labels)
+
+
+def plot_latency(lat: list[dict], dev: dict, path: str) -> str:
+    xs = [r["working_set_bytes"] for r in lat]
+    hl = {}
+    for key, label in (("l1_latency_cycles", "L1"), ("l2_latency_cycles", "L2"), ("hbm_latency_cycles", "HBM")):
+        lo, hi, _ = L.PUBLISHED[key]
+        hl[f"published {label}: {lo}-{hi} cycles"] = (lo + hi) / 2
+    ticks, labels = _size_ticks(xs[0], xs[-1])
+    return report.plot_lines(
+        path, xs, {"cycles per dependent load": [r["cycles_per_load"] for r in lat],
+                   "ns per dependent load": [r["ns_per_load"] for r in lat]},
+        xlabel="working set of the pointer chase (bytes)", ylabel="latency per load", logy=True,
+        title=f"{dev['name']}: pointer-chase latency (one thread, random 128-byte lines)", hlines=hl,
+        vlines={f"L2 {dev['l2_bytes'] / MiB:.0f} MiB": dev["l2_bytes"]}, xticks=ticks, xticklabels=labels)
+
+
+def plot_levels(lvl_rows: list[dict], path: str, gpu: str = "GPU") -> str:
+    """Measured and published bandwidth of each level, log scale (the levels span two orders of magnitude)."""
+    plt = report.pyplot()
+    rows = [r for r in lvl_rows if r["measured GB/s"]]
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.8))
+    ys = np.arange(len(rows))[::-1]
+    ax.barh(ys + 0.2, [r["measured GB/s"] for r in rows], height=0.4, color="tab:blue", label="measured")
+    pub = [(y, r["published GB/s"]) for y, r in zip(ys, rows) if r["published GB/s"]]
+    ax.barh([y - 0.2 for y, _ in pub], [v for _, v in pub], height=0.4, color="tab:gray", label="published")
+    for y, r in zip(ys, rows):
+        ax.annotate(f"{r['measured GB/s']:,.0f}", xy=(r["measured GB/s"], y + 0.2), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([r["level"] for r in rows], fontsize=9)
+    ax.set_xlabel("GB/s (log scale)")
+    ax.set_title(f"{gpu}: bandwidth of each level of the hierarchy", fontsize=11)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot(data: dict, out_dir: str) -> list[str]:
+    dev = dict(data["device"], name=data.get("gpu") or data["device"]["name"])
+    sweep = [r for r in data["rows"] if r.get("working_set_bytes")]
+    stem = os.path.join(out_dir, L.LAB)
+    return [plot_bandwidth(sweep, data["ceiling"], dev, f"{stem}_bandwidth.png"),
+            plot_latency(data["latency"], dev, f"{stem}_latency.png"),
+            plot_levels(data["level_table"], f"{stem}_levels.png", dev["name"])]

@@ -1,0 +1,197 @@
+"""Lab 1.4 memory hierarchy: what the compiler made of the read, shared-memory and FMA kernels, the references
+against brute force, the sweep's sizes, levels and L2 edge, the Triton sweep in the interpreter, bad input before any
+launch, the plots redrawn from the committed JSON; on a GPU the kernels on misaligned views, the pointer chase, and
+the shared-memory and register kernels against their references."""
+import os
+
+import numpy as np
+import pytest
+
+from common import check, cuda, device, report
+from phase1_architecture.lab04_memory_hierarchy import bench as l4b
+from phase1_architecture.lab04_memory_hierarchy import lab as l4
+
+gpu = pytest.mark.gpu
+cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
+SASS = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: what the compiler made of the kernels
+# ---------------------------------------------------------------------------------------------------------------------
+@SASS
+def test_read_sweep_issues_its_float4_loads_back_to_back():
+    k = cuda.compile_report(l4.CU, "sm_90")["mem_02_read_sweep_float4"]
+    assert k.sass_counts.get("LDG.128", 0) >= l4.UNROLL
+    # in the main loop, UNROLL 128-bit loads come before the first add that uses any of them
+    ops = [s.split()[0] for s in k.sass]
+    first = next(i for i, o in enumerate(ops) if o.startswith("LDG.E.128"))
+    first_add = next(i for i in range(first, len(ops)) if ops[i] == "FADD")
+    assert sum(o.startswith("LDG.E.128") for o in ops[first:first_add]) == l4.UNROLL
+    assert cuda.compile_report(l4.CU, "sm_90")["mem_01_read_sweep_scalar"].sass_counts.get("LDG.128", 0) == 0
+
+
+@SASS
+def test_on_chip_kernels_use_shared_memory_and_ffma():
+    rep = cuda.compile_report(l4.CU, "sm_90")
+    assert rep["mem_04_shared_read"].smem_bytes >= 4 * l4.TILE_FLOAT4 * 4
+    assert rep["mem_04_shared_read"].sass_counts.get("LDS.128", 0) >= 4
+    assert rep["mem_05_register_fma"].sass_counts.get("FFMA", 0) >= l4.NACC
+    assert all(k.spills == 0 for k in rep.kernels.values())
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: references and the sweep's helpers
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n,blocks,per_block", [(1, 1, 5), (7, 3, 20), (10, 4, 3), (64, 5, 64), (1000, 7, 2500),
+                                                (16, 16, 1)])
+def test_sweep_reference_matches_brute_force(n, blocks, per_block):
+    x = check.rng(n).integers(1, 9, n).astype(np.float64)
+    want = np.array([sum(x[(l4.block_start(b, n, blocks) + j) % n] for j in range(per_block)) for b in range(blocks)])
+    assert np.array_equal(l4.reference(x, blocks, per_block), want)
+    assert all(l4.block_start(b, n, blocks) % 4 == 0 for b in range(blocks))
+
+
+def test_sweep_sizes_and_levels():
+    l2 = 60 * 2**20
+    sizes = l4b.sweep_sizes(False, l2)
+    assert sizes == sorted(set(sizes)) and sizes[0] <= 16 * 2**10 and sizes[-1] >= 4 * 2**30
+    assert 24 <= len(sizes) <= 60                   # "a few dozen sizes"
+    assert sum(0.5 * l2 <= s <= 1.5 * l2 for s in sizes) >= 4       # resolution around the L2 edge
+    assert all(s % 4096 == 0 for s in sizes)
+    assert [l4b.level_of(s, l2) for s in (16 << 10, 1 << 20, 50 << 20, 100 << 20, 1 << 30)] == \
+        ["L1", "L2 (fits half)", "L2 (full)", "L2 edge", "HBM"]
+
+
+def test_l2_edge_and_levels_from_synthetic_sweep():
+    l2 = 60 * 2**20
+    rows = []
+    for w in l4b.sweep_sizes(False, l2):
+        g = 25000 if w <= 128 << 10 else 9700 if w <= 44 << 20 else 4000
+        rows.append({"variant": "cuda 02", "working_set_bytes": w, "gbps": g})
+    lv = l4b.level_bandwidths(rows, l2)
+    assert lv == {"L1": 25000, "L2": 9700, "HBM": 4000}
+    assert 44 << 20 < l4b.l2_edge(rows, lv) <= 50 << 20
+
+
+def test_shared_and_fma_references():
+    x = np.arange(2 * 4 * l4.TILE_FLOAT4, dtype=np.float64) % 5
+    r = l4.shared_read_reference(x, 16)
+    assert r.shape == (2,) and r[0] == x[:4 * l4.TILE_FLOAT4].sum() * 2
+    f = l4.register_fma_reference(np.array([1.0]), 3, 0.5, 1.0)
+    a = [1.0 + j / 1024 for j in range(l4.NACC)]
+    for _ in range(3):
+        a = [v * 0.5 + 1.0 for v in a]
+    assert f[0] == pytest.approx(sum(a), rel=1e-12)
+
+
+def test_targets_from_synthetic_latencies():
+    mib = 2**20
+    lat = [{"level": "L1", "cycles_per_load": 40.0, "chase_ok": True},
+           {"level": "L2 (fits half)", "cycles_per_load": 290.0, "chase_ok": True},
+           {"level": "HBM", "cycles_per_load": 2000.0, "chase_ok": False}]
+    tg = l4b.targets(lat, 75 * mib, 60 * mib)
+    assert [t["met"] for t in tg] == [True, True, False, True, False]     # L1, L2, HBM, L2 edge, every chase
+    assert tg[1]["range"] == "180-550 cycles" and tg[3]["range"] == "30-90 MiB" and tg[4]["measured"] == 2
+    assert [t["met"] for t in l4b.targets(lat, 100 * mib, 60 * mib) if "plateau" in t["target"]] == [False]
+
+
+@cpu_only
+def test_main_quick_on_the_cpu(capsys, tmp_path):
+    assert l4.main(["--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no GPU" in out and "What the GPU run would show" in out and "LDG.E.128" in out
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert l4.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    for part in ("bandwidth", "latency", "levels"):
+        assert os.path.getsize(tmp_path / f"{l4.LAB}_{part}.png") > 10_000
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: Triton in the interpreter, bad input
+# ---------------------------------------------------------------------------------------------------------------------
+@cpu_only
+def test_triton_read_sweep_both_wrap_paths():
+    for n, blocks, per_block in [(3, 2, 50), (2000, 3, 5000), (1024, 1, 1024), (5, 4, 0)]:
+        x, bl, pb = l4.make_inputs((n, blocks, per_block), "float32", check.rng(n), "cpu")
+        out = check.poisoned((bl,), "float32", x)
+        check.assert_close(l4.read_triton(x, bl, pb, out=out), l4.reference(x, bl, pb), "float32",
+                           check.Tol(0, 0), what=f"{n} {blocks} {per_block}")
+
+
+@cpu_only
+def test_triton_sweep_rejects_bad_input():
+    x = np.ones(8, np.float32)
+    with pytest.raises(ValueError, match="blocks"):
+        l4.read_triton(x, 0, 4)
+    with pytest.raises(ValueError, match="per_block"):
+        l4.read_triton(x, 1, -1)
+    with pytest.raises(ValueError, match="empty"):
+        l4.read_triton(np.ones(0, np.float32), 1, 4)
+    with pytest.raises(TypeError, match="dtype"):
+        l4.read_triton(x.astype(np.float64), 1, 4)
+
+
+def test_cuda_wrappers_reject_host_arrays_before_launching():
+    for fn in (l4.read_cuda_01, l4.read_cuda_02):
+        with pytest.raises(TypeError, match="expected a GPU array"):
+            fn(np.ones(8, np.float32), 2, 8)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier
+# ---------------------------------------------------------------------------------------------------------------------
+@gpu
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_read_sweep_misaligned_and_odd_views(offset):
+    x, blocks, per_block = l4.make_inputs((70_000, 9, 40_000), "float32", check.rng(offset), "cuda")
+    view = x[offset:]
+    want = l4.reference(view.get(), blocks, per_block)
+    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
+        check.assert_close(fn(view, blocks, per_block), want, "float32", check.Tol(0, 0), what=fn.__name__)
+
+
+@gpu
+def test_read_sweep_bad_input_on_device():
+    import cupy
+
+    x = cupy.ones(64, cupy.float32)
+    for fn in (l4.read_cuda_01, l4.read_cuda_02, l4.read_triton):
+        with pytest.raises(ValueError, match="blocks"):
+            fn(x, 0, 4)
+        with pytest.raises(ValueError, match="empty"):
+            fn(cupy.ones(0, cupy.float32), 1, 4)
+        with pytest.raises(TypeError, match="dtype"):
+            fn(x.astype(cupy.float64), 1, 4)
+
+
+@gpu
+@pytest.mark.parametrize("nbytes", [16 << 10, 4 << 20])
+def test_pointer_chase_follows_the_cycle(nbytes):
+    nxt, order = l4.build_chase(nbytes, seed=5)
+    lines = int(order.size)
+    start = int(order[0]) * (l4.CHASE_STRIDE // 4)
+    idx, cyc, ns = l4.pointer_chase(nxt, start, lines, 4096)
+    assert idx == int(order[(lines + 4096) % lines]) * (l4.CHASE_STRIDE // 4)
+    assert cyc > 4096 * 10 and ns > 0                   # at least ~10 cycles per dependent load
+    with pytest.raises(ValueError, match="steps"):
+        l4.pointer_chase(nxt, start, 0, 0)
+
+
+@gpu
+def test_shared_and_register_kernels_match_their_references():
+    import cupy
+
+    rng = check.rng(2)
+    x = cupy.asarray(rng.integers(1, 5, 3 * 4 * l4.TILE_FLOAT4).astype(np.float32))
+    check.assert_close(l4.shared_read(x, 64), l4.shared_read_reference(x.get(), 64), "float32", check.Tol(0, 0))
+    check.assert_close(l4.shared_read(x, 8), l4.shared_read_reference(x.get(), 8), "float32", check.Tol(0, 0))
+    with pytest.raises(ValueError, match="reps"):
+        l4.shared_read(x, 3)
+    with pytest.raises(ValueError, match="multiple"):
+        l4.shared_read(x[:100], 8)
+    xr = cupy.asarray(rng.standard_normal(1000).astype(np.float32))
+    check.assert_close(l4.register_fma(xr, 64, 0.99, 0.01), l4.register_fma_reference(xr.get(), 64, 0.99, 0.01),
+                       "float32", check.Tol(1e-5, 1e-4))
