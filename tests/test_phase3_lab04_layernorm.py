@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from common import arrays, check, device
-from phase3_triton import lab04_layernorm as ln
+from common import triton_support as ts
+from phase3_triton.lab04_layernorm import bench as lnb
+from phase3_triton.lab04_layernorm import lab as ln
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -118,13 +120,13 @@ def test_bad_input_is_rejected_before_any_launch():
 
 
 def test_aot_layernorm_reports():
-    k = ln.aot_fwd(90, "float32", 4096)
-    s = ln.summarize(k)
+    k = lnb.aot_fwd(90, "float32", 4096)
+    s = ts.summarize(k)
     assert ".entry layernorm_fwd_kernel" in k.asm["ptx"] and k.metadata.num_warps == ln.fwd_default(4096)["num_warps"]
     assert s["ptx_mem"].get("ld.global.v4.b32", 0) >= 4 and s["local"] in (0, None)
-    sb = ln.summarize(ln.aot_bwd(90, "bfloat16", 4096))
+    sb = ts.summarize(lnb.aot_bwd(90, "bfloat16", 4096))
     assert sb["ptx_mem"].get("ld.global.v4.b32", 0) >= 2 and sb["local"] in (0, None)
-    assert len(ln.compile_table("sm_90")) == 5
+    assert len(lnb.compile_table("sm_90")) == 5
 
 
 @pytest.mark.parametrize("ty", ["*fp32", "*bf16", "*fp16", "*fp64"])
@@ -135,32 +137,32 @@ def test_kernels_compile_for_each_path_dtype_and_integers_of_one(single, ty):
     f32 = "*fp64" if ty == "*fp64" else "*fp32"      # accumulation / statistics dtype
     fwd = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": f32, "rstd_ptr": f32, "eps": "fp32"}
     ints = {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "y_row_stride": 1}
-    ln.aot(ln.layernorm_fwd_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_M": "constexpr",
+    ts.aot(ln.layernorm_fwd_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_M": "constexpr",
                                      "BLOCK_N": "constexpr", "SINGLE": "constexpr"},
            {**ints, "BLOCK_M": 128, "BLOCK_N": 16, "SINGLE": single}, cc=90)
     bwd = {k: ty for k in ("x_ptr", "w_ptr", "dy_ptr", "dx_ptr")}
     bwd.update({k: f32 for k in ("mean_ptr", "rstd_ptr", "dw_part_ptr", "db_part_ptr")})
     ints = {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "dy_row_stride": 1, "dx_row_stride": 1}
-    ln.aot(ln.layernorm_bwd_kernel, {**bwd, **{k: "constexpr" for k in ints}, "BLOCK_N": "constexpr",
+    ts.aot(ln.layernorm_bwd_kernel, {**bwd, **{k: "constexpr" for k in ints}, "BLOCK_N": "constexpr",
                                      "SINGLE": "constexpr"}, {**ints, "BLOCK_N": 16, "SINGLE": single}, cc=90)
     red = {"dw_part_ptr": f32, "db_part_ptr": f32, "dw_ptr": ty, "db_ptr": ty, "n_parts": "constexpr",
            "n_cols": "constexpr", "BLOCK_P": "constexpr", "BLOCK_C": "constexpr"}
-    ln.aot(ln.layernorm_dwdb_kernel, red, {"n_parts": 1, "n_cols": 1, "BLOCK_P": 64, "BLOCK_C": 64}, cc=90)
+    ts.aot(ln.layernorm_dwdb_kernel, red, {"n_parts": 1, "n_cols": 1, "BLOCK_P": 64, "BLOCK_C": 64}, cc=90)
 
 
 @interpreter_only
 def test_benchmark_helpers_on_cpu_torch_tensors():
-    """The GPU benchmark's own check (check_big) and tuner (tune), run on small CPU torch tensors."""
+    """The GPU benchmark's own check (check_big) and tuner (tune_config), run on small CPU torch tensors."""
     import torch
 
     x, w, b, dy = (torch.from_numpy(np.asarray(a, np.float32))
                    for a in ln.make_inputs((20, 48), "float32", check.rng(67), "cpu"))
-    c = ln.check_big(x, w, b, dy, n_rows=5)
+    c = lnb.check_big(x, w, b, dy, n_rows=5)
     assert c.ok, c.message
     saved = dict(ln.TUNED)
     try:
-        rows = ln.tune("fwd", x, w, b, dy, [{"BLOCK_M": 2, "num_warps": 4}])
-        rows += ln.tune("bwd", x, w, b, dy, [{"programs_per_sm": 2, "num_warps": 4}])
+        rows = lnb.tune_config("fwd", x, w, b, dy, [{"BLOCK_M": 2, "num_warps": 4}])
+        rows += lnb.tune_config("bwd", x, w, b, dy, [{"programs_per_sm": 2, "num_warps": 4}])
         assert [r["kind"] for r in rows] == ["fwd", "bwd"] and all(r["ms"] > 0 for r in rows)
         assert ln.TUNED[("fwd", 48, "float32")] == {"BLOCK_M": 2, "num_warps": 4}
         got = ln.layernorm_triton(x, w, b, dy)                 # now running with the tuned configs
@@ -220,3 +222,8 @@ def test_gpu_bad_input():
         ln.layernorm_fwd(np.ones((4, 8), np.float32), np.ones(8, np.float32), np.ones(8, np.float32))
     with pytest.raises(TypeError, match="weight: expected a cupy array like x"):
         ln.layernorm_fwd(x, torch.ones(8, device="cuda"), torch.ones(8, device="cuda"))
+
+
+def test_replot_redraws_the_committed_plot(tmp_path):
+    assert ln.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / f"{ln.LAB}.png").stat().st_size > 10_000

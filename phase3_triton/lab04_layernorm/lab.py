@@ -1,0 +1,349 @@
+"""Lab 3.4 - LayerNorm forward and backward: row statistics, saved for later, and a two-level column reduction.
+
+You will learn
+  * the forward pass as a fused row kernel: mean and variance from one read of the row (the centred form
+    sum((x - mean)^2), which stays accurate when the mean is large; the inputs here have mean 3), then
+    y = (x - mean) * rstd * w + b, with mean and rstd = 1/sqrt(var + eps) saved per row for the backward;
+  * the backward pass, two reductions in different directions:
+      dx = rstd * (w dy - mean_row(w dy) - xhat * mean_row(w dy xhat))     a reduction along each row (like softmax),
+      dw = sum_rows(dy xhat), db = sum_rows(dy)                             a reduction down each column;
+    the column sums are done in two levels without atomics or locks: G programs each walk a strided set of rows,
+    keep their own partial dw/db in registers and write one row of a (G x N) buffer; a second small kernel sums the
+    G partial rows. Deterministic, and x and dy are read once for dx, dw and db together;
+  * checking a backward pass: against the float64 reference formulas, against torch.autograd, and (in the tests) with
+    torch.autograd.gradcheck's finite differences through a torch.autograd.Function that wraps these kernels
+    (the kernels also take float64, for exactly that);
+  * tuning by measurement: rows per program and warps for the forward, programs and warps for the backward, picked
+    by timing a few candidates at the benchmark shape (what triton.autotune does, done in the open).
+
+The two numbers (main case: 32768 x 4096, N = 4096): forward bytes = read x + write y = 2 x M N x elt (+ w, b, and
+8 B of mean/rstd per row) = 1.07 GB in fp32, 0.54 GB in bf16; FLOPs ~ 8 M N = 1.1 GFLOP (~1 FLOP/B): memory wins
+(~14x below the fp32 ridge point of an H200), the floor is the bytes over the measured HBM ceiling. Backward bytes =
+read x, dy + write dx = 3 M N x elt (+ the partial buffer, 2 x G x N x 4 B written and read once, ~2% at G = 4 x 132)
+= 1.61 GB in fp32; FLOPs ~ 12 M N: memory-bound as well. A backward that computes dw/db in a separate pass over x and
+dy (what eager PyTorch does) moves 5 M N elements instead of 3: the fused one should be up to ~1.6x faster at equal
+bandwidth. Targets: forward >= 1.0x torch.compile (fp32) and >= 1.3x (bf16); backward >= 1.0x torch.compile. The
+lesson, the predictions and this GPU's measured figures: README.md.
+
+Run: python -m phase3_triton.lab04_layernorm [--quick] [--no-bench] [--arch sm_80] [--replot]
+"""
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+
+from common import arrays, check, device, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel
+
+LAB = "phase3_lab04_layernorm"
+DTYPES = ("float32", "bfloat16", "float16", "float64")
+EPS = 1e-5
+FWD_MAX_SINGLE = 16384     # longest row (rounded up to a power of two) the forward keeps in registers in one piece
+BWD_MAX_SINGLE = 8192      # same for the backward, which holds x, dy, w and two accumulators per element
+LOOP_BLOCK = 4096          # columns per step when a row is longer
+MAX_GRID_X = 2**31 - 1
+
+
+def acc_dtype(dtype: str) -> str:
+    """Accumulation (and mean/rstd) dtype: fp32, or fp64 for fp64 inputs."""
+    return "float64" if dtype == "float64" else "float32"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(x, w, b, dy, eps: float = EPS):
+    """Forward (y, mean, rstd) and backward (dx, dw, db) in float64, over the last axis."""
+    x, w, b, dy = (np.asarray(a, np.float64) for a in (x, w, b, dy))
+    n = x.shape[-1]
+    x2, dy2 = x.reshape(-1, n), dy.reshape(-1, n)
+    mean = x2.mean(axis=1)
+    xc = x2 - mean[:, None]
+    var = (xc * xc).mean(axis=1)
+    rstd = 1.0 / np.sqrt(var + eps)
+    xhat = xc * rstd[:, None]
+    y = xhat * w + b
+    wdy = w * dy2
+    c1 = (xhat * wdy).mean(axis=1)
+    c2 = wdy.mean(axis=1)
+    dx = rstd[:, None] * (wdy - xhat * c1[:, None] - c2[:, None])
+    dw = (dy2 * xhat).sum(axis=0)
+    db = dy2.sum(axis=0)
+    lead = x.shape[:-1]
+    return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead), dx.reshape(x.shape), dw, db
+
+
+def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
+    """x (rows, cols) with mean 3 and a few outliers, weight ~ 1 +- 0.2, bias, and an upstream gradient dy."""
+    rows, cols = size
+    x = 3.0 + 2.0 * rng.standard_normal((rows, cols))
+    if x.size > 16:
+        x.flat[rng.integers(0, x.size, 3)] = 40.0
+    w = 1.0 + 0.2 * rng.standard_normal(cols)
+    b = 0.5 * rng.standard_normal(cols)
+    dy = rng.standard_normal((rows, cols))
+    return tuple(arrays.from_numpy(a, dtype, where) for a in (x, w, b, dy))
+
+
+def out_dtype(dtype: str):
+    acc = acc_dtype(dtype)
+    return (dtype, acc, acc, dtype, dtype, dtype)
+
+
+def tolerance(size, dtype: str) -> check.Tol:
+    # fp32: rows and columns are reduced in fp32 (dw, db over up to ~10^3 rows here: ~1e-7 sqrt(rows)): the default
+    # holds. 16-bit: outputs are rounded to 16 bits (mean/rstd stay fp32): the dtype's default.
+    # One column: the variance is 0, so rstd = 1/sqrt(eps) ~ 316 multiplies fp32 rounding of terms that cancel
+    # exactly in exact arithmetic (dx, dw are 0 there); seen on an H200: 1.2e-5 where the reference has 0.
+    # Two columns: xhat = +-sqrt(var / (var + eps)) ~ +-1, so dx = rstd (1 - xhat^2) (w dy0 - w dy1) / 2 is a
+    # difference of nearly equal terms, ill-conditioned when the two values are close (rstd large): tests/
+    # test_properties.py drew (6, 2) (1.7e-6 absolute where the reference is ~1e-7) and (19, 2) (rel err 3.6e-5).
+    t = check.tolerance(dtype)
+    if size[1] == 2:
+        return check.Tol(max(t.rel_norm, 1e-3), t.elem, atol=1e-4 if dtype != "float64" else 1e-10)
+    if size[1] == 1:
+        return check.Tol(t.rel_norm, t.elem, atol=1e-4 if dtype != "float64" else 1e-10)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Launch configurations
+# ---------------------------------------------------------------------------------------------------------------------
+def fwd_default(cols: int) -> dict:
+    """Rows per program and warps for the forward: ~16 values per thread, at least ~2048 elements per program.
+    bench.tune_config times the alternatives at the target shape and records the winner in TUNED (the README says
+    which won)."""
+    bn = triton.next_power_of_2(max(cols, 1))
+    if bn > FWD_MAX_SINGLE:
+        return {"BLOCK_M": 1, "num_warps": 8}
+    bm = max(1, min(32, 2048 // bn))
+    elems = bm * bn
+    return {"BLOCK_M": bm, "num_warps": 4 if elems <= 2048 else 8 if elems <= 4096 else 16}
+
+
+def bwd_default(cols: int) -> dict:
+    """Warps for the backward and G as a multiple of the SM count (2 programs of this size fit an SM at a time: the
+    compile report shows it). More programs per SM than fit at once means more partial rows for the second level to
+    sum, fewer means idle SMs at the tail; bench.tune_config times 1, 2 and 4 per SM."""
+    bn = triton.next_power_of_2(max(cols, 1))
+    return {"num_warps": 4 if bn <= 1024 else 8 if bn <= 4096 else 16, "programs_per_sm": 4}
+
+
+# Configs picked by bench.tune_config() at a shape: {("fwd" | "bwd", cols, dtype): config}; the wrappers use them when
+# present.
+TUNED: dict = {}
+
+
+def _sms() -> int:
+    return device.info().sms if device.has_gpu() else 4
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def _check_params(x, weight, bias, normalized_shape, dev):
+    dt = arrays.check_array("x", x, dtypes=DTYPES, ndim=None, device=dev)
+    if x.ndim < 1:
+        raise ValueError("x: expected at least 1 dimension (normalized over the last one), got a 0-D array")
+    n = int(x.shape[-1])
+    if n == 0:
+        raise ValueError(f"x: the normalized (last) dimension is empty, shape {tuple(x.shape)}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            continue
+        arrays.check_array(name, p, dtypes=DTYPES, ndim=None, device=dev)
+        if arrays.dtype_name(p) != dt:
+            raise TypeError(f"{name}: dtype {arrays.dtype_name(p)} does not match x's {dt}")
+        if p.ndim != 1:
+            raise ValueError(f"{name}: expected a 1-D array (the normalized shape), got shape {tuple(p.shape)}; only "
+                             "normalization over the last dimension is supported")
+        if int(p.shape[0]) != n:
+            raise ValueError(f"{name}: normalized shape {tuple(p.shape)} does not match x.shape[-1] = {n} "
+                             f"(x has shape {tuple(x.shape)})")
+        if arrays.library(p) != arrays.library(x):
+            raise TypeError(f"{name}: expected a {arrays.library(x)} array like x, got {arrays.library(p)}")
+    if normalized_shape is not None:
+        ns = (int(normalized_shape),) if np.isscalar(normalized_shape) else tuple(int(s) for s in normalized_shape)
+        if len(ns) != 1:
+            raise ValueError(f"normalized_shape: only the last dimension can be normalized here, got {ns}")
+        if ns != tuple(weight.shape):
+            raise ValueError(f"normalized_shape {ns} does not match weight's shape {tuple(weight.shape)}")
+        if ns[0] != n:
+            raise ValueError(f"normalized_shape {ns} does not match x.shape[-1] = {n}")
+    return dt, n
+
+
+def _outs(out, names, shapes, dtypes, like):
+    if out is None:
+        out = (None,) * len(names)
+    if not isinstance(out, (tuple, list)) or len(out) != len(names):
+        raise TypeError(f"out: expected a tuple ({', '.join(names)}) or None")
+    return tuple(arrays.check_out(o, s, d, like, name=f"out[{i}] ({nm})")
+                 for i, (o, nm, s, d) in enumerate(zip(out, names, shapes, dtypes)))
+
+
+def layernorm_fwd(x, weight, bias, eps: float = EPS, out=None, *, normalized_shape=None, config: dict | None = None):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias over the last axis; returns (y, mean, rstd).
+
+    x: contiguous fp32 / bf16 / fp16 / fp64 (any leading dims); weight, bias: (N,) of the same dtype. mean and rstd
+    have x's leading shape and the accumulation dtype (fp32; fp64 for fp64). GPU: CuPy or torch CUDA (bf16: torch);
+    no GPU: NumPy or CPU torch, run in the interpreter.
+    """
+    dev = not INTERPRETER
+    if weight is None or bias is None:
+        raise TypeError("weight, bias: both are required (this kernel always applies the affine transform)")
+    dt, n = _check_params(x, weight, bias, normalized_shape, dev)
+    if not (eps > 0):
+        raise ValueError(f"eps: expected a positive number, got {eps!r}")
+    lead = tuple(x.shape[:-1])
+    acc = acc_dtype(dt)
+    y, mean, rstd = _outs(out, ("y", "mean", "rstd"), (tuple(x.shape), lead, lead), (dt, acc, acc), x)
+    rows = arrays.size(x) // n
+    if rows == 0:
+        return y, mean, rstd
+    bn = triton.next_power_of_2(n)
+    single = bn <= FWD_MAX_SINGLE
+    cfg = dict(config or TUNED.get(("fwd", n, dt)) or fwd_default(n))
+    bm = cfg["BLOCK_M"] if single else 1
+    programs = triton.cdiv(rows, bm)
+    if programs > MAX_GRID_X:
+        raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
+    launch(layernorm_fwd_kernel, (programs,), x, weight, bias, y, mean, rstd, rows, n, n, n, float(eps),
+           BLOCK_M=bm, BLOCK_N=bn if single else LOOP_BLOCK, SINGLE=single, num_warps=cfg["num_warps"])
+    return y, mean, rstd
+
+
+def layernorm_bwd(dy, x, weight, mean, rstd, out=None, *, config: dict | None = None):
+    """Gradients of layernorm_fwd: returns (dx, dw, db) given the upstream dy and the saved mean and rstd."""
+    dev = not INTERPRETER
+    dt, n = _check_params(x, weight, None, None, dev)
+    arrays.check_array("dy", dy, dtypes=(dt,), ndim=None, device=dev)
+    arrays.check_same("x, dy", x, dy)
+    acc = acc_dtype(dt)
+    lead = tuple(x.shape[:-1])
+    for name, s in (("mean", mean), ("rstd", rstd)):
+        arrays.check_array(name, s, dtypes=(acc,), ndim=None, device=dev)
+        if tuple(s.shape) != lead:
+            raise ValueError(f"{name}: expected shape {lead} (x's leading dims), got {tuple(s.shape)}")
+    dx, dw, db = _outs(out, ("dx", "dw", "db"), (tuple(x.shape), (n,), (n,)), (dt, dt, dt), x)
+    rows = arrays.size(x) // n
+    if rows == 0:
+        arrays.fill(dw, 0.0)
+        arrays.fill(db, 0.0)
+        return dx, dw, db
+    bn = triton.next_power_of_2(n)
+    single = bn <= BWD_MAX_SINGLE
+    cfg = dict(config or TUNED.get(("bwd", n, dt)) or bwd_default(n))
+    g = max(1, min(rows, cfg["programs_per_sm"] * _sms()))
+    dw_part = arrays.empty((g, n), acc, x)
+    db_part = arrays.empty((g, n), acc, x)
+    launch(layernorm_bwd_kernel, (g,), x, weight, dy, mean, rstd, dx, dw_part, db_part, rows, n, n, n, n,
+           BLOCK_N=bn if single else LOOP_BLOCK, SINGLE=single, num_warps=cfg["num_warps"])
+    # GPU: 64 columns per program (64 programs at N = 4096), 64 partial rows per step. Interpreter: few, wide
+    # programs (each program costs it milliseconds), still 2+ steps over the partial rows when G > 8.
+    block_c, block_p = (64, 64) if not INTERPRETER else (128, 8)
+    launch(layernorm_dwdb_kernel, (triton.cdiv(n, block_c),), dw_part, db_part, dw, db, g, n,
+           BLOCK_P=block_p, BLOCK_C=block_c, num_warps=4)
+    return dx, dw, db
+
+
+def layernorm_triton(x, w, b, dy, out=None):
+    """The lab's checked unit: forward, then backward from the saved statistics -> (y, mean, rstd, dx, dw, db)."""
+    out = (None,) * 6 if out is None else tuple(out)
+    if len(out) != 6:
+        raise TypeError("out: expected a 6-tuple (y, mean, rstd, dx, dw, db) or None")
+    y, mean, rstd = layernorm_fwd(x, w, b, EPS, out=out[:3])
+    dx, dw, db = layernorm_bwd(dy, x, w, mean, rstd, out=out[3:])
+    return y, mean, rstd, dx, dw, db
+
+
+def layernorm_triton_looped(x, w, b, dy, out=None):
+    """The same with the long-row (looped) paths forced on every row length, in ~4 chunks per row."""
+    global FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK
+    saved = FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK
+    FWD_MAX_SINGLE = BWD_MAX_SINGLE = 0
+    LOOP_BLOCK = min(saved[2], max(16, triton.next_power_of_2(int(x.shape[-1]) if x.ndim else 1) // 4))
+    try:
+        return layernorm_triton(x, w, b, dy, out=out)
+    finally:
+        FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK = saved
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# torch.autograd: the kernels as a differentiable function (torch tensors: CUDA on a GPU, CPU in the interpreter)
+# ---------------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _function_class():
+    import torch
+
+    class LayerNormFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias, eps):
+            x, weight, bias = (t.detach().contiguous() for t in (x, weight, bias))
+            y, mean, rstd = layernorm_fwd(x, weight, bias, eps)
+            ctx.save_for_backward(x, weight, mean, rstd)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, weight, mean, rstd = ctx.saved_tensors
+            dx, dw, db = layernorm_bwd(dy.detach().contiguous(), x, weight, mean, rstd)
+            return dx, dw, db, None
+
+    return LayerNormFunction
+
+
+def layernorm(x, weight, bias, eps: float = EPS):
+    """Differentiable layer norm on torch tensors, forward and backward by the Triton kernels."""
+    return _function_class().apply(x, weight, bias, eps)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peers
+# ---------------------------------------------------------------------------------------------------------------------
+def _torch_view(x):
+    import torch
+
+    return x if arrays.library(x) == "torch" else torch.from_dlpack(x)
+
+
+def peer_torch_native(x, w, b, dy, out=None):
+    """torch's own kernels: aten.native_layer_norm and aten.native_layer_norm_backward (what F.layer_norm calls)."""
+    import torch
+
+    tx, tw, tb, tdy = (_torch_view(a) for a in (x, w, b, dy))
+    n = int(x.shape[-1])
+    y, mean, rstd = torch.native_layer_norm(tx, [n], tw, tb, EPS)
+    dx, dw, db = torch.ops.aten.native_layer_norm_backward(tdy, tx, [n], mean, rstd, tw, tb, [True, True, True])
+    res = (y, mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1]), dx, dw, db)
+    dt = arrays.dtype_name(x)
+    outs = _outs(out, ("y", "mean", "rstd", "dx", "dw", "db"),
+                 (tuple(x.shape), tuple(x.shape[:-1]), tuple(x.shape[:-1]), tuple(x.shape), (n,), (n,)),
+                 out_dtype(dt), x)
+    for o, r in zip(outs, res):
+        _torch_view(o).copy_(r)
+    return outs
+
+
+VARIANTS = [
+    lab.Variant("triton fwd + bwd", layernorm_triton, "triton", dtypes=DTYPES),
+    lab.Variant("triton fwd + bwd, long-row paths forced", layernorm_triton_looped, "triton", dtypes=DTYPES),
+]
+PEERS = [lab.Variant("torch native_layer_norm (+ backward)", peer_torch_native, "peer",
+                     dtypes=("float32", "bfloat16", "float16"))]
+CHECK_CASES = [((1, 1), "float32"), ((3, 17), "float32"), ((37, 1000), "float32"), ((130, 4096), "float32"),
+               ((64, 10000), "float32"), ((1000, 64), "bfloat16"), ((33, 4096), "bfloat16"), ((9, 20000), "float32"),
+               ((17, 768), "float16"), ((5, 33), "float64")]
+CPU_CHECK_CASES = [((1, 1), "float32"), ((4, 100), "bfloat16"), ((5, 33), "float64"), ((3, 17), "float32"),
+                   ((6, 300), "float16"), ((37, 1000), "float32")]
+QUICK_CASES = 3
+
+
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)

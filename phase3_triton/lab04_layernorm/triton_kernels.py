@@ -1,0 +1,157 @@
+"""Lab 3.4's Triton kernels: the LayerNorm forward (row statistics, saved for the backward), the backward (dx per row
+and partial dw/db per program), and the second level of the column reduction (the partial rows summed).
+
+The accumulation dtype is read off the mean buffer's element type: fp32, or fp64 for fp64 data.
+"""
+from common.triton_support import tl, triton
+
+
+@triton.jit
+def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, x_row_stride,
+                         y_row_stride, eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE: tl.constexpr):
+    acc_ty = mean_ptr.dtype.element_ty
+    cols = tl.arange(0, BLOCK_N)
+    if SINGLE:
+        # BLOCK_M whole rows per program, in registers from load to store; w and b loaded once per program
+        rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_ok = rows < n_rows
+        col_ok = cols < n_cols
+        mask = row_ok[:, None] & col_ok[None, :]
+        # every load is issued before the first reduction, so all of them are in flight together (a load placed
+        # after a reduction would wait for its barriers). x is read once (evict first); w and b are re-read by every
+        # program (keep them in L2). Prediction at 32768 x 4096: within ~10% of the HBM ceiling; the two reductions
+        # between a row's loads and its store (the mean, then the centred variance) are what stands between it and
+        # the ceiling, the cost lab 3.3's fused softmax shows too.
+        x = tl.load(x_ptr + rows[:, None] * x_row_stride + cols[None, :], mask=mask, other=0.0,
+                    eviction_policy="evict_first").to(acc_ty)
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(acc_ty)
+        b = tl.load(b_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(acc_ty)
+        mean = tl.sum(x, axis=1) / n_cols
+        xc = tl.where(mask, x - mean[:, None], 0.0)            # centred form: no cancellation for large means
+        rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / n_cols + eps)
+        y = xc * rstd[:, None] * w[None, :] + b[None, :]
+        tl.store(y_ptr + rows[:, None] * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(mean_ptr + rows, mean, mask=row_ok)
+        tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+    else:
+        # a row too long for registers: three passes over it in BLOCK_N chunks (sum; centred squares; normalize)
+        row = tl.program_id(0).to(tl.int64)
+        x_row = x_ptr + row * x_row_stride
+        y_row = y_ptr + row * y_row_stride
+        acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            acc += tl.load(x_row + offs, mask=offs < n_cols, other=0.0).to(acc_ty)
+        mean = tl.sum(acc, axis=0) / n_cols
+        acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            xc = tl.where(offs < n_cols, tl.load(x_row + offs, mask=offs < n_cols, other=0.0).to(acc_ty) - mean, 0.0)
+            acc += xc * xc
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            ok = offs < n_cols
+            x = tl.load(x_row + offs, mask=ok, other=0.0).to(acc_ty)
+            w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
+            b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(acc_ty)
+            tl.store(y_row + offs, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=ok)
+        tl.store(mean_ptr + row, mean)
+        tl.store(rstd_ptr + row, rstd)
+
+
+@triton.jit
+def layernorm_bwd_kernel(x_ptr, w_ptr, dy_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr, n_rows,
+                         n_cols, x_row_stride, dy_row_stride, dx_row_stride, BLOCK_N: tl.constexpr,
+                         SINGLE: tl.constexpr):
+    # Program g of G takes rows g, g + G, g + 2G, ...: dx for each row, and its own partial dw/db (row g of the
+    # G x N partial buffers), which the dwdb kernel sums. No two programs write the same partial row: no atomics.
+    # x and dy are read once for dx, dw and db together (3 M N elements moved, where a separate dw/db pass over x and
+    # dy moves 5 M N): prediction up to ~1.6x an eager backward at equal bandwidth, close to the ceiling itself.
+    pid = tl.program_id(0)
+    n_prog = tl.num_programs(0)
+    acc_ty = mean_ptr.dtype.element_ty
+    cols = tl.arange(0, BLOCK_N)
+    part = pid.to(tl.int64) * n_cols
+    # 64-bit strides, so row * stride cannot wrap past 2^31 elements (the loop variable itself stays 32-bit).
+    # tl.cast, not .to(): an integer argument equal to 1 arrives as a compile-time constant, which has no .to()
+    xs = tl.cast(x_row_stride, tl.int64)
+    dys = tl.cast(dy_row_stride, tl.int64)
+    dxs = tl.cast(dx_row_stride, tl.int64)
+    if SINGLE:
+        col_ok = cols < n_cols
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(acc_ty)
+        dw_acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
+        db_acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
+        for row in range(pid, n_rows, n_prog):
+            x = tl.load(x_ptr + row * xs + cols, mask=col_ok, other=0.0).to(acc_ty)
+            dy = tl.load(dy_ptr + row * dys + cols, mask=col_ok, other=0.0).to(acc_ty)
+            mean = tl.load(mean_ptr + row)
+            rstd = tl.load(rstd_ptr + row)
+            xhat = tl.where(col_ok, (x - mean) * rstd, 0.0)
+            wdy = w * dy                                        # 0 in masked lanes (w and dy loaded as 0)
+            c1 = tl.sum(xhat * wdy, axis=0) / n_cols
+            c2 = tl.sum(wdy, axis=0) / n_cols
+            dx = (wdy - (xhat * c1 + c2)) * rstd
+            tl.store(dx_ptr + row * dxs + cols, dx.to(dx_ptr.dtype.element_ty), mask=col_ok)
+            dw_acc += dy * xhat
+            db_acc += dy
+        tl.store(dw_part_ptr + part + cols, dw_acc, mask=col_ok)
+        tl.store(db_part_ptr + part + cols, db_acc, mask=col_ok)
+    else:
+        # long rows: c1, c2 need the whole row before any dx, so two passes per row; the partial sums live in this
+        # program's own rows of the partial buffers (read-modify-write, never shared with another program)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            tl.store(dw_part_ptr + part + offs, tl.zeros((BLOCK_N,), dtype=acc_ty), mask=offs < n_cols)
+            tl.store(db_part_ptr + part + offs, tl.zeros((BLOCK_N,), dtype=acc_ty), mask=offs < n_cols)
+        for row in range(pid, n_rows, n_prog):
+            mean = tl.load(mean_ptr + row)
+            rstd = tl.load(rstd_ptr + row)
+            s1 = tl.zeros((BLOCK_N,), dtype=acc_ty)
+            s2 = tl.zeros((BLOCK_N,), dtype=acc_ty)
+            for start in range(0, n_cols, BLOCK_N):
+                offs = start + cols
+                ok = offs < n_cols
+                x = tl.load(x_ptr + row * xs + offs, mask=ok, other=0.0).to(acc_ty)
+                dy = tl.load(dy_ptr + row * dys + offs, mask=ok, other=0.0).to(acc_ty)
+                w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
+                xhat = tl.where(ok, (x - mean) * rstd, 0.0)
+                s1 += xhat * w * dy
+                s2 += w * dy
+            c1 = tl.sum(s1, axis=0) / n_cols
+            c2 = tl.sum(s2, axis=0) / n_cols
+            for start in range(0, n_cols, BLOCK_N):
+                offs = start + cols
+                ok = offs < n_cols
+                x = tl.load(x_ptr + row * xs + offs, mask=ok, other=0.0).to(acc_ty)
+                dy = tl.load(dy_ptr + row * dys + offs, mask=ok, other=0.0).to(acc_ty)
+                w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
+                xhat = tl.where(ok, (x - mean) * rstd, 0.0)
+                dx = (w * dy - (xhat * c1 + c2)) * rstd
+                tl.store(dx_ptr + row * dxs + offs, dx.to(dx_ptr.dtype.element_ty), mask=ok)
+                dwp = tl.load(dw_part_ptr + part + offs, mask=ok, other=0.0)
+                dbp = tl.load(db_part_ptr + part + offs, mask=ok, other=0.0)
+                tl.store(dw_part_ptr + part + offs, dwp + dy * xhat, mask=ok)
+                tl.store(db_part_ptr + part + offs, dbp + dy, mask=ok)
+
+
+@triton.jit
+def layernorm_dwdb_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_parts, n_cols,
+                          BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    # The second level of the column reduction: program j sums BLOCK_C columns over all G partial rows. Each step
+    # loads a BLOCK_P x BLOCK_C tile whose rows are contiguous runs of BLOCK_C floats (coalesced), and the final
+    # tl.sum along axis 0 folds the tile's rows together.
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_ok = cols < n_cols
+    acc_ty = dw_part_ptr.dtype.element_ty
+    dw = tl.zeros((BLOCK_P, BLOCK_C), dtype=acc_ty)
+    db = tl.zeros((BLOCK_P, BLOCK_C), dtype=acc_ty)
+    for p0 in range(0, n_parts, BLOCK_P):
+        parts = p0 + tl.arange(0, BLOCK_P)
+        offs = parts[:, None].to(tl.int64) * n_cols + cols[None, :]
+        ok = (parts[:, None] < n_parts) & col_ok[None, :]
+        dw += tl.load(dw_part_ptr + offs, mask=ok, other=0.0)
+        db += tl.load(db_part_ptr + offs, mask=ok, other=0.0)
+    tl.store(dw_ptr + cols, tl.sum(dw, axis=0).to(dw_ptr.dtype.element_ty), mask=col_ok)
+    tl.store(db_ptr + cols, tl.sum(db, axis=0).to(db_ptr.dtype.element_ty), mask=col_ok)
