@@ -1,11 +1,16 @@
-"""Lab 4.2 (kernel fusion): references against torch, the Triton kernels in the interpreter (layernorm and GEMM
-groups; the elementwise chains run through tests/test_labs.py), the public functions' edge cases, the CUDA C compile
-report (spills, 16-byte loads), argument validation and the CLI. GPU tier: every group, CUDA C included, with peers."""
+"""Lab 4.2 (kernel fusion): references against torch, the contract's three parts (every part has a fused and an
+unfused variant; each part's cases through the Triton variants in the interpreter - tests/test_labs.py runs them all),
+the public functions' edge cases, the CUDA C compile report (spills, 16-byte loads), argument validation, the CLI and
+the plot redrawn from the committed JSON. GPU tier: every part, CUDA C included, with the peer."""
+import json
+import os
+
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, lab
-from phase4_optimization import lab02_fusion as fz
+from common import arrays, check, cuda, device, lab, report
+from phase4_optimization.lab02_fusion import bench as fzb
+from phase4_optimization.lab02_fusion import lab as fz
 
 gpu = pytest.mark.gpu
 WHERE = "cuda" if device.has_gpu() else "cpu"
@@ -56,10 +61,10 @@ def test_reference_ops():
 
 
 def test_byte_prediction():
-    assert fz.predicted_elements("bias_gelu_tanh", False) == 4 and fz.predicted_elements("bias_gelu_tanh", True) == 2
-    assert fz.predicted_elements("bias_residual", False) == 5 and fz.predicted_elements("bias_residual", True) == 3
-    assert fz.predicted_elements("residual_layernorm", False) == 5
-    rows = {r["case"]: r for r in fz.byte_table(64, 64, 64, 64, 4096)}
+    assert fzb.predicted_elements("bias_gelu_tanh", False) == 4 and fzb.predicted_elements("bias_gelu_tanh", True) == 2
+    assert fzb.predicted_elements("bias_residual", False) == 5 and fzb.predicted_elements("bias_residual", True) == 3
+    assert fzb.predicted_elements("residual_layernorm", False) == 5
+    rows = {r["case"]: r for r in fzb.byte_table(64, 64, 64, 64, 4096)}
     assert rows["bias_gelu_erf"]["predicted speed-up"] == pytest.approx(2.0)
     assert rows["residual_layernorm"]["predicted speed-up"] == pytest.approx(1.25)
     # 4096^3: GEMM 0.196 ms at 700 TFLOP/s plus the unfused tail's 4 N^2 bf16 elements (134 MB) at 4.4 TB/s, 0.031 ms,
@@ -68,67 +73,90 @@ def test_byte_prediction():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Both tiers: the Triton groups against the float64 reference (interpreter on the CPU, compiled on a GPU)
+# The contract: one lab, three parts, every part checked fused and unfused
 # ---------------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("group", [g[0] for g in fz.GROUPS[1:]])
-def test_triton_groups_match_reference(group):
-    title, variants, _, gpu_cases, cpu_cases = next(g for g in fz.GROUPS if g[0] == group)
-    variants = [v for v in variants if v.available()[0]]        # CUDA C ones need a GPU
-    assert any(v.impl == "triton" for v in variants)
-    rows, ok = lab.check_variants(fz, variants, gpu_cases if device.has_gpu() else cpu_cases, verbose=False)
-    assert all(r["cases"] > 0 for r in rows), rows
+def _part_cases(part, cases):
+    return [c for c in cases if fz.part_of(c[0][0]) == part]
+
+
+def _serving(part, dtype="bfloat16"):
+    """The variants (and peers) that take a case of this part."""
+    size = _part_cases(part, fz.CPU_CHECK_CASES)[0][0]
+    return [v for v in fz.VARIANTS + fz.PEERS if not (v.cannot_serve and v.cannot_serve(size, dtype))]
+
+
+@pytest.mark.parametrize("part", list(fz.PARTS))
+def test_every_part_is_in_the_contract_fused_and_unfused(part):
+    for cases in (fz.CHECK_CASES, fz.CPU_CHECK_CASES):
+        assert _part_cases(part, cases), f"{part}: no check case"
+        assert {fz.part_of(c[0][0]) for c in cases[:fz.QUICK_CASES]} == set(fz.PARTS), "--quick covers every part"
+    names = [v.name for v in _serving(part)]
+    assert any("unfused" in n for n in names) and any(" fused" in n for n in names), names
+    assert any(v.impl == "peer" for v in _serving(part))
+    # the CUDA C kernels are in it where they exist (parts 1 and 2), and say why not for part 3
+    cuda_ = [v for v in _serving(part) if v.impl == "cuda"]
+    assert len(cuda_) == {"elementwise chains": 2, "residual + layernorm": 1, "GEMM + epilogue": 0}[part]
+
+
+def test_cannot_serve_names_the_reason_and_nothing_else():
+    unf, fus = fz.VARIANTS[0], fz.VARIANTS[1]
+    assert "part 1 only" in unf.cannot_serve(("residual_layernorm", 4, 8), "float32")
+    assert "GEMM" in fus.cannot_serve(("linear_plain", 4, 8, 8), "bfloat16")
+    assert fus.cannot_serve(("residual_layernorm", 4, 8), "float32") == ""
+    tri = next(v for v in fz.VARIANTS if v.name.startswith("triton fused ("))
+    assert "16-bit" in tri.cannot_serve(("linear_plain", 4, 8, 8), "float32")
+    for size, dt in fz.CHECK_CASES + fz.CPU_CHECK_CASES:
+        assert tri.cannot_serve(size, dt) == "", (size, dt)
+    with pytest.raises(ValueError, match="op"):
+        fz.part_of("softmax")
+    # an op outside a variant's parts is refused by name; host arrays are refused first, whatever the op
+    with pytest.raises(ValueError, match="no kernel for GEMM"):
+        fz._dispatch("linear_plain", {"elementwise chains": fz.ew_cuda_fused}, "cuda fused")
+    with pytest.raises(TypeError, match="GPU array"):
+        fz.cuda_unfused("residual_layernorm", np.ones((2, 4), np.float32), np.ones((2, 4), np.float32),
+                        np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("part", list(fz.PARTS))
+def test_triton_parts_match_reference(part):
+    """Each part's cases through every Triton variant (interpreter on the CPU, compiled on a GPU)."""
+    variants = [v for v in _serving(part) if v.impl == "triton"]
+    assert len(variants) == 3
+    cases = _part_cases(part, fz.CHECK_CASES if device.has_gpu() else fz.CPU_CHECK_CASES)
+    rows, ok = lab.check_variants(fz, variants, cases, verbose=False)
+    assert all(r["cases"] == len(cases) for r in rows), rows
     assert ok, [r["result"] for r in rows]
 
 
-@pytest.mark.parametrize("approximate,ref", [("tanh", "gelu_tanh_ref"), ("none", "gelu_erf_ref")])
-def test_bias_gelu_public(approximate, ref):
-    rng = check.rng(71)
-    x, b = 2.0 * rng.standard_normal((3, 37)), rng.standard_normal(37)
-    x[0, :4] = (-30.0, 30.0, 0.0, -1e-4)                     # both tails, and zero
-    x, b = _rounded(x, "float32"), _rounded(b, "float32")
-    out = check.poisoned((3, 37), "float32", _put(x, "float32"))
-    y = fz.bias_gelu(_put(x, "float32"), _put(b, "float32"), out=out, approximate=approximate)
-    check.assert_close(y, getattr(fz, ref)(x + b), "float32", what=f"bias_gelu {approximate}")
+def test_layernorm_launch_arithmetic_is_lab_3_4s():
+    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
+    for n in (1, 33, 768, 4096, 16384, 20000):
+        assert fz.ln_default(n) == ln.fwd_default(n)
+    cfg = fz.long_row_config(300)
+    assert cfg["LOOP_BLOCK"] == 128 and cfg["num_warps"] == ln.fwd_default(300)["num_warps"]
 
 
-@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (2, 3, 1), (1, 13, 7), (11, 1, 5), (7, 5, 0)])
-def test_linear_edge_shapes(m, n, k):
-    rng = check.rng(72)
-    dt = "float16"
-    a, w = _rounded(rng.standard_normal((m, k)), dt), _rounded(rng.standard_normal((k, n)), dt)
-    b, r = _rounded(rng.standard_normal(n), dt), _rounded(rng.standard_normal((m, n)), dt)
-    for act in (None, "gelu_tanh"):
-        for use_b, use_r in ((False, False), (True, False), (True, True), (False, True)):
-            want = (a @ w) + (b if use_b else 0)
-            want = fz.gelu_tanh_ref(want) if act else want
-            want = want + (r if use_r else 0)
-            out = check.poisoned((m, n), dt, _put(a, dt))
-            got = fz.linear(_put(a, dt), _put(w, dt), _put(b, dt) if use_b else None, activation=act,
-                            residual=_put(r, dt) if use_r else None, out=out)
-            check.assert_close(got, want, dt, what=f"linear {m}x{n}x{k} act={act} bias={use_b} res={use_r}")
+def test_small_tiles_really_take_the_multi_tile_paths(monkeypatch):
+    """The small-tiles variant launches several column programs (part 1), the long-row path in chunks (part 2) and
+    several GEMM tiles (part 3)."""
+    seen = []
+    real = fz.launch
 
+    def spy(kernel, grid, *args, **meta):
+        seen.append((grid, meta))
+        return real(kernel, grid, *args, **meta)
 
-def test_linear_residual_in_place():
-    rng = check.rng(73)
-    a, w, b, r = (_rounded(rng.standard_normal(s), "bfloat16") for s in ((19, 23), (23, 29), (29,), (19, 29)))
-    res = _put(r, "bfloat16")
-    want = fz.reference("linear_bias_residual", a, w, b, arrays.to_numpy(res))
-    got = fz.linear(_put(a, "bfloat16"), _put(w, "bfloat16"), _put(b, "bfloat16"), residual=res, out=res)
-    assert got is res
-    check.assert_close(res, want, "bfloat16", what="in place")
-
-
-def test_residual_layernorm_3d_and_one_column():
-    rng = check.rng(74)
-    x, r = 3 + rng.standard_normal((2, 3, 20)), rng.standard_normal((2, 3, 20))
-    w, b = 1 + 0.1 * rng.standard_normal(20), rng.standard_normal(20)
-    x, r, w, b = (_rounded(v, "float32") for v in (x, r, w, b))
-    y, h = fz.residual_layernorm(*(_put(v, "float32") for v in (x, r, w, b)))
-    ry, rh = fz.reference("residual_layernorm", x, r, w, b)
-    check.assert_close(h, rh, "float32", what="h")
-    check.assert_close(y, ry, "float32", what="y")
-    y1, _ = fz.residual_layernorm(*(_put(v, "float32") for v in (x[..., :1], r[..., :1], w[:1], b[:1])))
-    np.testing.assert_allclose(arrays.to_numpy(y1), np.broadcast_to(np.float32(b[0]), (2, 3, 1)))
+    monkeypatch.setattr(fz, "launch", spy)
+    for size in (("bias_gelu_tanh", 3, 40), ("residual_layernorm", 2, 100), ("linear_plain", 20, 40, 33)):
+        inputs = fz.make_inputs(size, "float16", check.rng(1), lab.where())
+        out = fz.triton_fused_small_tiles(*inputs)
+        ref = fz.reference(*[arrays.to_numpy(x).astype(np.float64) if i else x for i, x in enumerate(inputs)])
+        for o, r in zip(out, ref) if isinstance(ref, tuple) else [(out, ref)]:
+            check.assert_close(o, r, "float16", fz.tolerance(size, "float16"), what=str(size))
+    (ew_grid, ew), (ln_grid, ln), (gemm_grid, _) = seen
+    assert ew_grid[1] == 3 and ew["BLOCK_N"] == fz.SMALL_EW["BLOCK_N"]     # 40 columns in blocks of 16
+    assert ln["SINGLE"] is False and ln["BLOCK_N"] == 32                   # the long-row path, 4 chunks of 32
+    assert gemm_grid[0] > 2
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -233,18 +261,30 @@ def test_gelu_tail_tolerance_has_an_absolute_floor_that_still_catches_bugs():
     assert not check.compare(ref + 1e-3, ref, "float32", tol).ok
 
 
-def test_cli_quick():
-    assert fz.main(["--quick", "--no-plot", "--no-json"]) == 0
+def test_cli_quick(tmp_path):
+    assert fz.main(["--quick", "--no-plot", "--no-json", "--out", str(tmp_path)]) == 0
+    assert not os.listdir(tmp_path)
+
+
+def test_replot_from_the_committed_json(tmp_path):
+    path = os.path.join(report.ROOT, "results", "h200", f"{fz.LAB}.json")
+    if not os.path.exists(path):
+        pytest.skip("no committed H200 results for lab 4.2")
+    assert fz.main(["--replot", "--out", str(tmp_path)]) == 0
+    png = tmp_path / f"{fz.LAB}.png"
+    assert png.stat().st_size > 20_000
+    with open(path) as f:
+        data = json.load(f)
+    assert {r["case"] for r in data["rows"]} == set(fz.EW_OPS) | {"residual_layernorm", "linear_gelu_tanh"}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
 @gpu
-@pytest.mark.parametrize("group", [g[0] for g in fz.GROUPS])
-def test_gpu_groups_with_peers(group):
-    title, variants, peers, gpu_cases, _ = next(g for g in fz.GROUPS if g[0] == group)
-    rows, ok = lab.check_variants(fz, variants + peers, gpu_cases, verbose=False)
+@pytest.mark.parametrize("part", list(fz.PARTS))
+def test_gpu_parts_with_peers(part):
+    rows, ok = lab.check_variants(fz, _serving(part), _part_cases(part, fz.CHECK_CASES), verbose=False)
     assert all(r["cases"] > 0 for r in rows), rows
     assert ok, [r["result"] for r in rows]
 

@@ -1,8 +1,15 @@
 // archs: sm_75 sm_80 sm_90
-// Lab 4.2 - kernel fusion, the CUDA C side: elementwise chains on a row-major (M, N) matrix, one kernel per op
-// (fusion_01_*) against one kernel for the whole chain (fusion_02_*).
+// Lab 4.2 - kernel fusion, the CUDA C side (parts 1 and 2 of the lab; part 3, the GEMM epilogue, is Triton only):
 //
-// The ops (bias is a row vector of N values, broadcast down the rows; c is a second (M, N) matrix):
+//   fusion_01_<op>_<dtype>[_scalar]   one kernel per op (add_bias, gelu_tanh, gelu_erf, add): an unfused chain
+//                                     launches two of them, its intermediate t going through memory
+//   fusion_02_<chain>_<dtype>[_scalar] the whole chain in one kernel (bias_gelu_tanh, bias_gelu_erf, bias_residual):
+//                                     t never leaves registers
+//   fusion_03_residual_layernorm_<dtype>[_scalar]  h = x + r (stored) and y = layernorm(h), a block per row
+// <dtype> = f32 / f16 / bf16; _scalar = the fallback for unaligned pointers and ragged rows.
+// Run: python -m phase4_optimization.lab02_fusion (the measured figures are in this lab's README, not here).
+//
+// The ops of parts 1 (bias is a row vector of N values, broadcast down the rows; c is a second (M, N) matrix):
 //     add_bias          t = x + bias                         fusion_01 (unfused step)
 //     gelu_tanh         y = 0.5 t (1 + tanh(sqrt(2/pi) (t + 0.044715 t^3)))      fusion_01
 //     gelu_erf          y = 0.5 t (1 + erf(t / sqrt(2)))     fusion_01 (the exact GELU)
@@ -13,8 +20,9 @@
 //
 // Conventions shared by every kernel here:
 //  * arithmetic is fp32 whatever the storage: fp16 and bf16 are widened on load and rounded (to nearest even) on
-//    store, handled as raw 16-bit patterns (no cuda_fp16.h / cuda_bf16.h needed, and no 16-bit arithmetic: that is
-//    why the file compiles for sm_75 as well; only the paired conversion instruction is sm_80+, with a fallback);
+//    store, handled as raw 16-bit patterns (common/cuda/half_bits.cuh: no cuda_fp16.h / cuda_bf16.h needed, and no
+//    16-bit arithmetic: that is why the file compiles for sm_75 as well; only the paired conversion instruction is
+//    sm_80+, with a fallback);
 //  * an unfused chain rounds its intermediate t to the storage dtype (it goes through memory); a fused kernel keeps
 //    t in fp32 registers, so in 16 bits the two differ by one rounding of t (both are inside the bf16 tolerance);
 //  * gelu_tanh uses the identity 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)): one expf and one division instead of a
@@ -30,9 +38,9 @@
 //  * scalar (suffix _scalar): one element per access, for any N and any (element-aligned) pointer.
 // Each thread handles UNROLL vectors (or elements) a block-width apart: all UNROLL loads are issued before the
 // first value is used, so each thread has UNROLL x (inputs) 16-byte requests in flight, the latency hiding a
-// memory-bound kernel lives on (Little's law: ~4.4 TB/s x ~1 us / 132 SMs ~ 33 KiB in flight per SM).
+// memory-bound kernel lives on (Little's law: bandwidth x latency / SMs, ~33 KiB in flight per SM on an H200).
 //
-// Launch shape (both versions): 1-D grid of ceil(n / (V x THREADS x UNROLL)) blocks of THREADS threads.
+// Launch shape (fusion_01/02): 1-D grid of ceil(n / (V x THREADS x UNROLL)) blocks of THREADS threads.
 //
 // Bytes and FLOPs (elt = bytes per element; the bias, N x elt, is read from L2 after its first use and ignored):
 //   unfused bias + GELU = add_bias (read x, write t) + gelu (read t, write y)       = 4 M N elt
@@ -40,8 +48,10 @@
 //   unfused bias + residual = add_bias (2 M N) + add (read t, c, write y: 3 M N)   = 5 M N elt
 //   fused   bias + residual = fusion_02_bias_residual (read x, c, write y)         = 3 M N elt     -> 1.67x predicted
 // FLOPs: ~1 (add) to ~20 (GELU: polynomial, exp, division; erf is a longer polynomial) per element, at most
-// ~10 FLOP/B in bf16: below the H200's fp32 ridge (~15 FLOP/B at 67 TFLOP/s / 4.4 TB/s), so every kernel here is
+// ~10 FLOP/B in bf16: below the fp32 ridge of any current GPU (~15 FLOP/B on an H200), so every kernel here is
 // memory-bound, and the time should follow the bytes: the predicted speed-ups above are the byte ratios.
+
+#include "half_bits.cuh"
 
 #ifndef THREADS
 #define THREADS 256
@@ -59,60 +69,7 @@ __host__ __device__ constexpr bool reads_bias(int op)
 }
 __host__ __device__ constexpr bool reads_c(int op) { return op == OP_ADD || op == OP_BIAS_RESIDUAL; }
 
-// ---------------------------------------------------------------------------------------------------------------------
-// Storage types. V = values per 16-byte vector.
-// ---------------------------------------------------------------------------------------------------------------------
-struct F32  { typedef float raw; enum { V = 4 }; };
-struct F16  { typedef unsigned short raw; enum { V = 8 }; };
-struct BF16 { typedef unsigned short raw; enum { V = 8 }; };
-
-__device__ __forceinline__ float to_f32(F32, float r) { return r; }
-__device__ __forceinline__ float to_f32(F16, unsigned short r)
-{
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(r));
-    return f;
-}
-// bf16 is the top half of an fp32: widening is a shift
-__device__ __forceinline__ float to_f32(BF16, unsigned short r) { return __uint_as_float(((unsigned int)r) << 16); }
-
-__device__ __forceinline__ float from_f32(F32, float f) { return f; }
-__device__ __forceinline__ unsigned short from_f32(F16, float f)
-{
-    unsigned short r;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(f));
-    return r;
-}
-// round to nearest even by integer arithmetic (works on every architecture); a NaN keeps a mantissa bit set
-__device__ __forceinline__ unsigned short from_f32(BF16, float f)
-{
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x0040u);
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-// two fp32 -> one 32-bit word of two 16-bit values, `lo` in the low half. sm_80+ converts a pair in one instruction
-// (the PTX instruction's first source lands in the upper half).
-__device__ __forceinline__ unsigned int pair_to_word(F16 t, float lo, float hi)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned int w;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
-    return w;
-#else
-    return (unsigned int)from_f32(t, lo) | ((unsigned int)from_f32(t, hi) << 16);
-#endif
-}
-__device__ __forceinline__ unsigned int pair_to_word(BF16 t, float lo, float hi)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned int w;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
-    return w;
-#else
-    return (unsigned int)from_f32(t, lo) | ((unsigned int)from_f32(t, hi) << 16);
-#endif
-}
+// Storage types (F32 / F16 / BF16, V = values per 16-byte vector), widen / narrow and pack2 come from half_bits.cuh.
 
 // --- loading and storing V values at vector index i (V = T::V: one 16-byte access; V = 1: one element) -----------
 __device__ __forceinline__ void unpack(F32, uint4 u, float* v)
@@ -125,8 +82,8 @@ __device__ __forceinline__ void unpack(T t, uint4 u, float* v)
     const unsigned int w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-        v[2 * k] = to_f32(t, (unsigned short)(w[k] & 0xffffu));
-        v[2 * k + 1] = to_f32(t, (unsigned short)(w[k] >> 16));
+        v[2 * k] = widen(t, (unsigned short)(w[k] & 0xffffu));
+        v[2 * k + 1] = widen(t, (unsigned short)(w[k] >> 16));
     }
 }
 __device__ __forceinline__ uint4 pack(F32, const float* v)
@@ -136,8 +93,7 @@ __device__ __forceinline__ uint4 pack(F32, const float* v)
 template <class T>
 __device__ __forceinline__ uint4 pack(T t, const float* v)
 {
-    return make_uint4(pair_to_word(t, v[0], v[1]), pair_to_word(t, v[2], v[3]), pair_to_word(t, v[4], v[5]),
-                      pair_to_word(t, v[6], v[7]));
+    return make_uint4(pack2(t, v[0], v[1]), pack2(t, v[2], v[3]), pack2(t, v[4], v[5]), pack2(t, v[6], v[7]));
 }
 
 // read-only loads through the non-coherent path (__ldg). Each element of x and c is read once, so caching buys
@@ -146,7 +102,7 @@ template <class T, int V>
 __device__ __forceinline__ void load(const typename T::raw* p, long long i, float* v)
 {
     if constexpr (V == 1) {
-        v[0] = to_f32(T(), __ldg(p + i));
+        v[0] = widen(T(), __ldg(p + i));
     } else {
         unpack(T(), __ldg(reinterpret_cast<const uint4*>(p) + i), v);
     }
@@ -155,7 +111,7 @@ template <class T, int V>
 __device__ __forceinline__ void store(typename T::raw* p, long long i, const float* v)
 {
     if constexpr (V == 1) {
-        p[i] = from_f32(T(), v[0]);
+        p[i] = narrow(T(), v[0]);
     } else {
         reinterpret_cast<uint4*>(p)[i] = pack(T(), v);
     }
@@ -221,48 +177,35 @@ __device__ __forceinline__ void elementwise(const typename T::raw* x, const type
 }
 
 // Every kernel takes the same arguments (unused pointers may be null): x, bias (N), c (M x N), y, n = M N, N.
+// One kernel per (op, storage type, access width): `_scalar` takes the V = 1 path (any alignment, any N).
+#define U16 unsigned short
 #define EW_PARAMS(R) const R* x, const R* bias, const R* c, R* y, long long n, int n_cols
 #define EW_ARGS x, bias, c, y, n, n_cols
-#define U16 unsigned short
+#define EW_KERNELS(NAME, OP)                                                                                           \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_f32(EW_PARAMS(float)) { elementwise<F32, OP, 4>(EW_ARGS); }                                                 \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_f16(EW_PARAMS(U16)) { elementwise<F16, OP, 8>(EW_ARGS); }                                                   \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP, 8>(EW_ARGS); }                                                 \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP, 1>(EW_ARGS); }                                          \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP, 1>(EW_ARGS); }                                            \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                              \
+    NAME##_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP, 1>(EW_ARGS); }
 
 // =====================================================================================================================
 // fusion_01: one kernel per op (the unfused chain launches two of them)
 //   What: add_bias / gelu_tanh / gelu_erf / add, each a full pass over memory.
 //   Bytes: add_bias, gelu = 2 M N elt each (read one matrix, write one); add = 3 M N elt.
 //   Prediction: each runs near the HBM ceiling, so a chain of two costs the sum of its passes: 4 M N elt for
-//   bias + GELU (~0.12 ms for bf16 8192 x 8192 at 4.4 TB/s), 5 M N elt for bias + residual.
-//   Measured on an H200 (results/h200/phase4_lab02_fusion.json, commit 1328531, bf16 8192 x 8192, ceiling 4,367
-//   GB/s): the chains cost about the sum of their passes, a little above the prediction. bias + gelu_tanh 0.146 ms
-//   (~0.12 predicted), 3,676 GB/s counted at 4 M N elt (0.84 of the ceiling); bias + gelu_erf 0.158 ms (0.78);
-//   bias + residual 0.167 ms, 4,022 GB/s at 5 M N elt (0.92).
+//   bias + GELU, 5 M N elt for bias + residual.
 // =====================================================================================================================
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f32(EW_PARAMS(float)) { elementwise<F32, OP_ADD_BIAS, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f16(EW_PARAMS(U16)) { elementwise<F16, OP_ADD_BIAS, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_ADD_BIAS, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_ADD_BIAS, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_ADD_BIAS, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bias_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_ADD_BIAS, 1>(EW_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_f32(EW_PARAMS(float)) { elementwise<F32, OP_GELU_TANH, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_f16(EW_PARAMS(U16)) { elementwise<F16, OP_GELU_TANH, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_GELU_TANH, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_GELU_TANH, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_GELU_TANH, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_tanh_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_GELU_TANH, 1>(EW_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_f32(EW_PARAMS(float)) { elementwise<F32, OP_GELU_ERF, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_f16(EW_PARAMS(U16)) { elementwise<F16, OP_GELU_ERF, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_GELU_ERF, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_GELU_ERF, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_GELU_ERF, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_gelu_erf_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_GELU_ERF, 1>(EW_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_f32(EW_PARAMS(float)) { elementwise<F32, OP_ADD, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_f16(EW_PARAMS(U16)) { elementwise<F16, OP_ADD, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_ADD, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_ADD, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_ADD, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_ADD, 1>(EW_ARGS); }
+EW_KERNELS(fusion_01_add_bias, OP_ADD_BIAS)
+EW_KERNELS(fusion_01_gelu_tanh, OP_GELU_TANH)
+EW_KERNELS(fusion_01_gelu_erf, OP_GELU_ERF)
+EW_KERNELS(fusion_01_add, OP_ADD)
 
 // =====================================================================================================================
 // fusion_02: the whole chain in one kernel
@@ -271,35 +214,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) fusion_01_add_bf16_scalar(
 //   Bytes: bias + GELU 2 M N elt (half of fusion_01's chain); bias + residual 3 M N elt (3/5 of it).
 //   Prediction: the same bandwidth as fusion_01's kernels, so 2.0x (bias + GELU) and 1.67x (bias + residual) faster
 //   than the unfused chain; the GELU math (~20 FLOP per element, one expf or erff) stays hidden under the memory
-//   time in bf16 as in fp32.
-//   Measured on an H200 (same JSON): bias + residual held (0.102 ms, 0.90 of the ceiling: 1.63x the unfused chain,
-//   1.67x predicted). The GELU chains missed: gelu_tanh 0.099 ms, 2,709 GB/s (0.62): 1.47x, gelu_erf 0.101 ms (0.61):
-//   1.55x, against 2.0x. This kernel is >= 18% slower than fusion_01's GELU kernel alone (<= 0.084 ms, the chain's
-//   0.146 ms less the bias pass at its floor) with the same DRAM bytes; what it adds is the bias add and its 64-bit
-//   column modulo, which cost nothing visible without the GELU (bias + residual). Likely cause: instruction
-//   throughput, the GELU and index math no longer hidden under the memory time (an inference: this kernel was not
-//   profiled). 46 registers (tanh), 0 spills. The Triton fused kernel reached 0.81 (tanh) and 0.61 (erf).
+//   time in bf16 as in fp32. What the H200 showed (the README's lesson): the byte count held for bias + residual and
+//   missed for the GELU chains, where this kernel adds the bias index math (a 64-bit modulo per vector) to the GELU
+//   math of fusion_01's kernel on the same bytes - the likely cause is instruction throughput (not profiled).
 // =====================================================================================================================
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f32(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_GELU_TANH, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f16(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_GELU_TANH, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_GELU_TANH, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_GELU_TANH, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_GELU_TANH, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_tanh_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_GELU_TANH, 1>(EW_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_f32(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_GELU_ERF, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_f16(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_GELU_ERF, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_GELU_ERF, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_GELU_ERF, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_GELU_ERF, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_gelu_erf_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_GELU_ERF, 1>(EW_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_f32(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_RESIDUAL, 4>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_f16(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_RESIDUAL, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_bf16(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_RESIDUAL, 8>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_f32_scalar(EW_PARAMS(float)) { elementwise<F32, OP_BIAS_RESIDUAL, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_f16_scalar(EW_PARAMS(U16)) { elementwise<F16, OP_BIAS_RESIDUAL, 1>(EW_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_bf16_scalar(EW_PARAMS(U16)) { elementwise<BF16, OP_BIAS_RESIDUAL, 1>(EW_ARGS); }
+EW_KERNELS(fusion_02_bias_gelu_tanh, OP_BIAS_GELU_TANH)
+EW_KERNELS(fusion_02_bias_gelu_erf, OP_BIAS_GELU_ERF)
+EW_KERNELS(fusion_02_bias_residual, OP_BIAS_RESIDUAL)
 
 // =====================================================================================================================
 // fusion_03: residual + layernorm in one kernel (a normalization epilogue), a block of LN_THREADS per row
@@ -314,13 +235,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) fusion_02_bias_residual_bf
 //   Bytes (DRAM): read x, r + write h, y = 4 M N elt, as the Triton kernel; plus 2 M N elt of L2 reads.
 //   Changed since an unfused add + layernorm: h is not read back from DRAM (5 M N -> 4 M N elt, 1.25x predicted).
 //   Prediction: below the Triton kernel, which keeps the row in registers between its reductions (no L2
-//   round trips, one fewer sweep); the lesson is the byte count, the gap is the price of the simplest code.
-//   Measured on an H200 (same JSON, commit 1328531, bf16 32768 x 4096): 0.261 ms, 4,118 GB/s counted at 4 M N elt
-//   (0.94 of the ceiling); the prediction missed the other way: 1.056x the Triton fused kernel (0.275 ms, 0.89) and
-//   1.058x torch.compile (0.276 ms), 1.49x torch eager. The L2 re-reads of h did not show as lost time. Spreads
-//   (p20-p80) 1.2% against 1.0% for the Triton kernel; the first run (commit 31784b5) gave 1.05x Triton and 1.048x
-//   torch.compile. Why it beats the register-resident Triton kernel was not examined (not profiled). 32 registers,
-//   0 spills.
+//   round trips, one fewer sweep); the lesson is the byte count, the gap is the price of the simplest code. The
+//   H200 runs missed this the other way (the README's lesson): the L2 re-reads of h did not show as lost time.
 // =====================================================================================================================
 #ifndef LN_THREADS
 #define LN_THREADS 256
@@ -331,15 +247,16 @@ template <class T, int V>
 __device__ __forceinline__ void load_own(const typename T::raw* p, long long i, float* v)
 {
     if constexpr (V == 1) {
-        v[0] = to_f32(T(), p[i]);
+        v[0] = widen(T(), p[i]);
     } else {
         unpack(T(), reinterpret_cast<const uint4*>(p)[i], v);
     }
 }
 
 // the sum over the block, returned to every thread: shuffles within each warp, one value per warp through shared
-// memory, then every warp adds those up (no second broadcast needed)
-__device__ __forceinline__ float block_sum(float v, float* red)
+// memory, then every warp adds those up (no second broadcast needed). Kept here rather than reduce.cuh's block_sum:
+// that one needs a shared array per call, and with two of them the f32 kernel spills (4 bytes) on sm_90.
+__device__ __forceinline__ float row_block_sum(float v, float* red)
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -368,12 +285,12 @@ __device__ __forceinline__ void residual_layernorm_row(const typename T::raw* x,
         load<T, V>(r, base + j, rv);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-            hv[k] = to_f32(T(), from_f32(T(), xv[k] + rv[k]));   // the stored value is the one normalized
+            hv[k] = widen(T(), narrow(T(), xv[k] + rv[k]));   // the stored value is the one normalized
             s += hv[k];
         }
         store<T, V>(h, base + j, hv);
     }
-    const float mean = block_sum(s, red) / n;
+    const float mean = row_block_sum(s, red) / n;
     float q = 0.0f;
     for (int j = threadIdx.x; j < nv; j += LN_THREADS) {
         float hv[V];
@@ -381,7 +298,7 @@ __device__ __forceinline__ void residual_layernorm_row(const typename T::raw* x,
 #pragma unroll
         for (int k = 0; k < V; ++k) q += (hv[k] - mean) * (hv[k] - mean);
     }
-    const float rstd = 1.0f / sqrtf(block_sum(q, red) / n + eps);
+    const float rstd = 1.0f / sqrtf(row_block_sum(q, red) / n + eps);
     for (int j = threadIdx.x; j < nv; j += LN_THREADS) {
         float hv[V], wv[V], bv[V], out[V];
         load_own<T, V>(h, base + j, hv);
@@ -395,9 +312,17 @@ __device__ __forceinline__ void residual_layernorm_row(const typename T::raw* x,
 
 #define LN_PARAMS(R) const R* x, const R* r, const R* w, const R* b, R* y, R* h, int n, float eps
 #define LN_ARGS x, r, w, b, y, h, n, eps
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_f32(LN_PARAMS(float)) { residual_layernorm_row<F32, 4>(LN_ARGS); }
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_f16(LN_PARAMS(U16)) { residual_layernorm_row<F16, 8>(LN_ARGS); }
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_bf16(LN_PARAMS(U16)) { residual_layernorm_row<BF16, 8>(LN_ARGS); }
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_f32_scalar(LN_PARAMS(float)) { residual_layernorm_row<F32, 1>(LN_ARGS); }
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_f16_scalar(LN_PARAMS(U16)) { residual_layernorm_row<F16, 1>(LN_ARGS); }
-extern "C" __global__ void __launch_bounds__(LN_THREADS) fusion_03_residual_layernorm_bf16_scalar(LN_PARAMS(U16)) { residual_layernorm_row<BF16, 1>(LN_ARGS); }
+#define LN_KERNELS(NAME)                                                                                              \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_f32(LN_PARAMS(float)) { residual_layernorm_row<F32, 4>(LN_ARGS); }                                          \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_f16(LN_PARAMS(U16)) { residual_layernorm_row<F16, 8>(LN_ARGS); }                                            \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_bf16(LN_PARAMS(U16)) { residual_layernorm_row<BF16, 8>(LN_ARGS); }                                          \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_f32_scalar(LN_PARAMS(float)) { residual_layernorm_row<F32, 1>(LN_ARGS); }                                   \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_f16_scalar(LN_PARAMS(U16)) { residual_layernorm_row<F16, 1>(LN_ARGS); }                                     \
+    extern "C" __global__ void __launch_bounds__(LN_THREADS)                                                           \
+    NAME##_bf16_scalar(LN_PARAMS(U16)) { residual_layernorm_row<BF16, 1>(LN_ARGS); }
+LN_KERNELS(fusion_03_residual_layernorm)

@@ -1,0 +1,451 @@
+"""Lab 4.2's measuring side: the byte prediction before any timing, what the compilers made of the kernels (the CUDA C
+SASS census, the fused GEMM's resources), the three parts timed at their benchmark shapes against torch eager and
+torch.compile (tuning the Triton layernorm and GEMM configs first), the targets, and the plot (redrawn from the JSON by
+--replot)."""
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import numpy as np
+
+from common import arrays, bench, check, cuda, device, lab, report
+
+from . import lab as L
+from .triton_kernels import ACT_GELU_TANH, ACT_NONE, linear_kernel
+
+EW_SHAPE = (8192, 8192)
+LN_SHAPE = (32768, 4096)
+GEMM_N = 4096
+TARGETS = {"linear_gelu_tanh": ("unfused pair: torch.matmul + bias + F.gelu", 1.1),
+           "residual_layernorm": ("torch.compile", 1.0)}
+LN_CANDIDATES = [{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (2, 8), (1, 16), (2, 16))]
+CPU_NOTE = ("\nRan in the interpreter: every Triton kernel (elementwise chains fused and unfused, residual + layernorm "
+            "single-piece and\nlong-row paths, the GEMM with bias / GELU / residual epilogues). The CUDA C kernels "
+            "were only compiled (above);\ntiming, tuning and the torch peers need a GPU.")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The prediction: bytes each variant must move (elements of the storage dtype; bias rows and layernorm weights ignored)
+# ---------------------------------------------------------------------------------------------------------------------
+def predicted_elements(case: str, fused: bool) -> int:
+    """Multiples of M N elements: what one call reads + writes from memory."""
+    table = {"bias_gelu_tanh": (4, 2), "bias_gelu_erf": (4, 2), "bias_residual": (5, 3),
+             "residual_layernorm": (5, 4), "linear_gelu_tanh": (5, 1)}
+    unf, fu = table[case]
+    return fu if fused else unf
+
+
+# The rates the GEMM row of the prediction assumes: cuBLAS bf16 and the HBM ceiling on an H200, in FLOP/s and B/s
+# (predictions, not measurements: the measured ones are in the JSON and the README).
+PREDICT_GEMM_FLOPS = 700e12
+PREDICT_HBM_BYTES = 4.4e12
+
+
+def byte_table(m_ew: int, n_ew: int, m_ln: int, n_ln: int, gemm: int, elt: int = 2) -> list[dict]:
+    """The prediction, before any timing: bytes, launches and the speed-up they imply."""
+    rows = []
+    for case, launches, shape in (("bias_gelu_tanh", (2, 1), (m_ew, n_ew)), ("bias_gelu_erf", (2, 1), (m_ew, n_ew)),
+                                  ("bias_residual", (2, 1), (m_ew, n_ew)),
+                                  ("residual_layernorm", (2, 1), (m_ln, n_ln))):
+        mn = shape[0] * shape[1]
+        u, f = predicted_elements(case, False), predicted_elements(case, True)
+        rows.append({"case": case, "shape": f"{shape[0]}x{shape[1]}", "unfused launches": launches[0],
+                     "unfused bytes": f"{u} MN = {u * mn * elt / 1e6:.0f} MB", "fused launches": launches[1],
+                     "fused bytes": f"{f} MN = {f * mn * elt / 1e6:.0f} MB", "predicted speed-up": u / f})
+    mn = gemm * gemm
+    gemm_ms = 2.0 * gemm ** 3 / PREDICT_GEMM_FLOPS * 1e3
+    tail_ms = 4 * mn * elt / PREDICT_HBM_BYTES * 1e3
+    rows.append({"case": "linear_gelu_tanh", "shape": f"{gemm}^3", "unfused launches": 3,
+                 "unfused bytes": f"GEMM + 4 MN = {(3 * mn + 4 * mn) * elt / 1e6:.0f} MB",
+                 "fused launches": 1, "fused bytes": f"GEMM (x, W, y) = {3 * mn * elt / 1e6:.0f} MB",
+                 "predicted speed-up": (gemm_ms + tail_ms) / gemm_ms})
+    return rows
+
+
+def explain(args) -> None:
+    report.print_table(byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N), title="The prediction: bytes each chain moves "
+                       "(bf16; M N = elements of one matrix) and the speed-up the byte ratio implies")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Compile reports (no GPU needed): the CUDA C kernels' SASS census, and the fused GEMM's resources
+# ---------------------------------------------------------------------------------------------------------------------
+def cuda_compile_table(arch: str) -> list[dict]:
+    rep = cuda.compile_report(L.CU, arch)
+    rows = []
+    for name in ("fusion_01_add_bias_bf16", "fusion_01_gelu_tanh_bf16", "fusion_02_bias_gelu_tanh_bf16",
+                 "fusion_02_bias_gelu_erf_bf16", "fusion_02_bias_residual_bf16", "fusion_02_bias_residual_bf16_scalar",
+                 "fusion_02_bias_gelu_tanh_f32", "fusion_03_residual_layernorm_bf16"):
+        k = rep.kernels[name]
+        c = k.sass_counts
+        rows.append({"kernel": name, "regs": k.registers, "spills": k.spills, "LDG": cuda.fmt_widths(c, "LDG"),
+                     "STG": cuda.fmt_widths(c, "STG"), "MUFU": c.get("MUFU", 0)})
+    return rows
+
+
+_TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+
+
+def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, has_res: bool = False):
+    """The fused GEMM as a GPU launch at an aligned shape compiles it (bias on, EVEN_K, EVEN_MN)."""
+    from common.triton_support import aot
+
+    ty = _TY[dtype]
+    sig = {"x_ptr": ty, "w_ptr": ty, "bias_ptr": ty, "res_ptr": ty, "y_ptr": ty, "M": "i32", "N": "i32", "K": "i32"}
+    const = {"HAS_BIAS": True, "ACT": act, "HAS_RES": has_res, "EVEN_K": True, "EVEN_MN": True, "INDEX_64": False,
+             "UPCAST": False}
+    const.update({k: v for k, v in cfg.items() if k.isupper()})
+    sig.update({k: "constexpr" for k in const})
+    return aot(linear_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+               divisible_by_16=("x_ptr", "w_ptr", "bias_ptr", "res_ptr", "y_ptr", "M", "N", "K"))
+
+
+def linear_compile_table(arch: str, configs=None) -> list[dict]:
+    from common.triton_support import summarize
+
+    cc = device.arch_info(arch).cc
+    rows = []
+    for cfg in configs or L.LINEAR_CONFIGS:
+        for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh")):
+            s = summarize(aot_linear(cc, cfg, act=act))
+            rows.append({"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
+                         "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
+                         "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"],
+                         "HGMMA": s["sass"].get("HGMMA", 0), "MUFU": s["sass"].get("MUFU", 0)})
+    return rows
+
+
+def _compile_tables(arch: str) -> tuple[list[dict], list[dict]]:
+    # the benchmark's default tile only: each ahead-of-time compile of the GEMM costs seconds
+    ltab = linear_compile_table(arch, L.LINEAR_CONFIGS[:1]) if device.arch_info(arch).cc >= 80 else []
+    return cuda_compile_table(arch), ltab
+
+
+def compile_report(args) -> None:
+    ctab, ltab = _compile_tables(args.arch)
+    report.print_table(ctab, title=f"kernels.cu compiled with NVRTC for {args.arch} (bf16 unless named): "
+                                   "128b = 16-byte accesses; the _scalar fallback uses 16-bit ones")
+    if ltab:
+        report.print_table(ltab, title=f"linear_kernel compiled ahead of time for {args.arch} (bf16, aligned shape): "
+                                       "what the epilogue costs in registers and shared memory")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Benchmarks (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def compiled(kind: str):
+    """torch.compile'd peers (dynamic=False), one per kind of case."""
+    import torch
+    import torch.nn.functional as F
+
+    if kind == "bias_gelu_tanh":
+        return torch.compile(lambda x, b: F.gelu(x + b, approximate="tanh"), dynamic=False)
+    if kind == "bias_gelu_erf":
+        return torch.compile(lambda x, b: F.gelu(x + b), dynamic=False)
+    if kind == "bias_residual":
+        return torch.compile(lambda x, b, r: x + b + r, dynamic=False)
+    if kind == "residual_layernorm":
+        def f(x, r, w, b):
+            h = x + r
+            return F.layer_norm(h, (h.shape[-1],), w, b, L.EPS), h
+        return torch.compile(f, dynamic=False)
+    if kind == "linear_gelu_tanh":
+        return torch.compile(lambda x, w, b: F.gelu(torch.matmul(x, w) + b, approximate="tanh"), dynamic=False)
+    raise ValueError(kind)
+
+
+def _randn(shape, dtype, seed, scale=1.0, shift=0.0):
+    return arrays.device_randn(shape, dtype, seed, scale=scale, shift=shift)
+
+
+def _sampled_check(got, ref64, dtype: str) -> check.Comparison:
+    return check.compare(L._torch_view(got).float().cpu().numpy(), ref64.cpu().numpy(), dtype)
+
+
+def _row_sample(m: int, like, n_rows: int = 64):
+    """Row indices to check a benchmark-sized result on (random ones, the first and the last), on like's device."""
+    import torch
+
+    return torch.as_tensor(np.unique(np.concatenate([check.rng(17).integers(0, m, n_rows), [0, m - 1]])),
+                           device=like.device)
+
+
+def gelu_tanh_ref_t(t):
+    import torch
+
+    return 0.5 * t * (1.0 + torch.tanh(L.SQRT_2_OVER_PI * (t + 0.044715 * t ** 3)))
+
+
+def eager_fn(op, tx, tb, tr):
+    """torch eager as a user writes it (one kernel per op, each allocating its result; no copy into an out)."""
+    import torch.nn.functional as F
+
+    if op == "bias_residual":
+        return lambda: tx + tb + tr
+    return lambda: F.gelu(tx + tb, approximate="tanh" if op == "bias_gelu_tanh" else "none")
+
+
+def bench_elementwise(ceiling: float, rounds: int) -> tuple[list[dict], list[dict]]:
+    """Part 1: every contender of each chain at EW_SHAPE in bf16, interleaved; CUDA C and Triton results checked
+    first."""
+    import torch
+
+    m, n = EW_SHAPE
+    dt = "bfloat16"
+    x = _randn(EW_SHAPE, dt, 31, scale=1.5)
+    bias = _randn((n,), dt, 32, scale=0.5)
+    res = _randn(EW_SHAPE, dt, 33)
+    tx, tb, tr = (L._torch_view(a) for a in (x, bias, res))
+    outs = {k: torch.empty_like(tx) for k in ("cu", "cf", "tu", "tf")}
+    rows, summary = [], []
+    rws = _row_sample(m, tx)
+    for op in L.EW_OPS:
+        args = (x, bias, res) if op == "bias_residual" else (x, bias)
+        comp = compiled(op)
+        targs = (tx, tb, tr) if op == "bias_residual" else (tx, tb)
+        comp(*targs)
+        fns = {"cuda 01 unfused": lambda: L.ew_cuda_unfused(op, *args, out=outs["cu"]),
+               "cuda 02 fused": lambda: L.ew_cuda_fused(op, *args, out=outs["cf"]),
+               "triton unfused": lambda: L.ew_triton_unfused(op, *args, out=outs["tu"]),
+               "triton fused": lambda: L.ew_triton_fused(op, *args, out=outs["tf"]),
+               "torch eager": eager_fn(op, tx, tb, tr),
+               "torch.compile": lambda: comp(*targs)}
+        for f in fns.values():
+            f()
+        t64 = tx[rws].double() + tb.double()
+        ref = (gelu_tanh_ref_t(t64) if op == "bias_gelu_tanh" else
+               0.5 * t64 * (1 + torch.erf(t64 / math.sqrt(2))) if op == "bias_gelu_erf" else t64 + tr[rws].double())
+        checks = {k: _sampled_check(outs[o][rws], ref, dt) for k, o in (("cuda 01 unfused", "cu"),
+                                                                         ("cuda 02 fused", "cf"),
+                                                                         ("triton unfused", "tu"),
+                                                                         ("triton fused", "tf"))}
+        ts_ = bench.interleaved(fns, rounds=rounds)
+        mn = m * n
+        for name, t in ts_.items():
+            fused = name.endswith("fused") and "unfused" not in name or name == "torch.compile"
+            elems = predicted_elements(op, fused)
+            impl = "cuda" if name.startswith("cuda") else "triton" if name.startswith("triton") else "peer"
+            c = checks.get(name)
+            rows.append(report.row(L.LAB, f"{op}: {name}", impl, EW_SHAPE, dt, t, nbytes=elems * mn * 2,
+                                   ceiling_gbps=ceiling, case=op, contender=name, moved=f"{elems} MN",
+                                   vs_eager=ts_["torch eager"].median_ms / t.median_ms,
+                                   vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
+                                   check=("ok" if c.ok else c.message) if c is not None else ""))
+        pred = predicted_elements(op, False) / predicted_elements(op, True)
+        summary.append({"case": op, "shape": f"{m}x{n} {dt}", "predicted speed-up": pred,
+                        "cuda measured": ts_["cuda 01 unfused"].median_ms / ts_["cuda 02 fused"].median_ms,
+                        "triton measured": ts_["triton unfused"].median_ms / ts_["triton fused"].median_ms,
+                        "torch eager -> compile": ts_["torch eager"].median_ms / ts_["torch.compile"].median_ms,
+                        "best fused vs compile": ts_["torch.compile"].median_ms /
+                        min(ts_["cuda 02 fused"].median_ms, ts_["triton fused"].median_ms),
+                        "fused vs eager": ts_["torch eager"].median_ms /
+                        min(ts_["cuda 02 fused"].median_ms, ts_["triton fused"].median_ms)})
+    return rows, summary
+
+
+def tune_ln(x, r, w, b) -> list[dict]:
+    y, h = L.residual_layernorm(x, r, w, b)
+    out = []
+    for cfg in LN_CANDIDATES:
+        t = bench.bench(lambda c=cfg: L.residual_layernorm(x, r, w, b, out=(y, h), config=c), rep_ms=30)
+        out.append({"kernel": "residual_layernorm", "config": str(cfg), "ms": t.median_ms, "cfg": cfg})
+    best = min(out, key=lambda q: q["ms"])
+    L.TUNED[("ln", int(x.shape[-1]), arrays.dtype_name(x))] = best["cfg"]
+    return [{k: v for k, v in q.items() if k != "cfg"} for q in out]
+
+
+def bench_layernorm(ceiling: float, rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dict]]:
+    """Part 2: residual + layernorm at LN_SHAPE in bf16, the Triton and CUDA C fused kernels against the unfused pair,
+    torch eager and torch.compile."""
+    import torch
+
+    m, n = LN_SHAPE
+    dt = "bfloat16"
+    x = _randn(LN_SHAPE, dt, 41, scale=2.0, shift=3.0)
+    r = _randn(LN_SHAPE, dt, 42)
+    w = _randn((n,), dt, 43, scale=0.2, shift=1.0)
+    b = _randn((n,), dt, 44, scale=0.5)
+    tx, tr, tw, tb = (L._torch_view(a) for a in (x, r, w, b))
+    tuning = tune_ln(x, r, w, b) if do_tune else []
+    y, h = L.residual_layernorm(x, r, w, b)
+    yu, hu = torch.empty_like(tx), torch.empty_like(tx)
+    rws = _row_sample(m, tx)
+    h64 = (tx[rws].float() + tr[rws].float()).to(torch.bfloat16).double()    # the stored (rounded) h
+    mu = h64.mean(dim=1, keepdim=True)
+    hc = h64 - mu
+    ref_y = hc / torch.sqrt((hc * hc).mean(dim=1, keepdim=True) + L.EPS) * tw.double() + tb.double()
+    L.ln_triton_unfused("residual_layernorm", x, r, w, b, out=(yu, hu))
+    yc, hc_ = torch.empty_like(tx), torch.empty_like(tx)
+    L.residual_layernorm_cuda(x, r, w, b, out=(yc, hc_))
+    checks = {"triton fused": (_sampled_check(y[rws], ref_y, dt), _sampled_check(h[rws], h64, dt)),
+              "triton unfused": (_sampled_check(yu[rws], ref_y, dt), _sampled_check(hu[rws], h64, dt)),
+              "cuda 03 fused": (_sampled_check(yc[rws], ref_y, dt), _sampled_check(hc_[rws], h64, dt))}
+    comp = compiled("residual_layernorm")
+    comp(tx, tr, tw, tb)
+    fns = {"triton fused": lambda: L.residual_layernorm(x, r, w, b, out=(y, h)),
+           "triton unfused": lambda: L.ln_triton_unfused("residual_layernorm", x, r, w, b, out=(yu, hu)),
+           "cuda 03 fused": lambda: L.residual_layernorm_cuda(x, r, w, b, out=(yc, hc_)),
+           "torch eager": lambda: torch.nn.functional.layer_norm(tx + tr, (n,), tw, tb, L.EPS),
+           "torch.compile": lambda: comp(tx, tr, tw, tb)}
+    ts_ = bench.interleaved(fns, rounds=rounds)
+    rows = []
+    for name, t in ts_.items():
+        fused = name in ("triton fused", "cuda 03 fused", "torch.compile")
+        elems = predicted_elements("residual_layernorm", fused)
+        c = checks.get(name)
+        impl = "triton" if name.startswith("triton") else "cuda" if name.startswith("cuda") else "peer"
+        rows.append(report.row(L.LAB, f"residual_layernorm: {name}", impl,
+                               LN_SHAPE, dt, t, nbytes=elems * m * n * 2, ceiling_gbps=ceiling,
+                               case="residual_layernorm", contender=name, moved=f"{elems} MN",
+                               vs_eager=ts_["torch eager"].median_ms / t.median_ms,
+                               vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
+                               config=str(L.TUNED.get(("ln", n, dt), L.ln_default(n)))
+                               if name == "triton fused" else "",
+                               check=("ok" if c[0].ok and c[1].ok else (c[0] if not c[0].ok else c[1]).message)
+                               if c else ""))
+    summ = {"case": "residual_layernorm", "shape": f"{m}x{n} {dt}", "predicted speed-up": 5 / 4,
+            "triton measured": ts_["triton unfused"].median_ms / ts_["triton fused"].median_ms,
+            "cuda 03 vs triton fused": ts_["triton fused"].median_ms / ts_["cuda 03 fused"].median_ms,
+            "torch eager -> compile": ts_["torch eager"].median_ms / ts_["torch.compile"].median_ms,
+            "_ok": all(c[0].ok and c[1].ok for c in checks.values())}
+    # the target is about the fused kernel, either implementation: the faster of the Triton and the CUDA C one
+    best = min(("triton fused", "cuda 03 fused"), key=lambda k: ts_[k].median_ms)
+    summ.update({"best fused": best, "best fused vs compile": ts_["torch.compile"].median_ms / ts_[best].median_ms,
+                 "fused vs eager": ts_["torch eager"].median_ms / ts_[best].median_ms})
+    return rows, summ, tuning
+
+
+def tune_linear(x, w, bias, y) -> list[dict]:
+    m, k = (int(s) for s in x.shape)
+    n = int(w.shape[1])
+    out = []
+    for cfg in L.LINEAR_CONFIGS:
+        try:
+            t = bench.bench(lambda c=cfg: L.linear(x, w, bias, activation="gelu_tanh", out=y, config=c), rep_ms=30)
+        except Exception as e:  # noqa: BLE001 - a config that does not compile (out of resources) is skipped, said so
+            out.append({"kernel": "linear gelu_tanh", "config": str(cfg), "ms": None,
+                        "note": f"{type(e).__name__}: {str(e)[:80]}"})
+            continue
+        out.append({"kernel": "linear gelu_tanh", "config": str(cfg), "ms": t.median_ms,
+                    "tflops": t.tflops(2.0 * m * n * k), "cfg": cfg})
+    timed = [q for q in out if q["ms"] is not None]
+    if timed:
+        L.TUNED[("linear", m, n, k, arrays.dtype_name(x))] = min(timed, key=lambda q: q["ms"])["cfg"]
+    return [{kk: v for kk, v in q.items() if kk != "cfg"} for q in out]
+
+
+def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dict]]:
+    """Part 3: the fused GEMM epilogue at bf16 GEMM_N^3 against the unfused pair (cuBLAS + torch bias + torch GELU),
+    the same Triton GEMM unfused, cuBLAS alone and torch.compile."""
+    import torch
+    import torch.nn.functional as F
+
+    n = GEMM_N
+    dt = "bfloat16"
+    x = _randn((n, n), dt, 51)
+    w = _randn((n, n), dt, 52, scale=1.0 / math.sqrt(n))
+    bias = _randn((n,), dt, 53, scale=0.5)
+    tx, tw, tb = (L._torch_view(a) for a in (x, w, bias))
+    y = torch.empty((n, n), dtype=torch.bfloat16, device=tx.device)
+    yu = torch.empty_like(y)
+    tuning = tune_linear(x, w, bias, y) if do_tune else []
+    L.linear(x, w, bias, activation="gelu_tanh", out=y)
+    L.linear_triton_unfused("linear_gelu_tanh", x, w, bias, out=yu)
+    rws = _row_sample(n, tx)
+    ref = gelu_tanh_ref_t(tx[rws].double() @ tw.double() + tb.double())
+    checks = {"triton fused epilogue": _sampled_check(y[rws], ref, dt),
+              "triton unfused (3 kernels)": _sampled_check(yu[rws], ref, dt)}
+    comp = compiled("linear_gelu_tanh")
+    comp(tx, tw, tb)
+    fns = {"triton fused epilogue": lambda: L.linear(x, w, bias, activation="gelu_tanh", out=y),
+           "unfused pair (torch.matmul + bias + gelu)": lambda: F.gelu(torch.matmul(tx, tw) + tb, approximate="tanh"),
+           "triton unfused (3 kernels)": lambda: L.linear_triton_unfused("linear_gelu_tanh", x, w, bias, out=yu),
+           "cuBLAS GEMM alone (torch.matmul)": lambda: torch.matmul(tx, tw),
+           "torch.compile": lambda: comp(tx, tw, tb)}
+    ts_ = bench.interleaved(fns, rounds=rounds)
+    pair = ts_["unfused pair (torch.matmul + bias + gelu)"].median_ms
+    flops = 2.0 * n ** 3
+    rows = []
+    for name, t in ts_.items():
+        c = checks.get(name)
+        rows.append(report.row(L.LAB, f"linear_gelu_tanh: {name}", "triton" if name.startswith("triton") else "peer",
+                               (n, n, n), dt, t, flops=flops, case="linear_gelu_tanh", contender=name,
+                               vs_pair=pair / t.median_ms,
+                               vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
+                               config=str(L.TUNED.get(("linear", n, n, n, dt), L.LINEAR_BIG))
+                               if name.startswith("triton") else "",
+                               check=("ok" if c.ok else c.message) if c is not None else ""))
+    gemm_ms = ts_["cuBLAS GEMM alone (torch.matmul)"].median_ms
+    summ = {"case": "linear_gelu_tanh", "shape": f"{n}^3 {dt}",
+            "predicted speed-up": (gemm_ms + 4 * n * n * 2 / PREDICT_HBM_BYTES * 1e3) / gemm_ms,
+            "triton measured": ts_["triton unfused (3 kernels)"].median_ms / ts_["triton fused epilogue"].median_ms,
+            "fused vs pair": pair / ts_["triton fused epilogue"].median_ms,
+            "best fused vs compile": ts_["torch.compile"].median_ms / ts_["triton fused epilogue"].median_ms,
+            "_ok": all(c.ok for c in checks.values())}
+    return rows, summ, tuning
+
+
+def benchmark(ctx) -> lab.Result:
+    ceiling = ctx.ceiling()["hbm_gbps"]
+    rounds = 1 if ctx.quick else 3
+    ew_rows, ew_summ = bench_elementwise(ceiling, rounds)
+    ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not ctx.quick)
+    lin_rows, lin_summ, lin_tune = bench_linear(rounds, do_tune=not ctx.quick)
+    summary = ew_summ + [ln_summ, lin_summ]
+    targets = [{"case": f"GEMM + bias + gelu_tanh bf16 {GEMM_N}^3", "peer": TARGETS["linear_gelu_tanh"][0],
+                "ratio": lin_summ["fused vs pair"], "target": f">= {TARGETS['linear_gelu_tanh'][1]}",
+                "met": lin_summ["fused vs pair"] >= TARGETS["linear_gelu_tanh"][1] and lin_summ["_ok"]},
+               {"case": f"residual + layernorm bf16 {LN_SHAPE[0]}x{LN_SHAPE[1]}", "peer": "torch.compile",
+                "ours": ln_summ["best fused"],
+                "ratio": ln_summ["best fused vs compile"], "target": f">= {TARGETS['residual_layernorm'][1]}",
+                "vs eager": ln_summ["fused vs eager"],
+                "met": ln_summ["best fused vs compile"] >= TARGETS["residual_layernorm"][1] and ln_summ["_ok"]}]
+    rows = ew_rows + ln_rows + lin_rows
+    bad = [r for r in rows if r.get("check") not in ("", "ok")]
+    if bad:
+        print(f"{len(bad)} benchmarked result(s) failed their sampled check (see the 'check' column)")
+    ctab, ltab = _compile_tables(ctx.args.arch)
+    tables = [(ew_rows, ["case", "contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile",
+                         "check"],
+               f"Part 1 - elementwise chains, {EW_SHAPE[0]} x {EW_SHAPE[1]} bf16 (GB/s counts the bytes each "
+               "contender must move: unfused chains more)"),
+              (ln_rows, ["contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile", "config",
+                         "check"], f"Part 2 - residual + layernorm, {LN_SHAPE[0]} x {LN_SHAPE[1]} bf16"),
+              (lin_rows, ["contender", "ms", "tflops", "vs_pair", "vs_compile", "config", "check"],
+               f"Part 3 - GEMM + bias + gelu_tanh, bf16 {GEMM_N}^3")]
+    if ln_tune or lin_tune:
+        tables.append((ln_tune + lin_tune, None, "Tuning at the benchmark shapes (one timing per candidate; the "
+                                                 "fastest is used above)"))
+    tables += [(summary, ["case", "shape", "predicted speed-up", "cuda measured", "triton measured",
+                          "cuda 03 vs triton fused", "torch eager -> compile", "fused vs eager", "fused vs pair",
+                          "best fused vs compile"],
+                "Predicted (byte ratio) vs measured speed-up of fusing, and ratios vs the peers"),
+               (targets, None, "Performance targets")]
+    return lab.Result(rows=rows, tables=tables, ok=not bad,
+                      meta=dict(targets=targets, summary=summary, tuning=ln_tune + lin_tune,
+                                cuda_compile_report=ctab, linear_compile_report=ltab, ceiling_gbps=ceiling,
+                                bytes_prediction=byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N),
+                                device=device.info().as_dict()))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    """Each contender's speed-up over torch eager (the unfused library chain) per case; for the GEMM, over the
+    unfused pair (cuBLAS, then torch's bias and GELU)."""
+    labels, values, colors = [], [], []
+    for r in data["rows"]:
+        ratio = r.get("vs_eager", r.get("vs_pair"))
+        if ratio is None:
+            continue
+        labels.append(f"{r['case']}: {r['contender']}")
+        values.append(ratio)
+        colors.append(report.IMPL_COLORS.get(r["impl"], "gray"))
+    path = os.path.join(out_dir, f"{L.LAB}.png")
+    return [report.plot_bars(path, labels, values, ylabel="speed-up over the unfused torch eager chain (x)",
+                             title=f"Kernel fusion on {data.get('gpu', 'the GPU')}", colors=colors,
+                             hlines={"1.0 = torch eager": 1.0}, annotate_fmt="{:.2f}x")]

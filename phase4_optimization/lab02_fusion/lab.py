@@ -1,0 +1,794 @@
+"""Lab 4.2 - Kernel fusion: count the bytes a chain of kernels moves, then stop moving the ones nobody needs.
+
+You will learn
+  * (part 1) why a chain of cheap elementwise ops costs what its memory passes cost, not what its arithmetic costs:
+    bias + GELU as two kernels (t = x + bias, then y = gelu(t)) writes t to memory and reads it back; one fused kernel
+    keeps t in registers. Both GELUs are here and named: "gelu_tanh" (the tanh approximation, computed as
+    t / (1 + exp(-2u)), the same function) and "gelu_erf" (the exact 0.5 t (1 + erf(t / sqrt 2)));
+  * predicting the speed-up of a fusion from a byte count alone, and checking the prediction: one kernel per op,
+    written here in CUDA C (16-byte vector loads, scalar fallback for unaligned arrays and ragged rows) and in
+    Triton, against one fused kernel in each, with the number of launches and the bytes of every variant explicit;
+  * (part 2) a normalization epilogue: h = x + residual, y = layernorm(h), where h is ALSO written (it is the next
+    residual stream of a transformer block): one pass that reads x and residual and writes h and y, against an add
+    kernel plus a layernorm kernel (phase 3's) that reads h back. In Triton the row stays in registers between the two
+    reductions; the CUDA C version (a block per row) re-reads its own h from L2, with plain loads - the read-only
+    __ldg path is wrong for data the kernel itself writes;
+  * (part 3) a GEMM epilogue: y = gelu_tanh(x @ W + bias) computed while the accumulator tile is still in registers,
+    against cuBLAS followed by separate bias and GELU kernels. The epilogue saves little memory traffic next to the
+    GEMM's math, so the fused kernel wins only if the Triton GEMM itself runs close to cuBLAS: fusion cannot rescue a
+    slow main loop. Optional residual add (y = x @ W + bias + residual) and no-activation mode;
+  * public functions the transformer-block lab reuses: linear(), residual_layernorm(), bias_gelu(), bias_residual()
+    (Triton; on CuPy / torch CUDA arrays on a GPU, NumPy / CPU torch in the interpreter).
+
+One lab, three parts, one question asked of each: what does fusing the chain save, and does the saving show?
+  part 1  elementwise chains: bias + gelu_tanh, bias + gelu_erf, bias + residual    CUDA C fusion_01/02, Triton
+  part 2  residual + layernorm, h written too                                      CUDA C fusion_03, Triton
+  part 3  GEMM + bias + gelu_tanh (or + bias + residual, or plain)                 Triton
+A case's size names its op first - (op, M, N), or (op, M, N, K) for the GEMM - and so do the inputs, so every variant
+below takes every part's cases: fused and unfused, CUDA C and Triton; where an implementation has no kernel for a part
+(CUDA C has no GEMM here, and no unfused layernorm) the variant says so (cannot_serve) and the check passes it over.
+
+The two numbers (elt = bytes per element, M N = the elements of one matrix; FLOPs ~20 per element for a GELU, ~10
+for a layernorm, 2 M N K for a GEMM):
+  * bias + GELU, bf16 8192 x 8192: unfused = 4 M N elt = 537 MB (read x, write t, read t, write y), fused = 2 M N elt =
+    268 MB; ~1.3 GFLOP, at most ~10 FLOP/B: memory-bound either way, so the predicted speed-up is the byte ratio, 2.0x;
+  * bias + residual, same shape: unfused 5 M N elt = 671 MB (add_bias 2 + add 3), fused 3 M N elt = 403 MB: 1.67x;
+  * residual + layernorm, bf16 32768 x 4096: fused = read x, r + write h, y = 4 M N elt = 1.07 GB; unfused = add
+    (3 M N) + layernorm (2 M N) = 5 M N elt = 1.34 GB: 1.25x; memory-bound. torch eager moves the same 5 M N;
+    torch.compile fuses to 4 M N, so matching it means running at the same fraction of the ceiling;
+  * GEMM + bias + GELU, bf16 4096^3: 2 M N K = 137.4 GFLOP against (M K + K N + M N) x 2 B = 101 MB, ~1365 FLOP/B:
+    compute-bound (far right of the bf16 ridge, ~225 FLOP/B on an H200). The unfused tail (write t, then read + write
+    for the bias add, read + write for GELU) moves 4 M N x 2 B = 134 MB more, plus two launches: about 1.15x
+    predicted for a fused kernel whose GEMM runs at cuBLAS's rate, ~1.1-1.2x if it runs within a few percent of it.
+Targets (same run): the fused GEMM epilogue at bf16 4096^3 >= 1.1x the unfused pair (torch.matmul + torch bias add +
+torch GELU); fused residual + layernorm at bf16 32768 x 4096 >= 1.0x torch.compile. The lesson, each prediction and
+what the H200 runs taught: README.md.
+
+Run: python -m phase4_optimization.lab02_fusion [--quick] [--no-bench] [--arch sm_80] [--replot]
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+
+from common import arrays, check, cuda, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import (ACT_GELU_ERF, ACT_GELU_TANH, ACT_NONE, elementwise_kernel, linear_kernel,
+                             residual_layernorm_kernel)
+
+LAB = "phase4_lab02_fusion"
+CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
+DTYPES = ("float32", "float16", "bfloat16")
+GEMM_DTYPES = ("bfloat16", "float16")
+EPS = 1e-5
+EW_OPS = ("bias_gelu_tanh", "bias_gelu_erf", "bias_residual")
+LN_OPS = ("residual_layernorm",)
+LINEAR_OPS = ("linear_gelu_tanh", "linear_bias_residual", "linear_plain")
+EW, LN, GEMM = "elementwise chains", "residual + layernorm", "GEMM + epilogue"     # the lab's three parts
+PARTS = {EW: EW_OPS, LN: LN_OPS, GEMM: LINEAR_OPS}
+ACTIVATIONS = (None, "gelu_tanh")
+ACT_CODE = {None: ACT_NONE, "gelu_tanh": ACT_GELU_TANH, "gelu_erf": ACT_GELU_ERF}
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+MAX_GRID = 2**31 - 1
+MAX_GRID_YZ = 65535
+
+
+def part_of(op) -> str:
+    """The part of the lab a case's op belongs to."""
+    for part, ops in PARTS.items():
+        if op in ops:
+            return part
+    raise ValueError(f"op: unknown op {op!r}; the lab's ops are {', '.join(o for ops in PARTS.values() for o in ops)}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs. A case's size names the op: (op, M, N) for the elementwise chains and residual_layernorm,
+# (op, M, N, K) for the linear layer. make_inputs puts the op name first among the inputs, so reference() and every
+# variant know which computation a case is (a name passes through the lab driver untouched).
+# ---------------------------------------------------------------------------------------------------------------------
+def gelu_tanh_ref(t: np.ndarray) -> np.ndarray:
+    return 0.5 * t * (1.0 + np.tanh(SQRT_2_OVER_PI * (t + 0.044715 * t ** 3)))
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_erf_ref(t: np.ndarray) -> np.ndarray:
+    return 0.5 * t * (1.0 + _erf(t / math.sqrt(2.0)))
+
+
+def layernorm_ref(h: np.ndarray, w, b, eps: float = EPS) -> np.ndarray:
+    mean = h.mean(axis=-1, keepdims=True)
+    hc = h - mean
+    return hc / np.sqrt((hc * hc).mean(axis=-1, keepdims=True) + eps) * w + b
+
+
+def reference(op: str, *a):
+    """float64 ground truth for every op of the lab."""
+    a = [np.asarray(v, np.float64) for v in a]
+    if op == "bias_gelu_tanh":
+        return gelu_tanh_ref(a[0] + a[1])
+    if op == "bias_gelu_erf":
+        return gelu_erf_ref(a[0] + a[1])
+    if op == "bias_residual":
+        return a[0] + a[1] + a[2]
+    if op == "residual_layernorm":
+        x, r, w, b = a
+        h = x + r
+        return layernorm_ref(h, w, b), h
+    if op in LINEAR_OPS:
+        t = a[0] @ a[1]
+        if op != "linear_plain":
+            t = t + a[2]
+        if op == "linear_gelu_tanh":
+            t = gelu_tanh_ref(t)
+        if op == "linear_bias_residual":
+            t = t + a[3]
+        return t
+    raise ValueError(f"op: unknown op {op!r}")
+
+
+def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
+    """Inputs of the op the size names. Elementwise: x ~ 1.5 N(0,1) (GELU sees both tails), bias, residual.
+    Layernorm: x with mean 3 and a few outliers (a large mean is what breaks a one-pass variance), residual, weight
+    ~ 1 +- 0.2, bias. Linear: x ~ N(0,1), W ~ N(0,1)/sqrt(K) (outputs of order 1 whatever K), bias, residual."""
+    op, m, n = size[0], size[1], size[2]
+
+    def put(v):
+        return arrays.from_numpy(v, dtype, where)
+
+    if op in EW_OPS:
+        x = 1.5 * rng.standard_normal((m, n))
+        bias = 0.5 * rng.standard_normal(n)
+        if op == "bias_residual":
+            return op, put(x), put(bias), put(rng.standard_normal((m, n)))
+        return op, put(x), put(bias)
+    if op == "residual_layernorm":
+        x = 3.0 + 2.0 * rng.standard_normal((m, n))
+        if x.size > 16:
+            x.flat[rng.integers(0, x.size, 3)] = 40.0
+        r = rng.standard_normal((m, n))
+        return op, put(x), put(r), put(1.0 + 0.2 * rng.standard_normal(n)), put(0.5 * rng.standard_normal(n))
+    if op in LINEAR_OPS:
+        k = size[3]
+        x = rng.standard_normal((m, k))
+        w = rng.standard_normal((k, n)) / math.sqrt(max(k, 1))
+        out = [op, put(x), put(w)]
+        if op != "linear_plain":
+            out.append(put(0.5 * rng.standard_normal(n)))
+        if op == "linear_bias_residual":
+            out.append(put(rng.standard_normal((m, n))))
+        return tuple(out)
+    raise ValueError(f"size: unknown op {op!r}")
+
+
+def tolerance(size, dtype: str) -> check.Tol:
+    # Elementwise and layernorm: fp32 arithmetic, one (fused) or two (unfused: the intermediate is stored) roundings
+    # to the storage dtype: the dtype's default. Layernorm of one column: the variance is exactly 0 and y = bias.
+    # Linear: fp32 accumulation, so the error is the final rounding (plus one of the intermediate when unfused).
+    # 16-bit GELU chains: the unfused variants round t before the GELU, and in GELU's negative tail the function is
+    # small next to its slope (|t g'(t) / g(t)| ~ 4 at t = -2), which amplifies that rounding; over a handful of
+    # elements the norm error can pass the dtype's default (seen: 1.07e-2 for a 1 x 1 x 1 bf16 linear + GELU,
+    # three roundings in a row). Twice the default norm limit; the per-element limit stays.
+    # In the interpreter, bf16 also rounds toward zero (Triton 3.9's x.to(tl.bfloat16) truncates, as lab 4.3 notes):
+    # each rounding can cost 2^-8 instead of 2^-9, all in the same direction, and the unfused linear + bias + GELU
+    # chain rounds three times; seen on the CPU (seed 4065416443): 2.35e-2 on a 1 x 1 x 1 case (0.265 against the
+    # reference: three truncations of 0.78%). So twice again there, on the CPU only; the GPU limits are unchanged.
+    # Deep in GELU's negative tail the output is ~0 (g(-5) ~ -1.5e-6) and a relative error means nothing: on one
+    # element (1 x 1 x 1) neither limit has another scale, and seed 3 gave 0.28 relative for 5e-8 absolute. An
+    # absolute floor of 1e-4 (the inputs and outputs are of order 1; a real bug costs order 1) covers that.
+    # fp32 has the same tail: 1 + tanh(u) cancels there, so GPU fp32 gave 1.09e-3 relative on a 1 x 1 bias + GELU
+    # whose output is ~5e-5 (5.8e-8 absolute, one fp32 rounding of tanh times |x| / 2); its floor is 1e-6.
+    t = check.tolerance(dtype)
+    if dtype in ("bfloat16", "float16") and "gelu" in size[0]:
+        trunc = 2 if INTERPRETER and dtype == "bfloat16" else 1
+        return check.Tol(2 * trunc * t.rel_norm, t.elem, max(t.atol, 1e-4))
+    if "gelu" in size[0]:
+        return check.Tol(t.rel_norm, t.elem, max(t.atol, 1e-6))
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Validation shared by the wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def _torch_view(x):
+    import torch
+
+    return x if arrays.library(x) == "torch" else torch.from_dlpack(x)
+
+
+def _check_matrix(name, x, dtypes, dev, libs=("cupy", "torch", "numpy")) -> str:
+    return arrays.check_array(name, x, dtypes=dtypes, ndim=2, device=dev, libs=libs)
+
+
+def _check_row(name, v, x, n: int, dev, libs=("cupy", "torch", "numpy")):
+    arrays.check_array(name, v, dtypes=(arrays.dtype_name(x),), ndim=1, device=dev, libs=libs)
+    if int(v.shape[0]) != n:
+        raise ValueError(f"{name}: expected {n} values (x has {n} columns), got shape {tuple(v.shape)}")
+    if arrays.library(v) != arrays.library(x):
+        raise TypeError(f"{name}: expected a {arrays.library(x)} array like x, got {arrays.library(v)}")
+
+
+def _check_like(name, v, x, dev, libs=("cupy", "torch", "numpy")):
+    arrays.check_array(name, v, dtypes=(arrays.dtype_name(x),), ndim=x.ndim, device=dev, libs=libs)
+    arrays.check_same(f"x, {name}", x, v)
+
+
+def _ew_args(x, bias, residual, out, dev, libs=("cupy", "torch", "numpy")):
+    """Validate an elementwise chain's arguments (before any launch); returns (out, M, N, dtype)."""
+    dt = _check_matrix("x", x, DTYPES, dev, libs)
+    m, n = (int(s) for s in x.shape)
+    if bias is not None:
+        _check_row("bias", bias, x, n, dev, libs)
+    if residual is not None:
+        _check_like("residual", residual, x, dev, libs)
+    out = arrays.check_out(out, (m, n), dt, x)
+    arrays.check_array("out", out, dtypes=(dt,), ndim=2, device=dev, libs=libs)
+    return out, m, n, dt
+
+
+def _need(op, want: tuple[str, ...]):
+    if op not in want:
+        raise ValueError(f"op: {op!r} is not one of this function's ops ({', '.join(want)})")
+
+
+# =====================================================================================================================
+# Part 1 - elementwise chains
+# =====================================================================================================================
+# ---- Triton: elementwise_kernel (triton_kernels.py), launched once per op (unfused) or once per chain (fused) ----
+def ew_config(m: int, n: int) -> dict:
+    """~4096 elements per program (32 per thread at 4 warps: 4 x 16-byte loads in flight per stream in bf16)."""
+    bn = min(triton.next_power_of_2(max(n, 1)), 1024)
+    bm = max(1, min(triton.next_power_of_2(max(m, 1)), 4096 // bn))
+    if INTERPRETER:   # every program costs the interpreter milliseconds: fewer, larger tiles
+        bn = min(triton.next_power_of_2(max(n, 1)), 4096)
+        bm = max(1, min(triton.next_power_of_2(max(m, 1)), 16384 // bn))
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": 4}
+
+
+def _ew_launch(x, bias, c, y, m, n, act: int, config: dict | None = None):
+    if m == 0 or n == 0:
+        return y
+    cfg = config or ew_config(m, n)
+    grid = (triton.cdiv(m, cfg["BLOCK_M"]), triton.cdiv(n, cfg["BLOCK_N"]))
+    if grid[0] > MAX_GRID or grid[1] > MAX_GRID_YZ:
+        raise ValueError(f"x: shape {m} x {n} needs a grid of {grid}, over the limits ({MAX_GRID}, {MAX_GRID_YZ})")
+    launch(elementwise_kernel, grid, x, bias if bias is not None else x, c if c is not None else x, y, m, n,
+           HAS_BIAS=bias is not None, ACT=act, HAS_C=c is not None, BLOCK_M=cfg["BLOCK_M"],
+           BLOCK_N=cfg["BLOCK_N"], num_warps=cfg["num_warps"])
+    return y
+
+
+def _gelu_name(approximate: str) -> str:
+    if approximate not in ("tanh", "none"):
+        raise ValueError(f"approximate: expected 'tanh' (gelu_tanh) or 'none' (the exact gelu_erf), got "
+                         f"{approximate!r}")
+    return "gelu_tanh" if approximate == "tanh" else "gelu_erf"
+
+
+def bias_gelu(x, bias, out=None, *, approximate: str = "tanh", config: dict | None = None):
+    """y = gelu(x + bias) in one Triton kernel; approximate="tanh" (gelu_tanh, default) or "none" (gelu_erf).
+
+    x: (M, N) contiguous fp32 / fp16 / bf16; bias: (N,) same dtype. GPU: CuPy or torch CUDA arrays (bf16: torch);
+    no GPU: NumPy or CPU torch, run in the interpreter. Arithmetic in fp32; t = x + bias is never rounded.
+    config: the tile ({BLOCK_M, BLOCK_N, num_warps}; default ew_config(M, N)).
+    """
+    act = ACT_CODE[_gelu_name(approximate)]
+    out, m, n, _ = _ew_args(x, bias, None, out, not INTERPRETER)
+    return _ew_launch(x, bias, None, out, m, n, act, config)
+
+
+def bias_residual(x, bias, residual, out=None, *, config: dict | None = None):
+    """y = x + bias + residual in one Triton kernel (fp32 arithmetic, one rounding)."""
+    out, m, n, _ = _ew_args(x, bias, residual, out, not INTERPRETER)
+    return _ew_launch(x, bias, residual, out, m, n, ACT_NONE, config)
+
+
+def add_bias_triton(x, bias, out=None):
+    """t = x + bias, one pass (the first step of an unfused chain)."""
+    out, m, n, _ = _ew_args(x, bias, None, out, not INTERPRETER)
+    return _ew_launch(x, bias, None, out, m, n, ACT_NONE)
+
+
+def gelu_triton(t, out=None, *, approximate: str = "tanh"):
+    """y = gelu(t), one pass."""
+    act = ACT_CODE[_gelu_name(approximate)]
+    out, m, n, _ = _ew_args(t, None, None, out, not INTERPRETER)
+    return _ew_launch(t, None, None, out, m, n, act)
+
+
+def add_triton(a, b, out=None):
+    """y = a + b, one pass."""
+    out, m, n, _ = _ew_args(a, None, b, out, not INTERPRETER)
+    return _ew_launch(a, None, b, out, m, n, ACT_NONE)
+
+
+def ew_triton_fused(op, *a, out=None, config: dict | None = None):
+    """The chain `op` as one Triton kernel (1 launch)."""
+    _need(op, EW_OPS)
+    if op == "bias_residual":
+        return bias_residual(a[0], a[1], a[2], out=out, config=config)
+    return bias_gelu(a[0], a[1], out=out, approximate="tanh" if op == "bias_gelu_tanh" else "none", config=config)
+
+
+def ew_triton_unfused(op, *a, out=None):
+    """The chain `op` as one Triton kernel per op (2 launches; t goes through memory)."""
+    _need(op, EW_OPS)
+    out, _, _, _ = _ew_args(a[0], a[1], a[2] if op == "bias_residual" else None, out, not INTERPRETER)
+    t = add_bias_triton(a[0], a[1])
+    if op == "bias_residual":
+        return add_triton(t, a[2], out=out)
+    return gelu_triton(t, out=out, approximate="tanh" if op == "bias_gelu_tanh" else "none")
+
+
+# ---- CUDA C: the same chains (kernels.cu), fusion_01_* one kernel per op, fusion_02_* fused ----
+SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+CUDA_THREADS = 256        # THREADS and UNROLL of kernels.cu (its defaults)
+CUDA_UNROLL = 2
+
+
+def _cuda_vector_ok(dt: str, n: int, *arrs) -> bool:
+    """16-byte accesses need N % V == 0 (a vector stays in one row; its bias values are one aligned run) and every
+    pointer on a 16-byte boundary."""
+    v = 16 // arrays.ITEMSIZE[dt]
+    return n % v == 0 and all(a is None or arrays.aligned(a, 16) for a in arrs)
+
+
+def cuda_plan(op_kernel: str, dt: str, m: int, n: int, vector: bool) -> dict:
+    """Which kernel and launch shape a call gets (pure arithmetic; the tests read it too)."""
+    v = 16 // arrays.ITEMSIZE[dt] if vector else 1
+    units = m * n // v
+    blocks = max(1, -(-units // (CUDA_THREADS * CUDA_UNROLL)))
+    return {"kernel": f"{op_kernel}_{SUFFIX[dt]}" + ("" if vector else "_scalar"), "blocks": blocks,
+            "threads": CUDA_THREADS, "vector": vector, "V": v}
+
+
+def _cuda_launch(op_kernel: str, x, bias, c, y, m: int, n: int, dt: str):
+    if m == 0 or n == 0:
+        return y
+    plan = cuda_plan(op_kernel, dt, m, n, _cuda_vector_ok(dt, n, x, bias, c, y))
+    if plan["blocks"] > MAX_GRID:
+        raise ValueError(f"x: {m} x {n} needs {plan['blocks']} blocks, more than a 1-D grid holds")
+    kern = cuda.get_kernel(CU, plan["kernel"])
+
+    def p(a):
+        return np.uint64(arrays.ptr(a) if a is not None else 0)
+
+    kern((plan["blocks"],), (plan["threads"],), (p(x), p(bias), p(c), p(y), np.int64(m * n), np.int32(n)))
+    return y
+
+
+def _cuda_args(op, a, out):
+    _need(op, EW_OPS)
+    if getattr(a[0], "ndim", 0) == 2 and int(a[0].shape[1]) >= 2**31:
+        raise ValueError(f"x: {int(a[0].shape[1])} columns do not fit the kernels' 32-bit column index")
+    return _ew_args(a[0], a[1], a[2] if op == "bias_residual" else None, out, True, libs=("cupy", "torch"))
+
+
+def ew_cuda_fused(op, *a, out=None):
+    """CUDA C fusion_02_<op> (1 launch)."""
+    out, m, n, dt = _cuda_args(op, a, out)
+    c = a[2] if op == "bias_residual" else None
+    return _cuda_launch(f"fusion_02_{op}", a[0], a[1], c, out, m, n, dt)
+
+
+def ew_cuda_unfused(op, *a, out=None):
+    """CUDA C fusion_01_add_bias, then fusion_01_gelu_* or fusion_01_add (2 launches)."""
+    out, m, n, dt = _cuda_args(op, a, out)
+    t = arrays.empty((m, n), dt, a[0])
+    _cuda_launch("fusion_01_add_bias", a[0], a[1], None, t, m, n, dt)
+    if op == "bias_residual":
+        return _cuda_launch("fusion_01_add", t, None, a[2], out, m, n, dt)
+    return _cuda_launch(f"fusion_01_{op[len('bias_'):]}", t, None, None, out, m, n, dt)
+
+
+def ew_torch_eager(op, *a, out=None):
+    """torch eager, one kernel per op (x + bias, then F.gelu / + residual)."""
+    import torch.nn.functional as F
+
+    _need(op, EW_OPS)
+    tx, tb = _torch_view(a[0]), _torch_view(a[1])
+    if op == "bias_residual":
+        res = tx + tb + _torch_view(a[2])
+    else:
+        res = F.gelu(tx + tb, approximate="tanh" if op == "bias_gelu_tanh" else "none")
+    out = arrays.check_out(out, tuple(a[0].shape), arrays.dtype_name(a[0]), a[0])
+    _torch_view(out).copy_(res)
+    return out
+
+
+# =====================================================================================================================
+# Part 2 - residual + layernorm
+# =====================================================================================================================
+LN_MAX_SINGLE = 16384      # longest row (rounded up to a power of two) kept in registers in one piece (as lab 3.4's)
+LN_LOOP_BLOCK = 4096       # columns per step when a row is longer
+TUNED: dict = {}           # {("ln", N, dtype) | ("linear", M, N, K, dtype): config}, filled by bench.py's tuning
+
+
+def _layernorm_lab():
+    """Lab 3.4 (phase 3's layernorm): its forward is the unfused chain's second kernel, and its launch arithmetic
+    (rows per program, warps) is this kernel's too."""
+    return lab.lab_module("phase3_triton", "lab04_layernorm")
+
+
+def ln_default(n: int) -> dict:
+    """Rows per program and warps for a row of n columns: lab 3.4's forward default (the same row-block arithmetic:
+    ~2048+ elements per program, ~16 values of each input per thread)."""
+    return _layernorm_lab().fwd_default(n)
+
+
+def _ln_args(x, residual, weight, bias, eps, out, dev):
+    dt = arrays.check_array("x", x, dtypes=DTYPES, ndim=None, device=dev)
+    if x.ndim < 1:
+        raise ValueError("x: expected at least 1 dimension (normalized over the last one), got a 0-D array")
+    n = int(x.shape[-1])
+    if n == 0:
+        raise ValueError(f"x: the normalized (last) dimension is empty, shape {tuple(x.shape)}")
+    _check_like("residual", residual, x, dev)
+    for name, p in (("weight", weight), ("bias", bias)):
+        arrays.check_array(name, p, dtypes=(dt,), ndim=1, device=dev)
+        if int(p.shape[0]) != n:
+            raise ValueError(f"{name}: expected {n} values (x.shape[-1]), got shape {tuple(p.shape)}")
+        if arrays.library(p) != arrays.library(x):
+            raise TypeError(f"{name}: expected a {arrays.library(x)} array like x, got {arrays.library(p)}")
+    if not (eps > 0):
+        raise ValueError(f"eps: expected a positive number, got {eps!r}")
+    if out is None:
+        out = (None, None)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError("out: expected a tuple (y, h) or None")
+    y = arrays.check_out(out[0], tuple(x.shape), dt, x, name="out[0] (y)")
+    h = arrays.check_out(out[1], tuple(x.shape), dt, x, name="out[1] (h)")
+    return y, h, dt, n
+
+
+def residual_layernorm(x, residual, weight, bias, eps: float = EPS, out=None, *, config: dict | None = None):
+    """h = x + residual (rounded to x's dtype, and returned: the next residual stream); y = layernorm(h) over the last
+    axis with weight and bias. One Triton kernel; returns (y, h).
+
+    x, residual: same shape (any leading dims), contiguous fp32 / fp16 / bf16; weight, bias: (N,) same dtype.
+    out: None or a tuple (y, h) of preallocated arrays. Statistics in fp32 (centred variance).
+    config: {BLOCK_M, num_warps} (default: tuned for this N, else ln_default); with LOOP_BLOCK as well, the long-row
+    path runs whatever the row length, in chunks of LOOP_BLOCK columns (the path of rows longer than LN_MAX_SINGLE).
+    """
+    y, h, dt, n = _ln_args(x, residual, weight, bias, eps, out, not INTERPRETER)
+    rows = arrays.size(x) // n
+    if rows == 0:
+        return y, h
+    cfg = dict(config or TUNED.get(("ln", n, dt)) or ln_default(n))
+    bn = triton.next_power_of_2(n)
+    single = bn <= LN_MAX_SINGLE and "LOOP_BLOCK" not in cfg
+    bm = cfg["BLOCK_M"] if single else 1
+    programs = triton.cdiv(rows, bm)
+    if programs > MAX_GRID:
+        raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID}")
+    launch(residual_layernorm_kernel, (programs,), x, residual, weight, bias, y, h, rows, n, float(eps),
+           BLOCK_M=bm, BLOCK_N=bn if single else cfg.get("LOOP_BLOCK", min(LN_LOOP_BLOCK, bn)), SINGLE=single,
+           num_warps=cfg["num_warps"])
+    return y, h
+
+
+def ln_triton_fused(op, x, r, w, b, out=None, *, config: dict | None = None):
+    """residual_layernorm (1 launch)."""
+    _need(op, LN_OPS)
+    return residual_layernorm(x, r, w, b, EPS, out=out, config=config)
+
+
+def long_row_config(n: int) -> dict:
+    """The long-row path on a row of any length, in ~4 chunks (the path a row longer than LN_MAX_SINGLE takes)."""
+    return dict(ln_default(n), LOOP_BLOCK=max(16, triton.next_power_of_2(n) // 4))
+
+
+def ln_triton_fused_looped(op, x, r, w, b, out=None):
+    """The same kernel with its long-row path forced (rows in ~4 chunks): the code path of N > LN_MAX_SINGLE."""
+    return ln_triton_fused(op, x, r, w, b, out=out, config=long_row_config(int(x.shape[-1])))
+
+
+def ln_triton_unfused(op, x, r, w, b, out=None):
+    """Triton add kernel (h = x + r), then phase 3's layernorm forward on h (2 launches; h read back)."""
+    _need(op, LN_OPS)
+    y, h, dt, n = _ln_args(x, r, w, b, EPS, out, not INTERPRETER)
+    rows = arrays.size(x) // n
+    x2, r2, h2 = (a.reshape(rows, n) for a in (x, r, h))
+    add_triton(x2, r2, out=h2)
+    lead = tuple(x.shape[:-1])
+    _layernorm_lab().layernorm_fwd(h, w, b, EPS, out=(y, arrays.empty(lead, "float32", x),
+                                                      arrays.empty(lead, "float32", x)))
+    return y, h
+
+
+CUDA_LN_THREADS = 256     # LN_THREADS of kernels.cu
+
+
+def residual_layernorm_cuda(x, residual, weight, bias, eps: float = EPS, out=None):
+    """The same as residual_layernorm, by the CUDA C kernel fusion_03 (a block per row; h re-read from L2)."""
+    libs = ("cupy", "torch")
+    for name, a in (("x", x), ("residual", residual), ("weight", weight), ("bias", bias)):
+        arrays.check_array(name, a, ndim=None, libs=libs, dtypes=DTYPES)
+    y, h, dt, n = _ln_args(x, residual, weight, bias, eps, out, True)
+    rows = arrays.size(x) // n
+    if rows == 0:
+        return y, h
+    if rows > MAX_GRID:
+        raise ValueError(f"x: {rows} rows need as many blocks, more than a 1-D grid holds")
+    vector = _cuda_vector_ok(dt, n, x, residual, weight, bias, y, h)
+    name = f"fusion_03_residual_layernorm_{SUFFIX[dt]}" + ("" if vector else "_scalar")
+    ptrs = [np.uint64(arrays.ptr(a)) for a in (x, residual, weight, bias, y, h)]
+    cuda.get_kernel(CU, name)((rows,), (CUDA_LN_THREADS,), (*ptrs, np.int32(n), np.float32(eps)))
+    return y, h
+
+
+def ln_cuda_fused(op, x, r, w, b, out=None):
+    """CUDA C fusion_03_residual_layernorm (1 launch)."""
+    _need(op, LN_OPS)
+    return residual_layernorm_cuda(x, r, w, b, EPS, out=out)
+
+
+def ln_torch_eager(op, x, r, w, b, out=None):
+    """torch eager, h = x + r, then F.layer_norm(h) (2 kernels, h read back)."""
+    import torch.nn.functional as F
+
+    _need(op, LN_OPS)
+    h = _torch_view(x) + _torch_view(r)
+    y = F.layer_norm(h, (int(x.shape[-1]),), _torch_view(w), _torch_view(b), EPS)
+    out = out or (None, None)
+    yo = arrays.check_out(out[0], tuple(x.shape), arrays.dtype_name(x), x)
+    ho = arrays.check_out(out[1], tuple(x.shape), arrays.dtype_name(x), x)
+    _torch_view(yo).copy_(y)
+    _torch_view(ho).copy_(h)
+    return yo, ho
+
+
+# =====================================================================================================================
+# Part 3 - a GEMM with its epilogue fused: linear_kernel (triton_kernels.py)
+# =====================================================================================================================
+def _gcfg(bm, bn, bk, warps, stages, group=8):
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, num_warps=warps, num_stages=stages)
+
+
+# Hopper, 16-bit inputs. One stage of x + W tiles is (BM + BN) x BK x 2 B: 48 KiB for 128 x 256 x 64, so 3-4 stages
+# fit the 227 KiB a block may use. 8 warps = two warpgroups of wgmma. 128 x 256 x 64, 8 warps, 4 stages is lab 3.2's
+# best tile at bf16 4096^3; the epilogue adds registers (bias, GELU temporaries), which is why smaller tiles are
+# candidates too. The tuning (bench.py) times each at the benchmark shape.
+LINEAR_CONFIGS = [_gcfg(128, 256, 64, 8, 4), _gcfg(128, 256, 64, 8, 3), _gcfg(256, 128, 64, 8, 3),
+                  _gcfg(128, 128, 64, 8, 4), _gcfg(128, 128, 64, 4, 4)]
+LINEAR_BIG = LINEAR_CONFIGS[0]          # untuned default when M, N, K >= LINEAR_BIG_MIN
+LINEAR_BIG_MIN = 512
+LINEAR_SMALL = _gcfg(64, 64, 32, 4, 3)  # small and ragged problems
+LINEAR_INTERPRETER = _gcfg(32, 32, 16, 4, 1, group=4)
+
+
+def linear_config(m: int, n: int, k: int, dt: str) -> dict:
+    if INTERPRETER:
+        return LINEAR_INTERPRETER
+    tuned = TUNED.get(("linear", m, n, k, dt))
+    if tuned:
+        return tuned
+    return LINEAR_BIG if min(m, n, k) >= LINEAR_BIG_MIN else LINEAR_SMALL
+
+
+def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out=None, config: dict | None = None):
+    """y = activation(x @ w + bias) + residual, one Triton kernel (GEMM with the rest fused into its epilogue).
+
+    x: (M, K), w: (K, N), both row-major contiguous bf16 or fp16; bias: (N,) or None; residual: (M, N) or None;
+    activation: None or "gelu_tanh". fp32 accumulation, one rounding to x's dtype at the end. out may be residual
+    (in place: each element is read before it is written, by the same program). config: a dict of BLOCK_M, BLOCK_N,
+    BLOCK_K, GROUP_M, num_warps, num_stages (default: tuned for this shape if the benchmark tuned it, else a fixed
+    one). GPU: CuPy (fp16) or torch CUDA arrays; no GPU: NumPy / CPU torch in the interpreter.
+    """
+    dev = not INTERPRETER
+    dt = _check_matrix("x", x, GEMM_DTYPES, dev)
+    arrays.check_array("w", w, dtypes=(dt,), ndim=2, device=dev)
+    arrays.check_same("x, w", x, w, shape=False)
+    m, n, k = arrays.matmul_dims(x, w, ("x", "w"))
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation: expected None or 'gelu_tanh', got {activation!r}")
+    if bias is not None:
+        arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, device=dev)
+        if int(bias.shape[0]) != n:
+            raise ValueError(f"bias: expected {n} values (w has {n} columns), got shape {tuple(bias.shape)}")
+        arrays.check_same("x, bias", x, bias, shape=False)
+    if residual is not None:
+        arrays.check_array("residual", residual, dtypes=(dt,), ndim=2, device=dev)
+        if tuple(residual.shape) != (m, n):
+            raise ValueError(f"residual: expected shape {(m, n)}, got {tuple(residual.shape)}")
+        arrays.check_same("x, residual", x, residual, shape=False)
+    out = arrays.check_out(out, (m, n), dt, x)
+    if m == 0 or n == 0:
+        return out
+    cfg = dict(config or linear_config(m, n, k, dt))
+    if _k_step_overflows(n, cfg):
+        raise ValueError(f"w: {n} columns make the K loop's 32-bit pointer step overflow; split the layer")
+    meta = {key: v for key, v in cfg.items() if key.isupper()}
+    even_k = k % meta["BLOCK_K"] == 0
+    even_mn = m % meta["BLOCK_M"] == 0 and n % meta["BLOCK_N"] == 0
+    index_64 = max(m * k, k * n, m * n) >= 2**31 - 1
+    programs = triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])
+    if programs > MAX_GRID:
+        raise ValueError(f"x, w: {programs} tiles exceed the grid limit; use larger BLOCK_M / BLOCK_N")
+    # operands a call does not use get `out` as a stand-in pointer (never dereferenced: the flags compile their
+    # loads away, and with K = 0 the main loop has no iteration); `out` is never empty here, x and w may be (K = 0)
+    launch(linear_kernel, (programs,), x if k else out, w if k else out, bias if bias is not None else out,
+           residual if residual is not None else out, out, m, n, k, HAS_BIAS=bias is not None,
+           ACT=ACT_CODE[activation], HAS_RES=residual is not None, EVEN_K=even_k, EVEN_MN=even_mn,
+           INDEX_64=index_64, UPCAST=bool(INTERPRETER), **meta,
+           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return out
+
+
+def _k_step_overflows(n: int, cfg: dict) -> bool:
+    """The K loop advances W's pointers by BLOCK_K x N elements in 32-bit arithmetic."""
+    return cfg["BLOCK_K"] * n >= 2**31
+
+
+def _linear_parts(op, a):
+    _need(op, LINEAR_OPS)
+    x, w = a[0], a[1]
+    bias = a[2] if op != "linear_plain" else None
+    res = a[3] if op == "linear_bias_residual" else None
+    return x, w, bias, res, ("gelu_tanh" if op == "linear_gelu_tanh" else None)
+
+
+def linear_triton_fused(op, *a, out=None, config: dict | None = None):
+    """linear() with the epilogue fused (1 launch)."""
+    x, w, bias, res, act = _linear_parts(op, a)
+    return linear(x, w, bias, activation=act, residual=res, out=out, config=config)
+
+
+def linear_triton_unfused(op, *a, out=None):
+    """The same Triton GEMM without epilogue, then the bias kernel, then the GELU (or add) kernel (3 launches)."""
+    x, w, bias, res, act = _linear_parts(op, a)
+    if bias is None:
+        return linear(x, w, out=out)
+    t = linear(x, w)
+    t = add_bias_triton(t, bias)
+    out = arrays.check_out(out, tuple(t.shape), arrays.dtype_name(t), t)
+    if act == "gelu_tanh":
+        return gelu_triton(t, out=out, approximate="tanh")
+    return add_triton(t, res, out=out)
+
+
+def linear_torch_eager(op, *a, out=None):
+    """torch.matmul (cuBLAS), then + bias, then F.gelu(tanh) / + residual, each its own kernel."""
+    import torch
+    import torch.nn.functional as F
+
+    x, w, bias, res, act = _linear_parts(op, a)
+    t = torch.matmul(_torch_view(x), _torch_view(w))
+    if bias is not None:
+        t = t + _torch_view(bias)
+    if act == "gelu_tanh":
+        t = F.gelu(t, approximate="tanh")
+    if res is not None:
+        t = t + _torch_view(res)
+    out = arrays.check_out(out, tuple(t.shape), arrays.dtype_name(x), x)
+    _torch_view(out).copy_(t)
+    return out
+
+
+# =====================================================================================================================
+# The lab contract: every variant takes every part's cases (the op comes first among the inputs) and dispatches
+# on the op; a part an implementation has no kernel for is named by cannot_serve, and the checks pass it over.
+# =====================================================================================================================
+def _dispatch(op, table: dict, what: str):
+    part = part_of(op)
+    if part not in table:
+        raise ValueError(f"op: {what} has no kernel for {part} ({op!r}): {NO_KERNEL[what]}")
+    return table[part]
+
+
+def _gpu_first(a):
+    """The CUDA C variants refuse host arrays before anything else, whatever the op (the message says how to move
+    them)."""
+    arrays.check_array("x", a[0], ndim=None, libs=("cupy", "torch"), contiguous=False)
+
+
+def cuda_unfused(op, *a, out=None):
+    """CUDA C, one kernel per op: part 1's chains as fusion_01_add_bias, then fusion_01_gelu_* / fusion_01_add."""
+    _gpu_first(a)
+    return _dispatch(op, {EW: ew_cuda_unfused}, "cuda unfused")(op, *a, out=out)
+
+
+def cuda_fused(op, *a, out=None):
+    """CUDA C, one kernel per chain: fusion_02_<op> (part 1), fusion_03_residual_layernorm (part 2)."""
+    _gpu_first(a)
+    return _dispatch(op, {EW: ew_cuda_fused, LN: ln_cuda_fused}, "cuda fused")(op, *a, out=out)
+
+
+def triton_unfused(op, *a, out=None):
+    """Triton, one kernel per op: add_bias then gelu / add (part 1); add, then phase 3's layernorm (part 2); the GEMM,
+    then bias, then gelu / add (part 3)."""
+    return _dispatch(op, {EW: ew_triton_unfused, LN: ln_triton_unfused, GEMM: linear_triton_unfused},
+                     "triton unfused")(op, *a, out=out)
+
+
+def triton_fused(op, *a, out=None):
+    """Triton, one kernel per chain: elementwise_kernel, residual_layernorm_kernel, linear_kernel with its epilogue."""
+    return _dispatch(op, {EW: ew_triton_fused, LN: ln_triton_fused, GEMM: linear_triton_fused},
+                     "triton fused")(op, *a, out=out)
+
+
+# Tiles far smaller than the cases, so every fused kernel runs its multi-tile paths: several column blocks per row
+# (part 1), a row in ~4 chunks - the long-row path of rows longer than LN_MAX_SINGLE (part 2), several tile groups and
+# K steps with ragged edges (part 3).
+SMALL_EW = {"BLOCK_M": 2, "BLOCK_N": 16, "num_warps": 1}
+SMALL_LINEAR = _gcfg(16, 16, 16, 4, 1, group=2) if INTERPRETER else _gcfg(32, 32, 32, 4, 2, group=2)
+
+
+def triton_fused_small_tiles(op, *a, out=None):
+    """triton_fused with tiles smaller than the problem: SMALL_EW, the long-row path, SMALL_LINEAR."""
+    return _dispatch(op, {EW: lambda *x, out: ew_triton_fused(*x, out=out, config=SMALL_EW),
+                          LN: ln_triton_fused_looped,
+                          GEMM: lambda *x, out: linear_triton_fused(*x, out=out, config=SMALL_LINEAR)},
+                     "triton fused, small tiles")(op, *a, out=out)
+
+
+def peer_torch_eager(op, *a, out=None):
+    """torch eager, one kernel per op as a user writes it (x + bias, F.gelu; x + r, F.layer_norm; matmul, + bias,
+    F.gelu), the result copied into out."""
+    return _dispatch(op, {EW: ew_torch_eager, LN: ln_torch_eager, GEMM: linear_torch_eager}, "torch")(op, *a, out=out)
+
+
+# Why an implementation has no kernel for a part (CUDA C: no GEMM here, no unfused layernorm).
+NO_KERNEL = {"cuda unfused": "CUDA C has an unfused chain for part 1 only (no layernorm or GEMM kernel here)",
+             "cuda fused": "CUDA C has parts 1 and 2 only (no GEMM here: lab 4.3's is the CUDA C GEMM)"}
+
+
+def _cannot(serves: tuple[str, ...], why: str = ""):
+    """cannot_serve of a variant: the cases of the parts it has no kernel for, and fp32 GEMMs (16-bit inputs only)."""
+    def cannot_serve(size, dtype) -> str:
+        part = part_of(size[0])
+        if part not in serves:
+            return why
+        if part == GEMM and dtype not in GEMM_DTYPES:
+            return "the GEMM takes 16-bit inputs only"
+        return ""
+    return cannot_serve
+
+
+VARIANTS = [
+    lab.Variant("cuda 01 unfused (one kernel per op)", cuda_unfused, "cuda", dtypes=DTYPES,
+                note="part 1: 2 launches", cannot_serve=_cannot((EW,), NO_KERNEL["cuda unfused"])),
+    lab.Variant("cuda 02/03 fused (one kernel per chain)", cuda_fused, "cuda", dtypes=DTYPES,
+                note="parts 1-2: 1 launch", cannot_serve=_cannot((EW, LN), NO_KERNEL["cuda fused"])),
+    lab.Variant("triton unfused (one kernel per op)", triton_unfused, "triton", dtypes=DTYPES,
+                note="2-3 launches", cannot_serve=_cannot((EW, LN, GEMM))),
+    lab.Variant("triton fused (one kernel per chain)", triton_fused, "triton", dtypes=DTYPES, note="1 launch",
+                cannot_serve=_cannot((EW, LN, GEMM))),
+    lab.Variant("triton fused, small tiles (multi-tile and long-row paths)", triton_fused_small_tiles, "triton",
+                dtypes=DTYPES, note="1 launch", cannot_serve=_cannot((EW, LN, GEMM))),
+]
+PEERS = [lab.Variant("torch eager (one kernel per op)", peer_torch_eager, "peer", dtypes=DTYPES)]
+# One case of each part first (--quick checks those three), then the awkward ones: 1 column, odd N (the scalar CUDA
+# path), N % 8 == 0 (the vector path), rows not a multiple of any tile, a row longer than LN_MAX_SINGLE (part 2's
+# long-row path), GEMMs ragged in M, N and K, and one large enough for the big tile.
+CHECK_CASES = [(("bias_gelu_tanh", 257, 1030), "bfloat16"), (("residual_layernorm", 130, 4096), "bfloat16"),
+               (("linear_gelu_tanh", 127, 255, 129), "bfloat16"),
+               (("bias_gelu_tanh", 1, 1), "float32"), (("bias_gelu_erf", 37, 1000), "float32"),
+               (("bias_residual", 129, 72), "bfloat16"), (("bias_gelu_erf", 64, 4104), "float16"),
+               (("bias_residual", 3, 4097), "float32"), (("bias_gelu_tanh", 33, 520), "float16"),
+               (("bias_gelu_erf", 5, 24), "bfloat16"),
+               (("residual_layernorm", 1, 1), "float32"), (("residual_layernorm", 37, 1000), "float32"),
+               (("residual_layernorm", 17, 768), "float16"), (("residual_layernorm", 9, 20000), "float32"),
+               (("linear_gelu_tanh", 1, 1, 1), "bfloat16"), (("linear_bias_residual", 67, 131, 97), "float16"),
+               (("linear_plain", 130, 70, 300), "bfloat16"), (("linear_gelu_tanh", 512, 768, 512), "bfloat16")]
+CPU_CHECK_CASES = [(("bias_gelu_tanh", 13, 40), "float16"), (("residual_layernorm", 5, 33), "float32"),
+                   (("linear_gelu_tanh", 33, 65, 40), "bfloat16"),
+                   (("bias_gelu_tanh", 1, 1), "float32"), (("bias_gelu_erf", 7, 33), "float32"),
+                   (("bias_residual", 5, 24), "bfloat16"), (("bias_gelu_erf", 3, 130), "bfloat16"),
+                   (("bias_residual", 9, 17), "float16"),
+                   (("residual_layernorm", 1, 1), "float32"), (("residual_layernorm", 4, 100), "bfloat16"),
+                   (("residual_layernorm", 6, 300), "float16"),
+                   (("linear_gelu_tanh", 1, 1, 1), "bfloat16"), (("linear_bias_residual", 17, 31, 23), "float16"),
+                   (("linear_plain", 5, 7, 3), "float16")]
+QUICK_CASES = 3
+
+
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)

@@ -1,0 +1,173 @@
+"""Lab 4.2's Triton kernels, one per part: the elementwise chains (one body, op flags as constexprs), residual +
+layernorm (the row in registers, or in chunks for long rows), and the GEMM with its epilogue fused.
+
+Each kernel takes flags that switch its optional operands on and off at compile time, so the unfused chains of the lab
+launch the same kernel once per op and the fused ones once per chain: the only difference is the bytes that go
+through memory between the ops.
+"""
+from common.triton_support import grouped_tile, tl, triton
+
+# the activation a kernel applies (the ACT constexpr): none, gelu_tanh (the tanh approximation), gelu_erf (exact)
+ACT_NONE, ACT_GELU_TANH, ACT_GELU_ERF = 0, 1, 2
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Part 1: elementwise chains. One kernel body does every chain: y = act(x (+ bias)) (+ c).
+#   unfused: add_bias (HAS_BIAS), gelu (ACT), add (HAS_C) launched one after another, t through memory;
+#   fused: bias + gelu (HAS_BIAS + ACT), bias + residual (HAS_BIAS + HAS_C) in one launch.
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def elementwise_kernel(x_ptr, bias_ptr, c_ptr, y_ptr, M, N, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
+                       HAS_C: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # A BLOCK_M x BLOCK_N tile per program: rows on grid axis 0 (up to 2^31 - 1 programs), column blocks on axis 1.
+    # The bias slice is loaded once per program and broadcast down the tile's rows. When N % 16 == 0 and the
+    # pointers are 16-byte aligned, Triton's launch specializes on it and the loads become 16-byte vectors.
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    col_ok = cols < N
+    mask = (rows < M)[:, None] & col_ok[None, :]
+    offs = rows[:, None] * N + cols[None, :]
+    t = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if HAS_BIAS:
+        t += tl.load(bias_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    # GELU written out in the kernel (the same four lines as linear_kernel's epilogue below)
+    if ACT == 1:
+        # gelu_tanh: 0.5 t (1 + tanh(u)) = t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3): one exp and one
+        # division; t -> -inf gives -0 (exp overflows to inf), t -> +inf gives t
+        u = 0.7978845608028654 * (t + 0.044715 * t * t * t)
+        t = t / (1.0 + tl.exp(-2.0 * u))
+    if ACT == 2:
+        # gelu_erf, the exact GELU: 0.5 t (1 + erf(t / sqrt 2))
+        t = 0.5 * t * (1.0 + tl.math.erf(t * 0.7071067811865476))
+    if HAS_C:
+        t += tl.load(c_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, t.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Part 2: residual + layernorm, fused
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, n_rows, n_cols, eps,
+                              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE: tl.constexpr):
+    # h = x + r is rounded to the storage dtype, stored, and the ROUNDED h is what gets normalized: exactly what the
+    # next block will read back as its residual stream, and what an unfused add + layernorm computes.
+    cols = tl.arange(0, BLOCK_N)
+    if SINGLE:
+        # BLOCK_M whole rows per program, from load to store in registers: read x, r once; write h, y once
+        rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+        col_ok = cols < n_cols
+        mask = (rows < n_rows)[:, None] & col_ok[None, :]
+        offs = rows[:, None] * n_cols + cols[None, :]
+        # all loads before the first reduction, so they are all in flight together; x and r are touched once
+        # (evict first), w and b by every program (keep them)
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0, eviction_policy="evict_first")
+        r = tl.load(r_ptr + offs, mask=mask, other=0.0, eviction_policy="evict_first")
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        h_st = (x.to(tl.float32) + r.to(tl.float32)).to(h_ptr.dtype.element_ty)
+        tl.store(h_ptr + offs, h_st, mask=mask)
+        h = h_st.to(tl.float32)                                 # 0 in masked lanes
+        mean = tl.sum(h, axis=1) / n_cols
+        hc = tl.where(mask, h - mean[:, None], 0.0)             # centred form: no cancellation for large means
+        rstd = 1.0 / tl.sqrt(tl.sum(hc * hc, axis=1) / n_cols + eps)
+        y = hc * rstd[:, None] * w[None, :] + b[None, :]
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        # a row too long for registers, in BLOCK_N chunks: (1) h, stored, and its sum; (2) centred squares;
+        # (3) normalize. Passes 2 and 3 recompute h from x and r instead of reading the stored h back: a program's
+        # threads need not read their own earlier global stores in the same layout, and recomputing is exact.
+        row = tl.program_id(0).to(tl.int64)
+        base = row * n_cols
+        acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            ok = offs < n_cols
+            h_st = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
+                    + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            tl.store(h_ptr + base + offs, h_st, mask=ok)
+            acc += h_st.to(tl.float32)
+        mean = tl.sum(acc, axis=0) / n_cols
+        acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            ok = offs < n_cols
+            h = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
+                 + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            hc = tl.where(ok, h.to(tl.float32) - mean, 0.0)
+            acc += hc * hc
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            ok = offs < n_cols
+            h = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
+                 + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+            b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+            y = (h.to(tl.float32) - mean) * rstd * w + b
+            tl.store(y_ptr + base + offs, y.to(y_ptr.dtype.element_ty), mask=ok)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Part 3: GEMM with a fused epilogue. y = act(x @ W + bias) + residual; x (M, K), W (K, N) row-major, fp32 accumulate.
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def linear_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, y_ptr, M, N, K,
+                  HAS_BIAS: tl.constexpr, ACT: tl.constexpr, HAS_RES: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  EVEN_K: tl.constexpr, EVEN_MN: tl.constexpr, INDEX_64: tl.constexpr, UPCAST: tl.constexpr):
+    # grouped program order (lab 3.2): GROUP_M tile-rows are walked down before moving right, so programs that run
+    # together share W column-panels and a few x row-panels through L2
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INDEX_64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+    m_ok = offs_m < M
+    n_ok = offs_n < N
+    x_ptrs = x_ptr + offs_m[:, None] * K + offs_k[None, :]
+    w_ptrs = w_ptr + offs_k[:, None] * N + offs_n[None, :]
+
+    # the main loop: cp.async ring of num_stages buffers feeding wgmma (sm_90) / mma.sync (sm_80). Masks only where
+    # a tile is ragged: EVEN_K / EVEN_MN are compile-time, so the aligned benchmark shape compiles without them.
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        if EVEN_K:
+            if EVEN_MN:
+                a = tl.load(x_ptrs)
+                b = tl.load(w_ptrs)
+            else:
+                a = tl.load(x_ptrs, mask=m_ok[:, None], other=0.0)
+                b = tl.load(w_ptrs, mask=n_ok[None, :], other=0.0)
+        else:
+            k_left = K - k * BLOCK_K                      # zeros past the end of K add nothing to the dot
+            a = tl.load(x_ptrs, mask=m_ok[:, None] & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(w_ptrs, mask=n_ok[None, :] & (offs_k[:, None] < k_left), other=0.0)
+        if UPCAST:
+            # interpreter only: Triton 3.9's interpreter mishandles 16-bit tiles in tl.dot (lab 3.2)
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K * N
+
+    # the epilogue, on the fp32 accumulator while it is still in registers: + bias, GELU, + residual, one rounding.
+    # What it saves: the unfused chain's write of x @ W, and a read + write per separate op afterwards.
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    if ACT == 1:
+        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)      # gelu_tanh, as in elementwise_kernel
+        acc = acc / (1.0 + tl.exp(-2.0 * u))
+    y_offs = offs_m[:, None] * N + offs_n[None, :]
+    if EVEN_MN:
+        if HAS_RES:
+            acc += tl.load(res_ptr + y_offs).to(tl.float32)
+        tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty))
+    else:
+        mask = m_ok[:, None] & n_ok[None, :]
+        if HAS_RES:
+            acc += tl.load(res_ptr + y_offs, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty), mask=mask)
