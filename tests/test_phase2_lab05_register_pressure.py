@@ -1,22 +1,20 @@
-"""Phase 2 lab 5 ( launch configuration, register pressure).
-
-CPU tier: the models every prediction comes from (sectors, bank passes, occupancy, Little's law), compiler facts read
-from NVRTC (never hard-coded where the compiler decides), the Triton kernels in the interpreter, input validation,
-and each lab's main() in --quick mode. GPU tier: awkward shapes and launch parameters that the generic test_labs.py
-does not reach (the tile-row loop past gridDim.y, misaligned views, every register setting at full size, the
-occupancy probe against the driver), and bad input on the device.
+"""Lab 2.5 register pressure: compiler facts read from NVRTC (registers rise and spills appear as WORK grows, the caps,
+the run-time-indexed array in local memory: never hard-coded where the compiler decides), the occupancy that follows
+(common.occupancy), the Triton kernel in the interpreter, input validation, the lab's --quick run on the CPU, --replot
+from the committed JSON; on a GPU the calculator against the driver, every setting at full capacity, and the
+occupancy probe.
 """
-import math
+import os
 
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, cuda, device, report
 from common.occupancy import occupancy
-from phase2_cuda import lab05_register_pressure as rp
+from phase2_cuda.lab05_register_pressure import bench as rpb
+from phase2_cuda.lab05_register_pressure import lab as rp
 
 gpu = pytest.mark.gpu
-cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (the GPU tier covers the device)")
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
 
 
@@ -27,9 +25,8 @@ def _rand(shape, seed=0):
 # =====================================================================================================================
 # CPU tier
 # =====================================================================================================================
-# ---- lab 2.5: register pressure --------------------------------------------------------------------------------------
 def _row(setting, arch="sm_90"):
-    return rp.compile_row(setting, arch)
+    return rpb.compile_row(setting, arch)
 
 
 def test_registers_rise_and_spills_appear_as_work_grows():
@@ -38,7 +35,7 @@ def test_registers_rise_and_spills_appear_as_work_grows():
     spills = [r["spill_st"] + r["spill_ld"] for r in rows]
     assert regs == sorted(regs) and regs[0] < regs[1] < regs[2], regs
     assert spills[0] == 0 and spills[-1] > 0, spills
-    assert rp.registers_rise_and_spills_appear(rows) == (True, True)
+    assert rpb.registers_rise_and_spills_appear(rows) == (True, True)
     # occupancy follows the registers down
     assert rows[0]["occupancy"] >= rows[1]["occupancy"] >= rows[2]["occupancy"]
     assert rows[2]["regs"] == device.arch_info("sm_90").max_regs_per_thread
@@ -65,7 +62,7 @@ def test_runtime_index_goes_to_local_memory_without_a_spill():
     assert ldl > 0 and stl > 0
 
 
-@cpu_only
+@pytest.mark.cpu_only
 @pytest.mark.parametrize("shape", [(1, 1), (5, 65), (16, 130)])
 def test_triton_colnorm_in_the_interpreter(shape):
     x = _rand(shape, shape[1])
@@ -80,13 +77,27 @@ def test_colnorm_rejects_bad_input_before_launch():
             rp.colnorm_triton(np.ones((257, 2), np.float32))
 
 
-# ---- every lab's main() on the CPU -----------------------------------------------------------------------------------
-@cpu_only
-@pytest.mark.parametrize("mod", [rp], ids=lambda m: m.__name__.split(".")[-1])
-def test_main_quick_on_the_cpu(mod, capsys):
-    assert mod.main(["--quick", "--arch", "sm_90"]) == 0
+@pytest.mark.cpu_only
+def test_main_quick_on_the_cpu(capsys):
+    assert rp.main(["--quick", "--arch", "sm_90"]) == 0
     out = capsys.readouterr().out
     assert "interpreter" in out and "compiled" in out and "ok (" in out
+    assert "registers rise and spills appear" in out                          # the compile table's verdict
+    assert "-maxrregcount=32: " in out and "B of local memory per thread" in out   # one line per cap
+
+
+def test_caps_summary_reads_compile_rows_and_gpu_rows():
+    cpu = [_row(s) for s in (rp.work_setting(32), rp.CAP_SETTINGS[0], rp.CAP_SETTINGS[4])]
+    lines = rpb.caps_summary(cpu)
+    assert len(lines) == 2 and f"{cpu[0]['regs']} -> {cpu[1]['regs']} registers" in lines[0]
+    gpu_rows = [dict(variant=r["setting"], occupancy_theory=r["occupancy"], local_bytes=r["stack"],
+                     **{k: r[k] for k in ("regs", "spill_st")}) for r in cpu]
+    assert rpb.caps_summary(gpu_rows) == lines
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert rp.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{rp.LAB}.png"]
 
 
 # =====================================================================================================================
@@ -99,16 +110,16 @@ def _cp(a):
 
 
 @gpu
-def test_occupancy_calculator_agrees_with_the_driver():
-    arch = device.current_arch()
-    if arch not in device.ARCHS:
-        pytest.skip(f"{arch} is not in common.device.ARCHS")
-    for s in rp.settings(quick=True):
-        k = cuda.get_kernel(rp.CU, s.kernel, options=s.options, defines=s.defines)
-        from cupy_backends.cuda.api import driver
+@pytest.mark.parametrize("setting", rp.settings(quick=True), ids=lambda s: s.name)
+def test_occupancy_calculator_agrees_with_the_driver(setting):
+    """common.occupancy (the compile table's blocks/SM) against cuOccupancyMaxActiveBlocksPerMultiprocessor."""
+    from cupy_backends.cuda.api import driver
 
-        want = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, rp.THREADS, 0)
-        assert occupancy(arch, rp.THREADS, k.num_regs, k.shared_size_bytes).blocks_per_sm == want, s.name
+    k = cuda.get_kernel(rp.CU, setting.kernel, options=setting.options, defines=setting.defines)
+    want = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, rp.THREADS, 0)
+    if device.current_arch() not in device.ARCHS:
+        pytest.skip(f"{device.current_arch()} is not in common.device.ARCHS")
+    assert occupancy(device.current_arch(), rp.THREADS, k.num_regs, k.shared_size_bytes).blocks_per_sm == want
 
 
 @gpu

@@ -1,5 +1,10 @@
-// Register pressure: one kernel whose work per thread is a compile-time parameter (WORK), so that registers,
-// occupancy, spills and time can be read off one setting at a time.
+// Lab 2.5 - register pressure: one kernel whose work per thread is a compile-time parameter (WORK), so that
+// registers, occupancy, spills and time can be read off one setting at a time.
+//
+//   colnorm_01_registers       WORK rows per thread in a register array (compile-time indices): registers follow WORK
+//   colnorm_02_launch_bounds   FIXED_WORK rows under __launch_bounds__(THREADS, MIN_BLOCKS): a register cap
+//   colnorm_03_runtime_index   the same array indexed at run time: it lives in local memory, yet "0 bytes spilled"
+// Run: python -m phase2_cuda.lab05_register_pressure (the measured figures are in this lab's README, not here).
 //
 // The operation: normalize every column of a rows x cols fp32 matrix (row-major), y[:, c] = x[:, c] / ||x[:, c]||.
 // One thread owns one column and holds its rows (up to WORK) in a register array: it must keep all of them live,
@@ -19,9 +24,6 @@
 // Launch (every kernel): blocks of THREADS threads, ceil(cols / THREADS) blocks. `probe` is null for timed runs; a
 // non-null probe (2 x 1024 ints, zeroed) records, per SM, the largest number of warps that were resident at once:
 // the measured occupancy of the very binary that was timed.
-// Measured on an H200 at 2^26 elements (results/h200/phase2_lab05_register_pressure.json): best 3,955 GB/s (0.91 of the
-// 4,341 GB/s ceiling) at WORK = 4; the probe's measured occupancy equalled the calculator's and the driver's in all 13
-// settings. Per kernel below.
 
 #ifndef WORK
 #define WORK 16         // colnorm_01: rows a thread keeps in registers (the wrapper requires rows <= WORK)
@@ -95,13 +97,6 @@ __device__ __forceinline__ void colnorm_registers(const float* x, float* y, int 
 // setting should sit near the HBM ceiling: lower occupancy is not slower when each thread has more loads in flight.
 // Spills add local-memory traffic (about 100-250 B stored and loaded per thread, vs 8 x WORK B of real traffic): a
 // small cost while it stays in L1, a large one if it reaches DRAM.
-// Measured on an H200 (results/h200/phase2_lab05_register_pressure.json): registers 16 / 24 / 38 / 55 / 88 / 178 / 255
-// / 255 at WORK = 1 / 4 / 16 / 32 / 64 / 128 / 160 / 256 (the prediction held), occupancy 100 / 100 / 75 / 50 / 25 /
-// 12.5 / 12.5 / 12.5%, and 2,494 / 3,955 / 3,852 / 3,780 / 3,707 / 3,062 / 1,957 / 3,094 GB/s. Near the ceiling from
-// WORK = 4 to 64 (0.91 -> 0.85, a slow slide, not flat); WORK = 1 short of bytes in flight (0.57), as predicted; but
-// WORK = 128 fell to 0.71 with 128 KiB in flight, likely because one block per SM runs its load, reduce and store
-// phases with nothing to overlap them. The spills at 160 (100 B) cost 36% against 128: not small; at 256 (64 B stored,
-// 96 B reloaded) nothing against 128, so the spill bytes alone do not explain the cost (not profiled).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void colnorm_01_registers(const float* x, float* y, int rows, long long cols, int* probe)
 {
@@ -121,11 +116,6 @@ extern "C" __global__ void colnorm_01_registers(const float* x, float* y, int ro
 // A __launch_bounds__ kernel ignores -maxrregcount; a plain kernel (01) obeys it.
 // Prediction: with a cap of 32, ptxas spills (~100 B per thread); occupancy rises to 100% and the time does not
 // improve, because occupancy was never the bottleneck and the spills add traffic.
-// Measured on an H200 at FIXED_WORK = 32 (results/h200/phase2_lab05_register_pressure.json): (256, 1) 80 registers,
-// 37.5% occupancy, no spill, 3,817 GB/s (0.88 of the ceiling); (256, 4) 64 registers, 50%, 8 B spilled, 3,707; (256, 8)
-// 32 registers, 100%, 72 B spilled and 104 B reloaded, 2,662 GB/s: 0.70x colnorm_01's 3,780 at 50% occupancy. Held,
-// and worse than "does not improve": the cap bought 2x the occupancy and lost 30% (-maxrregcount=32 on colnorm_01:
-// the same 32 registers and spills, 2,655 GB/s).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     colnorm_02_launch_bounds(const float* x, float* y, int rows, long long cols, int* probe)
@@ -144,9 +134,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 // reports 0 bytes of spills (it is not a spill: the array was never in registers). A common, silent mistake.
 // Prediction: every element makes an extra round trip through local memory (a store and a load, L1-cached): slower
 // than 01 at WORK = FIXED_WORK, by an amount the measurement shows.
-// Measured on an H200 at FIXED_WORK = 32 (results/h200/phase2_lab05_register_pressure.json): 32 registers, a 128-byte
-// stack frame, 0 bytes of "spills", 100% occupancy, 2,184 GB/s (0.50 of the ceiling): 0.58x colnorm_01 at the same
-// WORK (3,780), and slower than the loudly spilling capped kernels (2,655-2,662).
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void colnorm_03_runtime_index(const float* x, float* y, int rows, long long cols, int* probe)
 {

@@ -1,0 +1,181 @@
+"""Lab 2.5's measuring side: what ptxas made of every setting (registers, stack, spills, and the occupancy that follows,
+from common.occupancy; every machine), then on a GPU each setting timed with the driver's occupancy and the warps a
+probe in the kernel saw resident, and the plot (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import math
+import os
+
+from common import bench, cli, cuda, device, lab, report
+from common.occupancy import occupancy
+
+from . import lab as L
+
+CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU): the registers, spills and occupancy above are what the "
+            "GPU run times; the Triton kernel ran in the interpreter.")
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, "elements of the timed matrix (default 2^26, quick 2^22); cols = size / WORK")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: resources and occupancy of each setting
+# ---------------------------------------------------------------------------------------------------------------------
+def _resident(arch: str, regs: int) -> tuple[int, str]:
+    occ = occupancy(arch, L.THREADS, regs)
+    return occ.blocks_per_sm, ", ".join(occ.limiters) or occ.why_zero
+
+
+def compile_row(s: L.Setting, arch: str) -> dict:
+    """What ptxas made of one setting (NVRTC, no GPU needed) and the occupancy that follows from it."""
+    k = cuda.compile_report(L.CU, arch, options=s.options, defines=s.defines)[s.kernel]
+    c = k.sass_counts
+    blocks, why = _resident(arch, k.registers)
+    a = device.arch_info(arch)
+    return {"setting": s.name, "work": s.capacity, "regs": k.registers, "stack": k.stack_bytes,
+            "spill_st": k.spill_stores, "spill_ld": k.spill_loads, "ldl/stl": f"{c.get('LDL', 0)}/{c.get('STL', 0)}",
+            "blocks/SM": blocks, "occupancy": blocks * L.THREADS / a.max_threads_per_sm, "limited by": why,
+            "max loads in flight/SM (B)": blocks * L.THREADS * 4 * s.capacity}
+
+
+def caps_summary(rows: list[dict]) -> list[str]:
+    """One line per cap setting, against the uncapped kernel at the same work (CPU compile rows or GPU rows)."""
+    def get(r, *keys):
+        return next((r[k] for k in keys if k in r), None)
+
+    by = {get(r, "setting", "variant"): r for r in rows}
+    lines = []
+    base = by.get("01 WORK=32")
+    for name, r in by.items():
+        occ = get(r, "occupancy", "occupancy_theory")
+        spill = f"{r['spill_st']} B spilled" if r["spill_st"] else "no spill"
+        if "maxrregcount" in name and base:
+            lines.append(f"-> {name}: {base['regs']} -> {r['regs']} registers, occupancy "
+                         f"{get(base, 'occupancy', 'occupancy_theory'):.0%} -> {occ:.0%}, {spill}")
+        elif name.startswith("02 "):
+            lines.append(f"-> {name}: {r['regs']} registers, occupancy {occ:.0%}, {spill}")
+        elif name.startswith("03 "):
+            lines.append(f"-> {name}: {get(r, 'stack', 'local_bytes')} B of local memory per thread, {spill}: the "
+                         "array lives in local memory because it is indexed at run time")
+    return lines
+
+
+def registers_rise_and_spills_appear(rows: list[dict]) -> tuple[bool, bool]:
+    """From the WORK sweep rows: do registers never fall as WORK grows, and do spills appear at the largest WORK only
+    after a spill-free start?"""
+    sweep = sorted((r for r in rows if r["setting"].startswith("01 WORK=") and "maxrreg" not in r["setting"]),
+                   key=lambda r: r["work"])
+    regs = [r["regs"] for r in sweep]
+    spills = [r["spill_st"] + r["spill_ld"] for r in sweep]
+    return (all(a <= b for a, b in zip(regs, regs[1:])) and regs[-1] > regs[0],
+            spills[0] == 0 and spills[-1] > 0)
+
+
+def compile_report(args) -> None:
+    sets = L.settings(args.quick)
+    rows = [compile_row(s, args.arch) for s in cli.progress(sets, f"compiling for {args.arch}")]
+    report.print_table(rows, title=f"{os.path.basename(L.CU)} compiled with NVRTC {cuda.nvrtc_version()} for "
+                                   f"{args.arch}: one row per setting ({L.THREADS} threads per block)")
+    rise, spill = registers_rise_and_spills_appear(rows)
+    print(f"-> as WORK grows, registers {'rise' if rise else 'DO NOT rise'} and spills "
+          f"{'appear' if spill else 'DO NOT appear'} (values from the compile report above).")
+    for line in caps_summary(rows):
+        print(line)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU: time and measured residency
+# ---------------------------------------------------------------------------------------------------------------------
+def measure(s: L.Setting, x_flat, y_flat, ceiling_gbps: float, arch: str) -> dict:
+    """One setting on a (WORK x n / WORK) view of the same n random values."""
+    import cupy
+    from cupy_backends.cuda.api import driver
+
+    rows = s.capacity
+    cols = max(1, x_flat.size // rows)
+    x = x_flat[: rows * cols].reshape(rows, cols)
+    y = y_flat[: rows * cols].reshape(rows, cols)
+    k = cuda.get_kernel(L.CU, s.kernel, options=s.options, defines=s.defines)
+    regs, local = int(k.num_regs), int(k.local_size_bytes)
+    spills = (0, 0)
+    if local:                                                 # only then can there be spills: ask ptxas
+        rep = cuda.compile_report(L.CU, arch, options=s.options, defines=s.defines)[s.kernel]
+        spills = (rep.spill_stores, rep.spill_loads)
+    per_sm = int(driver.occupancyMaxActiveBlocksPerMultiprocessor(k.kernel.ptr, L.THREADS, 0))
+    probe = cupy.zeros(2 * L.PROBE_SLOTS, cupy.int32)
+    L.colnorm(x, y, setting=s, probe=probe)
+    peak = probe[L.PROBE_SLOTS:].get()
+    used = peak[peak > 0]
+    t = bench.bench(lambda: L.colnorm(x, y, setting=s))
+    nbytes = 8 * rows * cols
+    d = device.info()
+    row = report.row(L.LAB, s.name, "cuda", (rows, cols), "float32", t, nbytes=nbytes, flops=3 * rows * cols,
+                     ceiling_gbps=ceiling_gbps, work=rows, regs=regs, local_bytes=local, spill_st=spills[0],
+                     spill_ld=spills[1], blocks_per_sm_driver=per_sm,
+                     occupancy_theory=per_sm * L.THREADS / d.max_threads_per_sm,
+                     peak_warps_per_sm=int(used.max()) if used.size else 0,
+                     mean_peak_warps_per_sm=float(used.mean()) if used.size else 0.0,
+                     occupancy_measured=float(used.mean()) / (d.max_threads_per_sm // 32) if used.size else 0.0)
+    return row
+
+
+def benchmark(ctx) -> lab.Result:
+    import cupy
+
+    ceiling = ctx.ceiling()
+    n = ctx.args.size or (2**22 if ctx.quick else L.MAIN_ELEMENTS)
+    arch = device.current_arch()
+    x_flat = cupy.random.standard_normal(n, dtype=cupy.float32)
+    y_flat = cupy.empty_like(x_flat)
+    rows = [measure(s, x_flat, y_flat, ceiling["hbm_gbps"], arch)
+            for s in cli.progress(L.settings(ctx.quick), "settings")]
+    best = max(r["gbps"] for r in rows)
+    for r in rows:
+        r["vs_best"] = r["gbps"] / best
+    caps = [{"cap": line[3:]} for line in caps_summary(rows)]
+    return lab.Result(
+        rows=rows, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
+        tables=[(rows, ["variant", "work", "regs", "local_bytes", "spill_st", "spill_ld", "blocks_per_sm_driver",
+                        "occupancy_theory", "occupancy_measured", "ms", "gbps", "frac_ceiling", "vs_best", "spread"],
+                 f"column normalize, {n:,} fp32 elements per setting (rows = WORK): registers, spills, occupancy "
+                 f"(driver / measured by the probe), time; ceiling {ceiling['hbm_gbps']:.0f} GB/s"),
+                (caps, None, "the caps, against colnorm_01 at the same work")])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    rows = [r for r in data["rows"] if r["lab"] == L.LAB]
+    sweep = [r for r in rows if r["variant"].startswith("01 WORK=") and "maxrreg" not in r["variant"]]
+    if not sweep:
+        return []
+    path = os.path.join(out_dir, f"{L.LAB}.png")
+    plt = report.pyplot()
+    xs = [r["work"] for r in sweep]
+    fig, ax1 = plt.subplots(figsize=(9, 5))
+    ax1.plot(xs, [r["gbps"] for r in sweep], "o-", label="GB/s (left)")
+    ax1.axhline(rows[0]["ceiling_gbps"], ls="--", color="gray", lw=1)
+    ax1.set_ylim(0, 1.1 * max([rows[0]["ceiling_gbps"]] + [r["gbps"] for r in sweep]))
+    ax1.set_xscale("log", base=2)
+    ax1.set_xlabel("WORK (values per thread, compile-time)")
+    ax1.set_ylabel("GB/s")
+    ax2 = ax1.twinx()
+    ax2.plot(xs, [r["regs"] for r in sweep], "s--", color="tab:red", label="registers (right)")
+    ax2.plot(xs, [100 * r["occupancy_measured"] for r in sweep], "^:", color="tab:green",
+             label="measured occupancy % (right)")
+    ax2.set_ylabel("registers / occupancy %")
+    for r in sweep:
+        if r["spill_st"]:
+            ax1.annotate(f"spills: {r['spill_st']} B stored", xy=(r["work"], r["gbps"]), fontsize=8, rotation=90,
+                         xytext=(-4, -70), textcoords="offset points")
+    lines = ax1.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax1.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="lower left")
+    ax1.set_title(f"Column normalize, 2^{int(math.log2(sweep[0]['shape'][0] * sweep[0]['shape'][1]))} fp32, "
+                  f"on {data.get('gpu', 'GPU')}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
