@@ -1,10 +1,18 @@
 // archs: sm_80 sm_90
-// SGEMM rung 10 (and the autotuned rung 11): C = alpha * A @ B + beta * C, fp32 on the CUDA cores, row-major, with
-// a cp.async multi-stage pipeline. cp.async (LDGSTS in SASS) copies global memory straight into shared memory
-// without passing through registers; it exists from sm_80 (Ampere) on, hence the `archs` line above.
-// Same argument list as every kernel of lab08_sgemm.cu: (M, N, K, alpha, A, B, beta, C, vec) with
+// Lab 2.8 - SGEMM rungs 10 and 11: C = alpha * A @ B + beta * C, fp32 on the CUDA cores, row-major, with a cp.async
+// multi-stage pipeline. cp.async (LDGSTS in SASS) copies global memory straight into shared memory without passing
+// through registers; it exists from sm_80 (Ampere) on, hence the `archs` line above.
+//
+//   sgemm_10_cp_async   rung 10 with the default tile configuration below; rung 11 is the same kernel compiled with
+//                       the -D values the autotuner recorded for the GPU at hand
+// Run: python -m phase2_cuda.lab08_sgemm [--tune] (the measured figures are in this lab's README, not here).
+//
+// Same argument list as every kernel of kernels.cu: (M, N, K, alpha, A, B, beta, C, vec) with
 // vec = VEC_A | VEC_B | VEC_C as computed by the wrapper (here only VEC_B and VEC_C matter: A is copied 4 bytes at a
-// time, which any float array allows).
+// time, which any float array allows). The copies are cp_async_4 / cp_async_16 of common/cuda/cp_async.cuh, the
+// epilogue is store4 of common/cuda/epilogue.cuh (ldc = N). Without __CUDA_ARCH__ (a host compiler) cp_async.cuh
+// defines no copies: tests/test_phase2_lab08_sgemm.py supplies emulations of them to run this kernel on the CPU with
+// adversarial timing; the GPU build never sees that.
 //
 // Every tile parameter is a compile-time macro with a default good for an H200; the lab's autotuner (--tune)
 // compiles this file with other -D values from a declared space, times each on the GPU at hand, and records the
@@ -65,62 +73,12 @@ static_assert(BN % 4 == 0 && NT % (BN / 4) == 0, "each thread keeps one float4 c
 static_assert(B_COPIES >= 1 && B_COPIES * 4 * NT == BK * BN, "B stage must split evenly over the threads");
 static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 
+#include "cp_async.cuh"
+#include "epilogue.cuh"
+
 #define VEC_A 1
 #define VEC_B 2
 #define VEC_C 4
-
-// ---------------------------------------------------------------------------------------------------------------------
-// cp.async wrappers. src_bytes < the copy size zero-fills the rest of the destination: that is how tiles are padded
-// with zeros past the edges of A and B without a branch around the copy. With src_bytes == 0 nothing is read; the
-// source address is still clamped to the matrix base so it is never outside the allocation.
-// (Without __CUDA_ARCH__ - a host compiler - tests/test_sgemm.py supplies emulations of these four functions to run
-// the kernel on the CPU with adversarial timing; the GPU build never sees that.)
-// ---------------------------------------------------------------------------------------------------------------------
-#ifdef __CUDA_ARCH__
-__device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int src_bytes)
-{
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int src_bytes)
-{
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    // .cg: cache in L2 only. Each block reads a B tile once; other blocks find it in L2, not in this SM's L1.
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N_PENDING>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N_PENDING) : "memory");
-}
-#endif
-
-// C(r, c .. c+3) = alpha * v + beta * C(r, c .. c+3), guarded; one 16-byte store when vec. beta == 0 never reads C.
-__device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int r, int c, float4 v, float alpha,
-                                       float beta, bool vec)
-{
-    if (r >= M) return;
-    float* p = C + (size_t)r * N + c;
-    if (vec) {
-        if (c < N) {
-            float4 o = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-            if (beta != 0.0f) {
-                const float4 old = *reinterpret_cast<const float4*>(p);
-                o.x = fmaf(beta, old.x, o.x);
-                o.y = fmaf(beta, old.y, o.y);
-                o.z = fmaf(beta, old.z, o.z);
-                o.w = fmaf(beta, old.w, o.w);
-            }
-            *reinterpret_cast<float4*>(p) = o;
-        }
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (c + j < N) p[j] = beta == 0.0f ? alpha * e[j] : fmaf(beta, p[j], alpha * e[j]);
-    }
-}
 
 // =====================================================================================================================
 // sgemm_10_cp_async
@@ -143,13 +101,10 @@ __device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int 
 // Tile intensity: 2*128*128*16 FLOP / ((128+128)*16*4 B) = 32 FLOP/B from L2; 4 FMAs per shared word; per k-step a
 // thread issues 4 LDS.128 and 64 FFMA: the FFMA share of the issue slots is 64/68 = 94% before loop overhead.
 // Registers: <= 128 (__launch_bounds__(NT, MINB = 2)), so 2 blocks = 16 warps per SM; shared 2 x 48.75 KiB of 228.
-// Prediction: +10-20% over rung 09, 40-47 TFLOP/s on an H200 at 4096^3 (cuBLAS SGEMM: ~45-51).
-// Measured on an H200 (results/h200/phase2_lab08_sgemm.json): 43.6 TFLOP/s at 4096^3 (3.15 ms), 0.85x cuBLAS (51.4),
-// 0.65 of the 67 TFLOP/s peak; 44.2 at 8192^3 (0.86x), 42.4 at 2048^3. In the predicted absolute range, but only +2%
-// over rung 09 (+17% at 3000^3, -0.4% at 4097^3), not +10-20%: rung 09's register prefetch had already hidden the
-// global latency, and the compute loop is unchanged. In the SASS that loop is 64 LDS.128 + 1,024 FFMA + 9 other
-// instructions per k-tile (93% FFMA, close to the 94% above); the copies, the barrier and the address and predicate
-// work bring an interior k-tile to 1,184 instructions, 86.5% FFMA (static count; see lab08_sgemm.py's docstring).
+// Prediction: +10-20% over rung 09, 60-70% of the fp32 peak at 4096^3 (cuBLAS SGEMM: ~70-75%).
+// In the SASS the compute loop is 64 LDS.128 + 1,024 FFMA + 9 other instructions per k-tile (93% FFMA, close to the
+// 94% above); the copies, the barrier and the address and predicate work bring an interior k-tile to 1,184
+// instructions, 86.5% FFMA (static count).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(NT, MINB)
 sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
@@ -265,7 +220,7 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
         const int row = bm + a_off + (i / 4) * WSUB_M + (i % 4);
 #pragma unroll
         for (int s = 0; s < TN / 4; ++s)
-            store4(C, M, N, row, bn + b_off + s * WSUB_N,
+            store4(C, M, N, N, row, bn + b_off + s * WSUB_N,
                    make_float4(acc[i][4 * s], acc[i][4 * s + 1], acc[i][4 * s + 2], acc[i][4 * s + 3]), alpha, beta,
                    vc);
     }
@@ -274,7 +229,7 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
 // =====================================================================================================================
 // Rung 11: the same kernel, autotuned (no new source).
 // What changes: only the -D values above. `python -m phase2_cuda.lab08_sgemm --tune` compiles sgemm_10_cp_async for
-// every configuration of the declared space (TUNE_SPACE in lab08_sgemm.py: block tiles 64x64 .. 256x128, BK 8/16/32,
+// every configuration of the declared space (TUNE_SPACE in bench.py: block tiles 64x64 .. 256x128, BK 8/16/32,
 // warp tiles 64x32 / 32x64 / 32x32, thread tiles 8x8 / 8x4 / 4x8, 2-4 stages, 1-4 blocks per SM), checks each
 // against cuBLAS at 4096^3 (and the fastest also on awkward shapes), times it, and records the fastest correct one
 // in results/<gpu>/phase2_lab08_sgemm_tuned.json.
@@ -282,15 +237,9 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
 // L2, 1 block of 16 warps per SM) against more blocks in flight (2 x 8 warps), deeper pipelines against shared memory,
 // the last partial wave of blocks (4096^2 / (128 x 128) = 1024 tiles on 132 SMs x 2 = 3.9 waves).
 // Prediction: within a few percent of rung 10 on an H200 (its defaults were chosen for it), more on other GPUs.
-// Measured on an H200 (results/h200/phase2_lab08_sgemm_tuned.json, phase2_lab08_sgemm.json): the tuner timed all 16
-// configurations in 9.3 s and kept rung 10's tiles with a 4th stage (128x128x16, warp 64x32, thread 8x8, MINB 2:
-// 128 registers, 66,560 B of shared memory, no spill): 45.3 TFLOP/s at 4096^3 against 43.6 for 3 stages, +4%: held.
-// 128x256 / 256x128 tiles (1 block of 16 warps per SM) reached 40.7-43.6, the 64-wide tiles (3-4 blocks) 37.4-39.1.
-// Against cuBLAS in the interleaved target rounds: 0.879x at 2048^3 (target 0.75: met), 0.879x at 4096^3 (45.1 vs
-// 51.3 TFLOP/s) and 0.896x at 8192^3 (45.9 vs 51.3): the 0.90 target MISSED at both; it needed 46.2 TFLOP/s.
-// What stands in the way, by a static reading of this build's SASS (no profile was taken): per 16-deep k-tile an
-// interior thread issues 1,184 instructions of which 1,024 FFMA (86.5%: a ~58 TFLOP/s issue ceiling, one instruction
-// per clock per scheduler, reached at 78%); 4 LDS.128 per 64 FFMA, one warp-wide LDS.128 per 4 clocks per SM at full
+// What stands in the way of cuBLAS, by a static reading of the SASS (no profile): per 16-deep k-tile an interior
+// thread issues 1,184 instructions of which 1,024 FFMA (86.5%: with one instruction per clock per scheduler, the
+// issue ceiling is 86.5% of the FFMA peak); 4 LDS.128 per 64 FFMA, one warp-wide LDS.128 per 4 clocks per SM at full
 // rate, which is the whole shared-memory bandwidth if an LDS.128 takes four quarter-warp wavefronts; and 128
 // registers, exactly the __launch_bounds__(256, 2) cap, so 16 warps per SM to hide LDS latency and the k-tile barrier.
 // =====================================================================================================================

@@ -5,7 +5,9 @@ CPU tier
     configuration of the autotuner's space compiles spill-free for sm_90, the float4 / LDS.128 / LDGSTS paths exist
     where the headers say;
   * an EMULATOR runs the real CUDA C source on the CPU: the .cu file is compiled with g++ against a small shim
-    (float4, threadIdx, __syncthreads, cp.async), one coroutine per CUDA thread. Between two barriers the threads of a
+    (float4, threadIdx, __syncthreads, cp.async), one coroutine per CUDA thread. The kernels include common/cuda's
+    headers (store4 of epilogue.cuh; cp_async.cuh, whose copies are guarded by __CUDA_ARCH__ and so left to the
+    shim): the build adds -I common/cuda and host stand-ins for the few CUDA names the headers use. Between two barriers the threads of a
     block run one after another, in forward or reverse order, which is the most hostile schedule for a missing
     __syncthreads; cp.async copies land either at issue ("early") or only when the thread waits for their group
     ("late"), which catches a wrong wait depth or a stage refilled too soon; dynamic shared memory starts as NaN;
@@ -30,8 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
-from phase2_cuda import lab08_sgemm as sg
+from common import arrays, check, cuda, device, report
+from phase2_cuda.lab08_sgemm import bench as sgb
+from phase2_cuda.lab08_sgemm import lab as sg
 
 gpu = pytest.mark.gpu
 CUDA_FNS = [sg.sgemm_01, sg.sgemm_02, sg.sgemm_03, sg.sgemm_04, sg.sgemm_05, sg.sgemm_06, sg.sgemm_07, sg.sgemm_08,
@@ -68,7 +71,7 @@ def test_sass_shows_each_rungs_change():
     if not cuda.find_cuobjdump():
         pytest.skip("no cuobjdump to disassemble with (it ships with the triton wheel)")
     rep = cuda.compile_report(sg.CU, "sm_90")
-    census = {k: sg._executed_census(rep[k].sass) for k in MAIN_KERNELS}
+    census = {k: sgb._executed_census(rep[k].sass) for k in MAIN_KERNELS}
     assert census["sgemm_01_naive"].get("LDS.32", 0) + census["sgemm_01_naive"].get("LDS.128", 0) == 0
     assert census["sgemm_03_smem_tiling"].get("BAR", 0) == 2
     for k in MAIN_KERNELS[:5]:          # scalar global loads only before rung 06
@@ -79,7 +82,7 @@ def test_sass_shows_each_rungs_change():
         assert census[k].get("LDS.128", 0) == 32, k
         assert census[k].get("FFMA", 0) >= 512, k
     r10 = cuda.compile_report(sg.CU_ASYNC, "sm_90", defines=sg.ASYNC_DEFAULT.defines)["sgemm_10_cp_async"]
-    c10 = sg._executed_census(r10.sass)
+    c10 = sgb._executed_census(r10.sass)
     assert c10.get("LDGSTS", 0) > 0 and c10.get("LDS.128", 0) == 16 * 4 and c10.get("FFMA", 0) >= 16 * 64
     assert c10.get("BAR", 0) == 1, "one barrier per k-tile"
 
@@ -91,9 +94,9 @@ def _nvrtc_resources(path, arch, defines):
 
 def test_tune_space_is_valid():
     limit = device.arch_info("sm_90").smem_per_block_optin
-    assert len(set(sg.TUNE_SPACE)) == len(sg.TUNE_SPACE) >= 12
-    assert sg.ASYNC_DEFAULT in sg.TUNE_SPACE
-    for cfg in sg.TUNE_SPACE:
+    assert len(set(sgb.TUNE_SPACE)) == len(sgb.TUNE_SPACE) >= 12
+    assert sg.ASYNC_DEFAULT in sgb.TUNE_SPACE
+    for cfg in sgb.TUNE_SPACE:
         assert cfg.problems(limit) == [], cfg.short()
 
 
@@ -106,7 +109,7 @@ SPILL_CHECKED = [sg.AsyncConfig(128, 128, 32, 64, 32, 8, 8, 3, 2), sg.AsyncConfi
 
 @pytest.mark.parametrize("cfg", SPILL_CHECKED, ids=lambda c: c.short())
 def test_tune_space_extremes_compile_without_spills_on_sm90(cfg):
-    assert cfg in sg.TUNE_SPACE
+    assert cfg in sgb.TUNE_SPACE
     k = _nvrtc_resources(sg.CU_ASYNC, "sm_90", cfg.defines)["sgemm_10_cp_async"]
     cap = min(255, 65536 // (cfg.MINB * cfg.threads) // 8 * 8)
     assert k.spills == 0 and 0 < k.registers <= cap, f"{cfg.short()}: {k.registers} regs, {k.spills} B spilled"
@@ -114,8 +117,8 @@ def test_tune_space_extremes_compile_without_spills_on_sm90(cfg):
 
 def test_recorded_winners_compile_without_spills():
     """Every tuning record shipped under results/ names a valid configuration that compiles spill-free."""
-    paths = [os.path.join(r, d, sg.TUNED + ".json") for r in [os.path.join(os.path.dirname(sg.HERE), "results")]
-             for d in (os.listdir(r) if os.path.isdir(r) else [])]
+    root = os.path.join(report.ROOT, "results")
+    paths = [os.path.join(root, d, sg.TUNED + ".json") for d in (os.listdir(root) if os.path.isdir(root) else [])]
     paths = [p for p in paths if os.path.exists(p)]
     if not paths:
         pytest.skip("no tuning record shipped yet (written by --tune on a GPU)")
@@ -142,18 +145,18 @@ def test_config_problems_mirror_the_static_asserts(cfg):
 
 
 def test_occupancy_figures():
-    assert sg.occupancy("sm_90", 256, 128, 49920) == (2, "registers")
-    assert sg.occupancy("sm_90", 1024, 32, 8192)[0] == 2
-    assert sg.occupancy("sm_75", 1024, 32, 8192)[0] == 1
-    assert sg.occupancy("sm_90", 256, 64, 120 * 1024) == (1, "shared memory")
+    assert sgb.occupancy("sm_90", 256, 128, 49920) == (2, "registers")
+    assert sgb.occupancy("sm_90", 1024, 32, 8192)[0] == 2
+    assert sgb.occupancy("sm_75", 1024, 32, 8192)[0] == 1
+    assert sgb.occupancy("sm_90", 256, 64, 120 * 1024) == (1, "shared memory")
 
 
 def test_resource_table_shows_every_rung(capsys):
-    rows = sg.show_compile_reports("sm_90")
+    rows = sgb.show_compile_reports("sm_90")
     assert [r["rung"] for r in rows] == [v.name for v in sg.VARIANTS if v.impl == "cuda"]
     assert all(r["spills"] == 0 and r["regs"] > 0 for r in rows)
     assert all(r["blocks/SM"] >= 1 for r in rows)
-    rows75 = sg.resource_rows("sm_75")
+    rows75 = sgb.resource_rows("sm_75")
     assert sum("needs sm_80+" in r.get("note", "") for r in rows75) == 2
     assert "LDGSTS" in capsys.readouterr().out
 
@@ -161,7 +164,7 @@ def test_resource_table_shows_every_rung(capsys):
 # ---------------------------------------------------------------------------------------------------------------------
 # Launch planning and validation (pure Python, before any launch)
 # ---------------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("rung", list(range(1, 10)) + [sg.ASYNC_DEFAULT] + [c for c in sg.TUNE_SPACE[-4:]])
+@pytest.mark.parametrize("rung", list(range(1, 10)) + [sg.ASYNC_DEFAULT] + [c for c in sgb.TUNE_SPACE[-4:]])
 @pytest.mark.parametrize("mnk", [(1, 1, 1), (1, 4097, 3), (127, 129, 131), (4097, 2, 5), (256, 256, 7)])
 def test_plan_covers_c_exactly_once(rung, mnk):
     m, n, k = mnk
@@ -276,9 +279,26 @@ def test_cpu_main_runs_and_reports(capsys):
         pytest.skip("the GPU run is exercised by the GPU tier")
     assert sg.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert "triton (ieee fp32)" in out and "ok (2 cases" in out
+    assert "triton (ieee fp32)" in out and f"ok ({min(sg.QUICK_CASES, len(sg.CPU_CHECK_CASES))} cases" in out
     assert "cuda 10 cp.async pipeline" in out and "rung 11 would use" in out
     assert "compiled, not run" in out and "LDGSTS" in out
+
+
+def test_replot_redraws_the_committed_plots(tmp_path):
+    path = os.path.join(report.ROOT, "results", "h200", sg.LAB + ".json")
+    if not os.path.exists(path):
+        pytest.skip("no committed results")
+    assert sg.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert sorted(os.listdir(tmp_path)) == [sg.LAB + ".png", sg.LAB + "_ladder.png"]
+
+
+def test_triton_kernel_takes_the_shared_grouped_order():
+    from common import triton_support
+
+    from phase2_cuda.lab08_sgemm import triton_kernels
+
+    assert triton_kernels.grouped_tile is triton_support.grouped_tile
+    assert "grouped_tile(" in open(triton_kernels.__file__).read()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -299,12 +319,19 @@ static inline float4 make_float4(float x, float y, float z, float w)
 {
     float4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v;
 }
+struct alignas(8) float2 { float x, y; };
+static inline float2 make_float2(float x, float y) { float2 v; v.x = x; v.y = y; return v; }
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static
+// host stand-ins for the CUDA names common/cuda's headers use outside their __CUDA_ARCH__ guards
+static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+static inline size_t __cvta_generic_to_shared(const void* p) { return (size_t)p; }
 void __syncthreads();
 void cp_async_4(float* dst, const float* src, int src_bytes);
 void cp_async_16(float* dst, const float* src, int src_bytes);
@@ -436,25 +463,41 @@ _BUILD_DIR = os.path.join(tempfile.gettempdir(), f"sgemm_emu_{os.getuid()}")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++ (not installed)")
 
 
-def _build(path: str, defines: dict | None = None, source: str | None = None) -> str:
-    """Compile a .cu file for the emulator; returns the shared library's path (cached by content)."""
+# <cuda_fp16.h> and <cuda_bf16.h> (which epilogue.cuh includes) for the host build: just the two storage types
+HOST_HEADERS = {"cuda_fp16.h": "#pragma once\nstruct __half { unsigned short x; };\n",
+                "cuda_bf16.h": "#pragma once\nstruct __nv_bfloat16 { unsigned short x; };\n"}
+
+
+def _build(path: str, defines: dict | None = None, source: str | None = None, headers: dict | None = None) -> str:
+    """Compile a .cu file for the emulator; returns the shared library's path (cached by content, the headers it may
+    include too). `headers` ({name: text}) shadows common/cuda's headers of that name (for mutants)."""
     src = (source if source is not None else open(path).read()).replace("extern __shared__", "extern")
     names = cuda.kernel_names(path)
     dispatch = "\n".join(f'    if (!strcmp(name, "{n}")) return {n};' for n in names)
     full = EMU_PRELUDE + src + EMU_RUNTIME.replace("@DISPATCH@", dispatch)
     opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
-    key = hashlib.sha1((full + " ".join(opts)).encode()).hexdigest()[:20]
+    inc = dict(HOST_HEADERS)
+    for h in sorted(os.listdir(cuda.HEADER_DIR)):
+        with open(os.path.join(cuda.HEADER_DIR, h)) as f:
+            inc[h] = f.read()
+    inc.update(headers or {})
+    key = hashlib.sha1((full + " ".join(opts) + json.dumps(inc, sort_keys=True)).encode()).hexdigest()[:20]
     os.makedirs(_BUILD_DIR, exist_ok=True)
     so = os.path.join(_BUILD_DIR, f"emu_{key}.so")
     if not os.path.exists(so):
-        cpp = so[:-3] + ".cpp"
+        work = tempfile.mkdtemp(dir=_BUILD_DIR)              # the source and the headers it includes, nothing else
+        for h, text in inc.items():
+            with open(os.path.join(work, h), "w") as f:
+                f.write(text)
+        cpp = os.path.join(work, "kernel.cpp")
         with open(cpp, "w") as f:
             f.write(full)
         cmd = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-fsanitize=alignment",
-               "-fno-sanitize-recover=all", "-w", *opts, "-o", so + ".tmp", cpp]
+               "-fno-sanitize-recover=all", "-w", *opts, f"-I{work}", "-o", so + ".tmp", cpp]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"g++ failed on {os.path.basename(path)}:\n{r.stderr[-3000:]}"
         os.replace(so + ".tmp", so)
+        shutil.rmtree(work, ignore_errors=True)
     return so
 
 
@@ -557,7 +600,7 @@ EMU_CONFIGS = [sg.ASYNC_DEFAULT, sg.AsyncConfig(128, 256, 8, 64, 32, 8, 8, 3, 1)
 @needs_gxx
 @pytest.mark.parametrize("cfg", EMU_CONFIGS, ids=lambda c: c.short())
 def test_emulated_cp_async_configs_match_reference(cfg):
-    assert cfg in sg.TUNE_SPACE
+    assert cfg in sgb.TUNE_SPACE
     so = _build(sg.CU_ASYNC, cfg.defines)
     default = cfg == sg.ASYNC_DEFAULT
     schedules = ((2, 0), (1, 1), (0, 0), (0, 1)) if default else ((2, 0), (1, 1))
@@ -601,11 +644,17 @@ def test_emulator_catches_pipeline_bugs():
         "an A row past M is read (needs the bounds check on copies)": _mutant(
             src, "if (bm + a_m0 + i * A_ROW_STEP < M) a_rows_ok |= 1u << i;", "a_rows_ok |= 1u << i;"),
     }
+    mutants = {what: (text, None) for what, text in mutants.items()}
+    # the epilogue comes from common/cuda/epilogue.cuh: the host build must compile THAT store4, so a bug there fails
+    with open(os.path.join(cuda.HEADER_DIR, "epilogue.cuh")) as f:
+        epilogue = f.read()
+    mutants["store4 without its column guard (needs the guard zones around C)"] = (
+        src, {"epilogue.cuh": _mutant(epilogue, "if (c + j < N) p[j] = ", "p[j] = ")})
     rng = check.rng(5)
     missed = []
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:   # g++ runs in parallel
-        libs = dict(zip(mutants, pool.map(lambda t: _build(sg.CU_ASYNC, sg.ASYNC_DEFAULT.defines, source=t),
-                                          mutants.values())))
+        libs = dict(zip(mutants, pool.map(lambda m: _build(sg.CU_ASYNC, sg.ASYNC_DEFAULT.defines, source=m[0],
+                                                           headers=m[1]), mutants.values())))
     for what, so in libs.items():
         # K = 100: 7 k-tiles, more than STAGES, so stages are refilled while others are read
         cases = _cases(sg.ASYNC_DEFAULT, [(5, 7, 3), (150, 130, 100)], rng, schedules=((0, 0), (0, 1)), big=False)
@@ -738,7 +787,7 @@ def test_offsets_past_2_to_the_31(fn, side):
 
 @gpu
 def test_peers_compute_true_fp32():
-    rows = sg.peer_precision(512)
+    rows = sgb.peer_precision(512)
     peers = {r["variant"]: r for r in rows}
     for name in ("cuBLAS (cupy)", "torch.matmul"):
         assert peers[name]["rel_err_vs_fp64"] < 1e-5, f"{name} is not fp32 (TF32?): {peers[name]}"

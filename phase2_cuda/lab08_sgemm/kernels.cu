@@ -1,14 +1,25 @@
-// SGEMM, C = alpha * A @ B + beta * C, in fp32 on the CUDA cores. Row-major: A is M x K (lda = K), B is K x N
-// (ldb = N), C is M x N (ldc = N). Rungs 01-09 of the ladder; rung 10 (cp.async, sm_80+) and the autotuned rung 11
-// are in lab08_sgemm_async.cu.
+// Lab 2.8 - SGEMM, C = alpha * A @ B + beta * C, in fp32 on the CUDA cores: rungs 01-09 of the ladder. Rung 10
+// (cp.async, sm_80+) and the autotuned rung 11 are in kernels_async.cu.
 //
+//   sgemm_01_naive                  a thread per element of C; threadIdx.x walks the ROWS (uncoalesced)
+//   sgemm_02_coalesced              threadIdx.x walks the columns: coalesced B and C, A broadcast
+//   sgemm_03_smem_tiling            32 x 32 tiles of A and B staged in shared memory
+//   sgemm_04_1d_register_blocking   8 elements of a column of C per thread, in registers
+//   sgemm_05_2d_register_blocking   an 8 x 8 tile of C per thread: an outer product per k
+//   sgemm_06_float4_transposed_a    float4 global loads; A transposed in shared memory (LDS.128 by construction)
+//   sgemm_07_conflict_free_smem     padded A rows, 4 x 4 sub-tiles: no shared-memory bank conflicts
+//   sgemm_08_warp_tiling            block tile -> warp tile -> thread tile
+//   sgemm_09_double_buffering       two shared stages and a register prefetch: one barrier per k-tile
+// Run: python -m phase2_cuda.lab08_sgemm (the measured figures are in this lab's README, not here).
+//
+// Row-major: A is M x K (lda = K), B is K x N (ldb = N), C is M x N (ldc = N).
 // The two numbers for M = N = K = 4096: FLOPs = 2 M N K = 137.4 GFLOP; the fewest bytes = 4 (M K + K N + M N) =
-// 201 MB (read A and B once, write C once; + 67 MB to read C when beta != 0). 137.4 GFLOP / 67 TFLOP/s = 2.05 ms of
-// arithmetic against 201 MB / 4.4 TB/s = 0.046 ms of memory: compute-bound by 45x, an intensity of 683 FLOP/B against
-// an H200 ridge point of ~15. So the whole ladder is about one question: how many of the SM's 128 fp32 lanes do a
-// useful FFMA on every clock? Each rung removes the thing that stops them. What stops them is that a kernel does
-// NOT get the minimal traffic for free: every tile of C re-reads a panel of A and a panel of B, and how big that
-// tile is (and where it is kept: L1, shared memory, registers) sets the traffic each level of the memory system sees.
+// 201 MB (read A and B once, write C once; + 67 MB to read C when beta != 0): an intensity of 683 FLOP/B, ~45x the
+// ridge point of an H200 (~15 FLOP/B). Compute-bound, so the whole ladder is about one question: how many of the SM's
+// 128 fp32 lanes do a useful FFMA on every clock? Each rung removes the thing that stops them. What stops them is that
+// a kernel does NOT get the minimal traffic for free: every tile of C re-reads a panel of A and a panel of B, and how
+// big that tile is (and where it is kept: L1, shared memory, registers) sets the traffic each level of the memory
+// system sees.
 //
 // Every kernel takes the same arguments, so one Python launcher drives them all:
 //   (int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, int vec)
@@ -20,11 +31,12 @@
 // Every kernel handles any M, N, K >= 0 (tails, 1, primes): tiles are zero-filled past the edges, stores are guarded.
 // Offsets are 64-bit (size_t) wherever a row index is multiplied by a leading dimension: 50000 x 50000 has 2.5e9
 // elements. beta == 0 never reads C (BLAS semantics: C may hold garbage, even NaN, which 0 * NaN would keep).
+// The float4 epilogue of rungs 06-09 is store4 of common/cuda/epilogue.cuh (ldc = N here).
 //
 // Launch shapes, registers and predictions are in each kernel's header; "regs" are NVRTC 13.0's figures for sm_90
-// (python -m phase2_cuda.lab08_sgemm prints them for any arch). Measured on an H200
-// (results/h200/phase2_lab08_sgemm.json, L2 flushed): from 0.49 TFLOP/s (01, 2048^3) to 42.8 TFLOP/s (09, 4096^3,
-// 0.83x cuBLAS's 51.4) in this file; the async rungs 10-11 reach 43.6 and 45.3. Per-kernel figures: in each header.
+// (python -m phase2_cuda.lab08_sgemm prints them for any arch).
+
+#include "epilogue.cuh"
 
 #define VEC_A 1
 #define VEC_B 2
@@ -55,32 +67,6 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ P, int rows, i
     return v;
 }
 
-// C(r, c .. c+3) = alpha * v + beta * C(r, c .. c+3), guarded; one 16-byte store when vec (N % 4 == 0, C aligned).
-__device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int r, int c, float4 v, float alpha,
-                                       float beta, bool vec)
-{
-    if (r >= M) return;
-    float* p = C + (size_t)r * N + c;
-    if (vec) {
-        if (c < N) {
-            float4 o = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-            if (beta != 0.0f) {
-                const float4 old = *reinterpret_cast<const float4*>(p);
-                o.x = fmaf(beta, old.x, o.x);
-                o.y = fmaf(beta, old.y, o.y);
-                o.z = fmaf(beta, old.z, o.z);
-                o.w = fmaf(beta, old.w, o.w);
-            }
-            *reinterpret_cast<float4*>(p) = o;
-        }
-    } else {
-        const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (c + j < N) p[j] = axpby(e[j], alpha, beta, p + j);
-    }
-}
-
 // =====================================================================================================================
 // sgemm_01_naive
 // One thread per element of C, 32 x 32 threads per block, grid (ceil(M/32), ceil(N/32)). threadIdx.x picks the ROW.
@@ -88,10 +74,7 @@ __device__ __forceinline__ void store4(float* __restrict__ C, int M, int N, int 
 // separate 32-byte sectors for 128 useful bytes, and B(k, col) at one address (a broadcast). The store of C is
 // uncoalesced the same way. Tile intensity: each FMA reads 2 floats, 0.25 FLOP/B, served by L1 at best.
 // Registers: ~30; smem 0; occupancy 2 blocks x 1024 threads = 100% (occupancy is not the problem here).
-// Prediction: about 1 TFLOP/s (L1 throughput spent on sectors the warp mostly discards).
-// Measured on an H200: 0.49 TFLOP/s at 1024^3 and at 2048^3 (35.3 ms), 0.010x cuBLAS at 2048^3: half the predicted
-// rate, likely because each FMA cost even more L1 work than the estimate allowed for
-// (results/h200/phase2_lab08_sgemm.json).
+// Prediction: about 1-2% of the fp32 peak (L1 throughput spent on sectors the warp mostly discards).
 // =====================================================================================================================
 #ifndef NAIVE_BLOCK
 #define NAIVE_BLOCK 32
@@ -121,9 +104,7 @@ extern "C" __global__ void sgemm_01_naive(int M, int N, int K, float alpha, cons
 // 32 lanes share (a broadcast), and stores 128 contiguous bytes of C. What changed: which index the fastest-varying
 // thread coordinate walks. Same FLOPs, same instructions; ~8x fewer sectors per load of A and per store.
 // Still 2 loads per FMA through L1: bound by L1/LSU throughput, far from the FMA pipes.
-// Prediction: several times rung 01, a few TFLOP/s.
-// Measured on an H200 at 2048^3: 6.0 TFLOP/s (2.86 ms), 12.3x rung 01, 0.12x cuBLAS: held, with more than "several"
-// (results/h200/phase2_lab08_sgemm.json).
+// Prediction: several times rung 01.
 // =====================================================================================================================
 extern "C" __global__ void sgemm_02_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                                               const float* __restrict__ B, float beta, float* __restrict__ C, int vec)
@@ -155,10 +136,8 @@ extern "C" __global__ void sgemm_02_coalesced(int M, int N, int K, float alpha, 
 // the report: 8 LDS.128 + 32 LDS.32 per tile). Per 4 FMAs a thread still issues 5 shared loads.
 // Limit now: the shared-memory pipe. It serves about one 128-byte wavefront per clock per SM, while the SM's four
 // schedulers could issue four warp-FFMAs per clock; at ~1.25 wavefronts per warp-FFMA the FMA pipes are at most
-// ~20% busy (~13 TFLOP/s on an H200), before latency. Registers ~32; smem 8 KiB; 2 blocks x 1024 threads per SM.
-// Prediction: ~5-10 TFLOP/s.
-// Measured on an H200 at 2048^3: 9.0 TFLOP/s (1.92 ms), 1.49x rung 02, 0.18x cuBLAS: held, near the top of the range
-// and ~70% of the ~13 TFLOP/s shared-memory bound above (results/h200/phase2_lab08_sgemm.json).
+// ~20% busy, before latency. Registers ~32; smem 8 KiB; 2 blocks x 1024 threads per SM.
+// Prediction: ~8-15% of the fp32 peak (below the ~20% shared-memory bound above).
 // =====================================================================================================================
 #ifndef TILE
 #define TILE 32
@@ -200,8 +179,6 @@ sgemm_03_smem_tiling(int M, int N, int K, float alpha, const float* __restrict__
 // costs 8 LDS.32 (B) + 16 LDS.128 (A) per 64 FFMA: ~2.7 FFMA per shared instruction instead of 0.8 in rung 03.
 // Registers ~49; smem 4 KiB; 2 blocks x 512 threads per SM (register-limited at 49).
 // Prediction: ~2x rung 03 (shared traffic per FMA falls ~3x, but 8 accumulators per thread give little ILP).
-// Measured on an H200: 16.8 TFLOP/s at 2048^3, 1.88x rung 03: held; 16.2 TFLOP/s at 4096^3 (0.32x cuBLAS)
-// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R4_BM 64
 #define R4_BN 64
@@ -260,9 +237,6 @@ sgemm_04_1d_register_blocking(int M, int N, int K, float alpha, const float* __r
 // (3) one shared stage: load -> barrier -> compute -> barrier, global latency exposed once per 8 k.
 // Registers 127; smem 8 KiB; 2 blocks x 256 threads per SM (register-limited: 16 warps).
 // Prediction: ~1.5-2x rung 04.
-// Measured on an H200: 29.8 TFLOP/s at 4096^3 (4.61 ms), 1.84x rung 04, 0.58x cuBLAS; 1.71x at 2048^3: held. At
-// 1024^3 it is slower than 04 (9.9 vs 15.7 TFLOP/s): 64 tiles of 128 x 128 cannot fill 132 SMs
-// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R5_BM 128
 #define R5_BN 128
@@ -346,11 +320,6 @@ sgemm_05_2d_register_blocking(int M, int N, int K, float alpha, const float* __r
 // Registers 107; smem 8 KiB; 2 blocks per SM (16 warps).
 // Prediction: +5-15% over rung 05 (global load instructions per k-tile 8 -> 2, fewer address computations; the
 // shared side was already vectorized by the compiler).
-// Measured on an H200: 31.0 TFLOP/s at 4096^3, +4% over rung 05 (0.60x cuBLAS), +16% at 2048^3, 30.7 at 8192^3:
-// below the range at 4096^3, just above it at 2048^3. Slower than 05 at 4097^3 (23.0 vs 26.2; K and N not multiples
-// of 4, so every tile takes the element-by-element guarded fallback) and at 3000^3 (21.4 vs 24.5, not explained by
-// this run)
-// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R6_BM 128
 #define R6_BN 128
@@ -399,8 +368,8 @@ sgemm_06_float4_transposed_a(int M, int N, int K, float alpha, const float* __re
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = bm + ty * 8 + i;
-        store4(C, M, N, row, bn + tx * 8, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), alpha, beta, vc);
-        store4(C, M, N, row, bn + tx * 8 + 4, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]), alpha, beta,
+        store4(C, M, N, N, row, bn + tx * 8, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), alpha, beta, vc);
+        store4(C, M, N, N, row, bn + tx * 8 + 4, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]), alpha, beta,
                vc);
     }
 }
@@ -417,8 +386,6 @@ sgemm_06_float4_transposed_a(int M, int N, int K, float alpha, const float* __re
 // The padding costs 4 words per row (3%); the split tile costs nothing (same loads, same FMAs).
 // Registers 107; smem 8.3 KiB; 2 blocks per SM.
 // Prediction: +5-15% over rung 06 (the LDS.128 of B stop taking twice the wavefronts; stores stop colliding).
-// Measured on an H200: 33.8 TFLOP/s at 4096^3, +9% over rung 06 (0.66x cuBLAS); +7% at 2048^3, +8% at 8192^3
-// (33.1): held (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 #define R7_BM 128
 #define R7_BN 128
@@ -468,8 +435,8 @@ sgemm_07_conflict_free_smem(int M, int N, int K, float alpha, const float* __res
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = bm + (i < 4 ? ty * 4 + i : R7_BM / 2 + ty * 4 + i - 4);
-        store4(C, M, N, row, bn + tx * 4, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), alpha, beta, vc);
-        store4(C, M, N, row, bn + R7_BN / 2 + tx * 4, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]), alpha,
+        store4(C, M, N, N, row, bn + tx * 4, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]), alpha, beta, vc);
+        store4(C, M, N, N, row, bn + R7_BN / 2 + tx * 4, make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]), alpha,
                beta, vc);
     }
 }
@@ -517,7 +484,7 @@ __device__ __forceinline__ void warp_tile_store(float* __restrict__ C, int M, in
         const int row = row0 + (i / 4) * WSUB_M + (i % 4);
 #pragma unroll
         for (int s = 0; s < TN_ / 4; ++s)
-            store4(C, M, N, row, col0 + s * WSUB_N,
+            store4(C, M, N, N, row, col0 + s * WSUB_N,
                    make_float4(acc[i][4 * s], acc[i][4 * s + 1], acc[i][4 * s + 2], acc[i][4 * s + 3]), alpha, beta,
                    vc);
     }
@@ -654,8 +621,6 @@ __device__ __forceinline__ void wt_store_shared(float* As, float* Bs, int tid, c
 // What is left: one shared stage: load -> barrier -> compute -> barrier. While the global loads of the next tile are
 // in flight nothing computes except the other block on the SM.
 // Prediction: +5-15% over rung 07.
-// Measured on an H200: 38.3 TFLOP/s at 4096^3, +13% over rung 07 (0.75x cuBLAS); +7% at 2048^3, +15% at 8192^3
-// (38.1): held (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(WT_THREADS, 2)
 sgemm_08_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
@@ -698,9 +663,6 @@ sgemm_08_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__
 // the loads walk precomputed pointers so that it fits without spilling), 2x the shared memory
 // (16.6 KiB per block). Runs on every architecture (no cp.async): the best kernel for sm_75 (T4) in this file.
 // Prediction: +10-25% over rung 08.
-// Measured on an H200: 42.8 TFLOP/s at 4096^3 (3.21 ms), +12% over rung 08, 0.83x cuBLAS; +14% at 8192^3 (43.4),
-// +10% at 2048^3: held. The best rung without cp.async: rung 10 adds only 2% to it
-// (results/h200/phase2_lab08_sgemm.json).
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(WT_THREADS, 2)
 sgemm_09_double_buffering(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,

@@ -1,0 +1,387 @@
+"""Lab 2.8's measuring side: what the compiler made of each rung (registers, occupancy, the SASS census), the sweep of
+every rung and peer over square sizes, the targets against cuBLAS in interleaved rounds, the peers' precision (no
+TF32), the autotuner of rung 11 (--tune) over a declared space, and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import os
+import time
+
+from common import arrays, bench, check, cli, cuda, device, lab, report
+from common import occupancy as occupancy_calc
+
+from . import lab as L
+from .lab import (ASYNC_ARCHS, ASYNC_DEFAULT, BEST, CU_ASYNC, PEERS, RUNGS, TUNED, VARIANTS, AsyncConfig, _ai,
+                  _async_available, make_inputs, peer_cublas, plan, reference, run, tolerance, tuned_config)
+
+SIZES = (1024, 2048, 3000, 4096, 4097, 8192)
+TARGETS = {2048: 0.75, 4096: 0.90, 8192: 0.90}
+CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel ran in the interpreter. Nothing was "
+            "timed.")
+
+# The autotuner's declared search space (rung 11): block tile, k-depth, warp tile, thread tile, stages, blocks/SM.
+# Every entry compiles without spills for sm_90 (tests/test_phase2_lab08_sgemm.py checks; the BK = 32 ones spill on
+# sm_80, where the tuner shows their spill bytes and they lose on time). 16 entries keep --tune well within its 40 s
+# budget (each: a compile of about a second + ~20 timed calls at 4096^3).
+TUNE_SPACE: tuple[AsyncConfig, ...] = (
+    AsyncConfig(128, 128, 8, 64, 32, 8, 8, 2, 2),
+    AsyncConfig(128, 128, 8, 64, 32, 8, 8, 3, 2),
+    AsyncConfig(128, 128, 8, 64, 32, 8, 8, 4, 2),
+    AsyncConfig(128, 128, 16, 64, 32, 8, 8, 2, 2),
+    AsyncConfig(128, 128, 16, 64, 32, 8, 8, 3, 2),
+    AsyncConfig(128, 128, 16, 64, 32, 8, 8, 4, 2),
+    AsyncConfig(128, 128, 16, 32, 64, 8, 8, 3, 2),
+    AsyncConfig(128, 128, 32, 64, 32, 8, 8, 2, 2),
+    AsyncConfig(128, 128, 32, 64, 32, 8, 8, 3, 2),
+    AsyncConfig(128, 256, 8, 64, 32, 8, 8, 3, 1),
+    AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1),
+    AsyncConfig(256, 128, 16, 64, 32, 8, 8, 3, 1),
+    AsyncConfig(256, 128, 16, 32, 64, 8, 8, 3, 1),
+    AsyncConfig(128, 64, 16, 32, 32, 8, 4, 3, 3),
+    AsyncConfig(64, 128, 16, 32, 32, 4, 8, 3, 3),
+    AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4),
+)
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, "benchmark this one square size instead of the sweep 1024..8192")
+    p.add_argument("--tune", action="store_true",
+                   help="(GPU) autotune rung 11's tile configuration at 4096^3 and record the winner in "
+                        f"results/<gpu>/{TUNED}.json (~40 s); the next run measures rung 11 with it")
+
+
+def explain(args) -> None:
+    """Which tile configuration rung 11 uses here (and, on a GPU, CuPy's float32 matmul compute type)."""
+    if not device.has_gpu():
+        cfg, src = tuned_config("h200")
+        print(f"rung 11 would use {cfg.short()} [{src}]")
+        return
+    cfg, src = tuned_config()
+    print(f"rung 11 uses {cfg.short()} [{src}]")
+    print(f"CuPy float32 matmul compute type: {L._cupy_compute_type()} "
+          f"(CUPY_TF32={os.environ.get('CUPY_TF32', 'unset')})")
+
+
+def compile_report(args) -> None:
+    show_compile_reports(args.arch)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Resources and occupancy (from the compiler, no GPU needed)
+# ---------------------------------------------------------------------------------------------------------------------
+def occupancy(arch: str, threads: int, regs: int, smem: int) -> tuple[int, str]:
+    """(blocks per SM, what limits it) by common.occupancy, for `smem` bytes of shared memory per block (static +
+    dynamic; the wrapper raises a kernel's dynamic limit to what its launch needs)."""
+    a = device.arch_info(arch)
+    o = occupancy_calc.occupancy(arch, threads, regs, 0, smem,
+                                 max_dynamic_smem=min(max(smem, a.smem_per_block_default), a.smem_per_block_optin))
+    return o.blocks_per_sm, "+".join(o.limiters) or min(o.limits, key=o.limits.get)
+
+
+def _launch_of(v_name: str):
+    """(Launch, label) of a CUDA variant for a 4096^3 product."""
+    if v_name.startswith("cuda 10"):
+        return plan(ASYNC_DEFAULT, 4096, 4096, 4096), ASYNC_DEFAULT.short()
+    if v_name.startswith("cuda 11"):
+        cfg, src = tuned_config(_slug_for_report())
+        return plan(cfg, 4096, 4096, 4096), f"{cfg.short()} [{src}]"
+    num = int(v_name.split()[1])
+    return plan(num, 4096, 4096, 4096), ""
+
+
+def _slug_for_report() -> str:
+    """The GPU whose tuning record to show: the GPU at hand, or (without one) the H200 the course measured on."""
+    return device.gpu_slug() if device.has_gpu() else "h200"
+
+
+def resource_rows(arch: str) -> list[dict]:
+    """Registers, shared memory, spills, occupancy and SASS census of every rung, compiled with NVRTC for `arch`."""
+    rows = []
+    for v in VARIANTS:
+        if v.impl != "cuda":
+            continue
+        p, label = _launch_of(v.name)
+        if p.path == CU_ASYNC and arch.rstrip("a") not in ASYNC_ARCHS:
+            rows.append({"rung": v.name, "note": f"needs sm_80+ (cp.async); not compiled for {arch}"})
+            continue
+        rep = cuda.compile_report(p.path, arch, defines=dict(p.defines))
+        k = rep[p.kernel]
+        threads = p.block[0] * p.block[1] * p.block[2]
+        smem = k.smem_bytes + p.smem
+        try:
+            blocks, limiter = occupancy(arch, threads, k.registers, smem)
+        except ValueError:                          # an architecture the course's table does not describe
+            blocks, limiter = 0, "?"
+        c = _executed_census(k.sass)
+        r = RUNGS.get(int(v.name.split()[1]))
+        cfg = dict(p.defines)
+        ai = r.tile_flop_per_byte if r else _ai(cfg["BM"], cfg["BN"])
+        fpw = r.fma_per_smem_word if r else cfg["TM"] * cfg["TN"] / (cfg["TM"] + cfg["TN"])
+        rows.append({
+            "rung": v.name, "threads": threads, "regs": k.registers, "smem": smem, "spills": k.spills,
+            "blocks/SM": blocks, "warps/SM": blocks * threads // 32, "limit": limiter,
+            "tile FLOP/B": round(ai, 2), "FMA/smem word": round(fpw, 2) if fpw else "-",
+            "LDG.128": c.get("LDG.128", 0), "LDS": sum(v for key, v in c.items() if key.startswith("LDS.")),
+            "LDS.128": c.get("LDS.128", 0), "LDGSTS": c.get("LDGSTS", 0), "FFMA": c.get("FFMA", 0), "note": label,
+        })
+    return rows
+
+
+def _executed_census(sass: list[str]) -> dict[str, int]:
+    """SASS census without the never-executed (@!PT) padding ptxas places around cp.async."""
+    return cuda.sass_census([ln for ln in sass if not ln.startswith("@!PT")])
+
+
+def show_compile_reports(arch: str) -> list[dict]:
+    rows = resource_rows(arch)
+    cols = ["rung", "threads", "regs", "smem", "spills", "blocks/SM", "warps/SM", "limit", "tile FLOP/B",
+            "FMA/smem word", "LDG.128", "LDS", "LDS.128", "LDGSTS", "FFMA"]
+    report.print_table(rows, cols, title=f"What the compiler made of each rung (NVRTC {cuda.nvrtc_version()}, {arch}; "
+                                         "smem = static + dynamic bytes per block; occupancy from the allocation "
+                                         "rules)")
+    for r in rows:
+        if r.get("note"):
+            print(f"  {r['rung']}: {r['note']}")
+    print("  Read it as: FFMA per LDS is the register blocking at work (rungs 03-05: ptxas already merged loads that\n"
+          "  are contiguous in k into LDS.128); LDG.128 appears from rung 06 (the float4 path, its scalar fallback\n"
+          "  beside it); LDGSTS is cp.async (rungs 10-11). Counts are static instructions of the whole kernel, not\n"
+          "  per k-step; never-executed '@!PT LDS' slots that ptxas puts after cp.async are left out.")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Benchmark (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _square_inputs(n: int, seed: int):
+    import cupy
+
+    cupy.random.seed(seed)
+    a = cupy.random.standard_normal((n, n), dtype=cupy.float32)
+    b = cupy.random.standard_normal((n, n), dtype=cupy.float32)
+    return a, b, cupy.empty((n, n), dtype=cupy.float32)
+
+
+def _contenders(n: int) -> list[lab.Variant]:
+    out = []
+    for v in PEERS + VARIANTS:
+        ok, _ = v.available()
+        if not ok:
+            continue
+        if v.impl == "cuda" and not v.name.startswith(("cuda 10", "cuda 11")):
+            if n > RUNGS[int(v.name.split()[1])].max_bench:
+                continue
+        out.append(v)
+    return out
+
+
+def sweep(sizes) -> list[dict]:
+    """TFLOP/s of every rung, Triton and the peers at each square size (L2 flushed before each call)."""
+    import cupy
+
+    rows = []
+    peak = device.info().datasheet.get("fp32_tflops")
+    for n in cli.progress(sizes, "SGEMM sizes"):
+        a, b, c = _square_inputs(n, n)
+        flops, nbytes = 2.0 * n ** 3, 4.0 * 3 * n * n
+        ref_ms = None
+        for v in _contenders(n):
+            t = bench.bench(lambda v=v: v.fn(a, b, out=c), warmup_ms=10, rep_ms=60, min_reps=5)
+            if v.name == "cuBLAS (cupy)":
+                ref_ms = t.median_ms
+            rows.append(report.row(L.LAB, v.name, v.impl, (n, n, n), "float32", t, nbytes=nbytes, flops=flops,
+                                   vs_cublas=(ref_ms / t.median_ms) if ref_ms else None,
+                                   frac_peak=(t.tflops(flops) / peak) if peak else None))
+        del a, b, c
+        cupy.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def head_to_head(sizes, rounds: int = 5) -> list[dict]:
+    """The lab's targets: the best rung against cuBLAS, interleaved rounds at each target size."""
+    import cupy
+
+    best = next(v for v in VARIANTS if v.name == BEST)
+    ok, why = best.available()
+    if not ok:
+        print(f"targets not measured: {BEST} {why}")
+        return []
+    out = []
+    for n in cli.progress(sizes, "target sizes"):
+        a, b, c = _square_inputs(n, n + 1)
+        c2 = cupy.empty_like(c)
+        ts = bench.interleaved({"cuBLAS": lambda: peer_cublas(a, b, out=c2), BEST: lambda: best.fn(a, b, out=c)},
+                               rounds=rounds, warmup_ms=10, rep_ms=60, min_reps=5)
+        flops = 2.0 * n ** 3
+        ratio = ts["cuBLAS"].median_ms / ts[BEST].median_ms
+        out.append({"size": f"{n}^3", "variant": BEST, "tflops": ts[BEST].tflops(flops),
+                    "cublas_tflops": ts["cuBLAS"].tflops(flops), "vs_cublas": ratio, "target": f">= {TARGETS[n]:.2f}",
+                    "met": ratio >= TARGETS[n], "spread": max(ts[BEST].spread, ts["cuBLAS"].spread)})
+        del a, b, c, c2
+        cupy.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def peer_precision(n: int = 1024) -> list[dict]:
+    """The peers' relative error against float64 at n^3: fp32 lands near 1e-7..1e-6, TF32 near 1e-4..1e-3."""
+    import cupy
+
+    a, b, c = _square_inputs(n, 7)
+    ref = cupy.matmul(a.astype(cupy.float64), b.astype(cupy.float64))
+    rows = []
+    for v in PEERS + [v for v in VARIANTS if v.name in (BEST, "triton (ieee fp32)")]:
+        if not v.available()[0]:
+            continue
+        out = v.fn(a, b, out=c)
+        err = float(cupy.linalg.norm(out.astype(cupy.float64) - ref) / cupy.linalg.norm(ref))
+        rows.append({"variant": v.name, "rel_err_vs_fp64": err,
+                     "verdict": "fp32" if err < 1e-5 else "NOT fp32 (TF32?)"})
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    """The peers' precision, the sweep over square sizes, the targets at the target sizes."""
+    cfg, src = tuned_config()
+    prec = peer_precision()
+    sizes = [ctx.args.size] if ctx.args.size else ([1024, 2048] if ctx.quick else list(SIZES))
+    print("benchmark: rungs 01-03 run up to 2048^3 and 04-05 up to 4097^3 (at 8192^3 they would take seconds per "
+          "call); the rest at every size")
+    rows = sweep(sizes)
+    tg = head_to_head([s for s in sizes if s in TARGETS])
+    tables = [(prec, None, "TF32 check: relative error against float64 at 1024^3")]
+    tables += [([r for r in rows if r["shape"][0] == n], ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak",
+                                                          "spread"],
+                f"SGEMM {n}^3 (fp32, L2 flushed; vs_cublas = cuBLAS time / this time)") for n in sizes]
+    if tg:
+        tables.append((tg, None, "targets: best rung vs cuBLAS SGEMM (interleaved rounds, same run)"))
+    return lab.Result(rows=rows, tables=tables,
+                      meta=dict(targets=tg, peer_precision=prec, resources=resource_rows(ctx.args.arch),
+                                rung11_config=cfg.defines, rung11_source=src,
+                                cupy_compute_type=L._cupy_compute_type(), device=device.info().as_dict()))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Autotuner (GPU): rung 11
+# ---------------------------------------------------------------------------------------------------------------------
+def autotune(n: int = 4096, budget_s: float = 40.0) -> tuple[list[dict], AsyncConfig | None]:
+    """Compile, check and time every configuration of TUNE_SPACE at n^3 on this GPU; record the fastest correct one.
+
+    Each configuration is checked against cuBLAS on the same product (relative error <= 1e-5) before it may win.
+    Stops early (and says so) when the time budget is spent.
+    """
+    import cupy
+
+    ok, why = _async_available()
+    if not ok:
+        print(f"--tune: {why}")
+        return [], None
+    limit = device.info().smem_per_block_optin
+    space = [c for c in TUNE_SPACE if not c.problems(limit)]
+    a, b, c = _square_inputs(n, 11)
+    ref = peer_cublas(a, b)
+    t_cublas = bench.bench(lambda: peer_cublas(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
+    flops = 2.0 * n ** 3
+    rows, t_start = [], time.perf_counter()
+    for cfg in cli.progress(space, f"autotuning {len(space)} tile configurations at {n}^3"):
+        if time.perf_counter() - t_start > budget_s:
+            rows.append({"config": cfg.short(), "result": f"not tried: {budget_s:.0f} s budget spent"})
+            continue
+        t0 = time.perf_counter()
+        row = {"config": cfg.short(), **cfg.defines, "threads": cfg.threads, "smem": cfg.smem_bytes}
+        try:
+            p = plan(cfg, n, n, n)
+            kern = L._kernel(p.path, p.kernel, p.defines, p.smem)
+            row["compile_s"] = round(time.perf_counter() - t0, 2)
+            row["regs"] = int(kern.attributes.get("num_regs", 0))
+            row["spill_bytes"] = int(kern.attributes.get("local_size_bytes", 0))
+            c.fill(float("nan"))
+            run(cfg, a, b, out=c)
+            err = float(cupy.linalg.norm(c - ref) / cupy.linalg.norm(ref))
+            row["rel_err_vs_cublas"] = err
+            if not err <= 1e-5:
+                row["result"] = "WRONG RESULT: excluded"
+                rows.append(row)
+                continue
+            t = bench.bench(lambda: run(cfg, a, b, out=c), warmup_ms=5, rep_ms=30, min_reps=3)
+            row.update(ms=t.median_ms, tflops=t.tflops(flops), vs_cublas=t_cublas.median_ms / t.median_ms,
+                       spread=round(t.spread, 4), result="ok")
+        except Exception as e:  # noqa: BLE001 - one bad configuration must not stop the search; it is reported
+            row["result"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        rows.append(row)
+    del a, b, c, ref
+    cupy.get_default_memory_pool().free_all_blocks()
+    good = sorted((r for r in rows if r.get("result") == "ok"), key=lambda r: r["ms"])
+    win, winner = None, None
+    for r in good:                      # the fastest that is also right on edge tiles, K tails and N % 4 != 0
+        cfg = AsyncConfig(**{k: r[k] for k in AsyncConfig().defines})
+        bad = _edge_check(cfg)
+        if bad:
+            r["result"] = f"fast but WRONG on {bad}: excluded"
+            continue
+        win, winner = r, cfg
+        break
+    if winner is None:
+        return rows, None
+    for r in rows:
+        r["winner"] = r is win
+    good = [r for r in good if r.get("result") == "ok"]
+    print(f"autotuner: {len(good)}/{len(space)} configurations ok in {time.perf_counter() - t_start:.1f} s; "
+          f"cuBLAS {t_cublas.tflops(flops):.1f} TFLOP/s; winner {winner.short()} at {win['tflops']:.1f} TFLOP/s "
+          f"({win['vs_cublas']:.2f}x cuBLAS)")
+    return rows, winner
+
+
+def tune(ctx) -> lab.Result:
+    """--tune: the autotuner's table, and the winner recorded as results/<gpu>/phase2_lab08_sgemm_tuned.json (where
+    rung 11 reads it; with --out, there instead). Nothing is recorded when no configuration passes its checks."""
+    rows, winner = autotune()
+    tables = [(rows, ["config", "regs", "smem", "compile_s", "tflops", "vs_cublas", "spread", "result"],
+               "autotuner: rung 10's kernel over the declared space")] if rows else []
+    L._tuned_config.cache_clear()
+    if winner is None:
+        return lab.Result(rows=rows, tables=tables, name=TUNED + "_failed", ok=False)
+    print(f"winner: {winner.short()} (the next run measures rung 11 with it)")
+    return lab.Result(rows=rows, tables=tables, name=TUNED,
+                      meta=dict(winner=winner.defines, size=4096, arch=device.info().arch))
+
+
+def _edge_check(cfg: AsyncConfig) -> str:
+    """'' when the configuration matches float64 on a few awkward shapes (edges, K tail, N % 4, 1 x 1 x 1), else the
+    first failing shape."""
+    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 200, 4), (257, 130, 37))):
+        a, b = make_inputs(shape, "float32", check.rng(900 + i), "cuda")
+        out = check.poisoned((shape[0], shape[1]), "float32", a)
+        run(cfg, a, b, out=out)
+        if not check.compare(out, reference(arrays.to_numpy(a), arrays.to_numpy(b)), "float32",
+                             tolerance(shape, "float32")).ok:
+            return "x".join(map(str, shape))
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    rows, gpu = data["rows"], data.get("gpu", "GPU")
+    peak = data.get("device", {}).get("datasheet", {}).get("fp32_tflops")
+    sizes = sorted({r["shape"][0] for r in rows})
+    names = list(dict.fromkeys([v.name for v in VARIANTS + PEERS] + [r["variant"] for r in rows]))
+    series = {}
+    for name in names:
+        by = {r["shape"][0]: r["tflops"] for r in rows if r["variant"] == name}
+        if by:
+            series[name] = [by.get(s) for s in sizes]
+    hl = {f"fp32 peak (datasheet) {peak} TFLOP/s": peak} if peak else {}
+    paths = [report.plot_lines(os.path.join(out_dir, f"{L.LAB}.png"), sizes, series, xlabel="M = N = K",
+                               ylabel="TFLOP/s (2 M N K / time)", title=f"SGEMM ladder on {gpu} (fp32, L2 flushed)",
+                               hlines=hl, xticks=sizes, xticklabels=[str(s) for s in sizes])]
+    at = 4096 if 4096 in sizes else sizes[-1]
+    ladder = [r for r in rows if r["shape"][0] == at]
+    order = {n: i for i, n in enumerate(names)}
+    ladder.sort(key=lambda r: order.get(r["variant"], 99))
+    cub = next((r["tflops"] for r in ladder if r["variant"] == "cuBLAS (cupy)"), None)
+    paths.append(report.plot_bars(
+        os.path.join(out_dir, f"{L.LAB}_ladder.png"), [r["variant"] for r in ladder], [r["tflops"] for r in ladder],
+        ylabel="TFLOP/s", title=f"SGEMM {at}^3 on {gpu}: every rung against cuBLAS",
+        colors=[report.IMPL_COLORS.get(r["impl"], "tab:blue") for r in ladder],
+        hlines={f"cuBLAS {cub:.1f}": cub, f"0.90x cuBLAS {0.9 * cub:.1f}": 0.9 * cub} if cub else None,
+        annotate_fmt="{:.1f}"))
+    return paths
