@@ -13,7 +13,6 @@ import pytest
 
 from common import check, cuda, device
 from common import occupancy as oc
-from phase1_architecture import lab05_occupancy as l5
 from phase1_architecture import lab06_matmul_naive as l6
 
 gpu = pytest.mark.gpu
@@ -28,26 +27,6 @@ def _ops(k, prefix):
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: what the compiler made of the kernels
 # ---------------------------------------------------------------------------------------------------------------------
-def test_probe_registers_follow_nlive_and_the_cap():
-    free64 = cuda.compile_report(l5.CU, "sm_90")["occ_probe_registers"]
-    free128 = cuda.compile_report(l5.CU, "sm_90", defines={"NLIVE": 128})["occ_probe_registers"]
-    capped = cuda.compile_report(l5.CU, "sm_90", options=("--maxrregcount=32",),
-                                 defines={"NLIVE": 128})["occ_probe_registers"]
-    assert free64.spills == 0 and free64.registers >= 64
-    assert free128.registers > free64.registers
-    assert capped.registers <= 32 and capped.spill_stores > 0
-    static = cuda.compile_report(l5.CU, "sm_90", defines={"STATIC_SMEM": 16384})["occ_probe_registers"]
-    assert static.smem_bytes == 16384 and static.barriers == 1
-
-
-@SASS
-def test_ilp_scale_kernel_uses_128_bit_accesses():
-    rep = cuda.compile_report(l5.CU, "sm_90")
-    k2 = rep["occ_02_scale_float4_ilp"]
-    assert k2.sass_counts.get("LDG.128", 0) >= l5.UNROLL and k2.sass_counts.get("STG.128", 0) >= l5.UNROLL
-    assert rep["occ_01_scale_scalar"].sass_counts.get("LDG.128", 0) == 0
-
-
 @SASS
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
 def test_naive_matmuls_differ_only_in_addresses(arch):
@@ -99,33 +78,6 @@ def test_tf32_state_sees_the_override(monkeypatch):
     assert l6.tf32_state() == "off"
 
 
-class _Kernel:
-    """What forced_config reads of a RawKernel."""
-    num_regs = 14
-    shared_size_bytes = 0
-
-
-@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"])
-def test_forced_occupancy_gives_exactly_the_warps_asked_for(arch):
-    a = device.arch_info(arch)
-    for w in (1, 2, 4, 8, 16):
-        cfg = l5.forced_config(w, _Kernel, arch)
-        assert cfg["blocks_per_sm"] * cfg["threads"] // 32 == w
-        o = oc.occupancy(arch, cfg["threads"], 14, 0, cfg["dyn"], max_dynamic_smem=max(cfg["dyn"],
-                                                                                         a.smem_per_block_default))
-        assert o.blocks_per_sm == cfg["blocks_per_sm"] and o.limiter in ("shared memory", "blocks")
-    with pytest.raises(ValueError, match="warps_per_sm"):
-        l5.forced_config(3, _Kernel, arch)
-    with pytest.raises(ValueError, match="warps_per_sm"):
-        l5.forced_config(a.max_warps_per_sm + 2, _Kernel, arch)
-
-
-def test_worked_examples_table_agrees_with_the_documents():
-    rows = l5.worked_examples()
-    assert rows[0]["calculator"].startswith("2 blocks (32 warps)") and rows[1]["calculator"].startswith("1 block (16 warps)")
-    assert rows[2]["calculator"] == "12 blocks, 75.0%" and rows[3]["calculator"] == "4 blocks, 62.5%"
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: Triton in the interpreter, edge cases, and bad input
 # ---------------------------------------------------------------------------------------------------------------------
@@ -155,14 +107,7 @@ def test_triton_matmul_rejects_bad_input():
         l6.mm_triton(a, np.ones((3, 2), np.float32), out=np.empty((4, 3), np.float32))
 
 
-@cpu_only
-def test_triton_hash_and_scale_small_cases():
-    s = l5.scale_triton(np.array([1.0, -2.0, 3.0], np.float32), 2.5)
-    assert np.array_equal(s, np.array([2.5, -5.0, 7.5], np.float32))
-
-
 CUDA_WRAPPERS = [
-    (l5.scale_cuda_01, lambda x: (x, 2.0)), (l5.scale_cuda_02, lambda x: (x, 2.0)),
     (l6.mm_cuda_01, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
     (l6.mm_cuda_02, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
     (l6.peer_cublas, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
@@ -176,7 +121,7 @@ def test_cuda_wrappers_reject_host_arrays_before_launching(fn, args):
         fn(*args(x))
 
 
-@pytest.mark.parametrize("lab", [l5, l6], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("lab", [l6], ids=lambda m: m.__name__.split(".")[-1])
 @cpu_only
 def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
     assert lab.main(["--quick", "--out", str(tmp_path)]) == 0
@@ -184,59 +129,9 @@ def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
     assert "no GPU" in out or "No GPU" in out
 
 
-def test_record_fixture_needs_a_gpu(capsys):
-    if device.has_gpu():
-        pytest.skip("a GPU is present")
-    assert l5.main(["--record-fixture", "/tmp/never-written.json"]) == 2
-    assert not os.path.exists("/tmp/never-written.json")
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
-@gpu
-@pytest.mark.parametrize("w", list(l5.WARP_POINTS) + [None])
-def test_forced_occupancy_matches_the_driver(w):
-    for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
-        k = cuda.get_kernel(l5.CU, name)
-        cfg = l5.forced_config(w, k, device.info().arch)
-        drv, _ = l5.driver_blocks(k, cfg["threads"], cfg["dyn"])
-        assert drv == cfg["blocks_per_sm"], (name, w, cfg)
-
-
-@gpu
-def test_live_calculator_agreement():
-    cases, bad = l5.live_agreement(quick=True)
-    assert len(cases) >= 12 and not bad, bad[:5]
-
-
-@gpu
-@pytest.mark.parametrize("w", [None, 1, 6])
-@pytest.mark.parametrize("offset", [0, 1])
-def test_scale_kernels_views_and_occupancies(w, offset):
-    x, alpha = l5.make_inputs(100_003, "float32", check.rng(3), "cuda")
-    v = x[offset:]
-    for fn in (l5.scale_cuda_01, l5.scale_cuda_02):
-        out = check.poisoned(v.shape, "float32", v)
-        fn(v, alpha, out=out, warps_per_sm=w)
-        check.assert_close(out, l5.reference(v.get(), alpha), "float32")
-
-
-@gpu
-def test_scale_bad_input_on_device():
-    import cupy
-
-    x = cupy.ones(16, cupy.float32)
-    for fn in (l5.scale_cuda_01, l5.scale_cuda_02):
-        with pytest.raises(TypeError, match="alpha"):
-            fn(x, "2")
-        with pytest.raises(ValueError, match="C-contiguous"):
-            fn(x[::2], 2.0)
-        with pytest.raises(ValueError, match="warps_per_sm"):
-            fn(x, 2.0, warps_per_sm=3)
-        assert fn(cupy.empty(0, cupy.float32), 2.0).shape == (0,)
-
-
 @gpu
 @pytest.mark.parametrize("fn", [l6.mm_cuda_01, l6.mm_cuda_02, l6.mm_triton, l6.peer_cublas])
 def test_matmul_bad_input_and_empty_on_device(fn):

@@ -1,24 +1,27 @@
-// Occupancy: the same memory-bound kernel at occupancies from one warp per SM to full, and a kernel whose register
-// count is chosen at compile time, for checking the occupancy calculator against the driver.
+// Lab 1.5 - occupancy: the same memory-bound kernel at occupancies from one warp per SM to full, and a kernel whose
+// register count is chosen at compile time, for checking the occupancy calculator against the driver. The kernels:
+//
+//   occ_01_scale_scalar       y = alpha x, one 4-byte load in flight per thread (128 B per warp)
+//   occ_02_scale_float4_ilp   the same, UNROLL independent 16-byte loads in flight per thread (16x the bytes per warp)
+//   occ_probe_registers       NLIVE values live across a loop, STATIC_SMEM bytes of shared memory: a register and
+//                             shared-memory footprint to ask the driver about (never timed)
+// Run: python -m phase1_architecture.lab05_occupancy (the measured figures are in this lab's README, not here).
 //
 // y[i] = alpha * x[i], fp32: 8 bytes moved per element (4 read, 4 written), 1 FLOP. Memory-bound on every GPU.
 // Bandwidth then follows Little's law: bytes in flight = bandwidth x latency. One SM keeps
 //   (resident warps) x (bytes each warp has requested and not yet received)
-// in flight; the memory system delivers them after ~0.6-0.8 us (a loaded HBM round trip; measured on an H200: 368 ns
-// with one warp per SM, rising to ~715 ns with 64 scalar warps per SM). The kernels below keep a
-// known number of bytes in flight per warp, and the lab sets the resident warps per SM with dynamic shared memory
-// (a block that claims most of an SM's shared memory leaves room for no other block, whatever it computes).
+// in flight; the memory system delivers them after ~0.6-0.8 us (a loaded HBM round trip; an idle memory system
+// answers in about half that). The kernels below keep a known number of bytes in flight per warp, and the lab sets
+// the resident warps per SM with dynamic shared memory (a block that claims most of an SM's shared memory leaves room
+// for no other block, whatever it computes).
 
 // ---------------------------------------------------------------------------------------------------------------------
 // occ_01_scale_scalar
 // Grid-stride loop with one 4-byte load per thread per iteration, and `#pragma unroll 1` so the compiler cannot batch
 // several iterations' loads: exactly 128 B in flight per warp. Prediction: bandwidth ~ warps/SM x 132 SMs x 128 B /
 // latency, i.e. it grows linearly with occupancy and cannot saturate HBM even at 64 warps/SM (64 x 132 x 128 B /
-// 0.7 us ~ 1.5 TB/s of reads, ~3 TB/s counting the writes).
+// 0.7 us of reads: about a third of an H200's HBM bandwidth, two thirds counting the writes).
 // Launch: any block size, any grid (the loop covers n); the lab uses 32 or 64 threads and SMs x blocks-per-SM blocks.
-// Measured on an H200 (n = 2^26, read + write; results/h200/phase1_lab05_occupancy.json): 91.8 GB/s at 1 warp/SM,
-// 1,241 at 16 (13.5x), 3,023 GB/s at 64 warps/SM, 0.70 of the 4,341 GB/s ceiling: the prediction held, it never
-// saturated. Growth was linear to 8 warps/SM (7.3x) and slower after, as the latency rose with the load.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void occ_01_scale_scalar(const float* __restrict__ x, float* __restrict__ y, long long n,
                                                float alpha)
@@ -35,12 +38,8 @@ extern "C" __global__ void occ_01_scale_scalar(const float* __restrict__ x, floa
 // Same operation, UNROLL independent 16-byte loads in flight per thread (UNROLL x 512 B per warp: 16x the bytes of
 // occ_01 at UNROLL = 4). Changed since occ_01: instruction-level parallelism instead of thread-level parallelism.
 // Prediction: the same warps/SM carry 16x the bytes, so the curve reaches the HBM ceiling at ~1/16 of the occupancy
-// occ_01 would need: ~4-8 warps per SM instead of "more than the SM can hold".
-// Measured on an H200 (n = 2^26; results/h200/phase1_lab05_occupancy.json): 905 GB/s at 1 warp/SM, 2,558 at 4 and
-// 3,379 at 8 (0.59 and 0.78 of the 4,341 GB/s ceiling), 3,803 at 16 and a best of 3,871 GB/s (0.89) at 24 warps/SM,
-// 3,756-3,778 beyond. It beat occ_01's 64-warp figure with 8 warps, but flattened at 16-24 warps/SM, not 4-8: at one
-// warp it moved 0.62 of what Little's law gives for 2 KiB in flight (likely because the 4 loads are outstanding for
-// only part of each iteration), and under load the latency is about twice the idle 368 ns (occ_01: 715 ns at 64).
+// occ_01 would need: ~4-8 warps per SM instead of "more than the SM can hold". (Two things push the knee later: the
+// 4 loads are outstanding for only part of each iteration, and the latency under load is about twice the idle one.)
 // Preconditions (the wrapper checks them and falls back to occ_01): x and y 16-byte aligned. The n % 4 tail is done
 // with scalar accesses by the first threads of the grid.
 // ---------------------------------------------------------------------------------------------------------------------
