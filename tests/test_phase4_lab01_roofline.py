@@ -1,4 +1,5 @@
-"""Lab 4.1 (roofline): placement with exact known answers, the recorded H200 results, the k-FMA kernel, the CLI."""
+"""Lab 4.1 (roofline): placement with exact known answers, the recorded H200 results, the k-FMA kernel, the CLI, the
+plot redrawn from the committed JSON."""
 import json
 import os
 import shutil
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 
 from common import arrays, check, device, report
-from phase4_optimization import lab01_roofline as rl
+from phase4_optimization.lab01_roofline import bench as rlb
+from phase4_optimization.lab01_roofline import lab as rl
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 H200 = os.path.join(report.ROOT, "results", "h200")
@@ -26,9 +28,9 @@ def synthetic(tmp_path):
 
 
 def _analyze(folder):
-    rows, headers, gpu = rl.load_rows(folder)
-    ceil = rl.resolve_ceilings(rows, headers, gpu, folder)
-    placed, left = rl.analyze(rows, ceil)
+    rows, headers, gpu = rlb.load_rows(folder)
+    ceil = rlb.resolve_ceilings(rows, headers, gpu, folder)
+    placed, left = rlb.analyze(rows, ceil)
     return ceil, placed, left
 
 
@@ -144,9 +146,9 @@ def test_main_on_synthetic_folder(synthetic, tmp_path):
 def h200():
     if not os.path.isdir(H200):
         pytest.skip("no results/h200 in this checkout")
-    rows, headers, gpu = rl.load_rows(H200)
-    ceil = rl.resolve_ceilings(rows, headers, gpu, H200)
-    placed, left = rl.analyze(rows, ceil)
+    rows, headers, gpu = rlb.load_rows(H200)
+    ceil = rlb.resolve_ceilings(rows, headers, gpu, H200)
+    placed, left = rlb.analyze(rows, ceil)
     return rows, ceil, placed, left
 
 
@@ -259,10 +261,37 @@ def test_main_quick_writes_png_and_json(tmp_path):
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
+def test_ceilings_round_trip_through_the_json():
+    back = rl.Ceilings.from_dict(CEIL.as_dict())
+    assert (back.hbm_gbps, back.peaks, back.datasheet) == (CEIL.hbm_gbps, CEIL.peaks, CEIL.datasheet)
+    assert back.ridge("fp32") == CEIL.ridge("fp32") and back.ridge("bf16", datasheet=True) == pytest.approx(200.0)
+
+
+def test_lab_sources_are_found_in_folders_and_flat():
+    """roofline_counts hooks are looked up in a lab's folder (lab.py, bench.py) or its flat module."""
+    files = rl._lab_module_files("phase4_lab01_roofline")
+    assert [os.path.basename(f) for f in files] == ["lab.py", "bench.py"]
+    assert rl._lab_module_files("phase9_lab01_synthetic") == [] and rl._lab_module_files("no lab") == []
+    assert rl._lab_hook("phase4_lab01_roofline") is None      # this lab defines none
+
+
+def test_replot_redraws_the_committed_plot(tmp_path):
+    """--replot draws from the committed JSON alone: the same placement, the same figure."""
+    if not os.path.exists(os.path.join(H200, f"{rl.LAB}.json")):
+        pytest.skip("no committed roofline JSON")
+    assert rl.main(["--replot", "--out", str(tmp_path)]) == 0
+    png = tmp_path / f"{rl.LAB}.png"
+    assert png.stat().st_size > 100_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with open(os.path.join(H200, f"{rl.LAB}.json")) as f:
+        data = json.load(f)
+    assert data.get("roof", "measured") == "measured"          # JSON written before the field existed: the default
+    assert [p["variant"] for p in data["rows"] if p.get("kind") == "placed"]
+
+
 @pytest.mark.gpu
 def test_sweep_rows_on_gpu_are_placed():
-    rows = rl.run_sweep(ks=(1, 64), n=1 << 22, hbm_gbps=4000.0)
+    rows = rlb.run_sweep(ks=(1, 64), n=1 << 22, hbm_gbps=4000.0)
     assert [r["k"] for r in rows] == [1, 64] and all(r["kind"] == "sweep" and r["gbps"] > 0 for r in rows)
-    placed, _ = rl.analyze([dict(r, _file="x", _index=i) for i, r in enumerate(rows)], CEIL)
+    placed, _ = rlb.analyze([dict(r, _file="x", _index=i) for i, r in enumerate(rows)], CEIL)
     assert len(placed) == 2 and sorted(p["ai"] for p in placed) == pytest.approx([0.25, 16.0])
     assert all(p["bound"] in ("memory", "compute") and p["frac_roof"] > 0 for p in placed)
