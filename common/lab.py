@@ -186,7 +186,9 @@ class Context:
 
     def ceiling(self) -> dict:
         """The measured HBM ceiling of this GPU (cached per device)."""
-        return bench.ceilings()
+        from . import bench as timing
+
+        return timing.ceilings()
 
 
 CPU_NOTE = "\nNothing was timed (no GPU): the Triton kernels ran in the interpreter, CUDA C kernels were compiled."

@@ -403,3 +403,13 @@ def test_grouped_tile_is_a_permutation_and_compiles_ahead_of_time(tmp_path):
                                "BLOCK_N": "constexpr", "GROUP_M": "constexpr"},
             {"BLOCK_M": 16, "BLOCK_N": 16, "GROUP_M": 2})
     assert "ptx" in k.asm and k.metadata.name == "order_kernel"
+
+
+def test_benchmark_context_reaches_the_ceiling_measurement(monkeypatch):
+    """common.lab.Context.ceiling() is what every lab's benchmark calls first on a GPU: it must reach
+    common.bench.ceilings (a NameError here once crashed three labs on the H200 only)."""
+    from common import bench, lab
+
+    monkeypatch.setattr(bench, "ceilings", lambda: {"hbm_gbps": 1.0, "hbm_method": "test"})
+    ctx = lab.Context(args=None, out_dir=".")
+    assert ctx.ceiling()["hbm_method"] == "test"
