@@ -1,19 +1,15 @@
-"""Phase 1 labs other than vector add and the device tour: occupancy, naive matmul.
-
-CPU tier: what the compiler made of every kernel (NVRTC + SASS census), the Triton kernels in the interpreter on edge
-cases the generic test does not cover, the references against brute force, the prediction helpers, bad input
-rejected before any launch, and each lab's main(["--quick"]).
-GPU tier (@gpu): the kernels' own outputs (records, pointer chase, shared memory, FMA), awkward sizes and views,
-bad input on device, the occupancy forcing against the driver.
-"""
+"""Lab 1.6 naive matmul: the two kernels differ only in their addresses (SASS census), the sector counts and the
+prediction, the tolerance that fp32 passes and TF32 fails, the Triton tile kernel in the interpreter on edge shapes,
+bad input before any launch, --size, main(["--quick"]), the plot redrawn from the committed JSON; on a GPU bad input
+and empty shapes on device, grids past the y limit, and the cuBLAS peer refusing TF32."""
 import os
 
 import numpy as np
 import pytest
 
-from common import check, cuda, device
-from common import occupancy as oc
-from phase1_architecture import lab06_matmul_naive as l6
+from common import check, cuda, device, report
+from phase1_architecture.lab06_matmul_naive import bench as l6b
+from phase1_architecture.lab06_matmul_naive import lab as l6
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -107,26 +103,31 @@ def test_triton_matmul_rejects_bad_input():
         l6.mm_triton(a, np.ones((3, 2), np.float32), out=np.empty((4, 3), np.float32))
 
 
-CUDA_WRAPPERS = [
-    (l6.mm_cuda_01, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
-    (l6.mm_cuda_02, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
-    (l6.peer_cublas, lambda x: (x.reshape(2, 4), x.reshape(4, 2))),
-]
-
-
-@pytest.mark.parametrize("fn,args", CUDA_WRAPPERS, ids=[f.__name__ for f, _ in CUDA_WRAPPERS])
-def test_cuda_wrappers_reject_host_arrays_before_launching(fn, args):
+@pytest.mark.parametrize("fn", [l6.mm_cuda_01, l6.mm_cuda_02, l6.peer_cublas])
+def test_cuda_wrappers_reject_host_arrays_before_launching(fn):
     x = np.ones(8, np.float32)
     with pytest.raises(TypeError, match="expected a GPU array"):
-        fn(*args(x))
+        fn(x.reshape(2, 4), x.reshape(4, 2))
 
 
-@pytest.mark.parametrize("lab", [l6], ids=lambda m: m.__name__.split(".")[-1])
 @cpu_only
-def test_main_quick_on_the_cpu(lab, capsys, tmp_path):
-    assert lab.main(["--quick", "--out", str(tmp_path)]) == 0
+def test_main_quick_on_the_cpu(capsys, tmp_path):
+    assert l6.main(["--quick", "--out", str(tmp_path), "--size", "64,32,16"]) == 0
     out = capsys.readouterr().out
-    assert "no GPU" in out or "No GPU" in out
+    assert "no GPU" in out and "64x32x16 (from the addresses)" in out and "same instruction mix" in out
+
+
+def test_size_flag_takes_m_n_k_or_a_cube():
+    assert l6b._parse_size("2999,3001,2027") == (2999, 3001, 2027) == l6b._parse_size("2999x3001x2027")
+    assert l6b._parse_size("512") == (512, 512, 512)
+    with pytest.raises(SystemExit) as e:
+        l6.main(["--size", "3,0,2"])
+    assert e.value.code == 2
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert l6.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert os.path.getsize(tmp_path / f"{l6.LAB}.png") > 10_000
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,134 @@
+"""Lab 1.6's measuring side: the sector-count prediction (every machine), what the compiler made of the two kernels,
+the naive kernels, Triton and cuBLAS timed at the target shapes with the prediction checked, and the plot (redrawn from
+the JSON by --replot)."""
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from common import bench, check, cli, cuda, device, lab, report
+
+from . import lab as L
+
+CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
+SHAPES = [(4096, 4096, 4096), (2999, 3001, 2027)]
+
+
+def _parse_size(s: str):
+    """--size: M,N,K (or MxNxK), or one number for a cube."""
+    try:
+        parts = [int(p) for p in s.replace("x", ",").split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1:
+        parts *= 3
+    if len(parts) != 3 or min(parts) < 1:
+        raise argparse.ArgumentTypeError(f"expected M,N,K or one number, got {s!r}")
+    return tuple(parts)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--size", type=_parse_size, default=None,
+                   help="M,N,K of the benchmark (default 4096,4096,4096 and 2999,3001,2027)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: the prediction, and what the compiler made of the kernels
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    main_shape = args.size or SHAPES[0]
+    ratio, un, co = L.predicted_ratio(*main_shape)
+    report.print_table([{"mapping": "mm_01 uncoalesced (lane -> row)", "A sectors": un["A"], "B sectors": un["B"],
+                         "total per k step": un["A"] + un["B"]},
+                        {"mapping": "mm_02 coalesced (lane -> col)", "A sectors": co["A"], "B sectors": co["B"],
+                         "total per k step": co["A"] + co["B"]}],
+                       title=f"Sectors one warp's loads touch per k step, {'x'.join(map(str, main_shape))} "
+                             f"(from the addresses)")
+    print(f"prediction: mm_01 / mm_02 time = {ratio:.2f} (if the sectors moved through L1 are the limit)")
+    if device.has_gpu():
+        print(f"cuBLAS peer: TF32 {L.tf32_state()}")
+
+
+def show_compile_report(arch: str) -> None:
+    rep = cuda.print_compile_report(L.CU, arch, excerpt_of="mm_02_naive_coalesced")
+    c1, c2 = (rep.kernels[k].sass_counts for k in ("mm_01_naive_uncoalesced", "mm_02_naive_coalesced"))
+    if c1 and c2:
+        print(f"-> same instruction mix in both: LDG {sum(v for k, v in c1.items() if k.startswith('LDG'))} vs "
+              f"{sum(v for k, v in c2.items() if k.startswith('LDG'))}, FFMA {c1.get('FFMA', 0)} vs "
+              f"{c2.get('FFMA', 0)}. The difference is only in the addresses the lanes of a warp produce.")
+
+
+def compile_report(args) -> None:
+    show_compile_report(args.arch)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Timing (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_shape(shape, slow_reps: int = 3) -> list[dict]:
+    import cupy
+
+    m, n, k = shape
+    a, b = L.make_inputs(shape, "float32", check.rng(11), "cuda")
+    out = cupy.empty((m, n), dtype=cupy.float32)
+    flops = 2 * m * n * k
+    nbytes = 4 * (m * k + k * n + m * n)
+    rows = []
+    times = {}
+    for v in L.PEERS + L.VARIANTS:
+        slow = v.fn is L.mm_cuda_01
+        t = bench.bench(lambda: v.fn(a, b, out=out), min_reps=slow_reps if slow else 10,
+                        warmup_ms=0 if slow else 25, rep_ms=50 if slow else 100)
+        times[v.name] = t.median_ms
+        ref_err = None
+        if v.impl == "peer":
+            # the peer's own error against float64, on a corner of the output (float64 on the host is slow)
+            sub = (slice(0, min(m, 256)), slice(0, min(n, 256)))
+            want = a.get()[sub[0]].astype(np.float64) @ b.get()[:, sub[1]].astype(np.float64)
+            ref_err = check.compare(out[sub].get(), want, "float32", L.tolerance(shape, "float32")).rel_norm_err
+        rows.append(report.row(L.LAB, v.name, v.impl, shape, "float32", t, nbytes=nbytes, flops=flops,
+                               gflops=flops / (t.median_ms * 1e6), peer_rel_err=ref_err))
+    peer = times[L.PEERS[0].name]
+    for r in rows:
+        r["frac_cublas"] = peer / r["ms"]
+    a = b = out = None
+    cupy.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def benchmark(ctx) -> lab.Result:
+    shapes = [(1024, 1024, 1024)] if ctx.quick else ([ctx.args.size] if ctx.args.size else SHAPES)
+    rows = []
+    for s in cli.progress(shapes, "shapes"):
+        rows += bench_shape(s)
+    first = [r for r in rows if tuple(r["shape"]) == tuple(shapes[0])]
+    t1 = next(r["ms"] for r in first if r["variant"].startswith("cuda 01"))
+    t2 = next(r["ms"] for r in first if r["variant"].startswith("cuda 02"))
+    ratio, un, co = L.predicted_ratio(*shapes[0])
+    peer = next(r for r in first if r["impl"] == "peer")
+    tol = L.tolerance(shapes[0], "float32").rel_norm
+    targets = [{"target": "coalesced beats uncoalesced by the sector ratio (within 0.5x .. 2x)",
+                "predicted": ratio, "measured": t1 / t2, "met": 0.5 <= (t1 / t2) / ratio <= 2.0},
+               {"target": "cuBLAS error is fp32-level (TF32 off)", "predicted": f"<= {tol:.1e}",
+                "measured": peer["peer_rel_err"], "met": peer["peer_rel_err"] <= tol}]
+    return lab.Result(
+        rows=rows,
+        meta=dict(targets=targets, tf32=L.tf32_state(), sectors={"uncoalesced": un, "coalesced": co},
+                  device=device.info().as_dict()),
+        tables=[(rows, ["variant", "shape", "ms", "gflops", "frac_cublas", "peer_rel_err", "spread"],
+                 "Naive matmul, fp32 (GFLOP/s and the fraction of cuBLAS; peer_rel_err: cuBLAS vs float64)"),
+                (targets, None, "Predictions vs measurement")])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plot, from the JSON (so `--replot` redraws it without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    rows = data["rows"]
+    labels = [f"{r['variant']}  [{'x'.join(map(str, r['shape']))}]" for r in rows]
+    path = os.path.join(out_dir, f"{L.LAB}.png")
+    return [report.plot_bars(path, labels, [r["gflops"] for r in rows], ylabel="GFLOP/s (fp32)",
+                             colors=[report.IMPL_COLORS[r["impl"]] for r in rows], annotate_fmt="{:,.0f}",
+                             title=f"Naive matmul vs cuBLAS on {data.get('gpu', 'GPU')} (fp32, TF32 off)")]

@@ -1,0 +1,212 @@
+"""Lab 1.6 - Naive matrix multiply: one thread per output, coalesced or not, and the baseline phase 2 improves on.
+
+You will learn
+  * the simplest correct GEMM (C = A @ B, fp32, row-major, any M, N, K): one thread computes one C[row, col] as a
+    K-long dot product, reading a row of A and a column of B straight from global memory;
+  * coalescing, quantified: what matters is how many 32-byte sectors the 32 lanes of ONE load instruction touch.
+    Mapping threadIdx.x to the row (mm_01) makes every A load touch 32 sectors; mapping it to the column (mm_02)
+    makes A a broadcast (1 sector) and B one contiguous 128-byte line (4 sectors). Per k step: 33 sectors against 5,
+    so mm_01 should be ~6.6x slower - the lab counts the sectors from the actual addresses and checks the ratio;
+  * the same output-stationary idea in Triton, one program per BLOCK_M x BLOCK_N tile: tl.dot on tiles that Triton
+    stages through shared memory and registers for you (phase 2 builds that by hand in CUDA C);
+  * how far naive is from the library: cuBLAS SGEMM through cupy.matmul with TF32 off (CuPy uses TF32 only when
+    CUPY_TF32=1; the lab refuses to run the peer otherwise, and shows its error is fp32-level).
+
+The two numbers, for the main case M = N = K = 4096: FLOPs = 2 M N K = 137.4 G; bytes that must move = 4 (M K + K N
++ M N) = 192 MiB. 137.4 GFLOP / 192 MiB = 683 FLOP/B, ~50x above the ridge point of an H200 (~14 FLOP/B): a good
+GEMM is compute-bound (cuBLAS should reach ~3/4 of the FP32 peak). The naive kernels are not: each thread re-reads
+2K floats (8 K bytes per 2 K FLOPs = 4 B/FLOP from L1/L2), so they are bound by the load path, far below either
+ceiling - that gap is phase 2. The lesson, the predictions and this GPU's measured figures: README.md.
+
+Run: python -m phase1_architecture.lab06_matmul_naive [--quick] [--size M,N,K] [--no-bench] [--replot]
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import numpy as np
+
+from common import arrays, check, cuda, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import matmul_tile_kernel
+
+LAB = "phase1_lab06_matmul_naive"
+CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
+BLOCK = (32, 8)
+GRID_Y_MAX = 65535
+SECTOR = 32
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(a, b) -> np.ndarray:
+    return np.asarray(a, np.float64) @ np.asarray(b, np.float64)
+
+
+def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
+    """size = (M, N, K): A (M, K) and B (K, N), standard normal (zero mean, so sums cancel and a dropped term shows)."""
+    m, n, k = size
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    return arrays.from_numpy(a, dtype, where), arrays.from_numpy(b, dtype, where)
+
+
+def tolerance(size, dtype) -> check.Tol:
+    """fp32 dot products of length K: rounding error grows ~sqrt(K) x 6e-8 relative. The bound below sits ~15x under
+    what TF32 (10-bit mantissa inputs, ~4e-4 relative) would give at K = 4096, so TF32 cannot pass for fp32."""
+    k = size[2]
+    rel = max(1e-5, 4e-7 * math.sqrt(max(k, 1)))
+    return check.Tol(rel, 50 * rel)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Validation shared by every wrapper
+# ---------------------------------------------------------------------------------------------------------------------
+def _shapes(a, b, out, *, device_arrays: bool | None, libs=("cupy", "torch", "numpy")):
+    arrays.check_array("a", a, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
+    arrays.check_array("b", b, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
+    arrays.check_same("a, b", a, b, shape=False)
+    m, n, k = arrays.matmul_dims(a, b, max_dim=2**31 - 1)       # int kernel arguments
+    out = arrays.check_out(out, (m, n), "float32", a)
+    return out, m, n, k
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CUDA C wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def _launch(name: str, a, b, out, m, n, k, grid):
+    kern = cuda.get_kernel(CU, name)
+    kern(grid, BLOCK, (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
+    return out
+
+
+def mm_cuda_01(a, b, out=None):
+    """Uncoalesced: threadIdx.x -> row."""
+    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
+    if m == 0 or n == 0:
+        return out
+    grid = (math.ceil(m / BLOCK[0]), min(math.ceil(n / BLOCK[1]), GRID_Y_MAX))
+    return _launch("mm_01_naive_uncoalesced", a, b, out, m, n, k, grid)
+
+
+def mm_cuda_02(a, b, out=None):
+    """Coalesced: threadIdx.x -> column."""
+    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
+    if m == 0 or n == 0:
+        return out
+    grid = (math.ceil(n / BLOCK[0]), min(math.ceil(m / BLOCK[1]), GRID_Y_MAX))
+    return _launch("mm_02_naive_coalesced", a, b, out, m, n, k, grid)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Triton: matmul_tile_kernel of triton_kernels.py, one program per output tile
+# ---------------------------------------------------------------------------------------------------------------------
+TRITON_TILE = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+TRITON_WARPS, TRITON_STAGES = 4, 3
+
+
+def mm_triton(a, b, out=None):
+    out, m, n, k = _shapes(a, b, out, device_arrays=not INTERPRETER)
+    if m == 0 or n == 0:
+        return out
+    grid = (triton.cdiv(m, TRITON_TILE["BLOCK_M"]) * triton.cdiv(n, TRITON_TILE["BLOCK_N"]),)
+    launch(matmul_tile_kernel, grid, a, b, out, m, n, k, k, n, n, num_warps=TRITON_WARPS, num_stages=TRITON_STAGES,
+           **TRITON_TILE)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peer: cuBLAS through CuPy, TF32 off
+# ---------------------------------------------------------------------------------------------------------------------
+def tf32_state() -> str:
+    """'off' when cupy.matmul on float32 uses true fp32 (CUBLAS_COMPUTE_32F), else why not."""
+    if os.environ.get("NVIDIA_TF32_OVERRIDE") not in (None, "0"):
+        return f"NVIDIA_TF32_OVERRIDE={os.environ['NVIDIA_TF32_OVERRIDE']} is set"
+    try:
+        from cupy._core import _routines_linalg as rl
+
+        if rl.get_compute_type(np.float32) == rl.COMPUTE_TYPE_TF32:
+            return "CuPy's fp32 compute type is TF32 (CUPY_TF32=1)"
+    except (ImportError, AttributeError):
+        if int(os.environ.get("CUPY_TF32", "0") or 0) > 0:
+            return "CUPY_TF32 is set"
+    return "off"
+
+
+def peer_cublas(a, b, out=None):
+    """cuBLAS SGEMM (cupy.matmul) with TF32 off."""
+    import cupy
+
+    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
+    state = tf32_state()
+    if state != "off":
+        raise RuntimeError(f"the cuBLAS peer must run in fp32, but TF32 is on: {state}; unset it")
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out.fill(0)
+        return out
+    cupy.matmul(a, b, out=out)
+    return out
+
+
+VARIANTS = [
+    lab.Variant("cuda 01 naive, uncoalesced (x -> row)", mm_cuda_01, "cuda"),
+    lab.Variant("cuda 02 naive, coalesced (x -> col)", mm_cuda_02, "cuda"),
+    lab.Variant("triton, one program per 64x64 tile", mm_triton, "triton"),
+]
+PEERS = [lab.Variant("cuBLAS (cupy.matmul, TF32 off)", peer_cublas, "peer")]
+CHECK_CASES = [(s, "float32") for s in [(1, 1, 1), (1, 7, 3), (5, 1, 9), (33, 65, 17), (127, 129, 255), (64, 64, 64),
+                                        (300, 1, 500), (1000, 1001, 999), (0, 5, 3), (4, 0, 3), (6, 5, 0),
+                                        (2048, 2048, 1)]]
+CPU_CHECK_CASES = [(s, "float32") for s in [(1, 1, 1), (17, 33, 9), (65, 31, 100), (0, 5, 3), (6, 5, 0)]]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The prediction: sectors per request, from the actual addresses
+# ---------------------------------------------------------------------------------------------------------------------
+def sectors(addresses) -> int:
+    """Distinct 32-byte sectors touched by one warp's addresses (bytes)."""
+    return len({int(x) // SECTOR for x in addresses})
+
+
+def warp_sectors(mapping: str, m: int, n: int, k: int, row0: int = 0, col0: int = 0, kk: int = 0) -> dict:
+    """Sectors that ONE warp's A and B loads touch at step kk, for the kernel's thread-to-element mapping.
+
+    mapping 'uncoalesced': lane l computes C[row0 + l, col0]; 'coalesced': C[row0, col0 + l]. Base addresses 0 (A)
+    and 0 (B): cudaMalloc aligns to 256 B, and sector counts depend only on offsets.
+    """
+    lanes = range(32)
+    if mapping == "uncoalesced":
+        rows, cols = [min(row0 + l, m - 1) for l in lanes], [col0] * 32
+    elif mapping == "coalesced":
+        rows, cols = [row0] * 32, [min(col0 + l, n - 1) for l in lanes]
+    else:
+        raise ValueError(f"mapping: expected 'uncoalesced' or 'coalesced', got {mapping!r}")
+    a_addr = [4 * (r * k + kk) for r in rows]
+    b_addr = [4 * (kk * n + c) for c in cols]
+    return {"A": sectors(a_addr), "B": sectors(b_addr)}
+
+
+def predicted_ratio(m: int, n: int, k: int) -> tuple[float, dict, dict]:
+    """(sectors per k step uncoalesced / coalesced, both counts), averaged over the first 8 k steps of warp 0."""
+    un = {"A": 0, "B": 0}
+    co = {"A": 0, "B": 0}
+    steps = max(1, min(8, k))    # K = 0 has no loads; count one step's addresses anyway
+    for kk in range(steps):
+        for dct, mp in ((un, "uncoalesced"), (co, "coalesced")):
+            s = warp_sectors(mp, m, n, k, kk=kk)
+            dct["A"] += s["A"] / steps
+            dct["B"] += s["B"] / steps
+    return (un["A"] + un["B"]) / (co["A"] + co["B"]), un, co
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)
