@@ -1,5 +1,11 @@
-// Lab 4.3 - Tensor cores: C = A @ B in bf16 / fp16 with fp32 accumulation, two rungs.
+// Lab 4.3 - Tensor cores: C = A @ B in bf16 / fp16 with fp32 accumulation, the CUDA C ladder.
 // archs: sm_80 sm_90
+//
+//   tc_01_wmma       nvcuda::wmma 16x16x16 fragments on padded shared-memory tiles, 64 x 64 per block, synchronous
+//   tc_02_mma_sync   mma.sync m16n8k16 + ldmatrix + XOR swizzle + a cp.async pipeline, BM x BN x BK from -D defines,
+//                    with an interior fast path for the copies
+//   (rung 03, wgmma + TMA, needs sm_90a: kernels_wgmma.cu)
+// Run: python -m phase4_optimization.lab03_tensor_cores (the measured figures are in this lab's README, not here).
 //
 // A is M x K, B is K x N, C is M x N; every matrix has unit stride along its row and a row stride (lda, ldb, ldc)
 // of at least its width, in elements. Inputs are IN_T (bf16 by default, fp16 with -DIN_FP16=1); C is IN_T, or fp32
@@ -10,14 +16,16 @@
 // it falls back to element-wise loads, so misaligned views are correct, only slower.
 //
 // Bytes and FLOPs (M = N = K = 4096, bf16 in, bf16 out): 2 M N K = 137.4 GFLOP; the minimum traffic is
-// 2 (M K + K N + M N) = 100.7 MB, 1365 FLOP per byte against the H200's ridge point of ~990 TFLOP/s / 4.8 TB/s
-// ~ 206 FLOP/B: compute-bound by ~7x. Each rung's real traffic is larger (every block re-reads its A row-panel and B
+// 2 (M K + K N + M N) = 100.7 MB: 1365 FLOP per byte, ~7x the ridge point of an H200's bf16 tensor cores
+// (~206 FLOP/B): compute-bound. Each rung's real traffic is larger (every block re-reads its A row-panel and B
 // column-panel from L2), which is why the block tile matters: a BM x BN tile loads (BM + BN) BK elements per
 // 2 BM BN BK FLOPs.
+// cp.async, ldmatrix, mma.sync and the swizzle come from common/cuda (mma_sm80.cuh, which includes cp_async.cuh).
 
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <mma.h>
+#include "mma_sm80.cuh"      // cp.async (cp_async.cuh), ldmatrix, mma_16816, the XOR swizzle
 
 #ifndef IN_FP16
 #define IN_FP16 0
@@ -27,11 +35,9 @@
 #endif
 
 #if IN_FP16
-typedef __half in_t;
-#define MMA_TYPE "f16"
+typedef __half in_t;             // also the tag that picks mma_16816's f16 form
 #else
 typedef __nv_bfloat16 in_t;
-#define MMA_TYPE "bf16"
 #endif
 #if OUT_F32
 typedef float out_t;
@@ -53,6 +59,8 @@ __device__ __forceinline__ out_t to_out(float x) {
 #endif
 }
 
+// The pair (x, y) to p[0], p[1] in one 32-bit (fp32: 64-bit) store. Kept here, not epilogue.cuh's store_pair: the
+// header rounds a lone bf16 value in software (f2bf), which made tc_02's bf16 epilogue longer, not the same.
 __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 #if OUT_F32
     *reinterpret_cast<float2*>(p) = make_float2(x, y);
@@ -70,19 +78,16 @@ __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 //   of 16 x 16 fp32 accumulators; K walked in steps of WMMA_BK = 32 (two 16-deep mma steps per tile).
 // Launch: grid (ceil(N / 64), ceil(M / 64)), block 128 threads, 25 KiB static shared memory.
 // Bytes and FLOPs per block and k-step: loads (64 + 64) x 32 x 2 B = 8 KiB for 2 x 64 x 64 x 32 = 262 kFLOP:
-//   32 FLOP per byte of L2 traffic, far below what the tensor cores can eat (~990 TFLOP/s against ~10-12 TB/s of L2).
+//   32 FLOP per byte of L2 traffic, far below the ~90 FLOP per L2 byte an H200's tensor cores need to stay busy.
 // What changed (against phase 2's SGEMM ladder): the 8 x 8 thread tile of FFMAs becomes a warp-wide 16 x 16 x 16
 //   matrix product (wmma::mma_sync -> HMMA in SASS); the hardware decides which thread holds which element, so the
 //   program only names fragments. Loads are synchronous (global -> registers -> shared), one barrier pair per k-step,
 //   no pipelining; shared rows are padded by 8 elements (16 bytes) so that wmma's row accesses spread over the banks.
-// Prediction (H200, bf16 4096^3): well under half of cuBLAS. The math is 16x denser per instruction than FFMA, but
-//   the small tile (32 FLOP/B from L2), the exposed global latency (load, barrier, compute, barrier) and only 4
-//   warps per block leave the tensor cores idle most of the time: ~100-200 TFLOP/s. The SASS adds a reason: NVRTC
-//   13.0 loads the fragments with generic LD instructions (it does not prove the pointers shared), 32 of them for
-//   16 HMMA per k-step, where rung 02 needs 8 ldmatrix for 64.
-// Measured (H200, results/h200/phase4_lab03_tensor_cores.json, commit 1328531): bf16 4096^3 85.5 TFLOP/s = 0.11x
-//   cuBLAS (785.4): the ratio held, the rate came in ~15% under the predicted 100-200. 2048^3: 61.4; 8192^3: 96.3 =
-//   0.13x; fp16 4096^3: 89.3 = 0.12x.
+// Prediction (bf16 4096^3): <= 0.25x cuBLAS. The math is 16x denser per instruction than FFMA, but the small tile
+//   (32 FLOP/B from L2), the exposed global latency (load, barrier, compute, barrier) and only 4 warps per block
+//   leave the tensor cores idle most of the time. The SASS adds a reason: NVRTC 13.0 loads the fragments with
+//   generic LD instructions (it does not prove the pointers shared), 32 of them for 16 HMMA per k-step, where
+//   rung 02 needs 8 ldmatrix for 64.
 #define WMMA_BM 64
 #define WMMA_BN 64
 #define WMMA_BK 32
@@ -193,21 +198,15 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 //   * an interior fast path for the copies (load_tile_fast): a block wholly inside C, copying a k-tile wholly inside
 //     K, needs no bounds checks, and chunk i of a thread sits a constant distance from its chunk 0 in shared memory
 //     and i row steps from it in global memory, so two base addresses per operand replace ~25 integer instructions
-//     per chunk. At two warps per scheduler every issued instruction costs HMMA time: this took the default tile
-//     from 0.32x to 0.43x cuBLAS. Edge blocks, the last partial k-tile and gathered operands keep load_tile.
-// Prediction (H200, bf16 4096^3, default config): 450-550 TFLOP/s, 0.6-0.75x cuBLAS (733 TFLOP/s). mma.sync is the
-//   Ampere instruction: on Hopper it reaches only about 60-65% of the wgmma peak, because each warp must issue its own
-//   small MMAs and feed them from registers (ldmatrix), where wgmma lets a warpgroup read operands straight from
-//   shared memory. The issue's target is >= 0.6x cuBLAS, in the same run.
-// Measured (H200, results/h200/phase4_lab03_tensor_cores.json): target MISSED. Before the interior fast path
-//   (commit 31784b5, this default config): 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x in the interleaved target run
-//   (main table 254.8 = 0.32x, predicted 0.6-0.75x). ncu (results/h200/profile/): tensor pipe busy 42%, two warps
-//   per scheduler, an instruction every 6.4 cycles per warp, top stall "wait"; in the SASS only 22% of the issued
-//   instructions were HMMA, because each cp.async chunk cost ~25 integer instructions of address and bounds math.
-//   With load_tile_fast (commit 1328531; --tune's winner 128 x 128 x 32, 4 stages): 319.8 against 695.5 = 0.460x
-//   in the target run, 374.4 = 0.477x in the main table, 8192^3 0.496x; tensor pipe 61% busy (this default: 55%).
-//   The rest is HMMA's own rate on sm_90: the pipe's busy fraction scales as if 100% were ~610-635 TFLOP/s, ~0.8x
-//   cuBLAS (which uses wgmma), so 0.6x needs 70-77% of it; FlashAttention-2's mma.sync forward reaches 57%.
+//     per chunk. At two warps per scheduler every issued instruction costs HMMA time, so fewer of them is a
+//     direct gain. Edge blocks, the last partial k-tile and gathered operands keep
+//     load_tile.
+// Prediction (bf16 4096^3, default config): 0.6-0.75x cuBLAS. mma.sync is the Ampere instruction: on Hopper it
+//   reaches only about 60-65% of the wgmma peak, because each warp must issue its own small MMAs and feed them from
+//   registers (ldmatrix), where wgmma lets a warpgroup read operands straight from shared memory. The lab's target is
+//   >= 0.6x cuBLAS, in the same run. What the measurement taught (the README's lesson): the first version was
+//   latency-bound on integer instructions, not on bandwidth - hence the interior fast path below - and what is left
+//   is HMMA's own issue rate on sm_90.
 #ifndef BM
 #define BM 128
 #endif
@@ -260,47 +259,6 @@ static_assert(STAGES >= 2, "at least two stages");
 #define B_ROWS_STEP (NTHREADS / B_CPR)
 #define FAST_OK (NTHREADS % A_CPR == 0 && NTHREADS % B_CPR == 0 && A_ROWS_STEP % 8 == 0 && B_ROWS_STEP % 8 == 0)
 
-// Chunk index (16-byte units) of logical chunk `c` of row `r`. Rows of >= 8 chunks: XOR the chunk's low 3 bits with
-// r mod 8, so the same chunk of 8 consecutive rows lands in 8 different 16-byte bank groups. Rows of 4 chunks (64 B,
-// two rows per 128-byte line): XOR with (r / 2) mod 4, which does the same for the pairs.
-template <int CPR>
-__device__ __forceinline__ int swz(int r, int c) {
-    if (CPR >= 8) return r * CPR + (c ^ (r & 7));
-    return r * CPR + (c ^ ((r >> 1) & 3));
-}
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
-    // src_bytes < 16 zero-fills the rest of the 16 bytes; 0 reads nothing at all (src is then any valid address)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-// The same copy of a chunk known to lie wholly inside the matrix: no src-size operand, no bounds arithmetic.
-__device__ __forceinline__ void cp_async_16_full(unsigned dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N_>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N_)); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
-                                                  unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-__device__ __forceinline__ void mma_16816(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // One 16-byte chunk of a tile: cp.async (zero-filled past the edge) when the operand allows 16-byte accesses,
 // else 8 guarded element loads and one 16-byte shared store.
 __device__ __forceinline__ void load_chunk(in_t* dst, const in_t* base, const in_t* src, bool vec, int rows_ok,
@@ -349,13 +307,13 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
         for (int i = 0; i < BM * A_CPR / NTHREADS; ++i) {
             const int id = tid + i * NTHREADS, r = id / A_CPR, c = id % A_CPR;
             const int gr = bm + r, gc = k0 + c * 8;
-            load_chunk(as + swz<A_CPR>(r, c) * 8, A, A + (size_t)gr * lda + gc, va, gr < M, K - gc);
+            load_chunk(as + swizzle<A_CPR>(r, c) * 8, A, A + (size_t)gr * lda + gc, va, gr < M, K - gc);
         }
 #pragma unroll
         for (int i = 0; i < BK * B_CPR / NTHREADS; ++i) {
             const int id = tid + i * NTHREADS, r = id / B_CPR, c = id % B_CPR;
             const int gr = k0 + r, gc = bn + c * 8;
-            load_chunk(bs + swz<B_CPR>(r, c) * 8, B, B + (size_t)gr * ldb + gc, vb, gr < K, N - gc);
+            load_chunk(bs + swizzle<B_CPR>(r, c) * 8, B, B + (size_t)gr * ldb + gc, vb, gr < K, N - gc);
         }
     };
 
@@ -366,8 +324,8 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
     const int ar0 = tid / A_CPR, ac0 = tid % A_CPR, br0 = tid / B_CPR, bc0 = tid % B_CPR;
     const in_t* ga = A + (size_t)(bm + ar0) * lda + ac0 * 8;          // this thread's first A chunk of k-tile 0
     const in_t* gb = B + (size_t)br0 * ldb + bn + bc0 * 8;            // and its first B chunk
-    const unsigned sa = smem_u32(As + swz<A_CPR>(ar0, ac0) * 8);
-    const unsigned sb = smem_u32(Bs + swz<B_CPR>(br0, bc0) * 8);
+    const unsigned sa = smem_u32(As + swizzle<A_CPR>(ar0, ac0) * 8);
+    const unsigned sb = smem_u32(Bs + swizzle<B_CPR>(br0, bc0) * 8);
     auto load_tile_fast = [&](int stage, int kt) {
         const in_t* a = ga + (size_t)kt * BK;
         const in_t* b = gb + (size_t)kt * BK * ldb;
@@ -417,17 +375,17 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 const int r = wm + i * 16 + a_row, c = kk * 2 + a_chunk;
-                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], as_u + swz<A_CPR>(r, c) * 16);
+                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], as_u + swizzle<A_CPR>(r, c) * 16);
             }
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 const int r = kk * 16 + b_row, c = (wn + j * 8) / 8 + b_chunk;
-                ldmatrix_x4_trans(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1], bs_u + swz<B_CPR>(r, c) * 16);
+                ldmatrix_x4_trans(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1], bs_u + swizzle<B_CPR>(r, c) * 16);
             }
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1], in_t());
         }
     }
     cp_async_wait<0>();   // no copy may still be in flight when the block exits

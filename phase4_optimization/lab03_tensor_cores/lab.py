@@ -1,10 +1,10 @@
-"""Lab 4.3 - Tensor cores: bf16 / fp16 GEMM with wmma, mma.sync (+ ldmatrix, swizzle, cp.async) and Triton's tl.dot.
+"""Lab 4.3 - Tensor cores: bf16 / fp16 GEMM with wmma, mma.sync (+ ldmatrix, swizzle, cp.async), wgmma + TMA and tl.dot.
 
 You will learn
   * what a tensor core is: a unit in each SM sub-partition that multiplies small matrices (16 x 8 x 16 per
-    mma.sync, 64 x N x 16 per Hopper wgmma) in one instruction, 16-bit inputs, fp32 accumulation. An H200 SM does
-    ~1024 dense bf16 FMAs per clock this way against 128 fp32 FFMAs on the CUDA cores: ~990 TFLOP/s against 67.
-    The catch: the operands must arrive fast enough, in the exact register layout the instruction defines;
+    mma.sync, 64 x N x 16 per Hopper wgmma) in one instruction, 16-bit inputs, fp32 accumulation - on an H200 about
+    8x the FMAs per clock of the CUDA cores. The catch: the operands must arrive fast enough, in the exact register
+    layout the instruction defines;
   * rung 01 (tc_01_wmma): nvcuda::wmma, the portable C++ API - opaque 16 x 16 x 16 fragments loaded from shared
     memory tiles. Easy to write, hard to make fast: the layout is hidden, loads are synchronous, the tile is small;
   * rung 02 (tc_02_mma_sync): the PTX instruction mma.sync.aligned.m16n8k16 and everything it needs to run near
@@ -12,9 +12,11 @@ You will learn
     row-major B into the "col" operand), an XOR-swizzled shared layout (the eight 16-byte rows an ldmatrix phase
     reads hit 32 different banks, no padding), a cp.async pipeline of STAGES k-tiles (global -> shared without
     registers, zero-fill at the edges through the src-size operand), 64 x 64 warp tiles, grouped block order for L2;
-  * what a profile of a slow kernel looks like when the overhead is integer arithmetic: the first version spent ~25
-    instructions per 16-byte cp.async chunk on addresses and bounds, so HMMA was 22% of what it issued; an interior
-    fast path (edges keep the general code) took the same tile from 0.32x to 0.43x cuBLAS (tools/profile.py);
+  * what a profile of a slow kernel looks like when the overhead is integer arithmetic: ~25 instructions per
+    16-byte cp.async chunk on addresses and bounds, more than the HMMAs they fed; an interior fast path (edges keep
+    the general code) removes them (tools/profile.py shows the before and after);
+  * rung 03 (gemm_wgmma_tma, sm_90a, kernels_wgmma.cu + wgmma.py): Hopper's warpgroup MMA reading operands from
+    shared memory through descriptors, fed by TMA tile copies on an mbarrier ring, with warp specialization;
   * tile parameters as -D defines (BM, BN, BK, WM, WN, STAGES), validated in Python (shared memory <= 227 KiB,
     warps tile the block, registers), and a small CONFIGS list that --tune times at 4096^3 (lab 4.4 sweeps it);
   * the same product in Triton (tl.dot; on an H200 the compiler emits wgmma itself), and cuBLAS via torch/CuPy;
@@ -24,85 +26,59 @@ You will learn
     *rounded* inputs, so what is left is accumulation error (grows like sqrt(K)) plus one output rounding.
 
 The two numbers (main case: bf16, M = N = K = 4096): FLOPs = 2 M N K = 137.4 GFLOP; bytes that must move =
-2 (M K + K N + M N) = 100.7 MB. 1365 FLOP/B against the H200 ridge point of ~990 TFLOP/s / 4.8 TB/s = ~206 FLOP/B:
-compute-bound by ~7x. At cuBLAS's measured 733 TFLOP/s the product takes 0.19 ms; moving 100.7 MB once takes ~23 us.
+2 (M K + K N + M N) = 100.7 MB. 1365 FLOP/B against an H200's bf16 ridge point of ~206 FLOP/B: compute-bound by ~7x,
+so the floor is 2 M N K over the tensor cores' rate, and moving the bytes once costs about a seventh of it.
 The real traffic is larger - every block re-reads its A row-panel and B column-panel (from L2 mostly): a BM x BN tile
 gets BM BN / (BM + BN) FLOP per byte loaded, 21 for wmma's 64 x 64, 85 for mma.sync's 128 x 256 - so the bigger tile
-is what lets the L2 (~10-12 TB/s) keep up with the tensor cores.
+is what lets the L2 keep up with the tensor cores.
 
-Predictions (H200, bf16 4096^3; each kernel's header in lab03_tensor_cores.cu has its reasoning):
-  * tc_01_wmma: 100-200 TFLOP/s (<= 0.25x cuBLAS): synchronous loads and two barriers per 32-deep k-step;
-  * tc_02_mma_sync: 450-550 TFLOP/s, 0.6-0.75x cuBLAS. mma.sync is Ampere's instruction; on Hopper it tops out near
-    60-65% of the wgmma peak (each warp issues its own small MMAs from registers), so even a perfect mma.sync kernel
-    cannot reach cuBLAS, which uses wgmma + TMA (the wgmma_tma variant, written in lab03_tensor_cores_wgmma.cu);
-  * Triton tl.dot: 0.9-0.95x cuBLAS (lab 3.2 measured 0.948x with the same kind of kernel);
+Predictions (bf16 4096^3; each kernel's header in kernels.cu / kernels_wgmma.cu has its reasoning):
+  * tc_01_wmma: <= 0.25x cuBLAS: synchronous loads and two barriers per 32-deep k-step;
+  * tc_02_mma_sync: 0.6-0.75x cuBLAS. mma.sync is Ampere's instruction; on Hopper it tops out near 60-65% of the
+    wgmma peak (each warp issues its own small MMAs from registers), so even a perfect mma.sync kernel cannot reach
+    cuBLAS, which uses wgmma + TMA;
+  * gemm_wgmma_tma: 0.85-0.95x cuBLAS at 8192^3;
+  * Triton tl.dot: 0.9-0.95x cuBLAS (the kind of kernel lab 3.2 tuned);
   * fp16 runs at the same speed as bf16 (same tensor-core rate).
-Performance target (issue): the mma.sync GEMM at bf16 4096^3 >= 0.6x cuBLAS (cuBLAS measured 733 TFLOP/s on the
-H200), measured head to head in the same run (interleaved rounds).
-Measured on an H200 (results/h200/phase4_lab03_tensor_cores.json, commit 1328531, `--tune`; bf16 unless said, L2
-flushed, medians). The mma.sync target was missed. Two runs, before and after one change:
-  * first run (commit 31784b5, default 128 x 256 x 32, untuned): 235.9 TFLOP/s against cuBLAS 765.5 = 0.308x in the
-    interleaved target run; 254.8 = 0.32x in the main table. ncu (results/h200/profile/, `python -m tools.profile`)
-    then showed a latency-bound kernel, not a bandwidth-bound one: tensor pipe busy 42% of the time (cuBLAS: 95%),
-    two warps per scheduler with 0.43 eligible per cycle, one instruction issued every 6.4 cycles per warp, top stall
-    "wait" (fixed-latency dependencies), DRAM 8% and L2 26% busy, no bank conflicts on ldmatrix. The SASS said why:
-    HMMA was only 22% of the instructions - each 16-byte cp.async chunk cost ~25 integer instructions of address
-    and bounds arithmetic (6 chunks per k-tile), more than the 64 HMMA they fed;
-  * the fix (tc_02's interior fast path: two base addresses per operand, computed once, for blocks wholly inside C)
-    cut that to ~5 per chunk. Second run (commit 1328531; --tune picked 128 x 128 x 32, 4 stages, 4 warps, two
-    blocks per SM): target run 319.8 TFLOP/s against cuBLAS 695.5 = **0.460x** (>= 0.6 needed; spread 0.19); main
-    table 4096^3 374.4 = 0.477x (cuBLAS 785.4), 8192^3 365.8 = 0.496x, fp16 4096^3 363.6 = 0.481x. ncu on the new
-    kernel (results/h200/profile_fastpath/): tensor pipe 61% busy (default tile: 55%), 0.369 ms against cuBLAS's
-    0.176; the top stall is still "wait" (2.6 cycles per issue) and occupancy stays at 2 warps per scheduler;
-  * --tune's other configs (results/h200/phase4_lab03_tensor_cores_tuned.json): 128 x 256 x 32 339.6, 128 x 256 x 64
-    365.0, 256 x 128 x 32 327.0, 64 x 128 x 32 300.7 TFLOP/s; the two 64 x 32-warp-tile configs, which double the
-    warps per scheduler (~128 registers), were slower (319.2 and 333.6): more warps do not help when each HMMA waits
-    on a fixed latency, fewer accumulators per warp only add ldmatrix per HMMA;
-  * what is left: the HMMA pipe's own rate. The tensor-pipe fraction scales with TFLOP/s as if 100% were ~610-635
-    TFLOP/s for HMMA.16816 on this GPU (ours: 254.8 at 42%, 372 at 61%; FlashAttention-2's forward, torch SDPA
-    flash, profiled in the same run: 360 at 57%), about 0.8x cuBLAS's 785 - so 0.6x cuBLAS needs 70-77% of the HMMA
-    pipe, more than FlashAttention-2 reaches. Hopper's full rate needs wgmma (0.83x at 4096^3, 0.975x at 8192^3 here);
-  * others: tc_01_wmma 85.5 TFLOP/s = 0.11x (predicted <= 0.25x; rate ~15% under the predicted 100-200); Triton
-    tl.dot 611.2 = 0.78x (8192^3: 565.2 = 0.77x) against 0.9-0.95x predicted (why it falls short of lab 3.2's 0.948x
-    was not examined); wgmma + TMA 651.2 = 0.83x, 8192^3 718.9 = 0.975x; fp16 within 3% of bf16, as predicted.
-Lab 4.4's mma.sync heat-map (phase4_lab04_tiling_strategy.json) was measured before the fast path (commit 31784b5):
-its absolute TFLOP/s are those of the old kernel (best 288.7); the ranking of tiles it shows (128 x 128 first) held.
+Targets: the mma.sync GEMM at bf16 4096^3 >= 0.6x cuBLAS, and the wgmma GEMM at bf16 8192^3 >= 0.9x cuBLAS, each
+measured head to head in the same run (interleaved rounds). What the runs measured, and what they taught: README.md.
 
-Run: python -m phase4_optimization.lab03_tensor_cores [--quick] [--tune] [--size N] [--no-bench] [--arch sm_80]
+Run: python -m phase4_optimization.lab03_tensor_cores [--quick] [--tune] [--size N] [--wgmma-debug] [--no-bench]
+     [--arch sm_80] [--replot]
 """
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
-import importlib.util
 import json
 import math
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
-from common.triton_support import INTERPRETER, launch, tl, triton
+from common import arrays, check, cuda, device, lab, report
 from common.arrays import mnk as _mnk             # (M, N, K) from an int or a 3-tuple
+from common.triton_support import INTERPRETER, launch, triton
+
+from . import wgmma as wg
+from .triton_kernels import tc_dot_kernel
 
 LAB = "phase4_lab03_tensor_cores"
 TUNED = LAB + "_tuned"
 HERE = os.path.dirname(os.path.abspath(__file__))
-CU = os.path.join(HERE, "lab03_tensor_cores.cu")
+CU = os.path.join(HERE, "kernels.cu")
 DTYPES = ("bfloat16", "float16")
 OUT_DTYPES = ("bfloat16", "float16", "float32")
 TC_ARCHS = ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")   # bf16 mma.sync, cp.async, ldmatrix
 MAX_DIM = 2**31 - 2**16         # M, N, K and row strides are int32 in the kernels
 VEC_A, VEC_B, VEC_C = 1, 2, 4
 SMEM_LIMIT = 227 * 1024         # opt-in shared memory per block on sm_90 (sm_80: 163 KiB)
-CUBLAS_H200_TFLOPS = 733.0      # ../shared/FACTS.md: torch bf16 4096^3 on the H200
-TARGET = 0.6                    # the issue: mma.sync bf16 4096^3 >= 0.6x cuBLAS
+TARGET = 0.6                    # the lab's target: mma.sync bf16 4096^3 >= 0.6x cuBLAS
+WGMMA_TARGET = 0.9              # and wgmma + TMA bf16 8192^3 >= 0.9x cuBLAS
 WMMA_TILE = (64, 64)
-WGMMA_MODULE = "phase4_optimization.wgmma_gemm"
+WGMMA_MODULE = wg.__name__
 WGMMA_NAME = "cuda 03 wgmma+TMA"
 
 
@@ -165,8 +141,8 @@ CONFIGS: list[dict] = [
     _cfg(256, 128, 32, 64, 64, 4),      # the transposed block shape
     _cfg(128, 128, 32, 64, 64, 4),      # 4 warps, 64 KiB: two blocks per SM, barriers no longer SM-wide
     _cfg(64, 128, 32, 32, 64, 4),       # small tiles for small problems (4 warps of 32 x 64)
-    # Four warps per scheduler instead of two (ncu on the default: 2 warps per scheduler, 0.43 eligible per cycle,
-    # tensor pipe 42% busy): 64 x 32 warp tiles hold 64 accumulators, so ~128 registers per thread
+    # Four warps per scheduler instead of two (the profile of the default showed two warps per scheduler and the
+    # tensor pipe idle more than half the time; README): 64 x 32 warp tiles hold 64 accumulators, ~128 registers
     _cfg(128, 256, 32, 64, 32, 4),                      # 16 warps in one block
     dict(_cfg(128, 128, 32, 64, 32, 4), MIN_BLOCKS=2),  # 8 warps, two blocks per SM
 ]
@@ -430,40 +406,8 @@ def gemm_mma(a, b, out=None, *, config: dict | None = None, out_dtype: str | Non
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Triton: tl.dot
+# Triton: tl.dot (tc_dot_kernel in triton_kernels.py)
 # ---------------------------------------------------------------------------------------------------------------------
-@triton.jit
-def tc_dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, lda, ldb, ldc,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                  UPCAST: tl.constexpr):
-    # grouped program order (the same L2 argument as the CUDA kernel's block order)
-    pid = tl.program_id(0)
-    grid_m = tl.cdiv(M, BLOCK_M)
-    grid_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * grid_n
-    first_m = (pid // per_group) * GROUP_M
-    rows_here = tl.minimum(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % rows_here
-    pid_n = (pid % per_group) // rows_here
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    a_rows = a_ptr + rm.to(tl.int64)[:, None] * lda           # 64-bit row offsets: M x lda may pass 2^31
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        kk = k0 + rk
-        a = tl.load(a_rows + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk.to(tl.int64)[:, None] * ldb + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N),
-                    other=0.0)
-        if UPCAST:
-            # interpreter only: Triton 3.9's interpreter multiplies the raw bits of bf16 tiles in tl.dot
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
-        acc = tl.dot(a, b, acc)          # 16-bit inputs: tensor cores (wgmma on sm_90, mma.sync on sm_80), fp32 acc
-    c_off = rm.to(tl.int64)[:, None] * ldc + rn[None, :]
-    tl.store(c_ptr + c_off, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 def _tcfg(bm, bn, bk, warps, stages, group=8) -> dict:
     return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, num_warps=warps, num_stages=stages)
 
@@ -509,15 +453,11 @@ def gemm_triton(a, b, out=None, *, config: dict | None = None, out_dtype: str | 
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The Hopper rung (wgmma + TMA) lives in its own module, written separately; it joins VARIANTS once it exists.
+# Rung 03, the Hopper path (wgmma + TMA): kernels_wgmma.cu, its host side in wgmma.py
 # ---------------------------------------------------------------------------------------------------------------------
-def _wgmma_module():
-    return importlib.import_module(WGMMA_MODULE)
-
-
 def gemm_wgmma_tma(a, b, out=None):
-    """sm_90a wgmma + TMA GEMM (phase4_optimization/wgmma_gemm.py), imported on first use."""
-    return _wgmma_module().gemm_wgmma(a, b, out=out)
+    """sm_90a wgmma + TMA GEMM (kernels_wgmma.cu through wgmma.gemm_wgmma): bf16 / fp16 in and out, fp32 accumulate."""
+    return wg.gemm_wgmma(a, b, out=out)
 
 
 class _WgmmaVariant(lab.Variant):
@@ -525,18 +465,8 @@ class _WgmmaVariant(lab.Variant):
         ok, why = super().available()
         if not ok:
             return ok, why
-        try:
-            reason = _wgmma_module().unavailable_reason()
-        except Exception as e:  # noqa: BLE001 - a broken module is reported as unavailable, not a crash
-            return False, f"{WGMMA_MODULE} failed to import: {type(e).__name__}: {e}"
+        reason = wg.unavailable_reason()
         return (reason is None), (reason or "")
-
-
-def _has_wgmma_module() -> bool:
-    try:
-        return importlib.util.find_spec(WGMMA_MODULE) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -588,10 +518,9 @@ VARIANTS = [
     lab.Variant("cuda 02 mma.sync", gemm_mma, "cuda", dtypes=DTYPES, archs=TC_ARCHS,
                 note="mma.sync m16n8k16 + ldmatrix + swizzle + cp.async"),
     lab.Variant("triton tl.dot", gemm_triton, "triton", dtypes=DTYPES),
+    _WgmmaVariant(WGMMA_NAME, gemm_wgmma_tma, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                  note="sm_90a wgmma + TMA (kernels_wgmma.cu)"),
 ]
-if _has_wgmma_module():
-    VARIANTS.append(_WgmmaVariant(WGMMA_NAME, gemm_wgmma_tma, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                                  note="sm_90a wgmma + TMA (lab03_tensor_cores_wgmma.cu)"))
 PEERS = [
     lab.Variant("torch.matmul (cuBLAS)", peer_torch, "peer", dtypes=DTYPES),
     lab.Variant("cupy.matmul (cuBLAS)", peer_cupy, "peer", dtypes=("float16",)),
@@ -610,10 +539,11 @@ CHECK_CASES = [((1, 1, 1), "bfloat16"), ((1, 1, 1), "float16"), ((127, 129, 131)
 SANITIZE_CASES = [((1, 1, 1), "bfloat16"), ((5, 4097, 77), "float16"), ((136, 256, 40), "bfloat16")]
 CPU_CHECK_CASES = [((1, 1, 1), "bfloat16"), ((5, 7, 3), "float16"), ((33, 65, 40), "bfloat16"),
                    ((40, 50, 70), "float16"), ((127, 33, 19), "bfloat16")]
+QUICK_CASES = 3                # --quick checks the first three
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Compile report (any machine)
+# What the compiler made of the rungs (here, not in bench.py: lab 4.4 builds its tile table on it)
 # ---------------------------------------------------------------------------------------------------------------------
 def compile_rows(arch: str, configs=None) -> list[dict]:
     """Registers, shared memory, spills and the tensor-core instruction census of both rungs, per config."""
@@ -635,254 +565,7 @@ def compile_rows(arch: str, configs=None) -> list[dict]:
     return rows
 
 
-def show_compile_reports(archs, configs=None) -> list[dict]:
-    rows = []
-    for arch in archs:
-        rows += compile_rows(arch, configs)
-    report.print_table(rows, title=f"lab03_tensor_cores.cu compiled with NVRTC {cuda.nvrtc_version()} (static SASS "
-                                   "counts; smem of tc_02 = dynamic, STAGES x (BM BK + BK BN) x 2 B)")
-    print("  Read it as: HMMA = tensor-core MMAs (wmma and mma.sync both become HMMA.16816.F32.BF16/F16); LDSM ="
-          "\n  ldmatrix (rung 02: 4 plain + 4 .trans per 16-deep step for 32 HMMA per 64x64 warp tile); LDGSTS ="
-          "\n  cp.async copies, global -> shared. Rung 01's wmma fragments come in through generic loads (LD, not LDS:"
-          "\n  NVRTC 13.0 did not prove the address shared), 2 per HMMA. STS in rung 02 = the element-wise fallback for"
-          "\n  misaligned operands. LDS counts leave out ptxas's never-executed '@!PT LDS' slots. Spills must be 0.")
-    if find_cuobjdump_missing():
-        print("  (no cuobjdump: SASS columns are 0; it ships with the triton wheel)")
-    return rows
-
-
-def find_cuobjdump_missing() -> bool:
-    return cuda.find_cuobjdump() is None
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Benchmark and tuning (GPU)
-# ---------------------------------------------------------------------------------------------------------------------
-def _square(n: int, dtype: str, seed: int):
-    from common.arrays import device_randn
-
-    a, b = device_randn((n, n), dtype, seed), device_randn((n, n), dtype, seed + 1)
-    return a, b, arrays.empty((n, n), dtype, a)
-
-
-def _sample_error(out, a, b, rows: int = 64) -> float:
-    """Relative error of sampled rows of a big product against float64 on the GPU (torch DGEMM)."""
-    import torch
-
-    ta, tb, to = _torch_view(a), _torch_view(b), _torch_view(out)
-    idx = torch.as_tensor(np.unique(np.r_[check.rng(3).integers(0, ta.shape[0], rows), ta.shape[0] - 1]),
-                          device=ta.device)
-    ref = ta[idx].double() @ tb.double()
-    return float(torch.linalg.norm(to[idx].double() - ref) / torch.linalg.norm(ref))
-
-
-def tune(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 60.0) -> tuple[list[dict], dict | None]:
-    """Time every config of CONFIGS at n^3 (each checked on sampled rows first); record the fastest."""
-    import cupy
-
-    a, b, c = _square(n, dtype, 21)
-    flops = 2.0 * n ** 3
-    t_ref = bench.bench(lambda: peer_torch(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
-    limit = device.info().smem_per_block_optin
-    rows, t0 = [], time.perf_counter()
-    for cfg in cli.progress(CONFIGS, f"tuning {len(CONFIGS)} mma.sync configs at {n}^3 {dtype}"):
-        row = {"config": short(cfg), **cfg}
-        if config_problems(cfg, limit):
-            row["result"] = "invalid here: " + "; ".join(config_problems(cfg, limit))
-        elif time.perf_counter() - t0 > budget_s:
-            row["result"] = f"not tried: {budget_s:.0f} s budget spent"
-        else:
-            try:
-                arrays.fill(c, float("nan"))
-                gemm_mma(a, b, out=c, config=cfg)
-                err = _sample_error(c, a, b)
-                row["rel_err"] = err
-                if not err < 1e-2:
-                    row["result"] = "WRONG RESULT: excluded"
-                else:
-                    t = bench.bench(lambda cfg=cfg: gemm_mma(a, b, out=c, config=cfg), warmup_ms=5, rep_ms=30,
-                                    min_reps=3)
-                    row.update(ms=t.median_ms, tflops=t.tflops(flops), vs_cublas=t_ref.median_ms / t.median_ms,
-                               spread=round(t.spread, 4), result="ok")
-            except Exception as e:  # noqa: BLE001 - one bad config must not stop the search; it is reported
-                row["result"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
-        rows.append(row)
-    a = b = c = None
-    cupy.get_default_memory_pool().free_all_blocks()
-    good = sorted((r for r in rows if r.get("result") == "ok"), key=lambda r: r["ms"])
-    for r in good:
-        cfg = {k: r[k] for k in CONFIG_KEYS + ("MIN_BLOCKS",) if k in r}
-        bad = _edge_check(cfg)
-        if bad:
-            r["result"] = f"fast but WRONG on {bad}: excluded"
-            continue
-        r["winner"] = True
-        return rows, cfg
-    return rows, None
-
-
-def _edge_check(cfg: dict) -> str:
-    """'' when a config matches float64 on awkward shapes, else the first failing shape."""
-    # the last shape has whole interior blocks for every config and K = 200 (six full 32-deep k-tiles, then 8):
-    # tc_02's fast path and its general path in the same launch
-    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 1000, 13), (257, 130, 100), (300, 520, 200))):
-        for dt in DTYPES:
-            a, b = make_inputs(shape, dt, check.rng(900 + i), "cuda")
-            out = check.poisoned((shape[0], shape[1]), dt, a)
-            gemm_mma(a, b, out=out, config=cfg)
-            if not check.compare(out, reference(arrays.to_numpy(a), arrays.to_numpy(b)), dt, tolerance(shape, dt)).ok:
-                return f"{'x'.join(map(str, shape))} {dt}"
-    return ""
-
-
-WGMMA = WGMMA_NAME
-_EXCLUDED: set[str] = set()        # variants that failed the checks in this run (benchmarked only if correct)
-
-
-def _contenders(dtype: str) -> list[lab.Variant]:
-    return [v for v in PEERS + VARIANTS if dtype in v.dtypes and v.available()[0] and v.name not in _EXCLUDED]
-
-
-def sweep(sizes, dtype: str) -> list[dict]:
-    """TFLOP/s of every variant and peer at each square size (L2 flushed before each call)."""
-    import cupy
-
-    rows = []
-    peak = device.info().datasheet.get("bf16_tflops")
-    for n in cli.progress(sizes, f"{dtype} sizes"):
-        a, b, c = _square(n, dtype, n)
-        flops, nbytes = 2.0 * n ** 3, 2.0 * 3 * n * n
-        ref_ms = None
-        for v in _contenders(dtype):
-            fn = (lambda v=v: v.fn(a, b, out=c))
-            try:
-                t = bench.bench(fn, warmup_ms=10, rep_ms=40, min_reps=5)
-                err = _sample_error(c, a, b)
-            except Exception as e:  # noqa: BLE001 - one failing variant must not cost the others their numbers
-                rows.append(report.row(LAB, v.name, v.impl, (n, n, n), dtype, None,
-                                       error=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"))
-                continue
-            if v.name == CUBLAS:
-                ref_ms = t.median_ms
-            rows.append(report.row(LAB, v.name, v.impl, (n, n, n), dtype, t, nbytes=nbytes, flops=flops,
-                                   vs_cublas=(ref_ms / t.median_ms) if ref_ms else None,
-                                   frac_peak=(t.tflops(flops) / peak) if peak else None, sampled_rel_err=err))
-        a = b = c = None
-        cupy.get_default_memory_pool().free_all_blocks()
-    return rows
-
-
-def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> dict:
-    """The issue's target: mma.sync against cuBLAS (torch.matmul), interleaved rounds, same run."""
-    import cupy
-
-    a, b, c = _square(n, dtype, 7)
-    c2 = arrays.empty((n, n), dtype, a)
-    ts = bench.interleaved({CUBLAS: lambda: peer_torch(a, b, out=c2), MMA: lambda: gemm_mma(a, b, out=c)},
-                           rounds=rounds, warmup_ms=10, rep_ms=40, min_reps=5)
-    flops = 2.0 * n ** 3
-    ratio = ts[CUBLAS].median_ms / ts[MMA].median_ms
-    a = b = c = c2 = None          # the closures above hold them; let the pool reclaim the memory
-    cupy.get_default_memory_pool().free_all_blocks()
-    return {"size": f"{n}^3", "dtype": dtype, "variant": MMA, "tflops": ts[MMA].tflops(flops),
-            "cublas_tflops": ts[CUBLAS].tflops(flops), "vs_cublas": ratio, "target": f">= {TARGET:.2f}",
-            "met": ratio >= TARGET, "spread": max(ts[MMA].spread, ts[CUBLAS].spread)}
-
-
-def plot(rows: list[dict], out_dir: str, at: int) -> str | None:
-    d = device.info()
-    bars = [r for r in rows if r["shape"][0] == at and r["dtype"] == "bfloat16" and r.get("tflops")]
-    if not bars:
-        return None
-    cub = next((r["tflops"] for r in bars if r["variant"] == CUBLAS), None)
-    hl = {}
-    if cub:
-        hl = {f"cuBLAS {cub:.0f}": cub, f"target 0.6x cuBLAS {TARGET * cub:.0f}": TARGET * cub}
-    if d.datasheet.get("bf16_tflops"):
-        hl[f"bf16 dense peak (datasheet) {d.datasheet['bf16_tflops']}"] = d.datasheet["bf16_tflops"]
-    return report.plot_bars(os.path.join(out_dir, f"{LAB}.png"), [r["variant"] for r in bars],
-                            [r["tflops"] for r in bars], ylabel="TFLOP/s (2 M N K / time)",
-                            title=f"bf16 GEMM {at}^3 on {d.name}: tensor-core rungs against cuBLAS (L2 flushed)",
-                            colors=[report.IMPL_COLORS.get(r["impl"], "tab:blue") for r in bars], hlines=hl,
-                            annotate_fmt="{:.0f}")
-
-
-# ---------------------------------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    p = cli.parser(__doc__.splitlines()[0], size=True,
-                   size_help="benchmark this one square size (default: 2048, 4096, 8192; --quick: 4096)")
-    p.add_argument("--tune", action="store_true",
-                   help=f"(GPU) time every mma.sync config of CONFIGS at 4096^3 bf16 first and record the winner in "
-                        f"results/<gpu>/{TUNED}.json (~30 s)")
-    args = cli.finish_args(p.parse_args(argv))
-    print(cli.mode_line())
-    this = sys.modules[__name__]
-    archs = ("sm_80", "sm_90")
-    if not device.has_gpu():
-        _, ok = lab.check_variants(this, VARIANTS, CPU_CHECK_CASES[:3] if args.quick else CPU_CHECK_CASES)
-        show_compile_reports(archs, None if args.quick else CONFIGS[:3])
-        rows = [{"config": short(c), "valid (227 KiB)": not config_problems(c),
-                 "ldmatrix conflicts (A, B)": f"{ldmatrix_conflicts(c['BK'] // 8, c['BM'])}-way, "
-                                              f"{ldmatrix_conflicts(c['BN'] // 8, c['BK'])}-way"} for c in CONFIGS]
-        report.print_table(rows, title="mma.sync configs (CONFIGS) - lab 4.4 sweeps these; --tune times them")
-        print("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel ran in the interpreter. Nothing was "
-              "timed.")
-        return 0 if ok else 1
+    from . import bench
 
-    out_dir = args.out or report.results_dir()
-    tune_rows = []
-    if args.tune:
-        tune_rows, winner = tune()
-        report.print_table(tune_rows, ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
-                           title="--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)")
-        if winner is not None:
-            path = report.write_json(TUNED, tune_rows, out_dir=report.results_dir(), winner=winner, size=4096,
-                                     arch=device.info().arch)
-            print("wrote", path, f"(winner: {short(winner)})")
-            _tuned.cache_clear()
-    cfg, src = tuned_config()
-    print(f"mma.sync uses {short(cfg)} [{src}]")
-    checks, ok = lab.check_variants(this, VARIANTS + PEERS, CHECK_CASES[:6] if args.quick else CHECK_CASES)
-    try:
-        res_rows = show_compile_reports((device.info().arch,), [cfg])
-    except (cuda.CompileError, cuda.ToolMissing) as e:     # the report is a lesson, not a check: say why, go on
-        print(f"compile report unavailable: {str(e).splitlines()[0]}")
-        res_rows = []
-    failed = {r["variant"] for r in checks if not str(r["result"]).startswith(("ok", "skipped"))}
-    if failed - {WGMMA}:
-        print(f"correctness failed ({', '.join(sorted(failed))}): not benchmarking")
-        return 1
-    if failed:
-        # the wgmma rung is written separately (lab03_tensor_cores_wgmma.cu): its failure fails the run (exit 1),
-        # but the rungs of this lab are still measured, without it
-        print(f"correctness failed for {WGMMA}: it is left out of the benchmark; exit status 1")
-        _EXCLUDED.add(WGMMA)
-    if not args.bench:
-        return 1 if failed else 0
-    sizes = [args.size] if args.size else ([4096] if args.quick else [2048, 4096, 8192])
-    rows = sweep(sizes, "bfloat16")
-    if not args.quick and not args.size:
-        rows += sweep([4096], "float16")
-    target = head_to_head(4096) if (4096 in sizes) else None
-    for dt in ("bfloat16", "float16"):
-        for n in sizes:
-            sel = [r for r in rows if r["shape"][0] == n and r["dtype"] == dt]
-            if sel:
-                report.print_table(sel, ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak", "spread",
-                                         "sampled_rel_err", "error"],
-                                   title=f"{dt} GEMM {n}^3 (L2 flushed; vs_cublas = cuBLAS time / this time)")
-    if target:
-        report.print_table([target], title="target: mma.sync vs cuBLAS, bf16 4096^3, interleaved rounds (same run)")
-    if args.json:
-        print("wrote", report.write_json(LAB, rows, out_dir=out_dir, target=target, mma_config=cfg,
-                                         mma_config_source=src, tune=tune_rows, resources=res_rows,
-                                         device=device.info().as_dict()))
-    if args.plot and rows:
-        path = plot(rows, out_dir, 4096 if 4096 in sizes else sizes[0])
-        if path:
-            print("wrote", path)
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return lab.run(sys.modules[__name__], bench, argv)

@@ -1,7 +1,11 @@
+// Lab 4.3, rung 03: C = A @ B on Hopper's own matrix path -- wgmma (warpgroup MMA) fed by TMA (the bulk tensor copy
+// engine) through a 4-stage shared-memory ring, with warp specialization.
 // archs: sm_90a
 //
-// Lab 4.3, advanced rung: C = A @ B on Hopper's own matrix path -- wgmma (warpgroup MMA) fed by TMA
-// (the bulk tensor copy engine) through a 4-stage shared-memory ring, with warp specialization.
+//   gemm_wgmma_tma   persistent, 3 warpgroups (1 TMA producer, 2 wgmma consumers), 128 x 256 x 64 tiles, 4 stages;
+//                    -DGEMM_F16=1 for fp16, -DB_KMAJOR=1 for the transposed-B fallback
+// Run: python -m phase4_optimization.lab03_tensor_cores (on an sm_90 GPU; the host side is wgmma.py; the measured
+// figures are in this lab's README, not here).
 //
 // gemm_wgmma_tma
 //   computes   C[M,N] = A[M,K] @ B[K,N]; A and B bf16 (or fp16 with -DGEMM_F16=1), both row-major; fp32 accumulation;
@@ -17,22 +21,14 @@
 //              about (M*K + K*N)*2 + M*N*2 from DRAM when the grouped order keeps the wave's panels in L2.
 //              8192^3: 2*8192^3 = 1.10 TFLOP against ~0.4 GB of DRAM traffic: ~2800 FLOP/byte, far above the
 //              H200's ~200 FLOP/byte ridge -> compute-bound; the tensor cores are the whole story.
-//   what changed since the mma.sync rung (lab03_tensor_cores.cu): no thread loads a tile any more (TMA does it,
+//   what changed since the mma.sync rung (kernels.cu): no thread loads a tile any more (TMA does it,
 //              asynchronously, zero-filling the ragged edges), no ldmatrix (wgmma reads A and B straight from the
 //              swizzled shared memory through 64-bit descriptors), and one warpgroup-wide instruction does
 //              64x256x16 where mma.sync did 16x8x16 per warp: the issue slots the older rungs spent on loads and
 //              MMAs are free, and the producer runs ahead by up to 4 stages.
-//   prediction >= 0.9x cuBLAS at bf16 8192^3 (cuBLAS measured 685 TFLOP/s on the H200): ~620+ TFLOP/s. The known
-//              gaps to cuBLAS: the epilogue stores straight from registers (not overlapped with the next tile's
-//              MMAs, ~3% of a tile's time at 8192^3), no 2-CTA cluster multicast of the A/B tiles.
-//   measured   H200, results/h200/phase4_lab03_wgmma.json: target MET. bf16 8192^3: 636.2 TFLOP/s against cuBLAS
-//              671.5 = 0.947x (>= 0.9 needed; predicted 0.85-0.95x: held, near the top of the range); 4096^3: 630.2
-//              against 703.1 = 0.896x. Both sizes were noisy (spread 0.112 at 4096^3, 0.266 at 8192^3; the ratios
-//              compare medians). In lab 4.3's main table (phase4_lab03_tensor_cores.json, another run): 657.9 =
-//              0.83x cuBLAS at 4096^3, 712.6 = 0.966x at 8192^3, fp16 4096^3 668.3 = 0.87x. Correct: bf16 with
-//              N-major B on 1x1x1, 127x129x136, 128x256x64, 33x70x13, 300x255x517, 1000x1000x1000 and
-//              8192x8192x64; fp16, and the K-major fallback, on 1x1x1, 127x129x136 and 128x256x64. NVRTC: 168
-//              registers, no spills, 197696 B dynamic shared memory, 4 HGMMA and 8 UTMALDG in the SASS.
+//   prediction 0.85-0.95x cuBLAS at bf16 8192^3 (the lab's target: >= 0.9x). The known gaps to cuBLAS: the epilogue
+//              stores straight from registers (not overlapped with the next tile's MMAs, ~3% of a tile's time at
+//              8192^3), no 2-CTA cluster multicast of the A/B tiles.
 //
 // Shared memory layout (one stage; 4 stages; every tile 1024-byte aligned, as the 128B swizzle requires):
 //   A stage: 128 rows (M) x 64 bf16 (K) = 128 rows of 128 bytes, written by one TMA box {64, 128} with 128B swizzle:
@@ -102,6 +98,8 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+#include "cp_async.cuh"       // smem_u32 (this rung's copies are TMA's, not cp.async)
+
 // The driver's CUtensorMap is 128 opaque bytes, 64-byte aligned; only its address is used in device code.
 struct __align__(64) TmaDesc {
     u64 opaque[16];
@@ -110,10 +108,6 @@ struct __align__(64) TmaDesc {
 // ---------------------------------------------------------------------------------------------------------------------
 // mbarrier, TMA, wgmma and register-budget primitives (PTX ISA 8.x, sm_90a)
 // ---------------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-    return (u32)__cvta_generic_to_shared(p);
-}
-
 __device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
@@ -139,7 +133,7 @@ __device__ __forceinline__ u32 mbar_try_wait(u32 bar, u32 parity) {
 }
 
 // Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 2) | (what << 1) | parity}.
-// The host reads it after the launch (wgmma_gemm.py: hang_report). A timed-out thread leaves the kernel instead
+// The host reads it after the launch (wgmma.py: hang_report). A timed-out thread leaves the kernel instead
 // of trapping, so the context survives and the report can be read; the result is then wrong, and says so.
 __device__ u32 gemm_wgmma_hang[4];
 
@@ -178,7 +172,7 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0,
 
 // Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading
 // byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
-// 62-63 swizzle mode (1 = 128-byte swizzle). wgmma_gemm.py mirrors this in smem_descriptor() and tests it.
+// 62-63 swizzle mode (1 = 128-byte swizzle). wgmma.py mirrors this in smem_descriptor() and tests it.
 __device__ __forceinline__ u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
     return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((lbo >> 4) & 0x3FFF) << 16) | ((u64)((sbo >> 4) & 0x3FFF) << 32) |
            (1ull << 62);
@@ -246,6 +240,8 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
     tn = r / rows;
 }
 
+// Kept here, not epilogue.cuh's store_pair: that one takes typed pointers and rounds a lone bf16 value in software (f2bf);
+// this one rounds with one cvt per value, as the pair does.
 __device__ __forceinline__ void store_pair(unsigned short* c, long long ldc, int row, int col, int M, int N,
                                            float x, float y, int pair) {
     if (row >= M) return;

@@ -1,4 +1,4 @@
-"""Lab 4.3 advanced rung: the wgmma + TMA GEMM (phase4_optimization/wgmma_gemm.py, lab03_tensor_cores_wgmma.cu).
+"""Lab 4.3, rung 03: the wgmma + TMA GEMM (phase4_optimization/lab03_tensor_cores/wgmma.py, kernels_wgmma.cu).
 
 CPU tier: NVRTC compile for sm_90a (no spills, no serialized wgmma, HGMMA with transposed B, TMA loads, mbarrier and
 setmaxnreg instructions in the SASS), the shared-memory descriptor encoding and a NumPy model of the swizzled stage
@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from common import check, cuda, device
-from phase4_optimization import wgmma_gemm as wg
+from phase4_optimization.lab03_tensor_cores import bench as tcb
+from phase4_optimization.lab03_tensor_cores import lab as tc
+from phase4_optimization.lab03_tensor_cores import wgmma as wg
 
 CU = open(wg.KERNEL_PATH).read()
 
@@ -263,16 +265,29 @@ def test_mismatch_summary_names_a_swizzle_mixup():
     assert wg._mismatch_summary(exp, exp, "t", True) == [f"[t] 0/{exp.size} wrong"]
 
 
+def test_compile_report_and_layout_model(capsys):
+    rows = tcb.wgmma_compile_report()
+    out = capsys.readouterr().out
+    assert [(r["dtype"], r["B layout"]) for r in rows] == [("bfloat16", "N-major (tnspB)"),
+                                                           ("float16", "N-major (tnspB)"),
+                                                           ("bfloat16", "K-major copy")]
+    assert all(r["spills"] == 0 and r["arch"] == "sm_90a" for r in rows)
+    assert "kernels_wgmma.cu compiled with NVRTC" in out and "every A and B slice correct" in out
+
+
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of the CLI")
 def test_cli_quick_on_cpu(capsys):
-    assert wg.main(["--quick", "--no-json", "--no-plot"]) == 0
+    """The lab's command shows rung 03's compile report and layout model without a GPU, and skips its checks."""
+    assert tc.main(["--quick", "--no-json", "--no-plot", "--wgmma-debug"]) == 0
     out = capsys.readouterr().out
-    assert "compiled with NVRTC" in out and "every A and B slice correct" in out and "compiled only" in out
+    assert "kernels_wgmma.cu compiled with NVRTC" in out and "every A and B slice correct" in out
+    assert "cuda 03 wgmma+TMA" in out and "needs a GPU" in out
+    assert "--wgmma-debug: the GPU probes need an sm_90 GPU" in out
 
 
 def test_cli_rejects_bad_size():
     with pytest.raises(SystemExit):
-        wg.main(["--size", "0", "4", "4"])
+        tc.main(["--size", "0"])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -1,11 +1,16 @@
 """Lab 4.3 (tensor cores): compile reports, config validation, a NumPy model of the mma.sync data path, the Triton
-variant in the interpreter, argument validation and the CLI on the CPU; every variant on awkward shapes, misaligned
-views, fp32 output and empty arrays on a GPU."""
+variant in the interpreter, argument validation, the CLI and the plots on the CPU; every variant on awkward shapes,
+misaligned views, fp32 output and empty arrays on a GPU. Rung 03 (wgmma + TMA) has its own file:
+test_phase4_lab03_tensor_cores_wgmma.py."""
+import json
+import os
+
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
-from phase4_optimization import lab03_tensor_cores as tc
+from common import arrays, check, cuda, device, report
+from phase4_optimization.lab03_tensor_cores import bench as tcb
+from phase4_optimization.lab03_tensor_cores import lab as tc
 
 gpu = pytest.mark.gpu
 ARCHS = ("sm_80", "sm_90")
@@ -308,9 +313,9 @@ def test_cuda_wrappers_refuse_to_run_without_a_gpu():
             fn(a, a)
 
 
-def test_wgmma_variant_is_listed_only_when_its_module_exists():
+def test_wgmma_variant_is_listed_and_needs_sm90():
     names = [v.name for v in tc.VARIANTS]
-    assert ("cuda 03 wgmma+TMA" in names) == tc._has_wgmma_module()
+    assert "cuda 03 wgmma+TMA" in names and tc.WGMMA_MODULE == "phase4_optimization.lab03_tensor_cores.wgmma"
     for v in tc.VARIANTS:
         if v.name == "cuda 03 wgmma+TMA":
             assert v.archs == ("sm_90",)
@@ -322,6 +327,31 @@ def test_main_quick_exits_zero(capsys):
     assert tc.main(["--quick", "--no-bench"]) == 0
     text = capsys.readouterr().out
     assert "tc_02_mma_sync" in text and ("interpreter" in text or device.has_gpu())
+
+
+def test_compile_report_covers_several_configs_and_archs(capsys):
+    rows = tcb.show_compile_reports(("sm_80", "sm_90"), tc.CONFIGS[:2])
+    out = capsys.readouterr()
+    assert [(r["kernel"], r["arch"]) for r in rows] == [("tc_01_wmma", "sm_80"), ("tc_02_mma_sync", "sm_80"),
+                                                        ("tc_02_mma_sync", "sm_80"), ("tc_01_wmma", "sm_90"),
+                                                        ("tc_02_mma_sync", "sm_90"), ("tc_02_mma_sync", "sm_90")]
+    assert all(r["spills"] == 0 for r in rows)
+    assert "compiling kernels.cu [1/4]" in out.err            # the sweep shows its progress
+
+
+COMMITTED = os.path.join(report.ROOT, "results", "h200", tc.LAB + ".json")
+
+
+@pytest.mark.skipif(not os.path.exists(COMMITTED), reason="no committed H200 results")
+def test_plot_redraws_from_the_committed_json(tmp_path):
+    with open(COMMITTED) as f:
+        data = json.load(f)
+    paths = tcb.plot(data, str(tmp_path))
+    assert [os.path.basename(p) for p in paths][:1] == [tc.LAB + ".png"]
+    assert all(os.path.getsize(p) > 10_000 for p in paths)
+    # a newer run also records rung 03's head to head: its plot is drawn from the JSON too
+    data["wgmma"] = [{"shape": "8192x8192x8192", "wgmma_tflops": 2.0, "cublas_tflops": 2.1}]
+    assert os.path.basename(tcb.plot(data, str(tmp_path))[-1]) == tc.LAB + "_wgmma.png"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -408,7 +438,7 @@ def test_empty_arrays(fn):
 def test_every_config_on_edge_shapes(cfg):
     if tc.config_problems(cfg, device.info().smem_per_block_optin):
         pytest.skip("does not fit this GPU's shared memory")
-    assert tc._edge_check(cfg) == ""
+    assert tcb._edge_check(cfg) == ""
 
 
 @gpu
@@ -435,9 +465,7 @@ def test_bad_input_on_gpu():
 
 @gpu
 def test_wgmma_variant_when_present():
-    v = next((v for v in tc.VARIANTS if v.name == "cuda 03 wgmma+TMA"), None)
-    if v is None:
-        pytest.skip("phase4_optimization/wgmma_gemm.py not written yet")
+    v = next(v for v in tc.VARIANTS if v.name == "cuda 03 wgmma+TMA")
     ok, why = v.available()
     if not ok:
         pytest.skip(why)

@@ -1,6 +1,11 @@
-"""Lab 4.3, advanced rung: a Hopper GEMM in CUDA C with wgmma fed by TMA (lab03_tensor_cores_wgmma.cu).
+"""Lab 4.3, rung 03's host side: a Hopper GEMM with wgmma fed by TMA (kernels_wgmma.cu), from tensor maps to launch.
 
-You will learn
+A module of its own, not part of lab.py, because it is a whole subject: the wgmma shared-memory descriptor and the
+128-byte swizzle mirrored in NumPy (so the layout logic is checked without a GPU), tensor maps encoded through the
+driver API, loading an sm_90a cubin and launching with by-value tensor maps, and a debugging aid that says where a
+layout bug is. lab.py's gemm_wgmma_tma variant calls gemm_wgmma; bench.py times it against cuBLAS.
+
+What it shows
   * what Hopper adds over mma.sync: a warpgroup (4 warps) issues one asynchronous wgmma.m64n256k16 that reads A and B
     straight from shared memory through 64-bit *matrix descriptors* (start address, leading/stride byte offsets,
     swizzle mode), while the TMA engine copies whole 2-D tiles global -> shared, described once on the host by a
@@ -9,25 +14,14 @@ You will learn
     `setmaxnreg` moves registers from the producer (40) to the consumers (232), who hold 128 fp32 accumulators each;
   * the 128-byte swizzle, which TMA writes and wgmma reads with the same address-bit XOR, and how to walk K inside a
     swizzled tile by moving the descriptor's start address (smem_descriptor / simulate_operands mirror the device
-    arithmetic in NumPy, so the layout logic is checked without a GPU);
+    arithmetic in NumPy);
   * mbarrier phase parity: which parity each side waits for, and why one bit is enough.
 
-The two numbers (main case: bf16 8192 x 8192 x 8192): FLOPs = 2 M N K = 1.10 TFLOP; bytes that must move =
-(M K + K N + M N) x 2 = 403 MB. ~2730 FLOP/B against the H200's ~206 FLOP/B ridge: compute-bound by ~13x; at the
-measured cuBLAS rate (685 TFLOP/s) the product takes ~1.6 ms and moving the bytes once ~0.1 ms.
-Target (issue 8): >= 0.9x cuBLAS at bf16 8192^3, i.e. >= ~617 TFLOP/s.
-Prediction: 0.85-0.95x cuBLAS. The kernel's known shortfalls against cuBLAS: the epilogue writes C from registers
-(32-bit stores, not overlapped with the tile's MMAs; ~3% of a tile's time at 8192^3) and no 2-CTA clusters with TMA
-multicast (each A/B tile is fetched from L2 by every block that needs it).
-Measured on an H200 (results/h200/phase4_lab03_wgmma.json): the target was met. bf16 8192^3: 636.2 TFLOP/s against
-cuBLAS 671.5 = 0.947x (>= 0.9 needed; predicted 0.85-0.95x: held, near the top of the range); 4096^3: 630.2 against
-703.1 = 0.896x. Both sizes were noisy (spread 0.112 at 4096^3, 0.266 at 8192^3; the ratios compare medians), and
-cuBLAS itself differed between runs: lab 4.3's table (phase4_lab03_tensor_cores.json) measured it at 788.8 TFLOP/s
-at 4096^3 and 737.8 at 8192^3, with this kernel at 657.9 (0.83x) and 712.6 (0.966x). Every correctness case passed:
-bf16 with N-major B on 1x1x1, 127x129x136, 128x256x64, 33x70x13, 300x255x517, 1000x1000x1000 and 8192x8192x64;
-fp16, and bf16 through the K-major fallback, on 1x1x1, 127x129x136 and 128x256x64 (bf16 rel err 1.62e-03 to
-1.75e-03, fp16 3.98e-05 to 2.10e-04). Compile report: 168 registers, no spills, 197696 bytes of dynamic shared
-memory, 4 HGMMA and 8 UTMALDG (2 with the K-major fallback) in the SASS.
+The two numbers (bf16 8192 x 8192 x 8192): FLOPs = 2 M N K = 1.10 TFLOP; bytes that must move = (M K + K N + M N) x 2
+= 403 MB. ~2730 FLOP/B against an H200's ~206 FLOP/B ridge: compute-bound by ~13x.
+Prediction: 0.85-0.95x cuBLAS (target >= 0.9x at 8192^3). The kernel's known shortfalls against cuBLAS: the epilogue
+writes C from registers (32-bit stores, not overlapped with the tile's MMAs; ~3% of a tile's time at 8192^3) and no
+2-CTA clusters with TMA multicast (each A/B tile is fetched from L2 by every block that needs it).
 
 Layouts and what the wrapper does about them
   * A (M, K) and B (K, N) are row-major, as torch/CuPy hold them. A is "K-major" for wgmma (its default); B is
@@ -45,24 +39,23 @@ compiled with NVRTC for sm_90a by common.cuda.compile_report and loaded from the
 its own -arch for the device); the tensor maps go to the kernel by value as `const __grid_constant__` parameters via
 cuLaunchKernel's argument-pointer array (cupy.cuda.driver.launchKernel).
 
-Run: python -m phase4_optimization.wgmma_gemm [--quick] [--size M N K] [--debug]
+Run: python -m phase4_optimization.lab03_tensor_cores (rung 03 is one of its variants; --wgmma-debug runs the
+probes of debug() below on the GPU).
 """
 from __future__ import annotations
 
 import ctypes
 import functools
 import os
-import sys
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, report
+from common import arrays, check, cuda, device, report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KERNEL_PATH = os.path.join(HERE, "lab03_tensor_cores_wgmma.cu")
+KERNEL_PATH = os.path.join(HERE, "kernels_wgmma.cu")
 KERNEL = "gemm_wgmma_tma"
 ARCH = "sm_90a"
-LAB = "phase4_lab03_wgmma"
 
 # mirror of the .cu file's compile-time shape (tests check the two agree through the compile report)
 BM, BN, BK, STAGES, CONSUMERS = 128, 256, 64, 4, 2
@@ -653,140 +646,5 @@ def _debug_one(dtype: str, b_kmajor: bool) -> bool:
     return ok
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# main
-# ---------------------------------------------------------------------------------------------------------------------
-def print_cpu_report(file=None) -> list[dict]:
-    rows = []
-    for dt, kmaj in (("bfloat16", False), ("float16", False), ("bfloat16", True)):
-        rep = compile_report(dt, b_kmajor=kmaj)
-        k = rep.kernels[KERNEL]
-        c = k.sass_counts
-        ops = {}
-        for ins in k.sass:
-            op = ins.split()[0] if not ins.startswith("@") else ins.split()[1]
-            for key in ("HGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "WARPGROUP"):
-                if op.startswith(key):
-                    ops[key] = ops.get(key, 0) + 1
-        rows.append({"dtype": dt, "B layout": _layout(kmaj), "arch": rep.arch, "regs": k.registers,
-                     "spills": k.spills, "stack": k.stack_bytes,
-                     "smem (dynamic)": SMEM_BYTES, "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0),
-                     "SYNCS": ops.get("SYNCS", 0), "USETMAXREG": ops.get("USETMAXREG", 0),
-                     "stg": cuda.fmt_widths(c, "STG")})
-    report.print_table(rows, title=f"{os.path.basename(KERNEL_PATH)} compiled with NVRTC {cuda.nvrtc_version()} "
-                                   f"for {ARCH} (regs = the launch-bound cap; setmaxnreg moves them at run time)",
-                       file=file)
-    report.print_table(descriptor_table(), title="wgmma shared-memory descriptors of stage 0, consumer 0", file=file)
-    bad = simulate_operands() + simulate_operands(b_kmajor=True)
-    print("descriptor/swizzle model: TMA-written stage read back through the kernel's descriptors (both B layouts) "
-          "-> " + ("every A and B slice correct" if not bad else f"WRONG: {bad}"), file=file)
-    return rows
-
-
-def bench_case(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = False) -> dict:
-    import torch
-
-    from common.arrays import device_randn
-
-    a = device_randn((m, k), dtype, m + k)
-    b = device_randn((k, n), dtype, n + k + 1)
-    if arrays.library(a) != "torch":
-        a, b = torch.from_dlpack(a), torch.from_dlpack(b)
-    c_w = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    c_t = torch.empty_like(c_w)
-    gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor)
-    cmp = verify_sample(c_w, a, b, dtype)
-    fns = {"cublas": lambda: torch.matmul(a, b, out=c_t),
-           "wgmma": lambda: gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor)}
-    ts = bench.interleaved(fns, rounds=rounds, rep_ms=60)
-    flops = 2.0 * m * n * k
-    return {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": _layout(b_kmajor),
-            "wgmma_tflops": ts["wgmma"].tflops(flops),
-            "cublas_tflops": ts["cublas"].tflops(flops), "ratio": ts["cublas"].median_ms / ts["wgmma"].median_ms,
-            "wgmma_ms": ts["wgmma"].median_ms, "cublas_ms": ts["cublas"].median_ms,
-            "spread": max(ts["wgmma"].spread, ts["cublas"].spread), "check": "ok" if cmp.ok else cmp.message,
-            "ok": cmp.ok}
-
-
-def main(argv=None) -> int:
-    p = cli.parser(__doc__.splitlines()[0])
-    p.add_argument("--size", nargs=3, type=int, metavar=("M", "N", "K"), default=None,
-                   help="check and benchmark this one shape instead of 4096^3 and 8192^3")
-    p.add_argument("--debug", action="store_true",
-                   help="index-coded 128x256x64 probes and small random cases; prints where mismatches are")
-    args = cli.finish_args(p.parse_args(argv))
-    if args.size is not None and min(args.size) < 1:
-        p.error("--size: M, N, K must be >= 1")
-    print(cli.mode_line())
-    compile_rows = print_cpu_report()
-    why = unavailable_reason()
-    if why:
-        print(f"\ngemm_wgmma was compiled only: {why}. On an H200: python -m phase4_optimization.wgmma_gemm")
-        return 0 if not simulate_operands() else 1
-    if args.debug:
-        return debug()
-    shapes = QUICK_SHAPES if args.quick else CHECK_SHAPES
-    if args.size is not None:
-        shapes = [tuple(args.size)] if max(args.size) <= 2048 else []
-    checks, ok_main, ok_other = [], True, True
-    main_kmajor = default_b_kmajor()
-    for dt in DTYPES:
-        for s in cli.progress(shapes if dt == "bfloat16" else shapes[:3], f"checks {dt}"):
-            c = check_shape(*s, dtype=dt, seed=sum(s))
-            ok_main &= c.ok
-            checks.append({"shape": "x".join(map(str, s)), "dtype": dt, "B layout": _layout(main_kmajor),
-                           "result": c.message})
-    for s_ in cli.progress(shapes[:3], "checks bf16, the other B layout"):
-        c = check_shape(*s_, dtype="bfloat16", seed=sum(s_) + 1, b_kmajor=not main_kmajor)
-        ok_other &= c.ok
-        checks.append({"shape": "x".join(map(str, s_)), "dtype": "bfloat16", "B layout": _layout(not main_kmajor),
-                       "result": c.message})
-    report.print_table(checks, title="Correctness (poisoned output, float64 reference of the rounded inputs)")
-    bench_kmajor = main_kmajor
-    if not ok_main:
-        print("\ncorrectness failed with the default B layout; the debugging probes say where:")
-        debug()
-        if not ok_other:
-            print("both B layouts failed: not benchmarking")
-            return 1
-        bench_kmajor = not main_kmajor
-        print(f"benchmarking the other B layout ({_layout(bench_kmajor)}), which passed its checks")
-    if not args.bench:
-        return 0 if ok_main and ok_other else 1
-    sizes = [tuple(args.size)] if args.size else ([(4096,) * 3] if args.quick else [(4096,) * 3, (8192,) * 3])
-    rows = [bench_case(*s, rounds=1 if args.quick else 3, b_kmajor=bench_kmajor)
-            for s in cli.progress(sizes, "benchmarks")]
-    report.print_table(rows, ["shape", "dtype", "B layout", "wgmma_tflops", "cublas_tflops", "ratio", "spread",
-                              "check"],
-                       title="wgmma + TMA vs cuBLAS (torch.matmul), interleaved rounds, L2 flushed")
-    targets = [{"case": f"bf16 {r['shape']}", "ratio": r["ratio"], "target": ">= 0.90", "met": r["ratio"] >= 0.9}
-               for r in rows if r["shape"] == "8192x8192x8192"]
-    if targets:
-        report.print_table(targets, title="Performance target (issue 8)")
-    out_dir = args.out or report.results_dir()
-    if args.json:
-        jrows = []
-        for r in rows:
-            shape = [int(x) for x in r["shape"].split("x")]
-            jrows.append(dict(lab=LAB, variant=f"wgmma+TMA, B {r['B layout']}", impl="cuda", shape=shape,
-                              dtype=r["dtype"],
-                              ms=r["wgmma_ms"], tflops=r["wgmma_tflops"], vs_peer=r["ratio"], spread=r["spread"],
-                              check=r["check"]))
-            jrows.append(dict(lab=LAB, variant="cuBLAS", impl="peer", shape=shape, dtype=r["dtype"],
-                              ms=r["cublas_ms"], tflops=r["cublas_tflops"], spread=r["spread"]))
-        print("wrote", report.write_json(LAB, jrows, out_dir=out_dir, checks=checks, targets=targets,
-                                         compile_report=compile_rows, device=device.info().as_dict()))
-    if args.plot and rows:
-        labels = [f"{r['shape']} {n}" for r in rows for n in ("wgmma", "cuBLAS")]
-        vals = [v for r in rows for v in (r["wgmma_tflops"], r["cublas_tflops"])]
-        print("wrote", report.plot_bars(os.path.join(out_dir, f"{LAB}.png"), labels, vals, ylabel="TFLOP/s",
-                                        title=f"wgmma + TMA GEMM vs cuBLAS on {device.info().name} (bf16)"))
-    return 0 if all(r["ok"] for r in rows) and ok_main and ok_other else 1
-
-
 def _layout(kmajor: bool) -> str:
     return "K-major copy" if kmajor else "N-major (tnspB)"
-
-
-if __name__ == "__main__":
-    sys.exit(main())

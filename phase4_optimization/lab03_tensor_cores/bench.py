@@ -1,0 +1,387 @@
+"""Lab 4.3's measuring side: every rung and peer over square sizes, the two targets in interleaved rounds (mma.sync at
+4096^3, wgmma + TMA at 8192^3), the mma.sync configuration sweep (--tune), what the compiler made of each rung (and of
+the wgmma kernel's descriptors), and the plots (redrawn from the JSON by --replot)."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from common import arrays, bench, check, cli, cuda, device, lab, report
+
+from . import lab as L
+from . import wgmma as wg
+
+CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel ran in the interpreter. Nothing was "
+            "timed.")
+SIZES = (2048, 4096, 8192)
+WGMMA_SIZES = (4096, 8192)          # the wgmma head to head; its target is at 8192^3
+
+
+def add_arguments(p) -> None:
+    cli.add_size(p, "benchmark this one square size (default: 2048, 4096, 8192; --quick: 4096)")
+    p.add_argument("--tune", action="store_true",
+                   help=f"(GPU) time every mma.sync config of CONFIGS at 4096^3 bf16 and record the winner in "
+                        f"results/<gpu>/{L.TUNED}.json (~30 s); later runs use it")
+    p.add_argument("--wgmma-debug", action="store_true",
+                   help="(sm_90) index-coded probes of the wgmma + TMA kernel that say where a layout bug is")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Before the checks: which mma.sync configuration runs, and what the configurations cost (every machine)
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    if device.has_gpu():
+        cfg, src = L.tuned_config()
+        print(f"mma.sync uses {L.short(cfg)} [{src}]")
+    rows = [{"config": L.short(c), "valid (227 KiB)": not L.config_problems(c),
+             "ldmatrix conflicts (A, B)": f"{L.ldmatrix_conflicts(c['BK'] // 8, c['BM'])}-way, "
+                                          f"{L.ldmatrix_conflicts(c['BN'] // 8, c['BK'])}-way"} for c in L.CONFIGS]
+    report.print_table(rows, title="mma.sync configs (CONFIGS) - lab 4.4 sweeps these; --tune times them")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Beyond VARIANTS x cases: rung 03's other B layout and its debugging probes (GPU; the layout model on any machine)
+# ---------------------------------------------------------------------------------------------------------------------
+def wgmma_checks(quick: bool) -> tuple[list[dict], bool]:
+    """rung 03 on the shapes of wgmma.CHECK_SHAPES in both dtypes, and in bf16 through the other B layout (the
+    fallback that tells a descriptor bug from anything else): the same poisoned-output, float64 check as the lab's."""
+    shapes = wg.QUICK_SHAPES if quick else wg.CHECK_SHAPES
+    main_kmajor = wg.default_b_kmajor()
+    rows, ok = [], True
+    plan = [(s, dt, main_kmajor) for dt in L.DTYPES for s in (shapes if dt == "bfloat16" else shapes[:3])]
+    plan += [(s, "bfloat16", not main_kmajor) for s in shapes[:3]]
+    for s, dt, kmaj in cli.progress(plan, "wgmma checks"):
+        c = wg.check_shape(*s, dtype=dt, seed=sum(s) + int(kmaj != main_kmajor), b_kmajor=kmaj)
+        ok &= c.ok
+        rows.append({"shape": "x".join(map(str, s)), "dtype": dt, "B layout": wg._layout(kmaj), "result": c.message})
+    report.print_table(rows, title="rung 03 (wgmma + TMA): both B layouts (poisoned output, float64 reference)")
+    return rows, ok
+
+
+def extra_checks(args) -> bool:
+    why = wg.unavailable_reason()
+    if why:
+        bad = wg.simulate_operands() + wg.simulate_operands(b_kmajor=True)
+        if args.wgmma_debug:
+            print(f"--wgmma-debug: the GPU probes need an sm_90 GPU ({why}); the CPU layout model: "
+                  + ("every A and B slice correct" if not bad else f"WRONG: {bad}"))
+        return not bad
+    _, ok = wgmma_checks(args.quick)
+    if args.wgmma_debug or not ok:
+        if not ok:
+            print("\nrung 03 failed a check; the debugging probes say where:")
+        ok = (wg.debug() == 0) and ok
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the compiler made of the rungs (every machine)
+# ---------------------------------------------------------------------------------------------------------------------
+def show_compile_reports(archs, configs=None) -> list[dict]:
+    """tc_01 and tc_02 compiled for each arch (tc_02 once per config), one table."""
+    rows = []
+    plan = [(arch, cfg) for arch in archs for cfg in (configs if configs is not None else [L.DEFAULT_CONFIG])]
+    for i, (arch, cfg) in enumerate(cli.progress(plan, "compiling kernels.cu")):
+        first = i == 0 or plan[i - 1][0] != arch
+        got = L.compile_rows(arch, [cfg])
+        rows += got if first else got[-1:]
+    report.print_table(rows, title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} (static SASS counts; "
+                                   "smem of tc_02 = dynamic, STAGES x (BM BK + BK BN) x 2 B)")
+    print("  Read it as: HMMA = tensor-core MMAs (wmma and mma.sync both become HMMA.16816.F32.BF16/F16); LDSM ="
+          "\n  ldmatrix (rung 02: 4 plain + 4 .trans per 16-deep step for 32 HMMA per 64x64 warp tile); LDGSTS ="
+          "\n  cp.async copies, global -> shared. Rung 01's wmma fragments come in through generic loads (LD, not LDS:"
+          "\n  NVRTC 13.0 did not prove the address shared), 2 per HMMA. STS in rung 02 = the element-wise fallback for"
+          "\n  misaligned operands. LDS counts leave out ptxas's never-executed '@!PT LDS' slots. Spills must be 0.")
+    if find_cuobjdump_missing():
+        print("  (no cuobjdump: SASS columns are 0; it ships with the triton wheel)")
+    return rows
+
+
+def find_cuobjdump_missing() -> bool:
+    return cuda.find_cuobjdump() is None
+
+
+def wgmma_compile_report(quick: bool = False) -> list[dict]:
+    """kernels_wgmma.cu for sm_90a: registers, spills and the Hopper instructions (HGMMA, UTMALDG, SYNCS, ...), the
+    descriptors of stage 0, and the NumPy layout model read back through them."""
+    rows = []
+    builds = (("bfloat16", False),) if quick else (("bfloat16", False), ("float16", False), ("bfloat16", True))
+    for dt, kmaj in cli.progress(builds, "compiling kernels_wgmma.cu"):
+        rep = wg.compile_report(dt, b_kmajor=kmaj)
+        k = rep.kernels[wg.KERNEL]
+        ops: dict[str, int] = {}
+        for ins in k.sass:
+            op = ins.split()[0] if not ins.startswith("@") else ins.split()[1]
+            for key in ("HGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "WARPGROUP"):
+                if op.startswith(key):
+                    ops[key] = ops.get(key, 0) + 1
+        rows.append({"dtype": dt, "B layout": wg._layout(kmaj), "arch": rep.arch, "regs": k.registers,
+                     "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.SMEM_BYTES,
+                     "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0), "SYNCS": ops.get("SYNCS", 0),
+                     "USETMAXREG": ops.get("USETMAXREG", 0), "stg": cuda.fmt_widths(k.sass_counts, "STG")})
+    report.print_table(rows, title=f"kernels_wgmma.cu compiled with NVRTC {cuda.nvrtc_version()} for {wg.ARCH} "
+                                   "(regs = the launch-bound cap; setmaxnreg moves them at run time)")
+    report.print_table(wg.descriptor_table(), title="wgmma shared-memory descriptors of stage 0, consumer 0")
+    bad = wg.simulate_operands() + wg.simulate_operands(b_kmajor=True)
+    print("descriptor/swizzle model: TMA-written stage read back through the kernel's descriptors (both B layouts) "
+          "-> " + ("every A and B slice correct" if not bad else f"WRONG: {bad}"))
+    return rows
+
+
+_RESOURCES: list[dict] = []         # the compile rows of this run, for the JSON
+
+
+def compile_report(args) -> None:
+    """On a GPU: its arch and the configuration it runs. Without one: --arch (default sm_90) with the default
+    configuration, and the first three of CONFIGS unless --quick; the wgmma kernel when the arch is sm_90."""
+    if device.has_gpu():
+        configs = [L.tuned_config()[0]]
+    else:
+        configs = [L.DEFAULT_CONFIG] if args.quick else L.CONFIGS[:3]
+    arch = args.arch[:-1] if args.arch.endswith("a") else args.arch
+    try:
+        _RESOURCES[:] = show_compile_reports((arch,), configs)
+        if arch == "sm_90":
+            wgmma_compile_report(args.quick)
+    except (cuda.CompileError, cuda.ToolMissing) as e:     # the report is a lesson, not a check: say why, go on
+        print(f"compile report unavailable: {str(e).splitlines()[0]}")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Timing (GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def _square(n: int, dtype: str, seed: int):
+    a, b = arrays.device_randn((n, n), dtype, seed), arrays.device_randn((n, n), dtype, seed + 1)
+    return a, b, arrays.empty((n, n), dtype, a)
+
+
+def _sample_error(out, a, b, rows: int = 64) -> float:
+    """Relative error of sampled rows of a big product against float64 on the GPU (torch DGEMM)."""
+    import torch
+
+    ta, tb, to = L._torch_view(a), L._torch_view(b), L._torch_view(out)
+    idx = torch.as_tensor(np.unique(np.r_[check.rng(3).integers(0, ta.shape[0], rows), ta.shape[0] - 1]),
+                          device=ta.device)
+    ref = ta[idx].double() @ tb.double()
+    return float(torch.linalg.norm(to[idx].double() - ref) / torch.linalg.norm(ref))
+
+
+def _free():
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 60.0) -> tuple[list[dict], dict | None]:
+    """Time every config of CONFIGS at n^3 (each checked on sampled rows first); the fastest that is also right on
+    awkward shapes wins."""
+    a, b, c = _square(n, dtype, 21)
+    flops = 2.0 * n ** 3
+    t_ref = bench.bench(lambda: L.peer_torch(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
+    limit = device.info().smem_per_block_optin
+    rows, t0 = [], time.perf_counter()
+    for cfg in cli.progress(L.CONFIGS, f"tuning {len(L.CONFIGS)} mma.sync configs at {n}^3 {dtype}"):
+        row = {"config": L.short(cfg), **cfg}
+        if L.config_problems(cfg, limit):
+            row["result"] = "invalid here: " + "; ".join(L.config_problems(cfg, limit))
+        elif time.perf_counter() - t0 > budget_s:
+            row["result"] = f"not tried: {budget_s:.0f} s budget spent"
+        else:
+            try:
+                arrays.fill(c, float("nan"))
+                L.gemm_mma(a, b, out=c, config=cfg)
+                err = _sample_error(c, a, b)
+                row["rel_err"] = err
+                if not err < 1e-2:
+                    row["result"] = "WRONG RESULT: excluded"
+                else:
+                    t = bench.bench(lambda cfg=cfg: L.gemm_mma(a, b, out=c, config=cfg), warmup_ms=5, rep_ms=30,
+                                    min_reps=3)
+                    row.update(ms=t.median_ms, tflops=t.tflops(flops), vs_cublas=t_ref.median_ms / t.median_ms,
+                               spread=round(t.spread, 4), result="ok")
+            except Exception as e:  # noqa: BLE001 - one bad config must not stop the search; it is reported
+                row["result"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        rows.append(row)
+    a = b = c = None
+    _free()
+    good = sorted((r for r in rows if r.get("result") == "ok"), key=lambda r: r["ms"])
+    for r in good:
+        cfg = {k: r[k] for k in L.CONFIG_KEYS + ("MIN_BLOCKS",) if k in r}
+        bad = _edge_check(cfg)
+        if bad:
+            r["result"] = f"fast but WRONG on {bad}: excluded"
+            continue
+        r["winner"] = True
+        return rows, cfg
+    return rows, None
+
+
+def _edge_check(cfg: dict) -> str:
+    """'' when a config matches float64 on awkward shapes, else the first failing shape."""
+    # the last shape has whole interior blocks for every config and K = 200 (six full 32-deep k-tiles, then 8):
+    # tc_02's fast path and its general path in the same launch
+    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 1000, 13), (257, 130, 100), (300, 520, 200))):
+        for dt in L.DTYPES:
+            a, b = L.make_inputs(shape, dt, check.rng(900 + i), "cuda")
+            out = check.poisoned((shape[0], shape[1]), dt, a)
+            L.gemm_mma(a, b, out=out, config=cfg)
+            ref = L.reference(arrays.to_numpy(a), arrays.to_numpy(b))
+            if not check.compare(out, ref, dt, L.tolerance(shape, dt)).ok:
+                return f"{'x'.join(map(str, shape))} {dt}"
+    return ""
+
+
+def _contenders(dtype: str) -> list[lab.Variant]:
+    return [v for v in L.PEERS + L.VARIANTS if dtype in v.dtypes and v.available()[0]]
+
+
+def sweep(sizes, dtype: str) -> list[dict]:
+    """TFLOP/s of every variant and peer at each square size (L2 flushed before each call)."""
+    rows = []
+    peak = device.info().datasheet.get("bf16_tflops")
+    for n in cli.progress(sizes, f"{dtype} sizes"):
+        a, b, c = _square(n, dtype, n)
+        flops, nbytes = 2.0 * n ** 3, 2.0 * 3 * n * n
+        ref_ms = None
+        for v in _contenders(dtype):
+            fn = (lambda v=v: v.fn(a, b, out=c))
+            try:
+                t = bench.bench(fn, warmup_ms=10, rep_ms=40, min_reps=5)
+                err = _sample_error(c, a, b)
+            except Exception as e:  # noqa: BLE001 - one failing variant must not cost the others their numbers
+                rows.append(report.row(L.LAB, v.name, v.impl, (n, n, n), dtype, None,
+                                       error=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"))
+                continue
+            if v.name == L.CUBLAS:
+                ref_ms = t.median_ms
+            rows.append(report.row(L.LAB, v.name, v.impl, (n, n, n), dtype, t, nbytes=nbytes, flops=flops,
+                                   vs_cublas=(ref_ms / t.median_ms) if ref_ms else None,
+                                   frac_peak=(t.tflops(flops) / peak) if peak else None, sampled_rel_err=err))
+        a = b = c = None
+        _free()
+    return rows
+
+
+def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> dict:
+    """The mma.sync target: mma.sync against cuBLAS (torch.matmul), interleaved rounds, same run."""
+    a, b, c = _square(n, dtype, 7)
+    c2 = arrays.empty((n, n), dtype, a)
+    ts = bench.interleaved({L.CUBLAS: lambda: L.peer_torch(a, b, out=c2), L.MMA: lambda: L.gemm_mma(a, b, out=c)},
+                           rounds=rounds, warmup_ms=10, rep_ms=40, min_reps=5)
+    flops = 2.0 * n ** 3
+    ratio = ts[L.CUBLAS].median_ms / ts[L.MMA].median_ms
+    a = b = c = c2 = None          # the closures above hold them; let the pool reclaim the memory
+    _free()
+    return {"size": f"{n}^3", "dtype": dtype, "variant": L.MMA, "tflops": ts[L.MMA].tflops(flops),
+            "cublas_tflops": ts[L.CUBLAS].tflops(flops), "vs_cublas": ratio, "target": f">= {L.TARGET:.2f}",
+            "met": ratio >= L.TARGET, "spread": max(ts[L.MMA].spread, ts[L.CUBLAS].spread)}
+
+
+def wgmma_head_to_head(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = False) -> dict:
+    """Rung 03 against cuBLAS (torch.matmul) at one shape, interleaved rounds, its result checked on sampled rows."""
+    import torch
+
+    a = arrays.device_randn((m, k), dtype, m + k)
+    b = arrays.device_randn((k, n), dtype, n + k + 1)
+    if arrays.library(a) != "torch":
+        a, b = torch.from_dlpack(a), torch.from_dlpack(b)
+    c_w = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    c_t = torch.empty_like(c_w)
+    wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor)
+    cmp = wg.verify_sample(c_w, a, b, dtype)
+    fns = {"cublas": lambda: torch.matmul(a, b, out=c_t),
+           "wgmma": lambda: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor)}
+    ts = bench.interleaved(fns, rounds=rounds, rep_ms=60)
+    flops = 2.0 * m * n * k
+    return {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor),
+            "wgmma_tflops": ts["wgmma"].tflops(flops),
+            "cublas_tflops": ts["cublas"].tflops(flops), "ratio": ts["cublas"].median_ms / ts["wgmma"].median_ms,
+            "wgmma_ms": ts["wgmma"].median_ms, "cublas_ms": ts["cublas"].median_ms,
+            "spread": max(ts["wgmma"].spread, ts["cublas"].spread), "check": "ok" if cmp.ok else cmp.message,
+            "ok": cmp.ok}
+
+
+def benchmark(ctx) -> lab.Result:
+    args = ctx.args
+    cfg, src = L.tuned_config()
+    sizes = [args.size] if args.size else ([4096] if ctx.quick else list(SIZES))
+    rows = sweep(sizes, "bfloat16")
+    if not ctx.quick and not args.size:
+        rows += sweep([4096], "float16")
+    tables = []
+    for dt in L.DTYPES:
+        for n in sizes:
+            sel = [r for r in rows if r["shape"][0] == n and r["dtype"] == dt]
+            if sel:
+                tables.append((sel, ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak", "spread",
+                                     "sampled_rel_err", "error"],
+                               f"{dt} GEMM {n}^3 (L2 flushed; vs_cublas = cuBLAS time / this time)"))
+    meta = dict(mma_config=cfg, mma_config_source=src, resources=_RESOURCES, device=device.info().as_dict())
+    if 4096 in sizes:
+        meta["target"] = head_to_head(4096, rounds=3 if ctx.quick else 5)
+        tables.append(([meta["target"]], None, "target: mma.sync vs cuBLAS, bf16 4096^3, interleaved rounds"))
+    ok = True
+    if wg.unavailable_reason() is None:
+        shapes = [(args.size,) * 3] if args.size else ([(4096,) * 3] if ctx.quick else [(s,) * 3 for s in WGMMA_SIZES])
+        h2h = [wgmma_head_to_head(*s, rounds=1 if ctx.quick else 3, b_kmajor=wg.default_b_kmajor())
+               for s in cli.progress(shapes, "wgmma head to head")]
+        ok = all(r["ok"] for r in h2h)
+        meta["wgmma"] = h2h
+        meta["targets"] = [{"case": f"bf16 {r['shape']}", "variant": L.WGMMA_NAME, "ratio": r["ratio"],
+                            "target": f">= {L.WGMMA_TARGET:.2f} x cuBLAS", "met": r["ratio"] >= L.WGMMA_TARGET}
+                           for r in h2h if r["shape"] == "8192x8192x8192" and r["dtype"] == "bfloat16"]
+        tables.append((h2h, ["shape", "dtype", "B layout", "wgmma_tflops", "cublas_tflops", "ratio", "spread",
+                             "check"], "rung 03, wgmma + TMA vs cuBLAS (torch.matmul), interleaved rounds, L2 flushed"))
+        if meta["targets"]:
+            tables.append((meta["targets"], None, "target: wgmma + TMA vs cuBLAS, bf16 8192^3"))
+    return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)
+
+
+def tune(ctx) -> lab.Result:
+    """--tune: every mma.sync config at 4096^3 bf16; the winner goes to results/<gpu>/<LAB>_tuned.json, which every
+    later run (and lab 4.4) reads."""
+    rows, winner = tune_configs()
+    tables = [(rows, ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
+               "--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)")]
+    L._tuned.cache_clear()
+    if winner is None:
+        print("--tune: no config was both fast and right; nothing recorded")
+        return lab.Result(rows=rows, tables=tables, ok=False)
+    print(f"--tune winner: {L.short(winner)} (recorded in {L.TUNED}.json)")
+    return lab.Result(rows=rows, meta=dict(winner=winner, size=4096, arch=device.info().arch), tables=tables,
+                      name=L.TUNED)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    """The rungs and peers at 4096^3 bf16 (else the first size measured), with cuBLAS, the target and the datasheet
+    peak; and rung 03's head to head, when the run measured it."""
+    rows, gpu = data["rows"], data.get("gpu", "GPU")
+    paths = []
+    sizes = sorted({r["shape"][0] for r in rows if r.get("dtype") == "bfloat16" and r.get("tflops")})
+    at = 4096 if 4096 in sizes else (sizes[0] if sizes else None)
+    bars = [r for r in rows if r["shape"][0] == at and r["dtype"] == "bfloat16" and r.get("tflops")]
+    if bars:
+        cub = next((r["tflops"] for r in bars if r["variant"] == L.CUBLAS), None)
+        hl = {}
+        if cub:
+            hl = {f"cuBLAS {cub:.0f}": cub, f"target 0.6x cuBLAS {L.TARGET * cub:.0f}": L.TARGET * cub}
+        peak = (data.get("device") or {}).get("datasheet", {}).get("bf16_tflops")
+        if peak:
+            hl[f"bf16 dense peak (datasheet) {peak}"] = peak
+        paths.append(report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in bars],
+                                      [r["tflops"] for r in bars], ylabel="TFLOP/s (2 M N K / time)",
+                                      title=f"bf16 GEMM {at}^3 on {gpu}: tensor-core rungs against cuBLAS (L2 flushed)",
+                                      colors=[report.IMPL_COLORS.get(r["impl"], "tab:blue") for r in bars], hlines=hl,
+                                      annotate_fmt="{:.0f}"))
+    h2h = data.get("wgmma") or []
+    if h2h:
+        labels = [f"{r['shape']} {n}" for r in h2h for n in ("wgmma", "cuBLAS")]
+        vals = [v for r in h2h for v in (r["wgmma_tflops"], r["cublas_tflops"])]
+        paths.append(report.plot_bars(os.path.join(out_dir, f"{L.LAB}_wgmma.png"), labels, vals, ylabel="TFLOP/s",
+                                      title=f"rung 03, wgmma + TMA GEMM vs cuBLAS on {gpu} (bf16, interleaved)"))
+    return paths
