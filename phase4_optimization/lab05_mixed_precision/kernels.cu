@@ -1,6 +1,9 @@
 // Lab 4.5 - Mixed precision: the same tensor-core GEMM with an fp32 or an fp16 accumulator.
 // archs: sm_80 sm_90
 //
+//   mp_wmma_gemm   WMMA 16x16x16, 64 x 64 per block; -DACC_HALF=0: fp32 accumulator fragments, =1: fp16 ones
+// Run: python -m phase4_optimization.lab05_mixed_precision (the measured figures are in this lab's README, not here).
+//
 // One kernel, two builds. ACC_HALF=0 (default) keeps the running sums in fp32 accumulator fragments; ACC_HALF=1 keeps
 // them in fp16 fragments. Nothing else changes: same tiles, same loads, same mma_sync calls, same store. So any
 // difference in the answer is the accumulator's doing.
@@ -25,14 +28,8 @@
 //   * speed: on Hopper and Ampere data-center parts the tensor cores run fp16 x fp16 -> fp16 and -> fp32 at the same
 //     rate, so the fp16 accumulator buys nothing but error there (consumer GeForce parts halve the fp32-accumulate
 //     rate, which is where fp16 accumulation came from).
-//   Measured on an H200 (results/h200/phase4_lab05_mixed_precision.json, M = N = 1024, error against the exact
-//   product of the fp16 inputs): fp32 build 3.4e-7 (K = 256) to 1.9e-5 (K = 16384); fp16 build 6.1e-4, 1.2e-3,
-//   2.35e-3, 4.7e-3 at K = 256, 1024, 4096, 16384: the sqrt(K) growth and the ~1e-3 / ~4e-3 predicted held. Overflow
-//   held: 4096 products of 1 x 32 gave inf in the fp16 build, 131072 in the fp32 one; +32 / -32 (exact 0) gave inf
-//   too. Speed missed: at 4096^3 the fp16 build ran 48.8 TFLOP/s against 44.0 (1.11x), not the same; the Triton
-//   tl.dot kernel showed it too (589 vs 480, 1.23x). Both are far under cuBLAS fp16 (752), so the likely cause is the
-//   halved accumulator registers (two fp16 values per register) helping an untuned kernel, not a faster tensor-core
-//   rate; an inference, no profile was taken.
+//   What the measurement taught is in the README: the error predictions held; the speed one did not - the fp16
+//   build was somewhat faster, most likely through the halved accumulator registers in an untuned kernel.
 //
 // Why shared memory at all: wmma::load_matrix_sync needs its tile in memory with a fixed leading dimension and
 // 32-byte alignment; staging through shared memory lets the guarded (edge-aware) global loads pad with zeros, which

@@ -4,17 +4,19 @@ CPU tier: the WMMA kernel compiles with NVRTC in both builds (fp32 / fp16 accumu
 matching HMMA opcode in SASS; the Triton tl.dot kernel (fp32 and fp16 accumulators) and the naive 16-bit softmax /
 layernorm run in the interpreter against float64; the fp16 accumulator overflows where the fp32 one does not; the
 overflow / rounding / underflow and loss-scaling tables hold the exact values a direct computation gives; wrappers
-reject bad input before any launch; main(["--quick"]) exits 0.
+reject bad input before any launch; main(["--quick"]) exits 0; the plots redraw from the committed JSON.
 GPU tier: every variant on awkward shapes, the accumulator comparison and overflow on the device, the naive bf16
 kernels, the GEMM precision table (fp8 finite with error in range, or skipped with a reason).
 """
 import math
+import os
 
 import numpy as np
 import pytest
 
-from common import check, cuda, device
-from phase4_optimization import lab05_mixed_precision as mp
+from common import arrays, check, cuda, device, lab, report
+from phase4_optimization.lab05_mixed_precision import bench as mpb
+from phase4_optimization.lab05_mixed_precision import lab as mp
 
 gpu = pytest.mark.gpu
 
@@ -88,31 +90,30 @@ def test_fp16_accumulator_overflows_where_fp32_does_not(signs):
     k = 4096
     col = np.full(k, 32.0) if signs == "all +32" else np.concatenate([np.full(k // 2, 32.0), np.full(k // 2, -32.0)])
     a, b = _dev16(np.ones((2, k))), _dev16(np.tile(col[:, None], (1, 3)))
-    r32 = np.asarray(mp.arrays.to_numpy(mp.dot_acc_f32(a, b)))
-    r16 = np.asarray(mp.arrays.to_numpy(mp.dot_acc_f16(a, b)))
+    r32 = np.asarray(arrays.to_numpy(mp.dot_acc_f32(a, b)))
+    r16 = np.asarray(arrays.to_numpy(mp.dot_acc_f16(a, b)))
     assert np.all(r32 == col.sum())                 # 131072 and 0: exact in an fp32 accumulator
     assert np.all(np.isposinf(r16)), r16            # the running sum passed 65504 and stayed inf
 
 
 def test_naive_fp16_softmax_and_layernorm_match_float64_loosely():
-    from phase3_triton import lab03_fused_softmax as sm
-    from phase3_triton import lab04_layernorm as ln
-
-    where = "cuda" if device.has_gpu() else "cpu"
+    sm = lab.lab_module("phase3_triton", "lab03_fused_softmax")
+    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
+    where = lab.where()
     (x,) = sm.make_inputs((5, 333), "float16", check.rng(52), where)
     y = mp.softmax_lowp(x, chunk=32)
-    ref = sm.reference(np.asarray(mp.arrays.to_numpy(x), np.float64))
+    ref = sm.reference(np.asarray(arrays.to_numpy(x), np.float64))
     c = check.compare(y, ref, tol=check.Tol(1e-2, 5e-2))
     assert c.ok, c.message
     xs, w, b, dy = ln.make_inputs((4, 257), "float16", check.rng(53), where)
     y = mp.layernorm_lowp(xs, w, b, ln.EPS, chunk=32)
-    ref = ln.reference(*(np.asarray(mp.arrays.to_numpy(t), np.float64) for t in (xs, w, b, dy)))[0]
+    ref = ln.reference(*(np.asarray(arrays.to_numpy(t), np.float64) for t in (xs, w, b, dy)))[0]
     c = check.compare(y, ref, tol=check.Tol(2e-2, 1e-1))
     assert c.ok, c.message
 
 
 def test_norm_ops_table_reports_the_rounding_floor():
-    rows = mp.norm_ops_table(4, 256, dtypes=("float16",))
+    rows = mpb.norm_ops_table(4, 256, dtypes=("float16",))
     by = {(r["op"], r["impl"]): r for r in rows}
     for op, ours in (("softmax", "phase 3 Triton softmax (fp32 inside)"),
                      ("layernorm", "phase 3 Triton layernorm (fp32 inside)")):
@@ -127,26 +128,41 @@ def test_norm_ops_table_reports_the_rounding_floor():
 # Validation before launch
 # ---------------------------------------------------------------------------------------------------------------------
 def test_wrappers_reject_bad_input():
-    a = _dev16(np.ones((4, 5)))
-    b = _dev16(np.ones((6, 3)))
+    """Validation before any launch, with the arrays each machine uses: device arrays on a GPU (CuPy fp16 / fp32),
+    host arrays in the interpreter. Each wrapper names the argument and what was expected."""
+    where = lab.where()
+
+    def arr(shape, dtype="float16"):
+        return arrays.from_numpy(np.ones(shape), dtype, where)
+
+    a, b, b_ok = arr((4, 5)), arr((6, 3)), arr((5, 3))
     with pytest.raises(ValueError, match="inner dimensions"):
         mp.dot_gemm(a, b)
     with pytest.raises(ValueError, match="acc"):
-        mp.dot_gemm(a, _dev16(np.ones((5, 3))), acc="bfloat16")
+        mp.dot_gemm(a, b_ok, acc="bfloat16")
     with pytest.raises(TypeError, match="a: dtype float32"):
-        mp.dot_gemm(np.ones((4, 5), np.float32) if not device.has_gpu() else __import__("cupy").ones((4, 5)),
-                    _dev16(np.ones((5, 3))))
+        mp.dot_gemm(arr((4, 5), "float32"), b_ok)
     with pytest.raises(ValueError, match="acc"):
         mp.wmma_gemm(a, b, acc="half")
-    if not device.has_gpu():
+    if device.has_gpu():
+        # the WMMA wrapper takes CuPy arrays: a torch tensor is refused by name, a shape mismatch before the launch
+        import torch
+
+        with pytest.raises(TypeError, match="a: expected a cupy array, got a torch array"):
+            mp.wmma_gemm(torch.from_dlpack(a), torch.from_dlpack(b_ok))
+        with pytest.raises(ValueError, match="inner dimensions"):
+            mp.wmma_gemm(a, b)
         with pytest.raises(TypeError, match="a: expected a GPU array"):
-            mp.wmma_gemm(a, _dev16(np.ones((5, 3))))
+            mp.dot_gemm(np.ones((4, 5), np.float16), np.ones((5, 3), np.float16))
+    else:
+        with pytest.raises(TypeError, match="a: expected a GPU array"):
+            mp.wmma_gemm(a, b_ok)
     with pytest.raises(TypeError, match="x: dtype float32"):
-        mp.softmax_lowp(np.ones((2, 3), np.float32) if not device.has_gpu() else __import__("cupy").ones((2, 3)))
+        mp.softmax_lowp(arr((2, 3), "float32"))
     with pytest.raises(ValueError, match="chunk"):
-        mp.softmax_lowp(_dev16(np.ones((2, 3))), chunk=48)
+        mp.softmax_lowp(arr((2, 3)), chunk=48)
     with pytest.raises(ValueError, match="w: expected shape"):
-        mp.layernorm_lowp(_dev16(np.ones((2, 3))), _dev16(np.ones(4)), _dev16(np.ones(3)))
+        mp.layernorm_lowp(arr((2, 3)), arr((4,)), arr((3,)))
     with pytest.raises(ValueError, match="dtype"):
         mp.make_inputs((2, 2, 2), "float32", check.rng(0), "cpu")
 
@@ -155,7 +171,7 @@ def test_wrappers_reject_bad_input():
 # Tables computed on the CPU
 # ---------------------------------------------------------------------------------------------------------------------
 def test_overflow_table_values():
-    by = {(r["case"], r["dtype"]): r["computed"] for r in mp.overflow_table()}
+    by = {(r["case"], r["dtype"]): r["computed"] for r in mpb.overflow_table()}
     assert by[("65504 * 2", "float16")] == math.inf
     assert by[("65504 * 2", "bfloat16")] == 131072.0          # 65504 rounds to 65536 in bf16, then doubles
     assert by[("x * x, x = 256", "float16")] == math.inf
@@ -177,21 +193,21 @@ def test_overflow_table_values():
 
 
 def test_fp16_sequential_sum_passes_65504_after_2047_terms():
-    assert mp.fp16_sequential_sum(np.full(2047, 32.0)) == 65504.0
-    assert mp.fp16_sequential_sum(np.full(2048, 32.0)) == math.inf
+    assert mpb.fp16_sequential_sum(np.full(2047, 32.0)) == 65504.0
+    assert mpb.fp16_sequential_sum(np.full(2048, 32.0)) == math.inf
 
 
 def test_format_table():
-    by = {r["format"]: r for r in mp.format_table()}
+    by = {r["format"]: r for r in mpb.format_table()}
     assert by["float16"]["max"] == 65504.0 and by["float16"]["smallest subnormal"] == 2.0 ** -24
     assert by["bfloat16"]["mantissa bits"] == 7 and by["float16"]["mantissa bits"] == 10
 
 
 def test_loss_scaling_fractions_match_a_direct_count():
-    g = mp.gradient_sample(100_000, seed=3)
-    rows = {(r["dtype"], r["scale_value"]): r for r in mp.loss_scaling_table(g)}
+    g = mpb.gradient_sample(100_000, seed=3)
+    rows = {(r["dtype"], r["scale_value"]): r for r in mpb.loss_scaling_table(g)}
     g64 = np.abs(g.astype(np.float64))
-    for s in mp.LOSS_SCALES:
+    for s in mpb.LOSS_SCALES:
         r = rows[("float16", float(s))]
         with np.errstate(over="ignore"):
             q = (g * np.float32(s)).astype(np.float16)  # NumPy's own cast, independent of torch's
@@ -204,19 +220,28 @@ def test_loss_scaling_fractions_match_a_direct_count():
     assert rows[("float16", float(2**16))]["flushed to 0"] < 1e-3
     assert rows[("float16", float(2**32))]["overflow (inf)"] > 1e-3
     assert rows[("bfloat16", 1.0)]["flushed to 0"] == 0.0
-    assert "2^16" in mp.loss_scaling_story(mp.loss_scaling_table(g))
+    assert "2^16" in mpb.loss_scaling_story(mpb.loss_scaling_table(g))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The CLI
 # ---------------------------------------------------------------------------------------------------------------------
 def test_main_quick(capsys):
-    if device.has_gpu():
-        pytest.skip("the GPU tier runs the full lab separately")
-    assert mp.main(["--quick", "--no-json", "--no-plot"]) == 0
+    assert mp.main(["--quick", "--no-bench", "--no-json", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "Loss scaling" in out and "triton tl.dot, fp16 accumulator (out_dtype)" in out
     assert "HMMA.16816.F16" in out or "compile report skipped" in out or "no cuobjdump" in out
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(report.ROOT, "results", "h200", mp.LAB + ".json")),
+                    reason="no committed H200 results")
+def test_replot_redraws_the_committed_plots(tmp_path, capsys):
+    """--replot draws both plots from the committed JSON alone (no GPU; fields older runs lack are tolerated)."""
+    assert mp.main(["--replot", "--out", str(tmp_path)]) == 0
+    names = sorted(os.listdir(tmp_path))
+    assert names == [mp.LAB + "_error_vs_k.png", mp.LAB + "_speed_vs_error.png"], names
+    assert all(os.path.getsize(tmp_path / n) > 10_000 for n in names)
+    assert capsys.readouterr().out.count("wrote") == 2
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -236,7 +261,7 @@ def test_variants_on_awkward_shapes_gpu(fn, dtype, size):
 
 @gpu
 def test_accumulator_error_and_overflow_on_gpu():
-    rows = mp.accumulator_overflow_gpu(4096)
+    rows = mpb.accumulator_overflow_gpu(4096)
     by = {(r["case"][:12], r["kernel"]): r for r in rows}
     for case in ("A = 1, B = 3", "A = 1, B = +"):
         assert by[(case, "WMMA fp32 acc")]["all equal exact"] and by[(case, "Triton fp32 acc")]["all equal exact"]
@@ -253,7 +278,7 @@ def test_accumulator_error_and_overflow_on_gpu():
 
 @gpu
 def test_naive_bf16_kernels_on_gpu():
-    rows = mp.norm_ops_table(256, 4096, dtypes=("bfloat16",))
+    rows = mpb.norm_ops_table(256, 4096, dtypes=("bfloat16",))
     for r in rows:
         assert r.get("note") is None, r
         assert r["non-finite"] == 0 and r["rel err"] < 0.1, r
@@ -261,7 +286,7 @@ def test_naive_bf16_kernels_on_gpu():
 
 @gpu
 def test_gemm_precision_table_gpu():
-    rows, why8 = mp.gemm_table(1024, rep_ms=5.0)
+    rows, why8 = mpb.gemm_table(1024, rep_ms=5.0)
     by = {r["precision"]: r for r in rows}
     assert by["fp32 (TF32 off)"]["rel err"] < 1e-5
     assert 1e-5 < by["tf32"]["rel err"] < 5e-3
