@@ -49,7 +49,7 @@ MAIN_KERNELS = [sg.RUNGS[i].kernel for i in range(1, 10)]
 def test_rungs_01_09_compile_without_spills(arch, capsys):
     rep = cuda.compile_report(sg.CU, arch)
     with capsys.disabled():
-        print(f"\nlab08_sgemm.cu on {arch}: " + ", ".join(
+        print(f"\nkernels.cu on {arch}: " + ", ".join(
             f"{k[:8]} {rep[k].registers} regs {rep[k].smem_bytes} B smem" for k in MAIN_KERNELS))
     for name in MAIN_KERNELS:
         k = rep[name]
