@@ -532,7 +532,8 @@ def placement(args, sweep_rows=(), measured: dict | None = None) -> lab.Result |
         print("  note:", n_)
     n_mem = sum(1 for p in placed if str(p["bound"]).startswith("memory"))
     summary = (f"{n_mem} of {len(placed)} placed kernels are memory-bound, {len(placed) - n_mem} compute-bound. "
-               f"{len(left)} rows left out (sweep points, duplicates, rows without counts: see 'left_out' in the JSON).")
+               f"{len(left)} rows left out (sweep points, duplicates, rows without counts: see 'left_out' in the "
+               "JSON).")
     targets = sweep_targets(sweep, ceil)
     # the sweep measured now, or (re-placing on a machine without a GPU) the one recorded before: kept either way
     kept = list(sweep_rows) or [{k: v for k, v in r.items() if not k.startswith("_")} for r in sweep]

@@ -1,13 +1,16 @@
-"""Lab 4.4, tiling strategy: the reuse and wave models, the sweep grids, the plots (CPU tier); the sweeps' kernels on
-the GPU tier through tests/test_labs.py and the GPU test below."""
+"""Lab 4.4, tiling strategy: the reuse and wave models, the sweep grids, the compile table, the plots and their redraw
+from the committed JSON (CPU tier); the sweeps' kernels on the GPU tier through tests/test_labs.py and the GPU test
+below."""
 import json
 import os
 
 import pytest
 
 from common import cuda, device
-from phase4_optimization import lab03_tensor_cores as tc
-from phase4_optimization import lab04_tiling_strategy as ts
+from phase4_optimization.lab04_tiling_strategy import bench as tsb
+from phase4_optimization.lab04_tiling_strategy import lab as ts
+
+tc = ts.tc          # lab 4.3, through common.lab.lab_module (the GEMMs this lab tiles)
 
 
 @pytest.mark.parametrize("bm,bn,want", [(64, 64, 32.0), (128, 128, 64.0), (128, 256, 2 * 128 * 256 / (2 * 384)),
@@ -54,7 +57,7 @@ def test_compile_table_on_cpu():
     """Registers and shared memory per tile shape from NVRTC, and blocks per SM from the occupancy calculator."""
     if cuda.find_cuobjdump() is None:
         pytest.skip("cuobjdump not found (it ships with the triton wheel)")
-    rows = ts.compile_table("sm_90", [tc._cfg(64, 128, 32, 32, 64, 4), tc._cfg(128, 256, 32, 64, 64, 4)])
+    rows = tsb.compile_table("sm_90", [tc._cfg(64, 128, 32, 32, 64, 4), tc._cfg(128, 256, 32, 64, 64, 4)])
     small, big = rows
     assert small["spills"] == big["spills"] == 0
     assert small["HMMA"] > 0 and big["HMMA"] > 0
@@ -76,9 +79,9 @@ def _fake_rows():
 def test_plots_from_recorded_rows(tmp_path):
     rows = _fake_rows()
     for kind in ("triton", "mma"):
-        p = ts.heatmap(rows, kind, str(tmp_path / f"{kind}.png"), peer_tflops=700.0)
+        p = tsb.heatmap(rows, kind, str(tmp_path / f"{kind}.png"), peer_tflops=700.0)
         assert os.path.getsize(p) > 1000
-    assert os.path.getsize(ts.wave_plot(rows, str(tmp_path / "w.png"))) > 1000
+    assert os.path.getsize(tsb.wave_plot(rows, str(tmp_path / "w.png"))) > 1000
 
 
 def test_committed_results_are_consistent():
@@ -95,13 +98,25 @@ def test_committed_results_are_consistent():
         assert r["predicted_eff"] == pytest.approx(w["efficiency"]) and r["tiles"] == w["tiles"]
 
 
-def test_cli_quick(tmp_path):
+def test_cli_quick(tmp_path, capsys):
     assert ts.main(["--quick", "--no-bench", "--out", str(tmp_path)]) == 0
+    if cuda.find_cuobjdump() is not None:
+        err = capsys.readouterr().err
+        assert "compiling 3 mma.sync tile shapes for sm_90 [1/3]" in err       # the compile sweep shows progress
+
+
+def test_replot_redraws_the_committed_plots(tmp_path):
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "results", "h200", f"{ts.LAB}.json")
+    if not os.path.exists(path):
+        pytest.skip("no committed H200 results for lab 4.4 yet")
+    assert ts.main(["--replot", "--out", str(tmp_path)]) == 0
+    for kind in ("triton", "mma", "waves"):
+        assert (tmp_path / f"{ts.LAB}_{kind}.png").stat().st_size > 10_000
 
 
 @pytest.mark.gpu
 def test_sweep_runs_and_checks_on_gpu():
-    rows = ts.sweep("triton", size=512, rep_ms=5, limit=2) + ts.sweep("mma", size=512, rep_ms=5, limit=2)
+    rows = tsb.sweep("triton", size=512, rep_ms=5, limit=2) + tsb.sweep("mma", size=512, rep_ms=5, limit=2)
     assert len(rows) == 4
     assert all(r.get("ok") for r in rows), rows
     assert device.has_gpu()
