@@ -1,19 +1,25 @@
-// Flash-attention forward in CUDA C with the tensor cores' warp-level instruction, mma.sync.m16n8k16 (Lab 4.6).
+// Lab 4.6 - attention, the CUDA C side: a flash-attention forward written with the tensor cores' warp-level
+// instruction, mma.sync.m16n8k16 - what Triton's tl.dot did for you, by hand.
 // archs: sm_80 sm_90
+//
+//   attn_01_mma             the simplest correct version: Q in registers, mma.sync for Q K^T and P V, ldmatrix for
+//                           every operand, P reused from the accumulators, online softmax; one K/V stage, plain layout
+//   attn_02_mma_pipelined   rung 01 + cp.async double buffering (tile j+1 in flight while j is computed) + XOR swizzle
+// Run: python -m phase4_optimization.lab06_attention (the measured figures are in this lab's README, not here).
 //
 // Computes, per (batch b, head h):  O = softmax(sm_scale * Q K^T  [+ causal mask]) V  and  LSE = log(rowsum(exp(..)))
 // with Q, K, V, O of shape (B, H, S, D) contiguous, bf16 (fp16 with -DATTN_FP16=1), fp32 accumulation, LSE (B, H, S)
 // fp32 in natural log. HEAD_DIM (64 or 128) is a compile-time define; S is a runtime argument (any S >= 1).
 //
 // The two numbers for B=4 H=32 S=4096 D=128 (non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP (two GEMMs, Q K^T and
-// P V, 2 S^2 D each per head); bytes that must move = 4 B H S D x 2 B = 537 MB (read Q, K, V, write O). 1.10 TFLOP at
-// ~660 TFLOP/s (about what mma.sync can reach on an H200; ~990 with wgmma) is 1.7 ms, 537 MB at 4.4 TB/s 0.12 ms:
-// compute-bound, IF the S x S score matrix never goes to memory (it would be B H S^2 x 4 B = 8.6 GB each way). That
-// is the flash algorithm: a CTA keeps a block of Q rows, streams K/V in BLOCK_N-key tiles through shared memory and
-// keeps one tile's scores in registers, with an online softmax (running max m, running sum l, rescaled accumulator).
-// The price is that every Q block re-reads its head's K and V (2 MiB per head here) from L2: S / BLOCK_M x 2 MiB per
-// head, 16 GiB in all at BLOCK_M = 64 (5 TB/s of L2 -> SM traffic at 343 TFLOP/s), 8 GiB at BLOCK_M = 128. That is
-// why 8 warps (128-row blocks) are worth measuring against 4, although 4 warps let 3 CTAs share an SM.
+// P V, 2 S^2 D each per head); bytes that must move = 4 B H S D x 2 B = 537 MB (read Q, K, V, write O): ~2000 FLOP
+// per byte, an order of magnitude above any GPU's ridge point, so compute-bound - IF the S x S score matrix never goes
+// to memory (it would be B H S^2 x 4 B = 8.6 GB each way). That is the flash algorithm: a CTA keeps a block of Q rows,
+// streams K/V in BLOCK_N-key tiles through shared memory and keeps one tile's scores in registers, with an online
+// softmax (running max m, running sum l, rescaled accumulator). The price is that every Q block re-reads its head's
+// K and V (2 MiB per head here) from L2: S / BLOCK_M x 2 MiB per head, 16 GiB in all at BLOCK_M = 64, 8 GiB at
+// BLOCK_M = 128 - about 30x the HBM bytes, in L2 -> SM traffic. That is why 8 warps (128-row blocks) are worth
+// measuring against 4, although 4 warps let 3 CTAs share an SM.
 //
 // Fragment layouts of mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16"), lane = 4 g + t
 // (g = lane >> 2 is the "group", t = lane & 3 the thread in the group, a "quad" = the 4 lanes sharing g):
@@ -54,10 +60,11 @@
 // Kernel arguments: (const T* Q, const T* K, const T* V, T* O, float* LSE, int S, float scale_log2, int causal)
 // with scale_log2 = sm_scale * log2(e): exp2(x * scale_log2) == exp(x * sm_scale) and exp2 is one MUFU.EX2.
 
-// No CUDA headers: 16-bit values are carried as raw bit patterns (unsigned short) and converted with one PTX cvt, so
-// the file compiles the same with NVRTC on a machine with or without a CUDA toolkit.
-
-#define NEG_INF (-__int_as_float(0x7f800000))   // NVRTC has no math.h, so no INFINITY
+// 16-bit values are carried as raw bit patterns (unsigned short) and converted with one PTX cvt. The PTX wrappers come
+// from common/cuda: ldmatrix_x4(_trans), mma_16816 and swizzle<CPR> (mma_sm80.cuh), cp_async_16 / commit / wait and
+// smem_u32 (cp_async.cuh), fast_exp2, neg_inf and pack2 (half_bits.cuh).
+#include "mma_sm80.cuh"
+#include "half_bits.cuh"
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
@@ -86,11 +93,11 @@
 
 typedef unsigned short elem_t;            // a bf16 (or fp16) bit pattern
 #if ATTN_FP16
-#define MMA_TYPE "f16"
-#define CVT_X2 "cvt.rn.f16x2.f32"
+typedef __half mma_t;                      // picks mma_16816's f16 form
+typedef F16 pack_t;                        // picks pack2's cvt.rn.f16x2
 #else
-#define MMA_TYPE "bf16"
-#define CVT_X2 "cvt.rn.bf16x2.f32"
+typedef __nv_bfloat16 mma_t;
+typedef BF16 pack_t;
 #endif
 
 #define BLOCK_M (16 * NWARPS)
@@ -109,65 +116,11 @@ static_assert((NWARPS == 4 || NWARPS == 8) && BLOCK_M <= 2 * BLOCK_N, "4 or 8 wa
 static_assert(ROWS_PER_PASS % 8 == 0, "a copy pass must cover whole 8-row swizzle groups");
 static_assert(TILE_CHUNKS % THREADS == 0 && (BLOCK_M * CHUNKS) % THREADS == 0, "loads split evenly over threads");
 
-// ---------------------------------------------------------------------------------------------------------------------
-// Small PTX wrappers
-// ---------------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ unsigned smem_u32(const void* p)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-
-// D (16x8 fp32) += A (16x16) B (16x8)
-__device__ __forceinline__ void mma16816(float* d, const unsigned* a, unsigned b0, unsigned b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// 16-byte global -> shared copy that bypasses L1 (.cg) and the registers; src_bytes = 0 writes 16 zero bytes.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-// 2^x in one MUFU.EX2 (exp2f adds a range fix-up for results below 2^-126, which P never needs); ex2(-inf) = +0
-__device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-// two floats -> two 16-bit values rounded to nearest even in one register, lo in the low half (the lower column, as
-// mma's fragments want it); cvt puts its first source in the UPPER half
-__device__ __forceinline__ unsigned pack_u32(float lo, float hi)
-{
-    unsigned r;
-    asm(CVT_X2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
-// Byte offset of 16-byte chunk c of row r in a tile of CHUNKS chunks per row.
+// Byte offset of 16-byte chunk c of row r in a tile of CHUNKS (8 or 16) chunks per row: swizzle<> XORs c with r & 7.
 template <bool SWIZZLE>
 __device__ __forceinline__ unsigned chunk_off(int r, int c)
 {
-    return (unsigned)(r * CHUNKS + (SWIZZLE ? (c ^ (r & 7)) : c)) * 16u;
+    return (unsigned)(SWIZZLE ? swizzle<CHUNKS>(r, c) : r * CHUNKS + c) * 16u;
 }
 
 // rows [row0, row0 + NROWS) of one head (base = start of the head, S rows of HEAD_DIM) into shared memory at dst;
@@ -188,7 +141,7 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t* __restrict
             const unsigned d = d0 + i * ROWS_PER_PASS * ROW_BYTES;
             const elem_t* src = src0 + i * ROWS_PER_PASS * HEAD_DIM;
             if (ASYNC) {
-                cp_async16(d, src, 16);
+                cp_async_16(d, src, 16);
             } else {
                 const uint4 v = __ldg(reinterpret_cast<const uint4*>(src));
                 asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" :: "r"(d), "r"(v.x), "r"(v.y), "r"(v.z),
@@ -203,7 +156,7 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t* __restrict
             // a row past S reads nothing, but the address handed to cp.async must still be a valid one
             const elem_t* src = in ? src0 + i * ROWS_PER_PASS * HEAD_DIM : base;
             if (ASYNC) {
-                cp_async16(d, src, in ? 16 : 0);
+                cp_async_16(d, src, in ? 16 : 0);
             } else {
                 uint4 v = make_uint4(0u, 0u, 0u, 0u);
                 if (in) v = __ldg(reinterpret_cast<const uint4*>(src));
@@ -217,7 +170,8 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t* __restrict
 // Byte offset, within a 16-row group of a tile, of the 16-byte chunk (2 j + hi) (j = 0..3) + 8 (kk >> 2) that an
 // ldmatrix lane reads, for a lane whose row has (row & 7) == r7: ((2 j + hi) ^ r7) only touches the low 3 bits of the
 // chunk index, so the chunks of k-steps kk and kk + 4 differ by exactly 8 chunks (128 B) and four per-thread offsets
-// (j = kk & 3) plus immediates address every ldmatrix of the loop.
+// (j = kk & 3) plus immediates address every ldmatrix of the loop. (The XOR is swizzle<>'s, written on the chunk
+// alone: the lane's row offset is added separately, k_lane / v_lane below.)
 template <bool SWIZZLE>
 __device__ __forceinline__ unsigned lane_chunk(int j, int hi, int r7)
 {
@@ -269,13 +223,13 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
         const int r = warp * 16 + (lane & 15);
 #pragma unroll
         for (int kk = 0; kk < DK; ++kk)
-            ldsm_x4(q_stage + chunk_off<SW>(r, 2 * kk + (lane >> 4)), qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+            ldmatrix_x4(qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], q_stage + chunk_off<SW>(r, 2 * kk + (lane >> 4)));
     }
 
     float acc_o[DT][4];
 #pragma unroll
     for (int i = 0; i < DT; ++i) acc_o[i][0] = acc_o[i][1] = acc_o[i][2] = acc_o[i][3] = 0.0f;
-    float m_run[2] = {NEG_INF, NEG_INF};  // running max of the raw scores, rows g and g+8
+    float m_run[2] = {neg_inf(), neg_inf()};  // running max of the raw scores, rows g and g+8
     float l_run[2] = {0.0f, 0.0f};         // running sum of exp over this thread's columns (the quad adds up at the end)
     const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;
     // ldmatrix lane addresses (see the header): K lane l reads key (l & 7) + 8 (l >> 4), chunk 2 kk + ((l >> 3) & 1);
@@ -327,9 +281,9 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
 #pragma unroll
             for (int np = 0; np < NT / 2; ++np) {
                 unsigned b0, b1, b2, b3;
-                ldsm_x4(k_addr[kk & 3] + (kk >> 2) * 128 + np * 16 * ROW_BYTES, b0, b1, b2, b3);
-                mma16816(s[2 * np], qf[kk], b0, b1);
-                mma16816(s[2 * np + 1], qf[kk], b2, b3);
+                ldmatrix_x4(b0, b1, b2, b3, k_addr[kk & 3] + (kk >> 2) * 128 + np * 16 * ROW_BYTES);
+                mma_16816(s[2 * np], qf[kk], b0, b1, mma_t());
+                mma_16816(s[2 * np + 1], qf[kk], b2, b3, mma_t());
             }
         }
 
@@ -343,7 +297,7 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
                 for (int e = 0; e < 4; ++e) {
                     const int key = n0 + i * 8 + 2 * t + (e & 1);
                     const int row = (e < 2) ? row_a : row_b;
-                    if (key >= S || (causal && key > row)) s[i][e] = NEG_INF;
+                    if (key >= S || (causal && key > row)) s[i][e] = neg_inf();
                 }
             }
         }
@@ -364,7 +318,7 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             // a row with every score so far at -inf keeps m = -inf; use 0 so (-inf) - (-inf) never makes a NaN
-            const float m_safe = mx[h] == NEG_INF ? 0.0f : mx[h];
+            const float m_safe = mx[h] == neg_inf() ? 0.0f : mx[h];
             msc[h] = m_safe * scale_log2;
             alpha[h] = fast_exp2(m_run[h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
             m_run[h] = mx[h];
@@ -391,16 +345,16 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk) {
             unsigned pa[4];
-            pa[0] = pack_u32(s[2 * kk][0], s[2 * kk][1]);
-            pa[1] = pack_u32(s[2 * kk][2], s[2 * kk][3]);
-            pa[2] = pack_u32(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            pa[3] = pack_u32(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            pa[0] = pack2(pack_t(), s[2 * kk][0], s[2 * kk][1]);
+            pa[1] = pack2(pack_t(), s[2 * kk][2], s[2 * kk][3]);
+            pa[2] = pack2(pack_t(), s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[3] = pack2(pack_t(), s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
             for (int dp = 0; dp < DT / 2; ++dp) {
                 unsigned b0, b1, b2, b3;
-                ldsm_x4_trans(v_addr[dp & 3] + (dp >> 2) * 128 + kk * 16 * ROW_BYTES, b0, b1, b2, b3);
-                mma16816(acc_o[2 * dp], pa, b0, b1);
-                mma16816(acc_o[2 * dp + 1], pa, b2, b3);
+                ldmatrix_x4_trans(b0, b1, b2, b3, v_addr[dp & 3] + (dp >> 2) * 128 + kk * 16 * ROW_BYTES);
+                mma_16816(acc_o[2 * dp], pa, b0, b1, mma_t());
+                mma_16816(acc_o[2 * dp + 1], pa, b2, b3, mma_t());
             }
         }
     }
@@ -418,10 +372,10 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
         const int col = i * 8 + 2 * t;
         if (row_a < S)
             *reinterpret_cast<unsigned*>(Oh + (size_t)row_a * HEAD_DIM + col) =
-                pack_u32(acc_o[i][0] * inv[0], acc_o[i][1] * inv[0]);
+                pack2(pack_t(), acc_o[i][0] * inv[0], acc_o[i][1] * inv[0]);
         if (row_b < S)
             *reinterpret_cast<unsigned*>(Oh + (size_t)row_b * HEAD_DIM + col) =
-                pack_u32(acc_o[i][2] * inv[1], acc_o[i][3] * inv[1]);
+                pack2(pack_t(), acc_o[i][2] * inv[1], acc_o[i][3] * inv[1]);
     }
     if (t == 0) {
         const float ln2 = 0.69314718055994531f;
@@ -442,8 +396,6 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
 //   bank conflicts). Loads are 16-byte LDG + STS through registers.
 //   Prediction: well under half of rung 02 (each tile's load latency, ~1-2 us from L2/HBM, exposed every iteration,
 //   and 8x the shared-memory wavefronts per ldmatrix).
-//   Measured: not timed on the H200 (results/h200/phase4_lab06_attention.json benchmarks rung 02 only, the default of
-//   flash_attn_cuda), so this prediction is still open.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
@@ -460,15 +412,9 @@ attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const el
 //   in flight while tile j is computed: one barrier per tile instead of two, the load latency hidden behind
 //   128 (D=128) mma per warp; (2) chunk c of row r stored at c ^ (r & 7): every ldmatrix phase hits 32 distinct banks.
 //   At 64 KiB per CTA three CTAs (12 warps) fit an H200 SM if registers allow (MIN_BLOCKS).
-//   Prediction: 2-3x rung 01; near the SDPA flash backend (FA2, 343 TFLOP/s at B4 H32 S4096 D128), which has the
-//   same structure with 32 rows per warp (half the shared-memory reads per mma).
-//   Measured on an H200 (results/h200/phase4_lab06_attention.json, "cuda mma.sync flash fwd": this kernel, 4 warps,
-//   BLOCK_N 64, MIN_BLOCKS default): correct on every check case (the --debug probe: every row took its own key,
-//   every column in place). B4 H32 S4096 D128 non-causal 320.4 TFLOP/s = 0.960x SDPA flash (333.7 in the same run;
-//   the first run: 0.952x): the >= 1.0x target missed by 4-5%; causal 304.6 vs 307.9 = 0.99x; D64 B8 H32 S2048
-//   279.7 vs 292.3 = 0.957x. cuDNN (wgmma) 591.1 non-causal. ncu (results/h200/profile/): tensor pipe 53.8% busy
-//   against FA2's 56.8%; top stall short scoreboard (ldmatrix waits, 2.5 per issue), 4.3x FA2's shared-memory bank
-//   conflicts: the 16-rows-per-warp cost named above (half the mma per K/V fragment read); 8 warps was not timed.
+//   Prediction: 2-3x rung 01; >= 1.0x the SDPA flash backend (FlashAttention-2) at B4 H32 S4096 D128, which has the
+//   same structure with 32 rows per warp (half the shared-memory reads per mma): that difference is what is left.
+//   cuDNN's wgmma kernels are the ceiling this mma.sync design cannot reach.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_02_mma_pipelined(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,

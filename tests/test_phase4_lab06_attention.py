@@ -1,17 +1,19 @@
-"""Lab 4.6 (attention): the float64 reference against torch.autograd, the Triton flash forward and backward at
-awkward sizes (interpreter on the CPU, compiled on a GPU), the autograd.Function, the naive version, bad input,
-the sm_90 compile, and the CLI."""
+"""Lab 4.6 (attention), the Triton side: the float64 reference against torch.autograd, the Triton flash forward and
+backward at awkward sizes (interpreter on the CPU, compiled on a GPU), the autograd.Function, the naive version, bad
+input, the sm_90 compile of the kernels (and that their shared @triton.jit helpers compile ahead of time), the CLI and
+--replot. The CUDA C forward: tests/test_phase4_lab06_attention_cuda.py."""
 import math
+import os
 
 import numpy as np
 import pytest
 
-from common import check, device
-from phase4_optimization import lab06_attention as att
+from common import check, device, lab, report
+from phase4_optimization.lab06_attention import bench as attb
+from phase4_optimization.lab06_attention import lab as att
 
 gpu = pytest.mark.gpu
-interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host tensors); the GPU tier covers "
-                                                               "the same on device")
+interpreter_only = pytest.mark.cpu_only           # host tensors in the interpreter; the GPU tier covers the same
 OUT_NAMES = ("o", "lse", "dq", "dk", "dv")
 
 
@@ -70,26 +72,25 @@ def test_reference_matches_torch_autograd_float64(causal):
     assert torch.isfinite(auto[1]).all()
 
 
-@interpreter_only
 @pytest.mark.parametrize("s,d,causal,dtype", [(1, 64, False, "bfloat16"), (1, 64, True, "float16"),
                                               (17, 64, True, "float16"), (67, 64, True, "bfloat16"),
                                               (67, 64, False, "float16"), (40, 128, True, "bfloat16")])
-def test_flash_forward_backward_interpreter(s, d, causal, dtype):
-    """Flash forward + backward in the interpreter (tiles 32 x 16 / 16 x 32: several tiles, a ragged last one and the
-    diagonal blocks all run) into poisoned outputs, against the float64 reference."""
-    q, k, v, do, c = att.make_inputs((2, 1, s, d, causal), dtype, check.rng(71 + s), "cpu")
+def test_flash_forward_backward_small(s, d, causal, dtype):
+    """Flash forward + backward into poisoned outputs, against the float64 reference: in the interpreter its tiles
+    (32 x 16 / 16 x 32) make several tiles, a ragged last one and the diagonal blocks all run; on a GPU the GPU
+    tiles."""
+    q, k, v, do, c = att.make_inputs((2, 1, s, d, causal), dtype, check.rng(71 + s), lab.where())
     outs = _poisoned_outs(2, 1, s, d, dtype, q)
     got = att.attention_flash(q, k, v, do, c, out=outs)
     assert all(g is o for g, o in zip(got, outs)), "the outputs must be written into out"
-    _assert_all(got, att.reference(*(t.double().numpy() for t in (q, k, v, do)), causal), dtype,
+    _assert_all(got, att.reference(*(t.double().cpu().numpy() for t in (q, k, v, do)), causal), dtype,
                 f"S={s} D={d} causal={causal}")
 
 
-@interpreter_only
-def test_autograd_function_interpreter_against_torch_autograd():
+def test_autograd_function_against_torch_autograd():
     """flash_attention as a torch.autograd.Function: backward() through the Triton kernels against torch.autograd on
     the float64 naive version; dO arrives as a non-contiguous view; scale overridden."""
-    q, k, v, do, _ = att.make_inputs((1, 2, 37, 64, True), "bfloat16", check.rng(72), "cpu")
+    q, k, v, do, _ = att.make_inputs((1, 2, 37, 64, True), "bfloat16", check.rng(72), lab.where())
     qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
     o = att.flash_attention(qq, kk, vv, causal=True, sm_scale=0.2)
     do_t = do.transpose(2, 3).contiguous().transpose(2, 3)          # same values, last dim strided
@@ -100,15 +101,14 @@ def test_autograd_function_interpreter_against_torch_autograd():
                 names=("o", "dq", "dk", "dv"))
 
 
-@interpreter_only
 def test_naive_materializes_p_and_matches():
-    q, k, v, do, _ = att.make_inputs((1, 2, 23, 64, True), "float16", check.rng(73), "cpu")
+    q, k, v, do, _ = att.make_inputs((1, 2, 23, 64, True), "float16", check.rng(73), lab.where())
     o, lse, p = att.naive_attn_fwd(q, k, v, causal=True)
     assert tuple(p.shape) == (1, 2, 23, 23)
-    pf = p.float().numpy()
+    pf = p.float().cpu().numpy()
     np.testing.assert_allclose(pf.sum(-1), 1.0, atol=5e-3)
     assert (np.triu(np.ones((23, 23)), 1)[None, None] * pf == 0).all(), "causal: P must be 0 above the diagonal"
-    ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), True)
+    ref = att.reference(*(t.double().cpu().numpy() for t in (q, k, v, do)), True)
     check.assert_close(o, ref[0], "float16", what="naive o")
     check.assert_close(lse, ref[1], "float16", what="naive lse")
     # the byte counts the lab prints: S x S dominates the naive version
@@ -163,29 +163,61 @@ def test_validation_errors():
         att.attention_flash(q, k, v, q, False, out=(o, lse))
 
 
-def test_cuda_variant_is_guarded():
-    """The CUDA C forward is in VARIANTS exactly when its module exists, and without a GPU it says why it can't run."""
-    has = att._cuda_module() is not None
-    names = [v.name for v in att.VARIANTS]
-    assert any(n.startswith("cuda") for n in names) == has
-    for v in att.VARIANTS:
-        if v.impl == "cuda" and not device.has_gpu():
-            ok, why = v.available()
-            assert not ok and why
+def test_cuda_variants_are_guarded():
+    """Both CUDA C rungs are variants, checked like the Triton ones; without a GPU (or below sm_80) each says why it
+    cannot run."""
+    cuda_v = [v for v in att.VARIANTS if v.impl == "cuda"]
+    assert [v.name.split()[1] for v in cuda_v] == ["01", "02"]
+    for v in cuda_v:
+        ok, why = v.available()
+        assert ok == (att.unavailable_reason() is None)
+        assert ok or why
 
 
 @interpreter_only
 def test_forward_compiles_for_sm90_with_wgmma_and_no_spills():
     """The causal D = 128 forward at its GPU tile (128 x 64, 8 warps, 3 stages), compiled ahead of time for sm_90:
     it must use wgmma and spill nothing (the full report, backward included, is in main() without --quick)."""
-    r = att.compile_summary(att.aot_kernel("fwd", 128, True, cc=90))
+    r = attb.compile_summary(attb.aot_kernel("fwd", 128, True, cc=90))
     assert r["wgmma"] > 0, r
     assert r["local B"] == 0, r
     assert r["shared B"] <= 227 * 1024, r
 
 
-def test_cli_quick_exits_0():
+@interpreter_only
+def test_backward_kernels_with_shared_helpers_compile_ahead_of_time():
+    """dK/dV and dQ call the @triton.jit helpers they share with the forward (_load_rows, _attends, _mma_operand, ...):
+    common.triton_support swaps the interpreter's helpers for the compiler's, so the reports still compile (wgmma, no
+    spill) in a process whose kernels run in the interpreter - after an interpreted launch too."""
+    q, k, v, do, c = att.make_inputs((1, 1, 17, 64, True), "bfloat16", check.rng(75), "cpu")
+    att.attention_flash(q, k, v, do, c)                       # the interpreter patches triton.language here
+    for kind in ("bwd_dkdv", "bwd_dq"):
+        r = attb.compile_summary(attb.aot_kernel(kind, 64, True, cc=90))
+        assert r["wgmma"] > 0 and r["local B"] == 0, r
+
+
+def test_cli_quick_exits_0(capsys):
     assert att.main(["--quick", "--no-json", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "the two numbers" in out and "kernels.cu compiled with NVRTC" in out
+    assert "one warp, one K/V tile" in out and "tiling" in out
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    """--replot redraws the plot from results/h200/ without a GPU (rows of the committed JSON, which predates the
+    CUDA C shapes' rows: their plot appears only once they are measured)."""
+    assert att.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert os.path.getsize(tmp_path / f"{att.LAB}.png") > 10_000
+
+
+def test_plot_draws_the_cuda_shapes_when_measured(tmp_path):
+    rows = [{"case": "fwd D128 non-causal", "variant": "triton flash fwd", "impl": "triton", "tflops": 400.0},
+            {"variant": "attn_02_mma_pipelined", "impl": "cuda", "part": "cuda shapes", "causal": False,
+             "shape": [4, 32, 4096, 128], "tflops": 300.0},
+            {"variant": "torch SDPA flash", "impl": "peer", "part": "cuda shapes", "causal": True,
+             "shape": [4, 32, 4096, 128], "tflops": 310.0}]
+    paths = attb.plot({"rows": rows, "gpu": "a GPU"}, str(tmp_path))
+    assert [os.path.basename(p) for p in paths] == [f"{att.LAB}.png", f"{att.LAB}_cuda.png"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -233,16 +265,15 @@ def test_gpu_naive_matches():
     _assert_all(got, _autograd64(q, k, v, do, True), "bfloat16", "naive")
 
 
-@interpreter_only
 def test_forward_writes_into_a_strided_output_view():
     """o may be a (B, H, S, D) view of a (B, S, H, D) buffer (what the transformer-block lab hands in)."""
     import torch
 
-    q, k, v, do, _ = att.make_inputs((2, 3, 19, 64, False), "float16", check.rng(74), "cpu")
-    buf = torch.full((2, 19, 3, 64), float("nan"), dtype=torch.float16)
-    lse = torch.full((2, 3, 19), float("nan"))
+    q, k, v, do, _ = att.make_inputs((2, 3, 19, 64, False), "float16", check.rng(74), lab.where())
+    buf = torch.full((2, 19, 3, 64), float("nan"), dtype=torch.float16, device=q.device)
+    lse = torch.full((2, 3, 19), float("nan"), device=q.device)
     o, _ = att.flash_attn_fwd(q, k, v, False, out=(buf.permute(0, 2, 1, 3), lse))
-    ref = att.reference(*(t.double().numpy() for t in (q, k, v, do)), False)
+    ref = att.reference(*(t.double().cpu().numpy() for t in (q, k, v, do)), False)
     check.assert_close(buf.permute(0, 2, 1, 3), ref[0], "float16", what="o through the view")
     check.assert_close(lse, ref[1], "float16", what="lse")
 

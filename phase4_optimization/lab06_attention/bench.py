@@ -1,0 +1,694 @@
+"""Lab 4.6's measuring side: the Triton kernels compiled ahead of time and the CUDA C ones with NVRTC (what the
+compiler made of them, on any machine), the CUDA C forward modelled in NumPy (its tiling, and one warp's ldmatrix /
+mma fragments lane by lane), and on a GPU: the targets against torch SDPA's cuDNN and FlashAttention-2 backends with
+the tile tuning, naive against flash, the CUDA C forward's rungs and occupancy shapes, and the plots (redrawn from the
+JSON by --replot)."""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+
+from common import arrays, bench, check, cli, cuda, device, lab, report
+from common.triton_support import aot, summarize
+
+from . import lab as L
+from .triton_kernels import attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel
+
+CPU_NOTE = ("\nRan in the interpreter: the naive attention (torch matmuls + the Triton softmax kernel) and the flash "
+            "forward and backward\n(small tiles, S up to 67, causal and not, ragged tails, strided views), against "
+            "float64 NumPy; the CUDA C forward\nneeds a GPU: it was compiled, and its tiling and fragments were "
+            "modelled in NumPy. Timing, tuning and the SDPA peers need a GPU.")
+LSE_TOL = check.Tol(1e-4, 1e-4)   # fp32 scores and sums of bf16-exact products: ~1e-6, with room for exp2's MUFU
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--compile-report", action=argparse.BooleanOptionalAction, default=None,
+                   help="compile the Triton flash kernels for --arch ahead of time and show their resources "
+                        "(default: on without a GPU unless --quick; the CUDA C table is always shown)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The two numbers of the benchmark shapes (every machine)
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    """FLOPs and the bytes each version must move at the benchmark shapes: flash is compute-bound, naive is not."""
+    rows = []
+    for label, kind, (b, h, s, d), causal, _, _ in TARGETS + [("naive vs flash", "fwd", NAIVE_SHAPE, False, "", 0)]:
+        fl = L.attn_flops(b, h, s, d, causal, backward=kind == "bwd")
+        # the backward reads Q, K, V, O, dO and writes dQ, dK, dV (+ LSE and delta): 8 B H S D 16-bit values
+        fb = L.flash_bytes(b, h, s, d, 2) if kind == "fwd" else 16 * b * h * s * d + 8 * b * h * s
+        nb = L.naive_bytes(b, h, s, d, 2) if kind == "fwd" else None
+        rows.append({"case": label, "shape": f"B{b} H{h} S{s} D{d}", "GFLOP": fl / 1e9, "flash MB": fb / 1e6,
+                     "flash FLOP/B": fl / fb, "naive MB": nb / 1e6 if nb else None,
+                     "naive FLOP/B": fl / nb if nb else None})
+    report.print_table(rows, title="the two numbers at the benchmark shapes (bf16; an H200's ridge point is ~200 "
+                                   "FLOP/B: above it compute wins)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the compilers made of the kernels (every machine)
+# ---------------------------------------------------------------------------------------------------------------------
+_TY = {"bfloat16": "*bf16", "float16": "*fp16"}
+_STRIDES = ("sq_b", "sq_h", "sq_s", "sk_b", "sk_h", "sk_s", "sv_b", "sv_h", "sv_s")
+
+
+def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bfloat16", cc: int = 90,
+               cfg: dict | None = None):
+    """Compile one of the flash kernels ("fwd", "bwd_dkdv", "bwd_dq") for compute capability `cc` without a GPU (the
+    GPU-size default config); cached."""
+    ty = _TY[dtype]
+    if cfg is None:
+        cfg = (L.fwd_default_gpu(d, causal) if kind == "fwd" else L.bwd_default_gpu(d))
+    ints = {n: "i32" for n in ("n_heads", "seq") + _STRIDES}
+    div16 = ("q_ptr", "k_ptr", "v_ptr") + tuple(n for n in _STRIDES)
+    if kind == "fwd":
+        sig = {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "o_ptr": ty, "lse_ptr": "*fp32", "qk_scale": "fp32", **ints,
+               "so_b": "i32", "so_h": "i32", "so_s": "i32", "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr",
+               "BLOCK_N": "constexpr", "CAUSAL": "constexpr", "UPCAST": "constexpr"}
+        const = {"HEAD_DIM": d, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "CAUSAL": causal,
+                 "UPCAST": False}
+        return aot(attn_fwd_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                   divisible_by_16=div16 + ("o_ptr", "lse_ptr", "so_b", "so_h", "so_s", "seq"))
+    kern = attn_bwd_dkdv_kernel if kind == "bwd_dkdv" else attn_bwd_dq_kernel
+    bm, bn = (cfg["BLOCK_M1"], cfg["BLOCK_N1"]) if kind == "bwd_dkdv" else (cfg["BLOCK_M2"], cfg["BLOCK_N2"])
+    outs = {"dk_ptr": ty, "dv_ptr": ty} if kind == "bwd_dkdv" else {"dq_ptr": ty}
+    sig = {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "do_ptr": ty, "lse_ptr": "*fp32", "delta_ptr": "*fp32", **outs,
+           "sm_scale": "fp32", "qk_scale": "fp32", **ints, "sdo_b": "i32", "sdo_h": "i32", "sdo_s": "i32",
+           "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "CAUSAL": "constexpr",
+           "UPCAST": "constexpr"}
+    const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "UPCAST": False}
+    return aot(kern, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+               divisible_by_16=div16 + tuple(outs) + ("do_ptr", "lse_ptr", "delta_ptr", "sdo_b", "sdo_h", "sdo_s",
+                                                      "seq"))
+
+
+def compile_summary(k) -> dict:
+    """Resources of a compiled kernel: registers, spills (local memory), shared memory, tensor-core instructions."""
+    s = summarize(k)
+    return {"kernel": s["kernel"], "warps": s["num_warps"], "stages": s["num_stages"], "regs": s["regs"],
+            "local B": s["local"], "shared B": s["shared"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
+            "cp.async": s["cp_async"]}
+
+
+def compile_table(arch: str, kinds=(("fwd", 128, False), ("fwd", 128, True), ("fwd", 64, False),
+                                    ("bwd_dkdv", 128, False), ("bwd_dq", 128, False))) -> list[dict]:
+    cc = device.arch_info(arch).cc
+    rows = []
+    for kind, d, causal in kinds:
+        t0 = time.perf_counter()
+        try:
+            r = compile_summary(aot_kernel(kind, d, causal, cc=cc))
+        except Exception as e:  # noqa: BLE001 - a kernel that does not compile for this arch is reported, not fatal
+            r = {"kernel": kind, "error": f"{type(e).__name__}: {str(e)[:120]}"}
+        r.update({"part": kind, "D": d, "causal": causal, "compile s": round(time.perf_counter() - t0, 1)})
+        rows.append(r)
+    return rows
+
+
+def compile_rows(archs=("sm_80", "sm_90")) -> list[dict]:
+    """kernels.cu compiled with NVRTC per architecture and head dim: registers, spills, and the SASS census of the
+    instructions that matter here (HMMA = mma.sync, LDSM = ldmatrix, LDGSTS = cp.async, MUFU = ex2)."""
+    rows = []
+    for arch in archs:
+        for d in L.HEAD_DIMS:
+            rep = cuda.compile_report(L.CU, arch, defines=L.defines(d))
+            for name, kr in rep.kernels.items():
+                c = kr.sass_counts
+                kern = "01" if name == L.KERNELS["01"] else "02"
+                rows.append({"kernel": name, "arch": arch, "D": d, "regs": kr.registers,
+                             "dyn_smem": L.smem_bytes(kern, d), "spill": kr.spills, "HMMA": c.get("HMMA", 0),
+                             "LDSM": c.get("LDSM", 0), "LDGSTS": c.get("LDGSTS", 0), "MUFU": c.get("MUFU", 0),
+                             "BAR": c.get("BAR", 0), "LDL/STL": f"{c.get('LDL', 0)}/{c.get('STL', 0)}"})
+    return rows
+
+
+def compile_report(args) -> None:
+    want = args.compile_report if args.compile_report is not None else (not device.has_gpu() and not args.quick)
+    if want:
+        report.print_table(compile_table(args.arch),
+                           ["part", "D", "causal", "warps", "stages", "regs", "local B", "shared B", "wgmma",
+                            "mma.sync", "cp.async", "compile s", "error"],
+                           title=f"Triton flash kernels compiled ahead of time for {args.arch} (bf16, GPU default "
+                                 "tiles)")
+    report.print_table(compile_rows((args.arch,)),
+                       title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} (defines per D: {L.CONFIG}; "
+                             f"BLOCK_N={L.CUDA_BLOCK_N})")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The CUDA C forward in float64 NumPy: its tiling, and one warp's registers (no GPU needed)
+# ---------------------------------------------------------------------------------------------------------------------
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round to the nearest bf16 (ties to even), returned as float64: what pack2() does to P in the kernel."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def tiled_model(q, k, v, causal=False, sm_scale=None, block_m=64, block_n=L.CUDA_BLOCK_N, round_p=True):
+    """The kernel's algorithm in float64 NumPy: Q blocks of block_m rows, K/V tiles of block_n keys zero-padded past
+    S, the same masks (-inf past S, -inf above the diagonal), the same skipped tiles, the same update order
+    (max -> alpha -> l = alpha l + sum p -> O = alpha O + P V), P rounded to bf16 before P V as in the kernel,
+    O / l and lse = m scale + ln l at the end. Catches algorithmic mistakes without a GPU."""
+    q, k, v = (np.asarray(arrays.to_numpy(x), dtype=np.float64) for x in (q, k, v))
+    bsz, nh, s, d = q.shape
+    scale = 1.0 / math.sqrt(d) if sm_scale is None else sm_scale
+    sl2 = scale * L.LOG2E
+    o = np.full(q.shape, np.nan)
+    lse = np.full(q.shape[:-1], np.nan)
+    n_pad = -(-s // block_n) * block_n
+    kp = np.zeros((bsz, nh, n_pad, d))
+    vp = np.zeros((bsz, nh, n_pad, d))
+    kp[:, :, :s], vp[:, :, :s] = k, v
+    for m0 in range(0, s, block_m):
+        rows = np.arange(m0, min(m0 + block_m, s))
+        qb = q[:, :, rows]
+        m = np.full(qb.shape[:-1], -np.inf)
+        l_ = np.zeros(qb.shape[:-1])
+        acc = np.zeros(qb.shape)
+        kv_end = min(s, m0 + block_m) if causal else s
+        for n0 in range(0, kv_end, block_n):
+            keys = np.arange(n0, n0 + block_n)
+            sc = qb @ np.swapaxes(kp[:, :, keys], -1, -2)
+            mask = keys[None, :] >= s
+            if causal:
+                mask = mask | (keys[None, :] > rows[:, None])
+            sc = np.where(mask, -np.inf, sc)
+            mx = np.maximum(m, sc.max(-1))
+            m_safe = np.where(mx == -np.inf, 0.0, mx)
+            with np.errstate(invalid="ignore"):
+                alpha = np.exp2(m * sl2 - m_safe * sl2)
+            p = np.exp2(sc * sl2 - m_safe[..., None] * sl2)
+            l_ = l_ * alpha + p.sum(-1)
+            pq = round_bf16(p) if round_p else p
+            acc = acc * alpha[..., None] + pq @ vp[:, :, keys]
+            m = mx
+        o[:, :, rows] = acc / l_[..., None]
+        lse[:, :, rows] = (m * sl2 + np.log2(l_)) * math.log(2.0)
+    return o, lse
+
+
+def _ldmatrix(chunks: np.ndarray, addr: list[int], trans: bool, stats: dict | None = None) -> np.ndarray:
+    """ldmatrix.x4 on a shared memory of 16-byte chunks (chunks[i] = 8 values): lanes 8i..8i+7 give the byte
+    addresses of the 8 rows of matrix i; returns regs[lane, i, 2], lane l getting row l>>2, cols 2(l&3)..+1 of matrix
+    i (of its transpose with .trans)."""
+    regs = np.zeros((32, 4, 2))
+    for i in range(4):
+        if stats is not None:   # one matrix = one shared-memory phase: 8 rows of 16 B over 8 groups of 4 banks
+            groups = [(addr[8 * i + r] // 16) % 8 for r in range(8)]
+            stats["ways"] = max(stats.get("ways", 1), max(groups.count(x) for x in groups))
+        mat = np.stack([chunks[addr[8 * i + r] // 16] for r in range(8)])     # 8 x 8, row r from lane 8i + r
+        assert all(addr[8 * i + r] % 16 == 0 for r in range(8))
+        if trans:
+            mat = mat.T
+        for lane in range(32):
+            regs[lane, i] = mat[lane >> 2, 2 * (lane & 3): 2 * (lane & 3) + 2]
+    return regs
+
+
+def _mma(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """mma.m16n8k16 from per-lane fragments: a[lane, 4, 2], b[lane, 2, 2], c[lane, 4] -> d[lane, 4]."""
+    A, B, C = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        A[g, 2 * t: 2 * t + 2], A[g + 8, 2 * t: 2 * t + 2] = a[lane, 0], a[lane, 1]
+        A[g, 2 * t + 8: 2 * t + 10], A[g + 8, 2 * t + 8: 2 * t + 10] = a[lane, 2], a[lane, 3]
+        B[2 * t: 2 * t + 2, g], B[2 * t + 8: 2 * t + 10, g] = b[lane, 0], b[lane, 1]
+        C[g, 2 * t: 2 * t + 2], C[g + 8, 2 * t: 2 * t + 2] = c[lane, 0:2], c[lane, 2:4]
+    D = A @ B + C
+    d = np.zeros((32, 4))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        d[lane, 0:2], d[lane, 2:4] = D[g, 2 * t: 2 * t + 2], D[g + 8, 2 * t: 2 * t + 2]
+    return d
+
+
+def warp_fragment_model(head_dim: int = 128, swizzle: bool = True, nwarps: int = 4, warp: int = 1, seed: int = 0,
+                        stats: dict | None = None):
+    """One warp of the kernel, one K/V tile, modelled lane by lane with kernels.cu's own index formulas: the tiles
+    are written to shared memory the way load_rows writes them (row r, chunk c at r CHUNKS + (c ^ (r & 7))), read with
+    the lane addresses of the Q, K and V ldmatrix calls, multiplied with mma's fragment layouts, P repacked from the
+    accumulators. Returns (S from the fragments, Q K^T, O from the fragments, P V) for the warp's 16 rows; stats["ways"]
+    gets the worst bank conflict of any ldmatrix phase (1 = conflict-free, 8 = all 8 rows in the same 4 banks)."""
+    g_ = np.random.default_rng(seed)
+    block_n = L.CUDA_BLOCK_N
+    chunks_per_row, row_bytes, threads = head_dim // 8, head_dim * 2, 32 * nwarps
+    rpp = threads // chunks_per_row
+    q = g_.standard_normal((16 * nwarps, head_dim))
+    k = g_.standard_normal((block_n, head_dim))
+    v = g_.standard_normal((block_n, head_dim))
+
+    def chunk_off(r, c):
+        return (r * chunks_per_row + ((c ^ (r & 7)) if swizzle else c)) * 16
+
+    def store(tile):                                   # load_rows: thread tid, pass i
+        mem = np.full((tile.shape[0] * chunks_per_row, 8), np.nan)
+        for tid in range(threads):
+            rt, c = tid // chunks_per_row, tid % chunks_per_row
+            for i in range(tile.shape[0] // rpp):
+                off = chunk_off(rt, c) + i * rpp * row_bytes
+                mem[off // 16] = tile[rt + i * rpp, 8 * c: 8 * c + 8]
+        assert not np.isnan(mem).any(), "load_rows left a chunk unwritten"
+        return mem
+
+    def lane_chunk(j, hi, r7):
+        return (((2 * j + hi) ^ r7) if swizzle else (2 * j + hi)) * 16
+
+    qm, km, vm = store(q), store(k), store(v)
+    lanes = range(32)
+    qf = [_ldmatrix(qm, [chunk_off(warp * 16 + (ln & 15), 2 * kk + (ln >> 4)) for ln in lanes], False, stats)
+          for kk in range(head_dim // 16)]
+    k_lane = [((ln & 7) + ((ln >> 4) << 3)) * row_bytes for ln in lanes]
+    v_lane = [((ln & 7) + (((ln >> 3) & 1) << 3)) * row_bytes for ln in lanes]
+    k_x = [[lane_chunk(j, (ln >> 3) & 1, ln & 7) for j in range(4)] for ln in lanes]
+    v_x = [[lane_chunk(j, ln >> 4, ln & 7) for j in range(4)] for ln in lanes]
+    s = np.zeros((block_n // 8, 32, 4))
+    for kk in range(head_dim // 16):
+        for np_ in range(block_n // 16):
+            b = _ldmatrix(km, [k_lane[ln] + k_x[ln][kk & 3] + (kk >> 2) * 128 + np_ * 16 * row_bytes
+                               for ln in lanes], False, stats)
+            s[2 * np_] = _mma(s[2 * np_], qf[kk], b[:, 0:2])
+            s[2 * np_ + 1] = _mma(s[2 * np_ + 1], qf[kk], b[:, 2:4])
+    o = np.zeros((head_dim // 8, 32, 4))
+    for kk in range(block_n // 16):
+        pa = np.stack([s[2 * kk][:, 0:2], s[2 * kk][:, 2:4], s[2 * kk + 1][:, 0:2], s[2 * kk + 1][:, 2:4]], axis=1)
+        for dp in range(head_dim // 16):
+            b = _ldmatrix(vm, [v_lane[ln] + v_x[ln][dp & 3] + (dp >> 2) * 128 + kk * 16 * row_bytes
+                               for ln in lanes], True, stats)
+            o[2 * dp] = _mma(o[2 * dp], pa, b[:, 0:2])
+            o[2 * dp + 1] = _mma(o[2 * dp + 1], pa, b[:, 2:4])
+
+    def gather(acc, ncols):                            # accumulators back to a 16 x ncols matrix
+        m = np.zeros((16, ncols))
+        for n in range(acc.shape[0]):
+            for ln in lanes:
+                g, t = ln >> 2, ln & 3
+                m[g, 8 * n + 2 * t: 8 * n + 2 * t + 2] = acc[n, ln, 0:2]
+                m[g + 8, 8 * n + 2 * t: 8 * n + 2 * t + 2] = acc[n, ln, 2:4]
+        return m
+
+    rows = slice(16 * warp, 16 * warp + 16)
+    s_ref = q[rows] @ k.T
+    s_frag = gather(s, block_n)
+    return s_frag, s_ref, gather(o, head_dim), s_ref @ v
+
+
+def model_check(quick: bool) -> bool:
+    """The NumPy model of the kernel's tiling against the reference, on awkward S (no GPU needed)."""
+    g = check.rng(1)
+    rows = []
+    for s in ((1, 17, 129) if quick else (1, 17, 63, 64, 65, 129, 200)):
+        for d in L.HEAD_DIMS:
+            for causal in (False, True):
+                q, k, v = (g.standard_normal((1, 2, s, d)) for _ in range(3))
+                o_ref, l_ref = L.forward_reference(q, k, v, causal)
+                o, l_ = tiled_model(q, k, v, causal)
+                c1 = check.compare(o, o_ref, "bfloat16")
+                c2 = check.compare(l_, l_ref, "float32", LSE_TOL)
+                rows.append({"S": s, "D": d, "causal": causal, "o": c1.message, "lse": c2.message,
+                             "ok": c1.ok and c2.ok})
+    report.print_table(rows, ["S", "D", "causal", "o", "lse"],
+                       title="NumPy model of the CUDA C kernel's tiling (64-row Q blocks, 64-key tiles, P in bf16) "
+                             "vs float64")
+    return all(r["ok"] for r in rows)
+
+
+def fragment_check() -> bool:
+    """One warp, one K/V tile, lane by lane, for both layouts and head dims: S = Q K^T and O = P V come out right,
+    and the swizzle leaves no ldmatrix bank conflict (the unswizzled layout has 8-way ones)."""
+    rows, ok = [], True
+    for d in L.HEAD_DIMS:
+        for sw in (False, True):
+            st: dict = {}
+            s_f, s_r, o_f, o_r = warp_fragment_model(d, sw, stats=st)
+            good = bool(np.allclose(s_f, s_r, atol=1e-9) and np.allclose(o_f, o_r, atol=1e-9))
+            ok &= good
+            rows.append({"D": d, "layout": "swizzled (02)" if sw else "plain (01)",
+                         "S = Q K^T": f"max err {np.abs(s_f - s_r).max():.1e}",
+                         "O = P V": f"max err {np.abs(o_f - o_r).max():.1e}",
+                         "ldmatrix bank conflict": f"{st['ways']}-way", "ok": good})
+    report.print_table(rows, title="one warp, one K/V tile, modelled lane by lane (kernels.cu's address formulas "
+                                   "through ldmatrix/mma semantics)")
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Diagnosis of the CUDA C forward: where a wrong output is wrong, and which key / column each output took
+# ---------------------------------------------------------------------------------------------------------------------
+def _ranges(idx) -> str:
+    idx = sorted(int(i) for i in idx)
+    if not idx:
+        return "-"
+    out, start, prev = [], idx[0], idx[0]
+    for i in idx[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    s = ", ".join(out)
+    return s if len(s) < 160 else s[:157] + "..."
+
+
+def mismatch_pattern(o, o_ref, lse=None, lse_ref=None, tol: check.Tol | None = None) -> list[str]:
+    """Lines that say which heads, rows (and rows mod 16) and columns (and mod 16) are wrong: a fragment-layout bug
+    shows as a regular pattern (every odd column pair, rows 8-15 of every 16, one head, the last tile...)."""
+    tol = tol or check.tolerance("bfloat16")
+    o = np.asarray(arrays.to_numpy(o), dtype=np.float64)
+    r = np.asarray(o_ref, dtype=np.float64)
+    scale = float(np.mean(np.abs(r))) if r.size else 0.0
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(o) | (np.abs(o - r) > tol.elem * (np.abs(r) + scale))
+    lines = [f"o: {int(bad.sum())}/{bad.size} elements wrong ({int((~np.isfinite(o)).sum())} non-finite)"]
+    for bi, hi in zip(*np.nonzero(bad.any(axis=(2, 3)))):
+        hb = bad[bi, hi]
+        rows = np.nonzero(hb.any(1))[0]
+        cols = np.nonzero(hb.any(0))[0]
+        lines.append(f"  b{bi} h{hi}: {int(hb.sum())} wrong; rows {_ranges(rows)}")
+        lines.append(f"         rows mod 16: {_ranges(sorted(set(rows % 16)))}; cols {_ranges(cols)}; "
+                     f"cols mod 16: {_ranges(sorted(set(cols % 16)))}")
+        first = tuple(int(x) for x in np.argwhere(hb)[0])
+        lines.append(f"         first wrong (row, col) {first}: got {o[bi, hi][first]:.5g}, "
+                     f"want {r[bi, hi][first]:.5g}")
+    if lse is not None and lse_ref is not None:
+        lo = np.asarray(arrays.to_numpy(lse), dtype=np.float64)
+        lr = np.asarray(lse_ref, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            lb = ~np.isfinite(lo) | (np.abs(lo - lr) > 1e-3 * (np.abs(lr) + 1.0))
+        lines.append(f"lse: {int(lb.sum())}/{lb.size} wrong" + (
+            f"; rows {_ranges(np.nonzero(lb.any(axis=(0, 1)))[0])}" if lb.any() else ""))
+    return lines
+
+
+def probe(kernel: str, d: int, fn=None, dev: str = "cuda") -> list[str]:
+    """Which key and which V column each output actually took. q_i = k_i = e_i (one-hot, S = 64 <= D) with a huge
+    sm_scale makes row i attend to key i alone; V = key index then gives O[i, :] = i, V = column index O[:, c] = c.
+    A fragment or swizzle mistake shows as a permutation: "row 9 took key 1" (S = Q K^T side) or "col 3 took 5" (P V).
+    fn/dev: another attention function and device (the tests run the probe's own logic on the CPU that way)."""
+    import torch
+
+    s = 64
+    eye = torch.zeros(1, 1, s, d)
+    eye[0, 0, torch.arange(s), torch.arange(s)] = 1.0
+    fn = fn or (lambda q_, k_, v_, sm_scale: L.flash_attn_cuda(q_, k_, v_, sm_scale=sm_scale, kernel=kernel))
+    q = eye.to(dev, torch.bfloat16).contiguous()
+    v_key = torch.arange(s, dtype=torch.float32)[:, None].expand(s, d).reshape(1, 1, s, d)
+    v_col = torch.arange(d, dtype=torch.float32)[None, :].expand(s, d).reshape(1, 1, s, d)
+    out = []
+    for what, v in (("key", v_key), ("col", v_col)):
+        o, _ = fn(q, q, v.to(dev, torch.bfloat16).contiguous(), sm_scale=40.0)
+        got = o.float().cpu().numpy()[0, 0]
+        want = v.numpy()[0, 0]
+        bad = np.argwhere(~np.isclose(got, want, atol=0.05))
+        if what == "key":
+            rows = sorted(set(int(r) for r, _ in bad))
+            out.append(f"probe {L.KERNELS[kernel]} D={d}, keys: " + ("every row took its own key" if not rows else
+                       f"{len(rows)} rows took other keys"))
+            for r in rows[:16]:
+                out.append(f"    row {r} took keys {sorted(set(np.round(got[r]).astype(int).tolist()))[:8]}")
+        else:
+            cols = sorted(set(int(c) for _, c in bad))
+            out.append(f"probe {L.KERNELS[kernel]} D={d}, columns: " + ("every column in place" if not cols else
+                       f"{len(cols)} columns hold others"))
+            for c in cols[:16]:
+                out.append(f"    col {c} holds {sorted(set(np.round(got[:, c]).astype(int).tolist()))[:8]}")
+    return out
+
+
+def probe_check() -> bool:
+    """On a GPU: the permutation probe for both rungs and head dims (a fragment or swizzle bug names its rows)."""
+    ok = True
+    for kern in L.KERNELS:
+        for d in L.HEAD_DIMS:
+            lines = probe(kern, d)
+            for ln in lines:
+                print(ln)
+            ok &= all("every" in ln for ln in lines if ln.startswith("probe"))
+    return ok
+
+
+def extra_checks(args) -> bool:
+    """The CUDA C forward beyond the checks of VARIANTS: its tiling and one warp's fragments modelled in NumPy (every
+    machine), and on a GPU the permutation probe of the real kernels."""
+    ok = model_check(args.quick)
+    ok = fragment_check() and ok
+    if not L.unavailable_reason():
+        ok = probe_check() and ok
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Timing (GPU): the targets with the tile tuning, naive against flash, the CUDA C rungs and occupancy shapes
+# ---------------------------------------------------------------------------------------------------------------------
+# (label, kind, (B, H, S, D), causal, peer the target is against, goal)
+TARGETS = [("fwd D128 non-causal", "fwd", (4, 32, 4096, 128), False, "torch SDPA cuDNN", 0.85),
+           ("fwd D128 causal", "fwd", (4, 32, 4096, 128), True, "torch SDPA cuDNN", 0.85),
+           ("fwd D64 non-causal", "fwd", (8, 32, 2048, 64), False, "torch SDPA cuDNN", 0.85),
+           ("bwd D128 non-causal", "bwd", (4, 32, 4096, 128), False, "torch SDPA flash", 1.2)]
+NAIVE_SHAPE = (4, 32, 2048, 128)
+CUDA_SHAPE = (4, 32, 4096, 128)          # the CUDA C rungs' target shape (B, H, S, D)
+CUDA_GOAL = 1.0                          # rung 02 against SDPA's FlashAttention-2 backend, non-causal
+FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+                        {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},
+                        {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2},
+                        {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}],
+                  64: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+                       {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},
+                       {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
+                       {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3}]}
+BWD_CANDIDATES = {128: [L.bwd_default_gpu(128),
+                        {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32, "num_warps": 8,
+                         "num_stages": 2},
+                        {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8,
+                         "num_stages": 2},
+                        {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4,
+                         "num_stages": 3}]}
+# The CUDA C forward's rungs and shapes timed against SDPA: (kernel, nwarps, min_blocks) - the two rungs at their
+# defaults, then rung 02 in the two other occupancy shapes (4 warps x 2 CTAs per SM, 8 warps x 1)
+CUDA_CONFIGS = (("01", None, None), ("02", None, None), ("02", None, 2), ("02", 8, None))
+
+
+def _randn(shape, dtype: str, seed: int):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(shape, generator=g, device="cuda", dtype=torch.float32).to(getattr(torch, dtype))
+
+
+def tune_configs(kind: str, shape, causal: bool, dtype: str, tensors, candidates) -> list[dict]:
+    """Time each candidate once at this shape (what triton.autotune does, in the open); keep the fastest in L.TUNED.
+    A candidate that does not compile (too much shared memory, say) is reported and skipped."""
+    q, k, v, do, o, lse = tensors
+    d = shape[3]
+    rows = []
+    for cfg in candidates:
+        if kind == "fwd":
+            fn = (lambda c=cfg: L.flash_attn_fwd(q, k, v, causal, out=(o, lse), config=c))
+        else:
+            fn = (lambda c=cfg: L.flash_attn_bwd(do, q, k, v, o, lse, causal, config=c))
+        try:
+            t = bench.bench(fn, rep_ms=30, warmup_ms=10)
+            rows.append({"kind": kind, "shape": shape, "causal": causal, "config": cfg, "ms": t.median_ms,
+                         "tflops": t.tflops(L.attn_flops(*shape, causal, backward=kind == "bwd"))})
+        except Exception as e:  # noqa: BLE001 - out of resources etc.: report, try the next
+            rows.append({"kind": kind, "shape": shape, "causal": causal, "config": cfg, "ms": None,
+                         "error": f"{type(e).__name__}: {str(e)[:100]}"})
+    timed = [r for r in rows if r["ms"] is not None]
+    if timed:
+        L.TUNED[(kind, d, causal, dtype)] = min(timed, key=lambda r: r["ms"])["config"]
+    return rows
+
+
+def _naive_torch_heads(q, k, v, causal, do=None, heads: int = 2):
+    """Float64 attention on the GPU for the first `heads` heads of batch 0 (torch ops, S x S materialized): O, or with
+    dO the gradients (dQ, dK, dV) by torch.autograd. A benchmark-sized problem is too big for NumPy on the host."""
+    import torch
+
+    qq, kk, vv = (t[:1, :heads].detach().double().requires_grad_(do is not None) for t in (q, k, v))
+    s = qq.shape[-2]
+    sc = torch.matmul(qq, kk.transpose(-1, -2)) / math.sqrt(qq.shape[-1])
+    if causal:
+        sc = sc.masked_fill(~torch.ones(s, s, dtype=torch.bool, device=sc.device).tril(), float("-inf"))
+    o = torch.matmul(torch.softmax(sc, dim=-1), vv)
+    if do is None:
+        return o.detach()
+    return torch.autograd.grad(o, (qq, kk, vv), do[:1, :heads].double())
+
+
+def _sample_compare(got, ref, dtype: str, heads: int = 2) -> check.Comparison:
+    """Compare the first `heads` heads of batch 0 with the float64 result for them (on the host)."""
+    return check.compare(got[:1, :heads].float().cpu().numpy(), ref.double().cpu().numpy(), dtype,
+                         L.tolerance(None, dtype))
+
+
+def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], list[dict], list[dict]]:
+    """The four targets: the Triton flash kernels (tuned first unless --quick), the SDPA backends and the CUDA C
+    forward in interleaved rounds, each checked at the benchmark shape on sampled heads."""
+    import torch
+
+    rows, targets, tuning = [], [], []
+    cuda_ok = not L.unavailable_reason()
+    for label, kind, shape, causal, peer, goal in TARGETS:
+        b, h, s, d = shape
+        dtype = "bfloat16"
+        q, k, v, do = (_randn(shape, dtype, 100 + i) for i in range(4))
+        o, lse = L.flash_attn_fwd(q, k, v, causal)
+        if do_tune:
+            cands = FWD_CANDIDATES.get(d, []) if kind == "fwd" else BWD_CANDIDATES.get(d, [])
+            tuning += tune_configs(kind, shape, causal, dtype, (q, k, v, do, o, lse), cands)
+        flops = L.attn_flops(b, h, s, d, causal, backward=kind == "bwd")
+        # correctness at the benchmark shape, against float64 on sampled heads
+        if kind == "fwd":
+            L.flash_attn_fwd(q, k, v, causal, out=(o, lse))
+            c = _sample_compare(o, _naive_torch_heads(q, k, v, causal), dtype)
+            fns = {"triton flash": lambda: L.flash_attn_fwd(q, k, v, causal, out=(o, lse))}
+            for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
+                if not L.sdpa_unavailable(backend):
+                    fns[name] = (lambda b_=backend: L.sdpa_fwd(q, k, v, causal, b_))
+            if cuda_ok:
+                fns["cuda mma.sync flash"] = lambda: L.flash_attn_cuda(q, k, v, causal=causal)
+        else:
+            dq, dk, dv = L.flash_attn_bwd(do, q, k, v, o, lse, causal)
+            fns = {"triton flash": lambda: L.flash_attn_bwd(do, q, k, v, o, lse, causal)}
+            for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
+                if L.sdpa_unavailable(backend):
+                    continue
+                qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+                out_ = L.sdpa_fwd(qq, kk, vv, causal, backend)
+                fns[name] = (lambda o_=out_, i_=(qq, kk, vv): torch.autograd.grad(o_, i_, do, retain_graph=True))
+            ref = _naive_torch_heads(q, k, v, causal, do)
+            cs = [_sample_compare(g, r, dtype) for g, r in zip((dq, dk, dv), ref)]
+            c = next((x for x in cs if not x.ok), cs[0])
+        ts = bench.interleaved(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
+        for name, t in ts.items():
+            impl = "triton" if name.startswith("triton") else "cuda" if name.startswith("cuda") else "peer"
+            # compute-bound: TFLOP/s is the figure of merit (no GB/s column); one table per case (part)
+            rows.append(report.row(L.LAB, f"{name} {kind}", impl, shape, dtype, t, flops=flops, part=label,
+                                   case=label, causal=causal,
+                                   vs_peer=ts[peer].median_ms / t.median_ms if peer in ts else None,
+                                   config=str(L.TUNED.get((kind, d, causal, dtype), "default"))
+                                   if impl == "triton" else "",
+                                   check=("ok" if c.ok else c.message) if impl == "triton" else ""))
+        if peer in ts:
+            ratio = ts[peer].median_ms / ts["triton flash"].median_ms
+            targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer,
+                            "triton TFLOP/s": ts["triton flash"].tflops(flops), "peer TFLOP/s": ts[peer].tflops(flops),
+                            "ratio": ratio, "target": f">= {goal:.2f}", "met": bool(ratio >= goal and c.ok)})
+        else:
+            targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer, "target": f">= {goal:.2f}",
+                            "met": f"not measured: {L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')}"})
+    return rows, targets, tuning
+
+
+def bench_naive(rounds: int = 3) -> list[dict]:
+    """Naive against flash at a shape where S x S still fits comfortably: the bytes each moves, and the time."""
+    b, h, s, d = NAIVE_SHAPE
+    q, k, v = (_randn(NAIVE_SHAPE, "bfloat16", 200 + i) for i in range(3))
+    o, lse = L.flash_attn_fwd(q, k, v, False)
+    o_n, lse_n, p = L.naive_attn_fwd(q, k, v, False)
+    c = _sample_compare(o_n, _naive_torch_heads(q, k, v, False), "bfloat16")
+    del p
+    ts = bench.interleaved({"naive": lambda: L.naive_attn_fwd(q, k, v, False),
+                            "triton flash": lambda: L.flash_attn_fwd(q, k, v, False, out=(o, lse))},
+                           rounds=rounds, rep_ms=60, warmup_ms=20)
+    rows = []
+    for name, nbytes in (("naive", L.naive_bytes(b, h, s, d, 2)), ("triton flash", L.flash_bytes(b, h, s, d, 2))):
+        rows.append(report.row(L.LAB, f"{name} fwd", "triton", NAIVE_SHAPE, "bfloat16", ts[name], nbytes=nbytes,
+                               flops=L.attn_flops(b, h, s, d, False), ceiling_gbps=bench.ceilings()["hbm_gbps"],
+                               case="naive vs flash", part="naive vs flash", GB=nbytes / 1e9,
+                               check="ok" if c.ok else f"naive o vs float64: {c.message}"))
+    return rows
+
+
+def config_name(kernel, nwarps=None, min_blocks=None) -> str:
+    extra = ", ".join(x for x in (f"{nwarps} warps" if nwarps else "", f"min_blocks {min_blocks}" if min_blocks else "")
+                      if x)
+    return L.KERNELS[kernel] + (f" ({extra})" if extra else "")
+
+
+def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
+    """The CUDA C rungs and rung 02's occupancy shapes against SDPA's flash and cuDNN backends (interleaved rounds),
+    causal and not, at CUDA_SHAPE (S = 1024 with --quick): rows, and the rung-02 target against SDPA flash."""
+    import torch
+
+    b, h, s, d = (4, 32, 1024, 128) if quick else CUDA_SHAPE
+    rows = []
+    q, k, v = (_randn((b, h, s, d), "bfloat16", 300 + i) for i in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+    for causal in (False, True):
+        fns = {config_name(kern, nw, mb): (lambda c=causal, kern=kern, nw=nw, mb=mb: L.flash_attn_cuda(
+            q, k, v, c, out=o, lse=lse, kernel=kern, nwarps=nw, min_blocks=mb)) for kern, nw, mb in CUDA_CONFIGS}
+        for name, backend in (("torch SDPA flash", "flash"), ("torch SDPA cuDNN", "cudnn")):
+            if not L.sdpa_unavailable(backend):
+                fns[name] = (lambda c=causal, be=backend: L.sdpa_fwd(q, k, v, c, be))
+        ts = bench.interleaved(fns, rounds=3 if quick else 5, rep_ms=30 if quick else 60)
+        fl = L.attn_flops(b, h, s, d, causal)
+        flash_ms = ts["torch SDPA flash"].median_ms if "torch SDPA flash" in ts else None
+        for name, t in ts.items():
+            rows.append(report.row(L.LAB, name, "peer" if name.startswith("torch") else "cuda", (b, h, s, d),
+                                   "bfloat16", t, flops=fl, part="cuda shapes", causal=causal,
+                                   vs_flash=flash_ms / t.median_ms if flash_ms else None))
+    cand = [r for r in rows if not r["causal"] and r["variant"].startswith(L.KERNELS["02"])]
+    best = max(cand, key=lambda r: r["tflops"])
+    target = {"case": f"cuda fwd D{d} non-causal B{b} H{h} S{s} bf16", "peer": "torch SDPA flash",
+              "variant": best["variant"], "ratio": best["vs_flash"], "target": f">= {CUDA_GOAL:.2f}",
+              "met": (bool(best["vs_flash"] >= CUDA_GOAL) if best["vs_flash"] is not None else "not measured")
+              if not quick else "--quick: not the target size"}
+    return rows, target
+
+
+def benchmark(ctx) -> lab.Result:
+    quick = ctx.quick
+    rows, targets, tuning = bench_targets(rounds=1 if quick else 3, do_tune=not quick)
+    naive_rows = bench_naive(rounds=1 if quick else 2)
+    cuda_rows = []
+    if not L.unavailable_reason():
+        cuda_rows, cuda_target = bench_cuda_shapes(quick)
+        targets.append(cuda_target)
+    tables = [(rows, ["case", "variant", "shape", "ms", "tflops", "vs_peer", "config", "check"],
+               "Attention, bf16 (TFLOP/s: 4 B H S^2 D forward, halved for causal, backward 2.5x)"),
+              (naive_rows, ["variant", "shape", "ms", "GB", "gbps", "frac_ceiling", "tflops", "check"],
+               f"Naive (S and P in HBM) against flash, forward, {NAIVE_SHAPE} non-causal (GB: bytes each must move)")]
+    if cuda_rows:
+        tables.append((cuda_rows, ["variant", "shape", "causal", "ms", "tflops", "vs_flash", "spread"],
+                       "the CUDA C forward's rungs and occupancy shapes (vs_flash = SDPA flash time / this time)"))
+    if tuning:
+        tables.append(([dict(r, config=str(r["config"])) for r in tuning],
+                       ["kind", "shape", "causal", "config", "ms", "tflops", "error"],
+                       "Tuning at the target shapes (one timing per candidate; the fastest is used above)"))
+    tables.append((targets, None, "Performance targets (same run)"))
+    all_rows = rows + naive_rows
+    return lab.Result(rows=all_rows + cuda_rows, meta=dict(targets=targets, tuning=tuning,
+                                                           device=device.info().as_dict()),
+                      tables=tables, ok=all(r.get("check") in ("", "ok") for r in all_rows))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plots, from the JSON (so `--replot` redraws them without a GPU)
+# ---------------------------------------------------------------------------------------------------------------------
+def plot(data: dict, out_dir: str) -> list[str]:
+    """The targets' and naive rows as TFLOP/s bars (<LAB>.png); the CUDA C rungs and shapes, when measured
+    (<LAB>_cuda.png)."""
+    rows, gpu = data["rows"], data.get("gpu", "GPU")
+    main = [r for r in rows if r.get("part") != "cuda shapes"]
+    paths = [report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), [f"{r['case']}: {r['variant']}" for r in main],
+                              [r.get("tflops") or 0.0 for r in main],
+                              ylabel="TFLOP/s (4 B H S^2 D fwd, halved causal; bwd 2.5x)",
+                              title=f"Attention bf16 on {gpu}",
+                              colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in main])]
+    cuda_rows = [r for r in rows if r.get("part") == "cuda shapes"]
+    if cuda_rows:
+        shape = cuda_rows[0]["shape"]
+        paths.append(report.plot_bars(
+            os.path.join(out_dir, f"{L.LAB}_cuda.png"),
+            [f"{r['variant']}{' causal' if r.get('causal') else ''}" for r in cuda_rows],
+            [r.get("tflops") or 0.0 for r in cuda_rows], ylabel="TFLOP/s (4 B H S^2 D, halved causal)",
+            title=f"CUDA C mma.sync forward, B{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} bf16, on {gpu}",
+            colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in cuda_rows]))
+    return paths

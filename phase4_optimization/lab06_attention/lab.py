@@ -1,0 +1,787 @@
+"""Lab 4.6 - Attention, from naive to flash: the S x S matrix in memory, then never in memory.
+
+You will learn
+  * naive attention as three library-sized steps: S = Q K^T (cuBLAS batched matmul through torch), a row softmax
+    (a small Triton kernel of this lab that also applies the scale and the causal mask and saves the log-sum-exp),
+    O = P V (cuBLAS again). Each step is fast on its own, but S and P, B x H x S x S elements each, are written to
+    HBM and read back: at S = 4096 that is 32 MiB per head and per matrix, against 1 MiB for each of Q, K, V, O;
+  * flash attention (forward): one program per (BLOCK_M query rows, batch x head), grid (cdiv(S, BLOCK_M), B x H).
+    Q's tile stays in registers; K and V stream through shared memory BLOCK_N rows at a time; the softmax is
+    computed online: a running row maximum m and row sum l, and every time the maximum grows the accumulator and l
+    are rescaled by exp(m_old - m_new). Nothing of size S x S ever leaves the chip. exp2 is used instead of exp
+    (one MUFU.EX2 instruction), with the softmax scale folded into log2(e): p = 2^(s * scale * log2(e) - m);
+  * masking only where it is needed: in causal mode the key tiles wholly above the diagonal are skipped (half the
+    work), the tiles wholly below it run without a mask, and only the BLOCK_M / BLOCK_N tiles on the diagonal (and
+    the ragged last tile of any length S) pay for the compare-and-select. The loop is split in two for that;
+    both halves are one loop body, unrolled twice at compile time (tl.static_range);
+  * the log-sum-exp of every row, LSE = m + log(l), saved in fp32 (stored in natural log, the API's base; the kernel
+    works in base 2 and converts once per row): it is all the backward needs to rebuild P tile by tile;
+  * the backward pass without S x S either (FlashAttention-2 style): delta = rowsum(dO * O) in a small kernel, then
+    one kernel per K/V block that walks the query blocks (dK, dV accumulate in registers) and one per Q block that
+    walks the K/V blocks (dQ). P is recomputed from Q, K and the LSE; no atomics, so the result is deterministic.
+    Wrapped in a torch.autograd.Function (`flash_attention`) and checked against torch.autograd on the naive
+    version and against analytical float64 gradients;
+  * what Triton's tl.dot did for you, by hand (kernels.cu): the same forward in CUDA C with mma.sync m16n8k16, the
+    fragment layouts, ldmatrix (plain and .trans) to fill them, the Q K^T accumulator reused as the A operand of P V
+    without touching shared memory, an online softmax across the four threads of a quad, then cp.async double
+    buffering and an XOR swizzle (rung 01 -> rung 02);
+  * where the time goes: attention at long S is compute-bound, so the figure of merit is TFLOP/s against the tensor
+    cores (and against cuDNN's and FlashAttention-2's kernels, behind torch's SDPA, in the same run).
+
+The two numbers (main case: bf16, B 4, H 32, S 4096, D 128, non-causal):
+  FLOPs = 4 B H S^2 D (two matmuls of 2 S^2 D each per head) = 1.10 TFLOP (halved for causal); the backward does 2.5x
+  that (five matmuls instead of two, P recomputed). Bytes that must move = Q, K, V read + O written = 4 B H S D x 2 B
+  = 537 MB (+ 2 MB of LSE): ~2000 FLOP/B, ~10x an H200's ridge point (~200 FLOP/B), so compute wins by far: moving
+  the bytes once costs a small fraction of the tensor cores' time. The naive version adds S and P, B H S^2 elements
+  each, written and read back: 4 accesses x B H S^2 x 2 bytes = 17 GB at this shape, 32x the flash bytes, ~60 FLOP/B:
+  below the ridge, memory-bound however fast its matmuls are. The benchmark shows it at S = 2048 next to flash.
+Predictions: flash forward within ~0.85x of cuDNN at D = 128 (the kernel is a plain-pointer Triton kernel: its loads
+are cp.async from every warp, where cuDNN's Hopper kernels use TMA and warp-specialized producers); the naive forward
+~10x slower than flash at S = 2048; the backward below the forward in TFLOP/s (more registers per program, dS
+rounded and re-read); the CUDA C rung 02 2-3x rung 01 and near SDPA's FlashAttention-2 backend (the same structure
+with 16 query rows per warp where FA2 has 32). Targets, same run: forward bf16 B4 H32 S4096 D128 >= 0.85x SDPA cuDNN,
+non-causal and causal; forward bf16 B8 H32 S2048 D64 non-causal >= 0.85x cuDNN; backward bf16 B4 H32 S4096 D128
+non-causal >= 1.2x SDPA flash; CUDA C rung 02 >= 1.0x SDPA flash at the first shape. What was measured, and what it
+taught: README.md.
+
+Without a GPU the naive and flash kernels run in Triton's interpreter with small tiles (32 x 16 forward), so the
+ragged, diagonal and multi-tile paths all run at S ~ 70; two interpreter faults are worked around there only (bf16
+tiles go to tl.dot as fp32, and P and dS are rounded to bf16 to nearest, as the GPU does: see _upcast); the Triton
+kernels are compiled for sm_90 ahead of time and the CUDA C ones with NVRTC, to show their registers, shared memory
+and tensor-core instructions, and the CUDA C forward's tiling and one warp's fragments are modelled in NumPy.
+
+API for other labs: flash_attention(q, k, v, causal=False, sm_scale=None) (differentiable, torch tensors),
+flash_attn_fwd(q, k, v, causal, sm_scale, out=None) -> (o, lse), flash_attn_bwd(do, q, k, v, o, lse, causal, ...),
+flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) (the CUDA C forward, GPU only).
+
+Run: python -m phase4_optimization.lab06_attention [--quick] [--no-bench] [--compile-report] [--arch sm_90] [--replot]
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import sys
+
+import numpy as np
+
+from common import arrays, check, cuda, device, lab
+from common.triton_support import INTERPRETER, launch, triton
+
+from .triton_kernels import (attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel,
+                             naive_softmax_kernel)
+
+LAB = "phase4_lab06_attention"
+CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
+DTYPES = ("bfloat16", "float16")
+HEAD_DIMS = (64, 128)
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+MAX_GRID_Y = 65535                    # grid axis 1 carries batch x heads
+NAIVE_MAX_S = 16384                   # the naive softmax keeps a whole row in registers
+INT32_MAX = 2**31 - 1
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reference and inputs
+# ---------------------------------------------------------------------------------------------------------------------
+def reference(q, k, v, do, causal: bool = False, sm_scale: float | None = None):
+    """Float64 attention and its gradients: (O, LSE, dQ, dK, dV), LSE in natural log, (B, H, S).
+
+    Forward: S = scale Q K^T (entries with key index > query index set to -inf when causal), P = softmax(S) by rows,
+    LSE = log(sum(exp(S))) by rows, O = P V. Backward, for an upstream gradient dO: dV = P^T dO, dP = dO V^T,
+    dS = P * (dP - rowsum(P * dP)), dQ = scale dS K, dK = scale dS^T Q.
+    """
+    q, k, v, do = (np.asarray(a, np.float64) for a in (q, k, v, do))
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else float(sm_scale)
+    p, lse = _probabilities(q, k, causal, scale)
+    o = probabilities_times_values(p, v, causal)
+    dv = np.swapaxes(p, -1, -2) @ do
+    dp = do @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    dq = ds @ k * scale
+    dk = np.swapaxes(ds, -1, -2) @ q * scale
+    return o, lse, dq, dk, dv
+
+
+def _probabilities(q, k, causal: bool, scale: float):
+    """P = softmax(scale Q K^T [causal]) by rows and LSE (natural log), float64."""
+    s_len = q.shape[-2]
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((s_len, s_len), bool)), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    l_ = e.sum(axis=-1, keepdims=True)
+    p = e / l_
+    if causal:
+        # masked probabilities are exactly 0 even when the row's max or sum is NaN (exp(-inf - NaN) and 0 / NaN are
+        # NaN): a NaN in query row i must not reach the keys j > i it never attends to - as in the kernels
+        p = np.where(np.tril(np.ones((s_len, s_len), bool)), p, 0.0)
+    return p, (m + np.log(l_))[..., 0]
+
+
+def forward_reference(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """(O, LSE) of reference() without the gradients, for any arrays (torch GPU tensors too): the forward-only
+    checks of the CUDA C kernels and of the NumPy model of their tiling."""
+    q, k, v = (np.asarray(arrays.to_numpy(x), np.float64) for x in (q, k, v))
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else float(sm_scale)
+    p, lse = _probabilities(q, k, causal, scale)
+    return probabilities_times_values(p, v, causal), lse
+
+
+def probabilities_times_values(p, v, causal: bool):
+    """O = P V in float64, where a key a row does not attend contributes nothing, even a non-finite value.
+
+    A plain p @ v multiplies the masked zeros of P by every row of V, and 0 x NaN = NaN: a NaN value at key j would
+    poison the rows i < j that never attend it. Here the finite part is one matmul; each non-finite V[j, d] is then
+    added, with IEEE rules (p x Inf, 0 x Inf = NaN), to the rows that attend key j (i >= j when causal, all when not).
+    """
+    p, v = np.asarray(p, np.float64), np.asarray(v, np.float64)
+    bad = ~np.isfinite(v)
+    o = p @ np.where(bad, 0.0, v)
+    for idx in zip(*np.nonzero(bad)):
+        *lead, j, d = idx
+        rows = slice(j, None) if causal else slice(None)
+        with np.errstate(invalid="ignore"):
+            o[(*lead, rows, d)] += p[(*lead, rows, j)] * v[idx]
+    return o
+
+
+def make_inputs(size, dtype: str, rng: np.random.Generator, where: str):
+    """(q, k, v, do, causal) for size = (B, H, S, D, causal): torch tensors on `where`.
+
+    q, k, v, dO ~ N(0, 1), with a few large entries in q (sharp rows: the running maximum must be rescaled late).
+    For odd S, q, k and v are strided views of a (B, S, H, D) buffer (the layout a QKV projection produces), so the
+    stride path is checked too; dO is always contiguous.
+    """
+    import torch
+
+    b, h, s, d, causal = size
+    dt = getattr(torch, dtype)
+    strided = s % 2 == 1
+
+    def one(spiky=False):
+        a = rng.standard_normal((b, s, h, d) if strided else (b, h, s, d))
+        if spiky and a.size > 8:
+            a.flat[rng.integers(0, a.size, 4)] = 4.0
+        t = torch.from_numpy(a.astype(np.float32)).to(device=where, dtype=dt)
+        return t.transpose(1, 2) if strided else t
+
+    q, k, v = one(spiky=True), one(), one()
+    do = torch.from_numpy(rng.standard_normal((b, h, s, d)).astype(np.float32)).to(device=where, dtype=dt)
+    return q, k, v, do, bool(causal)
+
+
+def out_dtype(dtype: str):
+    return (dtype, "float32", dtype, dtype, dtype)
+
+
+def tolerance(size, dtype: str) -> check.Tol:
+    # The dtype's default norm limit. bf16: the per-element limit is doubled (0.1 x (|ref| + mean|ref|)): a gradient
+    # row of an early causal query sums over a handful of keys, so the bf16 rounding of O (inside delta =
+    # rowsum(dO * O)) and of dS is not averaged away; seen in the interpreter at S = 67: 1.4x the default limit for
+    # one dQ element of 8,576 (the naive version, cuBLAS matmuls and a bf16 S, reached 0.94x on the same inputs),
+    # while the norm error stayed below 5e-3. Where dQ or dK is 0 in exact arithmetic (S = 1) the kernels leave
+    # ~1e-7 of fp32 rounding; compare() then judges the difference's norm in absolute terms, far below the limit.
+    # fp16: the same doubling, for the naive version, which stores S = QK^T in fp16 before the softmax: on the H200,
+    # (1, 2, 1000, 128, causal) had one element of 256,000 at 1.1x the default limit (rel err 5.8e-4, far inside the
+    # norm limit); both flash kernels keep S in fp32 and stayed within the default.
+    # Measured on the H200 with another seed: (1, 1, 4097, 128, causal) bf16 had one element of 524,416 at 1.4x the
+    # doubled bf16 limit in all three - the Triton kernels, the CUDA C forward AND torch's SDPA flash backend (the same
+    # element, max abs 7.2e-3): a property of bf16 gradients at long causal rows, not of one kernel. So bf16 gets 3x
+    # the default element limit (0.15 x (|ref| + mean|ref|)) and fp16 2x.
+    # Short rows (S <= 16 keys) get an absolute floor of 16 u (u = 2^-8 bf16, 2^-11 fp16; the inputs are standard
+    # normal, so gradients are of order 1). There dS = P (dP - delta) is a difference of a handful of dP values, and
+    # the 16-bit roundings the algorithm makes on purpose - delta from the stored 16-bit O, P rounded for the PV and
+    # dS K products - are not small next to it: in the CPU tier, seed 1376001856 (1, 1, 2, 64, causal) fp16 gave the
+    # naive dQ 2.69e-3 against the 2e-3 norm limit, seed 9 (1, 1, 3, 64, causal) bf16 the flash dQ 3.5e-2 against 1e-2
+    # (its delta 0.039 off, from the bf16 O the forward stored); a sweep of 40 seeds at S = 2, 3, 5 found relative
+    # errors up to 0.7 on tiny exact gradients but absolute errors of at most 8 u (bf16 3.2e-2, fp16 2.9e-3). A masking
+    # or indexing bug costs order 1, still 16x over the floor; long rows keep the limits above (they held at S = 67,
+    # 1000, 4097).
+    t = check.tolerance(dtype)
+    elem_factor = {"bfloat16": 3, "float16": 2}.get(dtype)
+    if elem_factor is None:
+        return t
+    short = isinstance(size, (tuple, list)) and len(size) > 2 and int(size[2]) <= 16
+    floor = 16 * check.UNIT_ROUNDOFF[dtype] if short else 0.0
+    return check.Tol(t.rel_norm, elem_factor * t.elem, max(t.atol, floor))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Triton launch configurations
+# ---------------------------------------------------------------------------------------------------------------------
+def fwd_default(d: int, causal: bool = False) -> dict:
+    """Forward tile: 128 query rows per program, 8 warps, 64 keys per step (128 at D = 128 non-causal), 3 stages.
+
+    Shared memory at D = 128, bf16: Q 32 KiB + 3 x (K 16 KiB + V 16 KiB) = 128 KiB, so one program per SM; the
+    accumulator (128 x 128 fp32) is 64 registers a thread over 8 warps."""
+    if INTERPRETER:       # small tiles: the ragged, diagonal and multi-tile paths all run at S ~ 70
+        return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1}
+    return fwd_default_gpu(d, causal)
+
+
+def bwd_default(d: int) -> dict:
+    """Backward tiles: dK/dV kernel BLOCK_N1 keys per program, BLOCK_M1 queries per step; dQ kernel BLOCK_M2 queries
+    per program, BLOCK_N2 keys per step. At D = 128 with the GPU tiles, dK and dV (128 x 128 fp32 each) hold 128
+    registers a thread over 8 warps."""
+    if INTERPRETER:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
+    return bwd_default_gpu(d)
+
+
+def fwd_default_gpu(d: int, causal: bool = False) -> dict:
+    # 8 warps at D = 64 too: with 4, one warpgroup holds the 128 x 64 fp32 accumulator and the 128 x 64 score tile,
+    # and the sm_90 compile report shows 255 registers a thread, the ceiling.
+    # D = 128 without a mask: 128 keys per step, which the H200 tuning picked (the "tuning" table of
+    # results/h200/phase4_lab06_attention.json: 64 and 128 keys were within a few percent of each other, 128 ahead
+    # in the first run); causal keeps 64, whose diagonal tiles waste less.
+    if d >= 128 and not causal:
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
+    return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+
+
+def bwd_default_gpu(d: int) -> dict:
+    # The H200 tuning at B4 H32 S4096 D128 (results/h200/phase4_lab06_attention.json, "tuning"): 128 keys per dK/dV
+    # program and 128 queries per dQ program ran about twice as fast as the all-64 tiles (the earlier D = 128
+    # default): twice the work per K/V (or Q) tile loaded. The same tiles are the default at D = 64.
+    return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 2}
+
+
+# Configs picked by bench.tune_configs() at a shape: {("fwd" | "bwd", D, causal, dtype): config}; the wrappers use
+# them.
+TUNED: dict = {}
+
+
+def _check_config(kind: str, cfg: dict) -> None:
+    pairs = (("BLOCK_M", "BLOCK_N"),) if kind == "fwd" else (("BLOCK_N1", "BLOCK_M1"), ("BLOCK_M2", "BLOCK_N2"))
+    for big, small in pairs:
+        if cfg[big] % cfg[small]:
+            raise ValueError(f"config: {big}={cfg[big]} must be a multiple of {small}={cfg[small]} (the causal "
+                             "diagonal block is walked in whole tiles)")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Triton wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def _check_qkv(q, k, v, causal, sm_scale):
+    """Validate q, k, v (B, H, S, D) and return (B, H, S, D, dtype, scale)."""
+    dev = not INTERPRETER
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=dev, contiguous=False, libs=("torch",))
+    if not (tuple(q.shape) == tuple(k.shape) == tuple(v.shape)):
+        raise ValueError(f"q, k, v: shapes must match (B, H, S, D), got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    dts = {arrays.dtype_name(x) for x in (q, k, v)}
+    if len(dts) != 1:
+        raise TypeError(f"q, k, v: dtypes must match, got {arrays.dtype_name(q)}, {arrays.dtype_name(k)}, "
+                        f"{arrays.dtype_name(v)}")
+    if len({str(x.device) for x in (q, k, v)}) != 1:
+        raise TypeError(f"q, k, v: must be on one device, got {q.device}, {k.device}, {v.device}")
+    b, h, s, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        st = x.stride()
+        if st[3] != 1:
+            raise ValueError(f"{name}: the last (head) dimension must be contiguous (stride 1), got strides {st}; "
+                             "pass x.contiguous()")
+        if min(st) < 0 or (s - 1) * st[2] + d > INT32_MAX:
+            raise ValueError(f"{name}: strides {st} put one head's rows beyond 32-bit offsets (or are negative)")
+    return b, h, s, d, dts.pop(), scale
+
+
+def _check_dims_and_flags(q, causal, sm_scale):
+    """What the Triton and CUDA C wrappers both ask of (B, H, S, D), causal and sm_scale: (B, H, S, D, scale)."""
+    b, h, s, d = (int(n) for n in q.shape)
+    if d not in HEAD_DIMS:
+        raise ValueError(f"q: head dimension {d} is not supported; expected one of {HEAD_DIMS} (shape (B, H, S, D))")
+    if b * h * s == 0:
+        raise ValueError(f"q: empty input, shape {(b, h, s, d)} (B, H and S must be at least 1)")
+    if b * h > MAX_GRID_Y:
+        raise ValueError(f"q: B x H = {b * h} programs on grid axis 1, over its limit {MAX_GRID_Y}; launch in slices "
+                         "of heads")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    scale = 1.0 / math.sqrt(d) if sm_scale is None else sm_scale
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating)) or not math.isfinite(scale) \
+            or scale <= 0:
+        raise ValueError(f"sm_scale: expected a positive finite number (or None for 1/sqrt(D)), got {sm_scale!r}")
+    return b, h, s, d, float(scale)
+
+
+def _upcast(dtype: str) -> bool:
+    """Interpreter only: Triton 3.9's interpreter multiplies the raw bits of bf16 tiles in tl.dot, so bf16 tiles are
+    converted to fp32 before each dot, and P and dS are rounded to bf16 values (to nearest, as the GPU does) held in
+    fp32 (triton_kernels._bf16_rn_as_fp32). Never on a GPU."""
+    return INTERPRETER and dtype == "bfloat16"
+
+
+def _bhs(x):
+    st = x.stride()
+    return int(st[0]), int(st[1]), int(st[2])
+
+
+def _out(o, shape, dtype, like, name, strided: bool = False):
+    """A checked output (a fresh contiguous one for None). strided=True accepts any view whose last dim is
+    contiguous (the kernel takes its batch, head and sequence strides), e.g. a (B, H, S, D) view of a (B, S, H, D)
+    buffer that the next GEMM reads as a plain matrix."""
+    if o is None or not strided:
+        o = arrays.check_out(o, shape, dtype, like, name=name)
+    else:
+        arrays.check_array(name, o, dtypes=(dtype,), ndim=len(shape), device=not INTERPRETER, contiguous=False,
+                           libs=("torch",))
+        if tuple(o.shape) != tuple(shape):
+            raise ValueError(f"{name}: expected shape {tuple(shape)}, got {tuple(o.shape)}")
+        if o.stride()[-1] != 1 or min(o.stride()) < 0 or (shape[2] - 1) * o.stride()[2] + shape[3] > INT32_MAX:
+            raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got strides {o.stride()}")
+    if str(o.device) != str(like.device):
+        raise TypeError(f"{name}: expected an array on {like.device}, got {o.device}")
+    return o
+
+
+def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None, out=None, *,
+                   config: dict | None = None):
+    """Flash attention forward on torch tensors (B, H, S, D): returns (o, lse).
+
+    o: (B, H, S, D), q's dtype, contiguous; lse: (B, H, S) fp32, natural log of sum_j exp(scale q_i . k_j) over the
+    keys row i attends to. q, k, v: fp16 or bf16, D in (64, 128), last dim contiguous (other strides free).
+    out: None or a tuple (o, lse) to write into: o any view with a contiguous last dim, lse contiguous.
+    GPU: CUDA tensors; no GPU: CPU tensors, run in the interpreter.
+    """
+    b, h, s, d, dt, scale = _check_qkv(q, k, v, causal, sm_scale)
+    o_out, lse_out = (None, None) if out is None else out
+    o = _out(o_out, (b, h, s, d), dt, q, "out[0] (o)", strided=True)
+    lse = _out(lse_out, (b, h, s), "float32", q, "out[1] (lse)")
+    cfg = dict(config or TUNED.get(("fwd", d, bool(causal), dt)) or fwd_default(d, bool(causal)))
+    _check_config("fwd", cfg)
+    grid = (triton.cdiv(s, cfg["BLOCK_M"]), b * h)
+    launch(attn_fwd_kernel, grid, q, k, v, o, lse, scale * LOG2E, h, s, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(o),
+           HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal), UPCAST=_upcast(dt),
+           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return o, lse
+
+
+def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None, *,
+                   config: dict | None = None):
+    """Gradients of flash_attn_fwd for an upstream dO: returns (dq, dk, dv), contiguous, q's dtype.
+
+    o and lse are what flash_attn_fwd returned (o may be any layout with a contiguous last dim, like dO).
+    Three launches: delta = rowsum(dO * O); dK, dV (one program per key block); dQ (one program per query block).
+    """
+    b, h, s, d, dt, scale = _check_qkv(q, k, v, causal, sm_scale)
+    for name, x in (("do", do), ("o", o)):
+        arrays.check_array(name, x, dtypes=(dt,), ndim=4, device=not INTERPRETER, contiguous=False, libs=("torch",))
+        if tuple(x.shape) != (b, h, s, d):
+            raise ValueError(f"{name}: expected shape {(b, h, s, d)} like q, got {tuple(x.shape)}")
+        if x.stride()[3] != 1 or (s - 1) * x.stride()[2] + d > INT32_MAX:
+            raise ValueError(f"{name}: the last dimension must be contiguous, got strides {x.stride()}")
+    arrays.check_array("lse", lse, dtypes=("float32",), ndim=3, device=not INTERPRETER, libs=("torch",))
+    if tuple(lse.shape) != (b, h, s):
+        raise ValueError(f"lse: expected shape {(b, h, s)}, got {tuple(lse.shape)}")
+    dq_o, dk_o, dv_o = (None, None, None) if out is None else out
+    dq = _out(dq_o, (b, h, s, d), dt, q, "out[0] (dq)")
+    dk = _out(dk_o, (b, h, s, d), dt, q, "out[1] (dk)")
+    dv = _out(dv_o, (b, h, s, d), dt, q, "out[2] (dv)")
+    cfg = dict(config or TUNED.get(("bwd", d, bool(causal), dt)) or bwd_default(d))
+    _check_config("bwd", cfg)
+    delta = arrays.empty((b, h, s), "float32", q)
+    pre_m = 128 if not INTERPRETER else 32
+    launch(attn_bwd_delta_kernel, (triton.cdiv(s, pre_m), b * h), o, do, delta, h, s, *_bhs(o), *_bhs(do),
+           HEAD_DIM=d, BLOCK_M=pre_m, num_warps=4)
+    common_args = (scale, scale * LOG2E, h, s, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(do))
+    launch(attn_bwd_dkdv_kernel, (triton.cdiv(s, cfg["BLOCK_N1"]), b * h), q, k, v, do, lse, delta, dk, dv,
+           *common_args, HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
+           UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    launch(attn_bwd_dq_kernel, (triton.cdiv(s, cfg["BLOCK_M2"]), b * h), q, k, v, do, lse, delta, dq,
+           *common_args, HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], CAUSAL=bool(causal),
+           UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return dq, dk, dv
+
+
+@functools.lru_cache(maxsize=1)
+def _function_class():
+    import torch
+
+    class FlashAttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, causal, sm_scale):
+            q, k, v = (t.detach() for t in (q, k, v))
+            o, lse = flash_attn_fwd(q, k, v, causal, sm_scale)
+            ctx.save_for_backward(q, k, v, o, lse)
+            ctx.causal, ctx.sm_scale = causal, sm_scale
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, o, lse = ctx.saved_tensors
+            do = do if do.stride()[-1] == 1 else do.contiguous()
+            dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale)
+            return dq, dk, dv, None, None
+
+    return FlashAttentionFunction
+
+
+def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """Differentiable attention softmax(scale Q K^T [causal]) V on torch tensors (B, H, S, D), forward and backward
+    by this lab's Triton kernels (for the transformer-block lab and for torch.autograd checks)."""
+    return _function_class().apply(q, k, v, bool(causal), sm_scale)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Naive attention: S and P materialized in HBM
+# ---------------------------------------------------------------------------------------------------------------------
+def library_matmul(a, b):
+    """The naive version's library GEMM: torch.matmul, which is cuBLAS on a GPU (16-bit operands, fp32 accumulation,
+    the product rounded once to the operands' dtype).
+
+    On the CPU the same semantics are computed from exact fp32 copies: torch's CPU bf16/fp16 matmul goes to oneDNN,
+    whose AMX kernels (Intel CPUs with AMX-BF16, such as CI's) read the K tail of each row of `a` past its end when K
+    is over 32 and not a multiple of 32, counting on zero padding in `b` to cancel it. NaN x 0 is NaN, so a NaN row of
+    P (a head whose key is NaN) leaked into the neighbouring rows of O = P V (oneDNN's bug report 5717, fixed after
+    the oneDNN 3.12 that torch 2.13 ships). fp32 GEMMs take another path, and fp32 accumulation is what cuBLAS does."""
+    import torch
+
+    if a.is_cuda or a.dtype == torch.float32:
+        return torch.matmul(a, b)
+    return torch.matmul(a.float(), b.float()).to(a.dtype)
+
+
+def naive_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None):
+    """Three kernels: S = Q K^T (cuBLAS via torch.matmul, q's dtype), P = softmax(scale S) with the causal mask and
+    the LSE (naive_softmax_kernel), O = P V (cuBLAS). Returns (o, lse, p); p is the S x S matrix it wrote."""
+    import torch
+
+    b, h, s, d, dt, scale = _check_qkv(q, k, v, causal, sm_scale)
+    if s > NAIVE_MAX_S:
+        raise ValueError(f"q: S = {s} is beyond the naive softmax's one-row-in-registers limit {NAIVE_MAX_S}")
+    sm = library_matmul(q, k.transpose(-1, -2)).contiguous()   # (B, H, S, S): written to HBM
+    p = torch.empty_like(sm)
+    lse = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
+    block = max(16, triton.next_power_of_2(s))
+    launch(naive_softmax_kernel, (b * h * s,), sm, p, lse, s, scale * LOG2E, BLOCK=block, CAUSAL=bool(causal),
+           num_warps=4 if block <= 2048 else 8 if block <= 8192 else 16)
+    o = library_matmul(p, v)
+    return o, lse, p
+
+
+def naive_attn_bwd(do, q, k, v, p, sm_scale: float | None = None):
+    """The backward written the same way, with dP and dS (S x S each) in HBM: torch matmuls and elementwise ops."""
+    arrays.check_array("do", do, dtypes=(arrays.dtype_name(q),), ndim=4, device=not INTERPRETER, contiguous=False,
+                       libs=("torch",))
+    if tuple(do.shape) != tuple(q.shape):
+        raise ValueError(f"do: expected shape {tuple(q.shape)} like q, got {tuple(do.shape)}")
+    scale = 1.0 / math.sqrt(int(q.shape[-1])) if sm_scale is None else sm_scale
+    dv = library_matmul(p.transpose(-1, -2), do)
+    dp = library_matmul(do, v.transpose(-1, -2)).float()
+    pf = p.float()
+    ds = (pf * (dp - (pf * dp).sum(dim=-1, keepdim=True))).to(q.dtype)
+    dq = library_matmul(ds, k) * scale
+    dk = library_matmul(ds.transpose(-1, -2), q) * scale
+    return dq, dk, dv
+
+
+def naive_bytes(b, h, s, d, elt: int) -> int:
+    """HBM bytes of naive_attn_fwd: read Q, K; write S; read S, write P; read P, V; write O; write LSE."""
+    return elt * (4 * b * h * s * d + 4 * b * h * s * s) + 4 * b * h * s
+
+
+def flash_bytes(b, h, s, d, elt: int) -> int:
+    """Bytes the flash forward must move: read Q, K, V once, write O and the LSE (K/V re-reads hit L2)."""
+    return elt * 4 * b * h * s * d + 4 * b * h * s
+
+
+def attn_flops(b, h, s, d, causal: bool, backward: bool = False) -> float:
+    """4 B H S^2 D for the forward (two GEMMs of 2 S^2 D each per head); causal counts half, as FlashAttention's
+    figures do; the backward 2.5x the forward."""
+    f = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+    return f * 2.5 if backward else f
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CUDA C: the mma.sync forward of kernels.cu (attn_01_mma, attn_02_mma_pipelined)
+# ---------------------------------------------------------------------------------------------------------------------
+KERNELS = {"01": "attn_01_mma", "02": "attn_02_mma_pipelined"}
+CUDA_BLOCK_N = 64                     # keys per K/V tile (kernels.cu's BLOCK_N)
+# Warps per CTA (16 query rows each). The __launch_bounds__ minimum of CTAs per SM (the register cap) defaults in
+# kernels.cu per architecture and head dim: on sm_90 D=128 3 CTAs (168 registers, 12 warps, 3 x 64 KiB of shared
+# memory) instead of the 2 that ptxas's own choice (~208 registers) allows. Which wins is measured: the benchmark runs
+# rung 02 in three shapes (4 warps x 3 CTAs, 4 warps x 2 CTAs, 8 warps x 1 CTA).
+CONFIG = {64: {"NWARPS": 4}, 128: {"NWARPS": 4}}
+
+
+def defines(head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None, min_blocks: int | None = None) -> dict:
+    """kernels.cu's compile-time defines for one head dim and dtype (and optionally another occupancy shape)."""
+    d = dict(CONFIG[head_dim])
+    if nwarps is not None:
+        d["NWARPS"] = nwarps
+    if min_blocks is not None:
+        d["MIN_BLOCKS"] = min_blocks
+    d.update({"HEAD_DIM": head_dim, "BLOCK_N": CUDA_BLOCK_N, "ATTN_FP16": int(dtype == "float16")})
+    return d
+
+
+def smem_bytes(kernel: str, head_dim: int) -> int:
+    """Dynamic shared memory: one K + one V tile (rung 01), two of each (rung 02)."""
+    stages = 2 if kernel == "02" else 1
+    return stages * 2 * CUDA_BLOCK_N * head_dim * 2
+
+
+def unavailable_reason() -> str | None:
+    """None when the CUDA kernels can run here, else why not (no GPU, too old a GPU, no torch)."""
+    if not device.has_gpu():
+        return f"no CUDA GPU ({device.no_gpu_reason()}); the kernels are only compiled (NVRTC)"
+    inf = device.info()
+    if inf.cc_major < 8:
+        return f"mma.sync bf16 and cp.async need sm_80 or newer; this GPU is {inf.arch}"
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return "torch is needed for bfloat16 tensors"
+    return None
+
+
+def _check_cuda_qkv(q, k, v, causal, sm_scale):
+    """Validate the CUDA C forward's inputs (contiguous, 16-byte aligned, on the GPU) before any launch."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=None, contiguous=False, libs=("torch", "cupy"))
+    arrays.check_same("q, k, v", q, k, v)
+    dt = arrays.dtype_name(q)
+    if dt == "bfloat16" and arrays.library(q) != "torch":
+        raise TypeError("q: bfloat16 arrays must be torch tensors (CuPy has no bfloat16)")
+    b, h, s, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not arrays.is_contiguous(x):
+            raise ValueError(f"{name}: expected a contiguous (B, H, S, D) array; pass x.contiguous()")
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not arrays.on_device(x):
+            raise TypeError(f"{name}: expected a GPU array, got a host array; move it first with x.cuda()")
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not arrays.aligned(x, 16):
+            raise ValueError(f"{name}: the data must start 16-byte aligned (cp.async copies 16 bytes)")
+    return b, h, s, d, dt, scale
+
+
+def _ptr(a):
+    return np.uint64(a.data_ptr()) if arrays.library(a) == "torch" else np.uint64(a.data.ptr)
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_kernel(kernel: str, head_dim: int, dtype: str, nwarps: int | None, min_blocks: int | None):
+    k = cuda.get_kernel(CU, KERNELS[kernel], defines=defines(head_dim, dtype, nwarps, min_blocks))
+    need = smem_bytes(kernel, head_dim)
+    if need > 48 * 1024:
+        k.max_dynamic_shared_size_bytes = need        # above 48 KiB a kernel must opt in
+    return k
+
+
+def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, kernel: str = "02",
+                    nwarps: int | None = None, min_blocks: int | None = None):
+    """Attention forward by the CUDA C kernels: (o, lse). q, k, v (B, H, S, D) contiguous bf16 (torch) or fp16,
+    D in {64, 128}.
+
+    o has q's shape and dtype; lse (B, H, S) float32 holds log(sum(exp(sm_scale q.k))) per row (natural log).
+    kernel: "02" (pipelined, default) or "01" (single-buffered); nwarps (4 or 8) overrides the warps per CTA (16 rows
+    each), min_blocks the __launch_bounds__ CTAs per SM (the register cap); lse=: a float32 (B, H, S) array to fill.
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
+    if nwarps is not None and nwarps not in (4, 8):
+        raise ValueError(f"nwarps: expected 4 or 8, got {nwarps!r}")
+    if min_blocks is not None and min_blocks not in (1, 2, 3, 4):
+        raise ValueError(f"min_blocks: expected 1 to 4, got {min_blocks!r}")
+    b, h, s, d, dt, scale = _check_cuda_qkv(q, k, v, causal, sm_scale)
+    reason = unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    out = arrays.check_out(out, (b, h, s, d), dt, q)
+    lse = arrays.check_out(lse, (b, h, s), "float32", q, name="lse")
+    for name, x in (("out", out), ("lse", lse)):
+        if not arrays.is_contiguous(x) or not arrays.aligned(x, 16):
+            raise ValueError(f"{name}: expected a contiguous array starting on a 16-byte boundary")
+    nw = nwarps or CONFIG[d]["NWARPS"]
+    grid = ((s + 16 * nw - 1) // (16 * nw), b * h)
+    args = (_ptr(q), _ptr(k), _ptr(v), _ptr(out), _ptr(lse), np.int32(s), np.float32(scale * LOG2E),
+            np.int32(bool(causal)))
+    _cuda_kernel(kernel, d, dt, nwarps, min_blocks)(grid, (32 * nw,), args, shared_mem=smem_bytes(kernel, d))
+    return out, lse
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Variants: each takes (q, k, v, do, causal) and returns (o, lse, dq, dk, dv) - forward, then backward for dO
+# ---------------------------------------------------------------------------------------------------------------------
+def _outs(out):
+    out = (None,) * 5 if out is None else tuple(out)
+    if len(out) != 5:
+        raise TypeError("out: expected a 5-tuple (o, lse, dq, dk, dv) or None")
+    return out
+
+
+def _copy_into(outs, results):
+    res = []
+    for o, r in zip(outs, results):
+        if o is None:
+            res.append(r)
+        else:
+            if tuple(o.shape) != tuple(r.shape):
+                raise ValueError(f"out: expected shape {tuple(r.shape)}, got {tuple(o.shape)}")
+            o.copy_(r)
+            res.append(o)
+    return tuple(res)
+
+
+def attention_naive(q, k, v, do, causal=False, out=None):
+    """Naive forward (S, P in HBM) and naive backward (dP, dS in HBM)."""
+    outs = _outs(out)
+    o, lse, p = naive_attn_fwd(q, k, v, causal)
+    grads = naive_attn_bwd(do, q, k, v, p)
+    return _copy_into(outs, (o, lse) + grads)
+
+
+def attention_flash(q, k, v, do, causal=False, out=None):
+    """Triton flash forward, then the Triton backward from its O and LSE."""
+    outs = _outs(out)
+    o, lse = flash_attn_fwd(q, k, v, causal, out=outs[:2] if outs[0] is not None else None)
+    dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, causal, out=outs[2:] if outs[2] is not None else None)
+    return o, lse, dq, dk, dv
+
+
+def attention_cuda_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kernel: str = "02"):
+    """The CUDA C mma.sync forward (flash_attn_cuda, rung `kernel`); the Triton backward then runs from ITS O and
+    LSE, so a wrong LSE shows in the gradients too."""
+    outs = _outs(out)
+    # the CUDA C kernels take contiguous (B, H, S, D) only: strided views (odd S in the checks) are copied first
+    o, lse = flash_attn_cuda(q.contiguous(), k.contiguous(), v.contiguous(), causal=bool(causal), kernel=kernel)
+    o, lse = _copy_into(outs[:2], (o, lse.reshape(tuple(q.shape[:3]))))
+    dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, causal, out=outs[2:] if outs[2] is not None else None)
+    return o, lse, dq, dk, dv
+
+
+def attention_cuda01_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """Rung 01 of the CUDA C forward (single-buffered, unswizzled), then the Triton backward from its O and LSE."""
+    return attention_cuda_fwd_triton_bwd(q, k, v, do, causal, out, kernel="01")
+
+
+class _CudaVariant(lab.Variant):
+    """Available only where the CUDA C kernels can run (unavailable_reason() is empty: a GPU of sm_80 or newer)."""
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        reason = unavailable_reason()
+        return (not reason, reason or "")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Peers: torch SDPA with a chosen backend
+# ---------------------------------------------------------------------------------------------------------------------
+def _sdpa_backend(name: str):
+    from torch.nn.attention import SDPBackend
+
+    return {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[name]
+
+
+def sdpa_fwd(q, k, v, causal: bool, backend: str):
+    import torch.nn.functional as F
+    from torch.nn.attention import sdpa_kernel
+
+    with sdpa_kernel([_sdpa_backend(backend)]):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def sdpa_lse(q, k, v, causal: bool, backend: str):
+    """(o, lse) from the backend's own aten op (the public SDPA does not return the LSE), lse as (B, H, S)."""
+    import torch
+
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    if backend == "cudnn":
+        res = torch.ops.aten._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, causal, False)
+    else:
+        res = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False)
+    return res[0], res[1].float().reshape(tuple(q.shape[:3]))
+
+
+@functools.lru_cache(maxsize=None)
+def sdpa_unavailable(backend: str) -> str:
+    """'' when the SDPA backend runs here (one small bf16 forward and backward is tried), else why not."""
+    if not device.has_gpu():
+        return "needs a GPU"
+    try:
+        import torch
+
+        q, k, v = (torch.randn(1, 2, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        sdpa_fwd(q, k, v, False, backend).sum().backward()
+        torch.cuda.synchronize()
+        return ""
+    except Exception as e:  # noqa: BLE001 - any failure means: skip this peer, say why
+        return f"SDPA {backend} backend unavailable: {type(e).__name__}: {str(e)[:120]}"
+
+
+@dataclasses.dataclass
+class _PeerVariant(lab.Variant):
+    """A torch SDPA backend; unavailable (with torch's reason) where the backend cannot run."""
+
+    backend: str = "flash"
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        reason = sdpa_unavailable(self.backend)
+        return (not reason, reason)
+
+
+def _peer(backend: str):
+    def fn(q, k, v, do, causal=False, out=None):
+        import torch
+
+        outs = _outs(out)
+        o, lse = sdpa_lse(q, k, v, causal, backend)
+        qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
+        o2 = sdpa_fwd(qq, kk, vv, causal, backend)
+        dq, dk, dv = torch.autograd.grad(o2, (qq, kk, vv), do)
+        return _copy_into(outs, (o, lse, dq, dk, dv))
+
+    fn.__name__ = f"peer_sdpa_{backend}"
+    fn.__doc__ = f"torch SDPA, {backend} backend: o and lse from its aten op, gradients through torch.autograd."
+    return fn
+
+
+def _cudnn_cannot_serve(size, dtype) -> str:
+    """SDPA's cuDNN backend has no kernel for a sequence of one ("No available kernel" on the H200)."""
+    return "cuDNN's SDPA has no kernel for S = 1" if int(size[2]) == 1 else ""
+
+
+VARIANTS = [
+    lab.Variant("naive (cuBLAS QK^T, Triton softmax, cuBLAS PV; S x S in HBM)", attention_naive, "triton",
+                dtypes=DTYPES),
+    lab.Variant("triton flash fwd + bwd", attention_flash, "triton", dtypes=DTYPES),
+    _CudaVariant("cuda 01 mma.sync flash fwd (+ triton bwd)", attention_cuda01_fwd_triton_bwd, "cuda", dtypes=DTYPES,
+                 note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
+    _CudaVariant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
+                 dtypes=DTYPES, note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
+]
+PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
+                      cannot_serve=_cudnn_cannot_serve),
+         _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
+
+# (B, H, S, D, causal): S = 1, primes and non-multiples of every tile (odd S also runs the strided-view path), and
+# the CUDA C tiles' edges (64-key tiles, 64-row Q blocks: S = 17, 128, 129)
+CHECK_CASES = [((1, 1, 1, 64, False), "bfloat16"), ((1, 1, 1, 128, True), "float16"),
+               ((2, 3, 127, 64, True), "float16"), ((2, 2, 127, 128, False), "bfloat16"),
+               ((1, 2, 1000, 128, False), "bfloat16"), ((1, 2, 1000, 128, True), "float16"),
+               ((1, 2, 1000, 64, True), "bfloat16"), ((1, 1, 4097, 64, True), "bfloat16"),
+               ((1, 2, 4097, 128, False), "float16"), ((1, 1, 4097, 128, True), "bfloat16"),
+               ((1, 2, 17, 128, True), "bfloat16"), ((2, 1, 128, 64, False), "float16"),
+               ((1, 2, 129, 128, True), "bfloat16")]
+CPU_CHECK_CASES = [((1, 2, 1, 64, False), "bfloat16"), ((2, 1, 17, 64, True), "float16"),
+                   ((1, 2, 67, 64, False), "bfloat16"), ((1, 2, 67, 64, True), "bfloat16")]
+QUICK_CASES = 2
+
+
+def main(argv=None) -> int:
+    from . import bench
+
+    return lab.run(sys.modules[__name__], bench, argv)

@@ -1,0 +1,328 @@
+"""Lab 4.6's Triton kernels: the naive version's row softmax, the flash forward, and the flash backward (delta, dK/dV,
+dQ).
+
+The three flash kernels walk the same kind of loop - one block of rows stays on chip while the other side's blocks
+stream past, split into the blocks that need no mask and the few that do - and share what is truly the same in it
+through the @triton.jit helpers below (the key ranges a query block walks, a tile load, the mask, the 16-bit
+rounding of a tensor-core operand). What differs is said where it differs:
+  * the forward and dQ walk KEY blocks for a query block (the same two ranges, _key_ranges); the forward keeps an
+    online softmax (a running max and sum, the accumulator rescaled), dQ rebuilds P from the saved LSE instead;
+  * dK/dV walks QUERY blocks for a key block, in three ranges (the causal diagonal block first), and works on the
+    transposed tiles (P^T, dS^T) so that K_j and V_j stay the left operands of its dots.
+Every exponential is a bare exp2: the softmax scale is folded into qk_scale = sm_scale x log2(e), and the LSE is kept
+in natural log (the API's base) and converted once per row.
+"""
+from common.triton_support import tl, triton
+
+
+@triton.jit
+def naive_softmax_kernel(s_ptr, p_ptr, lse_ptr, seq, scale_log2, BLOCK: tl.constexpr, CAUSAL: tl.constexpr):
+    # One program per row of the materialized S (B x H x S rows of S columns): read the row, mask, exp2, normalize,
+    # write P and the row's LSE. 2 S elements of HBM traffic per row for ~5 S FLOPs: memory-bound by far.
+    row = tl.program_id(0).to(tl.int64)
+    i = row % seq                                           # the query index of this row
+    cols = tl.arange(0, BLOCK)
+    ok = cols < seq
+    if CAUSAL:
+        ok = ok & (cols <= i)
+    x = tl.load(s_ptr + row * seq + cols, mask=ok, other=float("-inf")).to(tl.float32) * scale_log2
+    m = tl.max(x, axis=0)
+    e = tl.math.exp2(x - m)                                 # masked columns: exp2(-inf) = 0
+    total = tl.sum(e, axis=0)
+    p = tl.where(ok, e / total, 0.0)                       # masked: exactly 0, even in a row a NaN has poisoned
+    tl.store(p_ptr + row * seq + cols, p.to(p_ptr.dtype.element_ty), mask=cols < seq)
+    tl.store(lse_ptr + row, (m + tl.math.log2(total)) * 0.6931471805599453)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Helpers the three flash kernels share (inlined by the compiler: they cost nothing at run time)
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def _bf16_rn_as_fp32(x):
+    # Interpreter only (UPCAST): fp32 -> the nearest bf16 (ties to even), kept in fp32. Triton 3.9's interpreter
+    # truncates in x.to(tl.bfloat16), a biased rounding the GPU's cvt.rn.bf16 does not have.
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
+    return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _mma_operand(x, in_ty: tl.constexpr, UPCAST: tl.constexpr):
+    # P and dS go to the tensor cores rounded to the input dtype (to nearest, as the GPU's cvt.rn does); in the
+    # interpreter with bf16 (UPCAST) the same rounding by hand, the value kept in fp32 (see lab.py's _upcast)
+    if UPCAST:
+        y = _bf16_rn_as_fp32(x)
+    else:
+        y = x.to(in_ty)
+    return y
+
+
+@triton.jit
+def _batch_head(n_heads):
+    # grid axis 1 is batch x heads; the batch and head offsets are 64-bit (B x H x S x D may pass 2^31)
+    bh = tl.program_id(1)
+    b = (bh // n_heads).to(tl.int64)
+    h = (bh % n_heads).to(tl.int64)
+    return bh, b, h
+
+
+@triton.jit
+def _query_block(pid_m, seq, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # The query rows [m0, m0 + BLOCK_M) a program of the forward or dQ owns, the key and head-dim offsets of a tile,
+    # and which of its rows lie inside S
+    m0 = pid_m * BLOCK_M
+    offs_m = m0 + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m < seq
+    return m0, offs_m, offs_n, offs_d, row_ok
+
+
+@triton.jit
+def _load_rows(base, rows, stride, cols, row_ok, MASKED: tl.constexpr, UPCAST: tl.constexpr):
+    # A (rows x HEAD_DIM) tile of one head: row r at base + r x stride, its HEAD_DIM values contiguous. MASKED: rows
+    # past S read as 0 (a whole tile inside S takes no mask at all). UPCAST: to fp32 for the interpreter's tl.dot.
+    ptrs = base + rows[:, None] * stride + cols[None, :]
+    if MASKED:
+        x = tl.load(ptrs, mask=row_ok[:, None], other=0.0)
+    else:
+        x = tl.load(ptrs)
+    if UPCAST:
+        x = x.to(tl.float32)
+    return x
+
+
+@triton.jit
+def _key_ranges(m0, seq, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    # The keys a query block [m0, m0 + BLOCK_M) walks (the forward's and dQ's loops), as two ranges:
+    # [0, full_hi) needs no mask at all; [tail_lo, tail_hi) is masked. Causal: the tiles left of the diagonal block are
+    # unmasked, the diagonal block (BLOCK_M / BLOCK_N tiles) is masked, everything right of it is skipped.
+    # Non-causal: every whole tile is unmasked, only the ragged last one (S % BLOCK_N keys) is masked.
+    if CAUSAL:
+        full_hi = m0
+        tail_lo = m0
+        tail_hi = tl.minimum(m0 + BLOCK_M, seq)
+    else:
+        full_hi = (seq // BLOCK_N) * BLOCK_N
+        tail_lo = full_hi
+        tail_hi = seq
+    return full_hi, tail_lo, tail_hi
+
+
+@triton.jit
+def _phase_range(phase: tl.constexpr, full_hi, tail_lo, tail_hi):
+    # [lo, hi) of the loop `phase` of a static_range(2): 0 the unmasked keys, 1 the masked ones (_key_ranges)
+    if phase == 0:
+        lo = 0
+        hi = full_hi
+    else:
+        lo = tail_lo
+        hi = tail_hi
+    return lo, hi
+
+
+@triton.jit
+def _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq, MASKED: tl.constexpr, UPCAST: tl.constexpr):
+    # The K and V tiles of keys [start_n, start_n + BLOCK_N) (masked past S when MASKED), their key indices and mask
+    offs_kn = start_n + offs_n
+    col_ok = offs_kn < seq
+    k = _load_rows(k_base, offs_kn, sk_s, offs_d, col_ok, MASKED, UPCAST)
+    v = _load_rows(v_base, offs_kn, sv_s, offs_d, col_ok, MASKED, UPCAST)
+    return offs_kn, col_ok, k, v
+
+
+@triton.jit
+def _attends(q_idx, k_idx, in_bounds, CAUSAL: tl.constexpr):
+    # Which (query, key) pairs of a masked tile count: inside S, and (causal) key <= query. The broadcast shapes of
+    # q_idx and k_idx decide the tile's orientation (queries down for the forward and dQ, across for dK/dV).
+    keep = in_bounds
+    if CAUSAL:
+        keep = keep & (q_idx >= k_idx)
+    return keep
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Flash forward
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, seq,
+                    sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s, so_b, so_h, so_s,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                    UPCAST: tl.constexpr):
+    # Flash attention forward. Program (i, bh): query rows [i BLOCK_M, (i+1) BLOCK_M) of head bh. qk_scale is the
+    # softmax scale times log2(e), so every exponential is a bare exp2. The last dimension is contiguous; the batch,
+    # head and sequence strides are arguments (strided views run without a copy); batch and head offsets are 64-bit.
+    pid_m = tl.program_id(0)
+    bh, b, h = _batch_head(n_heads)
+    q_base = q_ptr + b * sq_b + h * sq_h
+    k_base = k_ptr + b * sk_b + h * sk_h
+    v_base = v_ptr + b * sv_b + h * sv_h
+    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq, BLOCK_M, BLOCK_N, HEAD_DIM)
+    q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, True, UPCAST)
+    in_ty = q_ptr.dtype.element_ty
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)     # running row maximum (base-2 units, scaled)
+    l_i = tl.zeros([BLOCK_M], tl.float32)                   # running row sum of 2^(s - m_i)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    # Two key ranges (_key_ranges): phase 0 without a mask, phase 1 masked; one loop body, unrolled twice at compile
+    # time, so the unmasked tiles carry no compare-and-select at all.
+    full_hi, tail_lo, tail_hi = _key_ranges(m0, seq, BLOCK_M, BLOCK_N, CAUSAL)
+    for phase in tl.static_range(2):
+        lo, hi = _phase_range(phase, full_hi, tail_lo, tail_hi)
+        for start_n in range(lo, hi, BLOCK_N):
+            offs_kn, col_ok, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq, phase == 1,
+                                             UPCAST)
+            qk = tl.dot(q, tl.trans(k))
+            if phase == 1:
+                keep = _attends(offs_m[:, None], offs_kn[None, :], col_ok[None, :], CAUSAL)
+                if CAUSAL:
+                    # Only here, not in the backward: 0 x NaN = NaN in the P V product, so a non-finite V row of
+                    # this diagonal tile would reach the rows before its key, which do not attend it. Zero it for the
+                    # product and carry it through the score instead (NaN for the rows that do attend it: those rows
+                    # come out NaN, as they must).
+                    v_bad = (v != v) | (tl.abs(v.to(tl.float32)) == float("inf"))
+                    row_bad = tl.max(v_bad.to(tl.int32), 1) > 0
+                    v = tl.where(v_bad, 0.0, v).to(v.dtype)
+                    qk = tl.where(keep & row_bad[None, :], float("nan"), qk)
+                qk = tl.where(keep, qk, float("-inf"))
+            # the first tile of every row has at least one unmasked key (key 0, or key == row on the diagonal),
+            # so m_new is finite from the first step on and exp2(m_i - m_new) never sees -inf - -inf
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+            alpha = tl.math.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None]
+            acc = tl.dot(_mma_operand(p, in_ty, UPCAST), v, acc)   # P rounded to the input dtype for the tensor cores
+            m_i = m_new
+    acc = acc / l_i[:, None]
+    o_base = o_ptr + b * so_b + h * so_h
+    tl.store(o_base + offs_m[:, None] * so_s + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
+             mask=row_ok[:, None])
+    tl.store(lse_ptr + bh.to(tl.int64) * seq + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453, mask=row_ok)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Flash backward: delta, then dK/dV (a program per key block), then dQ (a program per query block)
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def attn_bwd_delta_kernel(o_ptr, do_ptr, delta_ptr, n_heads, seq, so_b, so_h, so_s, sdo_b, sdo_h, sdo_s,
+                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    # delta_i = sum_d dO_id O_id = rowsum(P * dP) for row i: the term every dS element of the row subtracts.
+    pid_m = tl.program_id(0)
+    bh, b, h = _batch_head(n_heads)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    ok = offs_m < seq
+    o = _load_rows(o_ptr + b * so_b + h * so_h, offs_m, so_s, offs_d, ok, True, False)
+    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, ok, True, False)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+    tl.store(delta_ptr + bh.to(tl.int64) * seq + offs_m, delta, mask=offs_m < seq)
+
+
+@triton.jit
+def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, sm_scale, qk_scale,
+                         n_heads, seq, sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s, sdo_b, sdo_h, sdo_s,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
+    # Program (j, bh) owns keys [j BLOCK_N, (j+1) BLOCK_N): K_j and V_j stay on chip while the query blocks stream
+    # past; P^T is rebuilt from Q K_j^T and the saved LSE, dV_j += P^T dO, dS^T = P^T * (V_j dO^T - delta),
+    # dK_j += dS^T Q. Working on the transposed tiles keeps K_j, V_j as the left operands. dK, dV are contiguous.
+    pid_n = tl.program_id(0)
+    bh, b, h = _batch_head(n_heads)
+    q_base = q_ptr + b * sq_b + h * sq_h
+    do_base = do_ptr + b * sdo_b + h * sdo_h
+    row_base = bh.to(tl.int64) * seq
+    n0 = pid_n * BLOCK_N
+    offs_n = n0 + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    col_ok = offs_n < seq
+    k = _load_rows(k_ptr + b * sk_b + h * sk_h, offs_n, sk_s, offs_d, col_ok, True, UPCAST)
+    v = _load_rows(v_ptr + b * sv_b + h * sv_h, offs_n, sv_s, offs_d, col_ok, True, UPCAST)
+    in_ty = q_ptr.dtype.element_ty
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
+    # Unlike the forward and dQ (two key ranges for a query block), this loop walks QUERY blocks for a key block, in
+    # three ranges: [diag_lo, diag_hi) the diagonal block (causal only, masked), [mid_lo, s_full) whole query blocks
+    # that need no mask, [tail_lo, seq) the ragged last query block (masked). BLOCK_N % BLOCK_M == 0.
+    s_full = (seq // BLOCK_M) * BLOCK_M
+    if CAUSAL:
+        diag_lo = n0
+        diag_hi = tl.minimum(n0 + BLOCK_N, seq)
+        mid_lo = n0 + BLOCK_N
+    else:
+        diag_lo = 0
+        diag_hi = 0
+        mid_lo = 0
+    tail_lo = tl.maximum(s_full, mid_lo)
+    offs_mb = tl.arange(0, BLOCK_M)
+    for phase in tl.static_range(3):
+        if phase == 0:
+            lo = diag_lo
+            hi = diag_hi
+        elif phase == 1:
+            lo = mid_lo
+            hi = s_full
+        else:
+            lo = tail_lo
+            hi = seq
+        for start_m in range(lo, hi, BLOCK_M):
+            offs_m = start_m + offs_mb
+            row_ok = offs_m < seq
+            q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, phase != 1, UPCAST)
+            do = _load_rows(do_base, offs_m, sdo_s, offs_d, row_ok, phase != 1, UPCAST)
+            if phase == 1:
+                lse2 = tl.load(lse_ptr + row_base + offs_m) * 1.4426950408889634
+                delta = tl.load(delta_ptr + row_base + offs_m)
+            else:
+                lse2 = tl.load(lse_ptr + row_base + offs_m, mask=row_ok, other=0.0) * 1.4426950408889634
+                delta = tl.load(delta_ptr + row_base + offs_m, mask=row_ok, other=0.0)
+            # P^T and dS^T: the transposes of dQ's P and dS (the LSE and delta broadcast across, not down)
+            p_t = tl.math.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse2[None, :])
+            if phase != 1:
+                keep = _attends(offs_m[None, :], offs_n[:, None], row_ok[None, :], CAUSAL)
+                p_t = tl.where(keep, p_t, 0.0)              # a select, not a product: masked entries may be inf
+            dv = tl.dot(_mma_operand(p_t, in_ty, UPCAST), do, dv)
+            dp_t = tl.dot(v, tl.trans(do))
+            ds_t = p_t * (dp_t - delta[None, :])
+            dk = tl.dot(_mma_operand(ds_t, in_ty, UPCAST), q, dk)
+    dk = dk * sm_scale
+    out = row_base * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(dk_ptr + out, dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])
+    tl.store(dv_ptr + out, dv.to(dv_ptr.dtype.element_ty), mask=col_ok[:, None])
+
+
+@triton.jit
+def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, sm_scale, qk_scale,
+                       n_heads, seq, sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s, sdo_b, sdo_h, sdo_s,
+                       HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                       UPCAST: tl.constexpr):
+    # Program (i, bh) owns query rows [i BLOCK_M, (i+1) BLOCK_M): Q_i, dO_i, LSE_i and delta_i stay on chip while the
+    # K/V blocks stream past (the forward's loop structure); dQ_i += dS K. dQ is contiguous.
+    pid_m = tl.program_id(0)
+    bh, b, h = _batch_head(n_heads)
+    k_base = k_ptr + b * sk_b + h * sk_h
+    v_base = v_ptr + b * sv_b + h * sv_h
+    row_base = bh.to(tl.int64) * seq
+    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq, BLOCK_M, BLOCK_N, HEAD_DIM)
+    q = _load_rows(q_ptr + b * sq_b + h * sq_h, offs_m, sq_s, offs_d, row_ok, True, UPCAST)
+    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, row_ok, True, UPCAST)
+    lse2 = tl.load(lse_ptr + row_base + offs_m, mask=row_ok, other=0.0) * 1.4426950408889634
+    delta = tl.load(delta_ptr + row_base + offs_m, mask=row_ok, other=0.0)
+    in_ty = q_ptr.dtype.element_ty
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    # The forward's two key ranges and masks; where the forward keeps a running max and rescales its accumulator,
+    # dQ rebuilds P exactly from the saved LSE (no online softmax), and adds dP = dO V^T and dS to the loop body.
+    full_hi, tail_lo, tail_hi = _key_ranges(m0, seq, BLOCK_M, BLOCK_N, CAUSAL)
+    for phase in tl.static_range(2):
+        lo, hi = _phase_range(phase, full_hi, tail_lo, tail_hi)
+        for start_n in range(lo, hi, BLOCK_N):
+            offs_kn, col_ok, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq, phase == 1,
+                                             UPCAST)
+            p = tl.math.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse2[:, None])
+            if phase == 1:
+                p = tl.where(_attends(offs_m[:, None], offs_kn[None, :], col_ok[None, :], CAUSAL), p, 0.0)
+            dp = tl.dot(do, tl.trans(v))
+            ds = p * (dp - delta[:, None])
+            dq = tl.dot(_mma_operand(ds, in_ty, UPCAST), k, dq)    # dS rounded to the input dtype for the tensor cores
+    dq = dq * sm_scale
+    tl.store(dq_ptr + row_base * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+             dq.to(dq_ptr.dtype.element_ty), mask=row_ok[:, None])
