@@ -3,13 +3,17 @@
 CPU tier: the NumPy reference against the same block written with torch.nn in float64 (checks the reference, the
 weight layout the peer module uses and the causal mask), argument validation, and (through tests/test_labs.py) our
 block's Triton kernels in the interpreter. GPU tier: our block against the float64 reference and the eager module on
-awkward shapes; the benchmark command in its quick form.
+awkward shapes; the benchmark command in its quick form. On every machine: the block is made of labs 3.4, 4.2 and
+4.6's kernels, and --replot redraws the committed plot.
 """
+import os
+
 import numpy as np
 import pytest
 
-from common import check, device
-from phase4_optimization import lab07_transformer_block as tb
+from common import check, device, lab, report
+from phase4_optimization.lab07_transformer_block import bench as tbb
+from phase4_optimization.lab07_transformer_block import lab as tb
 
 
 def _inputs(size, dtype="float64", seed=0):
@@ -83,8 +87,25 @@ def test_block_rejects_wrong_weight_shape_and_dtype():
         tb.BlockPlan(x[0], h, *w)
 
 
-def test_cli_quick_runs():
+def test_cli_quick_runs(capsys):
     assert tb.main(["--quick", "--no-bench", "--no-json", "--no-plot", "--dtype", "bfloat16"]) == 0
+    out = capsys.readouterr().out
+    assert "the block at B8 S2048 d2048 H16" in out and "ours: LN + fused-epilogue GEMMs" in out
+
+
+def test_the_block_is_made_of_the_earlier_labs_kernels():
+    """Lab 4.7 writes no kernel of its own: lab 3.4's layernorm, lab 4.2's fused GEMMs, lab 4.6's flash attention."""
+    ln, fu, at = tb._kernels()
+    assert ln is lab.lab_module("phase3_triton", "lab04_layernorm")
+    assert fu is lab.lab_module("phase4_optimization", "lab02_fusion")
+    assert at is lab.lab_module("phase4_optimization", "lab06_attention")
+    assert callable(ln.layernorm_fwd) and callable(fu.linear) and callable(at.flash_attn_fwd)
+
+
+def test_replot_draws_the_committed_json(tmp_path):
+    assert tb.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    assert os.path.getsize(tmp_path / f"{tb.LAB}.png") > 10_000
+    assert set(tbb.TARGETS) == set(tbb.BENCH_CASES)
 
 
 @pytest.mark.gpu

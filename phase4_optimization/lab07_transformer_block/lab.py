@@ -5,7 +5,8 @@ You will learn
     layers), one attention, two layernorms, and the glue between them (bias, GELU, residual adds, layout changes);
   * which fusions phase 4 showed to pay, applied to a whole block: bias and GELU and the residual add done in the GEMM
     epilogue (lab 4.2), flash attention reading Q, K, V straight out of the QKV projection's output through strides
-    and writing its output in the layout the next GEMM reads (lab 4.6), layernorm as one row kernel (lab 3.4);
+    and writing its output in the layout the next GEMM reads (lab 4.6), layernorm as one row kernel (lab 3.4). The
+    block reuses those labs' kernels on purpose (through common.lab.lab_module): it writes no kernel of its own;
   * how to judge a whole model's kernels: a per-stage time breakdown next to each stage's floor - every GEMM at the
     cuBLAS rate for its exact shape, attention at the best SDPA backend's rate, the memory-bound rest at the measured
     HBM bandwidth - so the learner sees which stage is far from its roof and which already sits on it;
@@ -19,70 +20,41 @@ The block (pre-LayerNorm, causal, tanh-GELU MLP of width 4 d), for x of shape (B
 The two numbers (main case: B 8, S 2048, d 2048, H 16, so M = B S = 16,384 tokens, bf16):
   FLOPs: GEMMs 2 M d (3d + d + 4d + 4d) = 24 M d^2 = 1.65 TFLOP; attention 4 B H S^2 D / 2 (causal) = 0.14 TFLOP.
   Bytes that must move besides the GEMMs' own operands: x, h, y and the layernorm outputs, ~2 M d x 2 B = 67 MB
-  each, a few hundred MB in all. At ~700 TFLOP/s (cuBLAS bf16 on an H200) the GEMMs take ~2.4 ms, attention at
-  ~530 TFLOP/s ~0.26 ms, and the memory-bound rest ~0.1 ms at ~4.3 TB/s: compute wins, by far, and the GEMMs are
-  ~85% of the floor (about 2.7 ms). So the block is only as fast as its GEMMs; fusion saves the ~10% of time the glue
-  kernels would add, not more.
+  each, a few hundred MB in all. At the tensor cores' rate the GEMMs take ~85% of the block's floor, attention ~10%
+  and the memory-bound rest a few percent: compute wins, by far. So the block is only as fast as its GEMMs; fusion
+  saves the few percent of time the glue kernels would add, not more.
   Second case: B 16, S 1024, d 1024, H 16 (D = 64): 24 M d^2 = 0.41 TFLOP of GEMMs and 0.034 TFLOP of attention; the
   glue is a larger share (the GEMMs are 4x smaller at the same M) and launch overhead starts to count.
 
-Targets (issue 11, H200, same run): main case >= 1.08x torch.compile (eager 3.04 ms, compiled 3.02 ms measured when
-the issue was written); second case >= 1.3x eager and >= 1.05x torch.compile.
+Targets (same run): main case >= 1.08x torch.compile; second case >= 1.3x eager and >= 1.05x torch.compile.
 Prediction: our block can only beat torch.compile where our GEMMs keep up with cuBLAS (torch.compile keeps cuBLAS for
 the GEMMs and fuses the glue with Triton); the fused epilogues save the glue's ~0.2-0.3 ms on the main case, so if the
 Triton GEMMs reach ~95% of cuBLAS the block lands near 1.0-1.05x torch.compile; reaching 1.08x needs GEMMs at
-cuBLAS speed. The second case has more glue per FLOP: a better chance against eager.
+cuBLAS speed. The second case has more glue per FLOP: a better chance against eager. What was measured, stage by
+stage, and what it taught: README.md.
 
-Measured on an H200 (results/h200/phase4_lab07_transformer_block.json, commit f2ffb1c; bf16; every stage also timed
-alone next to its floor, each replayed as a CUDA graph): none of the three targets was met. Main case: ours 3.288 ms,
-torch eager 3.154 ms, torch.compile 3.255 ms (compile no faster than eager again: 0.969x; 3.04 / 3.02 ms at issue
-time): ours 0.990x torch.compile, target 1.08 missed by ~8% (0.959x eager). Second case: ours 0.955 ms, eager
-0.972 ms, compile 0.953 ms: 1.017x eager (target 1.3, missed) and 0.998x compile (target 1.05, missed). The three
-whole-block timings spread 10-19% (p20-p80) in this run, so these ratios are ties more than rankings; the first run
-(commit 31784b5, plain timer) had 0.963x compile on the main case and 1.008x eager / 0.958x compile on the second.
-Stage breakdown, main case (ours ms vs floor ms, floor/ours): LN1 0.036 vs 0.031 (0.86); QKV GEMM 0.696 vs cuBLAS
-0.676 (0.97); attention 0.393 vs SDPA cuDNN 0.290 (0.74); out GEMM 0.253 vs 0.220 (0.87); LN2 0.037 vs 0.031 (0.84);
-FC GEMM 1.106 vs 0.893 (0.81); proj GEMM 0.877 vs 0.796 (0.91); sum of stages 3.397 vs 2.937 (0.86). Where the time
-goes: the FC GEMM with its GELU epilogue is the largest loss against its floor (0.213 ms), then attention (0.103),
-proj + residual (0.081), out + residual (0.033), QKV + bias (0.020) and the two layernorms (0.011 together). Against
-the prediction: the four GEMMs together took 2.932 ms against cuBLAS's 2.585 (0.88 of cuBLAS, short of the "~95%"
-case that would have given 1.0-1.05x compile), and attention ran at 0.74 of cuDNN; both losses together (~0.45 ms)
-are several times the 0.03 ms by which we trail torch.compile, which keeps cuBLAS and cuDNN for exactly those
-stages and fuses only the glue. Why each falls short is what labs 4.2 and 4.6 profiled: our Triton GEMM's main loop
-keeps the tensor pipe ~75% busy against cuBLAS's 95% (255 registers with the GELU epilogue), and the flash forward
-55% against cuDNN's 76% (no warp specialization). The first run's layernorm figures (0.33-0.54 of floor, plain
-timer) were mostly host time: timed as CUDA graphs the layernorms run at 0.84-0.86 of the HBM floor (and attention at
-0.74 of cuDNN, against 0.66 then).
-Second case (same order): LN1 0.018 vs 0.015 (0.86), QKV 0.191 vs 0.162 (0.85), attention 0.134 vs 0.110 (0.82), out
-0.074 vs 0.057 (0.77), LN2 0.018 vs 0.015 (0.84), FC 0.287 vs 0.233 (0.81), proj 0.227 vs 0.220 (0.97); sum 0.951 vs
-0.813 (0.86), now equal to the whole block's 0.955 ms (the plain-timer sum was 1.053 against 0.949). Here every GEMM
-but proj sits at 0.77-0.85 of cuBLAS: at d 1024 three of the GEMMs have K = 1024, 16 k-steps of 64 to amortize
-each tile's prologue and epilogue over (an inference; these shapes were not profiled).
+Without a GPU the block runs its Triton kernels in the interpreter at tiny sizes (the torch peers need a GPU).
 
-Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench]
+Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench] [--dtype bfloat16] [--replot]
 """
 from __future__ import annotations
 
 import math
 import sys
-import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report
-from common.triton_support import INTERPRETER
+from common import bench, check, lab
 
 LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
 EPS = 1e-5
 PARAM_NAMES = ("ln1_w", "ln1_b", "w_qkv", "b_qkv", "w_o", "b_o", "ln2_w", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")
-BENCH_CASES = [(8, 2048, 2048, 16), (16, 1024, 1024, 16)]      # (B, S, d, H)
-TARGETS = {(8, 2048, 2048, 16): {"torch.compile": 1.08}, (16, 1024, 1024, 16): {"torch eager": 1.3,
-                                                                                 "torch.compile": 1.05}}
 
 
 def _kernels():
-    """The repository's kernels this block is made of (imported late: the labs import Triton)."""
+    """The repository's kernels this block is made of, on purpose: lab 3.4's layernorm, lab 4.2's fused-epilogue
+    GEMMs and lab 4.6's flash attention (reached through common.lab.lab_module, imported late)."""
     ln = lab.lab_module("phase3_triton", "lab04_layernorm")
     fu = lab.lab_module("phase4_optimization", "lab02_fusion")
     at = lab.lab_module("phase4_optimization", "lab06_attention")
@@ -351,217 +323,10 @@ PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTY
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
                ((3, 200, 256, 2), "float16"), ((2, 1000, 512, 8), "bfloat16"), ((1, 517, 1024, 8), "bfloat16")]
 CPU_CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 13, 128, 2), "bfloat16"), ((1, 21, 64, 1), "float16")]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Benchmark: whole block vs peers, per-stage breakdown vs floors
-# ---------------------------------------------------------------------------------------------------------------------
-def stage_floors(plan: BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
-    """Each stage's floor on this GPU: GEMMs at cuBLAS's time for the same shape, attention at the best SDPA
-    backend's time, memory-bound stages at the measured HBM bandwidth."""
-    import torch
-
-    at = lab.lab_module("phase4_optimization", "lab06_attention")
-
-    floors = {}
-    x = plan.buffers["a"]
-    for name, (kind, what) in plan.floor_of.items():
-        if kind == "memory":
-            floors[name] = {"ms": what / (ceiling_gbps * 1e6), "how": f"{what / 1e6:.0f} MB at {ceiling_gbps:,.0f} GB/s"}
-        elif kind == "gemm":
-            m, n, k = what
-            a = torch.randn(m, k, device=x.device, dtype=x.dtype)
-            b = torch.randn(k, n, device=x.device, dtype=x.dtype)
-            t = bench.bench(lambda: torch.matmul(a, b), rep_ms=60)
-            floors[name] = {"ms": t.median_ms, "how": f"cuBLAS {m}x{n}x{k}: {t.tflops(2.0 * m * n * k):.0f} TFLOP/s"}
-            del a, b
-        else:
-            bsz, h, s, dh = what
-            q, k, v = (torch.randn(bsz, h, s, dh, device=x.device, dtype=x.dtype) for _ in range(3))
-            best = None
-            for backend in ("cudnn", "flash"):
-                # sdpa_fwd runs the attention and returns its output: bench needs a callable
-                fn = (lambda b_=backend: at.sdpa_fwd(q, k, v, True, b_))
-                try:
-                    fn()
-                except Exception as e:  # noqa: BLE001 - a backend this build lacks is skipped, named below
-                    first = (str(e).splitlines() or [""])[0][:80]
-                    print(f"  SDPA {backend}: unavailable ({type(e).__name__}: {first})")
-                    continue
-                t = bench.bench(fn, rep_ms=60)
-                if best is None or t.median_ms < best[1]:
-                    best = (backend, t.median_ms)
-            fl = at.attn_flops(bsz, h, s, dh, True)
-            floors[name] = {"ms": best[1] if best else float("nan"),
-                            "how": f"SDPA {best[0]}: {fl / best[1] / 1e9:.0f} TFLOP/s" if best else "no SDPA backend"}
-            del q, k, v
-    return floors
-
-
-def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[list[dict], list[dict], list[dict]]:
-    """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor."""
-    import torch
-
-    bsz, s, d, n_heads = case
-    rng = check.rng(100)
-    x, nh, *weights = make_inputs(case, dtype, rng, "cuda")
-    plan = BlockPlan(x, nh, *weights)
-    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
-
-    tuning = plan.tune_gemms(fu.LINEAR_CONFIGS[:4])
-    for r in tuning:
-        r["case"] = list(case)
-    print("  GEMM configs picked: " + "; ".join(f"{k}: {c and (c['BLOCK_M'], c['BLOCK_N'], c['BLOCK_K'], c['num_warps'], c['num_stages'])}"
-                                                for k, c in plan.gemm_configs.items()))
-    module = torch_module(x, nh, *weights)
-    t0 = time.perf_counter()
-    compiled = torch.compile(module)
-    with torch.no_grad():
-        compiled(x)
-        torch.cuda.synchronize()
-    print(f"  torch.compile of the block took {time.perf_counter() - t0:.1f} s (first call)")
-    # same answer? (the check tier compares with float64; here: ours vs the module at the benchmark size)
-    with torch.no_grad():
-        y_eager = module(x)
-    y_ours = plan.run()
-    rel = float((y_ours.float() - y_eager.float()).norm() / y_eager.float().norm())
-    print(f"  ours vs the eager module at this size: relative difference {rel:.2e}")
-
-    def eager():
-        with torch.no_grad():
-            module(x)
-
-    def comp():
-        with torch.no_grad():
-            compiled(x)
-
-    ts = bench.interleaved({"ours": plan.run, "torch eager": eager, "torch.compile": comp}, rounds=rounds, rep_ms=80)
-    fl = flops(*case)
-    rows = []
-    for name, t in ts.items():
-        rows.append(report.row(LAB, name, "triton" if name == "ours" else "peer", case, dtype, t, flops=fl,
-                               vs_eager=ts["torch eager"].median_ms / t.median_ms,
-                               vs_compile=ts["torch.compile"].median_ms / t.median_ms, rel_diff_vs_eager=rel))
-    for peer, need in TARGETS.get(tuple(case), {}).items():
-        ratio = ts[peer].median_ms / ts["ours"].median_ms
-        rows.append({"lab": LAB, "variant": f"target vs {peer}", "impl": "target", "shape": list(case),
-                     "dtype": dtype, "ratio": ratio, "target": need, "met": ratio >= need})
-    floors = stage_floors(plan, ceiling_gbps)
-    stage_rows = []
-    for name, kind, fn in plan.stages:
-        # Each stage alone, as a CUDA graph of 20 calls: a layernorm moves its 67 MB in ~15 us, less than one Python
-        # call of its wrapper, so the plain timer measured the host there (commit 6580338's run: LN at 0.18 of its
-        # floor, and the stages summed to more than the whole block); the graph takes the host out (lab 1.2).
-        t = bench.bench(fn, rep_ms=60, graph=True, calls=20)
-        f = floors[name]
-        stage_rows.append({"lab": LAB, "case": list(case), "dtype": dtype, "stage": name, "kind": kind,
-                           "ms": t.median_ms, "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms,
-                           "floor": f["how"], "clock": t.clock})
-    total = sum(r["ms"] for r in stage_rows)
-    floor_total = sum(r["floor_ms"] for r in stage_rows)
-    stage_rows.append({"lab": LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
-                       "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
-                       "floor": "sum of the floors"})
-    del plan, module, compiled
-    torch.cuda.empty_cache()
-    return rows, stage_rows, tuning
-
-
-def plot(stage_rows: list[dict], rows: list[dict], path: str) -> str:
-    """Per case: stacked bars of our stage times next to their floors, and the peers' totals."""
-    plt = report.pyplot()
-    cases = []
-    for r in stage_rows:
-        if r["case"] not in cases:
-            cases.append(r["case"])
-    fig, axes = plt.subplots(1, len(cases), figsize=(7 * len(cases), 5), squeeze=False)
-    colors = {"LN1": "#9ecae1", "QKV GEMM + bias": "#3182bd", "attention (causal)": "#e6550d",
-              "out GEMM + bias + residual": "#6baed6", "LN2": "#c6dbef", "FC GEMM + bias + GELU": "#08519c",
-              "proj GEMM + bias + residual": "#2171b5"}
-    for ax, case in zip(axes[0], cases):
-        srows = [r for r in stage_rows if r["case"] == case and r["stage"] != "sum of stages"]
-        for col, key in ((0, "ms"), (1, "floor_ms")):
-            bottom = 0.0
-            for r in srows:
-                ax.bar(col, r[key], bottom=bottom, color=colors.get(r["stage"], "gray"),
-                       label=r["stage"] if col == 0 else None, edgecolor="white", lw=0.5)
-                bottom += r[key]
-        peers = {r["variant"]: r["ms"] for r in rows if r.get("shape") == case and r.get("impl") in ("peer", "triton")
-                 and r.get("ms")}
-        for i, name in enumerate(("ours", "torch eager", "torch.compile")):
-            if name in peers:
-                ax.bar(2 + i, peers[name], color="#31a354" if name == "ours" else "#756bb1")
-                ax.annotate(f"{peers[name]:.2f}", xy=(2 + i, peers[name]), ha="center", va="bottom", fontsize=8)
-        ax.set_xticks(range(5), ["ours,\nby stage", "floor,\nby stage", "ours\n(whole)", "torch\neager",
-                                 "torch.\ncompile"])
-        ax.set_ylabel("ms")
-        ax.set_title(f"B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
-        ax.legend(fontsize=7, loc="upper right")
-    fig.suptitle("Transformer block forward (bf16): stages vs their floors, and the whole block vs PyTorch")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def print_plan(case=(8, 2048, 2048, 16)) -> None:
-    """The stage list with each stage's FLOPs and bytes: what the learner should expect before any timing."""
-    bsz, s, d, n_heads = case
-    m = bsz * s
-    rows = []
-    for name, (mm, nn_, kk) in (("QKV GEMM + bias", (m, 3 * d, d)), ("out GEMM + bias + residual", (m, d, d)),
-                                ("FC GEMM + bias + GELU", (m, 4 * d, d)), ("proj GEMM + bias + residual", (m, d, 4 * d))):
-        rows.append({"stage": name, "GFLOP": 2 * mm * nn_ * kk / 1e9, "MB": 2 * (mm * kk + kk * nn_ + mm * nn_) / 1e6})
-    rows.append({"stage": "attention (causal)", "GFLOP": 4 * bsz * n_heads * s * s * (d // n_heads) / 2 / 1e9,
-                 "MB": 2 * 4 * m * d / 1e6})
-    rows += [{"stage": n, "GFLOP": 8 * m * d / 1e9, "MB": 2 * 2 * m * d / 1e6} for n in ("LN1", "LN2")]
-    report.print_table(rows, ["stage", "GFLOP", "MB"], title=f"the block at B{bsz} S{s} d{d} H{n_heads} (bf16)")
+QUICK_CASES = 2
 
 
 def main(argv=None) -> int:
-    p = cli.parser(__doc__.splitlines()[0], dtype=DTYPES)
-    args = cli.finish_args(p.parse_args(argv))
-    print(cli.mode_line())
-    print_plan()
-    dts = (args.dtype,) if args.dtype else DTYPES
-    if device.has_gpu():
-        cases = [c for c in CHECK_CASES if c[1] in dts]
-        variants = VARIANTS + PEERS
-    else:
-        cases = [c for c in CPU_CHECK_CASES if c[1] in dts][: 2 if args.quick else None]
-        variants = VARIANTS
-        print("the block runs its Triton kernels in the interpreter at tiny sizes; torch peers need a GPU")
-    if args.quick and device.has_gpu():
-        cases = cases[:3]
-    _, ok = lab.check_variants(sys.modules[__name__], variants, cases)
-    if not args.bench:
-        return 0 if ok else 1
-    ceiling = bench.ceilings()["hbm_gbps"]
-    rows, stage_rows, tuning = [], [], []
-    todo = BENCH_CASES[1:] if args.quick else BENCH_CASES
-    for case in cli.progress(todo, "block cases"):
-        r, s, t = bench_case(case, "bfloat16", ceiling)
-        rows += r
-        stage_rows += s
-        tuning += t
-    report.print_table([r for r in rows if r["impl"] != "target"],
-                       ["variant", "shape", "ms", "tflops", "vs_eager", "vs_compile"],
-                       title="whole block forward, bf16 (interleaved rounds)")
-    report.print_table([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ratio", "target", "met"],
-                       title="targets")
-    report.print_table(stage_rows, ["case", "stage", "ms", "floor_ms", "frac_of_floor", "floor"],
-                       title="our stages vs their floors (each stage timed alone; floor/time = how close to the roof)")
-    if args.json:
-        print("wrote", report.write_json(LAB, rows + stage_rows, out_dir=args.out, ceiling_gbps=ceiling,
-                                         gemm_tuning=tuning))
-    if args.plot:
-        import os
+    from . import bench
 
-        out_dir = args.out or report.results_dir()
-        os.makedirs(out_dir, exist_ok=True)
-        print("wrote", plot(stage_rows, rows, os.path.join(out_dir, f"{LAB}.png")))
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return lab.run(sys.modules[__name__], bench, argv)

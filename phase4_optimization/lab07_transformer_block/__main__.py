@@ -1,0 +1,5 @@
+import sys
+
+from .lab import main
+
+sys.exit(main())
