@@ -1,0 +1,61 @@
+"""Exercise 3.1.2 - a 2-D tile with a 1-D mask: the row sums read past the end of each row."""
+import numpy as np
+
+ID = "3.1.2"
+TITLE = "Fix the 2-D mask of a row-sum tile kernel (rows of any length)"
+TIER = "cpu"
+FILE = "rowsum_tile.py"
+# (rows, cols): a row length that is a multiple of BLOCK_N = 128 first (the starting point is right there), then
+# ragged ones; 37 and 40 rows leave the last program's tile partly empty
+CASES = ((37, 128), (37, 100), (5, 300), (1, 1), (40, 129), (3, 5))
+
+
+def _diagnose(x, out, ref, cols, block_n) -> str:
+    over = -(-cols // block_n) * block_n - cols          # tile lanes past the row's end in the last column step
+    extra = np.asarray(out, np.float64) - ref
+    lines = []
+    if x.shape[0] > 1 and np.isfinite(extra[0]) and abs(extra[0] - x[1, :over].sum()) < 0.5:
+        lines.append(f"row 0's sum is too large by exactly the first {over} values of row 1: in the last column step "
+                     f"{over} of the tile's {block_n} lanes lie past the end of the {cols}-column row, and the "
+                     "addresses there belong to the next row")
+    if not np.isfinite(extra[-1]):
+        lines.append("the last row's sum is NaN: its lanes past the end read past the end of the whole array (NaN "
+                     "here; on a GPU whatever lies there, or an illegal-address fault)")
+    if not lines:
+        lines.append("the sums differ from the reference in a way the starting point's bug does not explain")
+    return "; ".join(lines) + ". The mask says which rows exist; what says which columns do?"
+
+
+def check(path):
+    from common import arrays, check as chk, lab
+    from common.triton_support import triton
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase3_checks import bad_rows, launched, padded, rows_text
+
+    mod = load_module(path, "ex312")
+    if isinstance(mod, Verdict):
+        return mod
+    rng = np.random.default_rng(312)
+    right = []
+    for rows, cols in CASES:
+        what = f"{rows} x {cols}"
+        # small integers: every sum is exact in fp32 in any order, so a difference is an indexing error
+        x_host = rng.integers(1, 9, size=(rows, cols)).astype(np.float64)
+        x = padded(x_host, "float32", lab.where())      # the memory after the array holds NaN
+        y = chk.poisoned((rows,), "float32", x)         # NaN everywhere: a sum never written shows
+        failed = launched(what, mod.rowsum_tile_kernel, (triton.cdiv(rows, mod.BLOCK_M),), x, y, rows, cols, cols,
+                          BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.BLOCK_N)
+        if failed:
+            return failed
+        ref = x_host.sum(axis=1)
+        if chk.compare(y, ref, "float32").ok:
+            right.append(what)
+            continue
+        out = arrays.to_numpy(y).astype(np.float64)
+        ok_before = f" (right at {', '.join(right)})" if right else ""
+        return Verdict(False, f"{what}: {rows_text(bad_rows(out, ref, 'float32'), rows)}{ok_before}. "
+                              + _diagnose(x_host, out, ref, cols, mod.BLOCK_N))
+    return Verdict(True, f"right at {', '.join(right)}: every lane of the tile loads only where its row AND its "
+                         "column exist - a (BLOCK_M, 1) row mask broadcast against a (1, BLOCK_N) column mask - and "
+                         "the store only where the row exists")

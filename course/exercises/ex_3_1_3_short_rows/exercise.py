@@ -1,0 +1,87 @@
+"""Exercise 3.1.3 - short rows: make row sums of 262144 x 128 fp32 at least twice as fast as one program per row,
+right for every row length (timed on a GPU against lab 3.1's rowsum_kernel in interleaved rounds)."""
+import numpy as np
+
+ID = "3.1.3"
+TITLE = "Short rows: row sums of 262144 x 128 at least 2x faster than one program per row"
+TIER = "gpu"
+FILE = "rowsum.py"
+CASES = ((1, 1), (37, 100), (5, 300), (1000, 128), (3, 5000), (33, 4096))    # every row length stays right
+BENCH_SHAPE = (262144, 128)
+NEEDED = 2.0             # speed-up over one program per row (lab 3.1 measured several times that with a 2-D tile)
+
+
+def _correct(mod, where: str):
+    """None when mod.rowsum is right on CASES, else a Verdict (integer-valued inputs: every fp32 sum is exact)."""
+    from common import check as chk
+    from course.exercise import Verdict
+    from course.exercises.phase3_checks import bad_rows, padded, rows_text
+
+    rng = np.random.default_rng(313)
+    for rows, cols in CASES:
+        x_host = rng.integers(1, 9, size=(rows, cols)).astype(np.float64)
+        x = padded(x_host, "float32", where)            # the memory after the array holds NaN
+        y = chk.poisoned((rows,), "float32", x)
+        try:
+            mod.rowsum(x, y)
+        except Exception as e:  # noqa: BLE001 - a kernel that does not run is a wrong answer, said plainly
+            return Verdict(False, f"{rows} x {cols}: rowsum failed ({type(e).__name__}: {str(e)[:200]})")
+        ref = x_host.sum(axis=1)
+        if not chk.compare(y, ref, "float32").ok:
+            return Verdict(False, f"{rows} x {cols}: {rows_text(bad_rows(y, ref, 'float32'), rows)}. Faster does "
+                                  "not count until it is right: check the masks of a multi-row tile (row AND column) "
+                                  "and the grid (every row in exactly one program)")
+    return None
+
+
+def _timed(mod, shape):
+    """(your GB/s, one-program-per-row GB/s, Verdict or None) at `shape`, in interleaved rounds."""
+    from common import arrays, bench, check as chk
+    from common.arrays import device_randn
+    from course.exercise import Verdict
+    from phase3_triton.lab01_programming_model import lab as lab31
+
+    x = device_randn(shape, "float32", 313, shift=0.25)
+    mine, theirs = (arrays.empty((shape[0],), "float32", x) for _ in range(2))
+    mod.rowsum(x, mine)
+    ref = arrays.to_numpy(x).astype(np.float64).sum(axis=1)
+    c = chk.compare(mine, ref, "float32")
+    if not c.ok:
+        return None, None, Verdict(False, f"{shape[0]} x {shape[1]}: {c.message}")
+    t = bench.interleaved({"yours": lambda: mod.rowsum(x, mine),
+                           "row per program": lambda: lab31.rowsum_triton(x, out=theirs)}, rounds=3)
+    nbytes = 4 * shape[0] * shape[1] + 4 * shape[0]
+    return t["yours"].gbps(nbytes), t["row per program"].gbps(nbytes), None
+
+
+def check(path, shape=BENCH_SHAPE):
+    from common import device, lab
+    from course.checks import load_module
+    from course.exercise import Verdict
+
+    if not device.has_gpu():
+        return Verdict(False, f"this exercise times kernels, which needs a GPU ({device.no_gpu_reason()})")
+    mod = load_module(path, "ex313")
+    if isinstance(mod, Verdict):
+        return mod
+    if not callable(getattr(mod, "rowsum", None)):
+        return Verdict(False, f"{FILE} must define rowsum(x, out), as the starting point does")
+    bad = _correct(mod, lab.where())
+    if bad is not None:
+        return bad
+    mine, theirs, bad = _timed(mod, shape)
+    if bad is not None:
+        return bad
+    ratio = mine / theirs
+    rows, cols = shape
+    if ratio < NEEDED:
+        return Verdict(False, f"right, but {rows} x {cols}: yours {mine:,.0f} GB/s, one program per row "
+                              f"{theirs:,.0f} GB/s ({ratio:.2f}x, {NEEDED:.0f}x needed). A program of one "
+                              f"{4 * cols}-byte row gives each of its threads a single float to load and pays a "
+                              "whole block reduction (shuffles, shared memory, a barrier) and its own start and end "
+                              f"for {4 * cols} bytes, {rows} times: what does a program that owns several rows "
+                              "change?")
+    return Verdict(True, f"right for every row length, and {rows} x {cols}: yours {mine:,.0f} GB/s against "
+                         f"{theirs:,.0f} GB/s for one program per row ({ratio:.1f}x): with several rows per program "
+                         "each thread has many floats in flight and one program's reduction and bookkeeping serve "
+                         "many rows")

@@ -1,0 +1,57 @@
+"""Exercise 3.2.1 - an fp16 matmul that accumulates in fp16: every K-step rounds the running sum to 11 bits."""
+import numpy as np
+
+ID = "3.2.1"
+TITLE = "Accumulate an fp16 matmul in fp32 (the result as accurate as fp16 output allows)"
+TIER = "cpu"
+FILE = "matmul.py"
+# (M, N, K, inputs): long K first (where a 16-bit accumulator is rounded K / BLOCK_K times), then ragged tiles
+CASES = ((16, 16, 4096, "normal"), (20, 12, 8192, "uniform"), (17, 9, 300, "normal"), (40, 33, 100, "uniform"))
+U16 = 2.0**-11          # one rounding to fp16 (unit roundoff, common.check.UNIT_ROUNDOFF["float16"])
+
+
+def _tol():
+    """All an fp16 result may lose: one rounding to fp16 at the store. fp16 x fp16 products are exact in fp32 and an
+    fp32 sum of K = 8192 terms adds ~1e-7 sqrt(K) ~ 1e-5 relative, far under it."""
+    from common import check
+
+    return check.Tol(rel_norm=U16, elem=U16)
+
+
+def check(path):
+    from common import arrays, check as chk, lab
+    from common.triton_support import triton
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase3_checks import launched
+
+    mod = load_module(path, "ex321")
+    if isinstance(mod, Verdict):
+        return mod
+    rng = np.random.default_rng(321)
+    for m, n, k, dist in CASES:
+        what = f"M, N, K = {m}, {n}, {k} ({dist} fp16 inputs)"
+        draw = rng.standard_normal if dist == "normal" else rng.random
+        a, b = (arrays.from_numpy(draw(s), "float16", lab.where()) for s in ((m, k), (k, n)))
+        c = chk.poisoned((m, n), "float16", a)          # NaN everywhere: an element never written shows
+        failed = launched(what, mod.matmul_kernel, (triton.cdiv(m, mod.BLOCK_M), triton.cdiv(n, mod.BLOCK_N)), a, b,
+                          c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.BLOCK_N, BLOCK_K=mod.BLOCK_K)
+        if failed:
+            return failed
+        ref = arrays.to_numpy(a).astype(np.float64) @ arrays.to_numpy(b).astype(np.float64)
+        cmp = chk.compare(c, ref, "float16", _tol())
+        if cmp.ok:
+            continue
+        if not np.isfinite(arrays.to_numpy(c).astype(np.float64)).all():
+            return Verdict(False, f"{what}: NaN or inf in C ({cmp.message}): some elements were never written, or "
+                                  "a mask lets values past the end of A or B in")
+        steps = -(-k // mod.BLOCK_K)
+        return Verdict(False, f"{what}: relative error {cmp.rel_norm_err:.1e}, {cmp.rel_norm_err / U16:.1f}x one "
+                              f"rounding to fp16 (2^-11 = {U16:.1e}), which is all fp16 output must lose. A 16-bit "
+                              f"accumulator is rounded to 11 significant bits after each of the {steps} K-steps, at "
+                              "the size of the running sum (near |C|, so each rounding costs as much as the final "
+                              "one), and those errors add up. Where should the sum live, and when should it become "
+                              "fp16?")
+    return Verdict(True, "C within one fp16 rounding of the float64 product at K up to 8192 and on ragged tiles: the "
+                         "products of fp16 inputs are exact in fp32, the sum stays in fp32 (24 bits) for all "
+                         f"{-(-8192 // mod.BLOCK_K)} K-steps, and C is rounded to fp16 once, at the store")

@@ -1,0 +1,75 @@
+"""Exercise 3.3.1 - a fused softmax without the max subtraction: right on small values, NaN on large ones."""
+import numpy as np
+
+ID = "3.3.1"
+TITLE = "Make a fused softmax survive rows of large magnitude (the max subtraction)"
+TIER = "cpu"
+FILE = "softmax.py"
+# (rows, cols, dtype); every case has rows at each of the offsets below
+CASES = ((6, 1, "float32"), (6, 5, "float32"), (12, 1000, "float32"), (6, 33, "float16"), (6, 2100, "float32"))
+# each row is offset + 2 N(0, 1): 0 and 30 are harmless, 100 and 89 overflow exp in fp32, -120 and -90 underflow it
+OFFSETS = (0.0, 100.0, -120.0, 30.0, 89.0, -90.0)
+EXP_MAX = float(np.log(np.finfo(np.float32).max))     # 88.72: exp of anything larger is inf in fp32
+EXP_TINY = float(np.log(np.finfo(np.float32).tiny))   # -87.34: exp of anything smaller is subnormal (or flushed to 0)
+
+
+def _inputs(rows, cols, rng):
+    x = OFFSETS[0] + 2.0 * rng.standard_normal((rows, cols))
+    x += np.resize(np.asarray(OFFSETS), rows)[:, None]
+    if cols >= 3:                                       # masked positions, as in attention; column 0 stays finite
+        r = rng.integers(0, rows, rows)
+        x[r, rng.integers(1, cols, rows)] = -np.inf
+    return x
+
+
+def _why(x, rows):
+    """What the wrong rows have in common, in terms of exp's range in fp32."""
+    top = np.max(x[rows], axis=1)
+    big = [r for r, t in zip(rows, top) if t > EXP_MAX]
+    small = [r for r, t in zip(rows, top) if t < EXP_TINY]
+    parts = []
+    if big:
+        parts.append(f"row {big[0]}'s largest value is {np.max(x[big[0]]):.0f}: exp(x) is inf above {EXP_MAX:.1f} in "
+                     "fp32 (the largest fp32 is 3.4e38 = e^88.7), and inf / inf is NaN")
+    if small:
+        parts.append(f"row {small[0]}'s largest value is {np.max(x[small[0]]):.0f}: every exp(x) falls under the "
+                     f"smallest normal fp32 (e^{EXP_TINY:.1f}) - subnormal with few bits left, or 0 - so the sum is "
+                     "inexact or 0, and 0 / 0 is NaN")
+    if not parts:
+        return "the wrong rows are not the large or small ones: compare your kernel with the starting point"
+    return "; ".join(parts) + (". Softmax does not change when every value of a row moves by the same amount: "
+                               "which amount keeps every exp(x) in range, and costs no extra pass over memory?")
+
+
+def check(path):
+    from common import arrays, check as chk, lab
+    from common.triton_support import triton
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase3_checks import bad_rows, launched, rows_text
+    from phase3_triton.lab03_fused_softmax.lab import reference
+
+    mod = load_module(path, "ex331")
+    if isinstance(mod, Verdict):
+        return mod
+    rng = np.random.default_rng(331)
+    for rows, cols, dtype in CASES:
+        what = f"{rows} x {cols} {dtype}"
+        x = arrays.from_numpy(_inputs(rows, cols, rng), dtype, lab.where())
+        y = chk.poisoned((rows, cols), dtype, x)        # NaN everywhere: an element never written shows
+        failed = launched(what, mod.softmax_kernel, (rows,), x, y, cols, cols,
+                          BLOCK_N=max(16, triton.next_power_of_2(cols)))
+        if failed:
+            return failed
+        seen = arrays.to_numpy(x).astype(np.float64)     # the values the kernel saw (fp16 inputs are rounded)
+        ref = reference(seen)
+        c = chk.compare(y, ref, dtype)
+        if not c.ok:
+            wrong = bad_rows(y, ref, dtype)
+            got = arrays.to_numpy(y)[wrong].astype(np.float64)
+            how = "NaN or inf where the reference is finite" if not np.isfinite(got).all() else c.message
+            return Verdict(False, f"{what}: {rows_text(wrong, rows)}: {how}. " + _why(seen, wrong))
+    return Verdict(True, "right on rows near 0, +30, +89, +100, -90 and -120 (fp32 and fp16, -inf entries too): with "
+                         "the row maximum subtracted every exponent is <= 0, so exp never overflows, and the largest "
+                         "term is exactly 1, so the sum never underflows - one more reduction on registers, no extra "
+                         "pass over memory")

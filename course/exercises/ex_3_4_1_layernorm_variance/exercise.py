@@ -1,0 +1,68 @@
+"""Exercise 3.4.1 - a LayerNorm forward with the sample variance (N - 1) where LayerNorm uses the population one (N)."""
+import numpy as np
+
+ID = "3.4.1"
+TITLE = "Fix the variance of a LayerNorm forward (biased, over N, not N - 1)"
+TIER = "cpu"
+FILE = "layernorm.py"
+# (rows, N, dtype): a mid-sized row first (the error is N-dependent, so it shows as one factor), then a long fp32 row
+# (a small factor, still far outside fp32's tolerance), one column (where N - 1 = 0), and fp16 storage
+CASES = ((4, 37, "float32"), (3, 4096, "float32"), (2, 1, "float32"), (4, 300, "float16"), (5, 2, "float32"))
+ROW_MEANS = (3.0, 1000.0, -50.0, 0.0)    # row means: 1000 is where a one-pass E[x^2] - E[x]^2 loses its digits
+
+
+def _inputs(rows, cols, rng):
+    x = 2.0 * rng.standard_normal((rows, cols)) + np.resize(np.asarray(ROW_MEANS), rows)[:, None]
+    w = 1.0 + 0.2 * rng.standard_normal(cols)
+    b = 0.5 * rng.standard_normal(cols)
+    return x, w, b
+
+
+def _why(n, rstd, rstd_ref) -> str:
+    with np.errstate(all="ignore"):
+        ratio = np.asarray(rstd, np.float64) / rstd_ref
+    if not np.isfinite(ratio).all():
+        return (f"rstd is NaN or inf at N = {n}: a row of one value has variance 0, and 0 / (N - 1) = 0 / 0. "
+                "Which N does LayerNorm divide by?")
+    if np.ptp(ratio) < 1e-3 * abs(ratio.mean()) and abs(ratio.mean() - 1) > 1e-6:
+        return (f"rstd is {ratio.mean():.5f}x the reference's in every row - the same factor whatever the row's "
+                f"values, so it depends on N = {n} alone (compare sqrt((N - 1) / N) = {np.sqrt((n - 1) / n):.5f}): "
+                "your variance is the sample variance, N / (N - 1) times LayerNorm's. Even at N = 4096 that is "
+                "1.2e-4 relative, over ten times fp32's tolerance")
+    return (f"rstd differs from the reference's by a factor that changes from row to row ({ratio.min():.4f} to "
+            f"{ratio.max():.4f}): look at how the variance is computed (the rows have means up to 1000: a one-pass "
+            "E[x^2] - E[x]^2 cancels catastrophically there in fp32; the centred sum does not)")
+
+
+def check(path):
+    from common import arrays, check as chk, lab
+    from common.triton_support import triton
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase3_checks import launched
+    from phase3_triton.lab04_layernorm import lab as L
+
+    mod = load_module(path, "ex341")
+    if isinstance(mod, Verdict):
+        return mod
+    rng = np.random.default_rng(341)
+    for rows, n, dtype in CASES:
+        what = f"{rows} rows x N = {n} {dtype}"
+        x, w, b = (arrays.from_numpy(a, dtype, lab.where()) for a in _inputs(rows, n, rng))
+        y = chk.poisoned((rows, n), dtype, x)
+        mean, rstd = (chk.poisoned((rows,), "float32", x) for _ in range(2))
+        failed = launched(what, mod.layernorm_fwd_kernel, (rows,), x, w, b, y, mean, rstd, n, n, L.EPS,
+                          BLOCK_N=max(16, triton.next_power_of_2(n)))
+        if failed:
+            return failed
+        seen = [arrays.to_numpy(a).astype(np.float64) for a in (x, w, b)]     # what the kernel saw (fp16: rounded)
+        ref_y, ref_mean, ref_rstd = L.reference(*seen, np.zeros_like(seen[0]))[:3]
+        tol = L.tolerance((rows, n), dtype)
+        for name, out, ref in (("mean", mean, ref_mean), ("rstd", rstd, ref_rstd), ("y", y, ref_y)):
+            c = chk.compare(out, ref, "float32" if name != "y" else dtype, tol)
+            if not c.ok:
+                return Verdict(False, f"{what}: {name} wrong ({c.message.split(':', 1)[1].strip()}). "
+                                      + _why(n, arrays.to_numpy(rstd), ref_rstd))
+    return Verdict(True, "y, mean and rstd right for N = 1, 2, 37, 300 and 4096 (fp32 and fp16, row means up to "
+                         "1000): LayerNorm divides the centred sum of squares by N - the population variance of the "
+                         "row, the statistic it normalizes by - and the centred form keeps it exact for large means")
