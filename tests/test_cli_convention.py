@@ -59,6 +59,8 @@ def parser_of(module: str) -> argparse.ArgumentParser:
             _CACHE[module] = capture_parser(lambda: mod.main([]))
         else:
             mod = importlib.import_module(module)
+            if not hasattr(mod, "main"):                  # a package whose command is its __main__ (course)
+                mod = importlib.import_module(module + ".__main__")
             _CACHE[module] = capture_parser(lambda: mod.main([]))
     return _CACHE[module]
 

@@ -1,6 +1,7 @@
 """Write the READMEs' generated blocks from the code and the committed results, or check they are current.
 
-    python tools/readme_tables.py              # rewrite the blocks (README.md, README.ko.md, phase*/README.md)
+    python tools/readme_tables.py              # rewrite the blocks (README.md, README.ko.md, the phase guides
+                                               # and the lab lessons, with their Korean twins)
                                                # and the page results/h200/README.md
     python tools/readme_tables.py --check      # exit 1 when any of them differs from what the sources say
     python tools/readme_tables.py --gpu rtx-4090   # write results/rtx-4090/README.md from results/rtx-4090/*.json
@@ -596,15 +597,16 @@ def outputs(gpu: str) -> dict[str, str]:
         for lab in labs():
             by_phase.setdefault(lab["phase"], []).append(lab)
         for phase, ls in by_phase.items():
-            path = os.path.join(ROOT, phase, "README.md")
-            if not os.path.exists(path):
-                continue
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
-            present = block_names(old)
-            blocks = {f"answer-{lab['name']}": answer_block(lab, docs, gpu, f"../results/{gpu}/")
-                      for lab in ls if f"answer-{lab['name']}" in present}
-            out[path] = render(old, blocks, os.path.relpath(path, ROOT))
+            for guide in ("README.md", "README.ko.md"):      # the phase guide and its Korean twin
+                path = os.path.join(ROOT, phase, guide)
+                if not os.path.exists(path):
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    old = f.read()
+                present = block_names(old)
+                blocks = {f"answer-{lab['name']}": answer_block(lab, docs, gpu, f"../results/{gpu}/")
+                          for lab in ls if f"answer-{lab['name']}" in present}
+                out[path] = render(old, blocks, os.path.relpath(path, ROOT))
             for lab in ls:                         # each lab's lesson: its README's measured block
                 for fname in ("README.md", "README.ko.md"):
                     lpath = os.path.join(ROOT, phase, lab["name"], fname)
