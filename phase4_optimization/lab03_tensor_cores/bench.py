@@ -382,6 +382,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
     if h2h:
         labels = [f"{r['shape']} {n}" for r in h2h for n in ("wgmma", "cuBLAS")]
         vals = [v for r in h2h for v in (r["wgmma_tflops"], r["cublas_tflops"])]
+        colors = [report.IMPL_COLORS["cuda"], report.IMPL_COLORS["peer"]] * len(h2h)
         paths.append(report.plot_bars(os.path.join(out_dir, f"{L.LAB}_wgmma.png"), labels, vals, ylabel="TFLOP/s",
-                                      title=f"rung 03, wgmma + TMA GEMM vs cuBLAS on {gpu} (bf16, interleaved)"))
+                                      title=f"rung 03, wgmma + TMA GEMM vs cuBLAS on {gpu} (bf16, interleaved)",
+                                      colors=colors))
     return paths
