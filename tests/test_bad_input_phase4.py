@@ -5,8 +5,8 @@ public wrappers that no variant reaches directly.
    (CPU tier), and wrong_dtype / wrong_rank / wrong_out / strided / neg_stride / misaligned / empty / nan_inf
    wherever the variant runs (Triton in the interpreter on the CPU; everything on a GPU).
 2. Per public wrapper, called directly (lab02 linear / residual_layernorm / bias_gelu / bias_residual /
-   residual_layernorm_cuda; lab03 gemm_wmma / gemm_mma / gemm_triton; wgmma_gemm.gemm_wgmma; lab05 wmma_gemm /
-   dot_gemm; lab06 flash_attn_fwd / flash_attn_bwd / flash_attention; attention_cuda.flash_attn_cuda; lab07
+   residual_layernorm_cuda; lab03 gemm_wmma / gemm_mma / gemm_triton; lab03_tensor_cores.wgmma.gemm_wgmma; lab05 wmma_gemm /
+   dot_gemm; lab06 flash_attn_fwd / flash_attn_bwd / flash_attention; lab06 flash_attn_cuda; lab07
    BlockPlan / block_ours; lab01 fma_chain): host arrays where device arrays are needed, mismatched shapes, wrong
    dtypes, wrong ranks, bad scalars -> TypeError/ValueError naming the argument, before any launch.
 3. NaN/Inf, with the result each wrapper documents, always checked against the float64 reference too:
@@ -149,12 +149,12 @@ def _attr(lab_name, fn_name):
 
 
 def _module(name):
+    """A lab's lab.py by the lab's name ("lab02_fusion"), or a module of a lab folder ("lab03_tensor_cores.wgmma")."""
     import importlib
+    import os
 
-    try:
-        return importlib.import_module(f"{PHASE}.{name}")
-    except ImportError as e:
-        pytest.skip(f"{PHASE}.{name}: {e}")
+    lab_py = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), PHASE, name, "lab.py")
+    return importlib.import_module(f"{PHASE}.{name}.lab" if os.path.exists(lab_py) else f"{PHASE}.{name}")
 
 
 def _block_args(where=None, d=64, n_heads=1, dtype="bfloat16", s=5):
@@ -301,15 +301,15 @@ HOST_CASES = [
     ("gemm_mma", "lab03_tensor_cores", "gemm_mma", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
     ("gemm_wmma:numpy", "lab03_tensor_cores", "gemm_wmma",
      lambda: (np.ones((5, 8), np.float16), np.ones((8, 4), np.float16)), True),
-    ("gemm_wgmma", "wgmma_gemm", "gemm_wgmma", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
-    ("gemm_wgmma:numpy", "wgmma_gemm", "gemm_wgmma",
+    ("gemm_wgmma", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
+    ("gemm_wgmma:numpy", "lab03_tensor_cores", "gemm_wgmma_tma",
      lambda: (np.ones((5, 8), np.float16), np.ones((8, 4), np.float16)), True),
     ("wmma_gemm", "lab05_mixed_precision", "wmma_gemm",
      lambda: (np.ones((5, 8), np.float16), np.ones((8, 4), np.float16)), True),
     ("residual_layernorm_cuda", "lab02_fusion", "residual_layernorm_cuda",
      lambda: (_t((4, 32), where="cpu"), _t((4, 32), where="cpu"), _t((32,), where="cpu"), _t((32,), where="cpu")),
      True),
-    ("flash_attn_cuda", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64), where="cpu"),) * 3, True),
+    ("flash_attn_cuda", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64), where="cpu"),) * 3, True),
     ("linear", "lab02_fusion", "linear", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), False),
     ("bias_gelu", "lab02_fusion", "bias_gelu", lambda: (_t((4, 32), where="cpu"), _t((32,), where="cpu")), False),
     ("residual_layernorm", "lab02_fusion", "residual_layernorm",
@@ -340,28 +340,28 @@ CUDA_CASES = [
      lambda: (_t((5, 8), "float32"), _t((8, 4), "float32")), {}, "a"),
     ("gemm_wmma:out_shape", "lab03_tensor_cores", "gemm_wmma", lambda: (_t((5, 8)), _t((8, 4))),
      {"out": "OUT64"}, "out"),
-    ("gemm_wgmma:inner_mismatch", "wgmma_gemm", "gemm_wgmma", lambda: (_t((5, 8)), _t((7, 4))), {}, "a, b"),
-    ("gemm_wgmma:dtype_mixed", "wgmma_gemm", "gemm_wgmma", lambda: (_t((5, 8)), _t((8, 4), "float16")), {}, "a, b"),
-    ("gemm_wgmma:rank3", "wgmma_gemm", "gemm_wgmma", lambda: (_t((1, 5, 8)), _t((8, 4))), {}, "a"),
+    ("gemm_wgmma:inner_mismatch", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8)), _t((7, 4))), {}, "a, b"),
+    ("gemm_wgmma:dtype_mixed", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8)), _t((8, 4), "float16")), {}, "a, b"),
+    ("gemm_wgmma:rank3", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((1, 5, 8)), _t((8, 4))), {}, "a"),
     ("wmma_gemm:inner_mismatch", "lab05_mixed_precision", "wmma_gemm", lambda: (_c((5, 8)), _c((7, 4))), {}, "a, b"),
     ("wmma_gemm:acc", "lab05_mixed_precision", "wmma_gemm", lambda: (_c((5, 8)), _c((8, 4))), {"acc": "x"}, "acc"),
     ("wmma_gemm:torch", "lab05_mixed_precision", "wmma_gemm",
      lambda: (_t((5, 8), "float16"), _t((8, 4), "float16")), {}, "a"),
     ("residual_layernorm_cuda:weight_len", "lab02_fusion", "residual_layernorm_cuda",
      lambda: (_t((4, 32)), _t((4, 32)), _t((31,)), _t((32,))), {}, "weight"),
-    ("flash_attn_cuda:head_dim", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 16, 48)),) * 3, {}, "q"),
-    ("flash_attn_cuda:k_shape", "attention_cuda", "flash_attn_cuda",
+    ("flash_attn_cuda:head_dim", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 48)),) * 3, {}, "q"),
+    ("flash_attn_cuda:k_shape", "lab06_attention", "flash_attn_cuda",
      lambda: (_t((1, 2, 16, 64)), _t((1, 2, 15, 64)), _t((1, 2, 16, 64))), {}, "q, k, v"),
-    ("flash_attn_cuda:non_contiguous", "attention_cuda", "flash_attn_cuda",
+    ("flash_attn_cuda:non_contiguous", "lab06_attention", "flash_attn_cuda",
      lambda: (_t((1, 16, 2, 64)).transpose(1, 2),) * 3, {}, "q"),
-    ("flash_attn_cuda:misaligned", "attention_cuda", "flash_attn_cuda",
+    ("flash_attn_cuda:misaligned", "lab06_attention", "flash_attn_cuda",
      lambda: (B._offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
-    ("flash_attn_cuda:empty", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 0, 64)),) * 3, {}, "q"),
-    ("flash_attn_cuda:causal", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
+    ("flash_attn_cuda:empty", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 0, 64)),) * 3, {}, "q"),
+    ("flash_attn_cuda:causal", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"causal": 1}, "causal"),
-    ("flash_attn_cuda:kernel", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
+    ("flash_attn_cuda:kernel", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"kernel": "99"}, "kernel"),
-    ("flash_attn_cuda:out_shape", "attention_cuda", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
+    ("flash_attn_cuda:out_shape", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"out": "OUT_ATTN"}, "out"),
 ]
 
@@ -382,7 +382,7 @@ def test_cuda_wrapper_refuses_bad_arguments(lab_name, fn_name, build, kw, name):
 @pytest.mark.parametrize("layout", ["misaligned_a", "misaligned_out", "odd_k", "strided_a"])
 def test_gemm_wgmma_odd_layouts_are_right_or_refused(layout):
     """TMA needs 16-byte aligned bases and row strides: the wrapper pads a copy, so these are right (or refused)."""
-    mod = _module("wgmma_gemm")
+    mod = _module("lab03_tensor_cores.wgmma")
     why = mod.unavailable_reason()
     if why:
         pytest.skip(why)

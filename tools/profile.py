@@ -29,6 +29,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from common import report  # noqa: E402 - after the path is set, for `python tools/profile.py`
+from common.lab import lab_module  # noqa: E402
 
 # case -> what it is (the shape and config are in _setup)
 CASES = {
@@ -71,7 +72,7 @@ def _setup(case: str):
     torch.manual_seed(0)
     g = lambda *shape: torch.randn(*shape, device="cuda", dtype=torch.bfloat16)  # noqa: E731
     if case.startswith("mma_") or case == "cublas_gemm":
-        from phase4_optimization import lab03_tensor_cores as tc
+        tc = lab_module("phase4_optimization", "lab03_tensor_cores")
         n = 4096
         a, b = g(n, n), g(n, n)
         c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
@@ -80,20 +81,19 @@ def _setup(case: str):
         cfg = tc.DEFAULT_CONFIG if case == "mma_default" else tc._cfg(128, 128, 32, 64, 64, 4)
         return lambda: tc.gemm_mma(a, b, c, config=cfg)
     if case == "linear_gelu":
-        from phase4_optimization import lab02_fusion as fu
+        fu = lab_module("phase4_optimization", "lab02_fusion")
         n = 4096
         x, w, bias = g(n, n), g(n, n) / math.sqrt(n), g(n)
         y = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
         cfg = fu._gcfg(128, 256, 64, 8, 3)
         return lambda: fu.linear(x, w, bias, activation="gelu_tanh", out=y, config=cfg)
     if case.startswith("attn_"):
-        from phase4_optimization import lab06_attention as at
+        at = lab_module("phase4_optimization", "lab06_attention")
         q, k, v = (g(4, 32, 4096, 128) for _ in range(3))
         if case == "attn_triton":
             return lambda: at.flash_attn_fwd(q, k, v, causal=False)
         if case == "attn_cuda":
-            from phase4_optimization import attention_cuda as ac
-            return lambda: ac.flash_attn_cuda(q, k, v, causal=False)
+            return lambda: at.flash_attn_cuda(q, k, v, causal=False)
         return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])
     raise ValueError(f"unknown case {case!r}; --list shows them")
 

@@ -81,7 +81,9 @@ def lab_modules(phases=PHASES, only=None):
             if only and not any(o in f"{phase}.{name}" for o in only):
                 continue
             try:
-                out.append((f"{phase}.{name}", importlib.import_module(f"{phase}.{name}")))
+                from common.lab import lab_module
+
+                out.append((f"{phase}.{name}", lab_module(phase, name)))
             except Exception as e:  # noqa: BLE001 - a lab that does not import is reported, the others still run
                 BROKEN[f"{phase}.{name}"] = f"{type(e).__name__}: {e}"
     return out

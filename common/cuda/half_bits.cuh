@@ -43,10 +43,16 @@ __device__ __forceinline__ unsigned short f2h(float f)
 __device__ __forceinline__ float bf2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
 __device__ __forceinline__ unsigned short f2bf(float f)   // round to nearest even, NaN stays NaN
 {
-    unsigned int u = __float_as_uint(f);
+#if __CUDA_ARCH__ >= 800
+    unsigned short h;                                     // sm_80+: one F2FP instruction
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned int u = __float_as_uint(f);                  // older GPUs have no bf16 convert: the same rounding by hand
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
     u += 0x7fffu + ((u >> 16) & 1u);
     return (unsigned short)(u >> 16);
+#endif
 }
 
 // Two fp32 values -> one 32-bit word of two 16-bit values, lo in the low half (the lower column: what a 32-bit store
