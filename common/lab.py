@@ -43,8 +43,9 @@ class Variant:
     dtypes: tuple[str, ...] = ("float32",)
     note: str = ""
     archs: tuple[str, ...] = field(default=())  # empty: any GPU; else e.g. ("sm_90",) where it can run
-    # cases a peer cannot serve (a library with no kernel for them): fn(size, dtype) -> why, or "" when it can. Only
-    # for peers: our own variants refuse bad input with an error, and serve every valid case.
+    # valid cases this variant has no kernel for: fn(size, dtype) -> why, or "" when it can serve it. A library peer
+    # that lacks a kernel (cuDNN's SDPA at S = 1), or one implementation of a lab whose parts differ (lab 4.2's CUDA
+    # C has no GEMM). Bad input is not this: every variant refuses that with an error.
     cannot_serve: Callable | None = None
 
     @property

@@ -54,9 +54,15 @@ def _cases(mod):
     return mod.CHECK_CASES if GPU else mod.CPU_CHECK_CASES
 
 
+def _serves(v, case) -> bool:
+    """The variant takes this case's dtype and has a kernel for the case (lab 4.2's implementations cover some of
+    its three parts only)."""
+    return case[1] in v.dtypes and not (v.cannot_serve and v.cannot_serve(case[0], case[1]))
+
+
 def small_case(mod, v):
     """A small case with more than two elements (so views and offsets mean something), in a dtype the variant takes."""
-    mine = [c for c in _cases(mod) if c[1] in v.dtypes] or [(c[0], v.dtypes[0]) for c in _cases(mod)]
+    mine = [c for c in _cases(mod) if _serves(v, c)] or [(c[0], v.dtypes[0]) for c in _cases(mod)]
     big = [c for c in mine if _cost(c[0]) >= 3 and 0 not in _numeric(c[0] if isinstance(c[0], tuple) else (c[0],))]
     return min(big or mine, key=lambda c: _cost(c[0]))
 
@@ -64,7 +70,7 @@ def small_case(mod, v):
 def medium_case(mod, v):
     """The largest case under a cap (the interpreter is slow): what a vector-load path and its tail both see."""
     cap = 1 << 20 if GPU else 6000
-    mine = [c for c in _cases(mod) if c[1] in v.dtypes and _cost(c[0]) <= cap]
+    mine = [c for c in _cases(mod) if _serves(v, c) and _cost(c[0]) <= cap]
     return max(mine, key=lambda c: _cost(c[0])) if mine else small_case(mod, v)
 
 
