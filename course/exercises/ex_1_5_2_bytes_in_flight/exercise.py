@@ -1,0 +1,88 @@
+"""Exercise 1.5.2 - Little's law: the bytes of loads four of phase 1's streaming kernels keep in flight per SM, at the
+occupancy their registers allow (NVRTC's compile report for sm_90 and the course's occupancy calculator), against
+the bytes in flight HBM latency asks for."""
+import os
+
+ID = "1.5.2"
+TITLE = "Little's law: predict the bytes in flight per SM of four streaming kernels, and which cover HBM latency"
+TIER = "cpu"
+FILE = "answers.py"
+ARCH, THREADS = "sm_90", 256
+BANDWIDTH, LATENCY, SMS = 4.8e12, 0.6e-6, 132       # the task's numbers: datasheet bytes/s, a loaded HBM round trip
+NAMES = ("BYTES_IN_FLIGHT_PER_SM", "COVERS")
+
+
+def kernels() -> dict:
+    """kernel -> (its lab module, bytes of loads one thread has outstanding when it first waits, what those loads are).
+    The unrolled kernels' bytes come from the labs' own UNROLL (kernels.cu's default, mirrored in lab.py)."""
+    from common.lab import lab_module
+
+    l2 = lab_module("phase1_architecture", "lab02_vector_add")
+    l4 = lab_module("phase1_architecture", "lab04_memory_hierarchy")
+    l5 = lab_module("phase1_architecture", "lab05_occupancy")
+    return {
+        "vadd_01_one_thread_per_element": (l2, 2 * 4, "two 4-byte loads, a[i] and b[i]"),
+        "vadd_03_float4": (l2, 2 * 16, "two 16-byte loads, a float4 of a and one of b"),
+        "mem_02_read_sweep_float4": (l4, l4.UNROLL * 16, f"{l4.UNROLL} independent 16-byte loads before the first add"),
+        "occ_02_scale_float4_ilp": (l5, l5.UNROLL * 16,
+                                    f"{l5.UNROLL} independent 16-byte loads before the first multiply"),
+    }
+
+
+def in_flight(name: str, lab, per_thread: int) -> tuple[int, str]:
+    """(bytes of loads in flight per SM, how they follow from registers and occupancy) for the kernel as compiled."""
+    from common import cuda, occupancy
+
+    k = cuda.compile_report(lab.CU, ARCH)[name]
+    occ = occupancy.occupancy(ARCH, THREADS, k.registers, k.smem_bytes)
+    threads = occ.blocks_per_sm * THREADS
+    limit = " = ".join("threads" if x == "warps" else x for x in occ.limiters)
+    return threads * per_thread, (f"NVRTC gives it {k.registers} registers, so {occ.blocks_per_sm} blocks of {THREADS} "
+                                  f"fit an SM ({limit} limit): {threads} threads x {per_thread} B")
+
+
+def _close(said, want: float, rel: float) -> bool:
+    return isinstance(said, (int, float)) and not isinstance(said, bool) and abs(said - want) <= rel * want
+
+
+def check(path):
+    from course.exercise import Verdict
+    from course.exercises.phase1_checks import answers, not_yet
+
+    start = os.path.join(os.path.dirname(os.path.abspath(__file__)), "start", FILE)
+    mod = answers(path, "ex152", start, NAMES)
+    if isinstance(mod, Verdict):
+        return mod
+    needed = BANDWIDTH * LATENCY / SMS
+    try:
+        truth = {name: (*in_flight(name, lab, b), what) for name, (lab, b, what) in kernels().items()}
+    except Exception as e:  # noqa: BLE001 - the compiler, not the answer: say so plainly
+        return Verdict(False, f"could not compile the labs' kernels here ({type(e).__name__}: {str(e)[:200]}); the "
+                              "labs' compile reports need the same NVRTC")
+    wrong = []
+    for name, (nbytes, how, what) in truth.items():
+        said = mod.BYTES_IN_FLIGHT_PER_SM[name]
+        if said is None:
+            wrong.append(f"{name}: no answer yet")
+        elif not _close(said, nbytes, 0.02):
+            wrong.append(f"{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes")
+    said = getattr(mod, "NEEDED_PER_SM", None)
+    if said is None:
+        wrong.append("NEEDED_PER_SM: no answer yet")
+    elif not _close(said, needed, 0.05):
+        wrong.append(f"NEEDED_PER_SM: you said {said}; Little's law gives {BANDWIDTH / 1e12:.1f} TB/s x "
+                     f"{LATENCY * 1e6:.1f} us = {BANDWIDTH * LATENCY / 1e6:.2f} MB in flight on the whole GPU, "
+                     f"/ {SMS} SMs = {needed:,.0f} bytes per SM")
+    for name, (nbytes, _, _) in truth.items():
+        covers = nbytes >= needed
+        if mod.COVERS[name] is None:
+            wrong.append(f"COVERS[{name}]: no answer yet")
+        elif mod.COVERS[name] is not covers:
+            wrong.append(f"COVERS[{name}]: {nbytes:,} bytes in flight {'>=' if covers else '<'} the {needed:,.0f} "
+                         f"needed, so it {'does' if covers else 'does not'} cover the latency")
+    if wrong:
+        return Verdict(False, not_yet(wrong, 2 * len(truth) + 1))
+    return Verdict(True, "all right: bytes in flight per SM = resident threads (from registers and the occupancy "
+                         "rules) x the bytes each thread has outstanding, against bandwidth x latency / SMs. One float "
+                         "per thread leaves HBM waiting even at full occupancy; 16-byte loads, or several of them per "
+                         "thread, cover it with room to spare - even at the 75% occupancy mem_02's registers allow")

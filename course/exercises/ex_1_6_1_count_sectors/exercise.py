@@ -1,0 +1,60 @@
+"""Exercise 1.6.1 - count the 32-byte sectors one warp's A and B loads touch in the naive matmul, for both
+thread-to-element mappings and for shapes that break the pattern, checked against lab 1.6's own sector model
+(warp_sectors and predicted_ratio in phase1_architecture/lab06_matmul_naive/lab.py)."""
+import os
+
+ID = "1.6.1"
+TITLE = "Count the 32-byte sectors a warp's loads touch in the naive matmul (both mappings, awkward shapes)"
+TIER = "cpu"
+FILE = "answers.py"
+NAMES = ("SECTORS", "RATIO")
+
+
+def _why(mapping: str, n: int, k: int, kk: int, matrix: str, count: int) -> str:
+    """The addresses behind a sector count, in words."""
+    if (matrix == "A") == (mapping == "coalesced"):      # A of mm_02, B of mm_01
+        return f"every lane reads the same {matrix} element: one address, 1 sector (a broadcast)"
+    if matrix == "A":       # uncoalesced: lane l reads A[l, kk], K floats apart
+        stride = 4 * k
+        return (f"lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning "
+                f"{31 * stride + 4} bytes, in {count} sectors")
+    start = 4 * kk * n     # coalesced: lane l reads B[kk, l], 32 consecutive floats of row kk
+    return (f"the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, "
+            f"{start % 32} bytes into a sector: {count} sectors")
+
+
+def check(path):
+    from course.exercise import Verdict
+    from course.exercises.phase1_checks import answers, not_yet
+    from phase1_architecture.lab06_matmul_naive import lab as L
+
+    start = os.path.join(os.path.dirname(os.path.abspath(__file__)), "start", FILE)
+    mod = answers(path, "ex161", start, NAMES)
+    if isinstance(mod, Verdict):
+        return mod
+    wrong = []
+    for (mapping, m, n, k, kk), said in mod.SECTORS.items():
+        case = f"{mapping} {m}x{n}x{k}, k = {kk}"
+        got = L.warp_sectors(mapping, m, n, k, kk=kk)
+        if said is None or not isinstance(said, (tuple, list)) or len(said) != 2:
+            wrong.append(f"{case}: no answer yet (write a pair: A sectors, B sectors)")
+            continue
+        for matrix, s in zip("AB", said):
+            if s is None:
+                wrong.append(f"{case}, {matrix}: no answer yet")
+            elif s != got[matrix]:
+                wrong.append(f"{case}, {matrix}: you said {s}; {_why(mapping, n, k, kk, matrix, got[matrix])}")
+    for (m, n, k), said in mod.RATIO.items():
+        ratio, un, co = L.predicted_ratio(m, n, k)
+        if said is None:
+            wrong.append(f"RATIO at {m}x{n}x{k}: no answer yet")
+        elif not isinstance(said, (int, float)) or abs(said - ratio) > 0.02 * ratio:
+            wrong.append(f"RATIO at {m}x{n}x{k}: you said {said}; per k step the uncoalesced warp touches "
+                         f"{un['A']:g} + {un['B']:g} sectors and the coalesced one {co['A']:g} + {co['B']:g} (averaged "
+                         f"over 8 steps), so the model predicts {ratio:.2f}x")
+    if wrong:
+        return Verdict(False, not_yet(wrong, 2 * len(mod.SECTORS) + len(mod.RATIO)))
+    return Verdict(True, "all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a "
+                         "broadcast, four for 128 aligned contiguous bytes, a fifth when the row starts mid-sector, "
+                         "and one per lane once lanes are 32 bytes or more apart. The same instructions, another "
+                         "mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the H200 measured ~9x)")
