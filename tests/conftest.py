@@ -77,7 +77,8 @@ def changed_entries(before: str, after: str) -> list[str]:
 
 
 def pytest_sessionstart(session):
-    if not hasattr(session.config, "workerinput"):
+    # a pytest run inside a test (tests/test_regression_seeds.py) leaves the check to the run around it
+    if not hasattr(session.config, "workerinput") and os.environ.get("COURSE_TREE_GUARD", "1") != "0":
         session.config._git_status_before = git_status()
 
 
