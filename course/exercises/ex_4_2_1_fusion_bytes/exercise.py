@@ -1,0 +1,66 @@
+"""Exercise 4.2.1 - count the bytes a fusion saves: three chains of lab 4.2 (checked against its byte model,
+bench.predicted_elements), two chains it does not run (counted with the same rule), and the GEMM epilogue's predicted
+speed-up (lab 4.2's byte_table)."""
+ID = "4.2.1"
+TITLE = "Count the bytes a fusion saves, and the speed-up they predict"
+TIER = "cpu"
+FILE = "answers.py"
+# Each chain as its unfused kernels, (matrices read, matrices written) each, and what the fused kernel reads and
+# writes; the three of lab 4.2 name its byte model's case, to be checked against it.
+CHAINS = {
+    "bias + GELU: y = gelu(x + b)": ("bias_gelu_tanh", [("x", "t"), ("t", "y")], ("x", "y")),
+    "bias + residual: y = x + b + r": ("bias_residual", [("x", "t"), ("t r", "y")], ("x r", "y")),
+    "residual + layernorm, h kept: h = x + r, y = layernorm(h)": ("residual_layernorm", [("x r", "h"), ("h", "y")],
+                                                                  ("x r", "h y")),
+    "bias + GELU + residual: y = gelu(x + b) + r": (None, [("x", "t"), ("t", "g"), ("g r", "y")], ("x r", "y")),
+    "residual + layernorm, h not kept: y = layernorm(x + r)": (None, [("x r", "h"), ("h", "y")], ("x r", "y")),
+}
+
+
+def _count(reads_writes) -> int:
+    return sum(len(r.split()) + len(w.split()) for r, w in reads_writes)
+
+
+def _how(kernels) -> str:
+    return " + ".join(f"{r.replace(' ', ', ')} in, {w.replace(' ', ', ')} out" for r, w in kernels)
+
+
+def check(path):
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase4_checks import answers, close, verdict
+    from phase4_optimization.lab02_fusion import bench as B
+
+    got = answers(path, "ex421", __file__, name="CHAINS")
+    if isinstance(got, Verdict):
+        return got
+    wrong = []
+    for key, (case, kernels, fused) in CHAINS.items():
+        unf, fu = _count(kernels), _count([fused])
+        if case is not None and (unf, fu) != (B.predicted_elements(case, False), B.predicted_elements(case, True)):
+            raise RuntimeError(f"{case}: this exercise's count and lab 4.2's byte model differ")   # a course bug
+        said = got[key]
+        if not isinstance(said, (tuple, list)) or len(said) != 2 or None in said:
+            wrong.append(f"{key}: not answered yet (two numbers: unfused, fused)")
+        elif tuple(said) != (unf, fu):
+            wrong.append(f"{key}: you said {tuple(said)}, the byte model says ({unf}, {fu}): unfused "
+                         f"{_how(kernels)} = {unf} M N, fused {_how([fused])} = {fu} M N, so {unf / fu:.2f}x "
+                         "at equal bandwidth")
+    mod = load_module(path, "ex421")
+    row = next(r for r in B.byte_table(*B.EW_SHAPE, *B.LN_SHAPE, B.GEMM_N) if r["case"] == "linear_gelu_tanh")
+    want = row["predicted speed-up"]
+    said = getattr(mod, "GEMM_EPILOGUE_SPEEDUP", None)
+    if said is None:
+        wrong.append("GEMM_EPILOGUE_SPEEDUP: not answered yet")
+    elif not close(said, want, 0.01):
+        gemm_ms = 2 * B.GEMM_N**3 / B.PREDICT_GEMM_FLOPS * 1e3
+        tail_ms = 4 * B.GEMM_N**2 * 2 / B.PREDICT_HBM_BYTES * 1e3
+        wrong.append(f"GEMM_EPILOGUE_SPEEDUP: you said {said}, lab 4.2 predicts {want:.3f}: the GEMM's 2 M N K = "
+                     f"137.4 GFLOP take {gemm_ms:.3f} ms at 700 TFLOP/s either way (compute-bound: fusing changes "
+                     f"none of its bytes), and only the tail goes - the bias kernel and the GELU kernel each read "
+                     f"and write M N bf16 elements, 4 M N x 2 B = 134 MB, {tail_ms:.4f} ms at 4.4 TB/s")
+    return verdict(wrong, "all right: a chain costs its memory passes - every unfused kernel reads its inputs and "
+                          "writes its output, the fused one moves each input once and writes only what the caller "
+                          "keeps (2.0x for bias + GELU, 2.33x once a residual joins it, 1.25x for residual + "
+                          "layernorm while h is kept, 1.67x when it is not) - and a compute-bound GEMM gains only "
+                          f"its elementwise tail ({want:.3f}x)", of=f"of {len(CHAINS) + 1}")

@@ -1,0 +1,89 @@
+"""Exercise 4.5.1 - an error model of 16-bit GEMMs: when an fp16 accumulator overflows (checked by running lab 4.5's
+fp16_sequential_sum on the CPU), how accumulator and input-rounding errors grow with K, and how large the bf16 error
+is (checked against the error-vs-K table lab 4.5 measured on the H200: k_sweep in
+results/h200/phase4_lab05_mixed_precision.json)."""
+import json
+import os
+
+import numpy as np
+
+ID = "4.5.1"
+TITLE = "fp16 accumulation against fp32: when it overflows, how its error grows with K, what bf16 inputs cost"
+TIER = "cpu"
+FILE = "answers.py"
+NAMES = ("FIRST_INF_K", "CANCEL_INF_K", "FP16_ACC_GROWTH", "BF16_GROWTH", "BF16_ERROR")
+
+
+def _ends_inf(k: int, cancel: bool) -> bool:
+    from phase4_optimization.lab05_mixed_precision import bench as B
+
+    vals = np.full(k, 32.0)
+    if cancel:
+        vals[k // 2:] = -32.0
+    return not np.isfinite(B.fp16_sequential_sum(vals, np.float16))
+
+
+def _sweep() -> dict:
+    """(precision, K) -> the relative error lab 4.5 measured on the H200 (the JSON's k_sweep)."""
+    from course.exercise import ROOT
+
+    with open(os.path.join(ROOT, "results", "h200", "phase4_lab05_mixed_precision.json")) as f:
+        rows = json.load(f)["k_sweep"]
+    return {(r["precision"], r["K"]): r for r in rows}
+
+
+def _first(said, cancel: bool, step: int) -> str | None:
+    """None when `said` is the first K (in steps of `step`) whose fp16 sum ends inf, else why not."""
+    if not isinstance(said, (int, np.integer)) or isinstance(said, bool) or said < step:
+        return f"an integer K >= {step}"
+    if _ends_inf(said, cancel) and not _ends_inf(said - step, cancel):
+        return None
+    if not _ends_inf(said, cancel):
+        return f"K = {said} still ends finite in fp16"
+    return f"K = {said - step} already ends at inf"
+
+
+def check(path):
+    from course.checks import load_module
+    from course.exercise import Verdict
+    from course.exercises.phase4_checks import close, verdict
+
+    mod = load_module(path, "ex451")
+    if isinstance(mod, Verdict):
+        return mod
+    said = {n: getattr(mod, n, None) for n in NAMES}
+    missing = [n for n, v in said.items() if v is None]
+    if missing:
+        return Verdict(False, f"not answered yet: {', '.join(missing)}")
+    sweep = _sweep()
+    acc = [sweep[("our Triton dot, fp16 in, 16-bit acc", k)]["rel err vs fp16-input product"] for k in (1024, 16384)]
+    bf = [sweep[("bf16", k)]["rel err"] for k in (1024, 4096, 16384)]
+    wrong = []
+    why = _first(said["FIRST_INF_K"], False, 1)
+    if why:
+        wrong.append(f"FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes "
+                     "65536, past the 65520 from which fp16 rounds to inf, and inf + 32 stays inf")
+    why = _first(said["CANCEL_INF_K"], True, 2)
+    if why:
+        wrong.append(f"CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = "
+                     "2048 they reach 65536 = inf, and inf - 32 is inf, although the answer is 0")
+    if not close(said["FP16_ACC_GROWTH"], acc[1] / acc[0], 0.2):
+        wrong.append(f"FP16_ACC_GROWTH: the H200 measured {acc[0]:.2e} at K = 1024 and {acc[1]:.2e} at 16384, "
+                     f"{acc[1] / acc[0]:.2f}x (you said {said['FP16_ACC_GROWTH']}): each rounding of "
+                     "the running sum is a random error of about u x |sum|, and independent errors add like a random "
+                     "walk, so the error grows like sqrt(K): sqrt(16) = 4 for 16x the K")
+    if not close(said["BF16_GROWTH"], bf[2] / bf[0], 0.2):
+        wrong.append(f"BF16_GROWTH: the H200 measured {bf[0]:.2e} at K = 1024 and {bf[2]:.2e} at 16384, "
+                     f"{bf[2] / bf[0]:.2f}x (you said {said['BF16_GROWTH']}): in fp32 the sum itself adds almost "
+                     "nothing; the error is each input's rounding to 8 bits, a relative error per product that does "
+                     "not grow when more products are summed")
+    err = said["BF16_ERROR"]
+    if isinstance(err, bool) or not isinstance(err, (int, float)) or not 0.5 * bf[1] <= err <= 2 * bf[1]:
+        wrong.append(f"BF16_ERROR: the H200 measured {bf[1]:.2e} at K = 4096 (you said {err}): rounding to 8 bits "
+                     "errs by up to u = 2^-8 = 3.9e-3 relative, about u / sqrt(3) on average, and each product "
+                     "carries two such roundings")
+    return verdict(wrong, f"all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = 4096 "
+                          f"when the answer is 0 - and its error doubles for every 4x K ({acc[1] / acc[0]:.2f}x "
+                          f"measured over 16x); bf16 inputs with an fp32 accumulator cost their 8-bit rounding, "
+                          f"{bf[1]:.1e}, the same at every K: accumulation precision is what grows with K, storage "
+                          "precision is not", of=f"of {len(NAMES)}")
