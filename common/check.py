@@ -126,6 +126,52 @@ def poisoned(shape, dtype: str, like):
     return poison(arrays.empty(shape, dtype, like))
 
 
+# Guard bands: an output is a view into a larger poisoned buffer, with GUARD_BEFORE elements before it and
+# GUARD_AFTER after it. A kernel that writes past its output's end (a tail without a mask, a <= instead of a <) lands
+# in a band, and guard_damage() finds it - on the GPU, and in the Triton interpreter, where such a write may neither
+# crash nor touch the output itself. The leading band is 256 bytes for 2-byte types, so the view keeps the buffer's
+# alignment for 16-byte vector paths.
+GUARD_BEFORE = 128
+GUARD_AFTER = 4096
+_GUARDS: dict[int, tuple] = {}
+
+
+def guarded(shape, dtype: str, like):
+    """A poisoned output of `shape` inside a poisoned buffer with guard bands on both sides."""
+    n = int(np.prod(shape)) if len(shape) else 1
+    buf = poison(arrays.empty((GUARD_BEFORE + n + GUARD_AFTER,), dtype, like))
+    out = buf[GUARD_BEFORE: GUARD_BEFORE + n].reshape(tuple(shape))
+    _GUARDS[id(out)] = (buf, n, out)
+    return out
+
+
+def guard_damage(out) -> str:
+    """'' when the guard bands around a guarded() output are still poison, else what was written there (and
+    forget the bands); '' for an output that has none."""
+    entry = _GUARDS.pop(id(out), None)
+    if entry is None or entry[2] is not out:
+        return ""
+    buf, n, _ = entry
+    bands = arrays.to_numpy(buf)
+    before, after = bands[:GUARD_BEFORE], bands[GUARD_BEFORE + n:]
+    dt = arrays.dtype_name(buf)
+
+    def changed(a):
+        return np.flatnonzero(~np.isnan(a.astype(np.float64))) if dt in arrays.FLOAT_DTYPES else \
+            np.flatnonzero(a != np.iinfo(dt).max)
+
+    b, a = changed(before), changed(after)
+    if not b.size and not a.size:
+        return ""
+    parts = []
+    if b.size:
+        parts.append(f"{b.size} element(s) before the output's start (the nearest {GUARD_BEFORE - int(b.max())} "
+                     "before it)")
+    if a.size:
+        parts.append(f"{a.size} element(s) past its end (the first {int(a.min())} after the last element)")
+    return "wrote outside the output: " + " and ".join(parts)
+
+
 _SEED: int | None = None
 
 

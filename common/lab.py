@@ -80,19 +80,24 @@ def prepare_case(lab, size, dtype: str, rng):
     ref = lab.reference(*[_np64(x) for x in inputs])
     out_dt = getattr(lab, "out_dtype", lambda d: d)(dtype)
     like = next(x for x in inputs if arrays.library(x) in ("cupy", "numpy", "torch"))
+    # every output sits between two poisoned guard bands: a write past its end fails the check (compare_case)
     if isinstance(ref, tuple):
         dts = out_dt if isinstance(out_dt, tuple) else (out_dt,) * len(ref)
-        out = tuple(check.poisoned(r.shape, d, like) for r, d in zip(ref, dts))
+        out = tuple(check.guarded(r.shape, d, like) for r, d in zip(ref, dts))
     else:
-        out = check.poisoned(ref.shape, out_dt, like)
+        out = check.guarded(ref.shape, out_dt, like)
     return inputs, ref, out
 
 
-def compare_case(lab, res, ref, size, dtype: str) -> check.Comparison:
+def compare_case(lab, res, ref, size, dtype: str, out=None) -> check.Comparison:
     """The variant's result(s) against the reference(s), with the lab's tolerance: the first failing comparison,
-    else the first one."""
+    else the first one. With `out` (the guarded outputs prepare_case made), a write outside them fails too."""
     tol_fn = getattr(lab, "tolerance", None)
     tol = tol_fn(size, dtype) if tol_fn else None
+    for o in (out if isinstance(out, tuple) else (out,)) if out is not None else ():
+        damage = check.guard_damage(o)
+        if damage:
+            return check.Comparison(False, float("inf"), float("inf"), 0, 0, f"MISMATCH: {damage}")
     if isinstance(ref, tuple):
         results = [check.compare(o, r, dtype, tol) for o, r in zip(res, ref)]
         bad = [c for c in results if not c.ok]
@@ -103,7 +108,13 @@ def compare_case(lab, res, ref, size, dtype: str) -> check.Comparison:
 def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
     """One check: fresh inputs, poisoned outputs, the variant, the float64 reference, the comparison."""
     inputs, ref, out = prepare_case(lab, size, dtype, rng)
-    return compare_case(lab, v.fn(*inputs, out=out), ref, size, dtype)
+    try:
+        res = v.fn(*inputs, out=out)
+    except BaseException:
+        for o in out if isinstance(out, tuple) else (out,):
+            check.guard_damage(o)                          # let go of the guarded buffers
+        raise
+    return compare_case(lab, res, ref, size, dtype, out)
 
 
 def stop_before_bench(ok: bool, args) -> int | None:

@@ -26,34 +26,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "site", "__pycache__", ".pytest_cache", "results",
-                                     "*.png", ".whl", ".gl")
+# the scratch copy has everything the tests read (the committed results too: the --replot tests draw them)
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "site", "__pycache__", ".pytest_cache", ".whl", ".gl",
+                                     "my_work")
 
 
-@dataclass(frozen=True)
-class Mutant:
-    name: str          # what the bug is, in a few words
-    path: str          # file, relative to the repository root
-    find: str          # the exact text to change (must occur exactly once in the file)
-    replace: str       # what it becomes
-    tests: tuple       # pytest arguments that guard this code
-    tier: str = "cpu"  # "cpu": judged in the CPU tier (Triton in the interpreter); "gpu": CUDA C, needs a GPU
-    why: str = ""      # the real-world bug it stands for
-    extra: dict = field(default_factory=dict, compare=False)
-
-
-def _t(lab_test: str, lab: str) -> tuple:
-    """The tests that guard a lab: its own file, and the cross-cutting checks of its variants."""
-    return (f"tests/{lab_test}", "tests/test_labs.py", "tests/test_bad_input.py", "tests/test_bad_input_phase4.py",
-            "tests/test_properties.py", "-k", f"{lab} or not (test_labs or test_bad_input or test_properties)")
-
-
-from tools.mutant_list import MUTANTS  # noqa: E402 - the list lives beside this file, as data
+from tools.mutant_list import MUTANTS, Mutant  # noqa: E402,F401 - the list lives beside this file, as data
 
 
 def check_mutants(mutants=MUTANTS) -> list[str]:
@@ -98,12 +80,17 @@ def judge(m: Mutant, scratch: str, timeout: float) -> dict:
         r = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout)
         out, rc = r.stdout + r.stderr, r.returncode
     except subprocess.TimeoutExpired:
-        out, rc = "timed out", -1
+        out, rc = "timed out", None
     finally:
         with open(path, "w", encoding="utf-8") as f:
             f.write(original)
     first = next(iter(re.findall(r"^FAILED (\S+)", out, re.M)), "")
-    result = {0: "SURVIVED", 1: "killed", 5: "no test ran"}.get(rc, "killed (error)" if rc > 1 else "timed out")
+    if rc is None:
+        result = "timed out"
+    elif rc < 0:
+        result = f"killed (crash, signal {-rc})"          # an access past the end can crash the interpreter
+    else:
+        result = {0: "SURVIVED", 1: "killed", 5: "no test ran"}.get(rc, "killed (error)")
     summary = next((ln for ln in reversed(out.splitlines()) if re.search(r"passed|failed|error", ln)), "")
     return {"mutant": m.name, "tier": m.tier, "file": m.path, "result": result,
             "secs": round(time.perf_counter() - t0, 1), "caught by": first.split("::")[-1][:70] if first else "",

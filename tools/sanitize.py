@@ -376,7 +376,7 @@ def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
         time.sleep(settle_s)   # let the sanitizer print what it found before the END marker
         if status == "ok":
             try:
-                c = lab.compare_case(mod, res, ref, it["size"], it["dtype"])
+                c = lab.compare_case(mod, res, ref, it["size"], it["dtype"], out)
                 if not c.ok:
                     status = f"mismatch: {c.message}"
             except Exception as e:  # noqa: BLE001

@@ -254,9 +254,13 @@ PEERS = [
 ]
 CHECK_CASES = [((1, 1, 1), "bfloat16"), ((17, 33, 65), "float16"), ((127, 255, 129), "float32"),
                ((130, 70, 300), "tf32"), ((256, 256, 256), "bfloat16"), ((300, 1000, 200), "bfloat16"),
-               ((1000, 3, 257), "float32"), ((64, 1024, 96), "float16")]
+               ((1000, 3, 257), "float32"), ((64, 1024, 96), "float16"), ((9, 17, 8193), "float16"),
+               ((31, 40, 8200), "bfloat16")]
+# The long-K cases (hundreds of k-tiles) are there for the accumulator: one that is rounded to 16 bits after every
+# k-tile stays inside the tolerance over a few tiles, and leaves it by several times over 257.
 CPU_CHECK_CASES = [((1, 1, 1), "float32"), ((5, 7, 3), "float16"), ((33, 65, 40), "bfloat16"), ((40, 50, 70), "tf32"),
-                   ((200, 70, 50), "float32"), ((64, 64, 64), "float16")]
+                   ((200, 70, 50), "float32"), ((64, 64, 64), "float16"), ((9, 17, 4099), "float16"),
+                   ((5, 33, 4111), "bfloat16")]
 # --quick: the first four of each list; every variant's dtype appears in them
 QUICK_CASES = 4
 
