@@ -55,8 +55,8 @@ try:
     import triton.language as tl  # noqa: E402
 except ImportError as e:  # environment fault (tests/test_env_faults.py)
     raise TritonMissing(
-        f"Triton could not be imported ({e}); the labs run their Triton kernels next to the CUDA C ones, so install "
-        "it with `pip install triton` (`make setup` does this) and run again."
+        f"Triton could not be imported ({e}); the labs run their Triton kernels next to the CUDA C ones: run "
+        "`make setup` and use .venv/bin/python (or `pip install triton` into this Python) and run again."
     ) from None
 
 INTERPRETER = not _GPU

@@ -127,7 +127,14 @@ def test_triton_missing_is_one_sentence(faulty_env):
     res = _run(["-m", "phase1_architecture.lab02_vector_add", "--quick"], faulty_env(BLOCK_MODULES="triton"),
                timeout=120)
     assert res.returncode == 1
-    _one_sentence(res.stderr, "Triton could not be imported", "pip install triton")
+    _one_sentence(res.stderr, "Triton could not be imported", "make setup", ".venv/bin/python", "pip install triton")
+
+
+def test_numpy_missing_is_one_sentence_naming_the_venv(faulty_env):
+    """Running the course with a Python that lacks its packages (a system python3 instead of .venv) says what to do."""
+    res = _run(["-m", "phase1_architecture", "--quick"], faulty_env(BLOCK_MODULES="numpy"), timeout=120)
+    assert res.returncode != 0
+    _one_sentence(res.stderr, "NumPy is not installed", "make setup", ".venv/bin/python")
 
 
 def test_sanitize_without_gpu_is_one_sentence(faulty_env):
