@@ -484,12 +484,24 @@ def _case_groups(doc: dict) -> list[tuple[str, list[dict]]]:
         key = (tuple(r.get("shape") or []), r.get("dtype", ""), r.get("part", ""))
         groups.setdefault(key, []).append(r)
     order = list(groups)
-    return [(_shape_label(list(k[0]), k[1]) + (f" ({k[2]})" if k[2] else ""), groups[k]) for k in order]
+    return [((_shape_label(list(k[0]), k[1]) or "all rows") + (f" ({k[2]})" if k[2] else ""), groups[k])
+            for k in order]
 
 
 def rows_table(rows: list[dict]) -> list[str]:
     """A Markdown table of timed rows: variant, time, throughput, fraction of the ceiling, and every vs_* ratio."""
-    unit_key, unit = next(((k, u) for k, u in MEASURE_KEYS if any(_is_num(r.get(k)) for r in rows)), MEASURE_KEYS[0])
+    # the unit that judges the case: TFLOP/s for compute-bound rows (many FLOPs per byte: GEMMs, attention), GB/s
+    # for memory-bound ones (softmax rows carry a TFLOP/s figure too, at ~1 FLOP per byte)
+    def intensity(r):
+        return 1000.0 * r["tflops"] / r["gbps"] if _is_num(r.get("tflops")) and _is_num(r.get("gbps")) and r["gbps"] \
+            else None
+    dense = [i for i in (intensity(r) for r in rows) if i is not None]
+    if any(_is_num(r.get("tflops")) for r in rows) and (not any(_is_num(r.get("gbps")) for r in rows)
+                                                       or (dense and min(dense) > 50)):
+        unit_key, unit = "tflops", "TFLOP/s"
+    else:
+        unit_key, unit = next(((k, u) for k, u in MEASURE_KEYS if any(_is_num(r.get(k)) for r in rows)),
+                              MEASURE_KEYS[0])
     ratios = [k for k in dict.fromkeys(k for r in rows for k in r if k.startswith("vs_")) if
               any(_is_num(r.get(k)) for r in rows)]
     frac = any(_is_num(r.get("frac_ceiling")) for r in rows) and unit_key == "gbps"
