@@ -29,7 +29,7 @@ The two numbers (main case: bf16, M = N = K = 4096): FLOPs = 2 M N K = 137.4 GFL
 2 (M K + K N + M N) = 100.7 MB. 1365 FLOP/B against an H200's bf16 ridge point of ~206 FLOP/B: compute-bound by ~7x,
 so the floor is 2 M N K over the tensor cores' rate, and moving the bytes once costs about a seventh of it.
 The real traffic is larger - every block re-reads its A row-panel and B column-panel (from L2 mostly): a BM x BN tile
-gets BM BN / (BM + BN) FLOP per byte loaded, 21 for wmma's 64 x 64, 85 for mma.sync's 128 x 256 - so the bigger tile
+gets BM BN / (BM + BN) FLOP per byte loaded, 32 for wmma's 64 x 64, 85 for mma.sync's 128 x 256 - so the bigger tile
 is what lets the L2 keep up with the tensor cores.
 
 Predictions (bf16 4096^3; each kernel's header in kernels.cu / kernels_wgmma.cu has its reasoning):
