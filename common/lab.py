@@ -306,12 +306,7 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 def lab_module(phase: str, name: str):
     """A lab's contract module: phaseN/labNN_name/lab.py."""
-    try:
-        return importlib.import_module(f"{phase}.{name}.lab")
-    except ModuleNotFoundError as e:                      # TRANSITION: a lab not yet moved into its folder
-        if e.name != f"{phase}.{name}.lab" and e.name != f"{phase}.{name}":
-            raise
-        return importlib.import_module(f"{phase}.{name}")
+    return importlib.import_module(f"{phase}.{name}.lab")
 
 
 def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
@@ -324,13 +319,8 @@ def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
 
 
 def bench_module(phase: str, name: str):
-    """A lab's measuring side: phaseN/labNN_name/bench.py (None for a lab not yet moved into its folder)."""
-    try:
-        return importlib.import_module(f"{phase}.{name}.bench")
-    except ModuleNotFoundError as e:
-        if e.name not in (f"{phase}.{name}.bench", f"{phase}.{name}"):
-            raise
-        return None
+    """A lab's measuring side: phaseN/labNN_name/bench.py."""
+    return importlib.import_module(f"{phase}.{name}.bench")
 
 
 def phase_parser(title: str, labs: list[str]) -> argparse.ArgumentParser:
@@ -348,10 +338,6 @@ def lab_flags(phase: str, labs: list[str]) -> set[str]:
     flags: set[str] = set()
     for name in labs:
         mod = bench_module(phase, name)
-        if mod is None:                                     # TRANSITION: a flat lab parses its own flags
-            flags.update(("--tune", "--compile-all", "--errors", "--compile-report", "--no-compile-report",
-                          "--measure", "--results", "--roof", "--dump-ir", "--sass", "--debug", "--size", "--dtype"))
-            continue
         if hasattr(mod, "add_arguments"):
             q = argparse.ArgumentParser(add_help=False)
             mod.add_arguments(q)
@@ -394,11 +380,7 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
         print(f"\n{'=' * 100}\n{phase}.{name}\n{'=' * 100}", flush=True)
         t0 = time.perf_counter()
         try:
-            bench = bench_module(phase, name)
-            if bench is None:                               # TRANSITION: a flat lab with its own main()
-                rc = int(lab_module(phase, name).main(lab_argv) or 0)
-            else:
-                rc = int(run(lab_module(phase, name), bench, lab_argv, from_phase=True) or 0)
+            rc = int(run(lab_module(phase, name), bench_module(phase, name), lab_argv, from_phase=True) or 0)
         except SystemExit as e:
             rc = int(e.code or 0) if isinstance(e.code, int) or e.code is None else 1
         except Exception:  # noqa: BLE001 - one broken lab must not hide the others

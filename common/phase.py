@@ -6,5 +6,4 @@ def existing(package_file: str, planned: list[str]) -> list[str]:
     """The planned labs whose folder (labNN_name/ with a lab.py) exists (labs land one by one; the order never
     changes)."""
     here = os.path.dirname(os.path.abspath(package_file))
-    return [name for name in planned if os.path.exists(os.path.join(here, name, "lab.py"))
-            or os.path.exists(os.path.join(here, name + ".py"))]
+    return [name for name in planned if os.path.exists(os.path.join(here, name, "lab.py"))]
