@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 
 from course import __doc__ as DOC
@@ -42,7 +41,8 @@ def main(argv=None) -> int:
         if os.path.exists(x.work):
             print(f"{os.path.relpath(x.work)} exists already: edit it (delete it to start over)")
             return 0
-        shutil.copyfile(x.start, x.work)
+        with open(x.work, "w", encoding="utf-8") as f:
+            f.write(x.start_text())
         print(f"copied the starting point to {os.path.relpath(x.work)}; the task: "
               f"{os.path.relpath(os.path.join(x.folder, 'README.md'))}; check with `python -m course exercise {x.id}`")
         return 0
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
         print(open(x.solution, encoding="utf-8").read())
         return 0
     path = args.file or (x.work if os.path.exists(x.work) else x.start)
-    if path == x.start:
+    if not args.file and not os.path.exists(x.work):
         print(f"(no {os.path.relpath(x.work)} yet: checking the starting point; `--begin` copies it for you to edit)")
     if x.tier == "gpu":
         from common import device

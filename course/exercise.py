@@ -4,8 +4,11 @@ An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
   README.md (+ README.ko.md)   the task, as a kernel engineer would set it; the solution's explanation folded away
   exercise.py                  ID ("2.6.3"), TITLE, TIER ("cpu" | "gpu"), FILE (the file the learner edits, e.g.
                                "kernel.cu"), and check(path) -> Verdict: is the file at `path` a right answer?
-  start/<FILE>                 the starting point (a broken kernel, a knob to turn, a rung to write)
   solution/<FILE>              a right answer
+  the starting point           start/<FILE> (a knob to turn, a rung to write), or - for "fix the broken kernel" -
+                               BREAK in exercise.py: [(text of the solution, what it becomes), ...], applied to the
+                               solution (one source of truth: the start is the solution with the bug put in), or
+                               START_FROM = "N.L.K": that exercise's solution is this one's starting point
 The learner works on my_work/<ID>/<FILE> (`--begin` copies the starting point there; git ignores my_work/), so the
 starting point stays as it is: the tests check that every checker fails on it and passes on the solution.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import tempfile
 from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,7 +45,29 @@ class Exercise:
 
     @property
     def start(self) -> str:
-        return os.path.join(self.folder, "start", self.file)
+        """A file holding the starting point (written next to the work folder when it is derived, not stored)."""
+        stored = os.path.join(self.folder, "start", self.file)
+        if os.path.exists(stored):
+            return stored
+        path = os.path.join(tempfile.gettempdir(), "course-exercise-start", self.id, self.file)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.start_text())
+        return path
+
+    def start_text(self) -> str:
+        stored = os.path.join(self.folder, "start", self.file)
+        if os.path.exists(stored):
+            return open(stored, encoding="utf-8").read()
+        src = getattr(self.module, "START_FROM", None)
+        if src:
+            return open(find(src).solution, encoding="utf-8").read()
+        text = open(self.solution, encoding="utf-8").read()
+        for good, bad in getattr(self.module, "BREAK", []):
+            if text.count(good) != 1:
+                raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in the solution exactly once")
+            text = text.replace(good, bad)
+        return text
 
     @property
     def solution(self) -> str:
