@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -144,18 +145,24 @@ def pyplot():
 
 def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: str, logx: bool = True,
                logy: bool = False, hlines: dict | None = None, vlines: dict | None = None, xticks=None,
-               xticklabels=None, shade: list | None = None) -> str:
+               xticklabels=None, shade: list | None = None, styles: dict | None = None, note: str | None = None,
+               legend_outside: bool = False) -> str:
     """Line plot of several series over one x axis, with labelled horizontal/vertical reference lines.
 
     series: {label: [y...]} (None for a missing point); hlines/vlines: {label: value};
-    shade: [(x0, x1, label), ...] regions to shade and label.
+    shade: [(x0, x1, label), ...] regions to shade and label; styles: {label: matplotlib line keywords} for the series
+    that need their own colour or line style; note: small print under the axes (a footnote); legend_outside: the
+    legend to the right of the axes instead of on them.
     """
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    fig, ax = plt.subplots(figsize=(11.5 if legend_outside else 9, 5.2 + 0.16 * (note or "").count("\n")
+                                    + (0.3 if note else 0)))
     for label, ys in series.items():
         pts = [(a, b) for a, b in zip(x, ys) if b is not None]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.6, label=label)
+            kw = dict(marker="o", ms=3, lw=1.6)
+            kw.update((styles or {}).get(label, {}))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **kw)
     styles = ["--", ":", "-."]
     for i, (label, y) in enumerate((hlines or {}).items()):
         ax.axhline(y, ls=styles[i % 3], color="gray", lw=1)
@@ -180,21 +187,39 @@ def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: s
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    if legend_outside:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    else:
+        ax.legend(fontsize=8)
+    bottom = 0.0
+    if note:
+        lines = note.count("\n") + 1
+        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize=8, color="#333333")
+        bottom = (0.1 + 0.15 * lines) / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def plot_bars(path: str, labels: list[str], values: list[float], *, ylabel: str, title: str,
-              colors: list[str] | None = None, hlines: dict | None = None, annotate_fmt: str = "{:.0f}") -> str:
-    """Horizontal bars (a ladder of versions), each annotated with its value."""
+def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title: str,
+              colors: list[str] | None = None, hlines: dict | None = None, annotate_fmt: str = "{:.0f}",
+              note: str | None = None, missing: str = "not run") -> str:
+    """Horizontal bars (a ladder of versions), each annotated with its value.
+
+    A value of None draws no bar, only `missing` in gray on its row (a rung that was not run at this size); note:
+    small print under the axes (a footnote).
+    """
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6))
+    n_note = note.count("\n") + 1 if note else 0
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6 + 0.16 * n_note))
     ys = list(range(len(labels)))[::-1]
-    ax.barh(ys, values, color=colors)
+    ax.barh(ys, [0.0 if v is None else v for v in values], color=colors)
     for y, v in zip(ys, values):
+        if v is None:
+            ax.annotate(missing, xy=(0, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8,
+                        color="gray", style="italic")
+            continue
         ax.annotate(annotate_fmt.format(v), xy=(v, y), xytext=(3, 0), textcoords="offset points", va="center",
                     fontsize=8)
     for i, (label, x) in enumerate((hlines or {}).items()):
@@ -206,10 +231,75 @@ def plot_bars(path: str, labels: list[str], values: list[float], *, ylabel: str,
     ax.set_xlabel(ylabel)
     ax.set_title(title, fontsize=11)
     ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
+    bottom = 0.0
+    if note:
+        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize=8, color="#333333")
+        bottom = (0.1 + 0.15 * n_note) / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
 IMPL_COLORS = {"cuda": "tab:blue", "triton": "tab:orange", "peer": "tab:gray"}
+
+
+def plot_grouped_bars(path: str, groups: list, *, xlabel: str, title: str, legend: dict | None = None,
+                      annotate_fmt: str = "{:.0f}", note: str | None = None, vlines: dict | None = None) -> str:
+    """Horizontal bars in labelled groups (one case per group, one bar per contender), each bar annotated with its
+    value, with a legend of what the colours mean.
+
+    groups: [(header, [(label, value, color), ...]), ...], drawn top to bottom; title: may span several lines
+    (centred over the figure); legend: {label: color}, shown under the axes; note: small print under the legend;
+    vlines: {label: x} reference lines.
+    """
+    from matplotlib.patches import Patch
+
+    plt = pyplot()
+    n_rows = sum(1 + len(bars) for _, bars in groups)
+    n_title = title.count("\n") + 1
+    n_legend = math.ceil(len(legend or {}) / 2)
+    n_note = note.count("\n") + 1 if note else 0
+    top_in, bottom_in = 0.05 + 0.19 * n_title, 0.1 + 0.2 * n_legend + 0.17 * n_note
+    height = 0.3 * n_rows + 0.9 + top_in + bottom_in
+    fig, ax = plt.subplots(figsize=(9.5, height))
+    y, ticks, labels, headers, seps = n_rows, [], [], [], []
+    for g, (header, bars) in enumerate(groups):
+        y -= 1
+        ticks.append(y)
+        labels.append(header)
+        headers.append(len(labels) - 1)
+        if g:
+            seps.append(y + 0.5)
+        for label, value, color in bars:
+            y -= 1
+            ax.barh(y, value, color=color, height=0.78)
+            ax.annotate(annotate_fmt.format(value), xy=(value, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+            ticks.append(y)
+            labels.append(label)
+    for s in seps:
+        ax.axhline(s, color="gray", lw=0.6)
+    for label, x in (vlines or {}).items():
+        ax.axvline(x, ls="--", color="gray", lw=1)
+        ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
+                    fontsize=8)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=8)
+    for i in headers:
+        ax.get_yticklabels()[i].set_fontweight("bold")
+        ax.get_yticklabels()[i].set_fontsize(8.5)
+    ax.set_ylim(-0.6, n_rows - 0.4)
+    ax.set_xlim(0, max([v for _, bars in groups for _, v, _ in bars] + [1e-9]) * 1.12)
+    ax.set_xlabel(xlabel)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(title, fontsize=10.5, y=1 - 0.12 / height, va="top")
+    if legend:
+        fig.legend(handles=[Patch(color=c, label=k) for k, c in legend.items()], loc="lower center",
+                   bbox_to_anchor=(0.5, (0.05 + 0.17 * n_note) / height), ncol=2, fontsize=8, frameon=False)
+    if note:
+        fig.text(0.5, 0.05 / height, note, ha="center", va="bottom", fontsize=7.5, color="dimgray")
+    fig.tight_layout(rect=(0, bottom_in / height, 1, 1))      # tight_layout makes room for the suptitle
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

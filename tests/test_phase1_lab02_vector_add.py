@@ -92,6 +92,37 @@ def test_replot_draws_the_committed_json(tmp_path):
     assert os.path.getsize(tmp_path / f"{va.LAB}.png") > 10_000
 
 
+def test_plot_has_a_log_panel_for_the_launch_bound_region(tmp_path, monkeypatch):
+    """Drawn from the committed JSON: a linear panel and a log-y panel over the same n, both with the three regions
+    shaded and named, and on the log one the fixed-cost-per-call line that the small-n bandwidth follows."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    with open(os.path.join(report.ROOT, "results", "h200", f"{va.LAB}.json")) as f:
+        data = json.load(f)
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    vab.plot(data, str(tmp_path))
+    lin, log = figs[0].axes[:2]
+    assert (lin.get_yscale(), log.get_yscale()) == ("linear", "log") and lin.get_xlim() == log.get_xlim()
+    for ax in (lin, log):
+        names = [t.get_text() for t in ax.texts]
+        assert all(n in names for n in ("launch-bound", "L2-resident", "HBM-bound"))
+        assert len([p for p in ax.patches if p.get_alpha()]) >= 3              # the shaded regions
+    t_min, _ = vab.launch_floor(data["rows"])
+    assert any("12 n bytes" in t.get_text() and f"{t_min * 1e3:.2f}" in t.get_text() for t in log.texts)
+    small = [r for r in data["rows"] if r["shape"][0] == 1024]
+    lo, hi = log.get_ylim()
+    assert lo < min(r["gbps"] for r in small)                 # the smallest n is on the log axis, not squashed at 0
+    assert min(r["gbps"] for r in small) < 0.01 * hi
+
+
+def test_launch_floor_is_the_fastest_call():
+    rows = [{"shape": [2**k], "ms": 0.001 * (1 + k % 3)} for k in range(10, 14)]
+    assert vab.launch_floor(rows) == (0.001, 2**12)
+
+
 def test_phase_3_reads_the_triton_launch_names():
     """Lab 3.1 compiles add_kernel with TRITON_BLOCK / TRITON_WARPS through lab_module: the names stay in lab.py."""
     from common import lab

@@ -292,6 +292,39 @@ def test_replot_redraws_the_committed_plots(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [sg.LAB + ".png", sg.LAB + "_ladder.png"]
 
 
+def test_sgemm_plots_say_which_rungs_were_left_out_and_keep_4096_and_4097_apart(tmp_path, monkeypatch):
+    """Drawn from the committed JSON: the footnote of the size plot names the rungs not run at each size (read from
+    the rows), the ladder marks the rungs not run at 4096^3, and the 4096 / 4097 tick labels do not overlap."""
+    import matplotlib.pyplot as plt
+
+    path = os.path.join(report.ROOT, "results", "h200", sg.LAB + ".json")
+    if not os.path.exists(path):
+        pytest.skip("no committed results")
+    data = report.read_json(path)
+    gaps = sgb.left_out(data["rows"])
+    assert gaps == [(["cuda 01 naive", "cuda 02 coalesced", "cuda 03 shared-memory tiling"], [3000, 4096, 4097, 8192]),
+                    (["cuda 04 1-D register blocking", "cuda 05 2-D register blocking"], [8192])]
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    sgb.plot(data, str(tmp_path))
+    sizes_fig, ladder_fig = figs
+    foot = " ".join(t.get_text() for t in sizes_fig.texts)
+    assert ("left out at 3000, 4096, 4097 and 8192 (too slow there): cuda 01-03 (naive, coalesced, shared-memory "
+            "tiling)") in foot and "left out at 8192 (too slow there): cuda 04-05" in foot
+    ax = sizes_fig.axes[0]
+    r = sizes_fig.canvas.get_renderer()
+    ticks = {t.get_text().rstrip("*"): t.get_window_extent(r) for t in ax.get_xticklabels() if t.get_text()}
+    assert not ticks["4096"].overlaps(ticks["4097"])
+    names = {v.name for v in sg.VARIANTS + sg.PEERS}
+    series = [line for line in ax.get_lines() if line.get_label() in names]
+    assert len(series) == 14 and len({str(line.get_color()) for line in series}) == 14     # no colour twice
+    lax = ladder_fig.axes[0]
+    assert [t.get_text() for t in lax.get_yticklabels()][:3] == ["cuda 01 naive", "cuda 02 coalesced",
+                                                                 "cuda 03 shared-memory tiling"]
+    assert sum("not run at 4096^3" in t.get_text() for t in lax.texts) == 3
+    assert "cuda 01 naive: not run at 4096^3" in " ".join(t.get_text() for t in ladder_fig.texts)
+
+
 def test_triton_kernel_takes_the_shared_grouped_order():
     from common import triton_support
 

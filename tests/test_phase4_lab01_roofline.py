@@ -288,6 +288,75 @@ def test_replot_redraws_the_committed_plot(tmp_path):
     assert [p["variant"] for p in data["rows"] if p.get("kind") == "placed"]
 
 
+def _committed_roofline() -> dict:
+    path = os.path.join(H200, f"{rl.LAB}.json")
+    if not os.path.exists(path):
+        pytest.skip("no committed roofline JSON")
+    with open(path) as f:
+        return json.load(f)
+
+
+def test_roofline_names_each_labs_best_kernel_and_its_peer_only():
+    """The plot names one pair per lab with points on the roofline (its fastest kernel of ours, its closest library
+    peer); every other kernel is an unnamed point, listed in the table."""
+    placed = [r for r in _committed_roofline()["rows"] if r.get("kind") == "placed"]
+    named = rlb.named_points(placed)
+    labs = {p["lab"] for p in placed if rlb.on_roofline(p)}
+    assert 0 < len(named) <= len(labs) and len({n["lab"] for n in named}) == len(named)
+    assert sum(1 + (n["peer"] is not None) for n in named) <= 2 * len(labs) < len([p for p in placed
+                                                                                   if rlb.on_roofline(p)])
+    for n in named:
+        ours = [p for p in placed if p["lab"] == n["lab"] and rlb.on_roofline(p) and p["impl"] != "peer"]
+        assert n["best"] in ours and n["best"]["achieved_tflops"] == max(p["achieved_tflops"] for p in ours)
+        assert n["peer"] is None or (n["peer"]["impl"] == "peer" and n["peer"]["lab"] == n["lab"])
+        assert n["bound"] == ("compute" if n["best"]["bound"] == "compute" else "memory")
+    sgemm = next(n for n in named if n["lab"] == "phase2_lab08_sgemm")
+    assert sgemm["best"]["variant"] == "cuda 11 autotuned" and "cuBLAS" in sgemm["peer"]["variant"]
+    on_plot = [r["on_plot"] for r in rlb.table_rows(placed)]
+    assert on_plot.count("named") == sum(1 + (n["peer"] is not None) for n in named)
+    assert set(on_plot) <= {"named", "point", "sweep line", "right panel"}
+
+
+def test_roof_labels_merge_roofs_that_would_print_on_top_of_each_other():
+    ceil = rl.Ceilings(hbm_gbps=4340.0, peaks={"fp32": 51.0, "tf32": 360.0, "bf16": 680.0, "fp16": 672.0,
+                                                "fp8": 1305.0})
+    assert rlb.roof_label_groups(ceil) == [["fp32"], ["tf32"], ["bf16", "fp16"], ["fp8"]]
+    assert rlb.roof_label_groups(CEIL) == [["fp32"], ["bf16"]]
+
+
+def test_roofline_plot_labels_overlap_nothing(tmp_path, monkeypatch):
+    """Drawn from the committed JSON, the figure's names (one per named pair), roof labels, HBM label and legend do
+    not overlap one another, the names stay inside the roofline's axes and the roof labels clear the right panel."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    data = _committed_roofline()
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    rlb.plot(data, str(tmp_path))
+    fig = figs[-1]
+    ax, axs = fig.axes[:2]
+    r = fig.canvas.get_renderer()
+
+    def box(t):                                  # the text alone (an annotation's own extent includes its leader)
+        t.update_positions(r)
+        return Text.get_window_extent(t, r)
+
+    texts = [t for t in ax.texts if t.get_text()]
+    names = [t for t in texts if "\npeer " in t.get_text() or "(no library peer)" in t.get_text()]
+    roofs = [t for t in texts if "TFLOP/s, ridge" in t.get_text()]
+    placed = [p for p in data["rows"] if p.get("kind") == "placed"]
+    assert len(names) == len(rlb.named_points(placed)) and len(roofs) == 4          # bf16 / fp16 share one
+    boxes = [box(t) for t in texts] + [ax.get_legend().get_window_extent(r)]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+    inside = ax.get_window_extent(r)
+    assert all(inside.contains(*box(t).p0) and inside.contains(*box(t).p1) for t in names)
+    panel_left = min(t.get_window_extent(r).x0 for t in axs.get_yticklabels())
+    assert max(box(t).x1 for t in roofs) < panel_left
+
+
 @pytest.mark.gpu
 def test_sweep_rows_on_gpu_are_placed():
     rows = rlb.run_sweep(ks=(1, 64), n=1 << 22, hbm_gbps=4000.0)

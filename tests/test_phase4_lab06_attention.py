@@ -210,6 +210,47 @@ def test_replot_draws_the_committed_json(tmp_path):
     assert os.path.getsize(tmp_path / f"{att.LAB}.png") > 10_000
 
 
+def _figures(monkeypatch) -> list:
+    """The figures a plot function draws, kept open (it closes them after saving)."""
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    return figs
+
+
+def test_attention_plot_has_a_legend_and_the_shapes_in_its_title(tmp_path, monkeypatch):
+    """Drawn from the committed JSON: a legend that names every bar colour (ours vs each SDPA backend), and a title
+    that gives each shape measured as B H S D, the dtype and causal or not."""
+    import json
+
+    from matplotlib.colors import to_hex
+
+    with open(os.path.join(report.ROOT, "results", "h200", f"{att.LAB}.json")) as f:
+        data = json.load(f)
+    figs = _figures(monkeypatch)
+    attb.plot(data, str(tmp_path))
+    fig = figs[0]
+    assert len(fig.legends) == 1
+    leg = fig.legends[0]
+    names = [t.get_text() for t in leg.get_texts()]
+    assert {"ours: Triton flash attention", "ours: CUDA C mma.sync flash", "torch SDPA, cuDNN backend",
+            "torch SDPA, FlashAttention-2 backend"} <= set(names)
+    assert {to_hex(p.get_facecolor()) for p in fig.axes[0].patches} <= {to_hex(h.get_facecolor())
+                                                                         for h in leg.legend_handles}
+    title = fig.get_suptitle()
+    for shape in ("B4 H32 S4096 D128 bf16: fwd non-causal, fwd causal, bwd non-causal",
+                  "B8 H32 S2048 D64 bf16: fwd non-causal", "B4 H32 S2048 D128 bf16: naive vs flash (non-causal)"):
+        assert shape in title, title
+
+
+def test_attention_shape_text():
+    assert attb.shape_text([4, 32, 4096, 128], "bfloat16", True) == "B4 H32 S4096 D128 bf16 causal"
+    assert attb.shape_text(None, None, False) == "non-causal" and attb.shape_text([1, 2], None, None) == ""
+    assert attb.contender("attn_02_mma_pipelined (8 warps)", "cuda")[0] == "ours: CUDA C mma.sync flash"
+    assert attb.contender("torch SDPA cuDNN fwd", "peer")[1] == "dimgray"
+
+
 def test_plot_draws_the_cuda_shapes_when_measured(tmp_path):
     rows = [{"case": "fwd D128 non-causal", "variant": "triton flash fwd", "impl": "triton", "tflops": 400.0},
             {"variant": "attn_02_mma_pipelined", "impl": "cuda", "part": "cuda shapes", "causal": False,
@@ -218,6 +259,19 @@ def test_plot_draws_the_cuda_shapes_when_measured(tmp_path):
              "shape": [4, 32, 4096, 128], "tflops": 310.0}]
     paths = attb.plot({"rows": rows, "gpu": "a GPU"}, str(tmp_path))
     assert [os.path.basename(p) for p in paths] == [f"{att.LAB}.png", f"{att.LAB}_cuda.png"]
+
+
+def test_cuda_shapes_plot_has_a_legend_and_its_shape_in_the_title(tmp_path, monkeypatch):
+    rows = [{"variant": "attn_02_mma_pipelined", "impl": "cuda", "part": "cuda shapes", "causal": False,
+             "shape": [4, 32, 4096, 128], "dtype": "bfloat16", "tflops": 300.0},
+            {"variant": "torch SDPA flash", "impl": "peer", "part": "cuda shapes", "causal": True,
+             "shape": [4, 32, 4096, 128], "dtype": "bfloat16", "tflops": 310.0}]
+    figs = _figures(monkeypatch)
+    attb.plot({"rows": rows, "gpu": "a GPU"}, str(tmp_path))
+    fig = figs[-1]
+    assert "B4 H32 S4096 D128 bf16, causal and non-causal" in fig.get_suptitle()
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["ours: CUDA C mma.sync flash",
+                                                                  "torch SDPA, FlashAttention-2 backend"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -108,6 +108,40 @@ def test_replot_draws_the_committed_json(tmp_path):
     assert set(tbb.TARGETS) == set(tbb.BENCH_CASES)
 
 
+def test_block_plot_legend_clears_the_bars_and_the_floor_is_explained(tmp_path, monkeypatch):
+    """Drawn from the committed JSON: one legend, outside both panels (so off every value label), a colour per
+    stage, and a note that says what each kind of stage's floor is."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    with open(os.path.join(report.ROOT, "results", "h200", f"{tb.LAB}.json")) as f:
+        data = json.load(f)
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    tbb.plot(data, str(tmp_path))
+    fig = figs[0]
+    r = fig.canvas.get_renderer()
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    leg = fig.legends[0].get_window_extent(r)
+    assert not any(leg.overlaps(ax.get_window_extent(r)) for ax in fig.axes)
+    stages = list(dict.fromkeys(row["stage"] for row in data["rows"] if "stage" in row and
+                                row["stage"] != "sum of stages"))
+    colors = tbb.stage_colors(stages)
+    assert len(set(colors.values())) == len(stages) == 7
+    assert not set(colors.values()) & set(tbb.WHOLE_COLORS.values())
+    note = " ".join(t.get_text() for t in fig.texts)
+    for words in ("floor of a stage", "cuBLAS", "SDPA", "HBM ceiling (4,344 GB/s)"):
+        assert words in note, note
+
+
+def test_floor_note_names_only_the_kinds_present():
+    note = tbb.floor_note([{"kind": "memory"}], 4000.0)
+    assert "HBM ceiling (4,000 GB/s)" in note and "cuBLAS" not in note and "SDPA" not in note
+    assert "(cudnn here)" in tbb.floor_note([{"kind": "attention", "floor": "SDPA cudnn: 474 TFLOP/s"}], None)
+    assert tbb.stage_colors(["LN1", "something new"])["something new"] not in tbb.STAGE_COLORS.values()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("size", [(1, 1, 128, 1), (2, 129, 256, 4), (1, 1000, 512, 4)])
 def test_block_matches_eager_module_on_gpu(size):

@@ -169,7 +169,20 @@ def regimes(rows: list[dict], l2_bytes: int) -> list[tuple[float, float, str]]:
     return out
 
 
+REGION_COLORS = {"launch-bound": "#fdd9b5", "L2-resident": "#c7e9c0", "HBM-bound": "#c6dbef"}
+
+
+def launch_floor(rows: list[dict]) -> tuple[float, int]:
+    """The fastest time any call took (ms) and the n it was measured at: the fixed cost of one call, which is all a
+    launch-bound call pays."""
+    r = min((r for r in rows if r.get("ms")), key=lambda r: r["ms"])
+    return r["ms"], r["shape"][0]
+
+
 def plot(data: dict, out_dir: str) -> list[str]:
+    """Bandwidth against n, twice: a linear GB/s axis (top: the L2 peak and the HBM plateau) and a logarithmic one
+    (bottom: the launch-bound region, where a call costs a fixed time and GB/s grows in proportion to n), the three
+    regions shaded and named in both, one legend for both."""
     rows, ceiling, dev = data["rows"], data["ceiling"], data.get("device") or {}
     ns = sorted({r["shape"][0] for r in rows})
     names = list(dict.fromkeys([v.name for v in L.VARIANTS + L.PEERS] + [r["variant"] for r in rows]))
@@ -178,15 +191,67 @@ def plot(data: dict, out_dir: str) -> list[str]:
         by_n = {r["shape"][0]: r["gbps"] for r in rows if r["variant"] == name}
         if by_n:
             series[name] = [by_n.get(n) for n in ns]
+    impl = {r["variant"]: r.get("impl") for r in rows}
     l2_bytes = dev.get("l2_bytes") or device.arch_info(dev.get("arch", "sm_90")).example_l2_bytes
     datasheet = (dev.get("datasheet") or ceiling.get("datasheet") or {}).get("hbm_gbps")
-    hl = {f"measured HBM ceiling {ceiling['hbm_gbps']:.0f} GB/s ({ceiling['hbm_method']})": ceiling["hbm_gbps"]}
+    hbm = ceiling["hbm_gbps"]
+    hl = {f"measured HBM ceiling {hbm:.0f} GB/s ({ceiling['hbm_method']})": (hbm, "--")}
     if datasheet:
-        hl[f"datasheet {datasheet} GB/s"] = datasheet
+        hl[f"datasheet {datasheet} GB/s"] = (datasheet, ":")
+    # on the log axis the two lines are too close for two labels: one says both
+    hl_log = f"HBM: measured {hbm:.0f} GB/s (dashed)" + (f", datasheet {datasheet} (dotted)" if datasheet else "")
+    regions = regimes(rows, l2_bytes)
+    t_min, n_min = launch_floor(rows)
+    launch_end = regions[0][1]
+
+    plt = report.pyplot()
+    fig, (ax, axl) = plt.subplots(2, 1, figsize=(10.5, 9.2), sharex=True, gridspec_kw={"height_ratios": [1, 1.15]})
+    for a, logy in ((ax, False), (axl, True)):
+        for x0, x1, label in regions:
+            a.axvspan(x0, x1, color=REGION_COLORS.get(label, "#eeeeee"), alpha=0.55, lw=0, zorder=0)
+            a.annotate(label, xy=((x0 * x1) ** 0.5, 0.98), xycoords=("data", "axes fraction"), ha="center",
+                       va="top", fontsize=9, fontweight="bold", color="#444444")
+        for i, (name, ys) in enumerate(series.items()):
+            pts = [(n, y) for n, y in zip(ns, ys) if y]
+            peer = impl.get(name) == "peer"
+            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5, ls="--" if peer else "-",
+                   color=f"C{i % 10}", label=name + (" (peer)" if peer else ""), zorder=3)
+        for label, (y, ls) in hl.items():
+            a.axhline(y, ls=ls, color="gray", lw=1, zorder=1)
+            if not logy:
+                a.annotate(label, xy=(0.01, y), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
+                           color="dimgray")
+        if logy:
+            a.annotate(hl_log, xy=(0.01, max(y for y, _ in hl.values())), xycoords=("axes fraction", "data"),
+                       xytext=(0, 3), textcoords="offset points", va="bottom", fontsize=8, color="dimgray")
+        a.axvline(l2_bytes / 12, ls=":", color="tab:gray", lw=1)
+        a.set_xscale("log", base=2)
+        a.grid(True, which="major", alpha=0.3)
+        a.set_ylabel("GB/s (reads + writes)" + (", log scale" if logy else ""))
+    axl.annotate(f"3 arrays = L2 ({l2_bytes / 2**20:.0f} MiB)", xy=(l2_bytes / 12, 0.03),
+                 xycoords=("data", "axes fraction"), rotation=90, va="bottom", ha="right", fontsize=8, color="dimgray")
+    # the log panel: what a fixed cost per call predicts for GB/s (12 n bytes / the fastest call), up to where the
+    # launch-bound region ends
+    axl.set_yscale("log")
+    xs = [n for n in ns if n <= launch_end]
+    axl.plot(xs, [12 * n / (t_min * 1e6) for n in xs], color="black", lw=1.2, ls="-.", zorder=2)
+    mid = xs[len(xs) * 2 // 3]
+    us = t_min * 1e3
+    axl.annotate(f"if every call took a fixed {us:.2f} \u00b5s\n(the fastest call measured):\n"
+                 f"GB/s = 12 n bytes / {us:.2f} \u00b5s,\ndoubling with n", xy=(mid, 12 * mid / (t_min * 1e6)),
+                 xytext=(0.03, 0.74), textcoords="axes fraction", fontsize=8.5, ha="left", va="top",
+                 arrowprops=dict(arrowstyle="->", color="black", lw=0.8, shrinkB=2))
+    ys_all = [y for ys in series.values() for y in ys if y]
+    axl.set_ylim(min(ys_all) / 2, max(ys_all) * 3)
+    axl.set_xlabel("elements n (fp32; 12 n bytes moved)")
+    ax.set_title("linear axis: the L2 peak and the HBM plateau", fontsize=9.5)
+    axl.set_title("log axis: the launch-bound region, where bandwidth grows with n", fontsize=9.5)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"Vector add on {data.get('gpu', 'GPU')}: bandwidth vs size (L2 not flushed; "
+                 f"n <= 2^{int(math.log2(GRAPH_BELOW))} timed as CUDA graphs)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     path = os.path.join(out_dir, f"{L.LAB}.png")
-    return [report.plot_lines(
-        path, ns, series, xlabel="elements n (fp32; 12 n bytes moved)", ylabel="GB/s (reads + writes)",
-        title=f"Vector add on {data.get('gpu', 'GPU')}: bandwidth vs size (L2 not flushed; "
-              f"n <= 2^{int(math.log2(GRAPH_BELOW))} timed as CUDA graphs)", hlines=hl,
-        vlines={f"3 arrays = L2 ({l2_bytes / 2**20:.0f} MiB)": l2_bytes / 12},
-        shade=regimes(rows, l2_bytes))]
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]

@@ -339,10 +339,50 @@ def sweep_from_rows(rows: list[dict]) -> list[dict]:
 # Output: table and plot
 # ---------------------------------------------------------------------------------------------------------------------
 TABLE_COLS = ["n", "lab", "variant", "dtype", "unit", "ai", "achieved", "roof", "bound", "frac_roof",
-              "frac_datasheet_roof", "counts"]
+              "frac_datasheet_roof", "on_plot", "counts"]
+
+
+def on_roofline(p: dict) -> bool:
+    """A placed kernel with both an AI and an achieved TFLOP/s (a point on the roofline), not a k-FMA sweep point."""
+    return bool(p.get("ai") and p.get("achieved_tflops") and not p.get("sweep"))
+
+
+def _lab_key(lab_name: str):
+    """Phase, lab number, then the name: the course's order."""
+    m = re.match(r"phase(\d+)_lab(\d+)", lab_name or "")
+    return (int(m.group(1)), int(m.group(2)), lab_name) if m else (99, 99, lab_name or "")
+
+
+def named_points(placed: list[dict]) -> list[dict]:
+    """The few points the roofline names: per lab with points on the roofline, its best kernel (ours: the highest
+    achieved TFLOP/s) and its closest library peer (same dtype first, then the nearest AI - the same case - then the
+    fastest). Every other kernel is in the table. Returns [{lab, best, peer (or None), bound}] in the course's order."""
+    by_lab: dict = {}
+    for p in placed:
+        if on_roofline(p):
+            by_lab.setdefault(p["lab"], []).append(p)
+    out = []
+    for labn in sorted(by_lab, key=_lab_key):
+        ps = by_lab[labn]
+        ours = [p for p in ps if p["impl"] != "peer"]
+        if not ours:
+            continue
+        best = max(ours, key=lambda p: (p["achieved_tflops"], p.get("frac_roof") or 0.0))
+        peers = [p for p in ps if p["impl"] == "peer"]
+        peer = min(peers, key=lambda q: (q.get("dtype") != best.get("dtype"),
+                                         round(abs(math.log2(q["ai"] / best["ai"])), 1), -q["achieved_tflops"])) \
+            if peers else None
+        bound = "compute" if str(best.get("bound", "")).startswith("compute") else "memory"
+        out.append({"lab": labn, "best": best, "peer": peer, "bound": bound})
+    return out
+
+
+def _is_named(p: dict, named: list[dict]) -> bool:
+    return any(p is n["best"] or p is n["peer"] for n in named)
 
 
 def table_rows(placed: list[dict]) -> list[dict]:
+    named = named_points(placed)
     out = []
     for i, p in enumerate(placed, 1):
         if p["achieved_tflops"] is not None and p["ai"]:
@@ -350,118 +390,263 @@ def table_rows(placed: list[dict]) -> list[dict]:
         else:
             ach = f"{p['achieved_gbps']:.0f} GB/s" if p["achieved_gbps"] else "-"
             roof = "HBM" if p["achieved_gbps"] else "-"
+        on_plot = ("named" if _is_named(p, named) else "point") if on_roofline(p) else \
+            ("sweep line" if p.get("sweep") else "right panel")
         out.append({"n": i, "lab": _short_lab(p["lab"]), "variant": (p["variant"] + (" [peer]" if p["impl"] == "peer"
                                                                                       else ""))[:48],
                     "dtype": p["dtype"], "unit": p["unit"], "ai": p["ai"], "achieved": ach, "roof": roof,
                     "bound": p["bound"], "frac_roof": p["frac_roof"], "frac_datasheet_roof": p["frac_datasheet_roof"],
-                    "counts": "" if p["counts"] == "recorded" else p["counts"][:40]})
+                    "on_plot": on_plot, "counts": "" if p["counts"] == "recorded" else p["counts"][:40]})
     return out
 
 
-PHASE_COLORS = {"1": "tab:green", "2": "tab:blue", "3": "tab:orange", "4": "tab:red"}
 IMPL_MARKERS = {"cuda": "o", "triton": "^", "peer": "x"}
+IMPL_NAMES = {"cuda": "ours, CUDA C", "triton": "ours, Triton", "peer": "library peer"}
+# one colour per lab with points on the roofline, in the course's order (tab10 without its red, which is the k-FMA
+# sweep's, and its gray, which marks the labs with no point there; then darker shades, ordered so that labs whose
+# points share a cluster differ): dark enough for the labels' text
+LAB_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#d6616b",
+               "#393b79", "#637939", "#e6550d", "#6b6ecf", "#008080", "#bd9e39", "#a55194", "#843c39", "#8ca252",
+               "#5254a3", "#7b4173"]
+NO_POINT_COLOR = "dimgray"      # labs with no point on the roofline (right panel only)
+SWEEP_COLOR = "#d62728"
+DSHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "tf32": "tf32", "int32": "i32"}
+
+
+def lab_colors(placed: list[dict]) -> dict:
+    """lab -> colour, for every lab with points on the roofline (in the course's order; the same colour in both
+    panels)."""
+    labs = sorted({p["lab"] for p in placed if on_roofline(p)}, key=_lab_key)
+    return {name: LAB_PALETTE[i % len(LAB_PALETTE)] for i, name in enumerate(labs)}
+
+
+def _lab_title(lab_name: str) -> str:
+    return _short_lab(lab_name).replace("_", " ")
+
+
+def point_label(n: dict, placed: list[dict]) -> str:
+    """Two lines: 'lab: best kernel [dtype] fraction-of-roof' and 'peer: ... fraction' (the dtype only where the lab
+    put several on the roofline)."""
+    dtypes = {p.get("dtype") for p in placed if p["lab"] == n["lab"] and on_roofline(p)}
+
+    def one(p):
+        dt = f" {DSHORT.get(p.get('dtype'), p.get('dtype'))}" if len(dtypes) > 1 else ""
+        name = _normalized(p["variant"])
+        name = name if len(name) <= 40 else name[:39].rstrip(" ,") + "\u2026"
+        return f"{name}{dt} {p['frac_roof']:.2f}"
+
+    peer = f"peer {one(n['peer'])}" if n["peer"] else "(no library peer)"
+    return f"{_lab_title(n['lab'])}: {one(n['best'])}\n{peer}"
+
+
+def _stack(fig, ax, items: list[dict], x_px: float, y_top_px: float, step_px: float):
+    """Place labels one under the other from y_top_px down, left-aligned at x_px (display pixels), each with a leader
+    to its point; items are in top-to-bottom order."""
+    inv = ax.transData.inverted()
+    for k, it in enumerate(items):
+        y = y_top_px - k * step_px
+        tx, ty = inv.transform((x_px, y))
+        ax.annotate(it["text"], xy=it["xy"], xytext=(tx, ty), textcoords="data", ha=it.get("ha", "left"),
+                    va="center", fontsize=7, color=it["color"], zorder=6, linespacing=1.05,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
+                    arrowprops=dict(arrowstyle="-", color=it["color"], lw=0.7, alpha=0.8,
+                                    shrinkA=1, shrinkB=3, relpos=it.get("relpos", (0.0, 0.5))))
+
+
+def roof_label_groups(ceil: Ceilings, within: float = 1.1) -> list[list[str]]:
+    """The units whose roofs share one label (peaks within `within` of each other, which would print on top of each
+    other), lowest roof first, each group in UNITS order: [['fp32'], ['tf32'], ['bf16', 'fp16'], ['fp8']] on an H200."""
+    groups: list[list[str]] = []
+    for u in sorted((u for u in UNITS if ceil.ridge(u)), key=lambda u: ceil.peaks[u]):
+        if groups and ceil.peaks[u] / min(ceil.peaks[v] for v in groups[-1]) < within:
+            groups[-1].append(u)
+        else:
+            groups.append([u])
+    return [sorted(g, key=UNITS.index) for g in groups]
 
 
 def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dict], title: str) -> str:
-    """One figure for the repository: the roofline (left), kernels with no FLOPs against HBM (top right), the key."""
+    """One figure for the repository: the roofline (left: points coloured by lab, each lab's best kernel and its peer
+    named, the roofs labelled in the right margin) and every placed kernel's fraction of its roof, lab by lab (right:
+    also the kernels with no FLOPs or no bytes, which have no point on the roofline). The full list is the table the
+    lab prints and the JSON's placed rows."""
     plt = report.pyplot()
     from matplotlib.gridspec import GridSpec
+    from matplotlib.lines import Line2D
 
-    fig = plt.figure(figsize=(17, 10))
-    gs = GridSpec(2, 2, width_ratios=[2.3, 1], height_ratios=[1, 2.2], figure=fig)
-    ax = fig.add_subplot(gs[:, 0])
-    axb = fig.add_subplot(gs[0, 1])
-    axk = fig.add_subplot(gs[1, 1])
-    on_roof = [(i, p) for i, p in enumerate(placed, 1) if p["ai"] and p["achieved_tflops"] and not p["sweep"]]
-    ais = [p["ai"] for _, p in on_roof] + [r.get("ai") or 0 for r in sweep]
+    fig = plt.figure(figsize=(18, 10.5))
+    gs = GridSpec(1, 2, width_ratios=[2.3, 1], figure=fig, left=0.045, right=0.985, bottom=0.065, top=0.93,
+                  wspace=0.6)
+    ax = fig.add_subplot(gs[0, 0])
+    axs = fig.add_subplot(gs[0, 1])
+    colors = lab_colors(placed)
+    pts = [p for p in placed if on_roofline(p)]
+    named = named_points(placed)
+    ais = [p["ai"] for p in pts] + [r.get("ai") or 0 for r in sweep]
     ridges = {u: ceil.ridge(u) for u in UNITS if ceil.ridge(u)}
     xmin = max(min([a for a in ais if a > 0] or [0.1]) / 3, 1e-3)
     xmax = max(max(ais or [1.0]), *(ridges.values() or [1.0])) * 4
-    xs = np.logspace(math.log10(xmin), math.log10(xmax), 200)
     top = max(ceil.peaks.values() or [1.0])
-    # the memory diagonal up to the highest roof, then each unit's flat roof from its ridge
-    xr = xs[xs <= top * 1e3 / ceil.hbm_gbps]
-    ax.plot(xr, xr * ceil.hbm_gbps / 1e3, color="black", lw=1.8)
-    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s", xy=(xs[3], xs[3] * ceil.hbm_gbps / 1e3), rotation=0, fontsize=8,
-                xytext=(4, 8), textcoords="offset points")
-    if ceil.datasheet.get("hbm_gbps") and abs(ceil.datasheet["hbm_gbps"] - ceil.hbm_gbps) > 1:
-        ax.plot(xr, xr * ceil.datasheet["hbm_gbps"] / 1e3, color="gray", lw=0.8, ls="--")
-    unit_colors = {"fp32": "tab:blue", "tf32": "tab:purple", "bf16": "tab:red", "fp16": "tab:pink", "fp8": "tab:brown"}
-    for u, r in ridges.items():
-        pk = ceil.peaks[u]
-        ax.plot([r, xmax], [pk, pk], color=unit_colors[u], lw=1.6)
-        ax.plot([r], [pk], marker="D", color=unit_colors[u], ms=5)
-        ax.axvline(r, color=unit_colors[u], ls=":", lw=0.7)
-        src = "measured" if "measured" in ceil.sources.get(u, "") else "datasheet"
-        ax.annotate(f"{UNIT_NAMES[u]} {pk:,.0f} TFLOP/s ({src}); ridge {r:.0f} FLOP/B", xy=(xmax, pk), ha="right",
-                    va="top" if u == "fp16" else "bottom", fontsize=7.5, color=unit_colors[u])
-        dpk = ceil.datasheet.get(u)
-        if dpk and abs(dpk - pk) > 0.5:
-            ax.plot([dpk * 1e3 / ceil.hbm_gbps, xmax], [dpk, dpk], color=unit_colors[u], lw=0.8, ls="--")
-    offsets = [(3, 2), (3, -8), (-9, 2), (-9, -8)]
-    for j, (i, p) in enumerate(on_roof):
-        phase = (re.match(r"phase(\d+)", p["lab"]) or [None, "?"])[1]
-        peer = p["impl"] == "peer"
-        col = "dimgray" if peer else PHASE_COLORS.get(phase, "black")
-        ax.scatter([p["ai"]], [p["achieved_tflops"]], marker=IMPL_MARKERS.get(p["impl"], "s"), s=18 if peer else 26,
-                   color=col, zorder=3, linewidths=1.0, alpha=0.6 if peer else 1.0)
-        if not peer:   # peers stay unnumbered on the plot (the table lists them)
-            ax.annotate(str(i), xy=(p["ai"], p["achieved_tflops"]), xytext=offsets[j % 4],
-                        textcoords="offset points", fontsize=6, color=col)
-    if sweep:
-        sx = [r["ai"] for r in sweep]
-        sy = [r["tflops"] for r in sweep]
-        ax.plot(sx, sy, color="tab:red", marker="s", ms=4, lw=1.2, zorder=4,
-                label="this lab: Triton k-FMA chain (measured)")
+    n_compute = sum(1 for n in named if n["bound"] == "compute")
+    ymin = min([p["achieved_tflops"] for p in pts] + [r["tflops"] for r in sweep] + [top]) / 3
+    ymax = top * 1.4 * 10 ** (0.2 * max(n_compute, 1))          # room above the roofs for the compute-bound names
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(xmin, xmax)
-    ymin = min([p["achieved_tflops"] for _, p in on_roof] + [r["tflops"] for r in sweep] + [top]) / 3
-    ax.set_ylim(ymin, top * 2.2)
+    ax.set_ylim(ymin, ymax)
+    # the memory diagonal up to the highest roof, then each unit's flat roof from its ridge
+    xs = np.logspace(math.log10(xmin), math.log10(xmax), 200)
+    xr = xs[xs <= top * 1e3 / ceil.hbm_gbps]
+    ax.plot(xr, xr * ceil.hbm_gbps / 1e3, color="black", lw=1.8, zorder=2)
+    if ceil.datasheet.get("hbm_gbps") and abs(ceil.datasheet["hbm_gbps"] - ceil.hbm_gbps) > 1:
+        ax.plot(xr, xr * ceil.datasheet["hbm_gbps"] / 1e3, color="gray", lw=0.8, ls="--", zorder=2)
+    unit_colors = {"fp32": "tab:blue", "tf32": "tab:purple", "bf16": "tab:red", "fp16": "tab:pink", "fp8": "tab:brown"}
+    for u, r in ridges.items():
+        pk = ceil.peaks[u]
+        ax.plot([r, xmax], [pk, pk], color=unit_colors[u], lw=1.6, zorder=2)
+        ax.plot([r], [pk], marker="D", color=unit_colors[u], ms=4, zorder=2)
+        ax.axvline(r, color=unit_colors[u], ls=":", lw=0.6, alpha=0.6, zorder=1)
+        dpk = ceil.datasheet.get(u)
+        if dpk and abs(dpk - pk) > 0.5:
+            ax.plot([dpk * 1e3 / ceil.hbm_gbps, xmax], [dpk, dpk], color=unit_colors[u], lw=0.8, ls="--", zorder=2)
+    # the roofs' names in the right margin, one per roof (two roofs within 10% share one: bf16 / fp16)
+    for g in roof_label_groups(ceil):
+        pk = max(ceil.peaks[u] for u in g)
+        names = " / ".join(u for u in g)
+        figs = " / ".join(f"{ceil.peaks[u]:,.0f}" for u in g)
+        what = "FFMA (CUDA cores)" if g == ["fp32"] else "tensor cores"
+        ridge = " / ".join(f"{ridges[u]:.0f}" for u in g)
+        ax.annotate(f"{names} {what}\n{figs} TFLOP/s, ridge {ridge}", xy=(1.0, pk),
+                    xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points", ha="left",
+                    va="center", fontsize=7.5, color=unit_colors[g[0]], annotation_clip=False)
+    # the points: colour = lab, marker = ours (CUDA C / Triton) or library peer
+    for p in pts:
+        col = colors[p["lab"]]
+        peer = p["impl"] == "peer"
+        ax.scatter([p["ai"]], [p["achieved_tflops"]], marker=IMPL_MARKERS.get(p["impl"], "s"), s=30 if peer else 26,
+                   color=col, zorder=3, linewidths=1.2, alpha=0.9)
+    for n in named:                  # the named pair: ringed, and joined by a dotted line
+        col = colors[n["lab"]]
+        for p in (n["best"], n["peer"]):
+            if p is not None:
+                ax.scatter([p["ai"]], [p["achieved_tflops"]], marker="o", s=90, facecolors="none", edgecolors=col,
+                           linewidths=1.0, zorder=4)
+        if n["peer"] is not None:
+            ax.plot([n["best"]["ai"], n["peer"]["ai"]], [n["best"]["achieved_tflops"], n["peer"]["achieved_tflops"]],
+                    color=col, ls=":", lw=1.0, zorder=3)
+    if sweep:
+        ax.plot([r["ai"] for r in sweep], [r["tflops"] for r in sweep], color=SWEEP_COLOR, marker="s", ms=4, lw=1.2,
+                zorder=4)
     ax.set_xlabel("arithmetic intensity (FLOP per byte of compulsory HBM traffic)")
     ax.set_ylabel("achieved TFLOP/s")
     ax.set_title(title, fontsize=11)
-    ax.grid(True, which="both", alpha=0.25)
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], color=c, marker="o", ls="", label=f"phase {ph} (ours)") for ph, c in PHASE_COLORS.items()
-               if any(p["lab"].startswith(f"phase{ph}_") and p["impl"] != "peer" for _, p in on_roof)]
-    handles += [Line2D([], [], color="k", marker=m, ls="", label=f"{k}") for k, m in IMPL_MARKERS.items()]
-    handles += [Line2D([], [], color="gray", ls="--", label="datasheet roofs")]
+    ax.grid(True, which="major", alpha=0.25)
+    handles = [Line2D([], [], color="k", marker=m, ls="", label=IMPL_NAMES[k]) for k, m in IMPL_MARKERS.items()]
+    handles += [Line2D([], [], color="k", marker="o", ms=9, mfc="none", ls=":",
+                       label="named: each lab's best kernel and its peer\n(label: fraction of its roof)"),
+                Line2D([], [], color="gray", ls="--", label="datasheet roofs")]
     if sweep:
-        handles.append(Line2D([], [], color="tab:red", marker="s", label="k-FMA chain sweep (this lab)"))
-    ax.legend(handles=handles, fontsize=7.5, loc="upper left")
-    # kernels with no FLOPs: their roof is the HBM bandwidth
-    bw = [(i, p) for i, p in enumerate(placed, 1) if not (p["ai"] and p["achieved_tflops"]) and p["achieved_gbps"]]
-    if bw:
-        ys = list(range(len(bw)))[::-1]
-        axb.barh(ys, [p["achieved_gbps"] for _, p in bw],
-                 color=["lightgray" if p["impl"] == "peer" else "tab:blue" for _, p in bw])
-        axb.axvline(ceil.hbm_gbps, color="black", lw=1.2)
-        axb.set_yticks(ys)
-        axb.set_yticklabels([f"{i} {_short_lab(p['lab'])[:18]}: {p['variant'][:26]}" for i, p in bw], fontsize=6)
-        axb.set_xlabel("GB/s (no FLOPs counted: the roof is HBM)", fontsize=8)
-        axb.tick_params(axis="x", labelsize=7)
-        axb.set_title(f"memory-only kernels vs HBM {ceil.hbm_gbps:,.0f} GB/s", fontsize=9)
-    else:
-        axb.axis("off")
-    axk.axis("off")
-    dshort = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "tf32": "tf32", "int32": "i32"}
-    lines = [f"{i:>3} {_short_lab(p['lab']).split()[0]:>4} {_normalized(p['variant'])[:31]:31s} "
-             f"{dshort.get(p['dtype'], str(p['dtype'])[:4]):4s} {(p['frac_roof'] or 0):4.2f}"
-             for i, p in on_roof if p["impl"] != "peer"]
-    head = "  # lab  kernel                          dtyp roof"
-    ncol = 1 if len(lines) <= 50 else 2
-    per = math.ceil(len(lines) / ncol) if lines else 0
-    fs = 6.0 if ncol == 1 else 5.2
-    for c in range(ncol):
-        axk.text(c * 0.52, 1.0, head + "\n" + "\n".join(lines[c * per:(c + 1) * per]), va="top", ha="left",
-                 family="monospace", fontsize=fs, transform=axk.transAxes)
-    axk.set_title("our kernels on the roofline (fraction of roof; x = library peers, see the table)", fontsize=8)
-    fig.tight_layout()
+        handles.append(Line2D([], [], color=SWEEP_COLOR, marker="s", label="k-FMA chain sweep (this lab)"))
+    ax.legend(handles=handles, fontsize=7.5, loc="upper left", title="colour = lab (named in the right panel)",
+              title_fontsize=7.5, framealpha=0.9)
+    # the names, placed where nothing else is (display pixels, after the layout is final)
+    fig.canvas.draw()
+    to_px = ax.transData.transform
+    dpi_scale = fig.dpi / 72.0
+    line_px = 7 * 1.25 * dpi_scale
+    mem = [n for n in named if n["bound"] == "memory"]
+    comp = [n for n in named if n["bound"] == "compute"]
+    if mem:
+        # left-aligned in the empty band right of the memory-bound points and under the k-FMA sweep; the leaders run
+        # left to the points, ordered so that they do not cross (by angle from the column)
+        x_right = max(to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))[0] for n in mem)
+        x_col = x_right + 14 * dpi_scale
+        floor_px = to_px((xmin, ymin))[1] + 4 * dpi_scale
+        step = 2 * line_px + 3 * dpi_scale
+        y_top = floor_px + step * (len(mem) - 0.5)
+        y_mid = (y_top + floor_px) / 2
+
+        def angle(n):
+            px, py = to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))
+            return math.atan2(py - y_mid, x_col - px)
+
+        items = [{"text": point_label(n, placed), "xy": (n["best"]["ai"], n["best"]["achieved_tflops"]),
+                  "color": colors[n["lab"]]} for n in sorted(mem, key=angle, reverse=True)]
+        _stack(fig, ax, items, x_col, y_top, step)
+    if comp:
+        # above the roofs, right-aligned at each point's x: a staircase (the leftmost point's name lowest), so each
+        # leader drops to its point without crossing another name
+        comp = sorted(comp, key=lambda n: (n["best"]["ai"], n["best"]["achieved_tflops"]))
+        y_base = to_px((xmin, top * 1.4))[1] + line_px
+        step = 2 * line_px + 4 * dpi_scale
+        prev = -1e9
+        for k, n in enumerate(comp):
+            px = max(to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))[0], prev + 10 * dpi_scale)
+            prev = px
+            tx, ty = ax.transData.inverted().transform((px, y_base + k * step))
+            ax.annotate(point_label(n, placed), xy=(n["best"]["ai"], n["best"]["achieved_tflops"]), xytext=(tx, ty),
+                        ha="right", va="bottom", fontsize=7, color=colors[n["lab"]], zorder=6, linespacing=1.05,
+                        bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
+                        arrowprops=dict(arrowstyle="-", color=colors[n["lab"]], lw=0.7, alpha=0.8, shrinkA=0,
+                                        shrinkB=3, relpos=(1.0, 0.0)))
+    # HBM along its diagonal, in the empty triangle above it
+    a0 = xmin * 2 ** 2.5
+    (x0, y0), (x1, y1) = to_px((a0, a0 * ceil.hbm_gbps / 1e3)), to_px((a0 * 2, 2 * a0 * ceil.hbm_gbps / 1e3))
+    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s (measured)", xy=(a0, a0 * ceil.hbm_gbps / 1e3), xytext=(0, 5),
+                textcoords="offset points", rotation=math.degrees(math.atan2(y1 - y0, x1 - x0)),
+                rotation_mode="anchor", fontsize=8, ha="left", va="bottom")
+    _fraction_panel(axs, placed, colors, named)
     fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
+
+
+def _fraction_panel(ax, placed: list[dict], colors: dict, named: list[dict]) -> None:
+    """Every placed kernel as a fraction of its roof, one row per lab: the roofline's points and the kernels that
+    have no point there (no FLOPs counted: GB/s over HBM; no bytes: TFLOP/s over the unit's peak)."""
+    labs = sorted({p["lab"] for p in placed if p.get("frac_roof") is not None}, key=_lab_key)
+    ys = {name: i for i, name in enumerate(labs[::-1])}
+    best_ids = {id(n["best"]) for n in named} | {id(n["peer"]) for n in named if n["peer"]}
+    xmax = 1.2
+    for p in placed:
+        f = p.get("frac_roof")
+        if f is None:
+            continue
+        y = ys[p["lab"]]
+        col = SWEEP_COLOR if p.get("sweep") else colors.get(p["lab"], NO_POINT_COLOR)
+        shown = min(f, xmax - 0.02)
+        mk = "s" if p.get("sweep") else IMPL_MARKERS.get(p["impl"], "s")
+        ax.scatter([shown], [y], marker=mk, s=30, color=col, alpha=0.85, linewidths=1.2,
+                   zorder=3)
+        if id(p) in best_ids:
+            ax.scatter([shown], [y], marker="o", s=90, facecolors="none", edgecolors=col, linewidths=1.0, zorder=4)
+    ax.axvline(1.0, color="black", lw=1.2)
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(-0.7, len(labs) - 0.3)
+    ax.set_yticks([ys[n] for n in labs])
+    kinds = {}
+    for p in placed:
+        kinds.setdefault(p["lab"], set()).add("point" if on_roofline(p) else "sweep" if p.get("sweep") else "bar")
+    labels = []
+    for n in labs:
+        extra = "" if "point" in kinds[n] else (" (line)" if kinds[n] == {"sweep"} else " *")
+        labels.append(_lab_title(n) + extra)
+    ax.set_yticklabels(labels, fontsize=7.5)
+    for t, n in zip(ax.get_yticklabels(), labs):
+        t.set_color(SWEEP_COLOR if kinds[n] == {"sweep"} else colors.get(n, NO_POINT_COLOR))
+    prev_phase = None
+    for n in labs:
+        ph = _lab_key(n)[0]
+        if prev_phase is not None and ph != prev_phase:
+            ax.axhline(ys[n] + 0.5, color="gray", lw=0.6)
+        prev_phase = ph
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("fraction of the roof (achieved / min(peak of its unit, AI x HBM))", fontsize=8.5)
+    ax.annotate("roof", xy=(1.0, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                ha="center", va="bottom", fontsize=8)
+    ax.set_title("every placed kernel, lab by lab: how close to its roof\n"
+                 "(* = no point on the roofline: no FLOPs or no bytes counted)", fontsize=8.5, pad=14)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -521,6 +706,9 @@ def placement(args, sweep_rows=(), measured: dict | None = None) -> lab.Result |
     sweep = [dict(r, _file="this run", _index=i) for i, r in enumerate(sweep_rows)] or sweep_from_rows(rows)
     rows = [r for r in rows if r.get("kind") != "sweep"] + sweep
     placed, left = analyze(rows, ceil)
+    named = named_points(placed)
+    for p, t in zip(placed, table_rows(placed)):
+        p["on_plot"] = t["on_plot"]       # 'named', 'point', 'sweep line' or 'right panel': where the plot shows it
     print(f"\nCeilings ({gpu_name or 'unknown GPU'}; results from {os.path.relpath(results_dir, ROOT)}):")
     print(f"  HBM {ceil.hbm_gbps:,.0f} GB/s  [{ceil.sources['hbm']}]")
     for u in UNITS:
@@ -539,12 +727,16 @@ def placement(args, sweep_rows=(), measured: dict | None = None) -> lab.Result |
     kept = list(sweep_rows) or [{k: v for k, v in r.items() if not k.startswith("_")} for r in sweep]
     tables = [(table_rows(placed), TABLE_COLS,
                f"Every kernel on the roofline ({len(placed)} placed; frac_roof = achieved / min(peak of its unit, "
-               "AI x HBM); memory-only kernels: GB/s / HBM)")]
+               "AI x HBM); memory-only kernels: GB/s / HBM; on_plot: 'named' = labelled on the roofline, 'point' = "
+               "an unlabelled point there, 'right panel' = only in the fraction-of-roof panel)")]
     if targets:
         tables.append((targets, ["target", "predicted", "measured", "met"], "The k-FMA sweep's predictions"))
     return lab.Result(rows=kept + placed, tables=tables,
                       meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT), left_out=left,
-                                source_gpu=gpu_name, targets=targets, roof=args.roof, summary=summary))
+                                source_gpu=gpu_name, targets=targets, roof=args.roof, summary=summary,
+                      named_on_plot=[{"lab": n["lab"], "best": n["best"]["variant"],
+                                      "peer": (n["peer"] or {}).get("variant"), "label": point_label(n, placed)}
+                                     for n in named]))
 
 
 def _report(res: lab.Result) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import time
 
 import numpy as np
@@ -600,7 +601,7 @@ def bench_naive(rounds: int = 3) -> list[dict]:
     for name, nbytes in (("naive", L.naive_bytes(b, h, s, d, 2)), ("triton flash", L.flash_bytes(b, h, s, d, 2))):
         rows.append(report.row(L.LAB, f"{name} fwd", "triton", NAIVE_SHAPE, "bfloat16", ts[name], nbytes=nbytes,
                                flops=L.attn_flops(b, h, s, d, False), ceiling_gbps=bench.ceilings()["hbm_gbps"],
-                               case="naive vs flash", part="naive vs flash", GB=nbytes / 1e9,
+                               case="naive vs flash", part="naive vs flash", causal=False, GB=nbytes / 1e9,
                                check="ok" if c.ok else f"naive o vs float64: {c.message}"))
     return rows
 
@@ -672,23 +673,100 @@ def benchmark(ctx) -> lab.Result:
 # ---------------------------------------------------------------------------------------------------------------------
 # Plots, from the JSON (so `--replot` redraws them without a GPU)
 # ---------------------------------------------------------------------------------------------------------------------
+# what each colour means (ours in colour, the library's backends in grays), matched on the variant's start
+CONTENDERS = [("triton flash", "ours: Triton flash attention", "tab:orange"),
+              ("naive", "ours: naive (S and P through HBM)", "#fdbf6f"),
+              ("cuda", "ours: CUDA C mma.sync flash", "tab:blue"),
+              ("attn_", "ours: CUDA C mma.sync flash", "tab:blue"),
+              ("torch SDPA cuDNN", "torch SDPA, cuDNN backend", "dimgray"),
+              ("torch SDPA flash", "torch SDPA, FlashAttention-2 backend", "silver")]
+
+
+def contender(variant: str, impl: str = "") -> tuple[str, str]:
+    """(legend entry, colour) of a row's variant."""
+    for start, name, color in CONTENDERS:
+        if variant.startswith(start):
+            return name, color
+    return ("library peer", "gray") if impl == "peer" else (f"ours: {impl or variant}", "tab:green")
+
+
+def _causal(r: dict):
+    """The row's causal flag; the naive-vs-flash rows written before the field existed ran non-causal."""
+    if r.get("causal") is None and r.get("case") == "naive vs flash":
+        return False
+    return r.get("causal")
+
+
+def shape_text(shape, dtype: str | None = None, causal=None) -> str:
+    """'B4 H32 S4096 D128 bf16 causal' (the parts that are known)."""
+    parts = []
+    if shape and len(shape) == 4:
+        parts.append(" ".join(f"{k}{v}" for k, v in zip("BHSD", shape)))
+    if dtype:
+        parts.append({"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype, dtype))
+    if causal is not None:
+        parts.append("causal" if causal else "non-causal")
+    return " ".join(parts)
+
+
+def shapes_in_title(rows: list[dict]) -> list[str]:
+    """One line per shape measured: 'B4 H32 S4096 D128 bf16: fwd non-causal, fwd causal, ...' (the case names say
+    fwd/bwd and causal or not, less the D the shape gives; a case without 'causal' in its name gets it added)."""
+    by_shape: dict = {}
+    for r in rows:
+        key = (tuple(r.get("shape") or ()), r.get("dtype"))
+        case = r.get("case") or r.get("variant")
+        if len(key[0]) == 4:
+            case = re.sub(rf"\s+D{key[0][3]}\b", "", case)
+        if "causal" not in case and _causal(r) is not None:
+            case += " (causal)" if _causal(r) else " (non-causal)"
+        by_shape.setdefault(key, [])
+        if case not in by_shape[key]:
+            by_shape[key].append(case)
+    return [f"{shape_text(list(k[0]), k[1]) or 'shape not recorded'}: {', '.join(v)}" for k, v in by_shape.items()]
+
+
 def plot(data: dict, out_dir: str) -> list[str]:
-    """The targets' and naive rows as TFLOP/s bars (<LAB>.png); the CUDA C rungs and shapes, when measured
-    (<LAB>_cuda.png)."""
+    """The targets' and naive rows as TFLOP/s bars grouped by case (<LAB>.png); the CUDA C rungs and shapes, when
+    measured (<LAB>_cuda.png). A legend says what each colour is, the title which shapes (B, H, S, D, dtype, causal)
+    were measured."""
     rows, gpu = data["rows"], data.get("gpu", "GPU")
+    xlabel = "TFLOP/s (4 B H S^2 D forward, halved when causal; backward 2.5x; higher is better)"
     main = [r for r in rows if r.get("part") != "cuda shapes"]
-    paths = [report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), [f"{r['case']}: {r['variant']}" for r in main],
-                              [r.get("tflops") or 0.0 for r in main],
-                              ylabel="TFLOP/s (4 B H S^2 D fwd, halved causal; bwd 2.5x)",
-                              title=f"Attention bf16 on {gpu}",
-                              colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in main])]
+    groups, legend = [], {}
+    order = {name: i for i, (_, name, _) in enumerate(CONTENDERS)}
+    for case in dict.fromkeys(r.get("case") or "" for r in main):
+        rs = [r for r in main if (r.get("case") or "") == case]
+        bars = []
+        for r in sorted(rs, key=lambda r: order.get(contender(r["variant"], r.get("impl", ""))[0], 99)):
+            name, color = contender(r["variant"], r.get("impl", ""))
+            legend.setdefault(name, color)
+            bars.append((r["variant"], r.get("tflops") or 0.0, color))
+        head = case or "(no case)"
+        shape = shape_text(rs[0].get("shape"), None, None if "causal" in head else _causal(rs[0]))
+        groups.append((f"{head}  [{shape}]" if shape else head, bars))
+    lines = shapes_in_title(main)
+    title = f"Attention on {gpu}: ours against torch SDPA, TFLOP/s by case\n" + "\n".join(lines)
+    legend = dict(sorted(legend.items(), key=lambda kv: order.get(kv[0], 99)))
+    paths = [report.plot_grouped_bars(os.path.join(out_dir, f"{L.LAB}.png"), groups, xlabel=xlabel, title=title,
+                                      legend=legend)]
     cuda_rows = [r for r in rows if r.get("part") == "cuda shapes"]
     if cuda_rows:
-        shape = cuda_rows[0]["shape"]
-        paths.append(report.plot_bars(
-            os.path.join(out_dir, f"{L.LAB}_cuda.png"),
-            [f"{r['variant']}{' causal' if r.get('causal') else ''}" for r in cuda_rows],
-            [r.get("tflops") or 0.0 for r in cuda_rows], ylabel="TFLOP/s (4 B H S^2 D, halved causal)",
-            title=f"CUDA C mma.sync forward, B{shape[0]} H{shape[1]} S{shape[2]} D{shape[3]} bf16, on {gpu}",
-            colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in cuda_rows]))
+        groups, legend = [], {}
+        for causal in dict.fromkeys(bool(r.get("causal")) for r in cuda_rows):
+            bars = []
+            for r in sorted((r for r in cuda_rows if bool(r.get("causal")) == causal),
+                            key=lambda r: order.get(contender(r["variant"], r.get("impl", ""))[0], 99)):
+                name, color = contender(r["variant"], r.get("impl", ""))
+                legend.setdefault(name, color)
+                bars.append((r["variant"], r.get("tflops") or 0.0, color))
+            groups.append(("causal" if causal else "non-causal", bars))
+        shape = cuda_rows[0].get("shape")
+        causals = sorted({bool(r.get("causal")) for r in cuda_rows})
+        how = "causal and non-causal" if len(causals) == 2 else ("causal" if causals[0] else "non-causal")
+        paths.append(report.plot_grouped_bars(
+            os.path.join(out_dir, f"{L.LAB}_cuda.png"), groups, xlabel=xlabel,
+            title=f"CUDA C mma.sync forward: rungs and occupancy shapes against torch SDPA, on {gpu}\n"
+                  f"{shape_text(shape, cuda_rows[0].get('dtype') or 'bfloat16')}, {how}",
+            legend=dict(sorted(legend.items(), key=lambda kv: order.get(kv[0], 99)))))
     return paths

@@ -4,7 +4,11 @@ timed alone (as a CUDA graph) next to its floor, and the plot (redrawn from the 
 from __future__ import annotations
 
 import os
+import re
+import textwrap
 import time
+
+import numpy as np
 
 from common import bench, check, cli, lab, report
 
@@ -163,41 +167,100 @@ def benchmark(ctx) -> lab.Result:
 # ---------------------------------------------------------------------------------------------------------------------
 # The plot, from the JSON (so `--replot` redraws it without a GPU)
 # ---------------------------------------------------------------------------------------------------------------------
+# one distinct colour per stage (the whole-block bars are grays: ours dark, the peers light)
+STAGE_COLORS = {"LN1": "#bcbd22", "QKV GEMM + bias": "#1f77b4", "attention (causal)": "#d62728",
+                "out GEMM + bias + residual": "#9467bd", "LN2": "#17becf", "FC GEMM + bias + GELU": "#2ca02c",
+                "proj GEMM + bias + residual": "#ff7f0e"}
+EXTRA_STAGE_COLORS = ["#8c564b", "#e377c2", "#7f7f7f"]
+WHOLE_COLORS = {"ours": "#404040", "torch eager": "#a6a6a6", "torch.compile": "#c8c8c8"}
+
+
+def stage_colors(stages: list[str]) -> dict[str, str]:
+    """stage -> colour: the block's seven stages by name, any other stage a colour no stage above uses."""
+    extra = iter(EXTRA_STAGE_COLORS * 3)
+    return {s: STAGE_COLORS.get(s) or next(extra) for s in stages}
+
+
+def floor_note(stage_rows: list[dict], ceiling_gbps: float | None) -> str:
+    """What 'floor' means, for the kinds of stage in the rows: a stage's floor is the time the best library code
+    (or the memory system) needs for the same work on this GPU."""
+    kinds = {r.get("kind") for r in stage_rows}
+    parts = []
+    if "gemm" in kinds:
+        parts.append("GEMM stages: cuBLAS (torch.matmul) at the stage's M x N x K")
+    if "attention" in kinds:
+        backends = sorted({m.group(1) for r in stage_rows if r.get("kind") == "attention"
+                           for m in [re.match(r"SDPA (\w+)", str(r.get("floor", "")))] if m})
+        parts.append("attention: the fastest torch SDPA backend, causal, same B H S D"
+                     + (f" ({', '.join(backends)} here)" if backends else ""))
+    if "memory" in kinds:
+        hbm = f" ({ceiling_gbps:,.0f} GB/s)" if ceiling_gbps else ""
+        parts.append(f"LayerNorms (memory-bound): their bytes at the measured HBM ceiling{hbm}")
+    return ("floor of a stage = the fastest that stage can run on this GPU: " + "; ".join(parts) + ". "
+            "The numbers inside our stages: floor / our time (1.00 = at the floor). Each stage is timed alone (a CUDA "
+            "graph of 20 calls), the whole block in interleaved rounds.")
+
+
 def plot(data: dict, out_dir: str) -> list[str]:
-    """Per case: stacked bars of our stage times next to their floors, and the peers' totals (<LAB>.png)."""
+    """Per case: stacked bars of our stage times next to their floors, and the whole block (ours, torch eager,
+    torch.compile) (<LAB>.png). One legend for both panels, outside them; a note says what the floors are."""
     rows = [r for r in data["rows"] if "stage" not in r]
     stage_rows = [r for r in data["rows"] if "stage" in r]
     plt = report.pyplot()
+    from matplotlib.patches import Patch
+
     cases = []
     for r in stage_rows:
         if r["case"] not in cases:
             cases.append(r["case"])
-    fig, axes = plt.subplots(1, max(len(cases), 1), figsize=(7 * max(len(cases), 1), 5), squeeze=False)
-    colors = {"LN1": "#9ecae1", "QKV GEMM + bias": "#3182bd", "attention (causal)": "#e6550d",
-              "out GEMM + bias + residual": "#6baed6", "LN2": "#c6dbef", "FC GEMM + bias + GELU": "#08519c",
-              "proj GEMM + bias + residual": "#2171b5"}
+    stages = list(dict.fromkeys(r["stage"] for r in stage_rows if r["stage"] != "sum of stages"))
+    colors = stage_colors(stages)
+    n = max(len(cases), 1)
+    fig, axes = plt.subplots(1, n, figsize=(6.2 * n + 2.6, 6.2), squeeze=False)
     for ax, case in zip(axes[0], cases):
         srows = [r for r in stage_rows if r["case"] == case and r["stage"] != "sum of stages"]
+        totals = []
         for col, key in ((0, "ms"), (1, "floor_ms")):
             bottom = 0.0
             for r in srows:
-                ax.bar(col, r[key], bottom=bottom, color=colors.get(r["stage"], "gray"),
-                       label=r["stage"] if col == 0 else None, edgecolor="white", lw=0.5)
+                ax.bar(col, r[key], bottom=bottom, color=colors[r["stage"]], edgecolor="white", lw=0.5, width=0.75)
                 bottom += r[key]
+            totals.append(bottom)
         peers = {r["variant"]: r["ms"] for r in rows if r.get("shape") == case and r.get("impl") in ("peer", "triton")
                  and r.get("ms")}
+        heights = totals[:]
         for i, name in enumerate(("ours", "torch eager", "torch.compile")):
             if name in peers:
-                ax.bar(2 + i, peers[name], color="#31a354" if name == "ours" else "#756bb1")
-                ax.annotate(f"{peers[name]:.2f}", xy=(2 + i, peers[name]), ha="center", va="bottom", fontsize=8)
+                ax.bar(2 + i, peers[name], color=WHOLE_COLORS[name], width=0.75)
+                heights.append(peers[name])
+        top = max(heights or [1.0])
+        for r, y0 in zip(srows, np.cumsum([0.0] + [r["ms"] for r in srows])):     # floor / ours, stage by stage
+            if r.get("frac_of_floor") is not None and r["ms"] >= 0.045 * top:
+                ax.annotate(f"{r['frac_of_floor']:.2f}", xy=(0, y0 + r["ms"] / 2), ha="center", va="center",
+                            fontsize=7.5, color="white", fontweight="bold")
+        for x, h in enumerate(totals):
+            extra = f"\n({totals[1] / totals[0]:.2f}x ours)" if x == 1 and totals[0] else ""
+            ax.annotate(f"{h:.2f}{extra}", xy=(x, h), xytext=(0, 2), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=8)
+        for i, name in enumerate(("ours", "torch eager", "torch.compile")):
+            if name in peers:
+                ax.annotate(f"{peers[name]:.2f}", xy=(2 + i, peers[name]), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=8)
+        ax.set_ylim(0, top * 1.16)
         ax.set_xticks(range(5), ["ours,\nby stage", "floor,\nby stage", "ours\n(whole)", "torch\neager",
                                  "torch.\ncompile"])
-        ax.set_ylabel("ms")
-        ax.set_title(f"B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
-        ax.legend(fontsize=7, loc="upper right")
-    fig.suptitle(f"Transformer block forward (bf16) on {data.get('gpu', 'GPU')}: stages vs their floors, and the "
-                 "whole block vs PyTorch")
-    fig.tight_layout()
+        ax.set_ylabel("ms (lower is better)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_title(f"B{case[0]} S{case[1]} d{case[2]} H{case[3]}", fontsize=10)
+    handles = [Patch(color=colors[s], label=s) for s in stages[::-1]]       # top of the stack first
+    handles += [Patch(color=WHOLE_COLORS[k], label=f"whole block: {k}") for k in WHOLE_COLORS]
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1 - 2.55 / fig.get_figwidth(), 0.55), fontsize=8,
+               title="stages (top of the stack first)", title_fontsize=8, frameon=False)
+    fig.suptitle(f"Transformer block forward (bf16) on {data.get('gpu', 'GPU')}: each stage against its floor, and the "
+                 "whole block against PyTorch", fontsize=11)
+    note = floor_note(stage_rows, data.get("ceiling_gbps"))
+    fig.text(0.01, 0.01, textwrap.fill(note, 190), ha="left", va="bottom", fontsize=8, color="#333333")
+    fig.tight_layout(rect=(0, 0.09, 1 - 2.6 / fig.get_figwidth(), 1))
     path = os.path.join(out_dir, f"{L.LAB}.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
