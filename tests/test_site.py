@@ -100,11 +100,15 @@ def test_page_in_a_real_browser(browser, built, page, lang, tmp_path):
     if page in LABS:
         assert b.js("return document.querySelectorAll('.md-content img').length") > 0, f"{url}: a lesson with no plot"
 
-    # code blocks are highlighted (Pygments spans inside .highlight)
-    blocks = b.js("return document.querySelectorAll('.md-content .highlight code').length")
-    if blocks:
-        spans = b.js("return document.querySelectorAll('.md-content .highlight code span[class]').length")
-        assert spans > 0, f"{url}: code blocks without highlighting"
+    # code blocks in a language are highlighted (Pygments spans inside .highlight); plain text (a file tree, an
+    # output listing) is not; every lesson shows its commands as highlighted shell code
+    plain = b.js("return Array.from(document.querySelectorAll('.md-content div.highlight'))"
+                 ".filter(d => !/language-(text|plain)/.test(d.className) && d.className.includes('language-'))"
+                 ".filter(d => d.querySelectorAll('code span[class]').length === 0).length")
+    assert plain == 0, f"{url}: {plain} code block(s) in a language without highlighting"
+    if page in LABS:
+        lit = b.js("return document.querySelectorAll('.md-content div.highlight code span[class]').length")
+        assert lit > 0, f"{url}: a lesson without a highlighted code block"
 
     # every internal link resolves; a link into a line of a source page finds that line's anchor
     hrefs = set(b.js("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"))

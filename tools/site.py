@@ -173,6 +173,21 @@ def rewrite_links(text: str, repo_path: str, pages: dict[str, str], asset_set: s
     return LINK.sub(repl, text)
 
 
+_UNTAGGED = re.compile(r"^(```+)[ \t]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+
+def tag_command_blocks(text: str) -> str:
+    """A fence without a language whose lines are shell commands (python -m ..., make ..., git ...) becomes a bash
+    block, so the site highlights it like the rest of the code; file trees and outputs stay plain text."""
+    def repl(m):
+        lines = [ln for ln in m.group(2).splitlines() if ln.strip()]
+        cmd = lines and all(re.match(r"\s*(python3?|make|git|pip|\.venv/bin/\S+|cd|export|COURSE_\w+=|#)\b", ln)
+                            for ln in lines)
+        return f"{m.group(1)}bash\n{m.group(2)}{m.group(1)}" if cmd else m.group(0)
+
+    return _UNTAGGED.sub(repl, text)
+
+
 def title_of(md: str) -> str:
     m = re.search(r"^#\s+(.+)$", md, re.M)
     return m.group(1).strip() if m else ""
@@ -198,7 +213,7 @@ def assemble(out: str | None = None) -> dict[str, str]:
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if repo.endswith(".md"):
             text = open(os.path.join(ROOT, repo), encoding="utf-8").read()
-            text = rewrite_links(text, repo, pages, asset_set)
+            text = tag_command_blocks(rewrite_links(text, repo, pages, asset_set))
         else:
             text = source_markdown(repo, lab_titles.get(os.path.dirname(repo), ""))
         with open(dst, "w", encoding="utf-8") as f:
