@@ -59,32 +59,32 @@ KEY_PLOTS = [
 # Korean titles of the labs (the English ones come from the docstrings; a lab missing here shows its English title).
 KO_TITLES = {
     "phase1_architecture.lab01_device_tour": "디바이스 둘러보기: GPU와 소프트웨어 스택, 그리고 이 GPU에서 '빠르다'의 의미.",
-    "phase1_architecture.lab02_vector_add": "Vector add: 첫 커널, 그리고 그것이 메모리 대역폭에 대해 말해 주는 것.",
+    "phase1_architecture.lab02_vector_add": "Vector add: 첫 커널로 메모리 대역폭의 한계를 읽는 법.",
     "phase1_architecture.lab03_thread_hierarchy":
         "Thread, warp, block, grid: 각 thread가 어디서 언제 도는지, divergent branch의 비용.",
     "phase1_architecture.lab04_memory_hierarchy":
-        "메모리 계층: working set 크기별 대역폭, 각 단계의 latency, shared memory와 register가 주는 것.",
-    "phase1_architecture.lab05_occupancy": "Occupancy: SM 하나가 담는 warp 수, 그것을 제한하는 자원, occupancy가 사 주는 것.",
+        "메모리 계층: working set 크기별 대역폭, 단계별 latency, shared memory와 register가 global memory보다 얼마나 빠른가.",
+    "phase1_architecture.lab05_occupancy": "Occupancy: SM 하나가 담는 warp 수, 그것을 제한하는 자원, occupancy를 높여서 얻는 것.",
     "phase1_architecture.lab06_matmul_naive": "Naive 행렬 곱: 출력 하나에 thread 하나, coalescing 여부, phase 2가 개선할 기준선.",
     "phase2_cuda.lab01_coalescing_transpose": "Memory coalescing: 행렬 transpose, 그리고 sector를 세는 strided copy.",
     "phase2_cuda.lab02_bank_conflicts": "Shared memory와 bank conflict: 1-way부터 32-way까지 측정, padding과 swizzle로 해결.",
     "phase2_cuda.lab03_warp_shuffle": "Warp shuffle: register 안에서 하는 warp 단위 reduce와 scan, shared memory 버전과 비교.",
     "phase2_cuda.lab04_launch_config": "Launch configuration: block 크기, grid 크기, wave, 마지막 partial wave의 tail.",
-    "phase2_cuda.lab05_register_pressure": "Register pressure: thread당 작업량, register, occupancy, spill, 그리고 상한이 바꾸는 것.",
-    "phase2_cuda.lab06_reduction": "Reduction: 2007년 교과서 ladder에서 HBM 한계에 닿는 single-pass 커널까지, fp32 합이 잃는 것.",
+    "phase2_cuda.lab05_register_pressure": "Register pressure: thread당 작업량, register, occupancy, spill, 그리고 register 상한을 걸면 달라지는 것.",
+    "phase2_cuda.lab06_reduction": "Reduction: 2007년 교과서 ladder에서 HBM 한계에 닿는 single-pass 커널까지, 그리고 fp32 합에서 잃는 정밀도.",
     "phase2_cuda.lab07_softmax": "Softmax: 커널 세 개에서 바이트당 한 번 읽고 한 번 쓰기까지, torch.compile을 넘어.",
     "phase2_cuda.lab08_sgemm": "SGEMM ladder: naive 커널에서 CUDA core fp32로 cuBLAS의 90% 이상까지.",
     "phase3_triton.lab01_programming_model": "Triton 프로그래밍 모델: program 하나가 block 하나, load하는 것이 tile.",
     "phase3_triton.lab02_matmul": "Block tiling과 tile 단위 메모리 접근: 빠른 Triton matmul.",
     "phase3_triton.lab03_fused_softmax": "Fused softmax: 각 행을 한 번 읽고 한 번 쓴다.",
-    "phase3_triton.lab04_layernorm": "LayerNorm forward와 backward: 행 통계, 나중을 위해 저장, 두 단계 열 reduction.",
+    "phase3_triton.lab04_layernorm": "LayerNorm forward와 backward: 행 통계를 구해 backward용으로 저장하고, 열 방향 reduction은 두 단계로.",
     "phase4_optimization.lab01_roofline": "Roofline: 저장소의 모든 커널이 메모리 한계와 연산 한계 사이 어디에 서 있는가.",
     "phase4_optimization.lab02_fusion": "Kernel fusion: 커널 체인이 옮기는 바이트를 세고, 아무도 쓰지 않는 바이트는 옮기지 않는다.",
     "phase4_optimization.lab03_tensor_cores":
-        "Tensor core: wmma, mma.sync(+ ldmatrix, swizzle, cp.async), Triton tl.dot으로 짠 bf16/fp16 GEMM.",
+        "Tensor core: wmma, mma.sync(+ ldmatrix, swizzle, cp.async), wgmma + TMA, Triton tl.dot으로 짠 bf16/fp16 GEMM.",
     "phase4_optimization.lab04_tiling_strategy":
         "Tiling 전략: tensor-core GEMM의 tile 모양, warp 수, pipeline stage, wave quantization.",
-    "phase4_optimization.lab05_mixed_precision": "Mixed precision: fp32, tf32, bf16, fp16, fp8이 오차로 치르는 값과 속도로 얻는 것.",
+    "phase4_optimization.lab05_mixed_precision": "Mixed precision: fp32, tf32, bf16, fp16, fp8로 정밀도를 낮추면 속도는 얼마나 빨라지고 오차는 얼마나 커지는가.",
     "phase4_optimization.lab06_attention": "Attention, naive에서 flash까지: S x S 행렬을 메모리에 두다가, 전혀 두지 않기까지.",
     "phase4_optimization.lab07_transformer_block": "이 저장소의 커널로 다시 만든 GPT식 transformer block, PyTorch와 비교.",
 }
