@@ -7,8 +7,9 @@ An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
   solution/<FILE>              a right answer
   the starting point           start/<FILE> (a knob to turn, a rung to write), or - for "fix the broken kernel" -
                                BREAK in exercise.py: [(text of the solution, what it becomes), ...], applied to the
-                               solution (one source of truth: the start is the solution with the bug put in), or
-                               START_FROM = "N.L.K": that exercise's solution is this one's starting point
+                               solution (one source of truth: the start is the solution with the bug put in), and/or
+                               START_FROM = "N.L.K": that exercise's solution is this one's starting point (BREAK, if
+                               any, is applied to it: a docstring that sets this exercise's task, say)
 The learner works on my_work/<ID>/<FILE> (`--begin` copies the starting point there; git ignores my_work/), so the
 starting point stays as it is: the tests check that every checker fails on it and passes on the solution.
 """
@@ -60,12 +61,11 @@ class Exercise:
         if os.path.exists(stored):
             return open(stored, encoding="utf-8").read()
         src = getattr(self.module, "START_FROM", None)
-        if src:
-            return open(find(src).solution, encoding="utf-8").read()
-        text = open(self.solution, encoding="utf-8").read()
+        text = open(find(src).solution if src else self.solution, encoding="utf-8").read()
         for good, bad in getattr(self.module, "BREAK", []):
             if text.count(good) != 1:
-                raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in the solution exactly once")
+                whose = f"exercise {src}'s solution" if src else "the solution"
+                raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in {whose} exactly once")
             text = text.replace(good, bad)
         return text
 

@@ -6,6 +6,16 @@ TITLE = "Fix the tail of a Triton vector add (any n, not only multiples of the b
 TIER = "cpu"
 FILE = "add.py"
 SIZES = (1, 255, 256, 257, 1000, 4097)
+# the starting point: the solution without its mask and with a grid that rounds down
+BREAK = [
+    ('"""Exercise 1.2.1, a solution: every program masks its loads and its store, and the grid rounds up."""',
+     '"""Exercise 1.2.1: this Triton vector add is wrong for some sizes. Find out which, then fix it."""'),
+    ("    ok = offs < n                          # the last program's lanes past the end do nothing\n", ""),
+    ("a = tl.load(a_ptr + offs, mask=ok)", "a = tl.load(a_ptr + offs)"),
+    ("b = tl.load(b_ptr + offs, mask=ok)", "b = tl.load(b_ptr + offs)"),
+    ("a + b, mask=ok)", "a + b)"),
+    ("(triton.cdiv(n, BLOCK),)        # ceil(n / BLOCK): a partial last block still gets a program", "(n // BLOCK,)"),
+]
 
 
 def check(path):

@@ -2,7 +2,6 @@
 index so they walk the columns. Checked on a GPU: right on awkward shapes (output poisoned with NaN first), then
 timed against the starting kernel in interleaved rounds at 2048^3."""
 import math
-import os
 
 import numpy as np
 
@@ -15,6 +14,9 @@ TILE = 16
 CASES = ((1, 1, 1), (17, 33, 9), (65, 31, 100), (100, 257, 64), (300, 1, 500), (6, 5, 0))   # (M, N, K)
 BENCH = (2048, 2048, 2048)
 NEEDED = 2.0     # speed-up over the starting kernel (the sector model predicts 17 / 4 = 4.25x)
+# the starting point: the solution with threadIdx.x on the row (its comments, which give the answer away, dropped)
+BREAK = [("threadIdx.y;     // a warp: 2 rows ...", "threadIdx.x;"),
+         ("threadIdx.x;     // ... of 16 consecutive columns: threadIdx.x walks the row of C", "threadIdx.y;")]
 
 
 def _run(kern, a, b, c, m: int, n: int, k: int):
@@ -52,7 +54,7 @@ def check(path):
     from common import arrays, bench, device
     from common.arrays import device_randn
     from course.checks import gpu_kernel
-    from course.exercise import Verdict
+    from course.exercise import Verdict, find
 
     if not device.has_gpu():
         return Verdict(False, f"this exercise times kernels, which needs a GPU ({device.no_gpu_reason()})")
@@ -63,7 +65,7 @@ def check(path):
     bad = _correct(kern)
     if bad is not None:
         return bad
-    start = gpu_kernel(os.path.join(os.path.dirname(os.path.abspath(__file__)), "start", FILE), KERNEL)
+    start = gpu_kernel(find(ID).start, KERNEL)
     if isinstance(start, Verdict):
         return Verdict(False, f"the starting kernel does not compile here, so there is nothing to time against: "
                               f"{start.why}")
