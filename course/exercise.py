@@ -9,7 +9,8 @@ An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
                                BREAK in exercise.py: [(text of the solution, what it becomes), ...], applied to the
                                solution (one source of truth: the start is the solution with the bug put in), and/or
                                START_FROM = "N.L.K": that exercise's solution is this one's starting point (BREAK, if
-                               any, is applied to it: a docstring that sets this exercise's task, say)
+                               any, is applied to it); with TASK (a string), a .py starting point opens with that
+                               docstring (the task) instead of the solution's (the explanation)
 The learner works on my_work/<ID>/<FILE> (`--begin` copies the starting point there; git ignores my_work/), so the
 starting point stays as it is: the tests check that every checker fails on it and passes on the solution.
 """
@@ -67,6 +68,11 @@ class Exercise:
                 whose = f"exercise {src}'s solution" if src else "the solution"
                 raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in {whose} exactly once")
             text = text.replace(good, bad)
+        task = getattr(self.module, "TASK", None)
+        if task is not None:
+            if not (self.file.endswith(".py") and text.startswith('"""')):
+                raise ValueError(f"exercise {self.id}: TASK replaces the opening docstring of a .py file")
+            text = '"""' + task + text[text.index('"""', 3):]
         return text
 
     @property

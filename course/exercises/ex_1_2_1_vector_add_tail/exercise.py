@@ -6,10 +6,9 @@ TITLE = "Fix the tail of a Triton vector add (any n, not only multiples of the b
 TIER = "cpu"
 FILE = "add.py"
 SIZES = (1, 255, 256, 257, 1000, 4097)
-# the starting point: the solution without its mask and with a grid that rounds down
+# the starting point: the solution without its mask and with a grid that rounds down, under this docstring
+TASK = "Exercise 1.2.1: this Triton vector add is wrong for some sizes. Find out which, then fix it."
 BREAK = [
-    ('"""Exercise 1.2.1, a solution: every program masks its loads and its store, and the grid rounds up."""',
-     '"""Exercise 1.2.1: this Triton vector add is wrong for some sizes. Find out which, then fix it."""'),
     ("    ok = offs < n                          # the last program's lanes past the end do nothing\n", ""),
     ("a = tl.load(a_ptr + offs, mask=ok)", "a = tl.load(a_ptr + offs)"),
     ("b = tl.load(b_ptr + offs, mask=ok)", "b = tl.load(b_ptr + offs)"),

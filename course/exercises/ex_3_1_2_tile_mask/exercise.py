@@ -8,6 +8,14 @@ FILE = "rowsum_tile.py"
 # (rows, cols): a row length that is a multiple of BLOCK_N = 128 first (the starting point is right there), then
 # ragged ones; 37 and 40 rows leave the last program's tile partly empty
 CASES = ((37, 128), (37, 100), (5, 300), (1, 1), (40, 129), (3, 5))
+# the starting point: the solution with a 1-D mask (rows only) on its 2-D tile, under this docstring
+TASK = """\
+Exercise 3.1.2: row sums with a 2-D tile per program (BLOCK_M rows x BLOCK_N columns per step). It is right when
+the row length is a multiple of BLOCK_N and wrong otherwise. Find which elements the tile reads that it should not,
+then fix the mask."""
+BREAK = [("ok = row_ok[:, None] & (cols[None, :] < n_cols)      # (BLOCK_M, 1) & (1, BLOCK_N) -> (BLOCK_M, BLOCK_N)\n"
+          "        acc += tl.load(ptrs, mask=ok,",
+          "acc += tl.load(ptrs, mask=row_ok[:, None],")]
 
 
 def _diagnose(x, out, ref, cols, block_n) -> str:

@@ -8,6 +8,15 @@ FILE = "matmul.py"
 # (M, N, K, inputs): long K first (where a 16-bit accumulator is rounded K / BLOCK_K times), then ragged tiles
 CASES = ((16, 16, 4096, "normal"), (20, 12, 8192, "uniform"), (17, 9, 300, "normal"), (40, 33, 100, "uniform"))
 U16 = 2.0**-11          # one rounding to fp16 (unit roundoff, common.check.UNIT_ROUNDOFF["float16"])
+# the starting point: the solution with its accumulator switched to fp16, under this docstring
+TASK = """\
+Exercise 3.2.1: an fp16 matmul whose accumulator was switched to fp16 (on some GPUs the tensor cores run twice as
+fast that way). Predict what that costs in accuracy at K = 4096, then make the result as accurate as fp16 output
+allows."""
+BREAK = [("dtype=tl.float32)     # 24 significant bits, whatever the input dtype", "dtype=tl.float16)"),
+         ("acc = tl.dot(a, b, acc)                               # fp16 x fp16 -> fp32 on the tensor cores",
+          "acc = tl.dot(a, b, acc, out_dtype=tl.float16)"),
+         ("tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),", "tl.store(c_ptrs, acc,")]
 
 
 def _tol():

@@ -10,6 +10,14 @@ CASES = ((6, 1, "float32"), (6, 5, "float32"), (12, 1000, "float32"), (6, 33, "f
 # each row is offset + 2 N(0, 1): 0 and 30 are harmless, 100 and 89 overflow exp in fp32, -120 and -90 underflow it
 OFFSETS = (0.0, 100.0, -120.0, 30.0, 89.0, -90.0)
 EXP_MAX = float(np.log(np.finfo(np.float32).max))     # 88.72: exp of anything larger is inf in fp32
+# the starting point: the solution without the max subtraction, under this docstring
+TASK = """\
+Exercise 3.3.1: this fused softmax passes on small inputs and fails in a real model. Find the rows it gets wrong,
+then fix it without giving up the single pass."""
+BREAK = [("Masked lanes read -inf: they do not change the max and add", "Masked lanes read -inf, which adds"),
+         ("    row_max = tl.max(x, axis=0)            # a second reduction, on registers: no extra pass over memory\n"
+          "    e = tl.exp(x - row_max)",
+          "    e = tl.exp(x)")]
 EXP_TINY = float(np.log(np.finfo(np.float32).tiny))   # -87.34: exp of anything smaller is subnormal (or flushed to 0)
 
 

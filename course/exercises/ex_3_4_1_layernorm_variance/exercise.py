@@ -9,6 +9,12 @@ FILE = "layernorm.py"
 # (a small factor, still far outside fp32's tolerance), one column (where N - 1 = 0), and fp16 storage
 CASES = ((4, 37, "float32"), (3, 4096, "float32"), (2, 1, "float32"), (4, 300, "float16"), (5, 2, "float32"))
 ROW_MEANS = (3.0, 1000.0, -50.0, 0.0)    # row means: 1000 is where a one-pass E[x^2] - E[x]^2 loses its digits
+# the starting point: the solution with the sample variance, over N - 1, under this docstring
+TASK = """\
+Exercise 3.4.1: this LayerNorm forward agrees with a textbook's variance and not with LayerNorm's. Find the
+difference, predict how big it is for a row of N values, then fix it."""
+BREAK = [("/ n_cols                # the population (biased) variance: LayerNorm's definition",
+          "/ (n_cols - 1)          # the sample variance, as numpy.var(ddof=1) and torch.var")]
 
 
 def _inputs(rows, cols, rng):
