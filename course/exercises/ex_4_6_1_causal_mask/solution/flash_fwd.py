@@ -1,7 +1,7 @@
 """Exercise 4.6.1, a solution: the causal mask keeps key j for query i when j <= i - the diagonal included. With
 j < i every query lost its own key: row 0 attended nothing (m = -inf, then 2^(-inf - -inf) = NaN, 0 / 0), and every
-other row was the softmax over one key too few. The loop bound was already right: the last tile a query block reads
-is the one holding its last query's own key.
+other row was the softmax over one key too few. The loop was right as it was: it reads every key tile and the mask
+decides which keys count (exercise 4.6.2 makes a causal block stop after its diagonal tile).
 
 q, k, v, o are (B*H, S, D) fp16 tensors, contiguous; one program owns BLOCK_M query rows of one head and streams the
 keys past them in tiles of BLOCK_N with an online softmax (lab 4.6's attn_fwd_kernel, without its unmasked fast path).
@@ -26,11 +26,7 @@ def flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, seq, HEAD_DIM: tl.con
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)                # running max (base 2, scaled)
     l_i = tl.zeros([BLOCK_M], tl.float32)                              # running sum of 2^(s - m_i)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
-    if CAUSAL:
-        hi = tl.minimum((pid_m + 1) * BLOCK_M, seq)                    # no query of this block attends a later key
-    else:
-        hi = seq
-    for start_n in range(0, hi, BLOCK_N):
+    for start_n in range(0, seq, BLOCK_N):                              # every key tile, causal or not
         offs_kn = start_n + offs_n
         col_ok = offs_kn < seq
         kv_off = base + offs_kn[:, None] * HEAD_DIM + offs_d[None, :]
@@ -39,7 +35,7 @@ def flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, seq, HEAD_DIM: tl.con
         s = tl.dot(q, tl.trans(k)) * qk_scale
         keep = col_ok[None, :]
         if CAUSAL:
-            keep = keep & (offs_kn[None, :] <= offs_m[:, None])   # query i attends keys 0 .. i
+            keep = keep & (offs_kn[None, :] <= offs_m[:, None])            # query i attends keys 0 .. i
         s = tl.where(keep, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         p = tl.math.exp2(s - m_new[:, None])
