@@ -10,6 +10,7 @@ import pytest
 from common import device, report
 from phase1_architecture.lab01_device_tour import bench as l1b
 from phase1_architecture.lab01_device_tour import lab as l1
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -74,7 +75,7 @@ def test_main_quick_on_the_cpu(capsys, tmp_path):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert l1.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(l1.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{l1.LAB}.png") > 10_000
     # and from a minimal document of the same shape (no datasheet figure, no ceiling probe)
     data = {"gpu": "some GPU", "bandwidth": {"theoretical_gbps": 1000.0},

@@ -8,6 +8,7 @@ import pytest
 from common import arrays, check, device, report
 from phase1_architecture.lab02_vector_add import bench as vab
 from phase1_architecture.lab02_vector_add import lab as va
+from tests.helpers import replot
 
 CUDA_FNS = [va.add_cuda_01, va.add_cuda_02, va.add_cuda_03, va.add_cuda_04]
 gpu = pytest.mark.gpu
@@ -88,7 +89,7 @@ def test_regimes_from_a_synthetic_sweep():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert va.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(va.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{va.LAB}.png") > 10_000
 
 

@@ -7,6 +7,7 @@ import pytest
 from common import check, cuda, device
 from phase1_architecture.lab03_thread_hierarchy import bench as l3b
 from phase1_architecture.lab03_thread_hierarchy import lab as l3
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -87,9 +88,7 @@ def test_plots_redraw_from_json_with_and_without_the_block_record(tmp_path, caps
 def test_replot_draws_the_committed_json(tmp_path):
     import os
 
-    from common import report
-
-    assert l3.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(l3.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{l3.LAB}_divergence.png") > 10_000
 
 

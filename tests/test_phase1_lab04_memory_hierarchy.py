@@ -7,9 +7,10 @@ import os
 import numpy as np
 import pytest
 
-from common import check, cuda, device, report
+from common import check, cuda, device
 from phase1_architecture.lab04_memory_hierarchy import bench as l4b
 from phase1_architecture.lab04_memory_hierarchy import lab as l4
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -104,7 +105,7 @@ def test_main_quick_on_the_cpu(capsys, tmp_path):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert l4.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(l4.main, tmp_path)
     for part in ("bandwidth", "latency", "levels"):
         assert os.path.getsize(tmp_path / f"{l4.LAB}_{part}.png") > 10_000
 

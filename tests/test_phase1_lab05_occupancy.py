@@ -9,10 +9,11 @@ import os
 import numpy as np
 import pytest
 
-from common import check, cuda, device, report
+from common import check, cuda, device
 from common import occupancy as oc
 from phase1_architecture.lab05_occupancy import bench as l5b
 from phase1_architecture.lab05_occupancy import lab as l5
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -89,7 +90,7 @@ def test_calculator_plot_without_a_gpu(tmp_path, capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert l5.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(l5.main, tmp_path)
     for name in (f"{l5.LAB}.png", f"{l5.LAB}_calculator_sm_90.png"):
         assert os.path.getsize(tmp_path / name) > 10_000
 

@@ -7,9 +7,10 @@ import os
 import numpy as np
 import pytest
 
-from common import check, cuda, device, report
+from common import check, cuda, device
 from phase1_architecture.lab06_matmul_naive import bench as l6b
 from phase1_architecture.lab06_matmul_naive import lab as l6
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -126,7 +127,7 @@ def test_size_flag_takes_m_n_k_or_a_cube():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert l6.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(l6.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{l6.LAB}.png") > 10_000
 
 

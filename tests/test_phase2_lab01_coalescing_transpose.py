@@ -2,14 +2,13 @@
 hard-coded where the compiler decides), the Triton transpose in the interpreter, input validation, the lab's --quick run
 on the CPU, --replot from the committed JSON; on a GPU the tile-row loop past gridDim.y, transpose_04's alternative
 parameters, the strided copy and bad input on the device."""
-import os
-
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, report
+from common import arrays, check, cuda
 from phase2_cuda.lab01_coalescing_transpose import bench as trb
 from phase2_cuda.lab01_coalescing_transpose import lab as tr
+from tests.helpers import cp, replot
 
 gpu = pytest.mark.gpu
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
@@ -125,17 +124,12 @@ def test_main_quick_on_the_cpu(capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert tr.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
+    assert replot(tr.main, tmp_path) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
 
 
 # =====================================================================================================================
 # GPU tier
 # =====================================================================================================================
-def _cp(a):
-    import cupy
-
-    return cupy.asarray(a)
 
 
 @gpu
@@ -144,7 +138,7 @@ def _cp(a):
 @pytest.mark.parametrize("shape", [(1000, 1003), (4097, 65), (33, 31), (1, 1)])
 def test_transpose_tile_row_loop(fn, tile, shape):
     """max_grid_y=3 forces every block to walk several tile rows: the loop past gridDim.y's limit, on small shapes."""
-    a = _cp(_rand(shape, 5))
+    a = cp(_rand(shape, 5))
     out = check.poisoned(shape[::-1], "float32", a)
     fn(a, out=out, max_grid_y=3)
     assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T)
@@ -154,7 +148,7 @@ def test_transpose_tile_row_loop(fn, tile, shape):
 @pytest.mark.parametrize("cfg", tr.T04_ALTERNATIVES, ids=tr.config_name)
 def test_transpose_04_alternatives(cfg):
     for shape in ((1000, 1003), (97, 65), (1, 300)):
-        a = _cp(_rand(shape, 9))
+        a = cp(_rand(shape, 9))
         out = check.poisoned(shape[::-1], "float32", a)
         tr.transpose_cuda_04(a, out=out, max_grid_y=2, config=cfg)
         assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T), shape
@@ -164,7 +158,7 @@ def test_transpose_04_alternatives(cfg):
 
 @gpu
 def test_transpose_04_past_the_grid_y_limit():
-    a = _cp(_rand((4_200_000, 2), 6))                   # 65,625 tiles of 64 rows > 65,535
+    a = cp(_rand((4_200_000, 2), 6))                    # 65,625 tiles of 64 rows > 65,535
     assert np.array_equal(arrays.to_numpy(tr.transpose_cuda_04(a)), arrays.to_numpy(a).T)
 
 
@@ -174,7 +168,7 @@ def test_transpose_04_past_the_grid_y_limit():
 def test_transpose_bad_input_on_gpu(fn):
     import cupy
 
-    a = _cp(_rand((8, 8)))
+    a = cp(_rand((8, 8)))
     with pytest.raises(ValueError, match="overlap"):
         fn(a, out=a)
     with pytest.raises(ValueError, match="overlap"):
@@ -191,7 +185,7 @@ def test_transpose_bad_input_on_gpu(fn):
 @gpu
 @pytest.mark.parametrize("stride", [1, 2, 3, 7, 8, 33, 1000])
 def test_strided_copy(stride):
-    x = _cp(_rand(100_001, stride))
+    x = cp(_rand(100_001, stride))
     for view in (x, x[1:]):                              # a misaligned view is fine: scalar loads only
         want = arrays.to_numpy(view)[::stride]
         assert np.array_equal(arrays.to_numpy(tr.strided_copy(view, stride)), want)

@@ -3,14 +3,14 @@ row-sum kernels differ only in their addresses), the Triton row sum in the inter
 --quick run on the CPU, --replot from the committed JSON; on a GPU the sweep kernels at every stride (exact) and the
 row sums' edges."""
 import math
-import os
 
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, report
+from common import arrays, check, cuda
 from phase2_cuda.lab02_bank_conflicts import bench as bkb
 from phase2_cuda.lab02_bank_conflicts import lab as bk
+from tests.helpers import cp, replot
 
 gpu = pytest.mark.gpu
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
@@ -77,17 +77,12 @@ def test_main_quick_on_the_cpu(capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert bk.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{bk.LAB}.png", f"{bk.LAB}_sweep.png"]
+    assert replot(bk.main, tmp_path) == [f"{bk.LAB}.png", f"{bk.LAB}_sweep.png"]
 
 
 # =====================================================================================================================
 # GPU tier
 # =====================================================================================================================
-def _cp(a):
-    import cupy
-
-    return cupy.asarray(a)
 
 
 @gpu
@@ -115,7 +110,7 @@ def test_rowsum_edges_on_gpu(fn):
     assert fn(cupy.empty((0, 32), cupy.float32)).shape == (0,)
     with pytest.raises(ValueError, match="rows of 32"):
         fn(cupy.ones((4, 33), cupy.float32))
-    x = _cp(_rand((8 * 32 * 3 + 5, 32), 8))               # several blocks, a partial warp tile, idle warps
+    x = cp(_rand((8 * 32 * 3 + 5, 32), 8))                # several blocks, a partial warp tile, idle warps
     check.assert_close(fn(x), bk.reference(arrays.to_numpy(x)), "float32")
 
 

@@ -2,13 +2,12 @@
 never a block barrier), the reduce-then-scan traffic model, the Triton sums and scan in the interpreter, input
 validation, the lab's --quick run on the CPU, --replot from the committed JSON; on a GPU every warp-sum kind and the
 scans' deep recursion."""
-import os
-
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, report
+from common import arrays, check, cuda
 from phase2_cuda.lab03_warp_shuffle import lab as ws
+from tests.helpers import cp, replot
 
 gpu = pytest.mark.gpu
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
@@ -78,24 +77,19 @@ def test_main_quick_on_the_cpu(capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert ws.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{ws.LAB}.png"]
+    assert replot(ws.main, tmp_path) == [f"{ws.LAB}.png"]
 
 
 # =====================================================================================================================
 # GPU tier
 # =====================================================================================================================
-def _cp(a):
-    import cupy
-
-    return cupy.asarray(a)
 
 
 @gpu
 @pytest.mark.parametrize("kind", ["smem", "down", "xor"])
 @pytest.mark.parametrize("n", [1, 31, 33, 255, 257, 2049, 2**20 + 7])
 def test_warp_sums_every_kind(kind, n):
-    x = _cp(_rand(n, n))
+    x = cp(_rand(n, n))
     got = ws.warp_sums(x, kind=kind)
     check.assert_close(got, ws.reference(arrays.to_numpy(x))[0], "float32")
 
@@ -106,7 +100,7 @@ def test_scan_deep_recursion_and_bad_input(fn):
     import cupy
 
     n = 2**24 + 5                                       # five levels of segments
-    x = _cp(_rand(n, 11))
+    x = cp(_rand(n, 11))
     sums, y = fn(x)
     ref_sums, ref_scan = ws.reference(arrays.to_numpy(x))
     check.assert_close(sums, ref_sums, "float32", what="sums")

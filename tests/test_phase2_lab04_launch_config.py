@@ -3,15 +3,15 @@ the Little's-law and tail models, compiler facts read from NVRTC (one 16-byte lo
 kernel in the interpreter, input validation, the lab's --quick run on the CPU, --replot from the committed JSON; on a
 GPU the calculator against the driver, any launch shape, misaligned views and bad launches."""
 import math
-import os
 
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, report
+from common import arrays, check, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab04_launch_config import bench as lcb
 from phase2_cuda.lab04_launch_config import lab as lc
+from tests.helpers import cp, replot
 
 gpu = pytest.mark.gpu
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
@@ -100,17 +100,12 @@ def test_main_quick_on_the_cpu(capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert lc.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{lc.LAB}.png", f"{lc.LAB}_tail.png"]
+    assert replot(lc.main, tmp_path) == [f"{lc.LAB}.png", f"{lc.LAB}_tail.png"]
 
 
 # =====================================================================================================================
 # GPU tier
 # =====================================================================================================================
-def _cp(a):
-    import cupy
-
-    return cupy.asarray(a)
 
 
 @gpu
@@ -127,7 +122,7 @@ def test_occupancy_calculator_agrees_with_the_driver():
 @pytest.mark.parametrize("threads,blocks", [(32, 1), (96, 1), (1024, 7), (256, "per_element"), (64, 100_000)])
 @pytest.mark.parametrize("n", [1, 5, 4099, 1_000_003])
 def test_scale_any_launch(threads, blocks, n):
-    x = _cp(_rand(n, n))
+    x = cp(_rand(n, n))
     out = check.poisoned((n,), "float32", x)
     lc.scale(x, out, threads=threads, blocks=blocks)
     check.assert_close(out, lc.reference(arrays.to_numpy(x)), "float32")
@@ -135,7 +130,7 @@ def test_scale_any_launch(threads, blocks, n):
 
 @gpu
 def test_scale_misaligned_falls_back_and_bad_launch_is_rejected():
-    x = _cp(_rand(10_003, 3))
+    x = cp(_rand(10_003, 3))
     v = x[1:]
     assert not arrays.aligned(v, 16)
     check.assert_close(lc.scale(v, waves=0.5), lc.reference(arrays.to_numpy(v)), "float32")

@@ -4,15 +4,14 @@ the run-time-indexed array in local memory: never hard-coded where the compiler 
 from the committed JSON; on a GPU the calculator against the driver, every setting at full capacity, and the
 occupancy probe.
 """
-import os
-
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, report
+from common import arrays, check, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab05_register_pressure import bench as rpb
 from phase2_cuda.lab05_register_pressure import lab as rp
+from tests.helpers import cp, replot
 
 gpu = pytest.mark.gpu
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
@@ -96,17 +95,12 @@ def test_caps_summary_reads_compile_rows_and_gpu_rows():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert rp.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{rp.LAB}.png"]
+    assert replot(rp.main, tmp_path) == [f"{rp.LAB}.png"]
 
 
 # =====================================================================================================================
 # GPU tier
 # =====================================================================================================================
-def _cp(a):
-    import cupy
-
-    return cupy.asarray(a)
 
 
 @gpu
@@ -125,11 +119,11 @@ def test_occupancy_calculator_agrees_with_the_driver(setting):
 @gpu
 @pytest.mark.parametrize("setting", rp.settings(quick=False), ids=lambda s: s.name)
 def test_colnorm_every_setting_at_full_capacity(setting):
-    x = _cp(_rand((setting.capacity, 1003), setting.capacity))
+    x = cp(_rand((setting.capacity, 1003), setting.capacity))
     out = check.poisoned(x.shape, "float32", x)
     check.assert_close(rp.colnorm(x, out, setting=setting), rp.reference(arrays.to_numpy(x)), "float32")
     with pytest.raises(ValueError, match="at most"):
-        rp.colnorm(_cp(_rand((setting.capacity + 1, 3))), setting=setting)
+        rp.colnorm(cp(_rand((setting.capacity + 1, 3))), setting=setting)
 
 
 @gpu
@@ -138,7 +132,7 @@ def test_occupancy_probe_measures_resident_warps():
 
     d = device.info()
     for s in (rp.work_setting(4), rp.work_setting(160)):
-        x = _cp(_rand((s.capacity, 2**20 // s.capacity), 1))
+        x = cp(_rand((s.capacity, 2**20 // s.capacity), 1))
         probe = cupy.zeros(2 * rp.PROBE_SLOTS, cupy.int32)
         y = rp.colnorm(x, setting=s, probe=probe)
         check.assert_close(y, rp.reference(arrays.to_numpy(x)), "float32")

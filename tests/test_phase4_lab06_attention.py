@@ -11,6 +11,7 @@ import pytest
 from common import check, device, lab, report
 from phase4_optimization.lab06_attention import bench as attb
 from phase4_optimization.lab06_attention import lab as att
+from tests.helpers import replot
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.cpu_only           # host tensors in the interpreter; the GPU tier covers the same
@@ -206,7 +207,7 @@ def test_cli_quick_exits_0(capsys):
 def test_replot_draws_the_committed_json(tmp_path):
     """--replot redraws the plot from results/h200/ without a GPU (rows of the committed JSON, which predates the
     CUDA C shapes' rows: their plot appears only once they are measured)."""
-    assert att.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(att.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{att.LAB}.png") > 10_000
 
 

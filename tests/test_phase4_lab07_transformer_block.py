@@ -14,6 +14,7 @@ import pytest
 from common import check, device, lab, report
 from phase4_optimization.lab07_transformer_block import bench as tbb
 from phase4_optimization.lab07_transformer_block import lab as tb
+from tests.helpers import replot
 
 
 def _inputs(size, dtype="float64", seed=0):
@@ -103,7 +104,7 @@ def test_the_block_is_made_of_the_earlier_labs_kernels():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert tb.main(["--replot", os.path.join(report.ROOT, "results", "h200"), "--out", str(tmp_path)]) == 0
+    replot(tb.main, tmp_path)
     assert os.path.getsize(tmp_path / f"{tb.LAB}.png") > 10_000
     assert set(tbb.TARGETS) == set(tbb.BENCH_CASES)
 
