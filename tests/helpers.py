@@ -1,9 +1,14 @@
-"""What several test files share: a lab's --replot run on the committed H200 results, and an array moved to the GPU."""
+"""What several test files share: a lab's --replot run on the committed H200 results, fp32 inputs from a fixed seed,
+an array moved to the GPU, the mark for tests that read SASS."""
 import os
 
-from common import report
+import numpy as np
+import pytest
+
+from common import check, cuda, report
 
 H200 = os.path.join(report.ROOT, "results", "h200")
+needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
 
 
 def replot(main, tmp_path) -> list[str]:
@@ -11,6 +16,11 @@ def replot(main, tmp_path) -> list[str]:
     the names of the files it drew, sorted."""
     assert main(["--replot", H200, "--out", str(tmp_path)]) == 0
     return sorted(p.name for p in tmp_path.iterdir())
+
+
+def rand(shape, seed=0):
+    """Standard-normal fp32 values of `shape`, drawn from check.rng(seed)."""
+    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 def cp(a):

@@ -8,14 +8,9 @@ import pytest
 from common import arrays, check, cuda
 from phase2_cuda.lab01_coalescing_transpose import bench as trb
 from phase2_cuda.lab01_coalescing_transpose import lab as tr
-from tests.helpers import cp, replot
+from tests.helpers import cp, needs_sass, rand, replot
 
 gpu = pytest.mark.gpu
-needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
-
-
-def _rand(shape, seed=0):
-    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 # =====================================================================================================================
@@ -84,7 +79,7 @@ def test_transpose_04_alternatives_compile_without_spills():
 @pytest.mark.cpu_only
 @pytest.mark.parametrize("shape", [(1, 1), (33, 31), (2, 70), (65, 1)])
 def test_triton_transpose_in_the_interpreter(shape):
-    a = _rand(shape, 1)
+    a = rand(shape, 1)
     out = check.poison(np.empty(shape[::-1], np.float32))
     got = tr.transpose_triton(a, out=out)
     assert got is out and np.array_equal(out, a.T)
@@ -92,7 +87,7 @@ def test_triton_transpose_in_the_interpreter(shape):
 
 @pytest.mark.cpu_only
 def test_triton_transpose_rejects_bad_input():
-    a = _rand((4, 6))
+    a = rand((4, 6))
     with pytest.raises(ValueError, match="2-D"):
         tr.transpose_triton(a.ravel())
     with pytest.raises(TypeError, match="dtype float16"):
@@ -101,7 +96,7 @@ def test_triton_transpose_rejects_bad_input():
         tr.transpose_triton(a, out=np.empty((4, 6), np.float32))
     with pytest.raises(ValueError, match="C-contiguous"):
         tr.transpose_triton(np.asfortranarray(a))
-    sq = _rand((5, 5))
+    sq = rand((5, 5))
     with pytest.raises(ValueError, match="overlap"):
         tr.transpose_triton(sq, out=sq)
     assert tr.transpose_triton(np.empty((0, 3), np.float32)).shape == (3, 0)
@@ -138,7 +133,7 @@ def test_replot_draws_the_committed_json(tmp_path):
 @pytest.mark.parametrize("shape", [(1000, 1003), (4097, 65), (33, 31), (1, 1)])
 def test_transpose_tile_row_loop(fn, tile, shape):
     """max_grid_y=3 forces every block to walk several tile rows: the loop past gridDim.y's limit, on small shapes."""
-    a = cp(_rand(shape, 5))
+    a = cp(rand(shape, 5))
     out = check.poisoned(shape[::-1], "float32", a)
     fn(a, out=out, max_grid_y=3)
     assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T)
@@ -148,7 +143,7 @@ def test_transpose_tile_row_loop(fn, tile, shape):
 @pytest.mark.parametrize("cfg", tr.T04_ALTERNATIVES, ids=tr.config_name)
 def test_transpose_04_alternatives(cfg):
     for shape in ((1000, 1003), (97, 65), (1, 300)):
-        a = cp(_rand(shape, 9))
+        a = cp(rand(shape, 9))
         out = check.poisoned(shape[::-1], "float32", a)
         tr.transpose_cuda_04(a, out=out, max_grid_y=2, config=cfg)
         assert np.array_equal(arrays.to_numpy(out), arrays.to_numpy(a).T), shape
@@ -158,7 +153,7 @@ def test_transpose_04_alternatives(cfg):
 
 @gpu
 def test_transpose_04_past_the_grid_y_limit():
-    a = cp(_rand((4_200_000, 2), 6))                    # 65,625 tiles of 64 rows > 65,535
+    a = cp(rand((4_200_000, 2), 6))                     # 65,625 tiles of 64 rows > 65,535
     assert np.array_equal(arrays.to_numpy(tr.transpose_cuda_04(a)), arrays.to_numpy(a).T)
 
 
@@ -168,7 +163,7 @@ def test_transpose_04_past_the_grid_y_limit():
 def test_transpose_bad_input_on_gpu(fn):
     import cupy
 
-    a = cp(_rand((8, 8)))
+    a = cp(rand((8, 8)))
     with pytest.raises(ValueError, match="overlap"):
         fn(a, out=a)
     with pytest.raises(ValueError, match="overlap"):
@@ -185,7 +180,7 @@ def test_transpose_bad_input_on_gpu(fn):
 @gpu
 @pytest.mark.parametrize("stride", [1, 2, 3, 7, 8, 33, 1000])
 def test_strided_copy(stride):
-    x = cp(_rand(100_001, stride))
+    x = cp(rand(100_001, stride))
     for view in (x, x[1:]):                              # a misaligned view is fine: scalar loads only
         want = arrays.to_numpy(view)[::stride]
         assert np.array_equal(arrays.to_numpy(tr.strided_copy(view, stride)), want)

@@ -10,14 +10,9 @@ import pytest
 from common import arrays, check, cuda
 from phase2_cuda.lab02_bank_conflicts import bench as bkb
 from phase2_cuda.lab02_bank_conflicts import lab as bk
-from tests.helpers import cp, replot
+from tests.helpers import cp, needs_sass, rand, replot
 
 gpu = pytest.mark.gpu
-needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
-
-
-def _rand(shape, seed=0):
-    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 # =====================================================================================================================
@@ -53,16 +48,16 @@ def test_sweep_reference_swizzle_equals_stride_32():
 @pytest.mark.cpu_only
 @pytest.mark.parametrize("rows", [1, 33, 129])
 def test_triton_rowsum_in_the_interpreter(rows):
-    x = _rand((rows, 32), rows)
+    x = rand((rows, 32), rows)
     check.assert_close(bk.rowsum_triton(x, out=check.poison(np.empty(rows, np.float32))), bk.reference(x), "float32")
 
 
 @pytest.mark.cpu_only
 def test_rowsum_rejects_rows_that_are_not_32_wide():
     with pytest.raises(ValueError, match="rows of 32"):
-        bk.rowsum_triton(_rand((4, 31)))
+        bk.rowsum_triton(rand((4, 31)))
     with pytest.raises(TypeError, match="GPU array"):
-        bk.rowsum_cuda_02(_rand((4, 32)))
+        bk.rowsum_cuda_02(rand((4, 32)))
 
 
 @pytest.mark.cpu_only
@@ -110,7 +105,7 @@ def test_rowsum_edges_on_gpu(fn):
     assert fn(cupy.empty((0, 32), cupy.float32)).shape == (0,)
     with pytest.raises(ValueError, match="rows of 32"):
         fn(cupy.ones((4, 33), cupy.float32))
-    x = cp(_rand((8 * 32 * 3 + 5, 32), 8))                # several blocks, a partial warp tile, idle warps
+    x = cp(rand((8 * 32 * 3 + 5, 32), 8))                 # several blocks, a partial warp tile, idle warps
     check.assert_close(fn(x), bk.reference(arrays.to_numpy(x)), "float32")
 
 

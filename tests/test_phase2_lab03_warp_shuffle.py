@@ -7,14 +7,9 @@ import pytest
 
 from common import arrays, check, cuda
 from phase2_cuda.lab03_warp_shuffle import lab as ws
-from tests.helpers import cp, replot
+from tests.helpers import cp, needs_sass, rand, replot
 
 gpu = pytest.mark.gpu
-needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
-
-
-def _rand(shape, seed=0):
-    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 # =====================================================================================================================
@@ -44,7 +39,7 @@ def test_reduce_then_scan_traffic_model():
 @pytest.mark.cpu_only
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 1025, 33_000])   # 33,000: three levels of recursion
 def test_triton_scan_in_the_interpreter(n):
-    x = _rand(n, n)
+    x = rand(n, n)
     ref_sums, ref_scan = ws.reference(x)
     out = (check.poison(np.empty(ws.segment_count(n), np.float32)), check.poison(np.empty(n, np.float32)))
     sums, scan = ws.scan_triton(x, out=out)
@@ -55,13 +50,13 @@ def test_triton_scan_in_the_interpreter(n):
 @pytest.mark.cpu_only
 def test_scan_rejects_bad_input():
     with pytest.raises(ValueError, match="1-D"):
-        ws.scan_triton(_rand((4, 4)))
+        ws.scan_triton(rand((4, 4)))
     with pytest.raises(ValueError, match=r"out\[0\] \(sums\): expected shape"):
-        ws.scan_triton(_rand(100), out=(np.empty(3, np.float32), np.empty(100, np.float32)))
+        ws.scan_triton(rand(100), out=(np.empty(3, np.float32), np.empty(100, np.float32)))
     with pytest.raises(TypeError, match=r"\(sums, scan\) pair"):
-        ws.scan_triton(_rand(100), out=np.empty(100, np.float32))
+        ws.scan_triton(rand(100), out=np.empty(100, np.float32))
     with pytest.raises(TypeError, match="GPU array"):
-        ws.scan_cuda_02(_rand(100))
+        ws.scan_cuda_02(rand(100))
     s, y = ws.scan_triton(np.empty(0, np.float32))
     assert s.shape == (0,) and y.shape == (0,)
 
@@ -89,7 +84,7 @@ def test_replot_draws_the_committed_json(tmp_path):
 @pytest.mark.parametrize("kind", ["smem", "down", "xor"])
 @pytest.mark.parametrize("n", [1, 31, 33, 255, 257, 2049, 2**20 + 7])
 def test_warp_sums_every_kind(kind, n):
-    x = cp(_rand(n, n))
+    x = cp(rand(n, n))
     got = ws.warp_sums(x, kind=kind)
     check.assert_close(got, ws.reference(arrays.to_numpy(x))[0], "float32")
 
@@ -100,7 +95,7 @@ def test_scan_deep_recursion_and_bad_input(fn):
     import cupy
 
     n = 2**24 + 5                                       # five levels of segments
-    x = cp(_rand(n, 11))
+    x = cp(rand(n, 11))
     sums, y = fn(x)
     ref_sums, ref_scan = ws.reference(arrays.to_numpy(x))
     check.assert_close(sums, ref_sums, "float32", what="sums")

@@ -11,14 +11,9 @@ from common import arrays, check, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab04_launch_config import bench as lcb
 from phase2_cuda.lab04_launch_config import lab as lc
-from tests.helpers import cp, replot
+from tests.helpers import cp, needs_sass, rand, replot
 
 gpu = pytest.mark.gpu
-needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
-
-
-def _rand(shape, seed=0):
-    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 # =====================================================================================================================
@@ -81,7 +76,7 @@ def test_scale_kernel_is_one_128_bit_load_per_iteration():
 @pytest.mark.cpu_only
 @pytest.mark.parametrize("n", [1, 3, 1025])
 def test_triton_scale_in_the_interpreter(n):
-    x = _rand(n, n)
+    x = rand(n, n)
     check.assert_close(lc.scale_triton(x, out=check.poison(np.empty(n, np.float32))), lc.reference(x), "float32")
 
 
@@ -122,7 +117,7 @@ def test_occupancy_calculator_agrees_with_the_driver():
 @pytest.mark.parametrize("threads,blocks", [(32, 1), (96, 1), (1024, 7), (256, "per_element"), (64, 100_000)])
 @pytest.mark.parametrize("n", [1, 5, 4099, 1_000_003])
 def test_scale_any_launch(threads, blocks, n):
-    x = cp(_rand(n, n))
+    x = cp(rand(n, n))
     out = check.poisoned((n,), "float32", x)
     lc.scale(x, out, threads=threads, blocks=blocks)
     check.assert_close(out, lc.reference(arrays.to_numpy(x)), "float32")
@@ -130,7 +125,7 @@ def test_scale_any_launch(threads, blocks, n):
 
 @gpu
 def test_scale_misaligned_falls_back_and_bad_launch_is_rejected():
-    x = cp(_rand(10_003, 3))
+    x = cp(rand(10_003, 3))
     v = x[1:]
     assert not arrays.aligned(v, 16)
     check.assert_close(lc.scale(v, waves=0.5), lc.reference(arrays.to_numpy(v)), "float32")

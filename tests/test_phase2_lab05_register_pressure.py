@@ -11,14 +11,9 @@ from common import arrays, check, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab05_register_pressure import bench as rpb
 from phase2_cuda.lab05_register_pressure import lab as rp
-from tests.helpers import cp, replot
+from tests.helpers import cp, needs_sass, rand, replot
 
 gpu = pytest.mark.gpu
-needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
-
-
-def _rand(shape, seed=0):
-    return check.rng(seed).standard_normal(shape).astype(np.float32)
 
 
 # =====================================================================================================================
@@ -64,7 +59,7 @@ def test_runtime_index_goes_to_local_memory_without_a_spill():
 @pytest.mark.cpu_only
 @pytest.mark.parametrize("shape", [(1, 1), (5, 65), (16, 130)])
 def test_triton_colnorm_in_the_interpreter(shape):
-    x = _rand(shape, shape[1])
+    x = rand(shape, shape[1])
     check.assert_close(rp.colnorm_triton(x, out=check.poison(np.empty(shape, np.float32))), rp.reference(x), "float32")
 
 
@@ -119,11 +114,11 @@ def test_occupancy_calculator_agrees_with_the_driver(setting):
 @gpu
 @pytest.mark.parametrize("setting", rp.settings(quick=False), ids=lambda s: s.name)
 def test_colnorm_every_setting_at_full_capacity(setting):
-    x = cp(_rand((setting.capacity, 1003), setting.capacity))
+    x = cp(rand((setting.capacity, 1003), setting.capacity))
     out = check.poisoned(x.shape, "float32", x)
     check.assert_close(rp.colnorm(x, out, setting=setting), rp.reference(arrays.to_numpy(x)), "float32")
     with pytest.raises(ValueError, match="at most"):
-        rp.colnorm(cp(_rand((setting.capacity + 1, 3))), setting=setting)
+        rp.colnorm(cp(rand((setting.capacity + 1, 3))), setting=setting)
 
 
 @gpu
@@ -132,7 +127,7 @@ def test_occupancy_probe_measures_resident_warps():
 
     d = device.info()
     for s in (rp.work_setting(4), rp.work_setting(160)):
-        x = cp(_rand((s.capacity, 2**20 // s.capacity), 1))
+        x = cp(rand((s.capacity, 2**20 // s.capacity), 1))
         probe = cupy.zeros(2 * rp.PROBE_SLOTS, cupy.int32)
         y = rp.colnorm(x, setting=s, probe=probe)
         check.assert_close(y, rp.reference(arrays.to_numpy(x)), "float32")
