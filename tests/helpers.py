@@ -1,5 +1,5 @@
-"""What several test files share: a lab's --replot run on the committed H200 results, fp32 inputs from a fixed seed,
-an array moved to the GPU, the mark for tests that read SASS."""
+"""What several test files share: a lab's --quick run on the CPU and its --replot of the committed H200 results, fp32
+inputs from a fixed seed, an array moved to the GPU, the mark for tests that read SASS."""
 import os
 
 import numpy as np
@@ -9,6 +9,15 @@ from common import check, cuda, report
 
 H200 = os.path.join(report.ROOT, "results", "h200")
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def quick_output(main, capsys) -> str:
+    """What a lab's `--quick --arch sm_90` run printed on the CPU: it succeeded, checked its variants in the
+    interpreter and compiled its kernels."""
+    assert main(["--quick", "--arch", "sm_90"]) == 0
+    out = capsys.readouterr().out
+    assert "interpreter" in out and "compiled" in out and "ok (" in out
+    return out
 
 
 def replot(main, tmp_path) -> list[str]:

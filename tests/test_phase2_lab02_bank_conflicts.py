@@ -10,7 +10,7 @@ import pytest
 from common import arrays, check, cuda
 from phase2_cuda.lab02_bank_conflicts import bench as bkb
 from phase2_cuda.lab02_bank_conflicts import lab as bk
-from tests.helpers import cp, needs_sass, rand, replot
+from tests.helpers import cp, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -62,9 +62,7 @@ def test_rowsum_rejects_rows_that_are_not_32_wide():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    assert bk.main(["--quick", "--arch", "sm_90"]) == 0
-    out = capsys.readouterr().out
-    assert "interpreter" in out and "compiled" in out and "ok (" in out
+    out = quick_output(bk.main, capsys)
     assert "predicted passes per warp load" in out and "1056" in out          # the model (bench.explain)
     assert "rowsum_03_swizzled" in out                                        # the compile report
     if cuda.find_cuobjdump():

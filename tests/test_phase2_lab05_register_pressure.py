@@ -11,7 +11,7 @@ from common import arrays, check, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab05_register_pressure import bench as rpb
 from phase2_cuda.lab05_register_pressure import lab as rp
-from tests.helpers import cp, needs_sass, rand, replot
+from tests.helpers import cp, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -73,9 +73,7 @@ def test_colnorm_rejects_bad_input_before_launch():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    assert rp.main(["--quick", "--arch", "sm_90"]) == 0
-    out = capsys.readouterr().out
-    assert "interpreter" in out and "compiled" in out and "ok (" in out
+    out = quick_output(rp.main, capsys)
     assert "registers rise and spills appear" in out                          # the compile table's verdict
     assert "-maxrregcount=32: " in out and "B of local memory per thread" in out   # one line per cap
 
