@@ -1,5 +1,6 @@
 """What several test files share: a lab's --quick run on the CPU and its --replot of the committed H200 results, fp32
-inputs from a fixed seed, an array moved to the GPU, the mark for tests that read SASS."""
+inputs from a fixed seed, an array moved to the GPU, the mark for tests that read SASS, the skip of a variant that
+cannot run here."""
 import os
 
 import numpy as np
@@ -37,3 +38,11 @@ def cp(a):
     import cupy
 
     return cupy.asarray(a)
+
+
+def skip_unless_available(variant):
+    """Skip the calling test where `variant` cannot run on this machine (a CUDA C variant without a GPU, a kernel for
+    another architecture), with the variant's own reason."""
+    ok, why = variant.available()
+    if not ok:
+        pytest.skip(why)

@@ -23,6 +23,7 @@ import pytest
 
 from common import arrays, check, device, lab
 from tests.conftest import lab_modules
+from tests.helpers import skip_unless_available
 
 GPU = device.has_gpu()
 WHERE = "cuda" if GPU else "cpu"
@@ -213,9 +214,7 @@ def test_host_arrays_are_refused_with_a_hint(mod, v):
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mod,v,cat", _params(CATEGORIES))
 def test_bad_input(mod, v, cat):
-    ok, why = v.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(v)
     size, dtype = medium_case(mod, v) if cat in ("misaligned", "nan_inf") else small_case(mod, v)
     inputs = list(mod.make_inputs(size, dtype, check.rng(1), WHERE))
     pos = _array_positions(inputs)
@@ -321,9 +320,7 @@ def _huge_params():
 
 @pytest.mark.parametrize("name,v", _huge_params())
 def test_more_than_2_31_elements(name, v):
-    ok, why = v.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(v)
     import cupy
 
     if _free_bytes() < 4 * 4 * HUGE:

@@ -28,6 +28,7 @@ import pytest
 from common import arrays, check
 from tests import test_bad_input as B
 from tests.conftest import lab_modules
+from tests.helpers import skip_unless_available
 
 GPU = B.GPU
 WHERE = B.WHERE
@@ -92,9 +93,7 @@ def _attn_params():
 
 @pytest.mark.parametrize("mod,v,where", _attn_params())
 def test_attention_nan_inf(mod, v, where):
-    ok, why = v.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(v)
     cases = [c for c in B._cases(mod) if c[1] in v.dtypes]
     if where == "k_any_row":      # not causal: a key every query attends to
         cases = [c for c in cases if not c[0][4] and c[0][2] >= 3] or [c for c in cases if not c[0][4]]

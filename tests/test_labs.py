@@ -10,6 +10,7 @@ import pytest
 
 from common import device, lab
 from tests.conftest import lab_modules
+from tests.helpers import skip_unless_available
 
 LABS = lab_modules()
 IDS = [name for name, _ in LABS]
@@ -45,9 +46,7 @@ def _variant_cases():
 
 @pytest.mark.parametrize("mod,variant", _variant_cases())
 def test_variant_matches_reference(mod, variant):
-    ok, why = variant.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(variant)
     cases = mod.CHECK_CASES if device.has_gpu() else mod.CPU_CHECK_CASES
     rows, all_ok = lab.check_variants(mod, [variant], cases, verbose=False)
     assert rows[0]["cases"] > 0, f"{variant.name}: no case ran ({rows[0]['result']})"

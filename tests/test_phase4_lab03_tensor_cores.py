@@ -11,6 +11,7 @@ import pytest
 from common import arrays, check, cuda, device, report
 from phase4_optimization.lab03_tensor_cores import bench as tcb
 from phase4_optimization.lab03_tensor_cores import lab as tc
+from tests.helpers import skip_unless_available
 
 gpu = pytest.mark.gpu
 ARCHS = ("sm_80", "sm_90")
@@ -466,9 +467,7 @@ def test_bad_input_on_gpu():
 @gpu
 def test_wgmma_variant_when_present():
     v = next(v for v in tc.VARIANTS if v.name == "cuda 03 wgmma+TMA")
-    ok, why = v.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(v)
     for dtype in v.dtypes:
         a, b = _dev((300, 520), dtype, 7), _dev((520, 260), dtype, 8)
         _check(v.fn, a, b, check.poisoned((300, 260), dtype, a), dtype)

@@ -14,7 +14,7 @@ import pytest
 from common import check, device, lab, report
 from phase4_optimization.lab07_transformer_block import bench as tbb
 from phase4_optimization.lab07_transformer_block import lab as tb
-from tests.helpers import replot
+from tests.helpers import replot, skip_unless_available
 
 
 def _inputs(size, dtype="float64", seed=0):
@@ -185,9 +185,7 @@ def test_a_nan_token_poisons_later_tokens_only(where):
     ref = tb.reference(*[lab._np64(a) for a in (x, *rest)])
     assert np.isnan(ref[:, t:]).all() and np.isfinite(ref[:, :t]).all(), "reference: NaN from token t on, only"
     ours = tb.VARIANTS[0]
-    ok, why = ours.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(ours)
     out = check.poisoned(ref.shape, dtype, x)
     check.assert_close(ours.fn(x, *rest, out=out), ref, dtype, tb.tolerance(size, dtype),
                        what=f"NaN/Inf at token {t}")

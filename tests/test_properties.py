@@ -18,6 +18,7 @@ import pytest
 
 from common import arrays, check
 from tests import test_bad_input as B
+from tests.helpers import skip_unless_available
 from tests.seeds import GATE_SEEDS, process_seed_is_gate
 
 DRAWS = 4 if B.GPU else 3
@@ -94,9 +95,7 @@ def test_random_shapes_dtypes_layouts_phase4(mod, v, seed):
 
 
 def _sweep(mod, v, draw, seed):
-    ok, why = v.available()
-    if not ok:
-        pytest.skip(why)
+    skip_unless_available(v)
     # the same streams check.rng(offset) gives when COURSE_SEED = seed, so a failing draw replays with COURSE_SEED
     rng = np.random.default_rng([seed, 9000 + zlib.crc32(v.name.encode()) % 1000])
     for d in range(DRAWS):
