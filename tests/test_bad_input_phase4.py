@@ -247,6 +247,12 @@ def _materialize(kw, args):
     return kw
 
 
+def _wrapper_params(cases):
+    """The (lab, wrapper, inputs, keywords, argument named) cases as parameters, each with its id."""
+    return [pytest.param(lab_name, fn_name, build, kw, name, id=cid)
+            for cid, lab_name, fn_name, build, kw, name in cases]
+
+
 def _expect_refusal(fn, args, kw, name, what):
     e = B._refused(fn, what, *args, **kw)
     msg = str(e)
@@ -255,9 +261,7 @@ def _expect_refusal(fn, args, kw, name, what):
     return e
 
 
-@pytest.mark.parametrize("lab_name,fn_name,build,kw,name", [
-    pytest.param(lab_name, fn_name, build, kw, name, id=cid)
-    for cid, lab_name, fn_name, build, kw, name in TRITON_CASES])
+@pytest.mark.parametrize("lab_name,fn_name,build,kw,name", _wrapper_params(TRITON_CASES))
 def test_triton_wrapper_refuses_bad_arguments(lab_name, fn_name, build, kw, name):
     fn = _attr(lab_name, fn_name)
     args = build()
@@ -366,9 +370,7 @@ CUDA_CASES = [
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("lab_name,fn_name,build,kw,name", [
-    pytest.param(lab_name, fn_name, build, kw, name, id=cid)
-    for cid, lab_name, fn_name, build, kw, name in CUDA_CASES])
+@pytest.mark.parametrize("lab_name,fn_name,build,kw,name", _wrapper_params(CUDA_CASES))
 def test_cuda_wrapper_refuses_bad_arguments(lab_name, fn_name, build, kw, name):
     fn = _attr(lab_name, fn_name)
     args = build()
