@@ -309,6 +309,19 @@ def lab_module(phase: str, name: str):
     return importlib.import_module(f"{phase}.{name}.lab")
 
 
+def lab_names(phases) -> list[tuple[str, str]]:
+    """(phase, lab folder) for every lab the phase packages list (their LABS), in order; a phase whose package does not
+    import is passed over."""
+    out = []
+    for phase in phases:
+        try:
+            pkg = importlib.import_module(phase)
+        except ImportError:
+            continue
+        out.extend((phase, name) for name in getattr(pkg, "LABS", []))
+    return out
+
+
 def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
     """A CUDA C variant of an earlier lab, picked by name prefix (else the last CUDA variant that runs here); None
     when none suits. For putting a Triton kernel next to the CUDA C kernel that does the same job."""

@@ -1,5 +1,4 @@
 """Two tiers: the CPU tier always runs real code; tests marked `gpu` run on a CUDA GPU and skip elsewhere."""
-import importlib
 import os
 import subprocess
 import tempfile
@@ -22,17 +21,9 @@ PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimiz
 
 def lab_modules():
     """Every lab of every phase, in order, as (phase.lab, its lab.py module)."""
-    from common.lab import lab_module
+    from common.lab import lab_module, lab_names
 
-    out = []
-    for phase in PHASES:
-        try:
-            pkg = importlib.import_module(phase)
-        except ImportError:
-            continue
-        for name in getattr(pkg, "LABS", []):
-            out.append((f"{phase}.{name}", lab_module(phase, name)))
-    return out
+    return [(f"{phase}.{name}", lab_module(phase, name)) for phase, name in lab_names(PHASES)]
 
 
 def pytest_collection_modifyitems(config, items):

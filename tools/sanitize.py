@@ -69,23 +69,16 @@ _LIBRARY_KERNEL = re.compile(
 def lab_modules(phases=PHASES, only=None):
     """[(qualified name, module)] for every lab that exists, in phase order (phase 4 labs appear once written);
     with `only`, just the labs whose qualified name contains one of those strings (the others are not imported)."""
-    import importlib
+    from common.lab import lab_module, lab_names
 
     out = []
-    for phase in phases:
-        try:
-            pkg = importlib.import_module(phase)
-        except ImportError:
+    for phase, name in lab_names(phases):
+        if only and not any(o in f"{phase}.{name}" for o in only):
             continue
-        for name in getattr(pkg, "LABS", []):
-            if only and not any(o in f"{phase}.{name}" for o in only):
-                continue
-            try:
-                from common.lab import lab_module
-
-                out.append((f"{phase}.{name}", lab_module(phase, name)))
-            except Exception as e:  # noqa: BLE001 - a lab that does not import is reported, the others still run
-                BROKEN[f"{phase}.{name}"] = f"{type(e).__name__}: {e}"
+        try:
+            out.append((f"{phase}.{name}", lab_module(phase, name)))
+        except Exception as e:  # noqa: BLE001 - a lab that does not import is reported, the others still run
+            BROKEN[f"{phase}.{name}"] = f"{type(e).__name__}: {e}"
     return out
 
 
