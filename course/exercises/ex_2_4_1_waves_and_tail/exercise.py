@@ -1,0 +1,113 @@
+"""Exercise 2.4.1 - blocks per SM, waves, Little's-law bandwidth and the three models of a partial last wave for lab
+2.4's scale_grid_stride_float4 on an H200, checked against common.occupancy (with the kernel's registers from its
+NVRTC compile report for sm_90) and lab 2.4's own models (little_gbps, tail_model)."""
+import math
+
+ID = "2.4.1"
+TITLE = "Waves and the tail: predict blocks per SM, waves, Little's-law GB/s and a partial wave's cost (lab 2.4)"
+TIER = "cpu"
+FILE = "answers.py"
+NAMES = ("BLOCKS_PER_SM", "WAVES", "GBPS", "TAIL")
+KERNEL, ARCH, SMS = "scale_grid_stride_float4", "sm_90", 132
+# The exercise's givens, as the starting point states them: the H200's fitted latency and HBM ceiling
+# (results/h200/phase2_lab04_launch_config.json: fitted_latency_us, ceiling.hbm_gbps), rounded.
+LATENCY_US, CEILING_GBPS = 0.557, 4341.0
+TAIL_THREADS = 256
+LAB = "phase2_lab04_launch_config"
+
+
+def _blocks_per_sm(threads: int):
+    from common import cuda
+    from common.occupancy import occupancy
+    from phase2_cuda.lab04_launch_config import lab as L
+
+    regs = cuda.compile_report(L.CU, ARCH)[KERNEL].registers
+    occ = occupancy(ARCH, threads, regs)
+    return occ.blocks_per_sm, occ.limiters, regs
+
+
+def _measured(L) -> str:
+    """What the H200 measured for the same cases (from the committed JSON), or ''."""
+    from course.exercises.phase2_checks import h200_row
+
+    tail = [h200_row(LAB, variant=f"{w:g} waves").get("time_in_waves") for w in (1.1, 1.25, 2.5)]
+    gbps = [h200_row(LAB, variant=f"b256 {w:g} wave").get("gbps") for w in (0.125, 0.25, 1)]
+    if None in tail or None in gbps:
+        return ""
+    return (f" Measured on the H200 ({LAB}.json): {tail[0]:.3f}, {tail[1]:.3f} and {tail[2]:.3f} wave-times at 1.1, "
+            f"1.25 and 2.5 waves; {gbps[0]:,.0f}, {gbps[1]:,.0f} and {gbps[2]:,.0f} GB/s at 1/8, 1/4 and 1 wave of "
+            "256-thread blocks - the model holds where the kernel is latency-bound, and over-promises where queueing "
+            "in the memory system raises the latency.")
+
+
+def check(path):
+    from course.exercise import Verdict
+    from course.exercises.phase2_checks import answers, close, not_yet
+    from phase2_cuda.lab04_launch_config import lab as L
+
+    mod = answers(path, "ex241", __file__, NAMES)
+    if isinstance(mod, Verdict):
+        return mod
+    wrong, total = [], 0
+    try:
+        per_sm = {t: _blocks_per_sm(t) for t in {*mod.BLOCKS_PER_SM, *(t for t, _ in mod.WAVES), *(t for t, _ in
+                                                                                                    mod.GBPS)}}
+    except Exception as e:  # noqa: BLE001 - NVRTC, not the answer: say so plainly
+        return Verdict(False, f"could not compile lab 2.4's kernels.cu here ({type(e).__name__}: {str(e)[:200]}); "
+                              "its compile report needs the same")
+    for t, said in mod.BLOCKS_PER_SM.items():
+        total += 1
+        bps, limits, regs = per_sm[t]
+        if said is None:
+            wrong.append(f"BLOCKS_PER_SM[{t}]: no answer yet")
+        elif said != bps:
+            per_warp = math.ceil(regs * 32 / 256) * 256
+            wrong.append(f"BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {' and '.join(limits)} - "
+                         f"threads allow {2048 // t}, blocks 32, registers ({regs} a thread, {per_warp} a warp) "
+                         f"{65536 // (per_warp * (t // 32))}")
+    for (t, grid), said in mod.WAVES.items():
+        total += 1
+        wave = SMS * per_sm[t][0]
+        if said is None:
+            wrong.append(f"WAVES[{t}, {grid}]: no answer yet")
+        elif not close(said, grid / wave):
+            wrong.append(f"WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {SMS} SMs x "
+                         f"{per_sm[t][0]} = {wave} blocks, so {grid} blocks are {grid / wave:.4g} waves")
+    for (t, grid), said in mod.GBPS.items():
+        total += 1
+        resident = min(grid, SMS * per_sm[t][0]) * t
+        want = L.little_gbps(resident, LATENCY_US, CEILING_GBPS)
+        if said is None:
+            wrong.append(f"GBPS[{t}, {grid}]: no answer yet")
+        elif not close(said, want):
+            capped = " - more than the ceiling, so the ceiling" if want >= CEILING_GBPS else ""
+            wrong.append(f"GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = "
+                         f"{resident * 16 / 1024:,.0f} KiB of loads in flight, / {LATENCY_US} us = "
+                         f"{resident * 16 / LATENCY_US / 1e3:,.0f} GB/s of reads, x 2 for the writes{capped}: "
+                         f"{want:,.0f} GB/s")
+    wave = SMS * per_sm[TAIL_THREADS][0]
+    for w, said in mod.TAIL.items():
+        total += 1
+        want = (math.ceil(w - 1e-9), w, L.tail_model(w, wave, TAIL_THREADS, LATENCY_US, CEILING_GBPS))
+        if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
+            wrong.append(f"TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)")
+            continue
+        f = w - math.floor(w)
+        why = {"quantized": "every started wave costs a whole one: ceil(w)",
+               "fluid": "time in proportion to the work: w",
+               "Little's law": f"{math.floor(w)} full wave(s), then the last {f:.2g} of a wave with "
+                               f"{f * wave * TAIL_THREADS:,.0f} threads resident: "
+                               f"{L.little_gbps(f * wave * TAIL_THREADS, LATENCY_US, CEILING_GBPS):,.0f} GB/s against "
+                               f"{CEILING_GBPS:,.0f} for a full wave, so that part takes {f:.2g} x "
+                               f"{CEILING_GBPS:,.0f} / that"}
+        bad = [f"{name} is {v:.3g}, not {s} ({why[name]})" for name, s, v in
+               zip(("quantized", "fluid", "Little's law"), said, want) if not close(s, v)]
+        if bad:
+            wrong.append(f"TAIL[{w}]: " + "; ".join(bad))
+    if wrong:
+        return Verdict(False, not_yet(wrong, total))
+    return Verdict(True, f"all {total} right: residency is the smallest of the SM's limits (32-thread blocks hit the "
+                         "32-block limit at half the threads), a wave is 132 x that, and a memory-bound kernel's "
+                         "bandwidth is bytes in flight over latency until the ceiling. A partial wave is latency-bound, "
+                         "so its time does not shrink with its size: any last wave under ~0.28 costs ~0.28 of a wave, "
+                         "not a whole one." + _measured(L))

@@ -1,0 +1,74 @@
+"""Exercise 2.5.1 - a column normalization that spills under __launch_bounds__(256, 8): make it spill-free without
+giving up the 8 blocks per SM, checked by the NVRTC compile report of the learner's colnorm.cu for sm_90 (registers,
+spill bytes, stack frame, LDL/STL, and common.occupancy's blocks per SM); on a machine with a GPU also run against a
+float64 reference on awkward shapes, its output between NaN guard bands."""
+import numpy as np
+
+ID = "2.5.1"
+TITLE = "Remove the spill of a kernel under __launch_bounds__(256, 8) without losing its occupancy (compile report)"
+TIER = "cpu"
+FILE = "colnorm.cu"
+KERNEL = "colnorm"
+SIGNATURE = 'extern "C" __global__ void colnorm(const float* x, float* y, int rows, long long cols)'
+THREADS, BLOCKS = 256, 8            # the launch the task keeps: 8 blocks of 256 threads per SM, 100% occupancy
+SHAPES = ((1, 1), (3, 1000), (16, 4097), (32, 255), (32, 65537), (7, 300_007))     # (rows, cols); rows <= 32
+
+
+def _report(k) -> str:
+    c = k.sass_counts
+    return (f"{k.registers} registers, {k.spill_stores} B spill stores / {k.spill_loads} B spill loads, "
+            f"{k.stack_bytes} B stack frame, {c.get('STL', 0)} STL / {c.get('LDL', 0)} LDL, {k.smem_bytes} B shared")
+
+
+def _facts(k) -> str | None:
+    """What the compile report says is still wrong, or None."""
+    from common.occupancy import occupancy
+
+    occ = occupancy("sm_90", THREADS, k.registers, smem_static=k.smem_bytes)
+    c = k.sass_counts
+    if occ.blocks_per_sm < BLOCKS:
+        why = (f"{occ.blocks_per_sm} blocks of {THREADS} threads fit on an SM, limited by {' and '.join(occ.limiters)}; "
+               f"the task keeps {BLOCKS} (100% occupancy): at most 65536 / ({THREADS} x {BLOCKS}) = 32 registers a "
+               "thread, and no shared memory to speak of")
+    elif k.spills:
+        why = ("ptxas spills: 32 registers cannot hold 32 column values plus the addresses and the sum, so some go to "
+               "local memory (STL/LDL). The cap is fixed; what the thread keeps live is not - does it need every value "
+               "of its column at once?")
+    elif k.stack_bytes or c.get("STL", 0) or c.get("LDL", 0):
+        why = ("0 bytes spilled, but a stack frame (local memory: LDL/STL in the SASS) - an array indexed at run time "
+               "lives there, the silent cousin of a spill (lab 2.5's colnorm_03)")
+    else:
+        return None
+    return f"{why} (the compile report for sm_90: {_report(k)})"
+
+
+def _judge(kern, shape):
+    """None when colnorm matches the float64 reference on this (rows, cols), else a Verdict naming it."""
+    import math
+
+    from common import arrays, check as chk
+    from course.exercise import Verdict
+    from course.exercises.phase2_checks import run_case
+
+    rows, cols = shape
+    host = np.random.default_rng(rows * cols).standard_normal((rows, cols)).astype(np.float32)
+    host[0, : min(cols, 3)] += 40.0                   # a few columns dominated by one large value
+    got, failed = run_case(f"{rows} x {cols}", lambda x, y: kern((math.ceil(cols / THREADS),), (THREADS,),
+                                                                 (x, y, np.int32(rows), np.int64(cols))),
+                           arrays.from_numpy(host, "float32", "cuda"), (rows, cols))
+    if failed:
+        return failed
+    h = host.astype(np.float64)
+    c = chk.compare(got, h / np.sqrt((h * h).sum(axis=0, keepdims=True)), "float32")
+    return None if c.ok else Verdict(False, f"{rows} x {cols}: {c.message}. Spill-free does not count until it is "
+                                            "right: every column's norm over all its rows, every element of y written "
+                                            "once")
+
+
+def check(path):
+    from course.exercises.phase2_checks import compiled_then_run
+
+    return compiled_then_run(path, KERNEL, SIGNATURE, _facts, SHAPES, _judge, lambda k: (
+        f"the compile report for sm_90: {_report(k)}, {BLOCKS} blocks of {THREADS} per SM - the promise kept, nothing "
+        "in local memory: a thread that holds one running sum instead of its whole column fits 32 registers; the price "
+        "is a second read of x, mostly from L2, where the spill paid local-memory stores and loads"))
