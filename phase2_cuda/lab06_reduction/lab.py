@@ -91,11 +91,17 @@ def make_inputs_max(n: int, dtype: str, rng: np.random.Generator, where: str):
 # ---------------------------------------------------------------------------------------------------------------------
 # CUDA C wrappers
 # ---------------------------------------------------------------------------------------------------------------------
-def _prepare(x, out, lib=("cupy",), device_=True):
-    """Validate before any launch; returns (out, n)."""
-    arrays.check_array("x", x, dtypes=("float32",), ndim=1, libs=lib, device=device_)
+def _prepare(x, out, is_max=False, libs=("cupy",), device_=True):
+    """Validate before any launch; returns (out, n). An empty x is answered here: its sum, 0, is written to out (the
+    caller returns out when n == 0); its max is an error."""
+    arrays.check_array("x", x, dtypes=("float32",), ndim=1, libs=libs, device=device_)
     out = arrays.check_out(out, (), "float32", x)
-    return out, arrays.size(x)
+    n = arrays.size(x)
+    if n == 0:
+        if is_max:
+            raise ValueError("x: max of an empty array is undefined (NumPy raises too); the sum of nothing is 0")
+        arrays.fill(out, 0.0)
+    return out, n
 
 
 def _defines(unroll=None, load_hint=None) -> dict:
@@ -157,7 +163,6 @@ def _ladder(name: str, per_block: int):
     def fn(x, out=None):
         out, n = _prepare(x, out)
         if n == 0:
-            arrays.fill(out, 0.0)
             return out
         return _multipass(name, x, out, n, per_block)
 
@@ -174,14 +179,18 @@ sum_cuda_05 = _ladder("reduce_05_unroll_last_warp", 2 * THREADS)
 sum_cuda_06 = _ladder("reduce_06_warp_shuffle", 2 * THREADS)
 
 
+def _grid_stride(name: str, n: int, knobs: dict):
+    """Rungs 07-10: the kernel, compiled with the knobs that are defines (unroll, load_hint), and its grid for n."""
+    defines = {k: v for k, v in knobs.items() if k in ("unroll", "load_hint")}
+    return _kernel(name, **defines), _grid(n, knobs.get("unroll"), knobs.get("blocks_per_sm"))
+
+
 def sum_cuda_07(x, out=None, **knobs):
     """float4 grid-stride loop, two passes: partials, then one block over them."""
     out, n = _prepare(x, out)
     if n == 0:
-        arrays.fill(out, 0.0)
         return out
-    k = _kernel("reduce_07_float4_grid_stride", **_k(knobs))
-    blocks = _grid(n, knobs.get("unroll"), knobs.get("blocks_per_sm"))
+    k, blocks = _grid_stride("reduce_07_float4_grid_stride", n, knobs)
     part, _ = _workspace(blocks)
     k((blocks,), (THREADS,), (x, part, np.int64(n)))
     k((1,), (THREADS,), (part, out, np.int64(blocks)))
@@ -194,18 +203,15 @@ def sum_cuda_08(x, out=None, **knobs):
 
     out, n = _prepare(x, out)
     if n == 0:
-        arrays.fill(out, 0.0)
         return out
-    k = _kernel("reduce_08_atomic_finish", **_k(knobs))
-    blocks = _grid(n, knobs.get("unroll"), knobs.get("blocks_per_sm"))
+    k, blocks = _grid_stride("reduce_08_atomic_finish", n, knobs)
     cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, 4, cupy.cuda.get_current_stream().ptr)
     k((blocks,), (THREADS,), (x, out, np.int64(n)))
     return out
 
 
 def _single_pass(name: str, x, out, n: int, floats_per_block: int, knobs: dict):
-    k = _kernel(name, **_k(knobs))
-    blocks = _grid(n, knobs.get("unroll"), knobs.get("blocks_per_sm"))
+    k, blocks = _grid_stride(name, n, knobs)
     part, counter = _workspace(floats_per_block * blocks)
     k((blocks,), (THREADS,), (x, part, counter, out, np.int64(n)))
     return out
@@ -215,7 +221,6 @@ def sum_cuda_09(x, out=None, **knobs):
     """float4 grid-stride loop, one launch: the last block to finish sums the partials (deterministic)."""
     out, n = _prepare(x, out)
     if n == 0:
-        arrays.fill(out, 0.0)
         return out
     return _single_pass("reduce_09_last_block", x, out, n, 1, knobs)
 
@@ -224,21 +229,16 @@ def sum_cuda_10(x, out=None, **knobs):
     """As 09 with compensated (TwoSum/Kahan) accumulation everywhere: ~2x fp32 precision, same traffic."""
     out, n = _prepare(x, out)
     if n == 0:
-        arrays.fill(out, 0.0)
         return out
     return _single_pass("reduce_10_kahan", x, out, n, 2, knobs)
 
 
 def max_cuda_09(x, out=None, **knobs):
     """Max with the single-pass last-block kernel (identity -inf, fmaxf)."""
-    out, n = _prepare(x, out)
-    if n == 0:
-        raise ValueError("x: max of an empty array is undefined (NumPy raises too); the sum of nothing is 0")
+    out, n = _prepare(x, out, is_max=True)
     return _single_pass("reduce_09_last_block_max", x, out, n, 1, knobs)
 
 
-def _k(knobs: dict) -> dict:
-    return {k: v for k, v in knobs.items() if k in ("unroll", "load_hint")}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -251,14 +251,8 @@ TRITON_BLOCK, TRITON_ITERS, TRITON_WARPS = 4096, 16, 8
 
 
 def _triton_reduce(x, out, is_max: bool, block=None, iters=None, num_warps=None):
-    dev = not INTERPRETER
-    arrays.check_array("x", x, dtypes=("float32",), ndim=1, device=dev)
-    out = arrays.check_out(out, (), "float32", x)
-    n = arrays.size(x)
+    out, n = _prepare(x, out, is_max, libs=("cupy", "torch", "numpy"), device_=not INTERPRETER)
     if n == 0:
-        if is_max:
-            raise ValueError("x: max of an empty array is undefined (NumPy raises too); the sum of nothing is 0")
-        arrays.fill(out, 0.0)
         return out
     block, iters = block or TRITON_BLOCK, iters or TRITON_ITERS
     chunk = block * iters
@@ -285,34 +279,26 @@ def max_triton(x, out=None, **kw):
 # ---------------------------------------------------------------------------------------------------------------------
 # Peers
 # ---------------------------------------------------------------------------------------------------------------------
-def peer_cupy_sum(x, out=None):
-    import cupy
+def _peers(cupy_op: str, torch_op: str):
+    """CuPy's and torch's call for one reduction (cupy.sum / torch.sum, ...), each writing its scalar into out."""
+    def with_cupy(x, out=None):
+        import cupy
 
-    out = arrays.check_out(out, (), "float32", x)
-    return cupy.sum(x, out=out)
+        out = arrays.check_out(out, (), "float32", x)
+        return getattr(cupy, cupy_op)(x, out=out)
 
+    def with_torch(x, out=None):
+        import torch
 
-def peer_torch_sum(x, out=None):
-    import torch
+        out = arrays.check_out(out, (), "float32", x)
+        torch.from_dlpack(out.reshape(1)).copy_(getattr(torch, torch_op)(torch.from_dlpack(x)).reshape(1))
+        return out
 
-    out = arrays.check_out(out, (), "float32", x)
-    torch.from_dlpack(out.reshape(1)).copy_(torch.sum(torch.from_dlpack(x)).reshape(1))
-    return out
-
-
-def peer_cupy_max(x, out=None):
-    import cupy
-
-    out = arrays.check_out(out, (), "float32", x)
-    return cupy.max(x, out=out)
+    return with_cupy, with_torch
 
 
-def peer_torch_max(x, out=None):
-    import torch
-
-    out = arrays.check_out(out, (), "float32", x)
-    torch.from_dlpack(out.reshape(1)).copy_(torch.amax(torch.from_dlpack(x)).reshape(1))
-    return out
+peer_cupy_sum, peer_torch_sum = _peers("sum", "sum")
+peer_cupy_max, peer_torch_max = _peers("max", "amax")
 
 
 VARIANTS = [
