@@ -98,17 +98,23 @@ def bench(fn, *, flush_l2: bool = True, warmup_ms: float = 25.0, rep_ms: float =
     for _ in range(max(1, min(1000, int(warmup_ms / est)))):
         flush(0)
         fn()
-    n = max(min_reps, min(max_reps, int(rep_ms / est)))
+    times = _event_times(fn, stream, flush, max(min_reps, min(max_reps, int(rep_ms / est))))
+    return _summary(times, "cuda events (L2 flushed)" if flush_l2 else "cuda events (L2 warm)")
+
+
+def _event_times(call, stream, flush, n: int) -> list[float]:
+    """n timed calls of `call` on `stream`, each after flush(0), each between two CUDA events: their times in ms."""
+    import cupy
+
     starts = [cupy.cuda.Event() for _ in range(n)]
     ends = [cupy.cuda.Event() for _ in range(n)]
     for s, e in zip(starts, ends):
         flush(0)
         s.record(stream)
-        fn()
+        call()
         e.record(stream)
     ends[-1].synchronize()
-    times = [cupy.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
-    return _summary(times, "cuda events (L2 flushed)" if flush_l2 else "cuda events (L2 warm)")
+    return [cupy.cuda.get_elapsed_time(s, e) for s, e in zip(starts, ends)]
 
 
 def _bench_graph(fn, *, calls: int, rep_ms: float, max_reps: int, min_reps: int, flush_l2: bool,
@@ -154,15 +160,7 @@ def _bench_graph(fn, *, calls: int, rep_ms: float, max_reps: int, min_reps: int,
         for _ in range(max(1, min(100, int(warmup_ms / est)))):
             graph.launch(stream)
         n = max(min_reps, min(max_reps, int(rep_ms / est)))
-        starts = [cupy.cuda.Event() for _ in range(n)]
-        ends = [cupy.cuda.Event() for _ in range(n)]
-        for s_, e_ in zip(starts, ends):
-            flush(0)
-            s_.record(stream)
-            graph.launch(stream)
-            e_.record(stream)
-        ends[-1].synchronize()
-    times = [cupy.cuda.get_elapsed_time(s_, e_) / calls for s_, e_ in zip(starts, ends)]
+        times = [t / calls for t in _event_times(lambda: graph.launch(stream), stream, flush, n)]
     label = "L2 flushed per replay" if flush_l2 else "L2 warm"
     return _summary(times, f"cuda graph of {calls} calls ({label})")
 
