@@ -240,6 +240,12 @@ class CompileReport:
     def __getitem__(self, name: str) -> KernelResources:
         return self.kernels[name]
 
+    def census(self, name: str) -> dict[str, int] | None:
+        """The SASS instruction census of kernel `name` (sass_census), or None where it has no SASS here: no such
+        kernel, or no cuobjdump to disassemble with."""
+        k = self.kernels.get(name)
+        return k.sass_counts if k is not None and k.sass else None
+
     def rows(self) -> list[dict]:
         return [k.row() for k in self.kernels.values()]
 

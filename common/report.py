@@ -143,6 +143,19 @@ def pyplot():
     return plt
 
 
+def save(fig, path: str, *, note: str | None = None, dpi: int = 120) -> str:
+    """Lay a figure out, write it to `path` as a PNG and close it; returns path. note: small print under the axes (a
+    footnote), with room made for its lines."""
+    bottom = 0.0
+    if note:
+        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize=8, color="#333333")
+        bottom = (0.1 + 0.15 * (note.count("\n") + 1)) / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
+
 def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: str, logx: bool = True,
                logy: bool = False, hlines: dict | None = None, vlines: dict | None = None, xticks=None,
                xticklabels=None, shade: list | None = None, styles: dict | None = None, note: str | None = None,
@@ -191,15 +204,7 @@ def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: s
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         ax.legend(fontsize=8)
-    bottom = 0.0
-    if note:
-        lines = note.count("\n") + 1
-        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize=8, color="#333333")
-        bottom = (0.1 + 0.15 * lines) / fig.get_figheight()
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, path, note=note)
 
 
 def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title: str,
@@ -231,14 +236,7 @@ def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title:
     ax.set_xlabel(ylabel)
     ax.set_title(title, fontsize=11)
     ax.grid(True, axis="x", alpha=0.3)
-    bottom = 0.0
-    if note:
-        fig.text(0.01, 0.01, note, ha="left", va="bottom", fontsize=8, color="#333333")
-        bottom = (0.1 + 0.15 * n_note) / fig.get_figheight()
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, path, note=note)
 
 
 IMPL_COLORS = {"cuda": "tab:blue", "triton": "tab:orange", "peer": "tab:gray"}

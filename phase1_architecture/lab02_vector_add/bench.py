@@ -26,9 +26,8 @@ def add_arguments(p) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 def show_compile_reports(arch: str) -> None:
     rep = cuda.print_compile_report(L.CU, arch, excerpt_of="vadd_03_float4")
-    k3 = rep.kernels.get("vadd_03_float4")
-    if k3 is not None and k3.sass:
-        w = k3.sass_counts
+    w = rep.census("vadd_03_float4")
+    if w is not None:
         print(f"-> vadd_03_float4 issues {w.get('LDG.128', 0)} x 128-bit loads (LDG.E.128): the float4 path really is "
               f"16 bytes per load; vadd_01 issues {rep.kernels['vadd_01_one_thread_per_element'].sass_counts.get('LDG.32', 0)}"
               " x 32-bit loads.")

@@ -197,10 +197,7 @@ def plot_timeline(tl_: dict, path: str, gpu: str = "GPU") -> str:
                   f"{tl_['per_wave']} fit at once ({tl_['resident_per_sm_predicted']}/SM)", fontsize=10)
     ax1.grid(alpha=0.3)
     fig.suptitle(f"{gpu}: blocks dealt to SMs in waves (color = blockIdx)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)
 
 
 def plot_divergence(rows: list[dict], path: str, gpu: str = "GPU") -> str:

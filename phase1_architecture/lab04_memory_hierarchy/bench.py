@@ -30,9 +30,8 @@ def explain(args) -> None:
 
 def show_compile_report(arch: str) -> None:
     rep = cuda.print_compile_report(L.CU, arch, excerpt_of="mem_02_read_sweep_float4")
-    k = rep.kernels.get("mem_02_read_sweep_float4")
-    if k is not None and k.sass:
-        c = k.sass_counts
+    c = rep.census("mem_02_read_sweep_float4")
+    if c is not None:
         print(f"-> mem_02 issues {c.get('LDG.128', 0)} x LDG.E.128 in its loop: {L.UNROLL} independent 16-byte loads "
               "before the first add (Little's law: bytes in flight hide latency).")
 
@@ -324,10 +323,7 @@ def plot_levels(lvl_rows: list[dict], path: str, gpu: str = "GPU") -> str:
     ax.set_title(f"{gpu}: bandwidth of each level of the hierarchy", fontsize=11)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)
 
 
 def plot(data: dict, out_dir: str) -> list[str]:

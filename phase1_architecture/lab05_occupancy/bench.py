@@ -294,10 +294,7 @@ def plot_curves(arch: str, path: str, driver_points: dict | None = None) -> str:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Theoretical occupancy on {arch} ({device.arch_info(arch).family})", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)
 
 
 def plot_sweep(rows: list[dict], latency_ns: float, path: str, gpu: str = "GPU",
@@ -326,7 +323,4 @@ def plot_sweep(rows: list[dict], latency_ns: float, path: str, gpu: str = "GPU",
                  "(fitted on 1 warp/SM)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)

@@ -179,10 +179,7 @@ def plot_heat(rows: list[dict], path: str, ceiling_gbps: float, gpu: str = "GPU"
     ax.set_ylabel("threads per block")
     ax.set_title(f"y = a*x, {rows[0]['shape'][0]:,} fp32: GB/s on {gpu} (ceiling {ceiling_gbps:.0f})", fontsize=10)
     fig.colorbar(im, ax=ax, label="GB/s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)
 
 
 def plot_tail(rows: list[dict], path: str, gpu: str = "GPU") -> str:

@@ -175,7 +175,4 @@ def plot(data: dict, out_dir: str) -> list[str]:
     ax1.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="lower left")
     ax1.set_title(f"Column normalize, 2^{int(math.log2(sweep[0]['shape'][0] * sweep[0]['shape'][1]))} fp32, "
                   f"on {data.get('gpu', 'GPU')}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [report.save(fig, path)]

@@ -190,10 +190,7 @@ def heatmap(rows: list[dict], kind: str, path: str, peer_tflops: float | None = 
     extra = f"; cuBLAS {peer_tflops:.0f}" if peer_tflops else ""
     ax.set_title(f"{name}, bf16 {SWEEP_SIZE}^3: TFLOP/s{extra}", fontsize=10)
     fig.colorbar(im, ax=ax, label="TFLOP/s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return report.save(fig, path, dpi=110)
 
 
 def wave_plot(rows: list[dict], path: str) -> str:
@@ -211,10 +208,7 @@ def wave_plot(rows: list[dict], path: str) -> str:
     ax.set_ylim(0.5, 1.05)
     ax.set_title("Wave quantization (numbers: waves of tiles per SM slot)", fontsize=10)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return report.save(fig, path, dpi=110)
 
 
 def compile_table(arch: str, configs) -> list[dict]:

@@ -493,10 +493,7 @@ def plot_speed_vs_error(rows, path, gpu: str | None = None) -> str:
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"GEMM speed against error per precision on {gpu or device.info().name}", fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return report.save(fig, path)
 
 
 def show_compile_report(arch: str) -> list[dict]:
