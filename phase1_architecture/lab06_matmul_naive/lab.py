@@ -78,28 +78,26 @@ def _shapes(a, b, out, *, device_arrays: bool | None, libs=("cupy", "torch", "nu
 # ---------------------------------------------------------------------------------------------------------------------
 # CUDA C wrappers
 # ---------------------------------------------------------------------------------------------------------------------
-def _launch(name: str, a, b, out, m, n, k, grid):
-    kern = cuda.get_kernel(CU, name)
-    kern(grid, BLOCK, (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
+def _launch(name: str, a, b, out, x_walks_rows: bool):
+    """Validate, then launch: BLOCK threads per block, blockIdx.x over the rows of C (x_walks_rows) or its columns,
+    blockIdx.y over the other dimension, capped at GRID_Y_MAX (the kernels loop past it)."""
+    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
+    if m == 0 or n == 0:
+        return out
+    along_x, along_y = (m, n) if x_walks_rows else (n, m)
+    grid = (math.ceil(along_x / BLOCK[0]), min(math.ceil(along_y / BLOCK[1]), GRID_Y_MAX))
+    cuda.get_kernel(CU, name)(grid, BLOCK, (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
     return out
 
 
 def mm_cuda_01(a, b, out=None):
     """Uncoalesced: threadIdx.x -> row."""
-    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
-    if m == 0 or n == 0:
-        return out
-    grid = (math.ceil(m / BLOCK[0]), min(math.ceil(n / BLOCK[1]), GRID_Y_MAX))
-    return _launch("mm_01_naive_uncoalesced", a, b, out, m, n, k, grid)
+    return _launch("mm_01_naive_uncoalesced", a, b, out, x_walks_rows=True)
 
 
 def mm_cuda_02(a, b, out=None):
     """Coalesced: threadIdx.x -> column."""
-    out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
-    if m == 0 or n == 0:
-        return out
-    grid = (math.ceil(n / BLOCK[0]), min(math.ceil(m / BLOCK[1]), GRID_Y_MAX))
-    return _launch("mm_02_naive_coalesced", a, b, out, m, n, k, grid)
+    return _launch("mm_02_naive_coalesced", a, b, out, x_walks_rows=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
