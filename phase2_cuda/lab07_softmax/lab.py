@@ -90,8 +90,9 @@ def tolerance(shape, dtype: str) -> check.Tol:
 # ---------------------------------------------------------------------------------------------------------------------
 # CUDA C wrappers
 # ---------------------------------------------------------------------------------------------------------------------
-def _prepare(x, out, dtypes=DTYPES):
-    """Validate before any launch; returns (out, rows, cols, dtype)."""
+def _prepare(x, out, dtypes=DTYPES, block_per_row=False):
+    """Validate before any launch; returns (out, rows, cols, dtype). block_per_row: the rung launches a block per row,
+    so rows must fit a 1-D grid (checked when there is work)."""
     dt = arrays.dtype_name(x)
     if dt not in dtypes:
         raise TypeError(f"x: dtype {dt} is not supported here; expected one of {', '.join(dtypes)}")
@@ -103,6 +104,8 @@ def _prepare(x, out, dtypes=DTYPES):
     rows, cols = (int(s) for s in x.shape)
     if cols > MAX_COLS:
         raise ValueError(f"x: rows of {cols} columns are longer than these kernels index (2^30)")
+    if block_per_row and rows and cols:
+        _check_grid(rows, "a block per row")
     return out, rows, cols, dt
 
 
@@ -131,10 +134,9 @@ def softmax_cuda_01(x, out=None):
     """Three kernels: row max, row sum of exp, normalize (fp32)."""
     import cupy
 
-    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    _check_grid(rows, "a block per row")
     stats = cupy.empty(2 * rows, dtype=cupy.float32)
     a = (np.int64(rows), np.int32(cols))
     _kernel("softmax_01a_row_max")((rows,), (THREADS,), (x, stats) + a)
@@ -154,10 +156,9 @@ def _smem_row_limit() -> int:
 
 def softmax_cuda_02(x, out=None):
     """One kernel, a block per row staged in shared memory (in the output row when too long) (fp32)."""
-    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    _check_grid(rows, "a block per row")
     staged = 4 * cols <= _smem_row_limit()
     k = _kernel("softmax_02_fused_smem")
     k((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols), np.int32(staged)),
@@ -178,10 +179,9 @@ def softmax_cuda_03(x, out=None):
 
 def softmax_cuda_04(x, out=None):
     """Online softmax: max and sum in one pass, a second pass writes; a block per row (fp32)."""
-    out, rows, cols, _ = _prepare(x, out, ("float32",))
+    out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    _check_grid(rows, "a block per row")
     _kernel("softmax_04_online")((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols)))
     return out
 
