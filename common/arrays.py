@@ -158,6 +158,18 @@ def check_array(name: str, x, *, dtypes=None, ndim=None, device: bool | None = T
     return dt
 
 
+def check_rows(name: str, x, *, dtypes, device: bool | None = True) -> tuple[str, int]:
+    """An array normalized over its last dimension (a LayerNorm's x): check_array, then at least 1-D with that dimension
+    non-empty. Returns (its dtype name, the last dimension's length)."""
+    dt = check_array(name, x, dtypes=dtypes, ndim=None, device=device)
+    if x.ndim < 1:
+        raise ValueError(f"{name}: expected at least 1 dimension (normalized over the last one), got a 0-D array")
+    n = int(x.shape[-1])
+    if n == 0:
+        raise ValueError(f"{name}: the normalized (last) dimension is empty, shape {tuple(x.shape)}")
+    return dt, n
+
+
 def _strides(x):
     if library(x) == "torch":
         return [s * x.element_size() for s in x.stride()]

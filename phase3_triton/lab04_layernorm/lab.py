@@ -146,12 +146,7 @@ def _sms() -> int:
 # Wrappers
 # ---------------------------------------------------------------------------------------------------------------------
 def _check_params(x, weight, bias, normalized_shape, dev):
-    dt = arrays.check_array("x", x, dtypes=DTYPES, ndim=None, device=dev)
-    if x.ndim < 1:
-        raise ValueError("x: expected at least 1 dimension (normalized over the last one), got a 0-D array")
-    n = int(x.shape[-1])
-    if n == 0:
-        raise ValueError(f"x: the normalized (last) dimension is empty, shape {tuple(x.shape)}")
+    dt, n = arrays.check_rows("x", x, dtypes=DTYPES, device=dev)
     for name, p in (("weight", weight), ("bias", bias)):
         if p is None:
             continue

@@ -422,12 +422,7 @@ def ln_default(n: int) -> dict:
 
 
 def _ln_args(x, residual, weight, bias, eps, out, dev):
-    dt = arrays.check_array("x", x, dtypes=DTYPES, ndim=None, device=dev)
-    if x.ndim < 1:
-        raise ValueError("x: expected at least 1 dimension (normalized over the last one), got a 0-D array")
-    n = int(x.shape[-1])
-    if n == 0:
-        raise ValueError(f"x: the normalized (last) dimension is empty, shape {tuple(x.shape)}")
+    dt, n = arrays.check_rows("x", x, dtypes=DTYPES, device=dev)
     _check_like("residual", residual, x, dev)
     for name, p in (("weight", weight), ("bias", bias)):
         arrays.check_array(name, p, dtypes=(dt,), ndim=1, device=dev)
