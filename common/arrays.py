@@ -205,6 +205,14 @@ def matmul_dims(a, b, names: tuple[str, str] = ("a", "b"), max_dim: int | None =
     return m, n, k
 
 
+def gemm_is_trivial(out, m: int, n: int, k: int) -> bool:
+    """True when a GEMM C = A @ B has nothing to launch and `out` already holds the answer: C is empty (m or n is 0),
+    or k == 0 and C = 0 (written here)."""
+    if m and n and k == 0:
+        fill(out, 0.0)
+    return m == 0 or n == 0 or k == 0
+
+
 def check_out(out, shape, dtype: str, like, name: str = "out"):
     """Return `out` after checking it, or a fresh array when out is None."""
     if out is None:

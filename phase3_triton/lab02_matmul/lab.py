@@ -153,10 +153,7 @@ def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict 
         raise ValueError(f"precision: only float32 inputs take a precision ({dt} runs on the tensor cores with fp32 "
                          f"accumulation), got {precision!r}")
     out = arrays.check_out(out, (m, n), dt, a)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     sa, sb, sc = _elem_strides(a), _elem_strides(b), _elem_strides(out)
     if min(sa + sb) < 0:

@@ -365,10 +365,7 @@ def _run(name: str, a, b, out, out_dtype_, cfg):
     ok, why = _available()
     if not ok:
         raise RuntimeError(f"{name}: {why}")
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     od = arrays.dtype_name(out)
     if name == "tc_01_wmma":
@@ -433,10 +430,7 @@ def gemm_triton(a, b, out=None, *, config: dict | None = None, out_dtype: str | 
     """Triton tl.dot: C = a @ b, fp32 accumulation. On a GPU: CuPy/torch arrays, autotuned over TRITON_CONFIGS when
     M, N, K >= 512 (or one explicit config); in the interpreter: NumPy / CPU torch arrays, TRITON_INTERPRETER."""
     out, m, n, k, lda, ldb, ldc, dt = prepare(a, b, out, out_dtype, device_arrays=not INTERPRETER)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     args = (a, b, out, m, n, k, lda, ldb, ldc)
     upcast = bool(INTERPRETER and dt == "bfloat16")

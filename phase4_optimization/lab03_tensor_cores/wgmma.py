@@ -406,10 +406,7 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None):
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
     a, b, out, m, n, k, dt = prepare(a, b, out)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     why = unavailable_reason()
     if why:

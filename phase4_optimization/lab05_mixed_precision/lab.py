@@ -124,10 +124,7 @@ def wmma_gemm(a, b, out=None, *, acc: str = "float32"):
     if acc not in ("float32", "float16"):
         raise ValueError(f"acc: expected 'float32' or 'float16', got {acc!r}")
     m, n, k, out = _check_gemm(a, b, out, dev=True, libs=("cupy",))
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     grid_y = -(-m // BM)
     if grid_y > 65535:
@@ -162,10 +159,7 @@ def dot_gemm(a, b, out=None, *, acc: str = "float32", config: dict | None = None
     for name, x in (("a", a), ("b", b)):
         if not arrays.is_contiguous(x):
             raise ValueError(f"{name}: expected a C-contiguous array")
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        arrays.fill(out, 0.0)
+    if arrays.gemm_is_trivial(out, m, n, k):
         return out
     cfg = dict(config or (DOT_INTERPRETER if INTERPRETER else DOT_GPU))
     grid = (triton.cdiv(m, cfg["BLOCK_M"]), triton.cdiv(n, cfg["BLOCK_N"]))
