@@ -326,24 +326,18 @@ def gemm_precisions(a32, b32):
     a16, b16 = a32.half(), b32.half()
     ab, bb = a32.bfloat16(), b32.bfloat16()
 
-    def fp32():
-        c = torch.empty(a32.shape[0], b32.shape[1], device=a32.device)
+    def fp32_inputs(allow_tf32: bool):
+        def make():
+            c = torch.empty(a32.shape[0], b32.shape[1], device=a32.device)
 
-        def run():
-            with _tf32(False):
-                return torch.matmul(a32, b32, out=c)
-        return run
+            def run():
+                with _tf32(allow_tf32):
+                    return torch.matmul(a32, b32, out=c)
+            return run
+        return make
 
-    def tf32():
-        c = torch.empty(a32.shape[0], b32.shape[1], device=a32.device)
-
-        def run():
-            with _tf32(True):
-                return torch.matmul(a32, b32, out=c)
-        return run
-
-    out["fp32 (TF32 off)"] = (fp32, "cuBLAS SGEMM, CUDA cores")
-    out["tf32"] = (tf32, "fp32 in memory, 10-bit mantissa into the tensor cores, fp32 accumulate")
+    out["fp32 (TF32 off)"] = (fp32_inputs(False), "cuBLAS SGEMM, CUDA cores")
+    out["tf32"] = (fp32_inputs(True), "fp32 in memory, 10-bit mantissa into the tensor cores, fp32 accumulate")
     out["bf16"] = (lambda: (lambda: torch.matmul(ab, bb)), "bf16 in/out, fp32 accumulate")
     out["fp16"] = (lambda: (lambda: torch.matmul(a16, b16)), "fp16 in/out, fp32 accumulate")
     ok8, why8 = fp8_available()
