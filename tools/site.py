@@ -288,6 +288,10 @@ def screenshots(site: str, out_dir: str, pages=SHOTS) -> list[str]:
     from site_browser import Browser, serve
 
     os.makedirs(out_dir, exist_ok=True)
+    if shutil.which("fc-list") and not subprocess.run(["fc-list", ":lang=ko"], capture_output=True,
+                                                      text=True).stdout.strip():
+        print("tools.site: no Korean font installed, so the Korean page will show boxes "
+              "(Debian/Ubuntu: apt-get install fonts-noto-cjk)", file=sys.stderr)
     paths = []
     with serve(site) as base, Browser() as b:
         for page, name in pages:
