@@ -48,6 +48,14 @@ def elementwise_kernel(x_ptr, bias_ptr, c_ptr, y_ptr, M, N, HAS_BIAS: tl.constex
 # Part 2: residual + layernorm, fused
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
+def _residual_sum(x_row, r_row, offs, ok, h_ty: tl.constexpr):
+    # h = x + r at offs of a row, added in fp32 and rounded to h's storage dtype (the residual stream as it is
+    # stored); masked lanes 0. The long-row path recomputes it in each of its three passes.
+    return (tl.load(x_row + offs, mask=ok, other=0.0).to(tl.float32)
+            + tl.load(r_row + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ty)
+
+
+@triton.jit
 def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, n_rows, n_cols, eps,
                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE: tl.constexpr):
     # h = x + r is rounded to the storage dtype, stored, and the ROUNDED h is what gets normalized: exactly what the
@@ -83,8 +91,7 @@ def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, n_rows, 
         for start in range(0, n_cols, BLOCK_N):
             offs = start + cols
             ok = offs < n_cols
-            h_st = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
-                    + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            h_st = _residual_sum(x_ptr + base, r_ptr + base, offs, ok, h_ptr.dtype.element_ty)
             tl.store(h_ptr + base + offs, h_st, mask=ok)
             acc += h_st.to(tl.float32)
         mean = tl.sum(acc, axis=0) / n_cols
@@ -92,16 +99,14 @@ def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, h_ptr, n_rows, 
         for start in range(0, n_cols, BLOCK_N):
             offs = start + cols
             ok = offs < n_cols
-            h = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
-                 + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            h = _residual_sum(x_ptr + base, r_ptr + base, offs, ok, h_ptr.dtype.element_ty)
             hc = tl.where(ok, h.to(tl.float32) - mean, 0.0)
             acc += hc * hc
         rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
         for start in range(0, n_cols, BLOCK_N):
             offs = start + cols
             ok = offs < n_cols
-            h = (tl.load(x_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)
-                 + tl.load(r_ptr + base + offs, mask=ok, other=0.0).to(tl.float32)).to(h_ptr.dtype.element_ty)
+            h = _residual_sum(x_ptr + base, r_ptr + base, offs, ok, h_ptr.dtype.element_ty)
             w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(tl.float32)
             b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(tl.float32)
             y = (h.to(tl.float32) - mean) * rstd * w + b
