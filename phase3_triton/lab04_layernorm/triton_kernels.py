@@ -61,6 +61,15 @@ def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows,
 
 
 @triton.jit
+def _bwd_chunk(x_row, dy_row, w_ptr, offs, ok, mean, rstd, acc_ty: tl.constexpr):
+    # One BLOCK_N chunk of a long row, for both of its passes: x-hat (0 in masked lanes), dy and w, in acc_ty
+    x = tl.load(x_row + offs, mask=ok, other=0.0).to(acc_ty)
+    dy = tl.load(dy_row + offs, mask=ok, other=0.0).to(acc_ty)
+    w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
+    return tl.where(ok, (x - mean) * rstd, 0.0), dy, w
+
+
+@triton.jit
 def layernorm_bwd_kernel(x_ptr, w_ptr, dy_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_part_ptr, db_part_ptr, n_rows,
                          n_cols, x_row_stride, dy_row_stride, dx_row_stride, BLOCK_N: tl.constexpr,
                          SINGLE: tl.constexpr):
@@ -113,10 +122,7 @@ def layernorm_bwd_kernel(x_ptr, w_ptr, dy_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_pa
             for start in range(0, n_cols, BLOCK_N):
                 offs = start + cols
                 ok = offs < n_cols
-                x = tl.load(x_ptr + row * xs + offs, mask=ok, other=0.0).to(acc_ty)
-                dy = tl.load(dy_ptr + row * dys + offs, mask=ok, other=0.0).to(acc_ty)
-                w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
-                xhat = tl.where(ok, (x - mean) * rstd, 0.0)
+                xhat, dy, w = _bwd_chunk(x_ptr + row * xs, dy_ptr + row * dys, w_ptr, offs, ok, mean, rstd, acc_ty)
                 s1 += xhat * w * dy
                 s2 += w * dy
             c1 = tl.sum(s1, axis=0) / n_cols
@@ -124,10 +130,7 @@ def layernorm_bwd_kernel(x_ptr, w_ptr, dy_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_pa
             for start in range(0, n_cols, BLOCK_N):
                 offs = start + cols
                 ok = offs < n_cols
-                x = tl.load(x_ptr + row * xs + offs, mask=ok, other=0.0).to(acc_ty)
-                dy = tl.load(dy_ptr + row * dys + offs, mask=ok, other=0.0).to(acc_ty)
-                w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(acc_ty)
-                xhat = tl.where(ok, (x - mean) * rstd, 0.0)
+                xhat, dy, w = _bwd_chunk(x_ptr + row * xs, dy_ptr + row * dys, w_ptr, offs, ok, mean, rstd, acc_ty)
                 dx = (w * dy - (xhat * c1 + c2)) * rstd
                 tl.store(dx_ptr + row * dxs + offs, dx.to(dx_ptr.dtype.element_ty), mask=ok)
                 dwp = tl.load(dw_part_ptr + part + offs, mask=ok, other=0.0)
