@@ -306,6 +306,22 @@ def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_
     return pid_m, pid_n
 
 
+@triton.jit
+def tile_offsets(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                 GROUP_M: tl.constexpr, INDEX_64: tl.constexpr):
+    """The C tile of program `pid` in grouped order (grouped_tile), as the offsets a matmul kernel indexes with: its
+    BLOCK_M rows, its BLOCK_N columns and the first K step's BLOCK_K. INDEX_64: rows and columns 64-bit (a matrix of
+    2^31 elements or more, where row x stride would wrap in 32 bits)."""
+    pid_m, pid_n = grouped_tile(pid, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if INDEX_64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+    return offs_m, offs_n, offs_k
+
+
 def ptx_memory_ops(ptx: str) -> dict[str, int]:
     """Global loads/stores in PTX by width, cache hints dropped: {'ld.global.v4.b32': 4, 'st.global.cs.b32': 1}.
     (A hint such as `.L1::evict_first`, which Triton emits for eviction_policy=..., is not part of the width.)"""

@@ -5,7 +5,7 @@ group). Per program: 2 x BLOCK_M x BLOCK_N x K FLOPs, (BLOCK_M + BLOCK_N) x K el
 neighbour in the same wave loaded them first). The wrapper (lab.py: matmul_triton) picks the config, the
 compile-time flags (EVEN_K, EVEN_MN, INDEX_64) and, on a GPU, autotunes.
 """
-from common.triton_support import grouped_tile, tl, triton
+from common.triton_support import tile_offsets, tl, triton
 
 
 @triton.jit
@@ -20,15 +20,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     # order. The lab's model (bench.py: tile_loads) counts the tiles each order reads from DRAM: at bf16 8192^3 with
     # 128x256 tiles, GROUP_M = 8 halves the modelled traffic; the prediction is that the time hardly moves, because
     # even the row-major traffic stays under the math time at this size (the README has what was measured).
-    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
-
-    # --- the tiles' coordinates; 64-bit when a matrix has 2^31 elements or more (INDEX_64, chosen by the wrapper)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    if INDEX_64:
-        offs_m = offs_m.to(tl.int64)
-        offs_n = offs_n.to(tl.int64)
+    # tile_offsets (common.triton_support) turns that tile into its row, column and first-K offsets: pid_m * BLOCK_M
+    # + arange(BLOCK_M), and so on; 64-bit when a matrix has 2^31 elements or more (INDEX_64, chosen by the wrapper).
+    offs_m, offs_n, offs_k = tile_offsets(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, INDEX_64)
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
     m_ok = offs_m[:, None] < M

@@ -5,7 +5,7 @@ Each kernel takes flags that switch its optional operands on and off at compile 
 launch the same kernel once per op and the fused ones once per chain: the only difference is the bytes that go
 through memory between the ops.
 """
-from common.triton_support import grouped_tile, tl, triton
+from common.triton_support import tile_offsets, tl, triton
 
 # the activation a kernel applies (the ACT constexpr): none, gelu_tanh (the tanh approximation), gelu_erf (exact)
 ACT_NONE, ACT_GELU_TANH, ACT_GELU_ERF = 0, 1, 2
@@ -123,14 +123,7 @@ def linear_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, y_ptr, M, N, K,
                   EVEN_K: tl.constexpr, EVEN_MN: tl.constexpr, INDEX_64: tl.constexpr, UPCAST: tl.constexpr):
     # grouped program order (lab 3.2): GROUP_M tile-rows are walked down before moving right, so programs that run
     # together share W column-panels and a few x row-panels through L2
-    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
-
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    if INDEX_64:
-        offs_m = offs_m.to(tl.int64)
-        offs_n = offs_n.to(tl.int64)
+    offs_m, offs_n, offs_k = tile_offsets(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, INDEX_64)
     m_ok = offs_m < M
     n_ok = offs_n < N
     x_ptrs = x_ptr + offs_m[:, None] * K + offs_k[None, :]

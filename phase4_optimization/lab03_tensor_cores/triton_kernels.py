@@ -1,5 +1,5 @@
 """Lab 4.3's Triton kernel: the same GEMM with tl.dot (tensor cores: wgmma on sm_90, mma.sync on sm_80)."""
-from common.triton_support import grouped_tile, tl, triton
+from common.triton_support import tile_offsets, tl, triton
 
 
 @triton.jit
@@ -7,10 +7,7 @@ def tc_dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, lda, ldb, ldc,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                   UPCAST: tl.constexpr):
     # grouped program order (the same L2 argument as the CUDA kernel's block order)
-    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
+    rm, rn, rk = tile_offsets(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, False)
     a_rows = a_ptr + rm.to(tl.int64)[:, None] * lda           # 64-bit row offsets: M x lda may pass 2^31
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
