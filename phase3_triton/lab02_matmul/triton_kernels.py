@@ -9,6 +9,30 @@ from common.triton_support import tile_offsets, tl, triton
 
 
 @triton.jit
+def load_k_step(a_ptrs, b_ptrs, m_ok, n_ok, offs_k, k_left, EVEN_K: tl.constexpr, EVEN_MN: tl.constexpr,
+                UPCAST: tl.constexpr):
+    # One K step's A tile (BLOCK_M x BLOCK_K) and B tile (BLOCK_K x BLOCK_N), masked only where a tile can be ragged:
+    # m_ok (BLOCK_M, 1) and n_ok (1, BLOCK_N) say which rows of A and columns of B exist, k_left how many of the K
+    # step's columns of A / rows of B do. EVEN_K and EVEN_MN are compile-time (the wrapper checks the shape), so an
+    # aligned shape compiles with no mask at all. Lab 4.2's fused GEMM walks K with the same step.
+    if EVEN_K:
+        if EVEN_MN:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            a = tl.load(a_ptrs, mask=m_ok, other=0.0)
+            b = tl.load(b_ptrs, mask=n_ok, other=0.0)
+    else:
+        a = tl.load(a_ptrs, mask=m_ok & (offs_k[None, :] < k_left), other=0.0)   # zeros past K add nothing
+        b = tl.load(b_ptrs, mask=n_ok & (offs_k[:, None] < k_left), other=0.0)
+    if UPCAST:
+        # interpreter only: Triton 3.9's interpreter multiplies the raw bits of bf16 tiles in tl.dot
+        a = a.to(tl.float32)
+        b = b.to(tl.float32)
+    return a, b
+
+
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
@@ -34,21 +58,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     # in flight per wgmma) as long as it fits in the 227 KiB a block may use.
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            if EVEN_MN:
-                a = tl.load(a_ptrs)
-                b = tl.load(b_ptrs)
-            else:
-                a = tl.load(a_ptrs, mask=m_ok, other=0.0)
-                b = tl.load(b_ptrs, mask=n_ok, other=0.0)
-        else:
-            k_left = K - k * BLOCK_K                          # zeros past the end of K add nothing to the dot
-            a = tl.load(a_ptrs, mask=m_ok & (offs_k[None, :] < k_left), other=0.0)
-            b = tl.load(b_ptrs, mask=n_ok & (offs_k[:, None] < k_left), other=0.0)
-        if UPCAST:
-            # interpreter only: Triton 3.9's interpreter multiplies the raw bits of bf16 tiles in tl.dot
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
+        a, b = load_k_step(a_ptrs, b_ptrs, m_ok, n_ok, offs_k, K - k * BLOCK_K, EVEN_K, EVEN_MN, UPCAST)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk

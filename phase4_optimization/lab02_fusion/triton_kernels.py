@@ -6,6 +6,7 @@ launch the same kernel once per op and the fused ones once per chain: the only d
 through memory between the ops.
 """
 from common.triton_support import tile_offsets, tl, triton
+from phase3_triton.lab02_matmul.triton_kernels import load_k_step       # the GEMM of Part 3 is lab 3.2's, + epilogue
 
 # the activation a kernel applies (the ACT constexpr): none, gelu_tanh (the tanh approximation), gelu_erf (exact)
 ACT_NONE, ACT_GELU_TANH, ACT_GELU_ERF = 0, 1, 2
@@ -133,21 +134,8 @@ def linear_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, y_ptr, M, N, K,
     # a tile is ragged: EVEN_K / EVEN_MN are compile-time, so the aligned benchmark shape compiles without them.
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            if EVEN_MN:
-                a = tl.load(x_ptrs)
-                b = tl.load(w_ptrs)
-            else:
-                a = tl.load(x_ptrs, mask=m_ok[:, None], other=0.0)
-                b = tl.load(w_ptrs, mask=n_ok[None, :], other=0.0)
-        else:
-            k_left = K - k * BLOCK_K                      # zeros past the end of K add nothing to the dot
-            a = tl.load(x_ptrs, mask=m_ok[:, None] & (offs_k[None, :] < k_left), other=0.0)
-            b = tl.load(w_ptrs, mask=n_ok[None, :] & (offs_k[:, None] < k_left), other=0.0)
-        if UPCAST:
-            # interpreter only: Triton 3.9's interpreter mishandles 16-bit tiles in tl.dot (lab 3.2)
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
+        a, b = load_k_step(x_ptrs, w_ptrs, m_ok[:, None], n_ok[None, :], offs_k, K - k * BLOCK_K, EVEN_K, EVEN_MN,
+                           UPCAST)                        # lab 3.2's K step (masks only where ragged; UPCAST)
         acc = tl.dot(a, b, acc)
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K * N
