@@ -510,9 +510,11 @@ def _build(path: str, defines: dict | None = None, source: str | None = None, he
     full = EMU_PRELUDE + src + EMU_RUNTIME.replace("@DISPATCH@", dispatch)
     opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
     inc = dict(HOST_HEADERS)
-    for h in sorted(os.listdir(cuda.HEADER_DIR)):
-        with open(os.path.join(cuda.HEADER_DIR, h)) as f:
-            inc[h] = f.read()
+    lab_dir = os.path.dirname(os.path.abspath(path))        # common/cuda's headers, then the lab's own (.cuh)
+    for d in (cuda.HEADER_DIR, lab_dir):
+        for h in sorted(n for n in os.listdir(d) if n.endswith(".cuh")):
+            with open(os.path.join(d, h)) as f:
+                inc[h] = f.read()
     inc.update(headers or {})
     key = hashlib.sha1((full + " ".join(opts) + json.dumps(inc, sort_keys=True)).encode()).hexdigest()[:20]
     os.makedirs(_BUILD_DIR, exist_ok=True)

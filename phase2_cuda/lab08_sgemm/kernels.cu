@@ -451,44 +451,7 @@ sgemm_07_conflict_free_smem(int M, int N, int K, float alpha, const float* __res
 // the 16 x 16 arrangement of rung 07 (a warp there is 2 rows x 16 columns of thread tiles), and each LDS.128 of a
 // quarter-warp covers at most 8 consecutive float4: conflict-free for any lane order.
 // =====================================================================================================================
-template <int BK_, int AS_STRIDE, int BN_, int WSUB_M, int WSUB_N, int TM_, int TN_>
-__device__ __forceinline__ void warp_tile_fma(const float* __restrict__ As, const float* __restrict__ Bs, int a_off,
-                                              int b_off, float (&acc)[TM_][TN_])
-{
-#pragma unroll
-    for (int kk = 0; kk < BK_; ++kk) {
-        float a[TM_], b[TN_];
-#pragma unroll
-        for (int s = 0; s < TM_ / 4; ++s) {
-            const float4 v = *reinterpret_cast<const float4*>(As + kk * AS_STRIDE + a_off + s * WSUB_M);
-            a[4 * s + 0] = v.x; a[4 * s + 1] = v.y; a[4 * s + 2] = v.z; a[4 * s + 3] = v.w;
-        }
-#pragma unroll
-        for (int s = 0; s < TN_ / 4; ++s) {
-            const float4 v = *reinterpret_cast<const float4*>(Bs + kk * BN_ + b_off + s * WSUB_N);
-            b[4 * s + 0] = v.x; b[4 * s + 1] = v.y; b[4 * s + 2] = v.z; b[4 * s + 3] = v.w;
-        }
-#pragma unroll
-        for (int i = 0; i < TM_; ++i)
-#pragma unroll
-            for (int j = 0; j < TN_; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-}
-
-template <int WSUB_M, int WSUB_N, int TM_, int TN_>
-__device__ __forceinline__ void warp_tile_store(float* __restrict__ C, int M, int N, int row0, int col0,
-                                                const float (&acc)[TM_][TN_], float alpha, float beta, bool vc)
-{
-#pragma unroll
-    for (int i = 0; i < TM_; ++i) {
-        const int row = row0 + (i / 4) * WSUB_M + (i % 4);
-#pragma unroll
-        for (int s = 0; s < TN_ / 4; ++s)
-            store4(C, M, N, N, row, col0 + s * WSUB_N,
-                   make_float4(acc[i][4 * s], acc[i][4 * s + 1], acc[i][4 * s + 2], acc[i][4 * s + 3]), alpha, beta,
-                   vc);
-    }
-}
+#include "warp_tile.cuh"          // warp_tile_fma and warp_tile_store: a k-tile's FMAs and the epilogue, rungs 08-11
 
 #ifndef WT_BM
 #define WT_BM 128

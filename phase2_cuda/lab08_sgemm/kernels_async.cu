@@ -75,6 +75,7 @@ static_assert(STAGES >= 2, "a pipeline needs at least two stages");
 
 #include "cp_async.cuh"
 #include "epilogue.cuh"
+#include "warp_tile.cuh"        // warp_tile_fma and warp_tile_store, rung 08's compute loop and epilogue (kernels.cu)
 
 #define VEC_A 1
 #define VEC_B 2
@@ -169,7 +170,7 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
         }
     };
 
-    // Warp tile and thread tile (as in rungs 08-09).
+    // Warp tile and thread tile (as in rungs 08-09: warp_tile.cuh).
     const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
     const int a_off = wm + (lane / LN) * 4, b_off = wn + (lane % LN) * 4;
     float acc[TM][TN];
@@ -192,38 +193,10 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
         if (next < num_k_tiles) load_tile(next % STAGES, next);
         cp_async_commit();
 
-        const float* as = As + (kt % STAGES) * A_STAGE;
-        const float* bs = Bs + (kt % STAGES) * B_STAGE;
-#pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            float a[TM], b[TN];
-#pragma unroll
-            for (int s = 0; s < TM / 4; ++s) {
-                const float4 v = *reinterpret_cast<const float4*>(as + kk * AS_STRIDE + a_off + s * WSUB_M);
-                a[4 * s + 0] = v.x; a[4 * s + 1] = v.y; a[4 * s + 2] = v.z; a[4 * s + 3] = v.w;
-            }
-#pragma unroll
-            for (int s = 0; s < TN / 4; ++s) {
-                const float4 v = *reinterpret_cast<const float4*>(bs + kk * BN + b_off + s * WSUB_N);
-                b[4 * s + 0] = v.x; b[4 * s + 1] = v.y; b[4 * s + 2] = v.z; b[4 * s + 3] = v.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
+        warp_tile_fma<BK, AS_STRIDE, BN, WSUB_M, WSUB_N, TM, TN>(As + (kt % STAGES) * A_STAGE,
+                                                                 Bs + (kt % STAGES) * B_STAGE, a_off, b_off, acc);
     }
-
-    const bool vc = vec & VEC_C;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int row = bm + a_off + (i / 4) * WSUB_M + (i % 4);
-#pragma unroll
-        for (int s = 0; s < TN / 4; ++s)
-            store4(C, M, N, N, row, bn + b_off + s * WSUB_N,
-                   make_float4(acc[i][4 * s], acc[i][4 * s + 1], acc[i][4 * s + 2], acc[i][4 * s + 3]), alpha, beta,
-                   vc);
-    }
+    warp_tile_store<WSUB_M, WSUB_N, TM, TN>(C, M, N, bm + a_off, bn + b_off, acc, alpha, beta, vec & VEC_C);
 }
 
 // =====================================================================================================================
