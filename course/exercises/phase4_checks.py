@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -133,6 +134,38 @@ def check_attention(mod, where: str, cases=CASES):
         why = _diagnosis(got, host, "float16", tol) if causal else ""
         return Verdict(False, f"{what}: {cmp.message}" + (f". {why[0].upper() + why[1:]}" if why else ""))
     return None
+
+
+def reads_past_the_diagonal(mod, where: str) -> str:
+    """"" when the causal mod.flash_forward never reads a key tile past a query block's diagonal, else what showed it.
+    Keys P .. 2P - 1 hold NaN and V there too: no query before row P attends them, so a loop that stops after its
+    block's diagonal tile leaves rows 0 .. P - 1 right; one that reads such a tile, even to mask it to -inf, gets
+    0 * NaN = NaN in P V. Deterministic, on any machine. P (256 on a GPU, 64 in the interpreter) must be a multiple
+    of BLOCK_M."""
+    import torch
+
+    from common import arrays, check
+    from phase4_optimization.lab06_attention import lab as L
+
+    p = 256 if where == "cuda" else 64
+    ts, host = qkv(1, 2 * p, 64, 463, where)
+    for t in ts[1:]:
+        t[:, p:] = float("nan")
+    out = torch.full((1, 2 * p, 64), float("nan"), dtype=torch.float16, device=where)
+    with warnings.catch_warnings():                 # the interpreter's max over the NaN tiles warns; NaN is the point
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mod.flash_forward(*ts, out, True)
+    got = np.asarray(arrays.to_numpy(out), np.float64)[:, :p]
+    cmp = check.compare(got, attention64(*(h[:, :p] for h in host), 0), "float16", L.tolerance((1, 1, p, 64, True),
+                                                                                               "float16"))
+    if cmp.ok:
+        return ""
+    bad = int((~np.isfinite(got).all(axis=(0, 2))).sum())
+    what = (f"{bad} of query rows 0 .. {p - 1} came out NaN" if bad else
+            f"query rows 0 .. {p - 1} are wrong ({cmp.message})")
+    return (f"with NaN in keys and values {p} .. {2 * p - 1} of a {2 * p}-token causal head, {what}, though none of "
+            f"them attends those keys: your loop reads tiles past its block's diagonal (this probe needs BLOCK_M to "
+            f"divide {p})")
 
 
 def time_causal(mod, shape=(64, 4096, 64)) -> tuple[float, float, float]:
