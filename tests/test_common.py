@@ -413,3 +413,19 @@ def test_benchmark_context_reaches_the_ceiling_measurement(monkeypatch):
     monkeypatch.setattr(bench, "ceilings", lambda: {"hbm_gbps": 1.0, "hbm_method": "test"})
     ctx = lab.Context(args=None, out_dir=".")
     assert ctx.ceiling()["hbm_method"] == "test"
+
+
+def test_a_peer_that_cannot_serve_any_case_is_passed_over_but_our_own_variant_is_not(monkeypatch):
+    """cuDNN's SDPA has no kernel for S = 1: a --quick run whose cases are all like that must not fail on the peer;
+    a variant of ours that runs no case is a defect and fails."""
+    from common import lab as contract
+
+    monkeypatch.setattr(contract.Variant, "available", lambda self: (True, ""))
+    never = lambda size, dtype: "no kernel for this size"                               # noqa: E731
+    cases = [(1, "float32"), (3, "float32")]
+    rows, ok = contract.check_variants(None, [contract.Variant("peer x", None, "peer", cannot_serve=never)], cases,
+                                       verbose=False)
+    assert ok and rows[0]["cases"] == 0 and "cannot serve" in rows[0]["result"]
+    rows, ok = contract.check_variants(None, [contract.Variant("ours", None, "triton", cannot_serve=never)], cases,
+                                       verbose=False)
+    assert not ok and rows[0]["result"].startswith("no case ran")
