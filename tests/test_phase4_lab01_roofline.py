@@ -133,7 +133,8 @@ def test_main_on_synthetic_folder(synthetic, tmp_path):
     out = tmp_path / "out"
     assert rl.main(["--quick", "--results", synthetic, "--out", str(out)]) == 0
     doc = json.loads((out / f"{rl.LAB}.json").read_text())
-    placed = [r for r in doc["rows"] if r.get("kind") == "placed"]
+    # the synthetic folder's 8 points; on a GPU the lab also places its own k-FMA sweep, measured here
+    placed = [r for r in doc["rows"] if r.get("kind") == "placed" and r.get("lab") != rl.LAB]
     assert len(placed) == 8 and doc["ceilings"]["hbm_gbps"] == 4000.0
     assert (out / f"{rl.LAB}.png").stat().st_size > 10_000
     assert sorted(os.listdir(synthetic)) == ["roofline_synthetic.json", "roofline_tuner.json"]   # input untouched
