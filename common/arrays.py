@@ -99,6 +99,11 @@ def from_numpy(a: np.ndarray, dtype: str, where: str):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def round_to(a, dtype: str) -> np.ndarray:
+    """a rounded to dtype (to nearest, ties to even), back in float64: the value a kernel stores."""
+    return to_numpy(from_numpy(np.asarray(a, np.float64), dtype, "cpu")).astype(np.float64)
+
+
 def empty(shape, dtype: str, like):
     """Uninitialised array of `shape`/`dtype` from the same library and device as `like`."""
     lib = library(like)

@@ -102,7 +102,7 @@ def _out_for(mod, ref, dtype, like, shape_fn=lambda s: s):
 
 
 def _reference(mod, inputs):
-    return mod.reference(*[lab._np64(x) for x in inputs])
+    return lab.reference_of(mod, inputs)
 
 
 def _tol(mod, size, dtype):
