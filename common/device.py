@@ -225,6 +225,18 @@ def _ver(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
+# DeviceInfo's fields read as they are from cudaDeviceGetAttribute: field -> the attribute's name after "cudaDevAttr"
+_ATTRIBUTES = {
+    "sms": "MultiProcessorCount", "warp_size": "WarpSize",
+    "max_threads_per_sm": "MaxThreadsPerMultiProcessor", "max_threads_per_block": "MaxThreadsPerBlock",
+    "max_blocks_per_sm": "MaxBlocksPerMultiprocessor",
+    "regs_per_sm": "MaxRegistersPerMultiprocessor", "regs_per_block": "MaxRegistersPerBlock",
+    "smem_per_sm": "MaxSharedMemoryPerMultiprocessor", "smem_per_block": "MaxSharedMemoryPerBlock",
+    "smem_per_block_optin": "MaxSharedMemoryPerBlockOptin", "smem_reserved_per_block": "ReservedSharedMemoryPerBlock",
+    "l2_bytes": "L2CacheSize",
+}
+
+
 @functools.lru_cache(maxsize=None)
 def info(device_id: int = 0) -> DeviceInfo:
     """Properties of a GPU, read off the device (raises GPUUnavailable without one)."""
@@ -241,23 +253,13 @@ def info(device_id: int = 0) -> DeviceInfo:
     major, minor = int(cc[:-1]), int(cc[-1])
     mem_khz = attr(rt.cudaDevAttrMemoryClockRate)
     bus = attr(rt.cudaDevAttrGlobalMemoryBusWidth)
+    counted = {f: attr(getattr(rt, "cudaDevAttr" + a)) for f, a in _ATTRIBUTES.items()}
     return DeviceInfo(
         name=name,
         arch=f"sm_{cc}",
         cc_major=major,
         cc_minor=minor,
-        sms=attr(rt.cudaDevAttrMultiProcessorCount),
-        warp_size=attr(rt.cudaDevAttrWarpSize),
-        max_threads_per_sm=attr(rt.cudaDevAttrMaxThreadsPerMultiProcessor),
-        max_threads_per_block=attr(rt.cudaDevAttrMaxThreadsPerBlock),
-        max_blocks_per_sm=attr(rt.cudaDevAttrMaxBlocksPerMultiprocessor),
-        regs_per_sm=attr(rt.cudaDevAttrMaxRegistersPerMultiprocessor),
-        regs_per_block=attr(rt.cudaDevAttrMaxRegistersPerBlock),
-        smem_per_sm=attr(rt.cudaDevAttrMaxSharedMemoryPerMultiprocessor),
-        smem_per_block=attr(rt.cudaDevAttrMaxSharedMemoryPerBlock),
-        smem_per_block_optin=attr(rt.cudaDevAttrMaxSharedMemoryPerBlockOptin),
-        smem_reserved_per_block=attr(rt.cudaDevAttrReservedSharedMemoryPerBlock),
-        l2_bytes=attr(rt.cudaDevAttrL2CacheSize),
+        **counted,
         sm_clock_mhz=attr(rt.cudaDevAttrClockRate) / 1000.0,
         mem_clock_mhz=mem_khz / 1000.0,
         mem_bus_bits=bus,

@@ -429,3 +429,16 @@ def test_a_peer_that_cannot_serve_any_case_is_passed_over_but_our_own_variant_is
     rows, ok = contract.check_variants(None, [contract.Variant("ours", None, "triton", cannot_serve=never)], cases,
                                        verbose=False)
     assert not ok and rows[0]["result"].startswith("no case ran")
+
+
+def test_device_attributes_name_real_fields_and_runtime_constants():
+    """device.info() reads these off the GPU; here (no GPU needed) each must be a DeviceInfo field and a constant of
+    CuPy's runtime, so a typo fails on a CPU rather than on a learner's GPU."""
+    import dataclasses
+
+    from cupy_backends.cuda.api import runtime as rt
+
+    fields = {f.name for f in dataclasses.fields(device.DeviceInfo)}
+    for field, attr in device._ATTRIBUTES.items():
+        assert field in fields, field
+        assert isinstance(getattr(rt, "cudaDevAttr" + attr, None), int), attr
