@@ -4,6 +4,7 @@ nothing the learner has to decode: a file that does not import or compile is an 
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -57,13 +58,17 @@ def run_cases(cases, run, reference, dtype: str = "float32", tol=None) -> Verdic
     return None
 
 
-def _with_headers(path: str) -> str:
+@contextlib.contextmanager
+def _with_headers(path: str):
     """A temporary copy of a learner's .cu file (it may #include the course's headers: common/cuda is on the
-    include path of every compile)."""
+    include path of every compile), removed once compiled."""
     d = tempfile.mkdtemp(prefix="course-ex-")
-    dst = os.path.join(d, os.path.basename(path))
-    shutil.copyfile(path, dst)
-    return dst
+    try:
+        dst = os.path.join(d, os.path.basename(path))
+        shutil.copyfile(path, dst)
+        yield dst
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def compile_report(path: str, arch: str = "sm_90", defines: dict | None = None):
@@ -71,7 +76,8 @@ def compile_report(path: str, arch: str = "sm_90", defines: dict | None = None):
     from common import cuda
 
     try:
-        return cuda.compile_report(_with_headers(path), arch, defines=defines)
+        with _with_headers(path) as src:
+            return cuda.compile_report(src, arch, defines=defines)
     except cuda.CompileError as e:
         lines = [ln for ln in str(e).splitlines() if "error" in ln.lower()][:3]
         return Verdict(False, "it does not compile: " + (" | ".join(lines) or str(e)[:300]))
@@ -82,6 +88,7 @@ def gpu_kernel(path: str, name: str, defines: dict | None = None):
     from common import cuda
 
     try:
-        return cuda.get_kernel(_with_headers(path), name, defines=defines)
+        with _with_headers(path) as src:
+            return cuda.get_kernel(src, name, defines=defines)
     except Exception as e:  # noqa: BLE001 - a compile error or a missing kernel is a wrong answer
         return Verdict(False, f"kernel {name}: {type(e).__name__}: {str(e)[:300]}")
