@@ -344,3 +344,10 @@ def test_gpu_cuda_layernorm_misaligned_takes_scalar_path(dtype):
                                                        check.poisoned((m, n), dtype, shifted[0])))
     check.assert_close(h, ref_h, dtype, what="h")
     check.assert_close(y, ref_y, dtype, what="y")
+
+
+def test_gelu_tail_gain_is_the_peak_of_t_times_the_slope():
+    """The 16-bit GELU floor rests on max over t < 0 of |t g'(t)|: recompute it from the reference."""
+    t = np.linspace(-12.0, 0.0, 240001)
+    gain = np.abs(t * np.gradient(fz.gelu_tanh_ref(t), t)).max()
+    assert abs(gain - fz.GELU_TAIL_GAIN) < 1e-3, gain
