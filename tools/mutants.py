@@ -157,8 +157,8 @@ def main(argv=None) -> int:
     finally:
         for s in scratches:
             shutil.rmtree(os.path.dirname(s), ignore_errors=True)
-    rows += [{"mutant": m.name, "tier": m.tier, "file": m.path, "result": "not run (needs a GPU)", "secs": None,
-              "caught by": "", "summary": ""} for m in skipped]
+    rows += [{"mutant": m.name, "tier": m.tier, "file": m.path, "secs": None, "caught by": "", "summary": "",
+              "result": "not run (needs a GPU)" if m.tier == "gpu" else f"not run (--tier {tier})"} for m in skipped]
     from common.table import print_table
 
     survived = [r for r in rows if r["result"] in ("SURVIVED", "no test ran", "timed out")]
