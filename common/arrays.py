@@ -99,8 +99,14 @@ def from_numpy(a: np.ndarray, dtype: str, where: str):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def round_to(a, dtype: str) -> np.ndarray:
-    """a rounded to dtype (to nearest, ties to even), back in float64: the value a kernel stores."""
+def round_to(a, dtype: str, toward_zero: bool = False) -> np.ndarray:
+    """a rounded to dtype (to nearest, ties to even), back in float64: the value a kernel stores. toward_zero (bf16
+    only): truncated instead, as Triton's interpreter converts fp32 to bf16."""
+    if toward_zero:
+        if dtype != "bfloat16":
+            raise ValueError(f"toward_zero: only for bfloat16, not {dtype!r}")
+        bits = np.asarray(a, np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+        return bits.view(np.float32).astype(np.float64)
     return to_numpy(from_numpy(np.asarray(a, np.float64), dtype, "cpu")).astype(np.float64)
 
 

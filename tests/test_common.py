@@ -442,3 +442,14 @@ def test_device_attributes_name_real_fields_and_runtime_constants():
     for field, attr in device._ATTRIBUTES.items():
         assert field in fields, field
         assert isinstance(getattr(rt, "cudaDevAttr" + attr, None), int), attr
+
+
+def test_round_to_nearest_and_toward_zero():
+    """bf16 keeps 7 bits after the point: 1 + 0.75/128 lies between 1 and 1 + 1/128, nearer the second. Nearest rounds
+    up to it; truncation (the interpreter's conversion) drops to 1, on either sign."""
+    x = np.array([1 + 0.75 / 128, -(1 + 0.75 / 128), 2.0**-30])
+    assert arrays.round_to(x, "bfloat16").tolist() == [1 + 1 / 128, -(1 + 1 / 128), 2.0**-30]
+    assert arrays.round_to(x, "bfloat16", toward_zero=True).tolist() == [1.0, -1.0, 2.0**-30]
+    assert arrays.round_to(np.array([1 + 2.0**-12]), "float16").tolist() == [1.0]
+    with pytest.raises(ValueError, match="toward_zero"):
+        arrays.round_to(x, "float16", toward_zero=True)
