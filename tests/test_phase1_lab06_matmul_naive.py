@@ -89,6 +89,31 @@ def test_triton_matmul_edge_shapes():
                            what=f"{m}x{n}x{k}")
 
 
+def test_triton_tile_never_reads_a_k_column_past_k():
+    """The k-tile masks hold A's columns and B's rows to k < K on the last, partial k-tile: A here is a row-strided view
+    whose 19 columns past K are NaN, and B's 13 rows past K are NaN too. A kernel that reads one of them gets
+    NaN x 0 = NaN (the other operand's mask zeroes its side), so the output must stay finite and right."""
+    from common import arrays, lab
+    from common.triton_support import launch
+    from phase1_architecture.lab06_matmul_naive.triton_kernels import matmul_tile_kernel
+
+    m, n, k, pad_a, pad_b = 37, 29, 45, 19, 13                      # K = 45: a partial second k-tile of 32
+    rng = np.random.default_rng(16)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    a_wide = np.full((m, k + pad_a), np.nan)
+    a_wide[:, :k] = a
+    b_tall = np.full((k + pad_b, n), np.nan)
+    b_tall[:k] = b
+    where = lab.where()
+    dev_a, dev_b = arrays.from_numpy(a_wide, "float32", where), arrays.from_numpy(b_tall, "float32", where)
+    out = check.poisoned((m, n), "float32", dev_a)
+    tile = l6.TRITON_TILE
+    grid = (-(-m // tile["BLOCK_M"]) * -(-n // tile["BLOCK_N"]),)
+    launch(matmul_tile_kernel, grid, dev_a, dev_b, out, m, n, k, k + pad_a, n, n, num_warps=l6.TRITON_WARPS, **tile)
+    ref = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    check.assert_close(out, ref, "float32", l6.tolerance((m, n, k), "float32"), what="NaN past K in A and in B")
+
+
 @cpu_only
 def test_triton_matmul_rejects_bad_input():
     a = np.ones((4, 3), np.float32)
