@@ -43,6 +43,12 @@ def test_triton_in_interpreter_rejects_bad_input():
 def test_triton_in_interpreter_edge_cases():
     if device.has_gpu():
         pytest.skip("interpreter-only test")
+    # first, before any plain output: 15 elements inside guard bands (4096 poisoned floats past the end, more than a
+    # BLOCK of 512), so a store past the end is seen deterministically, not as whatever heap memory it would hit
+    x15 = check.rng(2).standard_normal(15).astype(np.float32)
+    g = check.guarded((15,), "float32", x15)
+    check.assert_close(va.add_triton(x15, x15, out=g), 2 * x15.astype(np.float64), "float32")
+    assert check.guard_damage(g) == "", "the last program stored past the end of out"
     e = np.empty(0, np.float32)
     assert va.add_triton(e, e).shape == (0,)
     a = check.rng(0).standard_normal((3, 5)).astype(np.float32)   # any shape: the kernel sees the flat array
