@@ -22,7 +22,7 @@ def _put(a, dtype):
 
 def _rounded(a, dtype):
     """The values a kernel actually receives: a rounded to dtype, back in float64 (the reference's input)."""
-    return arrays.to_numpy(arrays.from_numpy(np.asarray(a, np.float64), dtype, "cpu")).astype(np.float64)
+    return arrays.round_to(a, dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
