@@ -1,0 +1,56 @@
+"""Tuning records: the configuration a lab's `--tune` sweep found fastest on one GPU, read back by the lab's wrappers.
+
+A lab's `--tune` times its candidate configurations at its target shapes and writes the winners, with the whole
+table, to results/<gpu>/<LAB>_tuned.json (the usual results header: GPU, date, commit, versions). The wrappers read
+that file for the GPU they run on; a GPU without a record (or with a record that does not validate) gets the lab's
+default configuration, and the lab's output says which of the two it used. Nothing tuned is hard-coded in a kernel.
+
+    winner, source = tuned.record(LAB + "_tuned", validate=check_winner)
+    # winner: the "winner" field of the record (whatever the lab stored there), or None; source: a sentence for the
+    # report, e.g. "tuned on NVIDIA H200 (results/h200/phase3_lab03_fused_softmax_tuned.json)"
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import warnings
+from typing import Callable
+
+from . import device
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NO_RECORD = "default (no tuning record for this GPU: run the lab with --tune)"
+
+
+def path(name: str, slug: str | None = None) -> str:
+    """results/<gpu>/<name>.json for this GPU (or for `slug`)."""
+    return os.path.join(ROOT, "results", slug or device.gpu_slug(), name + ".json")
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str, slug: str, validate: Callable | None):
+    p = path(name, slug)
+    if not os.path.exists(p):
+        return None, NO_RECORD
+    try:
+        with open(p) as f:
+            doc = json.load(f)
+        winner = doc["winner"]
+        if validate is not None:
+            winner = validate(winner)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        warnings.warn(f"{p}: unusable tuning record ({type(e).__name__}: {e}); using the default configuration")
+        return None, "default (tuning record unusable)"
+    return winner, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(p, ROOT)})"
+
+
+def record(name: str, validate: Callable | None = None, slug: str | None = None):
+    """(winner, source): the recorded winner for this GPU (validated by `validate`, which raises ValueError, KeyError
+    or TypeError on a bad record and may normalize it) or (None, why not)."""
+    return _load(name, slug or device.gpu_slug(), validate)
+
+
+def forget() -> None:
+    """Drop the cached records (after --tune wrote a new one, or in tests that point a lab at another file)."""
+    _load.cache_clear()
