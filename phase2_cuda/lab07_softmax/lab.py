@@ -34,7 +34,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab
+from common import arrays, check, cuda, device, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel
@@ -46,7 +46,12 @@ SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 THREADS = 256                 # rungs 01, 02, 04, 06 (SM_THREADS in kernels.cu)
 # Rung 05/06 compile-time knobs (kernels.cu's macros). EPT = 32 values per thread: a 4096-column fp32 row is a block
 # of 128 threads, ~48 registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns = 1024 threads.
-KNOBS = dict(EPT=32, WARP_ROWS=4, ONLINE_UNROLL=4, STREAM_HINTS=1)
+# STREAM_HINTS and EPT are what `--tune` sweeps; its winner for this GPU (results/<gpu>/phase2_lab07_softmax_tuned.json)
+# replaces these defaults in knobs(). The defaults are plain loads and stores: whether the evict-first hints help is
+# a measurement, and the tuning table has it.
+KNOBS = dict(EPT=32, WARP_ROWS=4, ONLINE_UNROLL=4, STREAM_HINTS=0)
+TUNED = LAB + "_tuned"
+TUNABLE = {"EPT": (8, 16, 32), "STREAM_HINTS": (0, 1, 2)}
 MAX_COLS = 2**30              # column indices are 32-bit in the kernels
 
 
@@ -114,9 +119,29 @@ def _ptr(a):
     return np.uint64(a.data_ptr()) if arrays.library(a) == "torch" else a
 
 
-def _kernel(name: str, **knobs):
-    d = dict(KNOBS)
-    d.update({k: v for k, v in knobs.items() if k in KNOBS})
+def _check_winner(w: dict) -> dict:
+    """A tuning record's winner: {"EPT": e, "STREAM_HINTS": h} with values from TUNABLE."""
+    w = {k: int(w[k]) for k in TUNABLE}
+    bad = [f"{k}={v}" for k, v in w.items() if v not in TUNABLE[k]]
+    if bad:
+        raise ValueError(f"not a tunable value: {', '.join(bad)}")
+    return w
+
+
+def knobs() -> dict:
+    """The compile-time knobs in use: KNOBS, with this GPU's tuned EPT and STREAM_HINTS where --tune recorded them."""
+    winner, _ = tuned.record(TUNED, _check_winner)
+    return dict(KNOBS, **(winner or {}))
+
+
+def knobs_source() -> str:
+    """Where knobs() came from, for the report."""
+    return tuned.record(TUNED, _check_winner)[1]
+
+
+def _kernel(name: str, **overrides):
+    d = knobs()
+    d.update({k: v for k, v in overrides.items() if k in KNOBS})
     return cuda.get_kernel(CU, name, defines=d)
 
 
@@ -188,7 +213,7 @@ def softmax_cuda_04(x, out=None):
 
 def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None) -> dict | None:
     """Which rung-05 kernel and launch shape a row length gets; None when the row does not fit (then rung 06)."""
-    ept = ept or KNOBS["EPT"]
+    ept = ept or knobs()["EPT"]
     warp_rows = KNOBS["WARP_ROWS"]
     sfx = SUFFIX[dt] + ("" if vec else "_scalar")
     if cols <= 32 * ept:
