@@ -147,10 +147,58 @@ def test_check_sample_and_config_override_on_cpu_torch():
 
     x = torch.randn(300, 40) * 3
     out = torch.empty_like(x)
-    sm.softmax_triton(x, out=out, config={"BLOCK_M": 2, "num_warps": 4})    # a tuned-style config
+    sm.softmax_triton(x, out=out, config={"kernel": "fused", "BLOCK_M": 2, "num_warps": 4})  # a tuned-style config
     assert smb.check_sample(out, x, "float32", n_rows=10).ok
     out[299, 3] += 0.01                                                    # the last row is always sampled
     assert not smb.check_sample(out, x, "float32", n_rows=10).ok
+
+
+@interpreter_only
+def test_online_config_through_the_dispatcher():
+    rng = check.rng(61)
+    x64 = rng.standard_normal((9, 100)) * 3
+    x64[2, 40:] = -np.inf                          # a chunk of -inf after finite values, and the reverse below
+    x64[3, :60] = -np.inf
+    x = arrays.from_numpy(x64, "float32", "cpu")
+    out = check.poisoned(x64.shape, "float32", x)
+    sm.softmax_triton(x, out=out, config={"kernel": "online", "BLOCK_N": 32, "num_warps": 4})
+    check.assert_close(out, sm.reference(x64), "float32")
+
+
+@pytest.mark.parametrize("cfg, match", [({"kernel": "tiled", "num_warps": 4}, "kernel must be"),
+                                        ({"kernel": "fused", "BLOCK_M": 3, "num_warps": 4}, "BLOCK_M"),
+                                        ({"kernel": "online", "BLOCK_N": 8, "num_warps": 4}, "BLOCK_N"),
+                                        ({"kernel": "online", "BLOCK_N": 64, "num_warps": 3}, "num_warps")])
+def test_bad_configs_are_refused(cfg, match):
+    with pytest.raises(ValueError, match=match):
+        sm.check_config(cfg)
+    with pytest.raises(KeyError):
+        sm.check_config({"kernel": "fused", "num_warps": 4})
+
+
+def test_tuning_record_is_read_and_a_bad_one_falls_back(tmp_path, monkeypatch):
+    import json
+
+    from common import device, tuned
+
+    folder = tmp_path / "results" / device.gpu_slug()
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
+    rec = folder / (sm.TUNED + ".json")
+    try:
+        rec.write_text(json.dumps({"gpu": "test", "winner": {"float32 4096": {"kernel": "online", "BLOCK_N": 2048,
+                                                                             "num_warps": 8}}}))
+        tuned.forget()
+        assert sm.tuned_config(4000, "float32") == {"kernel": "online", "BLOCK_N": 2048, "num_warps": 8}
+        assert sm.tuned_config(4096, "bfloat16") is None and "tuned on test" in sm.tuned_source()
+        rec.write_text(json.dumps({"gpu": "test", "winner": {"float32 4096": {"kernel": "online", "BLOCK_N": 7,
+                                                                             "num_warps": 8}}}))
+        tuned.forget()
+        with pytest.warns(UserWarning, match="unusable tuning record"):
+            assert sm.tuned_config(4096, "float32") is None
+        assert "unusable" in sm.tuned_source()
+    finally:
+        tuned.forget()
 
 
 @interpreter_only
@@ -179,6 +227,17 @@ def test_gpu_neg_inf_rows_and_entries(path, dtype):
     check.assert_close(yn, sm.reference(xr), dtype)
     t = torch.softmax(sm._torch_view(x), dim=-1)
     np.testing.assert_array_equal(np.isnan(arrays.to_numpy(t)), np.isnan(yn))
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gpu_the_recorded_choice_at_the_target_row_length(dtype):
+    # whatever kernel this GPU's tuning record picks for 4096-column rows (or the default), on a few rows of them
+    x64 = check.rng(62).standard_normal((37, 4096)) * 3
+    x = arrays.from_numpy(x64, dtype, "cuda")
+    out = check.poisoned(x64.shape, dtype, x)
+    check.assert_close(sm.softmax_triton(x, out=out), sm.reference(arrays.to_numpy(x).astype(np.float64)), dtype,
+                       what=str(sm.tuned_config(4096, dtype) or "default"))
 
 
 @gpu

@@ -34,7 +34,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, lab
+from common import arrays, check, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel, softmax_rows_kernel
@@ -82,10 +82,9 @@ def tolerance(size, dtype: str) -> check.Tol:
 # Wrappers
 # ---------------------------------------------------------------------------------------------------------------------
 def rows_config(cols: int) -> tuple[int, int, int]:
-    """(BLOCK_M, BLOCK_N, num_warps) of the fused kernel: short rows are grouped so a program has >= 2048 elements;
-    warps grow with the tile so each thread holds 8-32 values (16 at 4096 columns: four 16-byte fp32 loads).
-    bench.tune_fused times the alternatives at the target shape (rows per program, warps) and records the winner in
-    TUNED; the README says which won."""
+    """(BLOCK_M, BLOCK_N, num_warps) of the fused kernel by default: short rows are grouped so a program has >= 2048
+    elements; warps grow with the tile so each thread holds 8-32 values (16 at 4096 columns: four 16-byte fp32
+    loads). A GPU with a tuning record (--tune) uses the recorded winner at the tuned row length instead."""
     block_n = max(16, triton.next_power_of_2(cols))      # at least 16 columns: no degenerate [M, 1] tiles
     block_m = max(1, min(128, 2048 // block_n))
     elems = block_m * block_n
@@ -104,16 +103,55 @@ def _prepare(x, out):
     return out, rows, cols
 
 
-# (BLOCK_M, num_warps) picked by bench.tune_fused() at a shape: {(cols, dtype): {...}}; softmax_triton uses it when
-# present.
-TUNED: dict = {}
+# ---------------------------------------------------------------------------------------------------------------------
+# Tuning record: --tune (bench.tune) times both kernels' candidate configs at the target shape, per dtype, and
+# records the winners in results/<gpu>/phase3_lab03_fused_softmax_tuned.json as {"<dtype> <cols>": config}, a config
+# being {"kernel": "fused", "BLOCK_M": m, "num_warps": w} or {"kernel": "online", "BLOCK_N": n, "num_warps": w}.
+# softmax_triton uses a winner for rows of the tuned length (rounded up to a power of two) and dtype.
+# ---------------------------------------------------------------------------------------------------------------------
+TUNED = LAB + "_tuned"
+
+
+def check_config(cfg: dict) -> dict:
+    """A valid config (normalized), or ValueError / KeyError / TypeError."""
+    kind = cfg["kernel"]
+    warps = int(cfg["num_warps"])
+    if warps not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"num_warps must be a power of two up to 32, got {warps}")
+    if kind == "fused":
+        bm = int(cfg["BLOCK_M"])
+        if bm < 1 or bm & (bm - 1):
+            raise ValueError(f"BLOCK_M must be a power of two, got {bm}")
+        return {"kernel": kind, "BLOCK_M": bm, "num_warps": warps}
+    if kind == "online":
+        bn = int(cfg["BLOCK_N"])
+        if bn < 16 or bn & (bn - 1):
+            raise ValueError(f"BLOCK_N must be a power of two >= 16, got {bn}")
+        return {"kernel": kind, "BLOCK_N": bn, "num_warps": warps}
+    raise ValueError(f"kernel must be 'fused' or 'online', got {kind!r}")
+
+
+def _check_winners(w: dict) -> dict:
+    return {str(k): check_config(v) for k, v in w.items()}
+
+
+def tuned_config(cols: int, dtype: str) -> dict | None:
+    """This GPU's recorded winner for rows of `cols` columns (power-of-two bucket) and `dtype`, or None."""
+    winners, _ = tuned.record(TUNED, _check_winners)
+    return (winners or {}).get(f"{dtype} {triton.next_power_of_2(max(cols, 1))}")
+
+
+def tuned_source() -> str:
+    return tuned.record(TUNED, _check_winners)[1]
 
 
 def softmax_triton(x, out=None, *, max_fused: int | None = None, num_warps: int | None = None,
-                   config: dict | None = None):
+                   config: dict | None = None, use_record: bool = True):
     """Softmax over the last axis of a contiguous fp32/fp16/bf16 array (any number of leading dims), into `out`.
 
-    Rows up to MAX_FUSED columns: the fused single-pass kernel; longer rows: the online two-pass kernel.
+    Rows up to MAX_FUSED columns: the fused single-pass kernel, or the kernel and config this GPU's tuning record
+    names for this row length and dtype (`config` overrides both; use_record=False ignores the record); longer rows:
+    the online two-pass kernel.
     A row of all -inf gives NaN everywhere in that row (like torch.softmax). GPU: CuPy or torch CUDA arrays
     (bf16: torch); no GPU: NumPy or CPU torch arrays, run in the interpreter.
     """
@@ -122,8 +160,10 @@ def softmax_triton(x, out=None, *, max_fused: int | None = None, num_warps: int 
         return out
     limit = max_fused or MAX_FUSED
     if triton.next_power_of_2(cols) <= limit:
+        cfg = check_config(config) if config else tuned_config(cols, arrays.dtype_name(x)) if use_record else None
+        if cfg and cfg["kernel"] == "online":
+            return softmax_online(x, out=out, block_n=cfg["BLOCK_N"], num_warps=num_warps or cfg["num_warps"])
         bm, bn, nw = rows_config(cols)
-        cfg = config or TUNED.get((cols, arrays.dtype_name(x)))
         if cfg:
             bm, nw = cfg["BLOCK_M"], cfg["num_warps"]
         programs = triton.cdiv(rows, bm)
@@ -202,8 +242,14 @@ def _into(fn):
     return peer
 
 
+def softmax_triton_fused(x, out=None):
+    """The fused kernel whatever the tuning record says (online past MAX_FUSED columns)."""
+    return softmax_triton(x, out=out, use_record=False)
+
+
 VARIANTS = [
-    lab.Variant("triton fused (row in registers; online past 16384 cols)", softmax_triton, "triton", dtypes=DTYPES),
+    lab.Variant("triton fused (row in registers; online past 16384 cols)", softmax_triton_fused, "triton",
+                dtypes=DTYPES),
     lab.Variant("triton online (chunked, 2 passes)", softmax_triton_online, "triton", dtypes=DTYPES),
 ]
 PEERS = [

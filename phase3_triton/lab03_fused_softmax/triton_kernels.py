@@ -31,14 +31,18 @@ def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, x_row_stride, y_row_stride
 def softmax_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK_N: tl.constexpr):
     # One program per row, the row walked in BLOCK_N-column chunks. Pass 1 keeps the running max m and the running
     # sum s of exp(x - m); when a chunk raises the max, s is rescaled by exp(m_old - m_new). Pass 2 re-reads the row
-    # and writes exp(x - m) / s. 3 row-passes of memory traffic (2 reads, 1 write) instead of the fused 2: prediction
-    # ~2/3 of the fused kernel's bandwidth (counted as 2 passes), less when there are too few rows (one program per
-    # row) to fill every SM.
+    # and writes exp(x - m) / s. 3 row-passes of traffic (2 reads, 1 write) instead of the fused 2, but not 3 passes
+    # of HBM traffic: pass 1 asks L2 to keep the row (evict_last), and the rows of the programs in flight (~132 SMs x
+    # a few programs x one row) fit in L2 many times over, so pass 2's read is an L2 hit. Prediction: on long rows
+    # (past what registers hold) close to the fused kernel; at 4096 columns it may even win, because its loads are
+    # spread over a loop (the next chunk in flight while one is reduced) where the fused kernel's program waits for
+    # its whole row before the first reduction. Too few rows (one program per row) leave SMs idle. Measured: the
+    # tuning table (--tune) and README.md.
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * x_row_stride
     y_row = y_ptr + row * y_row_stride
     cols = tl.arange(0, BLOCK_N)
-    x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+    x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"), eviction_policy="evict_last").to(tl.float32)
     m = tl.max(x, axis=0)
     # While every value so far is -inf, m = -inf and exp(x - m) would be exp(NaN): shift by 0 instead, which gives
     # exp(-inf) = 0 for those values and keeps s = 0 until a finite value arrives.
@@ -46,7 +50,7 @@ def softmax_online_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOC
     s = tl.sum(tl.exp(x - m_shift), axis=0)
     for start in range(BLOCK_N, n_cols, BLOCK_N):
         offs = start + cols
-        x = tl.load(x_row + offs, mask=offs < n_cols, other=float("-inf")).to(tl.float32)
+        x = tl.load(x_row + offs, mask=offs < n_cols, other=float("-inf"), eviction_policy="evict_last").to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         m_shift = tl.where(m_new == float("-inf"), 0.0, m_new)
         s = s * tl.exp(m - m_shift) + tl.sum(tl.exp(x - m_shift), axis=0)
