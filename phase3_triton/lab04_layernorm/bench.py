@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report
+from common import arrays, bench, check, cli, device, lab, report, tuned
 from common.arrays import device_randn
 from common.occupancy import occupancy
 from common.triton_support import aot, load_summary, summarize, triton
@@ -80,8 +80,9 @@ def compile_report(args) -> None:
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
 TARGET_SHAPE = (32768, 4096)
-TARGETS = [("fwd", "float32", 1.0), ("fwd", "bfloat16", 1.3), ("bwd", "float32", 1.0), ("bwd", "bfloat16", 1.0)]
-FWD_CANDIDATES = [{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (2, 8), (2, 16), (4, 16))]
+TARGETS = [("fwd", "float32", 1.02), ("fwd", "bfloat16", 1.3), ("bwd", "float32", 1.0), ("bwd", "bfloat16", 1.0)]
+FWD_CANDIDATES = ([{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (1, 16), (2, 8), (2, 16), (4, 16))]
+                  + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)])
 BWD_CANDIDATES = [{"programs_per_sm": g, "num_warps": w} for g, w in ((1, 8), (2, 8), (4, 8), (2, 16))]
 
 
@@ -97,30 +98,74 @@ def compiled_peers():
     return fwd, bwd
 
 
-def tune_config(kind: str, x, w, b, dy, candidates) -> list[dict]:
-    """Time each candidate config once at this shape, keep the fastest in TUNED, return the timings."""
-    n, dt = int(x.shape[-1]), arrays.dtype_name(x)
+def tune_config(kind: str, x, w, b, dy, candidates, peer=None, rounds: int = 3) -> tuple[list[dict], dict | None]:
+    """Each candidate config at this shape, checked against float64 (check_big), then all of them timed in
+    interleaved rounds (with `peer`, a {name: fn} of the torch.compile contender, when given). Returns (rows, the
+    fastest config that passed its check, or None)."""
+    dt = arrays.dtype_name(x)
     y, mean, rstd = L.layernorm_fwd(x, w, b)
-    rows = []
-    for cfg in cli.progress(candidates, f"{kind} configs"):
+    rows, fns = [], dict(peer or {})
+    for cfg in cli.progress(candidates, f"{kind} configs (checked)"):
+        c = check_big(x, w, b, dy, n_rows=16, **{f"{kind}_config": cfg})
+        if not c.ok:
+            rows.append({"kind": kind, "dtype": dt, "config": cfg, "ms": None, "result": f"check failed: {c.message}"})
+            continue
         if kind == "fwd":
-            fn = (lambda c=cfg: L.layernorm_fwd(x, w, b, out=(y, mean, rstd), config=c))
+            fns[str(cfg)] = (lambda c_=cfg: L.layernorm_fwd(x, w, b, out=(y, mean, rstd), config=c_))
         else:
-            fn = (lambda c=cfg: L.layernorm_bwd(dy, x, w, mean, rstd, config=c))
-        t = bench.bench(fn, rep_ms=40)
-        rows.append({"kind": kind, "dtype": dt, "config": cfg, "ms": t.median_ms})
-    best = min(rows, key=lambda r: r["ms"])
-    L.TUNED[(kind, n, dt)] = best["config"]
-    return rows
+            fns[str(cfg)] = (lambda c_=cfg: L.layernorm_bwd(dy, x, w, mean, rstd, config=c_))
+    ts_ = bench.interleaved(fns, rounds=rounds, rep_ms=40)
+    base = next((t for k_, t in ts_.items() if k_ in (peer or {})), None)
+    for k_, t in ts_.items():
+        cfg = next((c for c in candidates if str(c) == k_), None)
+        rows.append({"kind": kind, "dtype": dt, "config": cfg if cfg else k_, "ms": t.median_ms,
+                     "spread": round(t.spread, 4), "vs_compile": base.median_ms / t.median_ms if base else None,
+                     "result": "ok"})
+    timed = [r for r in rows if r["ms"] is not None and isinstance(r["config"], dict)]
+    best = min(timed, key=lambda r: r["ms"])["config"] if timed else None
+    for r in rows:
+        r["winner"] = r["config"] == best
+    return rows, best
 
 
-def check_big(x, w, b, dy, n_rows: int = 128) -> check.Comparison:
-    """Forward and backward at a benchmark shape, against float64 torch on the GPU (rows sampled for y and dx; dw
-    and db need every row and are compared whole)."""
+def tune(ctx) -> lab.Result:
+    """--tune: the forward's candidates (rows in registers: rows per program and warps; the two-pass loop: chunk and
+    warps) and the backward's (programs per SM, warps) at the target shape, per dtype, each checked and then timed in
+    interleaved rounds with torch.compile; the winners go to results/<gpu>/phase3_lab04_layernorm_tuned.json, which
+    the wrappers read."""
+    m, n = TARGET_SHAPE
+    fwd_c, bwd_c = compiled_peers()
+    rows, winners = [], {}
+    for dtype in ("float32", "bfloat16"):
+        x = device_randn(TARGET_SHAPE, dtype, 21, scale=2.0, shift=3.0)
+        w = device_randn((n,), dtype, 22, scale=0.2, shift=1.0)
+        b = device_randn((n,), dtype, 23, scale=0.5)
+        dy = device_randn(TARGET_SHAPE, dtype, 24)
+        tx, tw, tb = (L._torch_view(a) for a in (x, w, b))
+        fwd_c(tx, tw, tb)
+        for kind, cands, peer in (("fwd", FWD_CANDIDATES, {"torch.compile": lambda: fwd_c(tx, tw, tb)}),
+                                  ("bwd", BWD_CANDIDATES, None)):
+            r, best = tune_config(kind, x, w, b, dy, cands, peer=peer)
+            rows += r
+            if best is not None:
+                winners[f"{kind} {dtype} {triton.next_power_of_2(n)}"] = best
+        del x, w, b, dy
+    tuned.forget()
+    print("winners: " + "; ".join(f"{k}: {v}" for k, v in winners.items()) + " (recorded; used from now on)")
+    return lab.Result(rows=rows, name=L.TUNED, meta=dict(winner=winners, shape=list(TARGET_SHAPE)),
+                      tables=[([dict(r, config=str(r["config"])) for r in rows], None,
+                               f"Tuning at {m} x {n} (each config checked, then interleaved rounds)")])
+
+
+def check_big(x, w, b, dy, n_rows: int = 128, fwd_config: dict | None = None,
+              bwd_config: dict | None = None) -> check.Comparison:
+    """Forward and backward at a benchmark shape (with the given configs, else the ones in use), against float64
+    torch on the GPU (rows sampled for y and dx; dw and db need every row and are compared whole)."""
     import torch
 
     dt = arrays.dtype_name(x)
-    y, mean, rstd, dx, dw, db = L.layernorm_triton(x, w, b, dy)
+    y, mean, rstd = L.layernorm_fwd(x, w, b, config=fwd_config)
+    dx, dw, db = L.layernorm_bwd(dy, x, w, mean, rstd, config=bwd_config)
     t64 = [(L._torch_view(a)).double() for a in (x, w, b, dy)]
     xx, ww, bb, gg = t64
     mu = xx.mean(dim=1)
@@ -147,12 +192,12 @@ def check_big(x, w, b, dy, n_rows: int = 128) -> check.Comparison:
     return worst
 
 
-def bench_targets(ceiling: float, rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], list[dict], list]:
+def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dict]]:
     import torch
     import torch.nn.functional as F
 
     m, n = TARGET_SHAPE
-    rows, targets, tuning = [], [], []
+    rows, targets = [], []
     fwd_c, bwd_c = compiled_peers()
     for dtype in ("float32", "bfloat16"):
         x = device_randn(TARGET_SHAPE, dtype, 21, scale=2.0, shift=3.0)
@@ -161,9 +206,6 @@ def bench_targets(ceiling: float, rounds: int = 3, do_tune: bool = True) -> tupl
         dy = device_randn(TARGET_SHAPE, dtype, 24)
         tx, tw, tb, tdy = (L._torch_view(a) for a in (x, w, b, dy))
         elt = arrays.ITEMSIZE[dtype]
-        if do_tune:
-            tuning += (tune_config("fwd", x, w, b, dy, FWD_CANDIDATES)
-                       + tune_config("bwd", x, w, b, dy, BWD_CANDIDATES))
         c = check_big(x, w, b, dy)
         y, mean, rstd = L.layernorm_fwd(x, w, b)
         _, tmean, trstd = torch.native_layer_norm(tx, [n], tw, tb, L.EPS)
@@ -178,37 +220,42 @@ def bench_targets(ceiling: float, rounds: int = 3, do_tune: bool = True) -> tupl
                    "torch.compile backward": lambda: bwd_c(tdy, tx, tmean, trstd, tw, tb)}
         for kind, fns, nbytes in (("fwd", fwd_fns, 2 * m * n * elt + 2 * n * elt + 8 * m),
                                   ("bwd", bwd_fns, 3 * m * n * elt + 3 * n * elt + 8 * m)):
-            ts_ = bench.interleaved(fns, rounds=rounds)
+            ts_, tries, steady = bench.steady(fns, rounds=rounds)
             comp = next(k for k in ts_ if "compile" in k)
             mine = next(k for k in ts_ if k.startswith("triton"))
             for name, t in ts_.items():
                 impl = "triton" if name.startswith("triton") else "peer"
                 rows.append(report.row(L.LAB, name, impl, TARGET_SHAPE, dtype, t, nbytes=nbytes, ceiling_gbps=ceiling,
                                        vs_compile=ts_[comp].median_ms / t.median_ms,
-                                       config=str(L.TUNED.get((kind, n, dtype), "default")) if impl == "triton" else "",
-                                       check=("ok" if c.ok else c.message) if impl == "triton" else ""))
+                                       config=str(L.tuned_config(kind, n, dtype) or "default")
+                                       if impl == "triton" else "",
+                                       check=("ok" if c.ok else c.message) if impl == "triton" else "",
+                                       attempts=tries, steady=steady))
             goal = next(g for k_, d_, g in TARGETS if k_ == kind and d_ == dtype)
             ratio = ts_[comp].median_ms / ts_[mine].median_ms
             eager = next(k for k in ts_ if "eager" in k)
             targets.append({"case": f"layernorm {kind} {m}x{n} {dtype}", "peer": "torch.compile",
                             "triton GB/s": ts_[mine].gbps(nbytes), "peer GB/s": ts_[comp].gbps(nbytes),
                             "ratio": ratio, "vs eager": ts_[eager].median_ms / ts_[mine].median_ms,
-                            "target": f">= {goal:.1f}", "met": ratio >= goal and c.ok})
-    return rows, targets, tuning
+                            "target": f">= {goal:g}", "met": ratio >= goal and c.ok and steady, "steady": steady,
+                            "attempts": tries})
+    return rows, targets
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--tune", action="store_true",
+                   help="(GPU) time the forward and backward configs at the target shape and record this GPU's winners")
 
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
-    rows, targets, tuning = bench_targets(ceiling, rounds=1 if ctx.quick else 3, do_tune=not ctx.quick)
-    tables = [(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "config", "check"],
+    rows, targets = bench_targets(ceiling, rounds=1 if ctx.quick else 5)
+    tables = [(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "spread", "config", "check"],
                f"LayerNorm {TARGET_SHAPE[0]} x {TARGET_SHAPE[1]} (GB/s counts the bytes that must move: fwd 2 MN, bwd "
-               "3 MN elements, for every contender)")]
-    if tuning:
-        tables.append(([dict(r, config=str(r["config"])) for r in tuning], None,
-                       "Tuning at the target shape (one timing per candidate; the fastest is used above)"))
+               f"3 MN elements, for every contender; Triton configs: {L.tuned_source()})")]
     tables.append((targets, None, "Performance targets"))
-    meta = dict(targets=targets, tuning=tuning, compile_report=compile_table(ctx.args.arch), ceiling_gbps=ceiling,
-                device=device.info().as_dict())
+    meta = dict(targets=targets, compile_report=compile_table(ctx.args.arch), ceiling_gbps=ceiling,
+                device=device.info().as_dict(), tuned_source=L.tuned_source())
     # exit status 1 = a correctness check failed (a missed performance target is reported, not an error)
     ok = all(r.get("check") in ("", "ok") for r in rows)
     return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)

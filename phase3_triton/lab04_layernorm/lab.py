@@ -34,7 +34,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, device, lab
+from common import arrays, check, device, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel
@@ -115,8 +115,7 @@ def tolerance(size, dtype: str) -> check.Tol:
 # ---------------------------------------------------------------------------------------------------------------------
 def fwd_default(cols: int) -> dict:
     """Rows per program and warps for the forward: ~16 values per thread, at least ~2048 elements per program.
-    bench.tune_config times the alternatives at the target shape and records the winner in TUNED (the README says
-    which won)."""
+    A GPU with a tuning record (--tune) uses the recorded winner at the tuned row length instead."""
     bn = triton.next_power_of_2(max(cols, 1))
     if bn > FWD_MAX_SINGLE:
         return {"BLOCK_M": 1, "num_warps": 8}
@@ -128,14 +127,54 @@ def fwd_default(cols: int) -> dict:
 def bwd_default(cols: int) -> dict:
     """Warps for the backward and G as a multiple of the SM count (2 programs of this size fit an SM at a time: the
     compile report shows it). More programs per SM than fit at once means more partial rows for the second level to
-    sum, fewer means idle SMs at the tail; bench.tune_config times 1, 2 and 4 per SM."""
+    sum, fewer means idle SMs at the tail; --tune times 1, 2 and 4 per SM."""
     bn = triton.next_power_of_2(max(cols, 1))
     return {"num_warps": 4 if bn <= 1024 else 8 if bn <= 4096 else 16, "programs_per_sm": 4}
 
 
-# Configs picked by bench.tune_config() at a shape: {("fwd" | "bwd", cols, dtype): config}; the wrappers use them when
-# present.
-TUNED: dict = {}
+# Tuning record: --tune (bench.tune) times the candidates at the target shape and records the winners in
+# results/<gpu>/phase3_lab04_layernorm_tuned.json as {"fwd float32 4096": config, "bwd ...": config, ...}. A forward
+# config is {"BLOCK_M": m, "num_warps": w} (rows in registers) or {"SINGLE": False, "BLOCK_N": n, "num_warps": w}
+# (the two-pass loop in chunks of n columns); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
+# use a winner for rows of the tuned length (rounded up to a power of two) and dtype.
+TUNED = LAB + "_tuned"
+
+
+def check_config(kind: str, cfg: dict) -> dict:
+    """A valid forward / backward config (normalized), or ValueError / KeyError / TypeError."""
+    def pow2(name, v, lo=1):
+        v = int(v)
+        if v < lo or v & (v - 1):
+            raise ValueError(f"{name} must be a power of two >= {lo}, got {v}")
+        return v
+
+    out = {"num_warps": pow2("num_warps", cfg["num_warps"])}
+    if kind == "bwd":
+        out["programs_per_sm"] = int(cfg["programs_per_sm"])
+        if not 1 <= out["programs_per_sm"] <= 64:
+            raise ValueError(f"programs_per_sm must be 1..64, got {out['programs_per_sm']}")
+        return out
+    if kind != "fwd":
+        raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
+    if cfg.get("SINGLE", True):
+        out["BLOCK_M"] = pow2("BLOCK_M", cfg["BLOCK_M"])
+    else:
+        out.update(SINGLE=False, BLOCK_N=pow2("BLOCK_N", cfg["BLOCK_N"], 16))
+    return out
+
+
+def _check_winners(w: dict) -> dict:
+    return {str(k): check_config(str(k).split()[0], v) for k, v in w.items()}
+
+
+def tuned_config(kind: str, cols: int, dtype: str) -> dict | None:
+    """This GPU's recorded winner for `kind` at rows of `cols` columns (power-of-two bucket) and `dtype`, or None."""
+    winners, _ = tuned.record(TUNED, _check_winners)
+    return (winners or {}).get(f"{kind} {dtype} {triton.next_power_of_2(max(cols, 1))}")
+
+
+def tuned_source() -> str:
+    return tuned.record(TUNED, _check_winners)[1]
 
 
 def _sms() -> int:
@@ -201,14 +240,15 @@ def layernorm_fwd(x, weight, bias, eps: float = EPS, out=None, *, normalized_sha
     if rows == 0:
         return y, mean, rstd
     bn = triton.next_power_of_2(n)
-    single = bn <= FWD_MAX_SINGLE
-    cfg = dict(config or TUNED.get(("fwd", n, dt)) or fwd_default(n))
-    bm = cfg["BLOCK_M"] if single else 1
+    cfg = check_config("fwd", config) if config else (tuned_config("fwd", n, dt) or fwd_default(n))
+    single = bn <= FWD_MAX_SINGLE and cfg.get("SINGLE", True)
+    bm = cfg.get("BLOCK_M", 1) if single else 1
     programs = triton.cdiv(rows, bm)
     if programs > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
     launch(layernorm_fwd_kernel, (programs,), x, weight, bias, y, mean, rstd, rows, n, n, n, float(eps),
-           BLOCK_M=bm, BLOCK_N=bn if single else LOOP_BLOCK, SINGLE=single, num_warps=cfg["num_warps"])
+           BLOCK_M=bm, BLOCK_N=bn if single else min(cfg.get("BLOCK_N", LOOP_BLOCK), LOOP_BLOCK), SINGLE=single,
+           num_warps=cfg["num_warps"])
     return y, mean, rstd
 
 
@@ -232,7 +272,7 @@ def layernorm_bwd(dy, x, weight, mean, rstd, out=None, *, config: dict | None = 
         return dx, dw, db
     bn = triton.next_power_of_2(n)
     single = bn <= BWD_MAX_SINGLE
-    cfg = dict(config or TUNED.get(("bwd", n, dt)) or bwd_default(n))
+    cfg = check_config("bwd", config) if config else (tuned_config("bwd", n, dt) or bwd_default(n))
     g = max(1, min(rows, cfg["programs_per_sm"] * _sms()))
     dw_part = arrays.empty((g, n), acc, x)
     db_part = arrays.empty((g, n), acc, x)
