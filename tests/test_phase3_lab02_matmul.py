@@ -263,3 +263,64 @@ def test_gpu_bad_input():
 def test_replot_redraws_the_committed_plot(tmp_path):
     assert mm.main(["--replot", "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{mm.LAB}.png").stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The persistent TMA kernel: what it refuses, and where its config comes from
+# ---------------------------------------------------------------------------------------------------------------------
+@interpreter_only
+def test_tma_kernel_refuses_layouts_a_descriptor_cannot_take():
+    rng = check.rng(31)
+    a, b = mm.make_inputs((16, 24, 40), "float16", rng, "cpu")
+    a35, b35 = mm.make_inputs((16, 24, 35), "float16", rng, "cpu")
+    with pytest.raises(ValueError, match="row stride"):
+        mm.matmul_triton_tma(a35, b35)                                 # contiguous K = 35: 70-byte rows of A
+    out = check.poisoned((16, 24), "float16", a)
+    mm.matmul_triton_tma(a[:, :32], b[:32], out=out)                   # a view with K = 32 of 40: strides decide
+    check.assert_close(out, mm.reference(a[:, :32].astype(np.float64), b[:32].astype(np.float64)), "float16")
+    with pytest.raises(ValueError, match="not contiguous"):
+        mm.matmul_triton_tma(a, b.T.copy().T)                          # B column-major
+    with pytest.raises(TypeError):
+        mm.matmul_triton_tma(a.astype(np.float32), b.astype(np.float32))
+    out = check.poisoned((16, 24), "float16", a)
+    mm.matmul_triton_tma(a, b, out=out)                                # the layout it takes, checked
+    check.assert_close(out, mm.reference(a.astype(np.float64), b.astype(np.float64)), "float16")
+
+
+@pytest.mark.parametrize("cfg, match", [(dict(mm.TMA_DEFAULT, BLOCK_N=96), "power of two"),
+                                        (dict(mm.TMA_DEFAULT, num_stages=0), "num_stages"),
+                                        (dict(mm.TMA_DEFAULT, EPI_SPLIT=2), "EPI_SPLIT")])
+def test_tma_config_validation(cfg, match):
+    with pytest.raises(ValueError, match=match):
+        mm.check_tma_config(cfg)
+
+
+def test_tma_config_comes_from_the_nearest_tuned_size(tmp_path, monkeypatch):
+    import json
+
+    from common import device, tuned
+
+    folder = tmp_path / "results" / device.gpu_slug()
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
+    monkeypatch.setattr(mm, "INTERPRETER", False)
+    small, big = dict(mm.TMA_DEFAULT, GROUP_M=4), dict(mm.TMA_DEFAULT, GROUP_M=16, EPI_SPLIT=1, num_stages=4)
+    rec = folder / (mm.TUNED_RECORD + ".json")
+    try:
+        tuned.forget()
+        assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT             # no record: the default
+        rec.write_text(json.dumps({"gpu": "test", "winner": [{"shape": [4096] * 3, "config": small},
+                                                             {"shape": [8192] * 3, "config": big}]}))
+        tuned.forget()
+        assert mm.tma_config(4096, 4096, 4096)[0] == small
+        assert mm.tma_config(16384, 8192, 8192)[0] == big
+        assert mm.tma_config(2048, 2048, 2048)[0] == small
+        cfg, source = mm.tma_config(5000, 5000, 5000)
+        assert cfg == small and "tuned on test" in source                     # log-nearest: 5000^3 is nearer 4096^3
+        rec.write_text(json.dumps({"gpu": "test", "winner": [{"shape": [4096] * 3,
+                                                              "config": dict(small, BLOCK_K=48)}]}))
+        tuned.forget()
+        with pytest.warns(UserWarning, match="unusable"):
+            assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT
+    finally:
+        tuned.forget()

@@ -9,13 +9,13 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report
+from common import arrays, bench, check, cli, device, lab, report, tuned
 from common.arrays import device_randn
 from common.bench import runs
 from common.triton_support import aot, load_summary, summarize
 
 from . import lab as L
-from .triton_kernels import matmul_kernel
+from .triton_kernels import matmul_kernel, matmul_tma_kernel
 
 CPU_NOTE = ("\nThe kernel ran in the interpreter on small ragged shapes (tl.dot ignores input_precision there, and "
             "bf16 tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). Autotuning, "
@@ -127,6 +127,19 @@ def aot_matmul(cc: int, dtype: str = "bfloat16", precision: str = "tf32", cfg: d
                divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"))
 
 
+def aot_tma(cc: int, dtype: str = "bfloat16", cfg: dict | None = None):
+    """The persistent TMA kernel as a launch with this config would compile it (tensor descriptors of its tiles)."""
+    cfg = dict(cfg or L.TMA_DEFAULT)
+    t = _TY[dtype][1:]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    sig = {"a_desc": f"tensordesc<{t}[{bm},{bk}]>", "b_desc": f"tensordesc<{t}[{bk},{bn}]>",
+           "c_desc": f"tensordesc<{t}[{bm},{bn // 2 if cfg['EPI_SPLIT'] else bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+    const = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=132,
+                 EPI_SPLIT=cfg["EPI_SPLIT"], UPCAST=False)
+    sig.update({k: "constexpr" for k in const})
+    return aot(matmul_tma_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
 def compile_table(cc: int) -> list[dict]:
     rows = []
     base = L.CONFIGS_16[0]
@@ -142,6 +155,17 @@ def compile_table(cc: int) -> list[dict]:
                      "cp.async": s["cp_async"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
                      "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
                      "global loads": load_summary(s)})
+    if cc >= L.TMA_MIN_CC * 10:
+        for cfg in (L.TMA_DEFAULT, dict(L.TMA_DEFAULT, num_stages=4, EPI_SPLIT=1)):
+            s = summarize(aot_tma(cc, "bfloat16", cfg))
+            c = s["sass"]
+            rows.append({"dtype": "bfloat16 TMA persistent" + (" split" if cfg["EPI_SPLIT"] else ""),
+                         "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
+                         "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024, "regs": s["regs"],
+                         "local B": s["local"], "cp.async": s["cp_async"], "wgmma": s["wgmma"],
+                         "mma.sync": s["mma_sync"],
+                         "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
+                         "global loads": f"{c.get('UTMALDG', 0)} x UTMALDG (TMA tile copies)"})
     return rows
 
 
@@ -165,7 +189,7 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-TARGETS = [("bfloat16", 4096, 0.95), ("bfloat16", 8192, 0.95), ("float16", 4096, 0.95)]
+TARGETS = [("bfloat16", 4096, 0.97), ("bfloat16", 8192, 0.97), ("float16", 4096, 0.95)]
 PHASE2_SGEMM = ("phase2_cuda.lab08_sgemm", "cuda 11")     # (module, variant name prefix) of the CUDA C SGEMM
 SMALL_SIZES = [512, 1024, 2048]
 
@@ -202,11 +226,23 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
     a, b, c_t, c_p = _fns(dtype, (n, n, n))
     tri = (lambda: L.matmul_triton(a, b, out=c_t, precision=prec))
     peer = L.peer_torch_matmul_tf32 if dtype == "tf32" else L.peer_torch_matmul
-    tri()                                      # first call: autotunes this (M, N, K, dtype)
-    cfg = L.best_config(st, prec or "tf32") if n >= L.TUNE_MIN else L.FIXED_GPU
+    arrays.fill(c_t, float("nan"))
+    tri()                                      # first call: autotunes this (M, N, K, dtype) where it autotunes
+    tma = L.uses_tma(a, b, c_t)
+    if tma:
+        cfg, source = L.tma_config(n, n, n)
+        kernel = f"persistent TMA ({source})"
+    else:
+        cfg = L.best_config(st, prec or "tf32") if n >= L.TUNE_MIN else L.FIXED_GPU
+        kernel = "grid per tile (triton.autotune)" if n >= L.TUNE_MIN else "grid per tile (fixed config)"
     tuning = tuning_table(st, prec or "tf32")
     cmp = verify_sample(c_t, a, b, dtype)
     fns = {"cublas": lambda: peer(a, b, out=c_p), "triton": tri}
+    if tma:
+        # the grid-per-tile kernel (autotuned) beside it: what the TMA kernel adds, in the same rounds
+        c_g = arrays.empty((n, n), st, a)
+        L.matmul_triton(a, b, out=c_g, tma=False)
+        fns["triton grid per tile"] = lambda: L.matmul_triton(a, b, out=c_g, tma=False)
     # fp32 ieee: the CUDA C SGEMM of phase 2 (lab 2.8's best rung) doing the same job, when that lab is here
     cuda_c = (lab.earlier_cuda_variant(*PHASE2_SGEMM[0].split("."), PHASE2_SGEMM[1], "float32")
               if dtype == "float32" else None)
@@ -214,21 +250,114 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
         fns["cuda C"] = lambda: cuda_c.fn(a, b, out=c_p)
     else:
         cuda_c = None
-    ts_ = bench.interleaved(fns, rounds=rounds)
+    ts_, tries, steady = bench.steady(fns, rounds=rounds)
     flops = 2.0 * n ** 3
-    res = {"dtype": dtype, "n": n, "triton_tflops": ts_["triton"].tflops(flops),
+    res = {"dtype": dtype, "n": n, "kernel": kernel, "attempts": tries, "steady": steady,
+           "triton_tflops": ts_["triton"].tflops(flops),
            "cublas_tflops": ts_["cublas"].tflops(flops), "ratio": ts_["cublas"].median_ms / ts_["triton"].median_ms,
            "triton_ms": ts_["triton"].median_ms, "cublas_ms": ts_["cublas"].median_ms,
-           "spread": max(ts_["triton"].spread, ts_["cublas"].spread), "check": "ok" if cmp.ok else cmp.message,
+           "spread": max(t.spread for t in ts_.values()), "check": "ok" if cmp.ok else cmp.message,
            "config": _cfg_str(cfg), "cfg": cfg, "tuning": tuning, "ok": cmp.ok}
     if cuda_c is not None:
         res["cuda_c"] = f"{cuda_c.name}: {ts_['cuda C'].tflops(flops):.1f} TFLOP/s"
+    if "triton grid per tile" in ts_:
+        res["grid_per_tile_ratio"] = ts_["cublas"].median_ms / ts_["triton grid per tile"].median_ms
     return res
+
+
+# the shapes a user hits beyond squares: ragged everywhere (K not a multiple of 8, so no
+# TMA), tall-skinny, a long K with a tiny output, and a single row (a matrix-vector product)
+IRREGULAR = [(8205, 2949, 5921), (32768, 32, 32), (256, 256, 65536), (1, 4096, 4096)]
+
+
+def bench_irregular(dtype: str = "bfloat16", rounds: int = 3) -> list[dict]:
+    """Each irregular shape: checked on sampled rows against float64, then timed against cuBLAS (a ratio, no target)."""
+    rows = []
+    for m, n, k in cli.progress(IRREGULAR, f"irregular shapes ({dtype})"):
+        a, b, c_t, c_p = _fns(dtype, (m, n, k))
+        prec = "ieee" if dtype == "float32" else None
+        arrays.fill(c_t, float("nan"))
+        L.matmul_triton(a, b, out=c_t, precision=prec)
+        cmp = verify_sample(c_t, a, b, dtype, n_rows=64)
+        ts_, tries, steady = bench.steady({"cublas": lambda: L.peer_torch_matmul(a, b, out=c_p),
+                                           "triton": lambda: L.matmul_triton(a, b, out=c_t, precision=prec)},
+                                          rounds=rounds)
+        flops = 2.0 * m * n * k
+        rows.append({"shape": f"{m}x{n}x{k}", "dtype": dtype,
+                     "kernel": "persistent TMA" if L.uses_tma(a, b, c_t) else
+                     "grid per tile (autotuned)" if min(m, n, k) >= L.TUNE_MIN else "grid per tile (fixed config)",
+                     "triton_ms": ts_["triton"].median_ms, "cublas_ms": ts_["cublas"].median_ms,
+                     "triton_tflops": ts_["triton"].tflops(flops), "cublas_tflops": ts_["cublas"].tflops(flops),
+                     "ratio": ts_["cublas"].median_ms / ts_["triton"].median_ms,
+                     "spread": max(t.spread for t in ts_.values()), "steady": steady,
+                     "check": "ok" if cmp.ok else cmp.message, "ok": cmp.ok})
+        del a, b, c_t, c_p
+    return rows
+
+
+TMA_CANDIDATES = ([dict(L.TMA_DEFAULT, GROUP_M=g, num_stages=st, EPI_SPLIT=sp)
+                   for g in (4, 8, 16) for st, sp in ((3, 0), (3, 1), (4, 1))]
+                  + [dict(L.TMA_DEFAULT, BLOCK_M=256, BLOCK_N=128), dict(L.TMA_DEFAULT, BLOCK_N=128, num_stages=4)])
+TUNE_SIZES = (4096, 8192)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--tune", action="store_true",
+                   help="(GPU, sm_90+) sweep the persistent TMA kernel's configs at 4096^3 and 8192^3 bf16 and "
+                        "record this GPU's winners")
+
+
+def tune(ctx) -> lab.Result:
+    """--tune: every TMA_CANDIDATES config at each TUNE_SIZES bf16 cube, checked on sampled rows, then timed in
+    interleaved rounds with cuBLAS; the winner at each size goes to results/<gpu>/phase3_lab02_matmul_tuned.json,
+    where matmul_triton_tma reads it (a problem uses the winner tuned at the size closest to its own)."""
+    device.require_gpu("tuning the TMA kernel")
+    if not L._hopper():
+        raise SystemExit(f"--tune: the TMA kernel needs sm_90 or newer; this GPU is {device.info().arch}")
+    rows, winners = [], []
+    for n in TUNE_SIZES:
+        a, b, c_t, c_p = _fns("bfloat16", (n, n, n))
+        fns = {"cublas": lambda: L.peer_torch_matmul(a, b, out=c_p)}
+        for cfg in cli.progress(TMA_CANDIDATES, f"{n}^3 configs (checked)"):
+            arrays.fill(c_t, float("nan"))
+            try:
+                L.matmul_triton_tma(a, b, out=c_t, config=cfg)
+                cmp = verify_sample(c_t, a, b, "bfloat16", n_rows=32)
+                why = "" if cmp.ok else cmp.message
+            except Exception as e:  # noqa: BLE001 - a config that does not compile (shared memory) is a row, not a stop
+                why = f"{type(e).__name__}: {str(e)[:120]}"
+            if why:
+                rows.append({"n": n, "config": _tma_str(cfg), "result": why})
+                continue
+            fns[_tma_str(cfg)] = (lambda c=cfg: L.matmul_triton_tma(a, b, out=c_t, config=c))
+        ts_ = bench.interleaved(fns, rounds=3, rep_ms=60)
+        flops = 2.0 * n ** 3
+        timed = [(ts_[_tma_str(c)].median_ms, c) for c in TMA_CANDIDATES if _tma_str(c) in ts_]
+        best = min(timed, key=lambda p: p[0])[1]
+        winners.append({"shape": [n, n, n], "config": best})
+        for name, t in ts_.items():
+            rows.append({"n": n, "config": name, "ms": t.median_ms, "tflops": t.tflops(flops),
+                         "vs_cublas": ts_["cublas"].median_ms / t.median_ms, "spread": round(t.spread, 4),
+                         "winner": name == _tma_str(best), "result": "ok"})
+        del a, b, c_t, c_p
+    tuned.forget()
+    print("winners: " + "; ".join(f"{w['shape'][0]}^3: {_tma_str(w['config'])}" for w in winners)
+          + " (recorded; used from now on)")
+    return lab.Result(rows=rows, name=L.TUNED_RECORD, meta=dict(winner=winners),
+                      tables=[(rows, ["n", "config", "ms", "tflops", "vs_cublas", "spread", "winner", "result"],
+                               "Tuning the persistent TMA kernel (bf16; interleaved rounds with cuBLAS)")])
+
+
+def _tma_str(cfg: dict) -> str:
+    return (f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} G{cfg['GROUP_M']} w{cfg['num_warps']} "
+            f"s{cfg['num_stages']}{' split' if cfg['EPI_SPLIT'] else ''}")
 
 
 def _cfg_str(cfg) -> str:
     if not cfg:
         return "-"
+    if "EPI_SPLIT" in cfg:
+        return _tma_str(cfg)
     return (f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} G{cfg['GROUP_M']} w{cfg['num_warps']} "
             f"s{cfg['num_stages']}")
 
@@ -275,24 +404,32 @@ def benchmark(ctx) -> lab.Result:
     tuning = size_rows[0]["tuning"]           # bf16 4096^3: every config's time
     big = [r for r in size_rows if r["dtype"] == "bfloat16" and r["n"] == 8192]
     order = [] if ctx.quick or not big else bench_ordering(big[0]["cfg"], rounds=rounds)
+    irregular = [] if ctx.quick else bench_irregular()
     targets_out = []
     for (dtype, n, goal), r in zip(targets, size_rows):
-        targets_out.append({"case": f"matmul {dtype} {n}^3", "peer": "cuBLAS (torch.matmul)",
+        targets_out.append({"case": f"matmul {dtype} {n}^3", "peer": "cuBLAS (torch.matmul)", "kernel": r["kernel"],
                             "triton TFLOP/s": r["triton_tflops"], "peer TFLOP/s": r["cublas_tflops"],
-                            "ratio": r["ratio"], "target": f">= {goal:.2f}", "met": r["ratio"] >= goal})
-    cols = ["dtype", "n", "config", "triton_tflops", "cublas_tflops", "ratio", "spread", "check"]
-    tables = [(size_rows, cols, "Targets: Triton (autotuned) vs cuBLAS, interleaved rounds"),
+                            "ratio": r["ratio"], "target": f">= {goal:.2f}", "met": r["ratio"] >= goal and r["steady"],
+                            "steady": r["steady"], "attempts": r["attempts"],
+                            "grid per tile vs cuBLAS": r.get("grid_per_tile_ratio")})
+    cols = ["dtype", "n", "kernel", "config", "triton_tflops", "cublas_tflops", "ratio", "grid_per_tile_ratio",
+            "spread", "check"]
+    tables = [(size_rows, cols, "Targets: Triton vs cuBLAS, interleaved rounds (grid_per_tile_ratio: the "
+                                "autotuned grid-per-tile kernel in the same rounds)"),
               (small, cols, "Sizes <= 2048, bf16 (reported separately: few tiles per SM, and launch and tail effects "
                             "weigh more)")]
     if fp32:
         tables.append((fp32, cols + ["cuda_c"], "fp32 at 4096^3: 'float32' = input_precision ieee vs cuBLAS SGEMM "
                                                 "(TF32 off) and phase 2's CUDA C; 'tf32' vs cuBLAS with TF32 on"))
+    if irregular:
+        tables.append((irregular, ["shape", "dtype", "kernel", "triton_ms", "cublas_ms", "ratio", "spread", "check"],
+                       "Irregular and skinny shapes (bf16; checked on sampled rows; a ratio, no target)"))
     if tuning:
         tables.append((tuning, None, "The autotuner's timings at bf16 4096^3 (best first)"))
     if order:
         tables.append((order, None, "Program order measured at 8192^3 bf16 (same tile config)"))
     tables.append((targets_out, None, "Performance targets"))
-    all_checked = all(r["ok"] for r in size_rows + small + fp32)
+    all_checked = all(r["ok"] for r in size_rows + small + fp32 + irregular)
     if not all_checked:
         print("a benchmarked result failed its sampled check (see the 'check' column)")
     rows = []
@@ -302,7 +439,7 @@ def benchmark(ctx) -> lab.Result:
                          spread=r["spread"], check=r["check"], cuda_c=r.get("cuda_c")))
         rows.append(dict(lab=L.LAB, variant="cuBLAS", impl="peer", shape=[r["n"]] * 3, dtype=r["dtype"],
                          ms=r["cublas_ms"], tflops=r["cublas_tflops"], spread=r["spread"]))
-    meta = dict(targets=targets_out, ordering=order,
+    meta = dict(targets=targets_out, ordering=order, irregular=irregular, tma_source=L.tma_config(4096, 4096, 4096)[1],
                 configs_picked={f"{r['dtype']} {r['n']}": r["config"] for r in size_rows + small + fp32},
                 tuning=tuning, compile_report=compile_table(device.arch_info(ctx.args.arch).cc),
                 configs_16=L.CONFIGS_16, device=device.info().as_dict())

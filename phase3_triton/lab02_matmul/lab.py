@@ -34,11 +34,11 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, lab
+from common import arrays, check, lab, tuned
 from common.bench import torch_tf32
 from common.triton_support import INTERPRETER, launch, triton
 
-from .triton_kernels import matmul_kernel
+from .triton_kernels import matmul_kernel, matmul_tma_kernel
 
 LAB = "phase3_lab02_matmul"
 DTYPES = ("float16", "bfloat16", "float32")
@@ -131,12 +131,22 @@ def _max_offset(shape, strides) -> int:
     return sum((int(d) - 1) * s for d, s in zip(shape, strides) if int(d) > 0)
 
 
-def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict | None = None, tune: bool = True):
+def uses_tma(a, b, out, *, config: dict | None = None, tune: bool = True) -> bool:
+    """Whether matmul_triton sends this problem to the persistent TMA kernel (the benchmark reports which ran)."""
+    m, n, k = (int(a.shape[0]), int(b.shape[1]), int(a.shape[1]))
+    return (config is None and tune and not INTERPRETER and min(m, n, k) >= TUNE_MIN
+            and arrays.dtype_name(a) in TMA_DTYPES and _hopper() and not tma_problems(a, b, out))
+
+
+def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict | None = None, tune: bool = True,
+                  tma: bool = True):
     """C = A @ B with the Triton kernel.
 
     a (M x K), b (K x N): float16 / bfloat16 (fp32 accumulation, C in the same dtype) or float32 with
     precision="ieee" (default) or "tf32". Any strides >= 0 (transposed views work without a copy); `out` must be
-    contiguous. On a GPU, problems with M, N, K >= TUNE_MIN use the autotuned kernel (tune=False or an explicit
+    contiguous. On a Hopper-class GPU, 16-bit problems with M, N, K >= TUNE_MIN whose layout a tensor descriptor
+    takes run the persistent TMA kernel (matmul_triton_tma; tma=False opts out). Otherwise, on a GPU, problems with
+    M, N, K >= TUNE_MIN use the autotuned kernel (tune=False or an explicit
     config picks one config); in the interpreter, FIXED_INTERPRETER always. Arrays: CuPy or torch (bf16) on a GPU,
     NumPy or CPU torch in the interpreter.
     """
@@ -166,13 +176,15 @@ def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict 
     prec = precision if dt == "float32" else "tf32"
     common = dict(PRECISION=prec, INDEX_64=index_64, UPCAST=bool(INTERPRETER and dt == "bfloat16"))
     args = (a, b, out, m, n, k, sa[0], sa[1], sb[0], sb[1], sc[0], sc[1])
+    if uses_tma(a, b, out, config=config, tune=tune and tma):
+        return matmul_triton_tma(a, b, out=out)          # Hopper: the persistent TMA kernel, this GPU's config
     if config is None and tune and not INTERPRETER and min(m, n, k) >= TUNE_MIN:
-        tuned = TUNED[_tuner_key(dt, prec)]
+        tuned_kernel = TUNED[_tuner_key(dt, prec)]
 
         def grid(meta):
             return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
 
-        launch(tuned, grid, *args, **common)
+        launch(tuned_kernel, grid, *args, **common)
         return out
     cfg = dict(config or (FIXED_INTERPRETER if INTERPRETER else FIXED_GPU))
     meta = {k_: v for k_, v in cfg.items() if k_.isupper()}
@@ -188,6 +200,116 @@ def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict 
 def matmul_triton_tf32(a, b, out=None):
     """fp32 inputs, tensor cores with tf32 inputs (the 'tf32' check dtype)."""
     return matmul_triton(a, b, out=out, precision="tf32")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Hopper (sm_90+): the persistent TMA kernel (triton_kernels.matmul_tma_kernel) for 16-bit inputs
+# ---------------------------------------------------------------------------------------------------------------------
+# Its config comes from this GPU's tuning record (--tune: bench.tune sweeps tile, group, stages and epilogue split at
+# the benchmark sizes and records the winner at each, results/<gpu>/phase3_lab02_matmul_tuned.json); a problem uses
+# the winner tuned at the size closest to its own (in log M N K). Without a record: TMA_DEFAULT.
+TUNED_RECORD = LAB + "_tuned"
+TMA_DEFAULT = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, EPI_SPLIT=0)
+TMA_INTERPRETER = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=2, num_warps=4, num_stages=1, EPI_SPLIT=1)
+TMA_DTYPES = ("float16", "bfloat16")
+TMA_MIN_CC = 9
+
+
+def check_tma_config(cfg: dict) -> dict:
+    """A valid TMA kernel config (normalized), or ValueError / KeyError / TypeError."""
+    out = {k: int(cfg[k]) for k in TMA_DEFAULT}
+    for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps"):
+        if out[k] < 1 or out[k] & (out[k] - 1):
+            raise ValueError(f"{k} must be a power of two, got {out[k]}")
+    if min(out["BLOCK_M"], out["BLOCK_N"], out["BLOCK_K"]) < 16 or not 1 <= out["num_stages"] <= 8:
+        raise ValueError(f"tiles must be >= 16 and num_stages 1..8, got {out}")
+    if out["EPI_SPLIT"] not in (0, 1):
+        raise ValueError(f"EPI_SPLIT must be 0 or 1, got {out['EPI_SPLIT']}")
+    return out
+
+
+def _check_winners(w: list) -> list:
+    return [{"shape": [int(v) for v in e["shape"]], "config": check_tma_config(e["config"])} for e in w]
+
+
+def tma_config(m: int, n: int, k: int) -> tuple[dict, str]:
+    """(config, where it came from) for an m x n x k problem on this GPU."""
+    if INTERPRETER:
+        return dict(TMA_INTERPRETER), "interpreter config"
+    winners, source = tuned.record(TUNED_RECORD, _check_winners)
+    if not winners:
+        return dict(TMA_DEFAULT), source
+    size = np.log(float(m) * n * k)
+    best = min(winners, key=lambda e: abs(np.log(float(np.prod(e["shape"]))) - size))
+    return dict(best["config"]), source + f", winner at {'x'.join(map(str, best['shape']))}"
+
+
+def _as_torch(x):
+    import torch
+
+    lib = arrays.library(x)
+    return x if lib == "torch" else torch.from_numpy(x) if lib == "numpy" else torch.from_dlpack(x)
+
+
+def tma_problems(a, b, out) -> str:
+    """'' when the TMA kernel can take these arrays, else why not. A tensor descriptor needs a 16-byte aligned base,
+    unit stride in the last dimension and the other strides multiples of 16 bytes."""
+    why = []
+    for name, x in (("a", a), ("b", b), ("out", out)):
+        st = _elem_strides(x)
+        itemsize = arrays.ITEMSIZE[arrays.dtype_name(x)]
+        if st[1] != 1:
+            why.append(f"{name}: its rows are not contiguous (strides {st})")
+        elif (st[0] * itemsize) % 16:
+            why.append(f"{name}: its row stride ({st[0]} elements) is not a multiple of 16 bytes")
+        elif not arrays.aligned(x, 16):
+            why.append(f"{name}: its base is not 16-byte aligned")
+    return "; ".join(why)
+
+
+def _hopper() -> bool:
+    from common import device
+
+    return device.has_gpu() and device.info().cc_major >= TMA_MIN_CC
+
+
+def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
+    """C = A @ B with the persistent TMA kernel: fp16 / bf16 inputs, fp32 accumulation, C in the input dtype. Needs
+    a Hopper-class GPU (sm_90+) or the interpreter, rows of A, B and C contiguous with row strides that are multiples
+    of 16 bytes (a K or N that is a multiple of 8), 16-byte aligned bases; anything else is refused with the reason
+    (matmul_triton takes any layout)."""
+    dev = not INTERPRETER
+    dt = arrays.check_array("a", a, dtypes=TMA_DTYPES, ndim=2, device=dev, contiguous=False)
+    arrays.check_array("b", b, dtypes=TMA_DTYPES, ndim=2, device=dev, contiguous=False)
+    arrays.check_same("a, b", a, b, shape=False)
+    if dev and not _hopper():
+        from common import device
+
+        raise RuntimeError(f"the TMA kernel needs sm_90 or newer (tensor descriptors); this GPU is "
+                           f"{device.info().arch}: use matmul_triton")
+    m, n, k = arrays.matmul_dims(a, b)
+    out = arrays.check_out(out, (m, n), dt, a)
+    if arrays.gemm_is_trivial(out, m, n, k):
+        return out
+    why = tma_problems(a, b, out)
+    if why:
+        raise ValueError(f"the TMA kernel cannot take these arrays: {why}; use matmul_triton")
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    cfg = check_tma_config(config) if config else tma_config(m, n, k)[0]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    ta, tb, tc = _as_torch(a), _as_torch(b), _as_torch(out)
+    a_desc = TensorDescriptor(ta, [m, k], list(_elem_strides(a)), [bm, bk])
+    b_desc = TensorDescriptor(tb, [k, n], list(_elem_strides(b)), [bk, bn])
+    c_desc = TensorDescriptor(tc, [m, n], list(_elem_strides(out)), [bm, bn // 2 if cfg["EPI_SPLIT"] else bn])
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    from common import device
+
+    programs = min(tiles, device.info().sms if dev else 4)
+    launch(matmul_tma_kernel, (programs,), a_desc, b_desc, c_desc, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+           GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=programs, EPI_SPLIT=cfg["EPI_SPLIT"],
+           UPCAST=bool(INTERPRETER and dt == "bfloat16"), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return out
 
 
 def best_config(dtype: str, precision: str = "ieee") -> dict | None:
@@ -238,9 +360,19 @@ def peer_cupy_matmul(a, b, out=None):
     return out
 
 
+def _tma_cannot_serve(size, dtype) -> str:
+    m, n, k = size
+    if (k * 2) % 16 or (n * 2) % 16:
+        return "TMA needs row strides of 16 bytes: K and N multiples of 8"
+    return ""
+
+
 VARIANTS = [
     lab.Variant("triton matmul", matmul_triton, "triton", dtypes=("float16", "bfloat16", "float32"),
                 note="fp32 = input_precision 'ieee'"),
+    lab.Variant("triton persistent TMA", matmul_triton_tma, "triton", dtypes=TMA_DTYPES,
+                archs=("sm_90", "sm_100", "sm_103", "sm_120"), cannot_serve=_tma_cannot_serve,
+                note="sm_90+; K, N multiples of 8"),
     lab.Variant("triton matmul tf32", matmul_triton_tf32, "triton", dtypes=("tf32",),
                 note="fp32 storage, input_precision 'tf32'"),
 ]
@@ -249,15 +381,20 @@ PEERS = [
     lab.Variant("torch.matmul TF32 (cuBLAS)", peer_torch_matmul_tf32, "peer", dtypes=("tf32",)),
     lab.Variant("cupy.matmul (cuBLAS)", peer_cupy_matmul, "peer", dtypes=("float16", "float32")),
 ]
-CHECK_CASES = [((1, 1, 1), "bfloat16"), ((17, 33, 65), "float16"), ((127, 255, 129), "float32"),
+CHECK_CASES = [((1, 8, 8), "bfloat16"), ((17, 33, 65), "float16"), ((127, 255, 129), "float32"),
                ((130, 70, 300), "tf32"), ((256, 256, 256), "bfloat16"), ((300, 1000, 200), "bfloat16"),
                ((1000, 3, 257), "float32"), ((64, 1024, 96), "float16"), ((9, 17, 8193), "float16"),
-               ((31, 40, 8200), "bfloat16")]
+               ((31, 40, 8200), "bfloat16"),
+               # the TMA kernel's cases (K and N multiples of 8; edges and K tails left to the copy engine), and one
+               # big enough for matmul_triton to send it there on a Hopper GPU
+               ((1, 1, 1), "bfloat16"), ((129, 136, 200), "float16"), ((300, 264, 8200), "bfloat16"),
+               ((520, 1032, 776), "bfloat16")]
 # The long-K cases (hundreds of k-tiles) are there for the accumulator: one that is rounded to 16 bits after every
 # k-tile stays inside the tolerance over a few tiles, and leaves it by several times over 257.
-CPU_CHECK_CASES = [((1, 1, 1), "float32"), ((5, 7, 3), "float16"), ((33, 65, 40), "bfloat16"), ((40, 50, 70), "tf32"),
+CPU_CHECK_CASES = [((1, 1, 1), "float32"), ((5, 7, 3), "float16"), ((33, 40, 24), "bfloat16"), ((40, 50, 70), "tf32"),
                    ((200, 70, 50), "float32"), ((64, 64, 64), "float16"), ((9, 17, 4099), "float16"),
-                   ((5, 33, 4111), "bfloat16")]
+                   ((5, 33, 4111), "bfloat16"), ((1, 8, 8), "float16"), ((33, 65, 40), "bfloat16"),
+                   ((70, 72, 136), "float16")]
 # --quick: the first four of each list; every variant's dtype appears in them
 QUICK_CASES = 4
 

@@ -5,7 +5,7 @@ group). Per program: 2 x BLOCK_M x BLOCK_N x K FLOPs, (BLOCK_M + BLOCK_N) x K el
 neighbour in the same wave loaded them first). The wrapper (lab.py: matmul_triton) picks the config, the
 compile-time flags (EVEN_K, EVEN_MN, INDEX_64) and, on a GPU, autotunes.
 """
-from common.triton_support import tile_offsets, tl, triton
+from common.triton_support import grouped_tile, tile_offsets, tl, triton
 
 
 @triton.jit
@@ -69,3 +69,52 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
     else:
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_ok & n_ok)
+
+
+@triton.jit
+def tma_tile_product(a_desc, b_desc, row, col, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_K: tl.constexpr, UPCAST: tl.constexpr):
+    # The fp32 BLOCK_M x BLOCK_N tile of A @ B at (row, col), K walked in BLOCK_K steps of TMA tile copies (a K tail
+    # past the matrix reads zeros). Lab 4.2's fused GEMM uses the same main loop.
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([row, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, col])
+        if UPCAST:
+            # interpreter only (as in load_k_step): its tl.dot multiplies the raw bits of bf16 tiles
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc)
+    return acc
+
+
+@triton.jit
+def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_PROGRAMS: tl.constexpr,
+                      EPI_SPLIT: tl.constexpr, UPCAST: tl.constexpr):
+    # Hopper's way (sm_90+), the same arithmetic as matmul_kernel with three changes:
+    # * TMA: a_desc, b_desc, c_desc are tensor descriptors (built on the host: base, shape, strides, tile shape).
+    #   desc.load([row, col]) is one bulk copy of a whole tile into shared memory, issued by one thread and tracked
+    #   by a barrier, instead of BLOCK_M x BLOCK_K / (threads x 8) cp.async per thread with their address arithmetic
+    #   in registers. Reads past the matrix's edge come back as zeros and stores past it are dropped by the copy
+    #   engine itself: no masks anywhere in this kernel, whatever M, N and K are.
+    # * persistent: NUM_PROGRAMS programs (one per SM), each walking tiles pid, pid + NUM_PROGRAMS, ... in the
+    #   grouped order (common.triton_support.grouped_tile), instead of one program per tile.
+    # * flatten=True: the compiler software-pipelines the two loops as one, so the first K steps of a program's next
+    #   tile are already loading while it computes and stores the current one; the grid-per-tile kernel starts each
+    #   tile with an empty pipeline. EPI_SPLIT stores the C tile in two halves (less shared memory for the epilogue,
+    #   which frees room for a deeper ring at the same tile size).
+    # Prediction at bf16 4096^3 / 8192^3: a few percent over matmul_kernel, i.e. level with cuBLAS, which does the
+    # same things (TMA, persistence, an overlapped epilogue) in its Hopper kernels. Measured: README.md.
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS, flatten=True):
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        row = pid_m * BLOCK_M
+        col = pid_n * BLOCK_N
+        acc = tma_tile_product(a_desc, b_desc, row, col, K, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
+        if EPI_SPLIT:
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            left, right = tl.split(halves)
+            c_desc.store([row, col], left.to(c_desc.dtype))
+            c_desc.store([row, col + BLOCK_N // 2], right.to(c_desc.dtype))
+        else:
+            c_desc.store([row, col], acc.to(c_desc.dtype))
