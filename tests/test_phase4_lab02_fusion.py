@@ -121,10 +121,12 @@ def test_cannot_serve_names_the_reason_and_nothing_else():
 def test_triton_parts_match_reference(part):
     """Each part's cases through every Triton variant (interpreter on the CPU, compiled on a GPU)."""
     variants = [v for v in _serving(part) if v.impl == "triton"]
-    assert len(variants) == 3
+    assert len(variants) == (4 if part == fz.GEMM else 3)      # part 3 also has the persistent TMA GEMM
     cases = _part_cases(part, fz.CHECK_CASES if device.has_gpu() else fz.CPU_CHECK_CASES)
     rows, ok = lab.check_variants(fz, variants, cases, verbose=False)
-    assert all(r["cases"] == len(cases) for r in rows), rows
+    for v, r in zip(variants, rows):
+        served = [c for c in cases if not (v.cannot_serve and v.cannot_serve(*c))]
+        assert served and r["cases"] == len(served), (v.name, r)
     assert ok, [r["result"] for r in rows]
 
 

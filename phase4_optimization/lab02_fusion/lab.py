@@ -54,11 +54,11 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, cuda, device, lab
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (ACT_GELU_ERF, ACT_GELU_TANH, ACT_NONE, elementwise_kernel, linear_kernel,
-                             residual_layernorm_kernel)
+                             linear_tma_kernel, residual_layernorm_kernel)
 
 LAB = "phase4_lab02_fusion"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
@@ -580,14 +580,94 @@ def linear_config(m: int, n: int, k: int, dt: str) -> dict:
     return LINEAR_BIG if min(m, n, k) >= LINEAR_BIG_MIN else LINEAR_SMALL
 
 
-def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out=None, config: dict | None = None):
+# Hopper (sm_90+): the persistent TMA GEMM (triton_kernels.linear_tma_kernel) with the bias + activation epilogue.
+# The tile is fixed by shared memory: a 3-stage ring of 128 x 64 + 64 x 256 bf16 tiles (144 KiB) plus the 64 KiB C tile
+# of the TMA store fit in the 227 KiB a block may use, a 4th stage would not (the compile report shows 208 KiB); the
+# group size comes from lab 3.2's tuning record for this GPU (its persistent kernel has the same main loop).
+LINEAR_TMA = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
+LINEAR_TMA_INTERPRETER = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=2, num_warps=4, num_stages=1)
+
+
+def _matmul_lab():
+    return lab.lab_module("phase3_triton", "lab02_matmul")
+
+
+def _check_bias(bias, n: int, dt: str, dev: bool, x) -> None:
+    if bias is not None:
+        arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, device=dev)
+        if int(bias.shape[0]) != n:
+            raise ValueError(f"bias: expected {n} values (w has {n} columns), got shape {tuple(bias.shape)}")
+        arrays.check_same("x, bias", x, bias, shape=False)
+
+
+def linear_tma_config(m: int, n: int, k: int) -> dict:
+    if INTERPRETER:
+        return dict(LINEAR_TMA_INTERPRETER)
+    return dict(LINEAR_TMA, GROUP_M=_matmul_lab().tma_config(m, n, k)[0]["GROUP_M"])
+
+
+def linear_uses_tma(x, w, out, residual=None, config: dict | None = None) -> bool:
+    """Whether linear() sends this call to the persistent TMA kernel: a Hopper-class GPU, no residual (its tile would
+    not fit in shared memory beside the ring), no explicit config, M, N, K >= LINEAR_BIG_MIN, layouts a tensor
+    descriptor takes."""
+    mm = _matmul_lab()
+    if INTERPRETER or config is not None or residual is not None or not mm._hopper():
+        return False
+    m, k = (int(v) for v in x.shape)
+    n = int(w.shape[1])
+    return min(m, n, k) >= LINEAR_BIG_MIN and not mm.tma_problems(x, w, out)
+
+
+def linear_tma(x, w, bias=None, *, activation: str | None = None, out=None, config: dict | None = None):
+    """y = activation(x @ w + bias) with the persistent TMA kernel (sm_90+, or the interpreter): bf16 / fp16, rows of
+    x, w and y contiguous with row strides that are multiples of 16 bytes (K and N multiples of 8). No residual: use
+    linear(). Anything else is refused with the reason."""
+    dev = not INTERPRETER
+    mm = _matmul_lab()
+    dt = _check_matrix("x", x, GEMM_DTYPES, dev)
+    arrays.check_array("w", w, dtypes=(dt,), ndim=2, device=dev)
+    arrays.check_same("x, w", x, w, shape=False)
+    if dev and not mm._hopper():
+        raise RuntimeError("linear_tma needs sm_90 or newer (tensor descriptors); use linear")
+    m, n, k = arrays.matmul_dims(x, w, ("x", "w"))
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation: expected None or 'gelu_tanh', got {activation!r}")
+    _check_bias(bias, n, dt, dev, x)
+    out = arrays.check_out(out, (m, n), dt, x)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return linear(x, w, bias, activation=activation, out=out, tma=False)
+    why = mm.tma_problems(x, w, out)
+    if why:
+        raise ValueError(f"linear_tma cannot take these arrays: {why}; use linear")
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    cfg = dict(config or linear_tma_config(m, n, k))
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    tx, tw, ty = (mm._as_torch(a) for a in (x, w, out))
+    x_desc = TensorDescriptor(tx, [m, k], list(mm._elem_strides(x)), [bm, bk])
+    w_desc = TensorDescriptor(tw, [k, n], list(mm._elem_strides(w)), [bk, bn])
+    y_desc = TensorDescriptor(ty, [m, n], list(mm._elem_strides(out)), [bm, bn])
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    programs = min(tiles, device.info().sms if dev else 4)
+    launch(linear_tma_kernel, (programs,), x_desc, w_desc, y_desc, y_desc, bias if bias is not None else out, m, n, k,
+           HAS_BIAS=bias is not None, ACT=ACT_CODE[activation], HAS_RES=False, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+           GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=programs, UPCAST=bool(INTERPRETER),
+           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return out
+
+
+def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out=None, config: dict | None = None,
+           tma: bool = True):
     """y = activation(x @ w + bias) + residual, one Triton kernel (GEMM with the rest fused into its epilogue).
 
     x: (M, K), w: (K, N), both row-major contiguous bf16 or fp16; bias: (N,) or None; residual: (M, N) or None;
     activation: None or "gelu_tanh". fp32 accumulation, one rounding to x's dtype at the end. out may be residual
     (in place: each element is read before it is written, by the same program). config: a dict of BLOCK_M, BLOCK_N,
     BLOCK_K, GROUP_M, num_warps, num_stages (default: tuned for this shape if the benchmark tuned it, else a fixed
-    one). GPU: CuPy (fp16) or torch CUDA arrays; no GPU: NumPy / CPU torch in the interpreter.
+    one). On a Hopper-class GPU, calls linear_uses_tma() accepts run the persistent TMA kernel (tma=False opts out).
+    GPU: CuPy (fp16) or torch CUDA arrays; no GPU: NumPy / CPU torch in the interpreter.
     """
     dev = not INTERPRETER
     dt = _check_matrix("x", x, GEMM_DTYPES, dev)
@@ -596,11 +676,7 @@ def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out
     m, n, k = arrays.matmul_dims(x, w, ("x", "w"))
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: expected None or 'gelu_tanh', got {activation!r}")
-    if bias is not None:
-        arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, device=dev)
-        if int(bias.shape[0]) != n:
-            raise ValueError(f"bias: expected {n} values (w has {n} columns), got shape {tuple(bias.shape)}")
-        arrays.check_same("x, bias", x, bias, shape=False)
+    _check_bias(bias, n, dt, dev, x)
     if residual is not None:
         arrays.check_array("residual", residual, dtypes=(dt,), ndim=2, device=dev)
         if tuple(residual.shape) != (m, n):
@@ -609,6 +685,8 @@ def linear(x, w, bias=None, *, activation: str | None = None, residual=None, out
     out = arrays.check_out(out, (m, n), dt, x)
     if m == 0 or n == 0:
         return out
+    if tma and linear_uses_tma(x, w, out, residual, config):
+        return linear_tma(x, w, bias, activation=activation, out=out)
     cfg = dict(config or linear_config(m, n, k, dt))
     if _k_step_overflows(n, cfg):
         raise ValueError(f"w: {n} columns make the K loop's 32-bit pointer step overflow; split the layer")
@@ -736,6 +814,27 @@ def triton_fused_small_tiles(op, *a, out=None):
                      "triton fused, small tiles")(op, *a, out=out)
 
 
+def linear_tma_fused(op, *a, out=None):
+    """Part 3 with the persistent TMA kernel (linear_tma); the residual op is not among its cases."""
+    x, w, bias, res, act = _linear_parts(op, a)
+    if res is not None:
+        raise ValueError("linear_tma has no residual epilogue (its tile would not fit beside the ring); use linear")
+    return linear_tma(x, w, bias, activation=act, out=out)
+
+
+def _tma_cannot_serve(size, dtype) -> str:
+    op = size[0]
+    if part_of(op) != GEMM:
+        return "the TMA kernel is part 3's GEMM only"
+    if dtype not in GEMM_DTYPES:
+        return "the GEMM takes 16-bit inputs only"
+    if op == "linear_bias_residual":
+        return "no residual epilogue in the TMA kernel"
+    if size[2] % 8 or size[3] % 8:
+        return "TMA needs row strides of 16 bytes: N and K multiples of 8"
+    return ""
+
+
 def peer_torch_eager(op, *a, out=None):
     """torch eager, one kernel per op as a user writes it (x + bias, F.gelu; x + r, F.layer_norm; matmul, + bias,
     F.gelu), the result copied into out."""
@@ -770,13 +869,16 @@ VARIANTS = [
                 cannot_serve=_cannot((EW, LN, GEMM))),
     lab.Variant("triton fused, small tiles (multi-tile and long-row paths)", triton_fused_small_tiles, "triton",
                 dtypes=DTYPES, note="1 launch", cannot_serve=_cannot((EW, LN, GEMM))),
+    lab.Variant("triton fused GEMM, persistent TMA (sm_90+)", linear_tma_fused, "triton", dtypes=GEMM_DTYPES,
+                note="part 3 without residual", archs=("sm_90", "sm_100", "sm_103", "sm_120"),
+                cannot_serve=_tma_cannot_serve),
 ]
 PEERS = [lab.Variant("torch eager (one kernel per op)", peer_torch_eager, "peer", dtypes=DTYPES)]
 # One case of each part first (--quick checks those three), then the awkward ones: 1 column, odd N (the scalar CUDA
 # path), N % 8 == 0 (the vector path), rows not a multiple of any tile, a row longer than LN_MAX_SINGLE (part 2's
 # long-row path), GEMMs ragged in M, N and K, and one large enough for the big tile.
 CHECK_CASES = [(("bias_gelu_tanh", 257, 1030), "bfloat16"), (("residual_layernorm", 130, 4096), "bfloat16"),
-               (("linear_gelu_tanh", 127, 255, 129), "bfloat16"),
+               (("linear_gelu_tanh", 127, 264, 136), "bfloat16"),
                (("bias_gelu_tanh", 1, 1), "float32"), (("bias_gelu_erf", 37, 1000), "float32"),
                (("bias_residual", 129, 72), "bfloat16"), (("bias_gelu_erf", 64, 4104), "float16"),
                (("bias_residual", 3, 4097), "float32"), (("bias_gelu_tanh", 33, 520), "float16"),
@@ -784,16 +886,19 @@ CHECK_CASES = [(("bias_gelu_tanh", 257, 1030), "bfloat16"), (("residual_layernor
                (("residual_layernorm", 1, 1), "float32"), (("residual_layernorm", 37, 1000), "float32"),
                (("residual_layernorm", 17, 768), "float16"), (("residual_layernorm", 9, 20000), "float32"),
                (("linear_gelu_tanh", 1, 1, 1), "bfloat16"), (("linear_bias_residual", 67, 131, 97), "float16"),
-               (("linear_plain", 130, 70, 300), "bfloat16"), (("linear_gelu_tanh", 512, 768, 512), "bfloat16")]
+               (("linear_plain", 130, 70, 300), "bfloat16"), (("linear_gelu_tanh", 512, 768, 512), "bfloat16"),
+               (("linear_gelu_tanh", 127, 255, 129), "bfloat16"), (("linear_plain", 1, 8, 8), "float16"),
+               (("linear_gelu_tanh", 520, 1032, 776), "bfloat16")]
 CPU_CHECK_CASES = [(("bias_gelu_tanh", 13, 40), "float16"), (("residual_layernorm", 5, 33), "float32"),
-                   (("linear_gelu_tanh", 33, 65, 40), "bfloat16"),
+                   (("linear_gelu_tanh", 33, 72, 40), "bfloat16"),
                    (("bias_gelu_tanh", 1, 1), "float32"), (("bias_gelu_erf", 7, 33), "float32"),
                    (("bias_residual", 5, 24), "bfloat16"), (("bias_gelu_erf", 3, 130), "bfloat16"),
                    (("bias_residual", 9, 17), "float16"),
                    (("residual_layernorm", 1, 1), "float32"), (("residual_layernorm", 4, 100), "bfloat16"),
                    (("residual_layernorm", 6, 300), "float16"),
                    (("linear_gelu_tanh", 1, 1, 1), "bfloat16"), (("linear_bias_residual", 17, 31, 23), "float16"),
-                   (("linear_plain", 5, 7, 3), "float16")]
+                   (("linear_plain", 5, 7, 3), "float16"), (("linear_gelu_tanh", 33, 65, 40), "bfloat16"),
+                   (("linear_plain", 1, 8, 8), "float16")]
 QUICK_CASES = 3
 
 

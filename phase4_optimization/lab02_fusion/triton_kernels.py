@@ -5,8 +5,9 @@ Each kernel takes flags that switch its optional operands on and off at compile 
 launch the same kernel once per op and the fused ones once per chain: the only difference is the bytes that go
 through memory between the ops.
 """
-from common.triton_support import tile_offsets, tl, triton
-from phase3_triton.lab02_matmul.triton_kernels import load_k_step       # the GEMM of Part 3 is lab 3.2's, + epilogue
+from common.triton_support import grouped_tile, tile_offsets, tl, triton
+# the GEMM of Part 3 is lab 3.2's (its K step, and its TMA main loop on Hopper), + epilogue
+from phase3_triton.lab02_matmul.triton_kernels import load_k_step, tma_tile_product
 
 # the activation a kernel applies (the ACT constexpr): none, gelu_tanh (the tanh approximation), gelu_erf (exact)
 ACT_NONE, ACT_GELU_TANH, ACT_GELU_ERF = 0, 1, 2
@@ -157,3 +158,29 @@ def linear_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, y_ptr, M, N, K,
         if HAS_RES:
             acc += tl.load(res_ptr + y_offs, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def linear_tma_kernel(x_desc, w_desc, y_desc, res_desc, bias_ptr, M, N, K,
+                      HAS_BIAS: tl.constexpr, ACT: tl.constexpr, HAS_RES: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                      NUM_PROGRAMS: tl.constexpr, UPCAST: tl.constexpr):
+    # Hopper (sm_90+): lab 3.2's persistent TMA main loop (matmul_tma_kernel: tile copies by the TMA engine, one
+    # program per SM walking tiles in grouped order, the loops flattened so the next tile's loads overlap this tile's
+    # epilogue) with the same epilogue as linear_kernel. The residual tile arrives by TMA like the operands; the bias
+    # is one row of N values, a plain masked load. What it should show: a main loop at cuBLAS's rate, so the fusion's
+    # saving (no round trip of x @ W through memory) is not spent on a slower GEMM.
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N), NUM_PROGRAMS, flatten=True):
+        pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        row = pid_m * BLOCK_M
+        col = pid_n * BLOCK_N
+        acc = tma_tile_product(x_desc, w_desc, row, col, K, BLOCK_M, BLOCK_N, BLOCK_K, UPCAST)
+        if HAS_BIAS:
+            offs_n = col + tl.arange(0, BLOCK_N)
+            acc += tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+        if ACT == 1:
+            u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)     # gelu_tanh, as in linear_kernel
+            acc = acc / (1.0 + tl.exp(-2.0 * u))
+        if HAS_RES:
+            acc += res_desc.load([row, col]).to(tl.float32)
+        y_desc.store([row, col], acc.to(y_desc.dtype))
