@@ -189,10 +189,7 @@ RUNGS: dict[int, Rung] = {r.number: r for r in [
          tile_flop_per_byte=_ai(128, 128), fma_per_smem_word=4.0),
 ]}
 ASYNC_DEFAULT = AsyncConfig()   # rung 10, and rung 11 until --tune has recorded a winner for this GPU
-# The autotuner's declared search space (rung 11): block tile, k-depth, warp tile, thread tile, stages, blocks/SM.
-# Every entry compiles without spills for sm_90 (tests/test_sgemm.py checks; the BK = 32 ones spill on sm_80, where
-# the tuner shows their spill bytes and they lose on time). 16 entries keep --tune within ~40 s on an H200
-# (compile ~1 s + ~20 timed calls at 4096^3 each; measured on the H200: all 16 in 9.3 s, compiles of 0.3-0.9 s).
+# The autotuner's declared search space (rung 11) is bench.TUNE_SPACE; its timings are in the tuning record.
 
 
 def _tuned_path(slug: str | None = None) -> str:
