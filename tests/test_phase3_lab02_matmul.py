@@ -220,7 +220,11 @@ def test_gpu_autotuned_path_and_transposed_inputs():
     import cupy
 
     a, b = _dev((512, 512), "float16", 5), _dev((512, 512), "float16", 6)
-    check.assert_close(mm.matmul_triton(a, b), _ref(a.get(), b.get()), "float16", what="autotuned")
+    out = cupy.full((512, 512), cupy.nan, cupy.float16)
+    # on a Hopper-class GPU this size goes to the persistent TMA kernel; tma=False is the autotuned grid-per-tile one
+    assert mm.uses_tma(a, b, out) == mm._hopper()
+    check.assert_close(mm.matmul_triton(a, b, out=out), _ref(a.get(), b.get()), "float16", what="default path")
+    check.assert_close(mm.matmul_triton(a, b, tma=False), _ref(a.get(), b.get()), "float16", what="autotuned")
     assert mm.best_config("float16") is not None
     # transposed views (unit stride along M for A, along K for B): one fixed config, not a second tuning run
     got = mm.matmul_triton(a.T, b, tune=False)
