@@ -41,6 +41,10 @@ CASES = {
     "attn_cudnn": "torch SDPA cuDNN forward, same shape",
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
+    "ln_single": "lab 3.4 Triton layernorm fwd, rows in registers (1 row, 8 warps), fp32 32768x4096",
+    "ln_twopass": "lab 3.4 Triton layernorm fwd, two-pass chunked loop (4096-column chunk, 8 warps), same shape",
+    "ln_twopass_2048": "lab 3.4 Triton layernorm fwd, two-pass chunked loop (2048-column chunks, 8 warps), same shape",
+    "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
 }
 
 # (label, metric name, scale) read from ncu's raw page; the first name present wins
@@ -95,6 +99,18 @@ def _setup(case: str):
         if case == "attn_cuda":
             return lambda: at.flash_attn_cuda(q, k, v, causal=False)
         return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])
+    if case.startswith("ln_"):
+        ln = lab_module("phase3_triton", "lab04_layernorm")
+        x = torch.randn(32768, 4096, device="cuda") * 2 + 3
+        w, b = torch.randn(4096, device="cuda") * 0.2 + 1, torch.randn(4096, device="cuda") * 0.5
+        if case == "ln_compile":
+            f = torch.compile(lambda t: torch.nn.functional.layer_norm(t, (4096,), w, b, ln.EPS), dynamic=False)
+            return lambda: f(x)
+        out = ln.layernorm_fwd(x, w, b)
+        cfg = {"ln_single": {"BLOCK_M": 1, "num_warps": 8},
+               "ln_twopass": {"SINGLE": False, "BLOCK_N": 4096, "num_warps": 8},
+               "ln_twopass_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}}[case]
+        return lambda: ln.layernorm_fwd(x, w, b, out=out, config=cfg)
     raise ValueError(f"unknown case {case!r}; --list shows them")
 
 
