@@ -239,6 +239,8 @@ def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> 
                 goal = t.get("target", "")
             meas = next((t[k] for k in _MEASURED if k in t), "")
             shown = (yes if met else no) if isinstance(met, bool) else _cell(met)
+            if met is False and t.get("steady") is False:
+                shown += " (spread > 3%)"      # not quotable either way: every attempt's rounds were unsteady
             rows.append([stem, _cell(what), _fmt(meas), _cell(_fmt(goal)), shown,
                          str(doc.get("commit", "?"))])
     return rows
