@@ -221,8 +221,7 @@ def test_gpu_autotuned_path_and_transposed_inputs():
 
     a, b = _dev((512, 512), "float16", 5), _dev((512, 512), "float16", 6)
     out = cupy.full((512, 512), cupy.nan, cupy.float16)
-    # on a Hopper-class GPU this size goes to the persistent TMA kernel; tma=False is the autotuned grid-per-tile one
-    assert mm.uses_tma(a, b, out) == mm._hopper()
+    assert not mm.uses_tma(a, b, out)         # below TMA_MIN_MNK, and CuPy arrays: the autotuned grid-per-tile kernel
     check.assert_close(mm.matmul_triton(a, b, out=out), _ref(a.get(), b.get()), "float16", what="default path")
     check.assert_close(mm.matmul_triton(a, b, tma=False), _ref(a.get(), b.get()), "float16", what="autotuned")
     assert mm.best_config("float16") is not None
@@ -328,3 +327,22 @@ def test_tma_config_comes_from_the_nearest_tuned_size(tmp_path, monkeypatch):
             assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT
     finally:
         tuned.forget()
+
+
+def test_uses_tma_needs_a_large_torch_problem_on_hopper(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(mm, "INTERPRETER", False)
+    monkeypatch.setattr(mm, "_hopper", lambda: True)
+    a = torch.empty((4096, 2048), dtype=torch.bfloat16)
+    b = torch.empty((2048, 4096), dtype=torch.bfloat16)
+    out = torch.empty((4096, 4096), dtype=torch.bfloat16)
+    assert 4096 * 2048 * 4096 >= mm.TMA_MIN_MNK and mm.uses_tma(a, b, out)
+    assert not mm.uses_tma(a, b, out, config=mm.TMA_DEFAULT)                        # an explicit config: grid kernel
+    assert not mm.uses_tma(a, b, out, tune=False)
+    assert not mm.uses_tma(a[:1024], b, out[:1024])                                 # too small
+    assert not mm.uses_tma(a.float(), b.float(), out.float())                       # fp32
+    a2, b2 = torch.empty((4096, 2052), dtype=torch.bfloat16), torch.empty((2052, 4096), dtype=torch.bfloat16)
+    assert not mm.uses_tma(a2, b2, out)                                             # 4104-byte rows of A
+    monkeypatch.setattr(mm, "_hopper", lambda: False)
+    assert not mm.uses_tma(a, b, out)                                               # no TMA before sm_90

@@ -608,14 +608,15 @@ def linear_tma_config(m: int, n: int, k: int) -> dict:
 
 def linear_uses_tma(x, w, out, residual=None, config: dict | None = None) -> bool:
     """Whether linear() sends this call to the persistent TMA kernel: a Hopper-class GPU, no residual (its tile would
-    not fit in shared memory beside the ring), no explicit config, M, N, K >= LINEAR_BIG_MIN, layouts a tensor
-    descriptor takes."""
+    not fit in shared memory beside the ring), no explicit config, M, N, K >= LINEAR_BIG_MIN and lab 3.2's size and
+    array-library conditions (uses_tma), layouts a tensor descriptor takes."""
     mm = _matmul_lab()
     if INTERPRETER or config is not None or residual is not None or not mm._hopper():
         return False
     m, k = (int(v) for v in x.shape)
     n = int(w.shape[1])
-    return min(m, n, k) >= LINEAR_BIG_MIN and not mm.tma_problems(x, w, out)
+    return (min(m, n, k) >= LINEAR_BIG_MIN and m * n * k >= mm.TMA_MIN_MNK and arrays.library(x) == "torch"
+            and not mm.tma_problems(x, w, out))
 
 
 def linear_tma(x, w, bias=None, *, activation: str | None = None, out=None, config: dict | None = None):
