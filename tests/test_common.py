@@ -453,3 +453,33 @@ def test_round_to_nearest_and_toward_zero():
     assert arrays.round_to(np.array([1 + 2.0**-12]), "float16").tolist() == [1.0]
     with pytest.raises(ValueError, match="toward_zero"):
         arrays.round_to(x, "float16", toward_zero=True)
+
+
+def test_steady_repeats_unsteady_rounds_and_says_when_too_few_were_steady(monkeypatch):
+    """bench.steady: a round where any contender's own spread is over 3% is run again, not counted; the pooled
+    result comes from the steady rounds; with too few of them every round is pooled and steady is False."""
+    from common import bench
+
+    def timing(ms, spread):
+        return bench.Timing(median_ms=ms, p20_ms=ms * (1 - spread / 2), p80_ms=ms * (1 + spread / 2), min_ms=ms, n=10,
+                            clock="scripted")
+
+    script = iter([0.01, 0.01,     # round 1: steady
+                   0.01, 0.10,     # round 2: b unsteady -> repeated
+                   0.02, 0.02,     # round 3: steady
+                   0.02, 0.01])    # round 4: steady
+    calls = []
+
+    def fake_bench(fn, **kw):
+        calls.append(fn())
+        return timing(2.0 if calls[-1] == "b" else 1.0, next(script))
+
+    monkeypatch.setattr(bench, "bench", fake_bench)
+    ts, run, ok = bench.steady({"a": lambda: "a", "b": lambda: "b"}, rounds=3)
+    assert ok and run == 4 and calls == ["a", "b"] * 4
+    assert ts["b"].median_ms == 2.0 and "3 steady interleaved rounds of 4" in ts["b"].clock
+    assert ts["b"].p80_ms == 2.0 * 1.01                 # the unsteady round (spread 0.10) is not pooled
+    script = iter([0.05] * 12)
+    calls.clear()
+    ts, run, ok = bench.steady({"a": lambda: "a", "b": lambda: "b"}, rounds=2)
+    assert not ok and run == 6 and "only 0 steady" in ts["a"].clock

@@ -240,7 +240,7 @@ def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> 
             meas = next((t[k] for k in _MEASURED if k in t), "")
             shown = (yes if met else no) if isinstance(met, bool) else _cell(met)
             if met is False and t.get("steady") is False:
-                shown += " (spread > 3%)"      # not quotable either way: every attempt's rounds were unsteady
+                shown += " (spread > 3%)"      # not quotable either way: too few steady rounds
             rows.append([stem, _cell(what), _fmt(meas), _cell(_fmt(goal)), shown,
                          str(doc.get("commit", "?"))])
     return rows

@@ -180,7 +180,7 @@ def head_to_head(cases, rounds: int, compiled: bool) -> list[dict]:
         for name, t in ts.items():
             r = {"case": f"{shape[0]}x{shape[1]} {dtype}", "variant": name, "ms": t.median_ms,
                  "GB/s": t.gbps(_nbytes(shape, dtype)), "spread": t.spread, "vs_peer": None, "target": "",
-                 "met": None, "attempts": tries, "steady": steady}
+                 "met": None, "rounds_run": tries, "steady": steady}
             if peer in ts:
                 r["vs_peer"] = ts[peer].median_ms / t.median_ms
                 if name == L.BEST:

@@ -227,7 +227,7 @@ def head_to_head(sizes, rounds: int = 5) -> list[dict]:
         out.append({"size": f"{n}^3", "variant": BEST, "tflops": ts[BEST].tflops(flops),
                     "cublas_tflops": ts["cuBLAS"].tflops(flops), "vs_cublas": ratio, "target": f">= {TARGETS[n]:.2f}",
                     "met": ratio >= TARGETS[n] and steady, "spread": max(ts[BEST].spread, ts["cuBLAS"].spread),
-                    "steady": steady, "attempts": tries})
+                    "steady": steady, "rounds_run": tries})
         del a, b, c, c2
         cupy.get_default_memory_pool().free_all_blocks()
     return out

@@ -252,7 +252,7 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
         cuda_c = None
     ts_, tries, steady = bench.steady(fns, rounds=rounds)
     flops = 2.0 * n ** 3
-    res = {"dtype": dtype, "n": n, "kernel": kernel, "attempts": tries, "steady": steady,
+    res = {"dtype": dtype, "n": n, "kernel": kernel, "rounds_run": tries, "steady": steady,
            "triton_tflops": ts_["triton"].tflops(flops),
            "cublas_tflops": ts_["cublas"].tflops(flops), "ratio": ts_["cublas"].median_ms / ts_["triton"].median_ms,
            "triton_ms": ts_["triton"].median_ms, "cublas_ms": ts_["cublas"].median_ms,
@@ -411,7 +411,7 @@ def benchmark(ctx) -> lab.Result:
         targets_out.append({"case": f"matmul {dtype} {n}^3", "peer": "cuBLAS (torch.matmul)", "kernel": r["kernel"],
                             "triton TFLOP/s": r["triton_tflops"], "peer TFLOP/s": r["cublas_tflops"],
                             "ratio": r["ratio"], "target": f">= {goal:.2f}", "met": r["ratio"] >= goal and r["steady"],
-                            "steady": r["steady"], "attempts": r["attempts"],
+                            "steady": r["steady"], "rounds_run": r["rounds_run"],
                             "grid per tile vs cuBLAS": r.get("grid_per_tile_ratio")})
     cols = ["dtype", "n", "kernel", "config", "triton_tflops", "cublas_tflops", "ratio", "grid_per_tile_ratio",
             "spread", "check"]

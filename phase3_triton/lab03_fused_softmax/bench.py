@@ -153,12 +153,12 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
                                    moved_bytes=(L.UNFUSED_PASSES if "unfused" in name else 2) * m * n * elt,
                                    check=("ok" if c.ok else c.message) if impl == "triton" else "",
                                    config=str(L.tuned_config(n, dtype) or "default") if impl == "triton" else "",
-                                   attempts=tries, steady=steady))
+                                   rounds_run=tries, steady=steady))
         ratio = ts_["torch.compile"].median_ms / ts_["triton (tuned)"].median_ms
         targets.append({"case": f"softmax {m}x{n} {dtype}", "peer": "torch.compile",
                         "triton GB/s": ts_["triton (tuned)"].gbps(nbytes), "peer GB/s": ts_["torch.compile"].gbps(nbytes),
                         "ratio": ratio, "target": f">= {goal:.1f}", "met": ratio >= goal and c.ok and steady,
-                        "steady": steady, "attempts": tries,
+                        "steady": steady, "rounds_run": tries,
                         "vs unfused": ts_["torch unfused ops"].median_ms / ts_["triton (tuned)"].median_ms})
     return rows, targets
 

@@ -230,7 +230,7 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
                                        config=str(L.tuned_config(kind, n, dtype) or "default")
                                        if impl == "triton" else "",
                                        check=("ok" if c.ok else c.message) if impl == "triton" else "",
-                                       attempts=tries, steady=steady))
+                                       rounds_run=tries, steady=steady))
             goal = next(g for k_, d_, g in TARGETS if k_ == kind and d_ == dtype)
             ratio = ts_[comp].median_ms / ts_[mine].median_ms
             eager = next(k for k in ts_ if "eager" in k)
@@ -238,7 +238,7 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
                             "triton GB/s": ts_[mine].gbps(nbytes), "peer GB/s": ts_[comp].gbps(nbytes),
                             "ratio": ratio, "vs eager": ts_[eager].median_ms / ts_[mine].median_ms,
                             "target": f">= {goal:g}", "met": ratio >= goal and c.ok and steady, "steady": steady,
-                            "attempts": tries})
+                            "rounds_run": tries})
     return rows, targets
 
 

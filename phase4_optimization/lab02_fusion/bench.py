@@ -396,7 +396,7 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
             "kernel": "persistent TMA" if L.linear_uses_tma(x, w, y) else "grid per tile",
             "grid per tile vs pair": pair / ts_["triton fused epilogue, grid per tile"].median_ms,
             "best fused vs compile": ts_["torch.compile"].median_ms / ts_["triton fused epilogue"].median_ms,
-            "steady": steady, "attempts": tries,
+            "steady": steady, "rounds_run": tries,
             "_ok": all(c.ok for c in checks.values())}
     return rows, summ, tuning
 
