@@ -353,3 +353,12 @@ def test_gelu_tail_gain_is_the_peak_of_t_times_the_slope():
     t = np.linspace(-12.0, 0.0, 240001)
     gain = np.abs(t * np.gradient(fz.gelu_tanh_ref(t), t)).max()
     assert abs(gain - fz.GELU_TAIL_GAIN) < 1e-3, gain
+
+
+def test_tma_linear_kernel_compiles_for_sm_90_without_spills():
+    """The Hopper path's promise (README): the 3-stage ring and the C tile fit in 227 KiB, the GELU epilogue in the
+    255 registers, with no local memory."""
+    rows = [r for r in fzb.linear_compile_table("sm_90", []) if r["epilogue"].startswith("TMA")]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["local B"] == 0 and r["shared KiB"] <= 227 and r["HGMMA"] > 0, r

@@ -13,7 +13,7 @@ import numpy as np
 from common import arrays, bench, check, cuda, device, lab, report
 
 from . import lab as L
-from .triton_kernels import ACT_GELU_TANH, ACT_NONE, linear_kernel
+from .triton_kernels import ACT_GELU_TANH, ACT_NONE, linear_kernel, linear_tma_kernel
 
 EW_SHAPE = (8192, 8192)
 LN_SHAPE = (32768, 4096)
@@ -103,14 +103,37 @@ def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_
                divisible_by_16=("x_ptr", "w_ptr", "bias_ptr", "res_ptr", "y_ptr", "M", "N", "K"))
 
 
+def aot_linear_tma(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH):
+    """linear_tma_kernel as a launch with this config compiles it (tensor descriptors of its tiles, bias on)."""
+    from common.triton_support import aot
+
+    t, ty = _TY[dtype][1:], _TY[dtype]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    sig = {"x_desc": f"tensordesc<{t}[{bm},{bk}]>", "w_desc": f"tensordesc<{t}[{bk},{bn}]>",
+           "y_desc": f"tensordesc<{t}[{bm},{bn}]>", "res_desc": f"tensordesc<{t}[{bm},{bn}]>", "bias_ptr": ty,
+           "M": "i32", "N": "i32", "K": "i32"}
+    const = {"HAS_BIAS": True, "ACT": act, "HAS_RES": False, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+             "GROUP_M": cfg["GROUP_M"], "NUM_PROGRAMS": 132, "UPCAST": False}
+    sig.update({k: "constexpr" for k in const})
+    return aot(linear_tma_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+
+
 def linear_compile_table(arch: str, configs=None) -> list[dict]:
     from common.triton_support import summarize
 
     cc = device.arch_info(arch).cc
     rows = []
-    for cfg in configs or L.LINEAR_CONFIGS:
+    for cfg in L.LINEAR_CONFIGS if configs is None else configs:
         for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh")):
             s = summarize(aot_linear(cc, cfg, act=act))
+            rows.append({"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
+                         "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
+                         "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"],
+                         "HGMMA": s["sass"].get("HGMMA", 0), "MUFU": s["sass"].get("MUFU", 0)})
+    if cc >= 90:                        # the Hopper path: TMA tile copies, the tile fixed by shared memory
+        cfg = L.LINEAR_TMA
+        for act, label in ((ACT_NONE, "TMA persistent, bias only"), (ACT_GELU_TANH, "TMA persistent, bias + gelu")):
+            s = summarize(aot_linear_tma(cc, cfg, act=act))
             rows.append({"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
                          "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
                          "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"],
