@@ -182,11 +182,11 @@ def test_bad_configs_are_refused(kind, cfg, match):
 
 
 @interpreter_only
-def test_two_pass_forward_keeps_the_variance_of_a_large_mean():
-    # The chunked forward merges per-chunk (mean, M2) pairs. At a mean of 1e4 with unit spread a sum-of-squares
-    # formula (E[x^2] - E[x]^2 = 1e8 - 1e8 in fp32) would lose the variance entirely; the merge keeps rstd at fp32
-    # accuracy. y carries the fp32 rounding of the mean itself (ulp(1e4) / 2 ~ 5e-4 against unit deviations), which
-    # no fp32 kernel avoids: it must be no worse than the single-pass kernel's on the same input.
+def test_chunked_forward_keeps_the_variance_of_a_large_mean():
+    # The chunked forward takes the mean first, then the centred squares. At a mean of 1e4 with unit spread a
+    # sum-of-squares formula (E[x^2] - E[x]^2 = 1e8 - 1e8 in fp32) would lose the variance entirely; rstd stays at
+    # fp32 accuracy. y carries the fp32 rounding of the mean itself (ulp(1e4) / 2 ~ 5e-4 against unit deviations),
+    # which no fp32 kernel avoids: it must be no worse than the single-pass kernel's on the same input.
     rng = check.rng(68)
     x64 = rng.standard_normal((6, 50)) + 1e4
     w64, b64 = rng.standard_normal(50), rng.standard_normal(50)

@@ -42,8 +42,8 @@ CASES = {
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
     "ln_single": "lab 3.4 Triton layernorm fwd, rows in registers (1 row, 8 warps), fp32 32768x4096",
-    "ln_twopass": "lab 3.4 Triton layernorm fwd, two-pass chunked loop (4096-column chunk, 8 warps), same shape",
-    "ln_twopass_2048": "lab 3.4 Triton layernorm fwd, two-pass chunked loop (2048-column chunks, 8 warps), same shape",
+    "ln_twopass": "lab 3.4 Triton layernorm fwd, chunked loop (4096-column chunk, 8 warps), same shape",
+    "ln_twopass_2048": "lab 3.4 Triton layernorm fwd, chunked loop (2048-column chunks, 8 warps), same shape",
     "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
 }
 

@@ -129,7 +129,7 @@ def tune_config(kind: str, x, w, b, dy, candidates, peer=None, rounds: int = 3) 
 
 
 def tune(ctx) -> lab.Result:
-    """--tune: the forward's candidates (rows in registers: rows per program and warps; the two-pass loop: chunk and
+    """--tune: the forward's candidates (rows in registers: rows per program and warps; the chunked loop: chunk and
     warps) and the backward's (programs per SM, warps) at the target shape, per dtype, each checked and then timed in
     interleaved rounds with torch.compile; the winners go to results/<gpu>/phase3_lab04_layernorm_tuned.json, which
     the wrappers read."""

@@ -135,7 +135,7 @@ def bwd_default(cols: int) -> dict:
 # Tuning record: --tune (bench.tune) times the candidates at the target shape and records the winners in
 # results/<gpu>/phase3_lab04_layernorm_tuned.json as {"fwd float32 4096": config, "bwd ...": config, ...}. A forward
 # config is {"BLOCK_M": m, "num_warps": w} (rows in registers) or {"SINGLE": False, "BLOCK_N": n, "num_warps": w}
-# (the two-pass loop in chunks of n columns); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
+# (the chunked loop, n columns a step); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
 # use a winner for rows of the tuned length (rounded up to a power of two) and dtype.
 TUNED = LAB + "_tuned"
 

@@ -34,40 +34,29 @@ def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows,
         tl.store(mean_ptr + rows, mean, mask=row_ok)
         tl.store(rstd_ptr + rows, rstd, mask=row_ok)
     else:
-        # The row walked in BLOCK_N chunks, in two passes. Pass 1 reads each chunk once (from HBM, asking L2 to keep
-        # it: evict_last) and folds it into (count, mean, M2 = sum of squared deviations): the chunk's own mean and
-        # centred M2 from two reductions over registers, then merged with the running triple by the parallel
-        # variance update (Chan, Golub and LeVeque): d = chunk mean - mean, mean += d * n_c / n, M2 += M2_c +
-        # d^2 * n_old * n_c / n. Every term is a deviation from a mean, so there is no cancellation however large
-        # the mean; and the row is first shifted by its first element, so the chunk means being merged are small
-        # numbers whose differences d are exact (unshifted, at a mean of 1e4 the fp32 rounding of each chunk mean,
-        # ~5e-4, would enter d^2 and cost ~1e-4 of the variance). Pass 2 re-reads the row (an L2 hit: the rows of the
-        # programs in flight fit in L2 many times over) and writes y. Used for rows past FWD_MAX_SINGLE, and wherever
-        # this GPU's tuning record says it wins: its loads are spread over a loop (one chunk in flight while another
-        # is reduced), where the single-pass program waits for its whole row before the first reduction.
+        # The row walked in BLOCK_N chunks, in three passes: the sum (for the mean), the centred squares (for the
+        # variance: no cancellation however large the mean), then y. Only pass 1 reads HBM: it asks L2 to keep the
+        # row (evict_last), and the rows of the programs in flight fit in L2 many times over, so passes 2 and 3 are L2
+        # hits. Used for rows past FWD_MAX_SINGLE, and wherever this GPU's tuning record says it wins: its loads are
+        # spread over loops (one chunk in flight while another is reduced), where the single-pass program waits for
+        # its whole row before the first reduction. (A two-pass version that merged per-chunk (mean, M2) pairs as it
+        # went was slower on the H200: two dependent reductions and a scalar merge per chunk; README.md.)
         row = tl.program_id(0).to(tl.int64)
         x_row = x_ptr + row * x_row_stride
         y_row = y_ptr + row * y_row_stride
-        shift = tl.load(x_row).to(acc_ty)
-        count = tl.full([], 0.0, acc_ty)
-        mean = tl.full([], 0.0, acc_ty)
-        m2 = tl.full([], 0.0, acc_ty)
+        acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
+        for start in range(0, n_cols, BLOCK_N):
+            offs = start + cols
+            acc += tl.load(x_row + offs, mask=offs < n_cols, other=0.0, eviction_policy="evict_last").to(acc_ty)
+        mean = tl.sum(acc, axis=0) / n_cols
+        acc = tl.zeros((BLOCK_N,), dtype=acc_ty)
         for start in range(0, n_cols, BLOCK_N):
             offs = start + cols
             ok = offs < n_cols
-            xk = tl.where(ok, tl.load(x_row + offs, mask=ok, other=0.0, eviction_policy="evict_last").to(acc_ty)
-                          - shift, 0.0)
-            n_c = tl.minimum(n_cols - start, BLOCK_N).to(acc_ty)
-            mean_c = tl.sum(xk, axis=0) / n_c
-            dev = tl.where(ok, xk - mean_c, 0.0)
-            m2_c = tl.sum(dev * dev, axis=0)
-            total = count + n_c
-            d = mean_c - mean
-            mean = mean + d * (n_c / total)
-            m2 = m2 + m2_c + d * d * (count * n_c / total)
-            count = total
-        mean = mean + shift
-        rstd = 1.0 / tl.sqrt(m2 / n_cols + eps)
+            xc = tl.where(ok, tl.load(x_row + offs, mask=ok, other=0.0, eviction_policy="evict_last").to(acc_ty)
+                          - mean, 0.0)
+            acc += xc * xc
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
         for start in range(0, n_cols, BLOCK_N):
             offs = start + cols
             ok = offs < n_cols
