@@ -39,7 +39,7 @@ def _load(name: str, slug: str, validate: Callable | None):
         winner = doc["winner"]
         if validate is not None:
             winner = validate(winner)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         warnings.warn(f"{p}: unusable tuning record ({type(e).__name__}: {e}); using the default configuration")
         return None, "default (tuning record unusable)"
     return winner, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(p, ROOT)})"

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from common import check, cuda, device
+from common import arrays, check, cuda, device
 from common import triton_support as ts
 from phase3_triton.lab02_matmul import bench as mmb
 from phase3_triton.lab02_matmul import lab as mm
@@ -346,3 +346,15 @@ def test_uses_tma_needs_a_large_torch_problem_on_hopper(monkeypatch):
     assert not mm.uses_tma(a2, b2, out)                                             # 4104-byte rows of A
     monkeypatch.setattr(mm, "_hopper", lambda: False)
     assert not mm.uses_tma(a, b, out)                                               # no TMA before sm_90
+
+
+@interpreter_only
+@pytest.mark.parametrize("split", [0, 1])
+def test_tma_kernel_whole_and_split_epilogue(split):
+    # EPI_SPLIT 0 stores the C tile whole (the default config), 1 in two halves (the interpreter config)
+    rng = check.rng(32)
+    a, b = mm.make_inputs((70, 72, 136), "bfloat16", rng, "cpu")
+    out = check.poisoned((70, 72), "bfloat16", a)
+    mm.matmul_triton_tma(a, b, out=out, config=dict(mm.TMA_INTERPRETER, EPI_SPLIT=split))
+    check.assert_close(out, mm.reference(arrays.to_numpy(a).astype(np.float64), arrays.to_numpy(b).astype(np.float64)),
+                       "bfloat16", mm.tolerance((70, 72, 136), "bfloat16"))

@@ -197,6 +197,11 @@ def test_tuning_record_is_read_and_a_bad_one_falls_back(tmp_path, monkeypatch):
         with pytest.warns(UserWarning, match="unusable tuning record"):
             assert sm.tuned_config(4096, "float32") is None
         assert "unusable" in sm.tuned_source()
+        for bad in ([1, 2], None):                                      # a winner that is not a dict at all
+            rec.write_text(json.dumps({"gpu": "test", "winner": bad}))
+            tuned.forget()
+            with pytest.warns(UserWarning, match="unusable tuning record"):
+                assert sm.tuned_config(4096, "float32") is None
     finally:
         tuned.forget()
 

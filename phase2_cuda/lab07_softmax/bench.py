@@ -267,6 +267,10 @@ def tune(ctx) -> lab.Result:
             if k in ts:
                 total[(ept, hints)] = total.get((ept, hints), 0.0) + ts[k].median_ms
         del x, out
+    if not total or min(total.values()) == float("inf"):
+        print("--tune: no combination passed its check; nothing recorded")
+        return lab.Result(rows=rows, tables=[(rows, None, "rung 05 knobs: every combination failed its check")],
+                          name=L.TUNED + "_failed", ok=False)
     ept, hints = min(total, key=total.get)
     for r in rows:
         r["winner"] = r["config"] == f"05 EPT={ept} STREAM_HINTS={hints}"

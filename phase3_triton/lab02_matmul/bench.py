@@ -333,13 +333,17 @@ def tune(ctx) -> lab.Result:
         ts_ = bench.interleaved(fns, rounds=3, rep_ms=60)
         flops = 2.0 * n ** 3
         timed = [(ts_[_tma_str(c)].median_ms, c) for c in TMA_CANDIDATES if _tma_str(c) in ts_]
-        best = min(timed, key=lambda p: p[0])[1]
-        winners.append({"shape": [n, n, n], "config": best})
+        best = min(timed, key=lambda p: p[0])[1] if timed else None
+        if best is not None:
+            winners.append({"shape": [n, n, n], "config": best})
         for name, t in ts_.items():
             rows.append({"n": n, "config": name, "ms": t.median_ms, "tflops": t.tflops(flops),
                          "vs_cublas": ts_["cublas"].median_ms / t.median_ms, "spread": round(t.spread, 4),
-                         "winner": name == _tma_str(best), "result": "ok"})
+                         "winner": best is not None and name == _tma_str(best), "result": "ok"})
         del a, b, c_t, c_p
+    if not winners:
+        print("--tune: no configuration passed its check; nothing recorded")
+        return lab.Result(rows=rows, name=L.TUNED_RECORD + "_failed", ok=False)
     tuned.forget()
     print("winners: " + "; ".join(f"{w['shape'][0]}^3: {_tma_str(w['config'])}" for w in winners)
           + " (recorded; used from now on)")

@@ -275,10 +275,15 @@ def tma_problems(a, b, out) -> str:
     return "; ".join(why)
 
 
+TMA_MIN_SMEM = 210 * 1024       # the default tiles' ring + C tile (the compile report: ~208 KiB); sm_120 has 99 KiB
+
+
 def _hopper() -> bool:
+    """A GPU with TMA (sm_90+) and the shared memory the default TMA tiles need (not the consumer Blackwell parts)."""
     from common import device
 
-    return device.has_gpu() and device.info().cc_major >= TMA_MIN_CC
+    return (device.has_gpu() and device.info().cc_major >= TMA_MIN_CC
+            and device.info().smem_per_block_optin >= TMA_MIN_SMEM)
 
 
 def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):

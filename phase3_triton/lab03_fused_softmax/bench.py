@@ -156,11 +156,20 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
                                    rounds_run=tries, steady=steady))
         ratio = ts_["torch.compile"].median_ms / ts_["triton (tuned)"].median_ms
         targets.append({"case": f"softmax {m}x{n} {dtype}", "peer": "torch.compile",
-                        "triton GB/s": ts_["triton (tuned)"].gbps(nbytes), "peer GB/s": ts_["torch.compile"].gbps(nbytes),
+                        "triton GB/s": ts_["triton (tuned)"].gbps(nbytes),
+                        "peer GB/s": ts_["torch.compile"].gbps(nbytes),
                         "ratio": ratio, "target": f">= {goal:.1f}", "met": ratio >= goal and c.ok and steady,
                         "steady": steady, "rounds_run": tries,
                         "vs unfused": ts_["torch unfused ops"].median_ms / ts_["triton (tuned)"].median_ms})
     return rows, targets
+
+
+def _kernel_of(cols: int, dtype: str = "float32") -> str:
+    """Which kernel softmax_triton runs for rows of `cols` columns on this GPU (its tuning record, else the default)."""
+    if triton.next_power_of_2(cols) > L.MAX_FUSED:
+        return "online"
+    cfg = L.tuned_config(cols, dtype)
+    return cfg["kernel"] if cfg else "fused"
 
 
 def bench_sweep(ceiling: float, cols_list=SWEEP_COLS) -> list[dict]:
@@ -174,8 +183,7 @@ def bench_sweep(ceiling: float, cols_list=SWEEP_COLS) -> list[dict]:
             t = bench.bench(fn)
             rows.append(report.row(L.LAB, name, "triton" if name == "triton" else "peer", shape, "float32", t,
                                    nbytes=2 * x.size * 4, ceiling_gbps=ceiling, cols=cols,
-                                   kernel=("fused" if triton.next_power_of_2(cols) <= L.MAX_FUSED else "online")
-                                   if name == "triton" else ""))
+                                   kernel=_kernel_of(cols) if name == "triton" else ""))
     return rows
 
 
@@ -220,8 +228,9 @@ def tune(ctx) -> lab.Result:
             fns[_label(cfg)] = fn
         ts_ = bench.interleaved(fns, rounds=3, rep_ms=40)
         timed = [(ts_[_label(c)].median_ms, c) for c in CANDIDATES if _label(c) in ts_]
-        best = min(timed, key=lambda p: p[0])[1]
-        winners[f"{dtype} {triton.next_power_of_2(n)}"] = best
+        best = min(timed, key=lambda p: p[0])[1] if timed else None
+        if best is not None:
+            winners[f"{dtype} {triton.next_power_of_2(n)}"] = best
         for name, t in ts_.items():
             cfg = next((c for c in CANDIDATES if _label(c) == name), None)
             rows.append(report.row(L.LAB, name if cfg is None else f"triton {name}", "peer" if cfg is None else
@@ -229,6 +238,9 @@ def tune(ctx) -> lab.Result:
                                    vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
                                    config=dict(cfg) if cfg else "", result="ok", winner=cfg == best))
         del x, out
+    if not winners:
+        print("--tune: no configuration passed its check; nothing recorded")
+        return lab.Result(rows=rows, name=L.TUNED + "_failed", ok=False)
     tuned.forget()
     print("winners: " + "; ".join(f"{k}: {_label(v)}" for k, v in winners.items()) + " (recorded; used from now on)")
     return lab.Result(rows=rows, name=L.TUNED, meta=dict(winner=winners, shape=list(TARGET_SHAPE)),

@@ -45,6 +45,7 @@ EPS = 1e-5
 FWD_MAX_SINGLE = 16384     # longest row (rounded up to a power of two) the forward keeps in registers in one piece
 BWD_MAX_SINGLE = 8192      # same for the backward, which holds x, dy, w and two accumulators per element
 LOOP_BLOCK = 4096          # columns per step when a row is longer
+MAX_LOOP_BLOCK = LOOP_BLOCK  # the largest chunk a config may ask for
 MAX_GRID_X = 2**31 - 1
 
 
@@ -160,6 +161,8 @@ def check_config(kind: str, cfg: dict) -> dict:
         out["BLOCK_M"] = pow2("BLOCK_M", cfg["BLOCK_M"])
     else:
         out.update(SINGLE=False, BLOCK_N=pow2("BLOCK_N", cfg["BLOCK_N"], 16))
+        if out["BLOCK_N"] > MAX_LOOP_BLOCK:
+            raise ValueError(f"BLOCK_N must be at most {MAX_LOOP_BLOCK}, got {out['BLOCK_N']}")
     return out
 
 

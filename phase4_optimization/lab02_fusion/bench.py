@@ -398,6 +398,7 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
            "cuBLAS GEMM alone (torch.matmul)": lambda: torch.matmul(tx, tw),
            "torch.compile": lambda: comp(tx, tw, tb)}
     ts_, tries, steady = bench.steady(fns, rounds=rounds)
+    tma = L.linear_uses_tma(x, w, y)
     pair = ts_["unfused pair (torch.matmul + bias + gelu)"].median_ms
     flops = 2.0 * n ** 3
     rows = []
@@ -407,7 +408,8 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
                                (n, n, n), dt, t, flops=flops, case="linear_gelu_tanh", contender=name,
                                vs_pair=pair / t.median_ms,
                                vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
-                               config=str(L.TUNED.get(("linear", n, n, n, dt), L.LINEAR_BIG))
+                               config=str(L.linear_tma_config(n, n, n) if tma and "grid per tile" not in name
+                                          else L.TUNED.get(("linear", n, n, n, dt), L.LINEAR_BIG))
                                if name.startswith("triton") else "",
                                check=("ok" if c.ok else c.message) if c is not None else ""))
     gemm_ms = ts_["cuBLAS GEMM alone (torch.matmul)"].median_ms
@@ -416,7 +418,7 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
             "triton measured": ts_["triton unfused (3 kernels)"].median_ms / ts_["triton fused epilogue"].median_ms,
             "fused vs pair": pair / ts_["triton fused epilogue"].median_ms,
             "main loop vs cuBLAS": gemm_ms / ts_["triton GEMM alone (main loop, no epilogue)"].median_ms,
-            "kernel": "persistent TMA" if L.linear_uses_tma(x, w, y) else "grid per tile",
+            "kernel": "persistent TMA" if tma else "grid per tile",
             "grid per tile vs pair": pair / ts_["triton fused epilogue, grid per tile"].median_ms,
             "best fused vs compile": ts_["torch.compile"].median_ms / ts_["triton fused epilogue"].median_ms,
             "steady": steady, "rounds_run": tries,
