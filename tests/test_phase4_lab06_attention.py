@@ -371,3 +371,56 @@ def test_library_matmul_keeps_nan_rows_apart(dtype, k_len):
     clean = [i for i in range(40) if i not in nan_rows]
     assert np.isfinite(got[0, 0, clean]).all(), "a NaN row of P leaked into another row of O"
     check.assert_close(got[0, 0, clean], want[0, 0, clean], dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The float64 reference for grouped-query attention and Sq != Sk (the bottom-right causal mask): what the kernels of
+# the next step will be checked against, checked itself against torch.autograd
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("hq, hkv, sq, sk, causal", [(4, 2, 5, 9, True), (4, 1, 7, 7, True), (6, 3, 9, 4, False),
+                                                     (2, 2, 3, 8, True), (4, 4, 8, 8, False)])
+def test_reference_gqa_and_unequal_lengths_against_autograd(hq, hkv, sq, sk, causal):
+    import torch
+
+    rng = check.rng(71)
+    b, d = 2, 8
+    q, do = (torch.from_numpy(rng.standard_normal((b, hq, sq, d))) for _ in range(2))
+    k, v = (torch.from_numpy(rng.standard_normal((b, hkv, sk, d))) for _ in range(2))
+    for t in (q, k, v):
+        t.requires_grad_(True)
+    g = hq // hkv
+    kx, vx = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    s = q @ kx.transpose(-1, -2) / math.sqrt(d)
+    if causal:     # bottom-right: key j for query i when j <= i + sk - sq (every row keeps a key here: sq <= sk)
+        keep = torch.arange(sk)[None, :] <= torch.arange(sq)[:, None] + (sk - sq)
+        s = s.masked_fill(~keep, float("-inf"))
+    o = torch.softmax(s, dim=-1) @ vx
+    o.backward(do)
+    got = att.reference(q.detach().numpy(), k.detach().numpy(), v.detach().numpy(), do.numpy(), causal)
+    want = (o.detach(), torch.logsumexp(s.detach(), dim=-1), q.grad, k.grad, v.grad)
+    for name, a, w in zip(("o", "lse", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_reference_rows_with_no_key():
+    # causal with Sq > Sk: query i attends keys j <= i - (Sq - Sk); the first Sq - Sk rows attend none
+    rng = check.rng(72)
+    q, do = (rng.standard_normal((1, 2, 6, 4)) for _ in range(2))
+    k, v = (rng.standard_normal((1, 1, 3, 4)) for _ in range(2))
+    o, lse, dq, dk, dv = att.reference(q, k, v, do, causal=True)
+    assert (o[:, :, :3] == 0).all() and np.isneginf(lse[:, :, :3]).all() and (dq[:, :, :3] == 0).all()
+    assert np.isfinite(o).all() and np.isfinite(dk).all() and np.isfinite(dv).all()
+    assert np.isfinite(lse[:, :, 3:]).all()
+    # row 3 attends key 0 only: its output is v[0], for both query heads
+    np.testing.assert_allclose(o[0, :, 3], np.repeat(v[0, :, 0], 2, axis=0), rtol=1e-12)
+    assert att.causal_mask(2, 2).tolist() == [[True, False], [True, True]]
+
+
+@pytest.mark.parametrize("shapes, match", [(((1, 4, 3, 8), (1, 3, 3, 8), (1, 3, 3, 8)), "divide"),
+                                           (((1, 4, 3, 8), (1, 2, 3, 8), (1, 2, 4, 8)), "v: shape"),
+                                           (((1, 4, 3, 8), (2, 2, 3, 8), (2, 2, 3, 8)), "batch"),
+                                           (((1, 4, 3, 8), (1, 2, 3, 4), (1, 2, 3, 4)), "head dim")])
+def test_reference_refuses_shapes_that_do_not_fit(shapes, match):
+    q, k, v = (np.zeros(s) for s in shapes)
+    with pytest.raises(ValueError, match=match):
+        att.reference(q, k, v, np.zeros(shapes[0]))
