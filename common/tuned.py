@@ -36,10 +36,14 @@ def _load(name: str, slug: str, validate: Callable | None):
     try:
         with open(p) as f:
             doc = json.load(f)
+    except (OSError, ValueError) as e:
+        warnings.warn(f"{p}: unreadable tuning record ({type(e).__name__}: {e}); using the default configuration")
+        return None, "default (tuning record unreadable)"
+    try:
         winner = doc["winner"]
         if validate is not None:
             winner = validate(winner)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
         warnings.warn(f"{p}: unusable tuning record ({type(e).__name__}: {e}); using the default configuration")
         return None, "default (tuning record unusable)"
     return winner, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(p, ROOT)})"

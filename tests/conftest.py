@@ -89,3 +89,26 @@ def pytest_sessionfinish(session, exitstatus):
         else:
             print(msg)
         session.exitstatus = 1
+
+
+@pytest.fixture
+def tuning_record(tmp_path, monkeypatch):
+    """write(name, winner, slug=None): a tuning record results/<slug>/<name>.json in a temporary root that
+    common.tuned reads instead of the repository's (winner=None writes `text` as the whole file, for unreadable
+    records); the cached records are dropped after each write and at the end."""
+    import json
+
+    from common import tuned
+
+    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
+
+    def write(name, winner=None, slug=None, *, text=None):
+        folder = tmp_path / "results" / (slug or device.gpu_slug())
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / (name + ".json")).write_text(text if text is not None
+                                               else json.dumps({"gpu": "test", "winner": winner}))
+        tuned.forget()
+
+    tuned.forget()
+    yield write
+    tuned.forget()

@@ -251,27 +251,18 @@ def test_triton_in_interpreter_alpha_beta_and_edges():
     assert sg.sgemm_triton(np.empty((0, 3), np.float32), b[:3]).shape == (0, 130)
 
 
-def test_tuned_config_falls_back_on_a_bad_record(tmp_path, monkeypatch):
-    path = tmp_path / "rec.json"
-    monkeypatch.setattr(sg, "_tuned_path", lambda slug=None: str(path))
-    sg._tuned_config.cache_clear()
-    try:
-        assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT                 # no record
-        good = sg.AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1)
-        path.write_text(json.dumps({"gpu": "test", "winner": good.defines}))
-        sg._tuned_config.cache_clear()
-        cfg, src = sg.tuned_config("x")
-        assert cfg == good and "tuned on test" in src
-        path.write_text(json.dumps({"winner": dict(good.defines, WN=48)}))   # violates the kernel's asserts
-        sg._tuned_config.cache_clear()
-        with pytest.warns(UserWarning, match="invalid"):
-            assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
-        path.write_text("{not json")
-        sg._tuned_config.cache_clear()
-        with pytest.warns(UserWarning, match="unreadable"):
-            assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
-    finally:
-        sg._tuned_config.cache_clear()
+def test_tuned_config_falls_back_on_a_bad_record(tuning_record):
+    assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT                     # no record
+    good = sg.AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1)
+    tuning_record(sg.TUNED, good.defines, "x")
+    cfg, src = sg.tuned_config("x")
+    assert cfg == good and "tuned on test" in src
+    tuning_record(sg.TUNED, dict(good.defines, WN=48), "x")              # violates the kernel's asserts
+    with pytest.warns(UserWarning, match="invalid"):
+        assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
+    tuning_record(sg.TUNED, slug="x", text="{not json")
+    with pytest.warns(UserWarning, match="unreadable"):
+        assert sg.tuned_config("x")[0] == sg.ASYNC_DEFAULT
 
 
 def test_cpu_main_runs_and_reports(capsys):

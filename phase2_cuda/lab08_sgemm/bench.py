@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
+from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
 from common import occupancy as occupancy_calc
 
 from . import lab as L
@@ -390,7 +390,7 @@ def tune(ctx) -> lab.Result:
     rows, winner = autotune()
     tables = [(rows, ["config", "regs", "smem", "compile_s", "tflops", "vs_cublas", "spread", "result"],
                "autotuner: rung 10's kernel over the declared space")] if rows else []
-    L._tuned_config.cache_clear()
+    tuned.forget()
     if winner is None:
         return lab.Result(rows=rows, tables=tables, name=TUNED + "_failed", ok=False)
     print(f"winner: {winner.short()} (the next run measures rung 11 with it)")

@@ -34,7 +34,6 @@ Run: python -m phase2_cuda.lab08_sgemm [--quick] [--tune] [--size N] [--no-bench
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import sys
@@ -43,7 +42,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from common import arrays, bench, check, cuda, device, lab, report
+from common import arrays, bench, check, cuda, device, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import sgemm_kernel
@@ -193,31 +192,21 @@ ASYNC_DEFAULT = AsyncConfig()   # rung 10, and rung 11 until --tune has recorded
 
 
 def _tuned_path(slug: str | None = None) -> str:
-    slug = slug or device.gpu_slug()
-    return os.path.join(report.ROOT, "results", slug, TUNED + ".json")
+    return tuned.path(TUNED, slug)
+
+
+def _check_winner(w: dict) -> AsyncConfig:
+    """A tuning record's winner as an AsyncConfig the kernel accepts (common.tuned falls back on the errors)."""
+    cfg = AsyncConfig(**{k: int(v) for k, v in w.items()})
+    if cfg.problems():
+        raise ValueError(f"the recorded winner is invalid ({'; '.join(cfg.problems())})")
+    return cfg
 
 
 def tuned_config(slug: str | None = None) -> tuple[AsyncConfig, str]:
     """(configuration, where it came from): the recorded winner for this GPU, else the Hopper default."""
-    return _tuned_config(slug or device.gpu_slug())
-
-
-@functools.lru_cache(maxsize=None)
-def _tuned_config(slug: str) -> tuple[AsyncConfig, str]:
-    path = _tuned_path(slug)
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-            cfg = AsyncConfig(**{k: int(v) for k, v in doc["winner"].items()})
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            warnings.warn(f"{path}: unreadable tuning record ({e}); using the default tile configuration")
-            return ASYNC_DEFAULT, "default (tuning record unreadable)"
-        if cfg.problems():
-            warnings.warn(f"{path}: recorded winner is invalid ({'; '.join(cfg.problems())}); using the default")
-            return ASYNC_DEFAULT, "default (tuning record invalid)"
-        return cfg, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(path, report.ROOT)})"
-    return ASYNC_DEFAULT, "default (no tuning record for this GPU: run --tune)"
+    cfg, source = tuned.record(TUNED, _check_winner, slug)
+    return cfg or ASYNC_DEFAULT, source
 
 
 @dataclass(frozen=True)

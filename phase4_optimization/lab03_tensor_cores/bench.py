@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
+from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
 
 from . import lab as L
 from . import wgmma as wg
@@ -345,7 +345,7 @@ def tune(ctx) -> lab.Result:
     rows, winner = tune_configs()
     tables = [(rows, ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
                "--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)")]
-    L._tuned.cache_clear()
+    tuned.forget()
     if winner is None:
         print("--tune: no config was both fast and right; nothing recorded")
         return lab.Result(rows=rows, tables=tables, ok=False)

@@ -50,15 +50,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
 import os
 import sys
-import warnings
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab, report
+from common import arrays, check, cuda, device, lab, tuned
 from common.arrays import mnk as _mnk             # (M, N, K) from an int or a 3-tuple
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -236,27 +234,17 @@ def ldmatrix_conflicts(cpr: int, rows: int) -> int:
 
 
 def _tuned_path(slug: str | None = None) -> str:
-    return os.path.join(report.ROOT, "results", slug or device.gpu_slug(), TUNED + ".json")
+    return tuned.path(TUNED, slug)
 
 
-@functools.lru_cache(maxsize=None)
-def _tuned(slug: str) -> tuple[dict, str]:
-    path = _tuned_path(slug)
-    if not os.path.exists(path):
-        return dict(DEFAULT_CONFIG), "default (no tuning record for this GPU: run --tune)"
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-        cfg = validate_config({k: int(v) for k, v in doc["winner"].items()})
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        warnings.warn(f"{path}: unusable tuning record ({e}); using the default config")
-        return dict(DEFAULT_CONFIG), "default (tuning record unusable)"
-    return cfg, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(path, report.ROOT)})"
+def _check_winner(w: dict) -> dict:
+    return validate_config({k: int(v) for k, v in w.items()})
 
 
 def tuned_config() -> tuple[dict, str]:
     """(config, where it came from): the --tune winner recorded for this GPU, else DEFAULT_CONFIG."""
-    return _tuned(device.gpu_slug())
+    cfg, source = tuned.record(TUNED, _check_winner)
+    return dict(cfg or DEFAULT_CONFIG), source
 
 
 # ---------------------------------------------------------------------------------------------------------------------
