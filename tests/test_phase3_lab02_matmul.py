@@ -298,35 +298,19 @@ def test_tma_config_validation(cfg, match):
         mm.check_tma_config(cfg)
 
 
-def test_tma_config_comes_from_the_nearest_tuned_size(tmp_path, monkeypatch):
-    import json
-
-    from common import device, tuned
-
-    folder = tmp_path / "results" / device.gpu_slug()
-    folder.mkdir(parents=True)
-    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
+def test_tma_config_comes_from_the_nearest_tuned_size(tuning_record, monkeypatch):
     monkeypatch.setattr(mm, "INTERPRETER", False)
     small, big = dict(mm.TMA_DEFAULT, GROUP_M=4), dict(mm.TMA_DEFAULT, GROUP_M=16, EPI_SPLIT=1, num_stages=4)
-    rec = folder / (mm.TUNED_RECORD + ".json")
-    try:
-        tuned.forget()
-        assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT             # no record: the default
-        rec.write_text(json.dumps({"gpu": "test", "winner": [{"shape": [4096] * 3, "config": small},
-                                                             {"shape": [8192] * 3, "config": big}]}))
-        tuned.forget()
-        assert mm.tma_config(4096, 4096, 4096)[0] == small
-        assert mm.tma_config(16384, 8192, 8192)[0] == big
-        assert mm.tma_config(2048, 2048, 2048)[0] == small
-        cfg, source = mm.tma_config(5000, 5000, 5000)
-        assert cfg == small and "tuned on test" in source                     # log-nearest: 5000^3 is nearer 4096^3
-        rec.write_text(json.dumps({"gpu": "test", "winner": [{"shape": [4096] * 3,
-                                                              "config": dict(small, BLOCK_K=48)}]}))
-        tuned.forget()
-        with pytest.warns(UserWarning, match="unusable"):
-            assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT
-    finally:
-        tuned.forget()
+    assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT                 # no record: the default
+    tuning_record(mm.TUNED_RECORD, [{"shape": [4096] * 3, "config": small}, {"shape": [8192] * 3, "config": big}])
+    assert mm.tma_config(4096, 4096, 4096)[0] == small
+    assert mm.tma_config(16384, 8192, 8192)[0] == big
+    assert mm.tma_config(2048, 2048, 2048)[0] == small
+    cfg, source = mm.tma_config(5000, 5000, 5000)
+    assert cfg == small and "tuned on test" in source                         # log-nearest: 5000^3 is nearer 4096^3
+    tuning_record(mm.TUNED_RECORD, [{"shape": [4096] * 3, "config": dict(small, BLOCK_K=48)}])
+    with pytest.warns(UserWarning, match="unusable"):
+        assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT
 
 
 def test_uses_tma_needs_a_large_torch_problem_on_hopper(monkeypatch):

@@ -176,34 +176,18 @@ def test_bad_configs_are_refused(cfg, match):
         sm.check_config({"kernel": "fused", "num_warps": 4})
 
 
-def test_tuning_record_is_read_and_a_bad_one_falls_back(tmp_path, monkeypatch):
-    import json
-
-    from common import device, tuned
-
-    folder = tmp_path / "results" / device.gpu_slug()
-    folder.mkdir(parents=True)
-    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
-    rec = folder / (sm.TUNED + ".json")
-    try:
-        rec.write_text(json.dumps({"gpu": "test", "winner": {"float32 4096": {"kernel": "online", "BLOCK_N": 2048,
-                                                                             "num_warps": 8}}}))
-        tuned.forget()
-        assert sm.tuned_config(4000, "float32") == {"kernel": "online", "BLOCK_N": 2048, "num_warps": 8}
-        assert sm.tuned_config(4096, "bfloat16") is None and "tuned on test" in sm.tuned_source()
-        rec.write_text(json.dumps({"gpu": "test", "winner": {"float32 4096": {"kernel": "online", "BLOCK_N": 7,
-                                                                             "num_warps": 8}}}))
-        tuned.forget()
+def test_tuning_record_is_read_and_a_bad_one_falls_back(tuning_record):
+    tuning_record(sm.TUNED, {"float32 4096": {"kernel": "online", "BLOCK_N": 2048, "num_warps": 8}})
+    assert sm.tuned_config(4000, "float32") == {"kernel": "online", "BLOCK_N": 2048, "num_warps": 8}
+    assert sm.tuned_config(4096, "bfloat16") is None and "tuned on test" in sm.tuned_source()
+    tuning_record(sm.TUNED, {"float32 4096": {"kernel": "online", "BLOCK_N": 7, "num_warps": 8}})
+    with pytest.warns(UserWarning, match="unusable tuning record"):
+        assert sm.tuned_config(4096, "float32") is None
+    assert "unusable" in sm.tuned_source()
+    for bad in ([1, 2], None):                                          # a winner that is not a dict at all
+        tuning_record(sm.TUNED, bad)
         with pytest.warns(UserWarning, match="unusable tuning record"):
             assert sm.tuned_config(4096, "float32") is None
-        assert "unusable" in sm.tuned_source()
-        for bad in ([1, 2], None):                                      # a winner that is not a dict at all
-            rec.write_text(json.dumps({"gpu": "test", "winner": bad}))
-            tuned.forget()
-            with pytest.warns(UserWarning, match="unusable tuning record"):
-                assert sm.tuned_config(4096, "float32") is None
-    finally:
-        tuned.forget()
 
 
 @interpreter_only

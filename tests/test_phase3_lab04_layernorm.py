@@ -260,25 +260,11 @@ def test_replot_redraws_the_committed_plot(tmp_path):
     assert (tmp_path / f"{ln.LAB}.png").stat().st_size > 10_000
 
 
-def test_a_malformed_tuning_record_falls_back_to_the_defaults(tmp_path, monkeypatch):
-    import json
-
-    from common import device, tuned
-
-    folder = tmp_path / "results" / device.gpu_slug()
-    folder.mkdir(parents=True)
-    monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
-    rec = folder / (ln.TUNED + ".json")
-    try:
-        for bad in ({"": {"BLOCK_M": 1, "num_warps": 8}}, [1], {"fwd float32 4096": {"SINGLE": False,
-                                                                                   "BLOCK_N": 8192, "num_warps": 8}}):
-            rec.write_text(json.dumps({"gpu": "test", "winner": bad}))
-            tuned.forget()
-            with pytest.warns(UserWarning, match="unusable tuning record"):
-                assert ln.tuned_config("fwd", 4096, "float32") is None
-        rec.write_text(json.dumps({"gpu": "test", "winner": {"fwd float32 4096": {"SINGLE": False, "BLOCK_N": 2048,
-                                                                                 "num_warps": 8}}}))
-        tuned.forget()
-        assert ln.tuned_config("fwd", 4000, "float32") == {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}
-    finally:
-        tuned.forget()
+def test_a_malformed_tuning_record_falls_back_to_the_defaults(tuning_record):
+    for bad in ({"": {"BLOCK_M": 1, "num_warps": 8}}, [1],
+                {"fwd float32 4096": {"SINGLE": False, "BLOCK_N": 8192, "num_warps": 8}}):
+        tuning_record(ln.TUNED, bad)
+        with pytest.warns(UserWarning, match="unusable tuning record"):
+            assert ln.tuned_config("fwd", 4096, "float32") is None
+    tuning_record(ln.TUNED, {"fwd float32 4096": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}})
+    assert ln.tuned_config("fwd", 4000, "float32") == {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}
