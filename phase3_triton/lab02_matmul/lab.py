@@ -286,6 +286,21 @@ def _hopper() -> bool:
             and device.info().smem_per_block_optin >= TMA_MIN_SMEM)
 
 
+def tma_operands(a, b, out, bm: int, bn: int, bk: int, c_cols: int):
+    """The tensor descriptors of A's BM x BK tiles, B's BK x BN tiles and C's BM x c_cols tiles (a view per array,
+    its own strides), and the persistent grid: one program per SM (4 in the interpreter), never more than tiles.
+    Lab 4.2's fused GEMM launches its kernel with the same operands."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from common import device
+
+    (m, k), n = (int(s) for s in a.shape), int(b.shape[1])
+    descs = tuple(TensorDescriptor(_as_torch(x), shape, list(_elem_strides(x)), block)
+                  for x, shape, block in ((a, [m, k], [bm, bk]), (b, [k, n], [bk, bn]), (out, [m, n], [bm, c_cols])))
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    return (*descs, min(tiles, 4 if INTERPRETER else device.info().sms))
+
+
 def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
     """C = A @ B with the persistent TMA kernel: fp16 / bf16 inputs, fp32 accumulation, C in the input dtype. Needs
     a Hopper-class GPU (sm_90+) or the interpreter, rows of A, B and C contiguous with row strides that are multiples
@@ -307,18 +322,9 @@ def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
     why = tma_problems(a, b, out)
     if why:
         raise ValueError(f"the TMA kernel cannot take these arrays: {why}; use matmul_triton")
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     cfg = check_tma_config(config) if config else tma_config(m, n, k)[0]
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-    ta, tb, tc = _as_torch(a), _as_torch(b), _as_torch(out)
-    a_desc = TensorDescriptor(ta, [m, k], list(_elem_strides(a)), [bm, bk])
-    b_desc = TensorDescriptor(tb, [k, n], list(_elem_strides(b)), [bk, bn])
-    c_desc = TensorDescriptor(tc, [m, n], list(_elem_strides(out)), [bm, bn // 2 if cfg["EPI_SPLIT"] else bn])
-    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    from common import device
-
-    programs = min(tiles, device.info().sms if dev else 4)
+    a_desc, b_desc, c_desc, programs = tma_operands(a, b, out, bm, bn, bk, bn // 2 if cfg["EPI_SPLIT"] else bn)
     launch(matmul_tma_kernel, (programs,), a_desc, b_desc, c_desc, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
            GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=programs, EPI_SPLIT=cfg["EPI_SPLIT"],
            UPCAST=bool(INTERPRETER and dt == "bfloat16"), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])

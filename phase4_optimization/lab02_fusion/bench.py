@@ -122,22 +122,21 @@ def linear_compile_table(arch: str, configs=None) -> list[dict]:
     from common.triton_support import summarize
 
     cc = device.arch_info(arch).cc
-    rows = []
-    for cfg in L.LINEAR_CONFIGS if configs is None else configs:
-        for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh")):
-            s = summarize(aot_linear(cc, cfg, act=act))
-            rows.append({"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
-                         "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
-                         "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"],
-                         "HGMMA": s["sass"].get("HGMMA", 0), "MUFU": s["sass"].get("MUFU", 0)})
+
+    def row(compiled, cfg, label):
+        s = summarize(compiled)
+        return {"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
+                "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
+                "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"], "HGMMA": s["sass"].get("HGMMA", 0),
+                "MUFU": s["sass"].get("MUFU", 0)}
+
+    rows = [row(aot_linear(cc, cfg, act=act), cfg, label)
+            for cfg in (L.LINEAR_CONFIGS if configs is None else configs)
+            for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh"))]
     if cc >= 90:                        # the Hopper path: TMA tile copies, the tile fixed by shared memory
-        cfg = L.LINEAR_TMA
-        for act, label in ((ACT_NONE, "TMA persistent, bias only"), (ACT_GELU_TANH, "TMA persistent, bias + gelu")):
-            s = summarize(aot_linear_tma(cc, cfg, act=act))
-            rows.append({"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
-                         "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
-                         "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"],
-                         "HGMMA": s["sass"].get("HGMMA", 0), "MUFU": s["sass"].get("MUFU", 0)})
+        rows += [row(aot_linear_tma(cc, L.LINEAR_TMA, act=act), L.LINEAR_TMA, label)
+                 for act, label in ((ACT_NONE, "TMA persistent, bias only"),
+                                    (ACT_GELU_TANH, "TMA persistent, bias + gelu"))]
     return rows
 
 

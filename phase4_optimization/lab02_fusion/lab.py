@@ -54,7 +54,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab
+from common import arrays, check, cuda, lab
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (ACT_GELU_ERF, ACT_GELU_TANH, ACT_NONE, elementwise_kernel, linear_kernel,
@@ -642,16 +642,9 @@ def linear_tma(x, w, bias=None, *, activation: str | None = None, out=None, conf
     why = mm.tma_problems(x, w, out)
     if why:
         raise ValueError(f"linear_tma cannot take these arrays: {why}; use linear")
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     cfg = dict(config or linear_tma_config(m, n, k))
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-    tx, tw, ty = (mm._as_torch(a) for a in (x, w, out))
-    x_desc = TensorDescriptor(tx, [m, k], list(mm._elem_strides(x)), [bm, bk])
-    w_desc = TensorDescriptor(tw, [k, n], list(mm._elem_strides(w)), [bk, bn])
-    y_desc = TensorDescriptor(ty, [m, n], list(mm._elem_strides(out)), [bm, bn])
-    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    programs = min(tiles, device.info().sms if dev else 4)
+    x_desc, w_desc, y_desc, programs = mm.tma_operands(x, w, out, bm, bn, bk, bn)
     launch(linear_tma_kernel, (programs,), x_desc, w_desc, y_desc, y_desc, bias if bias is not None else out, m, n, k,
            HAS_BIAS=bias is not None, ACT=ACT_CODE[activation], HAS_RES=False, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
            GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=programs, UPCAST=bool(INTERPRETER),
