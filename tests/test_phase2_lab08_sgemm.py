@@ -104,7 +104,8 @@ def test_tune_space_is_valid():
 # tiles. (All 16 compile spill-free for sm_90 - checked when the space was declared; 1.5 s each is too long for
 # every CPU run. --tune reports each configuration's spill bytes from the driver on the GPU.)
 SPILL_CHECKED = [sg.AsyncConfig(128, 128, 32, 64, 32, 8, 8, 3, 2), sg.AsyncConfig(128, 256, 16, 64, 32, 8, 8, 3, 1),
-                 sg.AsyncConfig(128, 128, 16, 64, 32, 8, 8, 4, 2), sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4)]
+                 sg.AsyncConfig(128, 128, 16, 64, 32, 8, 8, 4, 2), sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4),
+                 sg.AsyncConfig(256, 128, 16, 64, 64, 16, 8, 3, 1, 1)]
 
 
 @pytest.mark.parametrize("cfg", SPILL_CHECKED, ids=lambda c: c.short())
@@ -620,7 +621,8 @@ def test_emulated_rungs_01_09_match_reference(rung):
 
 
 EMU_CONFIGS = [sg.ASYNC_DEFAULT, sg.AsyncConfig(128, 256, 8, 64, 32, 8, 8, 3, 1),
-               sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4), sg.AsyncConfig(256, 128, 16, 32, 64, 8, 8, 3, 1)]
+               sg.AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4), sg.AsyncConfig(256, 128, 16, 32, 64, 8, 8, 3, 1),
+               sg.AsyncConfig(128, 128, 16, 64, 32, 8, 8, 4, 2, 1)]      # DB: warp_tile_fma_db
 
 
 @needs_gxx

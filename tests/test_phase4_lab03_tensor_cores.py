@@ -23,7 +23,7 @@ KiB = 1024
 # ---------------------------------------------------------------------------------------------------------------------
 def test_file_claims_sm80_and_sm90():
     assert set(cuda.claimed_archs(tc.CU)) == set(ARCHS)
-    assert cuda.kernel_names(tc.CU) == ["tc_01_wmma", "tc_02_mma_sync"]
+    assert cuda.kernel_names(tc.CU) == ["tc_01_wmma", "tc_02_mma_sync", "tc_00_mma_peak"]
 
 
 def _expected_hmma(cfg) -> int:

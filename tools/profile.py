@@ -41,9 +41,20 @@ CASES = {
     "attn_cudnn": "torch SDPA cuDNN forward, same shape",
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
+    "mma_db": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, fragments double-buffered (DB=1), bf16 4096^3",
+    "mma_256_db": "lab 4.3 tc_02_mma_sync, 128x256x64 3 stages, fragments double-buffered (DB=1), bf16 4096^3",
+    "mma_peak": "lab 4.3 tc_00_mma_peak: mma.sync alone on register operands (the instruction's ceiling)",
+    "wgmma_4096": "lab 4.3 rung 03 gemm_wgmma_tma (wgmma + TMA, 128x256x64, 4 stages), bf16 4096^3",
+    "wgmma_8192": "lab 4.3 rung 03 gemm_wgmma_tma, bf16 8192^3",
+    "cublas_8192": "torch.matmul (cuBLAS) bf16 8192^3, the peer of wgmma_8192",
+    "sgemm_best": "lab 2.8 rung 11 (the recorded winner), fp32 4096^3",
+    "sgemm_db": "lab 2.8 sgemm_10_cp_async, the winner's tile with fragments double-buffered (DB=1), fp32 4096^3",
+    "sgemm_cublas_tile": "lab 2.8 sgemm_10_cp_async, 256x128x8 tile, 64x64 warps, 16x8 threads (cuBLAS's shape)",
+    "cublas_sgemm": "cuBLAS SGEMM (CuPy, TF32 off) fp32 4096^3, the peer of the three above",
     "ln_single": "lab 3.4 Triton layernorm fwd, rows in registers (1 row, 8 warps), fp32 32768x4096",
-    "ln_twopass": "lab 3.4 Triton layernorm fwd, chunked loop (4096-column chunk, 8 warps), same shape",
-    "ln_twopass_2048": "lab 3.4 Triton layernorm fwd, chunked loop (2048-column chunks, 8 warps), same shape",
+    "ln_chunked": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (4096-column chunk, 8 warps), same shape",
+    "ln_chunked_2048": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (2048-column chunks, 8 warps)",
+    "ln_tuned": "lab 3.4 Triton layernorm fwd with the recorded (tuned) config, same shape",
     "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
 }
 
@@ -75,15 +86,42 @@ def _setup(case: str):
 
     torch.manual_seed(0)
     g = lambda *shape: torch.randn(*shape, device="cuda", dtype=torch.bfloat16)  # noqa: E731
-    if case.startswith("mma_") or case == "cublas_gemm":
+    if case == "mma_peak":
+        import numpy as np
+
+        from common import arrays
         tc = lab_module("phase4_optimization", "lab03_tensor_cores")
-        n = 4096
+        out = torch.empty(8 * 132 * 256, device="cuda")
+        k = tc._kernel("tc_00_mma_peak", tuple(sorted(tc._defines("bfloat16", "bfloat16", None).items())), 0)
+        return lambda: k((8 * 132,), (256,), (np.int32(4096), np.uint64(arrays.ptr(out))))
+    if case.startswith(("mma_", "wgmma_", "cublas_")) and case != "cublas_sgemm":
+        tc = lab_module("phase4_optimization", "lab03_tensor_cores")
+        n = 8192 if case.endswith("8192") else 4096
         a, b = g(n, n), g(n, n)
         c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-        if case == "cublas_gemm":
+        if case.startswith("cublas_"):
             return lambda: torch.matmul(a, b, out=c)
-        cfg = tc.DEFAULT_CONFIG if case == "mma_default" else tc._cfg(128, 128, 32, 64, 64, 4)
+        if case.startswith("wgmma_"):
+            from phase4_optimization.lab03_tensor_cores import wgmma as wg
+            return lambda: wg.gemm_wgmma(a, b, out=c)
+        cfg = {"mma_default": tc.DEFAULT_CONFIG, "mma_128x128": tc._cfg(128, 128, 32, 64, 64, 4),
+               "mma_db": dict(tc._cfg(128, 128, 32, 64, 64, 4), DB=1),
+               "mma_256_db": dict(tc._cfg(128, 256, 64, 64, 64, 3), DB=1)}[case]
         return lambda: tc.gemm_mma(a, b, c, config=cfg)
+    if case.startswith("sgemm_") or case == "cublas_sgemm":
+        import cupy
+
+        sg = lab_module("phase2_cuda", "lab08_sgemm")
+        n = 4096
+        rs = cupy.random.RandomState(0)
+        a, b = rs.standard_normal((n, n), dtype=cupy.float32), rs.standard_normal((n, n), dtype=cupy.float32)
+        c = cupy.empty((n, n), dtype=cupy.float32)
+        if case == "cublas_sgemm":
+            return lambda: sg.peer_cublas(a, b, out=c)
+        best = sg.tuned_config()[0]
+        cfg = {"sgemm_best": best, "sgemm_db": sg.AsyncConfig(**{**best.defines, "DB": 1}),
+               "sgemm_cublas_tile": sg.AsyncConfig(256, 128, 8, 64, 64, 16, 8, 3, 1)}[case]
+        return lambda: sg.run(cfg, a, b, out=c)
     if case == "linear_gelu":
         fu = lab_module("phase4_optimization", "lab02_fusion")
         n = 4096
@@ -107,9 +145,11 @@ def _setup(case: str):
             f = torch.compile(lambda t: torch.nn.functional.layer_norm(t, (4096,), w, b, ln.EPS), dynamic=False)
             return lambda: f(x)
         out = ln.layernorm_fwd(x, w, b)
+        if case == "ln_tuned":
+            return lambda: ln.layernorm_fwd(x, w, b, out=out)
         cfg = {"ln_single": {"BLOCK_M": 1, "num_warps": 8},
-               "ln_twopass": {"SINGLE": False, "BLOCK_N": 4096, "num_warps": 8},
-               "ln_twopass_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}}[case]
+               "ln_chunked": {"SINGLE": False, "BLOCK_N": 4096, "num_warps": 8},
+               "ln_chunked_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}}[case]
         return lambda: ln.layernorm_fwd(x, w, b, out=out, config=cfg)
     raise ValueError(f"unknown case {case!r}; --list shows them")
 

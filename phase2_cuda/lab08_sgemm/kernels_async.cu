@@ -20,6 +20,7 @@
 //   BM x BN   block tile of C            BK       k-depth of one pipeline stage
 //   WM x WN   warp tile                  TM x TN  thread tile (multiples of 4: read as float4 from shared memory)
 //   STAGES    shared-memory stages       MINB     blocks per SM promised to ptxas (__launch_bounds__)
+//   DB        1: the k-step's fragments are read one step ahead into a second set of registers
 // Threads per block = (BM / WM) * (BN / WN) * 32.
 
 #ifndef BM
@@ -48,6 +49,9 @@
 #endif
 #ifndef MINB
 #define MINB 2
+#endif
+#ifndef DB
+#define DB 0                                 // 1: fragments double-buffered in registers (warp_tile_fma_db)
 #endif
 
 #define NT ((BM / WM) * (BN / WN) * 32)      // threads per block
@@ -193,8 +197,13 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
         if (next < num_k_tiles) load_tile(next % STAGES, next);
         cp_async_commit();
 
+#if DB
+        warp_tile_fma_db<BK, AS_STRIDE, BN, WSUB_M, WSUB_N, TM, TN>(As + (kt % STAGES) * A_STAGE,
+                                                                    Bs + (kt % STAGES) * B_STAGE, a_off, b_off, acc);
+#else
         warp_tile_fma<BK, AS_STRIDE, BN, WSUB_M, WSUB_N, TM, TN>(As + (kt % STAGES) * A_STAGE,
                                                                  Bs + (kt % STAGES) * B_STAGE, a_off, b_off, acc);
+#endif
     }
     warp_tile_store<WSUB_M, WSUB_N, TM, TN>(C, M, N, bm + a_off, bn + b_off, acc, alpha, beta, vec & VEC_C);
 }

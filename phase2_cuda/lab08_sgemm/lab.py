@@ -101,6 +101,7 @@ class AsyncConfig:
     TN: int = 8
     STAGES: int = 3
     MINB: int = 2
+    DB: int = 0                # 1: fragments double-buffered in registers (warp_tile_fma_db)
 
     @property
     def threads(self) -> int:
@@ -116,7 +117,7 @@ class AsyncConfig:
 
     def short(self) -> str:
         return (f"{self.BM}x{self.BN}x{self.BK} warp {self.WM}x{self.WN} thread {self.TM}x{self.TN} "
-                f"{self.STAGES} stages minb {self.MINB}")
+                f"{self.STAGES} stages minb {self.MINB}" + (" db" if self.DB else ""))
 
     def problems(self, smem_limit: int | None = None) -> list[str]:
         """Why this configuration cannot compile or launch (mirrors the kernel's static_asserts); [] when it can."""
@@ -138,6 +139,8 @@ class AsyncConfig:
             p.append("B stage must split evenly over the threads in float4s")
         if self.STAGES < 2:
             p.append("at least two stages")
+        if self.DB not in (0, 1):
+            p.append("DB is 0 or 1")
         if self.MINB * nt > 2048 or self.MINB < 1:
             p.append("MINB x threads exceeds 2048 threads per SM")
         if smem_limit is not None and self.smem_bytes > smem_limit:

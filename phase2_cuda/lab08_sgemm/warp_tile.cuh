@@ -32,6 +32,38 @@ __device__ __forceinline__ void warp_tile_fma(const float* __restrict__ As, cons
     }
 }
 
+// The same k-tile with the fragments double-buffered in registers: step kk + 1's LDS.128s are issued before step
+// kk's FFMAs, so their latency is covered by this warp's own 64 (or 128) FMAs rather than by other warps. Costs
+// TM + TN more registers. Tried as an attempt on the H200 (the tuner's DB = 1 entries); its result is in the lab's
+// tuning record.
+template <int BK_, int AS_STRIDE_, int BN_, int WSUB_M_, int WSUB_N_, int TM_, int TN_>
+__device__ __forceinline__ void warp_tile_fma_db(const float* __restrict__ As, const float* __restrict__ Bs,
+                                                 int a_off, int b_off, float (&acc)[TM_][TN_])
+{
+    float a[2][TM_], b[2][TN_];
+    auto load = [&](int buf, int kk) {
+#pragma unroll
+        for (int s = 0; s < TM_ / 4; ++s) {
+            const float4 v = *reinterpret_cast<const float4*>(As + kk * AS_STRIDE_ + a_off + s * WSUB_M_);
+            a[buf][4 * s + 0] = v.x; a[buf][4 * s + 1] = v.y; a[buf][4 * s + 2] = v.z; a[buf][4 * s + 3] = v.w;
+        }
+#pragma unroll
+        for (int s = 0; s < TN_ / 4; ++s) {
+            const float4 v = *reinterpret_cast<const float4*>(Bs + kk * BN_ + b_off + s * WSUB_N_);
+            b[buf][4 * s + 0] = v.x; b[buf][4 * s + 1] = v.y; b[buf][4 * s + 2] = v.z; b[buf][4 * s + 3] = v.w;
+        }
+    };
+    load(0, 0);
+#pragma unroll
+    for (int kk = 0; kk < BK_; ++kk) {
+        if (kk + 1 < BK_) load((kk + 1) & 1, kk + 1);
+#pragma unroll
+        for (int i = 0; i < TM_; ++i)
+#pragma unroll
+            for (int j = 0; j < TN_; ++j) acc[i][j] = fmaf(a[kk & 1][i], b[kk & 1][j], acc[i][j]);
+    }
+}
+
 template <int WSUB_M_, int WSUB_N_, int TM_, int TN_>
 __device__ __forceinline__ void warp_tile_store(float* __restrict__ C, int M, int N, int row0, int col0,
                                                 const float (&acc)[TM_][TN_], float alpha, float beta, bool vc)

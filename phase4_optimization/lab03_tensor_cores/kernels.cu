@@ -231,6 +231,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1                 // __launch_bounds__'s blocks per SM: 2 caps registers at 65536 / (2 NTHREADS)
 #endif
+#ifndef DB
+#define DB 0                         // 1: the fragments of 16-deep step kk + 1 are loaded (ldmatrix) before step kk's
+#endif                               //    mma.sync, into a second set of registers (an attempt; see the README)
 
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -369,23 +372,38 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
         const in_t* as = As + (kt % STAGES) * A_STAGE;
         const in_t* bs = Bs + (kt % STAGES) * B_STAGE;
         const unsigned as_u = smem_u32(as), bs_u = smem_u32(bs);
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-            unsigned af[MT][4], bf[NT][2];
+        // the A and B fragments of 16-deep step kk of this k-tile into set `buf` of af / bf
+        unsigned af[DB + 1][MT][4], bf[DB + 1][NT][2];
+        auto load_frags = [&](int buf, int kk) {
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 const int r = wm + i * 16 + a_row, c = kk * 2 + a_chunk;
-                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], as_u + swizzle<A_CPR>(r, c) * 16);
+                ldmatrix_x4(af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3],
+                            as_u + swizzle<A_CPR>(r, c) * 16);
             }
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 const int r = kk * 16 + b_row, c = (wn + j * 8) / 8 + b_chunk;
-                ldmatrix_x4_trans(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1], bs_u + swizzle<B_CPR>(r, c) * 16);
+                ldmatrix_x4_trans(bf[buf][j][0], bf[buf][j][1], bf[buf][j + 1][0], bf[buf][j + 1][1],
+                                  bs_u + swizzle<B_CPR>(r, c) * 16);
             }
+        };
+#if DB
+        load_frags(0, 0);
+#endif
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+#if DB
+            const int buf = kk & 1;
+            if (kk + 1 < BK / 16) load_frags(buf ^ 1, kk + 1);
+#else
+            const int buf = 0;
+            load_frags(0, kk);
+#endif
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1], in_t());
+                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[buf][i], bf[buf][j][0], bf[buf][j][1], in_t());
         }
     }
     cp_async_wait<0>();   // no copy may still be in flight when the block exits
@@ -413,4 +431,35 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
             }
         }
     }
+}
+
+// =====================================================================================================================
+// tc_00_mma_peak - the mma.sync ceiling of this GPU: no memory at all, only m16n8k16 MMAs on register operands
+// =====================================================================================================================
+// Computes: nothing useful. Each warp runs `iters` rounds of PEAK_CHAINS independent mma.sync.m16n8k16 (fp32
+//   accumulators, separate chains so no MMA waits for the previous one's result), then folds its accumulators into
+//   one float per thread so the compiler cannot drop the work.
+// Launch: any grid, 256 threads per block (8 warps); FLOPs = blocks x 8 warps x iters x PEAK_CHAINS x 4096 x 2.
+// Why it is here: rung 02's target is a fraction of cuBLAS, which on sm_90 runs wgmma. This kernel measures how many
+//   TFLOP/s mma.sync itself can issue on the GPU at hand, so the README can say how far rung 02 is from the
+//   instruction's own ceiling and whether a target is reachable with it at all.
+#ifndef PEAK_CHAINS
+#define PEAK_CHAINS 8
+#endif
+extern "C" __global__ void __launch_bounds__(256) tc_00_mma_peak(int iters, float* __restrict__ out) {
+    const unsigned one = 0x3F803F80u ^ (threadIdx.x & 1u);   // a pair of 16-bit values near 1, per-thread different
+    unsigned a[4] = {one, one, one, one};
+    float acc[PEAK_CHAINS][4];
+#pragma unroll
+    for (int c = 0; c < PEAK_CHAINS; ++c)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[c][e] = 0.0f;
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int c = 0; c < PEAK_CHAINS; ++c) mma_16816(acc[c], a, one, one, in_t());
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int c = 0; c < PEAK_CHAINS; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
