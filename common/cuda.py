@@ -57,8 +57,9 @@ def claimed_archs(path: str) -> tuple[str, ...]:
     return tuple(m.group(1).split()) if m else ALL_ARCHS
 
 
+# (an upper-case attribute macro may stand before the name: `... __launch_bounds__(T, 1) CLUSTER_ATTR name(`)
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+'
-                     r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+(?:\s*##\s*\w+)*)\s*\(')
+                     r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:[A-Z][A-Z0-9_]*\s+)?(\w+(?:\s*##\s*\w+)*)\s*\(')
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
 

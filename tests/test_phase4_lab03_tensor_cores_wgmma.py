@@ -225,8 +225,9 @@ def test_host_path_tensor_maps(monkeypatch, m, n, k, b_kmajor):
     assert all(mp["dtype"] == wg.TMA_DTYPE["bfloat16"] and mp["swizzle"] == 3 and mp["oob"] == 0 and mp["rank"] == 2
                for mp in maps)
     wg._tensor_map.cache_clear()
-    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l), = launches
+    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l, cluster_l), = launches
     assert (dt, m_l, n_l, k_l, kmaj_l, out_l is out) == ("bfloat16", m, n, k, b_kmajor, True)
+    assert cluster_l == (1 if b_kmajor or -(-m // wg.BM) < 2 else wg.default_cluster())
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="checks the no-GPU answer")
@@ -325,6 +326,44 @@ def test_gpu_fallback_b_kmajor(m, n, k):
     _needs_hopper()
     c = wg.check_shape(m, n, k, "bfloat16", seed=m + 2 * n + k, b_kmajor=True)
     assert c.ok, f"{m}x{n}x{k} (B K-major fallback): {c.message} [seed {check.seed()}]"
+
+
+# odd and even tile rows (a CLUSTER = 2 partner below M), one tile row (falls back to single blocks), K tails, N
+# edges that leave some B boxes out (the multicast split of boxes 0, 2 / 1, 3), a product of more tiles than SMs
+CLUSTER_SHAPES = [(1, 1, 1), (300, 255, 517), (257, 520, 64), (384, 130, 1001), (1000, 1000, 1000),
+                  (4096, 4096, 256)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", CLUSTER_SHAPES, ids=["x".join(map(str, s)) for s in CLUSTER_SHAPES])
+def test_gpu_cluster_multicast(m, n, k):
+    _needs_hopper()
+    c = wg.check_shape(m, n, k, "bfloat16", seed=m + 5 * n + k, b_kmajor=False, cluster=2)
+    assert c.ok, f"{m}x{n}x{k} (2-block clusters): {c.message} [seed {check.seed()}]"
+    c = wg.check_shape(m, n, k, "float16", seed=m + 5 * n + k + 1, b_kmajor=False, cluster=2)
+    assert c.ok, f"{m}x{n}x{k} fp16 (2-block clusters): {c.message} [seed {check.seed()}]"
+
+
+def test_cluster_argument_is_checked_and_grid_counts_units():
+    with pytest.raises(ValueError, match="cluster"):
+        wg.compile_report(cluster=3)
+    with pytest.raises(ValueError, match="b_kmajor"):
+        wg.compile_report(cluster=2, b_kmajor=True)
+    # 300 rows = 3 tile rows -> 2 units of 2; 255 columns = 1 tile column: 2 clusters = 4 blocks
+    assert wg.grid_size(300, 255, 2, resident=66) == 4
+    assert wg.grid_size(8192, 8192, 2, resident=60) == 120          # capped at the resident clusters
+    assert wg.grid_size(8192, 8192, 1) == 132 or wg.grid_size(8192, 8192, 1) >= 1
+
+
+def test_cluster_kernel_compiles_with_multicast_and_cluster_barriers():
+    rep = wg.compile_report("bfloat16", cluster=2)
+    k = rep.kernels[wg.KERNEL]
+    assert k.spills == 0, f"{k.spills} B spilled"
+    sass = k.sass
+    if not sass:
+        pytest.skip("cuobjdump not found: no SASS to read")
+    assert any("UTMALDG.2D.MULTICAST" in s for s in sass), "no multicast TMA load in the SASS"
+    assert any("UCGABAR" in s for s in sass), "no cluster barrier in the SASS"
 
 
 @pytest.mark.gpu

@@ -46,6 +46,8 @@ CASES = {
     "mma_peak": "lab 4.3 tc_00_mma_peak: mma.sync alone on register operands (the instruction's ceiling)",
     "wgmma_4096": "lab 4.3 rung 03 gemm_wgmma_tma (wgmma + TMA, 128x256x64, 4 stages), bf16 4096^3",
     "wgmma_8192": "lab 4.3 rung 03 gemm_wgmma_tma, bf16 8192^3",
+    "wgmma_4096_c2": "lab 4.3 rung 03 with 2-block clusters sharing B by TMA multicast (CLUSTER=2), bf16 4096^3",
+    "wgmma_8192_c2": "lab 4.3 rung 03 with 2-block clusters (CLUSTER=2), bf16 8192^3",
     "cublas_8192": "torch.matmul (cuBLAS) bf16 8192^3, the peer of wgmma_8192",
     "sgemm_best": "lab 2.8 rung 11 (the recorded winner), fp32 4096^3",
     "sgemm_db": "lab 2.8 sgemm_10_cp_async, the winner's tile with fragments double-buffered (DB=1), fp32 4096^3",
@@ -96,14 +98,15 @@ def _setup(case: str):
         return lambda: k((8 * 132,), (256,), (np.int32(4096), np.uint64(arrays.ptr(out))))
     if case.startswith(("mma_", "wgmma_", "cublas_")) and case != "cublas_sgemm":
         tc = lab_module("phase4_optimization", "lab03_tensor_cores")
-        n = 8192 if case.endswith("8192") else 4096
+        n = 8192 if "8192" in case else 4096
         a, b = g(n, n), g(n, n)
         c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
         if case.startswith("cublas_"):
             return lambda: torch.matmul(a, b, out=c)
         if case.startswith("wgmma_"):
             from phase4_optimization.lab03_tensor_cores import wgmma as wg
-            return lambda: wg.gemm_wgmma(a, b, out=c)
+            cl = 2 if case.endswith("_c2") else 1
+            return lambda: wg.gemm_wgmma(a, b, out=c, b_kmajor=False, cluster=cl)
         cfg = {"mma_default": tc.DEFAULT_CONFIG, "mma_128x128": tc._cfg(128, 128, 32, 64, 64, 4),
                "mma_db": dict(tc._cfg(128, 128, 32, 64, 64, 4), DB=1),
                "mma_256_db": dict(tc._cfg(128, 256, 64, 64, 64, 3), DB=1)}[case]

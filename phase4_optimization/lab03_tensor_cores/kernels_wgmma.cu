@@ -3,7 +3,8 @@
 // archs: sm_90a
 //
 //   gemm_wgmma_tma   persistent, 3 warpgroups (1 TMA producer, 2 wgmma consumers), 128 x 256 x 64 tiles, 4 stages;
-//                    -DGEMM_F16=1 for fp16, -DB_KMAJOR=1 for the transposed-B fallback
+//                    -DGEMM_F16=1 for fp16, -DB_KMAJOR=1 for the transposed-B fallback, -DCLUSTER=2 for pairs of
+//                    blocks that share B tiles by TMA multicast (below)
 // Run: python -m phase4_optimization.lab03_tensor_cores (on an sm_90 GPU; the host side is wgmma.py; the measured
 // figures are in this lab's README, not here).
 //
@@ -45,6 +46,15 @@
 //   barriers: full[s] (count 1: the producer's arrive.expect_tx; the TMA engine completes the bytes) and
 //             empty[s] (count 8: lane 0 of each of the 8 consumer warps, after its wgmmas reading stage s retired).
 //
+// Cluster multicast (-DCLUSTER=2, an attempt at issue 19's target): two blocks of a thread-block cluster take two
+// vertically adjacent tiles (same 256 columns of B, different 128 rows of A). Each stage, each block copies its own A
+// tile and HALF the B boxes (ranks 0 / 1: boxes 0, 2 / 1, 3), multicast into both blocks' shared memory. Per block
+// and stage the L2 reads fall from 16 + 32 KiB to 16 + 16 KiB: at ~0.7 us a stage on 132 SMs, from ~9 TB/s of L2
+// traffic to ~6 TB/s (the hypothesis: L2 bandwidth, not the tensor cores, sets the pace; the profile's L2 throughput
+// of the CLUSTER = 1 kernel says whether it does; cuBLAS runs 2-block clusters too). Costs: a slot is free only when
+// both blocks' consumers released it (empty[s] counts 16 arrivals: 8 local, 8 from the partner through mapa), the
+// two blocks walk in step, and the kernel starts and ends with a cluster-wide barrier.
+//
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
 // imm-trans-b = 0). It exists so that one GPU run can tell an MN-major descriptor mistake from anything else.
@@ -66,10 +76,24 @@
 #ifndef B_KMAJOR
 #define B_KMAJOR 0            // 1: B arrives transposed (N x K, K contiguous) -- the fallback layout, see below
 #endif
+#ifndef CLUSTER
+#define CLUSTER 1             // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
+#endif
 #ifndef MBAR_TIMEOUT
 #define MBAR_TIMEOUT 1        // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #endif
 
+#if CLUSTER != 1 && CLUSTER != 2
+#error "CLUSTER: 1 or 2"
+#endif
+#if CLUSTER == 2 && B_KMAJOR
+#error "CLUSTER=2 multicasts B's N-major boxes; the B_KMAJOR fallback has one box per stage"
+#endif
+#if CLUSTER > 1
+#define CLUSTER_ATTR __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define CLUSTER_ATTR
+#endif
 #define BM 128
 #define BN 256
 #define BK 64
@@ -170,6 +194,46 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0,
         : "memory");
 }
 
+// The same copy delivered to every block of the cluster named in `mask` (bit i = cluster rank i), at the same
+// shared-memory offset, each block's mbarrier at `bar`'s offset counting the bytes that land in that block.
+__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar,
+                                                      unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;"
+        ::"r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
+
+// Thread-block cluster helpers (sm_90): this block's rank in its cluster, the cluster's index and count, an arrive
+// on the mbarrier at the same offset in block `rank`'s shared memory, and a barrier across the whole cluster.
+__device__ __forceinline__ u32 cluster_ctarank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ u32 cluster_index() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ u32 cluster_count() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 rank) {
+    asm volatile(
+        "{\n\t.reg .b32 ra;\n\t"
+        "mapa.shared::cluster.u32 ra, %0, %1;\n\t"
+        "mbarrier.arrive.shared::cluster.b64 _, [ra];\n\t}"
+        ::"r"(bar), "r"(rank)
+        : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading
 // byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
 // 62-63 swizzle mode (1 = 128-byte swizzle). wgmma.py mirrors this in smem_descriptor() and tests it.
@@ -266,7 +330,7 @@ __device__ __forceinline__ void store_pair(unsigned short* c, long long ldc, int
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store) {
     extern __shared__ unsigned char smem_raw[];
@@ -278,29 +342,44 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
     const u32 bars = sB + STAGES * B_STAGE_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int tiles = tiles_m * tiles_n;
     const int k_tiles = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
+    // The walk is over units of CLUSTER tiles stacked along M (one tile when CLUSTER = 1): the blocks of a cluster
+    // take the unit's tiles by rank and share its B column panel. A rank whose tile lies below M still loads (a
+    // clamped, valid A tile) and computes, so that its share of B reaches its partner; it stores nothing.
+#if CLUSTER > 1
+    const int rank = cluster_ctarank(), first = cluster_index(), step = cluster_count();
+#else
+    const int rank = 0, first = blockIdx.x, step = gridDim.x;
+#endif
+    const int units_m = (tiles_m + CLUSTER - 1) / CLUSTER;
+    const int units = units_m * tiles_n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(bars + 8 * s, 1);
-            mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4);
+            // every consumer warp of every block in the cluster releases a slot: a block's producer may refill
+            // it only when no block still reads it (its multicast writes into all of them)
+            mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4 * CLUSTER);
         }
         // make the initialised barriers visible to the async proxy (the TMA engine completes on them)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+#if CLUSTER > 1
+    cluster_sync();    // the partner's barriers are initialised before anyone multicasts into them
+#else
     __syncthreads();   // the last block-wide barrier: after the role split each side syncs only through mbarriers
+#endif
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer warpgroup
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0) {
             int it = 0;
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-                int tm, tn;
-                tile_coords(t, tiles_m, tiles_n, tm, tn);
-                const int m0 = tm * BM, n0 = tn * BN;
+            for (int t = first; t < units; t += step) {
+                int um, tn;
+                tile_coords(t, units_m, tiles_n, um, tn);
+                const int m0 = min(um * CLUSTER + rank, tiles_m - 1) * BM, n0 = tn * BN;
 #if B_KMAJOR
                 const u32 bytes = A_STAGE_BYTES + B_STAGE_BYTES;
 #else
@@ -310,13 +389,18 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
 #endif
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int s = it % STAGES, r = it / STAGES;
-                    if (r > 0 && !mbar_wait(bars + 8 * (STAGES + s), (r - 1) & 1, 1)) return;
+                    if (r > 0 && !mbar_wait(bars + 8 * (STAGES + s), (r - 1) & 1, 1)) goto done;
                     const u32 full = bars + 8 * s;
                     mbar_arrive_expect_tx(full, bytes);
                     tma_load_2d(sA + s * A_STAGE_BYTES, &tma_a, kt * BK, m0, full);
 #if B_KMAJOR
                     // B^T (N x K): one box {64 K, 256 N}, laid out exactly like the A tile
                     tma_load_2d(sB + s * B_STAGE_BYTES, &tma_b, kt * BK, n0, full);
+#elif CLUSTER > 1
+                    // this block copies every CLUSTER-th B box, into every block of the cluster
+                    for (int j = rank; j < n_boxes; j += CLUSTER)
+                        tma_load_2d_multicast(sB + s * B_STAGE_BYTES + j * B_BOX_BYTES, &tma_b, n0 + 64 * j,
+                                              kt * BK, full, (unsigned short)((1u << CLUSTER) - 1));
 #else
                     for (int j = 0; j < n_boxes; ++j)
                         tma_load_2d(sB + s * B_STAGE_BYTES + j * B_BOX_BYTES, &tma_b, n0 + 64 * j, kt * BK, full);
@@ -328,20 +412,28 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
         // ------------------------------------------------------------------ consumer warpgroups
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int cw = wg - 1;                        // which 64-row half of the tile
+        // a slot is free again for this block's producer and (CLUSTER = 2) the partner's, whose multicast fills it
+        auto release_slot = [&](u32 bar) {
+            mbar_arrive(bar);
+#if CLUSTER > 1
+            mbar_arrive_cluster(bar, rank ^ 1);
+#endif
+        };
         const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
         float d[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) d[i] = 0.f;
         int it = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-            int tm, tn;
-            tile_coords(t, tiles_m, tiles_n, tm, tn);
+        for (int t = first; t < units; t += step) {
+            int um, tn;
+            tile_coords(t, units_m, tiles_n, um, tn);
+            const int tm = um * CLUSTER + rank;      // may be tiles_m (a CLUSTER = 2 partner below M): no stores
             int prev = -1;
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % STAGES;
                 if (!mbar_wait(bars + 8 * s, (it / STAGES) & 1, 0)) {
                     wgmma_wait<0>();   // leave with no MMA in flight (ptxas would insert this wait itself)
-                    return;
+                    goto done;
                 }
                 __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
                 const u32 a0 = sA + s * A_STAGE_BYTES + cw * (64 * 128);
@@ -362,14 +454,14 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
                 wgmma_wait<1>();
                 if (prev >= 0) {
                     __syncwarp();
-                    if (lane == 0) mbar_arrive(bars + 8 * (STAGES + prev));
+                    if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
                 }
                 prev = s;
             }
             wgmma_wait<0>();
             fence_acc(d);
             __syncwarp();
-            if (lane == 0) mbar_arrive(bars + 8 * (STAGES + prev));
+            if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
 
             // epilogue: the m64nNk16 accumulator layout -- warp w of the warpgroup owns rows 16w..16w+15; lane l
             // holds rows l/4 and l/4 + 8, columns 8j + 2(l%4) + {0,1} in d[4j..4j+3]
@@ -382,4 +474,10 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
             }
         }
     }
+done:
+#if CLUSTER > 1
+    // no block may leave while its partner can still multicast into its shared memory or arrive on its barriers
+    cluster_sync();
+#endif
+    return;
 }

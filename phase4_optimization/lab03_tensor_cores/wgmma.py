@@ -287,15 +287,38 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False) -> cuda.CompileReport:
+def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False,
+                   cluster: int = 1) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
-    return cuda.compile_report(KERNEL_PATH, ARCH, defines=_defines(dtype, timeout, b_kmajor))
+    _check_cluster(cluster, b_kmajor)
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=_defines(dtype, timeout, b_kmajor, cluster))
 
 
-def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False) -> dict:
-    return {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
+def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1) -> dict:
+    d = {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
+    if cluster != 1:
+        d["CLUSTER"] = int(cluster)
+    return d
+
+
+CLUSTERS = (1, 2)
+
+
+def _check_cluster(cluster, b_kmajor: bool) -> None:
+    if cluster not in CLUSTERS or isinstance(cluster, bool):
+        raise ValueError(f"cluster: expected one of {CLUSTERS}, got {cluster!r}")
+    if cluster > 1 and b_kmajor:
+        raise ValueError("cluster=2 multicasts B's N-major boxes; it does not combine with b_kmajor=True")
+
+
+def default_cluster() -> int:
+    """Blocks per cluster gemm_wgmma uses unless told: 1, or WGMMA_CLUSTER from the environment."""
+    v = os.environ.get("WGMMA_CLUSTER", "1")
+    if v not in ("1", "2"):
+        raise ValueError(f"WGMMA_CLUSTER: expected 1 or 2, got {v!r}")
+    return int(v)
 
 
 def default_b_kmajor() -> bool:
@@ -305,18 +328,43 @@ def default_b_kmajor() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(dtype: str, b_kmajor: bool = False):
+def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1):
     """(module, function) for the current device, from the sm_90a cubin."""
     from cupy.cuda import function as cfunc
     from cupy_backends.cuda.api import driver
 
-    cubin = compile_report(dtype, b_kmajor=b_kmajor).cubin
+    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
     fn = mod.get_function(KERNEL)
     driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM_BYTES)
-    _LOADED.add((dtype, b_kmajor))
+    _LOADED.add((dtype, b_kmajor, cluster))
     return mod, fn
+
+
+class _LaunchConfig(ctypes.Structure):          # CUlaunchConfig (cuda.h)
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p), ("attrs", ctypes.c_void_p),
+                ("numAttrs", ctypes.c_uint)]
+
+
+@functools.lru_cache(maxsize=None)
+def max_clusters(dtype: str, cluster: int) -> int:
+    """How many clusters of `cluster` blocks can be resident at once (cuOccupancyMaxActiveClusters): the persistent
+    grid must not exceed it, or the clusters past it run as a second wave. Falls back to SMs // cluster."""
+    sms = device.info().sms
+    _, fn = _loaded(dtype, False, cluster)
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, SMEM_BYTES, None, None, 0)
+        n = ctypes.c_int(0)
+        rc = lib.cuOccupancyMaxActiveClusters(ctypes.byref(n), ctypes.c_void_p(fn.ptr), ctypes.byref(cfg))
+        if rc == 0 and n.value > 0:
+            return int(n.value)
+    except (OSError, AttributeError):
+        pass
+    return sms // cluster
 
 
 def hang_report(reset: bool = True) -> str | None:
@@ -324,8 +372,8 @@ def hang_report(reset: bool = True) -> str | None:
     import cupy
 
     out = []
-    for dtype, kmaj in sorted(_LOADED):
-        mod, _ = _loaded(dtype, kmaj)
+    for dtype, kmaj, cl in sorted(_LOADED):
+        mod, _ = _loaded(dtype, kmaj, cl)
         ptr = mod.get_global_var("gemm_wgmma_hang")
         mem = cupy.cuda.UnownedMemory(ptr, 16, mod)
         arr = cupy.ndarray((4,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
@@ -333,14 +381,15 @@ def hang_report(reset: bool = True) -> str | None:
         if v[0]:
             word = v[3]
             which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
-            out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''} kernel: block {v[1]} thread {v[2]} timed out on "
+            out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''} kernel: block "
+                       f"{v[1]} thread {v[2]} timed out on "
                        f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
                 arr.fill(0)
     return "; ".join(out) or None
 
 
-_LOADED: set[tuple[str, bool]] = set()   # dtypes whose module is loaded (hang_report reads their timeout records)
+_LOADED: set[tuple[str, bool, int]] = set()   # modules loaded (hang_report reads their timeout records)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -394,7 +443,7 @@ def prepare(a, b, out=None):
     return a, b, out, m, n, k, dt_a
 
 
-def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None):
+def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None):
     """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel.
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
@@ -402,9 +451,14 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None):
     aligned) that operand is first copied into a zero-padded buffer with an aligned row stride (TMA's rule).
     b_kmajor=True (default: WGMMA_B_KMAJOR=1 in the environment, else False) runs the fallback kernel on a
     transposed copy of B (an extra pass over B; kept to separate an MN-major descriptor bug from anything else).
+    cluster=2 (default: WGMMA_CLUSTER, else 1) runs pairs of blocks that share each B tile by TMA multicast; it
+    needs the N-major B layout, and a problem of one tile row runs with cluster=1 (the pair would have no partner).
     """
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
+    if cluster is None:
+        cluster = 1 if b_kmajor else default_cluster()
+    _check_cluster(cluster, b_kmajor)
     a, b, out, m, n, k, dt = prepare(a, b, out)
     if arrays.gemm_is_trivial(out, m, n, k):
         return out
@@ -422,7 +476,9 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None):
             b = _padded(b, -(-n // 8) * 8)
         map_b = _tensor_map(arrays.ptr(b), dt, k, n, int(b.shape[1]) * 2, BK, 64, "b")
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor)
+    if -(-m // BM) < 2:
+        cluster = 1
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster)
     return out
 
 
@@ -445,23 +501,27 @@ def _stream_ptr(x) -> int:
     return int(cupy.cuda.get_current_stream().ptr)
 
 
-def grid_size(m: int, n: int) -> int:
-    tiles = -(-m // BM) * -(-n // BN)
-    sms = device.info().sms if device.has_gpu() else 132
-    return max(1, min(tiles, sms))
+def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None) -> int:
+    """Blocks of the persistent grid: one per unit of `cluster` tiles stacked along M, at most `resident` clusters
+    (default: one block per SM), times the cluster size."""
+    units = -(-(-(-m // BM)) // cluster) * -(-n // BN)
+    if resident is None:
+        resident = (device.info().sms if device.has_gpu() else 132) // cluster
+    return max(1, min(units, resident)) * cluster
 
 
-def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False):
+def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1):
     from cupy_backends.cuda.api import driver
 
-    _, fn = _loaded(dt, bool(b_kmajor))
+    _, fn = _loaded(dt, bool(b_kmajor), cluster)
+    grid = grid_size(m, n, cluster, max_clusters(dt, cluster) if cluster > 1 else None)
     c_ptr = arrays.ptr(out)
     pair = int(n % 2 == 0 and c_ptr % 4 == 0)
     args = [ctypes.c_void_p(c_ptr), ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(n),
             ctypes.c_int32(pair)]
     ptrs = (ctypes.c_void_p * 8)(map_a.ctypes.data, map_b.ctypes.data, *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the two 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, grid_size(m, n), 1, 1, THREADS, 1, 1, SMEM_BYTES, _stream_ptr(out),
+    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, SMEM_BYTES, _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -498,11 +558,12 @@ def make_inputs(m, n, k, dtype: str, seed: int = 0):
     return a, b, arrays.to_numpy(a).astype(np.float64), arrays.to_numpy(b).astype(np.float64)
 
 
-def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None) -> check.Comparison:
+def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None,
+                cluster: int | None = None) -> check.Comparison:
     """Poisoned output, float64 reference of the rounded inputs."""
     a, b, a64, b64 = make_inputs(m, n, k, dtype, seed)
     out = check.poisoned((m, n), dtype, a)
-    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor)
+    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster)
     c = check.compare(out, reference(a64, b64), dtype, tolerance(k, dtype))
     hang = hang_report()
     if hang:
