@@ -138,8 +138,11 @@ def test_kernels_compile_for_each_path_dtype_and_integers_of_one(single, ty):
     fwd = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": f32, "rstd_ptr": f32, "eps": "fp32"}
     ints = {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "y_row_stride": 1}
     ts.aot(ln.layernorm_fwd_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_M": "constexpr",
-                                     "BLOCK_N": "constexpr", "SINGLE": "constexpr"},
-           {**ints, "BLOCK_M": 128, "BLOCK_N": 16, "SINGLE": single}, cc=90)
+                                     "BLOCK_N": "constexpr", "SINGLE": "constexpr", "PERSIST": "constexpr"},
+           {**ints, "BLOCK_M": 128, "BLOCK_N": 16, "SINGLE": single, "PERSIST": False}, cc=90)
+    ts.aot(ln.layernorm_fwd_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_M": "constexpr",
+                                     "BLOCK_N": "constexpr", "SINGLE": "constexpr", "PERSIST": "constexpr"},
+           {**ints, "BLOCK_M": 1, "BLOCK_N": 16, "SINGLE": True, "PERSIST": True}, cc=90)
     bwd = {k: ty for k in ("x_ptr", "w_ptr", "dy_ptr", "dx_ptr")}
     bwd.update({k: f32 for k in ("mean_ptr", "rstd_ptr", "dw_part_ptr", "db_part_ptr")})
     ints = {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "dy_row_stride": 1, "dx_row_stride": 1}
@@ -171,7 +174,22 @@ def test_benchmark_helpers_on_cpu_torch_tensors():
             check.assert_close(g, want, "float32", what=str(cfg))
 
 
+@pytest.mark.parametrize("rows, cols", [(1, 1), (7, 33), (13, 50)])
+def test_persistent_forward_prefetch_in_interpreter(rows, cols):
+    # _sms() is 4 off the GPU: PERSIST 1 -> 4 programs walking 1, 7 or 13 rows (each one's last prefetch masked off,
+    # a program with no row at all when rows < 4); poisoned outputs, so an unwritten row fails
+    x, w, b, dy = (arrays.from_numpy(a, "float32", "cpu")
+                   for a in ln.make_inputs((rows, cols), "float32", check.rng(rows * 100 + cols), "cpu"))
+    outs = tuple(check.poisoned(s, "float32", x) for s in ((rows, cols), (rows,), (rows,)))
+    got = ln.layernorm_fwd(x, w, b, out=outs, config={"BLOCK_M": 1, "PERSIST": 1, "num_warps": 4})
+    want = ln.reference(*(arrays.to_numpy(a).astype(np.float64) for a in (x, w, b, dy)))[:3]
+    for g, e, what in zip(got, want, ("y", "mean", "rstd")):
+        check.assert_close(g, e, "float32", what=what)
+
+
 @pytest.mark.parametrize("kind, cfg, match", [("fwd", {"BLOCK_M": 3, "num_warps": 4}, "BLOCK_M"),
+                                              ("fwd", {"BLOCK_M": 2, "PERSIST": 2, "num_warps": 4}, "PERSIST"),
+                                              ("fwd", {"BLOCK_M": 1, "PERSIST": 3, "num_warps": 4}, "PERSIST"),
                                               ("fwd", {"SINGLE": False, "BLOCK_N": 8, "num_warps": 4}, "BLOCK_N"),
                                               ("fwd", {"BLOCK_M": 1, "num_warps": 6}, "num_warps"),
                                               ("bwd", {"programs_per_sm": 0, "num_warps": 4}, "programs_per_sm"),

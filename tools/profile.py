@@ -56,6 +56,7 @@ CASES = {
     "ln_single": "lab 3.4 Triton layernorm fwd, rows in registers (1 row, 8 warps), fp32 32768x4096",
     "ln_chunked": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (4096-column chunk, 8 warps), same shape",
     "ln_chunked_2048": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (2048-column chunks, 8 warps)",
+    "ln_persist": "lab 3.4 Triton layernorm fwd, persistent rows-in-registers, next row prefetched (4/SM, 8 warps)",
     "ln_tuned": "lab 3.4 Triton layernorm fwd with the recorded (tuned) config, same shape",
     "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
 }
@@ -152,7 +153,8 @@ def _setup(case: str):
             return lambda: ln.layernorm_fwd(x, w, b, out=out)
         cfg = {"ln_single": {"BLOCK_M": 1, "num_warps": 8},
                "ln_chunked": {"SINGLE": False, "BLOCK_N": 4096, "num_warps": 8},
-               "ln_chunked_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}}[case]
+               "ln_chunked_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8},
+               "ln_persist": {"BLOCK_M": 1, "PERSIST": 4, "num_warps": 8}}[case]
         return lambda: ln.layernorm_fwd(x, w, b, out=out, config=cfg)
     raise ValueError(f"unknown case {case!r}; --list shows them")
 

@@ -32,9 +32,10 @@ def aot_fwd(cc: int, dtype: str = "float32", cols: int = 4096, cfg: dict | None 
     ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
     sig = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "n_rows": "i32",
            "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32", "eps": "fp32", "BLOCK_M": "constexpr",
-           "BLOCK_N": "constexpr", "SINGLE": "constexpr"}
+           "BLOCK_N": "constexpr", "SINGLE": "constexpr", "PERSIST": "constexpr"}
     bn = triton.next_power_of_2(cols)
-    return aot(layernorm_fwd_kernel, sig, {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": bn, "SINGLE": True}, cc=cc,
+    return aot(layernorm_fwd_kernel, sig, {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": bn, "SINGLE": True,
+                                           "PERSIST": bool(cfg.get("PERSIST"))}, cc=cc,
                num_warps=cfg["num_warps"],
                divisible_by_16=("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride",
                                 "y_row_stride"))
@@ -82,7 +83,9 @@ def compile_report(args) -> None:
 TARGET_SHAPE = (32768, 4096)
 TARGETS = [("fwd", "float32", 1.02), ("fwd", "bfloat16", 1.3), ("bwd", "float32", 1.0), ("bwd", "bfloat16", 1.0)]
 FWD_CANDIDATES = ([{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (1, 16), (2, 8), (2, 16), (4, 16))]
-                  + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)])
+                  + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)]
+                  # persistent rows-in-registers programs that prefetch their next row (issue 19's next attempt)
+                  + [{"BLOCK_M": 1, "PERSIST": p, "num_warps": w} for p, w in ((2, 8), (4, 8), (2, 16), (4, 4), (8, 4))])
 BWD_CANDIDATES = [{"programs_per_sm": g, "num_warps": w} for g, w in ((1, 8), (2, 8), (4, 8), (2, 16))]
 
 

@@ -135,7 +135,8 @@ def bwd_default(cols: int) -> dict:
 
 # Tuning record: --tune (bench.tune) times the candidates at the target shape and records the winners in
 # results/<gpu>/phase3_lab04_layernorm_tuned.json as {"fwd float32 4096": config, "bwd ...": config, ...}. A forward
-# config is {"BLOCK_M": m, "num_warps": w} (rows in registers) or {"SINGLE": False, "BLOCK_N": n, "num_warps": w}
+# config is {"BLOCK_M": m, "num_warps": w} (rows in registers; with "PERSIST": p, p persistent programs per SM that
+# prefetch their next row) or {"SINGLE": False, "BLOCK_N": n, "num_warps": w}
 # (the chunked loop, n columns a step); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
 # use a winner for rows of the tuned length (rounded up to a power of two) and dtype.
 TUNED = LAB + "_tuned"
@@ -159,6 +160,10 @@ def check_config(kind: str, cfg: dict) -> dict:
         raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
     if cfg.get("SINGLE", True):
         out["BLOCK_M"] = pow2("BLOCK_M", cfg["BLOCK_M"])
+        if cfg.get("PERSIST"):
+            out["PERSIST"] = pow2("PERSIST (programs per SM)", cfg["PERSIST"])
+            if out["BLOCK_M"] != 1 or out["PERSIST"] > 64:
+                raise ValueError("PERSIST: one row per program (BLOCK_M 1) and at most 64 programs per SM")
     else:
         out.update(SINGLE=False, BLOCK_N=pow2("BLOCK_N", cfg["BLOCK_N"], 16))
         if out["BLOCK_N"] > MAX_LOOP_BLOCK:
@@ -245,13 +250,14 @@ def layernorm_fwd(x, weight, bias, eps: float = EPS, out=None, *, normalized_sha
     bn = triton.next_power_of_2(n)
     cfg = check_config("fwd", config) if config else (tuned_config("fwd", n, dt) or fwd_default(n))
     single = bn <= FWD_MAX_SINGLE and cfg.get("SINGLE", True)
+    persist = single and int(cfg.get("PERSIST", 0))
     bm = cfg.get("BLOCK_M", 1) if single else 1
-    programs = triton.cdiv(rows, bm)
+    programs = min(rows, persist * _sms()) if persist else triton.cdiv(rows, bm)
     if programs > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
     launch(layernorm_fwd_kernel, (programs,), x, weight, bias, y, mean, rstd, rows, n, n, n, float(eps),
            BLOCK_M=bm, BLOCK_N=bn if single else min(cfg.get("BLOCK_N", LOOP_BLOCK), LOOP_BLOCK), SINGLE=single,
-           num_warps=cfg["num_warps"])
+           PERSIST=bool(persist), num_warps=cfg["num_warps"])
     return y, mean, rstd
 
 

@@ -8,10 +8,36 @@ from common.triton_support import tl, triton
 
 @triton.jit
 def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, x_row_stride,
-                         y_row_stride, eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE: tl.constexpr):
+                         y_row_stride, eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE: tl.constexpr,
+                         PERSIST: tl.constexpr):
     acc_ty = mean_ptr.dtype.element_ty
     cols = tl.arange(0, BLOCK_N)
-    if SINGLE:
+    if SINGLE and PERSIST:
+        # Rows in registers, persistent: a fixed grid of programs, each walking rows pid, pid + grid, ... with the
+        # NEXT row's load issued before this row's two reductions, so a load is in flight while the program reduces
+        # (the plain single-pass program has nothing in flight between its load and its store). Costs a second
+        # row's registers. w and b are loaded once per program.
+        pid = tl.program_id(0)
+        step = tl.num_programs(0)
+        col_ok = cols < n_cols
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(acc_ty)
+        b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(acc_ty)
+        # (row masks are built as vectors, cols * 0 + row: the interpreter does not broadcast a scalar predicate)
+        x_next = tl.load(x_ptr + pid.to(tl.int64) * x_row_stride + cols, mask=col_ok & (cols * 0 + pid < n_rows),
+                         other=0.0, eviction_policy="evict_first")
+        for row in range(pid, n_rows, step):
+            x = x_next.to(acc_ty)
+            nxt = row + step
+            x_next = tl.load(x_ptr + tl.cast(nxt, tl.int64) * x_row_stride + cols,
+                             mask=col_ok & (cols * 0 + nxt < n_rows), other=0.0, eviction_policy="evict_first")
+            mean = tl.sum(x, axis=0) / n_cols
+            xc = tl.where(col_ok, x - mean, 0.0)
+            rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / n_cols + eps)
+            r64 = tl.cast(row, tl.int64)
+            tl.store(y_ptr + r64 * y_row_stride + cols, (xc * rstd * w + b).to(y_ptr.dtype.element_ty), mask=col_ok)
+            tl.store(mean_ptr + r64, mean)
+            tl.store(rstd_ptr + r64, rstd)
+    elif SINGLE:
         # BLOCK_M whole rows per program, in registers from load to store; w and b loaded once per program
         rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
         row_ok = rows < n_rows
