@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from common import check, device, lab, report
+from common import check, lab, report
 from phase4_optimization.lab06_attention import bench as attb
 from phase4_optimization.lab06_attention import lab as att
 from tests.helpers import replot
@@ -374,8 +374,8 @@ def test_library_matmul_keeps_nan_rows_apart(dtype, k_len):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The float64 reference for grouped-query attention and Sq != Sk (the bottom-right causal mask): what the kernels of
-# the next step will be checked against, checked itself against torch.autograd
+# The float64 reference for grouped-query attention and Sq != Sk (the bottom-right causal mask), checked itself
+# against torch.autograd: what the Triton kernels are checked against in tests/test_phase4_lab06_attention_gqa.py
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("hq, hkv, sq, sk, causal", [(4, 2, 5, 9, True), (4, 1, 7, 7, True), (6, 3, 9, 4, False),
                                                      (2, 2, 3, 8, True), (4, 4, 8, 8, False)])

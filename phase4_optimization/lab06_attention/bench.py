@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
+from common import arrays, bench, check, cuda, device, lab, report
 from common.triton_support import aot, summarize
 
 from . import lab as L
@@ -64,7 +64,7 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
     ty = _TY[dtype]
     if cfg is None:
         cfg = (L.fwd_default_gpu(d, causal) if kind == "fwd" else L.bwd_default_gpu(d))
-    ints = {n: "i32" for n in ("n_heads", "seq") + _STRIDES}
+    ints = {n: "i32" for n in ("n_heads", "group", "seq_q", "seq_k") + _STRIDES}
     div16 = ("q_ptr", "k_ptr", "v_ptr") + tuple(n for n in _STRIDES)
     if kind == "fwd":
         sig = {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "o_ptr": ty, "lse_ptr": "*fp32", "qk_scale": "fp32", **ints,
@@ -73,7 +73,7 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
         const = {"HEAD_DIM": d, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "CAUSAL": causal,
                  "UPCAST": False}
         return aot(attn_fwd_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-                   divisible_by_16=div16 + ("o_ptr", "lse_ptr", "so_b", "so_h", "so_s", "seq"))
+                   divisible_by_16=div16 + ("o_ptr", "lse_ptr", "so_b", "so_h", "so_s", "seq_q", "seq_k"))
     kern = attn_bwd_dkdv_kernel if kind == "bwd_dkdv" else attn_bwd_dq_kernel
     bm, bn = (cfg["BLOCK_M1"], cfg["BLOCK_N1"]) if kind == "bwd_dkdv" else (cfg["BLOCK_M2"], cfg["BLOCK_N2"])
     outs = {"dk_ptr": ty, "dv_ptr": ty} if kind == "bwd_dkdv" else {"dq_ptr": ty}
@@ -84,7 +84,7 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
     const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "UPCAST": False}
     return aot(kern, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                divisible_by_16=div16 + tuple(outs) + ("do_ptr", "lse_ptr", "delta_ptr", "sdo_b", "sdo_h", "sdo_s",
-                                                      "seq"))
+                                                      "seq_q", "seq_k"))
 
 
 def compile_summary(k) -> dict:

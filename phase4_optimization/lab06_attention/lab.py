@@ -52,7 +52,10 @@ and tensor-core instructions, and the CUDA C forward's tiling and one warp's fra
 
 API for other labs: flash_attention(q, k, v, causal=False, sm_scale=None) (differentiable, torch tensors),
 flash_attn_fwd(q, k, v, causal, sm_scale, out=None) -> (o, lse), flash_attn_bwd(do, q, k, v, o, lse, causal, ...),
-flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) (the CUDA C forward, GPU only).
+flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) (the CUDA C forward, GPU only). The
+three Triton entry points also take grouped-query / multi-query k, v of shape (B, Hkv, Sk, D), Hkv dividing Hq, and
+Sq != Sk, the causal mask aligned bottom-right (j <= i + Sk - Sq) as in reference(); the naive version and the CUDA C
+forward take q, k, v of one shape.
 
 Run: python -m phase4_optimization.lab06_attention [--quick] [--no-bench] [--compile-report] [--arch sm_90] [--replot]
 """
@@ -301,29 +304,68 @@ def _check_config(kind: str, cfg: dict) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton wrappers
 # ---------------------------------------------------------------------------------------------------------------------
-def _check_qkv(q, k, v, causal, sm_scale):
-    """Validate q, k, v (B, H, S, D) and return (B, H, S, D, dtype, scale)."""
+@dataclasses.dataclass(frozen=True)
+class AttnDims:
+    """The sizes the flash wrappers take from q (B, Hq, Sq, D) and k, v (B, Hkv, Sk, D)."""
+
+    b: int
+    hq: int
+    hkv: int
+    sq: int
+    sk: int
+    d: int
+    dtype: str
+    scale: float
+
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head (1: ordinary multi-head attention; Hq: multi-query)."""
+        return self.hq // self.hkv
+
+
+def _check_attn(q, k, v, causal, sm_scale) -> AttnDims:
+    """Validate q (B, Hq, Sq, D) and k, v (B, Hkv, Sk, D) for the flash kernels: Hkv divides Hq (grouped-query
+    attention), Sq and Sk free (the causal mask aligned bottom-right), everything else shared."""
     dev = not INTERPRETER
     for name, x in (("q", q), ("k", k), ("v", v)):
         arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=dev, contiguous=False, libs=("torch",))
-    if not (tuple(q.shape) == tuple(k.shape) == tuple(v.shape)):
-        raise ValueError(f"q, k, v: shapes must match (B, H, S, D), got {tuple(q.shape)}, {tuple(k.shape)}, "
-                         f"{tuple(v.shape)}")
     dts = {arrays.dtype_name(x) for x in (q, k, v)}
     if len(dts) != 1:
         raise TypeError(f"q, k, v: dtypes must match, got {arrays.dtype_name(q)}, {arrays.dtype_name(k)}, "
                         f"{arrays.dtype_name(v)}")
     if len({str(x.device) for x in (q, k, v)}) != 1:
         raise TypeError(f"q, k, v: must be on one device, got {q.device}, {k.device}, {v.device}")
-    b, h, s, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    b, hq, sq, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    kb, hkv, sk, kd = (int(n) for n in k.shape)
+    if tuple(v.shape) != tuple(k.shape):
+        raise ValueError(f"v: shape {tuple(v.shape)} must equal k's {tuple(k.shape)} (q, k, v: shapes must match as "
+                         "(B, Hq, Sq, D), (B, Hkv, Sk, D), (B, Hkv, Sk, D))")
+    if kb != b:
+        raise ValueError(f"k: batch {kb} must match q's {b} (shapes q {tuple(q.shape)}, k {tuple(k.shape)})")
+    if kd != d:
+        raise ValueError(f"k: head dim {kd} must match q's {d} (shapes q {tuple(q.shape)}, k {tuple(k.shape)})")
+    if hkv < 1 or hq % hkv:
+        raise ValueError(f"k: its {hkv} heads must divide q's {hq} (grouped-query attention: query head h reads "
+                         f"key/value head h // (Hq / Hkv)); shapes q {tuple(q.shape)}, k {tuple(k.shape)}")
+    if sk < 1:
+        raise ValueError(f"k: empty key sequence, shape {tuple(k.shape)} (Sk must be at least 1)")
     for name, x in (("q", q), ("k", k), ("v", v)):
-        st = x.stride()
+        st, s = x.stride(), int(x.shape[2])
         if st[3] != 1:
             raise ValueError(f"{name}: the last (head) dimension must be contiguous (stride 1), got strides {st}; "
                              "pass x.contiguous()")
         if min(st) < 0 or (s - 1) * st[2] + d > INT32_MAX:
             raise ValueError(f"{name}: strides {st} put one head's rows beyond 32-bit offsets (or are negative)")
-    return b, h, s, d, dts.pop(), scale
+    return AttnDims(b, hq, hkv, sq, sk, d, dts.pop(), scale)
+
+
+def _check_qkv(q, k, v, causal, sm_scale):
+    """Validate q, k, v of one shape (B, H, S, D) - the naive version's - and return (B, H, S, D, dtype, scale)."""
+    a = _check_attn(q, k, v, causal, sm_scale)
+    if (a.hkv, a.sk) != (a.hq, a.sq):
+        raise ValueError(f"k: shape {tuple(k.shape)} must equal q's {tuple(q.shape)} here (q, k, v: shapes must "
+                         "match; grouped-query k, v and Sq != Sk run on the flash kernels)")
+    return a.b, a.hq, a.sq, a.d, a.dtype, a.scale
 
 
 def _check_dims_and_flags(q, causal, sm_scale):
@@ -377,34 +419,41 @@ def _out(o, shape, dtype, like, name, strided: bool = False):
 
 def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None, out=None, *,
                    config: dict | None = None):
-    """Flash attention forward on torch tensors (B, H, S, D): returns (o, lse).
+    """Flash attention forward on torch tensors: returns (o, lse).
 
-    o: (B, H, S, D), q's dtype, contiguous; lse: (B, H, S) fp32, natural log of sum_j exp(scale q_i . k_j) over the
-    keys row i attends to. q, k, v: fp16 or bf16, D in (64, 128), last dim contiguous (other strides free).
-    out: None or a tuple (o, lse) to write into: o any view with a contiguous last dim, lse contiguous.
-    GPU: CUDA tensors; no GPU: CPU tensors, run in the interpreter.
+    q: (B, Hq, Sq, D); k, v: (B, Hkv, Sk, D) with Hkv dividing Hq - grouped-query attention, query head h reading
+    key/value head h // (Hq / Hkv) (multi-query when Hkv = 1; Hkv = Hq, Sq = Sk is the usual case). Causal masks key j
+    for query i unless j <= i + (Sk - Sq): aligned to the bottom-right corner, as FlashAttention does; a query row
+    with no key left (Sq > Sk) gets O = 0 and LSE = -inf. fp16 or bf16, D in (64, 128), last dim contiguous (other
+    strides free).
+    o: (B, Hq, Sq, D), q's dtype, contiguous; lse: (B, Hq, Sq) fp32, natural log of sum_j exp(scale q_i . k_j) over
+    the keys row i attends to. out: None or a tuple (o, lse) to write into: o any view with a contiguous last dim,
+    lse contiguous. GPU: CUDA tensors; no GPU: CPU tensors, run in the interpreter.
     """
-    b, h, s, d, dt, scale = _check_qkv(q, k, v, causal, sm_scale)
+    a = _check_attn(q, k, v, causal, sm_scale)
     o_out, lse_out = (None, None) if out is None else out
-    o = _out(o_out, (b, h, s, d), dt, q, "out[0] (o)", strided=True)
-    lse = _out(lse_out, (b, h, s), "float32", q, "out[1] (lse)")
-    cfg = dict(config or TUNED.get(("fwd", d, bool(causal), dt)) or fwd_default(d, bool(causal)))
+    o = _out(o_out, (a.b, a.hq, a.sq, a.d), a.dtype, q, "out[0] (o)", strided=True)
+    lse = _out(lse_out, (a.b, a.hq, a.sq), "float32", q, "out[1] (lse)")
+    cfg = dict(config or TUNED.get(("fwd", a.d, bool(causal), a.dtype)) or fwd_default(a.d, bool(causal)))
     _check_config("fwd", cfg)
-    grid = (triton.cdiv(s, cfg["BLOCK_M"]), b * h)
-    launch(attn_fwd_kernel, grid, q, k, v, o, lse, scale * LOG2E, h, s, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(o),
-           HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal), UPCAST=_upcast(dt),
-           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    grid = (triton.cdiv(a.sq, cfg["BLOCK_M"]), a.b * a.hq)
+    launch(attn_fwd_kernel, grid, q, k, v, o, lse, a.scale * LOG2E, a.hq, a.group, a.sq, a.sk, *_bhs(q), *_bhs(k),
+           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal),
+           UPCAST=_upcast(a.dtype), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return o, lse
 
 
 def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None, *,
                    config: dict | None = None):
-    """Gradients of flash_attn_fwd for an upstream dO: returns (dq, dk, dv), contiguous, q's dtype.
+    """Gradients of flash_attn_fwd for an upstream dO: returns (dq, dk, dv), contiguous, q's dtype; dq has q's shape,
+    dk and dv k's (B, Hkv, Sk, D), each summed over the Hq / Hkv query heads that share the key/value head.
 
     o and lse are what flash_attn_fwd returned (o may be any layout with a contiguous last dim, like dO).
-    Three launches: delta = rowsum(dO * O); dK, dV (one program per key block); dQ (one program per query block).
+    Three launches: delta = rowsum(dO * O); dK, dV (one program per key block and key/value head, walking the query
+    blocks of every query head of its group); dQ (one program per query block and query head).
     """
-    b, h, s, d, dt, scale = _check_qkv(q, k, v, causal, sm_scale)
+    a = _check_attn(q, k, v, causal, sm_scale)
+    b, h, s, d, dt = a.b, a.hq, a.sq, a.d, a.dtype
     for name, x in (("do", do), ("o", o)):
         arrays.check_array(name, x, dtypes=(dt,), ndim=4, device=not INTERPRETER, contiguous=False, libs=("torch",))
         if tuple(x.shape) != (b, h, s, d):
@@ -416,16 +465,16 @@ def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | 
         raise ValueError(f"lse: expected shape {(b, h, s)}, got {tuple(lse.shape)}")
     dq_o, dk_o, dv_o = (None, None, None) if out is None else out
     dq = _out(dq_o, (b, h, s, d), dt, q, "out[0] (dq)")
-    dk = _out(dk_o, (b, h, s, d), dt, q, "out[1] (dk)")
-    dv = _out(dv_o, (b, h, s, d), dt, q, "out[2] (dv)")
+    dk = _out(dk_o, (b, a.hkv, a.sk, d), dt, q, "out[1] (dk)")
+    dv = _out(dv_o, (b, a.hkv, a.sk, d), dt, q, "out[2] (dv)")
     cfg = dict(config or TUNED.get(("bwd", d, bool(causal), dt)) or bwd_default(d))
     _check_config("bwd", cfg)
     delta = arrays.empty((b, h, s), "float32", q)
     pre_m = 128 if not INTERPRETER else 32
     launch(attn_bwd_delta_kernel, (triton.cdiv(s, pre_m), b * h), o, do, delta, h, s, *_bhs(o), *_bhs(do),
            HEAD_DIM=d, BLOCK_M=pre_m, num_warps=4)
-    common_args = (scale, scale * LOG2E, h, s, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(do))
-    launch(attn_bwd_dkdv_kernel, (triton.cdiv(s, cfg["BLOCK_N1"]), b * h), q, k, v, do, lse, delta, dk, dv,
+    common_args = (a.scale, a.scale * LOG2E, h, a.group, s, a.sk, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(do))
+    launch(attn_bwd_dkdv_kernel, (triton.cdiv(a.sk, cfg["BLOCK_N1"]), b * a.hkv), q, k, v, do, lse, delta, dk, dv,
            *common_args, HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
            UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     launch(attn_bwd_dq_kernel, (triton.cdiv(s, cfg["BLOCK_M2"]), b * h), q, k, v, do, lse, delta, dq,
@@ -458,8 +507,9 @@ def _function_class():
 
 
 def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
-    """Differentiable attention softmax(scale Q K^T [causal]) V on torch tensors (B, H, S, D), forward and backward
-    by this lab's Triton kernels (for the transformer-block lab and for torch.autograd checks)."""
+    """Differentiable attention softmax(scale Q K^T [causal]) V on torch tensors, forward and backward by this lab's
+    Triton kernels (for the transformer-block lab and for torch.autograd checks): q (B, Hq, Sq, D), k and v
+    (B, Hkv, Sk, D) with Hkv dividing Hq, the causal mask aligned bottom-right (see flash_attn_fwd)."""
     return _function_class().apply(q, k, v, bool(causal), sm_scale)
 
 
@@ -580,6 +630,18 @@ def _check_cuda_qkv(q, k, v, causal, sm_scale):
     """Validate the CUDA C forward's inputs (contiguous, 16-byte aligned, on the GPU) before any launch."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=None, contiguous=False, libs=("torch", "cupy"))
+    # Grouped-query k, v and Sq != Sk are the Triton kernels' (flash_attn_fwd): kernels.cu indexes K and V with q's
+    # head and takes one sequence length, so such shapes are refused here, by name, before check_same's generic
+    # message.
+    for name, x in (("k", k), ("v", v)):
+        if int(x.shape[1]) != int(q.shape[1]):
+            raise ValueError(f"{name}: {int(x.shape[1])} heads against q's {int(q.shape[1])}: the CUDA C kernels take "
+                             "Hq == Hkv only (q, k, v: shapes must match); grouped-query attention runs on the "
+                             "Triton kernels (flash_attn_fwd)")
+        if int(x.shape[2]) != int(q.shape[2]):
+            raise ValueError(f"{name}: Sk = {int(x.shape[2])} keys against q's Sq = {int(q.shape[2])}: the CUDA C "
+                             "kernels take Sq == Sk only (q, k, v: shapes must match); Sq != Sk runs on the Triton "
+                             "kernels (flash_attn_fwd)")
     arrays.check_same("q, k, v", q, k, v)
     dt = arrays.dtype_name(q)
     if dt == "bfloat16" and arrays.library(q) != "torch":
@@ -613,7 +675,8 @@ def _cuda_kernel(kernel: str, head_dim: int, dtype: str, nwarps: int | None, min
 def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, kernel: str = "02",
                     nwarps: int | None = None, min_blocks: int | None = None):
     """Attention forward by the CUDA C kernels: (o, lse). q, k, v (B, H, S, D) contiguous bf16 (torch) or fp16,
-    D in {64, 128}.
+    D in {64, 128}, all three of one shape (grouped-query k, v or Sq != Sk: ValueError naming k or v; the Triton
+    flash_attn_fwd takes them).
 
     o has q's shape and dtype; lse (B, H, S) float32 holds log(sum(exp(sm_scale q.k))) per row (natural log).
     kernel: "02" (pipelined, default) or "01" (single-buffered); nwarps (4 or 8) overrides the warps per CTA (16 rows
