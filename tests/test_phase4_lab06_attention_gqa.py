@@ -4,6 +4,8 @@ aligned bottom-right (query i attends key j when j <= i + Sk - Sq; a row with no
 gradient). CPU tier: tiny shapes in the interpreter against the float64 reference, outputs poisoned inside guard
 bands, and the refusals of shapes the kernels (and the CUDA C wrapper, which takes Hq = Hkv and Sq = Sk only) do not
 take. GPU tier: realistic shapes, judged by FlashAttention's rule against torch's SDPA (within_peer_rule)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -244,7 +246,9 @@ def _sdpa_same_precision(q, k, v, mask):
 
     for gqa in ((True, False) if group > 1 else (False,)):
         try:
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+            # SDPA warns about every backend it turns down before it raises: the fallback below is the answer
+            with warnings.catch_warnings(), sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+                warnings.simplefilter("ignore", UserWarning)
                 return call(gqa)
         except (RuntimeError, TypeError):       # no low-precision kernel for this call, or no enable_gqa here
             continue
@@ -253,16 +257,20 @@ def _sdpa_same_precision(q, k, v, mask):
 
 def _exact_reference(q, k, v, do, causal):
     """(o, lse, dq, dk, dv) by torch.autograd on the inputs upcast (float64 on the GPU: FlashAttention's suite uses
-    fp32; float64 only makes the reference more exact, and no TF32 setting can touch it)."""
+    fp32; float64 only makes the reference more exact, and no TF32 setting can touch it). A row with no key has
+    P = 0, as lab.reference defines it (softmax alone gives NaN there, and P^T dO would carry it into dV)."""
     import torch
 
     qq, kk, vv = (t.detach().double().requires_grad_(True) for t in (q, k, v))
     group = q.shape[1] // k.shape[1]
     kx, vx = kk.repeat_interleave(group, dim=1), vv.repeat_interleave(group, dim=1)
     s = (qq @ kx.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    p = None
     if causal:
-        s = s.masked_fill(~_bottom_right_mask(q.shape[2], k.shape[2], q.device), float("-inf"))
-    o = torch.softmax(s, dim=-1) @ vx
+        keep = _bottom_right_mask(q.shape[2], k.shape[2], q.device)
+        s = s.masked_fill(~keep, float("-inf"))
+        p = torch.softmax(s, dim=-1).masked_fill(~keep, 0.0)
+    o = (torch.softmax(s, dim=-1) if p is None else p) @ vx
     dq, dk, dv = torch.autograd.grad(o, (qq, kk, vv), do.double())
     return o.detach(), torch.logsumexp(s.detach(), dim=-1), dq, dk, dv
 
