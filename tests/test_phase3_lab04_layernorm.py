@@ -175,10 +175,11 @@ def test_benchmark_helpers_on_cpu_torch_tensors():
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (7, 33), (13, 50)])
-def test_persistent_forward_prefetch_in_interpreter(rows, cols):
+def test_persistent_forward_prefetch(rows, cols):
     # _sms() is 4 off the GPU: PERSIST 1 -> 4 programs walking 1, 7 or 13 rows (each one's last prefetch masked off,
     # a program with no row at all when rows < 4); poisoned outputs, so an unwritten row fails
-    x, w, b, dy = (arrays.from_numpy(a, "float32", "cpu")
+    where = "cpu" if ln.INTERPRETER else "cuda"       # on a GPU machine the same check runs the compiled kernel
+    x, w, b, dy = (arrays.from_numpy(a, "float32", where)
                    for a in ln.make_inputs((rows, cols), "float32", check.rng(rows * 100 + cols), "cpu"))
     outs = tuple(check.poisoned(s, "float32", x) for s in ((rows, cols), (rows,), (rows,)))
     got = ln.layernorm_fwd(x, w, b, out=outs, config={"BLOCK_M": 1, "PERSIST": 1, "num_warps": 4})

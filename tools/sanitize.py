@@ -102,6 +102,8 @@ def sanitize_cases(mod, variant) -> list:
     pool = list(explicit if explicit is not None else getattr(mod, "CHECK_CASES", []) or
                 getattr(mod, "CPU_CHECK_CASES", []))
     mine = [c for c in pool if c[1] in variant.dtypes]
+    if variant.cannot_serve is not None:   # cases it has no kernel for (by design) would only raise, not sanitize
+        mine = [c for c in mine if not variant.cannot_serve(c[0], c[1])]
     if explicit is not None:
         return mine
     small = sorted((c for c in mine if _cost(c[0]) <= MAX_COST), key=lambda c: _cost(c[0]))

@@ -268,6 +268,8 @@ def tma_problems(a, b, out) -> str:
         itemsize = arrays.ITEMSIZE[arrays.dtype_name(x)]
         if st[1] != 1:
             why.append(f"{name}: its rows are not contiguous (strides {st})")
+        elif st[0] <= 0:
+            why.append(f"{name}: its row stride ({st[0]} elements) is not positive (a tensor map walks rows forward)")
         elif (st[0] * itemsize) % 16:
             why.append(f"{name}: its row stride ({st[0]} elements) is not a multiple of 16 bytes")
         elif not arrays.aligned(x, 16):

@@ -84,7 +84,7 @@ TARGET_SHAPE = (32768, 4096)
 TARGETS = [("fwd", "float32", 1.02), ("fwd", "bfloat16", 1.3), ("bwd", "float32", 1.0), ("bwd", "bfloat16", 1.0)]
 FWD_CANDIDATES = ([{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (1, 16), (2, 8), (2, 16), (4, 16))]
                   + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)]
-                  # persistent rows-in-registers programs that prefetch their next row (issue 19's next attempt)
+                  # persistent rows-in-registers programs that prefetch their next row
                   + [{"BLOCK_M": 1, "PERSIST": p, "num_warps": w} for p, w in ((2, 8), (4, 8), (2, 16), (4, 4), (8, 4))])
 BWD_CANDIDATES = [{"programs_per_sm": g, "num_warps": w} for g, w in ((1, 8), (2, 8), (4, 8), (2, 16))]
 

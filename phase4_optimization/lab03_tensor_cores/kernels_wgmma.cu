@@ -46,14 +46,13 @@
 //   barriers: full[s] (count 1: the producer's arrive.expect_tx; the TMA engine completes the bytes) and
 //             empty[s] (count 8: lane 0 of each of the 8 consumer warps, after its wgmmas reading stage s retired).
 //
-// Cluster multicast (-DCLUSTER=2, an attempt at issue 19's target): two blocks of a thread-block cluster take two
-// vertically adjacent tiles (same 256 columns of B, different 128 rows of A). Each stage, each block copies its own A
-// tile and HALF the B boxes (ranks 0 / 1: boxes 0, 2 / 1, 3), multicast into both blocks' shared memory. Per block
-// and stage the L2 reads fall from 16 + 32 KiB to 16 + 16 KiB: at ~0.7 us a stage on 132 SMs, from ~9 TB/s of L2
-// traffic to ~6 TB/s (the hypothesis: L2 bandwidth, not the tensor cores, sets the pace; the profile's L2 throughput
-// of the CLUSTER = 1 kernel says whether it does; cuBLAS runs 2-block clusters too). Costs: a slot is free only when
+// Cluster multicast (-DCLUSTER=2): two blocks of a thread-block cluster take two vertically adjacent tiles (same 256
+// columns of B, different 128 rows of A). Each stage, each block copies its own A tile and HALF the B boxes (ranks
+// 0 / 1: boxes 0, 2 / 1, 3), multicast into both blocks' shared memory. Per block and stage the L2 reads fall from
+// 16 + 32 KiB to 16 + 16 KiB, a third less L2 traffic for the same MMAs (the hypothesis: L2 bandwidth, not the
+// tensor cores, sets part of the pace; cuBLAS runs 2-block clusters too). Costs: a slot is free only when
 // both blocks' consumers released it (empty[s] counts 16 arrivals: 8 local, 8 from the partner through mapa), the
-// two blocks walk in step, and the kernel starts and ends with a cluster-wide barrier.
+// two blocks walk in step, and the kernel starts and ends with a cluster-wide barrier. The README has what it gained.
 //
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
