@@ -117,6 +117,14 @@ def test_headline_logic_on_synthetic_results():
     assert "Not yet measured on this GPU:" in page and "Not measured yet" in page
 
 
+def test_answer_block_prints_a_labs_facts():
+    lab = rt.labs()[-1]
+    doc = {"gpu": "G", "commit": "abc", "rows": [],
+           "facts": [{"fact": "a ceiling", "value": 0.7472, "unit": "x"}, {"fact": "no number", "value": None}]}
+    text = rt.answer_block(lab, {lab["stem"]: doc}, "h200", "../results/h200/")
+    assert "- a ceiling: 0.747x." in text and "no number" not in text
+
+
 def test_unmeasured_lab_says_so():
     lab = rt.labs()[-1]
     text = rt.answer_block(lab, {}, "h200", "../results/h200/")

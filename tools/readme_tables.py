@@ -462,6 +462,9 @@ def answer_block(lab: dict, docs: dict[str, dict], gpu: str, rel: str) -> str:
                      f"`{h['peer']}`{tgt}.")
     for r in target_rows({lab["stem"]: doc}, "met", "**missed**"):
         lines.append(f"- {r[1]}: measured {r[2]}, target {r[3]} - {r[4]}.")
+    for f in doc.get("facts") or []:         # other measured figures a lab names (a ceiling, a fraction of it)
+        if isinstance(f, dict) and _is_num(f.get("value")):
+            lines.append(f"- {_cell(f.get('fact', ''))}: {_fmt(f['value'])}{_cell(f.get('unit', ''))}.")
     if not h:
         best = best_row(doc)
         if best:

@@ -281,6 +281,14 @@ def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> dic
             "spread": max(ts[L.MMA].spread, ts[L.CUBLAS].spread)}
 
 
+def ceiling_facts(c: dict) -> list[dict]:
+    """The README lines of the mma.sync ceiling (tools/readme_tables.py prints a JSON's "facts")."""
+    return [{"fact": "mma.sync's own ceiling (tc_00_mma_peak: register operands, no memory), bf16, as a fraction "
+                     "of cuBLAS at 4096^3 in the same run", "value": c["ceiling_vs_cublas"], "unit": "x"},
+            {"fact": f"rung 02's {L.TARGET}x target as a fraction of that ceiling",
+             "value": c["target_fraction_of_ceiling"], "unit": ""}]
+
+
 def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
     """How fast mma.sync can go on this GPU at all (tc_00_mma_peak: register operands, no memory) against cuBLAS's
     bf16 GEMM at n^3, interleaved in the same run: the ceiling rung 02's target has to fit under."""
@@ -354,6 +362,7 @@ def benchmark(ctx) -> lab.Result:
         meta["target"] = head_to_head(4096, rounds=3 if ctx.quick else 5)
         tables.append(([meta["target"]], None, "target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved rounds"))
         meta["mma_ceiling"] = mma_ceiling(4096, rounds=2 if ctx.quick else 3)
+        meta["facts"] = ceiling_facts(meta["mma_ceiling"])
         tables.append(([meta["mma_ceiling"]], None, "the mma.sync ceiling (no memory traffic) vs cuBLAS, same run"))
     ok = True
     if wg.unavailable_reason() is None:
