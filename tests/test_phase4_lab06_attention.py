@@ -130,7 +130,7 @@ def test_validation_errors():
     with pytest.raises(ValueError, match="shapes must match"):
         att.flash_attn_fwd(q, k[:, :, :5], v)
     with pytest.raises(ValueError, match="head dim"):
-        att.flash_attn_fwd(*_qkv((1, 2, 8, 96)))
+        att.flash_attn_fwd(*_qkv((1, 2, 8, 48)))
     with pytest.raises(TypeError, match="dtype float32"):
         att.flash_attn_fwd(*_qkv(dtype="float32"))
     with pytest.raises(TypeError, match="dtypes must match"):
@@ -183,6 +183,15 @@ def test_forward_compiles_for_sm90_with_wgmma_and_no_spills():
     assert r["wgmma"] > 0, r
     assert r["local B"] == 0, r
     assert r["shared B"] <= 227 * 1024, r
+
+
+@interpreter_only
+@pytest.mark.parametrize("kind, d", [("fwd", 96), ("bwd_dkdv", 256), ("bwd_dq", 256)])
+def test_other_head_dims_compile_for_sm90_without_spills(kind, d):
+    """A padded head dim (96 in a 128-wide tile) and the largest (256, its own smaller tiles) at their GPU defaults:
+    wgmma, no local memory, shared memory within an H200 block's 227 KiB."""
+    r = attb.compile_summary(attb.aot_kernel(kind, d, True, cc=90))
+    assert r["wgmma"] > 0 and r["local B"] == 0 and r["shared B"] <= 227 * 1024, r
 
 
 @interpreter_only

@@ -87,6 +87,15 @@ def test_flash_gqa_and_unequal_lengths(hq, hkv, sq, sk, causal, dtype):
                    seed=100 + 7 * hq + hkv + 3 * sq + sk + int(causal))
 
 
+@pytest.mark.parametrize("d", [32, 80, 96, 256])
+@pytest.mark.parametrize("sq, sk, causal, dtype", [(17, 33, True, "float16"), (33, 17, False, "bfloat16")])
+def test_flash_other_head_dims(d, sq, sk, causal, dtype):
+    """Head dims other than 64 and 128: a power of two (32, 256) is its own tile; 80 and 96 run in a 128-wide tile
+    whose padding columns must read as 0 and never be stored (the guard bands around each output catch a stray
+    write; a pad column read as garbage breaks the dot products)."""
+    _run_and_check(1, 2, 1, sq, sk, d, causal, dtype, seed=300 + d + sq)
+
+
 @pytest.mark.parametrize("hq, hkv, sq, sk, dtype", [(4, 2, 70, 45, "bfloat16"), (4, 1, 45, 70, "float16"),
                                                     (2, 2, 45, 70, "bfloat16")])
 def test_flash_causal_bands_of_several_tiles(hq, hkv, sq, sk, dtype):
@@ -292,7 +301,10 @@ GPU_PAIRS = [(113, 203), (128, 217), (1023, 1024), (3, 799), (203, 113)]
 GPU_CASES = ([(8, 2, sq, sk, d, causal, ("bfloat16", "float16")[(i + j + int(causal)) % 2])
               for i, (sq, sk) in enumerate(GPU_PAIRS) for j, d in enumerate((64, 128)) for causal in (False, True)]
              + [(8, hkv, sq, sk, 128, True, dt) for hkv, dt in ((1, "bfloat16"), (8, "float16"))
-                for sq, sk in ((113, 203), (203, 113))])
+                for sq, sk in ((113, 203), (203, 113))]
+             # the other head dims (80 and 96 in a padded 128-wide tile)
+             + [(8, 2, 113, 203, d, causal, ("bfloat16", "float16")[int(causal)]) for d in (32, 80, 96, 256)
+                for causal in (False, True)])
 
 
 @gpu

@@ -68,10 +68,10 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
     div16 = ("q_ptr", "k_ptr", "v_ptr") + tuple(n for n in _STRIDES)
     if kind == "fwd":
         sig = {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "o_ptr": ty, "lse_ptr": "*fp32", "qk_scale": "fp32", **ints,
-               "so_b": "i32", "so_h": "i32", "so_s": "i32", "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr",
-               "BLOCK_N": "constexpr", "CAUSAL": "constexpr", "UPCAST": "constexpr"}
-        const = {"HEAD_DIM": d, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "CAUSAL": causal,
-                 "UPCAST": False}
+               "so_b": "i32", "so_h": "i32", "so_s": "i32", "HEAD_DIM": "constexpr", "BLOCK_D": "constexpr",
+               "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "CAUSAL": "constexpr", "UPCAST": "constexpr"}
+        const = {"HEAD_DIM": d, "BLOCK_D": L.block_d(d), "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"],
+                 "CAUSAL": causal, "UPCAST": False}
         return aot(attn_fwd_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                    divisible_by_16=div16 + ("o_ptr", "lse_ptr", "so_b", "so_h", "so_s", "seq_q", "seq_k"))
     kern = attn_bwd_dkdv_kernel if kind == "bwd_dkdv" else attn_bwd_dq_kernel
@@ -79,9 +79,9 @@ def aot_kernel(kind: str, d: int = 128, causal: bool = False, dtype: str = "bflo
     outs = {"dk_ptr": ty, "dv_ptr": ty} if kind == "bwd_dkdv" else {"dq_ptr": ty}
     sig = {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "do_ptr": ty, "lse_ptr": "*fp32", "delta_ptr": "*fp32", **outs,
            "sm_scale": "fp32", "qk_scale": "fp32", **ints, "sdo_b": "i32", "sdo_h": "i32", "sdo_s": "i32",
-           "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "CAUSAL": "constexpr",
-           "UPCAST": "constexpr"}
-    const = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "UPCAST": False}
+           "HEAD_DIM": "constexpr", "BLOCK_D": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
+           "CAUSAL": "constexpr", "UPCAST": "constexpr"}
+    const = {"HEAD_DIM": d, "BLOCK_D": L.block_d(d), "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "UPCAST": False}
     return aot(kern, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                divisible_by_16=div16 + tuple(outs) + ("do_ptr", "lse_ptr", "delta_ptr", "sdo_b", "sdo_h", "sdo_s",
                                                       "seq_q", "seq_k"))

@@ -78,7 +78,14 @@ from .triton_kernels import (attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_b
 LAB = "phase4_lab06_attention"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 DTYPES = ("bfloat16", "float16")
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128)              # the CUDA C kernels' head dims, and the ones the benchmarks time
+# The Triton flash kernels': a head dim that is not a power of two runs in a tile padded to the next one (BLOCK_D)
+FLASH_HEAD_DIMS = (32, 64, 80, 96, 128, 256)
+
+
+def block_d(d: int) -> int:
+    """The head-dim tile of the Triton kernels: d rounded up to a power of two (at least 16, tl.dot's minimum)."""
+    return max(16, 1 << (int(d) - 1).bit_length())
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 MAX_GRID_Y = 65535                    # grid axis 1 carries batch x heads
@@ -276,6 +283,10 @@ def fwd_default_gpu(d: int, causal: bool = False) -> dict:
     # D = 128 without a mask: 128 keys per step, which the H200 tuning picked (the "tuning" table of
     # results/h200/phase4_lab06_attention.json: 64 and 128 keys were within a few percent of each other, 128 ahead
     # in the first run); causal keeps 64, whose diagonal tiles waste less.
+    # D = 256 (untuned): half the query rows and 32 keys a step, 2 stages - Q 32 KiB + 2 x (K + V) 32 KiB each,
+    # and a 64 x 256 fp32 accumulator, 64 registers a thread over 8 warps.
+    if d > 128:
+        return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
     if d >= 128 and not causal:
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
@@ -284,7 +295,11 @@ def fwd_default_gpu(d: int, causal: bool = False) -> dict:
 def bwd_default_gpu(d: int) -> dict:
     # The H200 tuning at B4 H32 S4096 D128 (results/h200/phase4_lab06_attention.json, "tuning"): 128 keys per dK/dV
     # program and 128 queries per dQ program ran about twice as fast as the all-64 tiles (the earlier D = 128
-    # default): twice the work per K/V (or Q) tile loaded. The same tiles are the default at D = 64.
+    # default): twice the work per K/V (or Q) tile loaded. The same tiles are the default at D = 64 (and below).
+    # D = 256 (untuned): dK and dV of 64 keys x 256 fp32 are already 128 registers a thread over 8 warps, so 64-key
+    # programs and 64-query dQ programs, 32 rows a step.
+    if d > 128:
+        return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 1}
     return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 2}
 
 
@@ -335,7 +350,7 @@ def _check_attn(q, k, v, causal, sm_scale) -> AttnDims:
                         f"{arrays.dtype_name(v)}")
     if len({str(x.device) for x in (q, k, v)}) != 1:
         raise TypeError(f"q, k, v: must be on one device, got {q.device}, {k.device}, {v.device}")
-    b, hq, sq, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    b, hq, sq, d, scale = _check_dims_and_flags(q, causal, sm_scale, FLASH_HEAD_DIMS)
     kb, hkv, sk, kd = (int(n) for n in k.shape)
     if tuple(v.shape) != tuple(k.shape):
         raise ValueError(f"v: shape {tuple(v.shape)} must equal k's {tuple(k.shape)} (q, k, v: shapes must match as "
@@ -368,11 +383,11 @@ def _check_qkv(q, k, v, causal, sm_scale):
     return a.b, a.hq, a.sq, a.d, a.dtype, a.scale
 
 
-def _check_dims_and_flags(q, causal, sm_scale):
+def _check_dims_and_flags(q, causal, sm_scale, head_dims=HEAD_DIMS):
     """What the Triton and CUDA C wrappers both ask of (B, H, S, D), causal and sm_scale: (B, H, S, D, scale)."""
     b, h, s, d = (int(n) for n in q.shape)
-    if d not in HEAD_DIMS:
-        raise ValueError(f"q: head dimension {d} is not supported; expected one of {HEAD_DIMS} (shape (B, H, S, D))")
+    if d not in head_dims:
+        raise ValueError(f"q: head dimension {d} is not supported; expected one of {head_dims} (shape (B, H, S, D))")
     if b * h * s == 0:
         raise ValueError(f"q: empty input, shape {(b, h, s, d)} (B, H and S must be at least 1)")
     if b * h > MAX_GRID_Y:
@@ -424,8 +439,8 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     q: (B, Hq, Sq, D); k, v: (B, Hkv, Sk, D) with Hkv dividing Hq - grouped-query attention, query head h reading
     key/value head h // (Hq / Hkv) (multi-query when Hkv = 1; Hkv = Hq, Sq = Sk is the usual case). Causal masks key j
     for query i unless j <= i + (Sk - Sq): aligned to the bottom-right corner, as FlashAttention does; a query row
-    with no key left (Sq > Sk) gets O = 0 and LSE = -inf. fp16 or bf16, D in (64, 128), last dim contiguous (other
-    strides free).
+    with no key left (Sq > Sk) gets O = 0 and LSE = -inf. fp16 or bf16, D in FLASH_HEAD_DIMS (32, 64, 80, 96, 128,
+    256), last dim contiguous (other strides free).
     o: (B, Hq, Sq, D), q's dtype, contiguous; lse: (B, Hq, Sq) fp32, natural log of sum_j exp(scale q_i . k_j) over
     the keys row i attends to. out: None or a tuple (o, lse) to write into: o any view with a contiguous last dim,
     lse contiguous. GPU: CUDA tensors; no GPU: CPU tensors, run in the interpreter.
@@ -438,7 +453,7 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     _check_config("fwd", cfg)
     grid = (triton.cdiv(a.sq, cfg["BLOCK_M"]), a.b * a.hq)
     launch(attn_fwd_kernel, grid, q, k, v, o, lse, a.scale * LOG2E, a.hq, a.group, a.sq, a.sk, *_bhs(q), *_bhs(k),
-           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal),
+           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_D=block_d(a.d), BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal),
            UPCAST=_upcast(a.dtype), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return o, lse
 
@@ -472,13 +487,13 @@ def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | 
     delta = arrays.empty((b, h, s), "float32", q)
     pre_m = 128 if not INTERPRETER else 32
     launch(attn_bwd_delta_kernel, (triton.cdiv(s, pre_m), b * h), o, do, delta, h, s, *_bhs(o), *_bhs(do),
-           HEAD_DIM=d, BLOCK_M=pre_m, num_warps=4)
+           HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=pre_m, num_warps=4)
     common_args = (a.scale, a.scale * LOG2E, h, a.group, s, a.sk, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(do))
     launch(attn_bwd_dkdv_kernel, (triton.cdiv(a.sk, cfg["BLOCK_N1"]), b * a.hkv), q, k, v, do, lse, delta, dk, dv,
-           *common_args, HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
+           *common_args, HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
            UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     launch(attn_bwd_dq_kernel, (triton.cdiv(s, cfg["BLOCK_M2"]), b * h), q, k, v, do, lse, delta, dq,
-           *common_args, HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], CAUSAL=bool(causal),
+           *common_args, HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], CAUSAL=bool(causal),
            UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return dq, dk, dv
 

@@ -70,23 +70,32 @@ def _batch_head(n_heads):
 
 
 @triton.jit
-def _query_block(pid_m, seq_q, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
-    # The query rows [m0, m0 + BLOCK_M) a program of the forward or dQ owns, the key and head-dim offsets of a tile,
-    # and which of its rows lie inside Sq
+def _query_block(pid_m, seq_q, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    # The query rows [m0, m0 + BLOCK_M) a program of the forward or dQ owns, the key and head-dim offsets of a tile
+    # (BLOCK_D: the head dim rounded up to a power of two), and which of its rows lie inside Sq
     m0 = pid_m * BLOCK_M
     offs_m = m0 + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
+    offs_d = tl.arange(0, BLOCK_D)
     row_ok = offs_m < seq_q
     return m0, offs_m, offs_n, offs_d, row_ok
 
 
 @triton.jit
-def _load_rows(base, rows, stride, cols, row_ok, MASKED: tl.constexpr, UPCAST: tl.constexpr):
-    # A (rows x HEAD_DIM) tile of one head: row r at base + r x stride, its HEAD_DIM values contiguous. MASKED: rows
-    # past S read as 0 (a whole tile inside S takes no mask at all). UPCAST: to fp32 for the interpreter's tl.dot.
+def _load_rows(base, rows, stride, cols, row_ok, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+               HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
+    # A (rows x BLOCK_D) tile of one head: row r at base + r x stride, its HEAD_DIM values contiguous. MASKED: rows
+    # past S read as 0 (a whole tile inside S takes no mask at all). A head dim that is not a power of two (80, 96)
+    # is padded to BLOCK_D with zero columns, which add nothing to any dot product. UPCAST: to fp32 for the
+    # interpreter's tl.dot.
     ptrs = base + rows[:, None] * stride + cols[None, :]
-    if MASKED:
+    if BLOCK_D != HEAD_DIM:
+        d_ok = cols[None, :] < HEAD_DIM
+        if MASKED:
+            x = tl.load(ptrs, mask=row_ok[:, None] & d_ok, other=0.0)
+        else:
+            x = tl.load(ptrs, mask=d_ok, other=0.0)
+    elif MASKED:
         x = tl.load(ptrs, mask=row_ok[:, None], other=0.0)
     else:
         x = tl.load(ptrs)
@@ -129,13 +138,23 @@ def _phase_range(phase: tl.constexpr, full_hi, tail_lo, tail_hi):
 
 
 @triton.jit
-def _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, MASKED: tl.constexpr, UPCAST: tl.constexpr):
+def _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+             HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
     # The K and V tiles of keys [start_n, start_n + BLOCK_N) (masked past Sk when MASKED), their key indices and mask
     offs_kn = start_n + offs_n
     col_ok = offs_kn < seq_k
-    k = _load_rows(k_base, offs_kn, sk_s, offs_d, col_ok, MASKED, UPCAST)
-    v = _load_rows(v_base, offs_kn, sv_s, offs_d, col_ok, MASKED, UPCAST)
+    k = _load_rows(k_base, offs_kn, sk_s, offs_d, col_ok, MASKED, UPCAST, HEAD_DIM, BLOCK_D)
+    v = _load_rows(v_base, offs_kn, sv_s, offs_d, col_ok, MASKED, UPCAST, HEAD_DIM, BLOCK_D)
     return offs_kn, col_ok, k, v
+
+
+@triton.jit
+def _store_rows(base, rows, stride, cols, row_ok, x, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
+    # The rows of a (rows x BLOCK_D) tile that lie inside S, only their first HEAD_DIM columns
+    mask = row_ok[:, None]
+    if BLOCK_D != HEAD_DIM:
+        mask = mask & (cols[None, :] < HEAD_DIM)
+    tl.store(base + rows[:, None] * stride + cols[None, :], x, mask=mask)
 
 
 @triton.jit
@@ -155,8 +174,8 @@ def _attends(q_idx, k_idx, in_bounds, shift, CAUSAL: tl.constexpr):
 @triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, group, seq_q, seq_k,
                     sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s, so_b, so_h, so_s,
-                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                    UPCAST: tl.constexpr):
+                    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
     # Flash attention forward. Program (i, bh): query rows [i BLOCK_M, (i+1) BLOCK_M) of query head bh (n_heads = Hq
     # of them), which reads key/value head h // group (grouped-query attention: group = Hq / Hkv query heads share
     # one K, V; the programs of a group read the same K/V tiles, which L2 serves after the first). qk_scale is the
@@ -169,12 +188,12 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, grou
     q_base = q_ptr + b * sq_b + h * sq_h
     k_base = k_ptr + b * sk_b + hk * sk_h
     v_base = v_ptr + b * sv_b + hk * sv_h
-    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq_q, BLOCK_M, BLOCK_N, HEAD_DIM)
-    q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, True, UPCAST)
+    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq_q, BLOCK_M, BLOCK_N, BLOCK_D)
+    q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, True, UPCAST, HEAD_DIM, BLOCK_D)
     in_ty = q_ptr.dtype.element_ty
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)     # running row maximum (base-2 units, scaled)
     l_i = tl.zeros([BLOCK_M], tl.float32)                   # running row sum of 2^(s - m_i)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # Two key ranges (_key_ranges): phase 0 without a mask, phase 1 masked; one loop body, unrolled twice at compile
     # time, so the unmasked tiles carry no compare-and-select at all.
     full_hi, tail_lo, tail_hi = _key_ranges(m0, seq_k, shift, BLOCK_M, BLOCK_N, CAUSAL)
@@ -182,7 +201,7 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, grou
         lo, hi = _phase_range(phase, full_hi, tail_lo, tail_hi)
         for start_n in range(lo, hi, BLOCK_N):
             offs_kn, col_ok, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, phase == 1,
-                                             UPCAST)
+                                             UPCAST, HEAD_DIM, BLOCK_D)
             qk = tl.dot(q, tl.trans(k))
             if phase == 1:
                 keep = _attends(offs_m[:, None], offs_kn[None, :], col_ok[None, :], shift, CAUSAL)
@@ -216,9 +235,8 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, grou
         # reference defines them. Every other row has l_i >= 1 (its maximum contributes 2^0).
         l_i = tl.where(l_i == 0.0, 1.0, l_i)
     acc = acc / l_i[:, None]
-    o_base = o_ptr + b * so_b + h * so_h
-    tl.store(o_base + offs_m[:, None] * so_s + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
-             mask=row_ok[:, None])
+    _store_rows(o_ptr + b * so_b + h * so_h, offs_m, so_s, offs_d, row_ok, acc.to(o_ptr.dtype.element_ty), HEAD_DIM,
+                BLOCK_D)
     tl.store(lse_ptr + bh.to(tl.int64) * seq_q + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453,
              mask=row_ok)
 
@@ -228,16 +246,16 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, grou
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
 def attn_bwd_delta_kernel(o_ptr, do_ptr, delta_ptr, n_heads, seq, so_b, so_h, so_s, sdo_b, sdo_h, sdo_s,
-                          HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+                          HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr):
     # delta_i = sum_d dO_id O_id = rowsum(P * dP) for row i: the term every dS element of the row subtracts (0 for a
     # row with no key: its O is 0).
     pid_m = tl.program_id(0)
     bh, b, h = _batch_head(n_heads)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
+    offs_d = tl.arange(0, BLOCK_D)
     ok = offs_m < seq
-    o = _load_rows(o_ptr + b * so_b + h * so_h, offs_m, so_s, offs_d, ok, True, False)
-    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, ok, True, False)
+    o = _load_rows(o_ptr + b * so_b + h * so_h, offs_m, so_s, offs_d, ok, True, False, HEAD_DIM, BLOCK_D)
+    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, ok, True, False, HEAD_DIM, BLOCK_D)
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
     tl.store(delta_ptr + bh.to(tl.int64) * seq + offs_m, delta, mask=offs_m < seq)
 
@@ -246,7 +264,7 @@ def attn_bwd_delta_kernel(o_ptr, do_ptr, delta_ptr, n_heads, seq, so_b, so_h, so
 def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, sm_scale, qk_scale,
                          n_heads, group, seq_q, seq_k, sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s,
                          sdo_b, sdo_h, sdo_s,
-                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                          CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
     # Program (j, bh) owns keys [j BLOCK_N, (j+1) BLOCK_N) of key/value head bh (n_heads / group = Hkv of them):
     # K_j and V_j stay on chip while the query blocks of each of the group's query heads stream past; P^T is rebuilt
@@ -260,13 +278,13 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
     shift = seq_k - seq_q                                   # causal: query i attends keys j <= i + shift
     n0 = pid_n * BLOCK_N
     offs_n = n0 + tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
+    offs_d = tl.arange(0, BLOCK_D)
     col_ok = offs_n < seq_k
-    k = _load_rows(k_ptr + b * sk_b + hk * sk_h, offs_n, sk_s, offs_d, col_ok, True, UPCAST)
-    v = _load_rows(v_ptr + b * sv_b + hk * sv_h, offs_n, sv_s, offs_d, col_ok, True, UPCAST)
+    k = _load_rows(k_ptr + b * sk_b + hk * sk_h, offs_n, sk_s, offs_d, col_ok, True, UPCAST, HEAD_DIM, BLOCK_D)
+    v = _load_rows(v_ptr + b * sv_b + hk * sv_h, offs_n, sv_s, offs_d, col_ok, True, UPCAST, HEAD_DIM, BLOCK_D)
     in_ty = q_ptr.dtype.element_ty
-    dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
-    dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
+    dk = tl.zeros([BLOCK_N, BLOCK_D], tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_D], tl.float32)
     # Unlike the forward and dQ (two key ranges for a query block), this loop walks QUERY blocks for a key block, in
     # three ranges: [diag_lo, diag_hi) the diagonal band (causal only, masked), [mid_lo, s_full) whole query blocks
     # that need no mask, [tail_lo, seq_q) the ragged last query block (masked). Causal, bottom-right aligned: the
@@ -304,8 +322,8 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
             for start_m in range(lo, hi, BLOCK_M):
                 offs_m = start_m + offs_mb
                 row_ok = offs_m < seq_q
-                q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, phase != 1, UPCAST)
-                do = _load_rows(do_base, offs_m, sdo_s, offs_d, row_ok, phase != 1, UPCAST)
+                q = _load_rows(q_base, offs_m, sq_s, offs_d, row_ok, phase != 1, UPCAST, HEAD_DIM, BLOCK_D)
+                do = _load_rows(do_base, offs_m, sdo_s, offs_d, row_ok, phase != 1, UPCAST, HEAD_DIM, BLOCK_D)
                 if phase == 1:
                     lse2 = tl.load(lse_ptr + row_base + offs_m) * 1.4426950408889634
                     delta = tl.load(delta_ptr + row_base + offs_m)
@@ -324,17 +342,17 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
                 ds_t = p_t * (dp_t - delta[None, :])
                 dk = tl.dot(_mma_operand(ds_t, in_ty, UPCAST), q, dk)
     dk = dk * sm_scale
-    out = bhk.to(tl.int64) * seq_k * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
-    tl.store(dk_ptr + out, dk.to(dk_ptr.dtype.element_ty), mask=col_ok[:, None])
-    tl.store(dv_ptr + out, dv.to(dv_ptr.dtype.element_ty), mask=col_ok[:, None])
+    head = bhk.to(tl.int64) * seq_k * HEAD_DIM
+    _store_rows(dk_ptr + head, offs_n, HEAD_DIM, offs_d, col_ok, dk.to(dk_ptr.dtype.element_ty), HEAD_DIM, BLOCK_D)
+    _store_rows(dv_ptr + head, offs_n, HEAD_DIM, offs_d, col_ok, dv.to(dv_ptr.dtype.element_ty), HEAD_DIM, BLOCK_D)
 
 
 @triton.jit
 def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, sm_scale, qk_scale,
                        n_heads, group, seq_q, seq_k, sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s,
                        sdo_b, sdo_h, sdo_s,
-                       HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                       UPCAST: tl.constexpr):
+                       HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
     # Program (i, bh) owns query rows [i BLOCK_M, (i+1) BLOCK_M) of query head bh: Q_i, dO_i, LSE_i and delta_i stay
     # on chip while the K/V blocks of its key/value head h // group stream past (the forward's loop structure);
     # dQ_i += dS K. dQ is contiguous.
@@ -345,13 +363,13 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
     k_base = k_ptr + b * sk_b + hk * sk_h
     v_base = v_ptr + b * sv_b + hk * sv_h
     row_base = bh.to(tl.int64) * seq_q
-    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq_q, BLOCK_M, BLOCK_N, HEAD_DIM)
-    q = _load_rows(q_ptr + b * sq_b + h * sq_h, offs_m, sq_s, offs_d, row_ok, True, UPCAST)
-    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, row_ok, True, UPCAST)
+    m0, offs_m, offs_n, offs_d, row_ok = _query_block(pid_m, seq_q, BLOCK_M, BLOCK_N, BLOCK_D)
+    q = _load_rows(q_ptr + b * sq_b + h * sq_h, offs_m, sq_s, offs_d, row_ok, True, UPCAST, HEAD_DIM, BLOCK_D)
+    do = _load_rows(do_ptr + b * sdo_b + h * sdo_h, offs_m, sdo_s, offs_d, row_ok, True, UPCAST, HEAD_DIM, BLOCK_D)
     lse2 = tl.load(lse_ptr + row_base + offs_m, mask=row_ok, other=0.0) * 1.4426950408889634
     delta = tl.load(delta_ptr + row_base + offs_m, mask=row_ok, other=0.0)
     in_ty = q_ptr.dtype.element_ty
-    dq = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    dq = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # The forward's two key ranges and masks; where the forward keeps a running max and rescales its accumulator,
     # dQ rebuilds P exactly from the saved LSE (no online softmax), and adds dP = dO V^T and dS to the loop body.
     # A row with no key (LSE = -inf) only ever meets masked tiles (or none): its exp2 is +inf there, selected to 0.
@@ -360,7 +378,7 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
         lo, hi = _phase_range(phase, full_hi, tail_lo, tail_hi)
         for start_n in range(lo, hi, BLOCK_N):
             offs_kn, col_ok, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, phase == 1,
-                                             UPCAST)
+                                             UPCAST, HEAD_DIM, BLOCK_D)
             p = tl.math.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse2[:, None])
             if phase == 1:
                 p = tl.where(_attends(offs_m[:, None], offs_kn[None, :], col_ok[None, :], shift, CAUSAL), p, 0.0)
@@ -368,5 +386,5 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
             ds = p * (dp - delta[:, None])
             dq = tl.dot(_mma_operand(ds, in_ty, UPCAST), k, dq)    # dS rounded to the input dtype for the tensor cores
     dq = dq * sm_scale
-    tl.store(dq_ptr + row_base * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
-             dq.to(dq_ptr.dtype.element_ty), mask=row_ok[:, None])
+    _store_rows(dq_ptr + row_base * HEAD_DIM, offs_m, HEAD_DIM, offs_d, row_ok, dq.to(dq_ptr.dtype.element_ty),
+                HEAD_DIM, BLOCK_D)
