@@ -317,8 +317,9 @@ def test_cuda_wrappers_refuse_to_run_without_a_gpu():
 def test_wgmma_variant_is_listed_and_needs_sm90():
     names = [v.name for v in tc.VARIANTS]
     assert "cuda 03 wgmma+TMA" in names and tc.WGMMA_MODULE == "phase4_optimization.lab03_tensor_cores.wgmma"
+    assert tc.WGMMA_CLUSTER_NAME in names
     for v in tc.VARIANTS:
-        if v.name == "cuda 03 wgmma+TMA":
+        if v.name in ("cuda 03 wgmma+TMA", tc.WGMMA_CLUSTER_NAME):
             assert v.archs == ("sm_90",)
             if not device.has_gpu():
                 assert v.available()[0] is False

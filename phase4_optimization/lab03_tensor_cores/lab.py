@@ -79,6 +79,7 @@ WGMMA_TARGET_SIZES = (4096, 8192)
 WMMA_TILE = (64, 64)
 WGMMA_MODULE = wg.__name__
 WGMMA_NAME = "cuda 03 wgmma+TMA"
+WGMMA_CLUSTER_NAME = "cuda 03 wgmma+TMA, 2-block clusters"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -451,6 +452,11 @@ def gemm_wgmma_tma(a, b, out=None):
     return wg.gemm_wgmma(a, b, out=out)
 
 
+def gemm_wgmma_cluster(a, b, out=None):
+    """Rung 03 compiled with CLUSTER=2: pairs of blocks share each B tile by TMA multicast (N-major B)."""
+    return wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=2)
+
+
 class _WgmmaVariant(lab.Variant):
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -511,6 +517,8 @@ VARIANTS = [
     lab.Variant("triton tl.dot", gemm_triton, "triton", dtypes=DTYPES),
     _WgmmaVariant(WGMMA_NAME, gemm_wgmma_tma, "cuda", dtypes=DTYPES, archs=("sm_90",),
                   note="sm_90a wgmma + TMA (kernels_wgmma.cu)"),
+    _WgmmaVariant(WGMMA_CLUSTER_NAME, gemm_wgmma_cluster, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                  note="rung 03 with CLUSTER=2: B tiles shared by TMA multicast"),
 ]
 PEERS = [
     lab.Variant("torch.matmul (cuBLAS)", peer_torch, "peer", dtypes=DTYPES),
