@@ -175,9 +175,11 @@ def test_benchmark_helpers_on_cpu_torch_tensors():
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (7, 33), (13, 50)])
-def test_persistent_forward_prefetch(rows, cols):
-    # _sms() is 4 off the GPU: PERSIST 1 -> 4 programs walking 1, 7 or 13 rows (each one's last prefetch masked off,
-    # a program with no row at all when rows < 4); poisoned outputs, so an unwritten row fails
+def test_persistent_forward_prefetch(rows, cols, monkeypatch):
+    # 4 "SMs" (on a GPU too): PERSIST 1 -> 4 programs walking 1, 7 or 13 rows, so the loop carries a prefetched row
+    # into the next iteration (each program's last prefetch masked off, a program with no row at all when rows < 4);
+    # poisoned outputs, so an unwritten row fails
+    monkeypatch.setattr(ln, "_sms", lambda: 4)
     where = "cpu" if ln.INTERPRETER else "cuda"       # on a GPU machine the same check runs the compiled kernel
     x, w, b, dy = (arrays.from_numpy(a, "float32", where)
                    for a in ln.make_inputs((rows, cols), "float32", check.rng(rows * 100 + cols), "cpu"))

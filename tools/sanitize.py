@@ -117,6 +117,8 @@ def sanitize_cases(mod, variant) -> list:
         return out[:CASES_PER_VARIANT]
     if pool:
         size = min((c[0] for c in pool), key=_cost)
+        if variant.cannot_serve is not None and variant.cannot_serve(size, variant.dtypes[0]):
+            return []
         return [(size, variant.dtypes[0])]
     return []
 

@@ -289,13 +289,21 @@ def ceiling_facts(c: dict) -> list[dict]:
              "value": c["target_fraction_of_ceiling"], "unit": ""}]
 
 
+def peak_blocks(regs: int, sms: int | None = None) -> int:
+    """One full wave of tc_00_mma_peak (256 threads a block): every SM holding as many blocks as its registers and
+    thread slots allow, so no SM idles in a tail wave while others still run."""
+    sms = sms or device.info().sms
+    per_warp = -(-regs * 32 // 256) * 256            # registers are allocated per warp, 256 at a time
+    return sms * max(1, min(2048 // 256, 65536 // (8 * per_warp)))
+
+
 def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
     """How fast mma.sync can go on this GPU at all (tc_00_mma_peak: register operands, no memory) against cuBLAS's
     bf16 GEMM at n^3, interleaved in the same run: the ceiling rung 02's target has to fit under."""
     a, b, c = _square(n, "bfloat16", 5)
-    blocks, iters, chains = 8 * device.info().sms, 4096, 8
-    out = arrays.empty((blocks * 256,), "float32", a)
     k = L._kernel("tc_00_mma_peak", tuple(sorted(L._defines("bfloat16", "bfloat16", None).items())), 0)
+    blocks, iters, chains = peak_blocks(int(k.attributes["num_regs"])), 4096, 8
+    out = arrays.empty((blocks * 256,), "float32", a)
     peak = lambda: k((blocks,), (256,), (np.int32(iters), np.uint64(arrays.ptr(out))))  # noqa: E731
     ts, tries, steady = bench.steady({"cublas": lambda: L.peer_torch(a, b, out=c), "mma.sync peak": peak},
                                      rounds=rounds, warmup_ms=10, rep_ms=40, min_reps=5)

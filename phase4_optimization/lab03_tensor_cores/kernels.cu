@@ -439,7 +439,8 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
 // Computes: nothing useful. Each warp runs `iters` rounds of PEAK_CHAINS independent mma.sync.m16n8k16 (fp32
 //   accumulators, separate chains so no MMA waits for the previous one's result), then folds its accumulators into
 //   one float per thread so the compiler cannot drop the work.
-// Launch: any grid, 256 threads per block (8 warps); FLOPs = blocks x 8 warps x iters x PEAK_CHAINS x 4096 x 2.
+// Launch: any grid, 256 threads per block (8 warps); FLOPs = blocks x 8 warps x iters x PEAK_CHAINS x 4096 (one
+//   m16n8k16 is 16 x 8 x 16 = 2048 multiply-adds). The benchmark launches one full wave: SMs x the blocks that fit.
 // Why it is here: rung 02's target is a fraction of cuBLAS, which on sm_90 runs wgmma. This kernel measures how many
 //   TFLOP/s mma.sync itself can issue on the GPU at hand, so the README can say how far rung 02 is from the
 //   instruction's own ceiling and whether a target is reachable with it at all.

@@ -535,7 +535,8 @@ CHECK_CASES = [((1, 1, 1), "bfloat16"), ((1, 1, 1), "float16"), ((127, 129, 131)
                ((512, 512, 2048), "float16")]
 # Under compute-sanitizer (tools/sanitize.py): the two smallest edge cases, and one with an interior block for the
 # 128-row tiles and a K tail (40 = one 32-deep k-tile + 8): tc_02's fast copy path next to the general one.
-SANITIZE_CASES = [((1, 1, 1), "bfloat16"), ((5, 4097, 77), "float16"), ((136, 256, 40), "bfloat16")]
+SANITIZE_CASES = [((1, 1, 1), "bfloat16"), ((5, 4097, 77), "float16"), ((136, 256, 40), "bfloat16"),
+                  ((257, 40, 64), "bfloat16")]       # 3 tile rows (a clamped cluster partner), 1 B box
 CPU_CHECK_CASES = [((1, 1, 1), "bfloat16"), ((5, 7, 3), "float16"), ((33, 65, 40), "bfloat16"),
                    ((40, 50, 70), "float16"), ((127, 33, 19), "bfloat16")]
 QUICK_CASES = 3                # --quick checks the first three
