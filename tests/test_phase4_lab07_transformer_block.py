@@ -57,7 +57,7 @@ def test_flops_of_the_main_case():
 
 @pytest.mark.parametrize("size,err,match", [
     ((1, 4, 64, 3), ValueError, "multiple"),          # d % H != 0
-    ((1, 4, 96, 3), ValueError, "head dim"),          # D = 32: not a head dim the attention kernel takes
+    ((1, 4, 96, 2), ValueError, "head dim"),          # D = 48: not a head dim the attention kernel takes
 ])
 def test_block_rejects_bad_heads(size, err, match):
     import torch
@@ -166,6 +166,21 @@ def test_plan_stages_cover_the_block_on_gpu():
     y = plan.buffers["y"].clone()
     assert device.has_gpu()
     assert (tb.block_ours(x, h, *w) == y).all()
+
+
+@pytest.mark.parametrize("size", [(2, 37, 64, 2), (1, 20, 96, 1)])
+def test_block_takes_other_head_dims(size):
+    """d / H = 32 and 96 (a head dim lab 4.6's Triton kernels run in a padded 128-wide tile): the whole block
+    against the float64 reference, output poisoned."""
+    from common import lab
+
+    x, *rest = tb.make_inputs(size, "bfloat16", np.random.default_rng(3), lab.where())
+    ref = tb.reference(*[lab._np64(a) for a in (x, *rest)])
+    ours = tb.VARIANTS[0]
+    skip_unless_available(ours)
+    out = check.poisoned(ref.shape, "bfloat16", x)
+    check.assert_close(ours.fn(x, *rest, out=out), ref, "bfloat16", tb.tolerance(size, "bfloat16"),
+                       what=f"{size}")
 
 
 @pytest.mark.parametrize("where", ["last", "middle"])

@@ -157,9 +157,9 @@ class BlockPlan:
         if d % n_heads:
             raise ValueError(f"n_heads: d = {d} is not a multiple of n_heads = {n_heads}")
         dh = d // n_heads
-        if dh not in at.HEAD_DIMS:
+        if dh not in at.FLASH_HEAD_DIMS:
             raise ValueError(f"n_heads: head dim d / H = {dh} is not supported by the attention kernel "
-                             f"(expected one of {at.HEAD_DIMS})")
+                             f"(expected one of {at.FLASH_HEAD_DIMS})")
         w = dict(zip(PARAM_NAMES, weights))
         shapes = {"ln1_w": (d,), "ln1_b": (d,), "ln2_w": (d,), "ln2_b": (d,), "w_qkv": (d, 3 * d), "b_qkv": (3 * d,),
                   "w_o": (d, d), "b_o": (d,), "w_fc": (d, 4 * d), "b_fc": (4 * d,), "w_proj": (4 * d, d),
