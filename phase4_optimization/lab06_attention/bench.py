@@ -451,6 +451,9 @@ TARGETS = [("fwd D128 non-causal", "fwd", (4, 32, 4096, 128), False, "torch SDPA
            ("fwd D128 causal", "fwd", (4, 32, 4096, 128), True, "torch SDPA cuDNN", 0.85),
            ("fwd D64 non-causal", "fwd", (8, 32, 2048, 64), False, "torch SDPA cuDNN", 0.85),
            ("bwd D128 non-causal", "bwd", (4, 32, 4096, 128), False, "torch SDPA flash", 1.2)]
+# The grouped-query forward target: q (B, Hq, S, D), k and v with Hkv heads; the peer is SDPA's fastest
+# backend on k, v expanded to Hq heads beforehand (the expansion not timed), and native enable_gqa where it runs
+GQA_TARGET = ("fwd GQA 32 q / 8 kv heads, D128 non-causal", (4, 32, 8, 4096, 128), False, 0.85)
 NAIVE_SHAPE = (4, 32, 2048, 128)
 CUDA_SHAPE = (4, 32, 4096, 128)          # the CUDA C rungs' target shape (B, H, S, D)
 CUDA_GOAL = 1.0                          # rung 02 against SDPA's FlashAttention-2 backend, non-causal
@@ -586,6 +589,50 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
     return rows, targets, tuning
 
 
+def bench_gqa(rounds: int = 3) -> tuple[list[dict], dict]:
+    """The grouped-query forward against SDPA, interleaved rounds, checked on sampled heads against float64 (the
+    sampled query heads read key/value head 0, whose expanded copy the float64 check uses)."""
+    import torch
+    import torch.nn.functional as F
+
+    label, (b, hq, hkv, s, d), causal, goal = GQA_TARGET
+    dtype = "bfloat16"
+    q = _randn((b, hq, s, d), dtype, 200)
+    k, v = (_randn((b, hkv, s, d), dtype, 201 + i) for i in range(2))
+    o, lse = L.flash_attn_fwd(q, k, v, causal)
+    group = hq // hkv
+    ke, ve = (t.repeat_interleave(group, dim=1).contiguous() for t in (k, v))
+    c = _sample_compare(o, _naive_torch_heads(q, ke, ve, causal), dtype)
+    flops = L.attn_flops(b, hq, s, d, causal)
+    fns = {"triton flash (GQA)": lambda: L.flash_attn_fwd(q, k, v, causal, out=(o, lse))}
+    for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
+        if not L.sdpa_unavailable(backend):
+            fns[f"{name}, k/v expanded"] = (lambda b_=backend: L.sdpa_fwd(q, ke, ve, causal, b_))
+    try:                                      # native grouped-query SDPA (whichever backend torch picks)
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        fns["torch SDPA enable_gqa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                              enable_gqa=True)
+    except (TypeError, RuntimeError):
+        pass
+    ts = bench.interleaved(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
+    peers = {n: t for n, t in ts.items() if not n.startswith("triton")}
+    rows = [report.row(L.LAB, f"{name} fwd", "triton" if name.startswith("triton") else "peer", (b, hq, s, d), dtype,
+                       t, flops=flops, part=label, case=label, causal=causal, kv_heads=hkv,
+                       check=("ok" if c.ok else c.message) if name.startswith("triton") else "")
+            for name, t in ts.items()]
+    if not peers:
+        return rows, {"case": label, "peer": "torch SDPA", "target": f">= {goal:.2f}",
+                      "met": "not measured: no SDPA backend ran"}
+    best = min(peers, key=lambda n: peers[n].median_ms)
+    ratio = peers[best].median_ms / ts["triton flash (GQA)"].median_ms
+    target = {"case": f"{label} B{b} S{s} bf16", "peer": f"{best} (SDPA's fastest here)",
+              "triton TFLOP/s": ts["triton flash (GQA)"].tflops(flops), "peer TFLOP/s": peers[best].tflops(flops),
+              "ratio": ratio, "target": f">= {goal:.2f}", "met": bool(ratio >= goal and c.ok)}
+    q = k = v = ke = ve = o = lse = None      # the closures above hold them; let the allocator have them back
+    torch.cuda.empty_cache()
+    return rows, target
+
+
 def bench_naive(rounds: int = 3) -> list[dict]:
     """Naive against flash at a shape where S x S still fits comfortably: the bytes each moves, and the time."""
     b, h, s, d = NAIVE_SHAPE
@@ -647,6 +694,9 @@ def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
 def benchmark(ctx) -> lab.Result:
     quick = ctx.quick
     rows, targets, tuning = bench_targets(rounds=1 if quick else 3, do_tune=not quick)
+    gqa_rows, gqa_target = bench_gqa(rounds=1 if quick else 3)
+    rows += gqa_rows
+    targets.append(gqa_target)
     naive_rows = bench_naive(rounds=1 if quick else 2)
     cuda_rows = []
     if not L.unavailable_reason():
