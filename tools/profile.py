@@ -90,15 +90,8 @@ def _setup(case: str):
     torch.manual_seed(0)
     g = lambda *shape: torch.randn(*shape, device="cuda", dtype=torch.bfloat16)  # noqa: E731
     if case == "mma_peak":
-        import numpy as np
-
-        from common import arrays
-        tc = lab_module("phase4_optimization", "lab03_tensor_cores")
         from phase4_optimization.lab03_tensor_cores import bench as tcb
-        k = tc._kernel("tc_00_mma_peak", tuple(sorted(tc._defines("bfloat16", "bfloat16", None).items())), 0)
-        blocks = tcb.peak_blocks(int(k.attributes["num_regs"]))
-        out = torch.empty(blocks * 256, device="cuda")
-        return lambda: k((blocks,), (256,), (np.int32(4096), np.uint64(arrays.ptr(out))))
+        return tcb.mma_peak_launch(g(1))[0]
     if case.startswith(("mma_", "wgmma_", "cublas_")) and case != "cublas_sgemm":
         tc = lab_module("phase4_optimization", "lab03_tensor_cores")
         n = 8192 if "8192" in case else 4096

@@ -297,19 +297,26 @@ def peak_blocks(regs: int, sms: int | None = None) -> int:
     return sms * max(1, min(2048 // 256, 65536 // (8 * per_warp)))
 
 
+def mma_peak_launch(like, iters: int = 4096, chains: int = 8) -> tuple:
+    """(a zero-argument launch of tc_00_mma_peak over one full wave, the FLOPs it does): the ceiling measurement
+    here and tools/profile.py's mma_peak case run the same launch."""
+    k = L._kernel("tc_00_mma_peak", tuple(sorted(L._defines("bfloat16", "bfloat16", None).items())), 0)
+    blocks = peak_blocks(int(k.attributes["num_regs"]))
+    out = arrays.empty((blocks * 256,), "float32", like)
+    flops = blocks * 8 * iters * chains * 16 * 8 * 16 * 2     # 8 warps a block, chains MMAs a step, 2 FLOP a MAC
+    return (lambda: k((blocks,), (256,), (np.int32(iters), np.uint64(arrays.ptr(out))))), flops
+
+
 def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
     """How fast mma.sync can go on this GPU at all (tc_00_mma_peak: register operands, no memory) against cuBLAS's
     bf16 GEMM at n^3, interleaved in the same run: the ceiling rung 02's target has to fit under."""
     a, b, c = _square(n, "bfloat16", 5)
-    k = L._kernel("tc_00_mma_peak", tuple(sorted(L._defines("bfloat16", "bfloat16", None).items())), 0)
-    blocks, iters, chains = peak_blocks(int(k.attributes["num_regs"])), 4096, 8
-    out = arrays.empty((blocks * 256,), "float32", a)
-    peak = lambda: k((blocks,), (256,), (np.int32(iters), np.uint64(arrays.ptr(out))))  # noqa: E731
+    peak, peak_flops = mma_peak_launch(a)
     ts, tries, steady = bench.steady({"cublas": lambda: L.peer_torch(a, b, out=c), "mma.sync peak": peak},
                                      rounds=rounds, warmup_ms=10, rep_ms=40, min_reps=5)
-    peak_tflops = blocks * 8 * iters * chains * 16 * 8 * 16 * 2 / (ts["mma.sync peak"].median_ms * 1e-3) / 1e12
+    peak_tflops = ts["mma.sync peak"].tflops(peak_flops)
     cub = ts["cublas"].tflops(2.0 * n ** 3)
-    a = b = c = out = None
+    a = b = c = peak = None
     _free()
     return {"what": "mma.sync m16n8k16 bf16 issue ceiling (tc_00_mma_peak, 8 chains/warp, 8 warps/block)",
             "mma_peak_tflops": peak_tflops, "cublas_tflops": cub, "ceiling_vs_cublas": peak_tflops / cub,
