@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, report
+from common import arrays, check, cuda, device, report, tuned
 from phase2_cuda.lab08_sgemm import bench as sgb
 from phase2_cuda.lab08_sgemm import lab as sg
 
@@ -826,7 +826,7 @@ def test_peers_compute_true_fp32():
 def test_rung_11_uses_the_recorded_configuration():
     cfg, src = sg.tuned_config()
     assert cfg.problems() == []
-    if os.path.exists(sg._tuned_path()):
+    if os.path.exists(tuned.path(sg.TUNED)):
         assert "tuned on" in src
     else:
         assert cfg == sg.ASYNC_DEFAULT

@@ -194,10 +194,6 @@ ASYNC_DEFAULT = AsyncConfig()   # rung 10, and rung 11 until --tune has recorded
 # The autotuner's declared search space (rung 11) is bench.TUNE_SPACE; its timings are in the tuning record.
 
 
-def _tuned_path(slug: str | None = None) -> str:
-    return tuned.path(TUNED, slug)
-
-
 def _check_winner(w: dict) -> AsyncConfig:
     """A tuning record's winner as an AsyncConfig the kernel accepts (common.tuned falls back on the errors)."""
     cfg = AsyncConfig(**{k: int(v) for k, v in w.items()})

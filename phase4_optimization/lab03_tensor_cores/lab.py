@@ -243,10 +243,6 @@ def ldmatrix_conflicts(cpr: int, rows: int) -> int:
     return worst
 
 
-def _tuned_path(slug: str | None = None) -> str:
-    return tuned.path(TUNED, slug)
-
-
 def _check_winner(w: dict) -> dict:
     return validate_config({k: int(v) for k, v in w.items()})
 
