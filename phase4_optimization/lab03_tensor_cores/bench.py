@@ -17,6 +17,7 @@ CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel r
             "timed.")
 SIZES = (2048, 4096, 8192)
 WGMMA_SIZES = (4096, 8192)          # the wgmma head to head; its targets are at both
+TMA_STORE_TAG = " tma-store"        # the head to head's name suffix for the EPI_TMA builds
 
 
 def add_arguments(p) -> None:
@@ -107,19 +108,23 @@ def wgmma_compile_report(quick: bool = False) -> list[dict]:
     """kernels_wgmma.cu for sm_90a: registers, spills and the Hopper instructions (HGMMA, UTMALDG, SYNCS, ...), the
     descriptors of stage 0, and the NumPy layout model read back through them."""
     rows = []
-    builds = (("bfloat16", False),) if quick else (("bfloat16", False), ("float16", False), ("bfloat16", True))
-    for dt, kmaj in cli.progress(builds, "compiling kernels_wgmma.cu"):
-        rep = wg.compile_report(dt, b_kmajor=kmaj)
+    builds = ((("bfloat16", False, False), ("bfloat16", False, True)) if quick else
+              (("bfloat16", False, False), ("float16", False, False), ("bfloat16", True, False),
+               ("bfloat16", False, True)))
+    for dt, kmaj, epi in cli.progress(builds, "compiling kernels_wgmma.cu"):
+        rep = wg.compile_report(dt, b_kmajor=kmaj, tma_store=epi)
         k = rep.kernels[wg.KERNEL]
         ops: dict[str, int] = {}
         for ins in k.sass:
             op = ins.split()[0] if not ins.startswith("@") else ins.split()[1]
-            for key in ("HGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "WARPGROUP"):
+            for key in ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP"):
                 if op.startswith(key):
                     ops[key] = ops.get(key, 0) + 1
-        rows.append({"dtype": dt, "B layout": wg._layout(kmaj), "arch": rep.arch, "regs": k.registers,
-                     "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.SMEM_BYTES,
-                     "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0), "SYNCS": ops.get("SYNCS", 0),
+        rows.append({"dtype": dt, "B layout": wg._layout(kmaj), "epilogue": "TMA store" if epi else "registers",
+                     "arch": rep.arch, "regs": k.registers,
+                     "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.smem_bytes(epi),
+                     "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0),
+                     "UTMASTG": ops.get("UTMASTG", 0), "SYNCS": ops.get("SYNCS", 0),
                      "USETMAXREG": ops.get("USETMAXREG", 0), "stg": cuda.fmt_widths(k.sass_counts, "STG")})
     report.print_table(rows, title=f"kernels_wgmma.cu compiled with NVRTC {cuda.nvrtc_version()} for {wg.ARCH} "
                                    "(regs = the launch-bound cap; setmaxnreg moves them at run time)")
@@ -334,27 +339,34 @@ def wgmma_head_to_head(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = Fal
     c_w = torch.empty((m, n), dtype=a.dtype, device=a.device)
     c_t = torch.empty_like(c_w)
     clusters = (1,) if b_kmajor else wg.CLUSTERS
+    # every build: 1- and 2-block clusters, each with the register epilogue and the TMA-store one (EPI_TMA)
+    builds = [(cl, ep) for ep in (False, True) for cl in clusters]
+    label = {(cl, ep): f"cluster {cl}{TMA_STORE_TAG if ep else ''}" for cl, ep in builds}
+    key = {b_: "wgmma " + lb for b_, lb in label.items()}
     cmps = {}
-    for cl in clusters:           # every variant timed is first checked on sampled rows
+    for cl, ep in builds:         # every variant timed is first checked on sampled rows
         c_w.fill_(float("nan"))
-        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl)
-        cmps[cl] = wg.verify_sample(c_w, a, b, dtype)
+        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl, tma_store=ep)
+        cmps[key[cl, ep]] = wg.verify_sample(c_w, a, b, dtype)
     fns = {"cublas": lambda: torch.matmul(a, b, out=c_t)}
-    for cl in clusters:
-        fns[f"wgmma cluster {cl}"] = lambda cl=cl: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl)
+    for cl, ep in builds:
+        fns[key[cl, ep]] = lambda cl=cl, ep=ep: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl,
+                                                               tma_store=ep)
     ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60)
     flops = 2.0 * m * n * k
-    best = min(clusters, key=lambda cl: ts[f"wgmma cluster {cl}"].median_ms)
-    tw = ts[f"wgmma cluster {best}"]
-    bad = [f"cluster {cl}: {c.message}" for cl, c in cmps.items() if not c.ok]
-    row = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor), "best cluster": best,
+    best_cl, best_ep = min(builds, key=lambda b_: ts[key[b_]].median_ms)
+    tw = ts[key[best_cl, best_ep]]
+    bad = [f"{name}: {c.message}" for name, c in cmps.items() if not c.ok]
+    row = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor), "best cluster": best_cl,
+           "best epilogue": "TMA store" if best_ep else "registers",
            "wgmma_tflops": tw.tflops(flops), "cublas_tflops": ts["cublas"].tflops(flops),
            "ratio": ts["cublas"].median_ms / tw.median_ms, "wgmma_ms": tw.median_ms,
            "cublas_ms": ts["cublas"].median_ms, "spread": max(t.spread for t in ts.values()), "steady": steady,
            "rounds_run": tries, "check": "; ".join(bad) or "ok", "ok": not bad}
-    for cl in clusters:
-        row[f"ratio cluster {cl}"] = ts["cublas"].median_ms / ts[f"wgmma cluster {cl}"].median_ms
+    for cl, ep in builds:
+        row[f"ratio {label[cl, ep]}"] = ts["cublas"].median_ms / ts[key[cl, ep]].median_ms
     return row
+
 
 
 def benchmark(ctx) -> lab.Result:
@@ -386,16 +398,19 @@ def benchmark(ctx) -> lab.Result:
                for s in cli.progress(shapes, "wgmma head to head")]
         ok = all(r["ok"] for r in h2h)
         meta["wgmma"] = h2h
-        meta["targets"] = [{"case": f"bf16 {r['shape']}", "variant": f"{L.WGMMA_NAME} (cluster {r['best cluster']})",
+        meta["targets"] = [{"case": f"bf16 {r['shape']}",
+                            "variant": f"{L.WGMMA_NAME} (cluster {r['best cluster']}, {r['best epilogue']} epilogue)",
                             "ratio": r["ratio"],
                             "target": f">= {L.WGMMA_TARGET:.2f} x cuBLAS", "steady": r["steady"],
                             "met": r["ratio"] >= L.WGMMA_TARGET and r["steady"]}
                            for r in h2h if r["dtype"] == "bfloat16"
                            and r["shape"] in {f"{s}x{s}x{s}" for s in L.WGMMA_TARGET_SIZES}]
-        tables.append((h2h, ["shape", "dtype", "B layout", "ratio cluster 1", "ratio cluster 2", "best cluster",
-                             "wgmma_tflops", "cublas_tflops", "ratio", "spread", "steady", "check"],
-                       "rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast) vs cuBLAS "
-                       "(torch.matmul), steady interleaved rounds, L2 flushed"))
+        tables.append((h2h, ["shape", "dtype", "B layout", "ratio cluster 1", "ratio cluster 2",
+                             "ratio cluster 1" + TMA_STORE_TAG, "ratio cluster 2" + TMA_STORE_TAG, "best cluster",
+                             "best epilogue", "wgmma_tflops", "cublas_tflops", "ratio", "spread", "steady", "check"],
+                       "rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
+                       "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
+                       "interleaved rounds, L2 flushed"))
         if meta["targets"]:
             tables.append((meta["targets"], None, "targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3"))
     return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)

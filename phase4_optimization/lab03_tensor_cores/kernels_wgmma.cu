@@ -4,7 +4,8 @@
 //
 //   gemm_wgmma_tma   persistent, 3 warpgroups (1 TMA producer, 2 wgmma consumers), 128 x 256 x 64 tiles, 4 stages;
 //                    -DGEMM_F16=1 for fp16, -DB_KMAJOR=1 for the transposed-B fallback, -DCLUSTER=2 for pairs of
-//                    blocks that share B tiles by TMA multicast (below)
+//                    blocks that share B tiles by TMA multicast (below), -DEPI_TMA=1 for the epilogue through
+//                    shared memory and TMA stores (below; 3 stages)
 // Run: python -m phase4_optimization.lab03_tensor_cores (on an sm_90 GPU; the host side is wgmma.py; the measured
 // figures are in this lab's README, not here).
 //
@@ -29,7 +30,8 @@
 //              MMAs are free, and the producer runs ahead by up to 4 stages.
 //   prediction 0.85-0.95x cuBLAS at bf16 8192^3 (the lab's target: >= 0.9x). The known gaps to cuBLAS: the epilogue
 //              stores straight from registers (not overlapped with the next tile's MMAs, ~3% of a tile's time at
-//              8192^3), no 2-CTA cluster multicast of the A/B tiles.
+//              8192^3), no 2-CTA cluster multicast of the A/B tiles. (-DCLUSTER=2 and -DEPI_TMA=1 below are the
+//              attempts at those two.)
 //
 // Shared memory layout (one stage; 4 stages; every tile 1024-byte aligned, as the 128B swizzle requires):
 //   A stage: 128 rows (M) x 64 bf16 (K) = 128 rows of 128 bytes, written by one TMA box {64, 128} with 128B swizzle:
@@ -54,6 +56,30 @@
 // both blocks' consumers released it (empty[s] counts 16 arrivals: 8 local, 8 from the partner through mapa), the
 // two blocks walk in step, and the kernel starts and ends with a cluster-wide barrier. The README has what it gained.
 //
+// Epilogue through shared memory + TMA store (-DEPI_TMA=1; composes with CLUSTER=2 and B_KMAJOR):
+//   what changed  the default epilogue stores C from registers: each consumer thread issues 64 32-bit global stores
+//              (8 rows x 16 bytes per warp instruction, bounds-checked) while neither consumer issues a wgmma, so the
+//              tensor cores idle for the whole store burst of every tile. Here each consumer warpgroup writes its
+//              64 x 256 half of C, rounded, into its own 32 KiB shared buffer (4 boxes of 64 rows x 64 columns, the
+//              same 128B swizzle as the operand tiles: the 8 rows one warp instruction writes land in 8 different
+//              16-byte chunks, so the st.shared are free of bank conflicts), makes the writes visible to the async
+//              proxy (fence.proxy.async.shared::cta), meets its three other warps at a named barrier, and one thread
+//              hands the 4 boxes to the TMA engine (cp.async.bulk.tensor ... .global.shared::cta, one bulk group).
+//              The warpgroup goes straight on to the next tile's MMAs while the TMA engine writes C; out-of-range
+//              rows and columns are clipped by the tensor map (no bounds checks in the kernel). Before the buffer is
+//              written again (one tile later) the issuing thread waits until the store has READ it
+//              (cp.async.bulk.wait_group.read 0; by then long done) and a named barrier passes that on.
+//   room       C staging is 128 x 256 x 2 = 64 KiB: with 4 stages the block would need 256 KiB (> 227 KiB), so this
+//              build runs 3 stages (1024 + 3 x 48 KiB + 64 KiB + barriers ~ 209 KiB).
+//   when not   C's tensor map needs a 16-byte aligned base and a row stride that is a multiple of 16 bytes (N % 8
+//              == 0); otherwise the wrapper passes c_tma = 0 and this build stores from registers like the default.
+//   prediction the tensor cores' idle time per tile falls from a burst of bounds-checked global stores to 64
+//              conflict-free st.shared per thread and two named barriers, against one stage less of look-ahead
+//              (3 stages of ~0.5 us of MMAs each, still above L2's latency). Expect the tensor pipe's busy share
+//              to rise by a few points and the ratio to cuBLAS with it, most at 4096^3 (a tile is 64 k-steps there,
+//              so the epilogue is a larger share than at 8192^3). If it does not rise, the stage count is the next
+//              suspect (a half-size C buffer, stored in two halves, fits 4 stages: 1024 + 192 KiB + 32 KiB).
+//
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
 // imm-trans-b = 0). It exists so that one GPU run can tell an MN-major descriptor mistake from anything else.
@@ -66,8 +92,15 @@
 #ifndef GEMM_F16
 #define GEMM_F16 0            // 0: bf16 inputs/outputs, 1: fp16
 #endif
+#ifndef EPI_TMA
+#define EPI_TMA 0             // 1: C leaves through a shared-memory buffer and TMA stores (below), 3 stages
+#endif
 #ifndef STAGES
+#if EPI_TMA
+#define STAGES 3              // the C buffer (64 KiB) takes the fourth stage's room
+#else
 #define STAGES 4
+#endif
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8             // tile rows per group of the persistent order (L2 reuse)
@@ -101,7 +134,20 @@
 #define A_STAGE_BYTES (BM * BK * 2)          // 16 KiB
 #define B_BOX_BYTES (64 * BK * 2)            // 8 KiB: one {64 N, 64 K} box
 #define B_STAGE_BYTES (BN * BK * 2)          // 32 KiB
-#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + 16 * STAGES)
+#define C_BOX_BYTES (64 * 64 * 2)            // 8 KiB: one {64 N, 64 M} box of C, 128-byte rows
+#if EPI_TMA
+#define C_BYTES (CONSUMERS * 4 * C_BOX_BYTES)  // 64 KiB: each consumer's 64 x 256 half of the tile
+#define EPI_C_PARAM , const __grid_constant__ TmaDesc tma_c
+#define EPI_FLAG_PARAM , int c_tma
+#else
+#define C_BYTES 0
+#define EPI_C_PARAM
+#define EPI_FLAG_PARAM
+#endif
+#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES)
+#if SMEM_BYTES > 227 * 1024
+#error "SMEM_BYTES: more than the 227 KiB of shared memory a block may opt into on sm_90 (fewer STAGES)"
+#endif
 
 #if GEMM_F16
 #define WGMMA_TYPES "f16.f16"
@@ -233,6 +279,41 @@ __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// The store side of TMA (EPI_TMA): a 2-D box shared -> global through a tensor map (coordinates innermost first;
+// parts of the box outside the tensor are not written), tracked per issuing thread in bulk groups.
+__device__ __forceinline__ void tma_store_2d(const TmaDesc* map, u32 src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"((u64)map), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// wait until at most N of this thread's bulk groups still READ their shared source (the buffer may be rewritten)
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+// wait until at most N of this thread's bulk groups are incomplete (their global writes done)
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+// order this thread's generic-proxy shared writes (st.shared) before later async-proxy reads (the TMA store)
+__device__ __forceinline__ void fence_proxy_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// a barrier among `count` threads only (here one consumer warpgroup), id 1.. (0 is __syncthreads')
+__device__ __forceinline__ void named_bar_sync(u32 id, u32 count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ u32 pack_pair(float x, float y) {
+    u32 v;
+    asm("" CVT_PAIR " %0, %1, %2;" : "=r"(v) : "f"(y), "f"(x));   // x -> low half (the lower column), y -> high
+    return v;
+}
+
 // Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading
 // byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
 // 62-63 swizzle mode (1 = 128-byte swizzle). wgmma.py mirrors this in smem_descriptor() and tests it.
@@ -330,15 +411,16 @@ __device__ __forceinline__ void store_pair(unsigned short* c, long long ldc, int
 
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
-gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-               unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store) {
+gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b EPI_C_PARAM,
+               unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store EPI_FLAG_PARAM) {
     extern __shared__ unsigned char smem_raw[];
     // the 128B swizzle pattern repeats every 1024 bytes and both TMA and wgmma compute it from address bits:
     // every tile must start on a 1024-byte boundary
     const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const u32 sA = base;
     const u32 sB = base + STAGES * A_STAGE_BYTES;
-    const u32 bars = sB + STAGES * B_STAGE_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
+    const u32 sC = sB + STAGES * B_STAGE_BYTES;     // EPI_TMA: consumer w's C boxes at sC + w * 4 * C_BOX_BYTES
+    const u32 bars = sC + C_BYTES;                  // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int k_tiles = (K + BK - 1) / BK;
@@ -462,6 +544,38 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
 
+#if EPI_TMA
+            if (c_tma) {
+                // C through this warpgroup's shared buffer: box j/8 holds columns 64(j/8)..+63 of its 64 rows, one
+                // 128-byte row each, 16-byte chunk (j % 8) of row r at chunk (j % 8) ^ (r % 8) (the 128B swizzle
+                // the tensor map undoes). A warp's store instruction covers rows r0..r0+7 (r0 % 8 = lane / 4), each
+                // row a different chunk: 32 distinct banks.
+                const u32 cbuf = sC + cw * (4 * C_BOX_BYTES);
+                const bool issuer = (threadIdx.x % 128) == 0;
+                if (issuer) bulk_wait_read<0>();     // the previous tile's store has finished reading the buffer
+                named_bar_sync(1 + cw, 128);          // ... and every thread of the warpgroup knows it
+                const int r0 = warp * 16 + lane / 4;  // this lane's rows r0 and r0 + 8 of the half tile
+                const u32 swz = (u32)(lane / 4);      // = r0 % 8 = (r0 + 8) % 8
+#pragma unroll
+                for (int j = 0; j < 32; ++j) {
+                    const u32 at = cbuf + (j / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4);
+                    st_shared_u32(at + r0 * 128, pack_pair(d[4 * j + 0], d[4 * j + 1]));
+                    st_shared_u32(at + (r0 + 8) * 128, pack_pair(d[4 * j + 2], d[4 * j + 3]));
+                }
+                fence_proxy_async_smem();             // each writer: its st.shared before the async proxy's reads
+                named_bar_sync(1 + cw, 128);          // all 128 writers done before the one thread issues the store
+                if (issuer) {
+                    const int row0 = tm * BM + cw * 64, n0 = tn * BN;
+                    if (tm < tiles_m && row0 < M) {   // a clamped cluster partner, or a half below M: nothing
+                        const int n_boxes = min(4, (N - n0 + 63) / 64);
+                        for (int jb = 0; jb < n_boxes; ++jb)
+                            tma_store_2d(&tma_c, cbuf + jb * C_BOX_BYTES, n0 + 64 * jb, row0);
+                    }
+                    bulk_commit();
+                }
+                continue;                             // to the next tile's MMAs while the TMA engine writes C
+            }
+#endif
             // epilogue: the m64nNk16 accumulator layout -- warp w of the warpgroup owns rows 16w..16w+15; lane l
             // holds rows l/4 and l/4 + 8, columns 8j + 2(l%4) + {0,1} in d[4j..4j+3]
             const int row = tm * BM + cw * 64 + warp * 16 + lane / 4;
@@ -474,6 +588,10 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
         }
     }
 done:
+#if EPI_TMA
+    // the C buffers must outlive the stores reading them (and the writes are complete when the kernel ends)
+    if (wg > 0 && threadIdx.x % 128 == 0) bulk_wait<0>();
+#endif
 #if CLUSTER > 1
     // no block may leave while its partner can still multicast into its shared memory or arrive on its barriers
     cluster_sync();

@@ -80,6 +80,8 @@ WMMA_TILE = (64, 64)
 WGMMA_MODULE = wg.__name__
 WGMMA_NAME = "cuda 03 wgmma+TMA"
 WGMMA_CLUSTER_NAME = "cuda 03 wgmma+TMA, 2-block clusters"
+WGMMA_TMA_STORE_NAME = "cuda 03 wgmma+TMA, TMA-store epilogue"
+WGMMA_CLUSTER_TMA_STORE_NAME = "cuda 03 wgmma+TMA, 2-block clusters, TMA-store epilogue"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -453,6 +455,16 @@ def gemm_wgmma_cluster(a, b, out=None):
     return wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=2)
 
 
+def gemm_wgmma_tma_store(a, b, out=None):
+    """Rung 03 compiled with EPI_TMA=1: C through shared memory and TMA stores, overlapped with the next tile."""
+    return wg.gemm_wgmma(a, b, out=out, cluster=1, tma_store=True)
+
+
+def gemm_wgmma_cluster_tma_store(a, b, out=None):
+    """Rung 03 with CLUSTER=2 and EPI_TMA=1 together (N-major B)."""
+    return wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=2, tma_store=True)
+
+
 class _WgmmaVariant(lab.Variant):
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -515,6 +527,10 @@ VARIANTS = [
                   note="sm_90a wgmma + TMA (kernels_wgmma.cu)"),
     _WgmmaVariant(WGMMA_CLUSTER_NAME, gemm_wgmma_cluster, "cuda", dtypes=DTYPES, archs=("sm_90",),
                   note="rung 03 with CLUSTER=2: B tiles shared by TMA multicast"),
+    _WgmmaVariant(WGMMA_TMA_STORE_NAME, gemm_wgmma_tma_store, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                  note="rung 03 with EPI_TMA=1: C through shared memory + TMA store, 3 stages"),
+    _WgmmaVariant(WGMMA_CLUSTER_TMA_STORE_NAME, gemm_wgmma_cluster_tma_store, "cuda", dtypes=DTYPES,
+                  archs=("sm_90",), note="rung 03 with CLUSTER=2 and EPI_TMA=1"),
 ]
 PEERS = [
     lab.Variant("torch.matmul (cuBLAS)", peer_torch, "peer", dtypes=DTYPES),

@@ -21,7 +21,10 @@ The two numbers (bf16 8192 x 8192 x 8192): FLOPs = 2 M N K = 1.10 TFLOP; bytes t
 = 403 MB. ~2730 FLOP/B against an H200's ~206 FLOP/B ridge: compute-bound by ~13x.
 Prediction: 0.85-0.95x cuBLAS (target >= 0.9x at 8192^3). The kernel's known shortfalls against cuBLAS: the epilogue
 writes C from registers (32-bit stores, not overlapped with the tile's MMAs; ~3% of a tile's time at 8192^3) and no
-2-CTA clusters with TMA multicast (each A/B tile is fetched from L2 by every block that needs it).
+2-CTA clusters with TMA multicast (each A/B tile is fetched from L2 by every block that needs it). The attempts at
+both are builds of the same file: cluster=2 (-DCLUSTER=2) and tma_store=True (-DEPI_TMA=1: C through a swizzled
+shared buffer and TMA stores, the consumers back on the next tile's MMAs while the TMA engine writes; 3 stages, as the
+C buffer takes the fourth's room; epilogue_smem_addresses / epilogue_round_trip mirror its buffer in NumPy).
 
 Layouts and what the wrapper does about them
   * A (M, K) and B (K, N) are row-major, as torch/CuPy hold them. A is "K-major" for wgmma (its default); B is
@@ -64,6 +67,11 @@ A_STAGE_BYTES = BM * BK * 2
 B_BOX_BYTES = 64 * BK * 2
 B_STAGE_BYTES = BN * BK * 2
 SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + 16 * STAGES
+# -DEPI_TMA=1 (tma_store=True): C leaves through a shared buffer (4 boxes {64 N, 64 M} per consumer) and TMA stores;
+# the buffer takes the fourth stage's room
+EPI_STAGES = 3
+C_BOX_BYTES = 64 * 64 * 2
+C_BYTES = CONSUMERS * 4 * C_BOX_BYTES
 DTYPES = ("bfloat16", "float16")
 
 # cuda.h enums (CUDA 12/13 driver API)
@@ -193,6 +201,31 @@ def simulate_operands(stage: int = 1, seed: int = 0, b_kmajor: bool = False) -> 
     return bad
 
 
+def epilogue_smem_addresses(consumer: int = 0) -> np.ndarray:
+    """Byte addresses (relative to the C buffers' start) the EPI_TMA epilogue's st.shared.b32 write, exactly as the
+    kernel computes them: [warp, lane, j, half] for warp 0..3 of consumer warpgroup `consumer`, lane 0..31, column
+    group j 0..31, half 0 (rows r0 = 16 warp + lane / 4, values d[4j], d[4j+1]) or 1 (row r0 + 8, d[4j+2], d[4j+3])."""
+    warp, lane, j, half = np.meshgrid(np.arange(4), np.arange(32), np.arange(32), np.arange(2), indexing="ij")
+    r = warp * 16 + lane // 4 + 8 * half
+    swz = lane // 4
+    return (consumer * 4 * C_BOX_BYTES + (j // 8) * C_BOX_BYTES + (((j % 8) ^ swz) << 4) + 4 * (lane % 4)
+            + r * 128)
+
+
+def epilogue_round_trip(consumer: int = 0) -> np.ndarray:
+    """What the TMA store of the EPI_TMA epilogue writes to global memory, as a 64 x 256 matrix of indices of the
+    accumulator pair (warp, lane, j, half) each 2-column pair came from: box j of the buffer is read back through the
+    128B swizzle (row r of the box at 128 r, 16-byte chunk c at c ^ (r % 8)), the same model as tma_write_a's."""
+    addr = epilogue_smem_addresses(consumer) - consumer * 4 * C_BOX_BYTES
+    smem = np.full(4 * C_BOX_BYTES // 4, -1, np.int64)         # one slot per 32-bit word (a bf16 pair)
+    smem[addr.ravel() // 4] = np.arange(addr.size)
+    out = np.empty((64, 128), np.int64)                         # 64 rows x 128 column pairs
+    rows, pairs = np.meshgrid(np.arange(64), np.arange(128), indexing="ij")
+    logical = (pairs // 32) * C_BOX_BYTES + rows * 128 + (pairs % 32) * 4      # unswizzled box address
+    out[:] = smem[swizzle_128b(logical) // 4]
+    return out
+
+
 def descriptor_table() -> list[dict]:
     """The descriptors of stage 0 as the kernel builds them, decoded (for the lesson and the CPU report)."""
     rows = []
@@ -288,19 +321,45 @@ def unavailable_reason() -> str | None:
 
 
 def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False,
-                   cluster: int = 1) -> cuda.CompileReport:
+                   cluster: int = 1, tma_store: bool = False) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
     _check_cluster(cluster, b_kmajor)
-    return cuda.compile_report(KERNEL_PATH, ARCH, defines=_defines(dtype, timeout, b_kmajor, cluster))
+    _check_tma_store(tma_store)
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store))
 
 
-def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1) -> dict:
+def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
+             tma_store: bool = False) -> dict:
     d = {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
     if cluster != 1:
         d["CLUSTER"] = int(cluster)
+    if tma_store:
+        d["EPI_TMA"] = 1
     return d
+
+
+def smem_bytes(tma_store: bool = False) -> int:
+    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the default's 4 stages, or EPI_TMA's 3 stages and
+    the C buffer."""
+    if not tma_store:
+        return SMEM_BYTES
+    return 1024 + EPI_STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * EPI_STAGES
+
+
+def _check_tma_store(tma_store) -> None:
+    if not isinstance(tma_store, bool):
+        raise ValueError(f"tma_store: expected True or False, got {tma_store!r}")
+
+
+def default_tma_store() -> bool:
+    """The epilogue gemm_wgmma uses unless told: C stored from registers; WGMMA_TMA_STORE=1 in the environment
+    switches to the shared-memory + TMA-store epilogue (-DEPI_TMA=1)."""
+    v = os.environ.get("WGMMA_TMA_STORE", "0")
+    if v not in ("0", "1"):
+        raise ValueError(f"WGMMA_TMA_STORE: expected 0 or 1, got {v!r}")
+    return v == "1"
 
 
 CLUSTERS = (1, 2)
@@ -328,17 +387,17 @@ def default_b_kmajor() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1):
+def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1, tma_store: bool = False):
     """(module, function) for the current device, from the sm_90a cubin."""
     from cupy.cuda import function as cfunc
     from cupy_backends.cuda.api import driver
 
-    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster).cubin
+    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
     fn = mod.get_function(KERNEL)
-    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SMEM_BYTES)
-    _LOADED.add((dtype, b_kmajor, cluster))
+    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(tma_store))
+    _LOADED.add((dtype, b_kmajor, cluster, tma_store))
     return mod, fn
 
 
@@ -350,14 +409,14 @@ class _LaunchConfig(ctypes.Structure):          # CUlaunchConfig (cuda.h)
 
 
 @functools.lru_cache(maxsize=None)
-def max_clusters(dtype: str, cluster: int) -> int:
+def max_clusters(dtype: str, cluster: int, tma_store: bool = False) -> int:
     """How many clusters of `cluster` blocks can be resident at once (cuOccupancyMaxActiveClusters): the persistent
     grid must not exceed it, or the clusters past it run as a second wave. Falls back to SMs // cluster."""
     sms = device.info().sms
-    _, fn = _loaded(dtype, False, cluster)
+    _, fn = _loaded(dtype, False, cluster, tma_store)
     try:
         lib = ctypes.CDLL("libcuda.so.1")
-        cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, SMEM_BYTES, None, None, 0)
+        cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, smem_bytes(tma_store), None, None, 0)
         n = ctypes.c_int(0)
         rc = lib.cuOccupancyMaxActiveClusters(ctypes.byref(n), ctypes.c_void_p(fn.ptr), ctypes.byref(cfg))
         if rc == 0 and n.value > 0:
@@ -372,8 +431,8 @@ def hang_report(reset: bool = True) -> str | None:
     import cupy
 
     out = []
-    for dtype, kmaj, cl in sorted(_LOADED):
-        mod, _ = _loaded(dtype, kmaj, cl)
+    for dtype, kmaj, cl, epi in sorted(_LOADED):
+        mod, _ = _loaded(dtype, kmaj, cl, epi)
         ptr = mod.get_global_var("gemm_wgmma_hang")
         mem = cupy.cuda.UnownedMemory(ptr, 16, mod)
         arr = cupy.ndarray((4,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
@@ -381,7 +440,8 @@ def hang_report(reset: bool = True) -> str | None:
         if v[0]:
             word = v[3]
             which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
-            out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''} kernel: block "
+            out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''}"
+                       f"{' EPI_TMA' if epi else ''} kernel: block "
                        f"{v[1]} thread {v[2]} timed out on "
                        f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
@@ -389,7 +449,7 @@ def hang_report(reset: bool = True) -> str | None:
     return "; ".join(out) or None
 
 
-_LOADED: set[tuple[str, bool, int]] = set()   # modules loaded (hang_report reads their timeout records)
+_LOADED: set[tuple[str, bool, int, bool]] = set()   # modules loaded (hang_report reads their timeout records)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -443,7 +503,8 @@ def prepare(a, b, out=None):
     return a, b, out, m, n, k, dt_a
 
 
-def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None):
+def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None,
+               tma_store: bool | None = None):
     """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel.
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
@@ -453,12 +514,18 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     transposed copy of B (an extra pass over B; kept to separate an MN-major descriptor bug from anything else).
     cluster=2 (default: WGMMA_CLUSTER, else 1) runs pairs of blocks that share each B tile by TMA multicast; it
     needs the N-major B layout, and a problem of one tile row runs with cluster=1 (the pair would have no partner).
+    tma_store=True (default: WGMMA_TMA_STORE=1, else False) runs the -DEPI_TMA=1 build: C leaves through shared
+    memory and TMA stores, overlapped with the next tile's MMAs; when out's base is not 16-byte aligned or N is not a
+    multiple of 8 (no legal tensor map for C) that build stores from registers instead.
     """
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
     if cluster is None:
         cluster = 1 if b_kmajor else default_cluster()
+    if tma_store is None:
+        tma_store = default_tma_store()
     _check_cluster(cluster, b_kmajor)
+    _check_tma_store(tma_store)
     a, b, out, m, n, k, dt = prepare(a, b, out)
     if arrays.gemm_is_trivial(out, m, n, k):
         return out
@@ -478,7 +545,10 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
     if -(-m // BM) < 2:
         cluster = 1
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster)
+    map_c = None
+    if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
+        map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c)
     return out
 
 
@@ -510,18 +580,23 @@ def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None) -> 
     return max(1, min(units, resident)) * cluster
 
 
-def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1):
+def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None):
     from cupy_backends.cuda.api import driver
 
-    _, fn = _loaded(dt, bool(b_kmajor), cluster)
-    grid = grid_size(m, n, cluster, max_clusters(dt, cluster) if cluster > 1 else None)
+    _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store)
+    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store) if cluster > 1 else None)
     c_ptr = arrays.ptr(out)
     pair = int(n % 2 == 0 and c_ptr % 4 == 0)
     args = [ctypes.c_void_p(c_ptr), ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(n),
             ctypes.c_int32(pair)]
-    ptrs = (ctypes.c_void_p * 8)(map_a.ctypes.data, map_b.ctypes.data, *[ctypes.addressof(x) for x in args])
-    # cuLaunchKernel copies every argument (the two 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, SMEM_BYTES, _stream_ptr(out),
+    maps = [map_a, map_b]
+    if tma_store:      # the EPI_TMA build takes C's map after B's and a flag last (0: no legal map, register stores)
+        maps.append(map_c if map_c is not None else map_a)      # map_a: a valid stand-in the kernel never reads
+        args.append(ctypes.c_int32(int(map_c is not None)))
+    ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[mp.ctypes.data for mp in maps],
+                                                         *[ctypes.addressof(x) for x in args])
+    # cuLaunchKernel copies every argument (the 128-byte maps included) before it returns
+    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, smem_bytes(tma_store), _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -559,11 +634,11 @@ def make_inputs(m, n, k, dtype: str, seed: int = 0):
 
 
 def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None,
-                cluster: int | None = None) -> check.Comparison:
+                cluster: int | None = None, tma_store: bool | None = None) -> check.Comparison:
     """Poisoned output, float64 reference of the rounded inputs."""
     a, b, a64, b64 = make_inputs(m, n, k, dtype, seed)
     out = check.poisoned((m, n), dtype, a)
-    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster)
+    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store)
     c = check.compare(out, reference(a64, b64), dtype, tolerance(k, dtype))
     hang = hang_report()
     if hang:
