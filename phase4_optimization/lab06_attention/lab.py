@@ -55,7 +55,9 @@ flash_attn_fwd(q, k, v, causal, sm_scale, out=None) -> (o, lse), flash_attn_bwd(
 flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse) (the CUDA C forward, GPU only). The
 three Triton entry points also take grouped-query / multi-query k, v of shape (B, Hkv, Sk, D), Hkv dividing Hq, and
 Sq != Sk, the causal mask aligned bottom-right (j <= i + Sk - Sq) as in reference(); the naive version and the CUDA C
-forward take q, k, v of one shape.
+forward take q, k, v of one shape. hopper.flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None) -> (o, lse)
+is the sm_90a forward (kernels_hopper.cu: wgmma + TMA, warp-specialized; grouped-query k, v, Sq == Sk), wrapped
+below as HOPPER_VARIANT.
 
 Run: python -m phase4_optimization.lab06_attention [--quick] [--no-bench] [--compile-report] [--arch sm_90] [--replot]
 """
@@ -662,6 +664,13 @@ def _check_cuda_qkv(q, k, v, causal, sm_scale):
     if dt == "bfloat16" and arrays.library(q) != "torch":
         raise TypeError("q: bfloat16 arrays must be torch tensors (CuPy has no bfloat16)")
     b, h, s, d, scale = _check_dims_and_flags(q, causal, sm_scale)
+    check_qkv_placement(q, k, v, "cp.async copies 16 bytes")
+    return b, h, s, d, dt, scale
+
+
+def check_qkv_placement(q, k, v, why_aligned: str) -> None:
+    """What the CUDA C forwards (kernels.cu, kernels_hopper.cu) ask of q, k, v's memory: contiguous, on the GPU, 16-byte
+    aligned (why_aligned says which copy needs it); ValueError / TypeError naming the argument."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not arrays.is_contiguous(x):
             raise ValueError(f"{name}: expected a contiguous (B, H, S, D) array; pass x.contiguous()")
@@ -670,8 +679,7 @@ def _check_cuda_qkv(q, k, v, causal, sm_scale):
             raise TypeError(f"{name}: expected a GPU array, got a host array; move it first with x.cuda()")
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not arrays.aligned(x, 16):
-            raise ValueError(f"{name}: the data must start 16-byte aligned (cp.async copies 16 bytes)")
-    return b, h, s, d, dt, scale
+            raise ValueError(f"{name}: the data must start 16-byte aligned ({why_aligned})")
 
 
 def _ptr(a):
@@ -775,6 +783,32 @@ def attention_cuda01_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
     return attention_cuda_fwd_triton_bwd(q, k, v, do, causal, out, kernel="01")
 
 
+def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu attn_03_wgmma, sm_90a); the Triton
+    backward then runs from ITS O and LSE, so a wrong LSE shows in the gradients too."""
+    from . import hopper
+
+    outs = _outs(out)
+    # TMA reads contiguous (B, H, S, D) only: strided views (odd S in the checks) are copied first
+    o, lse = hopper.flash_attn_hopper(q.contiguous(), k.contiguous(), v.contiguous(), causal=bool(causal))
+    o, lse = _copy_into(outs[:2], (o, lse))
+    dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, causal, out=outs[2:] if outs[2] is not None else None)
+    return o, lse, dq, dk, dv
+
+
+class _HopperVariant(lab.Variant):
+    """Available only where the sm_90a kernel can run (hopper.unavailable_reason() is empty: an sm_90 GPU)."""
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        from . import hopper
+
+        reason = hopper.unavailable_reason()
+        return (reason is None), (reason or "")
+
+
 class _CudaVariant(lab.Variant):
     """Available only where the CUDA C kernels can run (unavailable_reason() is empty: a GPU of sm_80 or newer)."""
 
@@ -867,6 +901,7 @@ def _cudnn_cannot_serve(size, dtype) -> str:
     return "cuDNN's SDPA has no kernel for S = 1" if int(size[2]) == 1 else ""
 
 
+HOPPER_NAME = "cuda 03 wgmma+TMA flash fwd (+ triton bwd)"
 VARIANTS = [
     lab.Variant("naive (cuBLAS QK^T, Triton softmax, cuBLAS PV; S x S in HBM)", attention_naive, "triton",
                 dtypes=DTYPES),
@@ -876,6 +911,13 @@ VARIANTS = [
     _CudaVariant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
                  dtypes=DTYPES, note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
 ]
+# Rung 03 (sm_90a) as a variant, checked like the others by common.lab.run_variant in its own tests
+# (tests/test_phase4_lab06_attention_hopper.py). Not in VARIANTS yet: test_cuda_variants_are_guarded in
+# tests/test_phase4_lab06_attention.py pins the CUDA C variants to rungs 01 and 02 and ties their availability to
+# unavailable_reason() (sm_80+), which this sm_90-only rung does not share; both move together.
+HOPPER_VARIANT = _HopperVariant(HOPPER_NAME, attention_hopper_fwd_triton_bwd, "cuda", dtypes=DTYPES,
+                                archs=("sm_90",),
+                                note="kernels_hopper.cu attn_03_wgmma: wgmma + TMA, producer / consumer warpgroups")
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]

@@ -1,0 +1,135 @@
+// hopper.cuh - the sm_90a primitives a warp-specialized kernel is built from: mbarriers (with a bounded wait that
+// records who hung instead of hanging), TMA tensor copies that complete on an mbarrier, the wgmma shared-memory
+// matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with -arch=sm_90a.
+//
+// First user: lab 4.6's kernels_hopper.cu (attention). Lab 4.3's kernels_wgmma.cu keeps its own copies of the same
+// wrappers (written first, left as they are); the two agree line for line in meaning.
+#pragma once
+
+#include "cp_async.cuh"       // smem_u32
+
+typedef unsigned int hop_u32;
+typedef unsigned long long hop_u64;
+
+// The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter; device
+// code only ever takes its address.
+struct __align__(64) TmaMap {
+    hop_u64 opaque[16];
+};
+
+// ---------------------------------------------------------------------------------------------------------------------
+// mbarrier: a 64-bit shared-memory object with an arrival count and a transaction (byte) count. A phase completes
+// when every expected arrival came AND every expected byte landed; waiters name the phase by its parity (0, 1, 0, ..).
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void mbar_init(hop_u32 bar, hop_u32 count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+// make initialised barriers visible to the async proxy (the TMA engine completes transactions on them)
+__device__ __forceinline__ void mbar_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// one arrival that also announces `bytes` more to come from the TMA engine
+__device__ __forceinline__ void mbar_arrive_expect_tx(hop_u32 bar, hop_u32 bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(hop_u32 bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ hop_u32 mbar_try_wait(hop_u32 bar, hop_u32 parity)
+{
+    hop_u32 ok;
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok;
+}
+
+// Wait for the phase of `bar` with parity `parity`. With a timeout (spin_cycles > 0): false after that many clock
+// cycles, and the first thread of the grid to time out writes {1, block x, block y, thread, (bar << 2) | (what << 1)
+// | parity} into `record` (a __device__ array of 5 words the host reads after the launch). The caller then leaves the
+// kernel instead of trapping, so the context survives and the record can be read. No printf here: a function call in
+// a wgmma kernel makes ptxas serialize the wgmmas (warning C7510).
+__device__ __forceinline__ bool mbar_wait_bounded(hop_u32 bar, hop_u32 parity, hop_u32 what, hop_u32* record,
+                                                  long long spin_cycles)
+{
+    if (mbar_try_wait(bar, parity)) return true;
+    const long long t0 = clock64();
+    while (!mbar_try_wait(bar, parity)) {
+        if (spin_cycles > 0 && clock64() - t0 > spin_cycles) {
+            if (atomicCAS(&record[0], 0u, 1u) == 0u) {
+                record[1] = blockIdx.x;
+                record[2] = blockIdx.y;
+                record[3] = threadIdx.x;
+                record[4] = (bar << 2) | (what << 1) | (parity & 1u);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// TMA: a box of a 3-D tensor (coordinates innermost first, in elements) copied global -> shared; the parts of the box
+// outside the tensor are zero-filled and still count toward the transaction bytes.
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void tma_load_3d(hop_u32 dst, const TmaMap* map, int c0, int c1, int c2, hop_u32 bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(dst), "l"((hop_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// wgmma
+// ---------------------------------------------------------------------------------------------------------------------
+// Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading byte
+// offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile 1024-byte aligned), 62-63 swizzle
+// mode (1 = 128-byte swizzle).
+__device__ __forceinline__ hop_u64 wgmma_desc_128b(hop_u32 addr, hop_u32 lbo, hop_u32 sbo)
+{
+    return (hop_u64)((addr & 0x3FFFF) >> 4) | ((hop_u64)((lbo >> 4) & 0x3FFF) << 16) |
+           ((hop_u64)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+// before the first wgmma that reads registers (accumulators, A fragments) the threads wrote
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Tell the compiler the registers are read and written here, so it neither moves their uses across a wgmma
+// fence / wait nor copies them while an asynchronous MMA owns them. Emits no instruction.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Hand registers from one warpgroup to another: the count is per thread, a multiple of 8 in [24, 256].
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+}

@@ -1,0 +1,558 @@
+"""Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu).
+
+A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
+shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 3-D, (D, S, heads),
+so that a tile reaching past S is zero-filled inside its own head. lab.py's "cuda 03" variant calls
+flash_attn_hopper; bench.py times it against SDPA's cuDNN backend.
+
+What it shows
+  * warp specialization for attention: one producer warpgroup issues the TMA copies (Q once, K and V through a 2-stage
+    ring), two consumer warpgroups of 64 query rows each run S = Q K^T and O += P V as wgmma, setmaxnreg moving
+    registers from the producer (24) to the consumers (240);
+  * P fed to the second GEMM from registers: the accumulator fragment of S is, pair by pair, the A fragment of P V
+    (simulate_p_fragment below checks that correspondence in NumPy);
+  * the descriptors of the three operands checked against a NumPy model of the swizzled shared memory
+    (simulate_operands), on any machine.
+
+The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
+4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
+Prediction: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs; the header of
+kernels_hopper.cu has the reasoning). Target (issue 20): >= 0.95x SDPA cuDNN, causal and not.
+
+Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query), contiguous, 16-byte aligned,
+bf16 (torch tensors) or fp16 (torch or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd).
+
+Run: python -m phase4_optimization.lab06_attention.hopper --check   (small cases against float64 on an sm_90 GPU,
+printing per case the max error and, for a failing case, where it fails; --help for the options).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import functools
+import os
+import sys
+
+import numpy as np
+
+from common import arrays, check, cuda
+from phase4_optimization.lab03_tensor_cores import wgmma as wg
+
+from . import lab as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
+KERNELS = {"03": "attn_03_wgmma"}
+ARCH = "sm_90a"
+DTYPES = ("bfloat16", "float16")
+HEAD_DIMS = (64, 128)
+
+# mirror of the .cu file's compile-time shape (the tests check the two agree)
+BLOCK_M, BLOCK_N, STAGES, CONSUMERS = 128, 128, 2, 2
+THREADS = 128 * (CONSUMERS + 1)
+PRODUCER_REGS, CONSUMER_REGS = 24, 240
+BOX_BYTES = 128 * 128          # one TMA box {64 elements, 128 rows}
+
+
+def smem_bytes(head_dim: int) -> int:
+    """Dynamic shared memory: 1024 for the alignment, Q, STAGES x (K + V), the 5 mbarriers."""
+    q = BLOCK_M * head_dim * 2
+    kv = BLOCK_N * head_dim * 2
+    return 1024 + q + STAGES * 2 * kv + 8 * (1 + 2 * STAGES)
+
+
+def layout(head_dim: int, stage: int = 0, base: int = 0) -> dict:
+    """Shared-memory byte addresses (base = the 1024-aligned start) of Q and of one stage's K and V."""
+    q = BLOCK_M * head_dim * 2
+    kv = BLOCK_N * head_dim * 2
+    k = base + q + stage * 2 * kv
+    return {"Q": base, "K": k, "V": k + kv, "bars": base + q + STAGES * 2 * kv}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The descriptors, as the kernel builds them, and a NumPy model of what wgmma reads through them
+# ---------------------------------------------------------------------------------------------------------------------
+def desc_q(s_q: int, consumer: int, kk: int) -> int:
+    return wg.smem_descriptor(s_q + (kk // 4) * BOX_BYTES + consumer * 64 * 128 + 32 * (kk % 4), 16, 1024)
+
+
+def desc_k(s_k: int, kk: int) -> int:
+    return wg.smem_descriptor(s_k + (kk // 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024)
+
+
+def desc_v(s_v: int, kk: int, head_dim: int, v_kmajor: bool = False) -> int:
+    if v_kmajor:
+        return wg.smem_descriptor(s_v + (kk // 4) * head_dim * 128 + 32 * (kk % 4), 16, 1024)
+    return wg.smem_descriptor(s_v + 2048 * kk, BOX_BYTES, 1024)
+
+
+def _tma_boxes(smem, addr: int, tile: np.ndarray, box_bytes: int) -> None:
+    """A tile (rows x cols, cols a multiple of 64) written as boxes of 64 columns, box b at addr + b box_bytes: the
+    producer's TMA copies with the 128B swizzle."""
+    for b in range(tile.shape[1] // 64):
+        wg.tma_write_a(smem, addr + b * box_bytes, tile[:, 64 * b:64 * (b + 1)])
+
+
+def simulate_operands(head_dim: int = 128, v_kmajor: bool = False, stage: int = 1, seed: int = 0) -> list[str]:
+    """Fill Q and one stage the way TMA would, read every wgmma operand back through the kernel's descriptors, and
+    list each one that comes out wrong (empty: the descriptor arithmetic matches the swizzled layout, under the PTX
+    canonical-layout model that lab 4.3's wgmma.py implements and its GPU tests confirmed)."""
+    rng = np.random.default_rng(seed)
+    smem = np.zeros(smem_bytes(head_dim) // 2, np.int64)
+    q = rng.integers(0, 1 << 15, (BLOCK_M, head_dim))
+    k = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
+    v = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
+    lay = layout(head_dim, stage)
+    _tma_boxes(smem, lay["Q"], q, BOX_BYTES)
+    _tma_boxes(smem, lay["K"], k, BOX_BYTES)
+    if v_kmajor:
+        _tma_boxes(smem, lay["V"], v.T, head_dim * 128)       # V^T: boxes {64 keys, head_dim rows}
+    else:
+        _tma_boxes(smem, lay["V"], v, BOX_BYTES)
+    bad = []
+    for kk in range(head_dim // 16):
+        for cw in range(CONSUMERS):
+            got = wg.wgmma_read_kmajor(smem, desc_q(lay["Q"], cw, kk), rows=64)
+            if not np.array_equal(got, q[64 * cw:64 * (cw + 1), 16 * kk:16 * (kk + 1)]):
+                bad.append(f"Q consumer {cw} d-slice {kk}")
+        got = wg.wgmma_read_kmajor(smem, desc_k(lay["K"], kk), rows=BLOCK_N)      # B^T = K[keys, d-slice]
+        if not np.array_equal(got, k[:, 16 * kk:16 * (kk + 1)]):
+            bad.append(f"K d-slice {kk}")
+    for kk in range(BLOCK_N // 16):
+        d = desc_v(lay["V"], kk, head_dim, v_kmajor)
+        got = wg.wgmma_read_kmajor(smem, d, rows=head_dim).T if v_kmajor else \
+            wg.wgmma_read_mnmajor(smem, d, n=head_dim)
+        if not np.array_equal(got, v[16 * kk:16 * (kk + 1), :]):
+            bad.append(f"V key-slice {kk}")
+    return bad
+
+
+def accumulator_owner(n: int):
+    """(row, col) of every accumulator register of wgmma m64nNk16 (fp32): arrays [thread 0..127, register 0..N/2-1].
+    Warp w = thread / 32, lane l: rows 16w + l/4 (+8 for registers 4j+2, 4j+3), columns 8j + 2(l%4) + {0, 1}."""
+    t = np.arange(128)[:, None]
+    r = np.arange(n // 2)[None, :]
+    w, lane = t // 32, t % 32
+    j, e = r // 4, r % 4
+    row = 16 * w + lane // 4 + 8 * (e // 2)
+    col = 8 * j + 2 * (lane % 4) + (e % 2)
+    return row + 0 * col, col + 0 * row
+
+
+def a_fragment_owner():
+    """(row, col) of the 8 16-bit A elements (4 registers, low half first) each thread holds for wgmma m64nNk16 with
+    A from registers: per warp the mma.m16n8k16 A fragment: a0 (l/4, 2(l%4)+{0,1}), a1 (l/4+8, ..), a2 (l/4,
+    8+2(l%4)+{0,1}), a3 (l/4+8, 8+..)."""
+    t = np.arange(128)[:, None]
+    x = np.arange(8)[None, :]
+    w, lane = t // 32, t % 32
+    reg, half = x // 2, x % 2
+    row = 16 * w + lane // 4 + 8 * (reg % 2)
+    col = 8 * (reg // 2) + 2 * (lane % 4) + half
+    return row + 0 * col, col + 0 * row
+
+
+def simulate_p_fragment() -> bool:
+    """The kernel packs S accumulator registers 8kk .. 8kk+7 into the A registers of key slice kk. True when every
+    element then sits where the A fragment wants element (row, 16kk + col)."""
+    srow, scol = accumulator_owner(BLOCK_N)
+    arow, acol = a_fragment_owner()
+    for kk in range(BLOCK_N // 16):
+        regs = slice(8 * kk, 8 * kk + 8)
+        if not (np.array_equal(srow[:, regs], arow) and np.array_equal(scol[:, regs], acol + 16 * kk)):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Availability, compile, load
+# ---------------------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def unavailable_reason() -> str | None:
+    """Why the Hopper kernel cannot run here (no GPU, not sm_90, no tensor-map encoder, no NVRTC, no torch), or None."""
+    why = wg.unavailable_reason()
+    if why:
+        return why
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return "torch is needed for bfloat16 tensors"
+    return None
+
+
+def defines(head_dim: int, dtype: str = "bfloat16", v_kmajor: bool = False, timeout: bool = True) -> dict:
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim: expected one of {HEAD_DIMS}, got {head_dim!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
+    return {"HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16"), "V_KMAJOR": int(bool(v_kmajor)),
+            "MBAR_TIMEOUT": int(bool(timeout))}
+
+
+def compile_report(head_dim: int = 128, dtype: str = "bfloat16", v_kmajor: bool = False,
+                   timeout: bool = True) -> cuda.CompileReport:
+    """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS, USETMAXREG)."""
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype, v_kmajor, timeout))
+
+
+def compile_rows(head_dims=HEAD_DIMS, dtypes=("bfloat16",)) -> list[dict]:
+    """One row per build: registers at launch / per role, spills, shared memory, HGMMA count and forms in the SASS."""
+    rows = []
+    for d in head_dims:
+        for dt in dtypes:
+            for vk in (False, True):
+                rep = compile_report(d, dt, vk)
+                k = rep.kernels[KERNELS["03"]]
+                sass = k.sass or []
+                hg = [s for s in sass if "HGMMA" in s]
+                shapes = sorted({s.split()[0].split(".")[1] for s in hg})
+                rows.append({"kernel": KERNELS["03"], "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major",
+                             "regs at launch": k.registers, "setmaxnreg prod/cons": f"{PRODUCER_REGS}/{CONSUMER_REGS}",
+                             "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes,
+                             "smem B": smem_bytes(d), "HGMMA": len(hg) if sass else None,
+                             "HGMMA shapes": " ".join(shapes) if sass else "(no cuobjdump)",
+                             "UTMALDG": sum("UTMALDG" in s for s in sass) if sass else None})
+    return rows
+
+
+@functools.lru_cache(maxsize=None)
+def _loaded(head_dim: int, dtype: str, v_kmajor: bool):
+    """(module, function) from the sm_90a cubin (CuPy's RawModule would add its own -arch)."""
+    from cupy.cuda import function as cfunc
+    from cupy_backends.cuda.api import driver
+
+    cubin = compile_report(head_dim, dtype, v_kmajor).cubin
+    mod = cfunc.Module()
+    mod.load(bytes(cubin))
+    fn = mod.get_function(KERNELS["03"])
+    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
+    _LOADED.add((head_dim, dtype, v_kmajor))
+    return mod, fn
+
+
+_LOADED: set[tuple[int, str, bool]] = set()
+
+
+def hang_report(reset: bool = True) -> str | None:
+    """None, or what a loaded module's barrier-timeout record says (a wait that never completed: see the .cu)."""
+    import cupy
+
+    out = []
+    for key in sorted(_LOADED):
+        mod, _ = _loaded(*key)
+        mem = cupy.cuda.UnownedMemory(mod.get_global_var("attn_hopper_hang"), 20, mod)
+        arr = cupy.ndarray((5,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
+        v = [int(x) for x in arr.get()]
+        if v[0]:
+            word = v[4]
+            which = "empty (producer waiting for the consumers)" if word & 2 else "full (consumer waiting for TMA)"
+            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''}: block ({v[1]}, {v[2]}) thread {v[3]} "
+                       f"timed out on the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
+            if reset:
+                arr.fill(0)
+    return "; ".join(out) or None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Tensor maps: 3-D (D, S, heads) through cuTensorMapEncodeTiled
+# ---------------------------------------------------------------------------------------------------------------------
+def encode_tensor_map_3d(ptr: int, dtype: str, dims: tuple[int, int, int], strides_bytes: tuple[int, int],
+                         box: tuple[int, int], name: str) -> np.ndarray:
+    """A 128-byte CUtensorMap for a 3-D array, dims innermost first, strides (in bytes) of dims 1 and 2, box
+    (inner, rows) x 1, 128B swizzle, zero fill out of bounds."""
+    if ptr % 16:
+        raise ValueError(f"{name}: TMA needs a 16-byte aligned base address, got 0x{ptr:x}")
+    for s in strides_bytes:
+        if s % 16 or s >= 1 << 40:
+            raise ValueError(f"{name}: TMA strides must be multiples of 16 bytes below 2^40, got {strides_bytes}")
+    if box[0] * 2 != 128 or not 1 <= box[1] <= 256:
+        raise ValueError(f"{name}: box {box} breaks the kernel's layout (64 16-bit elements, <= 256 rows)")
+    fn, why = wg._encode_fn()
+    if fn is None:
+        raise RuntimeError(why)
+    raw = np.zeros(128 + 64, np.uint8)
+    off = (-raw.ctypes.data) % 64
+    buf = raw[off:off + 128]
+    cdims = (ctypes.c_uint64 * 3)(*dims)
+    cstrides = (ctypes.c_uint64 * 2)(*strides_bytes)
+    cbox = (ctypes.c_uint32 * 3)(box[0], box[1], 1)
+    estr = (ctypes.c_uint32 * 3)(1, 1, 1)
+    res = fn(buf.ctypes.data, wg.TMA_DTYPE[dtype], 3, ctypes.c_void_p(ptr), cdims, cstrides, cbox, estr,
+             wg.TMA_INTERLEAVE_NONE, wg.TMA_SWIZZLE_128B, wg.TMA_L2_PROMOTION_256B, wg.TMA_OOB_FILL_ZERO)
+    if res != 0:
+        raise RuntimeError(f"{name}: cuTensorMapEncodeTiled failed with CUresult {res} (dims {dims}, strides "
+                           f"{strides_bytes}, box {box})")
+    return buf
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The wrapper
+# ---------------------------------------------------------------------------------------------------------------------
+def default_v_kmajor() -> bool:
+    """V's layout unless told: MN-major, read in place; ATTN_V_KMAJOR=1 switches to the transposed-copy fallback."""
+    return os.environ.get("ATTN_V_KMAJOR", "0") == "1"
+
+
+def check_inputs(q, k, v, causal, sm_scale):
+    """Validate before any launch: (B, Hq, Hkv, S, D, dtype, scale); TypeError / ValueError naming the argument."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=None, contiguous=False, libs=("torch", "cupy"))
+    if tuple(k.shape) != tuple(v.shape):
+        raise ValueError(f"v: shape {tuple(v.shape)} must equal k's {tuple(k.shape)}")
+    if int(k.shape[0]) != int(q.shape[0]) or int(k.shape[3]) != int(q.shape[3]):
+        raise ValueError(f"k: batch and head dim {int(k.shape[0])}, {int(k.shape[3])} must match q's "
+                         f"{int(q.shape[0])}, {int(q.shape[3])}")
+    hq, hkv = int(q.shape[1]), int(k.shape[1])
+    if hkv < 1 or hq % hkv:
+        raise ValueError(f"k: its {hkv} heads must divide q's {hq} (grouped-query attention)")
+    if int(k.shape[2]) != int(q.shape[2]):
+        raise ValueError(f"k: Sk = {int(k.shape[2])} keys against q's Sq = {int(q.shape[2])}: the Hopper kernel takes "
+                         "Sq == Sk only; Sq != Sk runs on the Triton kernels (flash_attn_fwd)")
+    arrays.check_same("q, k, v", q, k, v, shape=False)
+    dt = arrays.dtype_name(q)
+    if dt == "bfloat16" and arrays.library(q) != "torch":
+        raise TypeError("q: bfloat16 arrays must be torch tensors (CuPy has no bfloat16)")
+    b, _, s, d, scale = L._check_dims_and_flags(q, causal, sm_scale, head_dims=HEAD_DIMS)
+    L.check_qkv_placement(q, k, v, "TMA's rule for a tensor's base address")
+    if b * hq * s * d >= 2**31:
+        raise ValueError(f"q: {b * hq * s * d} elements; the kernel's row index b*h*S is 32-bit (limit 2^31)")
+    return b, hq, hkv, s, d, dt, scale
+
+
+def _stream_ptr(x) -> int:
+    if arrays.library(x) == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
+    import cupy
+
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
+def _transposed_v(v, b, hkv, s, d):
+    """V^T as (B Hkv, D, S_pad), S_pad = S rounded up to 8 (TMA's 16-byte row stride), zero-padded."""
+    s_pad = -(-s // 8) * 8
+    if arrays.library(v) == "torch":
+        import torch
+
+        vt = torch.zeros((b * hkv, d, s_pad), dtype=v.dtype, device=v.device)
+        vt[:, :, :s] = v.reshape(b * hkv, s, d).transpose(1, 2)
+    else:
+        import cupy
+
+        vt = cupy.zeros((b * hkv, d, s_pad), dtype=v.dtype)
+        vt[:, :, :s] = v.reshape(b * hkv, s, d).transpose(0, 2, 1)
+    return vt, s_pad
+
+
+def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None):
+    """Attention forward by the Hopper kernel (attn_03_wgmma): (o, lse), o like q, lse (B, Hq, S) float32, natural log.
+
+    q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, contiguous, 16-byte aligned, bf16 (torch) or fp16, D in
+    {64, 128}. out= / lse=: arrays to fill. v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the
+    debug fallback on a transposed, zero-padded copy of V.
+    """
+    if v_kmajor is None:
+        v_kmajor = default_v_kmajor()
+    b, hq, hkv, s, d, dt, scale = check_inputs(q, k, v, causal, sm_scale)
+    why = unavailable_reason()
+    if why:
+        raise RuntimeError(f"flash_attn_hopper cannot run here: {why}")
+    out = arrays.check_out(out, (b, hq, s, d), dt, q)
+    lse = arrays.check_out(lse, (b, hq, s), "float32", q, name="lse")
+    for name, x in (("out", out), ("lse", lse)):
+        if not arrays.is_contiguous(x) or not arrays.aligned(x, 16):
+            raise ValueError(f"{name}: expected a contiguous array starting on a 16-byte boundary")
+    row = d * 2
+    map_q = encode_tensor_map_3d(arrays.ptr(q), dt, (d, s, b * hq), (row, s * row), (64, BLOCK_M), "q")
+    map_k = encode_tensor_map_3d(arrays.ptr(k), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "k")
+    if v_kmajor:
+        # the copy is freed when this function returns; both allocators hand its memory out again only in the order
+        # of the current stream, after the kernel
+        vt, s_pad = _transposed_v(v, b, hkv, s, d)
+        map_v = encode_tensor_map_3d(arrays.ptr(vt), dt, (s, d, b * hkv), (s_pad * 2, d * s_pad * 2), (64, d), "v")
+    else:
+        map_v = encode_tensor_map_3d(arrays.ptr(v), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "v")
+    _launch(d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal))
+    return out, lse
+
+
+def _launch(d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal):
+    from cupy_backends.cuda.api import driver
+
+    _, fn = _loaded(d, dt, v_kmajor)
+    b_h = int(out.shape[0]) * hq
+    args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s), ctypes.c_int32(hq),
+            ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal))]
+    ptrs = (ctypes.c_void_p * 10)(*[m.ctypes.data for m in maps], *[ctypes.addressof(x) for x in args])
+    # cuLaunchKernel copies every argument (the three 128-byte maps included) before it returns
+    driver.launchKernel(fn.ptr, -(-s // BLOCK_M), b_h, 1, THREADS, 1, 1, smem_bytes(d), _stream_ptr(out),
+                        ctypes.addressof(ptrs), 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checking: small awkward cases against float64, and where a failing case fails
+# ---------------------------------------------------------------------------------------------------------------------
+CHECK_S = (1, 17, 127, 128, 129, 300, 1000)
+LSE_TOL = check.Tol(1e-4, 1e-4)     # fp32 scores and sums; the MUFU exp2's ~2 ulp are far below it
+
+
+def check_cases(quick: bool = False) -> list[tuple[tuple, str]]:
+    """((B, Hq, Hkv, S, D, causal), dtype): every S of CHECK_S at D 128 and 64, causal and not, bf16 and fp16 in turn,
+    plus grouped-query heads."""
+    cases = []
+    for i, s in enumerate(CHECK_S):
+        for d in HEAD_DIMS:
+            for causal in (False, True):
+                dt = DTYPES[(i + d // 64 + causal) % 2]
+                cases.append(((1 + (i % 2), 2 - (i % 2), 2 - (i % 2), s, d, causal), dt))
+    cases += [((1, 4, 2, 300, 128, True), "bfloat16"), ((2, 4, 1, 129, 64, False), "float16")]
+    if quick:
+        cases = [c for c in cases if c[0][3] in (17, 129, 300)]
+    return cases
+
+
+def make_case(size, dtype: str, seed: int = 0):
+    """q, k, v ~ N(0, 1) (a few large q entries) as contiguous GPU tensors, and their float64 host copies."""
+    import torch
+
+    b, hq, hkv, s, d, _ = size
+    rng = check.rng(seed)
+    tdt = getattr(torch, dtype)
+    qn = rng.standard_normal((b, hq, s, d))
+    if qn.size > 8:
+        qn.flat[rng.integers(0, qn.size, 4)] = 4.0
+    kn, vn = rng.standard_normal((b, hkv, s, d)), rng.standard_normal((b, hkv, s, d))
+    q, k, v = (torch.from_numpy(x.astype(np.float32)).to(device="cuda", dtype=tdt) for x in (qn, kn, vn))
+    return q, k, v, tuple(x.float().cpu().numpy().astype(np.float64) for x in (q, k, v))
+
+
+def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
+    """For O (B, H, S, D) or LSE (B, H, S): which heads, 64-row consumer halves, 16-row warp slabs, rows mod 16 and
+    8-column blocks hold the wrong (or unwritten: NaN) elements."""
+    scale = float(np.mean(np.abs(ref[np.isfinite(ref)]))) if np.isfinite(ref).any() else 0.0
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(got - ref) <= tol.atol + tol.elem * (np.abs(ref) + scale)) & np.isfinite(ref)
+    if not bad.any():
+        return []
+    idx = np.nonzero(bad)
+    rows = idx[2]
+    lines = [f"  {int(bad.sum())}/{bad.size} wrong, {int((np.isnan(got) & np.isfinite(ref)).sum())} NaN (unwritten "
+             f"or poisoned), heads {np.unique(idx[0] * bad.shape[1] + idx[1]).tolist()[:8]}",
+             f"  rows by 128-row Q tile: {np.bincount(rows // 128).tolist()}",
+             f"  rows by consumer half (row % 128 // 64): {np.bincount(rows % 128 // 64, minlength=2).tolist()}  "
+             f"by warp slab (row % 64 // 16): {np.bincount(rows % 64 // 16, minlength=4).tolist()}  "
+             f"row % 16: {np.bincount(rows % 16, minlength=16).tolist()}"]
+    if bad.ndim == 4:
+        cols = idx[3]
+        lines.append(f"  cols by 8-wide block: {np.bincount(cols // 8, minlength=got.shape[3] // 8).tolist()}  "
+                     f"col % 8: {np.bincount(cols % 8, minlength=8).tolist()}")
+    first = list(zip(*[i[:4].tolist() for i in idx]))
+    lines.append("  first: " + ", ".join(f"{p} got {got[p]:.4g} want {ref[p]:.4g}" for p in first))
+    return lines
+
+
+def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True):
+    """One case, outputs poisoned first: (ok, printed lines). O against forward_reference with lab.tolerance, LSE
+    against LSE_TOL."""
+    import torch
+
+    b, hq, hkv, s, d, causal = size
+    q, k, v, (q64, k64, v64) = make_case(size, dtype, seed)
+    o = check.poisoned((b, hq, s, d), dtype, q)
+    lse = check.poisoned((b, hq, s), "float32", q)
+    lines = []
+    try:
+        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - the check reports and goes on
+        return False, [f"  launch failed: {type(e).__name__}: {e}"]
+    o_ref, lse_ref = L.forward_reference(q64, k64, v64, causal)
+    o_np = o.float().cpu().numpy().astype(np.float64)
+    l_np = lse.cpu().numpy().astype(np.float64)
+    tol = L.tolerance((b, hq, s, d, causal), dtype)
+    co, cl = check.compare(o_np, o_ref, dtype, tol), check.compare(l_np, lse_ref, "float32", LSE_TOL)
+    ok = co.ok and cl.ok
+    lines.append(f"  O: {co.message} | LSE: {cl.message}")
+    if not co.ok and verbose:
+        lines += ["  O wrong at:"] + where_wrong(o_np, o_ref, tol)
+    if not cl.ok and verbose:
+        lines += ["  LSE wrong at:"] + where_wrong(l_np, lse_ref, LSE_TOL)
+    hang = hang_report()
+    if hang:
+        ok = False
+        lines.append("  HANG RECORD: " + hang)
+    return ok, lines
+
+
+def run_check(quick: bool = False, layouts=(False,), seed: int = 0) -> int:
+    """Every case of check_cases for each V layout; prints progress, per-case errors and where failures are; when the
+    default layout fails, the failing cases are rerun with the K-major V fallback to split the blame. 0 = all ok."""
+    print(f"attn_03_wgmma check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {STAGES} stages, smem "
+          f"{', '.join(f'D{d} {smem_bytes(d)} B' for d in HEAD_DIMS)}", flush=True)
+    for d in HEAD_DIMS:
+        for vk in (False, True):
+            bad = simulate_operands(d, vk)
+            print(f"descriptor model (CPU) D{d} V {'K' if vk else 'MN'}-major:", "ok" if not bad else f"WRONG {bad}")
+    print("P-from-registers fragment model (CPU):", "ok" if simulate_p_fragment() else "WRONG", flush=True)
+    why = unavailable_reason()
+    if why:
+        print(f"GPU cases skipped: {why}")
+        return 0
+    failed = {}
+    cases = check_cases(quick)
+    for vk in layouts:
+        for i, (size, dt) in enumerate(cases):
+            b, hq, hkv, s, d, causal = size
+            print(f"[{i + 1}/{len(cases)}] V {'K' if vk else 'MN'}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} "
+                  f"{'causal' if causal else 'full'} {dt}", flush=True)
+            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i)
+            print("\n".join(lines), flush=True)
+            if not ok:
+                failed.setdefault(vk, []).append((size, dt))
+            if any("HANG" in x for x in lines):
+                print("  (a barrier timed out: the remaining cases of this layout would each wait it out; stopping)")
+                break
+    if False in failed and True not in layouts:
+        print(f"\n{len(failed[False])} case(s) failed with V MN-major; rerunning them with the K-major fallback "
+              "(V transposed, -DV_KMAJOR=1):", flush=True)
+        n_ok = 0
+        for size, dt in failed[False]:
+            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False)
+            n_ok += ok
+            print(f"  {size} {dt}: {'ok' if ok else 'still wrong'}{'' if ok else ' ' + lines[0].strip()}", flush=True)
+        if n_ok == len(failed[False]):
+            print("-> every failure goes away with V K-major: the MN-major V descriptor (LBO/SBO/start step, tnspB) "
+                  "is the suspect")
+        elif n_ok == 0:
+            print("-> the fallback fails too: the bug is not (only) V's descriptor")
+    print("check:", "all correct" if not failed else
+          "; ".join(f"V {'K' if k else 'MN'}-major: {len(v)} failed" for k, v in failed.items()))
+    return 0 if not failed else 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m phase4_optimization.lab06_attention.hopper",
+                                description="Lab 4.6's Hopper attention forward (kernels_hopper.cu): the compile "
+                                            "report for sm_90a (any machine) and, with --check, small cases against "
+                                            "float64 on an sm_90 GPU.")
+    p.add_argument("--check", action="store_true", help="run the small awkward cases (O and LSE, outputs poisoned) "
+                                                        "and print per case the error and where it fails")
+    p.add_argument("--quick", action="store_true", help="with --check: only S in {17, 129, 300}")
+    p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
+                   help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
+    p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
+    p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
+    args = p.parse_args(argv)
+    if not args.no_compile_report:
+        from common import report
+
+        report.print_table(compile_rows(), title="attn_03_wgmma compiled for sm_90a (NVRTC)")
+    if not args.check:
+        return 0
+    layouts = {"mn": (False,), "k": (True,), "both": (False, True)}[args.layout]
+    return run_check(quick=args.quick, layouts=layouts, seed=args.seed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+// Lab 4.6, the Hopper rungs: the flash-attention forward on Hopper's own matrix path - wgmma (warpgroup MMA) fed by
+// TMA (the bulk tensor copy engine), with warp specialization, as FlashAttention-3 describes it.
+// archs: sm_90a
+//
+//   attn_03_wgmma   3 warpgroups (1 TMA producer, 2 wgmma consumers of 64 query rows each), 128-row Q tile, 128-key
+//                   K/V tiles through a 2-stage mbarrier ring; S = Q K^T and O += P V both wgmma, P from registers
+// Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
+// measured figures are in this lab's README, not here).
+//
+// attn_03_wgmma
+//   computes   per (batch b, query head h): O = softmax(sm_scale Q K^T [+ causal mask]) V and LSE = log(rowsum(exp(..)))
+//              (natural log, fp32), Q, K, V, O (B, H, S, D) contiguous bf16 (fp16 with -DATTN_FP16=1), fp32
+//              accumulation; HEAD_DIM 64 or 128 at compile time, any S >= 1 at run time. Grouped-query K, V
+//              (B, Hkv, S, D), Hkv dividing Hq: query head h reads key/value head h / (Hq / Hkv).
+//   launch     grid (ceil(S / 128), B Hq), 384 threads (3 warpgroups), dynamic shared memory SMEM_BYTES (~161 KiB at
+//              D = 128, ~81 KiB at D = 64); one block per SM either way (384 threads x 168 registers at launch fill
+//              the register file). Causal: block x takes query tile (gridDim.x - 1 - x), so the longest rows start
+//              first.
+//   roles      warpgroup 0 = producer: one thread issues the TMA copies (Q once, then K and V tile by tile into the
+//              ring), setmaxnreg.dec to 24 registers; warpgroups 1, 2 = consumers, setmaxnreg.inc to 240: each owns 64
+//              query rows, holds S (64 x 128 fp32: 64 registers a thread), O (64 x D fp32: D/2 registers) and P
+//              (64 x 128 as bf16 pairs: 32 registers).
+//   bytes      Q, K, V read and O written once from DRAM: 4 B H S D x 2 bytes (537 MB at B4 H32 S4096 D128); every
+//              128-row Q tile re-reads its head's K and V from L2: S / 128 x 2 S D x 2 bytes per head (8 GiB in all
+//              at that shape, half of rung 02's 64-row tiles). FLOPs 4 B H S^2 D = 1.10 TFLOP (halved causal):
+//              ~2000 FLOP/byte against HBM, compute-bound.
+//   what changed since rung 02 (kernels.cu, mma.sync): no thread loads a tile (the TMA engine copies Q, K and V, and
+//              zero-fills rows past S), no ldmatrix (wgmma reads Q, K and V from the swizzled shared memory through
+//              descriptors), one warpgroup instruction does 64 x 128 x 16 where mma.sync did 16 x 8 x 16 per warp,
+//              and the producer runs one tile ahead. The softmax is still serial with the GEMMs inside a warpgroup:
+//              S_j = Q K_j^T, wait, softmax, O += P_j V_j, wait - the tensor cores idle during every softmax except
+//              where the other consumer warpgroup happens to fill them.
+//   prediction 0.75-0.9x SDPA cuDNN at B4 H32 S4096 D128 bf16 (cuDNN's Hopper kernels overlap the softmax with the
+//              GEMMs; this rung does not, and the exp2 of a 128 x 128 tile is ~1/8 of the tile's MMA time at the
+//              MUFU's 16 ops/clock/SM against the tensor cores' 1024 dense bf16 FMAs/clock/SM); above rung 02,
+//              whose mma.sync tops out near 2/3 of the wgmma peak.
+//
+// Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
+// 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
+//   Q       HEAD_DIM / 64 boxes: box b holds d = 64b .. 64b+63 of the 128 query rows. wgmma A operand, K-major
+//           (d contiguous), exactly lab 4.3's A: consumer c starts at row 64c (+ 8192 bytes), the k-th 16-wide slice
+//           of d at + 32 (k % 4) bytes in box k / 4; SBO = 1024 (8-row groups), LBO unused (16).
+//   K       the same boxes for 128 keys: the B operand of S = Q K^T is B[d][key] = K[key][d], d contiguous per key,
+//           i.e. K-major like lab 4.3's B_KMAJOR fallback (imm-trans-b = 0), descriptor as for Q.
+//   V       the same boxes for 128 keys: the B operand of O += P V is B[key][d] = V[key][d], d contiguous: MN-major,
+//           like lab 4.3's B (imm-trans-b = 1): LBO = distance between 64-wide blocks of d = one box (16384 bytes),
+//           SBO = 1024 (8 keys), the k-th 16-key slice 16 rows = 2048 bytes further.
+//   -DV_KMAJOR=1 (debug fallback): the host passes V^T (B Hkv, D, S_pad) and V is read K-major like K: boxes
+//           {64 keys, HEAD_DIM rows of d}, the k-th 16-key slice at + 32 (k % 4) bytes in box k / 4, imm-trans-b = 0.
+//           One GPU run with and without it tells an MN-major descriptor mistake from anything else.
+//   barriers q_full (count 1 + Q's bytes), full[s] (count 1 + K's and V's bytes of stage s) and empty[s] (count 8:
+//           lane 0 of each consumer warp, once its wgmmas reading stage s retired).
+//
+// P V with P from registers: the m64nNk16 accumulator layout gives thread t of warp w (in its warpgroup) rows
+// 16w + t/4 and 16w + t/4 + 8, columns 8j + 2(t%4) + {0,1} in registers 4j..4j+3 (j = 0 .. N/8-1); wgmma's A
+// fragment (m64k16 from registers) is per warp the A fragment of mma.m16n8k16: a0 = (row t/4, cols 2(t%4) +{0,1}),
+// a1 = (row t/4 + 8, same cols), a2 = (row t/4, cols 8 + 2(t%4) + {0,1}), a3 = (row t/4 + 8, those cols). So the
+// A registers of key slice kk (keys 16kk .. 16kk+15) are the bf16 pairs of S's accumulators 8kk .. 8kk+7, in order:
+// P never goes through shared memory. Each row lives in the quad of 4 lanes that share t/4: its max and sum are
+// two xor-shuffles.
+//
+// Phase parity: Q is one phase of q_full (parity 0). Tile j uses slot s = j % 2 in round r = j / 2: consumers wait
+// full[s] for parity r & 1; the producer refills slot s for round r >= 1 after empty[s]'s phase r - 1, parity
+// (r - 1) & 1. Neither side can get two phases ahead of the other, so one parity bit is enough.
+//
+// Ragged S and masks: the tensor maps are 3-D (D, S, heads), so a box reaching past S is zero-filled by TMA inside
+// its own head (never the next head's rows); scores of keys >= S are set to -inf in the last tile, rows >= S are
+// computed on zeros and never stored. Causal: key tiles wholly above the diagonal are never loaded (the producer and
+// the consumers stop at the same n_tiles), only the diagonal tile is masked (BLOCK_M = BLOCK_N, so it is the last).
+
+#include "hopper.cuh"
+#include "half_bits.cuh"
+
+#ifndef HEAD_DIM
+#define HEAD_DIM 128
+#endif
+#ifndef ATTN_FP16
+#define ATTN_FP16 0
+#endif
+#ifndef V_KMAJOR
+#define V_KMAJOR 0              // 1: V arrives transposed (B Hkv, D, S_pad) and is read K-major (debug fallback)
+#endif
+#ifndef MBAR_TIMEOUT
+#define MBAR_TIMEOUT 1          // 1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+#endif
+
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
+
+typedef hop_u32 u32;
+typedef hop_u64 u64;
+typedef unsigned short elem_t;
+
+#define BLOCK_M 128
+#define BLOCK_N 128
+#define STAGES 2
+#define CONSUMERS 2
+#define THREADS (128 * (CONSUMERS + 1))
+#define PRODUCER_REGS 24
+#define CONSUMER_REGS 240
+#define BOX_BYTES (128 * 128)                       // one TMA box: 128 rows of 64 16-bit elements
+#define D_BOXES (HEAD_DIM / 64)
+#define Q_BYTES (BLOCK_M * HEAD_DIM * 2)
+#define KV_BYTES (BLOCK_N * HEAD_DIM * 2)          // one K (or V) tile
+#define STAGE_BYTES (2 * KV_BYTES)
+#define VT_BOX_BYTES (HEAD_DIM * 128)              // V_KMAJOR: one box {64 keys, HEAD_DIM rows of d}
+#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES))
+
+#if ATTN_FP16
+#define WGMMA_TYPES "f16.f16"
+typedef F16 pack_t;
+#else
+#define WGMMA_TYPES "bf16.bf16"
+typedef BF16 pack_t;
+#endif
+#if V_KMAJOR
+#define TNSP_V "0"
+#else
+#define TNSP_V "1"
+#endif
+
+// {64, 128 rows} boxes tile 128 x 128 K and V tiles: 64-wide slices of d (MN-major V) and of keys (V^T)
+static_assert(BLOCK_N == 128 && BLOCK_M == 128, "the descriptors below assume 128-row boxes");
+
+__device__ u32 attn_hopper_hang[5];   // the first barrier wait that timed out (hopper.py: hang_report)
+
+__device__ __forceinline__ bool wait_bar(u32 bar, u32 parity, u32 what)
+{
+    return mbar_wait_bounded(bar, parity, what, attn_hopper_hang, MBAR_TIMEOUT ? 8000000000LL : 0LL);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The two wgmma shapes: S (64 x 128) = Q (64 x 16, shared, K-major) K^T (16 x 128, shared, K-major), and
+// O (64 x HEAD_DIM) += P (64 x 16, registers) V (16 x HEAD_DIM, shared, MN-major; K-major with V_KMAJOR)
+// ---------------------------------------------------------------------------------------------------------------------
+#define ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                   "+f"(d[i + 6]), "+f"(d[i + 7])
+#define ACC32(d, i) ACC8(d, i), ACC8(d, i + 8), ACC8(d, i + 16), ACC8(d, i + 24)
+#define REGS32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define REGS64 REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+
+// scale_d = 0: D = A B (the first d-slice), 1: D += A B
+__device__ __forceinline__ void wgmma_qk(float (&d)[64], u64 desc_q, u64 desc_k, int scale_d)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %66, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPES " {" REGS64 "}, %64, %65, p, 1, 1, 0, 0;\n\t}"
+        : ACC32(d, 0), ACC32(d, 32)
+        : "l"(desc_q), "l"(desc_k), "r"(scale_d));
+}
+
+#if HEAD_DIM == 128
+__device__ __forceinline__ void wgmma_pv(float (&d)[64], const u32 (&a)[4], u64 desc_v)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %69, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPES " {" REGS64 "}, {%64, %65, %66, %67}, %68, p, 1, 1, "
+        TNSP_V ";\n\t}"
+        : ACC32(d, 0), ACC32(d, 32)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_v), "r"(1));
+}
+#else
+__device__ __forceinline__ void wgmma_pv(float (&d)[32], const u32 (&a)[4], u64 desc_v)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %37, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {" REGS32 "}, {%32, %33, %34, %35}, %36, p, 1, 1, "
+        TNSP_V ";\n\t}"
+        : ACC32(d, 0)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_v), "r"(1));
+}
+#endif
+
+// descriptors (the Python model in hopper.py computes the same ones)
+__device__ __forceinline__ u64 desc_q(u32 sQ, int consumer, int kk)
+{
+    return wgmma_desc_128b(sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024);
+}
+__device__ __forceinline__ u64 desc_k(u32 sK, int kk)
+{
+    return wgmma_desc_128b(sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);
+}
+__device__ __forceinline__ u64 desc_v(u32 sV, int kk)
+{
+#if V_KMAJOR
+    return wgmma_desc_128b(sV + (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4), 16, 1024);
+#else
+    return wgmma_desc_128b(sV + 2048 * kk, BOX_BYTES, 1024);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+              const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
+              int group, float scale_log2, int causal)
+{
+    extern __shared__ unsigned char smem_raw[];
+    // the 128B swizzle repeats every 1024 bytes and both TMA and wgmma compute it from address bits
+    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const u32 sQ = base;
+    const u32 sKV = base + Q_BYTES;                     // stage s: K at sKV + s STAGE_BYTES, V KV_BYTES further
+    const u32 bars = sKV + STAGES * STAGE_BYTES;
+    const u32 q_full = bars;                            // full[s] = bars + 8 (1 + s), empty[s] = bars + 8 (1 + STAGES + s)
+
+    const int m_block = causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    const int m0 = m_block * BLOCK_M;
+    const int bh = blockIdx.y;                          // b Hq + h
+    const int kv_bh = (bh / Hq) * (Hq / group) + (bh % Hq) / group;
+    const int kv_end = causal ? min(S, m0 + BLOCK_M) : S;
+    const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        mbar_init(q_full, 1);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(bars + 8 * (1 + s), 1);
+            mbar_init(bars + 8 * (1 + STAGES + s), CONSUMERS * 4);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();   // the last block-wide barrier: after the role split each side syncs only through mbarriers
+
+    if (wg == 0) {
+        // ------------------------------------------------------------------ producer warpgroup
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            mbar_arrive_expect_tx(q_full, Q_BYTES);
+            for (int b = 0; b < D_BOXES; ++b) tma_load_3d(sQ + b * BOX_BYTES, &tma_q, 64 * b, m0, bh, q_full);
+            for (int j = 0; j < n_tiles; ++j) {
+                const int s = j % STAGES, r = j / STAGES;
+                if (r > 0 && !wait_bar(bars + 8 * (1 + STAGES + s), (r - 1) & 1, 1)) break;
+                const u32 full = bars + 8 * (1 + s);
+                const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
+                mbar_arrive_expect_tx(full, STAGE_BYTES);
+                for (int b = 0; b < D_BOXES; ++b)
+                    tma_load_3d(sK + b * BOX_BYTES, &tma_k, 64 * b, j * BLOCK_N, kv_bh, full);
+#if V_KMAJOR
+                for (int b = 0; b < BLOCK_N / 64; ++b)    // V^T: boxes of 64 keys x HEAD_DIM rows of d
+                    tma_load_3d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_bh, full);
+#else
+                for (int b = 0; b < D_BOXES; ++b)
+                    tma_load_3d(sV + b * BOX_BYTES, &tma_v, 64 * b, j * BLOCK_N, kv_bh, full);
+#endif
+            }
+        }
+        return;
+    }
+
+    // ---------------------------------------------------------------------- consumer warpgroups
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const int cw = wg - 1;                               // which 64-row half of the Q tile
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int quad_col = 2 * (lane % 4);
+    const int row_a = m0 + cw * 64 + warp * 16 + lane / 4, row_b = row_a + 8;
+
+    float o[HEAD_DIM / 2];
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) o[i] = 0.f;
+    float sc[BLOCK_N / 2];
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
+    float m_run[2] = {neg_inf(), neg_inf()};    // running max of the raw scores, rows a and b
+    float l_run[2] = {0.f, 0.f};                // running sum of exp over this thread's columns (the quad adds at the end)
+
+    bool ok = wait_bar(q_full, 0, 0);
+    for (int j = 0; ok && j < n_tiles; ++j) {
+        const int s = j % STAGES;
+        if (!wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0)) {
+            ok = false;
+            break;
+        }
+        __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
+        const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
+
+        // ---- S = Q K^T: 64 rows x 128 keys, HEAD_DIM / 16 wgmmas ----
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(sc);
+
+        // ---- masks: keys past S (ragged last tile), keys past the row (causal: the diagonal tile) ----
+        const int n0 = j * BLOCK_N;
+        if (n0 + BLOCK_N > S || (causal && n0 + BLOCK_N - 1 > m0 + cw * 64)) {
+#pragma unroll
+            for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int col = n0 + 8 * jj + quad_col + (e & 1);
+                    const int row = e < 2 ? row_a : row_b;
+                    if (col >= S || (causal && col > row)) sc[4 * jj + e] = neg_inf();
+                }
+            }
+        }
+
+        // ---- online softmax: row max over the quad, rescale, exponentiate (exp2, scale folded in) ----
+        float mx[2] = {m_run[0], m_run[1]};
+#pragma unroll
+        for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+            mx[0] = fmaxf(mx[0], fmaxf(sc[4 * jj], sc[4 * jj + 1]));
+            mx[1] = fmaxf(mx[1], fmaxf(sc[4 * jj + 2], sc[4 * jj + 3]));
+        }
+        float msc[2], alpha[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            // a row with every key so far masked keeps max -inf: shift by 0 so exp2(-inf - (-inf)) never makes a NaN
+            msc[h] = (mx[h] == neg_inf() ? 0.f : mx[h]) * scale_log2;
+            alpha[h] = fast_exp2(m_run[h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
+            m_run[h] = mx[h];
+        }
+        u32 pa[BLOCK_N / 16][4];
+#pragma unroll
+        for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const float p = fast_exp2(fmaf(sc[4 * jj + e], scale_log2, -msc[e >> 1]));
+                sc[4 * jj + e] = p;
+                rs[e >> 1] += p;
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {     // A fragment of key slice kk = S accumulators 8kk .. 8kk+7
+            pa[kk][0] = pack2(pack_t(), sc[8 * kk + 0], sc[8 * kk + 1]);
+            pa[kk][1] = pack2(pack_t(), sc[8 * kk + 2], sc[8 * kk + 3]);
+            pa[kk][2] = pack2(pack_t(), sc[8 * kk + 4], sc[8 * kk + 5]);
+            pa[kk][3] = pack2(pack_t(), sc[8 * kk + 6], sc[8 * kk + 7]);
+        }
+        l_run[0] = l_run[0] * alpha[0] + rs[0];
+        l_run[1] = l_run[1] * alpha[1] + rs[1];
+#pragma unroll
+        for (int jj = 0; jj < HEAD_DIM / 8; ++jj) {
+            o[4 * jj + 0] *= alpha[0];
+            o[4 * jj + 1] *= alpha[0];
+            o[4 * jj + 2] *= alpha[1];
+            o[4 * jj + 3] *= alpha[1];
+        }
+
+        // ---- O += P V: BLOCK_N / 16 wgmmas, P from registers ----
+        wgmma_fence();   // o and pa were written by the threads
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + s));   // this warp is done with stage s
+    }
+    if (!ok) return;   // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is
+
+    // ---- epilogue: the quad's partial sums, O / l, LSE = m sm_scale + ln l ----
+    const float ln2 = 0.6931471805599453f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+    }
+    const float inv[2] = {1.f / l_run[0], 1.f / l_run[1]};
+    const int rows[2] = {row_a, row_b};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        if (rows[h] >= S) continue;
+        elem_t* out = O + ((size_t)bh * S + rows[h]) * HEAD_DIM + quad_col;
+#pragma unroll
+        for (int jj = 0; jj < HEAD_DIM / 8; ++jj)
+            *reinterpret_cast<u32*>(out + 8 * jj) =
+                pack2(pack_t(), o[4 * jj + 2 * h] * inv[h], o[4 * jj + 2 * h + 1] * inv[h]);
+        if (lane % 4 == 0) LSE[(size_t)bh * S + rows[h]] = (m_run[h] * scale_log2 + log2f(l_run[h])) * ln2;
+    }
+}

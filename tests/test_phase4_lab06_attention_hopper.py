@@ -1,0 +1,338 @@
+"""Lab 4.6, the Hopper attention forward (phase4_optimization/lab06_attention/kernels_hopper.cu, host side hopper.py).
+
+CPU tier: NVRTC compile for sm_90a (no spills or stack, no serialized wgmma, the HGMMA count and forms - Q K^T from
+shared memory, P V with A from registers and V transposed in place - TMA loads, mbarrier waits, setmaxnreg both ways),
+shared memory within one block's opt-in limit, the Python mirror of the kernel's constants, the descriptors read back
+through a NumPy model of the swizzled shared memory (with mutations that must fail), the accumulator -> A-fragment
+correspondence behind P-from-registers, the kernel's algorithm (128 x 128 tiles, online softmax, skipped and masked
+tiles) in float64, argument validation, and the --check CLI without a GPU. GPU tier (marked gpu, sm_90 only): O and LSE
+against float64 at awkward sizes, outputs poisoned first, the V K-major fallback, grouped-query heads, the lab's own
+check cases through common.lab.run_variant, bad inputs refused by name.
+"""
+import re
+
+import numpy as np
+import pytest
+
+from common import check, cuda, device
+from common import lab as common_lab
+from phase4_optimization.lab06_attention import bench as ab
+from phase4_optimization.lab06_attention import hopper as hp
+from phase4_optimization.lab06_attention import lab as att
+
+CU = open(hp.KERNEL_PATH).read()
+KERNEL = hp.KERNELS["03"]
+
+BUILDS = [(128, "bfloat16", False), (128, "float16", False), (64, "bfloat16", False), (128, "bfloat16", True),
+          (64, "float16", True)]
+
+
+@pytest.fixture(scope="module", params=BUILDS, ids=["d128-bf16", "d128-fp16", "d64-bf16", "d128-bf16-Vk",
+                                                    "d64-fp16-Vk"])
+def build(request):
+    d, dt, vk = request.param
+    return d, dt, vk, hp.compile_report(d, dt, vk)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: compile
+# ---------------------------------------------------------------------------------------------------------------------
+def test_file_claims_sm90a_only():
+    assert cuda.claimed_archs(hp.KERNEL_PATH) == ("sm_90a",)
+    assert cuda.kernel_names(hp.KERNEL_PATH) == [KERNEL]
+
+
+def test_compiles_without_spills_or_serialization(build):
+    d, dt, vk, rep = build
+    k = rep.kernels[KERNEL]
+    assert 0 < k.registers <= 65536 // hp.THREADS, k.registers       # 384 threads must fit the register file
+    assert k.spills == 0 and k.stack_bytes == 0, f"D{d} {dt}: spills {k.spill_stores}/{k.spill_loads}, " \
+                                                 f"stack {k.stack_bytes}"
+    # C7510/C7515/C7517: ptxas serialized the wgmmas or inserted waits
+    assert not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
+    # the register budget the setmaxnreg values hand out is the one the launch holds
+    assert hp.PRODUCER_REGS * 128 + hp.CONSUMER_REGS * 128 * hp.CONSUMERS <= k.registers * hp.THREADS
+
+
+def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build):
+    d, dt, vk, rep = build
+    sass = rep.kernels[KERNEL].sass
+    if not sass:
+        pytest.skip("no cuobjdump (it ships with the triton wheel)")
+    hgmma = [s for s in sass if "HGMMA" in s]
+    qk = [s for s in hgmma if "64x128x16" in s and "gdesc" in s.split(",")[1]]          # A from shared memory
+    pv = [s for s in hgmma if f"64x{d}x16" in s and re.match(r"\s*R\d+", s.split(",")[1])]   # A from registers
+    assert len(qk) == d // 16, hgmma                       # one per 16-wide slice of the head dim, unrolled
+    assert len(pv) == hp.BLOCK_N // 16, hgmma              # one per 16-key slice of the tile
+    assert len(hgmma) == d // 16 + hp.BLOCK_N // 16, hgmma
+    assert all("tnspB" not in s for s in qk), qk           # K read K-major
+    assert all(("tnspB" in s) != vk for s in pv), pv       # V read MN-major in place unless V_KMAJOR
+    if dt == "bfloat16":
+        assert all(".BF16" in s for s in hgmma), hgmma
+    assert sum("UTMALDG.3D" in s for s in sass) >= 3, "no 3-D TMA loads (UTMALDG.3D) in the SASS"
+    assert any("SYNCS.ARRIVE.TRANS64" in s for s in sass), "no mbarrier arrive in the SASS"
+    assert any("SYNCS.PHASECHK" in s for s in sass), "no mbarrier wait in the SASS"
+    assert any("USETMAXREG.DEALLOC" in s and hex(hp.PRODUCER_REGS) in s for s in sass), "no setmaxnreg.dec"
+    assert any("USETMAXREG.TRY_ALLOC" in s and hex(hp.CONSUMER_REGS) in s for s in sass), "no setmaxnreg.inc"
+    assert not any(s.split()[0].startswith(("LDL", "STL")) for s in sass if s and not s.startswith("@"))
+
+
+def test_shared_memory_fits_one_block():
+    h = device.arch_info("sm_90")
+    for d in hp.HEAD_DIMS:
+        assert hp.smem_bytes(d) <= h.smem_per_block_optin
+
+
+def test_python_constants_match_the_kernel_file():
+    defs = dict(re.findall(r"^#define (\w+) (\d+)\b", CU, re.M))
+    assert int(defs["BLOCK_M"]) == hp.BLOCK_M and int(defs["BLOCK_N"]) == hp.BLOCK_N
+    assert int(defs["STAGES"]) == hp.STAGES and int(defs["CONSUMERS"]) == hp.CONSUMERS
+    assert int(defs["PRODUCER_REGS"]) == hp.PRODUCER_REGS and int(defs["CONSUMER_REGS"]) == hp.CONSUMER_REGS
+    assert "#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES))" in CU
+    # the descriptors the Python model checks are the ones the kernel builds
+    assert "sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024" in CU
+    assert "sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU
+    assert "sV + 2048 * kk, BOX_BYTES, 1024" in CU
+    assert "sV + (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU
+    assert '}, %64, %65, p, 1, 1, 0, 0;' in CU                  # Q K^T: neither operand transposed
+    assert '#define TNSP_V "1"' in CU and '#define TNSP_V "0"' in CU
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the layout models
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d", hp.HEAD_DIMS)
+@pytest.mark.parametrize("v_kmajor", [False, True])
+def test_operands_read_back_through_the_kernels_descriptors(d, v_kmajor):
+    assert hp.simulate_operands(d, v_kmajor) == []
+    assert hp.simulate_operands(d, v_kmajor, stage=0, seed=3) == []
+
+
+MUTATIONS = {
+    "V LBO one 64-block off": ("desc_v", lambda s_v, kk, d, vk=False: hp.wg.smem_descriptor(s_v + 2048 * kk, 8192,
+                                                                                             1024)),
+    "V step of 8 keys": ("desc_v", lambda s_v, kk, d, vk=False: hp.wg.smem_descriptor(s_v + 1024 * kk,
+                                                                                       hp.BOX_BYTES, 1024)),
+    "K step of 16 bytes": ("desc_k", lambda s_k, kk: hp.wg.smem_descriptor(s_k + (kk // 4) * hp.BOX_BYTES +
+                                                                            16 * (kk % 4), 16, 1024)),
+    "Q consumer offset missing": ("desc_q", lambda s_q, cw, kk: hp.wg.smem_descriptor(
+        s_q + (kk // 4) * hp.BOX_BYTES + 32 * (kk % 4), 16, 1024)),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_layout_model_catches_descriptor_bugs(monkeypatch, mutation):
+    name, fn = MUTATIONS[mutation]
+    monkeypatch.setattr(hp, name, fn)
+    assert hp.simulate_operands(128, False) != []
+
+
+def test_accumulator_layout_covers_the_tile_once():
+    for n in (64, 128):
+        row, col = hp.accumulator_owner(n)
+        assert row.max() == 63 and col.max() == n - 1
+        assert len(set(zip(row.ravel().tolist(), col.ravel().tolist()))) == 64 * n
+    row, col = hp.a_fragment_owner()
+    assert len(set(zip(row.ravel().tolist(), col.ravel().tolist()))) == 64 * 16
+
+
+def test_p_fragment_is_the_score_accumulator():
+    assert hp.simulate_p_fragment()
+
+
+def test_p_fragment_model_sees_a_swapped_pair(monkeypatch):
+    real = hp.a_fragment_owner
+
+    def swapped():
+        row, col = real()
+        return row[:, [0, 1, 4, 5, 2, 3, 6, 7]], col[:, [0, 1, 4, 5, 2, 3, 6, 7]]
+
+    monkeypatch.setattr(hp, "a_fragment_owner", swapped)
+    assert not hp.simulate_p_fragment()
+
+
+@pytest.mark.parametrize("s,causal", [(1, False), (17, True), (129, False), (129, True), (300, True)])
+def test_kernel_algorithm_in_float64(s, causal):
+    """bench.tiled_model with the Hopper kernel's 128 x 128 tiles: the same skipped tiles, masks and update order."""
+    rng = np.random.default_rng(s)
+    q, k, v = (rng.standard_normal((1, 2, s, 64)) for _ in range(3))
+    o, lse = ab.tiled_model(q, k, v, causal, block_m=hp.BLOCK_M, block_n=hp.BLOCK_N, round_p=False)
+    o_ref, lse_ref = att.forward_reference(q, k, v, causal)
+    assert np.allclose(o, o_ref, atol=1e-10) and np.allclose(lse, lse_ref, atol=1e-10)
+
+
+def test_check_cases_cover_the_awkward_sizes():
+    cases = hp.check_cases()
+    sizes = {c[0][3] for c in cases}
+    assert set(hp.CHECK_S) <= sizes
+    assert {c[0][4] for c in cases} == set(hp.HEAD_DIMS)
+    assert {c[0][5] for c in cases} == {False, True}
+    assert {c[1] for c in cases} == set(hp.DTYPES)
+    assert any(c[0][1] != c[0][2] for c in cases)                 # grouped-query heads
+    for (b, hq, hkv, s, d, causal), dt in cases:
+        assert hq % hkv == 0
+
+
+def test_where_wrong_names_the_rows_and_columns():
+    ref = np.ones((1, 1, 200, 128))
+    got = ref.copy()
+    got[0, 0, 64:128, 8:16] = 5.0                                   # consumer half 1 of tile 0, one 8-column block
+    lines = hp.where_wrong(got, ref, check.Tol(1e-2, 1e-2))
+    text = "\n".join(lines)
+    assert "512/25600 wrong" in text
+    assert "consumer half (row % 128 // 64): [0, 512]" in text
+    assert "cols by 8-wide block: [0, 512, 0" in text
+    assert hp.where_wrong(ref, ref, check.Tol(1e-2, 1e-2)) == []
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: validation, availability, CLI
+# ---------------------------------------------------------------------------------------------------------------------
+def _cpu(shape, dtype="bfloat16"):
+    torch = pytest.importorskip("torch")
+    return torch.zeros(shape, dtype=getattr(torch, dtype))
+
+
+def test_validation_names_the_argument():
+    torch = pytest.importorskip("torch")
+    q = _cpu((1, 4, 16, 128))
+    with pytest.raises(TypeError, match="q: dtype float32"):
+        hp.flash_attn_hopper(q.float(), q, q)
+    with pytest.raises(ValueError, match="q: head dimension 96"):
+        hp.flash_attn_hopper(*(_cpu((1, 4, 16, 96)),) * 3)
+    with pytest.raises(ValueError, match="k: its 3 heads must divide"):
+        hp.flash_attn_hopper(q, _cpu((1, 3, 16, 128)), _cpu((1, 3, 16, 128)))
+    with pytest.raises(ValueError, match="k: Sk = 8"):
+        hp.flash_attn_hopper(q, _cpu((1, 4, 8, 128)), _cpu((1, 4, 8, 128)))
+    with pytest.raises(ValueError, match="v: shape"):
+        hp.flash_attn_hopper(q, q, _cpu((1, 2, 16, 128)))
+    with pytest.raises(ValueError, match="q: empty input"):
+        hp.flash_attn_hopper(*(_cpu((1, 4, 0, 128)),) * 3)
+    with pytest.raises(TypeError, match="causal"):
+        hp.flash_attn_hopper(q, q, q, causal=1)
+    with pytest.raises(ValueError, match="sm_scale"):
+        hp.flash_attn_hopper(q, q, q, sm_scale=-1.0)
+    nc = torch.zeros((1, 16, 4, 128), dtype=torch.bfloat16).transpose(1, 2)
+    with pytest.raises(ValueError, match="q: expected a contiguous"):
+        hp.flash_attn_hopper(nc, q, q)
+    with pytest.raises(TypeError, match="q: expected a GPU array"):
+        hp.flash_attn_hopper(q, q, q)
+    with pytest.raises(TypeError, match="q: expected a torch or cupy array"):
+        hp.flash_attn_hopper(np.zeros((1, 4, 16, 128), np.float16), q, q)
+    with pytest.raises(ValueError, match="head_dim"):
+        hp.defines(96)
+    with pytest.raises(ValueError, match="dtype"):
+        hp.defines(128, "float32")
+
+
+@pytest.mark.skipif(device.has_gpu(), reason="checks the no-GPU answer")
+def test_unavailable_without_gpu():
+    assert hp.unavailable_reason()
+    ok, why = att.HOPPER_VARIANT.available()
+    assert not ok and why
+
+
+def test_variant_is_a_cuda_variant_for_sm90():
+    v = att.HOPPER_VARIANT
+    assert v.impl == "cuda" and v.archs == ("sm_90",) and set(v.dtypes) == set(hp.DTYPES)
+    assert v.name.split()[1] == "03"
+
+
+def test_cli_help_and_compile_table(capsys):
+    with pytest.raises(SystemExit) as e:
+        hp.main(["--help"])
+    assert e.value.code == 0
+    assert "--check" in capsys.readouterr().out
+    assert hp.main([]) == 0
+    out = capsys.readouterr().out
+    assert "attn_03_wgmma compiled for sm_90a" in out and "24/240" in out
+
+
+@pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")
+def test_cli_check_on_cpu(capsys):
+    assert hp.main(["--check", "--no-compile-report"]) == 0
+    out = capsys.readouterr().out
+    assert "descriptor model (CPU) D128 V MN-major: ok" in out
+    assert "P-from-registers fragment model (CPU): ok" in out
+    assert "GPU cases skipped" in out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier (sm_90 only)
+# ---------------------------------------------------------------------------------------------------------------------
+def _need_hopper():
+    why = hp.unavailable_reason()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size,dtype", hp.check_cases(), ids=lambda x: str(x).replace(" ", ""))
+def test_gpu_matches_float64(size, dtype):
+    _need_hopper()
+    ok, lines = hp.check_case(size, dtype, seed=sum(size[:5]))
+    assert ok, "\n".join(lines)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size,dtype", [((1, 2, 2, 129, 128, False), "bfloat16"), ((2, 1, 1, 300, 64, True), "float16"),
+                                        ((1, 4, 2, 17, 128, True), "bfloat16")])
+def test_gpu_v_kmajor_fallback(size, dtype):
+    _need_hopper()
+    ok, lines = hp.check_case(size, dtype, v_kmajor=True, seed=7)
+    assert ok, "\n".join(lines)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", att.CHECK_CASES, ids=lambda c: str(c).replace(" ", ""))
+def test_gpu_lab_check_cases_as_a_variant(case):
+    """The lab's own check cases (strided views for odd S, the Triton backward from this forward's O and LSE)."""
+    _need_hopper()
+    size, dtype = case
+    c = common_lab.run_variant(att, att.HOPPER_VARIANT, size, dtype, check.rng(11))
+    assert c.ok, c.message
+
+
+@pytest.mark.gpu
+def test_gpu_fp16_cupy_and_sm_scale():
+    _need_hopper()
+    import cupy
+    import torch
+
+    q, k, v, (q64, k64, v64) = hp.make_case((1, 2, 2, 129, 64, True), "float16", seed=5)
+    qc, kc, vc = (cupy.from_dlpack(x) for x in (q, k, v))
+    o, lse = hp.flash_attn_hopper(qc, kc, vc, causal=True, sm_scale=0.3)
+    torch.cuda.synchronize()
+    o_ref, lse_ref = att.forward_reference(q64, k64, v64, True, sm_scale=0.3)
+    assert check.compare(o, o_ref, "float16", att.tolerance((1, 2, 129, 64, True), "float16")).ok
+    assert check.compare(lse, lse_ref, "float32", hp.LSE_TOL).ok
+
+
+@pytest.mark.gpu
+def test_gpu_bad_inputs_refused_by_name():
+    _need_hopper()
+    import torch
+
+    q = torch.zeros((1, 2, 64, 128), dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(TypeError, match="q: dtype float32"):
+        hp.flash_attn_hopper(q.float(), q, q)
+    with pytest.raises(TypeError, match="q, k, v: dtypes must match"):
+        hp.flash_attn_hopper(q, q.half(), q.half())
+    flat = torch.zeros(q.numel() + 8, dtype=torch.bfloat16, device="cuda")
+    mis = flat[1:1 + q.numel()].view(q.shape)
+    with pytest.raises(ValueError, match="k: the data must start 16-byte aligned"):
+        hp.flash_attn_hopper(q, mis, q)
+    with pytest.raises(ValueError, match="q: head dimension 32"):
+        hp.flash_attn_hopper(*(torch.zeros((1, 2, 64, 32), dtype=torch.bfloat16, device="cuda"),) * 3)
+    with pytest.raises(ValueError, match="out: expected shape"):
+        hp.flash_attn_hopper(q, q, q, out=q[:, :1])
+    with pytest.raises(ValueError, match="lse: expected shape"):
+        hp.flash_attn_hopper(q, q, q, lse=torch.zeros((1, 2, 63), device="cuda"))
+    with pytest.raises(ValueError, match="k: Sk = 32"):
+        hp.flash_attn_hopper(q, q[:, :, :32], q[:, :, :32])
+
+
+@pytest.mark.gpu
+def test_gpu_check_mode_quick(capsys):
+    _need_hopper()
+    assert hp.run_check(quick=True) == 0, capsys.readouterr().out
