@@ -138,6 +138,12 @@ def compile_report(args) -> None:
     report.print_table(compile_rows((args.arch,)),
                        title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} (defines per D: {L.CONFIG}; "
                              f"BLOCK_N={L.CUDA_BLOCK_N})")
+    if args.arch in ("sm_90", "sm_90a"):
+        from . import hopper
+
+        report.print_table(hopper.compile_rows(),
+                           title="kernels_hopper.cu (rung 03) compiled with NVRTC for sm_90a: registers at launch, the "
+                                 "setmaxnreg split, wgmma (HGMMA) and TMA (UTMALDG) in the SASS")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -457,6 +463,11 @@ GQA_TARGET = ("fwd GQA 32 q / 8 kv heads, D128 non-causal", (4, 32, 8, 4096, 128
 NAIVE_SHAPE = (4, 32, 2048, 128)
 CUDA_SHAPE = (4, 32, 4096, 128)          # the CUDA C rungs' target shape (B, H, S, D)
 CUDA_GOAL = 1.0                          # rung 02 against SDPA's FlashAttention-2 backend, non-causal
+# The Hopper rung (kernels_hopper.cu, sm_90a) beside the Triton forward in the D128 forward targets' rounds, against
+# SDPA cuDNN, causal and not (issue 20)
+HOPPER_ROW = "cuda 03 wgmma+TMA flash"
+HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
+HOPPER_GOAL = 0.95
 FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
                         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},
                         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2},
@@ -535,8 +546,11 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
     forward in interleaved rounds, each checked at the benchmark shape on sampled heads."""
     import torch
 
+    from . import hopper
+
     rows, targets, tuning = [], [], []
     cuda_ok = not L.unavailable_reason()
+    hopper_ok = hopper.unavailable_reason() is None
     for label, kind, shape, causal, peer, goal in TARGETS:
         b, h, s, d = shape
         dtype = "bfloat16"
@@ -547,15 +561,21 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             tuning += tune_configs(kind, shape, causal, dtype, (q, k, v, do, o, lse), cands)
         flops = L.attn_flops(b, h, s, d, causal, backward=kind == "bwd")
         # correctness at the benchmark shape, against float64 on sampled heads
+        hc = None
         if kind == "fwd":
             L.flash_attn_fwd(q, k, v, causal, out=(o, lse))
-            c = _sample_compare(o, _naive_torch_heads(q, k, v, causal), dtype)
+            ref = _naive_torch_heads(q, k, v, causal)
+            c = _sample_compare(o, ref, dtype)
             fns = {"triton flash": lambda: L.flash_attn_fwd(q, k, v, causal, out=(o, lse))}
             for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
                 if not L.sdpa_unavailable(backend):
                     fns[name] = (lambda b_=backend: L.sdpa_fwd(q, k, v, causal, b_))
             if cuda_ok:
                 fns["cuda mma.sync flash"] = lambda: L.flash_attn_cuda(q, k, v, causal=causal)
+            if hopper_ok and label in HOPPER_CASES:
+                ho, hl = hopper.flash_attn_hopper(q, k, v, causal=causal)
+                hc = _sample_compare(ho, ref, dtype)
+                fns[HOPPER_ROW] = lambda: hopper.flash_attn_hopper(q, k, v, causal=causal, out=ho, lse=hl)
         else:
             dq, dk, dv = L.flash_attn_bwd(do, q, k, v, o, lse, causal)
             fns = {"triton flash": lambda: L.flash_attn_bwd(do, q, k, v, o, lse, causal)}
@@ -577,7 +597,8 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                                    vs_peer=ts[peer].median_ms / t.median_ms if peer in ts else None,
                                    config=str(L.TUNED.get((kind, d, causal, dtype), "default"))
                                    if impl == "triton" else "",
-                                   check=("ok" if c.ok else c.message) if impl == "triton" else ""))
+                                   check=("ok" if c.ok else c.message) if impl == "triton" else
+                                   ("ok" if hc.ok else hc.message) if name == HOPPER_ROW else ""))
         if peer in ts:
             ratio = ts[peer].median_ms / ts["triton flash"].median_ms
             targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer,
@@ -586,7 +607,20 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
         else:
             targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer, "target": f">= {goal:.2f}",
                             "met": f"not measured: {L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')}"})
+        if label in HOPPER_CASES:
+            targets.append(hopper_target(label, shape, ts, peer, flops, hc, hopper.unavailable_reason()))
     return rows, targets, tuning
+
+
+def hopper_target(label: str, shape, ts: dict, peer: str, flops: float, hc, why: str | None) -> dict:
+    """The Hopper rung's target row: HOPPER_ROW against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL."""
+    b, h, s, _ = shape
+    row = {"case": f"{label} B{b} H{h} S{s} bf16, {HOPPER_ROW}", "peer": peer, "target": f">= {HOPPER_GOAL:.2f}"}
+    if why or HOPPER_ROW not in ts or peer not in ts:
+        return dict(row, met=f"not measured: {why or L.sdpa_unavailable('cudnn')}")
+    ratio = ts[peer].median_ms / ts[HOPPER_ROW].median_ms
+    return dict(row, ratio=ratio, **{"peer TFLOP/s": ts[peer].tflops(flops)},
+                met=bool(ratio >= HOPPER_GOAL and hc is not None and hc.ok))
 
 
 def bench_gqa(rounds: int = 3) -> tuple[list[dict], dict]:
@@ -726,6 +760,7 @@ def benchmark(ctx) -> lab.Result:
 # what each colour means (ours in colour, the library's backends in grays), matched on the variant's start
 CONTENDERS = [("triton flash", "ours: Triton flash attention", "tab:orange"),
               ("naive", "ours: naive (S and P through HBM)", "#fdbf6f"),
+              (HOPPER_ROW, "ours: CUDA C wgmma + TMA flash (sm_90a)", "tab:purple"),
               ("cuda", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("attn_", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("torch SDPA cuDNN", "torch SDPA, cuDNN backend", "dimgray"),
