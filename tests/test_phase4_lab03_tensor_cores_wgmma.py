@@ -24,15 +24,16 @@ CU = open(wg.KERNEL_PATH).read()
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: compile
 # ---------------------------------------------------------------------------------------------------------------------
-VARIANTS = [("bfloat16", False, False), ("float16", False, False), ("bfloat16", True, False),
-            ("bfloat16", False, True), ("float16", True, True)]
+VARIANTS = [("bfloat16", False, False, 1), ("float16", False, False, 1), ("bfloat16", True, False, 1),
+            ("bfloat16", False, True, 1), ("float16", True, True, 1), ("bfloat16", False, True, 2)]
 
 
 @pytest.fixture(scope="module", params=VARIANTS,
-                ids=["bf16", "fp16", "bf16-Bkmajor", "bf16-tma-store", "fp16-Bkmajor-tma-store"])
+                ids=["bf16", "fp16", "bf16-Bkmajor", "bf16-tma-store", "fp16-Bkmajor-tma-store",
+                     "bf16-tma-store-2-passes"])
 def report(request):
-    dtype, kmaj, epi = request.param
-    return dtype, kmaj, wg.compile_report(dtype, b_kmajor=kmaj, tma_store=epi)
+    dtype, kmaj, epi, passes = request.param
+    return dtype, kmaj, wg.compile_report(dtype, b_kmajor=kmaj, tma_store=epi, c_passes=passes)
 
 
 def test_file_claims_sm90a_only():
@@ -68,10 +69,10 @@ def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(report):
     assert not any(s.split()[0].startswith(("LDL", "STL")) for s in sass if s and not s.startswith("@"))
 
 
-@pytest.mark.parametrize("tma_store", [False, True])
-def test_shared_memory_fits_one_block_per_sm(tma_store):
+@pytest.mark.parametrize("tma_store,c_passes", [(False, 1), (True, 1), (True, 2)])
+def test_shared_memory_fits_one_block_per_sm(tma_store, c_passes):
     h = device.arch_info("sm_90")
-    smem = wg.smem_bytes(tma_store)
+    smem = wg.smem_bytes(tma_store, c_passes)
     assert smem <= h.smem_per_block_optin
     assert smem + h.smem_reserved_per_block > h.smem_per_sm // 2   # so exactly one block per SM
     # the C buffer does not fit next to 4 stages: that is why EPI_TMA runs 3
@@ -91,10 +92,13 @@ def test_python_constants_match_the_kernel_file():
     assert '#define TNSP_B "1"' in CU and '#define TNSP_B "0"' in CU
     assert "smem_desc(b0 + 32 * kk, 16, 1024)" in CU                   # the B_KMAJOR fallback
     # EPI_TMA: its stage count, C boxes and the st.shared address the NumPy model mirrors
-    assert re.search(r"#if EPI_TMA\n#define STAGES (\d+)", CU).group(1) == str(wg.EPI_STAGES)
+    assert re.search(r"#if EPI_TMA && C_PASSES == 1\n#define STAGES (\d+)", CU).group(1) == str(wg.EPI_STAGES)
+    assert wg.stages(True, 1) == wg.EPI_STAGES and wg.stages(True, 2) == wg.stages() == wg.STAGES
     assert "#define C_BOX_BYTES (64 * 64 * 2)" in CU and wg.C_BOX_BYTES == 64 * 64 * 2
-    assert "cbuf + (j / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4)" in CU
-    assert "const u32 cbuf = sC + cw * (4 * C_BOX_BYTES);" in CU and "r0 = warp * 16 + lane / 4" in CU
+    assert "#define C_BOXES (4 / C_PASSES)" in CU
+    assert "cbuf + (jj / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4)" in CU
+    assert "const int j = h * (32 / C_PASSES) + jj;" in CU
+    assert "const u32 cbuf = sC + cw * (C_BOXES * C_BOX_BYTES);" in CU and "r0 = warp * 16 + lane / 4" in CU
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -247,10 +251,10 @@ def test_host_path_tensor_maps(monkeypatch, m, n, k, b_kmajor, tma_store):
     assert all(mp["dtype"] == wg.TMA_DTYPE["bfloat16"] and mp["swizzle"] == 3 and mp["oob"] == 0 and mp["rank"] == 2
                for mp in maps)
     wg._tensor_map.cache_clear()
-    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l, cluster_l, epi_l, map_c_l), = launches
+    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l, cluster_l, epi_l, map_c_l, passes_l), = launches
     assert (dt, m_l, n_l, k_l, kmaj_l, out_l is out) == ("bfloat16", m, n, k, b_kmajor, True)
     assert cluster_l == (1 if b_kmajor or -(-m // wg.BM) < 2 else wg.default_cluster())
-    assert epi_l is tma_store and (map_c_l is not None) == c_map
+    assert epi_l is tma_store and (map_c_l is not None) == c_map and passes_l == 1
 
 
 def test_tma_store_argument_is_checked(monkeypatch):
@@ -260,6 +264,10 @@ def test_tma_store_argument_is_checked(monkeypatch):
     a = torch.zeros((4, 8), dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="tma_store"):
         wg.gemm_wgmma(a, a.t().contiguous(), tma_store="yes")
+    with pytest.raises(ValueError, match="c_passes"):
+        wg.compile_report(tma_store=True, c_passes=4)
+    with pytest.raises(ValueError, match="c_passes"):
+        wg.gemm_wgmma(a, a.t().contiguous(), tma_store=False, c_passes=2)
     monkeypatch.setenv("WGMMA_TMA_STORE", "2")
     with pytest.raises(ValueError, match="WGMMA_TMA_STORE"):
         wg.default_tma_store()
@@ -281,27 +289,35 @@ def test_tma_store_variants_are_listed_and_need_sm90():
 # CPU tier: the EPI_TMA epilogue's shared C buffer, modelled with the kernel's own address arithmetic
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("consumer", [0, 1])
-def test_epilogue_buffer_every_word_once_in_its_own_half(consumer):
-    addr = wg.epilogue_smem_addresses(consumer)
+@pytest.mark.parametrize("c_passes", wg.C_PASSES)
+def test_epilogue_buffer_every_word_once_in_its_own_half(consumer, c_passes):
+    addr = wg.epilogue_smem_addresses(consumer, c_passes)
     assert addr.size == 64 * 256 // 2                        # one 32-bit word (a bf16 pair) per store
-    assert np.unique(addr).size == addr.size                 # no word written twice
-    lo, hi = consumer * 4 * wg.C_BOX_BYTES, (consumer + 1) * 4 * wg.C_BOX_BYTES
+    per_pass = 32 // c_passes
+    for h in range(c_passes):                                # no word written twice within a pass
+        mine = addr[:, :, h * per_pass:(h + 1) * per_pass]
+        assert np.unique(mine).size == mine.size
+    boxes = 4 // c_passes
+    lo, hi = consumer * boxes * wg.C_BOX_BYTES, (consumer + 1) * boxes * wg.C_BOX_BYTES
     assert addr.min() == lo and addr.max() == hi - 4 and np.all(addr % 4 == 0)
     assert wg.C_BYTES == 2 * 4 * wg.C_BOX_BYTES == wg.BM * wg.BN * 2
 
 
-def test_epilogue_buffer_reads_back_as_the_tile():
+@pytest.mark.parametrize("c_passes", wg.C_PASSES)
+def test_epilogue_buffer_reads_back_as_the_tile(c_passes):
     """Through the TMA store's 128B-swizzle read, row r / column pair p of the 64 x 256 half tile is exactly the
     accumulator pair the m64n256k16 layout puts there (warp r // 16, lane 4 (r % 8) + p % 4, j = p // 4)."""
-    src = wg.epilogue_round_trip()
+    src = wg.epilogue_round_trip(0, c_passes)
+    assert np.all(src >= 0), "a word of the buffer was read before any thread wrote it"
     warp, lane, j, half = np.unravel_index(src, (4, 32, 32, 2))
     rows, pairs = np.meshgrid(np.arange(64), np.arange(128), indexing="ij")
     assert np.array_equal(warp * 16 + lane // 4 + 8 * half, rows)
     assert np.array_equal(8 * j + 2 * (lane % 4), 2 * pairs)
 
 
-def test_epilogue_stores_are_free_of_bank_conflicts():
-    addr = wg.epilogue_smem_addresses(0)
+@pytest.mark.parametrize("c_passes", wg.C_PASSES)
+def test_epilogue_stores_are_free_of_bank_conflicts(c_passes):
+    addr = wg.epilogue_smem_addresses(0, c_passes)
     banks = (addr // 4) % 32                                 # [warp, lane, j, half]: one instruction = fixed w, j, h
     per_instruction = np.sort(banks.transpose(0, 2, 3, 1), axis=-1)
     assert np.all(per_instruction == np.arange(32)), "some st.shared instruction hits a bank twice"
@@ -311,8 +327,8 @@ def test_epilogue_model_catches_a_missing_swizzle(monkeypatch):
     """Not vacuous: the same writes without the XOR leave the read-back wrong (and conflict 8-way)."""
     real = wg.epilogue_smem_addresses
 
-    def unswizzled(consumer=0):
-        a = real(consumer)
+    def unswizzled(consumer=0, c_passes=1):
+        a = real(consumer, c_passes)
         lane = np.arange(32)[None, :, None, None]
         j = np.arange(32)[None, None, :, None]
         return a - ((((j % 8) ^ (lane // 4)) - (j % 8)) << 4)
@@ -324,9 +340,10 @@ def test_epilogue_model_catches_a_missing_swizzle(monkeypatch):
     assert not np.array_equal(8 * j + 2 * (lane % 4), 2 * pairs)
 
 
-@pytest.mark.parametrize("dtype,cluster", [("bfloat16", 1), ("bfloat16", 2), ("float16", 2)])
-def test_tma_store_build_compiles_with_stores_fences_and_named_barriers(dtype, cluster):
-    rep = wg.compile_report(dtype, cluster=cluster, tma_store=True)
+@pytest.mark.parametrize("dtype,cluster,c_passes", [("bfloat16", 1, 1), ("bfloat16", 2, 1), ("float16", 2, 1),
+                                                     ("bfloat16", 1, 2), ("float16", 2, 2)])
+def test_tma_store_build_compiles_with_stores_fences_and_named_barriers(dtype, cluster, c_passes):
+    rep = wg.compile_report(dtype, cluster=cluster, tma_store=True, c_passes=c_passes)
     k = rep.kernels[wg.KERNEL]
     assert k.registers > 0 and k.spills == 0 and k.stack_bytes == 0, (k.spills, k.stack_bytes)
     assert not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
@@ -337,7 +354,7 @@ def test_tma_store_build_compiles_with_stores_fences_and_named_barriers(dtype, c
     assert any(o.startswith("UTMASTG.2D") for o in ops), "no TMA store (UTMASTG) in the SASS"
     assert any(o.startswith("FENCE.VIEW.ASYNC.S") for o in ops), "no fence.proxy.async.shared::cta in the SASS"
     # two named barriers per consumer warpgroup (+ the __syncthreads of single blocks; clusters sync otherwise)
-    assert sum(o.startswith("BAR.SYNC") for o in ops) >= 2 + (cluster == 1), "the named barriers are missing"
+    assert sum(o.startswith("BAR.SYNC") for o in ops) >= 2 * c_passes + (cluster == 1), "named barriers missing"
     assert any(o.startswith("DEPBAR") for o in ops), "no bulk-group wait (DEPBAR) in the SASS"
     assert sum(o == "STS" for o in ops) == 64, "one 32-bit st.shared per accumulator pair"
     assert any(o.startswith("STG") for o in ops), "the register-store fallback (no legal C map) is missing"
@@ -384,10 +401,11 @@ def test_mismatch_summary_names_a_swizzle_mixup():
 def test_compile_report_and_layout_model(capsys):
     rows = tcb.wgmma_compile_report()
     out = capsys.readouterr().out
-    assert [(r["dtype"], r["B layout"], r["epilogue"]) for r in rows] == [
-        ("bfloat16", "N-major (tnspB)", "registers"), ("float16", "N-major (tnspB)", "registers"),
-        ("bfloat16", "K-major copy", "registers"), ("bfloat16", "N-major (tnspB)", "TMA store")]
-    assert rows[-1]["UTMASTG"] > 0 and rows[-1]["smem (dynamic)"] == wg.smem_bytes(True)
+    assert [(r["dtype"], r["B layout"], r["epilogue"], r["stages"]) for r in rows] == [
+        ("bfloat16", "N-major (tnspB)", "registers", 4), ("float16", "N-major (tnspB)", "registers", 4),
+        ("bfloat16", "K-major copy", "registers", 4), ("bfloat16", "N-major (tnspB)", "TMA store, 1 pass", 3),
+        ("bfloat16", "N-major (tnspB)", "TMA store, 2 passes", 4)]
+    assert all(r["UTMASTG"] > 0 for r in rows[3:]) and rows[-1]["smem (dynamic)"] == wg.smem_bytes(True, 2)
     assert all(r["spills"] == 0 and r["arch"] == "sm_90a" for r in rows)
     assert "kernels_wgmma.cu compiled with NVRTC" in out and "every A and B slice correct" in out
 
@@ -561,15 +579,16 @@ TMA_STORE_SHAPES = [(1, 1, 1), (1, 8, 1), (127, 129, 136), (128, 256, 64), (65, 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k", TMA_STORE_SHAPES, ids=["x".join(map(str, s)) for s in TMA_STORE_SHAPES])
-@pytest.mark.parametrize("cluster", [1, 2])
-def test_gpu_tma_store_epilogue(m, n, k, cluster):
+@pytest.mark.parametrize("cluster,c_passes", [(1, 1), (2, 1), (1, 2), (2, 2)])
+def test_gpu_tma_store_epilogue(m, n, k, cluster, c_passes):
     """Poisoned output inside poisoned guard bands: a TMA store box not clipped at M or N shows up in a band."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, "bfloat16", seed=m + 3 * n + k)
     out = check.guarded((m, n), "bfloat16", a)
-    wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=cluster, tma_store=True)
+    wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=cluster, tma_store=True, c_passes=c_passes)
     c = check.compare(out, wg.reference(a64, b64), "bfloat16", wg.tolerance(k, "bfloat16"))
-    assert c.ok, f"{m}x{n}x{k} (TMA-store epilogue, cluster {cluster}): {c.message} [seed {check.seed()}]"
+    assert c.ok, (f"{m}x{n}x{k} (TMA-store epilogue, cluster {cluster}, {c_passes} pass(es)): {c.message} "
+                  f"[seed {check.seed()}]")
     assert check.guard_damage(out) == ""
     assert wg.hang_report() is None
 
@@ -582,6 +601,8 @@ def test_gpu_tma_store_epilogue_fp16_and_b_kmajor(m, n, k):
     assert c.ok, f"{m}x{n}x{k} fp16 (TMA-store epilogue): {c.message} [seed {check.seed()}]"
     c = wg.check_shape(m, n, k, "bfloat16", seed=m + n + k + 6, b_kmajor=True, tma_store=True)
     assert c.ok, f"{m}x{n}x{k} B K-major (TMA-store epilogue): {c.message} [seed {check.seed()}]"
+    c = wg.check_shape(m, n, k, "float16", seed=m + n + k + 7, tma_store=True, c_passes=2)
+    assert c.ok, f"{m}x{n}x{k} fp16 (TMA-store epilogue, 2 passes): {c.message} [seed {check.seed()}]"
 
 
 @pytest.mark.gpu
@@ -596,9 +617,10 @@ def test_gpu_tma_store_matches_register_epilogue_bit_for_bit(m, n, k):
     ref = wg.gemm_wgmma(a, b, b_kmajor=False, cluster=1, tma_store=False)
     for i in range(5):
         for cl in (1, 2):
-            got = check.poisoned((m, n), "bfloat16", a)
-            wg.gemm_wgmma(a, b, out=got, b_kmajor=False, cluster=cl, tma_store=True)
-            assert torch.equal(got, ref), f"launch {i}, cluster {cl}: the TMA-store epilogue differs"
+            for passes in wg.C_PASSES:
+                got = check.poisoned((m, n), "bfloat16", a)
+                wg.gemm_wgmma(a, b, out=got, b_kmajor=False, cluster=cl, tma_store=True, c_passes=passes)
+                assert torch.equal(got, ref), f"launch {i}, cluster {cl}, {passes} pass(es): the epilogues differ"
     assert wg.hang_report() is None
 
 

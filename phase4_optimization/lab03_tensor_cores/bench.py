@@ -17,7 +17,8 @@ CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel r
             "timed.")
 SIZES = (2048, 4096, 8192)
 WGMMA_SIZES = (4096, 8192)          # the wgmma head to head; its targets are at both
-TMA_STORE_TAG = " tma-store"        # the head to head's name suffix for the EPI_TMA builds
+TMA_STORE_TAG = " tma-store"        # the head to head's name suffix for the EPI_TMA builds (+ " 2 passes": C_PASSES=2)
+EPILOGUES = ((False, 1), (True, 1), (True, 2))      # (tma_store, c_passes) of the builds the head to head times
 
 
 def add_arguments(p) -> None:
@@ -108,11 +109,11 @@ def wgmma_compile_report(quick: bool = False) -> list[dict]:
     """kernels_wgmma.cu for sm_90a: registers, spills and the Hopper instructions (HGMMA, UTMALDG, SYNCS, ...), the
     descriptors of stage 0, and the NumPy layout model read back through them."""
     rows = []
-    builds = ((("bfloat16", False, False), ("bfloat16", False, True)) if quick else
-              (("bfloat16", False, False), ("float16", False, False), ("bfloat16", True, False),
-               ("bfloat16", False, True)))
-    for dt, kmaj, epi in cli.progress(builds, "compiling kernels_wgmma.cu"):
-        rep = wg.compile_report(dt, b_kmajor=kmaj, tma_store=epi)
+    builds = ((("bfloat16", False, False, 1), ("bfloat16", False, True, 1)) if quick else
+              (("bfloat16", False, False, 1), ("float16", False, False, 1), ("bfloat16", True, False, 1),
+               ("bfloat16", False, True, 1), ("bfloat16", False, True, 2)))
+    for dt, kmaj, epi, cp in cli.progress(builds, "compiling kernels_wgmma.cu"):
+        rep = wg.compile_report(dt, b_kmajor=kmaj, tma_store=epi, c_passes=cp)
         k = rep.kernels[wg.KERNEL]
         ops: dict[str, int] = {}
         for ins in k.sass:
@@ -120,9 +121,10 @@ def wgmma_compile_report(quick: bool = False) -> list[dict]:
             for key in ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP"):
                 if op.startswith(key):
                     ops[key] = ops.get(key, 0) + 1
-        rows.append({"dtype": dt, "B layout": wg._layout(kmaj), "epilogue": "TMA store" if epi else "registers",
-                     "arch": rep.arch, "regs": k.registers,
-                     "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.smem_bytes(epi),
+        rows.append({"dtype": dt, "B layout": wg._layout(kmaj),
+                     "epilogue": (f"TMA store, {cp} pass{'es' if cp > 1 else ''}" if epi else "registers"),
+                     "stages": wg.stages(epi, cp), "arch": rep.arch, "regs": k.registers,
+                     "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.smem_bytes(epi, cp),
                      "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0),
                      "UTMASTG": ops.get("UTMASTG", 0), "SYNCS": ops.get("SYNCS", 0),
                      "USETMAXREG": ops.get("USETMAXREG", 0), "stg": cuda.fmt_widths(k.sass_counts, "STG")})
@@ -213,7 +215,7 @@ def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 60.0)
     _free()
     good = sorted((r for r in rows if r.get("result") == "ok"), key=lambda r: r["ms"])
     for r in good:
-        cfg = {k: r[k] for k in L.CONFIG_KEYS + ("MIN_BLOCKS", "DB") if k in r}
+        cfg = {k: r[k] for k in L.CONFIG_KEYS + ("MIN_BLOCKS", "DB", "XT") if k in r}
         bad = _edge_check(cfg)
         if bad:
             r["result"] = f"fast but WRONG on {bad}: excluded"
@@ -339,33 +341,39 @@ def wgmma_head_to_head(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = Fal
     c_w = torch.empty((m, n), dtype=a.dtype, device=a.device)
     c_t = torch.empty_like(c_w)
     clusters = (1,) if b_kmajor else wg.CLUSTERS
-    # every build: 1- and 2-block clusters, each with the register epilogue and the TMA-store one (EPI_TMA)
-    builds = [(cl, ep) for ep in (False, True) for cl in clusters]
-    label = {(cl, ep): f"cluster {cl}{TMA_STORE_TAG if ep else ''}" for cl, ep in builds}
+    # every build: 1- and 2-block clusters, each with the register epilogue and the TMA-store ones (EPI_TMA, whole
+    # C tile with 3 stages or two passes with 4)
+    builds = [(cl, ep, cp) for ep, cp in EPILOGUES for cl in clusters]
+    label = {b_: epilogue_label(*b_) for b_ in builds}
     key = {b_: "wgmma " + lb for b_, lb in label.items()}
     cmps = {}
-    for cl, ep in builds:         # every variant timed is first checked on sampled rows
+    for cl, ep, cp in builds:     # every variant timed is first checked on sampled rows
         c_w.fill_(float("nan"))
-        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl, tma_store=ep)
-        cmps[key[cl, ep]] = wg.verify_sample(c_w, a, b, dtype)
+        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl, tma_store=ep, c_passes=cp)
+        cmps[key[cl, ep, cp]] = wg.verify_sample(c_w, a, b, dtype)
     fns = {"cublas": lambda: torch.matmul(a, b, out=c_t)}
-    for cl, ep in builds:
-        fns[key[cl, ep]] = lambda cl=cl, ep=ep: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl,
-                                                               tma_store=ep)
+    for cl, ep, cp in builds:
+        fns[key[cl, ep, cp]] = lambda cl=cl, ep=ep, cp=cp: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor,
+                                                                          cluster=cl, tma_store=ep, c_passes=cp)
     ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60)
     flops = 2.0 * m * n * k
-    best_cl, best_ep = min(builds, key=lambda b_: ts[key[b_]].median_ms)
-    tw = ts[key[best_cl, best_ep]]
+    best_cl, best_ep, best_cp = min(builds, key=lambda b_: ts[key[b_]].median_ms)
+    tw = ts[key[best_cl, best_ep, best_cp]]
     bad = [f"{name}: {c.message}" for name, c in cmps.items() if not c.ok]
     row = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor), "best cluster": best_cl,
-           "best epilogue": "TMA store" if best_ep else "registers",
+           "best epilogue": (f"TMA store, {wg.stages(True, best_cp)} stages" if best_ep else "registers"),
            "wgmma_tflops": tw.tflops(flops), "cublas_tflops": ts["cublas"].tflops(flops),
            "ratio": ts["cublas"].median_ms / tw.median_ms, "wgmma_ms": tw.median_ms,
            "cublas_ms": ts["cublas"].median_ms, "spread": max(t.spread for t in ts.values()), "steady": steady,
            "rounds_run": tries, "check": "; ".join(bad) or "ok", "ok": not bad}
-    for cl, ep in builds:
-        row[f"ratio {label[cl, ep]}"] = ts["cublas"].median_ms / ts[key[cl, ep]].median_ms
+    for b_ in builds:
+        row[f"ratio {label[b_]}"] = ts["cublas"].median_ms / ts[key[b_]].median_ms
     return row
+
+
+def epilogue_label(cluster: int, tma_store: bool, c_passes: int) -> str:
+    """The head to head's name of a build: 'cluster 2', 'cluster 1 tma-store', 'cluster 2 tma-store 2 passes'."""
+    return f"cluster {cluster}" + (TMA_STORE_TAG if tma_store else "") + (" 2 passes" if c_passes == 2 else "")
 
 
 
@@ -399,15 +407,16 @@ def benchmark(ctx) -> lab.Result:
         ok = all(r["ok"] for r in h2h)
         meta["wgmma"] = h2h
         meta["targets"] = [{"case": f"bf16 {r['shape']}",
-                            "variant": f"{L.WGMMA_NAME} (cluster {r['best cluster']}, {r['best epilogue']} epilogue)",
+                            "variant": f"{L.WGMMA_NAME} (cluster {r['best cluster']}; epilogue: {r['best epilogue']})",
                             "ratio": r["ratio"],
                             "target": f">= {L.WGMMA_TARGET:.2f} x cuBLAS", "steady": r["steady"],
                             "met": r["ratio"] >= L.WGMMA_TARGET and r["steady"]}
                            for r in h2h if r["dtype"] == "bfloat16"
                            and r["shape"] in {f"{s}x{s}x{s}" for s in L.WGMMA_TARGET_SIZES}]
-        tables.append((h2h, ["shape", "dtype", "B layout", "ratio cluster 1", "ratio cluster 2",
-                             "ratio cluster 1" + TMA_STORE_TAG, "ratio cluster 2" + TMA_STORE_TAG, "best cluster",
-                             "best epilogue", "wgmma_tflops", "cublas_tflops", "ratio", "spread", "steady", "check"],
+        tables.append((h2h, ["shape", "dtype", "B layout"]
+                       + [f"ratio {epilogue_label(cl, ep, cp)}" for ep, cp in EPILOGUES for cl in wg.CLUSTERS]
+                       + ["best cluster", "best epilogue", "wgmma_tflops", "cublas_tflops", "ratio", "spread",
+                          "steady", "check"],
                        "rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
                        "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
                        "interleaved rounds, L2 flushed"))

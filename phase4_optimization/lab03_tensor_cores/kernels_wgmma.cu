@@ -70,7 +70,10 @@
 //              written again (one tile later) the issuing thread waits until the store has READ it
 //              (cp.async.bulk.wait_group.read 0; by then long done) and a named barrier passes that on.
 //   room       C staging is 128 x 256 x 2 = 64 KiB: with 4 stages the block would need 256 KiB (> 227 KiB), so this
-//              build runs 3 stages (1024 + 3 x 48 KiB + 64 KiB + barriers ~ 209 KiB).
+//              build runs 3 stages (1024 + 3 x 48 KiB + 64 KiB + barriers ~ 209 KiB). -DC_PASSES=2 keeps 4 stages
+//              instead: each consumer's buffer holds half its columns (2 boxes, 16 KiB; 1024 + 192 KiB + 32 KiB +
+//              barriers ~ 225 KiB) and C leaves in two passes, the second waiting until the first store has read
+//              the buffer (a TMA read of 16 KiB of shared memory: short, but on the consumers' path).
 //   when not   C's tensor map needs a 16-byte aligned base and a row stride that is a multiple of 16 bytes (N % 8
 //              == 0); otherwise the wrapper passes c_tma = 0 and this build stores from registers like the default.
 //   prediction the tensor cores' idle time per tile falls from a burst of bounds-checked global stores to 64
@@ -78,7 +81,7 @@
 //              (3 stages of ~0.5 us of MMAs each, still above L2's latency). Expect the tensor pipe's busy share
 //              to rise by a few points and the ratio to cuBLAS with it, most at 4096^3 (a tile is 64 k-steps there,
 //              so the epilogue is a larger share than at 8192^3). If it does not rise, the stage count is the next
-//              suspect (a half-size C buffer, stored in two halves, fits 4 stages: 1024 + 192 KiB + 32 KiB).
+//              suspect: C_PASSES=2 trades the second pass's wait for the fourth stage; the head to head times both.
 //
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
@@ -95,8 +98,14 @@
 #ifndef EPI_TMA
 #define EPI_TMA 0             // 1: C leaves through a shared-memory buffer and TMA stores (below), 3 stages
 #endif
+#ifndef C_PASSES
+#define C_PASSES 1            // EPI_TMA: 1 = the whole 128 x 256 C tile staged at once, 2 = in two halves of columns
+#endif
+#if C_PASSES != 1 && C_PASSES != 2
+#error "C_PASSES: 1 or 2"
+#endif
 #ifndef STAGES
-#if EPI_TMA
+#if EPI_TMA && C_PASSES == 1
 #define STAGES 3              // the C buffer (64 KiB) takes the fourth stage's room
 #else
 #define STAGES 4
@@ -136,7 +145,8 @@
 #define B_STAGE_BYTES (BN * BK * 2)          // 32 KiB
 #define C_BOX_BYTES (64 * 64 * 2)            // 8 KiB: one {64 N, 64 M} box of C, 128-byte rows
 #if EPI_TMA
-#define C_BYTES (CONSUMERS * 4 * C_BOX_BYTES)  // 64 KiB: each consumer's 64 x 256 half of the tile
+#define C_BOXES (4 / C_PASSES)                // boxes in one consumer's buffer (4: all 256 columns of its rows)
+#define C_BYTES (CONSUMERS * C_BOXES * C_BOX_BYTES)  // 64 KiB (32 KiB with C_PASSES = 2)
 #define EPI_C_PARAM , const __grid_constant__ TmaDesc tma_c
 #define EPI_FLAG_PARAM , int c_tma
 #else
@@ -419,7 +429,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
     const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const u32 sA = base;
     const u32 sB = base + STAGES * A_STAGE_BYTES;
-    const u32 sC = sB + STAGES * B_STAGE_BYTES;     // EPI_TMA: consumer w's C boxes at sC + w * 4 * C_BOX_BYTES
+    const u32 sC = sB + STAGES * B_STAGE_BYTES;     // EPI_TMA: consumer w's C boxes at sC + w * C_BOXES * C_BOX_BYTES
     const u32 bars = sC + C_BYTES;                  // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
@@ -546,32 +556,35 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
 
 #if EPI_TMA
             if (c_tma) {
-                // C through this warpgroup's shared buffer: box j/8 holds columns 64(j/8)..+63 of its 64 rows, one
-                // 128-byte row each, 16-byte chunk (j % 8) of row r at chunk (j % 8) ^ (r % 8) (the 128B swizzle
-                // the tensor map undoes). A warp's store instruction covers rows r0..r0+7 (r0 % 8 = lane / 4), each
-                // row a different chunk: 32 distinct banks.
-                const u32 cbuf = sC + cw * (4 * C_BOX_BYTES);
+                // C through this warpgroup's shared buffer, C_PASSES passes of C_BOXES boxes: in pass h, box
+                // j / 8 - h * C_BOXES holds columns 64(j/8)..+63 of its 64 rows, one 128-byte row each, 16-byte chunk
+                // (j % 8) of row r at chunk (j % 8) ^ (r % 8) (the 128B swizzle the tensor map undoes). A warp's
+                // store instruction covers rows r0..r0+7 (r0 % 8 = lane / 4), each row a different chunk: 32 banks.
+                const u32 cbuf = sC + cw * (C_BOXES * C_BOX_BYTES);
                 const bool issuer = (threadIdx.x % 128) == 0;
-                if (issuer) bulk_wait_read<0>();     // the previous tile's store has finished reading the buffer
-                named_bar_sync(1 + cw, 128);          // ... and every thread of the warpgroup knows it
                 const int r0 = warp * 16 + lane / 4;  // this lane's rows r0 and r0 + 8 of the half tile
                 const u32 swz = (u32)(lane / 4);      // = r0 % 8 = (r0 + 8) % 8
+                const int row0 = tm * BM + cw * 64, n0 = tn * BN;
+                // a clamped cluster partner, or a half below M, stores nothing; boxes right of N are skipped
+                const int n_boxes = (tm < tiles_m && row0 < M) ? min(4, (N - n0 + 63) / 64) : 0;
 #pragma unroll
-                for (int j = 0; j < 32; ++j) {
-                    const u32 at = cbuf + (j / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4);
-                    st_shared_u32(at + r0 * 128, pack_pair(d[4 * j + 0], d[4 * j + 1]));
-                    st_shared_u32(at + (r0 + 8) * 128, pack_pair(d[4 * j + 2], d[4 * j + 3]));
-                }
-                fence_proxy_async_smem();             // each writer: its st.shared before the async proxy's reads
-                named_bar_sync(1 + cw, 128);          // all 128 writers done before the one thread issues the store
-                if (issuer) {
-                    const int row0 = tm * BM + cw * 64, n0 = tn * BN;
-                    if (tm < tiles_m && row0 < M) {   // a clamped cluster partner, or a half below M: nothing
-                        const int n_boxes = min(4, (N - n0 + 63) / 64);
-                        for (int jb = 0; jb < n_boxes; ++jb)
-                            tma_store_2d(&tma_c, cbuf + jb * C_BOX_BYTES, n0 + 64 * jb, row0);
+                for (int h = 0; h < C_PASSES; ++h) {
+                    if (issuer) bulk_wait_read<0>();  // the previous store (last tile's, or pass h-1) read the buffer
+                    named_bar_sync(1 + cw, 128);      // ... and every thread of the warpgroup knows it
+#pragma unroll
+                    for (int jj = 0; jj < 32 / C_PASSES; ++jj) {
+                        const int j = h * (32 / C_PASSES) + jj;
+                        const u32 at = cbuf + (jj / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4);
+                        st_shared_u32(at + r0 * 128, pack_pair(d[4 * j + 0], d[4 * j + 1]));
+                        st_shared_u32(at + (r0 + 8) * 128, pack_pair(d[4 * j + 2], d[4 * j + 3]));
                     }
-                    bulk_commit();
+                    fence_proxy_async_smem();         // each writer: its st.shared before the async proxy's reads
+                    named_bar_sync(1 + cw, 128);      // all 128 writers done before the one thread issues the store
+                    if (issuer) {
+                        for (int jb = 0; jb < C_BOXES && h * C_BOXES + jb < n_boxes; ++jb)
+                            tma_store_2d(&tma_c, cbuf + jb * C_BOX_BYTES, n0 + 64 * (h * C_BOXES + jb), row0);
+                        bulk_commit();
+                    }
                 }
                 continue;                             // to the next tile's MMAs while the TMA engine writes C
             }

@@ -68,10 +68,11 @@ B_BOX_BYTES = 64 * BK * 2
 B_STAGE_BYTES = BN * BK * 2
 SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + 16 * STAGES
 # -DEPI_TMA=1 (tma_store=True): C leaves through a shared buffer (4 boxes {64 N, 64 M} per consumer) and TMA stores;
-# the buffer takes the fourth stage's room
+# the buffer takes the fourth stage's room. -DC_PASSES=2 (c_passes=2): half the buffer, C in two passes, 4 stages
 EPI_STAGES = 3
 C_BOX_BYTES = 64 * 64 * 2
 C_BYTES = CONSUMERS * 4 * C_BOX_BYTES
+C_PASSES = (1, 2)
 DTYPES = ("bfloat16", "float16")
 
 # cuda.h enums (CUDA 12/13 driver API)
@@ -201,28 +202,39 @@ def simulate_operands(stage: int = 1, seed: int = 0, b_kmajor: bool = False) -> 
     return bad
 
 
-def epilogue_smem_addresses(consumer: int = 0) -> np.ndarray:
+def epilogue_smem_addresses(consumer: int = 0, c_passes: int = 1) -> np.ndarray:
     """Byte addresses (relative to the C buffers' start) the EPI_TMA epilogue's st.shared.b32 write, exactly as the
     kernel computes them: [warp, lane, j, half] for warp 0..3 of consumer warpgroup `consumer`, lane 0..31, column
-    group j 0..31, half 0 (rows r0 = 16 warp + lane / 4, values d[4j], d[4j+1]) or 1 (row r0 + 8, d[4j+2], d[4j+3])."""
+    group j 0..31 (pass j // (32 / c_passes); jj = j within its pass), half 0 (rows r0 = 16 warp + lane / 4, values
+    d[4j], d[4j+1]) or 1 (row r0 + 8, d[4j+2], d[4j+3])."""
     warp, lane, j, half = np.meshgrid(np.arange(4), np.arange(32), np.arange(32), np.arange(2), indexing="ij")
+    boxes = 4 // c_passes
+    jj = j % (32 // c_passes)
     r = warp * 16 + lane // 4 + 8 * half
     swz = lane // 4
-    return (consumer * 4 * C_BOX_BYTES + (j // 8) * C_BOX_BYTES + (((j % 8) ^ swz) << 4) + 4 * (lane % 4)
+    return (consumer * boxes * C_BOX_BYTES + (jj // 8) * C_BOX_BYTES + (((j % 8) ^ swz) << 4) + 4 * (lane % 4)
             + r * 128)
 
 
-def epilogue_round_trip(consumer: int = 0) -> np.ndarray:
-    """What the TMA store of the EPI_TMA epilogue writes to global memory, as a 64 x 256 matrix of indices of the
-    accumulator pair (warp, lane, j, half) each 2-column pair came from: box j of the buffer is read back through the
-    128B swizzle (row r of the box at 128 r, 16-byte chunk c at c ^ (r % 8)), the same model as tma_write_a's."""
-    addr = epilogue_smem_addresses(consumer) - consumer * 4 * C_BOX_BYTES
-    smem = np.full(4 * C_BOX_BYTES // 4, -1, np.int64)         # one slot per 32-bit word (a bf16 pair)
-    smem[addr.ravel() // 4] = np.arange(addr.size)
+def epilogue_round_trip(consumer: int = 0, c_passes: int = 1) -> np.ndarray:
+    """What the TMA stores of the EPI_TMA epilogue write to global memory, as a 64 x 256 matrix of indices of the
+    accumulator pair (warp, lane, j, half) each 2-column pair came from: in pass h, box jb of the buffer (global
+    columns 64 (h boxes + jb)..) is read back through the 128B swizzle (row r of the box at 128 r, 16-byte chunk c
+    at c ^ (r % 8)), the same model as tma_write_a's."""
+    boxes = 4 // c_passes
+    addr = epilogue_smem_addresses(consumer, c_passes) - consumer * boxes * C_BOX_BYTES
+    per_pass = 32 // c_passes
     out = np.empty((64, 128), np.int64)                         # 64 rows x 128 column pairs
     rows, pairs = np.meshgrid(np.arange(64), np.arange(128), indexing="ij")
-    logical = (pairs // 32) * C_BOX_BYTES + rows * 128 + (pairs % 32) * 4      # unswizzled box address
-    out[:] = smem[swizzle_128b(logical) // 4]
+    for h in range(c_passes):
+        smem = np.full(boxes * C_BOX_BYTES // 4, -1, np.int64)  # one slot per 32-bit word (a bf16 pair)
+        mine = addr[:, :, h * per_pass:(h + 1) * per_pass]     # the stores of pass h
+        ids = np.arange(addr.size).reshape(addr.shape)[:, :, h * per_pass:(h + 1) * per_pass]
+        smem[mine.ravel() // 4] = ids.ravel()
+        cols = slice(h * 128 // c_passes, (h + 1) * 128 // c_passes)
+        p = pairs[:, cols] - h * 128 // c_passes
+        logical = (p // 32) * C_BOX_BYTES + rows[:, cols] * 128 + (p % 32) * 4      # unswizzled box address
+        out[:, cols] = smem[swizzle_128b(logical) // 4]
     return out
 
 
@@ -321,36 +333,47 @@ def unavailable_reason() -> str | None:
 
 
 def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False,
-                   cluster: int = 1, tma_store: bool = False) -> cuda.CompileReport:
+                   cluster: int = 1, tma_store: bool = False, c_passes: int = 1) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
     _check_cluster(cluster, b_kmajor)
-    _check_tma_store(tma_store)
-    return cuda.compile_report(KERNEL_PATH, ARCH, defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store))
+    _check_tma_store(tma_store, c_passes)
+    return cuda.compile_report(KERNEL_PATH, ARCH,
+                               defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes))
 
 
 def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
-             tma_store: bool = False) -> dict:
+             tma_store: bool = False, c_passes: int = 1) -> dict:
     d = {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
     if cluster != 1:
         d["CLUSTER"] = int(cluster)
     if tma_store:
         d["EPI_TMA"] = 1
+        if c_passes != 1:
+            d["C_PASSES"] = int(c_passes)
     return d
 
 
-def smem_bytes(tma_store: bool = False) -> int:
-    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the default's 4 stages, or EPI_TMA's 3 stages and
-    the C buffer."""
-    if not tma_store:
-        return SMEM_BYTES
-    return 1024 + EPI_STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * EPI_STAGES
+def stages(tma_store: bool = False, c_passes: int = 1) -> int:
+    """The ring's stage count of a build: 4, or 3 when EPI_TMA stages the whole C tile (c_passes = 1)."""
+    return EPI_STAGES if tma_store and c_passes == 1 else STAGES
 
 
-def _check_tma_store(tma_store) -> None:
+def smem_bytes(tma_store: bool = False, c_passes: int = 1) -> int:
+    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes)."""
+    st = stages(tma_store, c_passes)
+    c = C_BYTES // c_passes if tma_store else 0
+    return 1024 + st * (A_STAGE_BYTES + B_STAGE_BYTES) + c + 16 * st
+
+
+def _check_tma_store(tma_store, c_passes: int = 1) -> None:
     if not isinstance(tma_store, bool):
         raise ValueError(f"tma_store: expected True or False, got {tma_store!r}")
+    if c_passes not in C_PASSES or isinstance(c_passes, bool):
+        raise ValueError(f"c_passes: expected one of {C_PASSES}, got {c_passes!r}")
+    if c_passes != 1 and not tma_store:
+        raise ValueError("c_passes: the C passes belong to the TMA-store epilogue; pass tma_store=True with it")
 
 
 def default_tma_store() -> bool:
@@ -387,17 +410,18 @@ def default_b_kmajor() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1, tma_store: bool = False):
+def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1, tma_store: bool = False, c_passes: int = 1):
     """(module, function) for the current device, from the sm_90a cubin."""
     from cupy.cuda import function as cfunc
     from cupy_backends.cuda.api import driver
 
-    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store).cubin
+    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
     fn = mod.get_function(KERNEL)
-    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(tma_store))
-    _LOADED.add((dtype, b_kmajor, cluster, tma_store))
+    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            smem_bytes(tma_store, c_passes))
+    _LOADED.add((dtype, b_kmajor, cluster, tma_store, c_passes))
     return mod, fn
 
 
@@ -409,14 +433,15 @@ class _LaunchConfig(ctypes.Structure):          # CUlaunchConfig (cuda.h)
 
 
 @functools.lru_cache(maxsize=None)
-def max_clusters(dtype: str, cluster: int, tma_store: bool = False) -> int:
+def max_clusters(dtype: str, cluster: int, tma_store: bool = False, c_passes: int = 1) -> int:
     """How many clusters of `cluster` blocks can be resident at once (cuOccupancyMaxActiveClusters): the persistent
     grid must not exceed it, or the clusters past it run as a second wave. Falls back to SMs // cluster."""
     sms = device.info().sms
-    _, fn = _loaded(dtype, False, cluster, tma_store)
+    _, fn = _loaded(dtype, False, cluster, tma_store, c_passes)
     try:
         lib = ctypes.CDLL("libcuda.so.1")
-        cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, smem_bytes(tma_store), None, None, 0)
+        cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, smem_bytes(tma_store, c_passes), None,
+                            None, 0)
         n = ctypes.c_int(0)
         rc = lib.cuOccupancyMaxActiveClusters(ctypes.byref(n), ctypes.c_void_p(fn.ptr), ctypes.byref(cfg))
         if rc == 0 and n.value > 0:
@@ -431,8 +456,8 @@ def hang_report(reset: bool = True) -> str | None:
     import cupy
 
     out = []
-    for dtype, kmaj, cl, epi in sorted(_LOADED):
-        mod, _ = _loaded(dtype, kmaj, cl, epi)
+    for dtype, kmaj, cl, epi, passes in sorted(_LOADED):
+        mod, _ = _loaded(dtype, kmaj, cl, epi, passes)
         ptr = mod.get_global_var("gemm_wgmma_hang")
         mem = cupy.cuda.UnownedMemory(ptr, 16, mod)
         arr = cupy.ndarray((4,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
@@ -441,7 +466,7 @@ def hang_report(reset: bool = True) -> str | None:
             word = v[3]
             which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
             out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''}"
-                       f"{' EPI_TMA' if epi else ''} kernel: block "
+                       f"{' EPI_TMA' if epi else ''}{' C_PASSES=2' if passes > 1 else ''} kernel: block "
                        f"{v[1]} thread {v[2]} timed out on "
                        f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
@@ -449,7 +474,7 @@ def hang_report(reset: bool = True) -> str | None:
     return "; ".join(out) or None
 
 
-_LOADED: set[tuple[str, bool, int, bool]] = set()   # modules loaded (hang_report reads their timeout records)
+_LOADED: set[tuple[str, bool, int, bool, int]] = set()   # modules loaded (hang_report reads their timeout records)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -504,7 +529,7 @@ def prepare(a, b, out=None):
 
 
 def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None,
-               tma_store: bool | None = None):
+               tma_store: bool | None = None, c_passes: int = 1):
     """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel.
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
@@ -516,7 +541,8 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     needs the N-major B layout, and a problem of one tile row runs with cluster=1 (the pair would have no partner).
     tma_store=True (default: WGMMA_TMA_STORE=1, else False) runs the -DEPI_TMA=1 build: C leaves through shared
     memory and TMA stores, overlapped with the next tile's MMAs; when out's base is not 16-byte aligned or N is not a
-    multiple of 8 (no legal tensor map for C) that build stores from registers instead.
+    multiple of 8 (no legal tensor map for C) that build stores from registers instead. c_passes=2 (with tma_store)
+    stages C in two halves of columns through a buffer half the size, which leaves room for the fourth stage.
     """
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
@@ -525,7 +551,7 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     if tma_store is None:
         tma_store = default_tma_store()
     _check_cluster(cluster, b_kmajor)
-    _check_tma_store(tma_store)
+    _check_tma_store(tma_store, c_passes)
     a, b, out, m, n, k, dt = prepare(a, b, out)
     if arrays.gemm_is_trivial(out, m, n, k):
         return out
@@ -548,7 +574,7 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     map_c = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c)
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes)
     return out
 
 
@@ -580,11 +606,11 @@ def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None) -> 
     return max(1, min(units, resident)) * cluster
 
 
-def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None):
+def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1):
     from cupy_backends.cuda.api import driver
 
-    _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store)
-    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store) if cluster > 1 else None)
+    _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes)
+    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store, c_passes) if cluster > 1 else None)
     c_ptr = arrays.ptr(out)
     pair = int(n % 2 == 0 and c_ptr % 4 == 0)
     args = [ctypes.c_void_p(c_ptr), ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(n),
@@ -596,7 +622,7 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[mp.ctypes.data for mp in maps],
                                                          *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, smem_bytes(tma_store), _stream_ptr(out),
+    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, smem_bytes(tma_store, c_passes), _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -634,11 +660,11 @@ def make_inputs(m, n, k, dtype: str, seed: int = 0):
 
 
 def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None,
-                cluster: int | None = None, tma_store: bool | None = None) -> check.Comparison:
+                cluster: int | None = None, tma_store: bool | None = None, c_passes: int = 1) -> check.Comparison:
     """Poisoned output, float64 reference of the rounded inputs."""
     a, b, a64, b64 = make_inputs(m, n, k, dtype, seed)
     out = check.poisoned((m, n), dtype, a)
-    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store)
+    gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
     c = check.compare(out, reference(a64, b64), dtype, tolerance(k, dtype))
     hang = hang_report()
     if hang:
