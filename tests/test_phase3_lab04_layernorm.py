@@ -126,7 +126,21 @@ def test_aot_layernorm_reports():
     assert s["ptx_mem"].get("ld.global.v4.b32", 0) >= 4 and s["local"] in (0, None)
     sb = ts.summarize(lnb.aot_bwd(90, "bfloat16", 4096))
     assert sb["ptx_mem"].get("ld.global.v4.b32", 0) >= 2 and sb["local"] in (0, None)
-    assert len(lnb.compile_table("sm_90")) == 5
+    assert len(lnb.compile_table("sm_90")) == 6
+
+
+@pytest.mark.parametrize("cols, block_n, even", [(4096, 2048, True), (4099, 2048, False)])
+def test_aot_welford_forward_is_light_on_registers(cols, block_n, even):
+    # The point of the two-pass kernel is occupancy: few registers a thread, 16-byte loads, nothing in local memory
+    # (at least half the SM's warps resident; the rows-in-registers winner at 16 warps gets an eighth of them)
+    from common.occupancy import occupancy
+
+    k = lnb.aot_fwd_welford(90, "float32", cols, block_n, 8)
+    s = ts.summarize(k)
+    assert ".entry layernorm_fwd_welford_kernel" in k.asm["ptx"] and s["local"] in (0, None)
+    assert s["ptx_mem"].get("ld.global.v4.b32", 0) >= 2
+    if s["regs"]:
+        assert occupancy("sm_90", 32 * 8, s["regs"], smem_dynamic=s["shared"]).blocks_per_sm * 8 >= 32, s["regs"]
 
 
 @pytest.mark.parametrize("ty", ["*fp32", "*bf16", "*fp16", "*fp64"])
@@ -148,6 +162,10 @@ def test_kernels_compile_for_each_path_dtype_and_integers_of_one(single, ty):
     ints = {"n_rows": 1, "n_cols": 1, "x_row_stride": 1, "dy_row_stride": 1, "dx_row_stride": 1}
     ts.aot(ln.layernorm_bwd_kernel, {**bwd, **{k: "constexpr" for k in ints}, "BLOCK_N": "constexpr",
                                      "SINGLE": "constexpr"}, {**ints, "BLOCK_N": 16, "SINGLE": single}, cc=90)
+    if not single:          # the two-pass Welford forward: one row of one value is a masked 16-wide chunk
+        ints = {"n_cols": 1, "x_row_stride": 1, "y_row_stride": 1}
+        ts.aot(ln.layernorm_fwd_welford_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_N": "constexpr",
+                                                 "EVEN_N": "constexpr"}, {**ints, "BLOCK_N": 16, "EVEN_N": False}, cc=90)
     red = {"dw_part_ptr": f32, "db_part_ptr": f32, "dw_ptr": ty, "db_ptr": ty, "n_parts": "constexpr",
            "n_cols": "constexpr", "BLOCK_P": "constexpr", "BLOCK_C": "constexpr"}
     ts.aot(ln.layernorm_dwdb_kernel, red, {"n_parts": 1, "n_cols": 1, "BLOCK_P": 64, "BLOCK_C": 64}, cc=90)
@@ -162,14 +180,15 @@ def test_benchmark_helpers_on_cpu_torch_tensors():
                    for a in ln.make_inputs((20, 48), "float32", check.rng(67), "cpu"))
     c = lnb.check_big(x, w, b, dy, n_rows=5)
     assert c.ok, c.message
-    rows, best = lnb.tune_config("fwd", x, w, b, dy, [{"BLOCK_M": 2, "num_warps": 4},
-                                                      {"SINGLE": False, "BLOCK_N": 16, "num_warps": 4}])
+    cands = [{"BLOCK_M": 2, "num_warps": 4}, {"SINGLE": False, "BLOCK_N": 16, "num_warps": 4},
+             {"WELFORD": True, "BLOCK_N": 32, "num_warps": 4}]
+    rows, best = lnb.tune_config("fwd", x, w, b, dy, cands)
     rows2, best2 = lnb.tune_config("bwd", x, w, b, dy, [{"programs_per_sm": 2, "num_warps": 4}])
-    assert [r["kind"] for r in rows + rows2] == ["fwd", "fwd", "bwd"] and all(r["ms"] > 0 for r in rows + rows2)
-    assert best in ({"BLOCK_M": 2, "num_warps": 4}, {"SINGLE": False, "BLOCK_N": 16, "num_warps": 4})
+    assert [r["kind"] for r in rows + rows2] == ["fwd", "fwd", "fwd", "bwd"] and all(r["ms"] > 0 for r in rows + rows2)
+    assert best in cands
     assert sum(r["winner"] for r in rows) == 1 and best2 == {"programs_per_sm": 2, "num_warps": 4}
-    for cfg in ({"BLOCK_M": 2, "num_warps": 4}, {"SINGLE": False, "BLOCK_N": 16, "num_warps": 4}):
-        got = ln.layernorm_fwd(x, w, b, config=cfg)          # 48 columns in three 16-column chunks
+    for cfg in cands:
+        got = ln.layernorm_fwd(x, w, b, config=cfg)          # 48 columns in three 16-column chunks, or 32 + 16
         for g, want in zip(got, ln.reference(x.numpy(), w.numpy(), b.numpy(), dy.numpy())[:3]):
             check.assert_close(g, want, "float32", what=str(cfg))
 
@@ -195,6 +214,10 @@ def test_persistent_forward_prefetch(rows, cols, monkeypatch):
                                               ("fwd", {"BLOCK_M": 1, "PERSIST": 3, "num_warps": 4}, "PERSIST"),
                                               ("fwd", {"SINGLE": False, "BLOCK_N": 8, "num_warps": 4}, "BLOCK_N"),
                                               ("fwd", {"BLOCK_M": 1, "num_warps": 6}, "num_warps"),
+                                              ("fwd", {"WELFORD": True, "BLOCK_N": 8, "num_warps": 4}, "BLOCK_N"),
+                                              ("fwd", {"WELFORD": True, "BLOCK_N": 8192, "num_warps": 4}, "BLOCK_N"),
+                                              ("fwd", {"WELFORD": True, "BLOCK_M": 2, "BLOCK_N": 64, "num_warps": 4},
+                                               "WELFORD"),
                                               ("bwd", {"programs_per_sm": 0, "num_warps": 4}, "programs_per_sm"),
                                               ("mid", {"num_warps": 4}, "kind")])
 def test_bad_configs_are_refused(kind, cfg, match):
@@ -223,6 +246,84 @@ def test_chunked_forward_keeps_the_variance_of_a_large_mean():
     err1 = np.abs(arrays.to_numpy(y1) - y_ref).max()
     assert err2 <= 1.5 * err1 + 1e-6, (err2, err1)
     assert err2 < 4e-3
+
+
+def test_every_forward_candidate_is_a_valid_config():
+    assert all(ln.check_config("fwd", c) == c for c in lnb.FWD_CANDIDATES)
+    assert sum(1 for c in lnb.FWD_CANDIDATES if c.get("WELFORD")) >= 4
+
+
+# The two-pass Welford forward (layernorm_fwd_welford_kernel), on the tier's own device: interpreted on a CPU machine,
+# compiled on a GPU one. Widths: 1, primes, a chunk wider than the row, exact multiples of the chunk (EVEN_N: no
+# masks at all) and ragged last chunks; y in a poisoned buffer with guard bands, mean and rstd poisoned.
+def _on_tier(arrs, dtype):
+    where = "cpu" if ln.INTERPRETER else "cuda"
+    return tuple(arrays.from_numpy(np.asarray(a, np.float64), dtype, where) for a in arrs)
+
+
+def _welford_fwd(x, w, b, dtype, block_n, num_warps=4):
+    rows, cols = x.shape
+    acc = ln.acc_dtype(dtype)
+    outs = (check.guarded((rows, cols), dtype, x), check.poisoned((rows,), acc, x), check.poisoned((rows,), acc, x))
+    got = ln.layernorm_fwd(x, w, b, out=outs, config={"WELFORD": True, "BLOCK_N": block_n, "num_warps": num_warps})
+    assert check.guard_damage(outs[0]) == ""
+    return got
+
+
+@pytest.mark.parametrize("rows, cols, block_n, dtype", [
+    (1, 1, 16, "float32"),          # one value: variance 0, one live lane in a 16-wide chunk
+    (1, 13, 64, "float32"),         # chunk clamped to the row (16), ragged
+    (3, 17, 16, "float32"),         # two chunks, the second with one live lane
+    (2, 97, 32, "float32"),         # prime: four chunks, the last ragged
+    (5, 64, 16, "float32"),         # EVEN_N: four full chunks, no masks
+    (4, 1031, 256, "float32"),      # prime, five chunks
+    (3, 256, 64, "bfloat16"),       # EVEN_N, 16-bit storage
+    (2, 41, 16, "float64"),         # fp64 statistics
+])
+def test_welford_forward_awkward_sizes(rows, cols, block_n, dtype):
+    x, w, b = _on_tier(ln.make_inputs((rows, cols), "float64", check.rng(rows * 1000 + cols), "cpu")[:3], dtype)
+    got = _welford_fwd(x, w, b, dtype, block_n)
+    want = ln.reference(*(arrays.to_numpy(a).astype(np.float64) for a in (x, w, b, x)))[:3]
+    for g, e, what in zip(got, want, ("y", "mean", "rstd")):
+        check.assert_close(g, e, dtype, tol=ln.tolerance((rows, cols), dtype), what=f"{what} {rows}x{cols}")
+
+
+@pytest.mark.parametrize("first", ["typical", "outlier"])
+def test_welford_forward_keeps_a_large_mean(first):
+    # Mean 1e3, std 1, fp32: E[x^2] - E[x]^2 cancels 1e6 - 1e6 (fp32 spacing 0.0625 there), and even a centred kernel
+    # pays for rounding the mean to fp32 (ulp(1e3) / 2 ~ 3e-5 on unit deviations). The Welford kernel works on
+    # x - x[row, 0] and normalizes (x - shift) - mean_s, so y keeps fp32 accuracy relative to the deviations - also
+    # when the shift is an outlier (40 std above the rest): then its statistics sit near -40, still far from 1e3.
+    rng = check.rng(69)
+    x64 = 1e3 + rng.standard_normal((6, 300))
+    if first == "outlier":
+        x64[:, 0] += 40.0
+    x, w, b = _on_tier((x64, 1 + 0.2 * rng.standard_normal(300), 0.5 * rng.standard_normal(300)), "float32")
+    xr, wr, br = (arrays.to_numpy(a).astype(np.float64) for a in (x, w, b))
+    y_ref, mean_ref, rstd_ref = ln.reference(xr, wr, br, xr)[:3]
+    # the input is hard: the one-pass formula in fp32 loses the variance
+    x32 = xr.astype(np.float32)
+    naive = (x32 * x32).mean(axis=1, dtype=np.float32) - np.square(x32.mean(axis=1, dtype=np.float32))
+    assert np.abs(naive / np.square(1 / rstd_ref) - 1).max() > 1e-3
+    y, mean, rstd = _welford_fwd(x, w, b, "float32", 64)           # 300 columns: four full chunks and a ragged one
+    assert np.abs(arrays.to_numpy(rstd) / rstd_ref - 1).max() < 1e-5
+    assert np.abs(arrays.to_numpy(mean) - mean_ref).max() <= np.spacing(np.float32(1e3))    # its fp32 rounding
+    err = np.abs(arrays.to_numpy(y) - y_ref).max()
+    assert err < 1e-5, err                  # the rows-in-registers kernel is limited to ~3e-5 here (rounded mean)
+    y1, _, _ = ln.layernorm_fwd(x, w, b, config={"BLOCK_M": 1, "num_warps": 4})
+    assert err <= np.abs(arrays.to_numpy(y1) - y_ref).max()
+
+
+def test_a_recorded_welford_winner_is_what_the_wrapper_launches(tuning_record, monkeypatch):
+    launched = []
+    monkeypatch.setattr(ln, "launch", lambda k, grid, *a, **meta: launched.append((k, grid, meta)) or
+                        ts.launch(k, grid, *a, **meta))
+    tuning_record(ln.TUNED, {"fwd float32 64": {"WELFORD": True, "BLOCK_N": 16, "num_warps": 4}})
+    x, w, b = _on_tier(ln.make_inputs((3, 50), "float64", check.rng(70), "cpu")[:3], "float32")
+    y, mean, rstd = ln.layernorm_fwd(x, w, b)
+    (k, grid, meta), = launched
+    assert k is ln.layernorm_fwd_welford_kernel and grid == (3,) and meta["BLOCK_N"] == 16 and not meta["EVEN_N"]
+    check.assert_close(y, ln.reference(*(arrays.to_numpy(a).astype(np.float64) for a in (x, w, b, x)))[0], "float32")
 
 
 @interpreter_only
@@ -262,6 +363,20 @@ def test_gpu_matches_torch(dtype, shape):
     for i, name in ((0, "y"), (3, "dx"), (4, "dw"), (5, "db")):
         check.assert_close(got[i], ref[i], dtype, what=f"{name} vs float64")
     check.assert_close(got[0], y.detach().float().cpu().numpy().astype(np.float64), dtype, what="y vs torch")
+
+
+@gpu
+@pytest.mark.parametrize("cfg", [c for c in lnb.FWD_CANDIDATES if c.get("WELFORD")], ids=str)
+@pytest.mark.parametrize("shape, dtype", [((257, 4096), "float32"), ((33, 4099), "float32"), ((3, 40000), "float32"),
+                                          ((65, 4096), "bfloat16"), ((7, 1000), "float16")])
+def test_gpu_welford_candidates_match_float64(cfg, shape, dtype):
+    # every tuner candidate of the two-pass kernel, at the tuned width (EVEN_N), one past it (ragged), a long row
+    # (many chunks), 16-bit storage, and a width below most chunks (clamped): poisoned and guarded outputs
+    x, w, b = _on_tier(ln.make_inputs(shape, "float64", check.rng(71), "cpu")[:3], dtype)
+    got = _welford_fwd(x, w, b, dtype, cfg["BLOCK_N"], cfg["num_warps"])
+    want = ln.reference(*(arrays.to_numpy(a).astype(np.float64) for a in (x, w, b, x)))[:3]
+    for g, e, what in zip(got, want, ("y", "mean", "rstd")):
+        check.assert_close(g, e, dtype, tol=ln.tolerance(shape, dtype), what=f"{what} {cfg}")
 
 
 @gpu

@@ -15,10 +15,11 @@ from common.occupancy import occupancy
 from common.triton_support import aot, load_summary, summarize, triton
 
 from . import lab as L
-from .triton_kernels import layernorm_bwd_kernel, layernorm_fwd_kernel
+from .triton_kernels import layernorm_bwd_kernel, layernorm_fwd_kernel, layernorm_fwd_welford_kernel
 
 CPU_NOTE = ("\nThe Triton kernels ran in the interpreter (forward, backward and the column reduction, single-piece and "
-            "looped paths,\nfp32 / bf16 / fp16 / fp64). Tuning, timing and the torch peers need a GPU.")
+            "looped paths,\nthe two-pass Welford forward; fp32 / bf16 / fp16 / fp64). Tuning, timing and the torch "
+            "peers need a GPU.")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -41,6 +42,18 @@ def aot_fwd(cc: int, dtype: str = "float32", cols: int = 4096, cfg: dict | None 
                                 "y_row_stride"))
 
 
+def aot_fwd_welford(cc: int, dtype: str = "float32", cols: int = 4096, block_n: int = 2048, num_warps: int = 8):
+    """layernorm_fwd_welford_kernel as the wrapper launches it at this width (EVEN_N when the chunk divides it)."""
+    ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
+    sig = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "n_cols": "i32",
+           "x_row_stride": "i32", "y_row_stride": "i32", "eps": "fp32", "BLOCK_N": "constexpr", "EVEN_N": "constexpr"}
+    chunk = min(block_n, max(16, triton.next_power_of_2(cols)))
+    return aot(layernorm_fwd_welford_kernel, sig, {"BLOCK_N": chunk, "EVEN_N": cols % chunk == 0}, cc=cc,
+               num_warps=num_warps,
+               divisible_by_16=("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride",
+                                "y_row_stride"))
+
+
 def aot_bwd(cc: int, dtype: str = "float32", cols: int = 4096, num_warps: int | None = None):
     ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
     sig = {"x_ptr": ty, "w_ptr": ty, "dy_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "dx_ptr": ty,
@@ -56,13 +69,19 @@ def compile_table(arch: str) -> list[dict]:
     cc = device.arch_info(arch).cc
     rows = []
     for kind, dtype, extra in (("fwd", "float32", None), ("fwd", "bfloat16", None),
-                               ("fwd", "float32", {"BLOCK_M": 4, "num_warps": 16}), ("bwd", "float32", None),
-                               ("bwd", "bfloat16", None)):
-        k = aot_fwd(cc, dtype, 4096, extra) if kind == "fwd" else aot_bwd(cc, dtype, 4096, extra)
+                               ("fwd", "float32", {"BLOCK_M": 4, "num_warps": 16}),
+                               ("fwd welford", "float32", {"BLOCK_N": 2048, "num_warps": 8}),
+                               ("bwd", "float32", None), ("bwd", "bfloat16", None)):
+        if kind == "fwd welford":
+            k, rpp = aot_fwd_welford(cc, dtype, 4096, extra["BLOCK_N"], extra["num_warps"]), \
+                f"1, chunks of {extra['BLOCK_N']}"
+        elif kind == "fwd":
+            k, rpp = aot_fwd(cc, dtype, 4096, extra), (extra or L.fwd_default(4096))["BLOCK_M"]
+        else:
+            k, rpp = aot_bwd(cc, dtype, 4096, extra), "strided loop"
         s = summarize(k)
         threads = 32 * s["num_warps"]
-        bm = (extra or L.fwd_default(4096))["BLOCK_M"] if kind == "fwd" else 1
-        rows.append({"kernel": kind, "dtype": dtype, "rows/program": bm if kind == "fwd" else "strided loop",
+        rows.append({"kernel": kind, "dtype": dtype, "rows/program": rpp,
                      "warps": s["num_warps"], "regs": s["regs"], "local B": s["local"], "shared B": s["shared"],
                      "programs/SM": (occupancy(arch, threads, s["regs"], smem_dynamic=s["shared"]).blocks_per_sm
                                      if s["regs"] else None),
@@ -85,7 +104,11 @@ TARGETS = [("fwd", "float32", 1.02), ("fwd", "bfloat16", 1.3), ("bwd", "float32"
 FWD_CANDIDATES = ([{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (1, 16), (2, 8), (2, 16), (4, 16))]
                   + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)]
                   # persistent rows-in-registers programs that prefetch their next row
-                  + [{"BLOCK_M": 1, "PERSIST": p, "num_warps": w} for p, w in ((2, 8), (4, 8), (2, 16), (4, 4), (8, 4))])
+                  + [{"BLOCK_M": 1, "PERSIST": p, "num_warps": w} for p, w in ((2, 8), (4, 8), (2, 16), (4, 4), (8, 4))]
+                  # two passes with Welford statistics (few registers, high occupancy): 4 values a thread per chunk
+                  # (512/4, 1024/8, 2048/16), then 8 (1024/4, 2048/8, 4096/16)
+                  + [{"WELFORD": True, "BLOCK_N": bn, "num_warps": w}
+                     for bn, w in ((512, 4), (1024, 8), (2048, 16), (1024, 4), (2048, 8), (4096, 16))])
 BWD_CANDIDATES = [{"programs_per_sm": g, "num_warps": w} for g, w in ((1, 8), (2, 8), (4, 8), (2, 16))]
 
 
@@ -132,10 +155,10 @@ def tune_config(kind: str, x, w, b, dy, candidates, peer=None, rounds: int = 3) 
 
 
 def tune(ctx) -> lab.Result:
-    """--tune: the forward's candidates (rows in registers: rows per program and warps; the chunked loop: chunk and
-    warps) and the backward's (programs per SM, warps) at the target shape, per dtype, each checked and then timed in
-    interleaved rounds with torch.compile; the winners go to results/<gpu>/phase3_lab04_layernorm_tuned.json, which
-    the wrappers read."""
+    """--tune: the forward's candidates (rows in registers: rows per program and warps; the chunked loop and the
+    two-pass Welford kernel: chunk and warps) and the backward's (programs per SM, warps) at the target shape, per
+    dtype, each checked and then timed in interleaved rounds with torch.compile; the winners go to
+    results/<gpu>/phase3_lab04_layernorm_tuned.json, which the wrappers read."""
     m, n = TARGET_SHAPE
     fwd_c, bwd_c = compiled_peers()
     rows, winners = [], {}

@@ -13,6 +13,9 @@ You will learn
   * checking a backward pass: against the float64 reference formulas, against torch.autograd, and (in the tests) with
     torch.autograd.gradcheck's finite differences through a torch.autograd.Function that wraps these kernels
     (the kernels also take float64, for exactly that);
+  * a forward that trades registers for a second read of the row: running (mean, M2) per vector lane over column
+    chunks (Welford), merged once per row (Chan), on x - x[row, 0] so a large mean costs no accuracy; then the row
+    re-read from L1 to normalize. Few registers a thread, many warps per SM: the occupancy side of Little's law;
   * tuning by measurement: rows per program and warps for the forward, programs and warps for the backward, picked
     by timing a few candidates at the benchmark shape (what triton.autotune does, done in the open).
 
@@ -37,7 +40,8 @@ import numpy as np
 from common import arrays, check, device, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
-from .triton_kernels import layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel
+from .triton_kernels import (layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel,
+                             layernorm_fwd_welford_kernel)
 
 LAB = "phase3_lab04_layernorm"
 DTYPES = ("float32", "bfloat16", "float16", "float64")
@@ -136,8 +140,9 @@ def bwd_default(cols: int) -> dict:
 # Tuning record: --tune (bench.tune) times the candidates at the target shape and records the winners in
 # results/<gpu>/phase3_lab04_layernorm_tuned.json as {"fwd float32 4096": config, "bwd ...": config, ...}. A forward
 # config is {"BLOCK_M": m, "num_warps": w} (rows in registers; with "PERSIST": p, p persistent programs per SM that
-# prefetch their next row) or {"SINGLE": False, "BLOCK_N": n, "num_warps": w}
-# (the chunked loop, n columns a step); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
+# prefetch their next row), {"SINGLE": False, "BLOCK_N": n, "num_warps": w} (the chunked three-pass loop, n columns
+# a step) or {"WELFORD": True, "BLOCK_N": n, "num_warps": w} (layernorm_fwd_welford_kernel: Welford statistics in one
+# chunk loop, then a re-read of the row); a backward config {"programs_per_sm": g, "num_warps": w}. The wrappers
 # use a winner for rows of the tuned length (rounded up to a power of two) and dtype.
 TUNED = LAB + "_tuned"
 
@@ -158,6 +163,14 @@ def check_config(kind: str, cfg: dict) -> dict:
         return out
     if kind != "fwd":
         raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
+    if cfg.get("WELFORD"):
+        extra = sorted(set(cfg) & {"SINGLE", "BLOCK_M", "PERSIST"})
+        if extra:
+            raise ValueError(f"{', '.join(extra)}: not used by a WELFORD config (one row a program, a chunk loop)")
+        out.update(WELFORD=True, BLOCK_N=pow2("BLOCK_N", cfg["BLOCK_N"], 16))
+        if out["BLOCK_N"] > MAX_LOOP_BLOCK:
+            raise ValueError(f"BLOCK_N must be at most {MAX_LOOP_BLOCK}, got {out['BLOCK_N']}")
+        return out
     if cfg.get("SINGLE", True):
         out["BLOCK_M"] = pow2("BLOCK_M", cfg["BLOCK_M"])
         if cfg.get("PERSIST"):
@@ -249,6 +262,13 @@ def layernorm_fwd(x, weight, bias, eps: float = EPS, out=None, *, normalized_sha
         return y, mean, rstd
     bn = triton.next_power_of_2(n)
     cfg = check_config("fwd", config) if config else (tuned_config("fwd", n, dt) or fwd_default(n))
+    if cfg.get("WELFORD"):
+        if rows > MAX_GRID_X:
+            raise ValueError(f"x: {rows} rows need {rows} programs, over the grid limit {MAX_GRID_X}")
+        chunk = min(cfg["BLOCK_N"], max(16, bn))        # no wider than the row (rounded up to a power of two)
+        launch(layernorm_fwd_welford_kernel, (rows,), x, weight, bias, y, mean, rstd, n, n, n, float(eps),
+               BLOCK_N=chunk, EVEN_N=n % chunk == 0, num_warps=cfg["num_warps"])
+        return y, mean, rstd
     single = bn <= FWD_MAX_SINGLE and cfg.get("SINGLE", True)
     persist = single and int(cfg.get("PERSIST", 0))
     bm = cfg.get("BLOCK_M", 1) if single else 1
@@ -295,12 +315,12 @@ def layernorm_bwd(dy, x, weight, mean, rstd, out=None, *, config: dict | None = 
     return dx, dw, db
 
 
-def layernorm_triton(x, w, b, dy, out=None):
+def layernorm_triton(x, w, b, dy, out=None, *, fwd_config: dict | None = None):
     """The lab's checked unit: forward, then backward from the saved statistics -> (y, mean, rstd, dx, dw, db)."""
     out = (None,) * 6 if out is None else tuple(out)
     if len(out) != 6:
         raise TypeError("out: expected a 6-tuple (y, mean, rstd, dx, dw, db) or None")
-    y, mean, rstd = layernorm_fwd(x, w, b, EPS, out=out[:3])
+    y, mean, rstd = layernorm_fwd(x, w, b, EPS, out=out[:3], config=fwd_config)
     dx, dw, db = layernorm_bwd(dy, x, w, mean, rstd, out=out[3:])
     return y, mean, rstd, dx, dw, db
 
@@ -315,6 +335,14 @@ def layernorm_triton_looped(x, w, b, dy, out=None):
         return layernorm_triton(x, w, b, dy, out=out)
     finally:
         FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK = saved
+
+
+def layernorm_triton_welford(x, w, b, dy, out=None):
+    """The same with the forward by layernorm_fwd_welford_kernel, in ~4 chunks per row (the last one ragged unless
+    the width is a multiple of the chunk), whatever this GPU's tuning record says."""
+    n = int(x.shape[-1]) if x.ndim else 1
+    chunk = min(MAX_LOOP_BLOCK, max(16, triton.next_power_of_2(n) // 4))
+    return layernorm_triton(x, w, b, dy, out=out, fwd_config={"WELFORD": True, "BLOCK_N": chunk, "num_warps": 4})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -376,6 +404,7 @@ def peer_torch_native(x, w, b, dy, out=None):
 VARIANTS = [
     lab.Variant("triton fwd + bwd", layernorm_triton, "triton", dtypes=DTYPES),
     lab.Variant("triton fwd + bwd, long-row paths forced", layernorm_triton_looped, "triton", dtypes=DTYPES),
+    lab.Variant("triton fwd (two-pass Welford) + bwd", layernorm_triton_welford, "triton", dtypes=DTYPES),
 ]
 PEERS = [lab.Variant("torch native_layer_norm (+ backward)", peer_torch_native, "peer",
                      dtypes=("float32", "bfloat16", "float16"))]

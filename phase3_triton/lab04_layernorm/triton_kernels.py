@@ -1,5 +1,7 @@
 """Lab 3.4's Triton kernels: the LayerNorm forward (row statistics, saved for the backward), the backward (dx per row
-and partial dw/db per program), and the second level of the column reduction (the partial rows summed).
+and partial dw/db per program), and the second level of the column reduction (the partial rows summed). A second
+forward, layernorm_fwd_welford_kernel (at the end), reads the row twice with few registers per thread; --tune
+decides which forward a GPU uses.
 
 The accumulation dtype is read off the mean buffer's element type: fp32, or fp64 for fp64 data.
 """
@@ -192,3 +194,91 @@ def layernorm_dwdb_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_parts, n_c
         db += tl.load(db_part_ptr + offs, mask=ok, other=0.0)
     tl.store(dw_ptr + cols, tl.sum(dw, axis=0).to(dw_ptr.dtype.element_ty), mask=col_ok)
     tl.store(db_ptr + cols, tl.sum(db, axis=0).to(db_ptr.dtype.element_ty), mask=col_ok)
+
+
+
+@triton.jit
+def _load_chunk(ptr, offs, n_cols, EVEN_N: tl.constexpr, POLICY: tl.constexpr):
+    # A chunk of a row. Unmasked where every chunk is full: no predicate, zero fill or select per element, and ptxas
+    # then unrolls the chunk loop (the sm_90 SASS at V = 4 issues two chunks' 16-byte loads before the first one's
+    # math; the masked loop issues one chunk at a time)
+    if EVEN_N:
+        return tl.load(ptr + offs, eviction_policy=POLICY)
+    else:
+        return tl.load(ptr + offs, mask=offs < n_cols, other=0.0, eviction_policy=POLICY)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# layernorm_fwd_welford_kernel: the forward in two passes over a row with few registers per thread
+#
+# Computes: y, mean, rstd as layernorm_fwd_kernel does, for any row length.
+# Launch: one program per row (grid = rows), BLOCK_N columns a chunk, num_warps from the tuning record; a thread
+# holds V = BLOCK_N / (32 num_warps) values of a chunk (V = 4 at BLOCK_N 2048 and 16 warps). EVEN_N: n_cols is a
+# multiple of BLOCK_N (the wrapper decides), so no chunk needs a mask.
+# Bytes: x read from HBM once (pass 1) and y written once: 2 M N x elt, like every forward here; pass 2 re-reads the
+# row from L1 (or L2), w and b from L1. FLOPs: ~5 per element in pass 1, ~4 in pass 2.
+#
+# Changed since the chunked three-pass loop (layernorm_fwd_kernel, SINGLE=False): one statistics pass instead of two,
+# and no cross-warp reduction inside it. Each vector lane keeps a running (mean, M2) over the values it meets in
+# successive chunks (Welford's update, elementwise; every live lane has seen the same count, so one reciprocal per
+# chunk serves them all); the lanes' summaries are merged once per row with Chan's formula: two block reductions,
+# the weighted mean of the lane means, then sum(M2_i + n_i (mean_i - mean)^2), every term non-negative.
+# The statistics are of x - x[row, 0]: near 0 instead of near the row's mean, where fp32 resolves them finer by
+# ~|mean| / std, and y = ((x - shift) - mean_s) rstd w + b never subtracts an fp32-rounded large mean. No sum of
+# squares minus a squared sum anywhere: accurate at any mean (tests: mean 1e3, std 1, against float64).
+#
+# Why (Little's law; the datasheet bandwidth and the course's working latency, lab 1.5, not measurements here):
+# HBM bandwidth x a ~0.7 us loaded round trip ~= 3.4 MB in flight over 132 SMs ~= 25 KiB per SM, half of it reads
+# (stores drain without holding a register), so >= ~12.5 KiB of loads in flight per SM, plus margin for the time a
+# program spends reducing and in pass 2, when it has no HBM read in flight. Loads in flight are bounded by the
+# registers waiting for them. The rows-in-registers winner (BLOCK_M 2, 16 warps) asks for a whole 32 KiB tile at
+# once, then holds it through two block reductions with nothing in flight, and its registers leave room for two
+# programs (32 warps) per SM. Here pass 1 holds 3 V registers of data per thread (x, mean, M2) plus addressing: the
+# lab's compile report gives the count (40 or fewer at V = 4 and 8: 65536 / (40 x 32) -> 48 warps per SM; 32 or
+# fewer would be all 64). Bytes in flight per SM = resident warps x 32 threads x the 16-byte loads a thread has
+# issued: at 48 warps and two loads a thread (V = 8, or V = 4 with two chunks unrolled), 48 KiB each time the
+# programs issue a chunk - ~4x what the reads need, margin for the reductions and pass 2.
+# Inductor's kernel for this op is also a chunk loop with Welford statistics (16 warps, one row a program), but it
+# divides per element and keeps a count per lane (4 V registers).
+# Prediction at fp32 32768 x 4096: HBM throughput at Inductor's level or a few percent above (fewer instructions
+# per element at the same occupancy); which V and warps win is the tuner's call.
+# ---------------------------------------------------------------------------------------------------------------------
+@triton.jit
+def layernorm_fwd_welford_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_cols, x_row_stride, y_row_stride,
+                                 eps, BLOCK_N: tl.constexpr, EVEN_N: tl.constexpr):
+    acc_ty = mean_ptr.dtype.element_ty
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * y_row_stride
+    cols = tl.arange(0, BLOCK_N)
+    shift = tl.load(x_row).to(acc_ty)
+    mean = tl.zeros((BLOCK_N,), dtype=acc_ty)
+    m2 = tl.zeros((BLOCK_N,), dtype=acc_ty)
+    # pass 1: the row from HBM, asked to stay in L1 for pass 2 (evict_last). A lane live in chunk k was live in every
+    # earlier chunk, so it has now seen k + 1 values.
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        x = _load_chunk(x_row, offs, n_cols, EVEN_N, "evict_last").to(acc_ty) - shift
+        if not EVEN_N:
+            x = tl.where(offs < n_cols, x, mean)         # a lane past the end meets its own mean: d = 0, no change
+        d = x - mean
+        mean += d * (1.0 / tl.cast(start // BLOCK_N + 1, acc_ty))
+        m2 += d * (x - mean)
+    # lane c saw cdiv(n_cols - c, BLOCK_N) values; none if c is past the end of a row shorter than a chunk
+    count = tl.where(cols < n_cols, (n_cols - cols + BLOCK_N - 1) // BLOCK_N, 0).to(acc_ty)
+    mean_s = tl.sum(count * mean, axis=0) / n_cols
+    dev = mean - mean_s
+    rstd = 1.0 / tl.sqrt(tl.sum(m2 + count * dev * dev, axis=0) / n_cols + eps)
+    # pass 2: the row again (L1 hits; evict_first: its last use), w and b (read by every program: evict_last)
+    for start in range(0, n_cols, BLOCK_N):
+        offs = start + cols
+        x = _load_chunk(x_row, offs, n_cols, EVEN_N, "evict_first").to(acc_ty)
+        w = _load_chunk(w_ptr, offs, n_cols, EVEN_N, "evict_last").to(acc_ty)
+        b = _load_chunk(b_ptr, offs, n_cols, EVEN_N, "evict_last").to(acc_ty)
+        y = (((x - shift) - mean_s) * rstd * w + b).to(y_ptr.dtype.element_ty)
+        if EVEN_N:
+            tl.store(y_row + offs, y)
+        else:
+            tl.store(y_row + offs, y, mask=offs < n_cols)
+    tl.store(mean_ptr + row, shift + mean_s)
+    tl.store(rstd_ptr + row, rstd)
