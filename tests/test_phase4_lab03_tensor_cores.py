@@ -41,9 +41,16 @@ def test_every_config_compiles_without_spills_with_hmma_ldsm_ldgsts(cfg, arch):
     c = k.sass_counts
     if cuda.find_cuobjdump() is None:
         pytest.skip("no cuobjdump: SASS census unavailable")
-    assert c.get("HMMA", 0) == _expected_hmma(cfg), c
     # ldmatrix: WM/16 A loads + WN/16 B loads per 16-deep step
-    assert c.get("LDSM", 0) == (cfg["WM"] // 16 + cfg["WN"] // 16) * (cfg["BK"] // 16), c
+    per_step, steps = cfg["WM"] // 16 + cfg["WN"] // 16, cfg["BK"] // 16
+    if cfg.get("XT", 0):
+        # the XT loop is unrolled STAGES times (one k-tile per stage) and loads step 0 of the first tile before it;
+        # edge blocks run the ordinary loop (one k-tile per iteration), compiled alongside
+        assert c.get("HMMA", 0) == (cfg["STAGES"] + 1) * _expected_hmma(cfg), c
+        assert c.get("LDSM", 0) == per_step * (steps + cfg["STAGES"] * steps + 1), c
+    else:
+        assert c.get("HMMA", 0) == _expected_hmma(cfg), c
+        assert c.get("LDSM", 0) == per_step * steps, c
     assert c.get("LDGSTS", 0) > 0, "no cp.async in the SASS"
     assert c.get("LDL", 0) == 0 and c.get("STL", 0) == 0
     w = rep.kernels["tc_01_wmma"]
@@ -91,6 +98,9 @@ def test_default_config_is_in_configs_and_suits_the_h200():
     ({k: v for k, v in tc.DEFAULT_CONFIG.items() if k != "STAGES"}, "missing keys"),
     (dict(tc.DEFAULT_CONFIG, TM=8), "unknown keys"),
     (dict(tc.DEFAULT_CONFIG, BM=128.0), "positive integer"),
+    (dict(tc.DEFAULT_CONFIG, BM=0), "positive integer"),
+    (dict(tc.DEFAULT_CONFIG, XT=2), "XT must be 0 or 1"),
+    (dict(tc.DEFAULT_CONFIG, XT=1, DB=1), "DB must be 0 with XT"),
 ])
 def test_bad_configs_are_rejected_before_any_launch(bad, match):
     assert tc.config_problems(bad)
@@ -117,6 +127,147 @@ def test_swizzle_is_a_permutation_and_ldmatrix_is_conflict_free(cfg):
         for first in range(0, rows * cpr, 8):
             groups = {tc.swizzle(i // cpr, i % cpr, cpr) % 8 for i in range(first, first + 8)}
             assert len(groups) == 8
+
+
+XT_CONFIGS = [c for c in tc.CONFIGS if c.get("XT", 0)]
+
+
+def test_xt_is_a_tuner_candidate_and_the_default_is_unchanged():
+    assert XT_CONFIGS and not tc.DEFAULT_CONFIG.get("XT", 0)
+
+
+@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
+def test_xt_ldmatrix_offsets_are_compile_time_constants(cfg):
+    """XT keeps one register per 16-deep step (A) and per pair of n8 tiles (B) and adds everything else as a constant:
+    that is only right if the swizzle of row r + 16 i (A's mma tile i, B's step kk) is the swizzle of row r moved by
+    16 i rows. Checked for every lane, warp, tile and step of each config."""
+    acpr, bcpr = cfg["BK"] // 8, cfg["BN"] // 8
+    for lane in range(32):
+        a_row, a_chunk = lane & 15, lane >> 4
+        b_row, b_chunk = (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4
+        for kk in range(cfg["BK"] // 16):
+            for wm in range(0, cfg["BM"], cfg["WM"]):
+                base = tc.swizzle(wm + a_row, kk * 2 + a_chunk, acpr)
+                for i in range(cfg["WM"] // 16):
+                    assert tc.swizzle(wm + i * 16 + a_row, kk * 2 + a_chunk, acpr) == base + i * 16 * acpr
+            for wn in range(0, cfg["BN"], cfg["WN"]):
+                for j in range(0, cfg["WN"] // 8, 2):
+                    c = (wn + j * 8) // 8 + b_chunk
+                    assert tc.swizzle(kk * 16 + b_row, c, bcpr) == tc.swizzle(b_row, c, bcpr) + kk * 16 * bcpr
+
+
+def _xt_schedule(stages: int, k_tiles: int) -> list[tuple]:
+    """The XT loop's shared-memory events, in the order one thread issues them (kernels.cu, the `if (fast)` branch):
+    ("copy", stage, tile), ("commit",), ("wait", n), ("bar",), ("read", stage, tile, step), ("mma", tile, step)."""
+    steps, ev = 2, []                                     # BK = 32: two 16-deep steps
+    for s in range(stages):                               # prologue: every stage
+        if s < k_tiles:
+            ev.append(("copy", s, s))
+        ev.append(("commit",))
+    ev += [("wait", stages - 1), ("bar",), ("read", 0, 0, 0)]
+    for kt0 in range(0, k_tiles, stages):
+        for s in range(stages):
+            kt = kt0 + s
+            if kt >= k_tiles:
+                break
+            for kk in range(steps):
+                if kk + 1 < steps:
+                    ev += [("read", s, kt, kk + 1), ("mma", kt, kk)]
+                else:
+                    ev += [("mma", kt, kk), ("wait", stages - 2), ("bar",)]
+                    if kt + 1 < k_tiles:
+                        ev.append(("read", (s + 1) % stages, kt + 1, 0))
+                    ev.append(("mma", kt, kk))
+                    if kt + stages < k_tiles:
+                        ev.append(("copy", s, kt + stages))
+                    ev.append(("commit",))
+    return ev
+
+
+def _run_xt_model(events) -> list[tuple]:
+    """Replays _xt_schedule's events. cp.async groups complete in order; wait n leaves at most n of this thread's
+    groups in flight, and the barrier after it makes every thread's landed copies visible. Asserts that a read finds
+    its tile landed before the last barrier and that a copy into a stage comes after a barrier that followed every
+    read of the tile it replaces; returns the (tile, step) reads in order."""
+    groups, landed, visible, content, last_read_bar, bars, reads = [[]], set(), set(), {}, {}, 0, []
+    for e in events:
+        if e[0] == "copy":
+            _, st, tile = e
+            if st in content:
+                assert last_read_bar.get(content[st], -1) < bars, f"stage {st} refilled while tile {content[st]} is read"
+            content[st] = tile
+            groups[-1].append(tile)
+        elif e[0] == "commit":
+            groups.append([])
+        elif e[0] == "wait":
+            landed |= {t for g in groups[:-1][:max(len(groups) - 1 - e[1], 0)] for t in g}
+        elif e[0] == "bar":
+            bars += 1
+            visible = set(landed)
+        elif e[0] == "read":
+            _, st, tile, step = e
+            assert content.get(st) == tile and tile in visible, f"tile {tile} read before it landed"
+            last_read_bar[tile] = bars
+            reads.append((tile, step))
+    return reads
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4, 6])
+@pytest.mark.parametrize("k_tiles", [1, 2, 3, 5, 8, 13])
+def test_xt_pipeline_reads_only_landed_tiles_and_refills_only_finished_stages(stages, k_tiles):
+    """Every tile is read at every step, in order, never before it landed, and no stage is refilled under a reader."""
+    assert _run_xt_model(_xt_schedule(stages, k_tiles)) == [(t, kk) for t in range(k_tiles) for kk in range(2)]
+
+
+def test_xt_pipeline_model_catches_a_short_wait_and_an_early_refill():
+    """The model can fail: wait<STAGES - 1> at the barrier (one group too many in flight), or a refill issued before
+    the barrier that ends the reads of the stage."""
+    ev = _xt_schedule(3, 6)
+    with pytest.raises(AssertionError, match="before it landed"):
+        _run_xt_model([("wait", 2) if e == ("wait", 1) else e for e in ev])
+    early = list(ev)
+    i = next(i for i, e in enumerate(early) if e[0] == "copy" and e[2] == 3)    # tile 3 into stage 0
+    bar = max(j for j in range(i) if early[j] == ("bar",))
+    early.insert(bar, early.pop(i))
+    with pytest.raises(AssertionError, match="refilled while"):
+        _run_xt_model(early)
+
+
+def _tile_from_copies(cfg, which, src, k0, chunks):
+    """Shared tile (in 8-element chunk slots) that a list of (slot, row, col8) copies produces from src; zero-fill
+    past K (A's columns, B's rows) as cp.async's src-size does."""
+    k = src.shape[1] if which == "A" else src.shape[0]
+    cpr = cfg["BK"] // 8 if which == "A" else cfg["BN"] // 8
+    rows = cfg["BM"] if which == "A" else cfg["BK"]
+    tile = np.full((rows * cpr, 8), np.nan)
+    for slot, r, c8 in chunks:
+        if which == "A":
+            tile[slot] = [src[r, k0 + c8 * 8 + e] if k0 + c8 * 8 + e < k else 0.0 for e in range(8)]
+        else:
+            tile[slot] = src[k0 + r, c8 * 8: c8 * 8 + 8] if k0 + r < k else 0.0
+    return tile
+
+
+@pytest.mark.parametrize("cfg", XT_CONFIGS, ids=tc.short)
+@pytest.mark.parametrize("k", [13, 70, 200])
+def test_xt_tail_copy_fills_the_tile_the_general_copy_fills(cfg, k):
+    """XT's partial last k-tile (load_tile_tail: thread t's chunk i at a constant distance from its chunk 0, A chunks
+    of one column, B chunks of whole rows) against load_tile's per-chunk indexing, on an interior block."""
+    nt = tc.config_threads(cfg)
+    acpr, bcpr = cfg["BK"] // 8, cfg["BN"] // 8
+    a_step, b_step = nt // acpr, nt // bcpr
+    rng = check.rng(41)
+    a = rng.integers(-4, 5, (cfg["BM"], k)).astype(np.float64)
+    b = rng.integers(-4, 5, (k, cfg["BN"])).astype(np.float64)
+    k0 = ((k - 1) // cfg["BK"]) * cfg["BK"]
+    for which, src, cpr, rows, step in (("A", a, acpr, cfg["BM"], a_step), ("B", b, bcpr, cfg["BK"], b_step)):
+        general = [(tc.swizzle(i // cpr, i % cpr, cpr), i // cpr, i % cpr) for i in range(rows * cpr)]
+        tail = [(tc.swizzle(t // cpr, t % cpr, cpr) + i * step * cpr, t // cpr + i * step, t % cpr)
+                for t in range(nt) for i in range(rows * cpr // nt)]
+        want = _tile_from_copies(cfg, which, src, k0, general)
+        got = _tile_from_copies(cfg, which, src, k0, tail)
+        assert not np.isnan(got).any(), f"{which}: a chunk slot was never written"
+        np.testing.assert_array_equal(got, want)
 
 
 def test_an_unswizzled_layout_would_conflict():
@@ -441,6 +592,24 @@ def test_every_config_on_edge_shapes(cfg):
     if tc.config_problems(cfg, device.info().smem_per_block_optin):
         pytest.skip("does not fit this GPU's shared memory")
     assert tcb._edge_check(cfg) == ""
+
+
+@gpu
+@pytest.mark.parametrize("cfg", XT_CONFIGS, ids=tc.short)
+@pytest.mark.parametrize("mnk", [(259, 517, 1000), (384, 640, 70), (130, 1030, 13), (515, 260, 4 * 32 * 7 + 5)])
+def test_xt_configs_on_interior_blocks_with_k_tails(cfg, mnk):
+    """XT runs only the blocks that take the fast copies (interior tiles, 16-byte capable operands): row strides
+    rounded up to a multiple of 8 (pad columns NaN) keep the VEC flags on while K is not a multiple of 8 or of BK,
+    so the partial last k-tile goes through load_tile_tail; several rounds of STAGES k-tiles; C poisoned."""
+    if tc.config_problems(cfg, device.info().smem_per_block_optin):
+        pytest.skip("does not fit this GPU's shared memory")
+    m, n, k = mnk
+    for dtype in tc.DTYPES:
+        a = _dev((m, k), dtype, 11, pad=(-k) % 8)
+        b = _dev((k, n), dtype, 12, pad=(-n) % 8)
+        flags = tc.vec_flags(a, b, a, tc._row_stride("a", a), tc._row_stride("b", b), tc._row_stride("a", a))
+        assert flags & (tc.VEC_A | tc.VEC_B) == (tc.VEC_A | tc.VEC_B)
+        _check(tc.gemm_mma, a, b, check.poisoned((m, n), dtype, a), dtype, config=cfg)
 
 
 @gpu

@@ -181,7 +181,7 @@ def _free():
     cupy.get_default_memory_pool().free_all_blocks()
 
 
-def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 60.0) -> tuple[list[dict], dict | None]:
+def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 120.0) -> tuple[list[dict], dict | None]:
     """Time every config of CONFIGS at n^3 (each checked on sampled rows first); the fastest that is also right on
     awkward shapes wins."""
     a, b, c = _square(n, dtype, 21)

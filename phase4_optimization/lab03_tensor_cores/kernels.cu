@@ -4,6 +4,8 @@
 //   tc_01_wmma       nvcuda::wmma 16x16x16 fragments on padded shared-memory tiles, 64 x 64 per block, synchronous
 //   tc_02_mma_sync   mma.sync m16n8k16 + ldmatrix + XOR swizzle + a cp.async pipeline, BM x BN x BK from -D defines,
 //                    with an interior fast path for the copies
+//                    (-DXT=1: attempt 2, the cross-tile loop - k-loop unrolled by STAGES, fragments carried
+//                    across k-tiles, one barrier in the middle of each tile's last MMAs; a --tune candidate)
 //   (rung 03, wgmma + TMA, needs sm_90a: kernels_wgmma.cu)
 // Run: python -m phase4_optimization.lab03_tensor_cores (the measured figures are in this lab's README, not here).
 //
@@ -207,6 +209,30 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 //   >= 0.6x cuBLAS, in the same run. What the measurement taught (the README's lesson): the first version was
 //   latency-bound on integer instructions, not on bandwidth - hence the interior fast path below - and what is left
 //   is HMMA's own issue rate on sm_90.
+// Attempt 2, the cross-tile loop (-DXT=1; a tuner candidate, not the default). What the profile of the DB = 1
+//   winner (128 x 128 x 32, two blocks of 4 warps per SM, tools/profile.py's mma_db case) points at: two warps per
+//   scheduler, the tensor pipe idle a good part of the time, and the top stall "wait" - the fixed gap the compiler
+//   puts after every HMMA of a warp - followed by long and short scoreboard (cp.async data, ldmatrix results).
+//   With only two warps per scheduler the pipe stays fed only if each warp's HMMAs come in long unbroken runs; the
+//   SASS of that loop has more non-HMMA instructions than HMMAs (an address IMAD per ldmatrix, the stage offset
+//   recomputed per k-tile, 64-bit address updates, loop and branch overhead), and at every k-tile boundary the warp
+//   stops: barrier, then the first ldmatrix of the new tile, whose latency nothing covers. XT changes three things,
+//   only in blocks that take the fast copies (edge blocks keep the loop above, so XT never holds load_tile's
+//   registers next to two fragment sets):
+//   * the k-loop is unrolled by STAGES, so the stage of each k-tile is a compile-time constant; with one register
+//     per lane for each A step and each pair of B tiles, every ldmatrix is LDSM [R + immediate] and every cp.async
+//     [R + immediate]: no per-ldmatrix address arithmetic;
+//   * fragments cross k-tiles: the last 16-deep step of tile kt issues half of its MMAs, waits for tile kt + 1 and
+//     meets the barrier, loads tile kt + 1's step-0 fragments, then issues the other half - the pipe has MMAs
+//     queued while the warp waits, and the next tile's ldmatrix latency hides behind this tile's last MMAs;
+//   * the barrier at the end of tile kt also retires stage kt % STAGES (all of its ldmatrix were issued before it),
+//     so that stage is refilled at once with tile kt + STAGES, and the prologue fills all STAGES stages: the same
+//     copies in flight as before with one barrier per k-tile, placed where the warp still has MMAs queued.
+//   A partial last k-tile in these blocks takes load_tile_tail (the fast addresses plus cp.async's zero-fill).
+//   BK = 64 with XT spills at 64 x 64 warp tiles (four A address registers on top of two fragment sets), so the
+//   candidates are BK = 32. Prediction (bf16 4096^3): a few tenths of the tensor pipe's idle time back, not all of
+//   it - the fixed gap after each HMMA stays, and two warps per scheduler remain; 0.55-0.65x cuBLAS, so the 0.65x
+//   target is within reach only at the top of that range.
 #ifndef BM
 #define BM 128
 #endif
@@ -234,6 +260,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 #ifndef DB
 #define DB 0                         // 1: the fragments of 16-deep step kk + 1 are loaded (ldmatrix) before step kk's
 #endif                               //    mma.sync, into a second set of registers (an attempt; see the README)
+#ifndef XT
+#define XT 0                         // 1: the cross-tile main loop (attempt 2, "XT" below); fragments always double-
+#endif                               //    buffered there, so DB must stay 0
 
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -253,6 +282,8 @@ static_assert(NTHREADS >= 32 && NTHREADS <= 1024, "threads per block");
 static_assert((BM * A_CPR) % NTHREADS == 0 && (BK * B_CPR) % NTHREADS == 0 && BM * A_CPR >= NTHREADS &&
               BK * B_CPR >= NTHREADS, "each thread copies a whole number (>= 1) of chunks of each tile");
 static_assert(STAGES >= 2, "at least two stages");
+static_assert(!(XT && DB), "XT double-buffers the fragments itself: leave DB at 0");
+static_assert(!XT || (BK / 16) % 2 == 0, "XT: an even number of 16-deep steps per k-tile (the buffers alternate)");
 
 // Interior fast path (see load_tile_fast): thread t copies chunks t, t + NTHREADS, ... of each tile, i.e. the same
 // chunk column in rows r0, r0 + A_ROWS_STEP, ... When that row step is a multiple of 8 the swizzle pattern repeats,
@@ -348,62 +379,157 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-    // --- prologue: STAGES - 1 k-tiles in flight (an empty group where there is no tile keeps the count uniform)
+#if XT
+    // Attempt 2 (XT) runs the blocks that take the fast copies (interior tile, both operands 16-byte capable);
+    // edge blocks and gathered operands keep the loop below, so the XT loop never holds load_tile's registers.
+    if (fast) {
+        // The k-loop unrolled by STAGES, fragments carried across k-tiles, one barrier per k-tile in the middle of its
+        // last 16-deep step. A partial last k-tile (K % BK != 0) keeps the fast addresses: a thread's A chunks share
+        // one column (zero-filled past K through cp.async's src-size), its B chunks are whole rows (inside K or not).
+        auto load_tile_tail = [&](int stage, int kt) {
+            const int k0 = kt * BK, a_cols = K - (k0 + ac0 * 8);
+            const int a_bytes = a_cols <= 0 ? 0 : 2 * min(a_cols, 8);
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < full_k_tiles) load_tile_fast(s, s);
-        else if (s < num_k_tiles) load_tile(s, s);
-        cp_async_commit();
-    }
-
-    // ldmatrix lane roles. A (x4 = one 16 x 16 fragment): lane l points at row l % 16, k-chunk l / 16.
-    // B (x4.trans = two 16 x 8 fragments): lane l points at k-row (l % 8) + 8 ((l / 8) % 2), n-chunk l / 16.
-    const int a_row = lane & 15, a_chunk = lane >> 4;
-    const int b_row = (lane & 7) + ((lane >> 3) & 1) * 8, b_chunk = lane >> 4;
-
-    for (int kt = 0; kt < num_k_tiles; ++kt) {
-        cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
-        __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
-        const int next = kt + STAGES - 1;
-        if (next < full_k_tiles) load_tile_fast(next % STAGES, next);
-        else if (next < num_k_tiles) load_tile(next % STAGES, next);
-        cp_async_commit();
-
-        const in_t* as = As + (kt % STAGES) * A_STAGE;
-        const in_t* bs = Bs + (kt % STAGES) * B_STAGE;
-        const unsigned as_u = smem_u32(as), bs_u = smem_u32(bs);
-        // the A and B fragments of 16-deep step kk of this k-tile into set `buf` of af / bf
-        unsigned af[DB + 1][MT][4], bf[DB + 1][NT][2];
-        auto load_frags = [&](int buf, int kk) {
+            for (int i = 0; i < BM * A_CPR / NTHREADS; ++i)
+                cp_async_16(sa + (stage * A_STAGE + i * A_ROWS_STEP * BK) * 2,
+                            a_bytes ? ga + (size_t)k0 + (size_t)i * A_ROWS_STEP * lda : A, a_bytes);
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const int r = wm + i * 16 + a_row, c = kk * 2 + a_chunk;
-                ldmatrix_x4(af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3],
-                            as_u + swizzle<A_CPR>(r, c) * 16);
-            }
-#pragma unroll
-            for (int j = 0; j < NT; j += 2) {
-                const int r = kk * 16 + b_row, c = (wn + j * 8) / 8 + b_chunk;
-                ldmatrix_x4_trans(bf[buf][j][0], bf[buf][j][1], bf[buf][j + 1][0], bf[buf][j + 1][1],
-                                  bs_u + swizzle<B_CPR>(r, c) * 16);
+            for (int i = 0; i < BK * B_CPR / NTHREADS; ++i) {
+                const bool in = k0 + br0 + i * B_ROWS_STEP < K;
+                cp_async_16(sb + (stage * B_STAGE + i * B_ROWS_STEP * BN) * 2,
+                            in ? gb + (size_t)(k0 + i * B_ROWS_STEP) * ldb : B, in ? 16 : 0);
             }
         };
-#if DB
-        load_frags(0, 0);
-#endif
+        // Prologue: every stage in flight (nothing reads shared memory yet).
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-#if DB
-            const int buf = kk & 1;
-            if (kk + 1 < BK / 16) load_frags(buf ^ 1, kk + 1);
-#else
-            const int buf = 0;
-            load_frags(0, kk);
-#endif
+        for (int s = 0; s < STAGES; ++s) {
+            if (s < full_k_tiles) load_tile_fast(s, s);
+            else if (s < num_k_tiles) load_tile_tail(s, s);
+            cp_async_commit();
+        }
+        constexpr int KSTEPS = BK / 16;
+        // This lane's ldmatrix row address in stage 0: one per 16-deep step for A (the swizzle XORs the k-chunk with
+        // row bits, so each step has its own), one per pair of n8 tiles for B. The swizzle repeats every 16 rows and
+        // every stage, so mma tile i of A (16 rows), step kk of B (16 rows) and the stage are compile-time byte
+        // offsets on top of these registers: LDSM [R + immediate], no address arithmetic in the loop.
+        const int a_row = lane & 15, a_chunk = lane >> 4;
+        const int b_row = (lane & 7) + ((lane >> 3) & 1) * 8, b_chunk = lane >> 4;
+        unsigned a_addr[KSTEPS], b_addr[NT / 2];
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk)
+            a_addr[kk] = smem_u32(As) + swizzle<A_CPR>(wm + a_row, kk * 2 + a_chunk) * 16;
+#pragma unroll
+        for (int jj = 0; jj < NT / 2; ++jj)
+            b_addr[jj] = smem_u32(Bs) + swizzle<B_CPR>(b_row, wn / 8 + 2 * jj + b_chunk) * 16;
+
+        unsigned af[2][MT][4], bf[2][NT][2];
+        auto frags = [&](int buf, int stage, int kk) {           // stage and kk are constants after unrolling
 #pragma unroll
             for (int i = 0; i < MT; ++i)
+                ldmatrix_x4(af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3],
+                            a_addr[kk] + (stage * A_STAGE + i * 16 * BK) * 2);
+#pragma unroll
+            for (int j = 0; j < NT; j += 2)
+                ldmatrix_x4_trans(bf[buf][j][0], bf[buf][j][1], bf[buf][j + 1][0], bf[buf][j + 1][1],
+                                  b_addr[j / 2] + (stage * B_STAGE + kk * 16 * BN) * 2);
+        };
+        auto mma_rows = [&](int buf, int i0, int i1) {           // the MMAs of A tiles i0 .. i1 - 1 of one step
+#pragma unroll
+            for (int i = i0; i < i1; ++i)
 #pragma unroll
                 for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[buf][i], bf[buf][j][0], bf[buf][j][1], in_t());
+        };
+
+        cp_async_wait<STAGES - 1>();     // tile 0 has landed (this thread's copies) ...
+        __syncthreads();                 // ... and everyone's
+        frags(0, 0, 0);
+        for (int kt0 = 0; kt0 < num_k_tiles; kt0 += STAGES) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) {                    // tile kt lives in stage s: a constant here
+                const int kt = kt0 + s;
+                if (kt >= num_k_tiles) break;
+#pragma unroll
+                for (int kk = 0; kk < KSTEPS; ++kk) {
+                    const int buf = kk & 1;
+                    if (kk + 1 < KSTEPS) {                       // the next step's fragments, then this step's MMAs
+                        frags(buf ^ 1, s, kk + 1);
+                        mma_rows(buf, 0, MT);
+                    } else {
+                        // Last step: its fragments are in registers, so every ldmatrix of stage s has been issued.
+                        // Half of its MMAs go first and keep the tensor pipe busy while this warp waits at the barrier.
+                        mma_rows(buf, 0, MT / 2);
+                        cp_async_wait<STAGES - 2>();             // tile kt + 1 has landed ...
+                        __syncthreads();                         // ... for everyone, and nobody reads stage s any more
+                        if (kt + 1 < num_k_tiles) frags(0, (s + 1) % STAGES, 0);   // next tile, step 0 (buffer 0)
+                        mma_rows(buf, MT / 2, MT);
+                        const int next = kt + STAGES;            // stage s takes tile kt + STAGES
+                        if (next < full_k_tiles) load_tile_fast(s, next);
+                        else if (next < num_k_tiles) load_tile_tail(s, next);
+                        cp_async_commit();
+                    }
+                }
+            }
+        }
+    } else
+#endif
+    {
+        // --- prologue: STAGES - 1 k-tiles in flight (an empty group where there is no tile keeps the count uniform)
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < full_k_tiles) load_tile_fast(s, s);
+            else if (s < num_k_tiles) load_tile(s, s);
+            cp_async_commit();
+        }
+
+        // ldmatrix lane roles. A (x4 = one 16 x 16 fragment): lane l points at row l % 16, k-chunk l / 16.
+        // B (x4.trans = two 16 x 8 fragments): lane l points at k-row (l % 8) + 8 ((l / 8) % 2), n-chunk l / 16.
+        const int a_row = lane & 15, a_chunk = lane >> 4;
+        const int b_row = (lane & 7) + ((lane >> 3) & 1) * 8, b_chunk = lane >> 4;
+
+        for (int kt = 0; kt < num_k_tiles; ++kt) {
+            cp_async_wait<STAGES - 2>();     // this thread's copies of tile kt have landed ...
+            __syncthreads();                 // ... and everyone's; and nobody still reads the stage refilled next
+            const int next = kt + STAGES - 1;
+            if (next < full_k_tiles) load_tile_fast(next % STAGES, next);
+            else if (next < num_k_tiles) load_tile(next % STAGES, next);
+            cp_async_commit();
+
+            const in_t* as = As + (kt % STAGES) * A_STAGE;
+            const in_t* bs = Bs + (kt % STAGES) * B_STAGE;
+            const unsigned as_u = smem_u32(as), bs_u = smem_u32(bs);
+            // the A and B fragments of 16-deep step kk of this k-tile into set `buf` of af / bf
+            unsigned af[DB + 1][MT][4], bf[DB + 1][NT][2];
+            auto load_frags = [&](int buf, int kk) {
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    const int r = wm + i * 16 + a_row, c = kk * 2 + a_chunk;
+                    ldmatrix_x4(af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3],
+                                as_u + swizzle<A_CPR>(r, c) * 16);
+                }
+#pragma unroll
+                for (int j = 0; j < NT; j += 2) {
+                    const int r = kk * 16 + b_row, c = (wn + j * 8) / 8 + b_chunk;
+                    ldmatrix_x4_trans(bf[buf][j][0], bf[buf][j][1], bf[buf][j + 1][0], bf[buf][j + 1][1],
+                                      bs_u + swizzle<B_CPR>(r, c) * 16);
+                }
+            };
+#if DB
+            load_frags(0, 0);
+#endif
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; ++kk) {
+#if DB
+                const int buf = kk & 1;
+                if (kk + 1 < BK / 16) load_frags(buf ^ 1, kk + 1);
+#else
+                const int buf = 0;
+                load_frags(0, kk);
+#endif
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[buf][i], bf[buf][j][0], bf[buf][j][1], in_t());
+            }
         }
     }
     cp_async_wait<0>();   // no copy may still be in flight when the block exits

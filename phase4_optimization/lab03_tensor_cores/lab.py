@@ -151,6 +151,12 @@ CONFIGS: list[dict] = [
     # the shared-memory latency hides behind this warp's own 32 MMAs (the profile: two warps per scheduler)
     dict(_cfg(128, 128, 32, 64, 64, 4), DB=1),
     dict(_cfg(128, 256, 64, 64, 64, 3), DB=1),
+    # Attempt 2, the cross-tile loop (XT = 1; kernels.cu's header): the k-loop unrolled by STAGES so every ldmatrix and
+    # cp.async address is a register plus a constant, the next k-tile's first fragments loaded while the last step's
+    # MMAs issue, the barrier between two halves of those MMAs. BK = 64 spills with XT at 64 x 64 warp tiles: not listed
+    dict(_cfg(128, 128, 32, 64, 64, 4), XT=1),
+    dict(_cfg(128, 128, 32, 64, 64, 6), XT=1),          # 96 KiB: still two blocks per SM on an H200
+    dict(_cfg(128, 256, 32, 64, 64, 4), XT=1),
 ]
 # Kept short on purpose: the CPU tier compiles every entry for sm_80 and sm_90 (~5 s each). Other candidates worth a
 # sweep (lab 4.4): 128x256x32 with 3 stages (72 KiB), 128x128x64 with 3 stages (4 warps, 96 KiB, 2 blocks per SM).
@@ -161,12 +167,12 @@ def config_problems(cfg: dict, smem_limit: int = SMEM_LIMIT) -> list[str]:
     missing = [k for k in CONFIG_KEYS if k not in cfg]
     if missing:
         return [f"missing keys {missing} (a config is a dict of {', '.join(CONFIG_KEYS)})"]
-    extra = sorted(set(cfg) - set(CONFIG_KEYS) - {"GROUP_M", "MIN_BLOCKS", "DB"})
+    extra = sorted(set(cfg) - set(CONFIG_KEYS) - {"GROUP_M", "MIN_BLOCKS", "DB", "XT"})
     if extra:
         return [f"unknown keys {extra}"]
-    if not all(isinstance(cfg[k], (int, np.integer)) and not isinstance(cfg[k], bool) and cfg[k] >= (k == "DB")
-               for k in cfg):
-        return ["every value must be a positive integer (DB: 0 or 1)"]
+    if not all(isinstance(cfg[k], (int, np.integer)) and not isinstance(cfg[k], bool)
+               and cfg[k] >= (0 if k in ("DB", "XT") else 1) for k in cfg):
+        return ["every value must be a positive integer (DB, XT: 0 or 1)"]
     bm, bn, bk, wm, wn, st = (int(cfg[k]) for k in CONFIG_KEYS)
     p = []
     if bm % wm or bn % wn:
@@ -192,6 +198,10 @@ def config_problems(cfg: dict, smem_limit: int = SMEM_LIMIT) -> list[str]:
         p.append(f"{config_smem(cfg)} B of shared memory > {smem_limit} B per block")
     if int(cfg.get("DB", 0)) > 1:
         p.append("DB must be 0 or 1")
+    if int(cfg.get("XT", 0)) > 1:
+        p.append("XT must be 0 or 1")
+    elif cfg.get("XT", 0) and cfg.get("DB", 0):
+        p.append("XT double-buffers the fragments itself: DB must be 0 with XT = 1")
     if int(cfg.get("GROUP_M", 8)) < 1:
         p.append("GROUP_M must be >= 1")
     mb = int(cfg.get("MIN_BLOCKS", 1))
@@ -224,7 +234,8 @@ def short(cfg: dict) -> str:
     return (f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']} warp {cfg['WM']}x{cfg['WN']} {cfg['STAGES']} stages "
             f"({config_threads(cfg) // 32} warps, {config_smem(cfg) // 1024} KiB"
             + (f", >= {cfg['MIN_BLOCKS']} blocks/SM" if cfg.get("MIN_BLOCKS", 1) > 1 else "")
-            + (", fragments double-buffered)" if cfg.get("DB", 0) else ")"))
+            + (", fragments double-buffered" if cfg.get("DB", 0) else "")
+            + (", cross-tile loop XT" if cfg.get("XT", 0) else "") + ")")
 
 
 def swizzle(r: int, c: int, cpr: int) -> int:
