@@ -21,7 +21,6 @@ from phase4_optimization.lab06_attention import hopper as hp
 from phase4_optimization.lab06_attention import lab as att
 
 CU = open(hp.KERNEL_PATH).read()
-KERNEL = hp.KERNELS["03"]
 
 BUILDS = [(128, "bfloat16", False), (128, "float16", False), (64, "bfloat16", False), (128, "bfloat16", True),
           (64, "float16", True)]
@@ -39,12 +38,13 @@ def build(request):
 # ---------------------------------------------------------------------------------------------------------------------
 def test_file_claims_sm90a_only():
     assert cuda.claimed_archs(hp.KERNEL_PATH) == ("sm_90a",)
-    assert cuda.kernel_names(hp.KERNEL_PATH) == [KERNEL]
+    assert cuda.kernel_names(hp.KERNEL_PATH) == list(hp.KERNELS.values())
 
 
-def test_compiles_without_spills_or_serialization(build):
+@pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
+def test_compiles_without_spills_or_serialization(build, kernel):
     d, dt, vk, rep = build
-    k = rep.kernels[KERNEL]
+    k = rep.kernels[hp.KERNELS[kernel]]
     assert 0 < k.registers <= 65536 // hp.THREADS, k.registers       # 384 threads must fit the register file
     assert k.spills == 0 and k.stack_bytes == 0, f"D{d} {dt}: spills {k.spill_stores}/{k.spill_loads}, " \
                                                  f"stack {k.stack_bytes}"
@@ -54,17 +54,23 @@ def test_compiles_without_spills_or_serialization(build):
     assert hp.PRODUCER_REGS * 128 + hp.CONSUMER_REGS * 128 * hp.CONSUMERS <= k.registers * hp.THREADS
 
 
-def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build):
+@pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
+def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build, kernel):
     d, dt, vk, rep = build
-    sass = rep.kernels[KERNEL].sass
+    sass = rep.kernels[hp.KERNELS[kernel]].sass
     if not sass:
         pytest.skip("no cuobjdump (it ships with the triton wheel)")
     hgmma = [s for s in sass if "HGMMA" in s]
     qk = [s for s in hgmma if "64x128x16" in s and "gdesc" in s.split(",")[1]]          # A from shared memory
     pv = [s for s in hgmma if f"64x{d}x16" in s and re.match(r"\s*R\d+", s.split(",")[1])]   # A from registers
-    assert len(qk) == d // 16, hgmma                       # one per 16-wide slice of the head dim, unrolled
-    assert len(pv) == hp.BLOCK_N // 16, hgmma              # one per 16-key slice of the tile
-    assert len(hgmma) == d // 16 + hp.BLOCK_N // 16, hgmma
+    # one per 16-wide slice of the head dim / per 16-key slice of the tile, unrolled; rung 04's loop is peeled (a
+    # first Q K^T alone, the steady loop with both, a last P V alone): each twice
+    copies = 1 if kernel == "03" else 2
+    assert len(qk) == copies * d // 16, hgmma
+    assert len(pv) == copies * hp.BLOCK_N // 16, hgmma
+    assert len(hgmma) == copies * (d // 16 + hp.BLOCK_N // 16), hgmma
+    if kernel == "04":      # the turn-taking: bar.arrive on the other side's named barrier, bar.sync on its own
+        assert sum("BAR.ARV" in s for s in sass) >= 3 and sum("BAR.SYNC" in s for s in sass) >= 3
     assert all("tnspB" not in s for s in qk), qk           # K read K-major
     assert all(("tnspB" in s) != vk for s in pv), pv       # V read MN-major in place unless V_KMAJOR
     if dt == "bfloat16":
@@ -223,6 +229,8 @@ def test_validation_names_the_argument():
         hp.defines(96)
     with pytest.raises(ValueError, match="dtype"):
         hp.defines(128, "float32")
+    with pytest.raises(ValueError, match="kernel"):
+        hp.flash_attn_hopper(q, q, q, kernel="05")
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="checks the no-GPU answer")
@@ -245,7 +253,7 @@ def test_cli_help_and_compile_table(capsys):
     assert "--check" in capsys.readouterr().out
     assert hp.main([]) == 0
     out = capsys.readouterr().out
-    assert "attn_03_wgmma compiled for sm_90a" in out and "24/240" in out
+    assert "kernels_hopper.cu compiled for sm_90a" in out and "24/240" in out and "attn_04_wgmma_pingpong" in out
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")
@@ -267,19 +275,21 @@ def _need_hopper():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
 @pytest.mark.parametrize("size,dtype", hp.check_cases(), ids=lambda x: str(x).replace(" ", ""))
-def test_gpu_matches_float64(size, dtype):
+def test_gpu_matches_float64(size, dtype, kernel):
     _need_hopper()
-    ok, lines = hp.check_case(size, dtype, seed=sum(size[:5]))
+    ok, lines = hp.check_case(size, dtype, seed=sum(size[:5]), kernel=kernel)
     assert ok, "\n".join(lines)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("size,dtype", [((1, 2, 2, 129, 128, False), "bfloat16"), ((2, 1, 1, 300, 64, True), "float16"),
                                         ((1, 4, 2, 17, 128, True), "bfloat16")])
-def test_gpu_v_kmajor_fallback(size, dtype):
+@pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
+def test_gpu_v_kmajor_fallback(size, dtype, kernel):
     _need_hopper()
-    ok, lines = hp.check_case(size, dtype, v_kmajor=True, seed=7)
+    ok, lines = hp.check_case(size, dtype, v_kmajor=True, seed=7, kernel=kernel)
     assert ok, "\n".join(lines)
 
 
@@ -335,4 +345,4 @@ def test_gpu_bad_inputs_refused_by_name():
 @pytest.mark.gpu
 def test_gpu_check_mode_quick(capsys):
     _need_hopper()
-    assert hp.run_check(quick=True) == 0, capsys.readouterr().out
+    assert hp.run_check(quick=True, kernels=tuple(hp.KERNELS)) == 0, capsys.readouterr().out

@@ -1,14 +1,17 @@
-"""Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu).
+"""Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu): rung 03
+(attn_03_wgmma) and rung 04 (attn_04_wgmma_pingpong, the two consumer warpgroups taking turns at the tensor cores).
 
 A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
 shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 3-D, (D, S, heads),
-so that a tile reaching past S is zero-filled inside its own head. lab.py's "cuda 03" variant calls
-flash_attn_hopper; bench.py times it against SDPA's cuDNN backend.
+so that a tile reaching past S is zero-filled inside its own head. lab.py's HOPPER_VARIANT calls
+flash_attn_hopper (rung 03 unless told); bench.py times both rungs against SDPA's cuDNN backend.
 
 What it shows
   * warp specialization for attention: one producer warpgroup issues the TMA copies (Q once, K and V through a 2-stage
     ring), two consumer warpgroups of 64 query rows each run S = Q K^T and O += P V as wgmma, setmaxnreg moving
     registers from the producer (24) to the consumers (240);
+  * rung 04: the softmax of one consumer warpgroup overlapped with the other's GEMMs, by taking turns through two
+    named barriers (FlashAttention-3's ping-pong schedule), and P_{j-1} V issued together with Q K_j^T;
   * P fed to the second GEMM from registers: the accumulator fragment of S is, pair by pair, the A fragment of P V
     (simulate_p_fragment below checks that correspondence in NumPy);
   * the descriptors of the three operands checked against a NumPy model of the swizzled shared memory
@@ -16,8 +19,8 @@ What it shows
 
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
-Prediction: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs; the header of
-kernels_hopper.cu has the reasoning). Target (issue 20): >= 0.95x SDPA cuDNN, causal and not.
+Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
+for rung 04; the header of kernels_hopper.cu has the reasoning. Target (issue 20): >= 0.95x SDPA cuDNN, causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query), contiguous, 16-byte aligned,
 bf16 (torch tensors) or fp16 (torch or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd).
@@ -42,7 +45,8 @@ from . import lab as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
-KERNELS = {"03": "attn_03_wgmma"}
+KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong"}
+DEFAULT_KERNEL = "03"            # the rung flash_attn_hopper runs unless told
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -196,38 +200,49 @@ def compile_report(head_dim: int = 128, dtype: str = "bfloat16", v_kmajor: bool 
 
 
 def compile_rows(head_dims=HEAD_DIMS, dtypes=("bfloat16",)) -> list[dict]:
-    """One row per build: registers at launch / per role, spills, shared memory, HGMMA count and forms in the SASS."""
+    """One row per kernel and build: registers at launch, the setmaxnreg split, spills, shared memory, HGMMA count
+    and shapes, TMA loads and named-barrier instructions in the SASS."""
     rows = []
     for d in head_dims:
         for dt in dtypes:
             for vk in (False, True):
                 rep = compile_report(d, dt, vk)
-                k = rep.kernels[KERNELS["03"]]
-                sass = k.sass or []
-                hg = [s for s in sass if "HGMMA" in s]
-                shapes = sorted({s.split()[0].split(".")[1] for s in hg})
-                rows.append({"kernel": KERNELS["03"], "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major",
-                             "regs at launch": k.registers, "setmaxnreg prod/cons": f"{PRODUCER_REGS}/{CONSUMER_REGS}",
-                             "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes,
-                             "smem B": smem_bytes(d), "HGMMA": len(hg) if sass else None,
-                             "HGMMA shapes": " ".join(shapes) if sass else "(no cuobjdump)",
-                             "UTMALDG": sum("UTMALDG" in s for s in sass) if sass else None})
+                for name in KERNELS.values():
+                    rows.append(_compile_row(rep.kernels[name], name, d, dt, vk))
     return rows
 
 
+def _compile_row(k, name: str, d: int, dt: str, vk: bool) -> dict:
+    sass = k.sass or []
+    hg = [s for s in sass if "HGMMA" in s]
+    shapes = sorted({s.split()[0].split(".")[1] for s in hg})
+    return {"kernel": name, "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major",
+            "regs at launch": k.registers, "setmaxnreg prod/cons": f"{PRODUCER_REGS}/{CONSUMER_REGS}",
+            "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes, "smem B": smem_bytes(d),
+            "HGMMA": len(hg) if sass else None, "HGMMA shapes": " ".join(shapes) if sass else "(no cuobjdump)",
+            "UTMALDG": sum("UTMALDG" in s for s in sass) if sass else None,
+            "BAR.ARV": sum("BAR.ARV" in s for s in sass) if sass else None}
+
+
 @functools.lru_cache(maxsize=None)
-def _loaded(head_dim: int, dtype: str, v_kmajor: bool):
-    """(module, function) from the sm_90a cubin (CuPy's RawModule would add its own -arch)."""
+def _module(head_dim: int, dtype: str, v_kmajor: bool):
+    """The loaded sm_90a cubin (both rungs; CuPy's RawModule would add its own -arch)."""
     from cupy.cuda import function as cfunc
-    from cupy_backends.cuda.api import driver
 
     cubin = compile_report(head_dim, dtype, v_kmajor).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
-    fn = mod.get_function(KERNELS["03"])
-    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
     _LOADED.add((head_dim, dtype, v_kmajor))
-    return mod, fn
+    return mod
+
+
+@functools.lru_cache(maxsize=None)
+def _function(kernel: str, head_dim: int, dtype: str, v_kmajor: bool):
+    from cupy_backends.cuda.api import driver
+
+    fn = _module(head_dim, dtype, v_kmajor).get_function(KERNELS[kernel])
+    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
+    return fn
 
 
 _LOADED: set[tuple[int, str, bool]] = set()
@@ -239,7 +254,7 @@ def hang_report(reset: bool = True) -> str | None:
 
     out = []
     for key in sorted(_LOADED):
-        mod, _ = _loaded(*key)
+        mod = _module(*key)
         mem = cupy.cuda.UnownedMemory(mod.get_global_var("attn_hopper_hang"), 20, mod)
         arr = cupy.ndarray((5,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
         v = [int(x) for x in arr.get()]
@@ -345,13 +360,17 @@ def _transposed_v(v, b, hkv, s, d):
     return vt, s_pad
 
 
-def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None):
-    """Attention forward by the Hopper kernel (attn_03_wgmma): (o, lse), o like q, lse (B, Hq, S) float32, natural log.
+def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None,
+                      kernel: str = DEFAULT_KERNEL):
+    """Attention forward by the Hopper kernels: (o, lse), o like q, lse (B, Hq, S) float32, natural log.
 
     q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, contiguous, 16-byte aligned, bf16 (torch) or fp16, D in
-    {64, 128}. out= / lse=: arrays to fill. v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the
-    debug fallback on a transposed, zero-padded copy of V.
+    {64, 128}. out= / lse=: arrays to fill. kernel: "03" (attn_03_wgmma) or "04" (attn_04_wgmma_pingpong).
+    v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
+    copy of V.
     """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
     if v_kmajor is None:
         v_kmajor = default_v_kmajor()
     b, hq, hkv, s, d, dt, scale = check_inputs(q, k, v, causal, sm_scale)
@@ -373,14 +392,14 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
         map_v = encode_tensor_map_3d(arrays.ptr(vt), dt, (s, d, b * hkv), (s_pad * 2, d * s_pad * 2), (64, d), "v")
     else:
         map_v = encode_tensor_map_3d(arrays.ptr(v), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "v")
-    _launch(d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal))
+    _launch(kernel, d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal))
     return out, lse
 
 
-def _launch(d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal):
+def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal):
     from cupy_backends.cuda.api import driver
 
-    _, fn = _loaded(d, dt, v_kmajor)
+    fn = _function(kernel, d, dt, v_kmajor)
     b_h = int(out.shape[0]) * hq
     args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s), ctypes.c_int32(hq),
             ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal))]
@@ -452,7 +471,8 @@ def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
     return lines
 
 
-def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True):
+def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True,
+               kernel: str = DEFAULT_KERNEL):
     """One case, outputs poisoned first: (ok, printed lines). O against forward_reference with lab.tolerance, LSE
     against LSE_TOL."""
     import torch
@@ -463,7 +483,7 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     lse = check.poisoned((b, hq, s), "float32", q)
     lines = []
     try:
-        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor)
+        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - the check reports and goes on
         return False, [f"  launch failed: {type(e).__name__}: {e}"]
@@ -485,10 +505,18 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     return ok, lines
 
 
-def run_check(quick: bool = False, layouts=(False,), seed: int = 0) -> int:
-    """Every case of check_cases for each V layout; prints progress, per-case errors and where failures are; when the
-    default layout fails, the failing cases are rerun with the K-major V fallback to split the blame. 0 = all ok."""
-    print(f"attn_03_wgmma check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {STAGES} stages, smem "
+def run_check(quick: bool = False, layouts=(False,), seed: int = 0, kernels=(DEFAULT_KERNEL,)) -> int:
+    """Every case of check_cases for each rung and V layout; prints progress, per-case errors and where failures are;
+    when the default layout fails, the failing cases are rerun with the K-major V fallback to split the blame.
+    0 = all ok."""
+    rc = 0
+    for kern in kernels:
+        rc |= _run_check_one(kern, quick, layouts, seed)
+    return rc
+
+
+def _run_check_one(kernel: str, quick: bool, layouts, seed: int) -> int:
+    print(f"\n{KERNELS[kernel]} check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {STAGES} stages, smem "
           f"{', '.join(f'D{d} {smem_bytes(d)} B' for d in HEAD_DIMS)}", flush=True)
     for d in HEAD_DIMS:
         for vk in (False, True):
@@ -504,9 +532,9 @@ def run_check(quick: bool = False, layouts=(False,), seed: int = 0) -> int:
     for vk in layouts:
         for i, (size, dt) in enumerate(cases):
             b, hq, hkv, s, d, causal = size
-            print(f"[{i + 1}/{len(cases)}] V {'K' if vk else 'MN'}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} "
+            print(f"[{i + 1}/{len(cases)}] {KERNELS[kernel]} V {'K' if vk else 'MN'}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} "
                   f"{'causal' if causal else 'full'} {dt}", flush=True)
-            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i)
+            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel)
             print("\n".join(lines), flush=True)
             if not ok:
                 failed.setdefault(vk, []).append((size, dt))
@@ -518,7 +546,7 @@ def run_check(quick: bool = False, layouts=(False,), seed: int = 0) -> int:
               "(V transposed, -DV_KMAJOR=1):", flush=True)
         n_ok = 0
         for size, dt in failed[False]:
-            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False)
+            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False, kernel=kernel)
             n_ok += ok
             print(f"  {size} {dt}: {'ok' if ok else 'still wrong'}{'' if ok else ' ' + lines[0].strip()}", flush=True)
         if n_ok == len(failed[False]):
@@ -526,7 +554,7 @@ def run_check(quick: bool = False, layouts=(False,), seed: int = 0) -> int:
                   "is the suspect")
         elif n_ok == 0:
             print("-> the fallback fails too: the bug is not (only) V's descriptor")
-    print("check:", "all correct" if not failed else
+    print(f"{KERNELS[kernel]} check:", "all correct" if not failed else
           "; ".join(f"V {'K' if k else 'MN'}-major: {len(v)} failed" for k, v in failed.items()))
     return 0 if not failed else 1
 
@@ -542,16 +570,19 @@ def main(argv=None) -> int:
     p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
                    help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
     p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
+    p.add_argument("--kernel", choices=("03", "04", "both"), default="both",
+                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong) or both (default)")
     p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
     args = p.parse_args(argv)
     if not args.no_compile_report:
         from common import report
 
-        report.print_table(compile_rows(), title="attn_03_wgmma compiled for sm_90a (NVRTC)")
+        report.print_table(compile_rows(), title="kernels_hopper.cu compiled for sm_90a (NVRTC)")
     if not args.check:
         return 0
     layouts = {"mn": (False,), "k": (True,), "both": (False, True)}[args.layout]
-    return run_check(quick=args.quick, layouts=layouts, seed=args.seed)
+    kernels = tuple(KERNELS) if args.kernel == "both" else (args.kernel,)
+    return run_check(quick=args.quick, layouts=layouts, seed=args.seed, kernels=kernels)
 
 
 if __name__ == "__main__":

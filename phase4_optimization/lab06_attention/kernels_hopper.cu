@@ -2,8 +2,11 @@
 // TMA (the bulk tensor copy engine), with warp specialization, as FlashAttention-3 describes it.
 // archs: sm_90a
 //
-//   attn_03_wgmma   3 warpgroups (1 TMA producer, 2 wgmma consumers of 64 query rows each), 128-row Q tile, 128-key
-//                   K/V tiles through a 2-stage mbarrier ring; S = Q K^T and O += P V both wgmma, P from registers
+//   attn_03_wgmma            3 warpgroups (1 TMA producer, 2 wgmma consumers of 64 query rows each), 128-row Q
+//                            tile, 128-key K/V tiles through a 2-stage mbarrier ring; S = Q K^T and O += P V both
+//                            wgmma, P from registers; each consumer: GEMM, wait, softmax, GEMM, wait
+//   attn_04_wgmma_pingpong   rung 03 + the consumers take turns at the tensor cores (named barriers): one's
+//                            softmax overlaps the other's GEMMs; P_{j-1} V and Q K_j^T issued as one GEMM phase
 // Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
 // measured figures are in this lab's README, not here).
 //
@@ -34,6 +37,23 @@
 //              GEMMs; this rung does not, and the exp2 of a 128 x 128 tile is ~1/8 of the tile's MMA time at the
 //              MUFU's 16 ops/clock/SM against the tensor cores' 1024 dense bf16 FMAs/clock/SM); above rung 02,
 //              whose mma.sync tops out near 2/3 of the wgmma peak.
+//
+// attn_04_wgmma_pingpong
+//   computes, launch, roles, bytes: as attn_03_wgmma (same producer, same shared memory, same registers per thread:
+//              S, O and P are all live across a GEMM phase now, 160 of the consumers' 240 registers).
+//   what changed since rung 03: the consumer loop is software-pipelined by one GEMM: step j issues O += P_{j-1}
+//              V_{j-1} and S_j = Q K_j^T back to back (16 wgmmas at D = 128, one commit), then runs softmax_j - so a
+//              warpgroup waits on the tensor cores once per tile instead of twice. And the two consumer
+//              warpgroups take turns at their GEMM phases (FlashAttention-3's "ping-pong"): named barrier 1 + c
+//              gates consumer c's phase, and each side opens the other's barrier once its wgmmas are issued.
+//              While consumer 0 runs softmax_j (exp2, max, sum, packing: MUFU and FMA work the tensor cores cannot
+//              help with), consumer 1's GEMMs run, and the other way round: the tensor cores idle only when one
+//              side's softmax takes longer than the other's GEMM phase.
+//   prediction 1.10-1.25x rung 03, which puts it at 0.9-1.05x SDPA cuDNN at B4 H32 S4096 D128 bf16 (the
+//              FlashAttention-3 paper credits ping-pong scheduling with a gain of this order at D = 128). Its costs: a stage is released one step
+//              later (after P V of the next step), so the producer's lead over the consumers shrinks to about one
+//              softmax; and the 2-stage ring is the next suspect if the tensor pipe shows gaps (ncu: tensor pipe
+//              active share, stall reasons "long scoreboard" on the mbarrier waits).
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
@@ -194,10 +214,89 @@ __device__ __forceinline__ u64 desc_v(u32 sV, int kk)
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-              const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
-              int group, float scale_log2, int causal)
+// One tile's softmax step on a consumer's 64 x 128 scores (fp32 accumulators, the m64nNk16 layout): mask, online
+// max and sum, O rescaled, P packed into the A fragments of the P V wgmmas.
+// ---------------------------------------------------------------------------------------------------------------------
+struct RowTile {
+    int row0;            // first query row of this consumer warpgroup
+    int row_a, row_b;    // this thread's two rows
+    int quad_col;        // 2 (lane % 4): this thread's first column in every 8-wide block
+    int S, causal;
+    float scale_log2;    // sm_scale log2(e)
+};
+
+__device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
+                                             float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
+                                             const RowTile& rt, int n0)
+{
+    // ---- masks: keys past S (ragged last tile), keys past the row (causal: the diagonal tile) ----
+    if (n0 + BLOCK_N > rt.S || (rt.causal && n0 + BLOCK_N - 1 > rt.row0)) {
+#pragma unroll
+        for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int col = n0 + 8 * jj + rt.quad_col + (e & 1);
+                const int row = e < 2 ? rt.row_a : rt.row_b;
+                if (col >= rt.S || (rt.causal && col > row)) sc[4 * jj + e] = neg_inf();
+            }
+        }
+    }
+
+    // ---- online softmax: row max over the quad, rescale, exponentiate (exp2, scale folded in) ----
+    float mx[2] = {m_run[0], m_run[1]};
+#pragma unroll
+    for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+        mx[0] = fmaxf(mx[0], fmaxf(sc[4 * jj], sc[4 * jj + 1]));
+        mx[1] = fmaxf(mx[1], fmaxf(sc[4 * jj + 2], sc[4 * jj + 3]));
+    }
+    float msc[2], alpha[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        // a row with every key so far masked keeps max -inf: shift by 0 so exp2(-inf - (-inf)) never makes a NaN
+        msc[h] = (mx[h] == neg_inf() ? 0.f : mx[h]) * rt.scale_log2;
+        alpha[h] = fast_exp2(m_run[h] * rt.scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
+        m_run[h] = mx[h];
+    }
+#pragma unroll
+    for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const float p = fast_exp2(fmaf(sc[4 * jj + e], rt.scale_log2, -msc[e >> 1]));
+            sc[4 * jj + e] = p;
+            rs[e >> 1] += p;
+        }
+    }
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) {     // A fragment of key slice kk = S accumulators 8kk .. 8kk+7
+        pa[kk][0] = pack2(pack_t(), sc[8 * kk + 0], sc[8 * kk + 1]);
+        pa[kk][1] = pack2(pack_t(), sc[8 * kk + 2], sc[8 * kk + 3]);
+        pa[kk][2] = pack2(pack_t(), sc[8 * kk + 4], sc[8 * kk + 5]);
+        pa[kk][3] = pack2(pack_t(), sc[8 * kk + 6], sc[8 * kk + 7]);
+    }
+    l_run[0] = l_run[0] * alpha[0] + rs[0];
+    l_run[1] = l_run[1] * alpha[1] + rs[1];
+#pragma unroll
+    for (int jj = 0; jj < HEAD_DIM / 8; ++jj) {
+        o[4 * jj + 0] *= alpha[0];
+        o[4 * jj + 1] *= alpha[0];
+        o[4 * jj + 2] *= alpha[1];
+        o[4 * jj + 3] *= alpha[1];
+    }
+}
+
+// Named barriers 1 and 2 (0 is __syncthreads'), 256 threads: both consumer warpgroups take part in each
+__device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Both rungs: the setup and the producer are the same; PINGPONG picks the consumers' schedule (rung 03: false).
+// ---------------------------------------------------------------------------------------------------------------------
+template <bool PINGPONG>
+__device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
+                                                 elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
+                                                 int group, float scale_log2, int causal)
 {
     extern __shared__ unsigned char smem_raw[];
     // the 128B swizzle repeats every 1024 bytes and both TMA and wgmma compute it from address bits
@@ -264,94 +363,95 @@ attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaM
     float sc[BLOCK_N / 2];
 #pragma unroll
     for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
+    u32 pa[BLOCK_N / 16][4];
     float m_run[2] = {neg_inf(), neg_inf()};    // running max of the raw scores, rows a and b
     float l_run[2] = {0.f, 0.f};                // running sum of exp over this thread's columns (the quad adds at the end)
+    const RowTile rt = {m0 + cw * 64, row_a, row_b, quad_col, S, causal, scale_log2};
 
     bool ok = wait_bar(q_full, 0, 0);
-    for (int j = 0; ok && j < n_tiles; ++j) {
-        const int s = j % STAGES;
-        if (!wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0)) {
-            ok = false;
-            break;
-        }
-        __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
-        const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
+    if (!PINGPONG) {
+        for (int j = 0; ok && j < n_tiles; ++j) {
+            const int s = j % STAGES;
+            if (!wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0)) {
+                ok = false;
+                break;
+            }
+            __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
+            const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
 
-        // ---- S = Q K^T: 64 rows x 128 keys, HEAD_DIM / 16 wgmmas ----
+            // ---- S = Q K^T: 64 rows x 128 keys, HEAD_DIM / 16 wgmmas ----
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(sc);
+
+            softmax_step(sc, pa, o, m_run, l_run, rt, j * BLOCK_N);
+
+            // ---- O += P V: BLOCK_N / 16 wgmmas, P from registers ----
+            wgmma_fence();   // o and pa were written by the threads
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(o);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + s));   // this warp is done with stage s
+        }
+    } else {
+        // Rung 04. Step j issues O += P_{j-1} V_{j-1} and S_j = Q K_j^T together (one GEMM phase), waits, releases
+        // stage j-1 and runs softmax_j (step 0: S_0 alone; a last step: P V alone). The two consumer warpgroups
+        // take turns at the GEMM phases through named barriers 1 and 2 (bar.sync on its own, bar.arrive on the
+        // other's, 256 threads each), so one's softmax runs while the other's GEMMs keep the tensor cores busy.
+        // Consumer 0 goes first (consumer 1 arrives once up front); each side has n_tiles + 1 phases and consumer 1
+        // skips its last arrive, so every barrier generation is complete when the block ends. The wgmmas sit on no
+        // branch (a conditional wgmma makes ptxas serialize them all, C7520): a side whose mbarrier wait timed out
+        // stops waiting but keeps computing (on whatever shared memory holds) and taking its turns, so the other
+        // side never waits on a named barrier forever; it stores nothing.
+        if (cw == 1) named_bar_arrive(1);
+        ok = ok && wait_bar(bars + 8, 0, 0);
+        __syncwarp();
+        named_bar_sync(1 + cw);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV, kk), kk != 0);
         wgmma_commit();
+        named_bar_arrive(1 + (1 - cw));
         wgmma_wait<0>();
         fence_regs(sc);
-
-        // ---- masks: keys past S (ragged last tile), keys past the row (causal: the diagonal tile) ----
-        const int n0 = j * BLOCK_N;
-        if (n0 + BLOCK_N > S || (causal && n0 + BLOCK_N - 1 > m0 + cw * 64)) {
+        softmax_step(sc, pa, o, m_run, l_run, rt, 0);
+        for (int j = 1; j < n_tiles; ++j) {
+            const int s = j % STAGES, sp = (j - 1) % STAGES;
+            ok = ok && wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0);
+            __syncwarp();
+            const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
+            named_bar_sync(1 + cw);
+            wgmma_fence();   // o and pa were written by the threads
 #pragma unroll
-            for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int col = n0 + 8 * jj + quad_col + (e & 1);
-                    const int row = e < 2 ? row_a : row_b;
-                    if (col >= S || (causal && col > row)) sc[4 * jj + e] = neg_inf();
-                }
-            }
+            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+            wgmma_commit();
+            named_bar_arrive(1 + (1 - cw));
+            wgmma_wait<0>();
+            fence_regs(sc);
+            fence_regs(o);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
+            softmax_step(sc, pa, o, m_run, l_run, rt, j * BLOCK_N);
         }
-
-        // ---- online softmax: row max over the quad, rescale, exponentiate (exp2, scale folded in) ----
-        float mx[2] = {m_run[0], m_run[1]};
+        const int sl = (n_tiles - 1) % STAGES;
+        named_bar_sync(1 + cw);
+        wgmma_fence();
 #pragma unroll
-        for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
-            mx[0] = fmaxf(mx[0], fmaxf(sc[4 * jj], sc[4 * jj + 1]));
-            mx[1] = fmaxf(mx[1], fmaxf(sc[4 * jj + 2], sc[4 * jj + 3]));
-        }
-        float msc[2], alpha[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-            // a row with every key so far masked keeps max -inf: shift by 0 so exp2(-inf - (-inf)) never makes a NaN
-            msc[h] = (mx[h] == neg_inf() ? 0.f : mx[h]) * scale_log2;
-            alpha[h] = fast_exp2(m_run[h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
-            m_run[h] = mx[h];
-        }
-        u32 pa[BLOCK_N / 16][4];
-#pragma unroll
-        for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const float p = fast_exp2(fmaf(sc[4 * jj + e], scale_log2, -msc[e >> 1]));
-                sc[4 * jj + e] = p;
-                rs[e >> 1] += p;
-            }
-        }
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) {     // A fragment of key slice kk = S accumulators 8kk .. 8kk+7
-            pa[kk][0] = pack2(pack_t(), sc[8 * kk + 0], sc[8 * kk + 1]);
-            pa[kk][1] = pack2(pack_t(), sc[8 * kk + 2], sc[8 * kk + 3]);
-            pa[kk][2] = pack2(pack_t(), sc[8 * kk + 4], sc[8 * kk + 5]);
-            pa[kk][3] = pack2(pack_t(), sc[8 * kk + 6], sc[8 * kk + 7]);
-        }
-        l_run[0] = l_run[0] * alpha[0] + rs[0];
-        l_run[1] = l_run[1] * alpha[1] + rs[1];
-#pragma unroll
-        for (int jj = 0; jj < HEAD_DIM / 8; ++jj) {
-            o[4 * jj + 0] *= alpha[0];
-            o[4 * jj + 1] *= alpha[0];
-            o[4 * jj + 2] *= alpha[1];
-            o[4 * jj + 3] *= alpha[1];
-        }
-
-        // ---- O += P V: BLOCK_N / 16 wgmmas, P from registers ----
-        wgmma_fence();   // o and pa were written by the threads
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
         wgmma_commit();
+        if (cw == 0) named_bar_arrive(2);
         wgmma_wait<0>();
         fence_regs(o);
         __syncwarp();
-        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + s));   // this warp is done with stage s
+        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
     }
     if (!ok) return;   // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is
 
@@ -374,4 +474,20 @@ attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaM
                 pack2(pack_t(), o[4 * jj + 2 * h] * inv[h], o[4 * jj + 2 * h + 1] * inv[h]);
         if (lane % 4 == 0) LSE[(size_t)bh * S + rows[h]] = (m_run[h] * scale_log2 + log2f(l_run[h])) * ln2;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+              const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
+              int group, float scale_log2, int causal)
+{
+    attention_hopper<false>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_04_wgmma_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+                       const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
+                       int Hq, int group, float scale_log2, int causal)
+{
+    attention_hopper<true>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
 }
