@@ -142,8 +142,8 @@ def compile_report(args) -> None:
         from . import hopper
 
         report.print_table(hopper.compile_rows(),
-                           title="kernels_hopper.cu (rung 03) compiled with NVRTC for sm_90a: registers at launch, the "
-                                 "setmaxnreg split, wgmma (HGMMA) and TMA (UTMALDG) in the SASS")
+                           title="kernels_hopper.cu (rungs 03, 04) compiled with NVRTC for sm_90a: registers at launch, the "
+                                 "setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers (BAR.ARV) in the SASS")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -466,6 +466,7 @@ CUDA_GOAL = 1.0                          # rung 02 against SDPA's FlashAttention
 # The Hopper rung (kernels_hopper.cu, sm_90a) beside the Triton forward in the D128 forward targets' rounds, against
 # SDPA cuDNN, causal and not (issue 20)
 HOPPER_ROW = "cuda 03 wgmma+TMA flash"
+HOPPER_ROWS = {"03": HOPPER_ROW, "04": "cuda 04 wgmma+TMA ping-pong flash"}
 HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
 HOPPER_GOAL = 0.95
 FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
@@ -573,9 +574,12 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             if cuda_ok:
                 fns["cuda mma.sync flash"] = lambda: L.flash_attn_cuda(q, k, v, causal=causal)
             if hopper_ok and label in HOPPER_CASES:
-                ho, hl = hopper.flash_attn_hopper(q, k, v, causal=causal)
-                hc = _sample_compare(ho, ref, dtype)
-                fns[HOPPER_ROW] = lambda: hopper.flash_attn_hopper(q, k, v, causal=causal, out=ho, lse=hl)
+                hc = {}
+                for rung, row_name in HOPPER_ROWS.items():
+                    ho, hl = hopper.flash_attn_hopper(q, k, v, causal=causal, kernel=rung)
+                    hc[row_name] = _sample_compare(ho, ref, dtype)
+                    fns[row_name] = (lambda r_=rung, o_=ho, l_=hl:
+                                     hopper.flash_attn_hopper(q, k, v, causal=causal, out=o_, lse=l_, kernel=r_))
         else:
             dq, dk, dv = L.flash_attn_bwd(do, q, k, v, o, lse, causal)
             fns = {"triton flash": lambda: L.flash_attn_bwd(do, q, k, v, o, lse, causal)}
@@ -598,7 +602,7 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                                    config=str(L.TUNED.get((kind, d, causal, dtype), "default"))
                                    if impl == "triton" else "",
                                    check=("ok" if c.ok else c.message) if impl == "triton" else
-                                   ("ok" if hc.ok else hc.message) if name == HOPPER_ROW else ""))
+                                   ("ok" if hc[name].ok else hc[name].message) if name in (hc or {}) else ""))
         if peer in ts:
             ratio = ts[peer].median_ms / ts["triton flash"].median_ms
             targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer,
@@ -608,17 +612,20 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer, "target": f">= {goal:.2f}",
                             "met": f"not measured: {L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')}"})
         if label in HOPPER_CASES:
-            targets.append(hopper_target(label, shape, ts, peer, flops, hc, hopper.unavailable_reason()))
+            for row_name in HOPPER_ROWS.values():
+                targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
+                                             hopper.unavailable_reason(), row_name))
     return rows, targets, tuning
 
 
-def hopper_target(label: str, shape, ts: dict, peer: str, flops: float, hc, why: str | None) -> dict:
-    """The Hopper rung's target row: HOPPER_ROW against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL."""
+def hopper_target(label: str, shape, ts: dict, peer: str, flops: float, hc, why: str | None,
+                  row_name: str = HOPPER_ROW) -> dict:
+    """A Hopper rung's target row: row_name against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL."""
     b, h, s, _ = shape
-    row = {"case": f"{label} B{b} H{h} S{s} bf16, {HOPPER_ROW}", "peer": peer, "target": f">= {HOPPER_GOAL:.2f}"}
-    if why or HOPPER_ROW not in ts or peer not in ts:
+    row = {"case": f"{label} B{b} H{h} S{s} bf16, {row_name}", "peer": peer, "target": f">= {HOPPER_GOAL:.2f}"}
+    if why or row_name not in ts or peer not in ts:
         return dict(row, met=f"not measured: {why or L.sdpa_unavailable('cudnn')}")
-    ratio = ts[peer].median_ms / ts[HOPPER_ROW].median_ms
+    ratio = ts[peer].median_ms / ts[row_name].median_ms
     return dict(row, ratio=ratio, **{"peer TFLOP/s": ts[peer].tflops(flops)},
                 met=bool(ratio >= HOPPER_GOAL and hc is not None and hc.ok))
 
@@ -761,6 +768,7 @@ def benchmark(ctx) -> lab.Result:
 CONTENDERS = [("triton flash", "ours: Triton flash attention", "tab:orange"),
               ("naive", "ours: naive (S and P through HBM)", "#fdbf6f"),
               (HOPPER_ROW, "ours: CUDA C wgmma + TMA flash (sm_90a)", "tab:purple"),
+              (HOPPER_ROWS["04"], "ours: CUDA C wgmma + TMA ping-pong flash (sm_90a)", "tab:pink"),
               ("cuda", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("attn_", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("torch SDPA cuDNN", "torch SDPA, cuDNN backend", "dimgray"),
