@@ -41,6 +41,8 @@ CASES = {
     "attn_cudnn": "torch SDPA cuDNN forward, same shape",
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
+    "attn_triton_tma": "lab 4.6 Triton flash forward, K/V through TMA descriptors (128x128 tile, 3 stages), same shape",
+    "attn_triton_pipe": "lab 4.6 Triton flash forward, TMA + the unmasked loop pipelined by hand (PIPE, 128x64 tile)",
     "mma_db": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, fragments double-buffered (DB=1), bf16 4096^3",
     "mma_256_db": "lab 4.3 tc_02_mma_sync, 128x256x64 3 stages, fragments double-buffered (DB=1), bf16 4096^3",
     "mma_peak": "lab 4.3 tc_00_mma_peak: mma.sync alone on register operands (the instruction's ceiling)",
@@ -48,6 +50,11 @@ CASES = {
     "wgmma_8192": "lab 4.3 rung 03 gemm_wgmma_tma, bf16 8192^3",
     "wgmma_4096_c2": "lab 4.3 rung 03 with 2-block clusters sharing B by TMA multicast (CLUSTER=2), bf16 4096^3",
     "wgmma_8192_c2": "lab 4.3 rung 03 with 2-block clusters (CLUSTER=2), bf16 8192^3",
+    "wgmma_4096_tma": "lab 4.3 rung 03 with the TMA-store epilogue (EPI_TMA=1, C via shared memory, 3 stages), 4096^3",
+    "wgmma_8192_tma": "lab 4.3 rung 03 with the TMA-store epilogue (EPI_TMA=1, 3 stages), bf16 8192^3",
+    "wgmma_4096_tma2": "lab 4.3 rung 03, TMA-store epilogue in two passes (C_PASSES=2, 4 stages), bf16 4096^3",
+    "wgmma_8192_tma2": "lab 4.3 rung 03, TMA-store epilogue in two passes (C_PASSES=2, 4 stages), bf16 8192^3",
+    "wgmma_4096_c2_tma": "lab 4.3 rung 03, 2-block clusters and the TMA-store epilogue, bf16 4096^3",
     "cublas_8192": "torch.matmul (cuBLAS) bf16 8192^3, the peer of wgmma_8192",
     "sgemm_best": "lab 2.8 rung 11 (the recorded winner), fp32 4096^3",
     "sgemm_db": "lab 2.8 sgemm_10_cp_async, the winner's tile with fragments double-buffered (DB=1), fp32 4096^3",
@@ -101,8 +108,10 @@ def _setup(case: str):
             return lambda: torch.matmul(a, b, out=c)
         if case.startswith("wgmma_"):
             from phase4_optimization.lab03_tensor_cores import wgmma as wg
-            cl = 2 if case.endswith("_c2") else 1
-            return lambda: wg.gemm_wgmma(a, b, out=c, b_kmajor=False, cluster=cl)
+            cl = 2 if "_c2" in case else 1
+            ep = "_tma" in case                           # the TMA-store epilogue (EPI_TMA=1)
+            cp = 2 if case.endswith("_tma2") else 1       # ... in two passes, keeping 4 stages (C_PASSES=2)
+            return lambda: wg.gemm_wgmma(a, b, out=c, b_kmajor=False, cluster=cl, tma_store=ep, c_passes=cp)
         cfg = {"mma_default": tc.DEFAULT_CONFIG, "mma_128x128": tc._cfg(128, 128, 32, 64, 64, 4),
                "mma_db": dict(tc._cfg(128, 128, 32, 64, 64, 4), DB=1),
                "mma_256_db": dict(tc._cfg(128, 256, 64, 64, 64, 3), DB=1)}[case]
@@ -133,6 +142,10 @@ def _setup(case: str):
         q, k, v = (g(4, 32, 4096, 128) for _ in range(3))
         if case == "attn_triton":
             return lambda: at.flash_attn_fwd(q, k, v, causal=False)
+        if case in ("attn_triton_tma", "attn_triton_pipe"):
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 128 if case.endswith("tma") else 64, "num_warps": 8, "num_stages": 3,
+                   "TMA": True, "PIPE": case.endswith("pipe")}
+            return lambda: at.flash_attn_fwd(q, k, v, causal=False, config=cfg)
         if case == "attn_cuda":
             return lambda: at.flash_attn_cuda(q, k, v, causal=False)
         return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])

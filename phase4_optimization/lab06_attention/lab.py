@@ -453,11 +453,34 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     lse = _out(lse_out, (a.b, a.hq, a.sq), "float32", q, "out[1] (lse)")
     cfg = dict(config or TUNED.get(("fwd", a.d, bool(causal), a.dtype)) or fwd_default(a.d, bool(causal)))
     _check_config("fwd", cfg)
+    tma = bool(cfg.get("TMA")) and fwd_tma_ok(k, v)
+    if tma:
+        _tma_scratch_allocator()
     grid = (triton.cdiv(a.sq, cfg["BLOCK_M"]), a.b * a.hq)
     launch(attn_fwd_kernel, grid, q, k, v, o, lse, a.scale * LOG2E, a.hq, a.group, a.sq, a.sk, *_bhs(q), *_bhs(k),
-           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_D=block_d(a.d), BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal),
-           UPCAST=_upcast(a.dtype), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_D=block_d(a.d), BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
+           CAUSAL=bool(causal), UPCAST=_upcast(a.dtype), TMA=tma, WS=bool(cfg.get("WS")), PIPE=bool(cfg.get("PIPE")),
+           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return o, lse
+
+
+def fwd_tma_ok(k, v) -> bool:
+    """Whether the forward's TMA attempt (config "TMA": True) can read these K and V: a TMA descriptor needs a
+    16-byte aligned start and row strides of whole 16-byte units, for every head's base (so the batch and head strides
+    too). Otherwise the forward quietly takes its pointer loads - the same result, without the copy engine."""
+    if INTERPRETER or not str(k.device).startswith("cuda"):
+        return True                   # the interpreter models the descriptor, alignment aside
+    elt = k.element_size()
+    return all(x.data_ptr() % 16 == 0 and all(st * elt % 16 == 0 for st in x.stride()[:3]) for x in (k, v))
+
+
+@functools.cache
+def _tma_scratch_allocator() -> None:
+    # Descriptors built on the device (tl.make_tensor_descriptor) live in a little global scratch memory that Triton
+    # asks the program's allocator for; set it once, to torch's caching allocator on the current device.
+    import torch
+
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
 
 
 def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None, *,

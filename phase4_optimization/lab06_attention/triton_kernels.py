@@ -149,6 +149,18 @@ def _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, MASKED:
 
 
 @triton.jit
+def _kv_descriptors(k_base, v_base, sk_s, sv_s, seq_k, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
+                    BLOCK_D: tl.constexpr):
+    # TMA tensor descriptors of this program's K and V head: a (Sk x HEAD_DIM) matrix each, read in (BLOCK_N x
+    # BLOCK_D) boxes. The copy engine fills a box's rows past Sk and columns past HEAD_DIM with zeros, so a descriptor
+    # load needs no mask (the scores of keys past Sk are still masked to -inf in the last tile). Built on the device,
+    # in a few bytes of global scratch the wrapper's allocator provides (triton.set_allocator).
+    kd = tl.make_tensor_descriptor(k_base, shape=[seq_k, HEAD_DIM], strides=[sk_s, 1], block_shape=[BLOCK_N, BLOCK_D])
+    vd = tl.make_tensor_descriptor(v_base, shape=[seq_k, HEAD_DIM], strides=[sv_s, 1], block_shape=[BLOCK_N, BLOCK_D])
+    return kd, vd
+
+
+@triton.jit
 def _store_rows(base, rows, stride, cols, row_ok, x, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
     # The rows of a (rows x BLOCK_D) tile that lie inside S, only their first HEAD_DIM columns
     mask = row_ok[:, None]
@@ -172,10 +184,62 @@ def _attends(q_idx, k_idx, in_bounds, shift, CAUSAL: tl.constexpr):
 # Flash forward
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
+def _fwd_kv(kd, vd, k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, MASKED: tl.constexpr,
+            UPCAST: tl.constexpr, TMA: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
+    # The forward's K and V tiles of keys [start_n, start_n + BLOCK_N): through the TMA descriptors (zero-filled past
+    # Sk by the copy engine), or pointer loads (masked past Sk when MASKED)
+    if TMA:
+        k = kd.load([start_n, 0])
+        v = vd.load([start_n, 0])
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+    else:
+        _, _, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, MASKED, UPCAST, HEAD_DIM,
+                              BLOCK_D)
+    return k, v
+
+
+@triton.jit
+def _fwd_step(qk, v, m_i, l_i, acc, qk_scale, offs_m, offs_kn, seq_k, shift, in_ty: tl.constexpr,
+              MASKED: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
+    # One key tile of the online softmax: fold the scores qk (and the tile's values v) of keys offs_kn into the running
+    # maximum m_i, sum l_i and accumulator acc. MASKED: a tile that crosses the causal diagonal or Sk.
+    if MASKED:
+        keep = _attends(offs_m[:, None], offs_kn[None, :], (offs_kn < seq_k)[None, :], shift, CAUSAL)
+        if CAUSAL:
+            # Only here, not in the backward: 0 x NaN = NaN in the P V product, so a non-finite V row of
+            # this diagonal tile would reach the rows before its key, which do not attend it. Zero it for the
+            # product and carry it through the score instead (NaN for the rows that do attend it: those rows
+            # come out NaN, as they must).
+            v_bad = (v != v) | (tl.abs(v.to(tl.float32)) == float("inf"))
+            row_bad = tl.max(v_bad.to(tl.int32), 1) > 0
+            v = tl.where(v_bad, 0.0, v).to(v.dtype)
+            qk = tl.where(keep & row_bad[None, :], float("nan"), qk)
+        qk = tl.where(keep, qk, float("-inf"))
+    # Every row that attends any key meets key 0 in the first tile it walks, so its m_new is finite from the
+    # first step on. Only a causal row with no key at all (i + shift < 0, when Sq > Sk) sees -inf in every
+    # (masked) tile: there m_new = -inf, and exp2(-inf - -inf) would be NaN, so such a row subtracts 0
+    # instead - its p and alpha come out 0, and l_i, acc stay 0.
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    m_sub = m_new
+    if CAUSAL:
+        if MASKED:
+            m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.math.exp2(qk * qk_scale - m_sub[:, None])
+    alpha = tl.math.exp2(m_i - m_sub)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None]
+    acc = tl.dot(_mma_operand(p, in_ty, UPCAST), v, acc)   # P rounded to the input dtype for the tensor cores
+    return m_new, l_i, acc
+
+
+@triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, group, seq_q, seq_k,
                     sq_b, sq_h, sq_s, sk_b, sk_h, sk_s, sv_b, sv_h, sv_s, so_b, so_h, so_s,
                     HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    CAUSAL: tl.constexpr, UPCAST: tl.constexpr):
+                    CAUSAL: tl.constexpr, UPCAST: tl.constexpr, TMA: tl.constexpr = False, WS: tl.constexpr = False,
+                    PIPE: tl.constexpr = False):
     # Flash attention forward. Program (i, bh): query rows [i BLOCK_M, (i+1) BLOCK_M) of query head bh (n_heads = Hq
     # of them), which reads key/value head h // group (grouped-query attention: group = Hq / Hkv query heads share
     # one K, V; the programs of a group read the same K/V tiles, which L2 serves after the first). qk_scale is the
@@ -196,40 +260,47 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, qk_scale, n_heads, grou
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # Two key ranges (_key_ranges): phase 0 without a mask, phase 1 masked; one loop body, unrolled twice at compile
     # time, so the unmasked tiles carry no compare-and-select at all.
+    # Attempts at the Hopper gap to cuDNN, each a switch the tuner can pick (bench.py's FWD_CANDIDATES):
+    #   TMA:  K and V tiles come through TMA descriptors (one thread issues a bulk copy of the whole box, zero-filled
+    #         past the edges) instead of 256 threads' cp.async gathers: fewer issue slots and address registers.
+    #   WS:   Triton's warp specialization of the key loop (tl.range(warp_specialize=True)): where the compiler
+    #         applies it, the loop is split into a producer partition that only loads and consumer warps that only
+    #         compute, as FlashAttention-3 does by hand. (Compile for sm_90 and look: Triton 3.6 marks the loop but
+    #         does not partition it there - no ttg.warp_specialize op, no setmaxnreg - so on Hopper it is a no-op.)
+    #   PIPE: the unmasked loop pipelined by hand, S of the next tile issued before the softmax of this one (below).
     full_hi, tail_lo, tail_hi = _key_ranges(m0, seq_k, shift, BLOCK_M, BLOCK_N, CAUSAL)
+    kd = None
+    vd = None
+    if TMA:
+        kd, vd = _kv_descriptors(k_base, v_base, sk_s, sv_s, seq_k, HEAD_DIM, BLOCK_N, BLOCK_D)
     for phase in tl.static_range(2):
         lo, hi = _phase_range(phase, full_hi, tail_lo, tail_hi)
-        for start_n in range(lo, hi, BLOCK_N):
-            offs_kn, col_ok, k, v = _kv_tile(k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, phase == 1,
-                                             UPCAST, HEAD_DIM, BLOCK_D)
-            qk = tl.dot(q, tl.trans(k))
-            if phase == 1:
-                keep = _attends(offs_m[:, None], offs_kn[None, :], col_ok[None, :], shift, CAUSAL)
-                if CAUSAL:
-                    # Only here, not in the backward: 0 x NaN = NaN in the P V product, so a non-finite V row of
-                    # this diagonal tile would reach the rows before its key, which do not attend it. Zero it for the
-                    # product and carry it through the score instead (NaN for the rows that do attend it: those rows
-                    # come out NaN, as they must).
-                    v_bad = (v != v) | (tl.abs(v.to(tl.float32)) == float("inf"))
-                    row_bad = tl.max(v_bad.to(tl.int32), 1) > 0
-                    v = tl.where(v_bad, 0.0, v).to(v.dtype)
-                    qk = tl.where(keep & row_bad[None, :], float("nan"), qk)
-                qk = tl.where(keep, qk, float("-inf"))
-            # Every row that attends any key meets key 0 in the first tile it walks, so its m_new is finite from the
-            # first step on. Only a causal row with no key at all (i + shift < 0, when Sq > Sk) sees -inf in every
-            # (masked) tile: there m_new = -inf, and exp2(-inf - -inf) would be NaN, so such a row subtracts 0
-            # instead - its p and alpha come out 0, and l_i, acc stay 0.
-            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            m_sub = m_new
-            if CAUSAL:
-                if phase == 1:
-                    m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
-            p = tl.math.exp2(qk * qk_scale - m_sub[:, None])
-            alpha = tl.math.exp2(m_i - m_sub)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            acc = acc * alpha[:, None]
-            acc = tl.dot(_mma_operand(p, in_ty, UPCAST), v, acc)   # P rounded to the input dtype for the tensor cores
-            m_i = m_new
+        if PIPE and phase == 0:
+            # PIPE: the unmasked tiles software-pipelined by hand - S_{j+1} = Q K_{j+1}^T is issued before the
+            # softmax of S_j, so the tensor cores (wgmma runs asynchronously) work on the next tile while the exp2
+            # units work on this one: the overlap FlashAttention-3 gets from its intra-warpgroup pipelining. Costs a
+            # second score tile in registers.
+            if hi > lo:
+                k, v = _fwd_kv(kd, vd, k_base, v_base, lo, offs_n, offs_d, sk_s, sv_s, seq_k, False, UPCAST, TMA,
+                               HEAD_DIM, BLOCK_D)
+                qk = tl.dot(q, tl.trans(k))
+                for start_n in range(lo + BLOCK_N, hi, BLOCK_N):
+                    k_next, v_next = _fwd_kv(kd, vd, k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k,
+                                             False, UPCAST, TMA, HEAD_DIM, BLOCK_D)
+                    qk_next = tl.dot(q, tl.trans(k_next))
+                    m_i, l_i, acc = _fwd_step(qk, v, m_i, l_i, acc, qk_scale, offs_m, offs_n, seq_k, shift, in_ty,
+                                              False, CAUSAL, UPCAST)
+                    qk = qk_next
+                    v = v_next
+                m_i, l_i, acc = _fwd_step(qk, v, m_i, l_i, acc, qk_scale, offs_m, offs_n, seq_k, shift, in_ty,
+                                          False, CAUSAL, UPCAST)
+        else:
+            for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
+                k, v = _fwd_kv(kd, vd, k_base, v_base, start_n, offs_n, offs_d, sk_s, sv_s, seq_k, phase == 1,
+                               UPCAST, TMA, HEAD_DIM, BLOCK_D)
+                qk = tl.dot(q, tl.trans(k))
+                m_i, l_i, acc = _fwd_step(qk, v, m_i, l_i, acc, qk_scale, offs_m, start_n + offs_n, seq_k, shift,
+                                          in_ty, phase == 1, CAUSAL, UPCAST)
     if CAUSAL:
         # a row with no key (l_i = 0, acc = 0, m_i = -inf): O = 0 / 1 = 0 and LSE = -inf + log2(1) = -inf, as the
         # reference defines them. Every other row has l_i >= 1 (its maximum contributes 2^0).
