@@ -41,10 +41,14 @@ CASES = {
     "attn_cudnn": "torch SDPA cuDNN forward, same shape",
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
+    "attn_hopper03": "lab 4.6 CUDA C Hopper rung 03 (wgmma + TMA, warp-specialized), same shape, non-causal",
+    "attn_hopper04": "lab 4.6 CUDA C Hopper rung 04 (rung 03 + ping-pong consumers), same shape, non-causal",
     "attn_triton_tma": "lab 4.6 Triton flash forward, K/V through TMA descriptors (128x128 tile, 3 stages), same shape",
     "attn_triton_pipe": "lab 4.6 Triton flash forward, TMA + the unmasked loop pipelined by hand (PIPE, 128x64 tile)",
     "mma_db": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, fragments double-buffered (DB=1), bf16 4096^3",
     "mma_256_db": "lab 4.3 tc_02_mma_sync, 128x256x64 3 stages, fragments double-buffered (DB=1), bf16 4096^3",
+    "mma_xt": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, cross-tile loop (XT=1), bf16 4096^3",
+    "mma_xt6": "lab 4.3 tc_02_mma_sync, 128x128x32 6 stages, cross-tile loop (XT=1), bf16 4096^3",
     "mma_peak": "lab 4.3 tc_00_mma_peak: mma.sync alone on register operands (the instruction's ceiling)",
     "wgmma_4096": "lab 4.3 rung 03 gemm_wgmma_tma (wgmma + TMA, 128x256x64, 4 stages), bf16 4096^3",
     "wgmma_8192": "lab 4.3 rung 03 gemm_wgmma_tma, bf16 8192^3",
@@ -64,6 +68,8 @@ CASES = {
     "ln_chunked": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (4096-column chunk, 8 warps), same shape",
     "ln_chunked_2048": "lab 3.4 Triton layernorm fwd, chunked three-pass loop (2048-column chunks, 8 warps)",
     "ln_persist": "lab 3.4 Triton layernorm fwd, persistent rows-in-registers, next row prefetched (4/SM, 8 warps)",
+    "ln_welford": "lab 3.4 Triton layernorm fwd, two-pass Welford (2048-column chunks, 8 warps: 8 values a thread)",
+    "ln_welford_v4": "lab 3.4 Triton layernorm fwd, two-pass Welford (2048-column chunks, 16 warps: 4 values a thread)",
     "ln_tuned": "lab 3.4 Triton layernorm fwd with the recorded (tuned) config, same shape",
     "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
 }
@@ -114,7 +120,9 @@ def _setup(case: str):
             return lambda: wg.gemm_wgmma(a, b, out=c, b_kmajor=False, cluster=cl, tma_store=ep, c_passes=cp)
         cfg = {"mma_default": tc.DEFAULT_CONFIG, "mma_128x128": tc._cfg(128, 128, 32, 64, 64, 4),
                "mma_db": dict(tc._cfg(128, 128, 32, 64, 64, 4), DB=1),
-               "mma_256_db": dict(tc._cfg(128, 256, 64, 64, 64, 3), DB=1)}[case]
+               "mma_256_db": dict(tc._cfg(128, 256, 64, 64, 64, 3), DB=1),
+               "mma_xt": dict(tc._cfg(128, 128, 32, 64, 64, 4), XT=1),
+               "mma_xt6": dict(tc._cfg(128, 128, 32, 64, 64, 6), XT=1)}[case]
         return lambda: tc.gemm_mma(a, b, c, config=cfg)
     if case.startswith("sgemm_") or case == "cublas_sgemm":
         import cupy
@@ -142,6 +150,11 @@ def _setup(case: str):
         q, k, v = (g(4, 32, 4096, 128) for _ in range(3))
         if case == "attn_triton":
             return lambda: at.flash_attn_fwd(q, k, v, causal=False)
+        if case.startswith("attn_hopper"):
+            from phase4_optimization.lab06_attention import hopper
+            rung = case[-2:]
+            o, lse = hopper.flash_attn_hopper(q, k, v, causal=False, kernel=rung)
+            return lambda: hopper.flash_attn_hopper(q, k, v, causal=False, out=o, lse=lse, kernel=rung)
         if case in ("attn_triton_tma", "attn_triton_pipe"):
             cfg = {"BLOCK_M": 128, "BLOCK_N": 128 if case.endswith("tma") else 64, "num_warps": 8, "num_stages": 3,
                    "TMA": True, "PIPE": case.endswith("pipe")}
@@ -162,7 +175,9 @@ def _setup(case: str):
         cfg = {"ln_single": {"BLOCK_M": 1, "num_warps": 8},
                "ln_chunked": {"SINGLE": False, "BLOCK_N": 4096, "num_warps": 8},
                "ln_chunked_2048": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8},
-               "ln_persist": {"BLOCK_M": 1, "PERSIST": 4, "num_warps": 8}}[case]
+               "ln_persist": {"BLOCK_M": 1, "PERSIST": 4, "num_warps": 8},
+               "ln_welford": {"WELFORD": True, "BLOCK_N": 2048, "num_warps": 8},
+               "ln_welford_v4": {"WELFORD": True, "BLOCK_N": 2048, "num_warps": 16}}[case]
         return lambda: ln.layernorm_fwd(x, w, b, out=out, config=cfg)
     raise ValueError(f"unknown case {case!r}; --list shows them")
 
