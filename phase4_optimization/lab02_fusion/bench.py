@@ -390,7 +390,10 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
     checks["triton fused epilogue, grid per tile"] = _sampled_check(yp[rws], ref, dt)
     # The two targets' four contenders are timed by themselves in steady rounds (a round where any of them spreads
     # more than 3% is repeated); the other contenders, context only, in plain interleaved rounds afterwards. With
-    # all seven in one steady run a single noisy bystander made every round unsteady.
+    # all seven in one steady run a single noisy bystander made every round unsteady. The steady rounds time CUDA
+    # graphs of 20 calls: with one event pair per call, the host's launch work (the TMA kernel builds three tensor
+    # descriptors per call; the pair is three launches) showed up as gaps, and on the H200 no round of these 0.2 ms
+    # kernels stayed under 3% in two whole runs.
     fns = {"triton fused epilogue": lambda: L.linear(x, w, bias, activation="gelu_tanh", out=y),
            "unfused pair (torch.matmul + bias + gelu)": lambda: F.gelu(torch.matmul(tx, tw) + tb, approximate="tanh"),
            "triton GEMM alone (main loop, no epilogue)": lambda: L.linear(x, w, out=yg),
@@ -399,7 +402,7 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
                                                                         tma=False),
                "triton unfused (3 kernels)": lambda: L.linear_triton_unfused("linear_gelu_tanh", x, w, bias, out=yu),
                "torch.compile": lambda: comp(tx, tw, tb)}
-    ts_, tries, steady = bench.steady(fns, rounds=rounds)
+    ts_, tries, steady = bench.steady(fns, rounds=rounds, graph=True, calls=20)
     ts_.update(bench.interleaved(context, rounds=rounds))
     tma = L.linear_uses_tma(x, w, y)
     pair = ts_["unfused pair (torch.matmul + bias + gelu)"].median_ms

@@ -20,7 +20,7 @@ What it shows
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
-for rung 04; the header of kernels_hopper.cu has the reasoning. Target (issue 20): >= 0.95x SDPA cuDNN, causal and not.
+for rung 04; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query), contiguous, 16-byte aligned,
 bf16 (torch tensors) or fp16 (torch or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd).
