@@ -144,7 +144,9 @@ def _c(shape, dtype="float16"):
 
 
 def _attr(lab_name, fn_name):
-    return getattr(_lab(lab_name) if lab_name.startswith("lab") else _module(lab_name), fn_name)
+    # "lab06_attention" is a lab's lab.py; "lab06_attention.hopper" a module of its folder
+    return getattr(_lab(lab_name) if lab_name.startswith("lab") and "." not in lab_name else _module(lab_name),
+                   fn_name)
 
 
 def _module(name):
@@ -313,6 +315,8 @@ HOST_CASES = [
      lambda: (_t((4, 32), where="cpu"), _t((4, 32), where="cpu"), _t((32,), where="cpu"), _t((32,), where="cpu")),
      True),
     ("flash_attn_cuda", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64), where="cpu"),) * 3, True),
+    ("flash_attn_hopper", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 2, 16, 64), where="cpu"),) * 3, True),
     ("linear", "lab02_fusion", "linear", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), False),
     ("bias_gelu", "lab02_fusion", "bias_gelu", lambda: (_t((4, 32), where="cpu"), _t((32,), where="cpu")), False),
     ("residual_layernorm", "lab02_fusion", "residual_layernorm",
@@ -365,6 +369,25 @@ CUDA_CASES = [
     ("flash_attn_cuda:kernel", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"kernel": "99"}, "kernel"),
     ("flash_attn_cuda:out_shape", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
+     {"out": "OUT_ATTN"}, "out"),
+    # the Hopper rungs (lab06_attention.hopper): refused before any sm_90 check, so on every GPU
+    ("flash_attn_hopper:dtype_f32", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 2, 16, 64), "float32"),) * 3, {}, "q"),
+    ("flash_attn_hopper:head_dim", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 96)),) * 3,
+     {}, "q"),
+    ("flash_attn_hopper:k_heads", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 4, 16, 64)), _t((1, 3, 16, 64)), _t((1, 3, 16, 64))), {}, "k"),
+    ("flash_attn_hopper:sk_ne_sq", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 2, 16, 64)), _t((1, 2, 17, 64)), _t((1, 2, 17, 64))), {}, "k"),
+    ("flash_attn_hopper:v_shape", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 2, 16, 64)), _t((1, 2, 16, 64)), _t((1, 2, 15, 64))), {}, "v"),
+    ("flash_attn_hopper:non_contiguous", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (_t((1, 16, 2, 64)).transpose(1, 2),) * 3, {}, "q"),
+    ("flash_attn_hopper:misaligned", "lab06_attention.hopper", "flash_attn_hopper",
+     lambda: (B._offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
+    ("flash_attn_hopper:kernel", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
+     {"kernel": "99"}, "kernel"),
+    ("flash_attn_hopper:out_shape", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"out": "OUT_ATTN"}, "out"),
 ]
 

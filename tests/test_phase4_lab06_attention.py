@@ -165,13 +165,16 @@ def test_validation_errors():
 
 
 def test_cuda_variants_are_guarded():
-    """Both CUDA C rungs are variants, checked like the Triton ones; without a GPU (or below sm_80) each says why it
-    cannot run."""
+    """Every CUDA C rung is a variant, checked like the Triton ones; without a GPU (or below sm_80 for rungs 01, 02;
+    off sm_90 for the Hopper rungs 03, 04) each says why it cannot run."""
+    from phase4_optimization.lab06_attention import hopper
+
     cuda_v = [v for v in att.VARIANTS if v.impl == "cuda"]
-    assert [v.name.split()[1] for v in cuda_v] == ["01", "02"]
+    assert [v.name.split()[1] for v in cuda_v] == ["01", "02", "03", "04"]
     for v in cuda_v:
         ok, why = v.available()
-        assert ok == (att.unavailable_reason() is None)
+        reason = att.unavailable_reason() if v.name.split()[1] in ("01", "02") else hopper.unavailable_reason()
+        assert ok == (reason is None)
         assert ok or why
 
 

@@ -806,17 +806,24 @@ def attention_cuda01_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
     return attention_cuda_fwd_triton_bwd(q, k, v, do, causal, out, kernel="01")
 
 
-def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
-    """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu attn_03_wgmma, sm_90a); the Triton
-    backward then runs from ITS O and LSE, so a wrong LSE shows in the gradients too."""
+def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kernel: str = "03"):
+    """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu rung `kernel`: 03 attn_03_wgmma, 04
+    attn_04_wgmma_pingpong; sm_90a); the Triton backward then runs from ITS O and LSE, so a wrong LSE shows in the
+    gradients too."""
     from . import hopper
 
     outs = _outs(out)
     # TMA reads contiguous (B, H, S, D) only: strided views (odd S in the checks) are copied first
-    o, lse = hopper.flash_attn_hopper(q.contiguous(), k.contiguous(), v.contiguous(), causal=bool(causal))
+    o, lse = hopper.flash_attn_hopper(q.contiguous(), k.contiguous(), v.contiguous(), causal=bool(causal),
+                                      kernel=kernel)
     o, lse = _copy_into(outs[:2], (o, lse))
     dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, causal, out=outs[2:] if outs[2] is not None else None)
     return o, lse, dq, dk, dv
+
+
+def attention_hopper04_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """Rung 04 of the Hopper forward (the ping-pong consumers), then the Triton backward from its O and LSE."""
+    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="04")
 
 
 class _HopperVariant(lab.Variant):
@@ -934,13 +941,14 @@ VARIANTS = [
     _CudaVariant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
                  dtypes=DTYPES, note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
 ]
-# Rung 03 (sm_90a) as a variant, checked like the others by common.lab.run_variant in its own tests
-# (tests/test_phase4_lab06_attention_hopper.py). Not in VARIANTS yet: test_cuda_variants_are_guarded in
-# tests/test_phase4_lab06_attention.py pins the CUDA C variants to rungs 01 and 02 and ties their availability to
-# unavailable_reason() (sm_80+), which this sm_90-only rung does not share; both move together.
+# The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere)
 HOPPER_VARIANT = _HopperVariant(HOPPER_NAME, attention_hopper_fwd_triton_bwd, "cuda", dtypes=DTYPES,
                                 archs=("sm_90",),
                                 note="kernels_hopper.cu attn_03_wgmma: wgmma + TMA, producer / consumer warpgroups")
+HOPPER04_VARIANT = _HopperVariant("cuda 04 wgmma+TMA ping-pong flash fwd (+ triton bwd)",
+                                  attention_hopper04_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                                  note="kernels_hopper.cu attn_04_wgmma_pingpong: the consumers take turns")
+VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT]
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
