@@ -8,11 +8,16 @@ default configuration, and the lab's output says which of the two it used. Nothi
     winner, source = tuned.record(LAB + "_tuned", validate=check_winner)
     # winner: the "winner" field of the record (whatever the lab stored there), or None; source: a sentence for the
     # report, e.g. "tuned on NVIDIA H200 (results/h200/phase3_lab03_fused_softmax_tuned.json)"
+
+A lab that tunes at several sizes stores a list of {"shape": [...], ...} entries as its winner and picks the one tuned
+nearest to a problem with nearest(). A lab may keep more than one record (one per kernel family it tunes): each is a
+file of its own with its own "winner", read by its own record() call.
 """
 from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import warnings
 from typing import Callable
@@ -44,8 +49,9 @@ def _load(name: str, slug: str, validate: Callable | None):
         if validate is not None:
             winner = validate(winner)
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        warnings.warn(f"{p}: unusable tuning record ({type(e).__name__}: {e}); using the default configuration")
-        return None, "default (tuning record unusable)"
+        why = f"{type(e).__name__}: {e}"
+        warnings.warn(f"{p}: unusable tuning record ({why}); using the default configuration")
+        return None, f"default (tuning record unusable: {why})"
     return winner, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(p, ROOT)})"
 
 
@@ -53,6 +59,16 @@ def record(name: str, validate: Callable | None = None, slug: str | None = None)
     """(winner, source): the recorded winner for this GPU (validated by `validate`, which raises ValueError, KeyError
     or TypeError on a bad record and may normalize it) or (None, why not)."""
     return _load(name, slug or device.gpu_slug(), validate)
+
+
+def nearest(entries: list, shape) -> dict:
+    """The entry of `entries` (dicts with a "shape": a list of positive sizes) tuned nearest to `shape`, measured as
+    the distance between the logs of the products (4096^3 and 8192^3: a 5000^3 problem takes 4096^3's entry). The
+    first of equally near entries wins; shapes of other lengths than `shape` are compared by their products too."""
+    if not entries:
+        raise ValueError("entries: nothing to choose from")
+    size = math.log(max(1.0, math.prod(float(v) for v in shape)))
+    return min(entries, key=lambda e: abs(math.log(max(1.0, math.prod(float(v) for v in e["shape"]))) - size))
 
 
 def forget() -> None:

@@ -1,6 +1,7 @@
-"""Lab 4.3's measuring side: every rung and peer over square sizes, the two targets in interleaved rounds (mma.sync at
-4096^3, wgmma + TMA at 8192^3), the mma.sync configuration sweep (--tune), what the compiler made of each rung (and of
-the wgmma kernel's descriptors), and the plots (redrawn from the JSON by --replot)."""
+"""Lab 4.3's measuring side: every rung and peer over square sizes, the targets in interleaved rounds (mma.sync at
+4096^3, wgmma + TMA at 4096^3 and 8192^3), the sweeps of --tune (mma.sync configurations; on sm_90 the wgmma builds)
+and their records, what the compiler made of each rung (and of the wgmma kernel's descriptors), and the plots (redrawn
+from the JSON by --replot)."""
 from __future__ import annotations
 
 import os
@@ -17,15 +18,16 @@ CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel r
             "timed.")
 SIZES = (2048, 4096, 8192)
 WGMMA_SIZES = (4096, 8192)          # the wgmma head to head; its targets are at both
-TMA_STORE_TAG = " tma-store"        # the head to head's name suffix for the EPI_TMA builds (+ " 2 passes": C_PASSES=2)
-EPILOGUES = ((False, 1), (True, 1), (True, 2))      # (tma_store, c_passes) of the builds the head to head times
+EPILOGUES = wg.EPILOGUES            # (tma_store, c_passes) of the builds the head to head times
 
 
 def add_arguments(p) -> None:
     cli.add_size(p, "benchmark this one square size (default: 2048, 4096, 8192; --quick: 4096)")
     p.add_argument("--tune", action="store_true",
                    help=f"(GPU) time every mma.sync config of CONFIGS at 4096^3 bf16 and record the winner in "
-                        f"results/<gpu>/{L.TUNED}.json (~30 s); later runs use it")
+                        f"results/<gpu>/{L.TUNED}.json; on sm_90 also every wgmma + TMA build at "
+                        f"{' and '.join(f'{s}^3' for s in WGMMA_SIZES)}, winners in results/<gpu>/{wg.TUNED}.json "
+                        "(a few minutes); later runs use them")
     p.add_argument("--wgmma-debug", action="store_true",
                    help="(sm_90) index-coded probes of the wgmma + TMA kernel that say where a layout bug is")
 
@@ -37,6 +39,10 @@ def explain(args) -> None:
     if device.has_gpu():
         cfg, src = L.tuned_config()
         print(f"mma.sync uses {L.short(cfg)} [{src}]")
+        if wg.unavailable_reason() is None:
+            for n in WGMMA_SIZES:
+                build, why = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor())
+                print(f"wgmma + TMA at {n}^3 runs {wg.build_label(build)} [{why}]")
     rows = [{"config": L.short(c), "valid (227 KiB)": not L.config_problems(c),
              "ldmatrix conflicts (A, B)": f"{L.ldmatrix_conflicts(c['BK'] // 8, c['BM'])}-way, "
                                           f"{L.ldmatrix_conflicts(c['BN'] // 8, c['BK'])}-way"} for c in L.CONFIGS]
@@ -331,7 +337,11 @@ def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
 
 
 def wgmma_head_to_head(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = False) -> dict:
-    """Rung 03 against cuBLAS (torch.matmul) at one shape, interleaved rounds, its result checked on sampled rows."""
+    """Rung 03 against cuBLAS (torch.matmul) at one shape, interleaved rounds: every build of wg.builds() (1- and
+    2-block clusters; C from registers, by TMA store, by TMA store in two passes), each checked on sampled rows first.
+    The row's headline figures (build, ratio, wgmma_tflops) are the build gemm_wgmma runs here when not told
+    (wg.resolve_build: this GPU's --tune record, else the default build), timed in the same rounds; the fastest build
+    of this run is reported next to it ("best build"), and every build's own figures are in "builds"."""
     import torch
 
     a = arrays.device_randn((m, k), dtype, m + k)
@@ -340,41 +350,75 @@ def wgmma_head_to_head(m, n, k, dtype="bfloat16", rounds=3, b_kmajor: bool = Fal
         a, b = torch.from_dlpack(a), torch.from_dlpack(b)
     c_w = torch.empty((m, n), dtype=a.dtype, device=a.device)
     c_t = torch.empty_like(c_w)
-    clusters = (1,) if b_kmajor else wg.CLUSTERS
-    # every build: 1- and 2-block clusters, each with the register epilogue and the TMA-store ones (EPI_TMA, whole
-    # C tile with 3 stages or two passes with 4)
-    builds = [(cl, ep, cp) for ep, cp in EPILOGUES for cl in clusters]
-    label = {b_: epilogue_label(*b_) for b_ in builds}
-    key = {b_: "wgmma " + lb for b_, lb in label.items()}
+    builds = wg.builds(b_kmajor)
+    labels = [wg.build_label(bd) for bd in builds]
     cmps = {}
-    for cl, ep, cp in builds:     # every variant timed is first checked on sampled rows
+    for bd, lb in zip(builds, labels):          # every build timed is first checked on sampled rows
         c_w.fill_(float("nan"))
-        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, cluster=cl, tma_store=ep, c_passes=cp)
-        cmps[key[cl, ep, cp]] = wg.verify_sample(c_w, a, b, dtype)
+        wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, **bd)
+        cmps[lb] = wg.verify_sample(c_w, a, b, dtype)
     fns = {"cublas": lambda: torch.matmul(a, b, out=c_t)}
-    for cl, ep, cp in builds:
-        fns[key[cl, ep, cp]] = lambda cl=cl, ep=ep, cp=cp: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor,
-                                                                          cluster=cl, tma_store=ep, c_passes=cp)
+    for bd, lb in zip(builds, labels):
+        fns["wgmma " + lb] = lambda bd=bd: wg.gemm_wgmma(a, b, out=c_w, b_kmajor=b_kmajor, **bd)
     ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60)
     flops = 2.0 * m * n * k
-    best_cl, best_ep, best_cp = min(builds, key=lambda b_: ts[key[b_]].median_ms)
-    tw = ts[key[best_cl, best_ep, best_cp]]
-    bad = [f"{name}: {c.message}" for name, c in cmps.items() if not c.ok]
-    row = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor), "best cluster": best_cl,
-           "best epilogue": (f"TMA store, {wg.stages(True, best_cp)} stages" if best_ep else "registers"),
-           "wgmma_tflops": tw.tflops(flops), "cublas_tflops": ts["cublas"].tflops(flops),
-           "ratio": ts["cublas"].median_ms / tw.median_ms, "wgmma_ms": tw.median_ms,
-           "cublas_ms": ts["cublas"].median_ms, "spread": max(t.spread for t in ts.values()), "steady": steady,
-           "rounds_run": tries, "check": "; ".join(bad) or "ok", "ok": not bad}
-    for b_ in builds:
-        row[f"ratio {label[b_]}"] = ts["cublas"].median_ms / ts[key[b_]].median_ms
+    cub = ts["cublas"]
+    per = [dict(bd, build=lb, ms=ts["wgmma " + lb].median_ms, tflops=ts["wgmma " + lb].tflops(flops),
+                ratio=cub.median_ms / ts["wgmma " + lb].median_ms, spread=round(ts["wgmma " + lb].spread, 4),
+                check=cmps[lb].message, ok=cmps[lb].ok) for bd, lb in zip(builds, labels)]
+    best = min(per, key=lambda p: p["ms"])
+    mine, source = wg.resolve_build(m, n, k, b_kmajor=b_kmajor)
+    d = next(p for p in per if p["build"] == wg.build_label(mine))
+    bad = [f"{p['build']}: {p['check']}" for p in per if not p["ok"]]
+    row = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "B layout": wg._layout(b_kmajor), "build": d["build"],
+           "build source": source, "wgmma_tflops": d["tflops"], "cublas_tflops": cub.tflops(flops),
+           "ratio": d["ratio"], "wgmma_ms": d["ms"], "cublas_ms": cub.median_ms, "best build": best["build"],
+           "best ratio": best["ratio"], "spread": max(t.spread for t in ts.values()), "steady": steady,
+           "rounds_run": tries, "check": "; ".join(bad) or "ok", "ok": not bad, "builds": per}
+    for p in per:
+        row[f"ratio {p['build']}"] = p["ratio"]
     return row
 
 
-def epilogue_label(cluster: int, tma_store: bool, c_passes: int) -> str:
-    """The head to head's name of a build: 'cluster 2', 'cluster 1 tma-store', 'cluster 2 tma-store 2 passes'."""
-    return f"cluster {cluster}" + (TMA_STORE_TAG if tma_store else "") + (" 2 passes" if c_passes == 2 else "")
+def _wgmma_edge_check(build: dict) -> str:
+    """'' when a wgmma build matches float64 on awkward shapes (poisoned output), else the first failing case."""
+    for dt in L.DTYPES:
+        for s in (wg.QUICK_SHAPES if dt == "bfloat16" else wg.QUICK_SHAPES[:2]):
+            c = wg.check_shape(*s, dtype=dt, seed=sum(s) + 3, b_kmajor=False, **build)
+            if not c.ok:
+                return f"{'x'.join(map(str, s))} {dt}: {c.message}"
+    return ""
 
+
+def tune_wgmma(sizes=WGMMA_SIZES, rounds: int = 3) -> tuple[list[dict], list[dict]]:
+    """--tune's second sweep (sm_90): every build of wg.builds() at each size, bf16, checked on sampled rows and timed
+    against cuBLAS in steady interleaved rounds (wgmma_head_to_head); at each size the fastest build that is also
+    right on awkward shapes wins. Returns (rows, winners as wg.check_winners takes them)."""
+    rows, winners, edge = [], [], {}
+    for n in cli.progress(sizes, f"tuning {len(wg.builds())} wgmma builds"):
+        h = wgmma_head_to_head(n, n, n, rounds=rounds, b_kmajor=False)
+        win = None
+        for p in sorted(h["builds"], key=lambda p: p["ms"]):
+            r = {"size": f"{n}^3", "build": p["build"], "ms": p["ms"], "tflops": p["tflops"], "vs_cublas": p["ratio"],
+                 "spread": p["spread"], "steady": h["steady"]}
+            if not p["ok"]:
+                r["result"] = f"WRONG RESULT ({p['check']}): excluded"
+            elif win is None:
+                key = p["build"]
+                if key not in edge:
+                    edge[key] = _wgmma_edge_check({k: p[k] for k in wg.BUILD_KEYS})
+                if edge[key]:
+                    r["result"] = f"fast but WRONG on {edge[key]}: excluded"
+                else:
+                    win = {k: p[k] for k in wg.BUILD_KEYS}
+                    r["result"], r["winner"] = "ok", True
+            else:
+                r["result"] = "ok"
+            rows.append(r)
+        if win is not None:
+            winners.append({"shape": [n, n, n], "build": win})
+    _free()
+    return rows, winners
 
 
 def benchmark(ctx) -> lab.Result:
@@ -406,38 +450,66 @@ def benchmark(ctx) -> lab.Result:
                for s in cli.progress(shapes, "wgmma head to head")]
         ok = all(r["ok"] for r in h2h)
         meta["wgmma"] = h2h
-        meta["targets"] = [{"case": f"bf16 {r['shape']}",
-                            "variant": f"{L.WGMMA_NAME} (cluster {r['best cluster']}; epilogue: {r['best epilogue']})",
-                            "ratio": r["ratio"],
+        # the targets quote the build a user gets by default (the --tune record's, else the default build), timed in
+        # the head to head's rounds; the fastest build of the run is in the head to head's table
+        meta["targets"] = [{"case": f"bf16 {r['shape']}", "variant": f"{L.WGMMA_NAME}, {r['build']}",
+                            "build source": r["build source"], "ratio": r["ratio"],
                             "target": f">= {L.WGMMA_TARGET:.2f} x cuBLAS", "steady": r["steady"],
                             "met": r["ratio"] >= L.WGMMA_TARGET and r["steady"]}
                            for r in h2h if r["dtype"] == "bfloat16"
                            and r["shape"] in {f"{s}x{s}x{s}" for s in L.WGMMA_TARGET_SIZES}]
         tables.append((h2h, ["shape", "dtype", "B layout"]
-                       + [f"ratio {epilogue_label(cl, ep, cp)}" for ep, cp in EPILOGUES for cl in wg.CLUSTERS]
-                       + ["best cluster", "best epilogue", "wgmma_tflops", "cublas_tflops", "ratio", "spread",
+                       + [f"ratio {wg.build_label(bd)}" for bd in wg.builds()]
+                       + ["build", "ratio", "wgmma_tflops", "cublas_tflops", "best build", "best ratio", "spread",
                           "steady", "check"],
                        "rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
                        "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
-                       "interleaved rounds, L2 flushed"))
+                       "interleaved rounds, L2 flushed; build/ratio: the build gemm_wgmma runs by default here"))
         if meta["targets"]:
-            tables.append((meta["targets"], None, "targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3"))
+            tables.append((meta["targets"], None, "targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3, the "
+                                                  "build gemm_wgmma runs by default (its source in the row)"))
     return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)
 
 
 def tune(ctx) -> lab.Result:
-    """--tune: every mma.sync config at 4096^3 bf16; the winner goes to results/<gpu>/<LAB>_tuned.json, which every
-    later run (and lab 4.4) reads."""
+    """--tune: every mma.sync config at 4096^3 bf16, winner in results/<gpu>/<LAB>_tuned.json (which every later run,
+    and lab 4.4, reads); on sm_90 also every wgmma + TMA build at WGMMA_SIZES, winners in results/<gpu>/<wg.TUNED>.json
+    (which gemm_wgmma reads). Elsewhere the wgmma sweep is skipped with its reason."""
     rows, winner = tune_configs()
     tables = [(rows, ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
                "--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)")]
+    ok = wgmma_tune_and_record(ctx, tables)
     tuned.forget()
     if winner is None:
-        print("--tune: no config was both fast and right; nothing recorded")
+        print("--tune: no mma.sync config was both fast and right; nothing recorded for it")
         return lab.Result(rows=rows, tables=tables, ok=False)
     print(f"--tune winner: {L.short(winner)} (recorded in {L.TUNED}.json)")
     return lab.Result(rows=rows, meta=dict(winner=winner, size=4096, arch=device.info().arch), tables=tables,
-                      name=L.TUNED)
+                      name=L.TUNED, ok=ok)
+
+
+def wgmma_tune_and_record(ctx, tables: list, sizes=None, rounds: int = 3) -> bool:
+    """The wgmma half of --tune: sweep (tune_wgmma at `sizes`, default WGMMA_SIZES), add its table, write its record
+    (wg.TUNED, beside the mma.sync one; --no-json writes neither). False when no build won at some size."""
+    why = wg.unavailable_reason()
+    if why:
+        print(f"--tune: wgmma + TMA builds not swept: {why}")
+        return True
+    sizes = tuple(sizes or WGMMA_SIZES)
+    rows, winners = tune_wgmma(sizes, rounds)
+    tables.append((rows, ["size", "build", "tflops", "vs_cublas", "spread", "steady", "result"],
+                   "--tune: wgmma + TMA builds, bf16, steady interleaved rounds with cuBLAS (vs_cublas = cuBLAS "
+                   "time / this time)"))
+    if winners:
+        print("--tune wgmma winners: " + "; ".join(f"{'x'.join(map(str, w['shape']))}: {wg.build_label(w['build'])}"
+                                                   for w in winners))
+        if ctx.args.json:
+            print("wrote", report.write_json(wg.TUNED, rows, out_dir=ctx.out_dir, winner=wg.check_winners(winners),
+                                             sizes=list(sizes), arch=device.info().arch))
+        tuned.forget()
+    else:
+        print("--tune: no wgmma build was both fast and right; nothing recorded for it")
+    return len(winners) == len(sizes)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ writes C from registers (32-bit stores, not overlapped with the tile's MMAs; ~3%
 both are builds of the same file: cluster=2 (-DCLUSTER=2) and tma_store=True (-DEPI_TMA=1: C through a swizzled
 shared buffer and TMA stores, the consumers back on the next tile's MMAs while the TMA engine writes; 3 stages, as the
 C buffer takes the fourth's room; epilogue_smem_addresses / epilogue_round_trip mirror its buffer in NumPy).
+Which build runs is measured, not written here: lab 4.3's --tune times every build (builds()) at 4096^3 and 8192^3
+and records this GPU's fastest correct one at each size in results/<gpu>/phase4_lab03_tensor_cores_wgmma_tuned.json;
+gemm_wgmma runs that build (resolve_build: arguments first, then WGMMA_* environment variables, then the record, then
+DEFAULT_BUILD - single blocks, C from registers - on a GPU without a record).
 
 Layouts and what the wrapper does about them
   * A (M, K) and B (K, N) are row-major, as torch/CuPy hold them. A is "K-major" for wgmma (its default); B is
@@ -53,7 +57,7 @@ import os
 
 import numpy as np
 
-from common import arrays, check, cuda, device, report
+from common import arrays, check, cuda, device, report, tuned
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_wgmma.cu")
@@ -376,13 +380,21 @@ def _check_tma_store(tma_store, c_passes: int = 1) -> None:
         raise ValueError("c_passes: the C passes belong to the TMA-store epilogue; pass tma_store=True with it")
 
 
+def _env_choice(var: str, allowed: tuple[str, ...]) -> str | None:
+    """The environment variable `var` when set (one of `allowed`, else ValueError naming it), None when unset."""
+    v = os.environ.get(var, "")
+    if v == "":
+        return None
+    if v not in allowed:
+        raise ValueError(f"{var}: expected {' or '.join(allowed)}, got {v!r}")
+    return v
+
+
 def default_tma_store() -> bool:
-    """The epilogue gemm_wgmma uses unless told: C stored from registers; WGMMA_TMA_STORE=1 in the environment
-    switches to the shared-memory + TMA-store epilogue (-DEPI_TMA=1)."""
-    v = os.environ.get("WGMMA_TMA_STORE", "0")
-    if v not in ("0", "1"):
-        raise ValueError(f"WGMMA_TMA_STORE: expected 0 or 1, got {v!r}")
-    return v == "1"
+    """The epilogue the environment asks for: WGMMA_TMA_STORE=1 the shared-memory + TMA-store epilogue (-DEPI_TMA=1),
+    0 C stored from registers; unset: DEFAULT_BUILD's (resolve_build puts this GPU's --tune record in between)."""
+    v = _env_choice("WGMMA_TMA_STORE", ("0", "1"))
+    return DEFAULT_BUILD["tma_store"] if v is None else v == "1"
 
 
 CLUSTERS = (1, 2)
@@ -396,11 +408,148 @@ def _check_cluster(cluster, b_kmajor: bool) -> None:
 
 
 def default_cluster() -> int:
-    """Blocks per cluster gemm_wgmma uses unless told: 1, or WGMMA_CLUSTER from the environment."""
-    v = os.environ.get("WGMMA_CLUSTER", "1")
-    if v not in ("1", "2"):
-        raise ValueError(f"WGMMA_CLUSTER: expected 1 or 2, got {v!r}")
-    return int(v)
+    """Blocks per cluster the environment asks for (WGMMA_CLUSTER=1 or 2); unset: DEFAULT_BUILD's (resolve_build puts
+    this GPU's --tune record in between)."""
+    v = _env_choice("WGMMA_CLUSTER", ("1", "2"))
+    return DEFAULT_BUILD["cluster"] if v is None else int(v)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Which build runs: the --tune record for this GPU, the environment, the arguments
+# ---------------------------------------------------------------------------------------------------------------------
+# A build is (cluster, tma_store, c_passes). Lab 4.3's --tune (bench.tune_wgmma) times every one of builds() at the
+# lab's sizes and records the fastest correct one at each size in results/<gpu>/<TUNED>.json as
+#     "winner": [{"shape": [4096, 4096, 4096], "build": {"cluster": 1, "tma_store": true, "c_passes": 1}}, ...]
+# gemm_wgmma reads it through common.tuned for the GPU it runs on; without a record it runs DEFAULT_BUILD (the kernel
+# file's base build: single blocks, C stored from registers - no tensor map for C, no cluster launch; the other builds
+# are the attempts beyond it, and which of them pays depends on the GPU, so only a measurement picks one).
+TUNED = "phase4_lab03_tensor_cores_wgmma_tuned"
+BUILD_KEYS = ("cluster", "tma_store", "c_passes")
+DEFAULT_BUILD = {"cluster": 1, "tma_store": False, "c_passes": 1}
+EPILOGUES = ((False, 1), (True, 1), (True, 2))          # (tma_store, c_passes): registers, TMA store, in two passes
+
+
+def builds(b_kmajor: bool = False) -> list[dict]:
+    """Every build of the kernel file for a B layout (cluster 2 needs N-major B): what the head to head times and
+    --tune sweeps."""
+    clusters = (1,) if b_kmajor else CLUSTERS
+    return [{"cluster": cl, "tma_store": ep, "c_passes": cp} for ep, cp in EPILOGUES for cl in clusters]
+
+
+def build_label(build: dict) -> str:
+    """'cluster 2', 'cluster 1 tma-store', 'cluster 2 tma-store 2 passes' (the head to head's names)."""
+    return (f"cluster {build['cluster']}" + (" tma-store" if build["tma_store"] else "")
+            + (" 2 passes" if build["c_passes"] == 2 else ""))
+
+
+def check_build(build, where: str = "build") -> dict:
+    """A checked, normalized copy of one build {cluster, tma_store, c_passes}; ValueError / TypeError naming the
+    field (`where` is its place in the record, e.g. 'winner[1].build')."""
+    if not isinstance(build, dict):
+        raise TypeError(f"{where}: expected a dict of {', '.join(BUILD_KEYS)}, got {type(build).__name__}")
+    missing = [k for k in BUILD_KEYS if k not in build]
+    extra = sorted(set(build) - set(BUILD_KEYS))
+    if missing or extra:
+        raise ValueError(f"{where}: " + "; ".join(([f"missing {', '.join(missing)}"] if missing else [])
+                                                   + ([f"unknown {', '.join(extra)}"] if extra else [])))
+    cl, epi, cp = build["cluster"], build["tma_store"], build["c_passes"]
+    if isinstance(cl, bool) or cl not in CLUSTERS:
+        raise ValueError(f"{where}.cluster: expected one of {CLUSTERS}, got {cl!r}")
+    if not isinstance(epi, bool):
+        raise ValueError(f"{where}.tma_store: expected true or false, got {epi!r}")
+    if isinstance(cp, bool) or cp not in C_PASSES:
+        raise ValueError(f"{where}.c_passes: expected one of {C_PASSES}, got {cp!r}")
+    if cp != 1 and not epi:
+        raise ValueError(f"{where}.c_passes: {cp} passes belong to the TMA-store epilogue, but tma_store is false")
+    return {"cluster": int(cl), "tma_store": epi, "c_passes": int(cp)}
+
+
+def check_winners(winners) -> list[dict]:
+    """The record's "winner" checked: a non-empty list of {"shape": [M, N, K], "build": {...}}; ValueError /
+    TypeError naming the field (common.tuned then refuses the record and says why)."""
+    if not isinstance(winners, list) or not winners:
+        raise ValueError(f"winner: expected a non-empty list of {{shape, build}} entries, got {winners!r}")
+    out = []
+    for i, e in enumerate(winners):
+        where = f"winner[{i}]"
+        if not isinstance(e, dict):
+            raise TypeError(f"{where}: expected a dict with shape and build, got {type(e).__name__}")
+        shape = e.get("shape")
+        if not (isinstance(shape, list) and len(shape) == 3
+                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in shape)):
+            raise ValueError(f"{where}.shape: expected [M, N, K] of positive integers, got {shape!r}")
+        if "build" not in e:
+            raise ValueError(f"{where}.build: missing")
+        out.append({"shape": list(shape), "build": check_build(e["build"], where + ".build")})
+    return out
+
+
+def recorded_build(m: int, n: int, k: int) -> tuple[dict | None, str]:
+    """(build, where it came from): the --tune winner for this GPU at the tuned size nearest m x n x k, or (None, why
+    there is none)."""
+    winners, source = tuned.record(TUNED, check_winners)
+    if not winners:
+        return None, source
+    e = tuned.nearest(winners, (m, n, k))
+    return dict(e["build"]), f"{source}, winner at {'x'.join(map(str, e['shape']))}"
+
+
+def _check_arguments(b_kmajor: bool, cluster, tma_store, c_passes) -> None:
+    """The build arguments a caller gave (None: not given), each checked alone and against the others given."""
+    if cluster is not None:
+        _check_cluster(cluster, b_kmajor)
+    if tma_store is not None:
+        _check_tma_store(tma_store, 1 if c_passes is None else c_passes)
+    elif c_passes is not None:
+        _check_tma_store(True, c_passes)
+
+
+def resolve_build(m: int, n: int, k: int, *, b_kmajor: bool = False, cluster: int | None = None,
+                  tma_store: bool | None = None, c_passes: int | None = None) -> tuple[dict, str]:
+    """(build, a sentence on where it came from) that gemm_wgmma runs for an m x n x k problem. Precedence, field by
+    field, first found: the argument (not None); the environment (WGMMA_CLUSTER, WGMMA_TMA_STORE, WGMMA_C_PASSES);
+    this GPU's --tune record (the winner at the tuned size nearest m n k); DEFAULT_BUILD. Two couplings: b_kmajor
+    runs single blocks (cluster 1 unless asked for 2, which is refused); c_passes applies to the TMA-store epilogue
+    only - an explicit c_passes=2 asks for it (tma_store None -> True), and with the register epilogue it is 1."""
+    _check_arguments(b_kmajor, cluster, tma_store, c_passes)
+    rec, source = recorded_build(m, n, k)
+    base = rec or DEFAULT_BUILD
+    env_cl = _env_choice("WGMMA_CLUSTER", ("1", "2"))
+    env_epi = _env_choice("WGMMA_TMA_STORE", ("0", "1"))
+    env_cp = _env_choice("WGMMA_C_PASSES", ("1", "2"))
+    changed = []
+
+    def pick(name, arg, env, env_var, fallback):
+        if arg is not None:
+            if arg != fallback:
+                changed.append(f"{name} from the argument")
+            return arg
+        if env is not None:
+            if env != fallback:
+                changed.append(f"{name} from {env_var}")
+            return env
+        return fallback
+
+    if b_kmajor and cluster is None:
+        cl = 1
+        if base["cluster"] != 1:
+            changed.append("cluster 1 (B K-major)")
+    else:
+        cl = pick("cluster", cluster, None if env_cl is None else int(env_cl), "WGMMA_CLUSTER", base["cluster"])
+    if tma_store is None and c_passes == 2:
+        tma_store = True
+    epi = pick("tma_store", tma_store, None if env_epi is None else env_epi == "1", "WGMMA_TMA_STORE",
+               base["tma_store"])
+    if epi:
+        cp = pick("c_passes", c_passes, None if env_cp is None else int(env_cp), "WGMMA_C_PASSES",
+                  base["c_passes"] if base["tma_store"] else 1)
+    else:
+        cp = 1 if c_passes is None else c_passes
+    build = {"cluster": cl, "tma_store": epi, "c_passes": cp}
+    _check_cluster(cl, b_kmajor)
+    _check_tma_store(epi, cp)
+    note = f"recorded build, {source}" if rec else source
+    return build, note + (f"; {', '.join(changed)}" if changed else "")
 
 
 def default_b_kmajor() -> bool:
@@ -529,7 +678,7 @@ def prepare(a, b, out=None):
 
 
 def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None,
-               tma_store: bool | None = None, c_passes: int = 1):
+               tma_store: bool | None = None, c_passes: int | None = None):
     """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel.
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
@@ -537,22 +686,23 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     aligned) that operand is first copied into a zero-padded buffer with an aligned row stride (TMA's rule).
     b_kmajor=True (default: WGMMA_B_KMAJOR=1 in the environment, else False) runs the fallback kernel on a
     transposed copy of B (an extra pass over B; kept to separate an MN-major descriptor bug from anything else).
-    cluster=2 (default: WGMMA_CLUSTER, else 1) runs pairs of blocks that share each B tile by TMA multicast; it
-    needs the N-major B layout, and a problem of one tile row runs with cluster=1 (the pair would have no partner).
-    tma_store=True (default: WGMMA_TMA_STORE=1, else False) runs the -DEPI_TMA=1 build: C leaves through shared
-    memory and TMA stores, overlapped with the next tile's MMAs; when out's base is not 16-byte aligned or N is not a
-    multiple of 8 (no legal tensor map for C) that build stores from registers instead. c_passes=2 (with tma_store)
-    stages C in two halves of columns through a buffer half the size, which leaves room for the fourth stage.
+
+    The build - cluster, tma_store, c_passes - is resolve_build's: each argument left None comes from the
+    environment (WGMMA_CLUSTER=1|2, WGMMA_TMA_STORE=0|1, WGMMA_C_PASSES=1|2), else from this GPU's --tune record
+    (the winner at the tuned size nearest M N K), else DEFAULT_BUILD (cluster 1, C stored from registers).
+    cluster=2 runs pairs of blocks that share each B tile by TMA multicast; it needs the N-major B layout, and a
+    problem of one tile row runs with cluster=1 (the pair would have no partner). tma_store=True runs the -DEPI_TMA=1
+    build: C leaves through shared memory and TMA stores, overlapped with the next tile's MMAs; when out's base is
+    not 16-byte aligned or N is not a multiple of 8 (no legal tensor map for C) that build stores from registers
+    instead. c_passes=2 (with tma_store) stages C in two halves of columns through a buffer half the size, which
+    leaves room for the fourth stage.
     """
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
-    if cluster is None:
-        cluster = 1 if b_kmajor else default_cluster()
-    if tma_store is None:
-        tma_store = default_tma_store()
-    _check_cluster(cluster, b_kmajor)
-    _check_tma_store(tma_store, c_passes)
+    _check_arguments(b_kmajor, cluster, tma_store, c_passes)         # before anything else, GPU or not
     a, b, out, m, n, k, dt = prepare(a, b, out)
+    build, _ = resolve_build(m, n, k, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
+    cluster, tma_store, c_passes = build["cluster"], build["tma_store"], build["c_passes"]
     if arrays.gemm_is_trivial(out, m, n, k):
         return out
     why = unavailable_reason()
@@ -660,7 +810,8 @@ def make_inputs(m, n, k, dtype: str, seed: int = 0):
 
 
 def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None,
-                cluster: int | None = None, tma_store: bool | None = None, c_passes: int = 1) -> check.Comparison:
+                cluster: int | None = None, tma_store: bool | None = None,
+                c_passes: int | None = None) -> check.Comparison:
     """Poisoned output, float64 reference of the rounded inputs."""
     a, b, a64, b64 = make_inputs(m, n, k, dtype, seed)
     out = check.poisoned((m, n), dtype, a)
