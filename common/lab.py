@@ -100,11 +100,14 @@ def prepare_case(lab, size, dtype: str, rng):
     return inputs, ref, out
 
 
-def compare_case(lab, res, ref, size, dtype: str, out=None) -> check.Comparison:
+def compare_case(lab, res, ref, size, dtype: str, out=None, variant: Variant | None = None) -> check.Comparison:
     """The variant's result(s) against the reference(s), with the lab's tolerance: the first failing comparison,
-    else the first one. With `out` (the guarded outputs prepare_case made), a write outside them fails too."""
+    else the first one. With `out` (the guarded outputs prepare_case made), a write outside them fails too. A lab
+    whose tolerance() takes `variant` gets the Variant under check: one that rounds more on purpose than the others
+    (lab 4.6's naive attention stores S = QK^T in bf16) can have a limit of its own."""
     tol_fn = getattr(lab, "tolerance", None)
-    tol = tol_fn(size, dtype) if tol_fn else None
+    kw = {"variant": variant} if tol_fn and "variant" in inspect.signature(tol_fn).parameters else {}
+    tol = tol_fn(size, dtype, **kw) if tol_fn else None
     for o in (out if isinstance(out, tuple) else (out,)) if out is not None else ():
         damage = check.guard_damage(o)
         if damage:
@@ -125,7 +128,7 @@ def run_variant(lab, v: Variant, size, dtype: str, rng) -> check.Comparison:
         for o in out if isinstance(out, tuple) else (out,):
             check.guard_damage(o)                          # let go of the guarded buffers
         raise
-    return compare_case(lab, res, ref, size, dtype, out)
+    return compare_case(lab, res, ref, size, dtype, out, variant=v)
 
 
 def stop_before_bench(ok: bool, args) -> int | None:

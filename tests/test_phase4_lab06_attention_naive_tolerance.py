@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from common import check
+from common import lab as common_lab
 from phase4_optimization.lab06_attention import lab as att
 
 SEED = 3533038380               # the COURSE_SEED of the failing H200 run
@@ -127,3 +128,12 @@ def test_a_causal_mask_one_key_too_wide_still_fails_the_naive_limit(failing_case
     bad = [n for n, g, r in zip(OUT_NAMES, got, ref) if not check.compare(g, r, dtype, tol).ok]
     assert {"o", "dq", "dk", "dv"} <= set(bad), bad
 
+
+def test_the_check_driver_hands_the_variant_to_tolerance(failing_case):
+    """common.lab.compare_case judges the naive variant by its own limit when it passes the variant along (the
+    emulated outputs stand in for the GPU's)."""
+    size, dtype, _, ref, got = failing_case
+    full = tuple(r[None, None] for r in ref)
+    res = tuple(g[None, None] for g in got)
+    assert not common_lab.compare_case(att, res, full, size, dtype).ok
+    assert common_lab.compare_case(att, res, full, size, dtype, variant=_naive_variant()).ok
