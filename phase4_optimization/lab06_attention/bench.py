@@ -475,9 +475,9 @@ FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_sta
                         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},
                         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2},
                         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3},
-                        # the attempts at the gap to cuDNN (attn_fwd_kernel's comments): K/V through TMA descriptors; the key
-                        # loop warp-specialized by Triton (a no-op on sm_90 in Triton 3.6, timed to show it); the
-                        # unmasked loop software-pipelined by hand (PIPE), with and without TMA
+                        # the attempts at the gap to cuDNN (attn_fwd_kernel's comments): K/V through TMA
+                        # descriptors; the key loop warp-specialized by Triton (a no-op on sm_90 in Triton 3.6,
+                        # timed to show it); the unmasked loop software-pipelined by hand (PIPE), with and without TMA
                         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": True},
                         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": True},
                         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": True, "WS": True},

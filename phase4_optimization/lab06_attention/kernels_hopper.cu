@@ -50,10 +50,11 @@
 //              help with), consumer 1's GEMMs run, and the other way round: the tensor cores idle only when one
 //              side's softmax takes longer than the other's GEMM phase.
 //   prediction 1.10-1.25x rung 03, which puts it at 0.9-1.05x SDPA cuDNN at B4 H32 S4096 D128 bf16 (the
-//              FlashAttention-3 paper credits ping-pong scheduling with a gain of this order at D = 128). Its costs: a stage is released one step
-//              later (after P V of the next step), so the producer's lead over the consumers shrinks to about one
-//              softmax; and the 2-stage ring is the next suspect if the tensor pipe shows gaps (ncu: tensor pipe
-//              active share, stall reasons "long scoreboard" on the mbarrier waits).
+//              FlashAttention-3 paper credits ping-pong scheduling with a gain of this order at D = 128).
+//              Its costs: a stage is released one step later (after P V of the next step), so the producer's
+//              lead over the consumers shrinks to about one softmax; and the 2-stage ring is the next suspect if
+//              the tensor pipe shows gaps (ncu: tensor pipe active share, stall reasons "long scoreboard" on the
+//              mbarrier waits).
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
