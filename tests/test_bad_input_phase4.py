@@ -368,6 +368,8 @@ CUDA_CASES = [
      {"causal": 1}, "causal"),
     ("flash_attn_cuda:kernel", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"kernel": "99"}, "kernel"),
+    ("flash_attn_hopper:stages", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
+     {"kernel": "05", "stages": 5}, "stages"),
     ("flash_attn_cuda:out_shape", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"out": "OUT_ATTN"}, "out"),
     # the Hopper rungs (lab06_attention.hopper): refused before any sm_90 check, so on every GPU
@@ -387,6 +389,8 @@ CUDA_CASES = [
      lambda: (B._offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
     ("flash_attn_hopper:kernel", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"kernel": "99"}, "kernel"),
+    ("flash_attn_hopper:stages", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
+     {"kernel": "05", "stages": 5}, "stages"),
     ("flash_attn_hopper:out_shape", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"out": "OUT_ATTN"}, "out"),
 ]

@@ -22,15 +22,15 @@ from phase4_optimization.lab06_attention import lab as att
 
 CU = open(hp.KERNEL_PATH).read()
 
-BUILDS = [(128, "bfloat16", False), (128, "float16", False), (64, "bfloat16", False), (128, "bfloat16", True),
-          (64, "float16", True)]
+BUILDS = [(128, "bfloat16", False, 2), (128, "float16", False, 2), (64, "bfloat16", False, 2),
+          (128, "bfloat16", True, 2), (64, "float16", True, 2), (128, "bfloat16", False, 3), (64, "float16", True, 3)]
 
 
 @pytest.fixture(scope="module", params=BUILDS, ids=["d128-bf16", "d128-fp16", "d64-bf16", "d128-bf16-Vk",
-                                                    "d64-fp16-Vk"])
+                                                    "d64-fp16-Vk", "d128-bf16-3st", "d64-fp16-Vk-3st"])
 def build(request):
-    d, dt, vk = request.param
-    return d, dt, vk, hp.compile_report(d, dt, vk)
+    d, dt, vk, st = request.param
+    return d, dt, vk, hp.compile_report(d, dt, vk, stages=st)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -86,7 +86,43 @@ def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build, kernel):
 def test_shared_memory_fits_one_block():
     h = device.arch_info("sm_90")
     for d in hp.HEAD_DIMS:
-        assert hp.smem_bytes(d) <= h.smem_per_block_optin
+        for st in hp.STAGE_CHOICES:
+            assert hp.smem_bytes(d, st) <= h.smem_per_block_optin, (d, st)
+    assert set(hp.DEFAULT_STAGES) == set(hp.KERNELS) and set(hp.DEFAULT_STAGES.values()) <= set(hp.STAGE_CHOICES)
+    assert {b for b in hp.BENCH_BUILDS} >= {(k, s) for k, s in hp.DEFAULT_STAGES.items()}
+
+
+def test_ring_depth_is_a_build_option():
+    """-DSTAGES changes the kernel's shared memory by exactly one K + V stage (the ptxas report counts only static
+    shared memory, so the check is on the define list and the Python mirror), and bad depths are refused."""
+    assert "STAGES" not in hp.defines(128) and hp.defines(128, stages=3)["STAGES"] == 3
+    assert hp.smem_bytes(128, 3) - hp.smem_bytes(128, 2) == 2 * hp.BLOCK_N * 128 * 2 + 16
+    for bad in (1, 4, 2.0, "3", True):
+        with pytest.raises(ValueError, match="stages"):
+            hp.check_stages(bad)
+
+
+@pytest.mark.parametrize("stages", hp.STAGE_CHOICES)
+def test_rung05_softmax_runs_between_the_two_waits(stages):
+    """Rung 05's point, read off the SASS: inside the key loop, every exp2 of the tile's softmax (BLOCK_N / 2 per
+    thread) sits between WARPGROUP.DEPBAR.LE gsb0, 0x1 (S_j has landed) and WARPGROUP.DEPBAR.LE gsb0, 0x0 (P_{j-1} V
+    has retired) - i.e. it can run while the tensor cores do P_{j-1} V. Without the sink store ptxas hoists the second
+    wait above the exp2s (the kernel's comment), which this would catch."""
+    sass = hp.compile_report(128, "bfloat16", False, stages=stages).kernels[hp.KERNELS["05"]].sass
+    if not sass:
+        pytest.skip("no cuobjdump (it ships with the triton wheel)")
+    waits = [i for i, x in enumerate(sass) if "WARPGROUP.DEPBAR.LE" in x]
+    ones = [i for i in waits if x_is(sass[i], "0x1")]
+    assert len(ones) == 1, [sass[i] for i in waits]
+    nxt = min(i for i in waits if i > ones[0])
+    assert x_is(sass[nxt], "0x0")
+    between = sum("MUFU.EX2" in x for x in sass[ones[0]:nxt])
+    assert between >= hp.BLOCK_N // 2, f"only {between} exp2s between the waits"
+    assert any("STS" in x for x in sass[ones[0]:nxt]), "the sink store is missing"
+
+
+def x_is(line: str, count: str) -> bool:
+    return line.replace(",", " ").split()[-1] == count
 
 
 def test_python_constants_match_the_kernel_file():
@@ -94,7 +130,8 @@ def test_python_constants_match_the_kernel_file():
     assert int(defs["BLOCK_M"]) == hp.BLOCK_M and int(defs["BLOCK_N"]) == hp.BLOCK_N
     assert int(defs["STAGES"]) == hp.STAGES and int(defs["CONSUMERS"]) == hp.CONSUMERS
     assert int(defs["PRODUCER_REGS"]) == hp.PRODUCER_REGS and int(defs["CONSUMER_REGS"]) == hp.CONSUMER_REGS
-    assert "#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES))" in CU
+    assert "#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES) + SINK_BYTES)" in CU
+    assert int(defs["SINK_BYTES"]) == hp.SINK_BYTES
     # the descriptors the Python model checks are the ones the kernel builds
     assert "sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024" in CU
     assert "sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU
@@ -112,6 +149,7 @@ def test_python_constants_match_the_kernel_file():
 def test_operands_read_back_through_the_kernels_descriptors(d, v_kmajor):
     assert hp.simulate_operands(d, v_kmajor) == []
     assert hp.simulate_operands(d, v_kmajor, stage=0, seed=3) == []
+    assert hp.simulate_operands(d, v_kmajor, stage=2, seed=5, stages=3) == []       # the third stage of rung 05's ring
 
 
 MUTATIONS = {
@@ -230,7 +268,9 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="dtype"):
         hp.defines(128, "float32")
     with pytest.raises(ValueError, match="kernel"):
-        hp.flash_attn_hopper(q, q, q, kernel="05")
+        hp.flash_attn_hopper(q, q, q, kernel="06")
+    with pytest.raises(ValueError, match="stages"):
+        hp.flash_attn_hopper(q, q, q, kernel="05", stages=4)
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="checks the no-GPU answer")
@@ -254,13 +294,15 @@ def test_cli_help_and_compile_table(capsys):
     assert hp.main([]) == 0
     out = capsys.readouterr().out
     assert "kernels_hopper.cu compiled for sm_90a" in out and "24/240" in out and "attn_04_wgmma_pingpong" in out
+    assert "attn_05_wgmma_overlap" in out
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")
 def test_cli_check_on_cpu(capsys):
     assert hp.main(["--check", "--no-compile-report"]) == 0
     out = capsys.readouterr().out
-    assert "descriptor model (CPU) D128 V MN-major: ok" in out
+    assert "descriptor model (CPU) D128 V MN-major, stages 0..1: ok" in out
+    assert "descriptor model (CPU) D128 V MN-major, stages 0..2: ok" in out
     assert "P-from-registers fragment model (CPU): ok" in out
     assert "GPU cases skipped" in out
 
@@ -290,6 +332,20 @@ def test_gpu_matches_float64(size, dtype, kernel):
 def test_gpu_v_kmajor_fallback(size, dtype, kernel):
     _need_hopper()
     ok, lines = hp.check_case(size, dtype, v_kmajor=True, seed=7, kernel=kernel)
+    assert ok, "\n".join(lines)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel,stages", [(k, s) for k in sorted(hp.KERNELS) for s in hp.STAGE_CHOICES
+                                           if s != hp.DEFAULT_STAGES[k]])
+@pytest.mark.parametrize("size,dtype", [((1, 2, 2, 1, 128, False), "bfloat16"), ((1, 2, 1, 300, 128, True), "float16"),
+                                        ((2, 1, 1, 1000, 64, False), "bfloat16"), ((1, 2, 2, 385, 128, False),
+                                                                                   "bfloat16")])
+def test_gpu_other_ring_depth(size, dtype, kernel, stages):
+    """Each rung with the ring depth it does not default to: the parity arithmetic for 3 stages (S = 385: 4 tiles,
+    the ring wraps once) and 2 (rung 05)."""
+    _need_hopper()
+    ok, lines = hp.check_case(size, dtype, seed=3, kernel=kernel, stages=stages)
     assert ok, "\n".join(lines)
 
 

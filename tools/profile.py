@@ -43,6 +43,9 @@ CASES = {
     "attn_flash": "torch SDPA flash forward, same shape",
     "attn_hopper03": "lab 4.6 CUDA C Hopper rung 03 (wgmma + TMA, warp-specialized), same shape, non-causal",
     "attn_hopper04": "lab 4.6 CUDA C Hopper rung 04 (rung 03 + ping-pong consumers), same shape, non-causal",
+    "attn_hopper04_s3": "lab 4.6 CUDA C Hopper rung 04 with a 3-stage K/V ring, same shape, non-causal",
+    "attn_hopper05": "lab 4.6 CUDA C Hopper rung 05 (softmax under the previous P V, 3 stages), same shape, non-causal",
+    "attn_hopper05_s2": "lab 4.6 CUDA C Hopper rung 05 with a 2-stage K/V ring, same shape, non-causal",
     "attn_triton_tma": "lab 4.6 Triton flash forward, K/V through TMA descriptors (128x128 tile, 3 stages), same shape",
     "attn_triton_pipe": "lab 4.6 Triton flash forward, TMA + the unmasked loop pipelined by hand (PIPE, 128x64 tile)",
     "mma_db": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, fragments double-buffered (DB=1), bf16 4096^3",
@@ -152,9 +155,10 @@ def _setup(case: str):
             return lambda: at.flash_attn_fwd(q, k, v, causal=False)
         if case.startswith("attn_hopper"):
             from phase4_optimization.lab06_attention import hopper
-            rung = case[-2:]
-            o, lse = hopper.flash_attn_hopper(q, k, v, causal=False, kernel=rung)
-            return lambda: hopper.flash_attn_hopper(q, k, v, causal=False, out=o, lse=lse, kernel=rung)
+            rung = case[len("attn_hopper"):][:2]
+            st = int(case.split("_s")[1]) if "_s" in case else None
+            o, lse = hopper.flash_attn_hopper(q, k, v, causal=False, kernel=rung, stages=st)
+            return lambda: hopper.flash_attn_hopper(q, k, v, causal=False, out=o, lse=lse, kernel=rung, stages=st)
         if case in ("attn_triton_tma", "attn_triton_pipe"):
             cfg = {"BLOCK_M": 128, "BLOCK_N": 128 if case.endswith("tma") else 64, "num_warps": 8, "num_stages": 3,
                    "TMA": True, "PIPE": case.endswith("pipe")}

@@ -144,8 +144,9 @@ def compile_report(args) -> None:
         from . import hopper
 
         report.print_table(hopper.compile_rows(),
-                           title="kernels_hopper.cu (rungs 03, 04) compiled with NVRTC for sm_90a: registers at launch, the "
-                                 "setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers (BAR.ARV) in the SASS")
+                           title="kernels_hopper.cu (rungs 03, 04, 05) compiled with NVRTC for sm_90a: registers at "
+                                 "launch, the setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers "
+                                 "(BAR.ARV) in the SASS")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -468,7 +469,13 @@ CUDA_GOAL = 1.0                          # rung 02 against SDPA's FlashAttention
 # The Hopper rung (kernels_hopper.cu, sm_90a) beside the Triton forward in the D128 forward targets' rounds, against
 # SDPA cuDNN, causal and not
 HOPPER_ROW = "cuda 03 wgmma+TMA flash"
-HOPPER_ROWS = {"03": HOPPER_ROW, "04": "cuda 04 wgmma+TMA ping-pong flash"}
+# (rung, K/V ring depth) -> row name; each rung at its default depth keeps the plain name (hopper.BENCH_BUILDS lists
+# what is timed: the other depth too, to separate the schedule's effect from the ring's)
+HOPPER_ROWS = {("03", 2): HOPPER_ROW, ("04", 2): "cuda 04 wgmma+TMA ping-pong flash",
+               ("04", 3): "cuda 04 wgmma+TMA ping-pong flash, 3 stages",
+               ("05", 3): "cuda 05 wgmma+TMA overlapped-softmax flash",
+               ("05", 2): "cuda 05 wgmma+TMA overlapped-softmax flash, 2 stages",
+               ("03", 3): "cuda 03 wgmma+TMA flash, 3 stages"}
 HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
 HOPPER_GOAL = 0.95
 FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
@@ -586,11 +593,13 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                 fns["cuda mma.sync flash"] = lambda: L.flash_attn_cuda(q, k, v, causal=causal)
             if hopper_ok and label in HOPPER_CASES:
                 hc = {}
-                for rung, row_name in HOPPER_ROWS.items():
-                    ho, hl = hopper.flash_attn_hopper(q, k, v, causal=causal, kernel=rung)
+                for rung, st in hopper.BENCH_BUILDS:
+                    row_name = HOPPER_ROWS[(rung, st)]
+                    ho, hl = hopper.flash_attn_hopper(q, k, v, causal=causal, kernel=rung, stages=st)
                     hc[row_name] = _sample_compare(ho, ref, dtype)
-                    fns[row_name] = (lambda r_=rung, o_=ho, l_=hl:
-                                     hopper.flash_attn_hopper(q, k, v, causal=causal, out=o_, lse=l_, kernel=r_))
+                    fns[row_name] = (lambda r_=rung, s_=st, o_=ho, l_=hl:
+                                     hopper.flash_attn_hopper(q, k, v, causal=causal, out=o_, lse=l_, kernel=r_,
+                                                              stages=s_))
         else:
             dq, dk, dv = L.flash_attn_bwd(do, q, k, v, o, lse, causal)
             fns = {"triton flash": lambda: L.flash_attn_bwd(do, q, k, v, o, lse, causal)}
@@ -623,7 +632,8 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer, "target": f">= {goal:.2f}",
                             "met": f"not measured: {L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')}"})
         if label in HOPPER_CASES:
-            for row_name in HOPPER_ROWS.values():
+            for build in hopper.BENCH_BUILDS:
+                row_name = HOPPER_ROWS[build]
                 targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
                                              hopper.unavailable_reason(), row_name))
     return rows, targets, tuning
@@ -778,8 +788,12 @@ def benchmark(ctx) -> lab.Result:
 # what each colour means (ours in colour, the library's backends in grays), matched on the variant's start
 CONTENDERS = [("triton flash", "ours: Triton flash attention", "tab:orange"),
               ("naive", "ours: naive (S and P through HBM)", "#fdbf6f"),
+              (HOPPER_ROWS[("03", 3)], "ours: CUDA C wgmma + TMA flash, 3 stages (sm_90a)", "mediumpurple"),
               (HOPPER_ROW, "ours: CUDA C wgmma + TMA flash (sm_90a)", "tab:purple"),
-              (HOPPER_ROWS["04"], "ours: CUDA C wgmma + TMA ping-pong flash (sm_90a)", "tab:pink"),
+              (HOPPER_ROWS[("04", 3)], "ours: CUDA C wgmma + TMA ping-pong flash, 3 stages (sm_90a)", "hotpink"),
+              (HOPPER_ROWS[("04", 2)], "ours: CUDA C wgmma + TMA ping-pong flash (sm_90a)", "tab:pink"),
+              (HOPPER_ROWS[("05", 2)], "ours: CUDA C wgmma + TMA overlapped softmax, 2 stages (sm_90a)", "salmon"),
+              (HOPPER_ROWS[("05", 3)], "ours: CUDA C wgmma + TMA overlapped softmax (sm_90a)", "tab:red"),
               ("cuda", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("attn_", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("torch SDPA cuDNN", "torch SDPA, cuDNN backend", "dimgray"),

@@ -1,10 +1,13 @@
 """Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu): rung 03
-(attn_03_wgmma) and rung 04 (attn_04_wgmma_pingpong, the two consumer warpgroups taking turns at the tensor cores).
+(attn_03_wgmma), rung 04 (attn_04_wgmma_pingpong, the two consumer warpgroups taking turns at the tensor cores) and
+rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own previous P V), the K/V ring 2 or 3
+stages deep (a build option).
 
 A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
 shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 3-D, (D, S, heads),
 so that a tile reaching past S is zero-filled inside its own head. lab.py's HOPPER_VARIANT calls
-flash_attn_hopper (rung 03 unless told); bench.py times both rungs against SDPA's cuDNN backend.
+flash_attn_hopper (rung 03 unless told); bench.py times every rung at both ring depths (BENCH_BUILDS) against SDPA's
+cuDNN backend.
 
 What it shows
   * warp specialization for attention: one producer warpgroup issues the TMA copies (Q once, K and V through a 2-stage
@@ -14,13 +17,15 @@ What it shows
     named barriers (FlashAttention-3's ping-pong schedule), and P_{j-1} V issued together with Q K_j^T;
   * P fed to the second GEMM from registers: the accumulator fragment of S is, pair by pair, the A fragment of P V
     (simulate_p_fragment below checks that correspondence in NumPy);
+  * rung 05: two wgmma commit groups in flight and wait_group 1 between them, so the softmax of tile j runs while
+    P_{j-1} V_{j-1} is on the tensor cores - and how ptxas can quietly undo that (the test reads it off the SASS);
   * the descriptors of the three operands checked against a NumPy model of the swizzled shared memory
     (simulate_operands), on any machine.
 
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
-for rung 04; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
+for rung 04, 1.05-1.15x rung 03 for rung 05; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query), contiguous, 16-byte aligned,
 bf16 (torch tensors) or fp16 (torch or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd).
@@ -45,8 +50,15 @@ from . import lab as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
-KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong"}
+KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05_wgmma_overlap"}
 DEFAULT_KERNEL = "03"            # the rung flash_attn_hopper runs unless told
+# The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
+# than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
+# rung 05 defaults to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230456 of 232448 B).
+STAGE_CHOICES = (2, 3)
+DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3}
+# What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
+BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("03", 3), ("04", 3), ("05", 2))
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -56,21 +68,23 @@ BLOCK_M, BLOCK_N, STAGES, CONSUMERS = 128, 128, 2, 2
 THREADS = 128 * (CONSUMERS + 1)
 PRODUCER_REGS, CONSUMER_REGS = 24, 240
 BOX_BYTES = 128 * 128          # one TMA box {64 elements, 128 rows}
+SINK_BYTES = 64                # rung 05's per-warp scratch words after the barriers (kernels_hopper.cu: the sink store)
 
 
-def smem_bytes(head_dim: int) -> int:
-    """Dynamic shared memory: 1024 for the alignment, Q, STAGES x (K + V), the 5 mbarriers."""
+def smem_bytes(head_dim: int, stages: int = STAGES) -> int:
+    """Dynamic shared memory: 1024 for the alignment, Q, stages x (K + V), the 1 + 2 stages mbarriers, rung 05's
+    SINK_BYTES."""
     q = BLOCK_M * head_dim * 2
     kv = BLOCK_N * head_dim * 2
-    return 1024 + q + STAGES * 2 * kv + 8 * (1 + 2 * STAGES)
+    return 1024 + q + stages * 2 * kv + 8 * (1 + 2 * stages) + SINK_BYTES
 
 
-def layout(head_dim: int, stage: int = 0, base: int = 0) -> dict:
+def layout(head_dim: int, stage: int = 0, base: int = 0, stages: int = STAGES) -> dict:
     """Shared-memory byte addresses (base = the 1024-aligned start) of Q and of one stage's K and V."""
     q = BLOCK_M * head_dim * 2
     kv = BLOCK_N * head_dim * 2
     k = base + q + stage * 2 * kv
-    return {"Q": base, "K": k, "V": k + kv, "bars": base + q + STAGES * 2 * kv}
+    return {"Q": base, "K": k, "V": k + kv, "bars": base + q + stages * 2 * kv}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -97,16 +111,19 @@ def _tma_boxes(smem, addr: int, tile: np.ndarray, box_bytes: int) -> None:
         wg.tma_write_a(smem, addr + b * box_bytes, tile[:, 64 * b:64 * (b + 1)])
 
 
-def simulate_operands(head_dim: int = 128, v_kmajor: bool = False, stage: int = 1, seed: int = 0) -> list[str]:
+def simulate_operands(head_dim: int = 128, v_kmajor: bool = False, stage: int = 1, seed: int = 0,
+                      stages: int = STAGES) -> list[str]:
     """Fill Q and one stage the way TMA would, read every wgmma operand back through the kernel's descriptors, and
     list each one that comes out wrong (empty: the descriptor arithmetic matches the swizzled layout, under the PTX
     canonical-layout model that lab 4.3's wgmma.py implements and its GPU tests confirmed)."""
     rng = np.random.default_rng(seed)
-    smem = np.zeros(smem_bytes(head_dim) // 2, np.int64)
+    if not 0 <= stage < stages:
+        raise ValueError(f"stage: expected 0 .. {stages - 1}, got {stage}")
+    smem = np.zeros(smem_bytes(head_dim, stages) // 2, np.int64)
     q = rng.integers(0, 1 << 15, (BLOCK_M, head_dim))
     k = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
     v = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
-    lay = layout(head_dim, stage)
+    lay = layout(head_dim, stage, stages=stages)
     _tma_boxes(smem, lay["Q"], q, BOX_BYTES)
     _tma_boxes(smem, lay["K"], k, BOX_BYTES)
     if v_kmajor:
@@ -184,68 +201,82 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def defines(head_dim: int, dtype: str = "bfloat16", v_kmajor: bool = False, timeout: bool = True) -> dict:
+def check_stages(stages) -> int:
+    if isinstance(stages, bool) or not isinstance(stages, (int, np.integer)) or int(stages) not in STAGE_CHOICES:
+        raise ValueError(f"stages: expected one of {STAGE_CHOICES} (the K/V ring's depth), got {stages!r}")
+    return int(stages)
+
+
+def defines(head_dim: int, dtype: str = "bfloat16", v_kmajor: bool = False, timeout: bool = True,
+            stages: int = STAGES) -> dict:
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim: expected one of {HEAD_DIMS}, got {head_dim!r}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
-    return {"HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16"), "V_KMAJOR": int(bool(v_kmajor)),
-            "MBAR_TIMEOUT": int(bool(timeout))}
+    d = {"HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16"), "V_KMAJOR": int(bool(v_kmajor)),
+         "MBAR_TIMEOUT": int(bool(timeout))}
+    if check_stages(stages) != STAGES:      # the default build's define list (and its cache key) stays as it was
+        d["STAGES"] = int(stages)
+    return d
 
 
 def compile_report(head_dim: int = 128, dtype: str = "bfloat16", v_kmajor: bool = False,
-                   timeout: bool = True) -> cuda.CompileReport:
+                   timeout: bool = True, stages: int = STAGES) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS, USETMAXREG)."""
-    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype, v_kmajor, timeout))
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype, v_kmajor, timeout, stages))
 
 
 def compile_rows(head_dims=HEAD_DIMS, dtypes=("bfloat16",)) -> list[dict]:
-    """One row per kernel and build: registers at launch, the setmaxnreg split, spills, shared memory, HGMMA count
-    and shapes, TMA loads and named-barrier instructions in the SASS."""
+    """One row per kernel and build (each rung at its default ring depth, V MN-major and the K-major fallback):
+    registers at launch, the setmaxnreg split, spills, shared memory, HGMMA count and shapes, TMA loads and
+    named-barrier instructions in the SASS."""
     rows = []
     for d in head_dims:
         for dt in dtypes:
             for vk in (False, True):
-                rep = compile_report(d, dt, vk)
-                for name in KERNELS.values():
-                    rows.append(_compile_row(rep.kernels[name], name, d, dt, vk))
+                for stages in sorted(set(DEFAULT_STAGES.values())):
+                    rep = compile_report(d, dt, vk, stages=stages)
+                    for rung, name in KERNELS.items():
+                        if DEFAULT_STAGES[rung] == stages:
+                            rows.append(_compile_row(rep.kernels[name], name, d, dt, vk, stages))
     return rows
 
 
-def _compile_row(k, name: str, d: int, dt: str, vk: bool) -> dict:
+def _compile_row(k, name: str, d: int, dt: str, vk: bool, stages: int = STAGES) -> dict:
     sass = k.sass or []
     hg = [s for s in sass if "HGMMA" in s]
     shapes = sorted({s.split()[0].split(".")[1] for s in hg})
-    return {"kernel": name, "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major",
+    return {"kernel": name, "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major", "stages": stages,
             "regs at launch": k.registers, "setmaxnreg prod/cons": f"{PRODUCER_REGS}/{CONSUMER_REGS}",
-            "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes, "smem B": smem_bytes(d),
+            "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes, "smem B": smem_bytes(d, stages),
             "HGMMA": len(hg) if sass else None, "HGMMA shapes": " ".join(shapes) if sass else "(no cuobjdump)",
             "UTMALDG": sum("UTMALDG" in s for s in sass) if sass else None,
             "BAR.ARV": sum("BAR.ARV" in s for s in sass) if sass else None}
 
 
 @functools.lru_cache(maxsize=None)
-def _module(head_dim: int, dtype: str, v_kmajor: bool):
-    """The loaded sm_90a cubin (both rungs; CuPy's RawModule would add its own -arch)."""
+def _module(head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES):
+    """The loaded sm_90a cubin (every rung of one build; CuPy's RawModule would add its own -arch)."""
     from cupy.cuda import function as cfunc
 
-    cubin = compile_report(head_dim, dtype, v_kmajor).cubin
+    cubin = compile_report(head_dim, dtype, v_kmajor, stages=stages).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
-    _LOADED.add((head_dim, dtype, v_kmajor))
+    _LOADED.add((head_dim, dtype, v_kmajor, stages))
     return mod
 
 
 @functools.lru_cache(maxsize=None)
-def _function(kernel: str, head_dim: int, dtype: str, v_kmajor: bool):
+def _function(kernel: str, head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES):
     from cupy_backends.cuda.api import driver
 
-    fn = _module(head_dim, dtype, v_kmajor).get_function(KERNELS[kernel])
-    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
+    fn = _module(head_dim, dtype, v_kmajor, stages).get_function(KERNELS[kernel])
+    driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            smem_bytes(head_dim, stages))
     return fn
 
 
-_LOADED: set[tuple[int, str, bool]] = set()
+_LOADED: set[tuple[int, str, bool, int]] = set()
 
 
 def hang_report(reset: bool = True) -> str | None:
@@ -261,7 +292,7 @@ def hang_report(reset: bool = True) -> str | None:
         if v[0]:
             word = v[4]
             which = "empty (producer waiting for the consumers)" if word & 2 else "full (consumer waiting for TMA)"
-            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''}: block ({v[1]}, {v[2]}) thread {v[3]} "
+            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''} {key[3]} stages: block ({v[1]}, {v[2]}) thread {v[3]} "
                        f"timed out on the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
                 arr.fill(0)
@@ -361,16 +392,18 @@ def _transposed_v(v, b, hkv, s, d):
 
 
 def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None,
-                      kernel: str = DEFAULT_KERNEL):
+                      kernel: str = DEFAULT_KERNEL, stages: int | None = None):
     """Attention forward by the Hopper kernels: (o, lse), o like q, lse (B, Hq, S) float32, natural log.
 
     q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, contiguous, 16-byte aligned, bf16 (torch) or fp16, D in
-    {64, 128}. out= / lse=: arrays to fill. kernel: "03" (attn_03_wgmma) or "04" (attn_04_wgmma_pingpong).
+    {64, 128}. out= / lse=: arrays to fill. kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong) or "05"
+    (attn_05_wgmma_overlap). stages: the K/V ring's depth, 2 or 3 (default DEFAULT_STAGES[kernel]).
     v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
     copy of V.
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
+    stages = DEFAULT_STAGES[kernel] if stages is None else check_stages(stages)
     if v_kmajor is None:
         v_kmajor = default_v_kmajor()
     b, hq, hkv, s, d, dt, scale = check_inputs(q, k, v, causal, sm_scale)
@@ -392,20 +425,21 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
         map_v = encode_tensor_map_3d(arrays.ptr(vt), dt, (s, d, b * hkv), (s_pad * 2, d * s_pad * 2), (64, d), "v")
     else:
         map_v = encode_tensor_map_3d(arrays.ptr(v), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "v")
-    _launch(kernel, d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal))
+    _launch(kernel, d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal),
+            stages)
     return out, lse
 
 
-def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal):
+def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages=STAGES):
     from cupy_backends.cuda.api import driver
 
-    fn = _function(kernel, d, dt, v_kmajor)
+    fn = _function(kernel, d, dt, v_kmajor, stages)
     b_h = int(out.shape[0]) * hq
     args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s), ctypes.c_int32(hq),
             ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal))]
     ptrs = (ctypes.c_void_p * 10)(*[m.ctypes.data for m in maps], *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the three 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, -(-s // BLOCK_M), b_h, 1, THREADS, 1, 1, smem_bytes(d), _stream_ptr(out),
+    driver.launchKernel(fn.ptr, -(-s // BLOCK_M), b_h, 1, THREADS, 1, 1, smem_bytes(d, stages), _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -472,7 +506,7 @@ def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
 
 
 def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True,
-               kernel: str = DEFAULT_KERNEL):
+               kernel: str = DEFAULT_KERNEL, stages: int | None = None):
     """One case, outputs poisoned first: (ok, printed lines). O against forward_reference with lab.tolerance, LSE
     against LSE_TOL."""
     import torch
@@ -483,7 +517,7 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     lse = check.poisoned((b, hq, s), "float32", q)
     lines = []
     try:
-        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel)
+        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel, stages=stages)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - the check reports and goes on
         return False, [f"  launch failed: {type(e).__name__}: {e}"]
@@ -505,23 +539,25 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     return ok, lines
 
 
-def run_check(quick: bool = False, layouts=(False,), seed: int = 0, kernels=(DEFAULT_KERNEL,)) -> int:
-    """Every case of check_cases for each rung and V layout; prints progress, per-case errors and where failures are;
-    when the default layout fails, the failing cases are rerun with the K-major V fallback to split the blame.
-    0 = all ok."""
+def run_check(quick: bool = False, layouts=(False,), seed: int = 0, kernels=(DEFAULT_KERNEL,), stages=None) -> int:
+    """Every case of check_cases for each rung, ring depth (stages: a tuple, or None for each rung's default) and V
+    layout; prints progress, per-case errors and where failures are; when the default layout fails, the failing
+    cases are rerun with the K-major V fallback to split the blame. 0 = all ok."""
     rc = 0
     for kern in kernels:
-        rc |= _run_check_one(kern, quick, layouts, seed)
+        for st in (stages or (DEFAULT_STAGES[kern],)):
+            rc |= _run_check_one(kern, quick, layouts, seed, check_stages(st))
     return rc
 
 
-def _run_check_one(kernel: str, quick: bool, layouts, seed: int) -> int:
-    print(f"\n{KERNELS[kernel]} check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {STAGES} stages, smem "
-          f"{', '.join(f'D{d} {smem_bytes(d)} B' for d in HEAD_DIMS)}", flush=True)
+def _run_check_one(kernel: str, quick: bool, layouts, seed: int, stages: int = STAGES) -> int:
+    print(f"\n{KERNELS[kernel]} check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {stages} stages, smem "
+          f"{', '.join(f'D{d} {smem_bytes(d, stages)} B' for d in HEAD_DIMS)}", flush=True)
     for d in HEAD_DIMS:
         for vk in (False, True):
-            bad = simulate_operands(d, vk)
-            print(f"descriptor model (CPU) D{d} V {'K' if vk else 'MN'}-major:", "ok" if not bad else f"WRONG {bad}")
+            bad = [f"stage {st}: {b}" for st in range(stages) for b in simulate_operands(d, vk, st, stages=stages)]
+            print(f"descriptor model (CPU) D{d} V {'K' if vk else 'MN'}-major, stages 0..{stages - 1}:",
+                  "ok" if not bad else f"WRONG {bad}")
     print("P-from-registers fragment model (CPU):", "ok" if simulate_p_fragment() else "WRONG", flush=True)
     why = unavailable_reason()
     if why:
@@ -532,9 +568,9 @@ def _run_check_one(kernel: str, quick: bool, layouts, seed: int) -> int:
     for vk in layouts:
         for i, (size, dt) in enumerate(cases):
             b, hq, hkv, s, d, causal = size
-            print(f"[{i + 1}/{len(cases)}] {KERNELS[kernel]} V {'K' if vk else 'MN'}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} "
-                  f"{'causal' if causal else 'full'} {dt}", flush=True)
-            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel)
+            print(f"[{i + 1}/{len(cases)}] {KERNELS[kernel]} ({stages} stages) V {'K' if vk else 'MN'}-major B{b} "
+                  f"Hq{hq} Hkv{hkv} S{s} D{d} {'causal' if causal else 'full'} {dt}", flush=True)
+            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel, stages=stages)
             print("\n".join(lines), flush=True)
             if not ok:
                 failed.setdefault(vk, []).append((size, dt))
@@ -546,7 +582,7 @@ def _run_check_one(kernel: str, quick: bool, layouts, seed: int) -> int:
               "(V transposed, -DV_KMAJOR=1):", flush=True)
         n_ok = 0
         for size, dt in failed[False]:
-            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False, kernel=kernel)
+            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False, kernel=kernel, stages=stages)
             n_ok += ok
             print(f"  {size} {dt}: {'ok' if ok else 'still wrong'}{'' if ok else ' ' + lines[0].strip()}", flush=True)
         if n_ok == len(failed[False]):
@@ -554,7 +590,7 @@ def _run_check_one(kernel: str, quick: bool, layouts, seed: int) -> int:
                   "is the suspect")
         elif n_ok == 0:
             print("-> the fallback fails too: the bug is not (only) V's descriptor")
-    print(f"{KERNELS[kernel]} check:", "all correct" if not failed else
+    print(f"{KERNELS[kernel]} ({stages} stages) check:", "all correct" if not failed else
           "; ".join(f"V {'K' if k else 'MN'}-major: {len(v)} failed" for k, v in failed.items()))
     return 0 if not failed else 1
 
@@ -570,8 +606,11 @@ def main(argv=None) -> int:
     p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
                    help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
     p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
-    p.add_argument("--kernel", choices=("03", "04", "both"), default="both",
-                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong) or both (default)")
+    p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
+                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap) "
+                        "or all (default)")
+    p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
+                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05: 3), 2, 3, or all")
     p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
     args = p.parse_args(argv)
     if not args.no_compile_report:
@@ -581,8 +620,9 @@ def main(argv=None) -> int:
     if not args.check:
         return 0
     layouts = {"mn": (False,), "k": (True,), "both": (False, True)}[args.layout]
-    kernels = tuple(KERNELS) if args.kernel == "both" else (args.kernel,)
-    return run_check(quick=args.quick, layouts=layouts, seed=args.seed, kernels=kernels)
+    kernels = tuple(KERNELS) if args.kernel == "all" else (args.kernel,)
+    stages = None if args.stages == "default" else STAGE_CHOICES if args.stages == "all" else (int(args.stages),)
+    return run_check(quick=args.quick, layouts=layouts, seed=args.seed, kernels=kernels, stages=stages)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@
 //                            wgmma, P from registers; each consumer: GEMM, wait, softmax, GEMM, wait
 //   attn_04_wgmma_pingpong   rung 03 + the consumers take turns at the tensor cores (named barriers): one's
 //                            softmax overlaps the other's GEMMs; P_{j-1} V and Q K_j^T issued as one GEMM phase
+//   attn_05_wgmma_overlap    rung 03 + inside each consumer, softmax_j runs while P_{j-1} V_{j-1} is on the tensor
+//                            cores (two commit groups, wait_group 1); a 3-stage K/V ring by default (-DSTAGES)
 // Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
 // measured figures are in this lab's README, not here).
 //
@@ -55,6 +57,25 @@
 //              lead over the consumers shrinks to about one softmax; and the 2-stage ring is the next suspect if
 //              the tensor pipe shows gaps (ncu: tensor pipe active share, stall reasons "long scoreboard" on the
 //              mbarrier waits).
+//
+// attn_05_wgmma_overlap
+//   computes, launch, roles, bytes: as attn_03_wgmma; with the default 3 stages, 225 KiB of shared memory at D = 128
+//              (one more K/V stage: 64 KiB), still one block per SM.
+//   what changed since rung 03 (FlashAttention-3's "intra-warpgroup overlap"): step j issues S_j = Q K_j^T, rescales
+//              O while it runs, issues O += P_{j-1} V_{j-1} as a second commit group, waits only for the first
+//              (wgmma.wait_group 1), and runs softmax_j while P_{j-1} V_{j-1} is still on the tensor cores; then
+//              waits for it, packs P_j and releases stage j-1. No turn-taking: rung 04's profile showed its named
+//              barriers as the top stall, so the two consumers simply interleave.
+//   why 3 stages: rungs 04 and 05 release stage j-1 only at the end of step j, so with 2 stages the load of tile
+//              j+1 starts when step j ends and must land before step j+1 begins - the TMA latency (L2 -> shared, 64
+//              KiB) sits on the critical path once per tile. A third stage gives the producer a whole step of lead.
+//   the ptxas trap (read off the SASS, pinned by a test): a wgmma wait has no register operands, and ptxas's
+//              scheduler hoisted wait_group 0 to just after the row max, above all 64 exp2s a thread does per tile -
+//              the overlap was gone before the kernel ever ran. A shared-memory store of the row sums (which depend
+//              on every exp2) just before the wait cannot move below it, so the softmax stays between the waits.
+//   prediction 1.05-1.15x rung 03 (FlashAttention-3's ablation credits the GEMM-softmax pipelining with ~10-15% at
+//              D = 128), 0.93-1.02x SDPA cuDNN non-causal; the 3-stage ring alone is worth a few % to rung 04 if the
+//              2-stage ring's exposed TMA latency is what held it back (bench.py times each rung at both depths).
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
@@ -113,7 +134,10 @@ typedef unsigned short elem_t;
 
 #define BLOCK_M 128
 #define BLOCK_N 128
-#define STAGES 2
+#ifndef STAGES
+#define STAGES 2                // K/V ring depth; -DSTAGES=3 fits one block at D = 128 too (hopper.py: smem_bytes)
+#endif
+static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2, 3 or 4");
 #define CONSUMERS 2
 #define THREADS (128 * (CONSUMERS + 1))
 #define PRODUCER_REGS 24
@@ -124,7 +148,9 @@ typedef unsigned short elem_t;
 #define KV_BYTES (BLOCK_N * HEAD_DIM * 2)          // one K (or V) tile
 #define STAGE_BYTES (2 * KV_BYTES)
 #define VT_BOX_BYTES (HEAD_DIM * 128)              // V_KMAJOR: one box {64 keys, HEAD_DIM rows of d}
-#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES))
+#define SINK_BYTES 64                               // rung 05's per-warp sink words (12 warps x 4 B)
+#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES) + SINK_BYTES)
+static_assert(SMEM_BYTES <= 232448, "more shared memory than one sm_90 block may opt in to (227 KiB)");
 
 #if ATTN_FP16
 #define WGMMA_TYPES "f16.f16"
@@ -215,8 +241,11 @@ __device__ __forceinline__ u64 desc_v(u32 sV, int kk)
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// One tile's softmax step on a consumer's 64 x 128 scores (fp32 accumulators, the m64nNk16 layout): mask, online
-// max and sum, O rescaled, P packed into the A fragments of the P V wgmmas.
+// One tile's softmax step on a consumer's 64 x 128 scores (fp32 accumulators, the m64nNk16 layout), in two halves:
+// softmax_scores (mask, online max and sum, P = exp2 in place of S, alpha = the rescale of O) touches neither O nor P's
+// packed registers, so rung 05 runs it while P_{j-1} V_{j-1} still owns them; pack_p (P into the A fragments of the
+// P V wgmmas) waits for that GEMM, and rescale_o (O *= alpha) runs before the next P V is issued. softmax_step is the
+// three back to back (rungs 03, 04).
 // ---------------------------------------------------------------------------------------------------------------------
 struct RowTile {
     int row0;            // first query row of this consumer warpgroup
@@ -226,9 +255,8 @@ struct RowTile {
     float scale_log2;    // sm_scale log2(e)
 };
 
-__device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
-                                             float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
-                                             const RowTile& rt, int n0)
+__device__ __forceinline__ void softmax_scores(float (&sc)[BLOCK_N / 2], float (&m_run)[2], float (&l_run)[2],
+                                               float (&alpha)[2], const RowTile& rt, int n0)
 {
     // ---- masks: keys past S (ragged last tile), keys past the row (causal: the diagonal tile) ----
     if (n0 + BLOCK_N > rt.S || (rt.causal && n0 + BLOCK_N - 1 > rt.row0)) {
@@ -243,14 +271,14 @@ __device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)
         }
     }
 
-    // ---- online softmax: row max over the quad, rescale, exponentiate (exp2, scale folded in) ----
+    // ---- online softmax: row max over the quad, rescale factor, exponentiate (exp2, scale folded in) ----
     float mx[2] = {m_run[0], m_run[1]};
 #pragma unroll
     for (int jj = 0; jj < BLOCK_N / 8; ++jj) {
         mx[0] = fmaxf(mx[0], fmaxf(sc[4 * jj], sc[4 * jj + 1]));
         mx[1] = fmaxf(mx[1], fmaxf(sc[4 * jj + 2], sc[4 * jj + 3]));
     }
-    float msc[2], alpha[2], rs[2] = {0.f, 0.f};
+    float msc[2], rs[2] = {0.f, 0.f};
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
@@ -269,6 +297,12 @@ __device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)
             rs[e >> 1] += p;
         }
     }
+    l_run[0] = l_run[0] * alpha[0] + rs[0];
+    l_run[1] = l_run[1] * alpha[1] + rs[1];
+}
+
+__device__ __forceinline__ void pack_p(const float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4])
+{
 #pragma unroll
     for (int kk = 0; kk < BLOCK_N / 16; ++kk) {     // A fragment of key slice kk = S accumulators 8kk .. 8kk+7
         pa[kk][0] = pack2(pack_t(), sc[8 * kk + 0], sc[8 * kk + 1]);
@@ -276,8 +310,10 @@ __device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)
         pa[kk][2] = pack2(pack_t(), sc[8 * kk + 4], sc[8 * kk + 5]);
         pa[kk][3] = pack2(pack_t(), sc[8 * kk + 6], sc[8 * kk + 7]);
     }
-    l_run[0] = l_run[0] * alpha[0] + rs[0];
-    l_run[1] = l_run[1] * alpha[1] + rs[1];
+}
+
+__device__ __forceinline__ void rescale_o(float (&o)[HEAD_DIM / 2], const float (&alpha)[2])
+{
 #pragma unroll
     for (int jj = 0; jj < HEAD_DIM / 8; ++jj) {
         o[4 * jj + 0] *= alpha[0];
@@ -287,14 +323,32 @@ __device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)
     }
 }
 
+__device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
+                                             float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
+                                             const RowTile& rt, int n0)
+{
+    float alpha[2];
+    softmax_scores(sc, m_run, l_run, alpha, rt, n0);
+    pack_p(sc, pa);
+    rescale_o(o, alpha);
+}
+
+__device__ __forceinline__ void st_shared_f32(u32 addr, float x)
+{
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
+}
+
 // Named barriers 1 and 2 (0 is __syncthreads'), 256 threads: both consumer warpgroups take part in each
 __device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Both rungs: the setup and the producer are the same; PINGPONG picks the consumers' schedule (rung 03: false).
+// All rungs: the setup and the producer are the same; SCHED picks the consumers' schedule.
+#define SCHED_SERIAL 0      // rung 03: GEMM, wait, softmax, GEMM, wait
+#define SCHED_PINGPONG 1    // rung 04: the two consumer warpgroups take turns at the tensor cores
+#define SCHED_OVERLAP 2     // rung 05: inside a warpgroup, softmax_j runs while P_{j-1} V_{j-1} is on the tensor cores
 // ---------------------------------------------------------------------------------------------------------------------
-template <bool PINGPONG>
+template <int SCHED>
 __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                                  elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
                                                  int group, float scale_log2, int causal)
@@ -370,7 +424,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
     const RowTile rt = {m0 + cw * 64, row_a, row_b, quad_col, S, causal, scale_log2};
 
     bool ok = wait_bar(q_full, 0, 0);
-    if (!PINGPONG) {
+    if (SCHED == SCHED_SERIAL) {
         for (int j = 0; ok && j < n_tiles; ++j) {
             const int s = j % STAGES;
             if (!wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0)) {
@@ -400,7 +454,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
             __syncwarp();
             if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + s));   // this warp is done with stage s
         }
-    } else {
+    } else if (SCHED == SCHED_PINGPONG) {
         // Rung 04. Step j issues O += P_{j-1} V_{j-1} and S_j = Q K_j^T together (one GEMM phase), waits, releases
         // stage j-1 and runs softmax_j (step 0: S_0 alone; a last step: P V alone). The two consumer warpgroups
         // take turns at the GEMM phases through named barriers 1 and 2 (bar.sync on its own, bar.arrive on the
@@ -453,6 +507,67 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
         fence_regs(o);
         __syncwarp();
         if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
+    } else {
+        // Rung 05 (FlashAttention-3's intra-warpgroup overlap). Step j issues S_j = Q K_j^T (one commit group),
+        // rescales O by alpha_{j-1} while that runs, issues O += P_{j-1} V_{j-1} (a second group), waits for the
+        // first group only (wgmma.wait_group 1: groups retire in order) and runs softmax_scores on S_j while the
+        // tensor cores still work on P_{j-1} V_{j-1}; then it waits for that GEMM, packs P_j and releases stage j-1.
+        // Invariant: before step j, O holds sum_{i < j-1} P_i V_i scaled to the row max m_{j-2}; O *= alpha_{j-1} =
+        // exp2(m_{j-2} - m_{j-1}) moves it to m_{j-1}, the scale P_{j-1} was computed against. The registers a GEMM
+        // in flight owns (O, P's A fragments) are not touched between its issue and its wait; S's are, after the
+        // wait for the first group. Step 0 is S_0 alone, the last step P V alone (peeled, like rung 04's loop). No
+        // named barriers: the two consumer warpgroups interleave as the warp schedulers see fit.
+        // The sink store: ptxas schedules a wgmma wait like any instruction without operands, and it moved
+        // wait_group 0 up to just after the row max, ahead of every exp2 - no overlap left (seen in the SASS). A
+        // shared-memory store of a value that depends on the whole softmax (the row sums) must stay before the wait
+        // (wgmma reads shared memory), so the exp2s stay between the two waits. One store per warp (lane 0) to its
+        // own word: no thread reads it, no two threads write it.
+        const u32 sink = bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32);
+        float alpha[2];
+        ok = ok && wait_bar(bars + 8, 0, 0);
+        __syncwarp();
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV, kk), kk != 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(sc);
+        softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+        pack_p(sc, pa);
+        for (int j = 1; j < n_tiles; ++j) {
+            const int s = j % STAGES, sp = (j - 1) % STAGES;
+            ok = ok && wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0);
+            __syncwarp();
+            const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
+            wgmma_fence();   // pa was written by the threads
+#pragma unroll
+            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+            wgmma_commit();
+            rescale_o(o, alpha);
+            wgmma_fence();   // o was written by the threads
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
+            wgmma_commit();
+            wgmma_wait<1>();   // S_j is in; P_{j-1} V_{j-1} may still run
+            fence_regs(sc);
+            softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
+            if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);
+            wgmma_wait<0>();
+            fence_regs(o);
+            pack_p(sc, pa);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
+        }
+        const int sl = (n_tiles - 1) % STAGES;
+        rescale_o(o, alpha);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(o);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
     }
     if (!ok) return;   // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is
 
@@ -482,7 +597,7 @@ attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaM
               const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
               int group, float scale_log2, int causal)
 {
-    attention_hopper<false>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+    attention_hopper<SCHED_SERIAL>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -490,5 +605,13 @@ attn_04_wgmma_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_consta
                        const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
                        int Hq, int group, float scale_log2, int causal)
 {
-    attention_hopper<true>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+    attention_hopper<SCHED_PINGPONG>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_05_wgmma_overlap(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+                      const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
+                      int Hq, int group, float scale_log2, int causal)
+{
+    attention_hopper<SCHED_OVERLAP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
 }
