@@ -30,6 +30,10 @@ def add_arguments(p) -> None:
     p.add_argument("--compile-report", action=argparse.BooleanOptionalAction, default=None,
                    help="compile the Triton flash kernels for --arch ahead of time and show their resources "
                         "(default: on without a GPU unless --quick; the CUDA C table is always shown)")
+    p.add_argument("--tune", action="store_true",
+                   help="(GPU) time the Triton forward and backward candidates at the target shapes, check each "
+                        "winner against float64, and record this GPU's winners (results/<gpu>/"
+                        "phase4_lab06_attention_tuned.json), which the wrappers then use")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -560,6 +564,59 @@ def _sample_compare(got, ref, dtype: str, heads: int = 2) -> check.Comparison:
                          L.tolerance(None, dtype))
 
 
+def _config_label(kind: str, d: int, causal: bool, dtype: str) -> str:
+    """What the wrappers used: this run's tuning, this GPU's record, or the default - and the config."""
+    key = (kind, d, bool(causal), dtype)
+    src = "tuned in this run" if key in L.TUNED else "recorded" if L.tuned_config(*key) else "default"
+    return f"{src}: {L.config_for(*key)}"
+
+
+def tune(ctx) -> lab.Result:
+    """--tune: FWD_CANDIDATES / BWD_CANDIDATES timed at each Triton target's shape (one timing per candidate, as the
+    benchmark's own tuning does), the fastest checked against float64 on sampled heads (a wrong one is dropped and
+    the next fastest checked), and the winners recorded for this GPU in results/<gpu>/phase4_lab06_attention_tuned
+    .json, which flash_attn_fwd / flash_attn_bwd read when no config is passed."""
+    from common import tuned
+
+    rows, winners, checks = [], {}, []
+    for label, kind, shape, causal, _peer, _goal in TARGETS:
+        b, h, s, d = shape
+        dtype = "bfloat16"
+        cands = FWD_CANDIDATES.get(d, []) if kind == "fwd" else BWD_CANDIDATES.get(d, [])
+        print(f"tuning {label} B{b} H{h} S{s} D{d}: {len(cands)} candidates", flush=True)
+        q, k, v, do = (_randn(shape, dtype, 100 + i) for i in range(4))
+        o, lse = L.flash_attn_fwd(q, k, v, causal, config=L.fwd_default_gpu(d, causal))
+        r = tune_configs(kind, shape, causal, dtype, (q, k, v, do, o, lse), cands)
+        rows += r
+        ref = _naive_torch_heads(q, k, v, causal, do if kind == "bwd" else None)
+        for cand in sorted((x for x in r if x["ms"] is not None), key=lambda x: x["ms"]):
+            cfg = cand["config"]
+            if kind == "fwd":
+                got, _ = L.flash_attn_fwd(q, k, v, causal, config=cfg)
+                c = _sample_compare(got, ref, dtype)
+            else:
+                cs = [_sample_compare(g, rr, dtype) for g, rr in
+                      zip(L.flash_attn_bwd(do, q, k, v, o, lse, causal, config=cfg), ref)]
+                c = next((x for x in cs if not x.ok), cs[0])
+            checks.append({"case": label, "config": str(cfg), "ms": cand["ms"], "check": "ok" if c.ok else c.message})
+            if c.ok:
+                winners[L.record_key(kind, d, causal, dtype)] = L.check_tuned_config(kind, cfg)
+                break
+        L.TUNED.pop((kind, d, causal, dtype), None)     # the record, not this process's pick, is what is used now
+        del q, k, v, do, o, lse
+    tuned.forget()
+    print("winners: " + "; ".join(f"{k_}: {v_}" for k_, v_ in winners.items()) + " (recorded; used from now on)")
+    return lab.Result(rows=rows, name=L.TUNED_RECORD,
+                      meta=dict(winner=winners, checks=checks, device=device.info().as_dict(),
+                                shapes={t[0]: list(t[2]) for t in TARGETS}),
+                      tables=[([dict(r_, config=str(r_["config"])) for r_ in rows],
+                               ["kind", "shape", "causal", "config", "ms", "tflops", "error"],
+                               "Tuning at the target shapes (one timing per candidate)"),
+                              (checks, None, "The winners, fastest first, checked against float64 on sampled heads "
+                                             "until one passed")],
+                      ok=len(winners) == len(TARGETS))
+
+
 def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], list[dict], list[dict]]:
     """The four targets: the Triton flash kernels (tuned first unless --quick), the SDPA backends and the CUDA C
     forward in interleaved rounds, each checked at the benchmark shape on sampled heads."""
@@ -619,7 +676,7 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             rows.append(report.row(L.LAB, f"{name} {kind}", impl, shape, dtype, t, flops=flops, part=label,
                                    case=label, causal=causal,
                                    vs_peer=ts[peer].median_ms / t.median_ms if peer in ts else None,
-                                   config=str(L.TUNED.get((kind, d, causal, dtype), "default"))
+                                   config=_config_label(kind, d, causal, dtype)
                                    if impl == "triton" else "",
                                    check=("ok" if c.ok else c.message) if impl == "triton" else
                                    ("ok" if hc[name].ok else hc[name].message) if name in (hc or {}) else ""))

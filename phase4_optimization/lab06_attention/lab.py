@@ -71,7 +71,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab
+from common import arrays, check, cuda, device, lab, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel,
@@ -325,9 +325,76 @@ def bwd_default_gpu(d: int) -> dict:
     return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 2}
 
 
-# Configs picked by bench.tune_configs() at a shape: {("fwd" | "bwd", D, causal, dtype): config}; the wrappers use
-# them.
+# Configs picked by bench.tune_configs() at a shape in this process: {("fwd" | "bwd", D, causal, dtype): config};
+# the wrappers use them first.
 TUNED: dict = {}
+
+# Tuning record: `--tune` (bench.tune) times FWD_CANDIDATES / BWD_CANDIDATES at the target shapes, checks each winner
+# against float64 on sampled heads, and records them in results/<gpu>/phase4_lab06_attention_tuned.json as
+# {"fwd D128 full bfloat16": config, "fwd D128 causal bfloat16": ..., "bwd ...": ...}. On that GPU the wrappers use
+# a recorded winner for the same kind, head dim, mask and dtype (any B, H, S); elsewhere, and for anything not
+# recorded, the defaults above. A config is the dict bench.FWD_CANDIDATES / BWD_CANDIDATES hold.
+TUNED_RECORD = LAB + "_tuned"
+_FWD_KEYS, _BWD_KEYS = {"BLOCK_M", "BLOCK_N"}, {"BLOCK_M1", "BLOCK_N1", "BLOCK_M2", "BLOCK_N2"}
+_FWD_FLAGS = {"TMA", "WS", "PIPE"}
+
+
+def record_key(kind: str, d: int, causal: bool, dtype: str) -> str:
+    return f"{kind} D{int(d)} {'causal' if causal else 'full'} {dtype}"
+
+
+def check_tuned_config(kind: str, cfg: dict) -> dict:
+    """A valid forward / backward config (normalized: ints and bools), or ValueError / KeyError / TypeError."""
+    if kind not in ("fwd", "bwd"):
+        raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
+    blocks = _FWD_KEYS if kind == "fwd" else _BWD_KEYS
+    flags = _FWD_FLAGS if kind == "fwd" else set()
+    extra = sorted(set(cfg) - blocks - flags - {"num_warps", "num_stages"})
+    if extra:
+        raise ValueError(f"unknown {kind} config keys {extra}")
+    out = {}
+    for key in sorted(blocks):
+        v = int(cfg[key])
+        if not 16 <= v <= 256 or v & (v - 1):
+            raise ValueError(f"{key} must be a power of two in 16..256, got {v}")
+        out[key] = v
+    out["num_warps"] = int(cfg["num_warps"])
+    out["num_stages"] = int(cfg["num_stages"])
+    if out["num_warps"] not in (4, 8, 16) or not 1 <= out["num_stages"] <= 6:
+        raise ValueError(f"num_warps {out['num_warps']} (4, 8 or 16) / num_stages {out['num_stages']} (1..6)")
+    for f in sorted(flags & set(cfg)):
+        if not isinstance(cfg[f], bool):
+            raise TypeError(f"{f} must be true or false, got {cfg[f]!r}")
+        if cfg[f]:
+            out[f] = True
+    _check_config(kind, out)
+    return out
+
+
+def _check_winners(w: dict) -> dict:
+    return {str(k): check_tuned_config(str(k).split()[0], v) for k, v in w.items()}
+
+
+def tuned_config(kind: str, d: int, causal: bool, dtype: str) -> dict | None:
+    """This GPU's recorded winner for the kind, head dim, mask and dtype, or None (the interpreter never uses one)."""
+    if INTERPRETER:
+        return None
+    winners, _ = tuned.record(TUNED_RECORD, _check_winners)
+    return (winners or {}).get(record_key(kind, d, causal, dtype))
+
+
+def tuned_source() -> str:
+    return "interpreter tiles" if INTERPRETER else tuned.record(TUNED_RECORD, _check_winners)[1]
+
+
+def config_for(kind: str, d: int, causal: bool, dtype: str) -> dict:
+    """The config a wrapper uses when none is passed: this process's tuning, else this GPU's record, else the
+    default."""
+    key = (kind, d, bool(causal), dtype)
+    cfg = TUNED.get(key) or tuned_config(*key)
+    if cfg:
+        return dict(cfg)
+    return fwd_default(d, bool(causal)) if kind == "fwd" else bwd_default(d)
 
 
 def _check_config(kind: str, cfg: dict) -> None:
@@ -471,9 +538,12 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     o_out, lse_out = (None, None) if out is None else out
     o = _out(o_out, (a.b, a.hq, a.sq, a.d), a.dtype, q, "out[0] (o)", strided=True)
     lse = _out(lse_out, (a.b, a.hq, a.sq), "float32", q, "out[1] (lse)")
-    cfg = dict(config or TUNED.get(("fwd", a.d, bool(causal), a.dtype)) or fwd_default(a.d, bool(causal)))
+    cfg = dict(config) if config else config_for("fwd", a.d, bool(causal), a.dtype)
     _check_config("fwd", cfg)
-    tma = bool(cfg.get("TMA")) and fwd_tma_ok(k, v)
+    # TMA descriptors are built on the device in scratch memory Triton asks torch for at launch; inside a CUDA graph
+    # capture (lab 4.7 times its stages that way) that allocation would be recorded into the graph, so a capture
+    # takes the pointer loads: the same result, without the copy engine
+    tma = bool(cfg.get("TMA")) and fwd_tma_ok(k, v) and not _capturing()
     if tma:
         _tma_scratch_allocator()
     grid = (triton.cdiv(a.sq, cfg["BLOCK_M"]), a.b * a.hq)
@@ -492,6 +562,14 @@ def fwd_tma_ok(k, v) -> bool:
         return True                   # the interpreter models the descriptor, alignment aside
     elt = k.element_size()
     return all(x.data_ptr() % 16 == 0 and all(st * elt % 16 == 0 for st in x.stride()[:3]) for x in (k, v))
+
+
+def _capturing() -> bool:
+    if INTERPRETER:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_current_stream_capturing())
 
 
 @functools.cache
@@ -527,7 +605,7 @@ def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | 
     dq = _out(dq_o, (b, h, s, d), dt, q, "out[0] (dq)")
     dk = _out(dk_o, (b, a.hkv, a.sk, d), dt, q, "out[1] (dk)")
     dv = _out(dv_o, (b, a.hkv, a.sk, d), dt, q, "out[2] (dv)")
-    cfg = dict(config or TUNED.get(("bwd", d, bool(causal), dt)) or bwd_default(d))
+    cfg = dict(config) if config else config_for("bwd", d, bool(causal), dt)
     _check_config("bwd", cfg)
     delta = arrays.empty((b, h, s), "float32", q)
     pre_m = 128 if not INTERPRETER else 32
