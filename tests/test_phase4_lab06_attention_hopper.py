@@ -75,7 +75,7 @@ def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build, kernel):
     assert all(("tnspB" in s) != vk for s in pv), pv       # V read MN-major in place unless V_KMAJOR
     if dt == "bfloat16":
         assert all(".BF16" in s for s in hgmma), hgmma
-    assert sum("UTMALDG.3D" in s for s in sass) >= 3, "no 3-D TMA loads (UTMALDG.3D) in the SASS"
+    assert sum("UTMALDG.4D" in s for s in sass) >= 3, "no 4-D TMA loads (UTMALDG.4D) in the SASS"
     assert any("SYNCS.ARRIVE.TRANS64" in s for s in sass), "no mbarrier arrive in the SASS"
     assert any("SYNCS.PHASECHK" in s for s in sass), "no mbarrier wait in the SASS"
     assert any("USETMAXREG.DEALLOC" in s and hex(hp.PRODUCER_REGS) in s for s in sass), "no setmaxnreg.dec"
@@ -171,6 +171,34 @@ def test_layout_model_catches_descriptor_bugs(monkeypatch, mutation):
     assert hp.simulate_operands(128, False) != []
 
 
+@pytest.mark.parametrize("rows", [hp.BLOCK_M])
+def test_tensor_map_geometry_reads_a_qkv_view(rows):
+    """The 4-D map the host encodes, applied by a NumPy model of TMA's box copy: over q, k, v as views into one
+    (B, S, 3, H, D) buffer (lab 4.7's QKV projection output), a box at (d0, head, s0, batch) is exactly that head's
+    rows s0 .. s0 + rows - 1, columns d0 .. d0 + 63, zero past S - and the same for a contiguous (B, H, S, D) tensor."""
+    b, s, h, d = 2, 200, 3, 128
+    buf = np.arange(b * s * 3 * h * d, dtype=np.int64).reshape(b, s, 3, h, d) + 1
+    for which in range(3):
+        view = buf[:, :, which].transpose(0, 2, 1, 3)                         # (B, H, S, D)
+        st = tuple(x // buf.itemsize for x in view.strides)
+        dims, sbytes, box = hp.map_geometry(view.shape, st, 2, rows)
+        assert dims == (d, h, s, b) and box == (64, 1, rows, 1)
+        offset = which * h * d
+        for d0, head, s0, bat in ((0, 0, 0, 0), (64, 2, 128, 1), (0, 1, 128, 0)):
+            got = hp.model_box(buf.ravel(), offset, dims, tuple(x // 2 for x in sbytes), box, (d0, head, s0, bat))
+            want = np.zeros((rows, 64), np.int64)
+            part = view[bat, head, s0:s0 + rows, d0:d0 + 64]
+            want[:part.shape[0]] = part
+            assert np.array_equal(got.reshape(rows, 64), want), (which, d0, head, s0, bat)
+    contiguous = np.ascontiguousarray(buf[:, :, 0].transpose(0, 2, 1, 3))
+    dims, sbytes, box = hp.map_geometry(contiguous.shape, tuple(x // 8 for x in contiguous.strides), 2, rows)
+    assert sbytes == (s * d * 2, d * 2, h * s * d * 2)
+    got = hp.model_box(contiguous.ravel(), 0, dims, tuple(x // 2 for x in sbytes), box, (64, 1, 0, 1))
+    assert np.array_equal(got.reshape(rows, 64), contiguous[1, 1, :rows, 64:])
+    with pytest.raises(ValueError, match="last dimension"):
+        hp.map_geometry((1, 1, 4, 64), (256, 256, 1, 4), 2, rows)
+
+
 def test_accumulator_layout_covers_the_tile_once():
     for n in (64, 128):
         row, col = hp.accumulator_owner(n)
@@ -256,9 +284,13 @@ def test_validation_names_the_argument():
         hp.flash_attn_hopper(q, q, q, causal=1)
     with pytest.raises(ValueError, match="sm_scale"):
         hp.flash_attn_hopper(q, q, q, sm_scale=-1.0)
-    nc = torch.zeros((1, 16, 4, 128), dtype=torch.bfloat16).transpose(1, 2)
-    with pytest.raises(ValueError, match="q: expected a contiguous"):
-        hp.flash_attn_hopper(nc, q, q)
+    view = torch.zeros((1, 16, 4, 128), dtype=torch.bfloat16).transpose(1, 2)     # a (B, S, H, D) buffer: fine,
+    with pytest.raises(TypeError, match="q: expected a GPU array"):                # only not on the GPU
+        hp.flash_attn_hopper(view, q, q)
+    with pytest.raises(ValueError, match="q: the last dimension must be contiguous"):
+        hp.flash_attn_hopper(torch.zeros((1, 4, 128, 16), dtype=torch.bfloat16).transpose(2, 3), q, q)
+    with pytest.raises(ValueError, match="k: strides .* multiples of 8"):
+        hp.flash_attn_hopper(q, torch.zeros((1, 4, 16, 132), dtype=torch.bfloat16)[..., :128], q)
     with pytest.raises(TypeError, match="q: expected a GPU array"):
         hp.flash_attn_hopper(q, q, q)
     with pytest.raises(TypeError, match="q: expected a torch or cupy array"):
@@ -356,6 +388,32 @@ def test_gpu_lab_check_cases_as_a_variant(case):
     _need_hopper()
     size, dtype = case
     c = common_lab.run_variant(att, att.HOPPER_VARIANT, size, dtype, check.rng(11))
+    assert c.ok, c.message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
+@pytest.mark.parametrize("b,s,h,d,causal", [(2, 300, 3, 128, True), (1, 129, 2, 64, False), (1, 1, 1, 128, True)])
+def test_gpu_strided_qkv_views_and_output(kernel, b, s, h, d, causal):
+    """Lab 4.7's layout: q, k, v as views into one (B, S, 3, H, D) buffer, O written through a (B, H, S, D) view of a
+    (B, S, H, D) buffer poisoned first - no copies, and every element of that buffer written, against float64."""
+    _need_hopper()
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(s + d)
+    qkv = torch.randn((b, s, 3, h, d), generator=g, device="cuda").to(torch.bfloat16)
+    q, k, v = (qkv[:, :, i].permute(0, 2, 1, 3) for i in range(3))
+    obuf = torch.full((b, s, h, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    lse = torch.full((b, h, s), float("nan"), device="cuda")
+    hp.flash_attn_hopper(q, k, v, causal=causal, out=obuf.permute(0, 2, 1, 3), lse=lse, kernel=kernel)
+    torch.cuda.synchronize()
+    assert not torch.isnan(obuf).any(), "unwritten output elements"
+    q64, k64, v64 = (x.float().cpu().numpy().astype(np.float64) for x in (q, k, v))
+    o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)
+    c = check.compare(obuf.permute(0, 2, 1, 3).float().cpu().numpy(), o_ref, "bfloat16",
+                      att.tolerance((b, h, s, d, causal), "bfloat16"))
+    assert c.ok, c.message
+    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL)
     assert c.ok, c.message
 
 

@@ -184,7 +184,8 @@ def test_block_takes_other_head_dims(size):
 
 
 @pytest.mark.parametrize("where", ["last", "middle"])
-def test_a_nan_token_poisons_later_tokens_only(where):
+@pytest.mark.parametrize("variant", [0, 1])
+def test_a_nan_token_poisons_later_tokens_only(where, variant):
     """The documented pattern: a non-finite token t reaches the tokens >= t of its sequence (through attention) and
     no earlier one - in the float64 reference (which must not multiply the masked zeros of P by t's NaN value row)
     and in our block (whose flash kernel zeroes a non-finite V row of the diagonal tile for the P V product and
@@ -199,8 +200,47 @@ def test_a_nan_token_poisons_later_tokens_only(where):
     x[0, t, 0] = float("nan")
     ref = tb.reference(*[lab._np64(a) for a in (x, *rest)])
     assert np.isnan(ref[:, t:]).all() and np.isfinite(ref[:, :t]).all(), "reference: NaN from token t on, only"
-    ours = tb.VARIANTS[0]
+    ours = tb.VARIANTS[variant]
     skip_unless_available(ours)
     out = check.poisoned(ref.shape, dtype, x)
-    check.assert_close(ours.fn(x, *rest, out=out), ref, dtype, tb.tolerance(size, dtype),
-                       what=f"NaN/Inf at token {t}")
+    y = ours.fn(x, *rest, out=out)
+    if tb.BlockPlan(x, *rest).attention != "hopper" or variant == 1:
+        check.assert_close(y, ref, dtype, tb.tolerance(size, dtype), what=f"NaN/Inf at token {t}")
+        return
+    # lab 4.6's Hopper forward (FlashAttention-3's and cuDNN's behaviour): a non-finite V row is multiplied by the
+    # zero P of the masked rows too, inside the P V wgmma, so the token reaches every row of its 128-row diagonal
+    # tile; rows of earlier tiles stay finite and right, rows from t on are NaN. Here t's tile starts at row 0, so a
+    # longer sequence with t in its second tile shows the first tile untouched.
+    got = lab._np64(y)
+    assert np.isnan(got[:, t:]).all() and np.isfinite(got[:, :t // 128 * 128]).all()
+    size = (2, 300, 64, 1)
+    x, *rest = tb.make_inputs(size, dtype, np.random.default_rng(12), lab.where())
+    t = 200 if where == "last" else 150
+    x[1, t, 5] = float("inf")
+    x[0, t, 0] = float("nan")
+    ref = tb.reference(*[lab._np64(a) for a in (x, *rest)])
+    y = lab._np64(ours.fn(x, *rest, out=check.poisoned(ref.shape, dtype, x)))
+    assert np.isnan(y[:, t:]).all() and np.isfinite(y[:, :128]).all()
+    check.assert_close(y[:, :128], ref[:, :128], dtype, tb.tolerance(size, dtype), what="the tile before t's")
+
+
+def test_attention_choice():
+    """auto takes lab 4.6's Hopper forward only where it runs (an sm_90 GPU, D 64 or 128, the input on the GPU);
+    asking for it elsewhere says why; an unknown choice is refused by name."""
+    from common import lab
+
+    x, *rest = tb.make_inputs((1, 5, 128, 2), "bfloat16", np.random.default_rng(0), lab.where())
+    hopper_here = tb._hopper().unavailable_reason() is None
+    assert tb.resolve_attention("auto", 64, x) == ("hopper" if hopper_here else "triton")
+    assert tb.resolve_attention("triton", 64, x) == "triton"
+    assert tb.resolve_attention("auto", 96, x) == "triton"            # a head dim only the Triton kernel takes
+    if not hopper_here:
+        with pytest.raises(ValueError, match="attention: the Hopper kernel cannot run here"):
+            tb.resolve_attention("hopper", 64, x)
+    with pytest.raises(ValueError, match="attention: expected one of"):
+        tb.resolve_attention("flash", 64, x)
+    with pytest.raises(ValueError, match="attention: expected one of"):
+        tb.BlockPlan(x, *rest, attention="flash")
+    plan = tb.BlockPlan(x, *rest)
+    assert plan.attention in ("hopper", "triton")
+    assert (plan.attention_alternative is not None) == (plan.attention == "hopper")

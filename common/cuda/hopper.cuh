@@ -92,6 +92,17 @@ __device__ __forceinline__ void tma_load_3d(hop_u32 dst, const TmaMap* map, int 
         : "memory");
 }
 
+// The same for a 4-D tensor (lab 4.6: (D, heads, S, batch), whose strides need not grow from dim to dim)
+__device__ __forceinline__ void tma_load_4d(hop_u32 dst, const TmaMap* map, int c0, int c1, int c2, int c3,
+                                            hop_u32 bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+        "[%6];"
+        ::"r"(dst), "l"((hop_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // wgmma
 // ---------------------------------------------------------------------------------------------------------------------

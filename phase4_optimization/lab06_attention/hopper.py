@@ -4,8 +4,9 @@ rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own pr
 stages deep (a build option).
 
 A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
-shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 3-D, (D, S, heads),
-so that a tile reaching past S is zero-filled inside its own head. lab.py's HOPPER_VARIANT calls
+shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 4-D, (D, H, S, B),
+built from the arrays' strides, so that a tile reaching past S is zero-filled inside its own head and a view into a
+QKV projection's output is read in place. lab.py's HOPPER_VARIANT calls
 flash_attn_hopper (rung 03 unless told); bench.py times every rung at both ring depths (BENCH_BUILDS) against SDPA's
 cuDNN backend.
 
@@ -27,8 +28,10 @@ The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
 for rung 04, 1.05-1.15x rung 03 for rung 05; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
 
-Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query), contiguous, 16-byte aligned,
-bf16 (torch tensors) or fp16 (torch or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd).
+Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query): any views with a contiguous
+last dim whose start and other strides are whole 16-byte units (check_tma_view), bf16 (torch tensors) or fp16 (torch
+or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd). out: any (B, Hq, S, D) view with a
+contiguous last dim (its strides go to the kernel).
 
 Run: python -m phase4_optimization.lab06_attention.hopper --check   (small cases against float64 on an sm_90 GPU,
 printing per case the max error and, for a failing case, where it fails; --help for the options).
@@ -300,35 +303,76 @@ def hang_report(reset: bool = True) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Tensor maps: 3-D (D, S, heads) through cuTensorMapEncodeTiled
+# Tensor maps: 4-D (D, H, S, B) through cuTensorMapEncodeTiled
 # ---------------------------------------------------------------------------------------------------------------------
-def encode_tensor_map_3d(ptr: int, dtype: str, dims: tuple[int, int, int], strides_bytes: tuple[int, int],
-                         box: tuple[int, int], name: str) -> np.ndarray:
-    """A 128-byte CUtensorMap for a 3-D array, dims innermost first, strides (in bytes) of dims 1 and 2, box
-    (inner, rows) x 1, 128B swizzle, zero fill out of bounds."""
+def encode_tensor_map(ptr: int, dtype: str, dims: tuple[int, ...], strides_bytes: tuple[int, ...],
+                      box: tuple[int, ...], name: str) -> np.ndarray:
+    """A 128-byte CUtensorMap for an N-D array (N = len(dims), 2..5), dims innermost first, the byte strides of dims
+    1 .. N-1 (in any order of size: a view's strides need not grow), the box per dim (the first 64 16-bit elements =
+    128 bytes, the others <= 256), 128B swizzle, zero fill out of bounds."""
+    rank = len(dims)
+    if not 2 <= rank <= 5 or len(strides_bytes) != rank - 1 or len(box) != rank:
+        raise ValueError(f"{name}: a rank-{rank} map needs {rank - 1} strides and {rank} box sizes, got "
+                         f"{strides_bytes}, {box}")
     if ptr % 16:
         raise ValueError(f"{name}: TMA needs a 16-byte aligned base address, got 0x{ptr:x}")
-    for s in strides_bytes:
-        if s % 16 or s >= 1 << 40:
-            raise ValueError(f"{name}: TMA strides must be multiples of 16 bytes below 2^40, got {strides_bytes}")
-    if box[0] * 2 != 128 or not 1 <= box[1] <= 256:
+    for s_ in strides_bytes:
+        if s_ % 16 or not 0 < s_ < 1 << 40:
+            raise ValueError(f"{name}: TMA strides must be multiples of 16 bytes in (0, 2^40), got {strides_bytes}")
+    if box[0] * 2 != 128 or not all(1 <= b <= 256 for b in box[1:]):
         raise ValueError(f"{name}: box {box} breaks the kernel's layout (64 16-bit elements, <= 256 rows)")
+    if not all(1 <= d_ <= 1 << 32 for d_ in dims):
+        raise ValueError(f"{name}: dims {dims} must be in 1 .. 2^32")
     fn, why = wg._encode_fn()
     if fn is None:
         raise RuntimeError(why)
     raw = np.zeros(128 + 64, np.uint8)
     off = (-raw.ctypes.data) % 64
     buf = raw[off:off + 128]
-    cdims = (ctypes.c_uint64 * 3)(*dims)
-    cstrides = (ctypes.c_uint64 * 2)(*strides_bytes)
-    cbox = (ctypes.c_uint32 * 3)(box[0], box[1], 1)
-    estr = (ctypes.c_uint32 * 3)(1, 1, 1)
-    res = fn(buf.ctypes.data, wg.TMA_DTYPE[dtype], 3, ctypes.c_void_p(ptr), cdims, cstrides, cbox, estr,
+    cdims = (ctypes.c_uint64 * rank)(*dims)
+    cstrides = (ctypes.c_uint64 * (rank - 1))(*strides_bytes)
+    cbox = (ctypes.c_uint32 * rank)(*box)
+    estr = (ctypes.c_uint32 * rank)(*([1] * rank))
+    res = fn(buf.ctypes.data, wg.TMA_DTYPE[dtype], rank, ctypes.c_void_p(ptr), cdims, cstrides, cbox, estr,
              wg.TMA_INTERLEAVE_NONE, wg.TMA_SWIZZLE_128B, wg.TMA_L2_PROMOTION_256B, wg.TMA_OOB_FILL_ZERO)
     if res != 0:
         raise RuntimeError(f"{name}: cuTensorMapEncodeTiled failed with CUresult {res} (dims {dims}, strides "
                            f"{strides_bytes}, box {box})")
     return buf
+
+
+def map_geometry(shape, strides, elt: int, rows: int):
+    """(dims, byte strides, box) of the kernel's 4-D map over a (B, H, S, D) view with these element strides: dims
+    (D, H, S, B) innermost first, box {64, 1, rows, 1}: 128 bytes of `rows` consecutive rows of one head - in shared
+    memory the same layout as a 2-D {64, rows} box. A contiguous tensor and a view into a QKV projection's (B, S, 3,
+    H, D) output differ only in the strides."""
+    b, h, s, d = (int(x) for x in shape)
+    sb, sh, ss, sd = (int(x) for x in strides)
+    if sd != 1:
+        raise ValueError("the last dimension must be contiguous")
+    return (d, h, s, b), (sh * elt, ss * elt, sb * elt), (64, 1, rows, 1)
+
+
+def vt_map_geometry(b: int, h: int, d: int, s_pad: int, elt: int):
+    """The same for V^T (B, H, D, S_pad), contiguous (the V_KMAJOR fallback): dims (S_pad, D, H, B), box {64 keys, D
+    rows of d, 1, 1}."""
+    return (s_pad, d, h, b), (s_pad * elt, d * s_pad * elt, h * d * s_pad * elt), (64, d, 1, 1)
+
+
+def model_box(base: np.ndarray, offset: int, dims, strides_elems, box, coords) -> np.ndarray:
+    """What TMA copies for one box, in NumPy: the elements of a flat buffer `base` at `offset` + sum(coord_i
+    stride_i) over the box, dims innermost first, zero where a coordinate falls outside its dim; returned with the
+    outermost box dim first (the order the rows land in shared memory)."""
+    idx = np.zeros((), np.int64)
+    ok = np.ones((), bool)
+    for i, (n, st, bx, c) in enumerate(zip(dims, (1,) + tuple(strides_elems), box, coords)):
+        r = c + np.arange(bx)
+        shape = [1] * len(dims)
+        shape[len(dims) - 1 - i] = bx
+        idx = idx + (np.minimum(r, n - 1) * st).reshape(shape)
+        ok = ok & (r < n).reshape(shape)
+    out = np.where(ok, base[offset + idx], 0)
+    return out.reshape([x for x in reversed(box)])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -359,10 +403,41 @@ def check_inputs(q, k, v, causal, sm_scale):
     if dt == "bfloat16" and arrays.library(q) != "torch":
         raise TypeError("q: bfloat16 arrays must be torch tensors (CuPy has no bfloat16)")
     b, _, s, d, scale = L._check_dims_and_flags(q, causal, sm_scale, head_dims=HEAD_DIMS)
-    L.check_qkv_placement(q, k, v, "TMA's rule for a tensor's base address")
-    if b * hq * s * d >= 2**31:
-        raise ValueError(f"q: {b * hq * s * d} elements; the kernel's row index b*h*S is 32-bit (limit 2^31)")
+    check_tma_view(q, k, v)
     return b, hq, hkv, s, d, dt, scale
+
+
+def _strides(x) -> tuple[int, ...]:
+    """Element strides of a torch or CuPy array."""
+    if arrays.library(x) == "torch":
+        return tuple(int(v_) for v_ in x.stride())
+    return tuple(int(v_) // x.itemsize for v_ in x.strides)
+
+
+def tma_ready(x):
+    """x itself when a tensor map can read it in place (check_tma_view's stride rules), else a contiguous copy."""
+    st = _strides(x)
+    ok = st[3] == 1 and all(v_ > 0 and v_ * 2 % 16 == 0 for v_ in st[:3]) and arrays.aligned(x, 16)
+    return x if ok else x.contiguous()
+
+
+def check_tma_view(*named, names=("q", "k", "v")) -> None:
+    """What a TMA tensor map asks of a (B, H, S, D) array: on the GPU, the last dimension contiguous, the start and the
+    other three strides whole 16-byte units (so a view into a QKV projection's output is fine, a transpose of D is
+    not); ValueError / TypeError naming the argument."""
+    for name, x in zip(names, named):
+        st = _strides(x)
+        if st[3] != 1:
+            raise ValueError(f"{name}: the last dimension must be contiguous (strides {st}); pass x.contiguous()")
+        if any(v_ * 2 % 16 for v_ in st[:3]) or any(v_ <= 0 for v_ in st[:3]):
+            raise ValueError(f"{name}: strides {st} (elements) must be positive multiples of 8 (TMA's 16-byte "
+                             "rule); pass x.contiguous()")
+    for name, x in zip(names, named):
+        if not arrays.on_device(x):
+            raise TypeError(f"{name}: expected a GPU array, got a host array; move it first with x.cuda()")
+    for name, x in zip(names, named):
+        if not arrays.aligned(x, 16):
+            raise ValueError(f"{name}: the data must start 16-byte aligned (TMA's rule for a tensor's base address)")
 
 
 def _stream_ptr(x) -> int:
@@ -395,8 +470,9 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
                       kernel: str = DEFAULT_KERNEL, stages: int | None = None):
     """Attention forward by the Hopper kernels: (o, lse), o like q, lse (B, Hq, S) float32, natural log.
 
-    q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, contiguous, 16-byte aligned, bf16 (torch) or fp16, D in
-    {64, 128}. out= / lse=: arrays to fill. kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong) or "05"
+    q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, views TMA can read in place (check_tma_view), bf16
+    (torch) or fp16, D in {64, 128}. out= / lse=: arrays to fill (out any view with a contiguous last dim, lse
+    contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong) or "05"
     (attn_05_wgmma_overlap). stages: the K/V ring's depth, 2 or 3 (default DEFAULT_STAGES[kernel]).
     v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
     copy of V.
@@ -410,34 +486,43 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
     why = unavailable_reason()
     if why:
         raise RuntimeError(f"flash_attn_hopper cannot run here: {why}")
-    out = arrays.check_out(out, (b, hq, s, d), dt, q)
+    if out is None:
+        out = arrays.check_out(out, (b, hq, s, d), dt, q)
+    else:                                   # any (B, H, S, D) view with a contiguous last dim: strides go to the kernel
+        arrays.check_array("out", out, dtypes=(dt,), ndim=4, device=True, contiguous=False, libs=(arrays.library(q),))
+        if tuple(out.shape) != (b, hq, s, d):
+            raise ValueError(f"out: expected shape {(b, hq, s, d)}, got {tuple(out.shape)}")
     lse = arrays.check_out(lse, (b, hq, s), "float32", q, name="lse")
-    for name, x in (("out", out), ("lse", lse)):
-        if not arrays.is_contiguous(x) or not arrays.aligned(x, 16):
-            raise ValueError(f"{name}: expected a contiguous array starting on a 16-byte boundary")
-    row = d * 2
-    map_q = encode_tensor_map_3d(arrays.ptr(q), dt, (d, s, b * hq), (row, s * row), (64, BLOCK_M), "q")
-    map_k = encode_tensor_map_3d(arrays.ptr(k), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "k")
-    if v_kmajor:
-        # the copy is freed when this function returns; both allocators hand its memory out again only in the order
-        # of the current stream, after the kernel
-        vt, s_pad = _transposed_v(v, b, hkv, s, d)
-        map_v = encode_tensor_map_3d(arrays.ptr(vt), dt, (s, d, b * hkv), (s_pad * 2, d * s_pad * 2), (64, d), "v")
-    else:
-        map_v = encode_tensor_map_3d(arrays.ptr(v), dt, (d, s, b * hkv), (row, s * row), (64, BLOCK_N), "v")
-    _launch(kernel, d, dt, bool(v_kmajor), (map_q, map_k, map_v), out, lse, s, hq, hq // hkv, scale, bool(causal),
-            stages)
+    if not arrays.is_contiguous(lse):
+        raise ValueError("lse: expected a contiguous array")
+    o_st = _strides(out)
+    if o_st[3] != 1 or any(v_ % 2 for v_ in o_st[:3]) or not arrays.aligned(out, 4):
+        raise ValueError(f"out: the last dimension must be contiguous and the other strides {o_st} even, starting "
+                         "4-byte aligned (the kernel stores pairs of elements)")
+    maps = []
+    for name, x, rows in (("q", q, BLOCK_M), ("k", k, BLOCK_N), ("v", v, BLOCK_N)):
+        if name == "v" and v_kmajor:
+            # the copy is freed when this function returns; both allocators hand its memory out again only in the
+            # order of the current stream, after the kernel
+            vt, s_pad = _transposed_v(v, b, hkv, s, d)
+            maps.append(encode_tensor_map(arrays.ptr(vt), dt, *vt_map_geometry(b, hkv, d, s_pad, 2), "v"))
+        else:
+            maps.append(encode_tensor_map(arrays.ptr(x), dt, *map_geometry(x.shape, _strides(x), 2, rows),
+                                          name))
+    _launch(kernel, d, dt, bool(v_kmajor), maps, out, lse, s, hq, hq // hkv, scale, bool(causal), stages, o_st)
     return out, lse
 
 
-def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages=STAGES):
+def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages, o_strides):
     from cupy_backends.cuda.api import driver
 
     fn = _function(kernel, d, dt, v_kmajor, stages)
     b_h = int(out.shape[0]) * hq
     args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s), ctypes.c_int32(hq),
-            ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal))]
-    ptrs = (ctypes.c_void_p * 10)(*[m.ctypes.data for m in maps], *[ctypes.addressof(x) for x in args])
+            ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal)),
+            *[ctypes.c_int64(int(x)) for x in o_strides[:3]]]
+    ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[m.ctypes.data for m in maps],
+                                                        *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the three 128-byte maps included) before it returns
     driver.launchKernel(fn.ptr, -(-s // BLOCK_M), b_h, 1, THREADS, 1, 1, smem_bytes(d, stages), _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)

@@ -14,7 +14,10 @@
 //
 // attn_03_wgmma
 //   computes   per (batch b, query head h): O = softmax(sm_scale Q K^T [+ causal mask]) V and LSE = log(rowsum(exp(..)))
-//              (natural log, fp32), Q, K, V, O (B, H, S, D) contiguous bf16 (fp16 with -DATTN_FP16=1), fp32
+//              (natural log, fp32), Q, K, V, O (B, H, S, D) bf16 (fp16 with -DATTN_FP16=1) views with a
+//              contiguous last dim - Q, K, V read through 4-D tensor maps (D, H, S, B) built from their strides, O
+//              stored through its strides (o_sb, o_sh, o_ss), so lab 4.7 hands in views of its QKV projection's
+//              (B, S, 3, H, D) output and gets O in (B, S, H, D), no copy either way; LSE (B, H, S) contiguous; fp32
 //              accumulation; HEAD_DIM 64 or 128 at compile time, any S >= 1 at run time. Grouped-query K, V
 //              (B, Hkv, S, D), Hkv dividing Hq: query head h reads key/value head h / (Hq / Hkv).
 //   launch     grid (ceil(S / 128), B Hq), 384 threads (3 warpgroups), dynamic shared memory SMEM_BYTES (~161 KiB at
@@ -105,10 +108,11 @@
 // full[s] for parity r & 1; the producer refills slot s for round r >= 1 after empty[s]'s phase r - 1, parity
 // (r - 1) & 1. Neither side can get two phases ahead of the other, so one parity bit is enough.
 //
-// Ragged S and masks: the tensor maps are 3-D (D, S, heads), so a box reaching past S is zero-filled by TMA inside
-// its own head (never the next head's rows); scores of keys >= S are set to -inf in the last tile, rows >= S are
-// computed on zeros and never stored. Causal: key tiles wholly above the diagonal are never loaded (the producer and
-// the consumers stop at the same n_tiles), only the diagonal tile is masked (BLOCK_M = BLOCK_N, so it is the last).
+// Ragged S and masks: the tensor maps are 4-D (D, H, S, B) with boxes {64, 1, 128, 1}, so a box reaching past S is
+// zero-filled by TMA inside its own head (never the next head's rows); scores of keys >= S are set to -inf in the last
+// tile, rows >= S are computed on zeros and never stored. Causal: key tiles wholly above the diagonal are never loaded
+// (the producer and the consumers stop at the same n_tiles), only the diagonal tile is masked (BLOCK_M = BLOCK_N, so it
+// is the last).
 
 #include "hopper.cuh"
 #include "half_bits.cuh"
@@ -351,7 +355,8 @@ __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arr
 template <int SCHED>
 __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                                  elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
-                                                 int group, float scale_log2, int causal)
+                                                 int group, float scale_log2, int causal, long long o_sb,
+                                                 long long o_sh, long long o_ss)
 {
     extern __shared__ unsigned char smem_raw[];
     // the 128B swizzle repeats every 1024 bytes and both TMA and wgmma compute it from address bits
@@ -364,7 +369,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
     const int m_block = causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
     const int m0 = m_block * BLOCK_M;
     const int bh = blockIdx.y;                          // b Hq + h
-    const int kv_bh = (bh / Hq) * (Hq / group) + (bh % Hq) / group;
+    const int batch = bh / Hq, head = bh % Hq, kv_head = head / group;
     const int kv_end = causal ? min(S, m0 + BLOCK_M) : S;
     const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
     const int wg = threadIdx.x / 128;
@@ -384,7 +389,8 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             mbar_arrive_expect_tx(q_full, Q_BYTES);
-            for (int b = 0; b < D_BOXES; ++b) tma_load_3d(sQ + b * BOX_BYTES, &tma_q, 64 * b, m0, bh, q_full);
+            for (int b = 0; b < D_BOXES; ++b)
+                tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
             for (int j = 0; j < n_tiles; ++j) {
                 const int s = j % STAGES, r = j / STAGES;
                 if (r > 0 && !wait_bar(bars + 8 * (1 + STAGES + s), (r - 1) & 1, 1)) break;
@@ -392,13 +398,13 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
                 const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
                 mbar_arrive_expect_tx(full, STAGE_BYTES);
                 for (int b = 0; b < D_BOXES; ++b)
-                    tma_load_3d(sK + b * BOX_BYTES, &tma_k, 64 * b, j * BLOCK_N, kv_bh, full);
+                    tma_load_4d(sK + b * BOX_BYTES, &tma_k, 64 * b, kv_head, j * BLOCK_N, batch, full);
 #if V_KMAJOR
                 for (int b = 0; b < BLOCK_N / 64; ++b)    // V^T: boxes of 64 keys x HEAD_DIM rows of d
-                    tma_load_3d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_bh, full);
+                    tma_load_4d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_head, batch, full);
 #else
                 for (int b = 0; b < D_BOXES; ++b)
-                    tma_load_3d(sV + b * BOX_BYTES, &tma_v, 64 * b, j * BLOCK_N, kv_bh, full);
+                    tma_load_4d(sV + b * BOX_BYTES, &tma_v, 64 * b, kv_head, j * BLOCK_N, batch, full);
 #endif
             }
         }
@@ -583,7 +589,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         if (rows[h] >= S) continue;
-        elem_t* out = O + ((size_t)bh * S + rows[h]) * HEAD_DIM + quad_col;
+        elem_t* out = O + batch * o_sb + head * o_sh + rows[h] * o_ss + quad_col;
 #pragma unroll
         for (int jj = 0; jj < HEAD_DIM / 8; ++jj)
             *reinterpret_cast<u32*>(out + 8 * jj) =
@@ -595,23 +601,26 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
               const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
-              int group, float scale_log2, int causal)
+              int group, float scale_log2, int causal,
+              long long o_sb, long long o_sh, long long o_ss)
 {
-    attention_hopper<SCHED_SERIAL>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+    attention_hopper<SCHED_SERIAL>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_04_wgmma_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
                        const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
-                       int Hq, int group, float scale_log2, int causal)
+                       int Hq, int group, float scale_log2, int causal,
+                       long long o_sb, long long o_sh, long long o_ss)
 {
-    attention_hopper<SCHED_PINGPONG>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+    attention_hopper<SCHED_PINGPONG>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_05_wgmma_overlap(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
                       const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
-                      int Hq, int group, float scale_log2, int causal)
+                      int Hq, int group, float scale_log2, int causal,
+                      long long o_sb, long long o_sh, long long o_ss)
 {
-    attention_hopper<SCHED_OVERLAP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal);
+    attention_hopper<SCHED_OVERLAP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
 }

@@ -911,9 +911,8 @@ def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kern
     from . import hopper
 
     outs = _outs(out)
-    # TMA reads contiguous (B, H, S, D) only: strided views (odd S in the checks) are copied first
-    o, lse = hopper.flash_attn_hopper(q.contiguous(), k.contiguous(), v.contiguous(), causal=bool(causal),
-                                      kernel=kernel)
+    # TMA reads a view in place when its strides are whole 16-byte units; others (odd S in the checks) are copied
+    o, lse = hopper.flash_attn_hopper(*(hopper.tma_ready(x) for x in (q, k, v)), causal=bool(causal), kernel=kernel)
     o, lse = _copy_into(outs[:2], (o, lse))
     dq, dk, dv = flash_attn_bwd(do, q, k, v, o, lse, causal, out=outs[2:] if outs[2] is not None else None)
     return o, lse, dq, dk, dv

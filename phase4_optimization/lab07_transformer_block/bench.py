@@ -76,6 +76,9 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     return floors
 
 
+ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "triton": "lab 4.6 Triton flash forward"}
+
+
 def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[list[dict], list[dict], list[dict]]:
     """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor."""
     import torch
@@ -85,6 +88,7 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     x, nh, *weights = L.make_inputs(case, dtype, rng, "cuda")
     plan = L.BlockPlan(x, nh, *weights)
     fu = lab.lab_module("phase4_optimization", "lab02_fusion")
+    print(f"  attention: {ATTENTION_NAMES[plan.attention]}")
 
     tuning = plan.tune_gemms(fu.LINEAR_CONFIGS[:4])
     for r in tuning:
@@ -134,9 +138,19 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
         f = floors[name]
         stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": name, "kind": kind,
                            "ms": t.median_ms, "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms,
-                           "floor": f["how"], "clock": t.clock})
+                           "floor": f["how"], "clock": t.clock,
+                           "kernel": ATTENTION_NAMES[plan.attention] if kind == "attention" else ""})
     total = sum(r["ms"] for r in stage_rows)
     floor_total = sum(r["floor_ms"] for r in stage_rows)
+    if plan.attention_alternative is not None:
+        # the kernel the block did not pick, timed the same way: the evidence for the pick (not in the sums)
+        alt, fn = plan.attention_alternative
+        t = bench.bench(fn, rep_ms=60, graph=True, calls=20)
+        f = floors["attention (causal)"]
+        stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "attention (causal), not used",
+                           "kind": "alternative", "ms": t.median_ms, "floor_ms": f["ms"],
+                           "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
+                           "kernel": ATTENTION_NAMES[alt]})
     stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
                        "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
                        "floor": "sum of the floors"})
@@ -160,7 +174,7 @@ def benchmark(ctx) -> lab.Result:
                                                               "vs_compile"],
                  "whole block forward, bf16 (interleaved rounds)"),
                 ([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ratio", "target", "met"], "targets"),
-                (stage_rows, ["case", "stage", "ms", "floor_ms", "frac_of_floor", "floor"],
+                (stage_rows, ["case", "stage", "kernel", "ms", "floor_ms", "frac_of_floor", "floor"],
                  "our stages vs their floors (each stage timed alone; floor/time = how close to the roof)")])
 
 
@@ -205,7 +219,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
     """Per case: stacked bars of our stage times next to their floors, and the whole block (ours, torch eager,
     torch.compile) (<LAB>.png). One legend for both panels, outside them; a note says what the floors are."""
     rows = [r for r in data["rows"] if "stage" not in r]
-    stage_rows = [r for r in data["rows"] if "stage" in r]
+    # the stages the block ran (the attention kernel it did not pick is a row of its own, kind "alternative")
+    stage_rows = [r for r in data["rows"] if "stage" in r and r.get("kind") != "alternative"]
     plt = report.pyplot()
     from matplotlib.patches import Patch
 

@@ -44,7 +44,7 @@ import sys
 
 import numpy as np
 
-from common import bench, check, lab
+from common import bench, check, device, lab
 
 LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
@@ -141,7 +141,7 @@ class BlockPlan:
     stages: [(name, kind, fn)] with kind 'gemm' | 'attention' | 'memory'; run() runs them in order and returns y.
     """
 
-    def __init__(self, x, n_heads, *weights, out=None, attn_config=None, gemm_configs=None):
+    def __init__(self, x, n_heads, *weights, out=None, attn_config=None, gemm_configs=None, attention: str = "auto"):
         import torch
 
         ln, fu, at = _kernels()
@@ -187,14 +187,27 @@ class BlockPlan:
         # output projection reads: no copy either.
         q, k, v = (qkv.view(bsz, s, 3, n_heads, dh)[:, :, i].permute(0, 2, 1, 3) for i in range(3))
         o_view = o.view(bsz, s, n_heads, dh).permute(0, 2, 1, 3)
+        # the attention kernel: lab 4.6's Hopper forward (CUDA C, wgmma + TMA) where the GPU has it - it reads these
+        # strided views through tensor maps and writes o_view through its strides, no copies - else the Triton one
+        self.attention = resolve_attention(attention, dh, x)
+        if self.attention == "hopper":
+            hop = _hopper()
+            attn = (lambda: hop.flash_attn_hopper(*(hop.tma_ready(t) for t in (q, k, v)), causal=True, out=o_view,
+                                                  lse=lse, kernel=hop.DEFAULT_KERNEL))
+        else:
+            attn = (lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse), config=attn_config))
+        # the other kernel, for the benchmark's comparison (None where only one can run here)
+        self.attention_alternative = None
+        if self.attention == "hopper":
+            self.attention_alternative = ("triton", lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse),
+                                                                              config=attn_config))
         gc = self.gemm_configs = dict(gemm_configs or {})     # read by the stages at call time (tune_gemms)
         self.buffers = {"a": a, "qkv": qkv, "o": o, "h": h, "g": g, "f": f, "y": y, "lse": lse}
         self.stages = [
             ("LN1", "memory", lambda: ln.layernorm_fwd(x2, w["ln1_w"], w["ln1_b"], EPS, out=(a, stats[0], stats[1]))),
             ("QKV GEMM + bias", "gemm",
              lambda: fu.linear(a, w["w_qkv"], w["b_qkv"], out=qkv, config=gc.get("qkv"))),
-            ("attention (causal)", "attention",
-             lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse), config=attn_config)),
+            ("attention (causal)", "attention", attn),
             ("out GEMM + bias + residual", "gemm",
              lambda: fu.linear(o.view(m, d), w["w_o"], w["b_o"], residual=x2, out=h, config=gc.get("o"))),
             ("LN2", "memory", lambda: ln.layernorm_fwd(h, w["ln2_w"], w["ln2_b"], EPS, out=(g, stats[2], stats[3]))),
@@ -241,6 +254,38 @@ class BlockPlan:
         for _, _, fn in self.stages:
             fn()
         return self.buffers["y"]
+
+
+def _hopper():
+    """Lab 4.6's Hopper module (hopper.py), imported late like the other labs' kernels."""
+    import importlib
+
+    _kernels()                       # makes sure lab 4.6's package is importable the way common.lab loads it
+    return importlib.import_module("phase4_optimization.lab06_attention.hopper")
+
+
+ATTENTION_CHOICES = ("auto", "hopper", "triton")
+
+
+def resolve_attention(choice: str, head_dim: int, x) -> str:
+    """'hopper' or 'triton': auto picks lab 4.6's Hopper forward where it can run (an sm_90 GPU, D in its head dims,
+    a CUDA tensor), else the Triton flash forward; 'hopper' where it cannot is a ValueError saying why."""
+    if choice not in ATTENTION_CHOICES:
+        raise ValueError(f"attention: expected one of {ATTENTION_CHOICES}, got {choice!r}")
+    if choice == "triton":
+        return "triton"
+    why = None
+    if not str(getattr(x, "device", "cpu")).startswith("cuda"):
+        why = "x is not on a GPU"
+    elif head_dim not in _hopper().HEAD_DIMS:
+        why = f"head dim {head_dim} is not one of {_hopper().HEAD_DIMS}"
+    else:
+        why = _hopper().unavailable_reason()
+    if why is None:
+        return "hopper"
+    if choice == "hopper":
+        raise ValueError(f"attention: the Hopper kernel cannot run here ({why})")
+    return "triton"
 
 
 def block_ours(x, n_heads, *weights, out=None):
@@ -316,8 +361,28 @@ def peer_torch_compile(x, n_heads, *weights, out=None):
     return out
 
 
-VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Triton)", block_ours, "triton",
-                        dtypes=DTYPES)]
+def block_ours_triton_attention(x, n_heads, *weights, out=None):
+    """The block with the Triton flash forward even where the Hopper one runs (so both paths are checked there)."""
+    return BlockPlan(x, n_heads, *weights, out=out, attention="triton").run()
+
+
+class _OnlyWhereHopperRuns(lab.Variant):
+    """Available where block_ours picks the Hopper attention (an sm_90 GPU); elsewhere it is block_ours itself."""
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if not ok:
+            return ok, why
+        if not device.has_gpu():
+            return False, "without a GPU the block's attention is the Triton one already (the variant above)"
+        reason = _hopper().unavailable_reason()
+        return (reason is None), (f"the same as the variant above here ({reason})" if reason else "")
+
+
+VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Hopper CUDA C where it runs, else Triton)",
+                        block_ours, "triton", dtypes=DTYPES),
+            _OnlyWhereHopperRuns("ours with the Triton flash attention", block_ours_triton_attention, "triton",
+                                 dtypes=DTYPES)]
 PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTYPES)]
 # (B, S, d, H): S = 1, S not a multiple of any tile, D = 64 and 128, a d that is not a multiple of the GEMM tiles
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
