@@ -135,6 +135,29 @@ def test_warp_fragment_model(d, swizzle):
     assert stats["ways"] == (1 if swizzle else 8)
 
 
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("warp", [0, 3])
+def test_warp_fragment_model_two_row_tiles(d, warp):
+    """Rung 02w: a warp's 32 rows as two m16 tiles sharing each K and V fragment, Q read per k16 step at its own
+    rows; conflict-free like rung 02."""
+    stats = {}
+    s_f, s_r, o_f, o_r = attb.warp_fragment_model(d, True, nwarps=4, warp=warp, stats=stats, m_tiles=2)
+    np.testing.assert_allclose(s_f, s_r, atol=1e-10)
+    np.testing.assert_allclose(o_f, o_r, atol=1e-9)
+    assert stats["ways"] == 1 and s_f.shape == (32, att.CUDA_WIDE_BLOCK_N)
+
+
+def test_wide_rung_q_address_matches_the_kernel():
+    """The model's Q address for two row tiles is the one kernels.cu's body builds (q_lane + mt 16 rows + lane_chunk
+    + (kk >> 2) 128), and the wide rung's shape constants are the ones the host uses."""
+    src = open(att.CU).read()
+    assert "q_lane + mt * 16 * ROW_BYTES + lane_chunk<SW>(kk & 3, lane >> 4, lane & 7) +" in src
+    assert "(kk >> 2) * 128);" in src
+    assert "q_stage + (unsigned)((MT * warp) * 16 + (lane & 15)) * ROW_BYTES" in src
+    assert f"#define WIDE_BLOCK_N {att.CUDA_WIDE_BLOCK_N}" in src
+    assert att.smem_bytes("02w", 128) == 64 * 1024 and att.ROW_TILES["02w"] == 2
+
+
 def test_round_bf16():
     x = np.array([1.0, 1.0 + 2**-8, 1.0 + 3 * 2**-8, 0.1, 0.0])
     want = torch.tensor(x, dtype=torch.float64).to(torch.bfloat16).double().numpy()
@@ -236,7 +259,7 @@ def test_model_and_fragment_checks_pass():
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
 @gpu
-@pytest.mark.parametrize("kernel", ["01", "02"])
+@pytest.mark.parametrize("kernel", ["01", "02", "02w"])
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("s", CHECK_S)

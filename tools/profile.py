@@ -41,6 +41,7 @@ CASES = {
     "attn_cudnn": "torch SDPA cuDNN forward, same shape",
     "attn_cuda": "lab 4.6 CUDA C mma.sync flash forward (attn_02), same shape",
     "attn_flash": "torch SDPA flash forward, same shape",
+    "attn_cuda02w": "lab 4.6 CUDA C mma.sync rung 02w (32 rows a warp, 32-key tiles), same shape, non-causal",
     "attn_hopper03": "lab 4.6 CUDA C Hopper rung 03 (wgmma + TMA, warp-specialized), same shape, non-causal",
     "attn_hopper04": "lab 4.6 CUDA C Hopper rung 04 (rung 03 + ping-pong consumers), same shape, non-causal",
     "attn_hopper04_s3": "lab 4.6 CUDA C Hopper rung 04 with a 3-stage K/V ring, same shape, non-causal",
@@ -165,6 +166,8 @@ def _setup(case: str):
             return lambda: at.flash_attn_fwd(q, k, v, causal=False, config=cfg)
         if case == "attn_cuda":
             return lambda: at.flash_attn_cuda(q, k, v, causal=False)
+        if case == "attn_cuda02w":
+            return lambda: at.flash_attn_cuda(q, k, v, causal=False, kernel="02w")
         return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])
     if case.startswith("ln_"):
         ln = lab_module("phase3_triton", "lab04_layernorm")

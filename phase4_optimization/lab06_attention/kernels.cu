@@ -5,6 +5,8 @@
 //   attn_01_mma             the simplest correct version: Q in registers, mma.sync for Q K^T and P V, ldmatrix for
 //                           every operand, P reused from the accumulators, online softmax; one K/V stage, plain layout
 //   attn_02_mma_pipelined   rung 01 + cp.async double buffering (tile j+1 in flight while j is computed) + XOR swizzle
+//   attn_02w_mma_wide       rung 02 with 32 query rows per warp: each K / V fragment feeds two mma (FlashAttention-2's
+//                           shape), Q re-read from its own shared-memory area, 32-key tiles
 // Run: python -m phase4_optimization.lab06_attention (the measured figures are in this lab's README, not here).
 //
 // Computes, per (batch b, head h):  O = softmax(sm_scale * Q K^T  [+ causal mask]) V  and  LSE = log(rowsum(exp(..)))
@@ -86,6 +88,17 @@
 #define MIN_BLOCKS_4W (HEAD_DIM == 128 ? 2 : 3)
 #endif
 #define MIN_BLOCKS (MIN_BLOCKS_4W * 4 / NWARPS > 0 ? MIN_BLOCKS_4W * 4 / NWARPS : 1)
+#endif
+// Rung 02w (two row tiles per warp, 32-key tiles, Q in its own shared-memory area: 2 stages + Q = 64 KiB at D = 128,
+// 32 KiB at D = 64) has its own cap: 2 CTAs of 4 warps at D = 128 (256 registers: room for two tiles of S and O), 3 at
+// D = 64, on sm_90 and sm_80 alike.
+#ifndef WIDE_BLOCK_N
+#define WIDE_BLOCK_N 32          // rung 02w's keys per K/V tile: at 64 its two tiles of S and O spill at D = 128
+#endif
+#ifndef MIN_BLOCKS_WIDE
+// (an 8-warp build, which the wrapper never launches, halves it)
+#define MIN_BLOCKS_WIDE_4W (HEAD_DIM == 128 ? 2 : 3)
+#define MIN_BLOCKS_WIDE (MIN_BLOCKS_WIDE_4W * 4 / NWARPS > 0 ? MIN_BLOCKS_WIDE_4W * 4 / NWARPS : 1)
 #endif
 #ifndef ATTN_FP16
 #define ATTN_FP16 0
@@ -179,59 +192,78 @@ __device__ __forceinline__ unsigned lane_chunk(int j, int hi, int r7)
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The body shared by both rungs. PIPELINED: two K/V stages, tile j+1 copied by cp.async while tile j is computed,
+// The body shared by the rungs. PIPELINED: two K/V stages, tile j+1 copied by cp.async while tile j is computed,
 // XOR-swizzled shared memory. Otherwise: one stage, load -> wait -> compute -> wait, unswizzled, plain loads.
+// MT: m16 row tiles per warp. MT = 1 (rungs 01, 02): 16 rows, Q fragments held in registers for the whole loop. MT = 2
+// (rung 02w): 32 rows, so every K and V fragment one ldmatrix brings in feeds two mma instead of one; the registers
+// that frees go to the second tile's S and O, and Q stays in its own shared-memory area, re-read per k16 step.
 // ---------------------------------------------------------------------------------------------------------------------
-template <bool PIPELINED>
+template <bool PIPELINED, int MT, int BN>
 __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, const elem_t* __restrict__ K,
                                                const elem_t* __restrict__ V, elem_t* __restrict__ O,
                                                float* __restrict__ LSE, int S, float scale_log2, int causal)
 {
+    static_assert(MT == 1 || (MT == 2 && PIPELINED), "two row tiles per warp only in the pipelined body");
+    static_assert(BN % 16 == 0 && (BN * CHUNKS) % THREADS == 0, "whole k16 key steps, loads split evenly");
+    constexpr int NTB = BN / 8;                         // n8 score tiles per K/V tile
     constexpr bool SW = PIPELINED;
+    constexpr int BM = 16 * MT * NWARPS;                // query rows per CTA
+    constexpr bool Q_IN_REGS = MT == 1;
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned sbase = smem_u32(smem);
-    constexpr unsigned TILE_BYTES = TILE_CHUNKS * 16;   // one K or one V tile
+    constexpr unsigned TILE_BYTES = BN * CHUNKS * 16;   // one K or one V tile
     constexpr unsigned STAGE_BYTES = 2 * TILE_BYTES;    // K then V
-    // stage s at sbase + s * STAGE_BYTES; Q is staged where the last stage will be (stage 1, or 0 when unpipelined)
-    const unsigned q_stage = PIPELINED ? sbase + STAGE_BYTES : sbase;
+    // stage s at sbase + s * STAGE_BYTES. Q in registers: staged where the last stage will be (stage 1, or 0 when
+    // unpipelined) and overwritten later; Q in shared memory: its own area after the two stages, for the whole loop
+    const unsigned q_stage = !Q_IN_REGS ? sbase + 2 * STAGE_BYTES : PIPELINED ? sbase + STAGE_BYTES : sbase;
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int m_block = causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    const int m0 = m_block * BLOCK_M;
+    const int m0 = m_block * BM;
     const size_t head = (size_t)blockIdx.y * (size_t)S * HEAD_DIM;
     const elem_t* Qh = Q + head;
     const elem_t* Kh = K + head;
     const elem_t* Vh = V + head;
 
     // keys this block needs: all of them, or (causal) up to its last row
-    const int kv_end = causal ? min(S, m0 + BLOCK_M) : S;
-    const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
+    const int kv_end = causal ? min(S, m0 + BM) : S;
+    const int n_tiles = (kv_end + BN - 1) / BN;
 
-    // ---- Q: global -> shared -> registers (once) ----
-    load_rows<SW, PIPELINED, BLOCK_M>(q_stage, Qh, m0, S);
+    // ---- Q: global -> shared (-> registers, once, when MT = 1) ----
+    load_rows<SW, PIPELINED, BM>(q_stage, Qh, m0, S);
     if (PIPELINED) {
         cp_async_commit();
-        load_rows<SW, true, BLOCK_N>(sbase, Kh, 0, S);              // tile 0's K and V: stage 0
-        load_rows<SW, true, BLOCK_N>(sbase + TILE_BYTES, Vh, 0, S);
+        load_rows<SW, true, BN>(sbase, Kh, 0, S);              // tile 0's K and V: stage 0
+        load_rows<SW, true, BN>(sbase + TILE_BYTES, Vh, 0, S);
         cp_async_commit();
         cp_async_wait_all();
     }
     __syncthreads();
-    unsigned qf[DK][4];
-    {
+    // Q fragment of row tile mt, k16 step kk: ldmatrix lane l reads row 16 (MT warp + mt) + (l & 15), chunk
+    // 2 kk + (l >> 4)
+    const unsigned q_lane = q_stage + (unsigned)((MT * warp) * 16 + (lane & 15)) * ROW_BYTES;
+    unsigned qf[Q_IN_REGS ? DK : 1][4];
+    if (Q_IN_REGS) {
         const int r = warp * 16 + (lane & 15);
 #pragma unroll
         for (int kk = 0; kk < DK; ++kk)
             ldmatrix_x4(qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], q_stage + chunk_off<SW>(r, 2 * kk + (lane >> 4)));
     }
 
-    float acc_o[DT][4];
+    float acc_o[MT][DT][4];
 #pragma unroll
-    for (int i = 0; i < DT; ++i) acc_o[i][0] = acc_o[i][1] = acc_o[i][2] = acc_o[i][3] = 0.0f;
-    float m_run[2] = {neg_inf(), neg_inf()};  // running max of the raw scores, rows g and g+8
-    float l_run[2] = {0.0f, 0.0f};         // running sum of exp over this thread's columns (the quad adds up at the end)
-    const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int i = 0; i < DT; ++i) acc_o[mt][i][0] = acc_o[mt][i][1] = acc_o[mt][i][2] = acc_o[mt][i][3] = 0.0f;
+    float m_run[MT][2], l_run[MT][2];   // running max of the raw scores (rows g, g+8 of each row tile) and the running
+    int row_a[MT];                      // sum of exp over this thread's columns (the quad adds up at the end)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+        m_run[mt][0] = m_run[mt][1] = neg_inf();
+        l_run[mt][0] = l_run[mt][1] = 0.0f;
+        row_a[mt] = m0 + (MT * warp + mt) * 16 + g;                  // row_b = row_a + 8
+    }
     // ldmatrix lane addresses (see the header): K lane l reads key (l & 7) + 8 (l >> 4), chunk 2 kk + ((l >> 3) & 1);
     // V lane l reads key (l & 7) + 8 ((l >> 3) & 1), chunk 2 dp + (l >> 4). Both rows have (row & 7) == (l & 7).
     const unsigned k_lane = ((lane & 7) + ((lane >> 4) << 3)) * ROW_BYTES;
@@ -244,7 +276,7 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
     }
 
     for (int j = 0; j < n_tiles; ++j) {
-        const int n0 = j * BLOCK_N;
+        const int n0 = j * BN;
         unsigned kst, vst;
         if (PIPELINED) {
             // tile j has landed (the only group in flight) and every warp is done with tile j-1's stage (and Q)
@@ -252,15 +284,15 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
             __syncthreads();
             if (j + 1 < n_tiles) {
                 const unsigned nxt = sbase + ((j + 1) & 1) * STAGE_BYTES;
-                load_rows<SW, true, BLOCK_N>(nxt, Kh, n0 + BLOCK_N, S);
-                load_rows<SW, true, BLOCK_N>(nxt + TILE_BYTES, Vh, n0 + BLOCK_N, S);
+                load_rows<SW, true, BN>(nxt, Kh, n0 + BN, S);
+                load_rows<SW, true, BN>(nxt + TILE_BYTES, Vh, n0 + BN, S);
                 cp_async_commit();
             }
             kst = sbase + (j & 1) * STAGE_BYTES;
         } else {
             __syncthreads();                     // every warp is done with the previous tile (or with Q)
-            load_rows<false, false, BLOCK_N>(sbase, Kh, n0, S);
-            load_rows<false, false, BLOCK_N>(sbase + TILE_BYTES, Vh, n0, S);
+            load_rows<false, false, BN>(sbase, Kh, n0, S);
+            load_rows<false, false, BN>(sbase + TILE_BYTES, Vh, n0, S);
             __syncthreads();
             kst = sbase;
         }
@@ -272,116 +304,149 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
             v_addr[i] = vst + v_lane + v_x[i];
         }
 
-        // ---- S = Q K^T for this warp's 16 rows x BLOCK_N keys (fp32 in registers) ----
-        float s[NT][4];
+        // ---- S = Q K^T for this warp's 16 MT rows x BN keys (fp32 in registers) ----
+        float s[MT][NTB][4];
 #pragma unroll
-        for (int i = 0; i < NT; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int i = 0; i < NTB; ++i) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < DK; ++kk) {
+            unsigned qm[MT][4];
 #pragma unroll
-            for (int np = 0; np < NT / 2; ++np) {
+            for (int mt = 0; mt < MT; ++mt) {
+                if (Q_IN_REGS) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) qm[mt][e] = qf[Q_IN_REGS ? kk : 0][e];
+                } else {         // row tile mt is 16 rows (16 ROW_BYTES) further; the rows keep their (row & 7)
+                    ldmatrix_x4(qm[mt][0], qm[mt][1], qm[mt][2], qm[mt][3],
+                                q_lane + mt * 16 * ROW_BYTES + lane_chunk<SW>(kk & 3, lane >> 4, lane & 7) +
+                                    (kk >> 2) * 128);
+                }
+            }
+#pragma unroll
+            for (int np = 0; np < NTB / 2; ++np) {
                 unsigned b0, b1, b2, b3;
                 ldmatrix_x4(b0, b1, b2, b3, k_addr[kk & 3] + (kk >> 2) * 128 + np * 16 * ROW_BYTES);
-                mma_16816(s[2 * np], qf[kk], b0, b1, mma_t());
-                mma_16816(s[2 * np + 1], qf[kk], b2, b3, mma_t());
-            }
-        }
-
-        // ---- masks: keys past S (ragged last tile), keys past the row (causal, tiles across the diagonal) ----
-        const bool ragged = n0 + BLOCK_N > S;
-        const bool diag = causal && (n0 + BLOCK_N - 1 > m0 + warp * 16);
-        if (ragged || diag) {
 #pragma unroll
-            for (int i = 0; i < NT; ++i) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int key = n0 + i * 8 + 2 * t + (e & 1);
-                    const int row = (e < 2) ? row_a : row_b;
-                    if (key >= S || (causal && key > row)) s[i][e] = neg_inf();
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma_16816(s[mt][2 * np], qm[mt], b0, b1, mma_t());
+                    mma_16816(s[mt][2 * np + 1], qm[mt], b2, b3, mma_t());
                 }
             }
         }
 
-        // ---- online softmax: new row max over the quad, rescale, exponentiate ----
-        float mx[2] = {m_run[0], m_run[1]};
+        // ---- masks: keys past S (ragged last tile), keys past the row (causal, tiles across the diagonal) ----
+        const bool ragged = n0 + BN > S;
+        const bool diag = causal && (n0 + BN - 1 > m0 + MT * warp * 16);
+        if (ragged || diag) {
 #pragma unroll
-        for (int i = 0; i < NT; ++i) {
-            mx[0] = fmaxf(mx[0], fmaxf(s[i][0], s[i][1]));
-            mx[1] = fmaxf(mx[1], fmaxf(s[i][2], s[i][3]));
-        }
+            for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        }
-        float alpha[2], msc[2];
+                for (int i = 0; i < NTB; ++i) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            // a row with every score so far at -inf keeps m = -inf; use 0 so (-inf) - (-inf) never makes a NaN
-            const float m_safe = mx[h] == neg_inf() ? 0.0f : mx[h];
-            msc[h] = m_safe * scale_log2;
-            alpha[h] = fast_exp2(m_run[h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
-            m_run[h] = mx[h];
-            l_run[h] *= alpha[h];
-        }
-#pragma unroll
-        for (int i = 0; i < DT; ++i) {
-            acc_o[i][0] *= alpha[0];
-            acc_o[i][1] *= alpha[0];
-            acc_o[i][2] *= alpha[1];
-            acc_o[i][3] *= alpha[1];
-        }
-#pragma unroll
-        for (int i = 0; i < NT; ++i) {
-            s[i][0] = fast_exp2(fmaf(s[i][0], scale_log2, -msc[0]));
-            s[i][1] = fast_exp2(fmaf(s[i][1], scale_log2, -msc[0]));
-            s[i][2] = fast_exp2(fmaf(s[i][2], scale_log2, -msc[1]));
-            s[i][3] = fast_exp2(fmaf(s[i][3], scale_log2, -msc[1]));
-            l_run[0] += s[i][0] + s[i][1];
-            l_run[1] += s[i][2] + s[i][3];
+                    for (int e = 0; e < 4; ++e) {
+                        const int key = n0 + i * 8 + 2 * t + (e & 1);
+                        const int row = (e < 2) ? row_a[mt] : row_a[mt] + 8;   // (this form: no spill in 02)
+                        if (key >= S || (causal && key > row)) s[mt][i][e] = neg_inf();
+                    }
+                }
         }
 
-        // ---- O += P V: P's accumulators reused as A fragments (see the header), V via ldmatrix.trans ----
 #pragma unroll
-        for (int kk = 0; kk < NT / 2; ++kk) {
-            unsigned pa[4];
-            pa[0] = pack2(pack_t(), s[2 * kk][0], s[2 * kk][1]);
-            pa[1] = pack2(pack_t(), s[2 * kk][2], s[2 * kk][3]);
-            pa[2] = pack2(pack_t(), s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            pa[3] = pack2(pack_t(), s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        for (int mt = 0; mt < MT; ++mt) {
+            // ---- online softmax: new row max over the quad, rescale, exponentiate ----
+            float mx[2] = {m_run[mt][0], m_run[mt][1]};
+#pragma unroll
+            for (int i = 0; i < NTB; ++i) {
+                mx[0] = fmaxf(mx[0], fmaxf(s[mt][i][0], s[mt][i][1]));
+                mx[1] = fmaxf(mx[1], fmaxf(s[mt][i][2], s[mt][i][3]));
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            }
+            float alpha[2], msc[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                // a row with every score so far at -inf keeps m = -inf; use 0 so (-inf) - (-inf) never makes a NaN
+                const float m_safe = mx[h] == neg_inf() ? 0.0f : mx[h];
+                msc[h] = m_safe * scale_log2;
+                alpha[h] = fast_exp2(m_run[mt][h] * scale_log2 - msc[h]);     // exp2(-inf) = 0 on the first tile
+                m_run[mt][h] = mx[h];
+                l_run[mt][h] *= alpha[h];
+            }
+#pragma unroll
+            for (int i = 0; i < DT; ++i) {
+                acc_o[mt][i][0] *= alpha[0];
+                acc_o[mt][i][1] *= alpha[0];
+                acc_o[mt][i][2] *= alpha[1];
+                acc_o[mt][i][3] *= alpha[1];
+            }
+#pragma unroll
+            for (int i = 0; i < NTB; ++i) {
+                s[mt][i][0] = fast_exp2(fmaf(s[mt][i][0], scale_log2, -msc[0]));
+                s[mt][i][1] = fast_exp2(fmaf(s[mt][i][1], scale_log2, -msc[0]));
+                s[mt][i][2] = fast_exp2(fmaf(s[mt][i][2], scale_log2, -msc[1]));
+                s[mt][i][3] = fast_exp2(fmaf(s[mt][i][3], scale_log2, -msc[1]));
+                l_run[mt][0] += s[mt][i][0] + s[mt][i][1];
+                l_run[mt][1] += s[mt][i][2] + s[mt][i][3];
+            }
+        }
+
+        // ---- O += P V: P packed from the score accumulators (see the header), V through ldmatrix.trans ----
+#pragma unroll
+        for (int kk = 0; kk < NTB / 2; ++kk) {
+            unsigned pa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                pa[mt][0] = pack2(pack_t(), s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                pa[mt][1] = pack2(pack_t(), s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                pa[mt][2] = pack2(pack_t(), s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                pa[mt][3] = pack2(pack_t(), s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
 #pragma unroll
             for (int dp = 0; dp < DT / 2; ++dp) {
                 unsigned b0, b1, b2, b3;
                 ldmatrix_x4_trans(b0, b1, b2, b3, v_addr[dp & 3] + (dp >> 2) * 128 + kk * 16 * ROW_BYTES);
-                mma_16816(acc_o[2 * dp], pa, b0, b1, mma_t());
-                mma_16816(acc_o[2 * dp + 1], pa, b2, b3, mma_t());
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma_16816(acc_o[mt][2 * dp], pa[mt], b0, b1, mma_t());
+                    mma_16816(acc_o[mt][2 * dp + 1], pa[mt], b2, b3, mma_t());
+                }
             }
         }
     }
 
     // ---- epilogue: the quad's partial sums, O / l, LSE = m sm_scale + ln l ----
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
-        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-    }
-    const float inv[2] = {l_run[0] > 0.0f ? 1.0f / l_run[0] : 0.0f, l_run[1] > 0.0f ? 1.0f / l_run[1] : 0.0f};
     elem_t* Oh = O + head;
 #pragma unroll
-    for (int i = 0; i < DT; ++i) {
-        const int col = i * 8 + 2 * t;
-        if (row_a < S)
-            *reinterpret_cast<unsigned*>(Oh + (size_t)row_a * HEAD_DIM + col) =
-                pack2(pack_t(), acc_o[i][0] * inv[0], acc_o[i][1] * inv[0]);
-        if (row_b < S)
-            *reinterpret_cast<unsigned*>(Oh + (size_t)row_b * HEAD_DIM + col) =
-                pack2(pack_t(), acc_o[i][2] * inv[1], acc_o[i][3] * inv[1]);
-    }
-    if (t == 0) {
-        const float ln2 = 0.69314718055994531f;
-        float* L = LSE + (size_t)blockIdx.y * S;
-        if (row_a < S) L[row_a] = (m_run[0] * scale_log2 + log2f(l_run[0])) * ln2;
-        if (row_b < S) L[row_b] = (m_run[1] * scale_log2 + log2f(l_run[1])) * ln2;
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            l_run[mt][h] += __shfl_xor_sync(0xffffffffu, l_run[mt][h], 1);
+            l_run[mt][h] += __shfl_xor_sync(0xffffffffu, l_run[mt][h], 2);
+        }
+        const float inv[2] = {l_run[mt][0] > 0.0f ? 1.0f / l_run[mt][0] : 0.0f,
+                              l_run[mt][1] > 0.0f ? 1.0f / l_run[mt][1] : 0.0f};
+        const int ra = row_a[mt], rb = ra + 8;
+#pragma unroll
+        for (int i = 0; i < DT; ++i) {
+            const int col = i * 8 + 2 * t;
+            if (ra < S)
+                *reinterpret_cast<unsigned*>(Oh + (size_t)ra * HEAD_DIM + col) =
+                    pack2(pack_t(), acc_o[mt][i][0] * inv[0], acc_o[mt][i][1] * inv[0]);
+            if (rb < S)
+                *reinterpret_cast<unsigned*>(Oh + (size_t)rb * HEAD_DIM + col) =
+                    pack2(pack_t(), acc_o[mt][i][2] * inv[1], acc_o[mt][i][3] * inv[1]);
+        }
+        if (t == 0) {
+            const float ln2 = 0.69314718055994531f;
+            float* L = LSE + (size_t)blockIdx.y * S;
+            if (ra < S) L[ra] = (m_run[mt][0] * scale_log2 + log2f(l_run[mt][0])) * ln2;
+            if (rb < S) L[rb] = (m_run[mt][1] * scale_log2 + log2f(l_run[mt][1])) * ln2;
+        }
     }
 }
 
@@ -401,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
             elem_t* __restrict__ O, float* __restrict__ LSE, int S, float scale_log2, int causal)
 {
-    attention_body<false>(Q, K, V, O, LSE, S, scale_log2, causal);
+    attention_body<false, 1, BLOCK_N>(Q, K, V, O, LSE, S, scale_log2, causal);
 }
 
 // =====================================================================================================================
@@ -420,5 +485,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attn_02_mma_pipelined(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
                       elem_t* __restrict__ O, float* __restrict__ LSE, int S, float scale_log2, int causal)
 {
-    attention_body<true>(Q, K, V, O, LSE, S, scale_log2, causal);
+    attention_body<true, 1, BLOCK_N>(Q, K, V, O, LSE, S, scale_log2, causal);
+}
+
+// =====================================================================================================================
+// attn_02w_mma_wide: rung 02 with two m16 row tiles per warp (32 query rows; 128 per CTA of 4 warps).
+//   Launch: grid (ceil(S / (32 NWARPS)), B*H), 32 NWARPS threads, dynamic shared memory = two stages of K + V
+//   (WIDE_BLOCK_N = 32 keys each) and Q: (4 x 32 + 32 NWARPS) D x 2 B = 64 KiB at D = 128.
+//   Changes: every K fragment (ldmatrix of Q K^T) and V fragment (ldmatrix.trans of P V) now feeds two mma, one per
+//   row tile. The registers Q held in rung 02 now hold the second tile's S and O, so Q is re-read from shared memory
+//   for every key tile, and the key tile is 32 wide (at 64 the two tiles of S spill at D = 128). Per 16 rows and 64
+//   keys a warp issues 48 ldmatrix.x4 (16 of them Q) instead of 64, for the same 128 mma: rung 02 keeps the tensor
+//   pipe (128 mma x 2 SM-clocks at mma.sync's rate) and the shared-memory pipe (64 x 512 B at 128 B a clock) equally
+//   busy; this rung takes the shared-memory side to 3/4 of it. And half as many CTAs re-read each head's K and V
+//   from L2 (128-row blocks).
+//   Prediction: 1.03-1.10x rung 02, at or just above SDPA's FlashAttention-2 backend (4 warps, 128 rows, 32 per
+//   warp like this rung). Costs: 8 warps per SM instead of 12 to hide latency, twice the barriers per key (32-key
+//   tiles), and Q re-read per tile.
+// =====================================================================================================================
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS_WIDE)
+attn_02w_mma_wide(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const elem_t* __restrict__ V,
+                 elem_t* __restrict__ O, float* __restrict__ LSE, int S, float scale_log2, int causal)
+{
+    attention_body<true, 2, WIDE_BLOCK_N>(Q, K, V, O, LSE, S, scale_log2, causal);
 }

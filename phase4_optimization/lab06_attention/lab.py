@@ -724,8 +724,10 @@ def attn_flops(b, h, s, d, causal: bool, backward: bool = False) -> float:
 # ---------------------------------------------------------------------------------------------------------------------
 # CUDA C: the mma.sync forward of kernels.cu (attn_01_mma, attn_02_mma_pipelined)
 # ---------------------------------------------------------------------------------------------------------------------
-KERNELS = {"01": "attn_01_mma", "02": "attn_02_mma_pipelined"}
+KERNELS = {"01": "attn_01_mma", "02": "attn_02_mma_pipelined", "02w": "attn_02w_mma_wide"}
 CUDA_BLOCK_N = 64                     # keys per K/V tile (kernels.cu's BLOCK_N)
+CUDA_WIDE_BLOCK_N = 32                # rung 02w's (kernels.cu's WIDE_BLOCK_N)
+ROW_TILES = {"01": 1, "02": 1, "02w": 2}     # m16 row tiles per warp: a CTA takes 16 x this x NWARPS query rows
 # Warps per CTA (16 query rows each). The __launch_bounds__ minimum of CTAs per SM (the register cap) defaults in
 # kernels.cu per architecture and head dim: on sm_90 D=128 3 CTAs (168 registers, 12 warps, 3 x 64 KiB of shared
 # memory) instead of the 2 that ptxas's own choice (~208 registers) allows. Which wins is measured: the benchmark runs
@@ -739,13 +741,18 @@ def defines(head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None, m
     if nwarps is not None:
         d["NWARPS"] = nwarps
     if min_blocks is not None:
-        d["MIN_BLOCKS"] = min_blocks
-    d.update({"HEAD_DIM": head_dim, "BLOCK_N": CUDA_BLOCK_N, "ATTN_FP16": int(dtype == "float16")})
+        d["MIN_BLOCKS"] = d["MIN_BLOCKS_WIDE"] = min_blocks
+    d.update({"HEAD_DIM": head_dim, "BLOCK_N": CUDA_BLOCK_N, "WIDE_BLOCK_N": CUDA_WIDE_BLOCK_N,
+              "ATTN_FP16": int(dtype == "float16")})
     return d
 
 
-def smem_bytes(kernel: str, head_dim: int) -> int:
-    """Dynamic shared memory: one K + one V tile (rung 01), two of each (rung 02)."""
+def smem_bytes(kernel: str, head_dim: int, nwarps: int | None = None) -> int:
+    """Dynamic shared memory: one K + one V tile (rung 01), two of each (rung 02), two of each of rung 02w's 32-key
+    tiles plus its own Q area (32 rows per warp)."""
+    if kernel == "02w":
+        nw = nwarps or CONFIG[head_dim]["NWARPS"]
+        return 2 * 2 * CUDA_WIDE_BLOCK_N * head_dim * 2 + 32 * nw * head_dim * 2
     stages = 2 if kernel == "02" else 1
     return stages * 2 * CUDA_BLOCK_N * head_dim * 2
 
@@ -810,7 +817,7 @@ def _ptr(a):
 @functools.lru_cache(maxsize=None)
 def _cuda_kernel(kernel: str, head_dim: int, dtype: str, nwarps: int | None, min_blocks: int | None):
     k = cuda.get_kernel(CU, KERNELS[kernel], defines=defines(head_dim, dtype, nwarps, min_blocks))
-    need = smem_bytes(kernel, head_dim)
+    need = smem_bytes(kernel, head_dim, nwarps)
     if need > 48 * 1024:
         k.max_dynamic_shared_size_bytes = need        # above 48 KiB a kernel must opt in
     return k
@@ -823,13 +830,17 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
     flash_attn_fwd takes them).
 
     o has q's shape and dtype; lse (B, H, S) float32 holds log(sum(exp(sm_scale q.k))) per row (natural log).
-    kernel: "02" (pipelined, default) or "01" (single-buffered); nwarps (4 or 8) overrides the warps per CTA (16 rows
-    each), min_blocks the __launch_bounds__ CTAs per SM (the register cap); lse=: a float32 (B, H, S) array to fill.
+    kernel: "02" (pipelined, default), "01" (single-buffered) or "02w" (32 rows a warp, 4 warps only); nwarps (4 or
+    8) overrides the warps per CTA (16 rows each), min_blocks the __launch_bounds__ CTAs per SM (the register cap);
+    lse=: a float32 (B, H, S) array to fill.
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
     if nwarps is not None and nwarps not in (4, 8):
         raise ValueError(f"nwarps: expected 4 or 8, got {nwarps!r}")
+    if kernel == "02w" and nwarps not in (None, 4):
+        raise ValueError(f"nwarps: rung 02w (32 rows a warp, ~244 registers a thread at D = 128) runs 4 warps, got "
+                         f"{nwarps!r}")
     if min_blocks is not None and min_blocks not in (1, 2, 3, 4):
         raise ValueError(f"min_blocks: expected 1 to 4, got {min_blocks!r}")
     b, h, s, d, dt, scale = _check_cuda_qkv(q, k, v, causal, sm_scale)
@@ -842,10 +853,11 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
         if not arrays.is_contiguous(x) or not arrays.aligned(x, 16):
             raise ValueError(f"{name}: expected a contiguous array starting on a 16-byte boundary")
     nw = nwarps or CONFIG[d]["NWARPS"]
-    grid = ((s + 16 * nw - 1) // (16 * nw), b * h)
+    rows = 16 * ROW_TILES[kernel] * nw
+    grid = ((s + rows - 1) // rows, b * h)
     args = (_ptr(q), _ptr(k), _ptr(v), _ptr(out), _ptr(lse), np.int32(s), np.float32(scale * LOG2E),
             np.int32(bool(causal)))
-    _cuda_kernel(kernel, d, dt, nwarps, min_blocks)(grid, (32 * nw,), args, shared_mem=smem_bytes(kernel, d))
+    _cuda_kernel(kernel, d, dt, nwarps, min_blocks)(grid, (32 * nw,), args, shared_mem=smem_bytes(kernel, d, nwarps))
     return out, lse
 
 
@@ -904,10 +916,15 @@ def attention_cuda01_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
     return attention_cuda_fwd_triton_bwd(q, k, v, do, causal, out, kernel="01")
 
 
+def attention_cuda02w_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """Rung 02w of the CUDA C forward (32 rows a warp), then the Triton backward from its O and LSE."""
+    return attention_cuda_fwd_triton_bwd(q, k, v, do, causal, out, kernel="02w")
+
+
 def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kernel: str = "03"):
     """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu rung `kernel`: 03 attn_03_wgmma, 04
-    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap; sm_90a); the Triton backward then runs from ITS O and LSE, so a wrong LSE shows in the
-    gradients too."""
+    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap; sm_90a); the Triton backward then runs from ITS O and LSE, so a
+    wrong LSE shows in the gradients too."""
     from . import hopper
 
     outs = _outs(out)
@@ -1043,6 +1060,8 @@ VARIANTS = [
                  note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
     _CudaVariant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
                  dtypes=DTYPES, note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
+    _CudaVariant("cuda 02w mma.sync 32-row warps flash fwd (+ triton bwd)", attention_cuda02w_fwd_triton_bwd, "cuda",
+                 dtypes=DTYPES, note="kernels.cu attn_02w_mma_wide: two row tiles a warp share each K/V fragment"),
 ]
 # The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere)
 HOPPER_VARIANT = _HopperVariant(HOPPER_NAME, attention_hopper_fwd_triton_bwd, "cuda", dtypes=DTYPES,
