@@ -460,3 +460,23 @@ def test_gpu_bad_inputs_refused_by_name():
 def test_gpu_check_mode_quick(capsys):
     _need_hopper()
     assert hp.run_check(quick=True, kernels=tuple(hp.KERNELS)) == 0, capsys.readouterr().out
+
+
+def test_size_one_dims_and_out_strides():
+    """A dimension of size 1 is never stepped along, so its stride does not count (torch may report an odd one for a
+    contiguous tensor: refusing it would refuse a plain tensor); tma_ready leaves a TMA-ready view alone and copies
+    anything else; an out= with a zero stride (an expanded view: blocks would store to the same elements) is refused."""
+    torch = pytest.importorskip("torch")
+    odd = torch.empty_strided((1, 2, 8, 64), (1, 512, 64, 1), dtype=torch.bfloat16)
+    assert hp._strides(odd) == (64, 512, 64, 1) and hp._tma_strides_ok(odd)
+    view = torch.zeros((1, 16, 4, 128), dtype=torch.bfloat16).transpose(1, 2)
+    assert hp.tma_ready(view) is view or not hp.arrays.aligned(view, 16)
+    bad = torch.zeros((1, 4, 16, 132), dtype=torch.bfloat16)[..., :128]
+    fixed = hp.tma_ready(bad)
+    assert fixed is not bad and hp._tma_strides_ok(fixed) and torch.equal(fixed, bad)
+    if not device.has_gpu() or hp.unavailable_reason():
+        return
+    q = torch.zeros((1, 2, 64, 128), dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ValueError, match="out: .* positive and even"):
+        hp.flash_attn_hopper(q, q, q, out=torch.zeros((1, 1, 64, 128), dtype=torch.bfloat16,
+                                                       device="cuda").expand(1, 2, 64, 128))

@@ -11,9 +11,9 @@ flash_attn_hopper (rung 03 unless told); bench.py times every rung at both ring 
 cuDNN backend.
 
 What it shows
-  * warp specialization for attention: one producer warpgroup issues the TMA copies (Q once, K and V through a 2-stage
-    ring), two consumer warpgroups of 64 query rows each run S = Q K^T and O += P V as wgmma, setmaxnreg moving
-    registers from the producer (24) to the consumers (240);
+  * warp specialization for attention: one producer warpgroup issues the TMA copies (Q once, K and V through a
+    STAGES-deep ring), two consumer warpgroups of 64 query rows each run S = Q K^T and O += P V as wgmma,
+    setmaxnreg moving registers from the producer (24) to the consumers (240);
   * rung 04: the softmax of one consumer warpgroup overlapped with the other's GEMMs, by taking turns through two
     named barriers (FlashAttention-3's ping-pong schedule), and P_{j-1} V issued together with Q K_j^T;
   * P fed to the second GEMM from registers: the accumulator fragment of S is, pair by pair, the A fragment of P V
@@ -26,7 +26,8 @@ What it shows
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
-for rung 04, 1.05-1.15x rung 03 for rung 05; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
+for rung 04, 1.05-1.15x rung 03 for rung 05; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x
+SDPA cuDNN, causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query): any views with a contiguous
 last dim whose start and other strides are whole 16-byte units (check_tma_view), bf16 (torch tensors) or fp16 (torch
@@ -57,7 +58,7 @@ KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05
 DEFAULT_KERNEL = "03"            # the rung flash_attn_hopper runs unless told
 # The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
 # than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
-# rung 05 defaults to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230456 of 232448 B).
+# rung 05 defaults to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 of 232448 B).
 STAGE_CHOICES = (2, 3)
 DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3}
 # What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
@@ -408,17 +409,34 @@ def check_inputs(q, k, v, causal, sm_scale):
 
 
 def _strides(x) -> tuple[int, ...]:
-    """Element strides of a torch or CuPy array."""
+    """Element strides of a torch or CuPy (B, H, S, D) array, with the stride of a dimension of size 1 (never
+    stepped along, so any value: torch may report an odd one for a "contiguous" tensor) replaced by D."""
     if arrays.library(x) == "torch":
-        return tuple(int(v_) for v_ in x.stride())
-    return tuple(int(v_) // x.itemsize for v_ in x.strides)
+        st = [int(v_) for v_ in x.stride()]
+    else:
+        st = [int(v_) // x.itemsize for v_ in x.strides]
+    shape = [int(n) for n in x.shape]
+    return tuple(shape[-1] if n == 1 and i < len(shape) - 1 else v_ for i, (n, v_) in enumerate(zip(shape, st)))
+
+
+def _tma_strides_ok(x) -> bool:
+    st = _strides(x)
+    return st[3] == 1 and all(v_ > 0 and v_ * 2 % 16 == 0 for v_ in st[:3])
 
 
 def tma_ready(x):
     """x itself when a tensor map can read it in place (check_tma_view's stride rules), else a contiguous copy."""
-    st = _strides(x)
-    ok = st[3] == 1 and all(v_ > 0 and v_ * 2 % 16 == 0 for v_ in st[:3]) and arrays.aligned(x, 16)
-    return x if ok else x.contiguous()
+    if _tma_strides_ok(x) and arrays.aligned(x, 16):
+        return x
+    if arrays.library(x) == "torch":
+        return x.contiguous()
+    import cupy
+
+    return cupy.ascontiguousarray(x)
+
+
+def _device_index(x) -> int:
+    return int(x.device.index or 0) if arrays.library(x) == "torch" else int(x.device.id)
 
 
 def check_tma_view(*named, names=("q", "k", "v")) -> None:
@@ -429,7 +447,7 @@ def check_tma_view(*named, names=("q", "k", "v")) -> None:
         st = _strides(x)
         if st[3] != 1:
             raise ValueError(f"{name}: the last dimension must be contiguous (strides {st}); pass x.contiguous()")
-        if any(v_ * 2 % 16 for v_ in st[:3]) or any(v_ <= 0 for v_ in st[:3]):
+        if not _tma_strides_ok(x):
             raise ValueError(f"{name}: strides {st} (elements) must be positive multiples of 8 (TMA's 16-byte "
                              "rule); pass x.contiguous()")
     for name, x in zip(names, named):
@@ -496,9 +514,12 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
     if not arrays.is_contiguous(lse):
         raise ValueError("lse: expected a contiguous array")
     o_st = _strides(out)
-    if o_st[3] != 1 or any(v_ % 2 for v_ in o_st[:3]) or not arrays.aligned(out, 4):
-        raise ValueError(f"out: the last dimension must be contiguous and the other strides {o_st} even, starting "
-                         "4-byte aligned (the kernel stores pairs of elements)")
+    if o_st[3] != 1 or any(v_ % 2 or v_ <= 0 for v_ in o_st[:3]) or not arrays.aligned(out, 4):
+        raise ValueError(f"out: the last dimension must be contiguous and the other strides {o_st} positive and even, "
+                         "starting 4-byte aligned (the kernel stores pairs of elements; a zero stride would make "
+                         "blocks store to the same elements)")
+    if _device_index(out) != _device_index(q):
+        raise ValueError(f"out: on GPU {_device_index(out)}, q on GPU {_device_index(q)}")
     maps = []
     for name, x, rows in (("q", q, BLOCK_M), ("k", k, BLOCK_N), ("v", v, BLOCK_N)):
         if name == "v" and v_kmajor:

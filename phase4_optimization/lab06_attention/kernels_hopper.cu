@@ -3,7 +3,7 @@
 // archs: sm_90a
 //
 //   attn_03_wgmma            3 warpgroups (1 TMA producer, 2 wgmma consumers of 64 query rows each), 128-row Q
-//                            tile, 128-key K/V tiles through a 2-stage mbarrier ring; S = Q K^T and O += P V both
+//                            tile, 128-key K/V tiles through a STAGES-deep (2) mbarrier ring; S = Q K^T, O += P V both
 //                            wgmma, P from registers; each consumer: GEMM, wait, softmax, GEMM, wait
 //   attn_04_wgmma_pingpong   rung 03 + the consumers take turns at the tensor cores (named barriers): one's
 //                            softmax overlaps the other's GEMMs; P_{j-1} V and Q K_j^T issued as one GEMM phase
@@ -104,9 +104,9 @@
 // P never goes through shared memory. Each row lives in the quad of 4 lanes that share t/4: its max and sum are
 // two xor-shuffles.
 //
-// Phase parity: Q is one phase of q_full (parity 0). Tile j uses slot s = j % 2 in round r = j / 2: consumers wait
-// full[s] for parity r & 1; the producer refills slot s for round r >= 1 after empty[s]'s phase r - 1, parity
-// (r - 1) & 1. Neither side can get two phases ahead of the other, so one parity bit is enough.
+// Phase parity: Q is one phase of q_full (parity 0). Tile j uses slot s = j % STAGES in round r = j / STAGES:
+// consumers wait full[s] for parity r & 1; the producer refills slot s for round r >= 1 after empty[s]'s phase
+// r - 1, parity (r - 1) & 1. Neither side can get two phases ahead of the other, so one parity bit is enough.
 //
 // Ragged S and masks: the tensor maps are 4-D (D, H, S, B) with boxes {64, 1, 128, 1}, so a box reaching past S is
 // zero-filled by TMA inside its own head (never the next head's rows); scores of keys >= S are set to -inf in the last
