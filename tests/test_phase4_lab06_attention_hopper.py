@@ -69,7 +69,7 @@ def test_sass_has_hgmma_tma_mbarrier_setmaxnreg(build, kernel):
     assert len(qk) == copies * d // 16, hgmma
     assert len(pv) == copies * hp.BLOCK_N // 16, hgmma
     assert len(hgmma) == copies * (d // 16 + hp.BLOCK_N // 16), hgmma
-    if kernel == "04":      # the turn-taking: bar.arrive on the other side's named barrier, bar.sync on its own
+    if kernel in ("04", "06"):   # the turn-taking: bar.arrive on the other side's named barrier, bar.sync on its own
         assert sum("BAR.ARV" in s for s in sass) >= 3 and sum("BAR.SYNC" in s for s in sass) >= 3
     assert all("tnspB" not in s for s in qk), qk           # K read K-major
     assert all(("tnspB" in s) != vk for s in pv), pv       # V read MN-major in place unless V_KMAJOR
@@ -103,12 +103,13 @@ def test_ring_depth_is_a_build_option():
 
 
 @pytest.mark.parametrize("stages", hp.STAGE_CHOICES)
-def test_rung05_softmax_runs_between_the_two_waits(stages):
+@pytest.mark.parametrize("kernel", ["05", "06"])
+def test_rung05_softmax_runs_between_the_two_waits(stages, kernel):
     """Rung 05's point, read off the SASS: inside the key loop, every exp2 of the tile's softmax (BLOCK_N / 2 per
     thread) sits between WARPGROUP.DEPBAR.LE gsb0, 0x1 (S_j has landed) and WARPGROUP.DEPBAR.LE gsb0, 0x0 (P_{j-1} V
     has retired) - i.e. it can run while the tensor cores do P_{j-1} V. Without the sink store ptxas hoists the second
     wait above the exp2s (the kernel's comment), which this would catch."""
-    sass = hp.compile_report(128, "bfloat16", False, stages=stages).kernels[hp.KERNELS["05"]].sass
+    sass = hp.compile_report(128, "bfloat16", False, stages=stages).kernels[hp.KERNELS[kernel]].sass
     if not sass:
         pytest.skip("no cuobjdump (it ships with the triton wheel)")
     waits = [i for i, x in enumerate(sass) if "WARPGROUP.DEPBAR.LE" in x]
@@ -300,7 +301,7 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="dtype"):
         hp.defines(128, "float32")
     with pytest.raises(ValueError, match="kernel"):
-        hp.flash_attn_hopper(q, q, q, kernel="06")
+        hp.flash_attn_hopper(q, q, q, kernel="07")
     with pytest.raises(ValueError, match="stages"):
         hp.flash_attn_hopper(q, q, q, kernel="05", stages=4)
 
@@ -326,7 +327,7 @@ def test_cli_help_and_compile_table(capsys):
     assert hp.main([]) == 0
     out = capsys.readouterr().out
     assert "kernels_hopper.cu compiled for sm_90a" in out and "24/240" in out and "attn_04_wgmma_pingpong" in out
-    assert "attn_05_wgmma_overlap" in out
+    assert "attn_05_wgmma_overlap" in out and "attn_06_wgmma_overlap_pingpong" in out
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")

@@ -1,7 +1,7 @@
 """Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu): rung 03
 (attn_03_wgmma), rung 04 (attn_04_wgmma_pingpong, the two consumer warpgroups taking turns at the tensor cores) and
-rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own previous P V), the K/V ring 2 or 3
-stages deep (a build option).
+rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own previous P V) and rung 06
+(attn_06_wgmma_overlap_pingpong: both), the K/V ring 2 or 3 stages deep (a build option).
 
 A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
 shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 4-D, (D, H, S, B),
@@ -26,8 +26,8 @@ What it shows
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
-for rung 04, 1.05-1.15x rung 03 for rung 05; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x
-SDPA cuDNN, causal and not.
+for rung 04, 1.05-1.15x rung 03 for rung 05, 1.00-1.05x rung 05 for rung 06; the header of kernels_hopper.cu has the
+reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query): any views with a contiguous
 last dim whose start and other strides are whole 16-byte units (check_tma_view), bf16 (torch tensors) or fp16 (torch
@@ -54,15 +54,16 @@ from . import lab as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
-KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05_wgmma_overlap"}
+KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05_wgmma_overlap",
+           "06": "attn_06_wgmma_overlap_pingpong"}
 DEFAULT_KERNEL = "03"            # the rung flash_attn_hopper runs unless told
 # The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
 # than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
-# rung 05 defaults to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 of 232448 B).
+# rungs 05 and 06 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 of 232448 B).
 STAGE_CHOICES = (2, 3)
-DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3}
+DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3}
 # What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
-BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("03", 3), ("04", 3), ("05", 2))
+BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("06", 3), ("03", 3), ("04", 3), ("05", 2))
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -490,8 +491,8 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
 
     q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, views TMA can read in place (check_tma_view), bf16
     (torch) or fp16, D in {64, 128}. out= / lse=: arrays to fill (out any view with a contiguous last dim, lse
-    contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong) or "05"
-    (attn_05_wgmma_overlap). stages: the K/V ring's depth, 2 or 3 (default DEFAULT_STAGES[kernel]).
+    contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong), "05" (attn_05_wgmma_overlap) or "06"
+    (attn_06_wgmma_overlap_pingpong). stages: the K/V ring's depth, 2 or 3 (default DEFAULT_STAGES[kernel]).
     v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
     copy of V.
     """
@@ -713,10 +714,10 @@ def main(argv=None) -> int:
                    help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
     p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
     p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
-                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap) "
-                        "or all (default)")
+                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
+                        "06 (attn_06_wgmma_overlap_pingpong) or all (default)")
     p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
-                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05: 3), 2, 3, or all")
+                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05, 06: 3), 2, 3, or all")
     p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
     args = p.parse_args(argv)
     if not args.no_compile_report:

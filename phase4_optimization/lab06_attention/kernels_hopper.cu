@@ -9,6 +9,8 @@
 //                            softmax overlaps the other's GEMMs; P_{j-1} V and Q K_j^T issued as one GEMM phase
 //   attn_05_wgmma_overlap    rung 03 + inside each consumer, softmax_j runs while P_{j-1} V_{j-1} is on the tensor
 //                            cores (two commit groups, wait_group 1); a 3-stage K/V ring by default (-DSTAGES)
+//   attn_06_wgmma_overlap_pingpong  rung 05 + rung 04's turn-taking, at the GEMM issue only (FlashAttention-3's
+//                            full schedule)
 // Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
 // measured figures are in this lab's README, not here).
 //
@@ -79,6 +81,16 @@
 //   prediction 1.05-1.15x rung 03 (FlashAttention-3's ablation credits the GEMM-softmax pipelining with ~10-15% at
 //              D = 128), 0.93-1.02x SDPA cuDNN non-causal; the 3-stage ring alone is worth a few % to rung 04 if the
 //              2-stage ring's exposed TMA latency is what held it back (bench.py times each rung at both depths).
+//
+// attn_06_wgmma_overlap_pingpong
+//   computes, launch, roles, bytes: as attn_05_wgmma_overlap (3 stages by default).
+//   what changed since rung 05: the two consumers take turns issuing their step's GEMMs (rung 04's named-barrier
+//              protocol), but wait and run their softmax outside the turn - FlashAttention-3's two overlaps together.
+//              Rung 04 gated the waits too (its GEMM phase included wait_group 0), which made the barrier its top
+//              stall in the profile; here a turn is only as long as issuing 16 wgmmas and rescaling O.
+//   prediction 1.00-1.05x rung 05 (FlashAttention-3's ablation has the ping-pong adding a few percent on top of the
+//              intra-warpgroup overlap at D = 128); if rung 05 already keeps the tensor pipe near cuDNN's activity,
+//              the turn-taking can only cost.
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
@@ -351,6 +363,7 @@ __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arr
 #define SCHED_SERIAL 0      // rung 03: GEMM, wait, softmax, GEMM, wait
 #define SCHED_PINGPONG 1    // rung 04: the two consumer warpgroups take turns at the tensor cores
 #define SCHED_OVERLAP 2     // rung 05: inside a warpgroup, softmax_j runs while P_{j-1} V_{j-1} is on the tensor cores
+#define SCHED_OVERLAP_PP 3  // rung 06: rung 05 + rung 04's turn-taking at the GEMM issue
 // ---------------------------------------------------------------------------------------------------------------------
 template <int SCHED>
 __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
@@ -528,14 +541,22 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
         // shared-memory store of a value that depends on the whole softmax (the row sums) must stay before the wait
         // (wgmma reads shared memory), so the exp2s stay between the two waits. One store per warp (lane 0) to its
         // own word: no thread reads it, no two threads write it.
+        // Rung 06 = this schedule + rung 04's turn-taking (FlashAttention-3 uses both): only the issue of a step's
+        // GEMMs is gated (named barrier 1 + c, the same protocol as rung 04: consumer 1 lets consumer 0 go first,
+        // n_tiles + 1 gated phases a side, consumer 1 skips its last arrive); the waits and the softmax are not, so
+        // one warpgroup's softmax runs under the other's GEMMs as well as under its own P V.
+        constexpr bool PP = SCHED == SCHED_OVERLAP_PP;
+        if (PP && cw == 1) named_bar_arrive(1);
         const u32 sink = bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32);
         float alpha[2];
         ok = ok && wait_bar(bars + 8, 0, 0);
         __syncwarp();
+        if (PP) named_bar_sync(1 + cw);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV, kk), kk != 0);
         wgmma_commit();
+        if (PP) named_bar_arrive(1 + (1 - cw));
         wgmma_wait<0>();
         fence_regs(sc);
         softmax_scores(sc, m_run, l_run, alpha, rt, 0);
@@ -545,6 +566,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
             ok = ok && wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0);
             __syncwarp();
             const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
+            if (PP) named_bar_sync(1 + cw);
             wgmma_fence();   // pa was written by the threads
 #pragma unroll
             for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
@@ -554,6 +576,7 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
 #pragma unroll
             for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
             wgmma_commit();
+            if (PP) named_bar_arrive(1 + (1 - cw));
             wgmma_wait<1>();   // S_j is in; P_{j-1} V_{j-1} may still run
             fence_regs(sc);
             softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
@@ -565,11 +588,13 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
             if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
         }
         const int sl = (n_tiles - 1) % STAGES;
+        if (PP) named_bar_sync(1 + cw);
         rescale_o(o, alpha);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
         wgmma_commit();
+        if (PP && cw == 0) named_bar_arrive(2);
         wgmma_wait<0>();
         fence_regs(o);
         __syncwarp();
@@ -623,4 +648,14 @@ attn_05_wgmma_overlap(const __grid_constant__ TmaMap tma_q, const __grid_constan
                       long long o_sb, long long o_sh, long long o_ss)
 {
     attention_hopper<SCHED_OVERLAP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_06_wgmma_overlap_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+                               const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O,
+                               float* __restrict__ LSE, int S, int Hq, int group, float scale_log2, int causal,
+                               long long o_sb, long long o_sh, long long o_ss)
+{
+    attention_hopper<SCHED_OVERLAP_PP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh,
+                                       o_ss);
 }

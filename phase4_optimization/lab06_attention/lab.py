@@ -923,8 +923,8 @@ def attention_cuda02w_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
 
 def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kernel: str = "03"):
     """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu rung `kernel`: 03 attn_03_wgmma, 04
-    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap; sm_90a); the Triton backward then runs from ITS O and LSE, so a
-    wrong LSE shows in the gradients too."""
+    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap, 06 attn_06_wgmma_overlap_pingpong; sm_90a); the Triton
+    backward then runs from ITS O and LSE, so a wrong LSE shows in the gradients too."""
     from . import hopper
 
     outs = _outs(out)
@@ -938,6 +938,12 @@ def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kern
 def attention_hopper04_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
     """Rung 04 of the Hopper forward (the ping-pong consumers), then the Triton backward from its O and LSE."""
     return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="04")
+
+
+def attention_hopper06_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """Rung 06 of the Hopper forward (rung 05 + the consumers taking turns at the GEMM issue), then the Triton
+    backward from its O and LSE."""
+    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="06")
 
 
 def attention_hopper05_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
@@ -1073,7 +1079,10 @@ HOPPER04_VARIANT = _HopperVariant("cuda 04 wgmma+TMA ping-pong flash fwd (+ trit
 HOPPER05_VARIANT = _HopperVariant("cuda 05 wgmma+TMA overlapped softmax flash fwd (+ triton bwd)",
                                   attention_hopper05_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
                                   note="kernels_hopper.cu attn_05_wgmma_overlap: softmax_j under P_{j-1} V, 3 stages")
-VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT, HOPPER05_VARIANT]
+HOPPER06_VARIANT = _HopperVariant("cuda 06 wgmma+TMA overlapped softmax + ping-pong flash fwd (+ triton bwd)",
+                                  attention_hopper06_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                                  note="kernels_hopper.cu attn_06_wgmma_overlap_pingpong: rung 05 + turns at issue")
+VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT, HOPPER05_VARIANT, HOPPER06_VARIANT]
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
