@@ -278,9 +278,10 @@ def test_gpu_other_shapes(kernel, nwarps, min_blocks, causal):
 
 
 @gpu
-def test_gpu_fp16():
+@pytest.mark.parametrize("kernel", ["02", "02w"])
+def test_gpu_fp16(kernel):
     for causal in (False, True):
-        row = run_check("02", 257, 128, causal, dtype="float16")
+        row = run_check(kernel, 257, 128, causal, dtype="float16")
         assert row["ok"], row
 
 
@@ -317,3 +318,16 @@ def test_gpu_matches_sdpa():
         diff = o.float() - ref
         # two bf16 computations: a few bf16 ulps apart at most (|o| <= ~4 here: 1 ulp = 2^-6)
         assert diff.abs().max().item() < 0.08 and (diff.norm() / ref.norm()).item() < 1e-2
+
+
+def test_wide_rung_refuses_occupancy_that_spills():
+    """min_blocks above rung 02w's register cap (2 CTAs at D = 128, 3 at D = 64) would spill its two tiles of S and
+    O: refused by name before anything runs."""
+    q = torch.zeros((1, 2, 16, 128), dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="min_blocks: rung 02w at D = 128"):
+        att.flash_attn_cuda(q, q, q, kernel="02w", min_blocks=3)
+    with pytest.raises(ValueError, match="nwarps: rung 02w"):
+        att.flash_attn_cuda(q, q, q, kernel="02w", nwarps=8)
+    for d, cap in att.WIDE_MAX_BLOCKS.items():
+        rep = cuda.compile_report(att.CU, "sm_90", defines=att.defines(d, min_blocks=cap))
+        assert rep[att.KERNELS["02w"]].spills == 0, (d, cap)

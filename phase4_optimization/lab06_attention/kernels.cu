@@ -55,7 +55,7 @@
 //
 // One CTA per (BLOCK_M = 16 NWARPS query rows, b*h); warp w owns rows 16w .. 16w+15 of the block and holds its
 // Q fragments in registers for the whole loop (loaded once through shared memory); the Q staging area is reused for
-// K/V afterwards. grid = (ceil(S / BLOCK_M), B*H), blocks of 32 NWARPS threads. Causal: block x processes query
+// K/V afterwards (rung 02w: 32 rows per warp, Q kept in an area of its own and re-read per k16 step). grid = (ceil(S / BLOCK_M), B*H), blocks of 32 NWARPS threads. Causal: block x processes query
 // block (gridDim.x - 1 - x) so the longest rows start first (less tail at the end of the grid), key tiles past the
 // diagonal are skipped and only the tiles that straddle it are masked. Ragged S: loads past S are zero-filled
 // (cp.async src-size 0 / zero stores), their scores set to -inf, rows past S never stored.
@@ -72,7 +72,7 @@
 #define HEAD_DIM 128
 #endif
 #ifndef NWARPS
-#define NWARPS 4                 // BLOCK_M = 16 * NWARPS query rows per CTA (at most 8: Q is staged in 2 x BLOCK_N rows)
+#define NWARPS 4                 // BLOCK_M = 16 * NWARPS rows per CTA in 01/02 (at most 8: Q staged in 2 x BLOCK_N rows)
 #endif
 #ifndef BLOCK_N
 #define BLOCK_N 64               // keys per K/V tile

@@ -600,7 +600,10 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
         __syncwarp();
         if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
     }
-    if (!ok) return;   // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is
+    // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is. The waits time out
+    // lane by lane, so the warp agrees first (the epilogue's shuffles need every lane)
+    ok = __all_sync(0xffffffffu, ok);
+    if (!ok) return;
 
     // ---- epilogue: the quad's partial sums, O / l, LSE = m sm_scale + ln l ----
     const float ln2 = 0.6931471805599453f;

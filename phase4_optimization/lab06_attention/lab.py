@@ -722,11 +722,12 @@ def attn_flops(b, h, s, d, causal: bool, backward: bool = False) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# CUDA C: the mma.sync forward of kernels.cu (attn_01_mma, attn_02_mma_pipelined)
+# CUDA C: the mma.sync forward of kernels.cu (attn_01_mma, attn_02_mma_pipelined, attn_02w_mma_wide)
 # ---------------------------------------------------------------------------------------------------------------------
 KERNELS = {"01": "attn_01_mma", "02": "attn_02_mma_pipelined", "02w": "attn_02w_mma_wide"}
 CUDA_BLOCK_N = 64                     # keys per K/V tile (kernels.cu's BLOCK_N)
 CUDA_WIDE_BLOCK_N = 32                # rung 02w's (kernels.cu's WIDE_BLOCK_N)
+WIDE_MAX_BLOCKS = {64: 3, 128: 2}     # rung 02w's register cap: more CTAs per SM than this spill (NVRTC report)
 ROW_TILES = {"01": 1, "02": 1, "02w": 2}     # m16 row tiles per warp: a CTA takes 16 x this x NWARPS query rows
 # Warps per CTA (16 query rows each). The __launch_bounds__ minimum of CTAs per SM (the register cap) defaults in
 # kernels.cu per architecture and head dim: on sm_90 D=128 3 CTAs (168 registers, 12 warps, 3 x 64 KiB of shared
@@ -831,7 +832,7 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
 
     o has q's shape and dtype; lse (B, H, S) float32 holds log(sum(exp(sm_scale q.k))) per row (natural log).
     kernel: "02" (pipelined, default), "01" (single-buffered) or "02w" (32 rows a warp, 4 warps only); nwarps (4 or
-    8) overrides the warps per CTA (16 rows each), min_blocks the __launch_bounds__ CTAs per SM (the register cap);
+    8) overrides the warps per CTA (16 rows each; 32 in 02w), min_blocks the __launch_bounds__ CTAs per SM (the register cap);
     lse=: a float32 (B, H, S) array to fill.
     """
     if kernel not in KERNELS:
@@ -843,6 +844,10 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
                          f"{nwarps!r}")
     if min_blocks is not None and min_blocks not in (1, 2, 3, 4):
         raise ValueError(f"min_blocks: expected 1 to 4, got {min_blocks!r}")
+    d_in = int(q.shape[-1]) if len(getattr(q, "shape", ())) == 4 else None
+    if kernel == "02w" and min_blocks is not None and min_blocks > WIDE_MAX_BLOCKS.get(d_in, 4):
+        raise ValueError(f"min_blocks: rung 02w at D = {d_in} fits at most {WIDE_MAX_BLOCKS[d_in]} CTAs per SM "
+                         f"without spilling (its two row tiles of S and O), got {min_blocks}")
     b, h, s, d, dt, scale = _check_cuda_qkv(q, k, v, causal, sm_scale)
     reason = unavailable_reason()
     if reason:
