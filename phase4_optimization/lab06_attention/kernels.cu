@@ -53,12 +53,13 @@
 // stores chunk c of row r at chunk position c ^ (r & 7): the 8 rows of a matrix land in 8 different 16-byte bank
 // groups (conflict-free), and a 16-byte cp.async of a row chunk is still one contiguous 16-byte write.
 //
-// One CTA per (BLOCK_M = 16 NWARPS query rows, b*h); warp w owns rows 16w .. 16w+15 of the block and holds its
-// Q fragments in registers for the whole loop (loaded once through shared memory); the Q staging area is reused for
-// K/V afterwards (rung 02w: 32 rows per warp, Q kept in an area of its own and re-read per k16 step). grid = (ceil(S / BLOCK_M), B*H), blocks of 32 NWARPS threads. Causal: block x processes query
-// block (gridDim.x - 1 - x) so the longest rows start first (less tail at the end of the grid), key tiles past the
-// diagonal are skipped and only the tiles that straddle it are masked. Ragged S: loads past S are zero-filled
-// (cp.async src-size 0 / zero stores), their scores set to -inf, rows past S never stored.
+// One CTA per (BLOCK_M = 16 NWARPS query rows, b*h); warp w owns rows 16w .. 16w+15 of the block and holds its Q
+// fragments in registers for the whole loop (loaded once through shared memory); the Q staging area is reused for K/V
+// afterwards (rung 02w: 32 rows per warp, Q kept in an area of its own and re-read per k16 step). grid = (ceil(S /
+// BLOCK_M), B*H), blocks of 32 NWARPS threads. Causal: block x processes query block (gridDim.x - 1 - x) so the longest
+// rows start first (less tail at the end of the grid), key tiles past the diagonal are skipped and only the tiles that
+// straddle it are masked. Ragged S: loads past S are zero-filled (cp.async src-size 0 / zero stores), their scores set
+// to -inf, rows past S never stored.
 // Kernel arguments: (const T* Q, const T* K, const T* V, T* O, float* LSE, int S, float scale_log2, int causal)
 // with scale_log2 = sm_scale * log2(e): exp2(x * scale_log2) == exp(x * sm_scale) and exp2 is one MUFU.EX2.
 
