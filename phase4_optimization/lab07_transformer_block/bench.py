@@ -44,7 +44,7 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     backend's time, memory-bound stages at the measured HBM bandwidth. The library calls are timed the way the stages
     are (FLOOR_TIMING: a CUDA graph of 20 back-to-back calls): a plain timer flushes L2 between calls, and those idle
     gaps let a 1 ms GEMM run faster than it does back to back, so a plain-timed floor under a graph-timed stage made
-    the stage look slower than it is (the README says by how much)."""
+    the stage look slower than it is (the README's caution)."""
     import torch
 
     at = lab.lab_module("phase4_optimization", "lab06_attention")
