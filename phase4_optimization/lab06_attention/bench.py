@@ -452,7 +452,8 @@ def probe(kernel: str, d: int, fn=None, dev: str = "cuda") -> list[str]:
 
 
 def probe_check() -> bool:
-    """On a GPU: the permutation probe for both rungs and head dims (a fragment or swizzle bug names its rows)."""
+    """On a GPU: the permutation probe for every mma.sync rung and head dim (a fragment or swizzle bug names its
+    rows)."""
     ok = True
     for kern in L.KERNELS:
         for d in L.HEAD_DIMS:
@@ -524,8 +525,8 @@ BWD_CANDIDATES = {128: [L.bwd_default_gpu(128),
                          "num_stages": 2},
                         {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4,
                          "num_stages": 3}]}
-# The CUDA C forward's rungs and shapes timed against SDPA: (kernel, nwarps, min_blocks) - the two rungs at their
-# defaults, then rung 02 in the two other occupancy shapes (4 warps x 2 CTAs per SM, 8 warps x 1)
+# The CUDA C forward's rungs and shapes timed against SDPA: (kernel, nwarps, min_blocks) - rungs 01 and 02 at their
+# defaults, rung 02 in the two other occupancy shapes (4 warps x 2 CTAs per SM, 8 warps x 1), and rung 02w
 CUDA_CONFIGS = (("01", None, None), ("02", None, None), ("02", None, 2), ("02", 8, None), ("02w", None, None))
 
 
