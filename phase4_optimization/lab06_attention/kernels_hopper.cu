@@ -359,6 +359,141 @@ __device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync 
 __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// Pieces every rung shares. The ring position g counts K/V tiles from the kernel's start (one Q tile's n_tiles in the
+// non-persistent rungs; every tile the block has walked so far in rung 07): slot g % STAGES, round g / STAGES.
+// ---------------------------------------------------------------------------------------------------------------------
+// Producer: K and V of key tile j of (kv_head, batch) into slot g % STAGES, after the consumers released the slot's
+// previous round. False when that wait timed out.
+__device__ __forceinline__ bool load_kv_tile(u32 sKV, u32 bars, int g, int j, int kv_head, int batch,
+                                             const TmaMap& tma_k, const TmaMap& tma_v)
+{
+    const int s = g % STAGES, r = g / STAGES;
+    if (r > 0 && !wait_bar(bars + 8 * (1 + STAGES + s), (r - 1) & 1, 1)) return false;
+    const u32 full = bars + 8 * (1 + s);
+    const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
+    mbar_arrive_expect_tx(full, STAGE_BYTES);
+    for (int b = 0; b < D_BOXES; ++b)
+        tma_load_4d(sK + b * BOX_BYTES, &tma_k, 64 * b, kv_head, j * BLOCK_N, batch, full);
+#if V_KMAJOR
+    for (int b = 0; b < BLOCK_N / 64; ++b)    // V^T: boxes of 64 keys x HEAD_DIM rows of d
+        tma_load_4d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_head, batch, full);
+#else
+    for (int b = 0; b < D_BOXES; ++b)
+        tma_load_4d(sV + b * BOX_BYTES, &tma_v, 64 * b, kv_head, j * BLOCK_N, batch, full);
+#endif
+    return true;
+}
+
+// Consumer epilogue: the quad's partial sums, O / l into O (through its strides), LSE = m sm_scale + ln l.
+__device__ __forceinline__ void store_tile(const float (&o)[HEAD_DIM / 2], float (&l_run)[2], const float (&m_run)[2],
+                                           elem_t* __restrict__ O, float* __restrict__ LSE, int S, int bh, int batch,
+                                           int head, int row_a, int quad_col, int lane, float scale_log2,
+                                           long long o_sb, long long o_sh, long long o_ss)
+{
+    const float ln2 = 0.6931471805599453f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+    }
+    const float inv[2] = {1.f / l_run[0], 1.f / l_run[1]};
+    const int rows[2] = {row_a, row_a + 8};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        if (rows[h] >= S) continue;
+        elem_t* out = O + batch * o_sb + head * o_sh + rows[h] * o_ss + quad_col;
+#pragma unroll
+        for (int jj = 0; jj < HEAD_DIM / 8; ++jj)
+            *reinterpret_cast<u32*>(out + 8 * jj) =
+                pack2(pack_t(), o[4 * jj + 2 * h] * inv[h], o[4 * jj + 2 * h + 1] * inv[h]);
+        if (lane % 4 == 0) LSE[(size_t)bh * S + rows[h]] = (m_run[h] * scale_log2 + log2f(l_run[h])) * ln2;
+    }
+}
+
+// Consumer, rungs 05-07: one Q tile's key loop in rung 05's schedule (PP: rung 06's turns at the GEMM issue), its K/V
+// tiles at ring positions g0 .. g0 + n_tiles - 1. O, m and l start from what the caller set; ok goes false when a
+// barrier wait timed out (the loop still runs to keep any turn-taking balanced).
+template <bool PP>
+__device__ __forceinline__ bool overlap_tile(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
+                                             float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
+                                             const RowTile& rt, u32 sQ, u32 sKV, u32 bars, int cw, int lane,
+                                             int n_tiles, int g0, bool ok)
+{
+    // Rung 05 (FlashAttention-3's intra-warpgroup overlap). Step j issues S_j = Q K_j^T (one commit group),
+    // rescales O by alpha_{j-1} while that runs, issues O += P_{j-1} V_{j-1} (a second group), waits for the
+    // first group only (wgmma.wait_group 1: groups retire in order) and runs softmax_scores on S_j while the
+    // tensor cores still work on P_{j-1} V_{j-1}; then it waits for that GEMM, packs P_j and releases stage j-1.
+    // Invariant: before step j, O holds sum_{i < j-1} P_i V_i scaled to the row max m_{j-2}; O *= alpha_{j-1} =
+    // exp2(m_{j-2} - m_{j-1}) moves it to m_{j-1}, the scale P_{j-1} was computed against. The registers a GEMM
+    // in flight owns (O, P's A fragments) are not touched between its issue and its wait; S's are, after the
+    // wait for the first group. Step 0 is S_0 alone, the last step P V alone (peeled, like rung 04's loop). No
+    // named barriers: the two consumer warpgroups interleave as the warp schedulers see fit.
+    // The sink store: ptxas schedules a wgmma wait like any instruction without operands, and it moved
+    // wait_group 0 up to just after the row max, ahead of every exp2 - no overlap left (seen in the SASS). A
+    // shared-memory store of a value that depends on the whole softmax (the row sums) must stay before the wait
+    // (wgmma reads shared memory), so the exp2s stay between the two waits. One store per warp (lane 0) to its
+    // own word: no thread reads it, no two threads write it.
+    // Rung 06 = this schedule + rung 04's turn-taking (FlashAttention-3 uses both): only the issue of a step's
+    // GEMMs is gated (named barrier 1 + c, the same protocol as rung 04: consumer 1 lets consumer 0 go first,
+    // n_tiles + 1 gated phases a side, consumer 1 skips its last arrive); the waits and the softmax are not, so
+    // one warpgroup's softmax runs under the other's GEMMs as well as under its own P V.
+    const u32 sink = bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32);
+    float alpha[2];
+    ok = ok && wait_bar(bars + 8 * (1 + g0 % STAGES), (g0 / STAGES) & 1, 0);
+    __syncwarp();
+    if (PP) named_bar_sync(1 + cw);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM / 16; ++kk)
+        wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV + (g0 % STAGES) * STAGE_BYTES, kk), kk != 0);
+    wgmma_commit();
+    if (PP) named_bar_arrive(1 + (1 - cw));
+    wgmma_wait<0>();
+    fence_regs(sc);
+    softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+    pack_p(sc, pa);
+    for (int j = 1; j < n_tiles; ++j) {
+        const int s = (g0 + j) % STAGES, sp = (g0 + j - 1) % STAGES;
+        ok = ok && wait_bar(bars + 8 * (1 + s), ((g0 + j) / STAGES) & 1, 0);
+        __syncwarp();
+        const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
+        if (PP) named_bar_sync(1 + cw);
+        wgmma_fence();   // pa was written by the threads
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+        wgmma_commit();
+        rescale_o(o, alpha);
+        wgmma_fence();   // o was written by the threads
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
+        wgmma_commit();
+        if (PP) named_bar_arrive(1 + (1 - cw));
+        wgmma_wait<1>();   // S_j is in; P_{j-1} V_{j-1} may still run
+        fence_regs(sc);
+        softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
+        if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);
+        wgmma_wait<0>();
+        fence_regs(o);
+        pack_p(sc, pa);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
+    }
+    const int sl = (g0 + n_tiles - 1) % STAGES;
+    if (PP) named_bar_sync(1 + cw);
+    rescale_o(o, alpha);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
+    wgmma_commit();
+    if (PP && cw == 0) named_bar_arrive(2);
+    wgmma_wait<0>();
+    fence_regs(o);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
+    return ok;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // All rungs: the setup and the producer are the same; SCHED picks the consumers' schedule.
 #define SCHED_SERIAL 0      // rung 03: GEMM, wait, softmax, GEMM, wait
 #define SCHED_PINGPONG 1    // rung 04: the two consumer warpgroups take turns at the tensor cores
@@ -404,22 +539,8 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
             mbar_arrive_expect_tx(q_full, Q_BYTES);
             for (int b = 0; b < D_BOXES; ++b)
                 tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
-            for (int j = 0; j < n_tiles; ++j) {
-                const int s = j % STAGES, r = j / STAGES;
-                if (r > 0 && !wait_bar(bars + 8 * (1 + STAGES + s), (r - 1) & 1, 1)) break;
-                const u32 full = bars + 8 * (1 + s);
-                const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
-                mbar_arrive_expect_tx(full, STAGE_BYTES);
-                for (int b = 0; b < D_BOXES; ++b)
-                    tma_load_4d(sK + b * BOX_BYTES, &tma_k, 64 * b, kv_head, j * BLOCK_N, batch, full);
-#if V_KMAJOR
-                for (int b = 0; b < BLOCK_N / 64; ++b)    // V^T: boxes of 64 keys x HEAD_DIM rows of d
-                    tma_load_4d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_head, batch, full);
-#else
-                for (int b = 0; b < D_BOXES; ++b)
-                    tma_load_4d(sV + b * BOX_BYTES, &tma_v, 64 * b, kv_head, j * BLOCK_N, batch, full);
-#endif
-            }
+            for (int j = 0; j < n_tiles; ++j)
+                if (!load_kv_tile(sKV, bars, j, j, kv_head, batch, tma_k, tma_v)) break;
         }
         return;
     }
@@ -527,103 +648,16 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
         __syncwarp();
         if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
     } else {
-        // Rung 05 (FlashAttention-3's intra-warpgroup overlap). Step j issues S_j = Q K_j^T (one commit group),
-        // rescales O by alpha_{j-1} while that runs, issues O += P_{j-1} V_{j-1} (a second group), waits for the
-        // first group only (wgmma.wait_group 1: groups retire in order) and runs softmax_scores on S_j while the
-        // tensor cores still work on P_{j-1} V_{j-1}; then it waits for that GEMM, packs P_j and releases stage j-1.
-        // Invariant: before step j, O holds sum_{i < j-1} P_i V_i scaled to the row max m_{j-2}; O *= alpha_{j-1} =
-        // exp2(m_{j-2} - m_{j-1}) moves it to m_{j-1}, the scale P_{j-1} was computed against. The registers a GEMM
-        // in flight owns (O, P's A fragments) are not touched between its issue and its wait; S's are, after the
-        // wait for the first group. Step 0 is S_0 alone, the last step P V alone (peeled, like rung 04's loop). No
-        // named barriers: the two consumer warpgroups interleave as the warp schedulers see fit.
-        // The sink store: ptxas schedules a wgmma wait like any instruction without operands, and it moved
-        // wait_group 0 up to just after the row max, ahead of every exp2 - no overlap left (seen in the SASS). A
-        // shared-memory store of a value that depends on the whole softmax (the row sums) must stay before the wait
-        // (wgmma reads shared memory), so the exp2s stay between the two waits. One store per warp (lane 0) to its
-        // own word: no thread reads it, no two threads write it.
-        // Rung 06 = this schedule + rung 04's turn-taking (FlashAttention-3 uses both): only the issue of a step's
-        // GEMMs is gated (named barrier 1 + c, the same protocol as rung 04: consumer 1 lets consumer 0 go first,
-        // n_tiles + 1 gated phases a side, consumer 1 skips its last arrive); the waits and the softmax are not, so
-        // one warpgroup's softmax runs under the other's GEMMs as well as under its own P V.
         constexpr bool PP = SCHED == SCHED_OVERLAP_PP;
         if (PP && cw == 1) named_bar_arrive(1);
-        const u32 sink = bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32);
-        float alpha[2];
-        ok = ok && wait_bar(bars + 8, 0, 0);
-        __syncwarp();
-        if (PP) named_bar_sync(1 + cw);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV, kk), kk != 0);
-        wgmma_commit();
-        if (PP) named_bar_arrive(1 + (1 - cw));
-        wgmma_wait<0>();
-        fence_regs(sc);
-        softmax_scores(sc, m_run, l_run, alpha, rt, 0);
-        pack_p(sc, pa);
-        for (int j = 1; j < n_tiles; ++j) {
-            const int s = j % STAGES, sp = (j - 1) % STAGES;
-            ok = ok && wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0);
-            __syncwarp();
-            const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
-            if (PP) named_bar_sync(1 + cw);
-            wgmma_fence();   // pa was written by the threads
-#pragma unroll
-            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
-            wgmma_commit();
-            rescale_o(o, alpha);
-            wgmma_fence();   // o was written by the threads
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
-            wgmma_commit();
-            if (PP) named_bar_arrive(1 + (1 - cw));
-            wgmma_wait<1>();   // S_j is in; P_{j-1} V_{j-1} may still run
-            fence_regs(sc);
-            softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
-            if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);
-            wgmma_wait<0>();
-            fence_regs(o);
-            pack_p(sc, pa);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
-        }
-        const int sl = (n_tiles - 1) % STAGES;
-        if (PP) named_bar_sync(1 + cw);
-        rescale_o(o, alpha);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
-        wgmma_commit();
-        if (PP && cw == 0) named_bar_arrive(2);
-        wgmma_wait<0>();
-        fence_regs(o);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
+        ok = overlap_tile<PP>(sc, pa, o, m_run, l_run, rt, sQ, sKV, bars, cw, lane, n_tiles, 0, ok);
     }
     // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is. The waits time out
     // lane by lane, so the warp agrees first (the epilogue's shuffles need every lane)
     ok = __all_sync(0xffffffffu, ok);
     if (!ok) return;
 
-    // ---- epilogue: the quad's partial sums, O / l, LSE = m sm_scale + ln l ----
-    const float ln2 = 0.6931471805599453f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
-        l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-    }
-    const float inv[2] = {1.f / l_run[0], 1.f / l_run[1]};
-    const int rows[2] = {row_a, row_b};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        if (rows[h] >= S) continue;
-        elem_t* out = O + batch * o_sb + head * o_sh + rows[h] * o_ss + quad_col;
-#pragma unroll
-        for (int jj = 0; jj < HEAD_DIM / 8; ++jj)
-            *reinterpret_cast<u32*>(out + 8 * jj) =
-                pack2(pack_t(), o[4 * jj + 2 * h] * inv[h], o[4 * jj + 2 * h + 1] * inv[h]);
-        if (lane % 4 == 0) LSE[(size_t)bh * S + rows[h]] = (m_run[h] * scale_log2 + log2f(l_run[h])) * ln2;
-    }
+    store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh, o_ss);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
