@@ -103,7 +103,7 @@ def test_ring_depth_is_a_build_option():
 
 
 @pytest.mark.parametrize("stages", hp.STAGE_CHOICES)
-@pytest.mark.parametrize("kernel", ["05", "06"])
+@pytest.mark.parametrize("kernel", ["05", "06", "07"])
 def test_rung05_softmax_runs_between_the_two_waits(stages, kernel):
     """Rung 05's point, read off the SASS: inside the key loop, every exp2 of the tile's softmax (BLOCK_N / 2 per
     thread) sits between WARPGROUP.DEPBAR.LE gsb0, 0x1 (S_j has landed) and WARPGROUP.DEPBAR.LE gsb0, 0x0 (P_{j-1} V
@@ -301,7 +301,11 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="dtype"):
         hp.defines(128, "float32")
     with pytest.raises(ValueError, match="kernel"):
-        hp.flash_attn_hopper(q, q, q, kernel="07")
+        hp.flash_attn_hopper(q, q, q, kernel="08")
+    with pytest.raises(ValueError, match="blocks: a positive int for the persistent"):
+        hp.flash_attn_hopper(q, q, q, kernel="05", blocks=4)
+    with pytest.raises(ValueError, match="blocks"):
+        hp.flash_attn_hopper(q, q, q, kernel="07", blocks=0)
     with pytest.raises(ValueError, match="stages"):
         hp.flash_attn_hopper(q, q, q, kernel="05", stages=4)
 
@@ -328,6 +332,7 @@ def test_cli_help_and_compile_table(capsys):
     out = capsys.readouterr().out
     assert "kernels_hopper.cu compiled for sm_90a" in out and "24/240" in out and "attn_04_wgmma_pingpong" in out
     assert "attn_05_wgmma_overlap" in out and "attn_06_wgmma_overlap_pingpong" in out
+    assert "attn_07_wgmma_persistent" in out
 
 
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")
@@ -413,6 +418,36 @@ def test_gpu_strided_qkv_views_and_output(kernel, b, s, h, d, causal):
     o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)
     c = check.compare(obuf.permute(0, 2, 1, 3).float().cpu().numpy(), o_ref, "bfloat16",
                       att.tolerance((b, h, s, d, causal), "bfloat16"))
+    assert c.ok, c.message
+    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL)
+    assert c.ok, c.message
+
+
+def test_persistent_grid():
+    assert hp.persistent_grid(5, 132) == 5 and hp.persistent_grid(4096, 132) == 132 and hp.persistent_grid(0, 8) == 1
+    assert hp.PERSISTENT == ("07",) and hp.DEFAULT_STAGES["07"] == 3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("blocks", [1, 3, 7])
+@pytest.mark.parametrize("size,dtype", [((2, 3, 3, 300, 128, False), "bfloat16"), ((2, 4, 2, 385, 128, True), "float16"),
+                                        ((1, 3, 1, 129, 64, True), "bfloat16"), ((3, 2, 2, 1, 64, False), "float16")])
+def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
+    """Rung 07 with its grid capped (blocks=): each block walks several (query tile, head) tiles, so the K/V ring runs
+    on across tiles and Q's buffer is handed back (q_empty) between them - what the small check cases, one tile per
+    block on a 132-SM GPU, never exercise. Outputs poisoned first, against float64."""
+    _need_hopper()
+    import torch
+
+    b, hq, hkv, s, d, causal = size
+    q, k, v, (q64, k64, v64) = hp.make_case(size, dtype, seed=blocks + s)
+    o = check.poisoned((b, hq, s, d), dtype, q)
+    lse = check.poisoned((b, hq, s), "float32", q)
+    hp.flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel="07", blocks=blocks)
+    torch.cuda.synchronize()
+    assert hp.hang_report() is None
+    o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)
+    c = check.compare(o.float().cpu().numpy(), o_ref, dtype, att.tolerance((b, hq, s, d, causal), dtype))
     assert c.ok, c.message
     c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL)
     assert c.ok, c.message

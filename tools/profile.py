@@ -49,6 +49,8 @@ CASES = {
     "attn_hopper05_s2": "lab 4.6 CUDA C Hopper rung 05 with a 2-stage K/V ring, same shape, non-causal",
     "attn_hopper06": "lab 4.6 CUDA C Hopper rung 06 (rung 05 + ping-pong at the GEMM issue, 3 stages), same shape, "
                      "non-causal",
+    "attn_hopper07": "lab 4.6 CUDA C Hopper rung 07 (rung 05 persistent: one block per SM, 3 stages), same shape, "
+                     "non-causal",
     "attn_triton_tma": "lab 4.6 Triton flash forward, K/V through TMA descriptors (128x128 tile, 3 stages), same shape",
     "attn_triton_pipe": "lab 4.6 Triton flash forward, TMA + the unmasked loop pipelined by hand (PIPE, 128x64 tile)",
     "mma_db": "lab 4.3 tc_02_mma_sync, 128x128x32 4 stages, fragments double-buffered (DB=1), bf16 4096^3",

@@ -498,7 +498,8 @@ HOPPER_ROWS = {("03", 2): HOPPER_ROW, ("04", 2): "cuda 04 wgmma+TMA ping-pong fl
                ("05", 3): "cuda 05 wgmma+TMA overlapped-softmax flash",
                ("05", 2): "cuda 05 wgmma+TMA overlapped-softmax flash, 2 stages",
                ("03", 3): "cuda 03 wgmma+TMA flash, 3 stages",
-               ("06", 3): "cuda 06 wgmma+TMA overlapped-softmax ping-pong flash"}
+               ("06", 3): "cuda 06 wgmma+TMA overlapped-softmax ping-pong flash",
+               ("07", 3): "cuda 07 wgmma+TMA persistent overlapped-softmax flash"}
 HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
 HOPPER_GOAL = 0.95
 FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
@@ -871,6 +872,7 @@ CONTENDERS = [("triton flash", "ours: Triton flash attention", "tab:orange"),
               (HOPPER_ROWS[("05", 2)], "ours: CUDA C wgmma + TMA overlapped softmax, 2 stages (sm_90a)", "salmon"),
               (HOPPER_ROWS[("05", 3)], "ours: CUDA C wgmma + TMA overlapped softmax (sm_90a)", "tab:red"),
               (HOPPER_ROWS[("06", 3)], "ours: CUDA C wgmma + TMA overlapped softmax + ping-pong (sm_90a)", "darkred"),
+              (HOPPER_ROWS[("07", 3)], "ours: CUDA C wgmma + TMA persistent, overlapped softmax (sm_90a)", "maroon"),
               ("cuda", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("attn_", "ours: CUDA C mma.sync flash", "tab:blue"),
               ("torch SDPA cuDNN", "torch SDPA, cuDNN backend", "dimgray"),

@@ -55,15 +55,16 @@ from . import lab as L
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
 KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05_wgmma_overlap",
-           "06": "attn_06_wgmma_overlap_pingpong"}
+           "06": "attn_06_wgmma_overlap_pingpong", "07": "attn_07_wgmma_persistent"}
+PERSISTENT = ("07",)             # one block per SM walking the (query tile, head) tiles; takes the head count too
 DEFAULT_KERNEL = "03"            # the rung flash_attn_hopper runs unless told
 # The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
 # than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
 # rungs 05 and 06 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 of 232448 B).
 STAGE_CHOICES = (2, 3)
-DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3}
+DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3, "07": 3}
 # What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
-BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("06", 3), ("03", 3), ("04", 3), ("05", 2))
+BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("06", 3), ("07", 3), ("03", 3), ("04", 3), ("05", 2))
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -297,8 +298,8 @@ def hang_report(reset: bool = True) -> str | None:
         if v[0]:
             word = v[4]
             which = "empty (producer waiting for the consumers)" if word & 2 else "full (consumer waiting for TMA)"
-            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''} {key[3]} stages: block ({v[1]}, {v[2]}) thread {v[3]} "
-                       f"timed out on the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
+            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''} {key[3]} stages: block ({v[1]}, {v[2]}) "
+                       f"thread {v[3]} timed out on the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
                 arr.fill(0)
     return "; ".join(out) or None
@@ -486,19 +487,25 @@ def _transposed_v(v, b, hkv, s, d):
 
 
 def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None,
-                      kernel: str = DEFAULT_KERNEL, stages: int | None = None):
+                      kernel: str = DEFAULT_KERNEL, stages: int | None = None, blocks: int | None = None):
     """Attention forward by the Hopper kernels: (o, lse), o like q, lse (B, Hq, S) float32, natural log.
 
     q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, views TMA can read in place (check_tma_view), bf16
     (torch) or fp16, D in {64, 128}. out= / lse=: arrays to fill (out any view with a contiguous last dim, lse
-    contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong), "05" (attn_05_wgmma_overlap) or "06"
-    (attn_06_wgmma_overlap_pingpong). stages: the K/V ring's depth, 2 or 3 (default DEFAULT_STAGES[kernel]).
+    contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong), "05" (attn_05_wgmma_overlap), "06"
+    (attn_06_wgmma_overlap_pingpong) or "07" (attn_07_wgmma_persistent; blocks= caps its grid, one block per SM
+    unless told - a small cap makes each block walk many tiles, which the tests use). stages: the K/V ring's depth,
+    2 or 3 (default DEFAULT_STAGES[kernel]).
     v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
     copy of V.
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
     stages = DEFAULT_STAGES[kernel] if stages is None else check_stages(stages)
+    if blocks is not None and (kernel not in PERSISTENT or isinstance(blocks, bool) or not isinstance(blocks, int)
+                               or blocks < 1):
+        raise ValueError(f"blocks: a positive int for the persistent rung{'s' if len(PERSISTENT) > 1 else ''} "
+                         f"{', '.join(PERSISTENT)} only, got {blocks!r} for kernel {kernel!r}")
     if v_kmajor is None:
         v_kmajor = default_v_kmajor()
     b, hq, hkv, s, d, dt, scale = check_inputs(q, k, v, causal, sm_scale)
@@ -531,11 +538,21 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
         else:
             maps.append(encode_tensor_map(arrays.ptr(x), dt, *map_geometry(x.shape, _strides(x), 2, rows),
                                           name))
-    _launch(kernel, d, dt, bool(v_kmajor), maps, out, lse, s, hq, hq // hkv, scale, bool(causal), stages, o_st)
+    _launch(kernel, d, dt, bool(v_kmajor), maps, out, lse, s, hq, hq // hkv, scale, bool(causal), stages, o_st, blocks)
     return out, lse
 
 
-def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages, o_strides):
+def persistent_grid(n_work: int, sms: int | None = None) -> int:
+    """Rung 07's grid: one block per SM (the kernel holds a whole SM's registers), fewer when there is less work
+    (sms: the cap instead of the SM count)."""
+    if sms is None:
+        from common import device
+
+        sms = device.info().sms
+    return max(1, min(int(n_work), int(sms)))
+
+
+def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages, o_strides, blocks=None):
     from cupy_backends.cuda.api import driver
 
     fn = _function(kernel, d, dt, v_kmajor, stages)
@@ -543,10 +560,14 @@ def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal
     args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s), ctypes.c_int32(hq),
             ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E), ctypes.c_int32(int(causal)),
             *[ctypes.c_int64(int(x)) for x in o_strides[:3]]]
+    grid = (-(-s // BLOCK_M), b_h, 1)
+    if kernel in PERSISTENT:
+        args.append(ctypes.c_int32(b_h))
+        grid = (persistent_grid(-(-s // BLOCK_M) * b_h, blocks), 1, 1)
     ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[m.ctypes.data for m in maps],
                                                         *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the three 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, -(-s // BLOCK_M), b_h, 1, THREADS, 1, 1, smem_bytes(d, stages), _stream_ptr(out),
+    driver.launchKernel(fn.ptr, *grid, THREADS, 1, 1, smem_bytes(d, stages), _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -715,9 +736,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
     p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
                    help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
-                        "06 (attn_06_wgmma_overlap_pingpong) or all (default)")
+                        "06 (attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)")
     p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
-                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05, 06: 3), 2, 3, or all")
+                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all")
     p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
     args = p.parse_args(argv)
     if not args.no_compile_report:

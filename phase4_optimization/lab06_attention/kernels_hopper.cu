@@ -11,6 +11,8 @@
 //                            cores (two commit groups, wait_group 1); a 3-stage K/V ring by default (-DSTAGES)
 //   attn_06_wgmma_overlap_pingpong  rung 05 + rung 04's turn-taking, at the GEMM issue only (FlashAttention-3's
 //                            full schedule)
+//   attn_07_wgmma_persistent rung 05, persistent: one block per SM walks the (query tile, head) tiles, the K/V
+//                            ring running on across them, Q handed back through a second barrier
 // Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
 // measured figures are in this lab's README, not here).
 //
@@ -91,6 +93,20 @@
 //   prediction 1.00-1.05x rung 05 (FlashAttention-3's ablation has the ping-pong adding a few percent on top of the
 //              intra-warpgroup overlap at D = 128); if rung 05 already keeps the tensor pipe near cuDNN's activity,
 //              the turn-taking can only cost.
+//
+// attn_07_wgmma_persistent
+//   computes, roles, bytes: as attn_05_wgmma_overlap (3 stages by default); launch grid (min(#SMs, tiles)), the
+//              head count an extra argument; q_empty (count 8) in the sink area.
+//   what changed since rung 05: the grid. Rung 05 launches one block per 128-row query tile (4096 at B4 H32 S4096)
+//              and, at one block per SM, every block starts cold: the Q copy and the first K/V tile cross from L2/HBM
+//              with the tensor cores idle, and the epilogue's O stores run with nothing behind them. Here a block
+//              moves straight on to its next tile: the producer refills the ring with the next tile's K/V as soon as
+//              slots free up and loads its Q once the consumers hand the buffer back (after their last Q K^T), while
+//              the consumers normalize and store O. cuDNN's Hopper forward, profiled beside rung 04, runs exactly
+//              this way: 132 blocks of 384 threads.
+//   prediction 1.03-1.10x rung 05 non-causal (one tile is ~32 key tiles of work, and a cold start costs about one
+//              of them plus the epilogue); causal gains less, since the static round-robin order does not balance
+//              the triangle's unequal tiles (a longest-first queue would).
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
@@ -660,6 +676,111 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
     store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh, o_ss);
 }
 
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 07: rung 05 made persistent. gridDim.x blocks (one per SM) walk the (query tile, head) tiles t = blockIdx.x,
+// blockIdx.x + gridDim.x, ... in head-major order (a head's query tiles next to each other, so the blocks running at
+// once share a few heads' K and V in L2; causal: a head's longest rows first). The K/V ring runs on across tiles (ring
+// position g counts every key tile the block has loaded), Q gets a second barrier: q_empty (one arrive per consumer
+// warp, once its warpgroup has issued the tile's last Q K^T and waited for it), so the producer loads the next tile's
+// Q and first K/V tiles while the consumers normalize and store this tile's O.
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void tile_coords(int t, int n_m, int causal, int& m_block, int& bh)
+{
+    bh = t / n_m;
+    const int m = t % n_m;
+    m_block = causal ? n_m - 1 - m : m;
+}
+
+__device__ __forceinline__ void attention_hopper_persistent(const TmaMap& tma_q, const TmaMap& tma_k,
+                                                            const TmaMap& tma_v, elem_t* __restrict__ O,
+                                                            float* __restrict__ LSE, int S, int Hq, int group,
+                                                            float scale_log2, int causal, long long o_sb,
+                                                            long long o_sh, long long o_ss, int n_bh)
+{
+    extern __shared__ unsigned char smem_raw[];
+    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const u32 sQ = base;
+    const u32 sKV = base + Q_BYTES;
+    const u32 bars = sKV + STAGES * STAGE_BYTES;
+    const u32 q_full = bars;
+    const u32 q_empty = bars + 8 * (1 + 2 * STAGES) + 48;   // in the sink area, past the consumer warps' words
+    const int n_m = (S + BLOCK_M - 1) / BLOCK_M;
+    const int n_work = n_m * n_bh;
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        mbar_init(q_full, 1);
+        mbar_init(q_empty, CONSUMERS * 4);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(bars + 8 * (1 + s), 1);
+            mbar_init(bars + 8 * (1 + STAGES + s), CONSUMERS * 4);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ------------------------------------------------------------------ producer warpgroup
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            int g = 0;
+            bool ok = true;
+            for (int t = blockIdx.x, it = 0; ok && t < n_work; t += gridDim.x, ++it) {
+                int m_block, bh;
+                tile_coords(t, n_m, causal, m_block, bh);
+                const int m0 = m_block * BLOCK_M;
+                const int batch = bh / Hq, head = bh % Hq, kv_head = head / group;
+                const int n_tiles = ((causal ? min(S, m0 + BLOCK_M) : S) + BLOCK_N - 1) / BLOCK_N;
+                // Q's buffer is free once both consumers are past the previous tile's last Q K^T
+                if (it > 0 && !wait_bar(q_empty, (it - 1) & 1, 1)) break;
+                mbar_arrive_expect_tx(q_full, Q_BYTES);
+                for (int b = 0; b < D_BOXES; ++b)
+                    tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
+                for (int j = 0; j < n_tiles; ++j, ++g)
+                    if (!load_kv_tile(sKV, bars, g, j, kv_head, batch, tma_k, tma_v)) {
+                        ok = false;
+                        break;
+                    }
+            }
+        }
+        return;
+    }
+
+    // ---------------------------------------------------------------------- consumer warpgroups
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const int cw = wg - 1;
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int quad_col = 2 * (lane % 4);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2];
+    u32 pa[BLOCK_N / 16][4];
+    int g = 0;
+    bool ok = true;
+    for (int t = blockIdx.x, it = 0; t < n_work; t += gridDim.x, ++it) {
+        int m_block, bh;
+        tile_coords(t, n_m, causal, m_block, bh);
+        const int m0 = m_block * BLOCK_M;
+        const int batch = bh / Hq, head = bh % Hq;
+        const int n_tiles = ((causal ? min(S, m0 + BLOCK_M) : S) + BLOCK_N - 1) / BLOCK_N;
+        const int row_a = m0 + cw * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int i = 0; i < HEAD_DIM / 2; ++i) o[i] = 0.f;
+#pragma unroll
+        for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
+        float m_run[2] = {neg_inf(), neg_inf()};
+        float l_run[2] = {0.f, 0.f};
+        const RowTile rt = {m0 + cw * 64, row_a, row_a + 8, quad_col, S, causal, scale_log2};
+        ok = ok && wait_bar(q_full, it & 1, 0);
+        ok = overlap_tile<false>(sc, pa, o, m_run, l_run, rt, sQ, sKV, bars, cw, lane, n_tiles, g, ok);
+        g += n_tiles;
+        // overlap_tile's last wgmma (the tail's P V) has retired, and every Q K^T before it: Q is no longer read
+        __syncwarp();
+        if (lane == 0) mbar_arrive(q_empty);
+        ok = __all_sync(0xffffffffu, ok);
+        if (!ok) return;    // a wait timed out (attn_hopper_hang says which): leave the rest of the output poisoned
+        store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh, o_ss);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
               const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
@@ -695,4 +816,14 @@ attn_06_wgmma_overlap_pingpong(const __grid_constant__ TmaMap tma_q, const __gri
 {
     attention_hopper<SCHED_OVERLAP_PP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh,
                                        o_ss);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
+                         const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE,
+                         int S, int Hq, int group, float scale_log2, int causal, long long o_sb, long long o_sh,
+                         long long o_ss, int n_bh)
+{
+    attention_hopper_persistent(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss,
+                                n_bh);
 }

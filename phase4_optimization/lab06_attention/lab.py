@@ -832,8 +832,8 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
 
     o has q's shape and dtype; lse (B, H, S) float32 holds log(sum(exp(sm_scale q.k))) per row (natural log).
     kernel: "02" (pipelined, default), "01" (single-buffered) or "02w" (32 rows a warp, 4 warps only); nwarps (4 or
-    8) overrides the warps per CTA (16 rows each; 32 in 02w), min_blocks the __launch_bounds__ CTAs per SM (the register cap);
-    lse=: a float32 (B, H, S) array to fill.
+    8) overrides the warps per CTA (16 rows each; 32 in 02w), min_blocks the __launch_bounds__ CTAs per SM (the
+    register cap); lse=: a float32 (B, H, S) array to fill.
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
@@ -928,8 +928,9 @@ def attention_cuda02w_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
 
 def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kernel: str = "03"):
     """The Hopper wgmma + TMA forward (hopper.flash_attn_hopper, kernels_hopper.cu rung `kernel`: 03 attn_03_wgmma, 04
-    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap, 06 attn_06_wgmma_overlap_pingpong; sm_90a); the Triton
-    backward then runs from ITS O and LSE, so a wrong LSE shows in the gradients too."""
+    attn_04_wgmma_pingpong, 05 attn_05_wgmma_overlap, 06 attn_06_wgmma_overlap_pingpong, 07
+    attn_07_wgmma_persistent; sm_90a); the Triton backward then runs from ITS O and LSE, so a wrong LSE shows in the
+    gradients too."""
     from . import hopper
 
     outs = _outs(out)
@@ -949,6 +950,11 @@ def attention_hopper06_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
     """Rung 06 of the Hopper forward (rung 05 + the consumers taking turns at the GEMM issue), then the Triton
     backward from its O and LSE."""
     return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="06")
+
+
+def attention_hopper07_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
+    """Rung 07 of the Hopper forward (rung 05 persistent), then the Triton backward from its O and LSE."""
+    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="07")
 
 
 def attention_hopper05_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
@@ -1087,7 +1093,10 @@ HOPPER05_VARIANT = _HopperVariant("cuda 05 wgmma+TMA overlapped softmax flash fw
 HOPPER06_VARIANT = _HopperVariant("cuda 06 wgmma+TMA overlapped softmax + ping-pong flash fwd (+ triton bwd)",
                                   attention_hopper06_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
                                   note="kernels_hopper.cu attn_06_wgmma_overlap_pingpong: rung 05 + turns at issue")
-VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT, HOPPER05_VARIANT, HOPPER06_VARIANT]
+HOPPER07_VARIANT = _HopperVariant("cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)",
+                                  attention_hopper07_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                                  note="kernels_hopper.cu attn_07_wgmma_persistent: rung 05, one block per SM")
+VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT, HOPPER05_VARIANT, HOPPER06_VARIANT, HOPPER07_VARIANT]
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
