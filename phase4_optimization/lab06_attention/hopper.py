@@ -502,8 +502,8 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
     stages = DEFAULT_STAGES[kernel] if stages is None else check_stages(stages)
-    if blocks is not None and (kernel not in PERSISTENT or isinstance(blocks, bool) or not isinstance(blocks, int)
-                               or blocks < 1):
+    if blocks is not None and (kernel not in PERSISTENT or isinstance(blocks, bool)
+                               or not isinstance(blocks, (int, np.integer)) or blocks < 1):
         raise ValueError(f"blocks: a positive int for the persistent rung{'s' if len(PERSISTENT) > 1 else ''} "
                          f"{', '.join(PERSISTENT)} only, got {blocks!r} for kernel {kernel!r}")
     if v_kmajor is None:
@@ -542,14 +542,19 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
     return out, lse
 
 
-def persistent_grid(n_work: int, sms: int | None = None) -> int:
-    """Rung 07's grid: one block per SM (the kernel holds a whole SM's registers), fewer when there is less work
-    (sms: the cap instead of the SM count)."""
+def persistent_grid(n_work: int, sms: int | None = None, device_index: int = 0) -> int:
+    """Rung 07's grid: one block per SM of the GPU (the kernel holds a whole SM's registers), fewer when there is less
+    work (sms: the cap instead of the SM count)."""
     if sms is None:
-        from common import device
-
-        sms = device.info().sms
+        sms = _sm_count(device_index)
     return max(1, min(int(n_work), int(sms)))
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(device_index)["multiProcessorCount"])
 
 
 def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal, stages, o_strides, blocks=None):
@@ -563,7 +568,7 @@ def _launch(kernel, d, dt, v_kmajor, maps, out, lse, s, hq, group, scale, causal
     grid = (-(-s // BLOCK_M), b_h, 1)
     if kernel in PERSISTENT:
         args.append(ctypes.c_int32(b_h))
-        grid = (persistent_grid(-(-s // BLOCK_M) * b_h, blocks), 1, 1)
+        grid = (persistent_grid(-(-s // BLOCK_M) * b_h, blocks, _device_index(out)), 1, 1)
     ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[m.ctypes.data for m in maps],
                                                         *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the three 128-byte maps included) before it returns

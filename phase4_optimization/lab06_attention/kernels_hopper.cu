@@ -100,9 +100,9 @@
 //   what changed since rung 05: the grid. Rung 05 launches one block per 128-row query tile (4096 at B4 H32 S4096)
 //              and, at one block per SM, every block starts cold: the Q copy and the first K/V tile cross from L2/HBM
 //              with the tensor cores idle, and the epilogue's O stores run with nothing behind them. Here a block
-//              moves straight on to its next tile: the producer refills the ring with the next tile's K/V as soon as
-//              slots free up and loads its Q once the consumers hand the buffer back (after their last Q K^T), while
-//              the consumers normalize and store O. cuDNN's Hopper forward, profiled beside rung 04, runs exactly
+//              moves straight on to its next tile: the producer refills the ring with the next tile's first K/V
+//              tiles as soon as slots free up and loads its Q once the consumers hand the buffer back (after their
+//              tile's last wgmma), while the consumers normalize and store O. cuDNN's Hopper forward, profiled beside rung 04, runs exactly
 //              this way: 132 blocks of 384 threads.
 //   prediction 1.03-1.10x rung 05 non-causal (one tile is ~32 key tiles of work, and a cold start costs about one
 //              of them plus the epilogue); causal gains less, since the static round-robin order does not balance
@@ -681,8 +681,9 @@ __device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaM
 // blockIdx.x + gridDim.x, ... in head-major order (a head's query tiles next to each other, so the blocks running at
 // once share a few heads' K and V in L2; causal: a head's longest rows first). The K/V ring runs on across tiles (ring
 // position g counts every key tile the block has loaded), Q gets a second barrier: q_empty (one arrive per consumer
-// warp, once its warpgroup has issued the tile's last Q K^T and waited for it), so the producer loads the next tile's
-// Q and first K/V tiles while the consumers normalize and store this tile's O.
+// warp, once its warpgroup's last wgmma of the tile has retired). The producer puts the next tile's first K/V tiles
+// in the ring as slots free up, and its Q as soon as q_empty completes, while the consumers normalize and store this
+// tile's O.
 // ---------------------------------------------------------------------------------------------------------------------
 __device__ __forceinline__ void tile_coords(int t, int n_m, int causal, int& m_block, int& bh)
 {
@@ -731,16 +732,21 @@ __device__ __forceinline__ void attention_hopper_persistent(const TmaMap& tma_q,
                 const int m0 = m_block * BLOCK_M;
                 const int batch = bh / Hq, head = bh % Hq, kv_head = head / group;
                 const int n_tiles = ((causal ? min(S, m0 + BLOCK_M) : S) + BLOCK_N - 1) / BLOCK_N;
-                // Q's buffer is free once both consumers are past the previous tile's last Q K^T
-                if (it > 0 && !wait_bar(q_empty, (it - 1) & 1, 1)) break;
+                // the tile's first K/V tiles as soon as ring slots free up (the previous tile's last steps release
+                // them), then Q once both consumers are done with the previous tile (q_empty), then the rest. At
+                // most STAGES K/V tiles may go ahead of Q: a further one would wait on a slot that only this tile's
+                // consumers, still waiting for Q, can free (FlashAttention-3's order; a model of every interleaving
+                // found no deadlock with STAGES and one with STAGES + 1)
+                const int ahead = min(STAGES, n_tiles);
+                for (int j = 0; ok && j < ahead; ++j)
+                    ok = load_kv_tile(sKV, bars, g + j, j, kv_head, batch, tma_k, tma_v);
+                if (!ok || (it > 0 && !wait_bar(q_empty, (it - 1) & 1, 1))) break;
                 mbar_arrive_expect_tx(q_full, Q_BYTES);
                 for (int b = 0; b < D_BOXES; ++b)
                     tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
-                for (int j = 0; j < n_tiles; ++j, ++g)
-                    if (!load_kv_tile(sKV, bars, g, j, kv_head, batch, tma_k, tma_v)) {
-                        ok = false;
-                        break;
-                    }
+                for (int j = ahead; ok && j < n_tiles; ++j)
+                    ok = load_kv_tile(sKV, bars, g + j, j, kv_head, batch, tma_k, tma_v);
+                g += n_tiles;
             }
         }
         return;
@@ -775,9 +781,13 @@ __device__ __forceinline__ void attention_hopper_persistent(const TmaMap& tma_q,
         // overlap_tile's last wgmma (the tail's P V) has retired, and every Q K^T before it: Q is no longer read
         __syncwarp();
         if (lane == 0) mbar_arrive(q_empty);
+        // A wait that timed out (attn_hopper_hang says which) leaves the output poisoned - but the warp keeps walking
+        // its tiles: the four warps of a warpgroup must issue the same wgmmas (.sync.aligned), and its neighbours
+        // may not have timed out (the waits skip once ok is false, so the walk ends quickly)
         ok = __all_sync(0xffffffffu, ok);
-        if (!ok) return;    // a wait timed out (attn_hopper_hang says which): leave the rest of the output poisoned
-        store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh, o_ss);
+        if (ok)
+            store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh,
+                       o_ss);
     }
 }
 
