@@ -639,7 +639,7 @@ def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
 
 
 def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True,
-               kernel: str = DEFAULT_KERNEL, stages: int | None = None):
+               kernel: str = DEFAULT_KERNEL, stages: int | None = None, blocks: int | None = None):
     """One case, outputs poisoned first: (ok, printed lines). O against forward_reference with lab.tolerance, LSE
     against LSE_TOL."""
     import torch
@@ -650,7 +650,8 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     lse = check.poisoned((b, hq, s), "float32", q)
     lines = []
     try:
-        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel, stages=stages)
+        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel, stages=stages,
+                          blocks=blocks)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - the check reports and goes on
         return False, [f"  launch failed: {type(e).__name__}: {e}"]
@@ -701,9 +702,13 @@ def _run_check_one(kernel: str, quick: bool, layouts, seed: int, stages: int = S
     for vk in layouts:
         for i, (size, dt) in enumerate(cases):
             b, hq, hkv, s, d, causal = size
+            # a persistent rung gets every other case on 2 blocks, so each walks several tiles (a small case on a
+            # full grid is one tile per block)
+            blocks = 2 if kernel in PERSISTENT and i % 2 else None
             print(f"[{i + 1}/{len(cases)}] {KERNELS[kernel]} ({stages} stages) V {'K' if vk else 'MN'}-major B{b} "
-                  f"Hq{hq} Hkv{hkv} S{s} D{d} {'causal' if causal else 'full'} {dt}", flush=True)
-            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel, stages=stages)
+                  f"Hq{hq} Hkv{hkv} S{s} D{d} {'causal' if causal else 'full'} {dt}"
+                  f"{f' on {blocks} blocks' if blocks else ''}", flush=True)
+            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel, stages=stages, blocks=blocks)
             print("\n".join(lines), flush=True)
             if not ok:
                 failed.setdefault(vk, []).append((size, dt))
