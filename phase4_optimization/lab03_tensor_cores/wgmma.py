@@ -294,27 +294,35 @@ def tma_box_check(ptr: int, cols: int, rows: int, row_stride_bytes: int, box_col
         raise ValueError(f"{name}: with the 128B swizzle the box's inner side must be <= 128 bytes")
 
 
+def encode_tiled(ptr: int, dtype: str, dims, strides_bytes, box, name: str, detail: str) -> np.ndarray:
+    """The driver call behind every tensor map here: a 128-byte CUtensorMap (in a 64-byte aligned NumPy buffer) for
+    an N-D array, dims and box innermost first, the byte strides of dims 1 .. N-1, 128B swizzle, zero fill out of
+    bounds. The callers check their own shape rules first; `detail` says what was asked for in the error."""
+    fn, why = _encode_fn()
+    if fn is None:
+        raise RuntimeError(why)
+    rank = len(dims)
+    raw = np.zeros(128 + 64, np.uint8)
+    off = (-raw.ctypes.data) % 64
+    buf = raw[off:off + 128]
+    cdims = (ctypes.c_uint64 * rank)(*dims)
+    cstrides = (ctypes.c_uint64 * (rank - 1))(*strides_bytes)
+    cbox = (ctypes.c_uint32 * rank)(*box)
+    estr = (ctypes.c_uint32 * rank)(*([1] * rank))
+    res = fn(buf.ctypes.data, TMA_DTYPE[dtype], rank, ctypes.c_void_p(ptr), cdims, cstrides, cbox, estr,
+             TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B, TMA_L2_PROMOTION_256B, TMA_OOB_FILL_ZERO)
+    if res != 0:
+        raise RuntimeError(f"{name}: cuTensorMapEncodeTiled failed with CUresult {res} ({detail})")
+    return buf
+
+
 def encode_tensor_map(ptr: int, dtype: str, rows: int, cols: int, row_stride_bytes: int, box_rows: int,
                       box_cols: int, name: str = "tensor") -> np.ndarray:
     """A 128-byte CUtensorMap (in a 64-byte aligned NumPy buffer) for a row-major 2-D array: dims {cols, rows}
     innermost first, 128B swizzle, zero fill out of bounds."""
     tma_box_check(ptr, cols, rows, row_stride_bytes, box_cols, box_rows, name=name)
-    fn, why = _encode_fn()
-    if fn is None:
-        raise RuntimeError(why)
-    raw = np.zeros(128 + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    buf = raw[off:off + 128]
-    dims = (ctypes.c_uint64 * 2)(cols, rows)
-    strides = (ctypes.c_uint64 * 1)(row_stride_bytes)
-    box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
-    estr = (ctypes.c_uint32 * 2)(1, 1)
-    res = fn(buf.ctypes.data, TMA_DTYPE[dtype], 2, ctypes.c_void_p(ptr), dims, strides, box, estr,
-             TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B, TMA_L2_PROMOTION_256B, TMA_OOB_FILL_ZERO)
-    if res != 0:
-        raise RuntimeError(f"{name}: cuTensorMapEncodeTiled failed with CUresult {res} (dims {rows}x{cols}, "
-                           f"stride {row_stride_bytes} B, box {box_rows}x{box_cols})")
-    return buf
+    return encode_tiled(ptr, dtype, (cols, rows), (row_stride_bytes,), (box_cols, box_rows), name,
+                        f"dims {rows}x{cols}, stride {row_stride_bytes} B, box {box_rows}x{box_cols}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

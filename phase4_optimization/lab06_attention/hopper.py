@@ -326,22 +326,8 @@ def encode_tensor_map(ptr: int, dtype: str, dims: tuple[int, ...], strides_bytes
         raise ValueError(f"{name}: box {box} breaks the kernel's layout (64 16-bit elements, <= 256 rows)")
     if not all(1 <= d_ <= 1 << 32 for d_ in dims):
         raise ValueError(f"{name}: dims {dims} must be in 1 .. 2^32")
-    fn, why = wg._encode_fn()
-    if fn is None:
-        raise RuntimeError(why)
-    raw = np.zeros(128 + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
-    buf = raw[off:off + 128]
-    cdims = (ctypes.c_uint64 * rank)(*dims)
-    cstrides = (ctypes.c_uint64 * (rank - 1))(*strides_bytes)
-    cbox = (ctypes.c_uint32 * rank)(*box)
-    estr = (ctypes.c_uint32 * rank)(*([1] * rank))
-    res = fn(buf.ctypes.data, wg.TMA_DTYPE[dtype], rank, ctypes.c_void_p(ptr), cdims, cstrides, cbox, estr,
-             wg.TMA_INTERLEAVE_NONE, wg.TMA_SWIZZLE_128B, wg.TMA_L2_PROMOTION_256B, wg.TMA_OOB_FILL_ZERO)
-    if res != 0:
-        raise RuntimeError(f"{name}: cuTensorMapEncodeTiled failed with CUresult {res} (dims {dims}, strides "
-                           f"{strides_bytes}, box {box})")
-    return buf
+    return wg.encode_tiled(ptr, dtype, dims, strides_bytes, box, name,
+                           f"dims {dims}, strides {strides_bytes}, box {box}")
 
 
 def map_geometry(shape, strides, elt: int, rows: int):
