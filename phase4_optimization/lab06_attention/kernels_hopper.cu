@@ -102,8 +102,8 @@
 //              with the tensor cores idle, and the epilogue's O stores run with nothing behind them. Here a block
 //              moves straight on to its next tile: the producer refills the ring with the next tile's first K/V
 //              tiles as soon as slots free up and loads its Q once the consumers hand the buffer back (after their
-//              tile's last wgmma), while the consumers normalize and store O. cuDNN's Hopper forward, profiled beside rung 04, runs exactly
-//              this way: 132 blocks of 384 threads.
+//              tile's last wgmma), while the consumers normalize and store O. cuDNN's Hopper forward, profiled
+//              beside rung 04, runs exactly this way: 132 blocks of 384 threads.
 //   prediction 1.03-1.10x rung 05 non-causal (one tile is ~32 key tiles of work, and a cold start costs about one
 //              of them plus the epilogue); causal gains less, since the static round-robin order does not balance
 //              the triangle's unequal tiles (a longest-first queue would).
@@ -791,42 +791,19 @@ __device__ __forceinline__ void attention_hopper_persistent(const TmaMap& tma_q,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_03_wgmma(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-              const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
-              int group, float scale_log2, int causal,
-              long long o_sb, long long o_sh, long long o_ss)
-{
-    attention_hopper<SCHED_SERIAL>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_04_wgmma_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-                       const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
-                       int Hq, int group, float scale_log2, int causal,
-                       long long o_sb, long long o_sh, long long o_ss)
-{
-    attention_hopper<SCHED_PINGPONG>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_05_wgmma_overlap(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-                      const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S,
-                      int Hq, int group, float scale_log2, int causal,
-                      long long o_sb, long long o_sh, long long o_ss)
-{
-    attention_hopper<SCHED_OVERLAP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_06_wgmma_overlap_pingpong(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-                               const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O,
-                               float* __restrict__ LSE, int S, int Hq, int group, float scale_log2, int causal,
-                               long long o_sb, long long o_sh, long long o_ss)
-{
-    attention_hopper<SCHED_OVERLAP_PP>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh,
-                                       o_ss);
-}
+// Rungs 03-06 share one body and one signature: each entry point is attention_hopper with its schedule.
+#define HOPPER_RUNG(NAME, SCHED)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                           \
+    NAME(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,                                   \
+         const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,         \
+         int group, float scale_log2, int causal, long long o_sb, long long o_sh, long long o_ss)                     \
+    {                                                                                                                  \
+        attention_hopper<SCHED>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);      \
+    }
+HOPPER_RUNG(attn_03_wgmma, SCHED_SERIAL)
+HOPPER_RUNG(attn_04_wgmma_pingpong, SCHED_PINGPONG)
+HOPPER_RUNG(attn_05_wgmma_overlap, SCHED_OVERLAP)
+HOPPER_RUNG(attn_06_wgmma_overlap_pingpong, SCHED_OVERLAP_PP)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
