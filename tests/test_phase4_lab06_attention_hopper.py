@@ -321,6 +321,8 @@ def test_variant_is_a_cuda_variant_for_sm90():
     v = att.HOPPER_VARIANT
     assert v.impl == "cuda" and v.archs == ("sm_90",) and set(v.dtypes) == set(hp.DTYPES)
     assert v.name.split()[1] == "03"
+    # one variant per rung, named after it, its note naming the rung's kernel
+    assert [(x.name.split()[1], x.note.split()[1].rstrip(":")) for x in att.HOPPER_VARIANTS] == list(hp.KERNELS.items())
 
 
 def test_cli_help_and_compile_table(capsys):
@@ -430,7 +432,8 @@ def test_persistent_grid():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("blocks", [1, 3, 7])
-@pytest.mark.parametrize("size,dtype", [((2, 3, 3, 300, 128, False), "bfloat16"), ((2, 4, 2, 385, 128, True), "float16"),
+@pytest.mark.parametrize("size,dtype", [((2, 3, 3, 300, 128, False), "bfloat16"),
+                                        ((2, 4, 2, 385, 128, True), "float16"),
                                         ((1, 3, 1, 129, 64, True), "bfloat16"), ((3, 2, 2, 1, 64, False), "float16")])
 def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
     """Rung 07 with its grid capped (blocks=): each block walks several (query tile, head) tiles, so the K/V ring runs

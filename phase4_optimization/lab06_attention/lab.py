@@ -941,26 +941,14 @@ def attention_hopper_fwd_triton_bwd(q, k, v, do, causal=False, out=None, *, kern
     return o, lse, dq, dk, dv
 
 
-def attention_hopper04_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
-    """Rung 04 of the Hopper forward (the ping-pong consumers), then the Triton backward from its O and LSE."""
-    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="04")
+def _hopper_rung(kernel: str, what: str):
+    """attention_hopper_fwd_triton_bwd fixed to one Hopper rung, as a variant's function (it takes no keyword)."""
+    def fn(q, k, v, do, causal=False, out=None):
+        return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel=kernel)
 
-
-def attention_hopper06_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
-    """Rung 06 of the Hopper forward (rung 05 + the consumers taking turns at the GEMM issue), then the Triton
-    backward from its O and LSE."""
-    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="06")
-
-
-def attention_hopper07_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
-    """Rung 07 of the Hopper forward (rung 05 persistent), then the Triton backward from its O and LSE."""
-    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="07")
-
-
-def attention_hopper05_fwd_triton_bwd(q, k, v, do, causal=False, out=None):
-    """Rung 05 of the Hopper forward (each consumer's softmax overlapped with its own P V), then the Triton backward
-    from its O and LSE."""
-    return attention_hopper_fwd_triton_bwd(q, k, v, do, causal, out, kernel="05")
+    fn.__name__ = fn.__qualname__ = f"attention_hopper{kernel}_fwd_triton_bwd"
+    fn.__doc__ = f"Rung {kernel} of the Hopper forward ({what}), then the Triton backward from its O and LSE."
+    return fn
 
 
 class _HopperVariant(lab.Variant):
@@ -1080,23 +1068,24 @@ VARIANTS = [
     _CudaVariant("cuda 02w mma.sync 32-row warps flash fwd (+ triton bwd)", attention_cuda02w_fwd_triton_bwd, "cuda",
                  dtypes=DTYPES, note="kernels.cu attn_02w_mma_wide: two row tiles a warp share each K/V fragment"),
 ]
-# The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere)
-HOPPER_VARIANT = _HopperVariant(HOPPER_NAME, attention_hopper_fwd_triton_bwd, "cuda", dtypes=DTYPES,
-                                archs=("sm_90",),
-                                note="kernels_hopper.cu attn_03_wgmma: wgmma + TMA, producer / consumer warpgroups")
-HOPPER04_VARIANT = _HopperVariant("cuda 04 wgmma+TMA ping-pong flash fwd (+ triton bwd)",
-                                  attention_hopper04_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                                  note="kernels_hopper.cu attn_04_wgmma_pingpong: the consumers take turns")
-HOPPER05_VARIANT = _HopperVariant("cuda 05 wgmma+TMA overlapped softmax flash fwd (+ triton bwd)",
-                                  attention_hopper05_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                                  note="kernels_hopper.cu attn_05_wgmma_overlap: softmax_j under P_{j-1} V, 3 stages")
-HOPPER06_VARIANT = _HopperVariant("cuda 06 wgmma+TMA overlapped softmax + ping-pong flash fwd (+ triton bwd)",
-                                  attention_hopper06_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                                  note="kernels_hopper.cu attn_06_wgmma_overlap_pingpong: rung 05 + turns at issue")
-HOPPER07_VARIANT = _HopperVariant("cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)",
-                                  attention_hopper07_fwd_triton_bwd, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                                  note="kernels_hopper.cu attn_07_wgmma_persistent: rung 05, one block per SM")
-VARIANTS += [HOPPER_VARIANT, HOPPER04_VARIANT, HOPPER05_VARIANT, HOPPER06_VARIANT, HOPPER07_VARIANT]
+# The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere): (rung, variant name,
+# its kernels_hopper.cu kernel, what the rung is)
+HOPPER_RUNGS = [
+    ("03", HOPPER_NAME, "attn_03_wgmma", "wgmma + TMA, producer / consumer warpgroups"),
+    ("04", "cuda 04 wgmma+TMA ping-pong flash fwd (+ triton bwd)", "attn_04_wgmma_pingpong",
+     "the consumers take turns"),
+    ("05", "cuda 05 wgmma+TMA overlapped softmax flash fwd (+ triton bwd)", "attn_05_wgmma_overlap",
+     "softmax_j under P_{j-1} V, 3 stages"),
+    ("06", "cuda 06 wgmma+TMA overlapped softmax + ping-pong flash fwd (+ triton bwd)",
+     "attn_06_wgmma_overlap_pingpong", "rung 05 + turns at issue"),
+    ("07", "cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)", "attn_07_wgmma_persistent",
+     "rung 05, one block per SM"),
+]
+HOPPER_VARIANTS = [_HopperVariant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
+                                  "cuda", dtypes=DTYPES, archs=("sm_90",), note=f"kernels_hopper.cu {kernel}: {what}")
+                   for rung, name, kernel, what in HOPPER_RUNGS]
+HOPPER_VARIANT = HOPPER_VARIANTS[0]
+VARIANTS += HOPPER_VARIANTS
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
