@@ -48,6 +48,10 @@ class Variant:
     # that lacks a kernel (cuDNN's SDPA at S = 1), or one implementation of a lab whose parts differ (lab 4.2's CUDA
     # C has no GEMM). Bad input is not this: every variant refuses that with an error.
     cannot_serve: Callable | None = None
+    # what else this machine must offer: fn() -> why not, or None / "" when it can run (a kernel for sm_90a only, the
+    # CUDA C wrappers' own needs). Asked after the GPU and arch checks in available(), on every machine the variant
+    # could otherwise run on (an interpreter variant without a GPU too).
+    unavailable: Callable | None = None
 
     @property
     def runs_without_gpu(self) -> bool:
@@ -57,10 +61,12 @@ class Variant:
     def available(self) -> tuple[bool, str]:
         """Can it run here? (False, why) when not."""
         if not device.has_gpu():
-            return (self.runs_without_gpu, "" if self.runs_without_gpu else "needs a GPU (compile report shown)")
-        if self.archs and device.info().arch not in self.archs:
+            if not self.runs_without_gpu:
+                return False, "needs a GPU (compile report shown)"
+        elif self.archs and device.info().arch not in self.archs:
             return False, f"needs {'/'.join(self.archs)}, this GPU is {device.info().arch}"
-        return True, ""
+        why = self.unavailable() if self.unavailable is not None else None
+        return (not why), (why or "")
 
 
 def where() -> str:

@@ -415,6 +415,20 @@ def test_benchmark_context_reaches_the_ceiling_measurement(monkeypatch):
     assert ctx.ceiling()["hbm_method"] == "test"
 
 
+def test_a_variant_says_why_it_cannot_run_here(monkeypatch):
+    """Variant.unavailable: asked after the GPU and arch checks; its reason is the variant's, None or "" lets it run."""
+    from common import lab as contract
+
+    monkeypatch.setattr(contract.device, "has_gpu", lambda: False)
+    v = contract.Variant("t", None, "triton", unavailable=lambda: "no such engine here")
+    assert v.available() == (False, "no such engine here")
+    assert contract.Variant("t", None, "triton", unavailable=lambda: None).available() == (True, "")
+    assert contract.Variant("t", None, "triton", unavailable=lambda: "").available() == (True, "")
+    called = []
+    cu = contract.Variant("c", None, "cuda", unavailable=lambda: called.append(1) or "x")
+    assert cu.available() == (False, "needs a GPU (compile report shown)") and not called   # the GPU check first
+
+
 def test_a_peer_that_cannot_serve_any_case_is_passed_over_but_our_own_variant_is_not(monkeypatch):
     """cuDNN's SDPA has no kernel for S = 1: a --quick run whose cases are all like that must not fail on the peer;
     a variant of ours that runs no case is a defect and fails."""

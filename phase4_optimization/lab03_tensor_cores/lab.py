@@ -482,15 +482,6 @@ def gemm_wgmma_cluster_tma_store(a, b, out=None):
     return wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=2, tma_store=True, c_passes=1)
 
 
-class _WgmmaVariant(lab.Variant):
-    def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
-        if not ok:
-            return ok, why
-        reason = wg.unavailable_reason()
-        return (reason is None), (reason or "")
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Peers: cuBLAS through torch and CuPy
 # ---------------------------------------------------------------------------------------------------------------------
@@ -540,14 +531,15 @@ VARIANTS = [
     lab.Variant("cuda 02 mma.sync", gemm_mma, "cuda", dtypes=DTYPES, archs=TC_ARCHS,
                 note="mma.sync m16n8k16 + ldmatrix + swizzle + cp.async"),
     lab.Variant("triton tl.dot", gemm_triton, "triton", dtypes=DTYPES),
-    _WgmmaVariant(WGMMA_NAME, gemm_wgmma_tma, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                  note="sm_90a wgmma + TMA (kernels_wgmma.cu), the build --tune recorded for this GPU"),
-    _WgmmaVariant(WGMMA_CLUSTER_NAME, gemm_wgmma_cluster, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                  note="rung 03 with CLUSTER=2: B tiles shared by TMA multicast"),
-    _WgmmaVariant(WGMMA_TMA_STORE_NAME, gemm_wgmma_tma_store, "cuda", dtypes=DTYPES, archs=("sm_90",),
-                  note="rung 03 with EPI_TMA=1: C through shared memory + TMA store, 3 stages"),
-    _WgmmaVariant(WGMMA_CLUSTER_TMA_STORE_NAME, gemm_wgmma_cluster_tma_store, "cuda", dtypes=DTYPES,
-                  archs=("sm_90",), note="rung 03 with CLUSTER=2 and EPI_TMA=1"),
+    lab.Variant(WGMMA_NAME, gemm_wgmma_tma, "cuda", dtypes=DTYPES, archs=("sm_90",), unavailable=wg.unavailable_reason,
+                note="sm_90a wgmma + TMA (kernels_wgmma.cu), the build --tune recorded for this GPU"),
+    lab.Variant(WGMMA_CLUSTER_NAME, gemm_wgmma_cluster, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                unavailable=wg.unavailable_reason, note="rung 03 with CLUSTER=2: B tiles shared by TMA multicast"),
+    lab.Variant(WGMMA_TMA_STORE_NAME, gemm_wgmma_tma_store, "cuda", dtypes=DTYPES, archs=("sm_90",),
+                unavailable=wg.unavailable_reason,
+                note="rung 03 with EPI_TMA=1: C through shared memory + TMA store, 3 stages"),
+    lab.Variant(WGMMA_CLUSTER_TMA_STORE_NAME, gemm_wgmma_cluster_tma_store, "cuda", dtypes=DTYPES,
+                archs=("sm_90",), unavailable=wg.unavailable_reason, note="rung 03 with CLUSTER=2 and EPI_TMA=1"),
 ]
 PEERS = [
     lab.Variant("torch.matmul (cuBLAS)", peer_torch, "peer", dtypes=DTYPES),

@@ -951,28 +951,12 @@ def _hopper_rung(kernel: str, what: str):
     return fn
 
 
-class _HopperVariant(lab.Variant):
-    """Available only where the sm_90a kernel can run (hopper.unavailable_reason() is empty: an sm_90 GPU)."""
+def _hopper_unavailable() -> str | None:
+    """Why the sm_90a kernels cannot run here (hopper.unavailable_reason(), imported late: hopper imports this
+    module), or None: the Hopper variants' `unavailable`."""
+    from . import hopper
 
-    def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
-        if not ok:
-            return ok, why
-        from . import hopper
-
-        reason = hopper.unavailable_reason()
-        return (reason is None), (reason or "")
-
-
-class _CudaVariant(lab.Variant):
-    """Available only where the CUDA C kernels can run (unavailable_reason() is empty: a GPU of sm_80 or newer)."""
-
-    def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
-        if not ok:
-            return ok, why
-        reason = unavailable_reason()
-        return (not reason, reason or "")
+    return hopper.unavailable_reason()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -1061,12 +1045,15 @@ VARIANTS = [
     lab.Variant("naive (cuBLAS QK^T, Triton softmax, cuBLAS PV; S x S in HBM)", attention_naive, "triton",
                 dtypes=DTYPES),
     lab.Variant("triton flash fwd + bwd", attention_flash, "triton", dtypes=DTYPES),
-    _CudaVariant("cuda 01 mma.sync flash fwd (+ triton bwd)", attention_cuda01_fwd_triton_bwd, "cuda", dtypes=DTYPES,
-                 note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
-    _CudaVariant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
-                 dtypes=DTYPES, note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
-    _CudaVariant("cuda 02w mma.sync 32-row warps flash fwd (+ triton bwd)", attention_cuda02w_fwd_triton_bwd, "cuda",
-                 dtypes=DTYPES, note="kernels.cu attn_02w_mma_wide: two row tiles a warp share each K/V fragment"),
+    # the CUDA C rungs run where unavailable_reason() is empty: a GPU of sm_80 or newer
+    lab.Variant("cuda 01 mma.sync flash fwd (+ triton bwd)", attention_cuda01_fwd_triton_bwd, "cuda", dtypes=DTYPES,
+                unavailable=unavailable_reason, note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
+    lab.Variant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
+                dtypes=DTYPES, unavailable=unavailable_reason,
+                note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
+    lab.Variant("cuda 02w mma.sync 32-row warps flash fwd (+ triton bwd)", attention_cuda02w_fwd_triton_bwd, "cuda",
+                dtypes=DTYPES, unavailable=unavailable_reason,
+                note="kernels.cu attn_02w_mma_wide: two row tiles a warp share each K/V fragment"),
 ]
 # The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere): (rung, variant name,
 # its kernels_hopper.cu kernel, what the rung is)
@@ -1081,8 +1068,9 @@ HOPPER_RUNGS = [
     ("07", "cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)", "attn_07_wgmma_persistent",
      "rung 05, one block per SM"),
 ]
-HOPPER_VARIANTS = [_HopperVariant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
-                                  "cuda", dtypes=DTYPES, archs=("sm_90",), note=f"kernels_hopper.cu {kernel}: {what}")
+HOPPER_VARIANTS = [lab.Variant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
+                               "cuda", dtypes=DTYPES, archs=("sm_90",), unavailable=_hopper_unavailable,
+                               note=f"kernels_hopper.cu {kernel}: {what}")
                    for rung, name, kernel, what in HOPPER_RUNGS]
 HOPPER_VARIANT = HOPPER_VARIANTS[0]
 VARIANTS += HOPPER_VARIANTS

@@ -366,23 +366,19 @@ def block_ours_triton_attention(x, n_heads, *weights, out=None):
     return BlockPlan(x, n_heads, *weights, out=out, attention="triton").run()
 
 
-class _OnlyWhereHopperRuns(lab.Variant):
-    """Available where block_ours picks the Hopper attention (an sm_90 GPU); elsewhere it is block_ours itself."""
-
-    def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
-        if not ok:
-            return ok, why
-        if not device.has_gpu():
-            return False, "without a GPU the block's attention is the Triton one already (the variant above)"
-        reason = _hopper().unavailable_reason()
-        return (reason is None), (f"the same as the variant above here ({reason})" if reason else "")
+def _same_as_block_ours_here() -> str | None:
+    """Why the Triton-attention variant would only repeat block_ours here (no GPU, or no sm_90: then block_ours runs
+    the Triton attention itself), or None where block_ours picks the Hopper one."""
+    if not device.has_gpu():
+        return "without a GPU the block's attention is the Triton one already (the variant above)"
+    reason = _hopper().unavailable_reason()
+    return f"the same as the variant above here ({reason})" if reason else None
 
 
 VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Hopper CUDA C where it runs, else Triton)",
                         block_ours, "triton", dtypes=DTYPES),
-            _OnlyWhereHopperRuns("ours with the Triton flash attention", block_ours_triton_attention, "triton",
-                                 dtypes=DTYPES)]
+            lab.Variant("ours with the Triton flash attention", block_ours_triton_attention, "triton", dtypes=DTYPES,
+                        unavailable=_same_as_block_ours_here)]
 PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTYPES)]
 # (B, S, d, H): S = 1, S not a multiple of any tile, D = 64 and 128, a d that is not a multiple of the GEMM tiles
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
