@@ -274,13 +274,13 @@ def resolve_attention(choice: str, head_dim: int, x) -> str:
         raise ValueError(f"attention: expected one of {ATTENTION_CHOICES}, got {choice!r}")
     if choice == "triton":
         return "triton"
-    why = None
+    hop = _hopper()
     if not str(getattr(x, "device", "cpu")).startswith("cuda"):
         why = "x is not on a GPU"
-    elif head_dim not in _hopper().HEAD_DIMS:
-        why = f"head dim {head_dim} is not one of {_hopper().HEAD_DIMS}"
+    elif head_dim not in hop.HEAD_DIMS:
+        why = f"head dim {head_dim} is not one of {hop.HEAD_DIMS}"
     else:
-        why = _hopper().unavailable_reason()
+        why = hop.unavailable_reason()
     if why is None:
         return "hopper"
     if choice == "hopper":
