@@ -25,7 +25,7 @@ public wrappers that no variant reaches directly.
 import numpy as np
 import pytest
 
-from common import arrays, check
+from common import arrays, check, lab
 from tests import test_bad_input as B
 from tests.conftest import lab_modules
 from tests.helpers import skip_unless_available
@@ -74,7 +74,34 @@ def test_host_arrays_are_refused_with_a_hint(mod, v):
 def test_bad_input(mod, v, cat):
     # (lab06's reference zeroes masked probabilities explicitly, so a NaN in query row i stays out of keys j > i, as in
     # the kernels; the generic NaN placement is meaningful there too)
+    if cat == "nan_inf" and v.fn is getattr(mod, "block_ours", None):
+        return _block_nan_inf(mod, v)
     B.test_bad_input(mod, v, cat)
+
+
+def _block_nan_inf(mod, v):
+    """test_bad_input.py's nan_inf case for lab 4.7's block, against the pattern its README documents: the float64
+    reference's, where the block runs the Triton attention; with lab 4.6's Hopper forward, also every earlier row of
+    a non-finite token's 128-row diagonal query tile (the masked zeros of P meet the token's V row inside the P V
+    wgmma, as in FlashAttention-3 and cuDNN) - and nothing more."""
+    skip_unless_available(v)
+    size, dtype = B.medium_case(mod, v)
+    inputs = list(mod.make_inputs(size, dtype, check.rng(1), WHERE))
+    x = inputs[0]
+    flat = x.reshape(-1)
+    flat[0] = float("nan")
+    flat[arrays.size(x) - 1] = float("inf")
+    ref = B._reference(mod, inputs)
+    expected = ref.copy()
+    if mod.BlockPlan(*inputs).attention == "hopper":
+        tile = mod._hopper().BLOCK_M
+        for b, bad in enumerate(~np.isfinite(lab._np64(x)).all(axis=-1)):
+            if bad.any():
+                t = int(np.flatnonzero(bad)[0])
+                expected[b, t // tile * tile:t] = np.nan
+        assert np.isnan(expected).sum() > np.isnan(ref).sum(), "no non-finite token past the start of its tile"
+    res = v.fn(*inputs, out=B._out_for(mod, ref, dtype, x))
+    B._assert_right(mod, res, expected, size, dtype, f"{v.name} [nan_inf, {size} {dtype}]")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
