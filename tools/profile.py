@@ -80,6 +80,9 @@ CASES = {
     "ln_welford_v4": "lab 3.4 Triton layernorm fwd, two-pass Welford (2048-column chunks, 16 warps: 4 values a thread)",
     "ln_tuned": "lab 3.4 Triton layernorm fwd with the recorded (tuned) config, same shape",
     "ln_compile": "torch.compile F.layer_norm (Inductor's kernel), same shape, the peer",
+    "block_ours": "lab 4.7 block B8 S2048 d2048 H16 bf16, ours (GEMM tiles picked by timing, as the lab does): "
+                  "every kernel of one forward (profile it alone: its rows are all named by the case)",
+    "block_compile": "torch.compile of lab 4.7's torch module, same shape: every kernel of one forward (alone too)",
 }
 
 # (label, metric name, scale) read from ncu's raw page; the first name present wins
@@ -173,6 +176,21 @@ def _setup(case: str):
         if case == "attn_cuda02w":
             return lambda: at.flash_attn_cuda(q, k, v, causal=False, kernel="02w")
         return lambda: at.sdpa_fwd(q, k, v, False, case.split("_")[1])
+    if case.startswith("block_"):
+        import numpy as np
+
+        tb = lab_module("phase4_optimization", "lab07_transformer_block")
+        x, nh, *w = tb.make_inputs((8, 2048, 2048, 16), "bfloat16", np.random.default_rng(0), "cuda")
+        if case == "block_compile":
+            f = torch.compile(tb.torch_module(x, nh, *w))
+
+            def run():
+                with torch.no_grad():
+                    f(x)
+            return run
+        plan = tb.BlockPlan(x, nh, *w)
+        plan.tune_gemms(lab_module("phase4_optimization", "lab02_fusion").LINEAR_CONFIGS[:4])
+        return plan.run
     if case.startswith("ln_"):
         ln = lab_module("phase3_triton", "lab04_layernorm")
         x = torch.randn(32768, 4096, device="cuda") * 2 + 3
@@ -264,6 +282,9 @@ def summarize(csv_path: str, order: list[str] | None = None) -> list[dict]:
     if order and len(order) == len(out):
         for case, row in zip(order, out):
             row["case"] = case
+    elif order and len(order) == 1:         # one case of several kernels (block_*): every row is that case's
+        for row in out:
+            row["case"] = order[0]
     return out
 
 
