@@ -632,7 +632,8 @@ def test_tune_records_the_winner_where_gemm_wgmma_reads_it(fake_sweep, tmp_path,
     """The wgmma half of --tune writes its record beside the mma.sync one; the next call of resolve_build (after
     tuned.forget) runs the winner. The record lands in the temporary root the tuning_record fixture set up."""
     monkeypatch.setattr(tcb.wg, "unavailable_reason", lambda: None)
-    monkeypatch.setattr(tcb.device, "info", lambda: SimpleNamespace(arch="sm_90"))
+    # (a name too: on a GPU machine gpu_slug() reads it to place the record)
+    monkeypatch.setattr(tcb.device, "info", lambda: SimpleNamespace(arch="sm_90", name="NVIDIA H200"))
     out_dir = tmp_path / "results" / device.gpu_slug()
     ctx = SimpleNamespace(args=SimpleNamespace(json=True), out_dir=str(out_dir))
     tables = []
