@@ -12,6 +12,7 @@ GPU tier (marked gpu): correctness on awkward shapes against float64 NumPy of th
 poisoned first; the EPI_TMA build on the same shapes and bit for bit against the default build; a recorded build
 runs through gemm_wgmma's defaults and matches float64.
 """
+import dataclasses
 import itertools
 import re
 from types import SimpleNamespace
@@ -632,8 +633,9 @@ def test_tune_records_the_winner_where_gemm_wgmma_reads_it(fake_sweep, tmp_path,
     """The wgmma half of --tune writes its record beside the mma.sync one; the next call of resolve_build (after
     tuned.forget) runs the winner. The record lands in the temporary root the tuning_record fixture set up."""
     monkeypatch.setattr(tcb.wg, "unavailable_reason", lambda: None)
-    # (a name too: on a GPU machine gpu_slug() reads it to place the record)
-    monkeypatch.setattr(tcb.device, "info", lambda: SimpleNamespace(arch="sm_90", name="NVIDIA H200"))
+    # on a GPU machine the real properties with the arch replaced (gpu_slug and the record's metadata read them)
+    fake = dataclasses.replace(device.info(), arch="sm_90") if device.has_gpu() else SimpleNamespace(arch="sm_90")
+    monkeypatch.setattr(tcb.device, "info", lambda *a: fake)
     out_dir = tmp_path / "results" / device.gpu_slug()
     ctx = SimpleNamespace(args=SimpleNamespace(json=True), out_dir=str(out_dir))
     tables = []

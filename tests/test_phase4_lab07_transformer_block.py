@@ -7,6 +7,7 @@ awkward shapes; the benchmark command in its quick form. On every machine: the b
 4.6's kernels, and --replot redraws the committed plot.
 """
 import os
+import re
 
 import numpy as np
 import pytest
@@ -127,13 +128,14 @@ def test_block_plot_legend_clears_the_bars_and_the_floor_is_explained(tmp_path, 
     leg = fig.legends[0].get_window_extent(r)
     assert not any(leg.overlaps(ax.get_window_extent(r)) for ax in fig.axes)
     stages = list(dict.fromkeys(row["stage"] for row in data["rows"] if "stage" in row and
-                                row["stage"] != "sum of stages"))
+                                row["stage"] != "sum of stages" and row.get("kind") != "alternative"))
     colors = tbb.stage_colors(stages)
     assert len(set(colors.values())) == len(stages) == 7
     assert not set(colors.values()) & set(tbb.WHOLE_COLORS.values())
     note = " ".join(t.get_text() for t in fig.texts)
-    for words in ("floor of a stage", "cuBLAS", "SDPA", "HBM ceiling (4,344 GB/s)"):
+    for words in ("floor of a stage", "cuBLAS", "SDPA"):
         assert words in note, note
+    assert re.search(r"HBM ceiling \([\d,]+ GB/s\)", note), note      # the ceiling this run measured
 
 
 def test_floor_note_names_only_the_kinds_present():
