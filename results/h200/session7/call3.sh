@@ -10,12 +10,12 @@ step() { local name=$1 cap=$2; shift 2; local l; l=$(left); [ "$l" -lt 30 ] && {
   timeout "$cap" "$@" > "$OUT/$name.log" 2>&1; echo "== $name: exit $? in $(( $(date +%s) - t ))s"; tail -n 12 "$OUT/$name.log"; }
 SAN="compute-sanitizer --print-limit 2000 --report-api-errors no"
 HOP="python3 -m phase4_optimization.lab06_attention.hopper --check --quick --no-compile-report --kernel"
-step pytest 90 python3 -m pytest -q -p no:cacheprovider -n 14 -o addopts="" -rfE tests/test_phase4_lab07_transformer_block.py \
+step pytest 75 python3 -m pytest -q -p no:cacheprovider -n 14 -o addopts="" -rfE tests/test_phase4_lab07_transformer_block.py \
   "tests/test_phase4_lab03_tensor_cores_wgmma.py::test_tune_records_the_winner_where_gemm_wgmma_reads_it" \
   tests/test_phase4_lab06_attention_hopper.py -k "prepared or strided or persistent or lab07 or tune_records or block or attention_choice or nan"
 step lab07 90 python3 -m phase4_optimization.lab07_transformer_block
 san() { local tool=$1; shift; for k in 07 06 05; do $SAN --tool "$tool" "$@" $HOP $k; done; }
-l=$(left); cap=$(( l > 150 ? 150 : l ))
+l=$(left); cap=$(( l > 110 ? 110 : l ))
 echo "== sanitizers (cap ${cap}s)"
 for t in memcheck synccheck initcheck; do timeout "$cap" bash -c "$(declare -f san); SAN='$SAN'; HOP='$HOP'; san $t" > "$OUT/san_$t.log" 2>&1 & done
 timeout "$cap" bash -c "$(declare -f san); SAN='$SAN'; HOP='$HOP'; san racecheck --racecheck-report analysis" > "$OUT/san_racecheck.log" 2>&1 &
