@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from common import bench, check, cuda, device, tuned
+from common import arrays, bench, check, cuda, device, tuned
 from phase4_optimization.lab03_tensor_cores import bench as tcb
 from phase4_optimization.lab03_tensor_cores import lab as tc
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
@@ -259,7 +259,8 @@ def test_host_path_tensor_maps(monkeypatch, tuning_record, m, n, k, b_kmajor, tm
     assert all(mp["dtype"] == wg.TMA_DTYPE["bfloat16"] and mp["swizzle"] == 3 and mp["oob"] == 0 and mp["rank"] == 2
                for mp in maps)
     wg._tensor_map.cache_clear()
-    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l, cluster_l, epi_l, map_c_l, passes_l), = launches
+    (dt, _, _, out_l, m_l, n_l, k_l, kmaj_l, cluster_l, epi_l, map_c_l, passes_l, ops_l, *_), = launches
+    assert ops_l == 0                                     # no fused epilogue asked for
     assert (dt, m_l, n_l, k_l, kmaj_l, out_l is out) == ("bfloat16", m, n, k, b_kmajor, True)
     assert cluster_l == (1 if b_kmajor or -(-m // wg.BM) < 2 else wg.default_cluster())
     assert epi_l is tma_store and (map_c_l is not None) == c_map and passes_l == 1
@@ -456,8 +457,8 @@ def fake_host(monkeypatch):
     monkeypatch.setattr(wg.arrays, "on_device", lambda x: True)
     monkeypatch.setattr(wg, "unavailable_reason", lambda: None)
     monkeypatch.setattr(wg, "_encode_fn", lambda: ((lambda *args: 0), ""))
-    monkeypatch.setattr(wg, "_launch", lambda dt, ma, mb, out, m, n, k, kmaj, cl, epi, mc, cp:
-                        launches.append((cl, epi, cp)))
+    monkeypatch.setattr(wg, "_launch", lambda dt, ma, mb, out, m, n, k, kmaj, cl, epi, mc, cp, *ops:
+                        launches.append((cl, epi, cp) + ((ops[0],) if ops and ops[0] else ())))
     yield launches
     wg._tensor_map.cache_clear()
 
@@ -664,6 +665,66 @@ def test_tune_skips_the_wgmma_sweep_off_hopper(monkeypatch, capsys):
     assert tcb.wgmma_tune_and_record(SimpleNamespace(args=SimpleNamespace(json=True), out_dir="/nonexistent"),
                                      tables) is True
     assert tables == [] and "wgmma + TMA builds not swept: this GPU is sm_80" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The fused epilogue (-DEPI_OPS): bias, GELU, residual
+# ---------------------------------------------------------------------------------------------------------------------
+EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_GELU | wg.EPI_RES]
+
+
+@pytest.mark.parametrize("ops", EPI_CASES)
+@pytest.mark.parametrize("dtype", wg.DTYPES)
+def test_fused_epilogue_builds_compile(dtype, ops):
+    """Every mask compiles for both epilogues; the TMA-store builds (the ones --tune picks on the H200, and lab
+    4.7's) keep zero spills; the GELU is one MUFU.EX2 per element pair half, and only where asked for."""
+    for tma_store in (False, True):
+        rep = wg.compile_report(dtype, tma_store=tma_store, epi_ops=ops)
+        k = rep.kernels[wg.KERNEL]
+        assert k.registers > 0 and not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
+        if tma_store:
+            assert k.spills == 0 and k.stack_bytes == 0, (dtype, ops, k.spill_stores, k.stack_bytes)
+        if k.sass:
+            ex2 = sum("MUFU.EX2" in line for line in k.sass)
+            assert (ex2 >= 64) == bool(ops & wg.EPI_GELU), f"{ex2} MUFU.EX2 for mask {ops}"
+    with pytest.raises(ValueError, match="epi_ops"):
+        wg.compile_report(dtype, epi_ops=8)
+
+
+def test_fused_epilogue_arguments_are_checked_by_name(fake_host):
+    torch = pytest.importorskip("torch")
+    bf = torch.bfloat16
+    a, b = torch.zeros((300, 520), dtype=bf), torch.zeros((520, 264), dtype=bf)
+    bias, res = torch.zeros(264, dtype=bf), torch.zeros((300, 264), dtype=bf)
+    wg.gemm_wgmma(a, b, bias=bias, activation="gelu_tanh")
+    wg.gemm_wgmma(a, b, bias=bias, residual=res)
+    wg.gemm_wgmma(a, b, residual=res[:, :264])
+    assert [x[3] for x in fake_host] == [wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_RES]
+    with pytest.raises(ValueError, match="activation"):
+        wg.gemm_wgmma(a, b, bias=bias, activation="relu")
+    with pytest.raises(ValueError, match="bias: expected 264"):
+        wg.gemm_wgmma(a, b, bias=torch.zeros(263, dtype=bf))
+    with pytest.raises(TypeError, match="bias"):
+        wg.gemm_wgmma(a, b, bias=torch.zeros(264, dtype=torch.float32))
+    with pytest.raises(ValueError, match="residual: expected shape"):
+        wg.gemm_wgmma(a, b, residual=res.t())
+    with pytest.raises(ValueError, match="residual: rows must be contiguous"):
+        wg.gemm_wgmma(a, b, residual=torch.zeros((264, 300), dtype=bf).t())
+    with pytest.raises(ValueError, match="residual: overlaps out"):
+        wg.gemm_wgmma(a, b, residual=res, out=res)
+    with pytest.raises(ValueError, match="K = 0"):
+        wg.gemm_wgmma(torch.zeros((300, 0), dtype=bf), torch.zeros((0, 264), dtype=bf), bias=bias)
+    assert len(fake_host) == 3
+
+
+def epilogue_reference(a64, b64, bias64=None, gelu=False, res64=None):
+    """float64: gelu_tanh(A B + bias) + residual (lab 4.2's order)."""
+    c = a64 @ b64
+    if bias64 is not None:
+        c = c + bias64[None, :]
+    if gelu:
+        c = 0.5 * c * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (c + 0.044715 * c ** 3)))
+    return c if res64 is None else c + res64
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -892,3 +953,39 @@ def test_gpu_recorded_build_runs_by_default(tuning_record, no_env, build):
     c = wg.check_shape(300, 264, 517, "bfloat16", seed=21)
     assert c.ok, f"recorded {wg.build_label(build)}: {c.message} [seed {check.seed()}]"
     assert ("bfloat16", False, build["cluster"], build["tma_store"], build["c_passes"]) in wg._LOADED
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("build", [{"cluster": 1, "tma_store": False, "c_passes": 1},
+                                   {"cluster": 1, "tma_store": True, "c_passes": 1},
+                                   {"cluster": 2, "tma_store": True, "c_passes": 2}],
+                         ids=["registers", "tma-store", "cluster2-tma-store-2-passes"])
+@pytest.mark.parametrize("ops", EPI_CASES)
+@pytest.mark.parametrize("m,n,k,dtype", [(127, 129, 136, "bfloat16"), (33, 70, 13, "float16"),
+                                         (300, 255, 517, "bfloat16"), (1000, 1000, 1000, "bfloat16"),
+                                         (257, 520, 64, "float16")])
+def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
+    """C = gelu(A B + bias) + residual against float64 on awkward shapes (odd N: the residual's single-element
+    loads; N = 520: pairs), every build family, outputs poisoned first; the residual is a strided view."""
+    _needs_hopper()
+    a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + 3 * n + ops)
+    rng = check.rng(ops + m)
+    bias = arrays.from_numpy(rng.standard_normal(n), dtype, "cuda") if ops & wg.EPI_BIAS else None
+    big = arrays.from_numpy(rng.standard_normal((m, n + 6)), dtype, "cuda") if ops & wg.EPI_RES else None
+    if big is not None and arrays.library(big) != arrays.library(a):
+        import torch
+
+        big = torch.from_dlpack(big)
+    if bias is not None and arrays.library(bias) != arrays.library(a):
+        import torch
+
+        bias = torch.from_dlpack(bias)
+    res = big[:, 3:3 + n] if big is not None else None
+    out = check.poisoned((m, n), dtype, a)
+    wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
+                  **build)
+    ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
+                             bool(ops & wg.EPI_GELU), None if res is None else arrays.to_numpy(res).astype(np.float64))
+    assert wg.hang_report() is None
+    c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+    assert c.ok, f"{m}x{n}x{k} {dtype} mask {ops} {build}: {c.message} [seed {check.seed()}]"

@@ -83,6 +83,20 @@
 //              so the epilogue is a larger share than at 8192^3). If it does not rise, the stage count is the next
 //              suspect: C_PASSES=2 trades the second pass's wait for the fourth stage; the head to head times both.
 //
+// Fused epilogue (-DEPI_OPS, a bit mask; 0 = plain C = A @ B): before C is rounded, the fp32 accumulators get
+//   + bias[col] (bit 1), then the tanh GELU (bit 2), then + residual[row, col] (bit 4) -- lab 4.2's linear()
+//   epilogues, in its order, with its GELU formula (x / (1 + exp(-2u)), u = sqrt(2/pi)(x + 0.044715 x^3)), one
+//   rounding at the end. Lab 4.7's block needs bias + GELU (the MLP's first GEMM) and bias + residual (the two
+//   projections). Each consumer thread reads the bias and residual values of exactly the C elements it holds
+//   (rows l/4 and l/4 + 8 of its warp's 16, columns 8j + 2(l%4) + {0,1}): pairs of 16-bit values, one 32-bit load
+//   each when the residual's rows are 4-byte aligned (res_pair), straight from global memory (L2: the bias is
+//   shared by every row, a residual element is read once). The residual must not overlap C (c is __restrict__, and
+//   the TMA store writes C behind the threads' backs): the wrapper refuses it.
+//   prediction the epilogue work is a few hundred FLOPs and 64 loads a thread per 128 x 256 tile against >= 2 x
+//              128 x 256 x K FLOPs of MMAs (K >= 1024 in the block): a few percent of a tile's time with the
+//              register stores, less with EPI_TMA (the TMA store overlaps the next tile); lab 4.7 times it against
+//              cuBLAS + torch's separate epilogue kernels (what torch.compile runs) and against the Triton linear().
+//
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
 // imm-trans-b = 0). It exists so that one GPU run can tell an MN-major descriptor mistake from anything else.
@@ -120,6 +134,12 @@
 #ifndef CLUSTER
 #define CLUSTER 1             // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
 #endif
+#ifndef EPI_OPS
+#define EPI_OPS 0             // fused epilogue bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col] (below)
+#endif
+#if EPI_OPS < 0 || EPI_OPS > 7
+#error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual)"
+#endif
 #ifndef MBAR_TIMEOUT
 #define MBAR_TIMEOUT 1        // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #endif
@@ -153,6 +173,11 @@
 #define C_BYTES 0
 #define EPI_C_PARAM
 #define EPI_FLAG_PARAM
+#endif
+#if EPI_OPS
+#define EPI_OPS_PARAM , const unsigned short* __restrict__ bias, const unsigned short* res, long long ldr, int res_pair
+#else
+#define EPI_OPS_PARAM
 #endif
 #define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES)
 #if SMEM_BYTES > 227 * 1024
@@ -419,10 +444,71 @@ __device__ __forceinline__ void store_pair(unsigned short* c, long long ldc, int
     }
 }
 
+#if EPI_OPS
+__device__ __forceinline__ float half_to_f32(unsigned short h) {
+#if GEMM_F16
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    return __uint_as_float((u32)h << 16);       // bf16 is the top half of an fp32
+#endif
+}
+
+// gelu_tanh(t) = t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3), as lab 4.2's kernels write it; exp(-2u) =
+// 2^(-2u log2 e) by one ex2.approx; t -> -inf gives -0 (the exponential overflows to inf), t -> +inf gives t
+__device__ __forceinline__ float gelu_tanh(float t) {
+    float e;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(-2.f * 0.7978845608028654f * 1.4426950408889634f *
+                                                    (t + 0.044715f * t * t * t)));
+    return __fdividef(t, 1.f + e);
+}
+
+// The fused epilogue on this thread's accumulators (the m64nNk16 layout: d[4j + e] is row `row` + 8 (e / 2),
+// column col0 + 8j + (e % 2)); elements outside C are left alone (they are never stored).
+__device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __restrict__ bias,
+                                             const unsigned short* res, long long ldr, int res_pair,
+                                             int row, int col0, int M, int N) {
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        const int col = col0 + 8 * j;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {           // h: rows `row` and `row` + 8
+            const int r = row + 8 * h;
+            float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+#if EPI_OPS & 1
+            if (col < N) x += half_to_f32(__ldg(bias + col));
+            if (col + 1 < N) y += half_to_f32(__ldg(bias + col + 1));
+#endif
+#if EPI_OPS & 2
+            x = gelu_tanh(x);
+            y = gelu_tanh(y);
+#endif
+#if EPI_OPS & 4
+            if (r < M) {
+                const unsigned short* p = res + (long long)r * ldr + col;
+                if (res_pair && col + 1 < N) {  // (col is even: a 4-byte aligned pair when res_pair)
+                    const u32 v = *reinterpret_cast<const u32*>(p);
+                    x += half_to_f32((unsigned short)(v & 0xffffu));
+                    y += half_to_f32((unsigned short)(v >> 16));
+                } else {
+                    if (col < N) x += half_to_f32(p[0]);
+                    if (col + 1 < N) y += half_to_f32(p[1]);
+                }
+            }
+#endif
+            d[4 * j + 2 * h] = x;
+            d[4 * j + 2 * h + 1] = y;
+        }
+    }
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
 gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b EPI_C_PARAM,
-               unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store EPI_FLAG_PARAM) {
+               unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store EPI_FLAG_PARAM
+               EPI_OPS_PARAM) {
     extern __shared__ unsigned char smem_raw[];
     // the 128B swizzle pattern repeats every 1024 bytes and both TMA and wgmma compute it from address bits:
     // every tile must start on a 1024-byte boundary
@@ -553,6 +639,10 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
             fence_acc(d);
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
+#if EPI_OPS
+            epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
+                         tn * BN + 2 * (lane % 4), M, N);
+#endif
 
 #if EPI_TMA
             if (c_tma) {

@@ -344,19 +344,30 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False,
-                   cluster: int = 1, tma_store: bool = False, c_passes: int = 1) -> cuda.CompileReport:
+def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
+                   tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
     _check_cluster(cluster, b_kmajor)
     _check_tma_store(tma_store, c_passes)
+    if not 0 <= epi_ops <= EPI_BIAS | EPI_GELU | EPI_RES:
+        raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, got {epi_ops!r}")
     return cuda.compile_report(KERNEL_PATH, ARCH,
-                               defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes))
+                               defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
+
+
+# The fused epilogue's bits (-DEPI_OPS): + bias[col], then the tanh GELU, then + residual[row, col] (lab 4.2's order)
+EPI_BIAS, EPI_GELU, EPI_RES = 1, 2, 4
+ACTIVATIONS = (None, "gelu_tanh")
+
+
+def epi_mask(bias: bool, activation: str | None, residual: bool) -> int:
+    return EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
 
 
 def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
-             tma_store: bool = False, c_passes: int = 1) -> dict:
+             tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> dict:
     d = {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
     if cluster != 1:
         d["CLUSTER"] = int(cluster)
@@ -364,6 +375,8 @@ def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: 
         d["EPI_TMA"] = 1
         if c_passes != 1:
             d["C_PASSES"] = int(c_passes)
+    if epi_ops:
+        d["EPI_OPS"] = int(epi_ops)
     return d
 
 
@@ -567,18 +580,20 @@ def default_b_kmajor() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1, tma_store: bool = False, c_passes: int = 1):
+def _loaded(dtype: str, b_kmajor: bool = False, cluster: int = 1, tma_store: bool = False, c_passes: int = 1,
+            epi_ops: int = 0):
     """(module, function) for the current device, from the sm_90a cubin."""
     from cupy.cuda import function as cfunc
     from cupy_backends.cuda.api import driver
 
-    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes).cubin
+    cubin = compile_report(dtype, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes,
+                           epi_ops=epi_ops).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
     fn = mod.get_function(KERNEL)
     driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             smem_bytes(tma_store, c_passes))
-    _LOADED.add((dtype, b_kmajor, cluster, tma_store, c_passes))
+    _LOADED.add((dtype, b_kmajor, cluster, tma_store, c_passes, epi_ops))
     return mod, fn
 
 
@@ -590,11 +605,11 @@ class _LaunchConfig(ctypes.Structure):          # CUlaunchConfig (cuda.h)
 
 
 @functools.lru_cache(maxsize=None)
-def max_clusters(dtype: str, cluster: int, tma_store: bool = False, c_passes: int = 1) -> int:
+def max_clusters(dtype: str, cluster: int, tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> int:
     """How many clusters of `cluster` blocks can be resident at once (cuOccupancyMaxActiveClusters): the persistent
     grid must not exceed it, or the clusters past it run as a second wave. Falls back to SMs // cluster."""
     sms = device.info().sms
-    _, fn = _loaded(dtype, False, cluster, tma_store, c_passes)
+    _, fn = _loaded(dtype, False, cluster, tma_store, c_passes, epi_ops)
     try:
         lib = ctypes.CDLL("libcuda.so.1")
         cfg = _LaunchConfig(sms // cluster * cluster, 1, 1, THREADS, 1, 1, smem_bytes(tma_store, c_passes), None,
@@ -613,8 +628,8 @@ def hang_report(reset: bool = True) -> str | None:
     import cupy
 
     out = []
-    for dtype, kmaj, cl, epi, passes in sorted(_LOADED):
-        mod, _ = _loaded(dtype, kmaj, cl, epi, passes)
+    for dtype, kmaj, cl, epi, passes, ops in sorted(_LOADED):
+        mod, _ = _loaded(dtype, kmaj, cl, epi, passes, ops)
         ptr = mod.get_global_var("gemm_wgmma_hang")
         mem = cupy.cuda.UnownedMemory(ptr, 16, mod)
         arr = cupy.ndarray((4,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
@@ -623,7 +638,8 @@ def hang_report(reset: bool = True) -> str | None:
             word = v[3]
             which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
             out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''}"
-                       f"{' EPI_TMA' if epi else ''}{' C_PASSES=2' if passes > 1 else ''} kernel: block "
+                       f"{' EPI_TMA' if epi else ''}{' C_PASSES=2' if passes > 1 else ''}"
+                       f"{f' EPI_OPS={ops}' if ops else ''} kernel: block "
                        f"{v[1]} thread {v[2]} timed out on "
                        f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
             if reset:
@@ -631,7 +647,7 @@ def hang_report(reset: bool = True) -> str | None:
     return "; ".join(out) or None
 
 
-_LOADED: set[tuple[str, bool, int, bool, int]] = set()   # modules loaded (hang_report reads their timeout records)
+_LOADED: set[tuple[str, bool, int, bool, int, int]] = set()   # modules loaded (hang_report reads their timeout records)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -685,9 +701,13 @@ def prepare(a, b, out=None):
     return a, b, out, m, n, k, dt_a
 
 
-def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | None = None,
-               tma_store: bool | None = None, c_passes: int | None = None):
-    """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel.
+def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, residual=None,
+               b_kmajor: bool | None = None, cluster: int | None = None, tma_store: bool | None = None,
+               c_passes: int | None = None):
+    """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel; with bias= (N,),
+    activation="gelu_tanh" and/or residual= (M, N), C = activation(A @ B + bias) + residual, fused into the
+    epilogue (-DEPI_OPS) before the one rounding, as lab 4.2's linear() does (residual: rows contiguous, any row
+    stride, not overlapping out; K = 0 with an epilogue is refused).
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
     (M, N) of the same dtype and library. When K or N is not a multiple of 8 (or a base address is not 16-byte
@@ -708,7 +728,11 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     if b_kmajor is None:
         b_kmajor = default_b_kmajor()
     _check_arguments(b_kmajor, cluster, tma_store, c_passes)         # before anything else, GPU or not
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation: expected one of {ACTIVATIONS}, got {activation!r}")
     a, b, out, m, n, k, dt = prepare(a, b, out)
+    epi_ops = epi_mask(bias is not None, activation, residual is not None)
+    ldr = _check_epilogue(bias, residual, out, a, m, n, k, dt)
     build, _ = resolve_build(m, n, k, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
     cluster, tma_store, c_passes = build["cluster"], build["tma_store"], build["c_passes"]
     if arrays.gemm_is_trivial(out, m, n, k):
@@ -732,8 +756,39 @@ def gemm_wgmma(a, b, out=None, *, b_kmajor: bool | None = None, cluster: int | N
     map_c = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes)
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias, residual,
+            ldr)
     return out
+
+
+def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> int:
+    """Validate the fused epilogue's operands (TypeError / ValueError naming them); returns the residual's row
+    stride in elements (0 without one)."""
+    lib = arrays.library(a)
+    if bias is not None:
+        arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, libs=(lib,))
+        if int(bias.shape[0]) != n:
+            raise ValueError(f"bias: expected {n} values (b has {n} columns), got shape {tuple(bias.shape)}")
+        arrays.check_same("a, bias", a, bias, shape=False)
+    ldr = 0
+    if residual is not None:
+        arrays.check_array("residual", residual, dtypes=(dt,), ndim=2, contiguous=False, libs=(lib,))
+        if tuple(residual.shape) != (m, n):
+            raise ValueError(f"residual: expected shape {(m, n)}, got {tuple(residual.shape)}")
+        arrays.check_same("a, residual", a, residual, shape=False)
+        st = [int(v) for v in residual.stride()] if lib == "torch" else [int(v) // 2 for v in residual.strides]
+        if n > 1 and st[1] != 1 or m > 1 and st[0] < n:
+            raise ValueError(f"residual: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
+                             "pass residual.contiguous()")
+        ldr = st[0] if m > 1 else n
+        lo, hi = arrays.ptr(residual), arrays.ptr(residual) + 2 * ((m - 1) * ldr + n)
+        if m and n and lo < arrays.ptr(out) + arrays.nbytes(out) and arrays.ptr(out) < hi:
+            raise ValueError("residual: overlaps out; the fused epilogue reads the residual while C is being stored "
+                             "(pass a separate out)")
+    if k == 0 and (bias is not None or residual is not None):
+        raise ValueError("a, b: K = 0 with a fused epilogue (the kernel needs at least one K step); "
+                         "compute activation(bias) + residual directly")
+    return ldr
 
 
 @functools.lru_cache(maxsize=256)
@@ -764,11 +819,12 @@ def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None) -> 
     return max(1, min(units, resident)) * cluster
 
 
-def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1):
+def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1,
+            epi_ops=0, bias=None, residual=None, ldr=0):
     from cupy_backends.cuda.api import driver
 
-    _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes)
-    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store, c_passes) if cluster > 1 else None)
+    _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops)
+    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store, c_passes, epi_ops) if cluster > 1 else None)
     c_ptr = arrays.ptr(out)
     pair = int(n % 2 == 0 and c_ptr % 4 == 0)
     args = [ctypes.c_void_p(c_ptr), ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(n),
@@ -777,6 +833,10 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     if tma_store:      # the EPI_TMA build takes C's map after B's and a flag last (0: no legal map, register stores)
         maps.append(map_c if map_c is not None else map_a)      # map_a: a valid stand-in the kernel never reads
         args.append(ctypes.c_int32(int(map_c is not None)))
+    if epi_ops:        # the EPI_OPS build: bias, residual (null where unused), its row stride, its pair-load flag
+        r_ptr = arrays.ptr(residual) if residual is not None else 0
+        args += [ctypes.c_void_p(arrays.ptr(bias) if bias is not None else 0), ctypes.c_void_p(r_ptr),
+                 ctypes.c_int64(int(ldr)), ctypes.c_int32(int(r_ptr % 4 == 0 and ldr % 2 == 0))]
     ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[mp.ctypes.data for mp in maps],
                                                          *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the 128-byte maps included) before it returns
