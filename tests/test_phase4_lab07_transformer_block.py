@@ -226,6 +226,26 @@ def test_a_nan_token_poisons_later_tokens_only(where, variant):
     check.assert_close(y[:, :128], ref[:, :128], dtype, tb.tolerance(size, dtype), what="the tile before t's")
 
 
+def test_gemm_choice():
+    """The GEMMs are lab 4.2's Triton linear() unless gemm="wgmma" asks for lab 4.3's CUDA C kernel, which runs only
+    where that kernel does (an sm_90 GPU, the input on it) and says why elsewhere; then the Triton plan carries the
+    wgmma kernel as each GEMM stage's alternative for the benchmark. An unknown choice is refused by name."""
+    from common import lab
+
+    x, *rest = tb.make_inputs((1, 5, 128, 2), "bfloat16", np.random.default_rng(0), lab.where())
+    why = tb._wgmma_unavailable(x)
+    plan = tb.BlockPlan(x, *rest)
+    assert plan.gemm == "triton"
+    assert sorted(plan.gemm_alternatives) == ([] if why else sorted(tb.BlockPlan.GEMM_KEYS))
+    with pytest.raises(ValueError, match="gemm: expected one of"):
+        tb.BlockPlan(x, *rest, gemm="cublas")
+    if why:
+        with pytest.raises(ValueError, match="gemm: the wgmma kernel cannot run here"):
+            tb.BlockPlan(x, *rest, gemm="wgmma")
+    else:
+        assert tb.BlockPlan(x, *rest, gemm="wgmma").gemm_alternatives == {}
+
+
 def test_attention_choice():
     """auto takes lab 4.6's Hopper forward only where it runs (an sm_90 GPU, D 64 or 128, the input on the GPU);
     asking for it elsewhere says why; an unknown choice is refused by name."""

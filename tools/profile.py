@@ -83,6 +83,8 @@ CASES = {
     "block_ours": "lab 4.7 block B8 S2048 d2048 H16 bf16, ours (the GEMMs' default tile, the one the lab's timing "
                   "picks at this size): every kernel of one forward (profile it alone: its rows all take its name)",
     "block_compile": "torch.compile of lab 4.7's torch module, same shape: every kernel of one forward (alone too)",
+    "block_wgmma": "lab 4.7 block, same shape, its GEMMs by lab 4.3's wgmma + TMA kernel with fused epilogues "
+                   "(gemm='wgmma'): every kernel of one forward (alone too)",
 }
 
 # (label, metric name, scale) read from ncu's raw page; the first name present wins
@@ -188,7 +190,7 @@ def _setup(case: str):
                 with torch.no_grad():
                     f(x)
             return run
-        return tb.BlockPlan(x, nh, *w).run
+        return tb.BlockPlan(x, nh, *w, gemm="wgmma" if case == "block_wgmma" else "triton").run
     if case.startswith("ln_"):
         ln = lab_module("phase3_triton", "lab04_layernorm")
         x = torch.randn(32768, 4096, device="cuda") * 2 + 3

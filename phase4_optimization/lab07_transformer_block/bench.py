@@ -85,6 +85,8 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     return floors
 
 
+OURS_WGMMA = "ours, wgmma GEMMs"
+GEMM_NAMES = {"triton": "lab 4.2 Triton linear()", "wgmma": "lab 4.3 wgmma + TMA (CUDA C), fused epilogue"}
 ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "triton": "lab 4.6 Triton flash forward"}
 
 
@@ -126,17 +128,30 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
         with torch.no_grad():
             compiled(x)
 
-    ts = bench.interleaved({"ours": plan.run, "torch eager": eager, "torch.compile": comp}, rounds=rounds, rep_ms=80)
+    contenders = {"ours": plan.run}
+    if plan.gemm_alternatives:
+        # the same block with lab 4.3's wgmma + TMA GEMMs (fused epilogues), checked against the eager module first
+        plan_w = L.BlockPlan(x, nh, *weights, gemm="wgmma")
+        y_w = plan_w.run()
+        rel_w = float((y_w.float() - y_eager.float()).norm() / y_eager.float().norm())
+        print(f"  ours with the wgmma GEMMs vs the eager module: relative difference {rel_w:.2e}")
+        if rel_w <= 4 * max(rel, 1e-3):
+            contenders[OURS_WGMMA] = plan_w.run
+        else:
+            print(f"  (left out of the timing: {rel_w:.2e} is far from the Triton GEMMs' {rel:.2e})")
+    ts = bench.interleaved({**contenders, "torch eager": eager, "torch.compile": comp}, rounds=rounds, rep_ms=80)
     fl = L.flops(*case)
     rows = []
     for name, t in ts.items():
-        rows.append(report.row(L.LAB, name, "triton" if name == "ours" else "peer", case, dtype, t, flops=fl,
+        rows.append(report.row(L.LAB, name, "triton" if name in contenders else "peer", case, dtype, t, flops=fl,
                                vs_eager=ts["torch eager"].median_ms / t.median_ms,
                                vs_compile=ts["torch.compile"].median_ms / t.median_ms, rel_diff_vs_eager=rel))
+    # the target is read off the faster of our blocks in these rounds (it says which)
+    best = min(contenders, key=lambda k: ts[k].median_ms)
     for peer, need in TARGETS.get(tuple(case), {}).items():
-        ratio = ts[peer].median_ms / ts["ours"].median_ms
+        ratio = ts[peer].median_ms / ts[best].median_ms
         rows.append({"lab": L.LAB, "variant": f"target vs {peer}", "impl": "target", "shape": list(case),
-                     "dtype": dtype, "ratio": ratio, "target": need, "met": ratio >= need})
+                     "dtype": dtype, "ratio": ratio, "target": need, "met": ratio >= need, "ours": best})
     floors = stage_floors(plan, ceiling_gbps)
     stage_rows = []
     for name, kind, fn in plan.stages:
@@ -160,6 +175,14 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
                            "kind": "alternative", "ms": t.median_ms, "floor_ms": f["ms"],
                            "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
                            "kernel": ATTENTION_NAMES[alt]})
+    for name, (alt, fn) in plan.gemm_alternatives.items():
+        # each GEMM stage by lab 4.3's wgmma kernel too, the same epilogue fused: the evidence for the GEMM pick
+        t = bench.bench(fn, **STAGE_TIMING)
+        f = floors[name]
+        stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": f"{name}, not used",
+                           "kind": "alternative", "ms": t.median_ms, "floor_ms": f["ms"],
+                           "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
+                           "kernel": GEMM_NAMES[alt]})
     stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
                        "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
                        "floor": "sum of the floors"})
@@ -182,7 +205,8 @@ def benchmark(ctx) -> lab.Result:
         tables=[([r for r in rows if r["impl"] != "target"], ["variant", "shape", "ms", "tflops", "vs_eager",
                                                               "vs_compile"],
                  "whole block forward, bf16 (interleaved rounds)"),
-                ([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ratio", "target", "met"], "targets"),
+                ([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ours", "ratio", "target", "met"],
+                 "targets (ours: the faster of our blocks in the same rounds)"),
                 (stage_rows, ["case", "stage", "kernel", "ms", "floor_ms", "frac_of_floor", "floor"],
                  "our stages vs their floors (each stage timed alone; floor/time = how close to the roof)")])
 
@@ -195,7 +219,9 @@ STAGE_COLORS = {"LN1": "#bcbd22", "QKV GEMM + bias": "#1f77b4", "attention (caus
                 "out GEMM + bias + residual": "#9467bd", "LN2": "#17becf", "FC GEMM + bias + GELU": "#2ca02c",
                 "proj GEMM + bias + residual": "#ff7f0e"}
 EXTRA_STAGE_COLORS = ["#8c564b", "#e377c2", "#7f7f7f"]
-WHOLE_COLORS = {"ours": "#404040", "torch eager": "#a6a6a6", "torch.compile": "#c8c8c8"}
+WHOLE_COLORS = {"ours": "#404040", OURS_WGMMA: "#707070", "torch eager": "#a6a6a6", "torch.compile": "#c8c8c8"}
+WHOLE_TICKS = {"ours": "ours\n(whole)", OURS_WGMMA: "ours,\nwgmma\nGEMMs", "torch eager": "torch\neager",
+               "torch.compile": "torch.\ncompile"}
 
 
 def stage_colors(stages: list[str]) -> dict[str, str]:
@@ -240,6 +266,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
     stages = list(dict.fromkeys(r["stage"] for r in stage_rows if r["stage"] != "sum of stages"))
     colors = stage_colors(stages)
     n = max(len(cases), 1)
+    shown = set()                                     # the whole-block bars drawn in any panel (for the legend)
     fig, axes = plt.subplots(1, n, figsize=(6.2 * n + 2.6, 6.2), squeeze=False)
     for ax, case in zip(axes[0], cases):
         srows = [r for r in stage_rows if r["case"] == case and r["stage"] != "sum of stages"]
@@ -253,10 +280,11 @@ def plot(data: dict, out_dir: str) -> list[str]:
         peers = {r["variant"]: r["ms"] for r in rows if r.get("shape") == case and r.get("impl") in ("peer", "triton")
                  and r.get("ms")}
         heights = totals[:]
-        for i, name in enumerate(("ours", "torch eager", "torch.compile")):
-            if name in peers:
-                ax.bar(2 + i, peers[name], color=WHOLE_COLORS[name], width=0.75)
-                heights.append(peers[name])
+        whole = [k for k in WHOLE_COLORS if k in peers]
+        shown.update(whole)
+        for i, name in enumerate(whole):
+            ax.bar(2 + i, peers[name], color=WHOLE_COLORS[name], width=0.75)
+            heights.append(peers[name])
         top = max(heights or [1.0])
         for r, y0 in zip(srows, np.cumsum([0.0] + [r["ms"] for r in srows])):     # floor / ours, stage by stage
             if r.get("frac_of_floor") is not None and r["ms"] >= 0.045 * top:
@@ -266,18 +294,17 @@ def plot(data: dict, out_dir: str) -> list[str]:
             extra = f"\n({totals[1] / totals[0]:.2f}x ours)" if x == 1 and totals[0] else ""
             ax.annotate(f"{h:.2f}{extra}", xy=(x, h), xytext=(0, 2), textcoords="offset points", ha="center",
                         va="bottom", fontsize=8)
-        for i, name in enumerate(("ours", "torch eager", "torch.compile")):
-            if name in peers:
-                ax.annotate(f"{peers[name]:.2f}", xy=(2 + i, peers[name]), xytext=(0, 2), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=8)
+        for i, name in enumerate(whole):
+            ax.annotate(f"{peers[name]:.2f}", xy=(2 + i, peers[name]), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8)
         ax.set_ylim(0, top * 1.16)
-        ax.set_xticks(range(5), ["ours,\nby stage", "floor,\nby stage", "ours\n(whole)", "torch\neager",
-                                 "torch.\ncompile"])
+        ax.set_xticks(range(2 + len(whole)),
+                      ["ours,\nby stage", "floor,\nby stage"] + [WHOLE_TICKS[k] for k in whole])
         ax.set_ylabel("ms (lower is better)")
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_title(f"B{case[0]} S{case[1]} d{case[2]} H{case[3]}", fontsize=10)
     handles = [Patch(color=colors[s], label=s) for s in stages[::-1]]       # top of the stack first
-    handles += [Patch(color=WHOLE_COLORS[k], label=f"whole block: {k}") for k in WHOLE_COLORS]
+    handles += [Patch(color=WHOLE_COLORS[k], label=f"whole block: {k}") for k in WHOLE_COLORS if k in shown]
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1 - 2.55 / fig.get_figwidth(), 0.55), fontsize=8,
                title="stages (top of the stack first)", title_fontsize=8, frameon=False)
     fig.suptitle(f"Transformer block forward (bf16) on {data.get('gpu', 'GPU')}: each stage against its floor, and the "

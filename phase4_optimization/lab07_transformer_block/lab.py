@@ -141,7 +141,8 @@ class BlockPlan:
     stages: [(name, kind, fn)] with kind 'gemm' | 'attention' | 'memory'; run() runs them in order and returns y.
     """
 
-    def __init__(self, x, n_heads, *weights, out=None, attn_config=None, gemm_configs=None, attention: str = "auto"):
+    def __init__(self, x, n_heads, *weights, out=None, attn_config=None, gemm_configs=None, attention: str = "auto",
+                 gemm: str = "triton"):
         import torch
 
         ln, fu, at = _kernels()
@@ -207,18 +208,35 @@ class BlockPlan:
                                                                               config=attn_config))
         gc = self.gemm_configs = dict(gemm_configs or {})     # read by the stages at call time (tune_gemms)
         self.buffers = {"a": a, "qkv": qkv, "o": o, "h": h, "g": g, "f": f, "y": y, "lse": lse}
+        # The four GEMMs, (stage, key, x, w, bias, activation, residual, out): lab 4.2's Triton linear() by default;
+        # gemm="wgmma": lab 4.3's wgmma + TMA kernel (CUDA C, sm_90) with the same epilogues fused (-DEPI_OPS)
+        gemms = [("QKV GEMM + bias", "qkv", a, w["w_qkv"], w["b_qkv"], None, None, qkv),
+                 ("out GEMM + bias + residual", "o", o.view(m, d), w["w_o"], w["b_o"], None, x2, h),
+                 ("FC GEMM + bias + GELU", "fc", g, w["w_fc"], w["b_fc"], "gelu_tanh", None, f),
+                 ("proj GEMM + bias + residual", "proj", f, w["w_proj"], w["b_proj"], None, h, y.view(m, d))]
+        self.gemm = resolve_gemm(gemm, x)
+
+        def triton_gemm(key, xa, wt, bias, act, res, dst):
+            return lambda: fu.linear(xa, wt, bias, activation=act, residual=res, out=dst, config=gc.get(key))
+
+        def wgmma_gemm(key, xa, wt, bias, act, res, dst):
+            wg = _wgmma()
+            return lambda: wg.gemm_wgmma(xa, wt, out=dst, bias=bias, activation=act, residual=res)
+
+        make = wgmma_gemm if self.gemm == "wgmma" else triton_gemm
+        run_gemm = {name: make(*rest) for name, *rest in gemms}
+        # the other GEMM kernel per stage, for the benchmark's comparison (empty where only one can run here)
+        self.gemm_alternatives = {}
+        if self.gemm == "triton" and _wgmma_unavailable(x) is None:
+            self.gemm_alternatives = {name: ("wgmma", wgmma_gemm(*rest)) for name, *rest in gemms}
         self.stages = [
             ("LN1", "memory", lambda: ln.layernorm_fwd(x2, w["ln1_w"], w["ln1_b"], EPS, out=(a, stats[0], stats[1]))),
-            ("QKV GEMM + bias", "gemm",
-             lambda: fu.linear(a, w["w_qkv"], w["b_qkv"], out=qkv, config=gc.get("qkv"))),
+            ("QKV GEMM + bias", "gemm", run_gemm["QKV GEMM + bias"]),
             ("attention (causal)", "attention", attn),
-            ("out GEMM + bias + residual", "gemm",
-             lambda: fu.linear(o.view(m, d), w["w_o"], w["b_o"], residual=x2, out=h, config=gc.get("o"))),
+            ("out GEMM + bias + residual", "gemm", run_gemm["out GEMM + bias + residual"]),
             ("LN2", "memory", lambda: ln.layernorm_fwd(h, w["ln2_w"], w["ln2_b"], EPS, out=(g, stats[2], stats[3]))),
-            ("FC GEMM + bias + GELU", "gemm",
-             lambda: fu.linear(g, w["w_fc"], w["b_fc"], activation="gelu_tanh", out=f, config=gc.get("fc"))),
-            ("proj GEMM + bias + residual", "gemm",
-             lambda: fu.linear(f, w["w_proj"], w["b_proj"], residual=h, out=y.view(m, d), config=gc.get("proj"))),
+            ("FC GEMM + bias + GELU", "gemm", run_gemm["FC GEMM + bias + GELU"]),
+            ("proj GEMM + bias + residual", "gemm", run_gemm["proj GEMM + bias + residual"]),
         ]
         # what each stage is, for its floor: GEMM (M, N, K); attention (B, H, S, D); memory: bytes moved
         elt = x.element_size()
@@ -238,7 +256,7 @@ class BlockPlan:
         rows = []
         for name, kind, fn in self.stages:
             key = self.GEMM_KEYS.get(name)
-            if key is None:
+            if key is None or self.gemm != "triton":      # (the wgmma kernel's build is its own record's, lab 4.3)
                 continue
             best = None
             for cfg in configs:
@@ -269,6 +287,30 @@ def _hopper():
 
 
 ATTENTION_CHOICES = ("auto", "hopper", "triton")
+GEMM_CHOICES = ("triton", "wgmma")
+
+
+def _wgmma():
+    return lab.lab_module("phase4_optimization", "lab03_tensor_cores").wgmma
+
+
+def _wgmma_unavailable(x=None) -> str | None:
+    """Why lab 4.3's wgmma + TMA GEMM cannot run the block's GEMMs here (None: it can)."""
+    if x is not None and not str(getattr(x, "device", "cpu")).startswith("cuda"):
+        return "x is not on a GPU"
+    return _wgmma().unavailable_reason()
+
+
+def resolve_gemm(choice: str, x) -> str:
+    """'triton' (lab 4.2's linear(), everywhere) or 'wgmma' (lab 4.3's CUDA C kernel with fused epilogues, sm_90
+    only: asking for it elsewhere is a ValueError saying why)."""
+    if choice not in GEMM_CHOICES:
+        raise ValueError(f"gemm: expected one of {GEMM_CHOICES}, got {choice!r}")
+    if choice == "wgmma":
+        why = _wgmma_unavailable(x)
+        if why:
+            raise ValueError(f"gemm: the wgmma kernel cannot run here ({why})")
+    return choice
 
 
 def resolve_attention(choice: str, head_dim: int, x) -> str:
@@ -370,6 +412,15 @@ def block_ours_triton_attention(x, n_heads, *weights, out=None):
     return BlockPlan(x, n_heads, *weights, out=out, attention="triton").run()
 
 
+def block_ours_wgmma_gemms(x, n_heads, *weights, out=None):
+    """block_ours with lab 4.3's wgmma + TMA GEMMs (CUDA C, bias / GELU / residual fused into their epilogue)."""
+    return BlockPlan(x, n_heads, *weights, out=out, gemm="wgmma").run()
+
+
+def _wgmma_gemms_unavailable() -> str | None:
+    return _wgmma_unavailable() if device.has_gpu() else "needs lab 4.3's wgmma kernel: an sm_90 GPU"
+
+
 def _same_as_block_ours_here() -> str | None:
     """Why the Triton-attention variant would only repeat block_ours here (no GPU, or no sm_90: then block_ours runs
     the Triton attention itself), or None where block_ours picks the Hopper one."""
@@ -382,7 +433,9 @@ def _same_as_block_ours_here() -> str | None:
 VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Hopper CUDA C where it runs, else Triton)",
                         block_ours, "triton", dtypes=DTYPES),
             lab.Variant("ours with the Triton flash attention", block_ours_triton_attention, "triton", dtypes=DTYPES,
-                        unavailable=_same_as_block_ours_here)]
+                        unavailable=_same_as_block_ours_here),
+            lab.Variant("ours with lab 4.3's wgmma + TMA GEMMs (CUDA C, fused epilogues)", block_ours_wgmma_gemms,
+                        "triton", dtypes=DTYPES, unavailable=_wgmma_gemms_unavailable)]
 PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTYPES)]
 # (B, S, d, H): S = 1, S not a multiple of any tile, D = 64 and 128, a d that is not a multiple of the GEMM tiles
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
