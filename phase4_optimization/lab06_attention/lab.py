@@ -1089,7 +1089,8 @@ CHECK_CASES = [((1, 1, 1, 64, False), "bfloat16"), ((1, 1, 1, 128, True), "float
                ((1, 2, 129, 128, True), "bfloat16")]
 CPU_CHECK_CASES = [((1, 2, 1, 64, False), "bfloat16"), ((2, 1, 17, 64, True), "float16"),
                    ((1, 2, 67, 64, False), "bfloat16"), ((1, 2, 67, 64, True), "bfloat16")]
-QUICK_CASES = 2
+# --quick: S = 1 both ways and the two S = 127 cases (ragged tiles, causal and not, D 64 and 128)
+QUICK_CASES = 4
 
 
 def main(argv=None) -> int:
