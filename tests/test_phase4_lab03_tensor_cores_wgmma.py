@@ -458,7 +458,7 @@ def fake_host(monkeypatch):
     monkeypatch.setattr(wg, "unavailable_reason", lambda: None)
     monkeypatch.setattr(wg, "_encode_fn", lambda: ((lambda *args: 0), ""))
     monkeypatch.setattr(wg, "_launch", lambda dt, ma, mb, out, m, n, k, kmaj, cl, epi, mc, cp, *ops:
-                        launches.append((cl, epi, cp) + ((ops[0],) if ops and ops[0] else ())))
+                        launches.append((cl, epi, cp) + ((ops[0], ops[3]) if ops and ops[0] else ())))
     yield launches
     wg._tensor_map.cache_clear()
 
@@ -670,7 +670,8 @@ def test_tune_skips_the_wgmma_sweep_off_hopper(monkeypatch, capsys):
 # ---------------------------------------------------------------------------------------------------------------------
 # The fused epilogue (-DEPI_OPS): bias, GELU, residual
 # ---------------------------------------------------------------------------------------------------------------------
-EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_GELU | wg.EPI_RES]
+EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_GELU | wg.EPI_RES,
+             wg.EPI_BIAS | wg.EPI_GELU | wg.EPI_RES]
 
 
 @pytest.mark.parametrize("ops", EPI_CASES)
@@ -698,8 +699,9 @@ def test_fused_epilogue_arguments_are_checked_by_name(fake_host):
     bias, res = torch.zeros(264, dtype=bf), torch.zeros((300, 264), dtype=bf)
     wg.gemm_wgmma(a, b, bias=bias, activation="gelu_tanh")
     wg.gemm_wgmma(a, b, bias=bias, residual=res)
-    wg.gemm_wgmma(a, b, residual=res[:, :264])
-    assert [x[3] for x in fake_host] == [wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_RES]
+    wg.gemm_wgmma(a, b, residual=torch.zeros((300, 270), dtype=bf)[:, 3:267])        # a row stride of 270
+    assert [x[3:] for x in fake_host] == [(wg.EPI_BIAS | wg.EPI_GELU, 0), (wg.EPI_BIAS | wg.EPI_RES, 264),
+                                          (wg.EPI_RES, 270)]
     with pytest.raises(ValueError, match="activation"):
         wg.gemm_wgmma(a, b, bias=bias, activation="relu")
     with pytest.raises(ValueError, match="bias: expected 264"):
@@ -952,7 +954,7 @@ def test_gpu_recorded_build_runs_by_default(tuning_record, no_env, build):
     assert wg.resolve_build(300, 264, 517)[0] == build
     c = wg.check_shape(300, 264, 517, "bfloat16", seed=21)
     assert c.ok, f"recorded {wg.build_label(build)}: {c.message} [seed {check.seed()}]"
-    assert ("bfloat16", False, build["cluster"], build["tma_store"], build["c_passes"]) in wg._LOADED
+    assert ("bfloat16", False, build["cluster"], build["tma_store"], build["c_passes"], 0) in wg._LOADED
 
 
 @pytest.mark.gpu
@@ -965,8 +967,9 @@ def test_gpu_recorded_build_runs_by_default(tuning_record, no_env, build):
                                          (300, 255, 517, "bfloat16"), (1000, 1000, 1000, "bfloat16"),
                                          (257, 520, 64, "float16")])
 def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
-    """C = gelu(A B + bias) + residual against float64 on awkward shapes (odd N: the residual's single-element
-    loads; N = 520: pairs), every build family, outputs poisoned first; the residual is a strided view."""
+    """C = gelu(A B + bias) + residual against float64 on awkward shapes, every build family, outputs poisoned
+    first; the residual is a view with a row stride of N + 6, starting 2 elements in (4-byte aligned: the 32-bit pair
+    loads where N is even) and 3 elements in (the single-element loads)."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + 3 * n + ops)
     rng = check.rng(ops + m)
@@ -980,12 +983,17 @@ def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
         import torch
 
         bias = torch.from_dlpack(bias)
-    res = big[:, 3:3 + n] if big is not None else None
-    out = check.poisoned((m, n), dtype, a)
-    wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
-                  **build)
-    ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
-                             bool(ops & wg.EPI_GELU), None if res is None else arrays.to_numpy(res).astype(np.float64))
-    assert wg.hang_report() is None
-    c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
-    assert c.ok, f"{m}x{n}x{k} {dtype} mask {ops} {build}: {c.message} [seed {check.seed()}]"
+    for offset in (2, 3):
+        res = big[:, offset:offset + n] if big is not None else None
+        out = check.poisoned((m, n), dtype, a)
+        wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
+                      **build)
+        ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
+                                 bool(ops & wg.EPI_GELU),
+                                 None if res is None else arrays.to_numpy(res).astype(np.float64))
+        assert wg.hang_report() is None
+        c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+        assert c.ok, f"{m}x{n}x{k} {dtype} mask {ops} {build} residual offset {offset}: {c.message} " \
+                     f"[seed {check.seed()}]"
+        if res is None:
+            break

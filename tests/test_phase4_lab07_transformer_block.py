@@ -226,6 +226,12 @@ def test_a_nan_token_poisons_later_tokens_only(where, variant):
     check.assert_close(y[:, :128], ref[:, :128], dtype, tb.tolerance(size, dtype), what="the tile before t's")
 
 
+def test_wgmma_module_is_lab_4_3s():
+    wg = tb._wgmma()
+    assert callable(wg.gemm_wgmma) and wg.EPI_BIAS | wg.EPI_GELU | wg.EPI_RES == 7
+    assert tb._wgmma_unavailable() == wg.unavailable_reason() or not tb.device.has_gpu()
+
+
 def test_gemm_choice():
     """The GEMMs are lab 4.2's Triton linear() unless gemm="wgmma" asks for lab 4.3's CUDA C kernel, which runs only
     where that kernel does (an sm_90 GPU, the input on it) and says why elsewhere; then the Triton plan carries the
@@ -240,7 +246,8 @@ def test_gemm_choice():
     with pytest.raises(ValueError, match="gemm: expected one of"):
         tb.BlockPlan(x, *rest, gemm="cublas")
     if why:
-        with pytest.raises(ValueError, match="gemm: the wgmma kernel cannot run here"):
+        hint = r"x\.cuda\(\)" if why == "x is not on a GPU" else "gemm: the wgmma kernel cannot run here"
+        with pytest.raises((TypeError, ValueError), match=hint):
             tb.BlockPlan(x, *rest, gemm="wgmma")
     else:
         assert tb.BlockPlan(x, *rest, gemm="wgmma").gemm_alternatives == {}

@@ -456,7 +456,8 @@ __device__ __forceinline__ float half_to_f32(unsigned short h) {
 }
 
 // gelu_tanh(t) = t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3), as lab 4.2's kernels write it; exp(-2u) =
-// 2^(-2u log2 e) by one ex2.approx; t -> -inf gives -0 (the exponential overflows to inf), t -> +inf gives t
+// 2^(-2u log2 e) by one ex2.approx; a large negative t gives -0 (the exponential overflows to inf), a large
+// positive t gives t; t = -inf itself gives NaN (-inf / inf), as in lab 4.2's kernels and the float64 formula
 __device__ __forceinline__ float gelu_tanh(float t) {
     float e;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(-2.f * 0.7978845608028654f * 1.4426950408889634f *

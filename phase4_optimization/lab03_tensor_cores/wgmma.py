@@ -765,27 +765,42 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
     """Validate the fused epilogue's operands (TypeError / ValueError naming them); returns the residual's row
     stride in elements (0 without one)."""
     lib = arrays.library(a)
+
+    def gpu(x):
+        return int(x.device.index or 0) if lib == "torch" else int(x.device.id)
+
+    def overlaps_out(x, nbytes):
+        lo = arrays.ptr(x)
+        return nbytes > 0 and lo < arrays.ptr(out) + arrays.nbytes(out) and arrays.ptr(out) < lo + nbytes
+
+    for name, x in (("bias", bias), ("residual", residual)):
+        if x is not None and arrays.on_device(x) and arrays.on_device(a) and gpu(x) != gpu(a):
+            raise ValueError(f"{name}: on GPU {gpu(x)}, a on GPU {gpu(a)}")
     if bias is not None:
         arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, libs=(lib,))
         if int(bias.shape[0]) != n:
             raise ValueError(f"bias: expected {n} values (b has {n} columns), got shape {tuple(bias.shape)}")
         arrays.check_same("a, bias", a, bias, shape=False)
+        if m and overlaps_out(bias, 2 * n):
+            raise ValueError("bias: overlaps out (the kernel reads it through the read-only cache while C is stored)")
     ldr = 0
     if residual is not None:
         arrays.check_array("residual", residual, dtypes=(dt,), ndim=2, contiguous=False, libs=(lib,))
         if tuple(residual.shape) != (m, n):
             raise ValueError(f"residual: expected shape {(m, n)}, got {tuple(residual.shape)}")
         arrays.check_same("a, residual", a, residual, shape=False)
-        st = [int(v) for v in residual.stride()] if lib == "torch" else [int(v) // 2 for v in residual.strides]
+        st = [int(v) for v in residual.stride()] if lib == "torch" else [int(v) / 2 for v in residual.strides]
+        if any(v != int(v) for v in st):
+            raise ValueError(f"residual: byte strides {tuple(residual.strides)} are not whole elements")
+        st = [int(v) for v in st]
         if n > 1 and st[1] != 1 or m > 1 and st[0] < n:
             raise ValueError(f"residual: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
                              "pass residual.contiguous()")
         ldr = st[0] if m > 1 else n
-        lo, hi = arrays.ptr(residual), arrays.ptr(residual) + 2 * ((m - 1) * ldr + n)
-        if m and n and lo < arrays.ptr(out) + arrays.nbytes(out) and arrays.ptr(out) < hi:
+        if m and n and overlaps_out(residual, 2 * ((m - 1) * ldr + n)):
             raise ValueError("residual: overlaps out; the fused epilogue reads the residual while C is being stored "
                              "(pass a separate out)")
-    if k == 0 and (bias is not None or residual is not None):
+    if k == 0 and m and n and (bias is not None or residual is not None):
         raise ValueError("a, b: K = 0 with a fused epilogue (the kernel needs at least one K step); "
                          "compute activation(bias) + residual directly")
     return ldr

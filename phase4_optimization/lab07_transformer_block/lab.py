@@ -291,7 +291,11 @@ GEMM_CHOICES = ("triton", "wgmma")
 
 
 def _wgmma():
-    return lab.lab_module("phase4_optimization", "lab03_tensor_cores").wgmma
+    """Lab 4.3's wgmma module (wgmma.py: the wgmma + TMA GEMM and its fused epilogue), imported late."""
+    import importlib
+
+    lab.lab_module("phase4_optimization", "lab03_tensor_cores")     # lab 4.3's package, loaded the common.lab way
+    return importlib.import_module("phase4_optimization.lab03_tensor_cores.wgmma")
 
 
 def _wgmma_unavailable(x=None) -> str | None:
@@ -307,6 +311,8 @@ def resolve_gemm(choice: str, x) -> str:
     if choice not in GEMM_CHOICES:
         raise ValueError(f"gemm: expected one of {GEMM_CHOICES}, got {choice!r}")
     if choice == "wgmma":
+        if not str(getattr(x, "device", "cpu")).startswith("cuda"):
+            raise TypeError("x: the wgmma GEMMs need a GPU tensor, got a host tensor; move it first with x.cuda()")
         why = _wgmma_unavailable(x)
         if why:
             raise ValueError(f"gemm: the wgmma kernel cannot run here ({why})")
