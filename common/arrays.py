@@ -40,6 +40,13 @@ def on_device(x) -> bool:
     return False
 
 
+def device_index(x) -> int | None:
+    """The GPU an array lives on (None for a host array)."""
+    if not on_device(x):
+        return None
+    return int(x.device.index or 0) if library(x) == "torch" else int(x.device.id)
+
+
 def ptr(x) -> int:
     """Device address of the first element."""
     lib = library(x)
@@ -164,7 +171,7 @@ def check_array(name: str, x, *, dtypes=None, ndim=None, device: bool | None = T
             raise ValueError(f"{name}: expected a {' or '.join(f'{d}-D' for d in allowed)} array, got {x.ndim}-D "
                              f"with shape {tuple(x.shape)}")
     if contiguous and not is_contiguous(x):
-        raise ValueError(f"{name}: expected a C-contiguous array (strides {tuple(_strides(x))}); pass a contiguous "
+        raise ValueError(f"{name}: expected a C-contiguous array (strides {tuple(byte_strides(x))}); pass a contiguous "
                          f"copy, e.g. cupy.ascontiguousarray(x)")
     return dt
 
@@ -181,23 +188,25 @@ def check_rows(name: str, x, *, dtypes, device: bool | None = True) -> tuple[str
     return dt, n
 
 
-def _strides(x):
+def byte_strides(x) -> list[int]:
+    """Strides in bytes, whatever the library (torch counts elements, CuPy and NumPy bytes)."""
     if library(x) == "torch":
         return [s * x.element_size() for s in x.stride()]
     return x.strides
 
 
 def check_same(names: str, *arrays, shape: bool = True, dtype: bool = True, place: bool = True) -> None:
-    """All arrays agree in shape / dtype / library and device. `names` is 'a, b, out' for the message."""
+    """All arrays agree in shape / dtype / library and device (host, or the same GPU). `names` is 'a, b, out' for the
+    message."""
     first = arrays[0]
     for x in arrays[1:]:
         if shape and tuple(x.shape) != tuple(first.shape):
             raise ValueError(f"{names}: shapes must match, got {[tuple(a.shape) for a in arrays]}")
         if dtype and dtype_name(x) != dtype_name(first):
             raise TypeError(f"{names}: dtypes must match, got {[dtype_name(a) for a in arrays]}")
-        if place and (library(x) != library(first) or on_device(x) != on_device(first)):
+        if place and (library(x) != library(first) or device_index(x) != device_index(first)):
             raise TypeError(f"{names}: arrays must come from the same library and device, got "
-                            f"{[library(a) + (':gpu' if on_device(a) else ':host') for a in arrays]}")
+                            f"{[library(a) + (f':gpu{device_index(a)}' if on_device(a) else ':host') for a in arrays]}")
 
 
 def matmul_dims(a, b, names: tuple[str, str] = ("a", "b"), max_dim: int | None = None) -> tuple[int, int, int]:

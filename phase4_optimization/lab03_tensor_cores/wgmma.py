@@ -766,16 +766,10 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
     stride in elements (0 without one)."""
     lib = arrays.library(a)
 
-    def gpu(x):
-        return int(x.device.index or 0) if lib == "torch" else int(x.device.id)
-
     def overlaps_out(x, nbytes):
         lo = arrays.ptr(x)
         return nbytes > 0 and lo < arrays.ptr(out) + arrays.nbytes(out) and arrays.ptr(out) < lo + nbytes
 
-    for name, x in (("bias", bias), ("residual", residual)):
-        if x is not None and arrays.on_device(x) and arrays.on_device(a) and gpu(x) != gpu(a):
-            raise ValueError(f"{name}: on GPU {gpu(x)}, a on GPU {gpu(a)}")
     if bias is not None:
         arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, libs=(lib,))
         if int(bias.shape[0]) != n:
@@ -789,10 +783,10 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
         if tuple(residual.shape) != (m, n):
             raise ValueError(f"residual: expected shape {(m, n)}, got {tuple(residual.shape)}")
         arrays.check_same("a, residual", a, residual, shape=False)
-        st = [int(v) for v in residual.stride()] if lib == "torch" else [int(v) / 2 for v in residual.strides]
-        if any(v != int(v) for v in st):
-            raise ValueError(f"residual: byte strides {tuple(residual.strides)} are not whole elements")
-        st = [int(v) for v in st]
+        st_bytes = arrays.byte_strides(residual)
+        if any(v % 2 for v in st_bytes):
+            raise ValueError(f"residual: byte strides {tuple(st_bytes)} are not whole elements")
+        st = [v // 2 for v in st_bytes]
         if n > 1 and st[1] != 1 or m > 1 and st[0] < n:
             raise ValueError(f"residual: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
                              "pass residual.contiguous()")

@@ -426,10 +426,6 @@ def tma_ready(x):
     return cupy.ascontiguousarray(x)
 
 
-def _device_index(x) -> int:
-    return int(x.device.index or 0) if arrays.library(x) == "torch" else int(x.device.id)
-
-
 def check_tma_view(*named, names=("q", "k", "v")) -> None:
     """What a TMA tensor map asks of a (B, H, S, D) array: on the GPU, the last dimension contiguous, the start and the
     other three strides whole 16-byte units (so a view into a QKV projection's output is fine, a transpose of D is
@@ -532,8 +528,8 @@ def prepare_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, 
         raise ValueError(f"out: the last dimension must be contiguous and the other strides {o_st} positive and even, "
                          "starting 4-byte aligned (the kernel stores pairs of elements; a zero stride would make "
                          "blocks store to the same elements)")
-    if _device_index(out) != _device_index(q):
-        raise ValueError(f"out: on GPU {_device_index(out)}, q on GPU {_device_index(q)}")
+    if arrays.device_index(out) != arrays.device_index(q):
+        raise ValueError(f"out: on GPU {arrays.device_index(out)}, q on GPU {arrays.device_index(q)}")
     maps, vt = [], None
     for name, x, rows in (("q", q, BLOCK_M), ("k", k, BLOCK_N), ("v", v, BLOCK_N)):
         if name == "v" and v_kmajor:
@@ -562,7 +558,7 @@ class HopperLaunch:
         self.grid = (-(-s // BLOCK_M), b_h, 1)
         if kernel in PERSISTENT:
             self.args.append(ctypes.c_int32(b_h))
-            self.grid = (persistent_grid(-(-s // BLOCK_M) * b_h, blocks, _device_index(out)), 1, 1)
+            self.grid = (persistent_grid(-(-s // BLOCK_M) * b_h, blocks, arrays.device_index(out)), 1, 1)
         self.ptrs = (ctypes.c_void_p * (len(maps) + len(self.args)))(*[m.ctypes.data for m in maps],
                                                                       *[ctypes.addressof(x) for x in self.args])
         self.smem = smem_bytes(d, stages)
