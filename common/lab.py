@@ -327,9 +327,9 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 # Phase runners
 # ---------------------------------------------------------------------------------------------------------------------
-def lab_module(phase: str, name: str):
-    """A lab's contract module: phaseN/labNN_name/lab.py."""
-    return importlib.import_module(f"{phase}.{name}.lab")
+def lab_module(phase: str, name: str, module: str = "lab"):
+    """A lab's contract module, phaseN/labNN_name/lab.py, or another module of the lab (module="hopper": hopper.py)."""
+    return importlib.import_module(f"{phase}.{name}.{module}")
 
 
 def lab_names(phases) -> list[tuple[str, str]]:

@@ -154,36 +154,29 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
         rows.append({"lab": L.LAB, "variant": f"target vs {peer}", "impl": "target", "shape": list(case),
                      "dtype": dtype, "ratio": ratio, "target": need, "met": ratio >= need, "ours": best})
     floors = stage_floors(plan, ceiling_gbps)
-    stage_rows = []
-    for name, kind, fn in plan.stages:
+
+    def timed(stage, kind, fn, floor, kernel):
         # Each stage alone, as a CUDA graph of 20 calls: a layernorm moves its 67 MB in ~15 us, less than one Python
         # call of its wrapper, so the plain timer measured the host there (an earlier run had LN at 0.18 of its
         # floor, and the stages summed to more than the whole block); the graph takes the host out (lab 1.2).
         t = bench.bench(fn, **STAGE_TIMING)
-        f = floors[name]
-        stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": name, "kind": kind,
-                           "ms": t.median_ms, "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms,
-                           "floor": f["how"], "clock": t.clock, "floor_clock": f.get("clock", ""),
-                           "kernel": ATTENTION_NAMES[plan.attention] if kind == "attention" else ""})
+        f = floors[floor]
+        return {"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": stage, "kind": kind, "ms": t.median_ms,
+                "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
+                "floor_clock": f.get("clock", ""), "kernel": kernel}
+
+    stage_rows = [timed(name, kind, fn, name, ATTENTION_NAMES[plan.attention] if kind == "attention" else "")
+                  for name, kind, fn in plan.stages]
     total = sum(r["ms"] for r in stage_rows)
     floor_total = sum(r["floor_ms"] for r in stage_rows)
+    # the kernels the block did not pick, timed the same way: the evidence for each pick (kind "alternative", not in
+    # the sums): the other attention kernel, and each GEMM stage by lab 4.3's wgmma kernel, its epilogue fused
     if plan.attention_alternative is not None:
-        # the kernel the block did not pick, timed the same way: the evidence for the pick (not in the sums)
         alt, fn = plan.attention_alternative
-        t = bench.bench(fn, **STAGE_TIMING)
-        f = floors["attention (causal)"]
-        stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "attention (causal), not used",
-                           "kind": "alternative", "ms": t.median_ms, "floor_ms": f["ms"],
-                           "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
-                           "kernel": ATTENTION_NAMES[alt]})
+        stage_rows.append(timed("attention (causal), not used", "alternative", fn, "attention (causal)",
+                                ATTENTION_NAMES[alt]))
     for name, (alt, fn) in plan.gemm_alternatives.items():
-        # each GEMM stage by lab 4.3's wgmma kernel too, the same epilogue fused: the evidence for the GEMM pick
-        t = bench.bench(fn, **STAGE_TIMING)
-        f = floors[name]
-        stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": f"{name}, by wgmma",
-                           "kind": "alternative", "ms": t.median_ms, "floor_ms": f["ms"],
-                           "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
-                           "kernel": GEMM_NAMES[alt]})
+        stage_rows.append(timed(f"{name}, by wgmma", "alternative", fn, name, GEMM_NAMES[alt]))
     stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
                        "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
                        "floor": "sum of the floors"})

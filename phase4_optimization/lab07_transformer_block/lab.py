@@ -44,7 +44,7 @@ import sys
 
 import numpy as np
 
-from common import bench, check, device, lab
+from common import arrays, bench, check, device, lab
 
 LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
@@ -191,6 +191,7 @@ class BlockPlan:
         # the attention kernel: lab 4.6's Hopper forward (CUDA C, wgmma + TMA) where the GPU has it - it reads these
         # strided views through tensor maps and writes o_view through its strides, no copies - else the Triton one
         self.attention = resolve_attention(attention, dh, x)
+        triton_attn = (lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse), config=attn_config))
         if self.attention == "hopper":
             hop = _hopper()
             if all(hop.tma_ready(t) is t for t in (q, k, v)):
@@ -200,12 +201,9 @@ class BlockPlan:
                 attn = (lambda: hop.flash_attn_hopper(*(hop.tma_ready(t) for t in (q, k, v)), causal=True,
                                                       out=o_view, lse=lse, kernel=hop.DEFAULT_KERNEL))
         else:
-            attn = (lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse), config=attn_config))
+            attn = triton_attn
         # the other kernel, for the benchmark's comparison (None where only one can run here)
-        self.attention_alternative = None
-        if self.attention == "hopper":
-            self.attention_alternative = ("triton", lambda: at.flash_attn_fwd(q, k, v, True, None, out=(o_view, lse),
-                                                                              config=attn_config))
+        self.attention_alternative = ("triton", triton_attn) if self.attention == "hopper" else None
         gc = self.gemm_configs = dict(gemm_configs or {})     # read by the stages at call time (tune_gemms)
         self.buffers = {"a": a, "qkv": qkv, "o": o, "h": h, "g": g, "f": f, "y": y, "lse": lse}
         # The four GEMMs, (stage, key, x, w, bias, activation, residual, out): lab 4.2's Triton linear() by default;
@@ -280,10 +278,7 @@ class BlockPlan:
 
 def _hopper():
     """Lab 4.6's Hopper module (hopper.py), imported late like the other labs' kernels."""
-    import importlib
-
-    _kernels()                       # makes sure lab 4.6's package is importable the way common.lab loads it
-    return importlib.import_module("phase4_optimization.lab06_attention.hopper")
+    return lab.lab_module("phase4_optimization", "lab06_attention", "hopper")
 
 
 ATTENTION_CHOICES = ("auto", "hopper", "triton")
@@ -292,15 +287,12 @@ GEMM_CHOICES = ("triton", "wgmma")
 
 def _wgmma():
     """Lab 4.3's wgmma module (wgmma.py: the wgmma + TMA GEMM and its fused epilogue), imported late."""
-    import importlib
-
-    lab.lab_module("phase4_optimization", "lab03_tensor_cores")     # lab 4.3's package, loaded the common.lab way
-    return importlib.import_module("phase4_optimization.lab03_tensor_cores.wgmma")
+    return lab.lab_module("phase4_optimization", "lab03_tensor_cores", "wgmma")
 
 
 def _wgmma_unavailable(x=None) -> str | None:
     """Why lab 4.3's wgmma + TMA GEMM cannot run the block's GEMMs here (None: it can)."""
-    if x is not None and not str(getattr(x, "device", "cpu")).startswith("cuda"):
+    if x is not None and not arrays.on_device(x):
         return "x is not on a GPU"
     return _wgmma().unavailable_reason()
 
@@ -311,9 +303,9 @@ def resolve_gemm(choice: str, x) -> str:
     if choice not in GEMM_CHOICES:
         raise ValueError(f"gemm: expected one of {GEMM_CHOICES}, got {choice!r}")
     if choice == "wgmma":
-        if not str(getattr(x, "device", "cpu")).startswith("cuda"):
+        if not arrays.on_device(x):
             raise TypeError("x: the wgmma GEMMs need a GPU tensor, got a host tensor; move it first with x.cuda()")
-        why = _wgmma_unavailable(x)
+        why = _wgmma().unavailable_reason()
         if why:
             raise ValueError(f"gemm: the wgmma kernel cannot run here ({why})")
     return choice
@@ -327,7 +319,7 @@ def resolve_attention(choice: str, head_dim: int, x) -> str:
     if choice == "triton":
         return "triton"
     hop = _hopper()
-    if not str(getattr(x, "device", "cpu")).startswith("cuda"):
+    if not arrays.on_device(x):
         why = "x is not on a GPU"
     elif head_dim not in hop.HEAD_DIMS:
         why = f"head dim {head_dim} is not one of {hop.HEAD_DIMS}"
@@ -423,10 +415,6 @@ def block_ours_wgmma_gemms(x, n_heads, *weights, out=None):
     return BlockPlan(x, n_heads, *weights, out=out, gemm="wgmma").run()
 
 
-def _wgmma_gemms_unavailable() -> str | None:
-    return _wgmma_unavailable() if device.has_gpu() else "needs lab 4.3's wgmma kernel: an sm_90 GPU"
-
-
 def _same_as_block_ours_here() -> str | None:
     """Why the Triton-attention variant would only repeat block_ours here (no GPU, or no sm_90: then block_ours runs
     the Triton attention itself), or None where block_ours picks the Hopper one."""
@@ -441,7 +429,7 @@ VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Hopp
             lab.Variant("ours with the Triton flash attention", block_ours_triton_attention, "triton", dtypes=DTYPES,
                         unavailable=_same_as_block_ours_here),
             lab.Variant("ours with lab 4.3's wgmma + TMA GEMMs (CUDA C, fused epilogues)", block_ours_wgmma_gemms,
-                        "triton", dtypes=DTYPES, unavailable=_wgmma_gemms_unavailable)]
+                        "triton", dtypes=DTYPES, unavailable=_wgmma_unavailable)]
 PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTYPES)]
 # (B, S, d, H): S = 1, S not a multiple of any tile, D = 64 and 128, a d that is not a multiple of the GEMM tiles
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
