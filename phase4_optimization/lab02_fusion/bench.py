@@ -390,10 +390,11 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
     checks["triton fused epilogue, grid per tile"] = _sampled_check(yp[rws], ref, dt)
     # The two targets' four contenders are timed by themselves in steady rounds (a round where any of them spreads
     # more than 3% is repeated); the other contenders, context only, in plain interleaved rounds afterwards. With
-    # all seven in one steady run a single noisy bystander made every round unsteady. The steady rounds time CUDA
-    # graphs of 20 calls: with one event pair per call, the host's launch work (the TMA kernel builds three tensor
-    # descriptors per call; the pair is three launches) showed up as gaps, and on the H200 no round of these 0.2 ms
-    # kernels stayed under 3% in two whole runs.
+    # all seven in one steady run a single noisy bystander made every round unsteady. Each timed call is one CUDA
+    # graph replay of a single call, with the L2 flushed before it: with plain launches the host's work (the TMA
+    # kernel builds three tensor descriptors per call) showed up as gaps, and graphs of 20 back-to-back GEMMs gave
+    # no steady round in three whole runs. results/h200/session8/lab02_timing_study.py timed the four contenders six
+    # ways on the H200; one call per replay was the only way whose rounds came out steady.
     fns = {"triton fused epilogue": lambda: L.linear(x, w, bias, activation="gelu_tanh", out=y),
            "unfused pair (torch.matmul + bias + gelu)": lambda: F.gelu(torch.matmul(tx, tw) + tb, approximate="tanh"),
            "triton GEMM alone (main loop, no epilogue)": lambda: L.linear(x, w, out=yg),
@@ -402,7 +403,7 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
                                                                         tma=False),
                "triton unfused (3 kernels)": lambda: L.linear_triton_unfused("linear_gelu_tanh", x, w, bias, out=yu),
                "torch.compile": lambda: comp(tx, tw, tb)}
-    ts_, tries, steady = bench.steady(fns, rounds=rounds, graph=True, calls=20)
+    ts_, tries, steady = bench.steady(fns, rounds=rounds, graph=True, calls=1)
     ts_.update(bench.interleaved(context, rounds=rounds))
     tma = L.linear_uses_tma(x, w, y)
     pair = ts_["unfused pair (torch.matmul + bias + gelu)"].median_ms
