@@ -195,6 +195,21 @@ def byte_strides(x) -> list[int]:
     return x.strides
 
 
+def overlap(x, y) -> bool:
+    """Whether two arrays' byte spans intersect: [first byte, one past the last byte they can touch], from their
+    shapes and (non-negative) strides, so a strided view counts the gaps between its rows. False when either is
+    empty. Wrappers use it to refuse an out that shares memory with an input their kernel reads."""
+    if size(x) == 0 or size(y) == 0:
+        return False
+
+    def span(z):
+        lo = ptr(z)
+        return lo, lo + sum((int(d) - 1) * int(st) for d, st in zip(z.shape, byte_strides(z))) + ITEMSIZE[dtype_name(z)]
+
+    (x0, x1), (y0, y1) = span(x), span(y)
+    return x0 < y1 and y0 < x1
+
+
 def check_same(names: str, *arrays, shape: bool = True, dtype: bool = True, place: bool = True) -> None:
     """All arrays agree in shape / dtype / library and device (host, or the same GPU). `names` is 'a, b, out' for the
     message."""

@@ -101,6 +101,19 @@ def test_check_same_and_check_out():
     assert arrays.check_out(None, (4,), "float32", a).shape == (4,)
 
 
+def test_overlap_counts_a_strided_views_gaps():
+    import torch
+
+    buf = np.zeros((8, 10), np.float32)
+    left, right = buf[:, :4], buf[:, 6:]          # interleaved rows: their spans intersect though no element is shared
+    assert arrays.overlap(left, right) and arrays.overlap(right, left)
+    assert not arrays.overlap(buf[:4], buf[4:])   # adjacent halves touch, do not overlap
+    assert arrays.overlap(buf[:5], buf[4:])
+    assert not arrays.overlap(buf[:0], buf)       # an empty array overlaps nothing
+    t = torch.zeros(6, 4)
+    assert arrays.overlap(t[:, 1], t[5]) and not arrays.overlap(t[:, 1], t[5:, 2:])  # torch strides count elements
+
+
 def test_dtype_names_across_libraries():
     import torch
 

@@ -128,12 +128,9 @@ def smem_passes_per_tile(pitch: int, tile: int = TILE) -> int:
 # CUDA C wrappers
 # ---------------------------------------------------------------------------------------------------------------------
 def _no_overlap(a, out) -> None:
-    na, no = arrays.nbytes(a), arrays.nbytes(out)
-    if na and no:
-        pa, po = arrays.ptr(a), arrays.ptr(out)
-        if pa < po + no and po < pa + na:
-            raise ValueError("out: must not overlap a (these kernels read and write different buffers; a transpose "
-                             "cannot be done in place this way)")
+    if arrays.overlap(a, out):
+        raise ValueError("out: must not overlap a (these kernels read and write different buffers; a transpose "
+                         "cannot be done in place this way)")
 
 
 def _prepare(a, out):

@@ -255,13 +255,6 @@ def vec_flags(a, b, c, n: int, k: int) -> int:
     return f
 
 
-def _overlap(x, y) -> bool:
-    if arrays.size(x) == 0 or arrays.size(y) == 0:
-        return False
-    x0, y0 = arrays.ptr(x), arrays.ptr(y)
-    return x0 < y0 + arrays.nbytes(y) and y0 < x0 + arrays.nbytes(x)
-
-
 def prepare(a, b, out, alpha, beta, *, device_arrays: bool = True, libs=("cupy",)):
     """Validate before any launch; returns (out, M, N, K, alpha, beta)."""
     arrays.check_array("a", a, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
@@ -276,7 +269,7 @@ def prepare(a, b, out, alpha, beta, *, device_arrays: bool = True, libs=("cupy",
         raise ValueError("beta != 0 reads C: pass C as out= (it is updated in place)")
     out = arrays.check_out(out, (m, n), "float32", a)
     arrays.check_array("out", out, dtypes=("float32",), ndim=2, device=device_arrays, libs=libs)
-    if _overlap(out, a) or _overlap(out, b):
+    if arrays.overlap(out, a) or arrays.overlap(out, b):
         raise ValueError("out: must not share memory with a or b (the kernels read A and B while writing C)")
     return out, m, n, k, alpha, beta
 

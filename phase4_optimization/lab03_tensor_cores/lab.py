@@ -295,17 +295,6 @@ def _row_stride(name: str, x) -> int:
     return ld
 
 
-def _overlap(x, y) -> bool:
-    if arrays.size(x) == 0 or arrays.size(y) == 0:
-        return False
-    def span(z):                  # [first byte, one past the last byte] of a strided matrix
-        lo, item = arrays.ptr(z), arrays.ITEMSIZE[arrays.dtype_name(z)]
-        return lo, lo + (sum((int(d) - 1) * st for d, st in zip(z.shape, _elem_strides(z))) + 1) * item
-
-    (x0, x1), (y0, y1) = span(x), span(y)
-    return x0 < y1 and y0 < x1
-
-
 def prepare(a, b, out, out_dtype_: str | None, *, device_arrays: bool = True):
     """Validate before any launch; returns (out, M, N, K, lda, ldb, ldc, input dtype)."""
     dt = arrays.check_array("a", a, dtypes=DTYPES, ndim=2, device=device_arrays, contiguous=False)
@@ -323,7 +312,7 @@ def prepare(a, b, out, out_dtype_: str | None, *, device_arrays: bool = True):
             raise ValueError(f"out: expected shape {(m, n)}, got {tuple(out.shape)}")
         if arrays.library(out) != arrays.library(a):
             raise TypeError(f"out: expected a {arrays.library(a)} array like the inputs, got {arrays.library(out)}")
-        if _overlap(out, a) or _overlap(out, b):
+        if arrays.overlap(out, a) or arrays.overlap(out, b):
             raise ValueError("out: must not share memory with a or b (the kernels read A and B while writing C)")
     lda, ldb, ldc = _row_stride("a", a), _row_stride("b", b), _row_stride("out", out)
     return out, m, n, k, lda, ldb, ldc, dt

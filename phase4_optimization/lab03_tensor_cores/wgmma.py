@@ -765,17 +765,12 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
     """Validate the fused epilogue's operands (TypeError / ValueError naming them); returns the residual's row
     stride in elements (0 without one)."""
     lib = arrays.library(a)
-
-    def overlaps_out(x, nbytes):
-        lo = arrays.ptr(x)
-        return nbytes > 0 and lo < arrays.ptr(out) + arrays.nbytes(out) and arrays.ptr(out) < lo + nbytes
-
     if bias is not None:
         arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, libs=(lib,))
         if int(bias.shape[0]) != n:
             raise ValueError(f"bias: expected {n} values (b has {n} columns), got shape {tuple(bias.shape)}")
         arrays.check_same("a, bias", a, bias, shape=False)
-        if m and overlaps_out(bias, 2 * n):
+        if arrays.overlap(bias, out):
             raise ValueError("bias: overlaps out (the kernel reads it through the read-only cache while C is stored)")
     ldr = 0
     if residual is not None:
@@ -791,7 +786,7 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
             raise ValueError(f"residual: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
                              "pass residual.contiguous()")
         ldr = st[0] if m > 1 else n
-        if m and n and overlaps_out(residual, 2 * ((m - 1) * ldr + n)):
+        if arrays.overlap(residual, out):
             raise ValueError("residual: overlaps out; the fused epilogue reads the residual while C is being stored "
                              "(pass a separate out)")
     if k == 0 and m and n and (bias is not None or residual is not None):
