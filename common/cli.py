@@ -8,6 +8,11 @@
     --out DIR           where JSON and PNG go (default results/<gpu>/)
     --replot [DIR]      redraw the lab's plots from its saved JSON (no GPU needed; default: the committed results)
     --arch sm_XY        target of the compile report (default: the GPU's, else sm_90); checked against the known ones
+    --gpu NAME          without a GPU: the GPU (a profile of common/gpu_specs.py: t4, rtx-4090, b200...) whose figures
+                        the predictions, the plan and the compile report use; --gpu list names them
+    --plan              print what this lab would run on this GPU (or --gpu): variants, launches, configurations,
+                        predictions; runs nothing
+    --set NAME=VALUE    override one configuration value of a kernel (repeatable); the run says where each came from
     --device-info       print what the GPU is (or the chosen arch, without one) and exit
 Exit status: 0 when every correctness check passed, 1 when one failed, 2 for a usage error.
 `--help` shows the lab's "You will learn" paragraph under its title.
@@ -36,13 +41,35 @@ def you_will_learn(doc: str | None) -> str:
 
 
 def arch_name(s: str) -> str:
-    """argparse type for --arch: a known architecture (sm_75 ... sm_90, sm_90a), else a usage error."""
+    """argparse type for --arch: a known architecture (sm_75 ... sm_120, and sm_90a), else a usage error."""
     key = s if s.startswith("sm_") else f"sm_{s}"
     base = key[:-1] if key.endswith("a") else key
-    if base not in device.ARCHS:
-        raise argparse.ArgumentTypeError(f"unknown architecture {s!r}; the course compiles for "
-                                         f"{', '.join(sorted(device.ARCHS))} (and sm_90a for wgmma/TMA)")
+    if base not in device.ARCHS or (key != base and key not in device.ARCH_SPECIFIC):
+        known = sorted(device.ARCHS, key=lambda a: int(a.split("_")[1]))
+        raise argparse.ArgumentTypeError(f"unknown architecture {s!r}; the course compiles for {', '.join(known)} "
+                                         f"(and {', '.join(device.ARCH_SPECIFIC)} for wgmma/TMA)")
     return key
+
+
+def gpu_name(s: str) -> str:
+    """argparse type for --gpu: a profile of the table ('t4', '4090', 'h100-sxm'), or 'list'."""
+    if s == "list":
+        return s
+    try:
+        return device.resolve_profile(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def set_value(s: str) -> str:
+    """argparse type for --set: NAME=VALUE."""
+    from . import config
+
+    try:
+        config.parse_override(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return s
 
 
 def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | None = None,
@@ -62,7 +89,16 @@ def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | Non
     p.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help="write the PNG plots")
     p.add_argument("--out", default=None, help="directory for JSON and PNG (default: results/<gpu>/)")
     p.add_argument("--arch", default=None, type=arch_name,
-                   help="architecture of the compile report: sm_75, sm_80, sm_86, sm_89, sm_90 (or sm_90a)")
+                   help="architecture of the compile report: " + ", ".join(sorted(device.ARCHS, key=_cc))
+                   + " (or sm_90a)")
+    p.add_argument("--gpu", default=None, type=gpu_name, metavar="NAME",
+                   help="without a GPU: the GPU whose figures the predictions and the plan use (a profile: "
+                        + ", ".join(device.profiles()) + "); 'list' shows them")
+    p.add_argument("--plan", action="store_true",
+                   help="print what would run on this GPU (or --gpu NAME): variants, launches, configurations, "
+                        "predictions; runs nothing")
+    p.add_argument("--set", action="append", default=[], type=set_value, metavar="NAME=VALUE",
+                   help="override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)")
     p.add_argument("--device-info", action="store_true", help="describe the GPU (or --arch without one) and exit")
     return p
 
@@ -93,19 +129,62 @@ def _positive_int(s: str) -> int:
     return v
 
 
+def _cc(arch: str) -> int:
+    return int(arch.split("_")[1].rstrip("a"))
+
+
 def finish_args(args: argparse.Namespace) -> argparse.Namespace:
-    """Fill defaults that depend on the machine; handle --device-info."""
+    """Fill defaults that depend on the machine; handle --gpu list, --device-info and --set."""
+    from . import config
+
+    if getattr(args, "gpu", None) == "list":
+        print_profiles()
+        raise SystemExit(0)
     if args.bench is None:
         args.bench = device.has_gpu()
     if args.bench and not device.has_gpu():
         print(f"--bench needs a GPU ({device.no_gpu_reason()}); running the checks only", file=sys.stderr)
         args.bench = False
+    gpu = getattr(args, "gpu", None)
+    if gpu:
+        prof_arch = device.profile_info(gpu).arch
+        if args.arch is not None and device.arch_info(args.arch).arch != prof_arch:
+            raise SystemExit(f"usage error: --gpu {gpu} is an {prof_arch} GPU, --arch says {args.arch}")
+        if device.has_gpu():
+            if not getattr(args, "plan", False):
+                print(f"--gpu {gpu}: this machine has a GPU ({device.info().name}), whose own figures are used; "
+                      "--gpu only chooses the GPU of --plan here", file=sys.stderr)
+        else:
+            device.simulate(gpu)
+        if args.arch is None and not device.has_gpu():
+            args.arch = prof_arch
     if args.arch is None:
         args.arch = device.current_arch()
+    config.set_overrides(getattr(args, "set", None) or [])
     if args.device_info:
         print(device.describe(args.arch))
         raise SystemExit(0)
     return args
+
+
+def plan_gpu(args: argparse.Namespace) -> "device.DeviceInfo":
+    """The GPU a --plan describes: --gpu's profile, else the GPU every prediction uses here."""
+    if getattr(args, "gpu", None):
+        return device.profile_info(args.gpu)
+    return device.current(args.arch)
+
+
+def print_profiles(file=None) -> None:
+    """The GPUs of the table: what --gpu accepts."""
+    from .table import print_table
+
+    rows = []
+    for slug in device.profiles():
+        g = device.profile_info(slug)
+        rows.append({"--gpu": slug, "name": g.name, "arch": g.arch, "SMs": g.sms,
+                     "memory": f"{g.total_mem_bytes / device.GiB:.0f} GiB", "GB/s": g.datasheet.get("hbm_gbps"),
+                     "bf16 TFLOP/s": g.datasheet.get("bf16_tflops") or "-"})
+    print_table(rows, title="GPU profiles (common/gpu_specs.py, datasheet figures with their sources)", file=file)
 
 
 _MODE_SHOWN = False

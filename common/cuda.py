@@ -506,3 +506,18 @@ def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: di
     if find_cuobjdump() is None:
         print("(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)", file=file)
     return rep
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A kernel's resources on a given GPU (a launch plan needs them for the grid: blocks per SM x SMs)
+# ---------------------------------------------------------------------------------------------------------------------
+def resources(path: str, name: str, gpu=None, defines: dict | None = None, options: tuple[str, ...] = ()) -> tuple[int, int]:
+    """(registers per thread, static shared memory bytes) of kernel `name` on `gpu` (a common.device.DeviceInfo;
+    default the GPU at hand): from the loaded kernel on a real GPU, from an NVRTC compile for the GPU's architecture
+    on a simulated one (the same compiler and options, so the same numbers)."""
+    gpu = gpu or device.current()
+    if not gpu.simulated and device.has_gpu():
+        k = get_kernel(path, name, options, defines)
+        return int(k.num_regs), int(k.shared_size_bytes)
+    k = compile_report(path, gpu.arch, options, defines)[name]
+    return k.registers, k.smem_bytes

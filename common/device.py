@@ -14,7 +14,9 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+
+from . import gpu_specs as _specs
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -22,14 +24,14 @@ GiB = 1024 * MiB
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Architecture limits (CUDA programming guide, "Technical Specifications per Compute Capability", and the occupancy
-# calculator's allocation rules). One entry per architecture this course compiles for.
+# Architecture limits: common/gpu_specs.py's ARCH_LIMITS (the CUDA programming guide's "Technical Specifications per
+# Compute Capability", cited there), plus the occupancy calculator's allocation rules. One entry per architecture this
+# course compiles for.
 # ---------------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Arch:
     arch: str                     # "sm_90"
     family: str                   # "Hopper"
-    example_gpu: str              # a GPU of this architecture, used for the CPU-only report
     max_threads_per_sm: int
     max_blocks_per_sm: int
     regs_per_sm: int = 65536
@@ -45,10 +47,9 @@ class Arch:
     smem_carveouts_kib: tuple[int, ...] = ()  # shared-memory sizes the L1/shared split can take
     max_threads_per_block: int = 1024
     warp_size: int = 32
-    # the example GPU's figures (datasheet / typical), for the CPU-only report
-    example_sms: int = 0
-    example_l2_bytes: int = 0
-    example_hbm_gbps: float = 0.0
+    fp32_lanes_per_sm: int = 128   # FP32 FMA units per SM: what it issues as FFMA per clock
+    example: str = ""              # a profile of common/gpu_specs.py with this architecture (the CPU-only default)
+    source: str = ""
 
     @property
     def cc(self) -> int:
@@ -59,64 +60,66 @@ class Arch:
         return self.max_threads_per_sm // self.warp_size
 
 
-ARCHS: dict[str, Arch] = {
-    a.arch: a
-    for a in [
-        Arch("sm_75", "Turing", "Tesla T4", max_threads_per_sm=1024, max_blocks_per_sm=16,
-             smem_per_sm=64 * KiB, smem_per_block_optin=64 * KiB, smem_reserved_per_block=0, smem_alloc_unit=256,
-             smem_carveouts_kib=(32, 64), example_sms=40, example_l2_bytes=4 * MiB, example_hbm_gbps=320.0),
-        Arch("sm_80", "Ampere", "A100-SXM4-80GB", max_threads_per_sm=2048, max_blocks_per_sm=32,
-             smem_per_sm=164 * KiB, smem_per_block_optin=163 * KiB, smem_reserved_per_block=1 * KiB,
-             smem_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164), example_sms=108, example_l2_bytes=40 * MiB,
-             example_hbm_gbps=2039.0),
-        Arch("sm_86", "Ampere", "GeForce RTX 3090", max_threads_per_sm=1536, max_blocks_per_sm=16,
-             smem_per_sm=100 * KiB, smem_per_block_optin=99 * KiB, smem_reserved_per_block=1 * KiB,
-             smem_carveouts_kib=(0, 8, 16, 32, 64, 100), example_sms=82, example_l2_bytes=6 * MiB,
-             example_hbm_gbps=936.0),
-        Arch("sm_89", "Ada Lovelace", "GeForce RTX 4090", max_threads_per_sm=1536, max_blocks_per_sm=24,
-             smem_per_sm=100 * KiB, smem_per_block_optin=99 * KiB, smem_reserved_per_block=1 * KiB,
-             smem_carveouts_kib=(0, 8, 16, 32, 64, 100), example_sms=128, example_l2_bytes=72 * MiB,
-             example_hbm_gbps=1008.0),
-        Arch("sm_90", "Hopper", "H200 SXM", max_threads_per_sm=2048, max_blocks_per_sm=32,
-             smem_per_sm=228 * KiB, smem_per_block_optin=227 * KiB, smem_reserved_per_block=1 * KiB,
-             smem_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), example_sms=132,
-             example_l2_bytes=60 * MiB, example_hbm_gbps=4800.0),
-    ]
-}
+# The profile that stands for an architecture when there is no GPU and none is chosen (--gpu): a GPU learners have.
+EXAMPLE_PROFILE = {"sm_75": "t4", "sm_80": "a100-sxm4-80gb", "sm_86": "rtx-3060", "sm_89": "rtx-4090",
+                   "sm_90": "h100-sxm", "sm_100": "b200", "sm_103": "b200", "sm_120": "rtx-5090"}
+# FP32 lanes per SM (the programming guide's arithmetic-instruction throughput table: 32-bit floating-point add,
+# multiply, multiply-add results per clock per SM)
+_FP32_LANES = {"sm_75": 64, "sm_80": 64}
+
+
+def _arch_entry(key: str, lim: dict) -> Arch:
+    fields = {f for f in Arch.__dataclass_fields__}
+    kw = {k: v for k, v in lim.items() if k in fields}
+    kw["smem_carveouts_kib"] = tuple(kw.get("smem_carveouts_kib", ()))
+    return Arch(arch=key, smem_alloc_unit=256 if key == "sm_75" else 128,
+                fp32_lanes_per_sm=_FP32_LANES.get(key, 128), example=EXAMPLE_PROFILE.get(key, ""), **kw)
+
+
+ARCHS: dict[str, Arch] = {k: _arch_entry(k, v) for k, v in _specs.ARCH_LIMITS.items()}
 DEFAULT_ARCH = "sm_90"
+# the architecture-specific targets ("a" suffix) the course compiles for: wgmma, setmaxnreg and TMA multicast
+ARCH_SPECIFIC = ("sm_90a",)
 
 
 def arch_info(arch: str) -> Arch:
     """Limits of an architecture, "sm_90" or "90" or "sm_90a"."""
     key = arch if arch.startswith("sm_") else f"sm_{arch}"
-    key = key.rstrip("a") if key.endswith("a") and key[:-1] in ARCHS else key
+    key = key[:-1] if key.endswith("a") and key[:-1] in ARCHS else key
     if key not in ARCHS:
-        raise ValueError(f"arch: expected one of {sorted(ARCHS)}, got {arch!r}")
+        raise ValueError(f"arch: expected one of {', '.join(sorted(ARCHS, key=_arch_order))}, got {arch!r}")
     return ARCHS[key]
 
 
+def _arch_order(a: str) -> int:
+    return int(a.split("_")[1].rstrip("a"))
+
+
 # ---------------------------------------------------------------------------------------------------------------------
-# Datasheet peaks (dense, no sparsity). Leads for a learner to compare against, never used as a measured ceiling.
+# Datasheet peaks (dense, no sparsity) of the GPUs in common/gpu_specs.py. Leads for a learner to compare against,
+# never used as a measured ceiling.
 # ---------------------------------------------------------------------------------------------------------------------
-DATASHEET = {
-    # name fragment: HBM GB/s, fp32 CUDA-core TFLOP/s, tf32 / bf16 / fp16 tensor TFLOP/s (dense)
-    "H200": dict(hbm_gbps=4800, fp32_tflops=67, tf32_tflops=494, bf16_tflops=989, fp16_tflops=989),
-    "H100": dict(hbm_gbps=3350, fp32_tflops=67, tf32_tflops=494, bf16_tflops=989, fp16_tflops=989),
-    "A100": dict(hbm_gbps=2039, fp32_tflops=19.5, tf32_tflops=156, bf16_tflops=312, fp16_tflops=312),
-    "L4": dict(hbm_gbps=300, fp32_tflops=30.3, tf32_tflops=60, bf16_tflops=121, fp16_tflops=121),
-    "A10": dict(hbm_gbps=600, fp32_tflops=31.2, tf32_tflops=62.5, bf16_tflops=125, fp16_tflops=125),
-    "RTX 4090": dict(hbm_gbps=1008, fp32_tflops=82.6, tf32_tflops=82.6, bf16_tflops=165, fp16_tflops=165),
-    "RTX 3090": dict(hbm_gbps=936, fp32_tflops=35.6, tf32_tflops=35.6, bf16_tflops=71, fp16_tflops=71),
-    "T4": dict(hbm_gbps=320, fp32_tflops=8.1, tf32_tflops=0, bf16_tflops=0, fp16_tflops=65),
-}
+PEAK_KEYS = ("hbm_gbps", "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops")
+
+
+def _profile_for_name(name: str) -> str | None:
+    """The profile slug whose reported name is `name` (case and spacing aside), else None."""
+    key = " ".join(name.lower().split())
+    for slug, p in _specs.PROFILES.items():
+        if " ".join(p["name"].lower().split()) == key:
+            return slug
+    return None
 
 
 def datasheet(name: str) -> dict:
-    """Datasheet peaks for a GPU name ("NVIDIA H200"); empty when the card is not in the table."""
-    for key in sorted(DATASHEET, key=len, reverse=True):
-        if key.lower() in name.lower():
-            return dict(DATASHEET[key], source=f"datasheet ({key})")
-    return {}
+    """Datasheet peaks for a GPU name as the driver reports it ("NVIDIA H200"); empty when the card is not in the
+    table (common/gpu_specs.py). A figure the GPU has no unit for (bf16 on a T4) is None."""
+    slug = _profile_for_name(name)
+    if slug is None:
+        return {}
+    p = _specs.PROFILES[slug]
+    return dict({k: p.get(k) for k in PEAK_KEYS}, source=f"datasheet ({p['name']}; common/gpu_specs.py)",
+                profile=slug)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -192,6 +195,7 @@ def require_gpu(what: str = "this") -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 @dataclass
 class DeviceInfo:
+    """One GPU: read off the device (info()), or a profile of the table (profile_info(), simulated=True)."""
     name: str
     arch: str
     cc_major: int
@@ -216,9 +220,37 @@ class DeviceInfo:
     driver_cuda: str
     runtime_cuda: str
     datasheet: dict = field(default_factory=dict)
+    simulated: bool = False      # a profile of common/gpu_specs.py, not a device read here
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def slug(self) -> str:
+        """The results folder of this GPU: results/<slug>/."""
+        return gpu_slug(self.name)
+
+    @property
+    def cc(self) -> int:
+        return self.cc_major * 10 + self.cc_minor
+
+    @property
+    def limits(self) -> Arch:
+        """The architecture's limits (the ARCHS table), for the occupancy calculator."""
+        return arch_info(self.arch)
+
+    def peak(self, key: str) -> float | None:
+        """A datasheet figure: peak('hbm_gbps'), peak('bf16_tflops'); None where the table has none."""
+        return self.datasheet.get(key)
+
+    @property
+    def hbm_gbps(self) -> float:
+        """The bandwidth a prediction divides by when nothing was measured: the datasheet figure, else the one the
+        memory clock and bus width give."""
+        return float(self.datasheet.get("hbm_gbps") or self.theoretical_gbps)
+
+    def label(self) -> str:
+        return f"{self.name} ({self.arch})" + (" [simulated]" if self.simulated else "")
 
 
 def _ver(v: int) -> str:
@@ -271,6 +303,67 @@ def info(device_id: int = 0) -> DeviceInfo:
     )
 
 
+def profile_info(slug: str) -> DeviceInfo:
+    """A GPU of the table (common/gpu_specs.py) as if read off the device: what a learner with that card would see.
+    `slug` is a profile key ("t4", "h100-sxm") or a unique part of one ("4090")."""
+    slug = resolve_profile(slug)
+    p = _specs.PROFILES[slug]
+    a = arch_info(p["arch"])
+    theo = 2.0 * p["mem_clock_mhz"] * 1e6 * (p["mem_bus_bits"] / 8) / 1e9
+    return DeviceInfo(
+        name=p["name"], arch=a.arch, cc_major=a.cc // 10, cc_minor=a.cc % 10, sms=p["sms"], warp_size=a.warp_size,
+        max_threads_per_sm=a.max_threads_per_sm, max_threads_per_block=a.max_threads_per_block,
+        max_blocks_per_sm=a.max_blocks_per_sm, regs_per_sm=a.regs_per_sm, regs_per_block=a.max_regs_per_block,
+        smem_per_sm=a.smem_per_sm, smem_per_block=a.smem_per_block_default, smem_per_block_optin=a.smem_per_block_optin,
+        smem_reserved_per_block=a.smem_reserved_per_block, l2_bytes=p["l2_bytes"], sm_clock_mhz=p["sm_clock_mhz"],
+        mem_clock_mhz=p["mem_clock_mhz"], mem_bus_bits=p["mem_bus_bits"], total_mem_bytes=p["total_mem_bytes"],
+        theoretical_gbps=theo, driver_cuda="-", runtime_cuda="-", datasheet=datasheet(p["name"]), simulated=True)
+
+
+def profiles() -> list[str]:
+    """Every profile key of the table, oldest architecture first."""
+    return sorted(_specs.PROFILES, key=lambda s: (_arch_order(_specs.PROFILES[s]["arch"]), s))
+
+
+def resolve_profile(name: str) -> str:
+    """A profile key from a key, a unique part of one or of a GPU's name ("4090", "a100"); ValueError else."""
+    key = name.strip().lower()
+    if key in _specs.PROFILES:
+        return key
+    hits = [s for s, p in _specs.PROFILES.items() if key and (key in s or key in p["name"].lower())]
+    if len(hits) == 1:
+        return hits[0]
+    what = f"matches {', '.join(sorted(hits))}" if hits else "matches no GPU of the table"
+    raise ValueError(f"GPU {name!r} {what}; the table has {', '.join(profiles())}")
+
+
+# The GPU a machine without one describes: None (the example of --arch), or a profile chosen by --gpu / COURSE_GPU.
+_SIMULATED: str | None = None
+
+
+def simulate(slug: str | None) -> None:
+    """Describe the GPU of profile `slug` where there is no GPU (None: back to the architecture's example). Has no
+    effect on a machine with a GPU, whose own figures always win."""
+    global _SIMULATED
+    _SIMULATED = resolve_profile(slug) if slug else None
+
+
+def simulated_slug() -> str | None:
+    return _SIMULATED or (resolve_profile(os.environ["COURSE_GPU"]) if os.environ.get("COURSE_GPU") else None)
+
+
+def current(arch: str | None = None) -> DeviceInfo:
+    """The GPU every prediction, model, ceiling and plot takes its numbers from: the one at hand; without one, the
+    profile chosen with --gpu (or COURSE_GPU), else the example profile of `arch` (default sm_90)."""
+    if has_gpu():
+        return info()
+    slug = simulated_slug()
+    if slug is None:
+        a = arch_info(arch or DEFAULT_ARCH)
+        slug = a.example
+    return profile_info(slug)
+
+
 def current_arch(default: str = DEFAULT_ARCH) -> str:
     """'sm_XY' of the GPU at hand, or `default` without one."""
     return info().arch if has_gpu() else default
@@ -290,21 +383,19 @@ def gpu_slug(name: str | None = None) -> str:
 
 
 def describe(arch: str | None = None) -> str:
-    """A few lines on the GPU at hand, or on an architecture from the table when there is none."""
-    if has_gpu():
-        d = info()
-        ds = d.datasheet.get("hbm_gbps")
-        lines = [
-            f"{d.name} ({d.arch}), {d.sms} SMs, {d.l2_bytes / MiB:.0f} MiB L2, "
-            f"{d.smem_per_sm // KiB} KiB shared/SM, {d.regs_per_sm} registers/SM, {d.total_mem_bytes / GiB:.0f} GiB",
-            f"clocks: SM {d.sm_clock_mhz:.0f} MHz, memory {d.mem_clock_mhz:.0f} MHz x {d.mem_bus_bits}-bit bus = "
-            f"{d.theoretical_gbps:.0f} GB/s from the clock" + (f" (datasheet {ds} GB/s)" if ds else ""),
-            f"CUDA driver {d.driver_cuda}, runtime {d.runtime_cuda}",
-        ]
-        return "\n".join(lines)
-    a = arch_info(arch or DEFAULT_ARCH)
-    return (
-        f"no GPU ({no_gpu_reason()}); describing {a.arch} ({a.family}) from the table, e.g. {a.example_gpu}: "
-        f"{a.example_sms} SMs, {a.example_l2_bytes / MiB:.0f} MiB L2, {a.smem_per_sm // KiB} KiB shared/SM, "
-        f"{a.example_hbm_gbps:.0f} GB/s datasheet"
-    )
+    """A few lines on the GPU at hand, or on the profile that stands for it when there is none."""
+    d = current(arch)
+    ds = d.datasheet.get("hbm_gbps")
+    head = f"{d.name} ({d.arch})" if not d.simulated else \
+        f"no GPU ({no_gpu_reason()}); describing {d.name} ({d.arch}, {arch_info(d.arch).family}) from the table"
+    lines = [
+        f"{head}, {d.sms} SMs, {d.l2_bytes / MiB:.0f} MiB L2, {d.smem_per_sm // KiB} KiB shared/SM, "
+        f"{d.regs_per_sm} registers/SM, {d.total_mem_bytes / GiB:.0f} GiB",
+        f"clocks: SM {d.sm_clock_mhz:.0f} MHz, memory {d.mem_clock_mhz:.0f} MHz x {d.mem_bus_bits}-bit bus = "
+        f"{d.theoretical_gbps:.0f} GB/s from the clock" + (f" (datasheet {ds} GB/s)" if ds else ""),
+    ]
+    if not d.simulated:
+        lines.append(f"CUDA driver {d.driver_cuda}, runtime {d.runtime_cuda}")
+    elif d.arch != arch_info(arch or d.arch).arch:
+        lines.append(f"(--arch {arch} has no profile of its own in the table)")
+    return "\n".join(lines)

@@ -33,7 +33,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import arrays, check, cli, device
+from . import arrays, check, cli, config, device
 
 
 @dataclass
@@ -43,14 +43,15 @@ class Variant:
     impl: str                                   # 'cuda' | 'triton' | 'peer'
     dtypes: tuple[str, ...] = ("float32",)
     note: str = ""
-    archs: tuple[str, ...] = field(default=())  # empty: any GPU; else e.g. ("sm_90",) where it can run
+    # empty: any GPU; else where it can run: ("sm_90",) exactly Hopper (an sm_90a kernel), ("sm_80+",) 8.0 and later
+    archs: tuple[str, ...] = field(default=())
     # valid cases this variant has no kernel for: fn(size, dtype) -> why, or "" when it can serve it. A library peer
     # that lacks a kernel (cuDNN's SDPA at S = 1), or one implementation of a lab whose parts differ (lab 4.2's CUDA
     # C has no GEMM). Bad input is not this: every variant refuses that with an error.
     cannot_serve: Callable | None = None
-    # what else this machine must offer: fn() -> why not, or None / "" when it can run (a kernel for sm_90a only, the
-    # CUDA C wrappers' own needs). Asked after the GPU and arch checks in available(), on every machine the variant
-    # could otherwise run on (an interpreter variant without a GPU too).
+    # what else the GPU must offer: fn(gpu) -> why not, or None / "" when it can run (a kernel for sm_90a only, the
+    # CUDA C wrappers' own needs). `gpu` is the common.device.DeviceInfo asked about (a simulated profile in a plan),
+    # None for this machine without a GPU (an interpreter variant). Asked after the GPU and arch checks.
     unavailable: Callable | None = None
 
     @property
@@ -58,15 +59,41 @@ class Variant:
         """Triton variants run in the interpreter; CUDA C and library peers need a GPU."""
         return self.impl == "triton"
 
-    def available(self) -> tuple[bool, str]:
-        """Can it run here? (False, why) when not."""
-        if not device.has_gpu():
-            if not self.runs_without_gpu:
-                return False, "needs a GPU (compile report shown)"
-        elif self.archs and device.info().arch not in self.archs:
-            return False, f"needs {'/'.join(self.archs)}, this GPU is {device.info().arch}"
-        why = self.unavailable() if self.unavailable is not None else None
+    def available(self, gpu: "device.DeviceInfo | None" = None) -> tuple[bool, str]:
+        """Can it run here, or on `gpu` (a simulated profile: what a learner with that card would see)? (False, why)
+        when not."""
+        if gpu is None:
+            if not device.has_gpu():
+                if not self.runs_without_gpu:
+                    return False, "needs a GPU (compile report shown)"
+            else:
+                gpu = device.info()
+        if gpu is not None and self.archs and not arch_matches(gpu.arch, self.archs):
+            return False, f"needs {' or '.join(self.archs)}, this GPU is {gpu.arch}"
+        why = None
+        if self.unavailable is not None:
+            why = self.unavailable(gpu) if _takes_gpu(self.unavailable) else self.unavailable()
         return (not why), (why or "")
+
+
+def arch_matches(arch: str, specs) -> bool:
+    """Does architecture `arch` ("sm_89") satisfy one of `specs`: "sm_90" exactly, or "sm_80+" (8.0 and later)?"""
+    cc = device.arch_info(arch).cc
+    for spec in specs:
+        if spec.endswith("+"):
+            if cc >= device.arch_info(spec[:-1]).cc:
+                return True
+        elif device.arch_info(spec).arch == device.arch_info(arch).arch:
+            return True
+    return False
+
+
+def _takes_gpu(fn) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD)
 
 
 def where() -> str:
@@ -242,23 +269,50 @@ def check_cases(lab, quick: bool, dtypes=None) -> list:
     return cases[: getattr(lab, "QUICK_CASES", 3)] if quick else cases
 
 
-def results_json(lab, directory: str | None = None) -> str:
-    """The lab's committed JSON: results/<gpu>/<LAB>.json (the GPU at hand, else the README's H200)."""
+REFERENCE_GPU = "h200"     # the GPU whose committed results the repository's READMEs show
+
+
+def committed_gpus() -> list[str]:
+    """The GPU folders under results/ that hold committed measurements (the README's GPU first)."""
     from . import report
 
-    if directory is None:
-        slug = device.gpu_slug() if device.has_gpu() else "h200"
-        directory = os.path.join(report.ROOT, "results", slug)
-    return os.path.join(directory, f"{lab.LAB}.json")
+    root = os.path.join(report.ROOT, "results")
+    found = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+                   and not d.endswith("-quick") and d not in ("no-gpu", "scratch")) if os.path.isdir(root) else []
+    return sorted(found, key=lambda d: (d != REFERENCE_GPU, d))
+
+
+def results_json(lab, directory: str | None = None) -> str:
+    """The lab's committed JSON: results/<gpu>/<LAB>.json of the GPU at hand; where that GPU has none (any learner's
+    GPU before its first run), the first committed GPU folder that has one (the README's H200 first)."""
+    from . import report
+
+    if directory is not None:
+        return os.path.join(directory, f"{lab.LAB}.json")
+    mine = os.path.join(report.ROOT, "results", device.gpu_slug() if device.has_gpu() else REFERENCE_GPU,
+                        f"{lab.LAB}.json")
+    if os.path.exists(mine):
+        return mine
+    for slug in committed_gpus():
+        p = os.path.join(report.ROOT, "results", slug, f"{lab.LAB}.json")
+        if os.path.exists(p):
+            return p
+    return mine
 
 
 def replot(lab, bench, directory: str | None, out_dir: str | None) -> int:
     """Redraw a lab's plots from its saved JSON (no GPU needed): bench.plot(data, out_dir)."""
+    from . import report
+
     path = results_json(lab, directory)
     if not os.path.exists(path):
         print(f"--replot: no {os.path.relpath(path)}; measure on a GPU first (python -m {lab.__package__})",
               file=sys.stderr)
         return 2
+    if directory is None and device.has_gpu() and os.path.basename(os.path.dirname(path)) != device.gpu_slug():
+        print(f"--replot: this GPU ({device.info().name}) has no results/{device.gpu_slug()}/{lab.LAB}.json yet; "
+              f"redrawing the committed {os.path.relpath(path, report.ROOT)} instead (measure yours with "
+              f"python -m {lab.__package__})")
     with open(path) as f:
         data = json.load(f)
     out_dir = out_dir or os.path.dirname(path)
@@ -287,6 +341,12 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     args = cli.finish_args(args)
     if getattr(args, "replot", None) is not None:
         return replot(lab, bench, args.replot or None, args.out)
+    if getattr(args, "plan", False):
+        from . import plan
+
+        plan.make(lab, bench, cli.plan_gpu(args)).print()
+        return 0
+    config.forget()
     cli.print_mode_line()
     gpu = device.has_gpu()
     if bench is not None and hasattr(bench, "explain"):
@@ -300,6 +360,7 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
         ok = bool(bench.extra_checks(args)) and ok
     if bench is not None and hasattr(bench, "compile_report"):
         bench.compile_report(args)
+    config.print_used()
     if not gpu:
         print(getattr(bench, "CPU_NOTE", CPU_NOTE))
         return 0 if ok else 1
@@ -316,7 +377,9 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     for rows, cols, title in res.tables:
         report.print_table(rows, cols, title=title)
     if args.json:
-        print("wrote", report.write_json(name, res.rows, out_dir=ctx.out_dir, **res.meta))
+        meta = dict(res.meta)
+        meta.setdefault("configurations", [r.row() for r in config.used()])
+        print("wrote", report.write_json(name, res.rows, out_dir=ctx.out_dir, **meta))
     if args.plot and not tuning and hasattr(bench, "plot"):
         data = dict(res.meta, rows=res.rows, gpu=device.info().name)
         for path in bench.plot(data, ctx.out_dir):

@@ -34,7 +34,7 @@ def path(name: str, slug: str | None = None) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _load(name: str, slug: str, validate: Callable | None):
+def _load(name: str, slug: str, validate: Callable | None, gpu_name: str | None = None):
     p = path(name, slug)
     if not os.path.exists(p):
         return None, NO_RECORD
@@ -44,6 +44,10 @@ def _load(name: str, slug: str, validate: Callable | None):
     except (OSError, ValueError) as e:
         warnings.warn(f"{p}: unreadable tuning record ({type(e).__name__}: {e}); using the default configuration")
         return None, "default (tuning record unreadable)"
+    made_on = doc.get("gpu") if isinstance(doc, dict) else None
+    if gpu_name and made_on and _same_gpu(made_on) != _same_gpu(gpu_name):
+        # results/<slug>/ of two GPUs whose names give one slug: a record of the other card is never applied
+        return None, f"default (the record in {os.path.relpath(p, ROOT)} was tuned on {made_on}, not this {gpu_name})"
     try:
         winner = doc["winner"]
         if validate is not None:
@@ -55,10 +59,21 @@ def _load(name: str, slug: str, validate: Callable | None):
     return winner, f"tuned on {doc.get('gpu', '?')} ({os.path.relpath(p, ROOT)})"
 
 
-def record(name: str, validate: Callable | None = None, slug: str | None = None):
+def _same_gpu(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
+def record(name: str, validate: Callable | None = None, slug: str | None = None, gpu=None):
     """(winner, source): the recorded winner for this GPU (validated by `validate`, which raises ValueError, KeyError
-    or TypeError on a bad record and may normalize it) or (None, why not)."""
-    return _load(name, slug or device.gpu_slug(), validate)
+    or TypeError on a bad record and may normalize it) or (None, why not).
+
+    gpu: the GPU to look the record up for (a common.device.DeviceInfo, simulated ones included: a plan for another
+    GPU); default the GPU at hand. A record whose "gpu" field names another card is not applied."""
+    if gpu is None and device.has_gpu():
+        gpu = device.info()
+    if gpu is not None:
+        return _load(name, slug or gpu.slug, validate, gpu.name)
+    return _load(name, slug or device.gpu_slug(), validate, None)
 
 
 def nearest(entries: list, shape) -> dict:

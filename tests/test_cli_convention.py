@@ -151,12 +151,13 @@ def test_help_shows_what_you_will_learn(module):
 @pytest.mark.parametrize("module", all_labs() + PHASES)
 def test_unknown_architecture_is_a_usage_error(module):
     p = parser_of(module)
-    for bad in ("sm_100", "foo"):
+    for bad in ("sm_70", "sm_100a", "foo"):
         with pytest.raises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()) as err:
             (p.parse_known_args if module in PHASES else p.parse_args)(["--arch", bad])
         assert e.value.code == 2 and "unknown architecture" in err.getvalue()
-    ns = (p.parse_known_args(["--arch", "sm_80"])[0] if module in PHASES else p.parse_args(["--arch", "sm_90a"]))
-    assert ns.arch in ("sm_80", "sm_90a")
+    for good in ("sm_80", "sm_90a", "sm_100", "sm_103", "sm_120"):
+        ns = p.parse_known_args(["--arch", good])[0] if module in PHASES else p.parse_args(["--arch", good])
+        assert ns.arch == good
 
 
 def _run(*args):

@@ -21,7 +21,7 @@ ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 
 def volta() -> device.Arch:
     """Compute capability 7.0 (the Best Practices Guide's example device): the CUDA programming guide's limits."""
-    return dataclasses.replace(device.arch_info("sm_80"), arch="sm_70", family="Volta", example_gpu="V100",
+    return dataclasses.replace(device.arch_info("sm_80"), arch="sm_70", family="Volta", example="",
                                max_threads_per_sm=2048, max_blocks_per_sm=32, smem_per_sm=96 * KiB,
                                smem_per_block_optin=96 * KiB, smem_reserved_per_block=0, smem_alloc_unit=256,
                                smem_carveouts_kib=(0, 8, 16, 32, 64, 96))

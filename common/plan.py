@@ -1,0 +1,265 @@
+"""What a lab would do on a given GPU, worked out without running anything: its plan.
+
+A plan answers, for one lab and one GPU (the one at hand, or a profile of common/gpu_specs.py: a T4, an RTX 4090,
+a B200...):
+  * which variants run there, and for each one that does not, the one-line reason;
+  * every kernel launch of the lab's benchmark case: the kernel, the configuration it gets and where that came from
+    (common.config), the grid and block, the dynamic shared memory;
+  * the lab's predictions for that GPU (its models, fed by the GPU's description);
+  * the benchmark sizes, scaled down where the GPU's memory cannot hold them.
+`verify(plan)` then compiles every launch for the GPU's architecture (NVRTC for CUDA C, Triton ahead of time) and
+checks that it fits: registers x threads within the block's register file, static + dynamic shared memory within
+the opt-in limit, a grid the hardware accepts. The CPU tier runs it for every lab on every profile
+(tests/test_gpu_plans.py); `python -m <lab> --plan [--gpu t4]` prints it; tools/gpu_matrix.py turns the plans into
+the page "what runs on your GPU" (GPUS.md).
+
+A lab takes part through two optional functions:
+    lab.py    launches(gpu, size=None) -> [Launch]   every kernel its benchmark case would launch on `gpu`
+    bench.py  predict(gpu) -> {name: value}          its predictions for `gpu` (byte counts over bandwidth, waves...)
+`gpu` is a common.device.DeviceInfo: read off the device, or a simulated profile (device.profile_info).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+
+from . import device
+
+GRID_X_MAX = 2**31 - 1
+GRID_YZ_MAX = 65535
+
+
+@dataclass
+class Launch:
+    """One kernel launch a lab would make."""
+    variant: str                    # the Variant it belongs to ("" for a helper kernel of the lab's own)
+    kernel: str                     # the kernel's name (CUDA C: the extern "C" name; Triton: the @jit function)
+    impl: str                       # "cuda" or "triton"
+    grid: tuple                     # blocks (CUDA C) or programs (Triton), x[, y[, z]]
+    threads: int = 0                # threads per block (Triton: num_warps x 32, filled in)
+    source: str = ""                # CUDA C: the .cu file
+    defines: dict = field(default_factory=dict)    # CUDA C: -D NAME=VALUE; Triton: the constexpr arguments
+    options: tuple = ()             # CUDA C: more NVRTC options
+    arch: str = ""                  # the target it needs ("sm_90a"); default: the GPU's own architecture
+    dyn_smem: int = 0               # bytes of dynamic shared memory at launch (CUDA C)
+    fn: object = None               # Triton: the kernel
+    signature: dict = field(default_factory=dict)  # Triton: {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    num_warps: int = 4              # Triton
+    num_stages: int = 3             # Triton
+    case: str = ""                  # the problem it serves ("n = 2^28 float32")
+    config_source: str = ""         # where its configuration came from (common.config)
+
+    def __post_init__(self):
+        self.grid = tuple(int(g) for g in (self.grid if isinstance(self.grid, (tuple, list)) else (self.grid,)))
+        if self.impl == "triton" and not self.threads:
+            self.threads = 32 * self.num_warps
+
+    def row(self) -> dict:
+        cfg = " ".join(f"{k}={v}" for k, v in self.defines.items())
+        if self.impl == "triton":
+            cfg = (cfg + f" warps={self.num_warps} stages={self.num_stages}").strip()
+        return {"variant": self.variant, "kernel": self.kernel, "grid": "x".join(map(str, self.grid)),
+                "threads": self.threads, "smem": self.dyn_smem or "", "configuration": cfg or "-",
+                "from": self.config_source or "fixed", "case": self.case}
+
+
+@dataclass
+class VariantPlan:
+    name: str
+    impl: str
+    runs: bool
+    why: str = ""
+
+
+@dataclass
+class Plan:
+    lab: str                        # "phase2_cuda.lab07_softmax"
+    gpu: device.DeviceInfo
+    variants: list
+    launches: list
+    predictions: dict
+    notes: list = field(default_factory=list)   # sizes scaled to fit, what the lab does not model here
+
+    @property
+    def running(self) -> list[str]:
+        return [v.name for v in self.variants if v.runs]
+
+    @property
+    def skipped(self) -> list[VariantPlan]:
+        return [v for v in self.variants if not v.runs]
+
+    def print(self, file=None) -> None:
+        from .table import print_table
+
+        g = self.gpu
+        print(f"\nplan of {self.lab} on {g.label()}: {g.sms} SMs, {g.smem_per_block_optin // device.KiB} KiB shared "
+              f"memory per block, {g.total_mem_bytes / device.GiB:.0f} GiB, {g.hbm_gbps:.0f} GB/s", file=file)
+        print_table([{"variant": v.name, "impl": v.impl, "runs here": "yes" if v.runs else "no",
+                      "why not": v.why} for v in self.variants], title="variants", file=file)
+        if self.launches:
+            print_table([x.row() for x in self.launches], title="kernel launches of the benchmark case", file=file)
+        if self.predictions:
+            print_table([{"prediction": k, "value": v} for k, v in self.predictions.items()],
+                        title=f"predictions for {g.name}", file=file)
+        for n in self.notes:
+            print("note:", n, file=file)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Building a plan
+# ---------------------------------------------------------------------------------------------------------------------
+def _takes(fn, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def make(lab_mod, bench_mod=None, gpu: device.DeviceInfo | None = None, size=None) -> Plan:
+    """The plan of a lab on `gpu` (default: the GPU every prediction uses here, common.device.current())."""
+    gpu = gpu or device.current()
+    variants = []
+    for v in list(getattr(lab_mod, "VARIANTS", [])) + list(getattr(lab_mod, "PEERS", [])):
+        ok, why = v.available(gpu)
+        variants.append(VariantPlan(v.name, v.impl, ok, why))
+    launches: list[Launch] = []
+    notes: list[str] = []
+    fn = getattr(lab_mod, "launches", None)
+    if fn is not None:
+        got = fn(gpu, size) if _takes(fn, "size") else fn(gpu)
+        runs = {v.name for v in variants if v.runs}
+        launches = [x for x in got if not x.variant or x.variant in runs]
+    predictions = {}
+    pfn = getattr(bench_mod, "predict", None) if bench_mod is not None else None
+    if pfn is not None:
+        predictions = dict(pfn(gpu))
+    notes.extend(getattr(lab_mod, "PLAN_NOTES", []))
+    name = (lab_mod.__package__ or lab_mod.__name__)
+    return Plan(lab=name, gpu=gpu, variants=variants, launches=launches, predictions=predictions, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checking a plan: every launch compiles for the GPU and fits it
+# ---------------------------------------------------------------------------------------------------------------------
+@dataclass
+class Fit:
+    launch: Launch
+    arch: str
+    registers: int
+    static_smem: int
+    spills: int
+    problems: list
+
+    def row(self) -> dict:
+        return {"kernel": self.launch.kernel, "arch": self.arch, "regs": self.registers,
+                "threads": self.launch.threads, "smem": self.static_smem + self.launch.dyn_smem,
+                "spill B": self.spills, "fits": "yes" if not self.problems else "; ".join(self.problems)}
+
+
+def target_arch(launch: Launch, gpu: device.DeviceInfo) -> str:
+    """The architecture a launch compiles for: the one it needs (sm_90a), else the GPU's own."""
+    return launch.arch or gpu.arch
+
+
+def _grid_problems(launch: Launch) -> list[str]:
+    g = launch.grid
+    out = []
+    if not g or any(v < 1 for v in g):
+        out.append(f"grid {g}: every dimension must be at least 1")
+    if g and g[0] > GRID_X_MAX:
+        out.append(f"grid.x = {g[0]} is more than {GRID_X_MAX}")
+    if any(v > GRID_YZ_MAX for v in g[1:]):
+        out.append(f"grid {g}: y and z are at most {GRID_YZ_MAX}")
+    return out
+
+
+def check_launch(launch: Launch, gpu: device.DeviceInfo) -> Fit:
+    """Compile one launch for the GPU's architecture and check it against the GPU's limits."""
+    arch = target_arch(launch, gpu)
+    problems = _grid_problems(launch)
+    a = device.arch_info(arch)
+    if launch.arch and device.arch_info(launch.arch).arch != device.arch_info(gpu.arch).arch:
+        problems.append(f"needs {launch.arch}, the GPU is {gpu.arch}")
+    if launch.threads < 1 or launch.threads > gpu.max_threads_per_block:
+        problems.append(f"{launch.threads} threads per block (1 to {gpu.max_threads_per_block})")
+    if launch.impl == "cuda":
+        from . import cuda
+
+        rep = cuda.compile_report(launch.source, arch, tuple(launch.options), defines=launch.defines or None)
+        k = rep.kernels.get(launch.kernel)
+        if k is None:
+            return Fit(launch, arch, 0, 0, 0, problems + [f"{launch.kernel} is not a kernel of the compiled file"])
+        regs, smem, spills = k.registers, k.smem_bytes, k.spills
+    else:
+        from . import triton_support as ts
+
+        const = {k: v for k, v in launch.defines.items() if launch.signature.get(k) == "constexpr"}
+        kern = ts.aot(launch.fn, dict(launch.signature), const, cc=a.cc, num_warps=launch.num_warps,
+                      num_stages=launch.num_stages)
+        smem = int(kern.metadata.shared)                     # Triton's shared memory is all dynamic
+        res = ts.cubin_resources(kern.asm.get("cubin", b"")).get(kern.metadata.name, {})
+        regs, spills = int(res.get("REG", 0)), 0
+    total = smem + launch.dyn_smem
+    if total > gpu.smem_per_block_optin:
+        problems.append(f"{total} B of shared memory per block ({smem} B the kernel's + {launch.dyn_smem} B at launch) "
+                        f"is more than the {gpu.smem_per_block_optin} B a block may have")
+    if regs and launch.threads and _regs_needed(regs, launch.threads, a) > gpu.regs_per_block:
+        problems.append(f"{regs} registers x {launch.threads} threads is more than the {gpu.regs_per_block} "
+                        "registers a block may hold")
+    return Fit(launch, arch, regs, smem, spills, problems)
+
+
+def _regs_needed(regs: int, threads: int, a) -> int:
+    """Registers a block of `threads` threads takes, as the hardware counts them (common.occupancy's rule)."""
+    per_warp = -(-regs * a.warp_size // a.reg_alloc_unit) * a.reg_alloc_unit
+    warps = -(-threads // a.warp_size)
+    return per_warp * warps
+
+
+def verify(plan: Plan) -> list[Fit]:
+    """Every launch of the plan compiled and checked (once per distinct kernel and configuration)."""
+    seen, out = set(), []
+    for x in plan.launches:
+        key = (x.impl, x.source, x.kernel, tuple(sorted(x.defines.items())), x.options, x.arch, x.threads,
+               x.dyn_smem, x.num_warps, x.num_stages, x.grid)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(check_launch(x, plan.gpu))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sizes that fit the GPU's memory
+# ---------------------------------------------------------------------------------------------------------------------
+MEMORY_SHARE = 0.6   # a benchmark may use this share of the GPU's memory (the rest: the CUDA context, torch, caches)
+
+
+def fit(size, nbytes, gpu: device.DeviceInfo | None = None, *, shrink=None, share: float = MEMORY_SHARE,
+        what: str = "size"):
+    """(size, note): `size` when `nbytes(size)` fits `share` of the GPU's memory, else the largest size reached by
+    `shrink` (default: halve an int, or every entry of a tuple's last... as the caller says) that fits, with a
+    one-line note saying so ('' when nothing changed). nbytes(size) -> bytes the benchmark holds at once."""
+    gpu = gpu or device.current()
+    budget = share * gpu.total_mem_bytes
+    if nbytes(size) <= budget:
+        return size, ""
+    shrink = shrink or (lambda s: s // 2)
+    first = size
+    while nbytes(size) > budget:
+        smaller = shrink(size)
+        if smaller == size or not smaller:
+            break
+        size = smaller
+    return size, (f"{what} {fmt_size(first)} needs {nbytes(first) / device.GiB:.1f} GiB, more than {share:.0%} of this "
+                  f"GPU's {gpu.total_mem_bytes / device.GiB:.0f} GiB: scaled down to {fmt_size(size)} "
+                  f"({nbytes(size) / device.GiB:.1f} GiB)")
+
+
+def fmt_size(size) -> str:
+    if isinstance(size, int) and size > 0 and size & (size - 1) == 0 and size >= 1024:
+        return f"2^{int(math.log2(size))}"
+    if isinstance(size, (tuple, list)):
+        return "x".join(str(s) for s in size)
+    return str(size)
