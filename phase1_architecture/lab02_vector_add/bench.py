@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from common import bench, check, cli, cuda, device, lab, report
+from common import bench, check, cli, cuda, device, lab, plan, report
 from common import triton_support as ts
 
 from . import lab as L
@@ -107,14 +107,33 @@ def head_to_head(sizes=(2**28, 2**29), rounds: int = 7) -> list[dict]:
     return out
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu`, from its description alone: the floor of the largest case (12 n bytes over
+    the datasheet bandwidth), where the three arrays stop fitting in L2, and how far below the ridge point one FLOP
+    per 12 bytes is."""
+    n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
+    bw = gpu.hbm_gbps
+    out = {f"floor at n = {plan.fmt_size(n)} (12 n B / {bw:.0f} GB/s)": f"{12 * n / (bw * 1e9) * 1e3:.3f} ms",
+           "largest n whose three arrays fit in L2": f"{gpu.l2_bytes // 12:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)",
+           "one wave of vadd_02 (blocks of 256 on every SM)": L.resident_blocks(gpu)}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (bw * 1e9)
+        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = f"{ridge:.1f} FLOP/B: 1/12 FLOP/B is {12 * ridge:.0f}x below"
+    return out
+
+
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
-    top = ctx.args.size or (2**22 if ctx.quick else 2**29)
+    top = ctx.args.size or (2**22 if ctx.quick else L.BENCH_N)
+    top, note = plan.fit(top, L.bench_bytes, device.info())
+    if note:
+        print(note)
     step = 2 if ctx.quick else 1
     sizes = [2**k for k in range(10, int(math.log2(top)) + 1, step)]
     rows = sweep(sizes, ceiling["hbm_gbps"])
     big = [r for r in rows if r["shape"][0] == sizes[-1]]
-    tg = head_to_head() if top >= 2**29 else []
+    tg = head_to_head() if top >= L.BENCH_N else []
     tables = [(big, ["variant", "impl", "ms", "gbps", "frac_ceiling", "vs_torch_add", "spread"],
                f"n = 2^{int(math.log2(sizes[-1]))} (12 n = {12 * sizes[-1] / 2**30:.2f} GiB moved), "
                f"measured ceiling {ceiling['hbm_gbps']:.0f} GB/s")]
@@ -191,7 +210,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         if by_n:
             series[name] = [by_n.get(n) for n in ns]
     impl = {r["variant"]: r.get("impl") for r in rows}
-    l2_bytes = dev.get("l2_bytes") or device.arch_info(dev.get("arch", "sm_90")).example_l2_bytes
+    l2_bytes = dev.get("l2_bytes") or device.current(dev.get("arch")).l2_bytes
     datasheet = (dev.get("datasheet") or ceiling.get("datasheet") or {}).get("hbm_gbps")
     hbm = ceiling["hbm_gbps"]
     hl = {f"measured HBM ceiling {hbm:.0f} GB/s ({ceiling['hbm_method']})": (hbm, "--")}

@@ -11,12 +11,14 @@ You will learn
     size), L2-resident (the three arrays fit in L2 and are re-read from it), and HBM-bound.
 
 The two numbers, for n fp32 elements: bytes = 12 n (two 4-byte loads and one 4-byte store per element), FLOPs = n.
-One FLOP per 12 bytes is ~170x below the ridge point of any current GPU (~14 FLOP/B on an H200): memory wins, and
-the best any version can do is move 12 n bytes at the measured HBM ceiling (2^28 elements move 3 GiB). The target:
+One FLOP per 12 bytes is two orders of magnitude below the ridge point of any current GPU (`--plan` prints this
+GPU's): memory wins, and the best any version can do is move 12 n bytes at the measured HBM ceiling (2^28 elements
+move 3 GiB). The target:
 at 2^28 elements and above, the float4 kernels and Triton reach >= 1.0x torch.add. The lesson, the predictions and
 this GPU's measured figures: README.md.
 
 Run: python -m phase1_architecture.lab02_vector_add [--quick] [--size N] [--tune] [--no-bench] [--replot]
+     [--plan [--gpu t4]] [--set UNROLL=2]
 """
 from __future__ import annotations
 
@@ -27,19 +29,32 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab, occupancy
+from common import arrays, check, config, cuda, device, lab, occupancy, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import add_kernel
 
 LAB = "phase1_lab02_vector_add"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
-THREADS = 256
-# vadd_04's launch and compile-time parameters: threads per block, float4 per thread, streaming stores.
-# Picked by `--tune` (results/h200/phase1_lab02_vector_add_tune.json, n = 2^28): every configuration was within a
-# few % of torch.add; one float4 per thread with evict-first stores was the fastest, and more float4 per thread
-# (unroll 2, 4) did not help: 2048 resident threads x 32 B of loads already cover the latency.
-V04 = dict(threads=256, unroll=1, stream=1)
+THREADS = 256                # threads per block of vadd_01 .. vadd_03
+# vadd_04's launch and compile-time parameters (the lab's default; `--set UNROLL=2` and the like override them): threads
+# per block, float4 per thread (UNROLL), streaming stores (STREAM). The lab's --tune sweep times the alternatives
+# against torch.add; the lesson (README.md) says what it found: every configuration lands within a few percent,
+# because enough resident threads x 16 bytes of loads each already cover the memory latency.
+V04 = dict(THREADS_04=256, UNROLL=1, STREAM=1)
+BENCH_N = 2**29              # the benchmark's largest size (12 n bytes = 6 GiB)
+
+
+def v04_config() -> config.Resolved:
+    return config.resolve("vadd_04_float4_ilp", V04, validate=_check_v04)
+
+
+def _check_v04(v: dict) -> dict:
+    if v["THREADS_04"] not in (32, 64, 128, 256, 512, 1024) or v["UNROLL"] not in (1, 2, 4, 8) or \
+            v["STREAM"] not in (0, 1):
+        raise ValueError(f"vadd_04: THREADS_04 in 32..1024 (a power of two), UNROLL in 1, 2, 4, 8, STREAM 0 or 1; "
+                         f"got {config.fmt(v)}")
+    return v
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -71,13 +86,18 @@ def _prepare(a, b, out):
     return out, arrays.size(a)
 
 
+def resident_blocks(gpu: device.DeviceInfo | None = None) -> int:
+    """Blocks of THREADS threads that fill every SM once (one wave): the occupancy calculator on vadd_02, with its
+    registers on this GPU (or on `gpu`, a simulated one)."""
+    gpu = gpu or device.current()
+    regs, smem = cuda.resources(CU, "vadd_02_grid_stride", gpu)
+    occ = occupancy.occupancy(gpu.arch, THREADS, regs, smem)
+    return gpu.sms * max(1, occ.blocks_per_sm)
+
+
 @functools.lru_cache(maxsize=None)
 def _resident_blocks() -> int:
-    """Blocks of THREADS threads that fill every SM once (one wave): the occupancy calculator on vadd_02."""
-    d = device.info()
-    k = cuda.get_kernel(CU, "vadd_02_grid_stride")
-    occ = occupancy.occupancy(d.arch, THREADS, int(k.num_regs), int(k.shared_size_bytes))
-    return d.sms * max(1, occ.blocks_per_sm)
+    return resident_blocks(device.info())
 
 
 def _run(name: str, blocks: int, a, b, out, n: int):
@@ -124,23 +144,31 @@ def add_cuda_04(a, b, out=None, *, threads=None, unroll=None, stream=None):
         return out
     if not float4_ok(a, b, out):
         return _run("vadd_02_grid_stride", min(math.ceil(n / THREADS), _resident_blocks()), a, b, out, n)
-    threads = threads or V04["threads"]
-    unroll = unroll or V04["unroll"]
-    stream = V04["stream"] if stream is None else stream
+    cfg = v04_config().values
+    threads = threads or cfg["THREADS_04"]
+    unroll = unroll or cfg["UNROLL"]
+    stream = cfg["STREAM"] if stream is None else stream
     k = cuda.get_kernel(CU, "vadd_04_float4_ilp", defines={"UNROLL": unroll, "STREAM": stream})
-    blocks = max(1, math.ceil((n // 4) / (threads * unroll)))
-    k((blocks,), (threads,), (a, b, out, np.int64(n)))
+    k((v04_blocks(n, threads, unroll),), (threads,), (a, b, out, np.int64(n)))
     return out
+
+
+def v04_blocks(n: int, threads: int, unroll: int) -> int:
+    return max(1, math.ceil((n // 4) / (threads * unroll)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: add_kernel of triton_kernels.py
 # ---------------------------------------------------------------------------------------------------------------------
-# 512 elements / 128 threads = 4 per thread: one 16-byte load per input, like vadd_04's best launch (128 threads,
-# one float4 each, evict-first stores). The --tune sweep (results/h200/phase1_lab02_vector_add_tune.json, n = 2^28,
-# interleaved rounds) ranked it first among the Triton configs, all within 0.5% of each other.
-# Phase 3's lab 3.1 reads these two names (lab_module("phase1_architecture", "lab02_vector_add")).
-TRITON_BLOCK, TRITON_WARPS = 512, 4
+# 512 elements / 128 threads = 4 per thread: one 16-byte load per input, like vadd_04 with one float4 per thread and
+# evict-first stores. The lab's --tune sweep ranks the alternatives (the lesson has the result: all within noise).
+# Phase 3's lab 3.1 reads these two names.
+TRITON = dict(BLOCK=512, num_warps=4)
+TRITON_BLOCK, TRITON_WARPS = TRITON["BLOCK"], TRITON["num_warps"]
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton add_kernel", TRITON)
 
 
 def add_triton(a, b, out=None, *, block=None, num_warps=None):
@@ -153,9 +181,10 @@ def add_triton(a, b, out=None, *, block=None, num_warps=None):
     n = arrays.size(a)
     if n == 0:
         return out
-    block = block or TRITON_BLOCK
+    cfg = triton_config().values
+    block = block or cfg["BLOCK"]
     grid = (triton.cdiv(n, block),)
-    launch(add_kernel, grid, a, b, out, n, BLOCK=block, num_warps=num_warps or TRITON_WARPS)
+    launch(add_kernel, grid, a, b, out, n, BLOCK=block, num_warps=num_warps or cfg["num_warps"])
     return out
 
 
@@ -190,6 +219,40 @@ PEERS = [
 ]
 CHECK_CASES = [(n, "float32") for n in check.AWKWARD_1D] + [(n, "float16") for n in (1, 1000, 65537)]
 CPU_CHECK_CASES = [(n, "float32") for n in check.AWKWARD_1D_SMALL] + [(4097, "float16")]
+
+
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's largest case on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or BENCH_N, bench_bytes, gpu)
+    case = f"n = {plan.fmt_size(n)} float32"
+    v04 = v04_config().values
+    tcfg = triton_config()
+    cu = dict(impl="cuda", source=CU, threads=THREADS, case=case)
+    return [
+        plan.Launch("cuda 01 one thread per element", "vadd_01_one_thread_per_element", grid=math.ceil(n / THREADS),
+                    **cu),
+        plan.Launch("cuda 02 grid-stride", "vadd_02_grid_stride", grid=min(math.ceil(n / THREADS),
+                                                                           resident_blocks(gpu)), **cu),
+        plan.Launch("cuda 03 float4", "vadd_03_float4", grid=math.ceil((n // 4) / THREADS), **cu),
+        plan.Launch("cuda 04 float4 streaming store", "vadd_04_float4_ilp", "cuda", source=CU,
+                    grid=v04_blocks(n, v04["THREADS_04"], v04["UNROLL"]), threads=v04["THREADS_04"],
+                    defines={"UNROLL": v04["UNROLL"], "STREAM": v04["STREAM"]}, case=case,
+                    config_source=v04_config().source()),
+        plan.Launch("triton", "add_kernel", "triton", fn=add_kernel, grid=math.ceil(n / tcfg["BLOCK"]),
+                    signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "n": "i32",
+                               "BLOCK": "constexpr"},
+                    defines={"BLOCK": tcfg["BLOCK"]}, num_warps=tcfg["num_warps"], case=case,
+                    config_source=tcfg.source()),
+    ]
+
+
+def bench_bytes(n: int) -> int:
+    """Bytes the benchmark holds at once at size n: three fp32 arrays."""
+    return 12 * n
 
 
 # ---------------------------------------------------------------------------------------------------------------------

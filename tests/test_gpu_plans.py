@@ -1,0 +1,75 @@
+"""Every lab on every GPU a learner may have, simulated in the CPU tier.
+
+For each profile of common/gpu_specs.py (a T4, an A100, RTX 30/40/50 cards, an L4, H100s, an H200, a B200) and each
+lab, the lab's plan (common.plan) is computed for that GPU: which variants run there (and the reason for each that
+does not), the configuration each kernel gets and where it came from, the grid, the predictions. Then every CUDA C
+kernel the plan would launch is compiled with NVRTC for that GPU's architecture and every Triton kernel ahead of time
+for it, and each must fit the GPU: registers x threads within a block's register file, static + dynamic shared memory
+within the opt-in limit, a grid the hardware accepts. A default configuration that does not fit some GPU fails here.
+"""
+import os
+
+import pytest
+
+from common import device, lab, plan
+from tests.conftest import PHASES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROFILES = device.profiles()
+LABS = lab.lab_names(PHASES)
+IDS = [name for _, name in LABS]
+
+
+def test_the_table_has_the_gpus_learners_have():
+    want = {"t4", "a100-sxm4-80gb", "rtx-3060", "l4", "rtx-4090", "h100-pcie", "h100-sxm", "h200", "b200",
+            "rtx-5090"}
+    assert want <= set(PROFILES), want - set(PROFILES)
+    assert len(PROFILES) >= 11
+    archs = {device.profile_info(p).arch for p in PROFILES}
+    assert {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"} <= archs
+
+
+@pytest.mark.parametrize("slug", PROFILES)
+def test_a_profile_is_a_whole_description_with_sources(slug):
+    from common import gpu_specs
+
+    g = device.profile_info(slug)
+    a = device.arch_info(g.arch)
+    assert g.simulated and g.sms > 0 and g.l2_bytes > 0 and g.total_mem_bytes > 2**30
+    assert g.smem_per_block_optin == a.smem_per_block_optin and g.max_threads_per_sm == a.max_threads_per_sm
+    # the clock-derived bandwidth reproduces the datasheet figure (the table's memory clock is chosen so)
+    assert abs(g.theoretical_gbps / g.datasheet["hbm_gbps"] - 1) < 0.02, (g.theoretical_gbps, g.datasheet)
+    assert g.datasheet["fp32_tflops"] > 0
+    assert gpu_specs.PROFILES[slug]["sources"], "every profile cites its sources"
+    assert device.datasheet(g.name)["profile"] == slug
+
+
+@pytest.mark.parametrize("phase,name", LABS, ids=IDS)
+def test_plan_on_every_gpu(phase, name):
+    """The plan is computed for every profile: every variant is accounted for (runs, or a one-line reason)."""
+    mod, bench = lab.lab_module(phase, name), lab.bench_module(phase, name)
+    for slug in PROFILES:
+        gpu = device.profile_info(slug)
+        p = plan.make(mod, bench, gpu)
+        assert len(p.variants) == len(getattr(mod, "VARIANTS", [])) + len(getattr(mod, "PEERS", []))
+        for v in p.skipped:
+            assert v.why and "\n" not in v.why, f"{slug}: {v.name} is skipped without a one-line reason"
+        for x in p.launches:
+            assert x.variant in p.running or not x.variant, f"{slug}: a launch of {x.variant}, which does not run"
+            assert x.grid and x.threads, f"{slug}: {x.kernel} has no grid or block"
+
+
+@pytest.mark.parametrize("phase,name", LABS, ids=IDS)
+def test_every_launch_compiles_and_fits_every_gpu(phase, name):
+    """NVRTC (CUDA C) and Triton ahead of time, for each GPU's architecture, checked against its limits."""
+    mod, bench = lab.lab_module(phase, name), lab.bench_module(phase, name)
+    if not hasattr(mod, "launches"):
+        pytest.skip(f"{name} declares no launches (common.plan)")
+    bad = []
+    for slug in PROFILES:
+        gpu = device.profile_info(slug)
+        for f in plan.verify(plan.make(mod, bench, gpu)):
+            if f.problems:
+                bad.append(f"{slug} ({gpu.arch}) {f.launch.variant or '-'} / {f.launch.kernel}: "
+                           + "; ".join(f.problems))
+    assert not bad, "\n".join(bad)
