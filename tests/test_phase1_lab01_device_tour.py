@@ -1,13 +1,15 @@
-"""Lab 1.1 device tour: the known errors and their fixes, the version rules, the architecture table, what runs without
-a GPU, the copy in the interpreter, main(["--quick"]), the plot redrawn from the committed JSON; on a GPU the smoke
-test of every layer and the ARCHS table against the device."""
+"""Lab 1.1 device tour: the known errors and their fixes, the version rules, every GPU profile's table and what follows
+from it, the table against a device that agrees or not, what runs without a GPU, the copy in the interpreter, the
+lab's plan on a T4 and on a GPU with little memory, --set on the copy's configuration, main(["--quick"]), the plot
+redrawn from the committed JSON; on a GPU the smoke test of every layer and the course's table against the device."""
+import dataclasses
 import glob
 import os
 
 import numpy as np
 import pytest
 
-from common import device, report
+from common import config, device, plan, report
 from phase1_architecture.lab01_device_tour import bench as l1b
 from phase1_architecture.lab01_device_tour import lab as l1
 from tests.helpers import replot
@@ -40,14 +42,41 @@ def test_version_rules():
     assert [r["ok"] for r in old] == [False, False, True]
 
 
-@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"])
-def test_device_tour_table_for_each_arch(arch):
-    rows = {r["property"]: r["value"] for r in l1.arch_rows(arch)}
-    peak = rows["peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)"]
-    ds = device.datasheet(device.arch_info(arch).example_gpu)
-    if ds:
-        assert peak == pytest.approx(ds["fp32_tflops"], rel=0.03)
+@pytest.mark.parametrize("slug", device.profiles())
+def test_device_tour_table_for_each_profile(slug):
+    """SMs x FP32 lanes x 2 x clock reproduces every profile's datasheet FP32 figure."""
+    g = device.profile_info(slug)
+    rows = {r["property"]: r["value"] for r in l1.gpu_rows(g)}
+    assert rows["peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)"] == pytest.approx(g.datasheet["fp32_tflops"], rel=0.03)
     assert rows["registers per thread at full occupancy"] in (32, 42, 64)
+    assert rows["FP32 lanes / SM"] == (64 if g.arch in ("sm_75", "sm_80") else 128)
+    assert rows["SMs"] == g.sms and g.name in rows["name"]
+
+
+@pytest.mark.parametrize("arch", sorted(device.ARCHS))
+def test_arch_rows_describe_the_profile_that_stands_for_the_arch(arch):
+    rows = {r["property"]: r["value"] for r in l1.arch_rows(arch)}
+    g = device.current(arch)
+    assert g.name in rows["name"]
+    assert ("note" in rows) == (g.arch != arch)        # sm_103 has no profile of its own: the B200 stands for it
+
+
+def _as_device(slug, **changes):
+    """A profile as if read off a device (not simulated), with some figures changed."""
+    return dataclasses.replace(device.profile_info(slug), simulated=False, **changes)
+
+
+def test_table_mismatches_and_notes_against_a_device():
+    assert l1.table_mismatches(_as_device("h200")) == [] and l1.profile_notes(_as_device("h200")) == []
+    # a board that reports a narrower bus and another memory clock than the profile: notes, not mismatches
+    d = _as_device("h200", mem_bus_bits=6016, mem_clock_mhz=3201.0)
+    assert l1.table_mismatches(d) == []
+    assert [n.split(":")[0] for n in l1.profile_notes(d)] == ["mem_clock_mhz", "mem_bus_bits"]
+    # an SM count or L2 other than the profile's, or limits other than the architecture's: mismatches
+    bad = l1.table_mismatches(_as_device("t4", sms=38, smem_per_sm=48 * 1024))
+    assert [b.split(":")[0] for b in bad] == ["smem_per_sm", "sms"] and "profile t4" in bad[1]
+    unknown = _as_device("rtx-4090", name="Some Unlisted GPU", datasheet={})
+    assert l1.table_mismatches(unknown) == [] and "no profile" in l1.profile_notes(unknown)[0]
 
 
 def test_what_runs_here_counts_the_kernel_files_in_lab_folders():
@@ -56,6 +85,32 @@ def test_what_runs_here_counts_the_kernel_files_in_lab_folders():
     every = glob.glob(os.path.join(report.ROOT, "phase*", "**", "*.cu"), recursive=True)
     assert any(p.endswith(os.path.join("lab07_softmax", "kernels.cu")) for p in every)
     assert total == len(every) and 0 < claimed <= total
+
+
+def test_plan_on_a_t4_and_on_a_gpu_with_little_memory():
+    t4 = device.profile_info("t4")
+    p = plan.make(l1, l1b, t4)
+    (x,) = p.launches
+    assert x.kernel == "copy_kernel" and x.grid == (2**28 // 2048,) and x.threads == 256
+    assert x.config_source == "default"
+    assert p.predictions["copy floor at n = 2^28 (8 n B / 320 GB/s)"] == f"{8 * 2**28 / 320e9 * 1e3:.3f} ms"
+    # 2 GiB of n = 2^28 do not fit 60% of a 2 GiB card: the copy is halved until they do
+    small = dataclasses.replace(t4, total_mem_bytes=2 * 2**30)
+    (x,) = plan.make(l1, l1b, small).launches
+    assert x.grid == (2**27 // 2048,) and x.case == "n = 2^27 float32"
+
+
+def test_set_changes_the_copy_configuration_and_says_so():
+    try:
+        config.set_overrides(["COPY_BLOCK=4096", "COPY_WARPS=4"])
+        (x,) = plan.make(l1, l1b, device.profile_info("rtx-5090")).launches
+        assert x.defines == {"BLOCK": 4096} and x.num_warps == 4 and x.grid == (2**28 // 4096,)
+        assert "--set COPY_BLOCK=4096" in x.config_source and "--set COPY_WARPS=4" in x.config_source
+        config.set_overrides(["COPY_BLOCK=1000"])
+        with pytest.raises(ValueError, match="COPY_BLOCK a power of two"):
+            l1.copy_config()
+    finally:
+        config.set_overrides([])
 
 
 @cpu_only

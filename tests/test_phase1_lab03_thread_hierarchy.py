@@ -1,10 +1,11 @@
 """Lab 1.3 thread hierarchy: the special registers and the divergent branch in the compiled code, the hash reference,
 the warp rule of the mapping table, the Triton select in the interpreter, bad input before any launch, the timeline's
-arithmetic and plots (redrawn from JSON); on a GPU the kernels' own records and the divergence kernels on device."""
+arithmetic and plots (redrawn from JSON), the lab's plan on GPUs of 64 and 48 warps per SM and --set on the Triton
+configuration; on a GPU the kernels' own records and the divergence kernels on device."""
 import numpy as np
 import pytest
 
-from common import check, cuda, device
+from common import check, config, cuda, device, plan
 from phase1_architecture.lab03_thread_hierarchy import bench as l3b
 from phase1_architecture.lab03_thread_hierarchy import lab as l3
 from tests.helpers import replot
@@ -119,6 +120,38 @@ def test_triton_hash_small_cases():
 def test_cuda_wrappers_reject_host_arrays_before_launching(fn):
     with pytest.raises(TypeError, match="expected a GPU array"):
         fn(np.ones(8, np.int32), 3)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs learners have
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("slug,per_sm", [("t4", 4), ("rtx-5090", 6), ("h100-sxm", 8)])
+def test_plan_timeline_fills_every_sm_of_the_gpu(slug, per_sm):
+    """hier_01_whoami needs few registers: its 256-thread blocks are limited by the SM's warps (32, 48 or 64), so one
+    wave is SMs x (threads per SM / 256) blocks, and the timeline launches 2.5 waves of it."""
+    g = device.profile_info(slug)
+    p = plan.make(l3, l3b, g)
+    timeline = next(x for x in p.launches if x.case.startswith("the timeline"))
+    assert g.max_threads_per_sm // l3.THREADS == per_sm
+    assert timeline.grid == (int(2.5 * g.sms * per_sm),) and timeline.threads == 256
+    assert p.predictions["timeline: resident 256-thread blocks per SM (calculator)"].startswith(f"{per_sm} (")
+    uniform = 5 * 256 * 2**22 / (g.sms * 64 * g.sm_clock_mhz * 1e6) * 1e3
+    assert p.predictions["uniform (div_02) at n = 2^22, 256 rounds"] == f"{uniform:.3f} ms"
+    div = {x.kernel: x.grid for x in p.launches if x.variant}
+    assert div["div_01_branch_on_lane_parity"] == div["div_02_branch_on_warp_index"] == (2**22 // 256,)
+
+
+def test_set_changes_the_triton_configuration_and_says_so():
+    try:
+        config.set_overrides(["BLOCK=512", "num_warps=8"])
+        x = next(x for x in plan.make(l3, l3b, device.profile_info("l4")).launches if x.impl == "triton")
+        assert x.grid == (2**22 // 512,) and x.defines == {"BLOCK": 512} and x.num_warps == 8 and x.threads == 256
+        assert "--set BLOCK=512" in x.config_source and "--set num_warps=8" in x.config_source
+        config.set_overrides(["BLOCK=300"])
+        with pytest.raises(ValueError, match="BLOCK a power of two"):
+            l3.triton_config()
+    finally:
+        config.set_overrides([])
 
 
 @cpu_only

@@ -1,13 +1,16 @@
 """Lab 1.4 memory hierarchy: what the compiler made of the read, shared-memory and FMA kernels, the references
-against brute force, the sweep's sizes, levels and L2 edge, the Triton sweep in the interpreter, bad input before any
-launch, the plots redrawn from the committed JSON; on a GPU the kernels on misaligned views, the pointer chase, and
-the shared-memory and register kernels against their references."""
+against brute force, the sweep's sizes, levels and L2 edge on GPUs with large and small caches, the L1 of each
+architecture, the lab's plan and predictions on a T4, an H100 and a GPU with little memory, --set on the kernels'
+configurations, the Triton sweep in the interpreter, bad input before any launch, the plots redrawn from the committed
+JSON; on a GPU the kernels on misaligned views, the pointer chase, and the shared-memory and register kernels against
+their references."""
+import dataclasses
 import os
 
 import numpy as np
 import pytest
 
-from common import check, cuda, device
+from common import check, config, cuda, device, plan
 from phase1_architecture.lab04_memory_hierarchy import bench as l4b
 from phase1_architecture.lab04_memory_hierarchy import lab as l4
 from tests.helpers import replot
@@ -54,25 +57,82 @@ def test_sweep_reference_matches_brute_force(n, blocks, per_block):
 
 
 def test_sweep_sizes_and_levels():
-    l2 = 60 * 2**20
+    l2, l1 = 60 * 2**20, 256 * 2**10
     sizes = l4b.sweep_sizes(False, l2)
     assert sizes == sorted(set(sizes)) and sizes[0] <= 16 * 2**10 and sizes[-1] >= 4 * 2**30
     assert 24 <= len(sizes) <= 60                   # "a few dozen sizes"
     assert sum(0.5 * l2 <= s <= 1.5 * l2 for s in sizes) >= 4       # resolution around the L2 edge
     assert all(s % 4096 == 0 for s in sizes)
-    assert [l4b.level_of(s, l2) for s in (16 << 10, 1 << 20, 50 << 20, 100 << 20, 1 << 30)] == \
+    assert [l4b.level_of(s, l2, l1) for s in (16 << 10, 1 << 20, 50 << 20, 100 << 20, 1 << 30)] == \
         ["L1", "L2 (fits half)", "L2 (full)", "L2 edge", "HBM"]
+    # a GPU of 64 KiB L1 and 4 MiB L2, whose memory holds 2 GiB of working set: the sweep stops there
+    small = l4b.sweep_sizes(False, 4 << 20, top=2 << 30)
+    assert small[-1] == 2 << 30 and sum(2 << 20 <= s <= 6 << 20 for s in small) >= 4
+    assert [l4b.level_of(s, 4 << 20, 64 << 10) for s in (16 << 10, 64 << 10, 1 << 20, 3 << 20)] == \
+        ["L1", "L2 (fits half)", "L2 (fits half)", "L2 (full)"]
+    assert l4b.chase_sizes(True, l2, top=64 << 20) == [16 << 10, 1 << 20]
 
 
-def test_l2_edge_and_levels_from_synthetic_sweep():
-    l2 = 60 * 2**20
+@pytest.mark.parametrize("l2,l1,fast,edge", [(60 << 20, 256 << 10, 44 << 20, (44 << 20, 50 << 20)),
+                                             (4 << 20, 64 << 10, 3 << 20, (3 << 20, 4 << 20))])
+def test_l2_edge_and_levels_from_synthetic_sweep(l2, l1, fast, edge):
     rows = []
     for w in l4b.sweep_sizes(False, l2):
-        g = 25000 if w <= 128 << 10 else 9700 if w <= 44 << 20 else 4000
+        g = 25000 if w <= l1 // 2 else 9700 if w <= fast else 4000
         rows.append({"variant": "cuda 02", "working_set_bytes": w, "gbps": g})
-    lv = l4b.level_bandwidths(rows, l2)
+    lv = l4b.level_bandwidths(rows, l2, l1)
     assert lv == {"L1": 25000, "L2": 9700, "HBM": 4000}
-    assert 44 << 20 < l4b.l2_edge(rows, lv) <= 50 << 20
+    assert edge[0] < l4b.l2_edge(rows, lv, l2, l1) <= edge[1]
+
+
+def test_l1_of_each_architecture():
+    """The unified L1/shared array less the smallest shared-memory carve-out: what a kernel without shared memory
+    gets as L1."""
+    want = {"sm_75": 64, "sm_80": 192, "sm_86": 128, "sm_89": 128, "sm_90": 256, "sm_100": 256, "sm_120": 128}
+    for arch, kib in want.items():
+        assert l4.l1_bytes(device.current(arch)) == kib * 1024, arch
+
+
+@pytest.mark.parametrize("slug,per_sm", [("t4", 4), ("h100-sxm", 6)])
+def test_plan_fills_every_sm_from_the_kernels_registers(slug, per_sm):
+    """mem_02 needs ~40 registers: 4 blocks of 256 fill a T4's 1024 threads, 6 blocks a Hopper SM (registers)."""
+    g = device.profile_info(slug)
+    p = plan.make(l4, l4b, g)
+    by = {x.kernel: x for x in p.launches}
+    assert by["mem_02_read_sweep_float4"].grid == (g.sms * per_sm,) == by["read_sweep_kernel"].grid
+    assert by["mem_02_read_sweep_float4"].defines == {"UNROLL": 4}
+    assert by["mem_04_shared_read"].defines == {"TILE_FLOAT4": 2048} and by["mem_03_pointer_chase"].grid == (1,)
+    assert by["mem_05_register_fma"].grid == (g.sms * g.max_threads_per_sm * 4 // 256,)
+    assert p.predictions["mem_02's grid (the calculator on its registers)"] == f"{g.sms * per_sm} blocks = " \
+                                                                               f"{g.sms} SMs x {per_sm}"
+    l2 = g.l2_bytes / 2**20
+    assert f"{0.5 * l2:.0f}-{1.5 * l2:.0f} MiB" in p.predictions["L2 plateau"]
+    lanes = 64 if slug == "t4" else 128
+    assert f"({lanes} FFMA/clock/SM)" in p.predictions["registers (mem_05: 12 B of operands per FFMA)"]
+
+
+def test_plan_on_a_gpu_with_little_memory():
+    g = dataclasses.replace(device.profile_info("rtx-3060"), total_mem_bytes=4 * 2**30)
+    p = plan.make(l4, l4b, g)
+    x = next(x for x in p.launches if x.kernel == "mem_02_read_sweep_float4")
+    assert x.case == "a 2048 MiB working set read once"          # 4 GiB do not fit 60% of 4 GiB: halved once
+    assert "the main case, 2048 MiB read once" in p.predictions
+
+
+def test_set_changes_the_kernels_configuration_and_says_so():
+    try:
+        config.set_overrides(["UNROLL=8", "TILE_FLOAT4=1024"])
+        by = {x.kernel: x for x in plan.make(l4, l4b, device.profile_info("rtx-4090")).launches}
+        assert by["mem_02_read_sweep_float4"].defines == {"UNROLL": 8}
+        assert by["mem_02_read_sweep_float4"].config_source == "--set UNROLL=8"
+        assert by["mem_04_shared_read"].defines == {"TILE_FLOAT4": 1024}
+        assert by["mem_05_register_fma"].config_source == "default"
+        assert l4.defines() == {"UNROLL": 8, "TILE_FLOAT4": 1024, "NACC": 8}
+        config.set_overrides(["TILE_FLOAT4=4096"])               # 64 KiB: more static shared memory than allowed
+        with pytest.raises(ValueError, match="TILE_FLOAT4 a power of two"):
+            l4.defines()
+    finally:
+        config.set_overrides([])
 
 
 def test_shared_and_fma_references():

@@ -1,13 +1,15 @@
 """Lab 1.6 naive matmul: the two kernels differ only in their addresses (SASS census), the sector counts and the
 prediction, the tolerance that fp32 passes and TF32 fails, the Triton tile kernel in the interpreter on edge shapes,
-bad input before any launch, --size, main(["--quick"]), the plot redrawn from the committed JSON; on a GPU bad input
-and empty shapes on device, grids past the y limit, and the cuBLAS peer refusing TF32."""
+bad input before any launch, --size, main(["--quick"]), the plot redrawn from the committed JSON, the lab's plan and
+predictions on a T4 and an RTX 4090, the shapes scaled to a GPU with little memory, --set on the Triton tile; on a
+GPU bad input and empty shapes on device, grids past the y limit, and the cuBLAS peer refusing TF32."""
+import dataclasses
 import os
 
 import numpy as np
 import pytest
 
-from common import check, cuda, device
+from common import check, config, cuda, device, plan
 from phase1_architecture.lab06_matmul_naive import bench as l6b
 from phase1_architecture.lab06_matmul_naive import lab as l6
 from tests.helpers import replot
@@ -46,6 +48,43 @@ def test_sector_counts_and_the_prediction():
     assert l6.predicted_ratio(5, 7, 0)[0] > 0
     with pytest.raises(ValueError, match="mapping"):
         l6.warp_sectors("diagonal", 8, 8, 8)
+
+
+@pytest.mark.parametrize("slug", ["t4", "rtx-4090"])
+def test_plan_grids_and_predictions(slug):
+    g = device.profile_info(slug)
+    p = plan.make(l6, l6b, g)
+    grids = [(x.kernel, x.case, x.grid) for x in p.launches]
+    assert grids == [("mm_01_naive_uncoalesced", "4096x4096x4096 float32", (128, 512)),
+                     ("mm_02_naive_coalesced", "4096x4096x4096 float32", (128, 512)),
+                     ("matmul_tile_kernel", "4096x4096x4096 float32", (4096,)),
+                     ("mm_01_naive_uncoalesced", "2999x3001x2027 float32", (94, 376)),
+                     ("mm_02_naive_coalesced", "2999x3001x2027 float32", (94, 375)),
+                     ("matmul_tile_kernel", "2999x3001x2027 float32", (47 * 47,))]
+    assert p.predictions["sectors per k step, mm_01 / mm_02"] == "33 / 5: mm_01 6.6x slower"
+    fp32 = g.datasheet["fp32_tflops"]
+    want = 2 * 4096**3 / (0.75 * fp32 * 1e12) * 1e3
+    assert p.predictions[f"cuBLAS at ~75% of {fp32:g} TFLOP/s FP32"] == f"~{want:.1f} ms"
+
+
+def test_plan_scales_the_shapes_to_a_gpu_with_little_memory():
+    g = dataclasses.replace(device.profile_info("t4"), total_mem_bytes=256 * 2**20)
+    cases = {x.case for x in plan.make(l6, l6b, g).launches}
+    # 192 MiB of A, B and C do not fit 60% of 256 MiB: every dimension is halved once (48 MiB)
+    assert cases == {"2048x2048x2048 float32", "2999x3001x2027 float32"}
+
+
+def test_set_changes_the_triton_tile_and_says_so():
+    try:
+        config.set_overrides(["BLOCK_M=128"])
+        x = next(x for x in plan.make(l6, l6b, device.profile_info("l4")).launches if x.impl == "triton")
+        assert x.defines == {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32} and x.grid == (32 * 64,)
+        assert "--set BLOCK_M=128" in x.config_source
+        config.set_overrides(["BLOCK_K=8"])
+        with pytest.raises(ValueError, match="powers of two in 16..256"):
+            l6.triton_config()
+    finally:
+        config.set_overrides([])
 
 
 def _tf32(a: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from common import bench, cli, device, lab, report
+from common import bench, cli, device, lab, plan, report
 from common.device import GiB
 
 from . import lab as L
@@ -14,7 +14,8 @@ CPU_NOTE = "\nNothing was timed: no GPU. The Triton copy ran in the interpreter;
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "elements of the copy probe (default 2^28, quick 2^24)")
+    cli.add_size(p, f"elements of the copy probe (default {plan.fmt_size(L.BENCH_N)}, quick 2^24; scaled down where "
+                    "the GPU's memory cannot hold it)")
     p.add_argument("--errors", action="store_true", help="print the full table of known version-mismatch errors")
 
 
@@ -25,10 +26,14 @@ def explain(args) -> None:
     if device.has_gpu():
         report.print_table(L.device_rows(), title="The GPU, read off the device")
         bad = L.table_mismatches()
-        print("ARCHS table agrees with this GPU" if not bad else "ARCHS table differs from this GPU: " + "; ".join(bad))
+        print("the course's table (architecture limits, and the profile of this GPU's name where there is one) "
+              + ("agrees with this GPU" if not bad else "differs from this GPU: " + "; ".join(bad)))
+        for note in L.profile_notes():
+            print("  note:", note)
     else:
-        report.print_table(L.arch_rows(args.arch), title=f"No GPU: {args.arch} from the course's table "
-                                                          f"(example GPU's datasheet figures)")
+        d = device.current(args.arch)
+        report.print_table(L.arch_rows(args.arch), title=f"No GPU: {d.name} ({d.arch}), a profile of the course's "
+                                                          "table (common/gpu_specs.py; --gpu chooses another)")
         report.print_table(L.what_runs_here(args.arch), title="What runs on this machine")
     v = L.versions()
     report.print_table([{"component": k, "version": val} for k, val in v.items()], title="Software stack")
@@ -74,8 +79,30 @@ def bandwidth(n: int) -> tuple[list[dict], dict]:
     return rows, summary
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description alone: the copy's floor at the datasheet bandwidth,
+    the clock-derived bandwidth and the ~90% of it a large copy reaches, the FP32 peak and the ridge point."""
+    n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
+    d = L.derived(gpu)
+    bw = gpu.hbm_gbps
+    peak, ridge = d["peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)"], d["ridge point FLOP/B (peak / bandwidth)"]
+    out = {"clock-derived bandwidth (2 x memory clock x bus)": f"{gpu.theoretical_gbps:.0f} GB/s",
+           "a large copy reaches (~90% of it)": f"~{0.9 * gpu.theoretical_gbps:.0f} GB/s",
+           f"copy floor at n = {plan.fmt_size(n)} (8 n B / {bw:.0f} GB/s)": f"{8 * n / (bw * 1e9) * 1e3:.3f} ms",
+           "peak FP32 (SMs x lanes x 2 x clock)": f"{peak:.1f} TFLOP/s",
+           "ridge point (FP32 peak / clock-derived bandwidth)": f"{ridge:.1f} FLOP/B",
+           "resident threads (SMs x threads per SM)": d["resident threads on the GPU"]}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        out["datasheet FP32"] = f"{fp32:g} TFLOP/s"
+    return out
+
+
 def benchmark(ctx) -> lab.Result:
-    n = ctx.args.size or (2**24 if ctx.quick else 2**28)
+    n = ctx.args.size or (2**24 if ctx.quick else L.BENCH_N)
+    n, note = plan.fit(n, L.bench_bytes, device.info())
+    if note:
+        print(note)
     rows, summary = bandwidth(n)
     d = device.info()
     bw = [{"figure": "theoretical (2 x memory clock x bus width)", "GB/s": summary["theoretical_gbps"]},
@@ -88,7 +115,8 @@ def benchmark(ctx) -> lab.Result:
     checks = L.version_checks(L.versions())
     smoke = L.smoke_tests(ctx.args.arch)
     return lab.Result(rows=rows, meta=dict(device=d.as_dict(), versions_checked=checks, smoke=smoke,
-                                           bandwidth=summary, table_mismatches=L.table_mismatches()),
+                                           bandwidth=summary, table_mismatches=L.table_mismatches(),
+                                           profile_notes=L.profile_notes()),
                       tables=[(bw, None, f"Memory bandwidth of {d.name}")],
                       ok=all(r["result"] != "FAILED" for r in smoke))
 

@@ -9,14 +9,17 @@ You will learn
     which of them must match which, and what the classic mismatch errors mean and how to fix them;
   * measured against theoretical bandwidth: the clock-derived figure and the datasheet are ceilings nobody reaches; a
     large copy shows what is really available (~90% of the clock-derived figure is typical of HBM);
-  * without a GPU: the same report for a chosen architecture (--arch), and what can and cannot run on this machine.
+  * without a GPU: the same report for a GPU a learner may have (a profile of common/gpu_specs.py: --gpu NAME, or the
+    example GPU of --arch), and what can and cannot run on this machine.
 
 The two numbers, for the bandwidth probe (a copy of n fp32 elements, the only kernel this lab times): bytes = 8 n
 (4 read + 4 written per element), FLOPs = 0. Zero FLOPs per byte is as memory-bound as a kernel gets: its time is
-bytes / bandwidth, which is exactly why a copy measures bandwidth. n = 2^28 moves 2 GiB: about half a millisecond at
-HBM3e speeds. The lesson, the predictions and this GPU's measured figures: README.md.
+bytes / bandwidth, which is exactly why a copy measures bandwidth. n = 2^28 moves 2 GiB: a fraction of a millisecond
+at HBM speeds (`--plan` prints this GPU's floor). The lesson, the predictions and this GPU's measured figures:
+README.md.
 
-Run: python -m phase1_architecture.lab01_device_tour [--arch sm_75] [--quick] [--size N] [--errors] [--replot]
+Run: python -m phase1_architecture.lab01_device_tour [--arch sm_75 | --gpu NAME] [--quick] [--size N] [--errors]
+     [--replot] [--plan [--gpu NAME]] [--set COPY_BLOCK=4096]
 """
 from __future__ import annotations
 
@@ -28,25 +31,14 @@ import traceback
 
 import numpy as np
 
-from common import arrays, cuda, device, lab, report
+from common import arrays, config, cuda, device, lab, plan, report
 from common.device import GiB, KiB, MiB
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import copy_kernel
 
 LAB = "phase1_lab01_device_tour"
-
-# Figures of the example GPU of each architecture that the ARCHS table does not hold (datasheets): boost clock,
-# FP32 lanes per SM (what the SM can issue as FFMA per clock), memory type, bus width and size. A real device may
-# report a narrower bus than its datasheet entry (the H200 of results/h200 reports 6016 bits where sm_90 says 6144).
-EXAMPLE_EXTRA = {
-    "sm_75": dict(boost_mhz=1590, fp32_lanes=64, memory="GDDR6", bus_bits=256, mem_gib=16),
-    "sm_80": dict(boost_mhz=1410, fp32_lanes=64, memory="HBM2e", bus_bits=5120, mem_gib=80),
-    "sm_86": dict(boost_mhz=1695, fp32_lanes=128, memory="GDDR6X", bus_bits=384, mem_gib=24),
-    "sm_89": dict(boost_mhz=2520, fp32_lanes=128, memory="GDDR6X", bus_bits=384, mem_gib=24),
-    "sm_90": dict(boost_mhz=1980, fp32_lanes=128, memory="HBM3e", bus_bits=6144, mem_gib=141),
-}
-FP32_LANES = {"sm_75": 64, "sm_80": 64, "sm_86": 128, "sm_89": 128, "sm_90": 128}
+BENCH_N = 2**28              # the copy probe's size (8 n bytes = 2 GiB moved)
 
 # The errors learners meet first, what they mean, and the fix. `explain_error` matches them against a message.
 KNOWN_ERRORS = [
@@ -108,7 +100,27 @@ def make_inputs(n: int, dtype: str, rng: np.random.Generator, where: str):
     return (arrays.from_numpy(x, dtype, where),)
 
 
-COPY_BLOCK, COPY_WARPS = 2048, 8
+# The copy's configuration (the lab's default; `--set COPY_BLOCK=4096` and the like override it): elements per program
+# and warps per program. 2048 elements over 8 warps is 8 fp32 per thread, two 16-byte loads each: bytes in flight per
+# thread, which is what a streaming copy needs (lab 1.5 shows why).
+COPY = dict(COPY_BLOCK=2048, COPY_WARPS=8)
+
+
+def copy_config() -> config.Resolved:
+    return config.resolve("triton copy_kernel", COPY, validate=_check_copy)
+
+
+def _check_copy(v: dict) -> dict:
+    b, w = v["COPY_BLOCK"], v["COPY_WARPS"]
+    if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32) or b < 32 * w:
+        raise ValueError(f"triton copy: COPY_BLOCK a power of two in 32..65536 and at least 32 x COPY_WARPS, "
+                         f"COPY_WARPS in 1, 2, 4, 8, 16, 32; got {config.fmt(v)}")
+    return v
+
+
+def copy_grid(n: int, block: int) -> int:
+    """Programs of the copy: one per `block` elements."""
+    return triton.cdiv(n, block)
 
 
 def copy_triton(x, out=None):
@@ -118,7 +130,9 @@ def copy_triton(x, out=None):
     n = arrays.size(x)
     if n == 0:
         return out
-    launch(copy_kernel, (triton.cdiv(n, COPY_BLOCK),), x, out, n, BLOCK=COPY_BLOCK, num_warps=COPY_WARPS)
+    cfg = copy_config().values
+    launch(copy_kernel, (copy_grid(n, cfg["COPY_BLOCK"]),), x, out, n, BLOCK=cfg["COPY_BLOCK"],
+           num_warps=cfg["COPY_WARPS"])
     return out
 
 
@@ -148,63 +162,37 @@ def _fmt_bytes(b: float) -> str:
     return f"{b:.0f} B"
 
 
-def derived(sms: int, fp32_lanes: int, clock_mhz: float, max_threads_per_sm: int, regs_per_sm: int,
-            smem_per_sm: int, bandwidth_gbps: float) -> dict:
-    """What follows from the raw properties."""
-    peak = sms * fp32_lanes * 2 * clock_mhz * 1e6 / 1e12
+def derived(d: device.DeviceInfo) -> dict:
+    """What follows from the raw properties of one GPU (its FP32 lanes per SM come from its architecture's entry)."""
+    lanes = device.arch_info(d.arch).fp32_lanes_per_sm
+    peak = d.sms * lanes * 2 * d.sm_clock_mhz * 1e6 / 1e12
+    bw = d.theoretical_gbps
     return {
         "peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)": peak,
-        "ridge point FLOP/B (peak / bandwidth)": peak * 1e12 / (bandwidth_gbps * 1e9) if bandwidth_gbps else None,
-        "resident threads on the GPU": sms * max_threads_per_sm,
-        "registers per thread at full occupancy": regs_per_sm // max_threads_per_sm,
-        "shared memory per thread at full occupancy (B)": smem_per_sm // max_threads_per_sm,
+        "ridge point FLOP/B (peak / bandwidth)": peak * 1e12 / (bw * 1e9) if bw else None,
+        "resident threads on the GPU": d.sms * d.max_threads_per_sm,
+        "registers per thread at full occupancy": d.regs_per_sm // d.max_threads_per_sm,
+        "shared memory per thread at full occupancy (B)": d.smem_per_sm // d.max_threads_per_sm,
     }
 
 
-def arch_rows(arch: str) -> list[dict]:
-    """The table entry of an architecture, as labelled rows (used without a GPU)."""
-    a = device.arch_info(arch)
-    ex = EXAMPLE_EXTRA[a.arch]
+def gpu_rows(d: device.DeviceInfo) -> list[dict]:
+    """One GPU's description as labelled rows: read off the device, or a profile of the course's table."""
+    a = device.arch_info(d.arch)
     rows = [
-        ("architecture", f"{a.arch} ({a.family}), e.g. {a.example_gpu}"),
-        ("SMs (example GPU)", a.example_sms),
-        ("warp size", a.warp_size),
-        ("max threads / block", a.max_threads_per_block),
-        ("max threads / SM  (warps)", f"{a.max_threads_per_sm}  ({a.max_warps_per_sm})"),
-        ("max resident blocks / SM", a.max_blocks_per_sm),
-        ("32-bit registers / SM, / block", f"{a.regs_per_sm}, {a.max_regs_per_block} (<= {a.max_regs_per_thread}/thread)"),
-        ("shared memory / SM", _fmt_bytes(a.smem_per_sm)),
-        ("shared memory / block (default, opt-in)",
-         f"{_fmt_bytes(a.smem_per_block_default)}, {_fmt_bytes(a.smem_per_block_optin)}"),
-        ("shared memory reserved / block", f"{a.smem_reserved_per_block} B"),
-        ("L1/shared carve-outs (KiB)", ", ".join(map(str, a.smem_carveouts_kib))),
-        ("L2 (example GPU)", _fmt_bytes(a.example_l2_bytes)),
-        ("boost clock (example GPU)", f"{ex['boost_mhz']} MHz"),
-        ("memory (example GPU)", f"{ex['mem_gib']} GB {ex['memory']}, {ex['bus_bits']}-bit bus, "
-                                 f"{a.example_hbm_gbps:.0f} GB/s datasheet"),
-    ]
-    d = derived(a.example_sms, ex["fp32_lanes"], ex["boost_mhz"], a.max_threads_per_sm, a.regs_per_sm,
-                a.smem_per_sm, a.example_hbm_gbps)
-    rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in d.items()]
-    return [{"property": k, "value": v} for k, v in rows]
-
-
-def device_rows() -> list[dict]:
-    """The GPU at hand, read off the device."""
-    d = device.info()
-    lanes = FP32_LANES.get(d.arch, 128)
-    rows = [
-        ("name", f"{d.name} ({d.arch}, compute capability {d.cc_major}.{d.cc_minor})"),
+        ("name", f"{d.name} ({d.arch}, {a.family}, compute capability {d.cc_major}.{d.cc_minor})"),
         ("SMs", d.sms),
         ("warp size", d.warp_size),
         ("max threads / block", d.max_threads_per_block),
         ("max threads / SM  (warps)", f"{d.max_threads_per_sm}  ({d.max_threads_per_sm // d.warp_size})"),
         ("max resident blocks / SM", d.max_blocks_per_sm),
-        ("32-bit registers / SM, / block", f"{d.regs_per_sm}, {d.regs_per_block}"),
+        ("32-bit registers / SM, / block", f"{d.regs_per_sm}, {d.regs_per_block} (<= {a.max_regs_per_thread}/thread)"),
+        ("FP32 lanes / SM", a.fp32_lanes_per_sm),
         ("shared memory / SM", _fmt_bytes(d.smem_per_sm)),
         ("shared memory / block (default, opt-in)", f"{_fmt_bytes(d.smem_per_block)}, "
                                                     f"{_fmt_bytes(d.smem_per_block_optin)}"),
         ("shared memory reserved / block", f"{d.smem_reserved_per_block} B"),
+        ("L1/shared carve-outs (KiB)", ", ".join(map(str, a.smem_carveouts_kib))),
         ("L2", _fmt_bytes(d.l2_bytes)),
         ("SM clock (max)", f"{d.sm_clock_mhz:.0f} MHz"),
         ("memory", f"{d.total_mem_bytes / GiB:.0f} GiB, {d.mem_bus_bits}-bit bus at {d.mem_clock_mhz:.0f} MHz"),
@@ -213,25 +201,77 @@ def device_rows() -> list[dict]:
     if d.datasheet:
         rows.append(("datasheet", f"{d.datasheet.get('hbm_gbps')} GB/s, {d.datasheet.get('fp32_tflops')} TFLOP/s "
                                   f"FP32 ({d.datasheet.get('source')})"))
-    dd = derived(d.sms, lanes, d.sm_clock_mhz, d.max_threads_per_sm, d.regs_per_sm, d.smem_per_sm,
-                 d.theoretical_gbps)
-    rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in dd.items()]
+    rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in derived(d).items()]
     return [{"property": k, "value": v} for k, v in rows]
 
 
-def table_mismatches() -> list[str]:
-    """Where the GPU at hand disagrees with the ARCHS table the CPU-only reports use (should be empty)."""
-    d = device.info()
+def arch_rows(arch: str) -> list[dict]:
+    """Without a GPU: the GPU that stands for `arch` (the profile chosen with --gpu, else the architecture's example
+    profile of common/gpu_specs.py), as labelled rows."""
+    d = device.current(arch)
+    rows = gpu_rows(d)
+    want = device.arch_info(arch).arch
+    if d.arch != want:
+        rows.insert(1, {"property": "note", "value": f"the table has no {want} GPU: {d.name} ({d.arch}) stands for it"})
+    return rows
+
+
+def device_rows() -> list[dict]:
+    """The GPU at hand, read off the device."""
+    return gpu_rows(device.info())
+
+
+# Fields compared with the architecture's entry (the device must agree exactly), and with the profile of the same
+# name where the table has one. sms and l2_bytes identify a model; clocks, bus width and memory size may differ from
+# the profile between boards, drivers and datasheet roundings, so they are reported as notes, not mismatches.
+_ARCH_FIELDS = (("max_threads_per_sm", "max_threads_per_sm"), ("max_blocks_per_sm", "max_blocks_per_sm"),
+                ("regs_per_sm", "regs_per_sm"), ("regs_per_block", "max_regs_per_block"),
+                ("max_threads_per_block", "max_threads_per_block"), ("smem_per_sm", "smem_per_sm"),
+                ("smem_per_block_optin", "smem_per_block_optin"),
+                ("smem_reserved_per_block", "smem_reserved_per_block"))
+_PROFILE_FIELDS = ("sms", "l2_bytes")
+_PROFILE_NOTES = ("sm_clock_mhz", "mem_clock_mhz", "mem_bus_bits", "total_mem_bytes")
+
+
+def profile_of(d: device.DeviceInfo) -> str | None:
+    """The profile key of the table whose name is this GPU's, else None."""
+    return (d.datasheet or {}).get("profile") or device.datasheet(d.name).get("profile")
+
+
+def table_mismatches(d: device.DeviceInfo | None = None) -> list[str]:
+    """Where the GPU at hand (or `d`) disagrees with the course's table (should be empty): its architecture's limits,
+    and the SM count and L2 of the profile of the same name, when the table has one."""
+    d = d or device.info()
     try:
         a = device.arch_info(d.arch)
     except ValueError:
-        return [f"{d.arch} is not in the course's ARCHS table"]
-    pairs = [("max_threads_per_sm", d.max_threads_per_sm, a.max_threads_per_sm),
-             ("max_blocks_per_sm", d.max_blocks_per_sm, a.max_blocks_per_sm),
-             ("regs_per_sm", d.regs_per_sm, a.regs_per_sm), ("smem_per_sm", d.smem_per_sm, a.smem_per_sm),
-             ("smem_per_block_optin", d.smem_per_block_optin, a.smem_per_block_optin),
-             ("smem_reserved_per_block", d.smem_reserved_per_block, a.smem_reserved_per_block)]
-    return [f"{k}: device {v}, table {t}" for k, v, t in pairs if v != t]
+        return [f"{d.arch} is not in the course's table of architectures"]
+    out = [f"{f}: device {getattr(d, f)}, {a.arch} table {getattr(a, t)}" for f, t in _ARCH_FIELDS
+           if getattr(d, f) != getattr(a, t)]
+    slug = profile_of(d)
+    if slug:
+        p = device.profile_info(slug)
+        out += [f"{f}: device {getattr(d, f)}, profile {slug} {getattr(p, f)}" for f in _PROFILE_FIELDS
+                if getattr(d, f) != getattr(p, f)]
+    return out
+
+
+def profile_notes(d: device.DeviceInfo | None = None) -> list[str]:
+    """Where the GPU at hand (or `d`) differs from its profile in figures that may differ between boards of one model
+    (clocks, memory bus, memory size beyond 2%): one note each; one note saying so when the table has no profile."""
+    d = d or device.info()
+    slug = profile_of(d)
+    if not slug:
+        return [f"the table has no profile named {d.name!r}: predictions use the figures read off the device"]
+    p = device.profile_info(slug)
+    out = []
+    for f in _PROFILE_NOTES:
+        mine, theirs = getattr(d, f), getattr(p, f)
+        if f == "total_mem_bytes" and abs(mine - theirs) <= 0.02 * theirs:
+            continue
+        if mine != theirs:
+            out.append(f"{f}: device {mine:g}, profile {slug} {theirs:g}")
+    return out
 
 
 def _version(mod: str) -> str:
@@ -362,6 +402,20 @@ def smoke_tests(arch: str) -> list[dict]:
     return rows
 
 
+def file_needs(path: str, arch: str) -> str:
+    """'' when the kernel file compiles for `arch`, else what it needs. A file's `// archs:` line names the targets it
+    was written for: an architecture-specific one (sm_90a) means exactly that architecture; plain ones (sm_80 sm_90)
+    mean the oldest of them and everything after it."""
+    claims = cuda.claimed_archs(path)
+    cc = device.arch_info(arch).cc
+    specific = [c for c in claims if c.endswith("a")]
+    if specific:
+        ok = any(device.arch_info(c).arch == device.arch_info(arch).arch for c in specific)
+        return "" if ok else f"needs {' or '.join(specific)} (architecture-specific instructions)"
+    oldest = min(claims, key=lambda c: device.arch_info(c).cc)
+    return "" if cc >= device.arch_info(oldest).cc else f"needs {oldest} or later"
+
+
 def what_runs_here(arch: str) -> list[dict]:
     """Without a GPU: what this machine can and cannot do, and which kernel files target the chosen arch."""
     import glob
@@ -373,12 +427,31 @@ def what_runs_here(arch: str) -> list[dict]:
         {"what": "library peers (cuBLAS, torch CUDA)", "here": "not available: they need a GPU"},
     ]
     files = sorted(glob.glob(os.path.join(report.ROOT, "phase*", "**", "*.cu"), recursive=True))
-    yes = [os.path.relpath(f, report.ROOT) for f in files if arch in cuda.claimed_archs(f)]
-    no = [os.path.relpath(f, report.ROOT) for f in files if arch not in cuda.claimed_archs(f)]
-    rows.append({"what": f"kernel files that target {arch}", "here": f"{len(yes)} of {len(files)}"})
-    if no:
-        rows.append({"what": f"files that need a newer GPU than {arch}", "here": ", ".join(no)})
+    needs = {os.path.relpath(f, report.ROOT): file_needs(f, arch) for f in files}
+    rows.append({"what": f"kernel files that target {arch}",
+                 "here": f"{sum(not v for v in needs.values())} of {len(files)}"})
+    for f, why in needs.items():
+        if why:
+            rows.append({"what": f"not for {arch}: {f}", "here": why})
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: the copy probe's launch on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the benchmark holds at once at size n: the fp32 source and destination."""
+    return 8 * n
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or BENCH_N, bench_bytes, gpu)
+    cfg = copy_config()
+    return [plan.Launch("triton copy", "copy_kernel", "triton", fn=copy_kernel,
+                        grid=copy_grid(n, cfg["COPY_BLOCK"]),
+                        signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                        defines={"BLOCK": cfg["COPY_BLOCK"]}, num_warps=cfg["COPY_WARPS"],
+                        case=f"n = {plan.fmt_size(n)} float32", config_source=cfg.source())]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import bench, check, cli, cuda, device, lab, occupancy, report
+from common import bench, check, cli, cuda, device, lab, plan, report
 
 from . import lab as L
 
@@ -58,20 +58,18 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # The timeline: blocks that spin for a fixed time, more of them than the GPU holds at once (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-def timeline(spin_us: float = 20.0, waves: float = 2.5) -> dict:
+def timeline(spin_us: float = L.TIMELINE_SPIN_US, waves: float = L.TIMELINE_WAVES) -> dict:
     """Launch ~`waves` waves of blocks that each stay resident ~spin_us; return per-block SM, start, end (ns)."""
     d = device.info()
-    k = cuda.get_kernel(L.CU, "hier_01_whoami")
-    occ = occupancy.occupancy(d.arch, L.THREADS, int(k.num_regs), int(k.shared_size_bytes))
-    per_wave = d.sms * occ.blocks_per_sm
-    blocks = int(waves * per_wave)
+    launch = L.timeline_launch(d, waves)
+    per_wave, blocks = launch["per_wave"], launch["blocks"]
     spin = int(spin_us * d.sm_clock_mhz)
     rec = L.whoami(blocks * L.THREADS, (L.THREADS, 1), spin).get().reshape(blocks, L.THREADS, L.NFIELDS)
     sm = rec[:, 0, 6]
     start = rec[:, :, 8].min(axis=1)
     end = rec[:, :, 9].max(axis=1)
     t0 = start.min()
-    return {"blocks": blocks, "resident_per_sm_predicted": occ.blocks_per_sm, "limiter": occ.limiter,
+    return {"blocks": blocks, "resident_per_sm_predicted": launch["blocks_per_sm"], "limiter": launch["limiter"],
             "sms": d.sms, "per_wave": per_wave, "spin_us": spin_us, "spin_cycles": spin,
             "sm": sm, "start_us": (start - t0) / 1e3, "end_us": (end - t0) / 1e3,
             "timer_step_ns": _timer_step(rec[:, :, 8].ravel())}
@@ -124,9 +122,8 @@ def divergence_bench(n: int, rounds: int) -> tuple[list[dict], list[dict]]:
     fns = {v.name: (lambda f=v.fn: f(x, rounds, out=out)) for v in L.VARIANTS}
     ts = bench.interleaved(fns, rounds=3)
     uniform = ts[L.VARIANTS[1].name].median_ms
-    d = device.info()
-    int_ops = 5 * rounds * n
-    predicted_uniform_ms = int_ops / (d.sms * 64 * d.sm_clock_mhz * 1e6) * 1e3
+    int_ops = L.HASH_OPS_PER_ROUND * rounds * n
+    predicted_uniform_ms = L.hash_ms(device.info(), n, rounds)
     rows, targets = [], []
     for v in L.VARIANTS:
         t = ts[v.name]
@@ -142,11 +139,33 @@ def divergence_bench(n: int, rounds: int) -> tuple[list[dict], list[dict]]:
     return rows, targets
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description alone: the hash's time at ~64 integer operations per
+    clock per SM against the time its bytes take, divergent / uniform, and the timeline's waves."""
+    n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
+    rounds = L.BENCH_ROUNDS
+    uniform = L.hash_ms(gpu, n, rounds)
+    bytes_ms = L.bench_bytes(n) / (gpu.hbm_gbps * 1e9) * 1e3
+    tl_ = L.timeline_launch(gpu)
+    waves = math.ceil(tl_["blocks"] / tl_["per_wave"])
+    return {f"uniform (div_02) at n = {plan.fmt_size(n)}, {rounds} rounds": f"{uniform:.3f} ms",
+            "divergent (div_01) = (f + g) / max(f, g) x uniform": f"{2 * uniform:.3f} ms (ratio 2.0)",
+            f"the bytes alone (8 n B / {gpu.hbm_gbps:.0f} GB/s)": f"{bytes_ms:.4f} ms: the hash takes "
+                                                                  f"{uniform / bytes_ms:.0f}x longer",
+            "timeline: resident 256-thread blocks per SM (calculator)": f"{tl_['blocks_per_sm']} ({tl_['limiter']})",
+            f"timeline: {L.TIMELINE_WAVES} waves of {tl_['per_wave']} blocks":
+                f"{tl_['blocks']} blocks in {waves} waves: {waves * L.TIMELINE_SPIN_US:.0f} us at "
+                f"{L.TIMELINE_SPIN_US:.0f} us a block"}
+
+
 def benchmark(ctx) -> lab.Result:
     rec = L.whoami(L.MAP_BLOCKS * L.MAP_BLOCK[0] * L.MAP_BLOCK[1], L.MAP_BLOCK).get()
-    tl_ = timeline(spin_us=10.0 if ctx.quick else 20.0)
+    tl_ = timeline(spin_us=10.0 if ctx.quick else L.TIMELINE_SPIN_US)
     stats = timeline_stats(tl_)
     n = ctx.args.size or (2**20 if ctx.quick else L.BENCH_N)
+    n, note = plan.fit(n, L.bench_bytes, device.info())
+    if note:
+        print(note)
     rows, targets = divergence_bench(n, ctx.args.rounds)
     return lab.Result(
         rows=rows,

@@ -51,8 +51,9 @@ __device__ __forceinline__ unsigned long long global_ns()
 // SMs in waves: a block starts only when an earlier one on that SM has left and freed its resources.
 // Bytes: 80 per thread written; FLOPs: none. This is an observation kernel, not a speed test.
 // Prediction: %laneid equals the formula's lane for every thread; blocks are not dealt out in %smid order; an SM holds
-// as many spinning blocks at once as the occupancy calculator says (8 of 256 threads on an H200: 64 warps / 8), and
-// a grid of 2.5 waves takes 3 x the spin time. What the timeline showed instead is in the README.
+// as many spinning blocks at once as the occupancy calculator says (on an SM of 64 warps: 64 / 8 = 8 blocks of 256
+// threads; `--plan` prints this GPU's), and a grid of 2.5 waves takes 3 x the spin time. What the timeline showed
+// instead is in the README.
 // ---------------------------------------------------------------------------------------------------------------------
 #define NFIELDS 10
 
@@ -99,7 +100,8 @@ extern "C" __global__ void hier_01_whoami(long long* rec, long long n, long long
 // may beat a 64-integer-ops-per-clock estimate: the IMAD of each round issues to the FMA pipe, beside the four
 // SHF/LOP3 that share the integer ALU.
 // The price div_02 pays is its access pattern: a warp reads 32 floats at a stride of 2 (8 sectors instead of 4),
-// which is irrelevant here (the memory traffic is ~1/300 of the time) but would not be for a memory-bound kernel.
+// which is irrelevant here (moving the bytes takes a small fraction of the hashing time on any GPU: `--plan` prints
+// both) but would not be for a memory-bound kernel.
 // Launch: blocks of 256 threads (any multiple of 32); div_01 ceil(n / 256) blocks; div_02 enough blocks for
 // 64 * ceil(n / 64) threads. Bytes: 8 n. Integer operations: ~5 n rounds.
 // ---------------------------------------------------------------------------------------------------------------------

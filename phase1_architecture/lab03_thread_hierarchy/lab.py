@@ -16,11 +16,12 @@ You will learn
 
 The two numbers, for the divergence benchmark (n = 2^22 int32 elements, 256 rounds of a 5-instruction hash):
 bytes = 8 n = 32 MiB, floating-point FLOPs = 0, integer operations = 5 x 256 n = 5.4 G. At ~64 integer operations
-per clock per SM the arithmetic takes ~40x longer than moving the bytes: compute-bound, so every extra instruction
-slot a divergent warp spends shows up in full. Predicted: divergent / uniform = 2.0. The lesson, the predictions and
-this GPU's measured figures: README.md.
+per clock per SM the arithmetic takes an order of magnitude longer than moving the bytes on any current GPU (`--plan`
+prints both times for this one): compute-bound, so every extra instruction slot a divergent warp spends shows up in
+full. Predicted: divergent / uniform = 2.0. The lesson, the predictions and this GPU's measured figures: README.md.
 
 Run: python -m phase1_architecture.lab03_thread_hierarchy [--quick] [--size N] [--rounds R] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set BLOCK=512]
 """
 from __future__ import annotations
 
@@ -30,20 +31,25 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, config, cuda, device, lab, occupancy, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import both_hashes_kernel
 
 LAB = "phase1_lab03_thread_hierarchy"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
-THREADS = 256
+THREADS = 256                        # threads per block of every CUDA C launch of the lab (any multiple of 32)
 NFIELDS = 10
 FIELDS = ("block", "tx", "ty", "tid", "warp", "lane", "sm", "clock0", "gtime0_ns", "gtime1_ns")
 HASH_EVEN = (16, 0x7FEB352D, 13)     # shift, multiplier, shift: must match hash_even in kernels.cu
 HASH_ODD = (15, 0x846CA68B, 11)
 ROUNDS_CHECK = 24                    # rounds in the correctness checks (the reference runs in NumPy)
 BENCH_N, BENCH_ROUNDS = 2**22, 256
+# 32-bit integer add, shift and logic results per clock per SM: 64 on every architecture this course compiles for
+# (the programming guide's arithmetic-instruction throughput table); the model of the lesson.
+INT_OPS_PER_CLOCK_PER_SM = 64
+HASH_OPS_PER_ROUND = 5               # shift, xor, multiply, shift, xor
+TIMELINE_WAVES, TIMELINE_SPIN_US = 2.5, 20.0
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -92,13 +98,23 @@ def _prepare(x, rounds, out):
     return out, arrays.size(x)
 
 
+def div01_blocks(n: int) -> int:
+    """div_01's grid: a thread per element."""
+    return math.ceil(n / THREADS)
+
+
+def div02_blocks(n: int) -> int:
+    """div_02's grid: warps come in (even, odd) pairs of 64 elements, so 64 * ceil(n / 64) threads."""
+    return math.ceil(64 * math.ceil(n / 64) / THREADS)
+
+
 def div_cuda_01(x, rounds, out=None):
     """Branch on the element's parity with thread = element: every warp diverges."""
     out, n = _prepare(x, rounds, out)
     if n == 0:
         return out
     k = cuda.get_kernel(CU, "div_01_branch_on_lane_parity")
-    k((math.ceil(n / THREADS),), (THREADS,), (x, out, np.int64(n), np.int32(rounds)))
+    k((div01_blocks(n),), (THREADS,), (x, out, np.int64(n), np.int32(rounds)))
     return out
 
 
@@ -107,9 +123,8 @@ def div_cuda_02(x, rounds, out=None):
     out, n = _prepare(x, rounds, out)
     if n == 0:
         return out
-    threads_needed = 64 * math.ceil(n / 64)           # warps come in (even, odd) pairs of 64 elements
     k = cuda.get_kernel(CU, "div_02_branch_on_warp_index")
-    k((math.ceil(threads_needed / THREADS),), (THREADS,), (x, out, np.int64(n), np.int32(rounds)))
+    k((div02_blocks(n),), (THREADS,), (x, out, np.int64(n), np.int32(rounds)))
     return out
 
 
@@ -132,10 +147,40 @@ def whoami(n: int, block=(THREADS, 1), spin_cycles: int = 0):
     return rec
 
 
+def timeline_launch(gpu: device.DeviceInfo | None = None, waves: float = TIMELINE_WAVES) -> dict:
+    """The timeline's launch of hier_01_whoami on `gpu` (default: the GPU at hand): blocks of THREADS threads, as many
+    as `waves` x what the whole GPU holds at once (the occupancy calculator on the kernel's own registers)."""
+    gpu = gpu or device.info()
+    regs, smem = cuda.resources(CU, "hier_01_whoami", gpu)
+    occ = occupancy.occupancy(gpu.arch, THREADS, regs, smem)
+    per_wave = gpu.sms * occ.blocks_per_sm
+    return {"blocks": int(waves * per_wave), "per_wave": per_wave, "blocks_per_sm": occ.blocks_per_sm,
+            "limiter": occ.limiter}
+
+
+def hash_ms(gpu: device.DeviceInfo, n: int, rounds: int) -> float:
+    """The uniform kernel's predicted time: the hash's integer operations at INT_OPS_PER_CLOCK_PER_SM on every SM."""
+    return HASH_OPS_PER_ROUND * rounds * n / (gpu.sms * INT_OPS_PER_CLOCK_PER_SM * gpu.sm_clock_mhz * 1e6) * 1e3
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: both_hashes_kernel of triton_kernels.py, one program per BLOCK elements
 # ---------------------------------------------------------------------------------------------------------------------
-TRITON_BLOCK = 1024
+# Elements and warps per program (the lab's default; `--set BLOCK=512` and the like override them): 1024 elements over
+# 4 warps, 8 per thread in aligned runs of 4 - the layout that lets the compiler see each element's parity.
+TRITON = dict(BLOCK=1024, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton both_hashes_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    b, w = v["BLOCK"], v["num_warps"]
+    if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"triton both_hashes_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, "
+                         f"32; got {config.fmt(v)}")
+    return v
 
 
 def div_triton(x, rounds, out=None):
@@ -149,8 +194,9 @@ def div_triton(x, rounds, out=None):
     n = arrays.size(x)
     if n == 0:
         return out
-    launch(both_hashes_kernel, (triton.cdiv(n, TRITON_BLOCK),), x, out, n, int(rounds), BLOCK=TRITON_BLOCK,
-           num_warps=4)
+    cfg = triton_config().values
+    launch(both_hashes_kernel, (triton.cdiv(n, cfg["BLOCK"]),), x, out, n, int(rounds), BLOCK=cfg["BLOCK"],
+           num_warps=cfg["num_warps"])
     return out
 
 
@@ -195,6 +241,35 @@ def mapping_table(rec: np.ndarray, block=MAP_BLOCK) -> list[dict]:
                 d["sm"] = "? (GPU only)"
             rows.append(d)
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the divergence benchmark holds at once at size n: the int32 input and output."""
+    return 8 * n
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or BENCH_N, bench_bytes, gpu)
+    case = f"n = {plan.fmt_size(n)} int32, {BENCH_ROUNDS} rounds"
+    tcfg = triton_config()
+    tl_ = timeline_launch(gpu)
+    cu = dict(impl="cuda", source=CU, threads=THREADS)
+    return [
+        plan.Launch(VARIANTS[0].name, "div_01_branch_on_lane_parity", grid=div01_blocks(n), case=case, **cu),
+        plan.Launch(VARIANTS[1].name, "div_02_branch_on_warp_index", grid=div02_blocks(n), case=case, **cu),
+        plan.Launch(VARIANTS[2].name, "both_hashes_kernel", "triton", fn=both_hashes_kernel,
+                    grid=triton.cdiv(n, tcfg["BLOCK"]),
+                    signature={"x_ptr": "*i32", "y_ptr": "*i32", "n": "i32", "rounds": "i32", "BLOCK": "constexpr"},
+                    defines={"BLOCK": tcfg["BLOCK"]}, num_warps=tcfg["num_warps"], case=case,
+                    config_source=tcfg.source()),
+        plan.Launch("", "hier_01_whoami", grid=tl_["blocks"],
+                    case=f"the timeline: {TIMELINE_WAVES} waves of {tl_['per_wave']} blocks", **cu),
+        plan.Launch("", "hier_01_whoami", "cuda", source=CU, grid=MAP_BLOCKS, threads=MAP_BLOCK[0] * MAP_BLOCK[1],
+                    case=f"the mapping: {MAP_BLOCKS} blocks of {MAP_BLOCK}"),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

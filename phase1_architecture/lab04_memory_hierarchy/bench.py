@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import bench, cli, cuda, device, lab, occupancy, report
+from common import bench, cli, cuda, device, gpu_specs, lab, report
 from common.device import GiB, KiB, MiB
 
 from . import lab as L
@@ -22,18 +22,57 @@ CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel 
 def explain(args) -> None:
     if device.has_gpu():
         return
-    a = device.arch_info(args.arch)
-    print(f"What the GPU run would show on {a.example_gpu}: an L1 plateau up to ~200 KiB, an L2 plateau up to "
-          f"~{a.example_l2_bytes / MiB:.0f} MiB (or earlier: the L2 of A100/H100/H200 is split in two halves), then "
-          f"HBM at <= {a.example_hbm_gbps:.0f} GB/s; latencies of ~30 / ~250-500 / ~600+ cycles.\n")
+    d = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(d).items()],
+                       title=f"What the GPU run would show on {d.name} (a profile of the course's table; --gpu "
+                             "chooses another)")
+    print("(an L2 split in two halves ends its plateau earlier: past one half, loads are served partly by the far "
+          "one)\n")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description alone: each level's plateau and where it ends, the
+    bytes mem_02 keeps in flight against what Little's law asks, the on-chip ceilings, the latencies in ns."""
+    w, _ = L.sweep_top(gpu)
+    blocks, per_sm = L.resident_grid(gpu, "mem_02_read_sweep_float4")
+    unroll = L.kernel_configs()[0]["UNROLL"]
+    clock = gpu.sm_clock_mhz
+    l1 = L.l1_bytes(gpu)
+    l1_gbps = L.PUBLISHED["l1_bytes_per_clock_per_sm"][0] * gpu.sms * clock / 1e3
+    lanes = device.arch_info(gpu.arch).fp32_lanes_per_sm
+    bw = gpu.hbm_gbps
+    out = {
+        "L1 plateau (128 B/clock/SM x SMs x clock)": f"~{l1_gbps:,.0f} GB/s while the working set fits the L1 "
+                                                      f"(at most {l1 // KiB} KiB per SM)",
+        "L2 plateau": f"above the HBM ceiling, ending within {0.5 * gpu.l2_bytes / MiB:.0f}-"
+                      f"{1.5 * gpu.l2_bytes / MiB:.0f} MiB (0.5x-1.5x the {gpu.l2_bytes / MiB:.0f} MiB L2)",
+        "HBM plateau": f"near the measured ceiling, below the datasheet's {bw:,.0f} GB/s",
+        f"the main case, {w // MiB} MiB read once": f"{w / (bw * 1e9) * 1e3:.2f} ms at {bw:,.0f} GB/s",
+        "mem_02's grid (the calculator on its registers)": f"{blocks} blocks = {gpu.sms} SMs x {per_sm}",
+        "bytes in flight per SM (threads x UNROLL x 16 B)": f"{per_sm * L.THREADS * unroll * 16 // KiB} KiB; Little's "
+                                                            f"law asks ~{bw * 0.7e3 / gpu.sms / KiB:.0f} KiB "
+                                                            "(bandwidth x ~0.7 us / SMs)",
+        "shared memory (mem_04)": f"~{l1_gbps:,.0f} GB/s (128 B/clock/SM)",
+        "registers (mem_05: 12 B of operands per FFMA)": f"~{12 * lanes * gpu.sms * clock / 1e3:,.0f} GB/s "
+                                                         f"({lanes} FFMA/clock/SM), at most 0.91 of it",
+    }
+    for key, level in (("l1_latency_cycles", "L1"), ("l2_latency_cycles", "L2"), ("hbm_latency_cycles", "HBM")):
+        lo, hi, _ = L.PUBLISHED[key]
+        out[f"{level} latency (published range)"] = f"{lo}-{hi} cycles = {lo / clock * 1e3:.0f}-" \
+                                                    f"{hi / clock * 1e3:.0f} ns at {clock:.0f} MHz"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (bw * 1e9)
+        out["0.25 FLOP/B against the ridge point"] = f"{ridge:.1f} FLOP/B: {ridge / 0.25:.0f}x below"
+    return out
 
 
 def show_compile_report(arch: str) -> None:
-    rep = cuda.print_compile_report(L.CU, arch, excerpt_of="mem_02_read_sweep_float4")
+    rep = cuda.print_compile_report(L.CU, arch, defines=L.defines(), excerpt_of="mem_02_read_sweep_float4")
     c = rep.census("mem_02_read_sweep_float4")
     if c is not None:
-        print(f"-> mem_02 issues {c.get('LDG.128', 0)} x LDG.E.128 in its loop: {L.UNROLL} independent 16-byte loads "
-              "before the first add (Little's law: bytes in flight hide latency).")
+        print(f"-> mem_02 issues {c.get('LDG.128', 0)} x LDG.E.128 in its loop: {L.defines()['UNROLL']} independent "
+              "16-byte loads before the first add (Little's law: bytes in flight hide latency).")
 
 
 def compile_report(args) -> None:
@@ -43,35 +82,27 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # The sweep, the chase and the on-chip levels (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-def _blocks_for(kernel_name: str) -> tuple[int, int]:
-    """A grid that fills every SM once, from the kernel's own registers and the occupancy calculator."""
-    d = device.info()
-    k = cuda.get_kernel(L.CU, kernel_name)
-    occ = occupancy.occupancy(d.arch, L.THREADS, int(k.num_regs), int(k.shared_size_bytes))
-    return d.sms * occ.blocks_per_sm, occ.blocks_per_sm
-
-
-def sweep_sizes(quick: bool, l2_bytes: int) -> list[int]:
-    """Working sets in bytes: 8 KiB .. 4 GiB at two points per octave, plus extra points around the L2 size."""
+def sweep_sizes(quick: bool, l2_bytes: int, top: int = L.SWEEP_TOP) -> list[int]:
+    """Working sets in bytes: 8 KiB .. `top` (4 GiB, less where the GPU's memory cannot hold it) at two points per
+    octave, plus extra points around the L2 size."""
     if quick:
-        return [2**k for k in range(14, 29, 2)]
-    sizes = {int(m * 2**k) for k in range(13, 32) for m in (1, 1.5)} | {2**32}
+        return [2**k for k in range(14, 29, 2) if 2**k <= top]
+    sizes = {int(m * 2**k) for k in range(13, 32) for m in (1, 1.5)} | {L.SWEEP_TOP}
     sizes |= {int(f * l2_bytes) // 4096 * 4096 for f in (0.6, 0.7, 0.8, 0.9, 1.1, 1.25)}
-    return sorted(sizes)
+    return sorted(s for s in sizes if s <= top)
 
 
 def bandwidth_sweep(sizes: list[int], ceiling_gbps: float, with_triton: tuple[int, ...] = ()) -> list[dict]:
     import cupy
 
-    blocks, _ = _blocks_for("mem_02_read_sweep_float4")
+    blocks, _ = L.resident_grid(device.info(), "mem_02_read_sweep_float4")
     x_all = cupy.ones(max(sizes) // 4, dtype=cupy.float32)
     out = cupy.empty(blocks, dtype=cupy.float32)
     rows = []
     for w in cli.progress(sizes, "working sets"):
         n = w // 4
         x = x_all[:n]
-        total = max(w, 2 * GiB)                          # bytes read per call: >= 2 GiB, ~80 us even at L1 speed
-        per_block = (total // 4 // blocks) // 4 * 4
+        per_block = L.per_block_for(w, blocks)           # >= 2 GiB read per call: ~80 us even at L1 speed
         runs = [("cuda 02 float4 x4 in flight", "cuda", L.read_cuda_02)]
         if w in with_triton:
             runs.append(("triton", "triton", L.read_triton))
@@ -85,15 +116,18 @@ def bandwidth_sweep(sizes: list[int], ceiling_gbps: float, with_triton: tuple[in
     return rows
 
 
-def chase_sizes(quick: bool, l2_bytes: int) -> list[int]:
+def chase_sizes(quick: bool, l2_bytes: int, top: int = 2 * GiB) -> list[int]:
+    """Working sets of the pointer chase: a few per level, none above `top`."""
     if quick:
-        return [16 * KiB, 1 * MiB, 256 * MiB]
-    return [16 * KiB, 64 * KiB, 128 * KiB, 1 * MiB, 8 * MiB, int(0.4 * l2_bytes) // MiB * MiB,
-            int(0.75 * l2_bytes) // MiB * MiB, 128 * MiB, 512 * MiB, 2 * GiB]
+        return [s for s in (16 * KiB, 1 * MiB, 256 * MiB) if s <= top]
+    sizes = {16 * KiB, 64 * KiB, 128 * KiB, 1 * MiB, 8 * MiB, int(0.4 * l2_bytes) // MiB * MiB,
+             int(0.75 * l2_bytes) // MiB * MiB, 128 * MiB, 512 * MiB, 2 * GiB}
+    return sorted(s for s in sizes if 0 < s <= top)
 
 
-def level_of(nbytes: int, l2_bytes: int) -> str:
-    if nbytes <= 128 * KiB:
+def level_of(nbytes: int, l2_bytes: int, l1_bytes: int) -> str:
+    """The level a pointer chase over `nbytes` runs in: L1 up to half the L1 (the rest of it holds other lines)."""
+    if nbytes <= l1_bytes // 2:
         return "L1"
     if nbytes <= l2_bytes // 2:
         return "L2 (fits half)"
@@ -117,7 +151,8 @@ def latency_sweep(sizes: list[int]) -> list[dict]:
         start = int(order[0]) * (L.CHASE_STRIDE // 4)
         idx, cyc, ns = L.pointer_chase(nxt, start, warm, steps)
         expect = int(order[(warm + steps) % lines]) * (L.CHASE_STRIDE // 4)
-        rows.append({"working_set_bytes": w, "level": level_of(w, d.l2_bytes), "steps": steps, "warm": warm,
+        rows.append({"working_set_bytes": w, "level": level_of(w, d.l2_bytes, L.l1_bytes(d)), "steps": steps,
+                     "warm": warm,
                      "cycles_per_load": cyc / steps, "ns_per_load": ns / steps,
                      "clock_mhz_seen": cyc / ns * 1e3 if ns else None, "chase_ok": idx == expect})
         del nxt, order
@@ -125,7 +160,13 @@ def latency_sweep(sizes: list[int]) -> list[dict]:
     return rows
 
 
-def level_bandwidths(sweep: list[dict], l2_bytes: int) -> dict:
+def l2_window(l2_bytes: int, l1_bytes: int) -> tuple[int, int]:
+    """Working sets that sit clearly inside the L2: from 8x the L1 (or an eighth of the L2, if smaller) to a quarter
+    of the L2."""
+    return min(8 * l1_bytes, l2_bytes // 8), l2_bytes // 4
+
+
+def level_bandwidths(sweep: list[dict], l2_bytes: int, l1_bytes: int) -> dict:
     """The plateau of each level from the sweep (medians over working sets that sit clearly inside each level)."""
     cu = [r for r in sweep if r["variant"].startswith("cuda")]
 
@@ -133,17 +174,19 @@ def level_bandwidths(sweep: list[dict], l2_bytes: int) -> dict:
         v = [r["gbps"] for r in cu if lo <= r["working_set_bytes"] <= hi]
         return float(np.median(v)) if v else None
 
-    return {"L1": med(16 * KiB, 96 * KiB), "L2": med(2 * MiB, l2_bytes // 4),
+    return {"L1": med(16 * KiB, 3 * l1_bytes // 8), "L2": med(*l2_window(l2_bytes, l1_bytes)),
             "HBM": med(8 * l2_bytes, 2**40)}
 
 
-def l2_edge(sweep: list[dict], levels: dict) -> float | None:
-    """The smallest working set past 2 MiB whose bandwidth falls below the midpoint between the L2 and HBM levels."""
+def l2_edge(sweep: list[dict], levels: dict, l2_bytes: int, l1_bytes: int) -> float | None:
+    """The smallest working set past the start of the L2 window whose bandwidth falls below the midpoint between the
+    L2 and HBM levels."""
     if not levels.get("L2") or not levels.get("HBM"):
         return None
     mid = (levels["L2"] + levels["HBM"]) / 2
+    start = l2_window(l2_bytes, l1_bytes)[0]
     for r in sorted((r for r in sweep if r["variant"].startswith("cuda")), key=lambda r: r["working_set_bytes"]):
-        if r["working_set_bytes"] > 2 * MiB and r["gbps"] < mid:
+        if r["working_set_bytes"] > start and r["gbps"] < mid:
             return float(r["working_set_bytes"])
     return None
 
@@ -154,19 +197,19 @@ def on_chip_bandwidths() -> list[dict]:
 
     d = device.info()
     rows = []
-    blocks, _ = _blocks_for("mem_04_shared_read")
-    x = cupy.ones(blocks * 4 * L.TILE_FLOAT4, dtype=cupy.float32)
+    blocks, _ = L.resident_grid(d, "mem_04_shared_read")
+    x = cupy.ones(blocks * 4 * L.tile_float4(), dtype=cupy.float32)
     out = cupy.empty(blocks, dtype=cupy.float32)
     reps = 2048
     t = bench.bench(lambda: L.shared_read(x, reps, out=out), flush_l2=False, warmup_ms=5, rep_ms=30)
     rows.append(report.row(L.LAB, "shared memory (mem_04, LDS.128)", "cuda", (blocks,), "float32", t,
                            nbytes=blocks * reps * L.THREADS * 16, level="shared"))
-    n = d.sms * d.max_threads_per_sm * 4
+    n = L.fma_elements(d)
     xr = cupy.ones(n, dtype=cupy.float32)
     yr = cupy.empty_like(xr)
     iters = 2048
     t = bench.bench(lambda: L.register_fma(xr, iters, 0.999, 0.001, out=yr), flush_l2=False, warmup_ms=5, rep_ms=30)
-    ffma = n * L.NACC * iters
+    ffma = n * L.defines()["NACC"] * iters
     rows.append(report.row(L.LAB, "registers (mem_05, FFMA operands)", "cuda", (n,), "float32", t,
                            nbytes=12 * ffma, flops=2 * ffma, level="registers"))
     x = out = xr = yr = None
@@ -178,20 +221,21 @@ def _l1_published_gbps(dev: dict) -> float:
 
 
 def level_table(onchip: list[dict], levels: dict, dev: dict) -> list[dict]:
-    """Each level's measured bandwidth next to its published figure."""
+    """Each level's measured bandwidth next to the figure this GPU's description gives for it (none for the L2: no
+    table holds a per-GPU L2 bandwidth; the lesson cites published ones)."""
     l1_pub = _l1_published_gbps(dev)
     pub = L.PUBLISHED
+    lanes = device.arch_info(dev["arch"]).fp32_lanes_per_sm
     return [
         {"level": "registers (FFMA operands)", "measured GB/s": onchip[1]["gbps"],
-         "published GB/s": 12 * pub["ffma_per_clock_per_sm"][0] * dev["sms"] * dev["sm_clock_mhz"] / 1e3,
-         "source": pub["ffma_per_clock_per_sm"][1]},
+         "published GB/s": 12 * lanes * dev["sms"] * dev["sm_clock_mhz"] / 1e3,
+         "source": f"{lanes} FP32 lanes/SM ({dev['arch']}): 12 B of operands x {lanes} FFMA/clock/SM"},
         {"level": "shared memory", "measured GB/s": onchip[0]["gbps"], "published GB/s": l1_pub,
          "source": pub["l1_bytes_per_clock_per_sm"][1]},
         {"level": "L1 (global loads)", "measured GB/s": levels["L1"], "published GB/s": l1_pub,
          "source": pub["l1_bytes_per_clock_per_sm"][1]},
-        {"level": "L2", "measured GB/s": levels["L2"],
-         "published GB/s": pub["l2_gbps_h200"][0] if "H200" in dev["name"] else None,
-         "source": pub["l2_gbps_h200"][1]},
+        {"level": "L2", "measured GB/s": levels["L2"], "published GB/s": None,
+         "source": "no per-GPU figure (the lesson cites published L2 bandwidths)"},
         {"level": "HBM", "measured GB/s": levels["HBM"], "published GB/s": (dev.get("datasheet") or {}).get("hbm_gbps"),
          "source": "datasheet"},
     ]
@@ -223,12 +267,16 @@ def benchmark(ctx) -> lab.Result:
     d = device.info()
     dev = d.as_dict()
     ceiling = ctx.ceiling()
-    sizes = sweep_sizes(ctx.quick, d.l2_bytes)
+    top, note = L.sweep_top(d)
+    if note:
+        print(note)
+    l1 = L.l1_bytes(d)
+    sizes = sweep_sizes(ctx.quick, d.l2_bytes, top)
     tri = tuple(s for s in (64 * KiB, 16 * MiB, 1 * GiB) if s in sizes) if not ctx.quick else ()
     sweep = bandwidth_sweep(sizes, ceiling["hbm_gbps"], with_triton=tri)
-    levels = level_bandwidths(sweep, d.l2_bytes)
-    edge = l2_edge(sweep, levels)
-    lat = latency_sweep(chase_sizes(ctx.quick, d.l2_bytes))
+    levels = level_bandwidths(sweep, d.l2_bytes, l1)
+    edge = l2_edge(sweep, levels, d.l2_bytes, l1)
+    lat = latency_sweep(chase_sizes(ctx.quick, d.l2_bytes, min(2 * GiB, top)))
     onchip = on_chip_bandwidths()
     tri_rows = []
     for r in (r for r in sweep if r["impl"] == "triton"):
@@ -273,18 +321,16 @@ def plot_bandwidth(sweep: list[dict], ceiling: dict, dev: dict, path: str) -> st
     hl = {f"L1/shared published: 128 B/clk/SM x {dev['sms']} x {dev['sm_clock_mhz']:.0f} MHz = {l1_pub:,.0f} GB/s":
           l1_pub,
           f"measured HBM ceiling {ceiling['hbm_gbps']:,.0f} GB/s ({ceiling['hbm_method']})": ceiling["hbm_gbps"]}
-    if "H200" in dev["name"]:
-        hl[f"published H200 L2 ~{L.PUBLISHED['l2_gbps_h200'][0]:,.0f} GB/s (gpu-benches)"] = \
-            L.PUBLISHED["l2_gbps_h200"][0]
     datasheet = (dev.get("datasheet") or {}).get("hbm_gbps")
     if datasheet:
         hl[f"datasheet HBM {datasheet:,} GB/s"] = datasheet
     ticks, labels = _size_ticks(xs[0], xs[-1])
     l2 = dev["l2_bytes"]
+    l1_smem = gpu_specs.ARCH_LIMITS[device.arch_info(dev["arch"]).arch]["l1_smem_kib"]
     return report.plot_lines(
         path, xs, series, xlabel="working set (bytes, log scale)", ylabel="GB/s read", logy=True,
         title=f"{dev['name']}: read bandwidth vs working set (L2 not flushed, every block re-reads its range)",
-        hlines=hl, vlines={"L1+shared 256 KiB/SM": 256 * KiB, f"L2 {l2 / MiB:.0f} MiB": l2,
+        hlines=hl, vlines={f"L1+shared {l1_smem} KiB/SM": l1_smem * KiB, f"L2 {l2 / MiB:.0f} MiB": l2,
                            f"L2 half {l2 / 2 / MiB:.0f} MiB": l2 / 2},
         xticks=ticks, xticklabels=labels)
 

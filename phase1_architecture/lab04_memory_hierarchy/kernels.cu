@@ -14,8 +14,8 @@
 //   sum of what it read to out[b].
 // Why this shape: when per_block > n every byte is re-read per_block * blocks / n times, and the distance between two
 // reads of the same byte (other bytes touched in between, by the whole GPU) is about n bytes. So the working set n
-// alone decides where the data lives: n below the L1 (~200 KiB free per SM here: every block on an SM reads the same
-// n bytes), n below the L2 (60 MiB on an H200), or HBM. When per_block < n each block reads its own slice once: a
+// alone decides where the data lives: n below the L1 (every block on an SM reads the same n bytes), n below the L2,
+// or HBM (`--plan` prints this GPU's L1 and L2 sizes). When per_block < n each block reads its own slice once: a
 // plain streaming read. The kernels only read (plus one float per block): bytes moved = blocks * per_block * 4.
 
 #include "reduce.cuh"
@@ -64,15 +64,15 @@ extern "C" __global__ void mem_01_read_sweep_scalar(const float* __restrict__ x,
 // ---------------------------------------------------------------------------------------------------------------------
 // mem_02_read_sweep_float4
 // Same contract, 16-byte loads (LDG.E.128) and UNROLL independent loads in flight per thread, each into its own
-// accumulator: a warp instruction moves 512 B. At the 40 registers NVRTC gives it for sm_90, 6 blocks of 256 threads
-// fit an SM (the sweep launches 132 x 6 = 792), so 1536 threads x UNROLL x 16 B = 96 KiB per SM are in flight,
-// enough to cover HBM latency (Little's law: an H200's HBM bandwidth x ~0.7 us / 132 SMs ~ 23 KiB per SM).
+// accumulator: a warp instruction moves 512 B. The sweep launches as many blocks as fit every SM at once (the
+// occupancy calculator on this kernel's registers), so resident threads x UNROLL x 16 B are in flight per SM: several
+// times what Little's law asks to cover HBM latency (bandwidth x ~0.7 us / SMs; `--plan` prints both for this GPU).
 // Preconditions (the wrapper checks them, else it uses mem_01): x 16-byte aligned, n % 4 == 0,
 // per_block % 4 == 0, n / 4 >= blockDim.x (so one conditional subtract wraps an index), n / 4 <= 2^31 and
 // per_block / 4 <= 2^31 (32-bit float4 indices that cannot overflow: cheaper address arithmetic, which matters when
 // loads hit in L1 at ~100 B/clk/SM).
-// Prediction (an H200): an L1 plateau near 128 B/clock/SM for n up to ~200 KiB, an L2 plateau about 2x the HBM
-// ceiling up to ~40-50 MiB (the L2 is 60 MiB in two halves), then HBM near its measured ceiling; the L2 plateau
+// Prediction: an L1 plateau near 128 B/clock/SM while n fits the L1, an L2 plateau above the HBM ceiling until n
+// nears the L2 size (earlier where the L2 is split in two halves), then HBM near its measured ceiling; the L2 plateau
 // ends within 0.5x-1.5x of the L2 size.
 // ---------------------------------------------------------------------------------------------------------------------
 #ifndef UNROLL
@@ -84,7 +84,7 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
 {
     unsigned int n4 = (unsigned int)(n >> 2);
     long long s = ((long long)blockIdx.x * n / gridDim.x) & ~3LL;
-    unsigned int L4 = (unsigned int)(per_block >> 2);
+    unsigned int len4 = (unsigned int)(per_block >> 2);         // float4 this block reads
     unsigned int stride = blockDim.x * UNROLL;
     unsigned int k = (unsigned int)(s >> 2) + threadIdx.x;       // < 2 n4: one subtract wraps it
     if (k >= n4) k -= n4;
@@ -94,7 +94,7 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
     unsigned int j = threadIdx.x;
     // Full rounds: all UNROLL loads are in range, so they are unconditional and independent; the compiler issues them
     // back to back and only then waits (a bounds check per load would let it interleave loads and adds instead).
-    for (; j + (UNROLL - 1) * blockDim.x < L4; j += stride) {
+    for (; j + (UNROLL - 1) * blockDim.x < len4; j += stride) {
         float4 v[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
@@ -107,7 +107,7 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
             acc[u].x += v[u].x; acc[u].y += v[u].y; acc[u].z += v[u].z; acc[u].w += v[u].w;
         }
     }
-    for (; j < L4; j += blockDim.x) {                               // the last partial round, one load at a time
+    for (; j < len4; j += blockDim.x) {                             // the last partial round, one load at a time
         float4 v = x4[k];
         acc[0].x += v.x; acc[0].y += v.y; acc[0].z += v.z; acc[0].w += v.w;
         k += blockDim.x;
@@ -128,8 +128,8 @@ extern "C" __global__ void mem_02_read_sweep_float4(const float4* __restrict__ x
 // level under test), then times `steps` steps with clock64() (SM cycles) and %globaltimer (ns).
 // out[0] = the final index (the host checks it against the same walk in NumPy: the chase really ran),
 // out[1] = cycles, out[2] = nanoseconds for the timed steps.
-// Launch: 1 block of 1 thread. Published figures for Hopper (H100 PCIe, te42kyfo/gpu-benches gpu-latency):
-// L1 ~34 cycles, L2 ~265 cycles (the near half) to ~475 (the far half), HBM ~650 cycles and up.
+// Launch: 1 block of 1 thread. Published figures for recent GPUs (the lesson, README.md, cites them): L1 a few tens
+// of cycles, L2 a few hundred (more for the far half of a split L2), HBM more again.
 // Prediction: each level's latency falls in the published range. A step is one IMAD.WIDE (index -> address) plus
 // the LDG, so the figures include a few cycles of address arithmetic on top of the load-to-use latency.
 // ---------------------------------------------------------------------------------------------------------------------
@@ -164,11 +164,11 @@ extern "C" __global__ void mem_03_pointer_chase(const unsigned int* next, unsign
 // Shared-memory bandwidth: each block copies its TILE_FLOAT4 x 16 B tile of x into shared memory, then every thread
 // reads float4s of it `reps` times (reps * blockDim.x float4 per block), four independent accumulators deep.
 // A warp's float4 read covers 512 consecutive bytes: four 128-byte wavefronts with no bank conflict, the most
-// shared memory can deliver (128 B per clock per SM: 132 SMs x 128 B x ~1.98 GHz on an H200).
+// shared memory can deliver (128 B per clock per SM: SMs x 128 B x the SM clock; `--plan` prints this GPU's).
 // out[b] = sum of everything block b read = (reps * blockDim.x / TILE_FLOAT4) * sum(tile b) when reps * blockDim.x
 // is a multiple of TILE_FLOAT4 (the wrapper ensures it). Bytes read from shared memory: blocks * reps * blockDim.x
 // * 16; from global: blocks * TILE_FLOAT4 * 16 (once).
-// Launch: blocks of 256 threads, TILE_FLOAT4 * 16 B = 32 KiB static shared memory per block.
+// Launch: blocks of 256 threads, TILE_FLOAT4 * 16 B of static shared memory per block (32 KiB at the default 2048).
 // Prediction: close to 128 B/clock/SM, a little above global loads that hit L1 (no tag lookups, no address
 // translation).
 // ---------------------------------------------------------------------------------------------------------------------
@@ -208,8 +208,9 @@ extern "C" __global__ void mem_04_shared_read(const float4* __restrict__ x4, int
 
 // ---------------------------------------------------------------------------------------------------------------------
 // mem_05_register_fma
-// Registers: the operands of an FFMA come from the register file, 3 reads of 4 B each per FFMA, and an SM issues 128
-// FFMA per clock: 1.5 KiB/clock/SM of register reads, 12x shared memory's 128 B/clock - one more order of magnitude.
+// Registers: the operands of an FFMA come from the register file, 3 reads of 4 B each per FFMA, and an SM issues one
+// FFMA per FP32 lane per clock (128 lanes on most GPUs, 64 on sm_75 and sm_80): 1.5 KiB/clock/SM of register reads
+// at 128 lanes, 12x shared memory's 128 B/clock - one more order of magnitude.
 // Each thread runs NACC independent chains a = a * m + c for `iters` iterations (enough chains that the 4-cycle
 // FFMA latency is hidden: NACC in flight per thread, 16+ warps per scheduler) and writes the sum.
 // y[t] = sum over the NACC chains of the chain started from x[t] + j * 2^-10 (j = 0 .. NACC - 1).

@@ -3,23 +3,26 @@ memory and registers deliver next to global memory.
 
 You will learn
   * that "memory bandwidth" depends on where the bytes live: the same read kernel runs at tens of TB/s while its
-    working set fits the SM's L1 (~200 KiB free of the 256 KiB L1/shared array), at about twice the HBM ceiling while
-    it fits the L2 (60 MiB on an H200, in two halves), and at the HBM's own speed beyond - one sweep, three plateaus;
+    working set fits the SM's L1 (most of its unified L1/shared array), several times faster than HBM while it fits
+    the L2 (some GPUs split it in two halves), and at the HBM's own speed beyond - one sweep, three plateaus, whose
+    edges this GPU's L1 and L2 sizes predict (`--plan` prints them);
   * latency, which bandwidth hides: a dependent pointer chase (each address comes from the previous load) takes tens of
     cycles per step in L1, hundreds in L2 and more in HBM - at ~2 GHz, tens of ns against hundreds;
   * why the GPU is built for throughput: it hides hundreds of cycles of latency by keeping thousands of loads in
     flight (lab 1.5 turns that knob);
   * shared memory (a software-managed slice of the same L1 array, 128 B/clock/SM) and registers (three operands per
-    FFMA, 128 FFMA/clock/SM: 12x shared memory) as the two levels above the caches that phase 2 kernels are built
-    from.
+    FFMA, one FFMA per FP32 lane per clock: 12x shared memory on a GPU of 128 lanes per SM) as the two levels above
+    the caches that phase 2 kernels are built from.
 
 The two numbers, for the main case of the sweep (a 4 GiB working set read once, float4 loads): bytes = 4 GiB read
-(plus one float per block written), FLOPs = one add per float read, 2^30: 0.25 FLOP/B, ~55x below the ridge point of
-an H200 (~14 FLOP/B): memory-bound at every level of the sweep, so the time measures the level the bytes come from.
-At the HBM ceiling 4 GiB takes ~1 ms; each smaller working set is re-read until >= 2 GiB have been read, so every
-point of the sweep runs long enough to time. The lesson, the predictions and this GPU's measured figures: README.md.
+(plus one float per block written), FLOPs = one add per float read, 2^30: 0.25 FLOP/B, far below the ridge point of
+any current GPU (`--plan` prints this GPU's): memory-bound at every level of the sweep, so the time measures the
+level the bytes come from. At the HBM ceiling 4 GiB take a millisecond or more; each smaller working set is re-read
+until >= 2 GiB have been read, so every point of the sweep runs long enough to time. The lesson, the predictions and
+this GPU's measured figures: README.md.
 
-Run: python -m phase1_architecture.lab04_memory_hierarchy [--quick] [--no-bench] [--replot]
+Run: python -m phase1_architecture.lab04_memory_hierarchy [--quick] [--no-bench] [--replot] [--plan [--gpu NAME]]
+     [--set UNROLL=8]
 """
 from __future__ import annotations
 
@@ -29,29 +32,101 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
-from common.triton_support import INTERPRETER, launch
+from common import arrays, check, config, cuda, device, gpu_specs, lab, occupancy, plan
+from common.device import GiB, KiB
+from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import read_sweep_kernel
 
 LAB = "phase1_lab04_memory_hierarchy"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
-THREADS = 256
-UNROLL = 4                       # mem_02's default (kernels.cu's macro)
-TILE_FLOAT4 = 2048               # mem_04's default: 32 KiB of shared memory per block
-NACC = 8                         # mem_05's default: independent FMA chains per thread
+THREADS = 256                    # threads per block of every CUDA C kernel of the lab (any multiple of 32)
 CHASE_STRIDE = 128               # bytes between pointer-chase entries: one per cache line
+SWEEP_TOP = 4 * GiB              # the sweep's largest working set (scaled down where the GPU's memory cannot hold it)
+SWEEP_MIN_READ = 2 * GiB         # every point of the sweep reads at least this much (a smaller set is re-read)
 
-# Published figures the measurements are named against (sources in the strings).
+# The kernels' compile-time parameters (the lab's defaults; `--set UNROLL=8` and the like override them):
+UNROLL = 4                       # mem_02: independent 16-byte loads in flight per thread
+TILE_FLOAT4 = 2048               # mem_04: float4 per shared-memory tile (32 KiB: within the 48 KiB any GPU gives a
+                                 # block statically)
+NACC = 8                         # mem_05: independent FMA chains per thread
+
+# What the measurements are named against. Latencies: ranges around the pointer-chase figures published for recent
+# NVIDIA GPUs (te42kyfo/gpu-benches gpu-latency; the lesson, README.md, has the figures); a GPU of another kind may land
+# outside them, which is then a finding, not a bug. Bandwidths come from the GPU in use: 128 B per clock per SM for L1
+# and shared memory, one FFMA per FP32 lane per clock (device.arch_info(arch).fp32_lanes_per_sm) for registers.
 PUBLISHED = {
-    "l1_latency_cycles": (28, 45, "H100 PCIe ~34 cycles (te42kyfo/gpu-benches gpu-latency/h100_pcie.txt)"),
-    "l2_latency_cycles": (180, 550, "H100 PCIe ~265 (near L2 half) to ~475 cycles (far half), same source"),
-    "hbm_latency_cycles": (450, 1200, "H100 PCIe ~650 cycles beyond the L2, same source"),
-    "l2_gbps_h200": (9700.0, "H200 L2 plateau up to ~40 MB, HBM level past ~64 MB "
-                             "(te42kyfo/gpu-benches gpu-l2-cache/h200.txt)"),
+    "l1_latency_cycles": (28, 45, "published L1 latencies of recent NVIDIA GPUs, ~30-40 cycles (README.md)"),
+    "l2_latency_cycles": (180, 550, "published L2 latencies, near to far L2 half (README.md)"),
+    "hbm_latency_cycles": (450, 1200, "published DRAM latencies beyond the L2 (README.md)"),
     "l1_bytes_per_clock_per_sm": (128, "NVIDIA: 128 B/clock/SM from L1 and shared memory, Volta and later"),
-    "ffma_per_clock_per_sm": (128, "NVIDIA: 128 FP32 FFMA/clock/SM (Hopper whitepaper)"),
 }
+
+
+def kernel_configs() -> list[config.Resolved]:
+    """The three kernel families' configurations, each resolved (default, then --set)."""
+    return [config.resolve("mem_02_read_sweep_float4", {"UNROLL": UNROLL}, validate=_check_unroll),
+            config.resolve("mem_04_shared_read", {"TILE_FLOAT4": TILE_FLOAT4}, validate=_check_tile),
+            config.resolve("mem_05_register_fma", {"NACC": NACC}, validate=_check_nacc)]
+
+
+def _check_unroll(v: dict) -> dict:
+    if v["UNROLL"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"mem_02: UNROLL in 1, 2, 4, 8, 16; got {config.fmt(v)}")
+    return v
+
+
+def _check_tile(v: dict) -> dict:
+    t = v["TILE_FLOAT4"]
+    if t < THREADS or t & (t - 1) or 16 * t > 48 * KiB:
+        raise ValueError(f"mem_04: TILE_FLOAT4 a power of two from {THREADS} (one float4 per thread) to "
+                         f"{48 * KiB // 16} (48 KiB of static shared memory); got {config.fmt(v)}")
+    return v
+
+
+def _check_nacc(v: dict) -> dict:
+    if not 1 <= v["NACC"] <= 32:
+        raise ValueError(f"mem_05: NACC in 1..32; got {config.fmt(v)}")
+    return v
+
+
+def defines() -> dict:
+    """The -D values every kernel of kernels.cu is compiled with (one module: one set of values for the file)."""
+    out = {}
+    for r in kernel_configs():
+        out.update(r.values)
+    return out
+
+
+def kernel(name: str):
+    return cuda.get_kernel(CU, name, defines=defines())
+
+
+def l1_bytes(gpu: device.DeviceInfo) -> int:
+    """The most L1 a kernel with (almost) no shared memory gets on `gpu`: its unified L1/shared array less the smallest
+    shared-memory carve-out (common/gpu_specs.py's architecture entry)."""
+    lim = gpu_specs.ARCH_LIMITS[device.arch_info(gpu.arch).arch]
+    return (lim["l1_smem_kib"] - min(lim["smem_carveouts_kib"])) * KiB
+
+
+def resident_grid(gpu: device.DeviceInfo, kernel_name: str) -> tuple[int, int]:
+    """(blocks that fill every SM once, blocks per SM): the occupancy calculator on the kernel's own registers and
+    shared memory on `gpu` (read off the loaded kernel on a real GPU, an NVRTC compile for a simulated one)."""
+    regs, smem = cuda.resources(CU, kernel_name, gpu, defines=defines())
+    occ = occupancy.occupancy(gpu.arch, THREADS, regs, smem)
+    return gpu.sms * max(1, occ.blocks_per_sm), max(1, occ.blocks_per_sm)
+
+
+def per_block_for(working_set: int, blocks: int) -> int:
+    """Floats each block reads so that the sweep reads max(working set, SWEEP_MIN_READ) bytes in all (a multiple of 4:
+    mem_02 reads whole float4s)."""
+    total = max(working_set, SWEEP_MIN_READ)
+    return (total // 4 // blocks) // 4 * 4
+
+
+def fma_elements(gpu: device.DeviceInfo) -> int:
+    """mem_05's threads: four times what the GPU holds at once."""
+    return gpu.sms * gpu.max_threads_per_sm * 4
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -115,7 +190,7 @@ def _prepare(x, blocks, per_block, out):
 def read_cuda_01(x, blocks, per_block, out=None):
     """The reference version: 4-byte loads, any n, any alignment."""
     out, n = _prepare(x, blocks, per_block, out)
-    k = cuda.get_kernel(CU, "mem_01_read_sweep_scalar")
+    k = kernel("mem_01_read_sweep_scalar")
     k((blocks,), (THREADS,), (x, np.int64(n), np.int64(per_block), out))
     return out
 
@@ -130,9 +205,9 @@ def read_cuda_02(x, blocks, per_block, out=None):
     """16-byte loads, UNROLL in flight per thread; falls back to the scalar kernel when preconditions fail."""
     out, n = _prepare(x, blocks, per_block, out)
     if not float4_ok(x, n, per_block):
-        k = cuda.get_kernel(CU, "mem_01_read_sweep_scalar")
+        k = kernel("mem_01_read_sweep_scalar")
     else:
-        k = cuda.get_kernel(CU, "mem_02_read_sweep_float4")
+        k = kernel("mem_02_read_sweep_float4")
     k((blocks,), (THREADS,), (x, np.int64(n), np.int64(per_block), out))
     return out
 
@@ -146,7 +221,7 @@ def pointer_chase(nxt, start: int, warm: int, steps: int):
         raise ValueError(f"start must index next ({arrays.size(nxt)} entries), warm >= 0, steps >= 1; got "
                          f"{start}, {warm}, {steps}")
     out = cupy.zeros(3, dtype=cupy.int64)
-    k = cuda.get_kernel(CU, "mem_03_pointer_chase")
+    k = kernel("mem_03_pointer_chase")
     try:
         # the kernel uses no shared memory: ask for the whole L1/shared array as L1 (the driver's default for such a
         # kernel too, but the L1 level of the measurement depends on it, so say it)
@@ -174,31 +249,40 @@ def build_chase(nbytes: int, seed: int = 0):
     return nxt, order
 
 
+def tile_float4() -> int:
+    """mem_04's tile in float4, as resolved (default, or --set TILE_FLOAT4=...)."""
+    return kernel_configs()[1]["TILE_FLOAT4"]
+
+
 def shared_read(x, reps: int, out=None):
-    """mem_04: every block loads a 32 KiB tile of x into shared memory and reads it `reps` x 256 float4 times."""
+    """mem_04: every block loads a tile of x (TILE_FLOAT4 float4: 32 KiB by default) into shared memory and reads it
+    `reps` x 256 float4 times."""
     arrays.check_array("x", x, dtypes=("float32",), libs=("cupy",))
-    tile = 4 * TILE_FLOAT4
+    tf4 = tile_float4()
+    tile = 4 * tf4
     n = arrays.size(x)
     if n == 0 or n % tile or not arrays.aligned(x, 16):
         raise ValueError(f"x: expected a 16-byte aligned array of a positive multiple of {tile} floats (one tile per "
                          f"block), got {n} elements")
-    if not isinstance(reps, (int, np.integer)) or reps < 0 or (reps * THREADS) % TILE_FLOAT4 or reps >= 2**30:
-        raise ValueError(f"reps: expected a multiple of {TILE_FLOAT4 // THREADS} in [0, 2^30) (every tile element is "
+    if not isinstance(reps, (int, np.integer)) or reps < 0 or (reps * THREADS) % tf4 or reps >= 2**30:
+        raise ValueError(f"reps: expected a multiple of {tf4 // THREADS} in [0, 2^30) (every tile element is "
                          f"then read equally often), got {reps!r}")
     blocks = n // tile
     out = arrays.check_out(out, (blocks,), "float32", x)
-    k = cuda.get_kernel(CU, "mem_04_shared_read")
+    k = kernel("mem_04_shared_read")
     k((blocks,), (THREADS,), (x, np.int32(reps), out))
     return out
 
 
 def shared_read_reference(x, reps: int) -> np.ndarray:
-    tiles = np.asarray(x, np.float64).reshape(-1, 4 * TILE_FLOAT4)
-    return tiles.sum(axis=1) * (reps * THREADS // TILE_FLOAT4)
+    tf4 = tile_float4()
+    tiles = np.asarray(x, np.float64).reshape(-1, 4 * tf4)
+    return tiles.sum(axis=1) * (reps * THREADS // tf4)
 
 
 def register_fma(x, iters: int, m: float, c: float, out=None):
-    """mem_05: NACC chains a = a * m + c per thread for `iters` iterations; out[t] = sum of the chains."""
+    """mem_05: NACC chains a = a * m + c per thread for `iters` iterations (NACC as resolved: default, or --set);
+    out[t] = sum of the chains."""
     arrays.check_array("x", x, dtypes=("float32",), libs=("cupy",))
     if not isinstance(iters, (int, np.integer)) or not 0 <= iters < 2**31:
         raise ValueError(f"iters: expected an integer in [0, 2^31), got {iters!r}")
@@ -206,7 +290,7 @@ def register_fma(x, iters: int, m: float, c: float, out=None):
     out = arrays.check_out(out, x.shape, "float32", x)
     if n == 0:
         return out
-    k = cuda.get_kernel(CU, "mem_05_register_fma")
+    k = kernel("mem_05_register_fma")
     k((math.ceil(n / THREADS),), (THREADS,), (x, out, np.int64(n), np.int32(iters), np.float32(m), np.float32(c)))
     return out
 
@@ -215,7 +299,7 @@ def register_fma_reference(x, iters: int, m: float, c: float) -> np.ndarray:
     x = np.asarray(x, np.float64)
     m, c = float(np.float32(m)), float(np.float32(c))
     total = np.zeros_like(x)
-    for j in range(NACC):
+    for j in range(kernel_configs()[2]["NACC"]):
         a = x + j * 0.0009765625
         mk = m ** iters
         geo = iters if m == 1.0 else (1 - mk) / (1 - m)
@@ -226,7 +310,20 @@ def register_fma_reference(x, iters: int, m: float, c: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: read_sweep_kernel of triton_kernels.py, one program per block, the same cyclic range, tl.sum at the end
 # ---------------------------------------------------------------------------------------------------------------------
-TRITON_BLOCK = 1024
+# Elements per tile and warps per program (the lab's default; `--set BLOCK=2048` and the like override them).
+TRITON = dict(BLOCK=1024, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton read_sweep_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    b, w = v["BLOCK"], v["num_warps"]
+    if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"triton read_sweep_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, "
+                         f"32; got {config.fmt(v)}")
+    return v
 
 
 def read_triton(x, blocks, per_block, out=None):
@@ -237,8 +334,9 @@ def read_triton(x, blocks, per_block, out=None):
     if n == 0:
         raise ValueError("x: the working set is empty; the sweep reads it cyclically, so it needs n >= 1")
     out = arrays.check_out(out, (blocks,), "float32", x)
-    launch(read_sweep_kernel, (int(blocks),), x, out, n, int(per_block), BLOCK=TRITON_BLOCK,
-           WRAP_MOD=n < TRITON_BLOCK, num_warps=4)
+    cfg = triton_config().values
+    launch(read_sweep_kernel, (int(blocks),), x, out, n, int(per_block), BLOCK=cfg["BLOCK"],
+           WRAP_MOD=n < cfg["BLOCK"], num_warps=cfg["num_warps"])
     return out
 
 
@@ -248,9 +346,50 @@ VARIANTS = [
     lab.Variant("triton", read_triton, "triton"),
 ]
 CHECK_CASES = [((n, b, p), "float32") for n, b, p in [
-    (1, 1, 1), (5, 3, 7), (1000, 7, 2500), (4096, 4, 4096), (4097, 300, 8), (8, 5, 0), (65536, 16, 100_000),
+    (1, 1, 1), (5, 3, 7), (1000, 7, 2500), (4096, 4, 4096), (4097, 301, 8), (8, 5, 0), (65536, 16, 100_000),
     (65536, 33, 262_144), (1_000_003, 33, 50_001), (262_144, 64, 1_048_576), (1 << 20, 1056, 4096)]]
 CPU_CHECK_CASES = [((n, b, p), "float32") for n, b, p in [(1, 1, 1), (5, 3, 7), (1000, 7, 2500), (4096, 4, 4096)]]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the sweep's main case, and of the on-chip measurements, on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def sweep_top(gpu: device.DeviceInfo, top: int = SWEEP_TOP) -> tuple[int, str]:
+    """(the sweep's largest working set on `gpu`, a note when its memory cannot hold SWEEP_TOP)."""
+    return plan.fit(top, lambda w: w, gpu, what="the largest working set")
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    w, _ = sweep_top(gpu, size or SWEEP_TOP)
+    blocks, _ = resident_grid(gpu, "mem_02_read_sweep_float4")
+    per_block = per_block_for(w, blocks)
+    cfgs = kernel_configs()
+    tcfg = triton_config()
+    case = f"a {w // 2**20} MiB working set read once"
+    # each kernel is listed with the -D values it reads (the wrappers compile the file once, with all of them)
+    cu = dict(impl="cuda", source=CU, threads=THREADS)
+    tile_blocks, _ = resident_grid(gpu, "mem_04_shared_read")
+    tri_w = min(w, 1 * GiB)              # the Triton sweep's largest working set
+    return [
+        plan.Launch(VARIANTS[0].name, "mem_01_read_sweep_scalar", grid=blocks, case=case + " (mem_02's fallback)",
+                    **cu),
+        plan.Launch(VARIANTS[1].name, "mem_02_read_sweep_float4", grid=blocks, case=case, defines=cfgs[0].values,
+                    config_source=cfgs[0].source(), **cu),
+        plan.Launch(VARIANTS[2].name, "read_sweep_kernel", "triton", fn=read_sweep_kernel, grid=blocks,
+                    signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "per_block": "i32",
+                               "BLOCK": "constexpr", "WRAP_MOD": "constexpr"},
+                    defines={"BLOCK": tcfg["BLOCK"], "WRAP_MOD": tri_w // 4 < tcfg["BLOCK"]},
+                    num_warps=tcfg["num_warps"], case=f"a {tri_w // 2**20} MiB working set, "
+                                                      f"{per_block_for(tri_w, blocks)} floats a program",
+                    config_source=tcfg.source()),
+        plan.Launch("", "mem_03_pointer_chase", "cuda", source=CU, grid=1, threads=1,
+                    case="the pointer chase: one thread"),
+        plan.Launch("", "mem_04_shared_read", grid=tile_blocks, defines=cfgs[1].values, config_source=cfgs[1].source(),
+                    case=f"shared memory: a {16 * cfgs[1]['TILE_FLOAT4'] // KiB} KiB tile per block", **cu),
+        plan.Launch("", "mem_05_register_fma", grid=triton.cdiv(fma_elements(gpu), THREADS), defines=cfgs[2].values,
+                    config_source=cfgs[2].source(), case=f"registers: {cfgs[2]['NACC']} FFMA chains per thread",
+                    **cu),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@
 // ---------------------------------------------------------------------------------------------------------------------
 // occ_01_scale_scalar
 // Grid-stride loop with one 4-byte load per thread per iteration, and `#pragma unroll 1` so the compiler cannot batch
-// several iterations' loads: exactly 128 B in flight per warp. Prediction: bandwidth ~ warps/SM x 132 SMs x 128 B /
-// latency, i.e. it grows linearly with occupancy and cannot saturate HBM even at 64 warps/SM (64 x 132 x 128 B /
-// 0.7 us of reads: about a third of an H200's HBM bandwidth, two thirds counting the writes).
+// several iterations' loads: exactly 128 B in flight per warp. Prediction: bandwidth ~ warps/SM x SMs x 128 B /
+// latency, i.e. it grows linearly with occupancy, and on a GPU with much bandwidth per SM it cannot saturate HBM even
+// at full occupancy (`--plan` prints the warps per SM this GPU's bandwidth would need; the lesson has a worked case).
 // Launch: any block size, any grid (the loop covers n); the lab uses 32 or 64 threads and SMs x blocks-per-SM blocks.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void occ_01_scale_scalar(const float* __restrict__ x, float* __restrict__ y, long long n,

@@ -14,22 +14,25 @@ You will learn
     goal.
 
 The two numbers, for the measured kernel (y = alpha x over n = 2^26 fp32, 256 MiB each way): bytes = 8 n = 512 MiB,
-FLOPs = n = 67 M: 1/8 FLOP/B, ~110x below an H200's ridge point (~14 FLOP/B), so memory wins at every occupancy and
-time = bytes / (bytes in flight per second). At one warp per SM with 128 B in flight per warp, 132 x 128 B per HBM
-round trip (~0.4-0.7 us) is ~1-2% of the HBM ceiling: the sweep spans two orders of magnitude. The lesson, the
-predictions and this GPU's measured figures: README.md.
+FLOPs = n = 67 M: 1/8 FLOP/B, two orders of magnitude below the ridge point of any current GPU (`--plan` prints this
+GPU's), so memory wins at every occupancy and time = bytes / (bytes in flight per second). At one warp per SM with
+128 B in flight per warp, SMs x 128 B per HBM round trip (~0.4-0.7 us) is a few percent of the HBM ceiling at most:
+the sweep spans one to two orders of magnitude. The lesson, the predictions and this GPU's measured figures:
+README.md.
 
 Run: python -m phase1_architecture.lab05_occupancy [--quick] [--no-bench] [--arch sm_86] [--replot]
+     [--plan [--gpu NAME]] [--set UNROLL=8]
      python -m phase1_architecture.lab05_occupancy --record-fixture tests/data/occupancy_sm_90.json   (GPU)
 """
 from __future__ import annotations
 
 import os
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
-from common import arrays, cuda, device, lab, occupancy
+from common import arrays, config, cuda, device, lab, occupancy, plan
 from common.device import KiB
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -38,9 +41,63 @@ from .triton_kernels import scale_kernel
 LAB = "phase1_lab05_occupancy"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 FULL_THREADS = 256
-UNROLL = 4                                   # occ_02's default
-WARP_POINTS = (1, 2, 4, 8, 16, 24, 32, 48, 64)
+UNROLL = 4                                   # occ_02's default (`--set UNROLL=8` overrides it)
+WARP_POINTS = (1, 2, 4, 8, 16, 24, 32, 48, 64)   # the sweep's warps per SM, up to what the GPU's SM holds
+QUICK_POINTS = (1, 4, 16, 64)
 BENCH_N = 2**26
+LATENCY_NS = 700.0                           # a loaded HBM round trip, the model's guess before the 1-warp point is
+                                             # measured (the benchmark fits its own)
+
+
+def unroll_config() -> config.Resolved:
+    return config.resolve("occ_02_scale_float4_ilp", {"UNROLL": UNROLL}, validate=_check_unroll)
+
+
+def _check_unroll(v: dict) -> dict:
+    if v["UNROLL"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"occ_02: UNROLL in 1, 2, 4, 8, 16; got {config.fmt(v)}")
+    return v
+
+
+def kernel(name: str):
+    """occ_01 / occ_02 as the wrappers launch them (occ_02 with the resolved UNROLL)."""
+    return cuda.get_kernel(CU, name, defines=unroll_config().values)
+
+
+class Resources(NamedTuple):
+    """What forced_config reads of a kernel: a RawKernel has the same two attributes."""
+    num_regs: int
+    shared_size_bytes: int
+
+
+def resources(gpu: device.DeviceInfo, name: str) -> Resources:
+    """occ_01's or occ_02's registers and static shared memory on `gpu` (a compile for a simulated one)."""
+    return Resources(*cuda.resources(CU, name, gpu, defines=unroll_config().values))
+
+
+def bytes_in_flight_per_warp(name: str) -> int:
+    """occ_01: one 4-byte load per lane; occ_02: UNROLL 16-byte loads per lane."""
+    return 32 * 4 if name == "occ_01_scale_scalar" else 32 * 16 * unroll_config()["UNROLL"]
+
+
+def max_forced_warps(kernel, arch: str) -> int:
+    """The most warps per SM forced_config can make resident for `kernel` (its registers and static shared memory):
+    the SM's warps, unless the kernel's registers allow fewer."""
+    for w in range(device.arch_info(arch).max_warps_per_sm, 1, -2):
+        try:
+            forced_config(w, kernel, arch)
+            return w
+        except (ValueError, RuntimeError):
+            continue
+    return 1
+
+
+def warp_points(gpu: device.DeviceInfo, kernel, quick: bool = False) -> list[int]:
+    """The sweep's points for `kernel` on `gpu`: WARP_POINTS (QUICK_POINTS) up to the most warps it can have resident,
+    and that most (full occupancy: 64 warps on an SM of 2048 threads, 48 on one of 1536, fewer where registers
+    limit)."""
+    top = max_forced_warps(kernel, gpu.arch)
+    return sorted({w for w in (QUICK_POINTS if quick else WARP_POINTS) if w <= top} | {top})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -64,7 +121,9 @@ def forced_config(warps_per_sm: int | None, kernel, arch: str) -> dict:
     """threads per block, blocks per SM and dynamic shared memory that make exactly `warps_per_sm` warps resident.
 
     None: the kernel's natural full occupancy (256-thread blocks, no shared memory). Else blocks of 32 threads for one
-    warp per SM, 64 threads above (an SM holds at most 32 blocks: 32 x 64 threads = 2048, the whole SM).
+    warp per SM, and above that the smallest blocks of 2, 4, 8 ... warps that divide `warps_per_sm` into no more
+    blocks than the SM may hold (64 threads on an SM of 64 warps and 32 blocks; 128 threads for 48 warps on an SM of
+    16 blocks).
     """
     regs, static = int(kernel.num_regs), int(kernel.shared_size_bytes)
     if warps_per_sm is None:
@@ -73,11 +132,13 @@ def forced_config(warps_per_sm: int | None, kernel, arch: str) -> dict:
     a = device.arch_info(arch)
     if warps_per_sm < 1 or warps_per_sm > a.max_warps_per_sm or (warps_per_sm > 1 and warps_per_sm % 2):
         raise ValueError(f"warps_per_sm: expected 1 or an even number up to {a.max_warps_per_sm}, got {warps_per_sm}")
-    threads = 32 if warps_per_sm == 1 else 64
-    per_sm = warps_per_sm // (threads // 32)
-    if per_sm > a.max_blocks_per_sm:
-        raise ValueError(f"warps_per_sm: {per_sm} blocks of {threads} threads is more than the {a.max_blocks_per_sm} "
-                         f"blocks an {arch} SM holds")
+    sizes = [1] if warps_per_sm == 1 else [b for b in (2, 4, 8, 16, 32) if warps_per_sm % b == 0]
+    fits = [b for b in sizes if warps_per_sm // b <= a.max_blocks_per_sm]
+    if not fits:
+        raise ValueError(f"warps_per_sm: {warps_per_sm} warps come in no block size that an {arch} SM, holding at most "
+                         f"{a.max_blocks_per_sm} blocks, can hold")
+    threads = 32 * fits[0]
+    per_sm = warps_per_sm // fits[0]
     dyn = occupancy.dynamic_smem_for_blocks(arch, per_sm, static)
     occ = occupancy.occupancy(arch, threads, regs, static, dyn, max_dynamic_smem=max(dyn, a.smem_per_block_default
                                                                                          - static))
@@ -92,9 +153,14 @@ def _launch_scale(kernel, x, out, n, alpha, warps_per_sm):
     cfg = forced_config(warps_per_sm, kernel, d.arch)
     if cfg["dyn"] > d.smem_per_block - int(kernel.shared_size_bytes):
         kernel.max_dynamic_shared_size_bytes = cfg["dyn"]       # opt in before a launch above 48 KiB
-    kernel((d.sms * cfg["blocks_per_sm"],), (cfg["threads"],), (x, out, np.int64(n), np.float32(alpha)),
+    kernel((scale_blocks(d, cfg),), (cfg["threads"],), (x, out, np.int64(n), np.float32(alpha)),
            shared_mem=cfg["dyn"])
     return out
+
+
+def scale_blocks(gpu: device.DeviceInfo, cfg: dict) -> int:
+    """The grid of a forced (or full) occupancy: exactly one wave, every SM holding cfg's blocks (the kernels loop)."""
+    return gpu.sms * cfg["blocks_per_sm"]
 
 
 def _prepare(x, alpha, out):
@@ -111,7 +177,7 @@ def scale_cuda_01(x, alpha, out=None, *, warps_per_sm: int | None = None):
     out, n = _prepare(x, alpha, out)
     if n == 0:
         return out
-    return _launch_scale(cuda.get_kernel(CU, "occ_01_scale_scalar"), x, out, n, alpha, warps_per_sm)
+    return _launch_scale(kernel("occ_01_scale_scalar"), x, out, n, alpha, warps_per_sm)
 
 
 def scale_cuda_02(x, alpha, out=None, *, warps_per_sm: int | None = None):
@@ -120,7 +186,24 @@ def scale_cuda_02(x, alpha, out=None, *, warps_per_sm: int | None = None):
     if n == 0:
         return out
     name = "occ_02_scale_float4_ilp" if arrays.aligned(x, 16) and arrays.aligned(out, 16) else "occ_01_scale_scalar"
-    return _launch_scale(cuda.get_kernel(CU, name), x, out, n, alpha, warps_per_sm)
+    return _launch_scale(kernel(name), x, out, n, alpha, warps_per_sm)
+
+
+# Elements and warps per program of the Triton kernel (the lab's default; `--set BLOCK=2048` and the like override
+# them). Triton picks no occupancy of its own beyond these: the lab's forced occupancies are a CUDA C experiment.
+TRITON = dict(BLOCK=1024, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton scale_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    b, w = v["BLOCK"], v["num_warps"]
+    if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"triton scale_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, 32; "
+                         f"got {config.fmt(v)}")
+    return v
 
 
 def scale_triton(x, alpha, out=None):
@@ -129,7 +212,9 @@ def scale_triton(x, alpha, out=None):
     n = arrays.size(x)
     if n == 0:
         return out
-    launch(scale_kernel, (triton.cdiv(n, 1024),), x, out, n, float(alpha), BLOCK=1024, num_warps=4)
+    cfg = triton_config().values
+    launch(scale_kernel, (triton.cdiv(n, cfg["BLOCK"]),), x, out, n, float(alpha), BLOCK=cfg["BLOCK"],
+           num_warps=cfg["num_warps"])
     return out
 
 
@@ -157,7 +242,7 @@ def worked_examples() -> list[dict]:
                      "case": f"512 threads x {regs} registers", "expected": "2 blocks (32 warps)" if regs == 64 else
                      "1 block (16 warps)", "calculator": f"{o.blocks_per_sm} block{'s' if o.blocks_per_sm != 1 else ''}"
                                                            f" ({o.active_warps} warps), limiter {o.limiter}"})
-    for threads, exp in ((128, "12 blocks, 75%"), (320, "4 blocks, 63%")):
+    for threads, exp in ((128, "12 blocks, 75%"), (10 * 32, "4 blocks, 63%")):      # blocks of 4 and of 10 warps
         o = occupancy.occupancy("sm_80", threads, 37)
         rows.append({"source": "CUDA C++ Best Practices Guide, 'Calculating Occupancy' (compute capability 7.0; sm_80"
                                " has the same register file and thread limits)",
@@ -194,6 +279,41 @@ def calculator_tables(arch: str) -> list[dict]:
         o = occupancy.occupancy(arch, t, r, s, dyn, max_dynamic_smem=max(dyn, a.smem_per_block_default - s))
         rows.append(o.row() | {"note": o.notes[0] if o.notes else ""})
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the checks' variants and of the occupancy sweep on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the sweep holds at once at size n: the fp32 input and output."""
+    return 8 * n
+
+
+def _scale_launch(gpu, variant, name, warps, n, case) -> plan.Launch:
+    cfg = forced_config(warps, resources(gpu, name), gpu.arch)
+    defines = unroll_config().values if name == "occ_02_scale_float4_ilp" else {}
+    source = unroll_config().source() if defines else ""
+    return plan.Launch(variant, name, "cuda", source=CU, grid=scale_blocks(gpu, cfg), threads=cfg["threads"],
+                       dyn_smem=cfg["dyn"], defines=defines, config_source=source, case=case)
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or BENCH_N, bench_bytes, gpu)
+    case = f"n = {plan.fmt_size(n)} float32"
+    tcfg = triton_config()
+    out = [_scale_launch(gpu, VARIANTS[0].name, "occ_01_scale_scalar", None, n, case),
+           _scale_launch(gpu, VARIANTS[1].name, "occ_01_scale_scalar", 1, n, case),
+           _scale_launch(gpu, VARIANTS[2].name, "occ_02_scale_float4_ilp", None, n, case),
+           _scale_launch(gpu, VARIANTS[3].name, "occ_02_scale_float4_ilp", 6, n, case),
+           plan.Launch(VARIANTS[4].name, "scale_kernel", "triton", fn=scale_kernel, grid=triton.cdiv(n, tcfg["BLOCK"]),
+                       signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "alpha": "fp32",
+                                  "BLOCK": "constexpr"},
+                       defines={"BLOCK": tcfg["BLOCK"]}, num_warps=tcfg["num_warps"], case=case,
+                       config_source=tcfg.source())]
+    for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
+        for w in warp_points(gpu, resources(gpu, name)):
+            out.append(_scale_launch(gpu, "", name, w, n, f"the sweep: {w} warp{'s' if w > 1 else ''}/SM, {case}"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from common import bench, check, cli, cuda, device, lab, report
 from . import lab as L
 
 CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
-SHAPES = [(4096, 4096, 4096), (2999, 3001, 2027)]
+SHAPES = L.BENCH_SHAPES
+CUBLAS_FRACTION = 0.75          # of the FP32 peak: what a good SGEMM reaches (the lesson's prediction for cuBLAS)
 
 
 def _parse_size(s: str):
@@ -49,6 +50,27 @@ def explain(args) -> None:
     print(f"prediction: mm_01 / mm_02 time = {ratio:.2f} (if the sectors moved through L1 are the limit)")
     if device.has_gpu():
         print(f"cuBLAS peer: TF32 {L.tf32_state()}")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description alone: the main case's arithmetic intensity against
+    the ridge point, cuBLAS at ~3/4 of the FP32 peak, and the sector ratio of the two naive kernels (the same on any
+    GPU: it is a property of the addresses)."""
+    (m, n, k), _ = L.fit_shape(SHAPES[0], gpu)
+    flops, nbytes = 2 * m * n * k, L.bench_bytes((m, n, k))
+    ratio, un, co = L.predicted_ratio(m, n, k)
+    out = {f"{m}x{n}x{k}: FLOPs, bytes": f"{flops / 1e9:.1f} GFLOP, {nbytes / 2**20:.0f} MiB: "
+                                         f"{flops / nbytes:.0f} FLOP/B",
+           "sectors per k step, mm_01 / mm_02": f"{un['A'] + un['B']:.0f} / {co['A'] + co['B']:.0f}: mm_01 "
+                                                f"{ratio:.1f}x slower"}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (gpu.hbm_gbps * 1e9)
+        out["ridge point (FP32 peak / bandwidth)"] = f"{ridge:.1f} FLOP/B: the main case is " \
+                                                     f"{flops / nbytes / ridge:.0f}x above it, compute-bound"
+        t = flops / (CUBLAS_FRACTION * fp32 * 1e12) * 1e3
+        out[f"cuBLAS at ~{CUBLAS_FRACTION:.0%} of {fp32:g} TFLOP/s FP32"] = f"~{t:.1f} ms"
+    return out
 
 
 def show_compile_report(arch: str) -> None:
@@ -100,6 +122,13 @@ def bench_shape(shape, slow_reps: int = 3) -> list[dict]:
 
 def benchmark(ctx) -> lab.Result:
     shapes = [(1024, 1024, 1024)] if ctx.quick else ([ctx.args.size] if ctx.args.size else SHAPES)
+    fitted = []
+    for s in shapes:
+        s, note = L.fit_shape(s, device.info())
+        if note:
+            print(note)
+        fitted.append(s)
+    shapes = fitted
     rows = []
     for s in cli.progress(shapes, "shapes"):
         rows += bench_shape(s)

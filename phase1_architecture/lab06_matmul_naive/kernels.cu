@@ -7,7 +7,7 @@
 //
 // One thread per output element: C[row, col] = sum_k A[row, k] * B[k, col], a K-long dot product in one register.
 // FLOPs: 2 M N K. Bytes that must move at least: 4 (M K + K N + M N) (each matrix once); at 4096^3 that is 192 MiB
-// for 137 GFLOP, 683 FLOP/B, far above the ~14 FLOP/B ridge of an H200: a good matmul is compute-bound.
+// for 137 GFLOP, 683 FLOP/B, far above the ridge point of any current GPU: a good matmul is compute-bound.
 // These kernels are not: every thread reads 2 K floats from global memory (through L1/L2) for 2 K FLOPs, and the
 // only thing that differs between the two versions is which thread computes which element.
 //

@@ -13,12 +13,14 @@ You will learn
     CUPY_TF32=1; the lab refuses to run the peer otherwise, and shows its error is fp32-level).
 
 The two numbers, for the main case M = N = K = 4096: FLOPs = 2 M N K = 137.4 G; bytes that must move = 4 (M K + K N
-+ M N) = 192 MiB. 137.4 GFLOP / 192 MiB = 683 FLOP/B, ~50x above the ridge point of an H200 (~14 FLOP/B): a good
-GEMM is compute-bound (cuBLAS should reach ~3/4 of the FP32 peak). The naive kernels are not: each thread re-reads
-2K floats (8 K bytes per 2 K FLOPs = 4 B/FLOP from L1/L2), so they are bound by the load path, far below either
-ceiling - that gap is phase 2. The lesson, the predictions and this GPU's measured figures: README.md.
++ M N) = 192 MiB. 137.4 GFLOP / 192 MiB = 683 FLOP/B, well above the ridge point of any current GPU (`--plan`
+prints this GPU's): a good GEMM is compute-bound (cuBLAS should reach ~3/4 of the FP32 peak). The naive kernels are
+not: each thread re-reads 2K floats (8 K bytes per 2 K FLOPs = 4 B/FLOP from L1/L2), so they are bound by the load
+path, far below either ceiling - that gap is phase 2. The lesson, the predictions and this GPU's measured figures:
+README.md.
 
 Run: python -m phase1_architecture.lab06_matmul_naive [--quick] [--size M,N,K] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set BLOCK_M=128]
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, config, cuda, device, lab, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import matmul_tile_kernel
@@ -38,6 +40,7 @@ CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 BLOCK = (32, 8)
 GRID_Y_MAX = 65535
 SECTOR = 32
+BENCH_SHAPES = [(4096, 4096, 4096), (2999, 3001, 2027)]     # the benchmark's shapes: a power of two and an odd one
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -84,10 +87,15 @@ def _launch(name: str, a, b, out, x_walks_rows: bool):
     out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
     if m == 0 or n == 0:
         return out
-    along_x, along_y = (m, n) if x_walks_rows else (n, m)
-    grid = (math.ceil(along_x / BLOCK[0]), min(math.ceil(along_y / BLOCK[1]), GRID_Y_MAX))
-    cuda.get_kernel(CU, name)(grid, BLOCK, (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
+    cuda.get_kernel(CU, name)(naive_grid(m, n, x_walks_rows), BLOCK,
+                              (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
     return out
+
+
+def naive_grid(m: int, n: int, x_walks_rows: bool) -> tuple[int, int]:
+    """blockIdx.x over the rows of C (x_walks_rows) or its columns, blockIdx.y over the other, capped at GRID_Y_MAX."""
+    along_x, along_y = (m, n) if x_walks_rows else (n, m)
+    return math.ceil(along_x / BLOCK[0]), min(math.ceil(along_y / BLOCK[1]), GRID_Y_MAX)
 
 
 def mm_cuda_01(a, b, out=None):
@@ -103,17 +111,39 @@ def mm_cuda_02(a, b, out=None):
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: matmul_tile_kernel of triton_kernels.py, one program per output tile
 # ---------------------------------------------------------------------------------------------------------------------
+# The tile and its launch (the lab's default; `--set BLOCK_M=128` and the like override them). 64 x 64 x 32 in fp32
+# over 3 stages stages 48 KiB of A and B tiles in shared memory: within the opt-in limit of every GPU of the course's
+# table (the smallest, 64 KiB, is the sm_75's).
 TRITON_TILE = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
 TRITON_WARPS, TRITON_STAGES = 4, 3
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton matmul_tile_kernel", dict(TRITON_TILE, num_warps=TRITON_WARPS,
+                                                            num_stages=TRITON_STAGES), validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    tiles = [v[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+    if any(t < 16 or t > 256 or t & (t - 1) for t in tiles) or v["num_warps"] not in (1, 2, 4, 8, 16) or \
+            not 1 <= v["num_stages"] <= 8:
+        raise ValueError(f"triton matmul: BLOCK_M, BLOCK_N, BLOCK_K powers of two in 16..256 (tl.dot's smallest tile "
+                         f"is 16), num_warps in 1, 2, 4, 8, 16, num_stages in 1..8; got {config.fmt(v)}")
+    return v
+
+
+def triton_grid(m: int, n: int, cfg: dict) -> int:
+    """Programs: one per BLOCK_M x BLOCK_N tile of C."""
+    return triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
 
 
 def mm_triton(a, b, out=None):
     out, m, n, k = _shapes(a, b, out, device_arrays=not INTERPRETER)
     if m == 0 or n == 0:
         return out
-    grid = (triton.cdiv(m, TRITON_TILE["BLOCK_M"]) * triton.cdiv(n, TRITON_TILE["BLOCK_N"]),)
-    launch(matmul_tile_kernel, grid, a, b, out, m, n, k, k, n, n, num_warps=TRITON_WARPS, num_stages=TRITON_STAGES,
-           **TRITON_TILE)
+    cfg = triton_config().values
+    launch(matmul_tile_kernel, (triton_grid(m, n, cfg),), a, b, out, m, n, k, k, n, n, num_warps=cfg["num_warps"],
+           num_stages=cfg["num_stages"], BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"])
     return out
 
 
@@ -159,7 +189,7 @@ VARIANTS = [
 ]
 PEERS = [lab.Variant("cuBLAS (cupy.matmul, TF32 off)", peer_cublas, "peer")]
 CHECK_CASES = [(s, "float32") for s in [(1, 1, 1), (1, 7, 3), (5, 1, 9), (33, 65, 17), (127, 129, 255), (64, 64, 64),
-                                        (300, 1, 500), (1000, 1001, 999), (0, 5, 3), (4, 0, 3), (6, 5, 0),
+                                        (301, 1, 500), (1000, 1001, 999), (0, 5, 3), (4, 0, 3), (6, 5, 0),
                                         (2048, 2048, 1)]]
 CPU_CHECK_CASES = [(s, "float32") for s in [(1, 1, 1), (17, 33, 9), (65, 31, 100), (0, 5, 3), (6, 5, 0)]]
 
@@ -201,6 +231,44 @@ def predicted_ratio(m: int, n: int, k: int) -> tuple[float, dict, dict]:
             dct["A"] += s["A"] / steps
             dct["B"] += s["B"] / steps
     return (un["A"] + un["B"]) / (co["A"] + co["B"]), un, co
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's shapes on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(shape) -> int:
+    """Bytes the benchmark holds at once for (M, N, K): A, B and C in fp32."""
+    m, n, k = shape
+    return 4 * (m * k + k * n + m * n)
+
+
+def fit_shape(shape, gpu: device.DeviceInfo):
+    """(shape, note): `shape`, or each dimension halved until A, B and C fit the GPU's memory."""
+    return plan.fit(tuple(shape), bench_bytes, gpu, shrink=lambda s: tuple(max(1, d // 2) for d in s),
+                    what="M x N x K")
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    tcfg = triton_config()
+    out = []
+    for shape in ([tuple(size)] if size else BENCH_SHAPES):
+        (m, n, k), _ = fit_shape(shape, gpu)
+        case = f"{m}x{n}x{k} float32"
+        out += [
+            plan.Launch(VARIANTS[0].name, "mm_01_naive_uncoalesced", "cuda", source=CU, grid=naive_grid(m, n, True),
+                        threads=BLOCK[0] * BLOCK[1], case=case),
+            plan.Launch(VARIANTS[1].name, "mm_02_naive_coalesced", "cuda", source=CU, grid=naive_grid(m, n, False),
+                        threads=BLOCK[0] * BLOCK[1], case=case),
+            plan.Launch(VARIANTS[2].name, "matmul_tile_kernel", "triton", fn=matmul_tile_kernel,
+                        grid=triton_grid(m, n, tcfg.values),
+                        signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                                   "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32",
+                                   "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"},
+                        defines={k_: tcfg[k_] for k_ in ("BLOCK_M", "BLOCK_N", "BLOCK_K")},
+                        num_warps=tcfg["num_warps"], num_stages=tcfg["num_stages"], case=case,
+                        config_source=tcfg.source()),
+        ]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
