@@ -5,7 +5,7 @@ parameters, the strided copy and bad input on the device."""
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda
+from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab01_coalescing_transpose import bench as trb
 from phase2_cuda.lab01_coalescing_transpose import lab as tr
 from tests.helpers import cp, needs_sass, quick_output, rand, replot
@@ -109,11 +109,59 @@ def test_cuda_transposes_reject_host_arrays(fn):
         fn(np.ones((4, 4), np.float32))
 
 
+def _plan(slug):
+    return plan.make(tr, trb, device.profile_info(slug))
+
+
+def test_plan_on_two_gpus_follows_their_bandwidth_and_shared_memory():
+    """The same 1056 passes per tile are the bound where bandwidth per SM clock is high and hide under the DRAM time
+    where it is low; 04's padded 64 x 64 tile (16.6 KiB) fits four blocks in 228 KiB of shared memory per SM but
+    only three in 64 KiB."""
+    big, small = _plan("h200"), _plan("t4")
+    for p in (big, small):
+        assert not p.skipped and [x.kernel for x in p.launches if x.variant == "cuda 04 padded ilp"] == \
+            ["transpose_04_padded_ilp"]
+        t04 = next(x for x in p.launches if x.kernel == "transpose_04_padded_ilp")
+        assert t04.grid == (256, 256) and t04.threads == 256 and t04.config_source == "default"
+    key = "cuda 02: 1056 shared-memory passes per tile, one per clock"
+    assert "shared memory is the bound" in big.predictions[key]
+    assert "under the DRAM time" in small.predictions[key]
+    offers = {p.gpu.arch: next(v for k, v in p.predictions.items() if k.startswith("cuda 04 offers"))
+              for p in (big, small)}
+    assert offers["sm_90"].startswith("4 blocks") and offers["sm_75"].startswith("3 blocks")
+
+
+def test_set_changes_transpose_04_and_says_so():
+    gpu = device.profile_info("rtx-4090")
+    try:
+        config.set_overrides(["ROWS=16", "BM=32"])
+        got = {x.kernel: x for x in tr.launches(gpu)}
+        t04, tri = got["transpose_04_padded_ilp"], got["transpose_kernel"]
+        assert t04.threads == 512 and t04.defines["ROWS"] == 16 and "--set ROWS=16" in t04.config_source
+        assert tri.defines["BM"] == 32 and tri.grid == (512 * 256,) and "--set BM=32" in tri.config_source
+        config.set_overrides(["BIG_TILE=128"])             # 128 x 129 floats: more than a kernel may declare
+        with pytest.raises(ValueError, match="BIG_TILE in 32, 64, 96"):
+            tr.t04_config()
+    finally:
+        config.set_overrides([])
+    assert tr.t04_config().values == tr.T04
+
+
+def test_benchmark_sizes_fit_the_gpus_memory():
+    side, n, notes = tr.fit_sizes(device.profile_info("t4"))
+    assert (side, n, notes) == (tr.MAIN_SIDE, tr.STRIDED_N, [])
+    small = device.profile_info("t4")
+    small.total_mem_bytes = 2**31                         # a 2 GiB card: 1.2 GiB for the benchmark
+    side, _, notes = tr.fit_sizes(small)
+    assert side == 8192 and tr.bench_bytes(side) <= 0.6 * 2**31 and "scaled down" in notes[0]
+
+
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
     out = quick_output(tr.main, capsys)
     assert "sectors per warp request" in out and "pitch 33 -> 64" in out      # the models (bench.explain)
     assert "transpose_04_padded_ilp" in out                                   # the compile report
+    assert "predictions for NVIDIA H100" in out                                # sm_90's example GPU, not a fixed one
 
 
 def test_replot_draws_the_committed_json(tmp_path):

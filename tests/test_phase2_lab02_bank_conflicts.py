@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda
+from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab02_bank_conflicts import bench as bkb
 from phase2_cuda.lab02_bank_conflicts import lab as bk
 from tests.helpers import cp, needs_sass, quick_output, rand, replot
@@ -58,6 +58,44 @@ def test_rowsum_rejects_rows_that_are_not_32_wide():
         bk.rowsum_triton(rand((4, 31)))
     with pytest.raises(TypeError, match="GPU array"):
         bk.rowsum_cuda_02(rand((4, 32)))
+
+
+def test_plan_the_sweep_wave_follows_the_sms_and_their_limits():
+    """One wave of both sweep kernels: SMs x the blocks both fit; on a T4 (1024 threads per SM) four of 256 threads,
+    on an H200 the swizzled kernel's registers hold it below the eight its threads would allow."""
+    for slug, per_sm in (("t4", 4), ("h200", 5)):
+        gpu = device.profile_info(slug)
+        p = plan.make(bk, bkb, gpu)
+        sweep = [x for x in p.launches if x.kernel.startswith("bank_")]
+        assert [x.grid for x in sweep] == [(gpu.sms * per_sm,)] * 2 and not any(x.variant for x in sweep)
+        assert min(bk.blocks_per_sm(k, bk.SWEEP_THREADS, gpu) for k in ("bank_01_stride", "bank_02_xor_swizzle")) \
+            == per_sm
+        assert p.predictions["stride sweep: one wave of both kernels"] == f"{gpu.sms * per_sm} blocks ({per_sm} per SM)"
+
+
+def test_plan_says_where_the_conflict_is_the_bound():
+    key = "cuda 01 conflicted (1056 passes per tile)"
+    big = plan.make(bk, bkb, device.profile_info("h200")).predictions[key]
+    slow = plan.make(bk, bkb, device.profile_info("l4")).predictions[key]
+    assert "shared memory is the bound" in big and "hides under the DRAM time" in slow
+
+
+def test_set_changes_the_row_sum_launch_and_says_so():
+    gpu = device.profile_info("a100")
+    default = {x.kernel: x for x in bk.launches(gpu)}["rowsum_02_padded"]
+    assert default.grid == (2**23 // 32 // 8,) and default.threads == 256 and default.config_source == "default"
+    try:
+        config.set_overrides(["WARPS=4", "BLOCK_R=64"])
+        got = {x.kernel: x for x in bk.launches(gpu)}
+        r = got["rowsum_02_padded"]
+        assert r.grid == (2**23 // 32 // 4,) and r.threads == 128 and r.defines == {"WARPS": 4}
+        assert r.config_source == "--set WARPS=4"
+        assert got["rowsum_kernel"].grid == (2**23 // 64,) and "--set BLOCK_R=64" in got["rowsum_kernel"].config_source
+        config.set_overrides(["WARPS=16"])                 # 16 tiles of 33 x 32 floats: 66 KiB of static shared memory
+        with pytest.raises(ValueError, match="WARPS in 1, 2, 4, 8"):
+            bk.launches(gpu)
+    finally:
+        config.set_overrides([])
 
 
 @pytest.mark.cpu_only

@@ -5,7 +5,8 @@ scans' deep recursion."""
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda
+from common import arrays, check, config, cuda, device, plan
+from phase2_cuda.lab03_warp_shuffle import bench as wsb
 from phase2_cuda.lab03_warp_shuffle import lab as ws
 from tests.helpers import cp, needs_sass, quick_output, rand, replot
 
@@ -34,6 +35,39 @@ def test_reduce_then_scan_traffic_model():
     assert ws.reduce_then_scan_bytes(32) == 4 * 32 * 3 + 4      # one segment: no level below, no offsets read
     sums, scan = ws.reference(np.arange(1, 34, dtype=np.float64))
     assert sums.tolist() == [sum(range(1, 33)), 33.0] and scan[-1] == 33 * 34 / 2
+
+
+def test_plan_lists_every_level_of_the_recursion():
+    assert ws.levels(2**28) == [2**28, 2**23, 2**18, 2**13, 2**8, 8] and ws.levels(5) == [5]
+    p = plan.make(ws, wsb, device.profile_info("t4"))
+    red = [x for x in p.launches if x.kernel == "warp_reduce_02_shfl_down"]
+    assert [x.grid[0] for x in red] == [2**23 // 64, 2**18 // 64, 2**13 // 64, 2**8 // 64, 1, 1]
+    assert all(x.threads == 256 and x.config_source == "default" for x in red)
+    assert {x.variant for x in p.launches} == {v.name for v in ws.VARIANTS}
+
+
+def test_plan_predicts_the_bound_from_the_gpus_bandwidth_per_sm():
+    """11 passes per segment lose to HBM where it delivers a segment in fewer clocks (an H200: ~7), and hide under
+    it where it takes more (a T4: ~25); the loads in flight follow the threads an SM holds."""
+    key = "warp sums through shared memory (11 passes per segment)"
+    fast, slow = (plan.make(ws, wsb, device.profile_info(g)).predictions for g in ("h200", "t4"))
+    assert "shared memory is the bound" in fast[key] and "HBM is the bound" in slow[key]
+    assert any(k.startswith("loads in flight per SM (1024 resident threads") for k in slow)
+    assert ws.resident_threads(device.profile_info("h200")) == 2048
+
+
+def test_set_changes_the_warp_kernels_and_says_so():
+    gpu = device.profile_info("rtx-3090")
+    try:
+        config.set_overrides(["SEGS=4"])
+        top = next(x for x in ws.launches(gpu) if x.kernel == "warp_scan_01_smem")
+        assert top.grid == (2**23 // 32,) and top.defines == {"SEGS": 4, "WARPS": 8}
+        assert top.config_source == "SEGS: --set SEGS=4; the rest default"
+        config.set_overrides(["SEGS=64"])                  # lane k stores segment k: at most 32 segments per warp
+        with pytest.raises(ValueError, match="SEGS in 1..32"):
+            ws.launches(gpu)
+    finally:
+        config.set_overrides([])
 
 
 @pytest.mark.cpu_only

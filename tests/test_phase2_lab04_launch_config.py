@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, config, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab04_launch_config import bench as lcb
 from phase2_cuda.lab04_launch_config import lab as lc
@@ -40,15 +40,61 @@ def test_the_lessons_occupancy_examples(arch, threads, regs, smem, want):
 
 def test_wave_table_and_blocks_per_sm_use_the_common_calculator():
     regs = cuda.compile_report(lc.CU, "sm_90")["scale_grid_stride_float4"].registers
-    rows = {r["threads/block"]: r for r in lcb.wave_table("sm_90", regs)}
+    h200 = device.profile_info("h200")
+    rows = {r["threads/block"]: r for r in lcb.wave_table(h200, regs)}
     want = [occupancy("sm_90", b, regs).blocks_per_sm for b in lc.BLOCK_SIZES]
     assert [r["blocks/SM"] for r in rows.values()] == want
     assert rows[32]["limited by"] == "blocks" and rows[32]["occupancy"] == 0.5        # 32-thread blocks: half an SM
     assert rows[256]["blocks/SM"] == 8 and rows[256]["wave (132 SMs)"] == 1056
     assert rows[32]["resident threads"] == rows[256]["resident threads"] // 2
-    if not device.has_gpu():                                                         # else the driver's figure
-        assert [lc.blocks_per_sm(b) for b in lc.BLOCK_SIZES] == [r["blocks/SM"] for r in rows.values()]
-    assert not hasattr(lc, "resident_blocks")
+    # a simulated GPU's figure is the calculator's (a real one's is the driver's, checked against it below)
+    assert [lc.blocks_per_sm(b, gpu=h200) for b in lc.BLOCK_SIZES] == [r["blocks/SM"] for r in rows.values()]
+    assert not hasattr(lc, "resident_blocks") and not hasattr(lc, "sm_count")
+
+
+def test_waves_and_predictions_come_from_the_gpu_described():
+    """A wave is that GPU's SMs x the blocks its SM holds: the plan's grids and the Little's-law predictions follow the
+    profile (a T4: 40 SMs, 1024 threads and 16 blocks per SM; an H200: 132 SMs, 2048 and 32)."""
+    t4, h200 = device.profile_info("t4"), device.profile_info("h200")
+    assert lc.wave(256, gpu=t4) == 40 * 4 and lc.wave(256, gpu=h200) == 132 * 8
+    assert lc.wave(32, gpu=t4) == 40 * 16 and lc.wave(32, gpu=h200) == 132 * 32
+    for gpu in (t4, h200):
+        got = {x.variant: x for x in lc.launches(gpu)}
+        assert got["cuda 256 threads x 1 wave (grid-stride)"].grid == (lc.wave(256, gpu=gpu),)
+        assert got["cuda 32 threads x 1/8 wave (grid-stride)"].grid == (round(lc.wave(32, gpu=gpu) / 8),)
+        assert got["cuda 1024 threads, one float4 per thread"].grid == (2**27 // 4 // 1024,)
+        p = lcb.predict(gpu)
+        assert p[f"resident threads that saturate {0.9 * gpu.hbm_gbps:.0f} GB/s at 0.7 us"].endswith(
+            f"of {gpu.sms * gpu.max_threads_per_sm:,}")
+    # Little's law with the same latency asks for bytes in flight in proportion to the bandwidth
+    assert lcb.saturating_threads(h200) == pytest.approx(lcb.saturating_threads(t4) * 4800 / 320, rel=1e-3)
+
+
+def test_compile_report_describes_the_gpu_of_the_arch(capsys):
+    """--arch sm_75: the tables of the GPU at hand when it is an sm_75 one, else of sm_75's example profile."""
+    here = device.has_gpu() and device.info().arch == "sm_75"
+    gpu = device.info() if here else device.profile_info("t4")
+    assert lcb.report_gpu("sm_75").name == gpu.name
+    lcb.compile_report(type("A", (), {"arch": "sm_75"})())
+    out = capsys.readouterr().out
+    assert f"{gpu.label()}: one wave" in out and f"wave ({gpu.sms} SMs)" in out
+    assert f"capped at 90% of {gpu.hbm_gbps:.0f} GB/s" in out
+
+
+def test_set_changes_the_triton_launch_and_says_so():
+    gpu = device.profile_info("l4")
+    tri = next(x for x in lc.launches(gpu) if x.kernel == "scale_kernel")
+    assert tri.grid == (2**27 // 1024,) and tri.config_source == "default"
+    try:
+        config.set_overrides(["BLOCK=4096", "num_warps=8"])
+        tri = next(x for x in lc.launches(gpu) if x.kernel == "scale_kernel")
+        assert tri.grid == (2**27 // 4096,) and tri.num_warps == 8 and tri.defines == {"BLOCK": 4096}
+        assert tri.config_source == "BLOCK: --set BLOCK=4096; num_warps: --set num_warps=8; the rest default"
+        config.set_overrides(["BLOCK=1000"])
+        with pytest.raises(ValueError, match="power of two"):
+            lc.triton_config()
+    finally:
+        config.set_overrides([])
 
 
 def test_littles_law_and_tail_models():

@@ -4,10 +4,12 @@ the run-time-indexed array in local memory: never hard-coded where the compiler 
 from the committed JSON; on a GPU the calculator against the driver, every setting at full capacity, and the
 occupancy probe.
 """
+import math
+
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, config, cuda, device, plan
 from common.occupancy import occupancy
 from phase2_cuda.lab05_register_pressure import bench as rpb
 from phase2_cuda.lab05_register_pressure import lab as rp
@@ -69,6 +71,41 @@ def test_colnorm_rejects_bad_input_before_launch():
     if not device.has_gpu():
         with pytest.raises(ValueError, match="at most 256 rows"):
             rp.colnorm_triton(np.ones((257, 2), np.float32))
+
+
+def test_plan_whether_a_cap_spills_depends_on_the_gpu():
+    """__launch_bounds__(256, 8) asks for 2048 resident threads: on an SM that holds them ptxas caps the kernel at 32
+    registers and spills; on one of 1536 threads (sm_86) it settles for what fits, without a spill."""
+    lb8 = "cuda 02 __launch_bounds__(256, 8)"
+    big = plan.make(rp, rpb, device.profile_info("h200")).predictions[lb8]
+    small = plan.make(rp, rpb, device.profile_info("rtx-3090")).predictions[lb8]
+    assert big.startswith("32 registers") and "B spilled" in big and "8 blocks/SM" in big
+    assert "no spill" in small and "8 blocks/SM" not in small
+
+
+def test_plan_launches_every_setting_the_benchmark_times():
+    got = rp.launches(device.profile_info("t4"))
+    cuda_runs = [x for x in got if x.impl == "cuda"]
+    assert len(cuda_runs) == len(rp.settings(quick=False))
+    named = {x.variant: x for x in cuda_runs if x.variant}
+    assert set(named) == {v.name for v in rp.VARIANTS if v.impl == "cuda"}
+    w160 = named["cuda 01 WORK=160"]
+    assert w160.defines == {"WORK": 160} and w160.grid == (math.ceil(2**26 // 160 / 256),) and w160.threads == 256
+    assert named["cuda 01 WORK=32 -maxrregcount=32"].options == ("-maxrregcount=32",)
+
+
+def test_set_changes_the_triton_tile_and_says_so():
+    gpu = device.profile_info("b200")
+    try:
+        config.set_overrides(["BLOCK_C=32"])
+        tri = next(x for x in rp.launches(gpu) if x.impl == "triton")
+        assert tri.defines["BLOCK_C"] == 32 and tri.grid == (2**26 // 16 // 32,)
+        assert tri.config_source == "BLOCK_C: --set BLOCK_C=32; the rest default"
+        config.set_overrides(["BLOCK_C=48"])
+        with pytest.raises(ValueError, match="BLOCK_C a power of two"):
+            rp.triton_config()
+    finally:
+        config.set_overrides([])
 
 
 @pytest.mark.cpu_only

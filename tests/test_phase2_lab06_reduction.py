@@ -6,9 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab06_reduction import bench as redb
 from phase2_cuda.lab06_reduction import lab as red
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 CUDA_SUMS = [red.sum_cuda_01, red.sum_cuda_02, red.sum_cuda_03, red.sum_cuda_04, red.sum_cuda_05, red.sum_cuda_06,
@@ -195,16 +196,61 @@ def test_plot_rows_split_into_ladder_and_sweep():
 
 
 def test_replot_redraws_the_committed_plots(tmp_path):
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "h200",
-                        red.LAB + ".json")
+    path = os.path.join(H200, red.LAB + ".json")
     if not os.path.exists(path):
         pytest.skip("no committed results")
     with open(path) as f:
         data = json.load(f)
     lad, sw = redb.split_rows(data["rows"])
     assert len(lad) == len(red.VARIANTS + red.PEERS) and {r["variant"] for r in sw} <= set(redb.SWEEP_NAMES)
-    assert red.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert red.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert sorted(os.listdir(tmp_path)) == [red.LAB + ".png", red.LAB + "_sizes.png"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on the GPUs learners have
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("slug,per_sm", [("t4", 4), ("rtx-4090", 6), ("h200", 8)])
+def test_single_pass_grid_follows_the_sms(slug, per_sm):
+    """Rungs 07-10 launch SMs x blocks per SM: 8 of 256 threads, fewer where an SM holds fewer threads (a T4: 1024,
+    an RTX 4090: 1536). The wrappers and the plan compute it with the same function."""
+    gpu = device.profile_info(slug)
+    assert red.resident_blocks(gpu) == gpu.sms * per_sm
+    got = plan.make(red, redb, gpu)
+    single = [x for x in got.launches if x.kernel in ("reduce_08_atomic_finish", "reduce_09_last_block",
+                                                      "reduce_10_kahan")]
+    assert [x.grid for x in single] == [(gpu.sms * per_sm,)] * 3
+    two = [x.grid for x in got.launches if x.kernel == "reduce_07_float4_grid_stride"]
+    assert two == [(gpu.sms * per_sm,), (1,)]
+    assert got.predictions["rungs 07-10: grid (SMs x blocks per SM)"].startswith(f"{gpu.sms * per_sm:,} blocks")
+    assert red.fast_grid(1000, gpu) == 1                   # a small n needs fewer blocks than a wave
+
+
+def test_plan_lists_every_pass_of_the_multipass_rungs():
+    assert red.multipass_grids(2**28, 256) == [2**20, 2**12, 16, 1]
+    assert red.multipass_grids(2**28, 512) == [2**19, 2**10, 2, 1]
+    assert red.multipass_grids(1, 512) == [1]
+    launches = red.launches(device.profile_info("a100"))
+    assert [x.grid[0] for x in launches if x.variant == "cuda 04 first add during load"] == [2**19, 2**10, 2, 1]
+    assert [x.grid[0] for x in launches if x.variant == "triton chunked, 2 passes"] == [2**28 // 2**16, 1]
+
+
+def test_set_changes_the_single_pass_configuration_and_says_so():
+    gpu = device.profile_info("h100-pcie")
+    try:
+        config.set_overrides(["UNROLL=8", "BLOCKS_PER_SM=4"])
+        k09 = next(x for x in red.launches(gpu) if x.kernel == "reduce_09_last_block")
+        assert k09.defines["UNROLL"] == 8 and k09.grid == (gpu.sms * 4,)
+        assert k09.config_source == "UNROLL: --set UNROLL=8; BLOCKS_PER_SM: --set BLOCKS_PER_SM=4; the rest default"
+        small = next(x for x in red.launches(gpu, size=2**16) if x.kernel == "reduce_09_last_block")
+        assert small.grid == (2**16 // (256 * 4 * 8),)
+        assert red._defines()["UNROLL"] == 8              # the wrappers compile with the same values
+        config.set_overrides(["LOAD_HINT=3"])
+        with pytest.raises(ValueError, match="LOAD_HINT 0, 1 or 2"):
+            red.fast_config()
+    finally:
+        config.set_overrides([])
+    assert red.fast_config().values == red.FAST
 
 
 # ---------------------------------------------------------------------------------------------------------------------

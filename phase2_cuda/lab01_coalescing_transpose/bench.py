@@ -38,6 +38,40 @@ def explain(args) -> None:
         rows.append({"stride": s, "sectors/request": p["sectors_per_request"], "bytes requested/elem": 8,
                      "bytes moved/elem": p["moved_B"], "useful fraction": 8 / p["moved_B"]})
     report.print_table(rows, title="copy_strided: predicted cost per element (useful fraction = 8 / moved)")
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: the copy floor, whether 02's 1056 shared-memory passes per tile outlast
+    the DRAM time (that depends on the GPU's bandwidth per SM clock), and the bytes of loads in flight per SM that
+    Little's law asks for against what 03 and 04 offer."""
+    side, n, _ = L.fit_sizes(gpu)
+    hbm = gpu.hbm_gbps
+    floor = 8 * side * side / (hbm * 1e6)
+    tiles_per_sm = math.ceil(side / L.TILE) ** 2 / gpu.sms
+    smem02 = tiles_per_sm * L.smem_passes_per_tile(L.TILE) / (gpu.sm_clock_mhz * 1e3)
+    need = hbm / 2 * 1e9 * L.LATENCY_US * 1e-6 / gpu.sms
+    t04 = L.t04_config().values
+    per_thread04 = 4 * (t04["BIG_TILE"] // 32) * (t04["BIG_TILE"] // t04["ROWS"])
+    b03 = L.resident("transpose_03_padded", gpu, 32 * L.ROWS)
+    b04 = L.resident("transpose_04_padded_ilp", gpu, 32 * t04["ROWS"], L.t04_defines(t04))
+    offer03 = b03 * 32 * L.ROWS * 4 * (L.TILE // L.ROWS)
+    offer04 = b04 * 32 * t04["ROWS"] * per_thread04
+    return {
+        f"copy floor at {side}^2 (8 M N B / {hbm:.0f} GB/s)": f"{floor:.3f} ms",
+        "32 x 32 tiles per SM": f"{tiles_per_sm:,.0f}",
+        "cuda 02: 1056 shared-memory passes per tile, one per clock":
+            f"{smem02:.3f} ms, {smem02 / floor:.2f}x the floor: "
+            + ("shared memory is the bound" if smem02 > floor else "under the DRAM time"),
+        f"loads in flight per SM Little's law asks (half of {hbm:.0f} GB/s x {L.LATENCY_US} us)":
+            f"{need / 1024:.1f} KiB",
+        "cuda 03 offers (blocks/SM x 256 threads x 16 B)": f"{b03} blocks: {offer03 / 1024:.0f} KiB",
+        f"cuda 04 offers (blocks/SM x {32 * t04['ROWS']} threads x {per_thread04} B)":
+            f"{b04} blocks: {offer04 / 1024:.0f} KiB",
+        "strided copy from stride 8 on (8 / 36 of the bandwidth)": f"{hbm * 8 / 36:.0f} GB/s",
+    }
 
 
 def compile_report(args) -> None:
@@ -166,8 +200,9 @@ def bench_main(side: int, ceiling: dict, tune: bool = True) -> tuple[list[dict],
                     "target": f">= {L.TARGET:.2f}", "met": best["met"]})
     tuned = []
     if tune:
+        used = L.t04_config()
         alt = {"cupy.copyto (flat copy)": fns["cupy.copyto (flat copy)"][1],
-               f"04 {L.config_name(L.T04)} (default)": fns["cuda 04 padded ilp"][1]}
+               f"04 {L.config_name(used.values)} ({used.source()})": fns["cuda 04 padded ilp"][1]}
         for cfg in L.T04_ALTERNATIVES:
             alt[f"04 {L.config_name(cfg)}"] = (lambda c=cfg: L.transpose_cuda_04(a, out, config=c))
         timed = bench.interleaved(alt, rounds=3)
@@ -205,14 +240,17 @@ def bench_strided(n: int, strides, ceiling_gbps: float) -> list[dict]:
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
-    side = ctx.args.size or (4096 if ctx.quick else L.MAIN_SIDE)
+    side, strided_n, notes = L.fit_sizes(device.info(), ctx.args.size or (4096 if ctx.quick else L.MAIN_SIDE),
+                                         2**22 if ctx.quick else L.STRIDED_N)
+    for note in notes:
+        print(note)
     rows, targets, tuned = bench_main(side, ceiling, tune=not ctx.quick)
     _free_pool()
     for r in rows:
         if r["variant"] in OCCUPANCY_OF:
             r["blocks_per_sm"] = _occupancy(OCCUPANCY_OF[r["variant"]], 32 * L.ROWS)
     strides = [1, 2, 4, 8, 16, 32] if ctx.quick else [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32]
-    strided = bench_strided(2**22 if ctx.quick else 2**24, strides, ceiling["hbm_gbps"])
+    strided = bench_strided(strided_n, strides, ceiling["hbm_gbps"])
     tables = [(strided, ["variant", "sectors_per_request", "ms", "gbps", "pred_gbps", "measured_vs_pred", "moved_gbps"],
                "strided copy: useful GB/s (8 B per element) vs the sector model"),
               (rows, ["variant", "impl", "ms", "gbps", "vs_copy", "frac_ceiling", "pred_ms", "pred_bound",
@@ -221,7 +259,7 @@ def benchmark(ctx) -> lab.Result:
                f"{ceiling['hbm_gbps']:.0f} GB/s")]
     if tuned:
         tables.append((tuned, None, "transpose_04's compile-time parameters vs the flat copy (interleaved rounds); "
-                                    "the default is T04 in lab.py"))
+                                    "the lab's default is T04 in lab.py"))
     tables.append((targets, None, f"target: padded transpose >= {L.TARGET:.0%} of the copy bandwidth "
                                   "(interleaved rounds, same run)"))
     return lab.Result(rows=rows + strided, tables=tables,

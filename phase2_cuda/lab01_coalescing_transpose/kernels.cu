@@ -98,8 +98,9 @@ extern "C" __global__ void transpose_01_naive(const float* __restrict__ in, floa
 // The new cost is inside shared memory: tile[tx][k] for lanes tx = 0..31 sits at word tx * 32 + k, and the bank of a
 // word is its index mod 32, so all 32 lanes hit bank k: a 32-way bank conflict, the read is split into 32 passes.
 // Prediction: per tile, 32 conflict-free stores + 32 loads x 32 passes = 1056 shared-memory cycles for 4 KiB of data.
-// On an H200 (132 SMs, ~1.98 GHz) a 16384^2 matrix is 262144 tiles, ~1986 per SM -> ~2.1 M cycles -> ~1.06 ms, about
-// twice the time of a copy of the same bytes: shared memory, not DRAM, becomes the bound.
+// A 16384^2 matrix is 262144 tiles, spread over the SMs; whether 1056 cycles per tile outlast the DRAM time of the
+// same 8 KiB depends on the GPU's bandwidth per SM per clock. On a GPU with a lot of it (the lesson works one out)
+// shared memory, not DRAM, becomes the bound, at about twice the time of a copy; `--plan` prints this GPU's ratio.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void transpose_02_smem_tiled(const float* __restrict__ in, float* __restrict__ out, long long M,
                                                    long long N)
@@ -176,10 +177,11 @@ extern "C" __global__ void transpose_03_padded(const float* __restrict__ in, flo
 // only 3 blocks (768 threads) per SM. __launch_bounds__(256, 4) asks for 4 resident blocks, i.e. at most 64 registers
 // per thread, and ptxas meets it without spilling (the compile report shows 64 and 0): 1024 threads x 64 B in flight.
 // (T04_MIN_BLOCKS, ROWS and BIG_TILE are macros: the lab's default GPU run also times a few alternatives.)
-// Prediction: Little's law, loads only: half of what HBM streams in a copy is reads; on an H200 that rate x ~0.7 us of
-// latency ~= 1.5 MB of loads in flight, ~12 KiB per SM. 03 (~40 registers, 6 blocks = 1536 threads per SM) offers
-// 24 KiB at its peak, enough on paper, but only while every block is in its load phase: blocks also wait at the
-// barrier and store, and the latency grows as the memory system fills. 04 offers 64 KiB per SM, a wide margin.
+// Prediction: Little's law, loads only: half of what HBM streams in a copy is reads; that rate x ~0.7 us of latency,
+// shared by the SMs, is the bytes of loads each SM must keep in flight (`--plan` prints this GPU's figure; the lesson
+// works one out). 03 (~40 registers, up to 6 blocks = 1536 threads per SM) offers 16 B per thread, enough on paper,
+// but only while every block is in its load phase: blocks also wait at the barrier and store, and the latency grows
+// as the memory system fills. 04 offers 64 B per thread, a wide margin.
 // Expected: 04 at >= 85% of the copy's bandwidth (the lab's target), 03 somewhat below it; by how much is what the
 // run measures.
 // ---------------------------------------------------------------------------------------------------------------------

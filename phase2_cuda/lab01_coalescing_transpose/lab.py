@@ -21,6 +21,7 @@ a warp's 32 loads span 4 s bytes each and need min(32, 4 s) sectors of 32 B. Pre
 the predictions, what the measurements taught and this GPU's measured figures: README.md.
 
 Run: python -m phase2_cuda.lab01_coalescing_transpose [--quick] [--size N] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set ROWS=16]
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, cuda, lab
+from common import arrays, config, cuda, device, lab, occupancy, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import transpose_kernel
@@ -42,15 +43,39 @@ COPY_ILP, COPY_THREADS = 8, 256          # copy_strided: 8 elements per thread, 
 MAX_GRID_Y = 65535                       # hardware limit of gridDim.y (and z)
 SECTOR = 32                              # bytes: the unit the L1/L2 move
 TARGET = 0.85                            # the lab's target: padded transpose >= 85% of the copy bandwidth
-# transpose_04's compile-time parameters (tile edge, threads in y, __launch_bounds__ min blocks): picked from first
-# principles (64 B of loads in flight per thread, 4 blocks x 256 threads per SM, 64 registers, no spill). The default
-# GPU run also times the alternatives in T04_ALTERNATIVES (none spills on sm_90) in interleaved rounds; how they fared
-# is in the README.
+LATENCY_US = 0.7                         # a-priori DRAM latency under load, for the Little's-law prediction only
+# transpose_04's compile-time parameters (the lab's default; `--set BIG_TILE=32`, `--set ROWS=16` or
+# `--set T04_MIN_BLOCKS=3` override them): tile edge, threads in y (01-03 keep kernels.cu's 8), and the
+# __launch_bounds__ min blocks. Picked from first principles: 64 B of loads in flight per thread, 4 blocks x 256
+# threads per SM, 64 registers, no spill. The default GPU run also times the alternatives in T04_ALTERNATIVES in
+# interleaved rounds; how they fared is in the README.
 T04 = {"BIG_TILE": 64, "ROWS": 8, "T04_MIN_BLOCKS": 4}
 T04_ALTERNATIVES = [{"BIG_TILE": 64, "ROWS": 8, "T04_MIN_BLOCKS": 3}, {"BIG_TILE": 64, "ROWS": 16, "T04_MIN_BLOCKS": 2},
                     {"BIG_TILE": 64, "ROWS": 4, "T04_MIN_BLOCKS": 6}, {"BIG_TILE": 32, "ROWS": 4, "T04_MIN_BLOCKS": 12},
                     {"BIG_TILE": 96, "ROWS": 8, "T04_MIN_BLOCKS": 2}]
-MAIN_SIDE = 16384
+MAIN_SIDE = 16384                        # the benchmark's matrix side (2 GiB moved)
+STRIDED_N, STRIDED_MAX = 2**24, 32       # the strided copy's benchmark: n elements, strides up to 32
+
+
+def t04_config() -> config.Resolved:
+    """transpose_04's configuration: T04, then any --set of its keys (no tuned record: the default GPU run times the
+    alternatives and the lesson says how they fared)."""
+    return config.resolve("transpose_04_padded_ilp", T04, validate=check_t04)
+
+
+def check_t04(cfg: dict) -> dict:
+    """A configuration transpose_04 compiles to: a tile of 32, 64 or 96 (a 128-wide padded tile, 66 KiB, is more
+    static shared memory than a kernel may declare), ROWS dividing 32 and the tile, 1..32 min blocks."""
+    tile, rows, mb = cfg["BIG_TILE"], cfg["ROWS"], cfg["T04_MIN_BLOCKS"]
+    if tile not in (32, 64, 96) or rows not in (1, 2, 4, 8, 16, 32) or tile % rows or not 1 <= mb <= 32:
+        raise ValueError(f"transpose_04: BIG_TILE in 32, 64, 96; ROWS a power of two dividing 32 and BIG_TILE; "
+                         f"T04_MIN_BLOCKS in 1..32; got {config.fmt(cfg)}")
+    return cfg
+
+
+def t04_defines(cfg: dict) -> dict:
+    """The -D values of a transpose_04 configuration: none for the default (the same compilation as 01-03)."""
+    return {} if cfg == T04 else dict(cfg)
 
 
 def config_name(cfg: dict) -> str:
@@ -176,13 +201,13 @@ def transpose_cuda_03(a, out=None, *, max_grid_y: int = MAX_GRID_Y):
 
 def transpose_cuda_04(a, out=None, *, max_grid_y: int = MAX_GRID_Y, config: dict | None = None):
     """Padded 64 x 64 tiles, 16 elements per thread loaded before any is stored (config: overrides of T04)."""
-    cfg = dict(T04, **(config or {}))
+    cfg = dict(t04_config().values, **(config or {}))
     if set(cfg) != set(T04):
         raise ValueError(f"config: expected keys among {sorted(T04)}, got {sorted(config)}")
     out, m, n = _prepare(a, out)
     if m == 0 or n == 0:
         return out
-    k = cuda.get_kernel(CU, "transpose_04_padded_ilp", defines=None if cfg == T04 else cfg)
+    k = cuda.get_kernel(CU, "transpose_04_padded_ilp", defines=t04_defines(cfg) or None)
     k(grid_for(m, n, cfg["BIG_TILE"], max_grid_y), (32, cfg["ROWS"]), (a, out, np.int64(m), np.int64(n)))
     return out
 
@@ -210,14 +235,37 @@ def strided_copy(x, stride: int, out=None):
     if n == 0:
         return out
     k = cuda.get_kernel(CU, "copy_strided")
-    k((math.ceil(n / (COPY_THREADS * COPY_ILP)),), (COPY_THREADS,), (x, out, np.int64(n), np.int64(stride)))
+    k((strided_blocks(n),), (COPY_THREADS,), (x, out, np.int64(n), np.int64(stride)))
     return out
+
+
+def strided_blocks(n: int) -> int:
+    """copy_strided's grid: COPY_ILP elements per thread, COPY_THREADS threads per block."""
+    return max(1, math.ceil(n / (COPY_THREADS * COPY_ILP)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: the transpose kernel of triton_kernels.py
 # ---------------------------------------------------------------------------------------------------------------------
-TRITON_BM, TRITON_BN, TRITON_WARPS = 64, 64, 4
+# 64 x 64 tiles with 4 warps: 32 elements per thread, a 16 KiB staging buffer (fits every GPU's shared memory).
+TRITON = dict(BM=64, BN=64, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton transpose_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if any(cfg[k] not in (16, 32, 64, 128) for k in ("BM", "BN")) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"triton transpose: BM and BN in 16, 32, 64, 128, num_warps in 1, 2, 4, 8, 16; "
+                         f"got {config.fmt(cfg)}")
+    return cfg
+
+
+def triton_grid(m: int, n: int, bm: int, bn: int) -> tuple[int, int]:
+    """(programs, tiles along N): one program per BM x BN tile, on a 1-D grid."""
+    tiles_n = triton.cdiv(n, bn)
+    return triton.cdiv(m, bm) * tiles_n, tiles_n
 
 
 def transpose_triton(a, out=None):
@@ -230,9 +278,10 @@ def transpose_triton(a, out=None):
     _no_overlap(a, out)
     if m == 0 or n == 0:
         return out
-    tiles_m, tiles_n = triton.cdiv(m, TRITON_BM), triton.cdiv(n, TRITON_BN)
-    launch(transpose_kernel, (tiles_m * tiles_n,), a, out, m, n, tiles_n, BM=TRITON_BM, BN=TRITON_BN,
-           num_warps=TRITON_WARPS)
+    cfg = triton_config().values
+    programs, tiles_n = triton_grid(m, n, cfg["BM"], cfg["BN"])
+    launch(transpose_kernel, (programs,), a, out, m, n, tiles_n, BM=cfg["BM"], BN=cfg["BN"],
+           num_warps=cfg["num_warps"])
     return out
 
 
@@ -272,6 +321,57 @@ CHECK_CASES = [((1000, 1003), _F), ((1, 1), _F), ((1, 4097), _F), ((4097, 1), _F
                ((2_100_000, 3), _F)]   # the last: 65,625 tile rows > gridDim.y's 65,535, so the tile-row loop runs
 CPU_CHECK_CASES = [((1, 1), _F), ((33, 31), _F), ((1, 130), _F), ((70, 3), _F), ((100, 67), _F)]
 QUICK_CASES = 6                # --quick checks the first six (on the CPU: all five)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's main case on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(side: int) -> int:
+    """Bytes the transpose benchmark holds at once for a side x side matrix: the input, the transpose, the copy."""
+    return 3 * 4 * side * side
+
+
+def strided_bytes(n: int) -> int:
+    """Bytes the strided-copy benchmark holds: the input, long enough for the largest stride, and the output."""
+    return 4 * ((n - 1) * STRIDED_MAX + 1) + 4 * n
+
+
+def fit_sizes(gpu: device.DeviceInfo, side: int | None = None, n: int | None = None):
+    """(side, strided n, notes): the benchmark's sizes scaled down to what `gpu`'s memory holds."""
+    side, n1 = plan.fit(side or MAIN_SIDE, bench_bytes, gpu, what="matrix side")
+    n, n2 = plan.fit(n or STRIDED_N, strided_bytes, gpu, what="strided copy n")
+    return side, n, [x for x in (n1, n2) if x]
+
+
+def resident(kernel: str, gpu: device.DeviceInfo, threads: int, defines: dict | None = None) -> int:
+    """Resident blocks per SM of a kernel on `gpu` (common.occupancy, with the kernel's registers and shared memory
+    on that GPU)."""
+    regs, smem = cuda.resources(CU, kernel, gpu, defines or None)
+    return occupancy.occupancy(gpu.arch, threads, regs, smem).blocks_per_sm
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    side, n, _ = fit_sizes(gpu, size)
+    case = f"{side}x{side} float32"
+    t04, tcfg = t04_config(), triton_config()
+    cu = dict(impl="cuda", source=CU, threads=32 * ROWS, case=case, grid=grid_for(side, side, TILE))
+    programs, _ = triton_grid(side, side, tcfg["BM"], tcfg["BN"])
+    return [
+        plan.Launch("", "copy_tiled", **cu),
+        plan.Launch("cuda 01 naive", "transpose_01_naive", **cu),
+        plan.Launch("cuda 02 smem tiled", "transpose_02_smem_tiled", **cu),
+        plan.Launch("cuda 03 padded", "transpose_03_padded", **cu),
+        plan.Launch("cuda 04 padded ilp", "transpose_04_padded_ilp", "cuda", source=CU, case=case,
+                    grid=grid_for(side, side, t04["BIG_TILE"]), threads=32 * t04["ROWS"],
+                    defines=t04_defines(t04.values), config_source=t04.source()),
+        plan.Launch("triton", "transpose_kernel", "triton", fn=transpose_kernel, grid=programs,
+                    signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "tiles_n": "i32",
+                               "BM": "constexpr", "BN": "constexpr"},
+                    defines={"BM": tcfg["BM"], "BN": tcfg["BN"]}, num_warps=tcfg["num_warps"], case=case,
+                    config_source=tcfg.source()),
+        plan.Launch("", "copy_strided", "cuda", source=CU, grid=strided_blocks(n), threads=COPY_THREADS,
+                    case=f"strided copy, n = {plan.fmt_size(n)}, strides 1..{STRIDED_MAX}"),
+    ]
 
 
 def main(argv=None) -> int:

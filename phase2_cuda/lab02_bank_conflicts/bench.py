@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
+from common import arrays, bench, check, cli, cuda, device, lab, plan, report
 
 from . import lab as L
 
@@ -33,6 +33,32 @@ def explain(args) -> None:
     report.print_table([{"row-sum tile layout": k, "passes per 32x32 tile (32 stores + 32 loads)": L.tile_passes(k)}
                         for k in ("conflicted", "padded", "swizzled")],
                        title="row sums: shared-memory passes per tile")
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: what HBM delivers to an SM per clock against the ~3.9 B per clock the
+    conflicted tile walk sustains, the row sums' times, and the sweep's wave."""
+    rows, _ = plan.fit(L.MAIN_ROWS, L.bench_bytes, gpu)
+    hbm = gpu.hbm_gbps
+    per_clock = hbm * 1e9 / gpu.sms / (gpu.sm_clock_mhz * 1e6)
+    conflicted = 4096 / L.tile_passes("conflicted")
+    floor = L.bench_bytes(rows) / (hbm * 1e6)
+    tiles_per_sm = math.ceil(rows / 32) / gpu.sms
+    smem = {k: tiles_per_sm * L.tile_passes(k) / (gpu.sm_clock_mhz * 1e3) for k in ("conflicted", "padded")}
+    blocks, per_sm = L.sweep_wave(gpu)
+    return {
+        "HBM bytes per clock per SM (bandwidth / SMs / clock)": f"{per_clock:.1f} B",
+        "the conflicted tile walk (4096 B per 1056 passes)": f"{conflicted:.1f} B per clock per SM",
+        f"row sums floor at {plan.fmt_size(rows)} rows (132 B a row / {hbm:.0f} GB/s)": f"{floor:.3f} ms",
+        "cuda 01 conflicted (1056 passes per tile)": f"{max(floor, smem['conflicted']):.3f} ms, "
+        + (f"{smem['conflicted'] / floor:.1f}x the floor: shared memory is the bound" if smem["conflicted"] > floor
+           else "the conflict hides under the DRAM time"),
+        "cuda 02 / 03 (64 passes per tile)": f"{max(floor, smem['padded']):.3f} ms",
+        "stride sweep: one wave of both kernels": f"{blocks} blocks ({per_sm} per SM)",
+    }
 
 
 def compile_report(args) -> None:
@@ -77,21 +103,12 @@ def extra_checks(args) -> bool:
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU: timing
 # ---------------------------------------------------------------------------------------------------------------------
-def _blocks_per_sm(name: str) -> int:
-    from cupy_backends.cuda.api import driver
-
-    return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(cuda.get_kernel(L.CU, name).kernel.ptr,
-                                                                  L.SWEEP_THREADS, 0))
-
-
 def bench_sweep(strides, reps: int) -> list[dict]:
     """Time bank_01_stride at every stride (and the swizzle); slowdown vs stride 1 against the predicted passes."""
     import cupy
 
     d = device.info()
-    # one wave that both kernels fit in at once (the swizzled one holds 32 addresses in registers: fewer blocks fit)
-    per_sm = min(_blocks_per_sm("bank_01_stride"), _blocks_per_sm("bank_02_xor_swizzle"))
-    blocks = d.sms * per_sm
+    blocks, per_sm = L.sweep_wave(d)
     src = L.sweep_source(check.rng(203))
     out = cupy.empty(blocks * L.SWEEP_THREADS, cupy.float32)
     warp_loads = blocks * (L.SWEEP_THREADS // 32) * reps * L.READS
@@ -140,8 +157,12 @@ def bench_rowsums(rows_n: int, ceiling: dict) -> list[dict]:
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     strides = [0, 1, 2, 3, 4, 8, 16, 31, 32, 33] if ctx.quick else list(range(0, 34))
-    sweep = bench_sweep(strides, reps=80 if ctx.quick else 320)
-    rowsums = bench_rowsums(ctx.args.size or (2**20 if ctx.quick else L.MAIN_ROWS), ceiling)
+    sweep = bench_sweep(strides, reps=L.SWEEP_REPS * (1 if ctx.quick else 4))
+    rows, note = plan.fit(ctx.args.size or (2**20 if ctx.quick else L.MAIN_ROWS), L.bench_bytes, device.info(),
+                          what="rows")
+    if note:
+        print(note)
+    rowsums = bench_rowsums(rows, ceiling)
     return lab.Result(
         rows=sweep + rowsums, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
         tables=[(sweep, ["variant", "passes_pred", "ms", "slowdown", "measured_vs_pred", "cycles_per_load",

@@ -93,12 +93,14 @@ extern "C" __global__ void bank_02_xor_swizzle(const float* __restrict__ src, fl
 // 256 per tile instead of 1024. Worth knowing (wider accesses change the conflict arithmetic), but here it would hide
 // the effect this lab isolates, so all three kernels issue the same 32 LDS and differ only in their addresses.
 // Bytes per row: 128 read + 4 written = 132; FLOPs: 31 adds. 0.23 FLOP/B: memory-bound, as long as shared memory
-// keeps up: the tile must pass through it faster than HBM delivers bytes to each SM (~17 B per clock on an H200).
+// keeps up: the tile must pass through it faster than HBM delivers bytes to each SM (bandwidth / SMs / SM clock;
+// `--plan` prints this GPU's figure).
 // ---------------------------------------------------------------------------------------------------------------------
 
 // rowsum_01_conflicted: tile[32][32]. Lane i reading word (i, c) = i * 32 + c: every lane in bank c, 32-way.
 // Prediction: per tile, 32 stores (1 pass each) + 32 loads x 32 passes = 1056 passes for 4 KiB: ~3.9 B per clock per
-// SM, about 4x slower than HBM would allow. The conflict, not memory, is the bound.
+// SM. On a GPU whose HBM delivers several times that to each SM, the conflict, not memory, is the bound, and the
+// kernel is that many times slower than the padded one; on one that delivers less, the conflict hides.
 extern "C" __global__ void rowsum_01_conflicted(const float* __restrict__ x, float* __restrict__ out, long long rows)
 {
     __shared__ float tiles[WARPS][32][32];
@@ -120,7 +122,8 @@ extern "C" __global__ void rowsum_01_conflicted(const float* __restrict__ x, flo
 }
 
 // rowsum_02_padded: what changed: tile[32][33]. Word (i, c) = i * 33 + c, bank (i + c) mod 32: one pass.
-// Cost: 32 words of shared memory per tile (1 KiB per block). Prediction: HBM-bound, ~4x faster than 01.
+// Cost: 32 words of shared memory per tile (1 KiB per block). Prediction: HBM-bound, faster than 01 by as much as
+// HBM outpaces 3.9 B per clock per SM.
 extern "C" __global__ void rowsum_02_padded(const float* __restrict__ x, float* __restrict__ out, long long rows)
 {
     __shared__ float tiles[WARPS][32][33];

@@ -9,17 +9,21 @@ You will learn
   * the two fixes for the classic case (a warp walking the rows of a 32 x 32 tile): pad each row to 33 words, or keep
     32 and XOR-swizzle the column (word r * 32 + (c ^ r)), and when each is the right one;
   * that a conflict matters in a real kernel when it makes shared memory slower than DRAM: row sums of a rows x 32
-    matrix, memory-bound when conflict-free, ~4x slower with the 32-way conflict.
+    matrix, memory-bound when conflict-free, several times slower with the 32-way conflict on a GPU whose HBM
+    outpaces it (and no slower on one whose HBM does not).
 
 The two numbers, for the row sums of a rows x 32 fp32 matrix (main case rows = 2^23, 1 GiB): bytes = 132 per row
 (128 read, 4 written) = 1.11 GB, FLOPs = 31 per row = 0.26 GFLOP: 0.23 FLOP/B, memory wins if shared memory keeps up.
 With the 32-way conflict each 4 KiB tile costs 32 + 32 x 32 = 1056 shared-memory passes (one per clock per SM): 4096 B
-per 1056 clocks per SM is ~4x below what HBM delivers to an SM on an H200, so shared memory wins, ~4x slower.
+per 1056 clocks, ~3.9 B per clock per SM. Where HBM delivers several times that to each SM (the GPUs of the table span
+~2.5 to ~26 B per clock; `--plan` prints this GPU's), shared memory wins and the conflicted kernel is that many times
+slower; where it delivers less, the conflict hides under the DRAM time.
 The stride sweep moves no DRAM bytes to speak of: it requests 128 B of shared memory per warp load, and its FLOPs
 (one add per load) hide under the loads. The lesson, the predictions, what the measurements taught and this GPU's
 measured figures: README.md.
 
 Run: python -m phase2_cuda.lab02_bank_conflicts [--quick] [--size ROWS] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set WARPS=4]
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, cuda, lab
+from common import arrays, config, cuda, device, lab, occupancy, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import rowsum_kernel
@@ -37,10 +41,30 @@ from .triton_kernels import rowsum_kernel
 LAB = "phase2_lab02_bank_conflicts"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 BANKS = 32
-READS, MAX_STRIDE, WARPS = 32, 64, 8          # kernels.cu's defaults
+READS, MAX_STRIDE = 32, 64                    # kernels.cu's defaults
 BUF_WORDS = 31 * MAX_STRIDE + READS           # words each sweep block stages in shared memory
 SWEEP_THREADS = 256
+SWEEP_REPS = 80                               # repetitions of the 32 loads per thread in --quick (4x in a full run)
 MAIN_ROWS = 2**23
+# The row-sum kernels' warps per block (`--set WARPS=4` overrides it): every warp owns one 32 x 32 tile, so a block
+# of 8 warps declares 8 x 32 x 33 x 4 B = 33 KiB of shared memory (within the 48 KiB a kernel may declare statically
+# on every GPU; 11 warps would be the most).
+ROWSUM = dict(WARPS=8)
+
+
+def rowsum_config() -> config.Resolved:
+    return config.resolve("rowsum_01..03", ROWSUM, validate=_check_rowsum)
+
+
+def _check_rowsum(cfg: dict) -> dict:
+    if cfg["WARPS"] not in (1, 2, 4, 8):
+        raise ValueError(f"rowsum_01..03: WARPS in 1, 2, 4, 8 (a 33 KiB tile array at 8), got {config.fmt(cfg)}")
+    return cfg
+
+
+def rowsum_blocks(rows: int, warps: int) -> int:
+    """The row-sum grid: one 32-row tile per warp, `warps` warps per block."""
+    return max(1, math.ceil(math.ceil(rows / 32) / warps))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -110,9 +134,15 @@ def _rowsum(name: str, x, out):
     out, rows = _prepare_rows(x, out)
     if rows == 0:
         return out
-    blocks = math.ceil(math.ceil(rows / 32) / WARPS)
-    cuda.get_kernel(CU, name)((blocks,), (32 * WARPS,), (x, out, np.int64(rows)))
+    warps = rowsum_config()["WARPS"]
+    k = cuda.get_kernel(CU, name, defines=rowsum_defines(warps))
+    k((rowsum_blocks(rows, warps),), (32 * warps,), (x, out, np.int64(rows)))
     return out
+
+
+def rowsum_defines(warps: int) -> dict | None:
+    """-D values of the row-sum kernels: none at the default (kernels.cu's own 8)."""
+    return None if warps == ROWSUM["WARPS"] else {"WARPS": warps}
 
 
 def rowsum_cuda_01(x, out=None):
@@ -166,6 +196,25 @@ def swizzle_read(src, reps: int, blocks: int, out=None):
     return out
 
 
+def blocks_per_sm(kernel: str, threads: int, gpu: device.DeviceInfo) -> int:
+    """Resident blocks per SM of a kernel of kernels.cu: the driver's figure on the GPU at hand, common.occupancy's
+    with the kernel's registers and shared memory on a simulated one."""
+    if not gpu.simulated and device.has_gpu():
+        from cupy_backends.cuda.api import driver
+
+        return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(cuda.get_kernel(CU, kernel).kernel.ptr, threads,
+                                                                      0))
+    regs, smem = cuda.resources(CU, kernel, gpu)
+    return occupancy.occupancy(gpu.arch, threads, regs, smem).blocks_per_sm
+
+
+def sweep_wave(gpu: device.DeviceInfo) -> tuple[int, int]:
+    """(blocks, blocks per SM): one wave that both sweep kernels fit in at once (the swizzled one holds 32 addresses
+    in registers: fewer of its blocks may fit)."""
+    per_sm = min(blocks_per_sm(k, SWEEP_THREADS, gpu) for k in ("bank_01_stride", "bank_02_xor_swizzle"))
+    return gpu.sms * per_sm, per_sm
+
+
 def sweep_reference(src: np.ndarray, stride: int, reps: int, threads: int) -> np.ndarray:
     """What every thread of the sweep kernels sums (the swizzled walk equals stride 32)."""
     s = np.asarray(src, np.float64)
@@ -181,7 +230,18 @@ def sweep_source(rng: np.random.Generator, where: str = "cuda"):
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: the row sums of triton_kernels.py, where the compiler picks the layout (shuffles, no tile walk)
 # ---------------------------------------------------------------------------------------------------------------------
-TRITON_BLOCK_R = 128
+TRITON = dict(BLOCK_R=128, num_warps=4)      # 128 rows of 32 per program: a 16 KiB tile over 4 warps
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton rowsum_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if cfg["BLOCK_R"] not in (16, 32, 64, 128, 256, 512) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"triton rowsum: BLOCK_R a power of two in 16..512, num_warps in 1, 2, 4, 8, 16; got "
+                         f"{config.fmt(cfg)}")
+    return cfg
 
 
 def rowsum_triton(x, out=None):
@@ -194,7 +254,9 @@ def rowsum_triton(x, out=None):
     arrays.check_array("out", out, dtypes=("float32",), ndim=1, device=dev)
     if rows == 0:
         return out
-    launch(rowsum_kernel, (triton.cdiv(rows, TRITON_BLOCK_R),), x, out, rows, BLOCK_R=TRITON_BLOCK_R, num_warps=4)
+    cfg = triton_config().values
+    launch(rowsum_kernel, (triton.cdiv(rows, cfg["BLOCK_R"]),), x, out, rows, BLOCK_R=cfg["BLOCK_R"],
+           num_warps=cfg["num_warps"])
     return out
 
 
@@ -226,6 +288,38 @@ PEERS = [
 CHECK_CASES = [(n, "float32") for n in (1, 2, 31, 32, 33, 255, 256, 257, 1000, 4097, 65537, 300_007)]
 CPU_CHECK_CASES = [(n, "float32") for n in (1, 33, 257, 1000)]
 QUICK_CASES = 7                # --quick checks the first seven (on the CPU: all four)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(rows: int) -> int:
+    """Bytes the row-sum benchmark holds: the rows x 32 matrix and the sums."""
+    return 132 * rows
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    rows, _ = plan.fit(size or MAIN_ROWS, bench_bytes, gpu, what="rows")
+    case = f"{plan.fmt_size(rows)} x 32 float32"
+    rs, tcfg = rowsum_config(), triton_config()
+    warps = rs["WARPS"]
+    cu = dict(impl="cuda", source=CU, grid=rowsum_blocks(rows, warps), threads=32 * warps, case=case,
+              defines=rowsum_defines(warps) or {}, config_source=rs.source())
+    blocks, per_sm = sweep_wave(gpu)
+    sweep = dict(impl="cuda", source=CU, grid=blocks, threads=SWEEP_THREADS,
+                 case=f"stride sweep: one wave, {per_sm} blocks per SM")
+    return [
+        plan.Launch("", "bank_01_stride", **sweep),
+        plan.Launch("", "bank_02_xor_swizzle", **sweep),
+        plan.Launch("cuda 01 conflicted", "rowsum_01_conflicted", **cu),
+        plan.Launch("cuda 02 padded", "rowsum_02_padded", **cu),
+        plan.Launch("cuda 03 xor swizzle", "rowsum_03_swizzled", **cu),
+        plan.Launch("triton tl.sum", "rowsum_kernel", "triton", fn=rowsum_kernel,
+                    grid=math.ceil(rows / tcfg["BLOCK_R"]),
+                    signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "rows": "i32", "BLOCK_R": "constexpr"},
+                    defines={"BLOCK_R": tcfg["BLOCK_R"]}, num_warps=tcfg["num_warps"], case=case,
+                    config_source=tcfg.source()),
+    ]
 
 
 def main(argv=None) -> int:

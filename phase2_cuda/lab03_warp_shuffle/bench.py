@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 
-from common import bench, cli, cuda, device, lab, report
-from common.triton_support import launch, triton
+from common import bench, cli, cuda, device, lab, plan, report
 
 from . import lab as L
-from .triton_kernels import segment_sum_kernel
 
 CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton sums and scan ran in the interpreter."
 
@@ -19,10 +17,41 @@ def add_arguments(p) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Every machine: what the compiler made of the kernels
+# Every machine: the predictions for this GPU, what the compiler made of the kernels
 # ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: how many SM clocks HBM takes to deliver one 32-element segment to an SM,
+    against the 11 shared-memory passes and 5 shuffles a segment costs; the loads in flight per SM; the scan's bytes."""
+    n, _ = plan.fit(L.MAIN_N, L.bench_bytes, gpu)
+    hbm = gpu.hbm_gbps
+    clocks = 128 / (hbm * 1e9 / gpu.sms / (gpu.sm_clock_mhz * 1e6))
+    smem = L.PASSES["reduce smem"]
+    segs = L.shuffle_config()["SEGS"]
+    threads = L.resident_threads(gpu)
+    return {
+        "SM clocks HBM takes to deliver one 128-byte segment to an SM": f"{clocks:.1f}",
+        f"warp sums through shared memory ({smem} passes per segment)":
+            f"{min(1.0, clocks / smem):.0%} of the HBM ceiling at best"
+            + (": shared memory is the bound" if clocks < smem else ": HBM is the bound"),
+        f"warp sums with shuffles ({L.PASSES['reduce shfl']} per segment)":
+            f"{min(1.0, clocks / L.PASSES['reduce shfl']):.0%} of the HBM ceiling at best",
+        f"loads in flight per SM ({threads} resident threads x {segs} x 4 B)": f"{threads * segs * 4 / 1024:.0f} KiB",
+        f"scan floor at n = {plan.fmt_size(n)} (our ~12.6 n B / {hbm:.0f} GB/s)":
+            f"{L.reduce_then_scan_bytes(n) / (hbm * 1e6):.3f} ms",
+        "a one-pass scan's floor (8 n B)": f"{8 * n / (hbm * 1e6):.3f} ms",
+    }
+
+
 def compile_report(args) -> None:
-    rep = cuda.print_compile_report(L.CU, args.arch, excerpt_of="warp_reduce_02_shfl_down")
+    cfg = L.shuffle_config().values
+    rep = cuda.print_compile_report(L.CU, args.arch, defines=L.shuffle_defines(cfg) or None,
+                                    excerpt_of="warp_reduce_02_shfl_down")
     if not any(k.sass for k in rep.kernels.values()):
         return
     rows = []
@@ -31,9 +60,9 @@ def compile_report(args) -> None:
         rows.append({"kernel": name, "SHFL": c.get("SHFL", 0), "LDS": sum(v for key, v in c.items()
                                                                           if key.startswith("LDS")),
                      "STS": sum(v for key, v in c.items() if key.startswith("STS")), "BAR (block barriers)":
-                     c.get("BAR", 0), "per segment": f"{c.get('SHFL', 0) / L.SEGS:.0f} shuffles" if c.get("SHFL")
-                     else "shared memory"})
-    report.print_table(rows, title=f"what each kernel exchanges with (SASS, {L.SEGS} segments per warp)")
+                     c.get("BAR", 0), "per segment": f"{c.get('SHFL', 0) / cfg['SEGS']:.0f} shuffles"
+                     if c.get("SHFL") else "shared memory"})
+    report.print_table(rows, title=f"what each kernel exchanges with (SASS, {cfg['SEGS']} segments per warp)")
     print("-> no kernel has a block barrier (BAR): everything stays inside one warp. The shared-memory versions pay "
           "in LDS/STS and __syncwarp; the shuffle versions in SHFL only.")
 
@@ -66,9 +95,7 @@ def bench_reduce(n: int, ceiling_gbps: float, l2_warm: bool) -> list[dict]:
         p, why = _pred_ms(n, nbytes, ceiling_gbps, passes) if not l2_warm else (None, f"{passes} passes per segment")
         rows.append(report.row(L.LAB + "_reduce", name, "cuda", (n,), "float32", t, nbytes=nbytes, flops=31 * n / 32,
                                ceiling_gbps=ceiling_gbps, regime=where, pred_ms=p, pred_bound=why))
-    tgrid = (triton.cdiv(L.segment_count(n), L.TRITON_SEGS),)
-    t = bench.bench(lambda: launch(segment_sum_kernel, tgrid, x, sums, n, SEGS_T=L.TRITON_SEGS, num_warps=4),
-                    flush_l2=not l2_warm)
+    t = bench.bench(lambda: L.triton_segment_sums(x, sums, n), flush_l2=not l2_warm)
     rows.append(report.row(L.LAB + "_reduce", "triton tl.sum", "triton", (n,), "float32", t, nbytes=nbytes,
                            flops=31 * n / 32, ceiling_gbps=ceiling_gbps, regime=where, pred_ms=None, pred_bound=""))
     return rows
@@ -103,7 +130,9 @@ def bench_scan(n: int, ceiling_gbps: float) -> list[dict]:
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
-    n = ctx.args.size or (2**24 if ctx.quick else L.MAIN_N)
+    n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.MAIN_N), L.bench_bytes, device.info())
+    if note:
+        print(note)
     reduce_rows = bench_reduce(n, ceiling["hbm_gbps"], l2_warm=False)
     reduce_rows += bench_reduce(2**22, ceiling["hbm_gbps"], l2_warm=True)
     scan_rows = bench_scan(n, ceiling["hbm_gbps"])

@@ -11,8 +11,9 @@
 //
 // The unit of work is a SEGMENT of 32 consecutive elements, one per lane: element g * 32 + lane of segment g.
 // A warp handles SEGS consecutive segments (SEGS * 32 elements, contiguous), loading all of them before reducing, so
-// each thread has SEGS independent 4-byte loads in flight (8 x 4 B x 2048 threads = 64 KiB per SM on an H200, enough
-// to cover DRAM latency); every load instruction is 32 consecutive floats, one 128-byte line: coalesced.
+// each thread has SEGS independent 4-byte loads in flight (8 x 4 B x 2048 threads = 64 KiB per SM on a GPU that holds
+// 2048 threads per SM, enough to cover DRAM latency; `--plan` prints this GPU's figure); every load instruction is 32
+// consecutive floats, one 128-byte line: coalesced.
 // Launch (all kernels): blocks of 32 * WARPS threads; warp w of block b takes segments (b * WARPS + w) * SEGS + k,
 // k < SEGS; ceil(ceil(n / 32) / (WARPS * SEGS)) blocks. Lanes past the end of the array load 0 and still take part.
 //
@@ -57,9 +58,10 @@ __device__ __forceinline__ long long load_segments(const float* __restrict__ x, 
 // (the readers touch slots [offset, 2 offset), the writers [0, offset): no overlap inside a step) and __syncwarp()
 // separates the steps. Lane 0 ends with the total.
 // Cost per segment: 1 store + 5 x (1 load + 1 store) = 11 shared-memory passes, plus 5 warp barriers.
-// Prediction: an H200 streams 128 B (one segment) per ~8 SM clocks from HBM (~17 B per clock per SM: the HBM rate
-// over 132 SMs at ~1.98 GHz); 11 passes per segment is more than 8, so shared memory, not HBM, should bound this
-// kernel: ~8/11 ~= 70% of the HBM ceiling at best.
+// Prediction: HBM streams 128 B (one segment) to an SM every 128 / (bandwidth / SMs / SM clock) clocks: 5 to 10 on
+// the GPUs with the most bandwidth per SM, several times more on others (`--plan` prints this GPU's figure). Where
+// that is fewer than 11 passes, shared memory, not HBM, bounds this kernel, at (clocks per segment) / 11 of the HBM
+// ceiling at best (~70% at 8 clocks); where it is more, this kernel streams at the HBM rate like the shuffles.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void warp_reduce_01_smem(const float* __restrict__ x, float* __restrict__ sums, long long n)
 {
@@ -94,7 +96,8 @@ extern "C" __global__ void warp_reduce_01_smem(const float* __restrict__ x, floa
 // lane i the v of lane i + offset; lanes whose source would be past lane 31 get their own value back, so after
 // offsets 16, 8, 4, 2, 1 only lane 0 holds the full sum (the other lanes hold partial sums, never used).
 // Cost per segment: 5 SHFL + 5 FADD, no shared memory, no barrier.
-// Prediction: ~5 shuffles per 8 clocks of HBM time per segment: under the bound, so HBM-bound, ~the ceiling.
+// Prediction: 5 shuffles per segment, fewer than the clocks HBM takes to deliver it on any current GPU: HBM-bound,
+// ~the ceiling.
 // Note the store: lane 0 writes the SEGS sums one at a time (8 single-lane STG per warp); 03 changes that.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void warp_reduce_02_shfl_down(const float* __restrict__ x, float* __restrict__ sums,

@@ -9,8 +9,9 @@ You will learn
     versions still need __syncwarp between steps (since Volta, the lanes of a warp are not guaranteed to run in
     lockstep, so a store by one lane is not guaranteed visible to another without it);
   * the cost model: 11 shared-memory passes per 32-element segment for the tree in shared memory vs 5 shuffles, at
-    one pass per clock per SM; an H200 delivers a segment from HBM every ~8 SM clocks, so even streaming from HBM the
-    shared-memory version should be the slower one (predicted ~70% of the ceiling at best), and more so from L2;
+    one pass per clock per SM; where HBM delivers a segment to an SM in fewer than 11 clocks (5 to 10 on the GPUs with
+    the most bandwidth per SM; `--plan` prints this GPU's), even streaming from HBM the shared-memory version should be
+    the slower one, and on every GPU it is from L2;
   * how warp primitives compose into a scan of an array of any length: sum each segment of 32, scan the sums (the same
     two kernels on an array 32x shorter, recursively), then scan each segment and add its offset.
 
@@ -22,6 +23,7 @@ uses CUB's single-pass decoupled look-back scan, which reads x once). The lesson
 measurements taught and this GPU's measured figures: README.md.
 
 Run: python -m phase2_cuda.lab03_warp_shuffle [--quick] [--size N] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set SEGS=4]
 """
 from __future__ import annotations
 
@@ -31,15 +33,17 @@ import sys
 
 import numpy as np
 
-from common import arrays, cuda, lab
+from common import arrays, config, cuda, device, lab, occupancy, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import segment_scan_kernel, segment_sum_kernel
 
 LAB = "phase2_lab03_warp_shuffle"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
-SEGS, WARPS = 8, 8                  # kernels.cu's defaults: 8 segments of 32 per warp, 8 warps per block
-SEGMENTS_PER_BLOCK = SEGS * WARPS
+# The warp kernels' configuration (the lab's default; `--set SEGS=4` or `--set WARPS=4` override it): SEGS segments
+# of 32 per warp, all loaded before any is reduced (SEGS loads in flight per thread), WARPS warps per block.
+SHUFFLE = dict(SEGS=8, WARPS=8)
+SEGS, WARPS = SHUFFLE["SEGS"], SHUFFLE["WARPS"]
 MAIN_N = 2**28
 # shared-memory passes / shuffles per 32-element segment (from the kernels' structure; see the kernel headers)
 PASSES = {"reduce smem": 1 + 5 * 2, "reduce shfl": 5, "scan smem": 1 + 5 * 2, "scan shfl": 5}
@@ -86,8 +90,41 @@ REDUCE = {"smem": "warp_reduce_01_smem", "down": "warp_reduce_02_shfl_down", "xo
 SCAN = {"smem": "warp_scan_01_smem", "up": "warp_scan_02_shfl_up"}
 
 
-def _blocks(n: int) -> int:
-    return max(1, math.ceil(segment_count(n) / SEGMENTS_PER_BLOCK))
+def shuffle_config() -> config.Resolved:
+    return config.resolve("warp_reduce / warp_scan", SHUFFLE, validate=_check_shuffle)
+
+
+def _check_shuffle(cfg: dict) -> dict:
+    segs, warps = cfg["SEGS"], cfg["WARPS"]
+    # the shared-memory kernels declare WARPS x SEGS x 32 floats: at most 48 KiB, what a kernel may declare statically
+    if not 1 <= segs <= 32 or warps not in (1, 2, 4, 8, 16, 32) or warps * segs * 128 > 48 * 1024:
+        raise ValueError(f"warp kernels: SEGS in 1..32 (warp_reduce_03 stores segment k from lane k), WARPS a power "
+                         f"of two up to 32, WARPS x SEGS x 128 B <= 48 KiB; got {config.fmt(cfg)}")
+    return cfg
+
+
+def shuffle_defines(cfg: dict) -> dict:
+    """-D values of the warp kernels: none at the default (kernels.cu's own)."""
+    return {} if cfg == SHUFFLE else dict(cfg)
+
+
+def blocks_for(n: int, segs: int, warps: int) -> int:
+    """The warp kernels' grid for n elements: SEGS segments per warp, WARPS warps per block."""
+    return max(1, math.ceil(segment_count(n) / (segs * warps)))
+
+
+def _launch(name: str, n: int, args) -> None:
+    cfg = shuffle_config().values
+    k = cuda.get_kernel(CU, name, defines=shuffle_defines(cfg) or None)
+    k((blocks_for(n, cfg["SEGS"], cfg["WARPS"]),), (32 * cfg["WARPS"],), args)
+
+
+def levels(n: int) -> list[int]:
+    """The lengths the reduce-then-scan works on: n, its segment sums, their segment sums, ... down to one segment."""
+    out = [int(n)]
+    while segment_count(out[-1]) > 1:
+        out.append(segment_count(out[-1]))
+    return out
 
 
 def warp_sums(x, out=None, *, kind: str = "down"):
@@ -99,7 +136,7 @@ def warp_sums(x, out=None, *, kind: str = "down"):
     out = arrays.check_out(out, (segment_count(n),), "float32", x)
     arrays.check_array("out", out, dtypes=("float32",), ndim=1, libs=("cupy",))
     if n:
-        cuda.get_kernel(CU, REDUCE[kind])((_blocks(n),), (32 * WARPS,), (x, out, np.int64(n)))
+        _launch(REDUCE[kind], n, (x, out, np.int64(n)))
     return out
 
 
@@ -115,7 +152,7 @@ def _scan_into(x, y, sums, reduce_kind: str, scan_kind: str) -> None:
         _scan_into(sums, offsets, cupy.empty(segment_count(w), cupy.float32), reduce_kind, scan_kind)
     else:
         offsets = sums                                           # ... not needed for one segment (never read)
-    cuda.get_kernel(CU, SCAN[scan_kind])((_blocks(n),), (32 * WARPS,), (x, offsets, y, np.int64(n)))
+    _launch(SCAN[scan_kind], n, (x, offsets, y, np.int64(n)))
 
 
 def _split_out(out):
@@ -160,20 +197,43 @@ scan_cuda_03.__doc__ = "__shfl_xor_sync (butterfly) reduce + __shfl_up_sync scan
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: the same decomposition with the tl.sum / tl.cumsum kernels of triton_kernels.py
 # ---------------------------------------------------------------------------------------------------------------------
-TRITON_SEGS = 32     # 1024 elements per program
+TRITON = dict(SEGS_T=32, num_warps=4)     # 32 segments, 1024 elements, per program
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton segment_sum / segment_scan", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if cfg["SEGS_T"] not in (1, 2, 4, 8, 16, 32, 64, 128) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"triton segment kernels: SEGS_T a power of two in 1..128, num_warps in 1, 2, 4, 8, 16; "
+                         f"got {config.fmt(cfg)}")
+    return cfg
+
+
+def triton_programs(n: int, segs_t: int) -> int:
+    return max(1, triton.cdiv(segment_count(n), segs_t))
+
+
+def triton_segment_sums(x, sums, n: int) -> None:
+    """The Triton segment sums alone (the first half of the scan; the benchmark times it by itself)."""
+    cfg = triton_config().values
+    launch(segment_sum_kernel, (triton_programs(n, cfg["SEGS_T"]),), x, sums, n, SEGS_T=cfg["SEGS_T"],
+           num_warps=cfg["num_warps"])
 
 
 def _triton_scan_into(x, y, sums) -> None:
     n = arrays.size(x)
     w = segment_count(n)
-    grid = (triton.cdiv(w, TRITON_SEGS),)
-    launch(segment_sum_kernel, grid, x, sums, n, SEGS_T=TRITON_SEGS, num_warps=4)
+    triton_segment_sums(x, sums, n)
     if w > 1:
         offsets = arrays.empty((w,), "float32", x)
         _triton_scan_into(sums, offsets, arrays.empty((segment_count(w),), "float32", x))
     else:
         offsets = sums
-    launch(segment_scan_kernel, grid, x, offsets, y, n, SEGS_T=TRITON_SEGS, num_warps=4)
+    cfg = triton_config().values
+    launch(segment_scan_kernel, (triton_programs(n, cfg["SEGS_T"]),), x, offsets, y, n, SEGS_T=cfg["SEGS_T"],
+           num_warps=cfg["num_warps"])
 
 
 def scan_triton(x, out=None):
@@ -237,6 +297,48 @@ CHECK_CASES = [(n, "float32") for n in (1, 2, 31, 32, 33, 63, 1000, 1023, 2048, 
                                         2**22 + 3)]
 CPU_CHECK_CASES = [(n, "float32") for n in (1, 33, 1000, 5000)]
 QUICK_CASES = 9                # --quick checks the first nine (on the CPU: all four)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's main case on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the scan benchmark holds: x, the scan, the segment sums and the levels below (the offsets)."""
+    return 4 * n + 4 * n + sum(8 * m for m in levels(n)[1:])
+
+
+def resident_threads(gpu: device.DeviceInfo, kernel: str = "warp_reduce_02_shfl_down") -> int:
+    """Threads of a warp kernel that one SM holds at once on `gpu` (common.occupancy, its registers there)."""
+    cfg = shuffle_config().values
+    regs, smem = cuda.resources(CU, kernel, gpu, shuffle_defines(cfg) or None)
+    return occupancy.occupancy(gpu.arch, 32 * cfg["WARPS"], regs, smem).active_threads
+
+
+_VARIANT_KINDS = [("cuda 01 shared memory", "smem", "smem"), ("cuda 02 shfl_down + shfl_up", "down", "up"),
+                  ("cuda 03 shfl_xor + shfl_up", "xor", "up")]
+_TRITON_SIG = {"x_ptr": "*fp32", "sums_ptr": "*fp32", "n": "i32", "SEGS_T": "constexpr"}
+_TRITON_SCAN_SIG = {"x_ptr": "*fp32", "offsets_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "SEGS_T": "constexpr"}
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    """Every level of every variant's reduce-then-scan: a segment-sum launch and a segment-scan launch per level."""
+    n, _ = plan.fit(size or MAIN_N, bench_bytes, gpu)
+    sh, tc = shuffle_config(), triton_config()
+    out = []
+    for variant, red, scan in _VARIANT_KINDS:
+        for i, m in enumerate(levels(n)):
+            kw = dict(impl="cuda", source=CU, grid=blocks_for(m, sh["SEGS"], sh["WARPS"]), threads=32 * sh["WARPS"],
+                      defines=shuffle_defines(sh.values), case=f"level {i}: {plan.fmt_size(m)} float32",
+                      config_source=sh.source())
+            out += [plan.Launch(variant, REDUCE[red], **kw), plan.Launch(variant, SCAN[scan], **kw)]
+    for i, m in enumerate(levels(n)):
+        kw = dict(impl="triton", grid=triton_programs(m, tc["SEGS_T"]), defines={"SEGS_T": tc["SEGS_T"]},
+                  num_warps=tc["num_warps"], case=f"level {i}: {plan.fmt_size(m)} float32", config_source=tc.source())
+        out += [plan.Launch("triton tl.sum + tl.cumsum", "segment_sum_kernel", fn=segment_sum_kernel,
+                            signature=_TRITON_SIG, **kw),
+                plan.Launch("triton tl.sum + tl.cumsum", "segment_scan_kernel", fn=segment_scan_kernel,
+                            signature=_TRITON_SCAN_SIG, **kw)]
+    return out
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@ import statistics
 
 import numpy as np
 
-from common import bench, cli, cuda, device, lab, report
+from common import bench, cli, cuda, device, lab, plan, report
 from common.occupancy import occupancy
 
 from . import lab as L
@@ -26,34 +26,77 @@ def add_arguments(p) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Every machine: the compile report, one wave of each block size, the predictions
 # ---------------------------------------------------------------------------------------------------------------------
-def wave_table(arch: str, regs: int) -> list[dict]:
-    """One wave of scale_grid_stride_float4 for each block size on `arch` (common.occupancy), with the bandwidth
-    Little's law predicts for it at the assumed latency, capped at 90% of the example GPU's datasheet HBM rate."""
-    a = device.arch_info(arch)
+def wave_table(gpu: device.DeviceInfo, regs: int) -> list[dict]:
+    """One wave of scale_grid_stride_float4 for each block size on `gpu` (common.occupancy, with `regs` registers per
+    thread), with the bandwidth Little's law predicts for it at the assumed latency, capped at 90% of the GPU's HBM
+    rate (its datasheet figure, else the one its memory clock gives)."""
     rows = []
     for b in L.BLOCK_SIZES:
-        occ = occupancy(arch, b, regs)
-        threads = occ.blocks_per_sm * b * a.example_sms
+        occ = occupancy(gpu.arch, b, regs)
+        threads = occ.blocks_per_sm * b * gpu.sms
         rows.append({"threads/block": b, "blocks/SM": occ.blocks_per_sm,
                      "limited by": "+".join(occ.limiters) or occ.why_zero, "occupancy": occ.occupancy,
-                     f"wave ({a.example_sms} SMs)": occ.blocks_per_sm * a.example_sms, "resident threads": threads,
+                     f"wave ({gpu.sms} SMs)": occ.blocks_per_sm * gpu.sms, "resident threads": threads,
                      f"pred GB/s (L={L.ASSUMED_LATENCY_US} us)": L.little_gbps(threads, L.ASSUMED_LATENCY_US,
-                                                                                a.example_hbm_gbps * 0.9)})
+                                                                                cap_gbps(gpu))})
     return rows
+
+
+def cap_gbps(gpu: device.DeviceInfo) -> float:
+    """What the predictions cap the bandwidth at before anything is measured: 90% of the GPU's HBM rate."""
+    return 0.9 * gpu.hbm_gbps
+
+
+def saturating_threads(gpu: device.DeviceInfo, latency_us: float = L.ASSUMED_LATENCY_US) -> int:
+    """Resident threads whose 16-byte loads in flight reach the cap (Little's law, loads only: half of the bytes)."""
+    return math.ceil(cap_gbps(gpu) / 2 * 1e9 * latency_us * 1e-6 / L.BYTES_IN_FLIGHT_PER_THREAD)
+
+
+def report_gpu(arch: str) -> device.DeviceInfo:
+    """The GPU whose tables the compile report prints: the one every prediction uses here, unless --arch names
+    another architecture (then that architecture's example profile)."""
+    gpu = device.current(arch)
+    if device.arch_info(gpu.arch).arch != device.arch_info(arch).arch:
+        gpu = device.profile_info(device.arch_info(arch).example)
+    return gpu
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: the floor, the wave of each block size and the bandwidth Little's law gives
+    it, the resident threads that saturate HBM, the one-float4-per-thread grid in waves, and the tail."""
+    n, _ = plan.fit(L.MAIN_N, L.bench_bytes, gpu)
+    regs, _ = cuda.resources(L.CU, "scale_grid_stride_float4", gpu)
+    floor = 8 * n / (gpu.hbm_gbps * 1e6)
+    out = {f"floor at n = {plan.fmt_size(n)} (8 n B / {gpu.hbm_gbps:.0f} GB/s)": f"{floor:.3f} ms",
+           f"resident threads that saturate {cap_gbps(gpu):.0f} GB/s at {L.ASSUMED_LATENCY_US} us":
+               f"{saturating_threads(gpu):,} of {gpu.sms * gpu.max_threads_per_sm:,}"}
+    rows = {r["threads/block"]: r for r in wave_table(gpu, regs)}
+    for b, r in rows.items():
+        out[f"{b}-thread blocks: one wave"] = (f"{r[f'wave ({gpu.sms} SMs)']:,} blocks ({r['blocks/SM']}/SM, "
+                                               f"{r['limited by']}), {r['resident threads']:,} threads, "
+                                               f"{r[f'pred GB/s (L={L.ASSUMED_LATENCY_US} us)']:.0f} GB/s")
+    wb = rows[256][f"wave ({gpu.sms} SMs)"]
+    out["one float4 per thread, 256-thread blocks"] = f"{L.per_element_grid(n, 256) / wb:.0f} waves"
+    for w in (1.1, 1.25):
+        out[f"tail: {w:g} waves (in wave-times; fluid {w:g}, quantized {math.ceil(w)})"] = \
+            f"{L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, cap_gbps(gpu)):.3f}"
+    return out
 
 
 def compile_report(args) -> None:
     rep = cuda.print_compile_report(L.CU, args.arch, excerpt_of="scale_grid_stride_float4")
     regs = rep["scale_grid_stride_float4"].registers
-    a = device.arch_info(args.arch)
+    gpu = report_gpu(args.arch)
     for b in EXPLAINED_BLOCKS:
         print(occupancy(args.arch, b, regs).explain())
-    rows = wave_table(args.arch, regs)
-    report.print_table(rows, title=f"{a.arch} ({a.example_gpu}): one wave of scale_grid_stride_float4 ({regs} registers"
-                                   f"), predicted with Little's law, capped at 90% of {a.example_hbm_gbps:.0f} GB/s")
-    wb = next(r for r in rows if r["threads/block"] == 256)[f"wave ({a.example_sms} SMs)"]
+    rows = wave_table(gpu, regs)
+    report.print_table(rows, title=f"{gpu.label()}: one wave of scale_grid_stride_float4 ({regs} registers), "
+                                   f"predicted with Little's law, capped at 90% of {gpu.hbm_gbps:.0f} GB/s")
+    wb = next(r for r in rows if r["threads/block"] == 256)[f"wave ({gpu.sms} SMs)"]
+    print(f"-> Little's law: {saturating_threads(gpu):,} resident threads x 16 B in flight reach the cap at "
+          f"{L.ASSUMED_LATENCY_US} us; this GPU holds {gpu.sms * gpu.max_threads_per_sm:,}.")
     tail = [{"waves": w, "quantized": math.ceil(w - 1e-9), "fluid": w,
-             "Little's law": L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, a.example_hbm_gbps * 0.9)}
+             "Little's law": L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, cap_gbps(gpu))}
             for w in (1, 1.1, 1.25, 1.5, 2, 2.1)]
     report.print_table(tail, title="tail effect, predicted time in units of one full wave (256-thread blocks)")
 
@@ -71,7 +114,7 @@ def heat_map(n: int, ceiling_gbps: float) -> list[dict]:
     configs = [(b, w) for b in L.BLOCK_SIZES for w in list(L.WAVES) + ["per_element"]]
     for b, w in cli.progress(configs, "block x grid"):
         wb = L.wave(b)
-        grid = max(1, math.ceil((n // 4) / b)) if w == "per_element" else max(1, round(w * wb))
+        grid = L.per_element_grid(n, b) if w == "per_element" else L.wave_grid(w, b)
         t = bench.bench(lambda: L.scale(x, y, threads=b, blocks=grid), rep_ms=30, warmup_ms=10)
         resident = min(grid, wb) * b
         g = t.gbps(8 * n)
@@ -96,7 +139,7 @@ def tail_effect(ceiling_gbps: float, latency_us: float, threads: int = 256, iter
 
     wb = L.wave(threads)
     per_block = threads * iters * 4                   # floats per block
-    grids = [max(1, round(w * wb)) for w in waves_list]
+    grids = [L.wave_grid(w, threads) for w in waves_list]
     nmax = max(grids) * per_block
     x = cupy.random.standard_normal(nmax, dtype=cupy.float32)
     y = cupy.empty_like(x)
@@ -125,7 +168,9 @@ def benchmark(ctx) -> lab.Result:
 
     ceiling = ctx.ceiling()
     c = ceiling["hbm_gbps"]
-    n = ctx.args.size or (2**24 if ctx.quick else L.MAIN_N)
+    n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.MAIN_N), L.bench_bytes, device.info())
+    if note:
+        print(note)
     heat = heat_map(n, c)
     cupy.get_default_memory_pool().free_all_blocks()
     lat = fitted_latency(heat, c)
@@ -155,7 +200,8 @@ def benchmark(ctx) -> lab.Result:
 # Plots, from the JSON (so `--replot` redraws them without a GPU)
 # ---------------------------------------------------------------------------------------------------------------------
 def _grid_label(variant: str) -> str:
-    """'b256 0.125 wave' -> '0.125'; 'b256 1 float4/thread' -> '1 float4\\n/thread' (the heat map's column)."""
+    """A heat-map row's grid, the column it goes in: 'b' + threads + ' 0.125 wave' -> '0.125', 'b' + threads +
+    ' 1 float4/thread' -> '1 float4\\n/thread'."""
     rest = variant.split(" ", 1)[1]
     return "1 float4\n/thread" if rest == "1 float4/thread" else rest.replace(" wave", "")
 

@@ -10,12 +10,13 @@
 //
 // Vocabulary. A WAVE is the number of blocks the GPU holds at once: SMs x resident blocks per SM, where the resident
 // count is the smallest of four limits (threads per SM / block size, blocks per SM, registers, shared memory). On an
-// H200 (132 SMs, 2048 threads and 32 blocks per SM) a 256-thread block gives 8 per SM, a wave of 1056 blocks; a
+// SM that holds 2048 threads and 32 blocks, a 256-thread block gives 8 per SM (a wave of 8 x the SM count); a
 // 32-thread block hits the 32-blocks limit first, so a wave of 32-thread blocks fills only half of each SM's threads.
 // How fast a memory-bound kernel can go is Little's law: bandwidth = bytes in flight / latency. Each thread here has
 // one 16-byte load in flight per loop iteration, so loads in flight = resident threads x 16 B (the stores are posted:
-// the thread does not wait for them). Half of what HBM moves here is reads; on an H200 that read rate x ~0.7 us (an
-// assumed latency under load) ~= 1.5 MB of loads in flight, ~96,000 threads: 35% of the 270,336 it can hold.
+// the thread does not wait for them). Half of what HBM moves here is reads; that read rate x ~0.7 us (an assumed
+// latency under load) / 16 B is the number of resident threads that saturates HBM, a fraction of what the GPU can
+// hold. `--plan` prints this GPU's wave table and that number; the lesson works them out for one GPU.
 
 // ---------------------------------------------------------------------------------------------------------------------
 // scale_grid_stride_float4
@@ -28,10 +29,11 @@
 // with one has 16 B: two knobs at once. With one load in flight per thread, the resident threads alone set the bytes
 // in flight, which is the variable this lab sweeps. (Lab 1.2's vadd_04 and lab 2.5 are about loads in flight per
 // thread.)
-// Prediction: GB/s grows in proportion to the resident threads until ~96,000 are resident, flat after that: grids of
-// 1/8 and 1/4 wave fall short (~34,000 and ~68,000 threads), 1/2 wave and up saturate, and 32-thread blocks (half
-// occupancy, ~135,000 threads) still do if 0.7 us is right. The lab measures it and reports the latency that the
-// latency-bound cells imply. The one-float4-per-thread grid (~124 waves at 2^27 elements) should match one wave.
+// Prediction: GB/s grows in proportion to the resident threads until enough are resident to saturate HBM (the
+// number above), flat after that: small fractions of a wave fall short, larger grids saturate, and 32-thread blocks
+// (half occupancy or less) still do if 0.7 us is right and half the GPU's threads are enough. The lab measures it and
+// reports the latency that the latency-bound cells imply. The one-float4-per-thread grid (a hundred waves or more at
+// 2^27 elements) should match one wave.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void scale_grid_stride_float4(const float* __restrict__ x, float* __restrict__ y, float alpha,
                                                     long long n)

@@ -2,7 +2,8 @@
 
 You will learn
   * what limits how many blocks an SM holds at once (threads, blocks, registers, shared memory per SM), what a wave
-    is (SMs x resident blocks), and why 32-thread blocks cannot fill an H200 SM (32 blocks x 32 threads = half of it);
+    is (SMs x resident blocks), and why 32-thread blocks cannot fill an SM (its resident-block limit x 32 threads is
+    half of its threads, or less);
   * Little's law for a memory-bound kernel: bandwidth = bytes in flight / latency. With one 16-byte load in flight per
     thread, the number of resident threads sets the bandwidth: a heat map of GB/s over block size x grid size shows
     where it saturates, and the measured points give back the latency (an implied figure, not a guess);
@@ -19,6 +20,7 @@ changes. The resident-block arithmetic is common.occupancy's (the calculator eve
 limits. The lesson, the predictions, what the measurements taught and this GPU's measured figures: README.md.
 
 Run: python -m phase2_cuda.lab04_launch_config [--quick] [--size N] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set BLOCK=2048]
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab
+from common import arrays, check, config, cuda, device, lab, plan
 from common.occupancy import occupancy
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -53,23 +55,34 @@ def _kernel(name: str):
     return cuda.get_kernel(CU, name)
 
 
-def blocks_per_sm(threads: int, kernel: str = "scale_grid_stride_float4") -> int:
-    """On a GPU, the driver's figure (cuOccupancyMaxActiveBlocksPerMultiprocessor); else common.occupancy's."""
-    if device.has_gpu():
+def blocks_per_sm(threads: int, kernel: str = "scale_grid_stride_float4", gpu: device.DeviceInfo | None = None) -> int:
+    """Resident blocks of `threads` threads per SM on `gpu` (default: the GPU every prediction uses here): on the GPU
+    at hand the driver's figure (cuOccupancyMaxActiveBlocksPerMultiprocessor); on a simulated one common.occupancy's,
+    with the kernel's registers compiled for its architecture."""
+    gpu = gpu or device.current()
+    if not gpu.simulated and device.has_gpu():
         from cupy_backends.cuda.api import driver
 
         return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(_kernel(kernel).kernel.ptr, threads, 0))
-    regs = cuda.compile_report(CU, device.DEFAULT_ARCH)[kernel].registers
-    return occupancy(device.DEFAULT_ARCH, threads, regs).blocks_per_sm
+    regs, smem = cuda.resources(CU, kernel, gpu)
+    return occupancy(gpu.arch, threads, regs, smem).blocks_per_sm
 
 
-def sm_count() -> int:
-    return device.info().sms if device.has_gpu() else device.arch_info(device.DEFAULT_ARCH).example_sms
+def wave(threads: int, kernel: str = "scale_grid_stride_float4", gpu: device.DeviceInfo | None = None) -> int:
+    """Blocks of `threads` that the whole GPU holds at once: its SMs x the blocks each holds."""
+    gpu = gpu or device.current()
+    return gpu.sms * blocks_per_sm(threads, kernel, gpu)
 
 
-def wave(threads: int, kernel: str = "scale_grid_stride_float4") -> int:
-    """Blocks of `threads` that the whole GPU holds at once."""
-    return sm_count() * blocks_per_sm(threads, kernel)
+def wave_grid(waves: float, threads: int, kernel: str = "scale_grid_stride_float4",
+              gpu: device.DeviceInfo | None = None) -> int:
+    """The grid of a launch sized in waves (the wrapper's waves=, the plan's launches)."""
+    return max(1, round(waves * wave(int(threads), kernel, gpu)))
+
+
+def per_element_grid(n: int, threads: int, vec: bool = True) -> int:
+    """One float4 (or one float) per thread: the grid that covers the data."""
+    return max(1, math.ceil((n // 4 if vec else n) / threads))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -112,9 +125,9 @@ def scale(x, out=None, *, threads: int = 256, blocks=None, waves: float | None =
     if waves is not None:
         if not waves > 0:
             raise ValueError(f"waves: expected a positive number, got {waves!r}")
-        grid = max(1, round(waves * wave(int(threads), name)))
+        grid = wave_grid(waves, threads, name, device.info())
     elif blocks is None or blocks == "per_element":
-        grid = max(1, math.ceil((n // 4 if vec else n) / threads))
+        grid = per_element_grid(n, threads, vec)
     elif isinstance(blocks, (int, np.integer)) and 1 <= blocks <= MAX_GRID_X:
         grid = int(blocks)
     else:
@@ -123,15 +136,34 @@ def scale(x, out=None, *, threads: int = 256, blocks=None, waves: float | None =
     return out
 
 
-def scale_triton(x, out=None, *, block: int = 1024, num_warps: int = 4):
-    """Triton picks the launch differently: BLOCK elements per program (a 'block size' in elements) and num_warps."""
+# Triton picks the launch differently: BLOCK elements per program (a "block size" in elements) and num_warps; the grid
+# always covers the data. 1024 elements over 4 warps: 8 per thread, two 16-byte loads.
+TRITON = dict(BLOCK=1024, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton scale_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if cfg["BLOCK"] not in [2**k for k in range(7, 15)] or cfg["num_warps"] not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"triton scale_kernel: BLOCK a power of two in 128..16384, num_warps in 1..32 (a power of "
+                         f"two); got {config.fmt(cfg)}")
+    return cfg
+
+
+def scale_triton(x, out=None, *, block: int | None = None, num_warps: int | None = None):
+    """out = ALPHA * x with one Triton program per BLOCK elements (the lab's configuration unless given)."""
     dev = not INTERPRETER
     arrays.check_array("x", x, dtypes=("float32",), device=dev)
     out = arrays.check_out(out, x.shape, "float32", x)
     arrays.check_array("out", out, dtypes=("float32",), device=dev)
     n = arrays.size(x)
     if n:
-        launch(scale_kernel, (triton.cdiv(n, block),), x, out, ALPHA, n, BLOCK=block, num_warps=num_warps)
+        cfg = triton_config().values
+        block = block or cfg["BLOCK"]
+        launch(scale_kernel, (triton.cdiv(n, block),), x, out, ALPHA, n, BLOCK=block,
+               num_warps=num_warps or cfg["num_warps"])
     return out
 
 
@@ -143,14 +175,20 @@ def peer_cupy(x, out=None):
 
 
 VARIANTS = [
-    lab.Variant("cuda b256 x 1 wave (grid-stride)", lambda x, out=None: scale(x, out, threads=256, waves=1), "cuda"),
-    lab.Variant("cuda b32 x 1/8 wave (grid-stride)", lambda x, out=None: scale(x, out, threads=32, waves=1 / 8),
+    lab.Variant("cuda 256 threads x 1 wave (grid-stride)", lambda x, out=None: scale(x, out, threads=256, waves=1),
                 "cuda"),
-    lab.Variant("cuda b1024 x one float4 per thread", lambda x, out=None: scale(x, out, threads=1024), "cuda"),
-    lab.Variant("cuda b128 scalar kernel, 2 waves", lambda x, out=None: scale(x, out, threads=128, waves=2,
-                                                                               kernel="scalar"), "cuda"),
-    lab.Variant("triton BLOCK=1024", scale_triton, "triton"),
+    lab.Variant("cuda 32 threads x 1/8 wave (grid-stride)", lambda x, out=None: scale(x, out, threads=32, waves=1 / 8),
+                "cuda"),
+    lab.Variant("cuda 1024 threads, one float4 per thread", lambda x, out=None: scale(x, out, threads=1024), "cuda"),
+    lab.Variant("cuda 128 threads, scalar kernel, 2 waves",
+                lambda x, out=None: scale(x, out, threads=128, waves=2, kernel="scalar"), "cuda"),
+    lab.Variant("triton scale_kernel", scale_triton, "triton"),
 ]
+# What each CUDA C variant launches, for the plan: (variant, threads, waves or None for one float4 per thread, kernel)
+VARIANT_LAUNCHES = [("cuda 256 threads x 1 wave (grid-stride)", 256, 1, "scale_grid_stride_float4"),
+                    ("cuda 32 threads x 1/8 wave (grid-stride)", 32, 1 / 8, "scale_grid_stride_float4"),
+                    ("cuda 1024 threads, one float4 per thread", 1024, None, "scale_grid_stride_float4"),
+                    ("cuda 128 threads, scalar kernel, 2 waves", 128, 2, "scale_grid_stride_scalar")]
 PEERS = [lab.Variant("cupy.multiply", peer_cupy, "peer")]
 CHECK_CASES = [(n, "float32") for n in check.AWKWARD_1D]
 CPU_CHECK_CASES = [(n, "float32") for n in check.AWKWARD_1D_SMALL]
@@ -179,6 +217,33 @@ def tail_model(w: float, wave_blocks: int, threads: int, latency_us: float, ceil
     if frac > 1e-9:
         t += frac * full_bw / little_gbps(frac * wave_blocks * threads, latency_us, ceiling_gbps)
     return t
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the variants at the main size, and the tail experiment's, on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the heat map holds: x and y, n fp32 each."""
+    return 8 * n
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or MAIN_N, bench_bytes, gpu)
+    case = f"n = {plan.fmt_size(n)} float32"
+    out = []
+    for variant, threads, waves, kernel in VARIANT_LAUNCHES:
+        grid = per_element_grid(n, threads) if waves is None else wave_grid(waves, threads, kernel, gpu)
+        out.append(plan.Launch(variant, kernel, "cuda", source=CU, grid=grid, threads=threads,
+                               case=case + ("" if waves is None else f", {waves:g} wave{'s' if waves > 1 else ''}")))
+    grid = wave_grid(1.25, 256, gpu=gpu)
+    out.append(plan.Launch("", "scale_grid_stride_float4", "cuda", source=CU, grid=grid, threads=256,
+                           case=f"tail: 1.25 waves, {TAIL_ITERS} float4 per thread"))
+    t = triton_config()
+    out.append(plan.Launch("triton scale_kernel", "scale_kernel", "triton", fn=scale_kernel,
+                           grid=math.ceil(n / t["BLOCK"]), defines={"BLOCK": t["BLOCK"]}, num_warps=t["num_warps"],
+                           signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "alpha": "fp32", "n": "i32",
+                                      "BLOCK": "constexpr"}, case=case, config_source=t.source()))
+    return out
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from common import bench, cli, cuda, device, lab, report
+from common import bench, cli, cuda, device, lab, plan, report
 from common.occupancy import occupancy
 
 from . import lab as L
@@ -72,6 +72,23 @@ def registers_rise_and_spills_appear(rows: list[dict]) -> tuple[bool, bool]:
             spills[0] == 0 and spills[-1] > 0)
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: the floor, and for each setting checked as a variant what ptxas makes of it
+    for the GPU's architecture (registers, spills), the occupancy that follows and the loads in flight per SM against
+    what Little's law asks at an assumed 0.7 us."""
+    n, _ = plan.fit(L.MAIN_ELEMENTS, L.bench_bytes, gpu)
+    need = gpu.hbm_gbps / 2 * 1e9 * 0.7e-6 / gpu.sms
+    out = {f"floor at {plan.fmt_size(n)} elements (8 B each / {gpu.hbm_gbps:.0f} GB/s)":
+               f"{8 * n / (gpu.hbm_gbps * 1e6):.3f} ms",
+           "loads in flight per SM Little's law asks (half the bandwidth x 0.7 us)": f"{need / 1024:.1f} KiB"}
+    for name, s in L.VARIANT_SETTINGS:
+        r = compile_row(s, gpu.arch)
+        spill = f"{r['spill_st']} B spilled" if r["spill_st"] else "no spill"
+        out[name] = (f"{r['regs']} registers, {spill}, {r['blocks/SM']} blocks/SM ({r['occupancy']:.0%}, "
+                     f"{r['limited by']}), {r['max loads in flight/SM (B)'] / 1024:.0f} KiB in flight per SM")
+    return out
+
+
 def compile_report(args) -> None:
     sets = L.settings(args.quick)
     rows = [compile_row(s, args.arch) for s in cli.progress(sets, f"compiling for {args.arch}")]
@@ -124,7 +141,9 @@ def benchmark(ctx) -> lab.Result:
     import cupy
 
     ceiling = ctx.ceiling()
-    n = ctx.args.size or (2**22 if ctx.quick else L.MAIN_ELEMENTS)
+    n, note = plan.fit(ctx.args.size or (2**22 if ctx.quick else L.MAIN_ELEMENTS), L.bench_bytes, device.info())
+    if note:
+        print(note)
     arch = device.current_arch()
     x_flat = cupy.random.standard_normal(n, dtype=cupy.float32)
     y_flat = cupy.empty_like(x_flat)

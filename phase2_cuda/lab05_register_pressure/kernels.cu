@@ -112,7 +112,9 @@ extern "C" __global__ void colnorm_01_registers(const float* x, float* y, int ro
 // promise (never more than THREADS threads per block) and a request (fit MIN_BLOCKS blocks per SM, i.e. at most
 // 65536 / (THREADS x MIN_BLOCKS) registers). With (256, 1), ptxas may use up to 255 registers and takes more than
 // colnorm_01 does for the same work (80 vs 55 on sm_90 with NVRTC 13.0): the promise changes its register budget.
-// The lab compiles it with MIN_BLOCKS = 4 (at most 64 registers) and 8 (at most 32: 100% occupancy).
+// The lab compiles it with MIN_BLOCKS = 4 (at most 64 registers) and 8 (at most 32: 100% occupancy), on an SM of
+// 2048 threads; where an SM holds fewer, 8 blocks of 256 cannot be resident and ptxas settles for what fits (the
+// compile report for that architecture shows what it chose).
 // A __launch_bounds__ kernel ignores -maxrregcount; a plain kernel (01) obeys it.
 // Prediction: with a cap of 32, ptxas spills (~100 B per thread); occupancy rises to 100% and the time does not
 // improve, because occupancy was never the bottleneck and the spills add traffic.

@@ -22,6 +22,7 @@ loads are in flight. Spills and local memory add bytes that this count does not 
 predictions, what the measurements taught and this GPU's measured figures: README.md.
 
 Run: python -m phase2_cuda.lab05_register_pressure [--quick] [--size N] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set BLOCK_C=32]
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from common import arrays, cuda, lab
+from common import arrays, config, cuda, device, lab, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import colnorm_kernel
@@ -120,9 +121,14 @@ def colnorm(x, out=None, *, setting: Setting = None, probe=None):
     if rows == 0 or cols == 0:
         return out
     k = cuda.get_kernel(CU, setting.kernel, options=setting.options, defines=setting.defines)
-    blocks = math.ceil(cols / THREADS)
-    k((blocks,), (THREADS,), (x, out, np.int32(rows), np.int64(cols), probe if probe is not None else np.uint64(0)))
+    k((colnorm_blocks(cols),), (THREADS,), (x, out, np.int32(rows), np.int64(cols),
+                                           probe if probe is not None else np.uint64(0)))
     return out
+
+
+def colnorm_blocks(cols: int) -> int:
+    """Every kernel's grid: one thread per column, THREADS per block."""
+    return max(1, math.ceil(cols / THREADS))
 
 
 def _variant(setting: Setting):
@@ -132,7 +138,20 @@ def _variant(setting: Setting):
     return run
 
 
-TRITON_BLOCK_C, TRITON_MAX_ROWS = 64, 256
+TRITON_MAX_ROWS = 256
+# 64 columns per program over 4 warps: a [rows, 64] tile, so a thread holds rows / 2 values (Triton's WORK)
+TRITON = dict(BLOCK_C=64, num_warps=4)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton colnorm_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if cfg["BLOCK_C"] not in (16, 32, 64, 128, 256) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
+        raise ValueError(f"triton colnorm: BLOCK_C a power of two in 16..256, num_warps in 1, 2, 4, 8, 16; got "
+                         f"{config.fmt(cfg)}")
+    return cfg
 
 
 def colnorm_triton(x, out=None):
@@ -145,8 +164,9 @@ def colnorm_triton(x, out=None):
     arrays.check_array("out", out, dtypes=("float32",), ndim=2, device=dev)
     if rows == 0 or cols == 0:
         return out
-    launch(colnorm_kernel, (triton.cdiv(cols, TRITON_BLOCK_C),), x, out, rows, cols,
-           ROWS_P2=triton.next_power_of_2(rows), BLOCK_C=TRITON_BLOCK_C, num_warps=4)
+    cfg = triton_config().values
+    launch(colnorm_kernel, (triton.cdiv(cols, cfg["BLOCK_C"]),), x, out, rows, cols,
+           ROWS_P2=triton.next_power_of_2(rows), BLOCK_C=cfg["BLOCK_C"], num_warps=cfg["num_warps"])
     return out
 
 
@@ -158,20 +178,49 @@ def peer_cupy(x, out=None):
     return out
 
 
-VARIANTS = [
-    lab.Variant("cuda 01 WORK=16", _variant(work_setting(16)), "cuda"),
-    lab.Variant("cuda 01 WORK=160 (spills)", _variant(work_setting(160)), "cuda"),
-    lab.Variant("cuda 01 WORK=32 -maxrregcount=32 (spills)", _variant(CAP_SETTINGS[0]), "cuda"),
-    lab.Variant("cuda 02 __launch_bounds__(256, 8) (spills)", _variant(CAP_SETTINGS[3]), "cuda"),
-    lab.Variant("cuda 03 run-time index (local memory)", _variant(CAP_SETTINGS[4]), "cuda"),
-    lab.Variant("triton", colnorm_triton, "triton"),
-]
+# The settings checked as variants (the benchmark times every setting of settings()). Whether a setting spills is the
+# compiler's answer for the GPU's architecture, not a property of the setting: the compile report says.
+VARIANT_SETTINGS = [("cuda 01 WORK=16", work_setting(16)),
+                    ("cuda 01 WORK=160", work_setting(160)),
+                    ("cuda 01 WORK=32 -maxrregcount=32", CAP_SETTINGS[0]),
+                    ("cuda 02 __launch_bounds__(256, 8)", CAP_SETTINGS[3]),
+                    ("cuda 03 run-time index (local memory)", CAP_SETTINGS[4])]
+VARIANTS = [lab.Variant(name, _variant(s), "cuda") for name, s in VARIANT_SETTINGS] + [
+    lab.Variant("triton", colnorm_triton, "triton")]
 PEERS = [lab.Variant("cupy (x / sqrt(sum(x*x)))", peer_cupy, "peer")]
 _F = "float32"
 CHECK_CASES = [((1, 1), _F), ((3, 1000), _F), ((16, 4097), _F), ((16, 1), _F), ((7, 65537), _F), ((2, 255), _F),
                ((11, 257), _F), ((16, 300_007), _F)]
 CPU_CHECK_CASES = [((1, 1), _F), ((3, 70), _F), ((16, 129), _F)]
 QUICK_CASES = 4                # --quick checks the first four (on the CPU: all three)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every setting the benchmark times, on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the benchmark holds: n fp32 values in, n out (each setting views them as WORK x n / WORK)."""
+    return 8 * n
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or MAIN_ELEMENTS, bench_bytes, gpu)
+    names = {s: name for name, s in VARIANT_SETTINGS}
+    out = []
+    for s in settings(quick=False):
+        cols = max(1, n // s.capacity)
+        out.append(plan.Launch(names.get(s, ""), s.kernel, "cuda", source=CU, grid=colnorm_blocks(cols),
+                               threads=THREADS, defines=dict(s.defines), options=s.options,
+                               case=f"setting {s.name}: {s.capacity} x {cols} float32"))
+    t = triton_config()
+    rows, cols = DEFAULT_WORK, n // DEFAULT_WORK
+    out.append(plan.Launch("triton", "colnorm_kernel", "triton", fn=colnorm_kernel, grid=math.ceil(cols / t["BLOCK_C"]),
+                           signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "rows": "i32", "cols": "i32",
+                                      "ROWS_P2": "constexpr", "BLOCK_C": "constexpr"},
+                           defines={"ROWS_P2": triton.next_power_of_2(rows), "BLOCK_C": t["BLOCK_C"]},
+                           num_warps=t["num_warps"], case=f"{rows} x {cols} float32 (checked, not timed)",
+                           config_source=t.source()))
+    return out
 
 
 def main(argv=None) -> int:

@@ -1,1 +1,2 @@
-"""Lab 2.6 - reduction (lab.py: the contract and wrappers; kernels.cu: the CUDA C ladder; triton_kernels.py; bench.py)."""
+"""Lab 2.6 - reduction (lab.py: the contract and wrappers; kernels.cu: the CUDA C ladder; triton_kernels.py;
+bench.py)."""

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import bench, cli, cuda, device, lab, report
+from common import bench, cli, cuda, device, lab, plan, report
 
 from . import lab as L
 
@@ -36,6 +36,42 @@ def extra_checks(args) -> bool:
         report.print_table(numerics(n), title=f"numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64 "
                                               "(on a GPU every CUDA rung and peer joins this table)")
     return ok
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Every machine: the predictions for this GPU
+# ---------------------------------------------------------------------------------------------------------------------
+def explain(args) -> None:
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"predictions for {gpu.label()} (its SMs, bandwidth and datasheet peaks)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's predictions for `gpu`: the floor of the main sum, the single-pass rungs' grid (sized to its SMs)
+    and the elements each thread folds, their loads in flight per SM against Little's law, where 4 n bytes stop
+    fitting in L2, and how far 0.25 FLOP/B sits below the fp32 ridge point."""
+    n, _ = plan.fit(L.N_MAIN, L.bench_bytes, gpu)
+    hbm = gpu.hbm_gbps
+    cfg = L.fast_config().values
+    grid = L.fast_grid(n, gpu)
+    per_sm = grid // gpu.sms
+    offer = per_sm * L.THREADS * cfg["UNROLL"] * 16
+    need = hbm * 1e9 * L.LATENCY_US * 1e-6 / gpu.sms
+    out = {f"floor at n = {plan.fmt_size(n)} (4 n B / {hbm:.0f} GB/s)": f"{4 * n / (hbm * 1e6):.3f} ms",
+           "rungs 07-10: grid (SMs x blocks per SM)": f"{grid:,} blocks of {L.THREADS} ({per_sm} per SM)",
+           "rungs 07-10: elements per thread": f"~{n / (grid * L.THREADS):,.0f}",
+           f"loads in flight per SM: {per_sm} blocks x {L.THREADS} threads x {cfg['UNROLL']} x 16 B":
+               f"{offer / 1024:.0f} KiB (Little's law asks {need / 1024:.0f} KiB at {L.LATENCY_US:g} us)",
+           "rungs 01-03 / 04-06: launches per sum (one per pass)":
+               f"{len(L.multipass_grids(n, L.THREADS))} / {len(L.multipass_grids(n, 2 * L.THREADS))}",
+           "largest n whose 4 n bytes fit in L2": f"{gpu.l2_bytes // 4:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)"}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (hbm * 1e9)
+        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = \
+            f"{ridge:.1f} FLOP/B: 0.25 FLOP/B is {ridge / 0.25:.0f}x below"
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -102,10 +138,18 @@ def compile_report(args) -> None:
         div = [s for s in s1 if any(op in s for op in ("I2F", "MUFU.RCP", "F2I", "IMAD.HI"))]
         c9 = ks["reduce_09_last_block"].sass_counts
         c8 = ks["reduce_08_atomic_finish"].sass_counts
-        print(f"-> reduce_01: {len(s1)} SASS instructions; its loop computes the run-time `tid % (2*stride)` as an "
-              f"integer division by reciprocal ({', '.join(sorted({d.split()[0].split('.')[0] for d in div}))} and "
-              f"their helpers) in every round; reduce_03: {len(s3)} instructions, no division.\n"
-              f"-> reduce_09: {c9.get('LDG.128', 0)} x LDG.E.128 (UNROLL float4 in flight), {c9.get('SHFL', 0)} SHFL, "
+        unroll = L._defines()["UNROLL"]
+        more = "; this compiler emits more copies of the loop body: read the SASS" if c9.get("LDG.128", 0) > unroll \
+            else ""
+        how = (f"computes the run-time `tid % (2*stride)` as an integer division by reciprocal "
+               f"({', '.join(sorted({d.split()[0].split('.')[0] for d in div}))} and their helpers) in every round"
+               if div else f"has no division: the compiler for {args.arch} proves 2*stride a power of two and turns "
+               "`tid % (2*stride)` into a bit mask")
+        print(f"-> reduce_01: {len(s1)} SASS instructions; its loop {how}; reduce_03: {len(s3)} instructions, no "
+              f"division.\n"
+              f"-> reduce_09: {c9.get('LDG.128', 0)} x LDG.E.128 (UNROLL = {unroll} float4 in flight"
+              f"{more}), "
+              f"{c9.get('SHFL', 0)} SHFL, "
               f"{c9.get('BAR', 0)} barriers, {c9.get('ATOM', 0)} ATOM (the ticket); reduce_08 finishes with "
               f"{c8.get('RED', 0)} RED (an atomic add that returns nothing, done in L2).")
 
@@ -198,14 +242,18 @@ def head_to_head(n: int = L.N_MAIN, rounds: int = 7) -> list[dict]:
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     hbm = ceiling["hbm_gbps"]
-    n = ctx.args.size or (2**24 if ctx.quick else L.N_MAIN)
+    n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.N_MAIN), L.bench_bytes, device.info())
+    if note:
+        print(note)
     num = numerics(n)
     lad = ladder(n, hbm)
-    sw = sweep([2**k for k in ((12, 18, 24) if ctx.quick else (12, 16, 20, 24, 28))], hbm)
+    sizes = [2**k for k in ((12, 18, 24) if ctx.quick else (12, 16, 20, 24, 28))]
+    sw = sweep([m for m in sizes if plan.fit(m, L.bench_bytes, device.info())[0] == m], hbm)   # those that fit
     tg = head_to_head(n, rounds=3 if ctx.quick else 7)
     return lab.Result(
         rows=lad + sw,
-        meta=dict(ceiling=ceiling, targets=tg, numerics=num, knobs=L.FAST, device=device.info().as_dict()),
+        meta=dict(ceiling=ceiling, targets=tg, numerics=num, knobs=L.fast_config().values,
+                  device=device.info().as_dict()),
         tables=[(num, None, f"numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64"),
                 (sw, ["variant", "shape", "ms", "gbps", "frac_ceiling", "vs_torch_sum"],
                  "size sweep (L2 flushed before each call)"),
@@ -242,9 +290,12 @@ def tune_sweep(n: int = L.N_MAIN, rounds: int = 3) -> list[dict]:
 
 
 def tune(ctx) -> lab.Result:
-    rows = tune_sweep()
-    return lab.Result(rows=rows, tables=[(rows, None, "rung 09 / Triton parameters at n = 2^28 (interleaved rounds "
-                                                      "vs torch.sum)")])
+    n, note = plan.fit(L.N_MAIN, L.bench_bytes, device.info())
+    if note:
+        print(note)
+    rows = tune_sweep(n)
+    return lab.Result(rows=rows, tables=[(rows, None, f"rung 09 / Triton parameters at n = {plan.fmt_size(n)} "
+                                                      "(interleaved rounds vs torch.sum)")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

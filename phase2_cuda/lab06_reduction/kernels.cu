@@ -13,8 +13,8 @@
 // Run: python -m phase2_cuda.lab06_reduction (the measured figures are in this lab's README, not here).
 //
 // The two numbers: 4 n bytes must be read (nothing else: the output is one float), n - 1 additions must happen.
-// 0.25 FLOP per byte is ~60x below the ridge point of any current GPU (~14 FLOP/B on an H200): memory wins, and the
-// best any version can do is stream 4 n bytes at the measured HBM ceiling (2^28 floats = 1 GiB).
+// 0.25 FLOP per byte is tens of times below the ridge point of any current GPU (`--plan` prints this GPU's): memory
+// wins, and the best any version can do is stream 4 n bytes at the measured HBM ceiling (2^28 floats = 1 GiB).
 // What separates the rungs is everything else: instructions per element, barriers, idle threads, bank conflicts,
 // bytes in flight, kernel launches. Rungs 01-05 follow the classic sequence of Mark Harris's "Optimizing Parallel
 // Reduction in CUDA" (written for a 2007 GPU), rewritten for today's hardware rules, and write their trees out - they
@@ -49,7 +49,8 @@
 // (2) the active threads are spread over ALL warps (tid 0, 2, 4, ... then 0, 4, 8, ...), so every warp keeps issuing
 // the round's instructions while most of its lanes sit idle (divergence); (3) one element per thread means one block
 // per 1 KiB and 8 barriers per 256 elements. Memory is not the limit: instruction issue and barrier waits are.
-// Prediction (H200, n = 2^28): around 10x below the HBM ceiling; the lab's target is below 15% of torch.sum.
+// Prediction (n = 2^28): around 10x below the HBM ceiling on a GPU with a lot of bandwidth per SM (the lesson has one
+// GPU's figures); the lab's target is below 15% of torch.sum.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void reduce_01_interleaved_divergent(const float* __restrict__ x, float* __restrict__ out,
                                                            long long n)
@@ -212,7 +213,8 @@ extern "C" __global__ void reduce_06_warp_shuffle(const float* __restrict__ x, f
 // ---------------------------------------------------------------------------------------------------------------------
 // The streaming part of rungs 07-10: each thread folds a share of the array into one register.
 // The grid is sized to the GPU (SMs x resident blocks), not to n, and walks the array with a grid stride, so each
-// thread handles n / (grid threads) elements: at n = 2^28 on an H200 (270k threads) about 1000 each.
+// thread handles n / (grid threads) elements: at n = 2^28, about 1000 each on a GPU of ~130 SMs x 2048 threads
+// (`--plan` prints this GPU's grid and count).
 // 16-byte loads: x + head is the first 16-byte boundary inside the array (a view at an odd offset has head 1..3),
 // the body is read as float4 (LDG.E.128), UNROLL of them issued before the first add so that UNROLL x 16 B per thread
 // are in flight; the head and the tail (fewer than 4 elements each) are read by the first threads of the grid.
@@ -263,12 +265,14 @@ __device__ __forceinline__ float thread_fold(const float* __restrict__ x, long l
 
 // ---------------------------------------------------------------------------------------------------------------------
 // reduce_07_float4_grid_stride  (two passes)
-// Launch: min(SMs x blocks per SM, what n needs) blocks of 256 threads -> one partial per block (~1000 on an H200);
+// Launch: min(SMs x blocks per SM, what n needs) blocks of 256 threads -> one partial per block (about 1000 on a GPU
+// of ~130 SMs);
 // then the same kernel again with ONE block over the partials, writing the result.
 // What changed: many elements per thread (the block count no longer grows with n, so per-block overhead - the tree,
 // the barrier, the partial's store - is paid ~1000 times instead of 500k times), 16-byte loads (4x fewer load
 // instructions), UNROLL x 16 B in flight per thread (2048 threads x 64 B = 128 KiB per SM, enough by Little's law:
-// the HBM bandwidth x ~1 us of latency, shared by 132 SMs, is ~33 KiB per SM on an H200).
+// the HBM bandwidth x ~1 us of latency, shared by the SMs, is a few tens of KiB per SM on the fastest GPUs; `--plan`
+// prints this GPU's figure).
 // Prediction: within a few % of the HBM ceiling at n = 2^28 (the second launch adds ~2-3 us, ~1%). At small n the
 // two launches dominate: that is what the single-pass rungs fix.
 // ---------------------------------------------------------------------------------------------------------------------

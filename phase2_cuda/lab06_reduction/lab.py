@@ -15,12 +15,13 @@ You will learn
     that computes a ~2x-fp32-precise sum at the same speed.
 
 The two numbers, for n fp32 values: bytes = 4 n (each value read once; the result is 4 bytes), FLOPs = n - 1 additions.
-0.25 FLOP/B is ~60x below the ridge point of any current GPU (~14 FLOP/B on an H200): memory wins, and the best any
-version can do is stream 4 n bytes at the measured HBM ceiling (n = 2^28 is 1 GiB). The lesson, the predictions and
-this GPU's measured figures: README.md.
+0.25 FLOP/B is tens of times below the ridge point of any current GPU (`--plan` prints this GPU's): memory wins, and
+the best any version can do is stream 4 n bytes at the measured HBM ceiling (n = 2^28 is 1 GiB). The lesson, the
+predictions and this GPU's measured figures: README.md.
 Sum of nothing is 0; max of nothing is a ValueError (NumPy's conventions).
 
 Run: python -m phase2_cuda.lab06_reduction [--quick] [--size N] [--tune] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set UNROLL=8]
 """
 from __future__ import annotations
 
@@ -30,18 +31,21 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab
-from common.triton_support import INTERPRETER, launch, triton
+from common import arrays, check, config, cuda, device, lab, plan
+from common.triton_support import INTERPRETER, launch
 
 from .triton_kernels import reduce_chunk_kernel
 
 LAB = "phase2_lab06_reduction"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 THREADS = 256                # every CUDA rung: 256 threads per block (RED_THREADS in kernels.cu)
-# Compile-time and launch parameters of rungs 07-10 (kernels.cu's UNROLL and LOAD_HINT macros; blocks per SM sets the
-# grid). Reasoning, before any measurement: 8 blocks x 256 threads fill an SM (2048 threads), and 4 float4 in flight
-# per thread are 128 KiB per SM, ~4x what Little's law asks for. `--tune` sweeps them against torch.sum.
-FAST = dict(unroll=4, load_hint=0, blocks_per_sm=8)
+# Compile-time and launch parameters of rungs 07-10 (kernels.cu's UNROLL and LOAD_HINT macros; BLOCKS_PER_SM sets the
+# grid, capped at what an SM's threads allow). The lab's default; `--set UNROLL=8` and the like override it. Reasoning,
+# before any measurement: 8 blocks x 256 threads fill an SM of 2048 threads, and 4 float4 in flight per thread are
+# 128 KiB per SM, several times what Little's law asks for (`--plan` prints this GPU's figure). `--tune` sweeps them
+# against torch.sum.
+FAST = dict(UNROLL=4, LOAD_HINT=0, BLOCKS_PER_SM=8)
+LATENCY_US = 1.0             # a-priori DRAM latency under load, for the Little's-law prediction only
 EXACT_UP_TO = 2**22          # make_inputs' integers stay exact in fp32 in any summation order up to this length
 N_MAIN = 2**28
 
@@ -104,9 +108,23 @@ def _prepare(x, out, is_max=False, libs=("cupy",), device_=True):
     return out, n
 
 
+def fast_config() -> config.Resolved:
+    return config.resolve("reduce_07..10 (float4 grid-stride)", FAST, validate=_check_fast)
+
+
+def _check_fast(cfg: dict) -> dict:
+    if cfg["UNROLL"] not in (1, 2, 4, 8, 16) or cfg["LOAD_HINT"] not in (0, 1, 2) or \
+            not 1 <= cfg["BLOCKS_PER_SM"] <= 32:
+        raise ValueError(f"reduce_07..10: UNROLL in 1, 2, 4, 8, 16, LOAD_HINT 0, 1 or 2, BLOCKS_PER_SM in 1..32; got "
+                         f"{config.fmt(cfg)}")
+    return cfg
+
+
 def _defines(unroll=None, load_hint=None) -> dict:
-    return {"UNROLL": int(unroll or FAST["unroll"]),
-            "LOAD_HINT": int(FAST["load_hint"] if load_hint is None else load_hint), "RED_THREADS": THREADS}
+    """The -D values every kernel of the file is compiled with: the knobs given, else the resolved configuration."""
+    cfg = fast_config().values
+    return {"UNROLL": int(unroll or cfg["UNROLL"]),
+            "LOAD_HINT": int(cfg["LOAD_HINT"] if load_hint is None else load_hint), "RED_THREADS": THREADS}
 
 
 def _kernel(name: str, **knobs):
@@ -114,16 +132,29 @@ def _kernel(name: str, **knobs):
     return cuda.get_kernel(CU, name, defines=_defines(**knobs))
 
 
-def _resident_blocks(blocks_per_sm=None) -> int:
-    d = device.info()
-    per_sm = blocks_per_sm or FAST["blocks_per_sm"]
-    return d.sms * max(1, min(per_sm, d.max_threads_per_sm // THREADS))
+def resident_blocks(gpu: device.DeviceInfo, blocks_per_sm=None) -> int:
+    """Rungs 07-10's full grid on `gpu`: its SMs x BLOCKS_PER_SM, capped at the blocks of THREADS an SM's threads
+    allow (4 on an SM of 1024 threads)."""
+    per_sm = blocks_per_sm or fast_config()["BLOCKS_PER_SM"]
+    return gpu.sms * max(1, min(per_sm, gpu.max_threads_per_sm // THREADS))
 
 
-def _grid(n: int, unroll=None, blocks_per_sm=None) -> int:
-    """Rungs 07-10: enough blocks to fill the GPU once, fewer when n is small (each thread gets >= UNROLL float4)."""
-    per_block = THREADS * 4 * int(unroll or FAST["unroll"])
-    return max(1, min(_resident_blocks(blocks_per_sm), math.ceil(n / per_block)))
+def fast_grid(n: int, gpu: device.DeviceInfo, unroll=None, blocks_per_sm=None) -> int:
+    """Rungs 07-10's grid for n on `gpu`: enough blocks to fill the GPU once, fewer when n is small (each thread gets
+    >= UNROLL float4). The wrappers and the plan both call this."""
+    per_block = THREADS * 4 * int(unroll or fast_config()["UNROLL"])
+    return max(1, min(resident_blocks(gpu, blocks_per_sm), math.ceil(n / per_block)))
+
+
+def multipass_grids(n: int, per_block: int) -> list[int]:
+    """Rungs 01-06 (and Triton's chunks): the grid of each pass, the first over n, each next over the partials of the
+    one before, down to one block."""
+    grids, m = [], int(n)
+    while True:
+        grids.append(max(1, math.ceil(m / per_block)))
+        if grids[-1] == 1:
+            return grids
+        m = grids[-1]
 
 
 _WS: dict = {}
@@ -146,17 +177,16 @@ def _multipass(name: str, x, out, n: int, per_block: int):
     """Rungs 01-06: launch on the input, then on the partials, until one block's worth is left."""
     import cupy
 
+    grids = multipass_grids(n, per_block)
+    if grids[0] > 2**31 - 1:
+        raise ValueError(f"x: {n} elements need {grids[0]} blocks, more than a 1-D grid holds (2^31 - 1)")
     k = _kernel(name)
     src, m = x, n
-    while True:
-        blocks = math.ceil(m / per_block)
-        if blocks > 2**31 - 1:
-            raise ValueError(f"x: {n} elements need {blocks} blocks, more than a 1-D grid holds (2^31 - 1)")
+    for blocks in grids:
         dst = out if blocks == 1 else cupy.empty(blocks, dtype=cupy.float32)
         k((blocks,), (THREADS,), (src, dst, np.int64(m)))
-        if blocks == 1:
-            return out
         src, m = dst, blocks
+    return out
 
 
 def _ladder(name: str, per_block: int):
@@ -182,7 +212,7 @@ sum_cuda_06 = _ladder("reduce_06_warp_shuffle", 2 * THREADS)
 def _grid_stride(name: str, n: int, knobs: dict):
     """Rungs 07-10: the kernel, compiled with the knobs that are defines (unroll, load_hint), and its grid for n."""
     defines = {k: v for k, v in knobs.items() if k in ("unroll", "load_hint")}
-    return _kernel(name, **defines), _grid(n, knobs.get("unroll"), knobs.get("blocks_per_sm"))
+    return _kernel(name, **defines), fast_grid(n, device.info(), knobs.get("unroll"), knobs.get("blocks_per_sm"))
 
 
 def sum_cuda_07(x, out=None, **knobs):
@@ -246,25 +276,35 @@ def max_cuda_09(x, out=None, **knobs):
 # again until one value is left (two launches up to 2^32 elements).
 # ---------------------------------------------------------------------------------------------------------------------
 # 4096 elements per step with 8 warps: 16 per thread, four 16-byte loads; 16 steps per program: a 256 KiB chunk, so
-# n = 2^28 leaves 4096 partials for the second launch (a single program).
-TRITON_BLOCK, TRITON_ITERS, TRITON_WARPS = 4096, 16, 8
+# n = 2^28 leaves 4096 partials for the second launch (a single program). `--set ITERS=8` and the like override it.
+TRITON = dict(BLOCK=4096, ITERS=16, num_warps=8)
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton reduce_chunk_kernel", TRITON, validate=_check_triton)
+
+
+def _check_triton(cfg: dict) -> dict:
+    if cfg["BLOCK"] not in [2**k for k in range(6, 15)] or not 1 <= cfg["ITERS"] <= 256 or \
+            cfg["num_warps"] not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"triton reduce_chunk_kernel: BLOCK a power of two in 64..16384, ITERS in 1..256, num_warps "
+                         f"a power of two up to 32; got {config.fmt(cfg)}")
+    return cfg
 
 
 def _triton_reduce(x, out, is_max: bool, block=None, iters=None, num_warps=None):
     out, n = _prepare(x, out, is_max, libs=("cupy", "torch", "numpy"), device_=not INTERPRETER)
     if n == 0:
         return out
-    block, iters = block or TRITON_BLOCK, iters or TRITON_ITERS
-    chunk = block * iters
+    cfg = triton_config().values
+    block, iters = block or cfg["BLOCK"], iters or cfg["ITERS"]
     src, m = x, n
-    while True:
-        programs = triton.cdiv(m, chunk)
+    for programs in multipass_grids(n, block * iters):
         dst = out if programs == 1 else arrays.empty((programs,), "float32", x)
         launch(reduce_chunk_kernel, (programs,), src, dst, m, IS_MAX=is_max, BLOCK=block, ITERS=iters,
-               num_warps=num_warps or TRITON_WARPS)
-        if programs == 1:
-            return out
+               num_warps=num_warps or cfg["num_warps"])
         src, m = dst, programs
+    return out
 
 
 def sum_triton(x, out=None, **kw):
@@ -341,6 +381,52 @@ class MAX_LAB:  # noqa: N801 - a lab-shaped namespace so common.lab.check_varian
     make_inputs = staticmethod(make_inputs_max)
     CHECK_CASES = CHECK_CASES
     CPU_CHECK_CASES = CPU_CHECK_CASES
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the sum of the benchmark's main size on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(n: int) -> int:
+    """Bytes the benchmark holds: n fp32 values (the partials are small)."""
+    return 4 * n
+
+
+_LADDER = [("cuda 01 interleaved, divergent", "reduce_01_interleaved_divergent", THREADS),
+           ("cuda 02 interleaved, strided index", "reduce_02_interleaved_strided_index", THREADS),
+           ("cuda 03 sequential addressing", "reduce_03_sequential_addressing", THREADS),
+           ("cuda 04 first add during load", "reduce_04_first_add_during_load", 2 * THREADS),
+           ("cuda 05 unrolled last warp", "reduce_05_unroll_last_warp", 2 * THREADS),
+           ("cuda 06 warp shuffle", "reduce_06_warp_shuffle", 2 * THREADS)]
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or N_MAIN, bench_bytes, gpu)
+    case = f"sum of {plan.fmt_size(n)} float32"
+    fast = fast_config()
+    cu = dict(impl="cuda", source=CU, threads=THREADS, defines=_defines(), config_source=fast.source())
+    out = []
+    for variant, kernel, per_block in _LADDER:
+        grids = multipass_grids(n, per_block)
+        out += [plan.Launch(variant, kernel, grid=g, case=f"{case}, pass {i + 1} of {len(grids)}", **cu)
+                for i, g in enumerate(grids)]
+    g = fast_grid(n, gpu)
+    out += [plan.Launch("cuda 07 float4 grid-stride, 2 passes", "reduce_07_float4_grid_stride", grid=g,
+                        case=f"{case}, pass 1: one partial per block", **cu),
+            plan.Launch("cuda 07 float4 grid-stride, 2 passes", "reduce_07_float4_grid_stride", grid=1,
+                        case=f"{case}, pass 2: one block over {g} partials", **cu),
+            plan.Launch("cuda 08 single pass, atomics", "reduce_08_atomic_finish", grid=g, case=case, **cu),
+            plan.Launch("cuda 09 single pass, last block", "reduce_09_last_block", grid=g, case=case, **cu),
+            plan.Launch("cuda 10 single pass, Kahan", "reduce_10_kahan", grid=g, case=case, **cu)]
+    t = triton_config()
+    grids = multipass_grids(n, t["BLOCK"] * t["ITERS"])
+    out += [plan.Launch("triton chunked, 2 passes", "reduce_chunk_kernel", "triton", fn=reduce_chunk_kernel, grid=g,
+                        signature={"x_ptr": "*fp32", "part_ptr": "*fp32", "n": "i32", "IS_MAX": "constexpr",
+                                   "BLOCK": "constexpr", "ITERS": "constexpr"},
+                        defines={"IS_MAX": False, "BLOCK": t["BLOCK"], "ITERS": t["ITERS"]},
+                        num_warps=t["num_warps"], case=f"{case}, pass {i + 1} of {len(grids)}",
+                        config_source=t.source())
+            for i, g in enumerate(grids)]
+    return out
 
 
 def main(argv=None) -> int:
