@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from common import check, cuda, device, lab
+from common import check, config, cuda, device, lab, plan
 from common import triton_support as ts
 from phase3_triton.lab01_programming_model import bench as pmb
 from phase3_triton.lab01_programming_model import lab as pm
+from tests.helpers import H200
 
 va = lab.lab_module("phase1_architecture", "lab02_vector_add")
 
@@ -204,5 +205,60 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert pm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert pm.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{pm.LAB}.png").stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs a learner may have (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def _launches(gpu_name: str) -> dict:
+    p = plan.make(pm, pmb, device.profile_info(gpu_name))
+    return {(x.kernel, x.case): x for x in p.launches}, p
+
+
+def test_plan_on_a_t4_and_an_rtx_4090():
+    for name, sms, per_sm in (("t4", 40, 4), ("rtx-4090", 128, 6)):
+        got, p = _launches(name)
+        assert not p.skipped, [(v.name, v.why) for v in p.skipped]       # every row sum runs on both
+        main = "row sums 32768 x 4096 float32"
+        assert got[("rowsum_01_block_per_row", main)].grid == (32768,)
+        assert got[("rowsum_03_warp_per_row", main)].grid == (32768 // 8,)       # 8 warps (rows) a block of 256
+        row = got[("rowsum_kernel", main)]
+        assert row.defines == {"BLOCK_N": 4096} and row.num_warps == 8 and row.config_source == "default"
+        tile = got[("rowsum_tile_kernel", "row sums 262144 x 128 float32")]
+        assert tile.defines == {"BLOCK_M": 32, "BLOCK_N": 128} and tile.grid == (262144 // 32,)
+        assert any(x.kernel == "add_kernel" and x.variant == "" for x in p.launches)   # lab 1.2's, timed beside
+        # resident blocks of rowsum_01 follow the architecture's threads per SM (1024 on sm_75, 1536 on sm_89)
+        waves = next(v for k, v in p.predictions.items() if k.startswith("rowsum_01 at"))
+        assert waves.startswith(f"{per_sm} (") and f"over {sms} SMs" in waves, waves
+        floor = next(v for k, v in p.predictions.items() if k.startswith("floor of row sums 32768"))
+        bw = device.profile_info(name).hbm_gbps
+        assert abs(float(floor.split()[0]) - 32768 * 4097 * 4 / (bw * 1e9) * 1e3) < 1e-3
+
+
+def test_set_changes_the_launch_and_says_so():
+    try:
+        config.set_overrides(["THREADS=128", "ROW_WARPS=2"])
+        got, _ = _launches("l4")
+        k3 = got[("rowsum_03_warp_per_row", "row sums 32768 x 4096 float32")]
+        assert k3.threads == 128 and k3.defines == {"THREADS": 128} and k3.grid == (32768 // 4,)
+        assert k3.config_source == "--set THREADS=128"
+        row = got[("rowsum_kernel", "row sums 32768 x 4096 float32")]
+        assert row.num_warps == 2 and "--set ROW_WARPS=2" in row.config_source
+        config.set_overrides(["THREADS=96"])
+        with pytest.raises(ValueError, match="THREADS must be a power of two"):
+            pm.cuda_config()
+    finally:
+        config.set_overrides([])
+    assert pm.cuda_config().source() == "default" and pm.row_config(4096) == (4096, 8)
+
+
+def test_plan_command_prints_the_gpu_and_the_override(capsys):
+    try:
+        assert pm.main(["--plan", "--gpu", "t4", "--set", "TILE_WARPS=8"]) == 0
+    finally:
+        config.set_overrides([])
+        device.simulate(None)
+    out = capsys.readouterr().out
+    assert "Tesla T4" in out and "rowsum_tile_kernel" in out and "--set TILE_WARPS=8" in out

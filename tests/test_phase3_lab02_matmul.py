@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, config, cuda, device, plan
 from common import triton_support as ts
 from phase3_triton.lab02_matmul import bench as mmb
 from phase3_triton.lab02_matmul import lab as mm
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -264,7 +265,7 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert mm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert mm.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{mm.LAB}.png").stat().st_size > 10_000
 
 
@@ -342,3 +343,80 @@ def test_tma_kernel_whole_and_split_epilogue(split):
     mm.matmul_triton_tma(a, b, out=out, config=dict(mm.TMA_INTERPRETER, EPI_SPLIT=split))
     check.assert_close(out, mm.reference(arrays.to_numpy(a).astype(np.float64), arrays.to_numpy(b).astype(np.float64)),
                        "bfloat16", mm.tolerance((70, 72, 136), "bfloat16"))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs a learner may have (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def _plan(name: str):
+    return plan.make(mm, mmb, device.profile_info(name))
+
+
+def test_the_tma_variant_runs_only_where_its_tiles_fit():
+    for name, why in (("t4", "needs sm_90+"), ("rtx-4090", "needs sm_90+"), ("a100", "needs sm_90+"),
+                      ("rtx-5090", "KiB of shared memory per block")):
+        p = _plan(name)
+        skipped = {v.name: v.why for v in p.skipped}
+        assert set(skipped) == {"triton persistent TMA"}, skipped
+        assert why in skipped["triton persistent TMA"]
+        assert not any(x.kernel == "matmul_tma_kernel" for x in p.launches)
+    for name in ("h100-pcie", "h200", "b200"):
+        p = _plan(name)
+        assert not p.skipped
+        tma = [x for x in p.launches if x.kernel == "matmul_tma_kernel"]
+        assert tma and all(x.grid == (device.profile_info(name).sms,) for x in tma)   # persistent: one per SM
+        assert all(x.defines["NUM_PROGRAMS"] == x.grid[0] for x in tma)
+
+
+def test_the_autotuner_space_is_what_fits_the_gpus_shared_memory():
+    sixteen = [c for c in mm.CONFIGS_16]
+    # Hopper and the A100 keep every 16-bit config; a 99 KiB RTX card the ones whose ring (one stage fewer where the
+    # MMA reads its operands from registers) fits; a 64 KiB T4 none, so the fixed config
+    assert mm.autotune_space("16", device.profile_info("h200")) == sixteen
+    assert mm.autotune_space("16", device.profile_info("a100")) == sixteen
+    rtx = mm.autotune_space("16", device.profile_info("rtx-4090"))
+    assert rtx == [c for c in sixteen if (c["num_stages"] - 1) * (c["BLOCK_M"] + c["BLOCK_N"]) * 64 * 2 <= 96 * 1024]
+    assert mm.CONFIGS_16[0] in rtx and mm.CONFIGS_16[1] not in rtx          # 128 x 256: 3 stages fit, 4 do not
+    assert mm.autotune_space("16", device.profile_info("t4")) == [mm.FIXED_GPU]
+    p = _plan("rtx-4090")
+    bf16 = [x for x in p.launches if x.case == "bfloat16 4096^3"]
+    assert len(bf16) == len(rtx) and all("4 of 6 configs" in x.config_source for x in bf16)
+    assert {x.grid[0] for x in bf16} == {(4096 // c["BLOCK_M"]) * (4096 // c["BLOCK_N"]) for c in rtx}
+    t4 = _plan("t4")
+    assert {x.defines["BLOCK_M"] for x in t4.launches} == {mm.FIXED_GPU["BLOCK_M"]}
+
+
+def test_the_h200_plan_takes_its_tuned_record_and_other_gpus_the_default():
+    h200 = [x for x in _plan("h200").launches if x.kernel == "matmul_tma_kernel" and x.variant == "triton matmul"]
+    by_case = {x.case: x for x in h200}
+    assert by_case["bfloat16 4096^3"].defines["GROUP_M"] == 16                    # the record's winner at 4096^3
+    assert by_case["bfloat16 8192^3"].defines["EPI_SPLIT"] == 1                   # ... and at 8192^3
+    assert all("tuned on NVIDIA H200" in x.config_source for x in h200)
+    h100 = [x for x in _plan("h100-sxm").launches if x.kernel == "matmul_tma_kernel"]
+    assert all(x.defines["GROUP_M"] == mm.TMA_DEFAULT["GROUP_M"] and "no tuning record" in x.config_source
+               for x in h100)
+
+
+def test_set_changes_the_tma_and_the_fixed_config():
+    try:
+        config.set_overrides(["TMA_GROUP_M=4", "BLOCK_M=128"])
+        p = _plan("h100-sxm")
+        tma = [x for x in p.launches if x.kernel == "matmul_tma_kernel"]
+        assert tma and all(x.defines["GROUP_M"] == 4 and "--set TMA_GROUP_M=4" in x.config_source for x in tma)
+        fixed = next(x for x in p.launches if "fixed config" in x.case)
+        assert fixed.defines["BLOCK_M"] == 128 and fixed.config_source.startswith("BLOCK_M: --set BLOCK_M=128")
+        assert fixed.grid == ((32768 // 128) * 1,)                             # 32768 x 32: one 64-wide column
+        config.set_overrides(["BLOCK_K=8"])
+        with pytest.raises(ValueError, match="BLOCK_K must be a power of two >= 16"):
+            mm.fixed_config(interpreter=False)
+    finally:
+        config.set_overrides([])
+
+
+def test_ordering_prediction_uses_the_gpus_rates():
+    for name in ("h200", "t4"):
+        g = device.profile_info(name)
+        t = mmb.ordering_table(8192, 8192, 8192, wave=g.sms)
+        text = mmb.ordering_prediction(t, 8192, g.sms, g)
+        assert text.startswith("GROUP_M=8 changes") and f"{g.hbm_gbps / 1000:.2f} TB/s" in text
+    assert "fp16" in mmb.ordering_prediction(t, 8192, 40, device.profile_info("t4"))   # a T4 has no bf16 unit

@@ -2,11 +2,12 @@
 import numpy as np
 import pytest
 
-from common import arrays, check, device
+from common import arrays, check, config, device, plan
 from common import triton_support as ts
 from common.occupancy import occupancy
 from phase3_triton.lab03_fused_softmax import bench as smb
 from phase3_triton.lab03_fused_softmax import lab as sm
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -245,5 +246,55 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert sm.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert sm.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{sm.LAB}.png").stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs a learner may have (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def _tuned_launches(name: str) -> dict:
+    """The benchmark's softmax_triton launch at the target shape per dtype on profile `name`."""
+    p = plan.make(sm, smb, device.profile_info(name))
+    assert not p.skipped and len(p.launches) == 8
+    return {x.case.split(":")[0].split()[-1]: x for x in p.launches if x.variant == ""}, p
+
+
+def test_plan_default_on_a_t4_and_the_tuned_record_on_an_h200():
+    t4, p = _tuned_launches("t4")
+    for dtype in ("float32", "bfloat16"):
+        x = t4[dtype]
+        assert x.kernel == "softmax_rows_kernel" and x.defines == {"BLOCK_M": 1, "BLOCK_N": 4096}
+        assert x.num_warps == 8 and x.grid == (32768,) and x.config_source == "default"
+    h200, q = _tuned_launches("h200")
+    assert h200["float32"].kernel == h200["bfloat16"].kernel == "softmax_online_kernel"    # the record's choice
+    assert h200["float32"].num_warps == 16 and h200["bfloat16"].num_warps == 4
+    assert all(x.config_source.startswith("tuned on NVIDIA H200") for x in h200.values())
+    # the variants' own launches do not read the record
+    assert all(x.config_source in ("default", "fixed (a quarter row a step)") for x in q.launches if x.variant)
+    # whether the online kernel's second read hits L2 depends on the GPU: 2.5 MiB of rows against a 4 MiB L2 on a T4
+    l2 = [v for k, v in p.predictions.items() if k.startswith("rows held")]
+    assert l2 and "may miss L2" in l2[0]
+    assert "should hit L2" in next(v for k, v in q.predictions.items() if k.startswith("rows held"))
+
+
+def test_set_overrides_the_kernel_and_says_so():
+    try:
+        config.set_overrides(["KERNEL=online", "CHUNK=2048"])
+        t4, _ = _tuned_launches("t4")
+        x = t4["float32"]
+        assert x.kernel == "softmax_online_kernel" and x.defines == {"BLOCK_N": 2048}
+        assert "--set KERNEL=online" in x.config_source and "--set CHUNK=2048" in x.config_source
+        h200, _ = _tuned_launches("h200")                     # --set wins over the tuning record
+        assert h200["float32"].defines == {"BLOCK_N": 2048} and h200["float32"].num_warps == 16
+        config.set_overrides(["ROWS=2"])
+        kernel, grid, const, warps = sm.launch_config(300, 40, "float32")          # the wrapper's own arithmetic
+        assert kernel is sm.softmax_rows_kernel and grid == 150 and const["BLOCK_M"] == 2
+        config.set_overrides(["KERNEL=fused"])
+        with pytest.raises(ValueError, match="KERNEL=fused: a row of 262144 columns"):
+            sm.softmax_config(262144, "float32")
+        config.set_overrides(["KERNEL=tiled"])
+        with pytest.raises(ValueError, match="kernel must be"):
+            sm.softmax_config(4096, "float32")
+    finally:
+        config.set_overrides([])

@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from common import arrays, check, device
+from common import arrays, check, config, device, plan
 from common import triton_support as ts
 from phase3_triton.lab04_layernorm import bench as lnb
 from phase3_triton.lab04_layernorm import lab as ln
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -392,7 +393,7 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert ln.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert ln.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{ln.LAB}.png").stat().st_size > 10_000
 
 
@@ -404,3 +405,47 @@ def test_a_malformed_tuning_record_falls_back_to_the_defaults(tuning_record):
             assert ln.tuned_config("fwd", 4096, "float32") is None
     tuning_record(ln.TUNED, {"fwd float32 4096": {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}})
     assert ln.tuned_config("fwd", 4000, "float32") == {"SINGLE": False, "BLOCK_N": 2048, "num_warps": 8}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs a learner may have (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+def _launches(name: str):
+    p = plan.make(ln, lnb, device.profile_info(name))
+    assert not p.skipped and len(p.launches) == 18                 # 3 variants x 2 dtypes x (fwd, bwd, dw/db)
+    return {(x.variant, x.kernel, x.case.split(",")[0]): x for x in p.launches}, p
+
+
+def test_plan_g_follows_the_sm_count_and_the_h200_reads_its_record():
+    main, case = "triton fwd + bwd", "32768 x 4096 float32"
+    for name, g in (("t4", 4 * 40), ("h100-sxm", 4 * 132)):          # the default: 4 programs per SM
+        got, _ = _launches(name)
+        assert got[(main, "layernorm_bwd_kernel", case)].grid == (g,)
+        fwd = got[(main, "layernorm_fwd_kernel", case)]
+        assert fwd.defines["BLOCK_M"] == 1 and fwd.grid == (32768,) and fwd.config_source == "default"
+        assert got[("triton fwd + bwd, long-row paths forced", "layernorm_bwd_kernel", case)].defines == \
+            {"BLOCK_N": 1024, "SINGLE": False}                        # a quarter of the row a step
+    got, p = _launches("h200")
+    bwd = got[(main, "layernorm_bwd_kernel", case)]
+    assert bwd.grid == (2 * 132,) and bwd.num_warps == 16 and bwd.config_source.startswith("tuned on NVIDIA H200")
+    assert (main, "layernorm_fwd_welford_kernel", case) in got        # the record's fp32 forward
+    per_sm = next(v for k, v in p.predictions.items() if k.startswith("bytes in flight per SM"))
+    t4_per_sm = next(v for k, v in _launches("t4")[1].predictions.items() if k.startswith("bytes in flight per SM"))
+    assert per_sm != t4_per_sm
+
+
+def test_set_changes_the_forward_and_the_backward_and_says_so():
+    try:
+        config.set_overrides(["FWD_FORM=welford", "FWD_CHUNK=1024", "BWD_PER_SM=1"])
+        got, _ = _launches("l4")
+        case = "32768 x 4096 bfloat16"
+        fwd = got[("triton fwd + bwd", "layernorm_fwd_welford_kernel", case)]
+        assert fwd.defines == {"BLOCK_N": 1024, "EVEN_N": True} and "--set FWD_FORM=welford" in fwd.config_source
+        bwd = got[("triton fwd + bwd", "layernorm_bwd_kernel", case)]
+        assert bwd.grid == (58,) and "--set BWD_PER_SM=1" in bwd.config_source           # one program per SM
+        config.set_overrides(["FWD_FORM=tiled"])
+        with pytest.raises(ValueError, match="FWD_FORM: expected one of rows, persistent, chunked, welford"):
+            ln.layernorm_fwd(*ln.make_inputs((2, 8), "float32", check.rng(1), "cuda" if device.has_gpu() else
+                                             "cpu")[:3])
+    finally:
+        config.set_overrides([])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from common import bench, check, cli, cuda, device, lab, report
+from common import bench, check, cli, cuda, device, lab, occupancy, plan, report
 from common import triton_support as ts
 from common.arrays import device_randn
 from common.triton_support import aot, launch, load_summary, summarize, triton
@@ -30,7 +30,39 @@ def add_arguments(p) -> None:
 
 def explain(args) -> None:
     print_concepts()
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"What the lesson predicts for {gpu.label()} (from its description: bandwidth, SMs, "
+                             "the kernels' registers)")
     print("\nRow sums: CUDA C and Triton, one reference")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's models for `gpu`: the floor of each benchmark case (bytes over the datasheet bandwidth), how far
+    below the fp32 ridge point a row sum sits, and how many waves of rowsum_01's blocks the main case makes (the
+    occupancy calculator on its registers for this GPU)."""
+    bw = gpu.hbm_gbps
+    out = {}
+    for shape in L.ROWSUM_SHAPES:
+        (rows, cols), _ = L.fit_shape(shape, gpu)
+        out[f"floor of row sums {rows} x {cols} fp32 ({L.bench_bytes((rows, cols)) / 2**20:.0f} MiB / {bw:.0f} GB/s)"] \
+            = f"{L.bench_bytes((rows, cols)) / (bw * 1e9) * 1e3:.3f} ms"
+    out[f"floor of the vector add at n = {plan.fmt_size(L.VADD_N)} (12 n B)"] = \
+        f"{12 * L.VADD_N / (bw * 1e9) * 1e3:.3f} ms"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (bw * 1e9)
+        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = \
+            f"{ridge:.1f} FLOP/B: a row sum's 0.25 FLOP/B is {ridge / 0.25:.0f}x below"
+    threads = L.cuda_config()["THREADS"]
+    regs, smem = cuda.resources(L.CU, "rowsum_01_block_per_row", gpu, {"THREADS": threads})
+    per_sm = occupancy.occupancy(gpu.arch, threads, regs, smem).blocks_per_sm
+    (rows, cols), _ = L.fit_shape(L.ROWSUM_SHAPES[0], gpu)
+    if per_sm:
+        out[f"rowsum_01 at {rows} x {cols}: blocks of {threads} resident per SM ({regs} registers)"] = \
+            f"{per_sm} ({rows / (per_sm * gpu.sms):.0f} waves over {gpu.sms} SMs; " \
+            f"{per_sm * threads * 4 / 1024:.0f} KiB of 4-byte loads in flight per SM)"
+    return out
 
 
 def extra_checks(args) -> bool:
@@ -70,7 +102,7 @@ def print_concepts() -> None:
 # Ahead-of-time compilation: what Triton generates, without a GPU
 # ---------------------------------------------------------------------------------------------------------------------
 ADD_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-ROWSUM_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "row_stride": "i32", "BLOCK_N": "constexpr"}
+ROWSUM_SIG = L.ROWSUM_SIG
 DIVISIBILITY_CASES = [
     ("nothing known (odd n, any pointer)", ()),
     ("pointers 16-byte aligned, n odd", ("a_ptr", "b_ptr", "c_ptr")),
@@ -78,8 +110,15 @@ DIVISIBILITY_CASES = [
 ]
 
 
-def add_alignment_table(cc: int = 90, block: int = va.TRITON_BLOCK, num_warps: int = va.TRITON_WARPS) -> list[dict]:
+def add_config() -> tuple[int, int]:
+    """(BLOCK, num_warps) of lab 1.2's add_kernel: its configuration (its default, or --set BLOCK=...)."""
+    v = va.triton_config().values
+    return v["BLOCK"], v["num_warps"]
+
+
+def add_alignment_table(cc: int = 90, block: int | None = None, num_warps: int | None = None) -> list[dict]:
     """Load width of the vector-add kernel under each divisibility promise."""
+    block, num_warps = block or add_config()[0], num_warps or add_config()[1]
     rows = []
     for label, div in DIVISIBILITY_CASES:
         s = summarize(aot(va.add_kernel, ADD_SIG, {"BLOCK": block}, cc=cc, num_warps=num_warps,
@@ -142,9 +181,10 @@ def dump_ir(k, directory: str, stem: str) -> list[str]:
 
 def show_triton_reports(arch: str, dump_dir: str | None = None) -> None:
     cc = device.arch_info(arch).cc
-    k = aot(va.add_kernel, ADD_SIG, {"BLOCK": va.TRITON_BLOCK}, cc=cc, num_warps=va.TRITON_WARPS,
+    block, warps = add_config()
+    k = aot(va.add_kernel, ADD_SIG, {"BLOCK": block}, cc=cc, num_warps=warps,
             divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "n"))
-    print(f"\nTriton vector add (lab 1.2's add_kernel, BLOCK={va.TRITON_BLOCK}, num_warps={va.TRITON_WARPS}) compiled "
+    print(f"\nTriton vector add (lab 1.2's add_kernel, BLOCK={block}, num_warps={warps}) compiled "
           f"ahead of time for {arch} with Triton {ts.VERSION}, stage by stage:")
     for stage, lines in ir_excerpts(k).items():
         print(f"  {stage}:")
@@ -208,9 +248,10 @@ def launched_kernels_report(show_sass: bool = False) -> list[dict]:
     cases = [("add_kernel, n = 2^20, aligned", a[:n], b[:n], out[:n]),
              ("add_kernel, n = 2^20 + 1 (odd n)", a[:n + 1], b[:n + 1], out[:n + 1]),
              ("add_kernel, views starting 1 element in", a[1:n + 1], b[1:n + 1], out[1:n + 1])]
+    block, warps = add_config()
     for label, x, y, o in cases:
-        k = launch(va.add_kernel, (triton.cdiv(int(x.size), va.TRITON_BLOCK),), x, y, o, int(x.size),
-                   BLOCK=va.TRITON_BLOCK, num_warps=va.TRITON_WARPS)
+        k = launch(va.add_kernel, (triton.cdiv(int(x.size), block),), x, y, o, int(x.size), BLOCK=block,
+                   num_warps=warps)
         rows.append(_launched_row(label, k))
     xs = L.make_inputs((4096, 4096), "float32", check.rng(2), "cuda")[0]
     ys = cupy.empty(4096, cupy.float32)
@@ -248,14 +289,16 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-ROWSUM_SHAPES = [(32768, 4096), (262144, 128)]
-VADD_N = 2**26
+ROWSUM_SHAPES = L.ROWSUM_SHAPES
+VADD_N = L.VADD_N
 
 
 def bench_vector_add(ceiling_gbps: float, rounds: int = 3) -> list[dict]:
     import cupy
 
-    n = VADD_N
+    n, note = plan.fit(VADD_N, va.bench_bytes, device.info())
+    if note:
+        print(note)
     a, b = device_randn((n,), "float32", 3), device_randn((n,), "float32", 4)
     out = cupy.empty_like(a)
     fns = {"torch.add": va.peer_torch_add, "cuda 03 float4": va.add_cuda_03,
@@ -289,10 +332,11 @@ def bench_rowsum(shapes, ceiling_gbps: float) -> list[dict]:
     return rows
 
 
-def bench_num_warps(shape=(32768, 4096), warps=(1, 2, 4, 8, 16), ceiling_gbps: float | None = None) -> list[dict]:
+def bench_num_warps(shape=ROWSUM_SHAPES[0], warps=(1, 2, 4, 8, 16), ceiling_gbps: float | None = None) -> list[dict]:
     """The same rowsum_kernel tile at different num_warps: registers and bandwidth."""
     import cupy
 
+    shape, _ = L.fit_shape(shape, device.info())
     x = device_randn(shape, "float32", 7, shift=0.25)
     out = cupy.empty(shape[0], cupy.float32)
     bn, _ = L.row_config(shape[1])
@@ -311,14 +355,21 @@ def bench_num_warps(shape=(32768, 4096), warps=(1, 2, 4, 8, 16), ceiling_gbps: f
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
     rows = bench_vector_add(ceiling, rounds=1 if ctx.quick else 3)
-    rows += bench_rowsum(ROWSUM_SHAPES[:1] if ctx.quick else ROWSUM_SHAPES, ceiling)
+    shapes = []
+    for shape in ROWSUM_SHAPES[:1] if ctx.quick else ROWSUM_SHAPES:
+        shape, note = L.fit_shape(shape, device.info())
+        if note:
+            print(note)
+        shapes.append(shape)
+    rows += bench_rowsum(shapes, ceiling)
     warps = bench_num_warps(ceiling_gbps=ceiling, warps=(4, 8) if ctx.quick else (1, 2, 4, 8, 16))
     cols = ["variant", "impl", "shape", "ms", "gbps", "frac_ceiling", "vs_peer", "spread"]
+    main = "x".join(map(str, warps[0]["shape"])) if warps else ""
     return lab.Result(
         rows=rows + warps, meta=dict(ceiling_gbps=ceiling, device=device.info().as_dict()),
         tables=[(rows, cols, f"Lab 3.1: bandwidth (measured HBM ceiling {ceiling:.0f} GB/s)"),
                 (warps, ["variant", "elements_per_thread", "regs", "spills", "ms", "gbps", "frac_ceiling"],
-                 "num_warps for rowsum_kernel at 32768 x 4096 fp32 (BLOCK_N = 4096)")])
+                 f"num_warps for rowsum_kernel at {main} fp32 (BLOCK_N = {L.row_config(ROWSUM_SHAPES[0][1])[0]})")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -327,7 +378,8 @@ def benchmark(ctx) -> lab.Result:
 def plot(data: dict, out_dir: str) -> list[str]:
     """Bandwidth of every row-sum version at the main shape and of every vector add, against the HBM ceiling."""
     rows = data["rows"]
-    sel = [r for r in rows if r["variant"].startswith("row sum") and list(r["shape"]) == list(ROWSUM_SHAPES[0])]
+    # the main shape (its rows may have been scaled down to fit a GPU's memory: the one with the main shape's columns)
+    sel = [r for r in rows if r["variant"].startswith("row sum") and r["shape"][1] == ROWSUM_SHAPES[0][1]]
     sel += [r for r in rows if r["variant"].startswith("vector add")]
     ceiling = data.get("ceiling_gbps") or (sel[0].get("ceiling_gbps") if sel else None)
     labels = [f"{r['variant']} {'x'.join(map(str, r['shape']))}" for r in sel]

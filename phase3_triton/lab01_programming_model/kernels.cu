@@ -7,11 +7,11 @@
 // Run: python -m phase3_triton.lab01_programming_model (the measured figures are in this lab's README, not here).
 //
 // Per row of n columns: n x 4 B read, 4 B written, n - 1 adds. For 32768 x 4096 that is 512 MiB read for 134 M adds:
-// 0.25 FLOP/B, ~60x below an H200's ridge point, so every version is judged by the fraction of the measured HBM
-// ceiling it reaches.
+// 0.25 FLOP/B, far below the fp32 ridge point of any current GPU (`--plan` prints this GPU's), so every version is
+// judged by the fraction of the measured HBM ceiling it reaches.
 //
 // Indexing: the row offset r * n is computed in 64 bits (rows x cols passes 2^31 elements at 8 GiB of fp32, a real
-// size on a 141 GB GPU); the column index stays 32-bit because one row never has 2^31 columns (the wrapper checks).
+// size on a large GPU); the column index stays 32-bit because one row never has 2^31 columns (the wrapper checks).
 // THREADS is a compile-time parameter (a power of two, 64..1024); the wrapper launches blocks of exactly THREADS.
 // The warp shuffle reduction (warp_sum) comes from common/cuda/reduce.cuh; rowsum_01 writes its tree out, because
 // that tree is what the lab sets next to Triton's tl.sum.

@@ -16,12 +16,13 @@ You will learn
     does so for loads that feed `tl.dot`, lab 3.2; the lab shows what it did, or did not do, for the row-sum loop).
 
 The two numbers (main case: row sums of a 32768 x 4096 fp32 matrix): bytes = 32768 x 4096 x 4 = 512 MiB read
-+ 128 KiB written; FLOPs = 32768 x 4095 = 134 M adds. 0.25 FLOP/B, ~60x below the ridge point of an H200 (~14 FLOP/B
-in fp32): memory wins, so the best any version can do is 512 MiB at the measured HBM ceiling. The vector add
-(n = 2^26 fp32): 12 n = 768 MiB for n FLOPs, memory-bound the same way. There are no performance targets in this lab;
-the lesson, the predictions and this GPU's measured figures: README.md.
++ 128 KiB written; FLOPs = 32768 x 4095 = 134 M adds. 0.25 FLOP/B, far below the fp32 ridge point of any current
+GPU (`--plan` prints this GPU's): memory wins, so the best any version can do is 512 MiB at the measured HBM ceiling.
+The vector add (n = 2^26 fp32): 12 n = 768 MiB for n FLOPs, memory-bound the same way. There are no performance
+targets in this lab; the lesson, the predictions and this GPU's measured figures: README.md.
 
 Run: python -m phase3_triton.lab01_programming_model [--quick] [--no-bench] [--arch sm_80] [--dump-ir DIR] [--replot]
+     [--plan [--gpu NAME]] [--set THREADS=128] [--set ROW_WARPS=4]
 """
 from __future__ import annotations
 
@@ -31,16 +32,38 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, config, cuda, device, lab, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import rowsum_kernel, rowsum_tile_kernel
 
 LAB = "phase3_lab01_programming_model"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
-THREADS = 256          # the CUDA C kernels' block size (the file's THREADS default)
+# The CUDA C kernels' block size, a -D THREADS of kernels.cu (the lab's default; `--set THREADS=128` overrides it).
+CUDA_ROWSUM = dict(THREADS=256)
+THREADS = CUDA_ROWSUM["THREADS"]
 WARPS_PER_BLOCK = THREADS // 32
 MAX_GRID_X = 2**31 - 1
+ROWSUM_SHAPES = [(32768, 4096), (262144, 128)]   # the benchmark's row-sum shapes (rows, cols), fp32
+VADD_N = 2**26                                   # the benchmark's vector add (lab 1.2's kernels)
+
+
+def cuda_config() -> config.Resolved:
+    """The CUDA C row sums' block size: the default, or --set THREADS=N."""
+    return config.resolve("rowsum CUDA C (01, 02, 03)", CUDA_ROWSUM, validate=_check_cuda)
+
+
+def _check_cuda(v: dict) -> dict:
+    t = v["THREADS"]
+    if t not in (64, 128, 256, 512, 1024):
+        raise ValueError(f"rowsum CUDA C: THREADS must be a power of two from 64 to 1024 (the tree halves it, the "
+                         f"shuffle kernels give each warp a row or a slot), got {t}")
+    return v
+
+
+def warp_per_row_blocks(rows: int, threads: int) -> int:
+    """rowsum_03's grid: one warp per row, threads / 32 rows per block."""
+    return math.ceil(rows / (threads // 32))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -100,8 +123,13 @@ def rowsum_cuda_01(x, out=None):
         return _zero_rows(out, rows, cols)
     if rows > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows exceed the grid limit of {MAX_GRID_X} blocks")
-    cuda.get_kernel(CU, "rowsum_01_block_per_row")((rows,), (THREADS,), (x, out, np.int32(cols)))
+    _cuda_run("rowsum_01_block_per_row", rows, (x, out, np.int32(cols)))
     return out
+
+
+def _cuda_run(name: str, blocks: int, args) -> None:
+    threads = cuda_config()["THREADS"]
+    cuda.get_kernel(CU, name, defines={"THREADS": threads})((blocks,), (threads,), args)
 
 
 def float4_rows_ok(x) -> bool:
@@ -118,7 +146,7 @@ def rowsum_cuda_02(x, out=None):
         return rowsum_cuda_01(x, out=out)
     if rows > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows exceed the grid limit of {MAX_GRID_X} blocks")
-    cuda.get_kernel(CU, "rowsum_02_float4_shuffle")((rows,), (THREADS,), (x, out, np.int32(cols)))
+    _cuda_run("rowsum_02_float4_shuffle", rows, (x, out, np.int32(cols)))
     return out
 
 
@@ -127,31 +155,56 @@ def rowsum_cuda_03(x, out=None):
     out, rows, cols = _prepare_cuda(x, out)
     if rows == 0 or cols == 0:
         return _zero_rows(out, rows, cols)
-    blocks = math.ceil(rows / WARPS_PER_BLOCK)
+    blocks = warp_per_row_blocks(rows, cuda_config()["THREADS"])
     if blocks > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows need {blocks} blocks, over the grid limit of {MAX_GRID_X}")
-    cuda.get_kernel(CU, "rowsum_03_warp_per_row")((blocks,), (THREADS,), (x, out, np.int64(rows), np.int32(cols)))
+    _cuda_run("rowsum_03_warp_per_row", blocks, (x, out, np.int64(rows), np.int32(cols)))
     return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton wrappers (the kernels are in triton_kernels.py)
 # ---------------------------------------------------------------------------------------------------------------------
-ROW_BLOCK_MAX = 4096      # columns per step of rowsum_kernel (a 4096-column row is one step)
-TILE_ELEMS = 4096         # elements per step of rowsum_tile_kernel (BLOCK_M x BLOCK_N)
+# rowsum_kernel: at most ROW_BLOCK_MAX columns a step (a 4096-column row is one step), over ROW_WARPS warps, 0 meaning
+# "by the step's width": 8 warps from 2048 columns, else 4. rowsum_tile_kernel: TILE_ELEMS elements a step (BLOCK_M
+# rows x BLOCK_N columns), at most TILE_BLOCK_N columns, TILE_WARPS warps. The lab's defaults; `--set ROW_WARPS=4`
+# and the like override them (the bench's num_warps table shows what the warps change).
+TRITON_ROW = dict(ROW_BLOCK_MAX=4096, ROW_WARPS=0)
+TRITON_TILE = dict(TILE_ELEMS=4096, TILE_BLOCK_N=256, TILE_WARPS=4)
+ROW_BLOCK_MAX, TILE_ELEMS = TRITON_ROW["ROW_BLOCK_MAX"], TRITON_TILE["TILE_ELEMS"]
+
+
+def row_family() -> config.Resolved:
+    return config.resolve("triton rowsum_kernel", TRITON_ROW, validate=_check_triton)
+
+
+def tile_family() -> config.Resolved:
+    return config.resolve("triton rowsum_tile_kernel", TRITON_TILE, validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    for k, x in v.items():
+        lo = 0 if k == "ROW_WARPS" else 1 if k.endswith("WARPS") else 16
+        if x < lo or (x and x & (x - 1)) or (k.endswith("WARPS") and x > 32):
+            raise ValueError(f"{k}: expected a power of two (warps 1..32{', or 0: by width' if lo == 0 else ''}; "
+                             f"columns and elements >= 16), got {x}")
+    return v
 
 
 def row_config(cols: int) -> tuple[int, int]:
-    """(BLOCK_N, num_warps) for rowsum_kernel: the row (or a 4096-column step of it) across 4 or 8 warps; at least
-    16 columns per step, so no tile is narrower than a 16-byte load per thread would need."""
-    block = min(max(16, triton.next_power_of_2(cols)), ROW_BLOCK_MAX)
-    return block, (8 if block >= 2048 else 4)
+    """(BLOCK_N, num_warps) for rowsum_kernel: the row (or a ROW_BLOCK_MAX-column step of it) across 4 or 8 warps; at
+    least 16 columns per step, so no tile is narrower than a 16-byte load per thread would need."""
+    v = row_family().values
+    block = min(max(16, triton.next_power_of_2(cols)), v["ROW_BLOCK_MAX"])
+    return block, v["ROW_WARPS"] or (8 if block >= 2048 else 4)
 
 
 def tile_config(cols: int) -> tuple[int, int, int]:
-    """(BLOCK_M, BLOCK_N, num_warps) for rowsum_tile_kernel: at most 256 columns per step, rows to fill the tile."""
-    block_n = min(max(16, triton.next_power_of_2(cols)), 256)
-    return max(1, TILE_ELEMS // block_n), block_n, 4
+    """(BLOCK_M, BLOCK_N, num_warps) for rowsum_tile_kernel: at most TILE_BLOCK_N columns per step, rows to fill the
+    tile."""
+    v = tile_family().values
+    block_n = min(max(16, triton.next_power_of_2(cols)), v["TILE_BLOCK_N"])
+    return max(1, v["TILE_ELEMS"] // block_n), block_n, v["TILE_WARPS"]
 
 
 def _prepare_triton(x, out):
@@ -184,8 +237,10 @@ def rowsum_triton_tile(x, out=None):
     if rows == 0 or cols == 0:
         return _zero_rows(out, rows, cols)
     bm, bn, nw = tile_config(cols)
-    launch(rowsum_tile_kernel, (triton.cdiv(rows, bm),), x, out, rows, cols, cols, BLOCK_M=bm, BLOCK_N=bn,
-           num_warps=nw)
+    programs = triton.cdiv(rows, bm)
+    if programs > MAX_GRID_X:
+        raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit of {MAX_GRID_X}")
+    launch(rowsum_tile_kernel, (programs,), x, out, rows, cols, cols, BLOCK_M=bm, BLOCK_N=bn, num_warps=nw)
     return out
 
 
@@ -229,9 +284,62 @@ PEERS = [
 CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float32"), ((33, 4097), "float32"),
                ((1000, 64), "float32"), ((5, 100_003), "float32"), ((130, 4096), "float32"), ((17, 1000), "float16"),
                ((9, 2050), "bfloat16")]
-CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float32"), ((33, 300), "float16"),
+CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float32"), ((33, 301), "float16"),
                    ((5, 4097), "float32"), ((4, 100), "bfloat16")]
 QUICK_CASES = 4                # --quick checks the first four
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's row sums (and of lab 1.2's vector add it times beside them) on a given GPU
+# ---------------------------------------------------------------------------------------------------------------------
+ROWSUM_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_cols": "i32", "row_stride": "i32", "BLOCK_N": "constexpr"}
+TILE_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32", "row_stride": "i32",
+            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
+
+
+def bench_bytes(shape) -> int:
+    """Bytes the row-sum benchmark holds at once for a (rows, cols) fp32 matrix: the matrix and the row sums."""
+    rows, cols = shape
+    return 4 * rows * cols + 4 * rows
+
+
+def fit_shape(shape, gpu: device.DeviceInfo):
+    """(shape, note): a benchmark shape with its rows halved until it fits the GPU's memory (common.plan.fit)."""
+    return plan.fit(tuple(shape), bench_bytes, gpu, shrink=lambda s: (max(1, s[0] // 2), s[1]), what="row-sum shape")
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    out = []
+    cu = cuda_config()
+    threads = cu["THREADS"]
+    row, tile = row_family(), tile_family()
+    for shape in ([tuple(size)] if size else ROWSUM_SHAPES):
+        (rows, cols), _ = fit_shape(shape, gpu)
+        case = f"row sums {rows} x {cols} float32"
+        c = dict(impl="cuda", source=CU, threads=threads, defines={"THREADS": threads}, case=case,
+                 config_source=cu.source())
+        # the benchmark's matrices are aligned and cols % 4 == 0 there, so rowsum_02 takes its float4 path
+        out += [plan.Launch(VARIANTS[0].name, "rowsum_01_block_per_row", grid=rows, **c),
+                plan.Launch(VARIANTS[1].name, "rowsum_02_float4_shuffle", grid=rows, **c),
+                plan.Launch(VARIANTS[2].name, "rowsum_03_warp_per_row", grid=warp_per_row_blocks(rows, threads), **c)]
+        bn, nw = row_config(cols)
+        out.append(plan.Launch(VARIANTS[3].name, "rowsum_kernel", "triton", fn=rowsum_kernel, grid=rows,
+                               signature=ROWSUM_SIG, defines={"BLOCK_N": bn}, num_warps=nw, case=case,
+                               config_source=row.source()))
+        bm, bn, nw = tile_config(cols)
+        out.append(plan.Launch(VARIANTS[4].name, "rowsum_tile_kernel", "triton", fn=rowsum_tile_kernel,
+                               grid=triton.cdiv(rows, bm), signature=TILE_SIG, defines={"BLOCK_M": bm, "BLOCK_N": bn},
+                               num_warps=nw, case=case, config_source=tile.source()))
+    if size is None:
+        # lab 1.2's kernels, timed beside the row sums (its own plan has them all): helpers of this lab here
+        va = lab.lab_module("phase1_architecture", "lab02_vector_add")
+        timed = ("cuda 03 float4", "cuda 04 float4 streaming store", "triton")
+        for x in va.launches(gpu, VADD_N):
+            if x.variant in timed:
+                x.case = f"vector add (lab 1.2's {x.variant}), {x.case}"
+                x.variant = ""
+                out.append(x)
+    return out
 
 
 def main(argv=None) -> int:

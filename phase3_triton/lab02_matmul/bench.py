@@ -20,10 +20,18 @@ from .triton_kernels import matmul_kernel, matmul_tma_kernel
 CPU_NOTE = ("\nThe kernel ran in the interpreter on small ragged shapes (tl.dot ignores input_precision there, and "
             "bf16 tiles are\nconverted to fp32 first: Triton 3.9's interpreter mishandles bf16 in tl.dot). Autotuning, "
             "cuBLAS and timing need a GPU.")
-# The ordering model's rates: round figures for an H200 (its HBM ceiling and cuBLAS's dense bf16 rate, rounded down).
-# The prediction needs only their ratio, within a factor of two: is the row-major traffic under the math time?
-MODEL_HBM_GBPS = 4400
-MODEL_BF16_TFLOPS = 700
+# The ordering model's rates are the GPU's datasheet figures (common.device: its memory bandwidth and dense bf16 rate,
+# fp16 where it has no bf16 unit). The prediction needs only their ratio, within a factor of two: is the row-major
+# traffic under the math time?
+
+
+def model_rates(gpu: device.DeviceInfo) -> tuple[float, float, str]:
+    """(GB/s, TFLOP/s, which unit) the ordering model divides by on `gpu`."""
+    for unit in ("bf16", "fp16", "fp32"):
+        tflops = gpu.peak(f"{unit}_tflops")
+        if tflops:
+            return gpu.hbm_gbps, float(tflops), unit
+    return gpu.hbm_gbps, 1.0, "fp32"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -61,7 +69,10 @@ def tile_loads(m: int, n: int, k: int, bm: int, bn: int, bk: int, group_m: int, 
             "no_reuse_tiles": 2 * programs * kt, "once_tiles": (gm + gn) * kt}
 
 
-def ordering_table(m, n, k, bm=128, bn=256, bk=64, elt=2, wave=132, groups=(1, 4, 8, 16)) -> list[dict]:
+def ordering_table(m, n, k, bm=128, bn=256, bk=64, elt=2, wave=None, groups=(1, 4, 8, 16)) -> list[dict]:
+    """The tile-load model of each program order; `wave` programs run at once (default: one per SM of the GPU every
+    prediction uses here, common.device.current())."""
+    wave = wave or device.current().sms
     rows = []
     a_tile, b_tile = bm * bk * elt, bk * bn * elt
     for g in groups:
@@ -78,69 +89,97 @@ def ordering_table(m, n, k, bm=128, bn=256, bk=64, elt=2, wave=132, groups=(1, 4
     return rows
 
 
-def ordering_prediction(table: list[dict], n: int, wave: int) -> str:
-    """One sentence read off an ordering_table: what grouping should buy at this size, and why."""
+def ordering_prediction(table: list[dict], n: int, wave: int, gpu: device.DeviceInfo | None = None) -> str:
+    """One sentence read off an ordering_table: what grouping should buy at this size, and why (rates of `gpu`,
+    default the GPU every prediction uses here)."""
+    gbps, tflops, unit = model_rates(gpu or device.current())
     rm = next(r for r in table if r["order"] == "row-major")
     g8 = next(r for r in table if r["order"] == "grouped, GROUP_M=8")
     change = g8["DRAM MiB (model)"] / rm["DRAM MiB (model)"] - 1
     grid_n = math.ceil(n / 256)
-    bound_ms = rm["DRAM MiB (model)"] * 2**20 / (MODEL_HBM_GBPS * 1e9) * 1e3
-    math_ms = 2.0 * n ** 3 / (MODEL_BF16_TFLOPS * 1e12) * 1e3
+    bound_ms = rm["DRAM MiB (model)"] * 2**20 / (gbps * 1e9) * 1e3
+    math_ms = 2.0 * n ** 3 / (tflops * 1e12) * 1e3
+    under = bound_ms < math_ms
     why = (f"a row-major wave of {wave} programs already spans every one of the {grid_n} B column-panels and reuses "
            f"each of them ~{wave / grid_n:.0f}x, so there is little left to gain" if change > -0.1 else
            f"a row-major wave needs all {grid_n} B column-panels, a GROUP_M=8 wave about half of them")
-    return (f"GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}). Even row-major traffic "
-            f"({rm['DRAM MiB (model)']:.0f} MiB, ~{bound_ms:.2f} ms at {MODEL_HBM_GBPS / 1000:.1f} TB/s) is under the "
-            f"math time (~{math_ms:.2f} ms at {MODEL_BF16_TFLOPS} TFLOP/s), so the measured difference should be "
-            "small, a few percent at most.")
+    rates = f"at {gbps / 1000:.2f} TB/s) is {'under' if under else 'over'} the math time (~{math_ms:.2f} ms at " \
+            f"{tflops:g} TFLOP/s, the datasheet's dense {unit}"
+    return (f"GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}). "
+            f"{'Even' if under else 'The'} row-major traffic ({rm['DRAM MiB (model)']:.0f} MiB, ~{bound_ms:.2f} ms "
+            + rates + ("), so the measured difference should be small, a few percent at most." if under else
+                       "), so grouping should show in the time here."))
 
 
 def explain(args) -> None:
-    """The tile-load model of both program orders, and what it predicts (every machine)."""
-    gpu = device.has_gpu()
-    wave = device.info().sms if gpu else device.arch_info(args.arch).example_sms or 132
+    """The lesson's predictions for the GPU at hand (or the one --gpu / --arch describes), and the tile-load model of
+    both program orders with what it predicts (every machine)."""
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"What the lesson predicts for {gpu.label()}")
+    wave = gpu.sms
     for n in ((4096,) if args.quick else (4096, 8192)):
         t = ordering_table(n, n, n, wave=wave)
         report.print_table(t, title=f"Tiles each program order reads from DRAM, bf16 {n}^3, 128x256x64 tiles, waves "
                                     f"of {wave} programs (model: a wave shares tiles through L2, waves share nothing)")
-        print(f"  -> {ordering_prediction(t, n, wave)}")
+        print(f"  -> {ordering_prediction(t, n, wave, gpu)}")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's models for `gpu`: the main case's arithmetic intensity against the ridge point, its math and
+    memory floors at the datasheet rates, the waves of 128 x 256 tiles, what GROUP_M = 8 does to the modelled DRAM
+    traffic, which autotuning configs fit the GPU's shared memory, and whether the TMA kernel runs."""
+    gbps, tflops, unit = model_rates(gpu)
+    n = L.TARGET_CASES[0][1]
+    flops, nbytes = 2.0 * n ** 3, 3 * n * n * 2
+    ridge = tflops * 1e12 / (gbps * 1e9)
+    out = {f"bf16 {n}^3: {flops / nbytes:.0f} FLOP/B against the {unit} ridge point ({tflops:g} TFLOP/s over "
+           f"{gbps:.0f} GB/s)": f"{ridge:.0f} FLOP/B: compute-bound by {flops / nbytes / ridge:.1f}x",
+           f"bf16 {n}^3 floors: math at {tflops:g} TFLOP/s, {nbytes / 1e6:.1f} MB once at {gbps:.0f} GB/s":
+           f"{flops / (tflops * 1e12) * 1e3:.3f} ms, {nbytes / (gbps * 1e9) * 1e3:.3f} ms"}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        out["fp32 'ieee' ridge point (CUDA cores)"] = f"{fp32 * 1e12 / (gbps * 1e9):.0f} FLOP/B"
+    tiles = (n // 128) * (n // 256)
+    out[f"128 x 256 tiles at {n}^2 over {gpu.sms} SMs"] = f"{tiles} tiles = {tiles / gpu.sms:.2f} waves"
+    big = L.TARGET_CASES[1][1]
+    t = {r["order"]: r for r in ordering_table(big, big, big, wave=gpu.sms, groups=(1, 8))}
+    change = t["grouped, GROUP_M=8"]["DRAM MiB (model)"] / t["row-major"]["DRAM MiB (model)"] - 1
+    out[f"GROUP_M=8 against row-major at {big}^3 (modelled DRAM traffic, waves of {gpu.sms})"] = f"{change:+.0%}"
+    for key, what in (("16", "fp16/bf16"), ("tf32", "tf32"), ("ieee", "fp32 ieee")):
+        out[f"autotuning space, {what}"] = L.autotune_source(key, gpu)
+    why = L.tma_unavailable(gpu)
+    out["persistent TMA kernel"] = (f"runs: {L.tma_programs(n, n, 128, 256, gpu.sms)} programs at {n}^3 (one per SM)"
+                                    if not why else f"does not run: {why}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Ahead-of-time compile report
 # ---------------------------------------------------------------------------------------------------------------------
-_TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+_TY = L._TY
 
 
 def aot_matmul(cc: int, dtype: str = "bfloat16", precision: str = "tf32", cfg: dict | None = None):
     """The kernel as a GPU launch on contiguous, 16-divisible M, N, K would compile it (unit strides as constants)."""
     cfg = cfg or L.CONFIGS_16[0]
-    ty = _TY[dtype]
-    sig = {"a_ptr": ty, "b_ptr": ty, "c_ptr": ty, "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
-           "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr", "stride_cm": "i32",
-           "stride_cn": "constexpr"}
-    const = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "PRECISION": precision, "EVEN_K": True, "EVEN_MN": True,
-             "INDEX_64": False, "UPCAST": False}
-    const.update({k: v for k, v in cfg.items() if k.isupper()})
-    sig.update({k: "constexpr" for k in const if k not in sig})
+    sig, const = L.matmul_signature(dtype, precision, cfg)
     return aot(matmul_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"))
 
 
-def aot_tma(cc: int, dtype: str = "bfloat16", cfg: dict | None = None):
-    """The persistent TMA kernel as a launch with this config would compile it (tensor descriptors of its tiles)."""
+def aot_tma(cc: int, dtype: str = "bfloat16", cfg: dict | None = None, programs: int | None = None):
+    """The persistent TMA kernel as a launch with this config would compile it (tensor descriptors of its tiles), on
+    `programs` programs (default: one per SM of the GPU every prediction uses for this architecture)."""
     cfg = dict(cfg or L.TMA_DEFAULT)
-    t = _TY[dtype][1:]
-    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-    sig = {"a_desc": f"tensordesc<{t}[{bm},{bk}]>", "b_desc": f"tensordesc<{t}[{bk},{bn}]>",
-           "c_desc": f"tensordesc<{t}[{bm},{bn // 2 if cfg['EPI_SPLIT'] else bn}]>", "M": "i32", "N": "i32", "K": "i32"}
-    const = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=132,
-                 EPI_SPLIT=cfg["EPI_SPLIT"], UPCAST=False)
-    sig.update({k: "constexpr" for k in const})
+    sig, const = L.tma_signature(dtype, cfg, programs or device.current(f"sm_{cc}").sms)
     return aot(matmul_tma_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
 
 
-def compile_table(cc: int) -> list[dict]:
+def compile_table(cc: int, gpu: device.DeviceInfo | None = None) -> list[dict]:
+    """What the compiler made of the kernel for compute capability `cc`, and whether each build's shared memory fits a
+    block of `gpu` (default: the GPU every prediction uses for that architecture)."""
+    limit = (gpu or device.current(f"sm_{cc}")).smem_per_block_optin
     rows = []
     base = L.CONFIGS_16[0]
     cases = [("bfloat16", "tf32", dict(base, num_stages=s)) for s in (1, 3, 4)]
@@ -150,9 +189,9 @@ def compile_table(cc: int) -> list[dict]:
         c = s["sass"]
         rows.append({"dtype": dtype if dtype != "float32" else f"fp32 {prec}",
                      "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
-                     "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024, "regs": s["regs"],
-                     "local B": s["local"],
-                     "cp.async": s["cp_async"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
+                     "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024,
+                     f"fits {limit // 1024} KiB": "yes" if s["shared"] <= limit else "no", "regs": s["regs"],
+                     "local B": s["local"], "cp.async": s["cp_async"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
                      "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
                      "global loads": load_summary(s)})
     if cc >= L.TMA_MIN_CC * 10:
@@ -161,7 +200,8 @@ def compile_table(cc: int) -> list[dict]:
             c = s["sass"]
             rows.append({"dtype": "bfloat16 TMA persistent" + (" split" if cfg["EPI_SPLIT"] else ""),
                          "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
-                         "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024, "regs": s["regs"],
+                         "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024,
+                         f"fits {limit // 1024} KiB": "yes" if s["shared"] <= limit else "no", "regs": s["regs"],
                          "local B": s["local"], "cp.async": s["cp_async"], "wgmma": s["wgmma"],
                          "mma.sync": s["mma_sync"],
                          "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
@@ -179,6 +219,9 @@ def show_compile_report(arch: str) -> list[dict]:
     print(f"  one stage of A + B tiles = ({base['BLOCK_M']} + {base['BLOCK_N']}) x {base['BLOCK_K']} x 2 B = "
           f"{stage_bytes // 1024} KiB: shared memory grows by that per stage; with 1 stage the loads go straight to "
           "registers (no cp.async ring). 'ieee' runs on FFMA (CUDA cores), 'tf32' on the tensor cores.")
+    gpu = device.current(arch)
+    print(f"  A block of {gpu.name} may use {gpu.smem_per_block_optin // 1024} KiB; its 16-bit autotuning: "
+          f"{L.autotune_source('16', gpu)}.")
     return rows
 
 
@@ -189,7 +232,7 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-TARGETS = [("bfloat16", 4096, 0.97), ("bfloat16", 8192, 0.97), ("float16", 4096, 0.95)]
+TARGETS = L.TARGET_CASES
 PHASE2_SGEMM = ("phase2_cuda.lab08_sgemm", "cuda 11")     # (module, variant name prefix) of the CUDA C SGEMM
 SMALL_SIZES = [512, 1024, 2048]
 
@@ -223,6 +266,9 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
     """
     st = L.storage_dtype(dtype)
     prec = "tf32" if dtype == "tf32" else ("ieee" if dtype == "float32" else None)
+    n, note = L.fit_n(n, dtype, device.info())
+    if note:
+        print(note)
     a, b, c_t, c_p = _fns(dtype, (n, n, n))
     tri = (lambda: L.matmul_triton(a, b, out=c_t, precision=prec))
     peer = L.peer_torch_matmul_tf32 if dtype == "tf32" else L.peer_torch_matmul
@@ -233,7 +279,7 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
         cfg, source = L.tma_config(n, n, n)
         kernel = f"persistent TMA ({source})"
     else:
-        cfg = L.best_config(st, prec or "tf32") if n >= L.TUNE_MIN else L.FIXED_GPU
+        cfg = L.best_config(st, prec or "tf32") if n >= L.TUNE_MIN else L.fixed_config().values
         kernel = "grid per tile (triton.autotune)" if n >= L.TUNE_MIN else "grid per tile (fixed config)"
     tuning = tuning_table(st, prec or "tf32")
     cmp = verify_sample(c_t, a, b, dtype)
@@ -313,7 +359,7 @@ def tune(ctx) -> lab.Result:
     where matmul_triton_tma reads it (a problem uses the winner tuned at the size closest to its own)."""
     device.require_gpu("tuning the TMA kernel")
     if not L._hopper():
-        raise SystemExit(f"--tune: the TMA kernel needs sm_90 or newer; this GPU is {device.info().arch}")
+        raise SystemExit(f"--tune: the TMA kernel cannot run here: {L.tma_unavailable(device.info())}")
     rows, winners = [], []
     for n in TUNE_SIZES:
         a, b, c_t, c_p = _fns("bfloat16", (n, n, n))
@@ -368,7 +414,7 @@ def _cfg_str(cfg) -> str:
 
 def tuning_table(dtype: str = "bfloat16", precision: str = "tf32") -> list[dict]:
     """Every config's time at the last tuned key (Autotuner.configs_timings, where this Triton has it)."""
-    t = L.TUNED.get(L._tuner_key(dtype, precision))
+    t = L.autotuner(L._tuner_key(dtype, precision))
     timings = getattr(t, "configs_timings", None) or {}
     rows = []
     for c, ms in timings.items():
@@ -405,7 +451,7 @@ def benchmark(ctx) -> lab.Result:
     size_rows = [bench_case(dtype, n, rounds=rounds) for dtype, n, _ in cli.progress(targets, "target shapes")]
     small = [bench_case("bfloat16", n, rounds=1) for n in cli.progress(SMALL_SIZES[-1:] if ctx.quick
                                                                         else SMALL_SIZES, "small sizes")]
-    fp32 = [] if ctx.quick else [bench_case("float32", 4096, rounds=1), bench_case("tf32", 4096, rounds=1)]
+    fp32 = [] if ctx.quick else [bench_case(dtype, n, rounds=1) for dtype, n in L.FP32_CASES]
     tuning = size_rows[0]["tuning"]           # bf16 4096^3: every config's time
     big = [r for r in size_rows if r["dtype"] == "bfloat16" and r["n"] == 8192]
     order = [] if ctx.quick or not big else bench_ordering(big[0]["cfg"], rounds=rounds)

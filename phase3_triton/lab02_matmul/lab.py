@@ -19,14 +19,15 @@ You will learn
     benchmark shapes compile to mask-free loads), 64-bit offsets when a matrix passes 2^31 elements, any strides.
 
 The two numbers (main case: bf16 4096 x 4096 x 4096): FLOPs = 2 M N K = 137.4 GFLOP; bytes that must move =
-(M K + K N + M N) x 2 = 100.7 MB. 1365 FLOP/B, far above the ridge point of an H200 in dense bf16 (~206 FLOP/B):
-compute wins by ~7x, and moving the 100.7 MB once takes about a tenth of the math time. The real DRAM traffic is
-larger than the minimum (tiles are re-read by different programs: see the ordering table), but stays well under the
+(M K + K N + M N) x 2 = 100.7 MB. 1365 FLOP/B, well above the dense-bf16 ridge point of current GPUs (`--plan` prints
+this GPU's): compute wins, and moving the 100.7 MB once takes a small fraction of the math time. The real DRAM traffic
+is larger than the minimum (tiles are re-read by different programs: see the ordering table), but stays well under the
 compute time; the target is >= 0.95x cuBLAS in bf16 (4096^3 and 8192^3) and fp16 (4096^3). fp32 "ieee" runs on the
-CUDA cores instead (ridge ~14 FLOP/B on an H200): still compute-bound at 4096^3. The lesson, the predictions and this
-GPU's measured figures: README.md.
+CUDA cores instead, whose ridge point is tens of FLOP/B: still compute-bound at 4096^3. The lesson, the predictions and
+this GPU's measured figures: README.md.
 
-Run: python -m phase3_triton.lab02_matmul [--quick] [--no-bench] [--arch sm_80] [--replot]
+Run: python -m phase3_triton.lab02_matmul [--quick] [--no-bench] [--arch sm_80] [--replot] [--tune]
+     [--plan [--gpu NAME]] [--set BLOCK_M=128] [--set TMA_GROUP_M=16]
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, lab, tuned
+from common import arrays, check, config, device, lab, plan, tuned
 from common.bench import torch_tf32
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -82,18 +83,77 @@ def _cfg(bm, bn, bk, warps, stages, group=8):
     return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, num_warps=warps, num_stages=stages)
 
 
-# Hopper, 16-bit inputs: one A + B stage is (BM + BN) x 64 x 2 B = 48 KiB for 128 x 256, so 3-4 stages fit in the
-# 227 KiB a block may use (144 KiB at 3 stages, 192 KiB at 4: the compile report shows it); 8 warps = two
-# warpgroups, each issuing wgmma on half the tile (64 or 128 rows). 128 x 64 is there for the small problems, where
-# 128 x 256 tiles would leave most of the 132 SMs idle. Which config the tuner picks at each size: the README.
+# The autotuner's space, written for Hopper-class shared memory. 16-bit inputs: one A + B stage is (BM + BN) x 64 x 2 B
+# = 48 KiB for 128 x 256, so 3-4 stages fit in the 227 KiB a Hopper block may use (144 KiB at 3 stages, 192 KiB at 4:
+# the compile report shows it); 8 warps = two warpgroups, each issuing wgmma on half the tile (64 or 128 rows).
+# 128 x 64 is there for the small problems, where 128 x 256 tiles would leave most SMs idle. A GPU with less shared
+# memory per block autotunes over the configs whose ring fits it (autotune_space). Which config the tuner picked at
+# each size: the README.
 CONFIGS_16 = [_cfg(128, 256, 64, 8, 3), _cfg(128, 256, 64, 8, 4), _cfg(256, 128, 64, 8, 3), _cfg(256, 128, 64, 8, 4),
               _cfg(128, 128, 64, 4, 4), _cfg(128, 64, 64, 4, 4)]
 # fp32: a 4-byte element doubles the bytes per stage, so BLOCK_K drops to 32.
 CONFIGS_TF32 = [_cfg(128, 128, 32, 4, 4), _cfg(128, 256, 32, 8, 3), _cfg(256, 128, 32, 8, 3)]
 CONFIGS_IEEE = [_cfg(128, 128, 32, 8, 3), _cfg(128, 64, 32, 4, 4), _cfg(64, 128, 32, 4, 4)]
-FIXED_GPU = _cfg(64, 64, 32, 4, 3)          # small and ragged problems (and every check case)
+SPACES = {"16": (CONFIGS_16, 2), "tf32": (CONFIGS_TF32, 4), "ieee": (CONFIGS_IEEE, 4)}   # (configs, element bytes)
+# The fixed config: small and ragged problems (every check case), and any problem under TUNE_MIN. Its ring (3 x 128 x
+# 32 x 2 B = 24 KiB, 48 KiB in fp32) fits every GPU of the course. `--set BLOCK_M=128` and the like override it.
+FIXED_GPU = _cfg(64, 64, 32, 4, 3)
 FIXED_INTERPRETER = _cfg(32, 32, 16, 4, 1, group=4)
 TUNE_MIN = 512                              # autotune when M, N and K are all at least this
+RING_SLACK = 1024                           # room for the pipeline's barriers beside the ring
+
+
+ASYNC_MMA_CC = (90, 100, 103)     # wgmma (sm_90) and tcgen05 (sm_100/103): the MMA reads its operands in shared memory
+
+
+def ring_bytes(cfg: dict, elt: int, cc: int = 90, tensor_cores: bool = True) -> int:
+    """Shared memory of the K loop's ring: one A + B tile per buffer, as Triton allocates it (the compile report shows
+    it for every architecture). Where the MMA reads its operands straight from shared memory (wgmma, tcgen05) every
+    one of num_stages stages is a buffer; where they pass through registers (mma.sync on sm_80-sm_89 and sm_120, the
+    FFMA loop of input_precision "ieee"), one stage fewer."""
+    stage = (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * cfg["BLOCK_K"] * elt
+    return stage * (cfg["num_stages"] if tensor_cores and cc in ASYNC_MMA_CC else max(1, cfg["num_stages"] - 1))
+
+
+def check_tile_config(v: dict) -> dict:
+    """A grid-per-tile config that compiles (normalized), or ValueError naming the key."""
+    out = {k: int(v[k]) for k in FIXED_GPU}
+    for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps"):
+        lo = 16 if k.startswith("BLOCK") else 1                # tl.dot takes tiles of 16 and more
+        if out[k] < lo or out[k] & (out[k] - 1):
+            raise ValueError(f"matmul_kernel: {k} must be a power of two >= {lo}, got {out[k]}")
+    if not 1 <= out["num_stages"] <= 8 or out["num_warps"] > 32:
+        raise ValueError(f"matmul_kernel: num_stages 1..8 and num_warps up to 32, got {config.fmt(out)}")
+    return out
+
+
+def fixed_config(interpreter: bool | None = None) -> config.Resolved:
+    """The fixed config (FIXED_GPU; FIXED_INTERPRETER in the interpreter), with any --set override."""
+    interp = INTERPRETER if interpreter is None else interpreter
+    return config.resolve("matmul_kernel fixed config" + (" (interpreter)" if interp else ""),
+                          FIXED_INTERPRETER if interp else FIXED_GPU, validate=check_tile_config)
+
+
+def autotune_space(key: str, gpu: device.DeviceInfo | None = None) -> list[dict]:
+    """The configs triton.autotune times for `key` ("16", "tf32", "ieee") on `gpu` (default: the GPU at hand): those
+    of the space whose ring fits a block of this GPU (all of them where a block may use 160 KiB or more, fewer on a
+    99 KiB part); the fixed config alone where none fits (a 64 KiB part keeps no 16-bit config)."""
+    gpu = gpu or device.current()
+    cfgs, elt = SPACES[key]
+    fit = [dict(c) for c in cfgs
+           if ring_bytes(c, elt, gpu.cc, key != "ieee") + RING_SLACK <= gpu.smem_per_block_optin]
+    return fit or [fixed_config(interpreter=False).values]
+
+
+def autotune_source(key: str, gpu: device.DeviceInfo | None = None) -> str:
+    gpu = gpu or device.current()
+    cfgs, _ = SPACES[key]
+    fit = [c for c in cfgs if c in autotune_space(key, gpu)]
+    if not fit:
+        return (f"triton.autotune: none of the {len(cfgs)} configs fits {gpu.smem_per_block_optin // 1024} KiB a "
+                "block; the fixed config")
+    return (f"triton.autotune over {len(fit)} of {len(cfgs)} configs (those fitting "
+            f"{gpu.smem_per_block_optin // 1024} KiB)")
 
 
 def _heuristics(args) -> dict:
@@ -109,9 +169,27 @@ def _autotuned(configs):
     return triton.autotune(configs=cfgs, key=["M", "N", "K"])(heur)
 
 
-# triton.autotune needs a GPU (it times each config); the interpreter always runs FIXED_INTERPRETER.
-TUNED = {} if INTERPRETER else {"16": _autotuned(CONFIGS_16), "tf32": _autotuned(CONFIGS_TF32),
-                                "ieee": _autotuned(CONFIGS_IEEE)}
+# triton.autotune needs a GPU (it times each config); the interpreter always runs the fixed config. One autotuner per
+# space, built on first use for this GPU's space (and the --set overrides of the run, which the fixed config takes).
+_AUTOTUNERS: dict = {}
+
+
+def _space_id(key: str) -> tuple:
+    return key, tuple(sorted(config.overrides().items()))
+
+
+def autotuned_kernel(key: str):
+    """The autotuned matmul_kernel for `key` on this GPU (built the first time)."""
+    ident = _space_id(key)
+    kernel = _AUTOTUNERS.get(ident)
+    if kernel is None:
+        kernel = _AUTOTUNERS[ident] = _autotuned(autotune_space(key))
+    return kernel
+
+
+def autotuner(key: str):
+    """The autotuner of `key` if this process has built it (its best_config and timings), else None."""
+    return None if INTERPRETER else _AUTOTUNERS.get(_space_id(key))
 
 
 def _tuner_key(dtype: str, precision: str) -> str:
@@ -132,17 +210,23 @@ def _max_offset(shape, strides) -> int:
 
 
 # The TMA kernel's launch costs more host time than the grid kernel's (three tensor descriptors built per call), which
-# a small problem cannot hide: it takes problems of at least TMA_MIN_MNK = M N K (the H200 results show where the
-# crossover lay), and torch tensors only - a CuPy array would cross into torch through DLPack, whose stream handshake
-# costs more than the kernel saves (the fp16 CuPy case of the H200 run).
+# a small problem cannot hide: it takes problems of at least TMA_MIN_MNK = M N K (the README has the measurements that
+# set it), and torch tensors only - a CuPy array would cross into torch through DLPack, whose stream handshake can cost
+# more than the kernel saves.
 TMA_MIN_MNK = 2**35
+
+
+def tma_takes(m: int, n: int, k: int, dtype: str, library: str) -> bool:
+    """The size, dtype and array-library conditions under which matmul_triton prefers the TMA kernel."""
+    return (min(m, n, k) >= TUNE_MIN and m * n * k >= TMA_MIN_MNK and library == "torch"
+            and dtype in TMA_DTYPES)
 
 
 def uses_tma(a, b, out, *, config: dict | None = None, tune: bool = True) -> bool:
     """Whether matmul_triton sends this problem to the persistent TMA kernel (the benchmark reports which ran)."""
     m, n, k = (int(a.shape[0]), int(b.shape[1]), int(a.shape[1]))
-    return (config is None and tune and not INTERPRETER and min(m, n, k) >= TUNE_MIN and m * n * k >= TMA_MIN_MNK
-            and arrays.library(a) == "torch" and arrays.dtype_name(a) in TMA_DTYPES and _hopper()
+    return (config is None and tune and not INTERPRETER
+            and tma_takes(m, n, k, arrays.dtype_name(a), arrays.library(a)) and _hopper()
             and not tma_problems(a, b, out))
 
 
@@ -187,22 +271,27 @@ def matmul_triton(a, b, out=None, *, precision: str | None = None, config: dict 
     if uses_tma(a, b, out, config=config, tune=tune and tma):
         return matmul_triton_tma(a, b, out=out)          # Hopper: the persistent TMA kernel, this GPU's config
     if config is None and tune and not INTERPRETER and min(m, n, k) >= TUNE_MIN:
-        tuned_kernel = TUNED[_tuner_key(dt, prec)]
+        tuned_kernel = autotuned_kernel(_tuner_key(dt, prec))
 
         def grid(meta):
-            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
+            return (grid_programs(m, n, meta),)
 
         launch(tuned_kernel, grid, *args, **common)
         return out
-    cfg = dict(config or (FIXED_INTERPRETER if INTERPRETER else FIXED_GPU))
+    cfg = dict(config or fixed_config().values)
     meta = {k_: v for k_, v in cfg.items() if k_.isupper()}
     meta.update(_heuristics({"M": m, "N": n, "K": k, **meta}))
-    programs = triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])
+    programs = grid_programs(m, n, meta)
     if programs > 2**31 - 1:
         raise ValueError(f"a, b: {programs} tiles exceed the grid limit; use larger BLOCK_M / BLOCK_N")
     launch(matmul_kernel, (programs,), *args, **common, **meta, num_warps=cfg["num_warps"],
            num_stages=cfg["num_stages"])
     return out
+
+
+def grid_programs(m: int, n: int, cfg: dict) -> int:
+    """matmul_kernel's grid: one program per BLOCK_M x BLOCK_N tile of C."""
+    return triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
 
 
 def matmul_triton_tf32(a, b, out=None):
@@ -213,12 +302,15 @@ def matmul_triton_tf32(a, b, out=None):
 # ---------------------------------------------------------------------------------------------------------------------
 # Hopper (sm_90+): the persistent TMA kernel (triton_kernels.matmul_tma_kernel) for 16-bit inputs
 # ---------------------------------------------------------------------------------------------------------------------
-# Its config comes from this GPU's tuning record (--tune: bench.tune sweeps tile, group, stages and epilogue split at
-# the benchmark sizes and records the winner at each, results/<gpu>/phase3_lab02_matmul_tuned.json); a problem uses
-# the winner tuned at the size closest to its own (in log M N K). Without a record: TMA_DEFAULT.
+# Its config: the lab's default (TMA_DEFAULT), then this GPU's tuning record (--tune: bench.tune sweeps tile, group,
+# stages and epilogue split at the benchmark sizes and records the winner at each,
+# results/<gpu>/phase3_lab02_matmul_tuned.json; a problem uses the winner tuned at the size closest to its own, in
+# log M N K), then --set TMA_GROUP_M=16 and the like (TMA_KEYS: the names --set takes).
 TUNED_RECORD = LAB + "_tuned"
 TMA_DEFAULT = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3, EPI_SPLIT=0)
 TMA_INTERPRETER = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=2, num_warps=4, num_stages=1, EPI_SPLIT=1)
+TMA_KEYS = dict(BLOCK_M="TMA_BLOCK_M", BLOCK_N="TMA_BLOCK_N", BLOCK_K="TMA_BLOCK_K", GROUP_M="TMA_GROUP_M",
+                num_warps="TMA_WARPS", num_stages="TMA_STAGES", EPI_SPLIT="EPI_SPLIT")
 TMA_DTYPES = ("float16", "bfloat16")
 TMA_MIN_CC = 9
 
@@ -240,16 +332,35 @@ def _check_winners(w: list) -> list:
     return [{"shape": [int(v) for v in e["shape"]], "config": check_tma_config(e["config"])} for e in w]
 
 
-def tma_config(m: int, n: int, k: int) -> tuple[dict, str]:
-    """(config, where it came from) for an m x n x k problem on this GPU."""
-    if INTERPRETER:
-        return dict(TMA_INTERPRETER), "interpreter config"
-    winners, source = tuned.record(TUNED_RECORD, _check_winners)
-    if not winners:
-        return dict(TMA_DEFAULT), source
-    size = np.log(float(m) * n * k)
-    best = min(winners, key=lambda e: abs(np.log(float(np.prod(e["shape"]))) - size))
-    return dict(best["config"]), source + f", winner at {'x'.join(map(str, best['shape']))}"
+def _tma_keyed(cfg: dict) -> dict:
+    return {TMA_KEYS[k]: v for k, v in cfg.items()}
+
+
+def _check_tma_keyed(v: dict) -> dict:
+    back = {k: v[key] for k, key in TMA_KEYS.items()}
+    try:
+        return _tma_keyed(check_tma_config(back))
+    except ValueError as e:
+        raise ValueError(f"matmul_tma_kernel ({config.fmt(v)}): {e}") from None
+
+
+def tma_config(m: int, n: int, k: int, gpu: device.DeviceInfo | None = None) -> tuple[dict, str]:
+    """(config, where it came from) for an m x n x k problem on `gpu` (default: this GPU; the interpreter's own
+    config there)."""
+    interp = INTERPRETER and gpu is None
+    winners, source = (None, "interpreter config") if interp else tuned.record(TUNED_RECORD, _check_winners, gpu=gpu)
+    best = None
+    if winners:
+        size = np.log(float(m) * n * k)
+        best = min(winners, key=lambda e: abs(np.log(float(np.prod(e["shape"]))) - size))
+        source += f", winner at {'x'.join(map(str, best['shape']))}"
+    res = config.resolve("matmul_tma_kernel (persistent TMA)" + (" (interpreter)" if interp else ""),
+                         _tma_keyed(TMA_INTERPRETER if interp else TMA_DEFAULT),
+                         tuned=_tma_keyed(best["config"]) if best else None, tuned_source=source,
+                         validate=_check_tma_keyed)
+    cfg = {k: res.values[key] for k, key in TMA_KEYS.items()}
+    overridden = any(v.startswith("--set") for v in res.sources.values())
+    return cfg, (res.source() if overridden else source)
 
 
 def _as_torch(x):
@@ -280,12 +391,22 @@ def tma_problems(a, b, out) -> str:
 TMA_MIN_SMEM = 210 * 1024       # the default tiles' ring + C tile (the compile report: ~208 KiB); sm_120 has 99 KiB
 
 
+def tma_unavailable(gpu: device.DeviceInfo | None = None) -> str:
+    """'' when `gpu` can run the persistent TMA kernel with its tiles, else why not, in one line (None: this machine
+    without a GPU, where the interpreter runs it)."""
+    if gpu is None:
+        return ""
+    if gpu.cc_major < TMA_MIN_CC:
+        return f"needs sm_90 or newer (TMA tensor descriptors), this GPU is {gpu.arch}"
+    if gpu.smem_per_block_optin < TMA_MIN_SMEM:
+        return (f"its tiles need ~{TMA_MIN_SMEM // 1024} KiB of shared memory per block, this GPU's blocks get "
+                f"{gpu.smem_per_block_optin // 1024} KiB")
+    return ""
+
+
 def _hopper() -> bool:
     """A GPU with TMA (sm_90+) and the shared memory the default TMA tiles need (not the consumer Blackwell parts)."""
-    from common import device
-
-    return (device.has_gpu() and device.info().cc_major >= TMA_MIN_CC
-            and device.info().smem_per_block_optin >= TMA_MIN_SMEM)
+    return device.has_gpu() and not tma_unavailable(device.info())
 
 
 def tma_operands(a, b, out, bm: int, bn: int, bk: int, c_cols: int):
@@ -294,13 +415,15 @@ def tma_operands(a, b, out, bm: int, bn: int, bk: int, c_cols: int):
     Lab 4.2's fused GEMM launches its kernel with the same operands."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
-    from common import device
-
     (m, k), n = (int(s) for s in a.shape), int(b.shape[1])
     descs = tuple(TensorDescriptor(_as_torch(x), shape, list(_elem_strides(x)), block)
                   for x, shape, block in ((a, [m, k], [bm, bk]), (b, [k, n], [bk, bn]), (out, [m, n], [bm, c_cols])))
-    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    return (*descs, min(tiles, 4 if INTERPRETER else device.info().sms))
+    return (*descs, tma_programs(m, n, bm, bn, 4 if INTERPRETER else device.info().sms))
+
+
+def tma_programs(m: int, n: int, bm: int, bn: int, sms: int) -> int:
+    """The persistent grid: one program per SM, never more than there are tiles."""
+    return min(triton.cdiv(m, bm) * triton.cdiv(n, bn), sms)
 
 
 def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
@@ -313,10 +436,7 @@ def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
     arrays.check_array("b", b, dtypes=TMA_DTYPES, ndim=2, device=dev, contiguous=False)
     arrays.check_same("a, b", a, b, shape=False)
     if dev and not _hopper():
-        from common import device
-
-        raise RuntimeError(f"the TMA kernel needs sm_90 or newer (tensor descriptors); this GPU is "
-                           f"{device.info().arch}: use matmul_triton")
+        raise RuntimeError(f"the TMA kernel cannot run here: {tma_unavailable(device.info())}; use matmul_triton")
     m, n, k = arrays.matmul_dims(a, b)
     out = arrays.check_out(out, (m, n), dt, a)
     if arrays.gemm_is_trivial(out, m, n, k):
@@ -335,7 +455,7 @@ def matmul_triton_tma(a, b, out=None, *, config: dict | None = None):
 
 def best_config(dtype: str, precision: str = "ieee") -> dict | None:
     """The config the autotuner picked last for this dtype/precision (GPU only)."""
-    t = TUNED.get(_tuner_key(dtype, precision))
+    t = autotuner(_tuner_key(dtype, precision))
     c = getattr(t, "best_config", None)
     if c is None:
         return None
@@ -391,9 +511,8 @@ def _tma_cannot_serve(size, dtype) -> str:
 VARIANTS = [
     lab.Variant("triton matmul", matmul_triton, "triton", dtypes=("float16", "bfloat16", "float32"),
                 note="fp32 = input_precision 'ieee'"),
-    lab.Variant("triton persistent TMA", matmul_triton_tma, "triton", dtypes=TMA_DTYPES,
-                archs=("sm_90", "sm_100", "sm_103", "sm_120"), cannot_serve=_tma_cannot_serve,
-                note="sm_90+; K, N multiples of 8"),
+    lab.Variant("triton persistent TMA", matmul_triton_tma, "triton", dtypes=TMA_DTYPES, archs=("sm_90+",),
+                cannot_serve=_tma_cannot_serve, unavailable=tma_unavailable, note="sm_90+; K, N multiples of 8"),
     lab.Variant("triton matmul tf32", matmul_triton_tf32, "triton", dtypes=("tf32",),
                 note="fp32 storage, input_precision 'tf32'"),
 ]
@@ -403,12 +522,12 @@ PEERS = [
     lab.Variant("cupy.matmul (cuBLAS)", peer_cupy_matmul, "peer", dtypes=("float16", "float32")),
 ]
 CHECK_CASES = [((1, 8, 8), "bfloat16"), ((17, 33, 65), "float16"), ((127, 255, 129), "float32"),
-               ((130, 70, 300), "tf32"), ((256, 256, 256), "bfloat16"), ((300, 1000, 200), "bfloat16"),
+               ((130, 70, 301), "tf32"), ((256, 256, 256), "bfloat16"), ((301, 1000, 200), "bfloat16"),
                ((1000, 3, 257), "float32"), ((64, 1024, 96), "float16"), ((9, 17, 8193), "float16"),
                ((31, 40, 8200), "bfloat16"),
                # the TMA kernel's cases (K and N multiples of 8; edges and K tails left to the copy engine); the
                # sizes matmul_triton sends to it (uses_tma) are checked on sampled rows by the benchmark
-               ((1, 1, 1), "bfloat16"), ((129, 136, 200), "float16"), ((300, 264, 8200), "bfloat16"),
+               ((1, 1, 1), "bfloat16"), ((129, 136, 200), "float16"), ((301, 264, 8200), "bfloat16"),
                ((520, 1032, 776), "bfloat16")]
 # The long-K cases (hundreds of k-tiles) are there for the accumulator: one that is rounded to 16 bits after every
 # k-tile stays inside the tolerance over a few tiles, and leaves it by several times over 257.
@@ -418,6 +537,109 @@ CPU_CHECK_CASES = [((1, 1, 1), "float32"), ((5, 7, 3), "float16"), ((33, 40, 24)
                    ((70, 72, 136), "float16")]
 # --quick: the first four of each list; every variant's dtype appears in them
 QUICK_CASES = 4
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's cases on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+TARGET_CASES = [("bfloat16", 4096, 0.97), ("bfloat16", 8192, 0.97), ("float16", 4096, 0.95)]   # (dtype, n, target)
+FP32_CASES = [("float32", 4096), ("tf32", 4096)]        # timed beside them (no target)
+SMALL_CASE = ((32768, 32, 32), "bfloat16")              # an irregular shape of the benchmark, under TUNE_MIN
+_TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+
+
+def bench_library(dtype: str) -> str:
+    """The array library of the benchmark's inputs (common.arrays.device_randn): torch for bf16, CuPy else."""
+    return "torch" if dtype == "bfloat16" else "cupy"
+
+
+def bench_bytes(n: int, dtype: str = "bfloat16") -> int:
+    """Bytes the benchmark holds at n^3: A, B and three C's (Triton, cuBLAS, the grid kernel timed beside TMA)."""
+    return 5 * n * n * arrays.ITEMSIZE[storage_dtype(dtype)]
+
+
+def fit_n(n: int, dtype: str, gpu: device.DeviceInfo):
+    """(n, note): a benchmark size halved until its arrays fit the GPU's memory (common.plan.fit)."""
+    return plan.fit(n, lambda s: bench_bytes(s, dtype), gpu, what=f"{dtype} {n}^3: n")
+
+
+def matmul_signature(dtype: str, precision: str, cfg: dict, *, even_k: bool = True, even_mn: bool = True,
+                     index_64: bool = False) -> tuple[dict, dict]:
+    """(signature, constexprs) of matmul_kernel as a GPU launch on contiguous arrays compiles it: unit strides arrive
+    as the constant 1 (Triton specializes an integer argument equal to 1); the tile and the flags are constexprs."""
+    ty = _TY[dtype]
+    sig = {"a_ptr": ty, "b_ptr": ty, "c_ptr": ty, "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+           "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr", "stride_cm": "i32",
+           "stride_cn": "constexpr"}
+    const = {k: v for k, v in cfg.items() if k.isupper()}
+    const.update(PRECISION=precision, EVEN_K=even_k, EVEN_MN=even_mn, INDEX_64=index_64, UPCAST=False, stride_ak=1,
+                 stride_bn=1, stride_cn=1)
+    sig.update({k: "constexpr" for k in const if k not in sig})
+    return sig, const
+
+
+def tma_signature(dtype: str, cfg: dict, programs: int) -> tuple[dict, dict]:
+    """(signature, constexprs) of matmul_tma_kernel: tensor descriptors of A's, B's and C's tiles."""
+    t = _TY[dtype][1:]
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    sig = {"a_desc": f"tensordesc<{t}[{bm},{bk}]>", "b_desc": f"tensordesc<{t}[{bk},{bn}]>",
+           "c_desc": f"tensordesc<{t}[{bm},{bn // 2 if cfg['EPI_SPLIT'] else bn}]>", "M": "i32", "N": "i32", "K": "i32"}
+    const = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=cfg["GROUP_M"], NUM_PROGRAMS=programs,
+                 EPI_SPLIT=cfg["EPI_SPLIT"], UPCAST=False)
+    sig.update({k: "constexpr" for k in const})
+    return sig, const
+
+
+def _tma_launch(variant: str, n: int, dtype: str, gpu: device.DeviceInfo, case: str) -> plan.Launch:
+    cfg, source = tma_config(n, n, n, gpu)
+    programs = tma_programs(n, n, cfg["BLOCK_M"], cfg["BLOCK_N"], gpu.sms)
+    sig, const = tma_signature(dtype, cfg, programs)
+    return plan.Launch(variant, "matmul_tma_kernel", "triton", fn=matmul_tma_kernel, grid=programs, signature=sig,
+                       defines=const, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], case=case,
+                       config_source=source)
+
+
+def _grid_launch(variant: str, shape, dtype: str, precision: str, cfg: dict, case: str, source: str) -> plan.Launch:
+    m, n, k = shape
+    sig, const = matmul_signature(dtype, precision, cfg, even_k=k % cfg["BLOCK_K"] == 0,
+                                  even_mn=m % cfg["BLOCK_M"] == 0 and n % cfg["BLOCK_N"] == 0)
+    return plan.Launch(variant, "matmul_kernel", "triton", fn=matmul_kernel, grid=grid_programs(m, n, cfg),
+                       signature=sig, defines=const, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                       case=case, config_source=source)
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    """The benchmark's cases on `gpu`: each one's TMA kernel (where matmul_triton takes it), the autotuner's configs
+    (triton.autotune compiles and times every config of this GPU's space), the fixed config of a small problem, and
+    the TMA variant's own launch."""
+    out = []
+    cases = [(d, n) for d, n, _ in TARGET_CASES] + FP32_CASES
+    if size:
+        cases = list(dict.fromkeys((d, int(size)) for d, _ in cases))
+    for dtype, n0 in cases:
+        n, _ = fit_n(n0, dtype, gpu)
+        st = storage_dtype(dtype)
+        prec = "ieee" if dtype == "float32" else "tf32"
+        variant = VARIANTS[2].name if dtype == "tf32" else VARIANTS[0].name
+        case = f"{dtype} {n}^3"
+        if tma_takes(n, n, n, st, bench_library(dtype)) and not tma_unavailable(gpu):
+            out.append(_tma_launch(variant, n, st, gpu, case))
+            case += ": the grid kernel timed beside it"
+        if n >= TUNE_MIN:
+            key = _tuner_key(st, prec)
+            out += [_grid_launch(variant, (n, n, n), st, prec, cfg, case, autotune_source(key, gpu))
+                    for cfg in autotune_space(key, gpu)]
+        else:
+            fixed = fixed_config(interpreter=False)
+            out.append(_grid_launch(variant, (n, n, n), st, prec, fixed.values, case, fixed.source()))
+    shape, dtype = SMALL_CASE
+    fixed = fixed_config(interpreter=False)
+    out.append(_grid_launch(VARIANTS[0].name, shape, dtype, "tf32", fixed.values,
+                            f"{dtype} {'x'.join(map(str, shape))} (under TUNE_MIN: the fixed config)", fixed.source()))
+    if not tma_unavailable(gpu):
+        n, _ = fit_n(int(size or TARGET_CASES[0][1]), "bfloat16", gpu)
+        out.append(_tma_launch(VARIANTS[1].name, n, "bfloat16", gpu, f"bfloat16 {n}^3"))
+    return out
 
 
 def main(argv=None) -> int:

@@ -55,7 +55,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     # --- walk K. With num_stages > 1 the compiler turns these loads into cp.async copies into a ring of shared-memory
     # buffers, issued num_stages - 1 steps ahead; tl.dot becomes wgmma (sm_90) or mma.sync (sm_80) on those buffers.
     # Each stage costs one A + B tile of shared memory; the prediction: a 4th stage helps at 4096^3 bf16 (more loads
-    # in flight per wgmma) as long as it fits in the 227 KiB a block may use.
+    # in flight per wgmma) as long as it fits in the shared memory a block may use (227 KiB on Hopper).
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         a, b = load_k_step(a_ptrs, b_ptrs, m_ok, n_ok, offs_k, K - k * BLOCK_K, EVEN_K, EVEN_MN, UPCAST)

@@ -36,29 +36,64 @@ def explain(args) -> None:
     m, n = TARGET_SHAPE
     report.print_table(bytes_table(), title=f"Bytes each implementation moves at {m} x {n} (a pass = every element "
                                             "read or written once)")
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"What the lesson predicts for {gpu.label()}")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's models for `gpu`: the floor of each target (two passes over the matrix at the datasheet
+    bandwidth) and of the unfused sequence, how far below the fp32 ridge point softmax sits, whether the rows the
+    online kernel's resident programs hold fit in L2 (its second read is then an L2 hit), and which kernel
+    softmax_triton runs at the target row length here."""
+    bw = gpu.hbm_gbps
+    out = {}
+    for dtype in L.BENCH_DTYPES:
+        (m, n), _ = L.fit_shape(TARGET_SHAPE, dtype, gpu)
+        elt = arrays.ITEMSIZE[dtype]
+        fused, unfused = 2 * m * n * elt, L.UNFUSED_PASSES * m * n * elt
+        out[f"floor at {m} x {n} {dtype}: fused (2 passes) / unfused torch ({L.UNFUSED_PASSES} passes)"] = \
+            f"{fused / (bw * 1e9) * 1e3:.3f} ms / {unfused / (bw * 1e9) * 1e3:.3f} ms at {bw:.0f} GB/s"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (bw * 1e9)
+        out["fp32 ridge point (datasheet)"] = f"{ridge:.0f} FLOP/B: softmax's ~0.6 FLOP/B is {ridge / 0.6:.0f}x below"
+    m, n = TARGET_SHAPE
+    warps = L.online_warps(L.ONLINE_BLOCK)
+    resident = gpu.sms * (gpu.max_threads_per_sm // (32 * warps))
+    held = resident * n * 4
+    out[f"rows held by the online kernel's resident programs ({resident} = {gpu.sms} SMs x "
+        f"{gpu.max_threads_per_sm // (32 * warps)}, fp32 rows of {n})"] = \
+        (f"{held / 2**20:.1f} MiB against {gpu.l2_bytes / 2**20:.0f} MiB of L2: "
+         + ("its second read should hit L2" if held <= gpu.l2_bytes / 2 else "its second read may miss L2"))
+    for dtype in L.BENCH_DTYPES:
+        res = L.softmax_config(n, dtype, gpu=gpu)
+        out[f"softmax_triton at {n} columns, {dtype}"] = f"{config_str(res.values)} ({res.source()})"
+    return out
+
+
+def config_str(v: dict) -> str:
+    """One resolved softmax configuration in words."""
+    if v["KERNEL"] == "online":
+        return f"online, chunks of {v['CHUNK']}, {v['WARPS']} warps"
+    return f"fused, {v['ROWS']} row(s) a program, {v['WARPS']} warps"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Ahead-of-time compile report
 # ---------------------------------------------------------------------------------------------------------------------
-_TY = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
+_TY = L._TY
 
 
 def aot_rows(cc: int, dtype: str = "float32", cols: int = 4096, num_warps: int | None = None):
     """The fused kernel as a launch on a contiguous (rows, cols) array with cols % 16 == 0 compiles it."""
     bm, bn, nw = L.rows_config(cols)
-    ty = _TY[dtype]
-    sig = {"x_ptr": ty, "y_ptr": ty, "n_rows": "i32", "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
-           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
-    return aot(softmax_rows_kernel, sig, {"BLOCK_M": bm, "BLOCK_N": bn}, cc=cc, num_warps=num_warps or nw,
-               divisible_by_16=("x_ptr", "y_ptr", "n_cols", "x_row_stride", "y_row_stride"))
+    return aot(softmax_rows_kernel, L.rows_signature(dtype), {"BLOCK_M": bm, "BLOCK_N": bn}, cc=cc,
+               num_warps=num_warps or nw, divisible_by_16=("x_ptr", "y_ptr", "n_cols", "x_row_stride", "y_row_stride"))
 
 
 def aot_online(cc: int, dtype: str = "float32", block_n: int = L.ONLINE_BLOCK, num_warps: int = 8):
-    ty = _TY[dtype]
-    sig = {"x_ptr": ty, "y_ptr": ty, "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
-           "BLOCK_N": "constexpr"}
-    return aot(softmax_online_kernel, sig, {"BLOCK_N": block_n}, cc=cc, num_warps=num_warps,
+    return aot(softmax_online_kernel, L.online_signature(dtype), {"BLOCK_N": block_n}, cc=cc, num_warps=num_warps,
                divisible_by_16=("x_ptr", "y_ptr", "n_cols", "x_row_stride", "y_row_stride"))
 
 
@@ -103,11 +138,11 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-TARGET_SHAPE = (32768, 4096)
+TARGET_SHAPE = L.TARGET_SHAPE
 TARGETS = [("float32", 1.2), ("bfloat16", 2.0)]
 PHASE2_SOFTMAX = ("phase2_cuda.lab07_softmax", "cuda 05")   # (module, variant name prefix) of the CUDA C softmax
 SWEEP_ELEMS = 2**26
-SWEEP_COLS = [256, 1024, 4096, 16384, 32768, 65536, 262144]
+SWEEP_COLS = [256, 1024, 4096, 16384, 32768, 65536, L.LONGEST_SWEEP_ROW]
 
 
 def check_sample(out, x, dtype: str, n_rows: int = 256) -> check.Comparison:
@@ -127,10 +162,13 @@ def check_sample(out, x, dtype: str, n_rows: int = 256) -> check.Comparison:
 
 def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dict]]:
     rows, targets = [], []
-    m, n = TARGET_SHAPE
     for dtype, goal in TARGETS:
-        x = device_randn(TARGET_SHAPE, dtype, 5, scale=2.0)
-        out = arrays.empty(TARGET_SHAPE, dtype, x)
+        shape, note = L.fit_shape(TARGET_SHAPE, dtype, device.info())
+        if note:
+            print(note)
+        m, n = shape
+        x = device_randn(shape, dtype, 5, scale=2.0)
+        out = arrays.empty(shape, dtype, x)
         comp = L.compiled_softmax()
         tx = L._torch_view(x)
         comp(tx)                                     # compile outside the timing
@@ -140,7 +178,7 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
         # the same job in CUDA C: phase 2's best softmax rung, when that lab runs here
         cuda_c = lab.earlier_cuda_variant(*PHASE2_SOFTMAX[0].split("."), PHASE2_SOFTMAX[1], dtype)
         if cuda_c is not None:
-            out_c = arrays.empty(TARGET_SHAPE, dtype, x)
+            out_c = arrays.empty(shape, dtype, x)
             if runs(lambda: cuda_c.fn(x, out=out_c), f"phase 2 {cuda_c.name}"):
                 fns[f"cuda C, phase 2 ({cuda_c.name})"] = lambda: cuda_c.fn(x, out=out_c)
         ts_, tries, steady = bench.steady(fns, rounds=rounds)
@@ -148,11 +186,11 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
         nbytes = 2 * m * n * elt
         for name, t in ts_.items():
             impl = "triton" if name.startswith("triton") else ("cuda" if name.startswith("cuda") else "peer")
-            rows.append(report.row(L.LAB, name, impl, TARGET_SHAPE, dtype, t, nbytes=nbytes, flops=5 * m * n,
+            rows.append(report.row(L.LAB, name, impl, shape, dtype, t, nbytes=nbytes, flops=5 * m * n,
                                    ceiling_gbps=ceiling, vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
                                    moved_bytes=(L.UNFUSED_PASSES if "unfused" in name else 2) * m * n * elt,
                                    check=("ok" if c.ok else c.message) if impl == "triton" else "",
-                                   config=str(L.tuned_config(n, dtype) or "default") if impl == "triton" else "",
+                                   config=config_str(L.softmax_config(n, dtype).values) if impl == "triton" else "",
                                    rounds_run=tries, steady=steady))
         ratio = ts_["torch.compile"].median_ms / ts_["triton (tuned)"].median_ms
         targets.append({"case": f"softmax {m}x{n} {dtype}", "peer": "torch.compile",
@@ -165,11 +203,9 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
 
 
 def _kernel_of(cols: int, dtype: str = "float32") -> str:
-    """Which kernel softmax_triton runs for rows of `cols` columns on this GPU (its tuning record, else the default)."""
-    if triton.next_power_of_2(cols) > L.MAX_FUSED:
-        return "online"
-    cfg = L.tuned_config(cols, dtype)
-    return cfg["kernel"] if cfg else "fused"
+    """Which kernel softmax_triton runs for rows of `cols` columns on this GPU (its configuration: the default, the
+    tuning record, --set)."""
+    return L.softmax_config(cols, dtype).values["KERNEL"]
 
 
 def bench_sweep(ceiling: float, cols_list=SWEEP_COLS) -> list[dict]:

@@ -19,13 +19,14 @@ You will learn
 
 The two numbers (main case: 32768 x 4096): bytes that must move = read + write of the matrix = 2 x 32768 x 4096 x 4 B =
 1.07 GB in fp32 (0.54 GB in bf16); FLOPs ~ 5 per element (max, subtract, exp, sum, divide) = 0.67 GFLOP, i.e.
-0.6 FLOP/B in fp32: ~20x below the ridge point of an H200, so memory wins, and the best time is 1.07 GB over the
-measured HBM ceiling. The unfused torch sequence moves ~8 M N elements instead of 2 M N: predicted ~4x slower than the
-fused kernel at the same bandwidth. torch.softmax and torch.compile also fuse; the targets (>= 1.2x torch.compile in
-fp32, >= 2.0x in bf16) say how close to the HBM ceiling the single pass gets. The lesson, the predictions and this
-GPU's measured figures: README.md.
+0.6 FLOP/B in fp32: far below the fp32 ridge point of any current GPU (`--plan` prints this GPU's), so memory wins,
+and the best time is 1.07 GB over the measured HBM ceiling. The unfused torch sequence moves ~8 M N elements instead
+of 2 M N: predicted ~4x slower than the fused kernel at the same bandwidth. torch.softmax and torch.compile also fuse;
+the targets (>= 1.2x torch.compile in fp32, >= 2.0x in bf16) say how close to the HBM ceiling the single pass gets.
+The lesson, the predictions and this GPU's measured figures: README.md.
 
-Run: python -m phase3_triton.lab03_fused_softmax [--quick] [--no-bench] [--arch sm_80] [--replot]
+Run: python -m phase3_triton.lab03_fused_softmax [--quick] [--no-bench] [--arch sm_80] [--replot] [--tune]
+     [--plan [--gpu NAME]] [--set KERNEL=online] [--set WARPS=16]
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, lab, tuned
+from common import arrays, check, config, device, lab, plan, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel, softmax_rows_kernel
@@ -104,6 +105,11 @@ def _prepare(x, out):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# The configuration softmax_triton uses for rows of a given length and dtype, from one place (common.config): the
+# lab's default (the fused kernel with rows_config's tile; past MAX_FUSED columns the online kernel), then this GPU's
+# tuning record, then --set. Its names: KERNEL (fused | online), ROWS (rows per program of the fused kernel), CHUNK
+# (columns per step of the online kernel), WARPS.
+#
 # Tuning record: --tune (bench.tune) times both kernels' candidate configs at the target shape, per dtype, and
 # records the winners in results/<gpu>/phase3_lab03_fused_softmax_tuned.json as {"<dtype> <cols>": config}, a config
 # being {"kernel": "fused", "BLOCK_M": m, "num_warps": w} or {"kernel": "online", "BLOCK_N": n, "num_warps": w}.
@@ -135,14 +141,57 @@ def _check_winners(w: dict) -> dict:
     return {str(k): check_config(v) for k, v in w.items()}
 
 
-def tuned_config(cols: int, dtype: str) -> dict | None:
-    """This GPU's recorded winner for rows of `cols` columns (power-of-two bucket) and `dtype`, or None."""
-    winners, _ = tuned.record(TUNED, _check_winners)
+def tuned_config(cols: int, dtype: str, gpu: device.DeviceInfo | None = None) -> dict | None:
+    """The recorded winner of `gpu` (default: this GPU) for rows of `cols` columns (power-of-two bucket) and `dtype`,
+    or None."""
+    winners, _ = tuned.record(TUNED, _check_winners, gpu=gpu)
     return (winners or {}).get(f"{dtype} {triton.next_power_of_2(max(cols, 1))}")
 
 
-def tuned_source() -> str:
-    return tuned.record(TUNED, _check_winners)[1]
+def tuned_source(gpu: device.DeviceInfo | None = None) -> str:
+    return tuned.record(TUNED, _check_winners, gpu=gpu)[1]
+
+
+def _named(cfg: dict | None) -> dict | None:
+    """A record-style config ({"kernel", "BLOCK_M" | "BLOCK_N", "num_warps"}) under the names --set takes."""
+    if cfg is None:
+        return None
+    out = {"KERNEL": cfg["kernel"], "WARPS": cfg["num_warps"]}
+    out.update({"ROWS": cfg["BLOCK_M"]} if cfg["kernel"] == "fused" else {"CHUNK": cfg["BLOCK_N"]})
+    return out
+
+
+def _check_named(v: dict, fused_ok: bool, bucket: int) -> dict:
+    try:
+        check_config({"kernel": v["KERNEL"], "BLOCK_M": v["ROWS"], "BLOCK_N": v["CHUNK"], "num_warps": v["WARPS"]})
+    except ValueError as e:
+        raise ValueError(f"softmax ({config.fmt(v)}): {e}") from None
+    if v["KERNEL"] == "fused" and not fused_ok:
+        raise ValueError(f"KERNEL=fused: a row of {bucket} columns is longer than the fused kernel keeps in registers "
+                         f"(MAX_FUSED = {MAX_FUSED}); only the online kernel takes it")
+    return v
+
+
+def softmax_config(cols: int, dtype: str, *, use_record: bool = True, max_fused: int | None = None,
+                   gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The configuration softmax_triton uses for rows of `cols` columns of `dtype` on `gpu` (default: this GPU): the
+    lab's default, this GPU's tuning record (use_record=False skips it), --set KERNEL=..., ROWS, CHUNK, WARPS."""
+    limit = max_fused or MAX_FUSED
+    bucket = triton.next_power_of_2(max(cols, 1))
+    winner, source = None, ""
+    if bucket <= limit:
+        bm, _, nw = rows_config(cols)
+        default = dict(KERNEL="fused", ROWS=bm, CHUNK=ONLINE_BLOCK, WARPS=nw)
+        if use_record:
+            winner, source = tuned_config(cols, dtype, gpu), tuned_source(gpu)
+    else:
+        chunk = min(ONLINE_BLOCK, triton.next_power_of_2(limit))
+        default = dict(KERNEL="online", ROWS=1, CHUNK=chunk, WARPS=8 if chunk >= 2048 else 4)
+    name = f"softmax_triton, rows of {bucket} ({dtype})" + ("" if use_record or bucket > limit else ", no record")
+    # a record names the kernel and its own settings; the other kernel's settings are moot, so the whole family is
+    # the record's (it reads as one source)
+    return config.resolve(name, default, tuned=dict(default, **_named(winner)) if winner else None,
+                          tuned_source=source, validate=lambda v: _check_named(v, bucket <= limit, bucket))
 
 
 def softmax_triton(x, out=None, *, max_fused: int | None = None, num_warps: int | None = None,
@@ -150,30 +199,37 @@ def softmax_triton(x, out=None, *, max_fused: int | None = None, num_warps: int 
     """Softmax over the last axis of a contiguous fp32/fp16/bf16 array (any number of leading dims), into `out`.
 
     Rows up to MAX_FUSED columns: the fused single-pass kernel, or the kernel and config this GPU's tuning record
-    names for this row length and dtype (`config` overrides both; use_record=False ignores the record); longer rows:
-    the online two-pass kernel.
+    names for this row length and dtype (`config` overrides both; use_record=False ignores the record; --set
+    overrides the record); longer rows: the online two-pass kernel.
     A row of all -inf gives NaN everywhere in that row (like torch.softmax). GPU: CuPy or torch CUDA arrays
     (bf16: torch); no GPU: NumPy or CPU torch arrays, run in the interpreter.
     """
     out, rows, cols = _prepare(x, out)
     if rows == 0 or cols == 0:
         return out
+    kernel, grid, const, warps = launch_config(rows, cols, arrays.dtype_name(x), max_fused=max_fused, config=config,
+                                               use_record=use_record)
+    if kernel is softmax_online_kernel:
+        return softmax_online(x, out=out, block_n=const["BLOCK_N"], num_warps=num_warps or warps)
+    if grid > MAX_GRID_X:
+        raise ValueError(f"x: {rows} rows need {grid} programs, over the grid limit {MAX_GRID_X}")
+    launch(softmax_rows_kernel, (grid,), x, out, rows, cols, cols, cols, **const, num_warps=num_warps or warps)
+    return out
+
+
+def launch_config(rows: int, cols: int, dtype: str, *, max_fused: int | None = None, config: dict | None = None,
+                  use_record: bool = True, gpu: device.DeviceInfo | None = None):
+    """(kernel, programs, constexprs, num_warps) softmax_triton launches for `rows` rows of `cols` columns (an explicit
+    record-style `config` wins where the fused kernel could take the row)."""
     limit = max_fused or MAX_FUSED
-    if triton.next_power_of_2(cols) <= limit:
-        cfg = check_config(config) if config else tuned_config(cols, arrays.dtype_name(x)) if use_record else None
-        if cfg and cfg["kernel"] == "online":
-            return softmax_online(x, out=out, block_n=cfg["BLOCK_N"], num_warps=num_warps or cfg["num_warps"])
-        bm, bn, nw = rows_config(cols)
-        if cfg:
-            bm, nw = cfg["BLOCK_M"], cfg["num_warps"]
-        programs = triton.cdiv(rows, bm)
-        if programs > MAX_GRID_X:
-            raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
-        launch(softmax_rows_kernel, (programs,), x, out, rows, cols, cols, cols, BLOCK_M=bm, BLOCK_N=bn,
-               num_warps=num_warps or nw)
-        return out
-    return softmax_online(x, out=out, block_n=min(ONLINE_BLOCK, triton.next_power_of_2(limit)),
-                          num_warps=num_warps)
+    if config and triton.next_power_of_2(cols) <= limit:
+        cfg = _named(check_config(config))
+    else:
+        cfg = softmax_config(cols, dtype, use_record=use_record, max_fused=max_fused, gpu=gpu).values
+    if cfg["KERNEL"] == "online":
+        return softmax_online_kernel, rows, {"BLOCK_N": cfg["CHUNK"]}, cfg["WARPS"]
+    _, bn, _ = rows_config(cols)
+    return softmax_rows_kernel, triton.cdiv(rows, cfg["ROWS"]), {"BLOCK_M": cfg["ROWS"], "BLOCK_N": bn}, cfg["WARPS"]
 
 
 def softmax_online(x, out=None, *, block_n: int = ONLINE_BLOCK, num_warps: int | None = None):
@@ -186,14 +242,25 @@ def softmax_online(x, out=None, *, block_n: int = ONLINE_BLOCK, num_warps: int |
     if rows > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows exceed the grid limit {MAX_GRID_X}")
     launch(softmax_online_kernel, (rows,), x, out, cols, cols, cols, BLOCK_N=block_n,
-           num_warps=num_warps or (8 if block_n >= 2048 else 4))
+           num_warps=num_warps or online_warps(block_n))
     return out
+
+
+def forced_online_chunk(cols: int) -> int:
+    """The online-forced variant's chunk: a quarter of the row (rounded up to a power of two), so short rows also take
+    several steps; at most ONLINE_BLOCK."""
+    return min(ONLINE_BLOCK, max(16, triton.next_power_of_2(cols) // 4))
+
+
+def online_warps(block_n: int) -> int:
+    """softmax_online's warps when none are given: 8 for chunks of 2048 columns and more, else 4."""
+    return 8 if block_n >= 2048 else 4
 
 
 def softmax_triton_online(x, out=None):
     """The online kernel forced on every row length (with small chunks, so short rows also take several steps)."""
     cols = int(x.shape[-1]) if getattr(x, "ndim", 0) else 1
-    return softmax_online(x, out=out, block_n=min(ONLINE_BLOCK, max(16, triton.next_power_of_2(cols) // 4)))
+    return softmax_online(x, out=out, block_n=forced_online_chunk(cols))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -263,6 +330,72 @@ CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float32"),
 CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((7, 1000), "float16"), ((3, 2100), "bfloat16"),
                    ((40, 33), "float32"), ((2, 20000), "float32")]
 QUICK_CASES = 4
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's cases on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+TARGET_SHAPE = (32768, 4096)                 # the benchmark's target shape, fp32 and bf16
+BENCH_DTYPES = ("float32", "bfloat16")
+LONGEST_SWEEP_ROW = 262144                   # the row-length sweep's longest row (fp32; 2^26 elements in all)
+_TY = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16"}
+
+
+def rows_signature(dtype: str) -> dict:
+    ty = _TY[dtype]
+    return {"x_ptr": ty, "y_ptr": ty, "n_rows": "i32", "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
+            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
+
+
+def online_signature(dtype: str) -> dict:
+    ty = _TY[dtype]
+    return {"x_ptr": ty, "y_ptr": ty, "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32",
+            "BLOCK_N": "constexpr"}
+
+
+def bench_bytes(shape, dtype: str = "float32") -> int:
+    """Bytes the benchmark holds at once: x, the kernel's output, and up to four more matrices of the torch peers
+    (the unfused sequence's intermediates)."""
+    return 6 * shape[0] * shape[1] * arrays.ITEMSIZE[dtype]
+
+
+def fit_shape(shape, dtype: str, gpu: device.DeviceInfo):
+    """(shape, note): a benchmark shape with its rows halved until it fits the GPU's memory (common.plan.fit)."""
+    return plan.fit(tuple(shape), lambda s: bench_bytes(s, dtype), gpu, shrink=lambda s: (max(1, s[0] // 2), s[1]),
+                    what=f"{dtype} softmax shape")
+
+
+def _launch(variant: str, dtype: str, case: str, kernel, grid, const: dict, warps: int, source: str) -> plan.Launch:
+    fused = kernel is softmax_rows_kernel
+    return plan.Launch(variant, "softmax_rows_kernel" if fused else "softmax_online_kernel", "triton", fn=kernel,
+                       grid=grid, signature=rows_signature(dtype) if fused else online_signature(dtype),
+                       defines=const, num_warps=warps, case=case, config_source=source)
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    """Each variant at the target shape (fp32 and bf16), the benchmark's softmax_triton there (this GPU's tuning
+    record), and the sweep's extremes: the widest row kept in registers and the longest row (the online kernel)."""
+    out = []
+    fused, online = VARIANTS[0].name, VARIANTS[1].name
+    for dtype in BENCH_DTYPES:
+        (rows, cols), _ = fit_shape(size or TARGET_SHAPE, dtype, gpu)
+        case = f"{rows} x {cols} {dtype}"
+        for variant, use_record in ((fused, False), ("", True)):
+            res = softmax_config(cols, dtype, use_record=use_record, gpu=gpu)
+            k, grid, const, warps = launch_config(rows, cols, dtype, use_record=use_record, gpu=gpu)
+            what = case if variant else f"{case}: softmax_triton with this GPU's record (the benchmark's 'tuned')"
+            out.append(_launch(variant, dtype, what, k, grid, const, warps, res.source()))
+        chunk = forced_online_chunk(cols)
+        out.append(_launch(online, dtype, case, softmax_online_kernel, rows, {"BLOCK_N": chunk}, online_warps(chunk),
+                           "fixed (a quarter row a step)"))
+    if size is None:
+        for cols in (MAX_FUSED, LONGEST_SWEEP_ROW):      # the sweep's widest fused tile, and its longest row
+            rows = 2**26 // cols
+            res = softmax_config(cols, "float32", use_record=False, gpu=gpu)
+            k, grid, const, warps = launch_config(rows, cols, "float32", use_record=False, gpu=gpu)
+            out.append(_launch(fused, "float32", f"{rows} x {cols} float32 (the row-length sweep)", k, grid, const,
+                               warps, res.source()))
+    return out
 
 
 def main(argv=None) -> int:

@@ -10,6 +10,7 @@ import os
 import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report, tuned
+from common import config as cfgmod
 from common.arrays import device_randn
 from common.occupancy import occupancy
 from common.triton_support import aot, load_summary, summarize, triton
@@ -25,42 +26,28 @@ CPU_NOTE = ("\nThe Triton kernels ran in the interpreter (forward, backward and 
 # ---------------------------------------------------------------------------------------------------------------------
 # Ahead-of-time compile report
 # ---------------------------------------------------------------------------------------------------------------------
-_TY = {"float32": "*fp32", "bfloat16": "*bf16", "float16": "*fp16", "float64": "*fp64"}
+_TY = L._TY
+_DIVISIBLE = ("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride", "y_row_stride")
 
 
 def aot_fwd(cc: int, dtype: str = "float32", cols: int = 4096, cfg: dict | None = None):
     cfg = cfg or L.fwd_default(cols)
-    ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
-    sig = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "n_rows": "i32",
-           "n_cols": "i32", "x_row_stride": "i32", "y_row_stride": "i32", "eps": "fp32", "BLOCK_M": "constexpr",
-           "BLOCK_N": "constexpr", "SINGLE": "constexpr", "PERSIST": "constexpr"}
     bn = triton.next_power_of_2(cols)
-    return aot(layernorm_fwd_kernel, sig, {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": bn, "SINGLE": True,
-                                           "PERSIST": bool(cfg.get("PERSIST"))}, cc=cc,
-               num_warps=cfg["num_warps"],
-               divisible_by_16=("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride",
-                                "y_row_stride"))
+    return aot(layernorm_fwd_kernel, L.fwd_signature(dtype), {"BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": bn, "SINGLE": True,
+                                                              "PERSIST": bool(cfg.get("PERSIST"))}, cc=cc,
+               num_warps=cfg["num_warps"], divisible_by_16=_DIVISIBLE)
 
 
 def aot_fwd_welford(cc: int, dtype: str = "float32", cols: int = 4096, block_n: int = 2048, num_warps: int = 8):
     """layernorm_fwd_welford_kernel as the wrapper launches it at this width (EVEN_N when the chunk divides it)."""
-    ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
-    sig = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "n_cols": "i32",
-           "x_row_stride": "i32", "y_row_stride": "i32", "eps": "fp32", "BLOCK_N": "constexpr", "EVEN_N": "constexpr"}
     chunk = min(block_n, max(16, triton.next_power_of_2(cols)))
-    return aot(layernorm_fwd_welford_kernel, sig, {"BLOCK_N": chunk, "EVEN_N": cols % chunk == 0}, cc=cc,
-               num_warps=num_warps,
-               divisible_by_16=("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride",
-                                "y_row_stride"))
+    return aot(layernorm_fwd_welford_kernel, L.fwd_signature(dtype, welford=True),
+               {"BLOCK_N": chunk, "EVEN_N": cols % chunk == 0}, cc=cc, num_warps=num_warps, divisible_by_16=_DIVISIBLE)
 
 
 def aot_bwd(cc: int, dtype: str = "float32", cols: int = 4096, num_warps: int | None = None):
-    ty, acc = _TY[dtype], _TY[L.acc_dtype(dtype)]
-    sig = {"x_ptr": ty, "w_ptr": ty, "dy_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "dx_ptr": ty,
-           "dw_part_ptr": acc, "db_part_ptr": acc, "n_rows": "i32", "n_cols": "i32", "x_row_stride": "i32",
-           "dy_row_stride": "i32", "dx_row_stride": "i32", "BLOCK_N": "constexpr", "SINGLE": "constexpr"}
-    return aot(layernorm_bwd_kernel, sig, {"BLOCK_N": triton.next_power_of_2(cols), "SINGLE": True}, cc=cc,
-               num_warps=num_warps or L.bwd_default(cols)["num_warps"],
+    return aot(layernorm_bwd_kernel, L.bwd_signature(dtype), {"BLOCK_N": triton.next_power_of_2(cols), "SINGLE": True},
+               cc=cc, num_warps=num_warps or L.bwd_default(cols)["num_warps"],
                divisible_by_16=("x_ptr", "w_ptr", "dy_ptr", "mean_ptr", "rstd_ptr", "dx_ptr", "dw_part_ptr",
                                 "db_part_ptr", "n_cols", "x_row_stride", "dy_row_stride", "dx_row_stride"))
 
@@ -96,10 +83,58 @@ def compile_report(args) -> None:
           "SM;\n  G = programs_per_sm x SMs programs walk the rows, so the partial dw/db buffer has G rows.")
 
 
+LATENCY_US = 0.7        # the course's working loaded round trip to HBM (lab 1.5), for Little's law
+
+
+def explain(args) -> None:
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"What the lesson predicts for {gpu.label()}")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lesson's models for `gpu`: the floors of the forward and backward at the datasheet bandwidth, how far
+    below the fp32 ridge point they sit, the bytes each SM must keep in flight (Little's law), the backward's G and its
+    partial buffer, and the configuration each kernel gets here (default, tuning record or --set)."""
+    bw = gpu.hbm_gbps
+    out = {}
+    for dtype in L.BENCH_DTYPES:
+        (m, n), _ = L.fit_shape(TARGET_SHAPE, dtype, gpu)
+        elt = arrays.ITEMSIZE[dtype]
+        fwd, bwd = 2 * m * n * elt, 3 * m * n * elt
+        out[f"floors at {m} x {n} {dtype}: forward (2 M N) / backward (3 M N)"] = \
+            f"{fwd / (bw * 1e9) * 1e3:.3f} ms / {bwd / (bw * 1e9) * 1e3:.3f} ms at {bw:.0f} GB/s"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e12 / (bw * 1e9)
+        out["fp32 ridge point (datasheet)"] = f"{ridge:.0f} FLOP/B: the forward's ~1 FLOP/B is {ridge:.0f}x below"
+    per_sm = bw * 1e9 * LATENCY_US * 1e-6 / gpu.sms
+    out[f"bytes in flight per SM to cover a {LATENCY_US} us round trip ({bw:.0f} GB/s over {gpu.sms} SMs)"] = \
+        f"{per_sm / 1024:.0f} KiB (half of it loads: {per_sm / 2048:.0f} KiB)"
+    m, n = TARGET_SHAPE
+    for dtype in L.BENCH_DTYPES:
+        f, b = L.fwd_config(n, dtype, gpu), L.bwd_config(n, dtype, gpu)
+        g = b["BWD_PER_SM"] * gpu.sms
+        out[f"forward at {n} columns, {dtype}"] = f"{config_str(f.values)} ({f.source()})"
+        out[f"backward at {n} columns, {dtype}: G = {b['BWD_PER_SM']} x {gpu.sms} SMs = {g}"] = \
+            (f"{b['BWD_WARPS']} warps; partial dw/db {2 * g * n * 4 / 2**20:.0f} MiB, "
+             f"{2 * g * n * 4 / (3 * m * n * arrays.ITEMSIZE[dtype]):.1%} of the backward's bytes ({b.source()})")
+    return out
+
+
+def config_str(v: dict) -> str:
+    """A resolved forward configuration in words."""
+    form = v["FWD_FORM"]
+    what = {"rows": f"{v['FWD_ROWS']} row(s) in registers a program", "persistent":
+            f"{v['FWD_PERSIST']} persistent programs per SM", "chunked": f"three passes, chunks of {v['FWD_CHUNK']}",
+            "welford": f"two-pass Welford, chunks of {v['FWD_CHUNK']}"}.get(form, form)
+    return f"{what}, {v['FWD_WARPS']} warps"
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-TARGET_SHAPE = (32768, 4096)
+TARGET_SHAPE = L.TARGET_SHAPE
 TARGETS = [("fwd", "float32", 1.02), ("fwd", "bfloat16", 1.3), ("bwd", "float32", 1.0), ("bwd", "bfloat16", 1.0)]
 FWD_CANDIDATES = ([{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (1, 16), (2, 8), (2, 16), (4, 16))]
                   + [{"SINGLE": False, "BLOCK_N": bn, "num_warps": w} for bn in (1024, 2048, 4096) for w in (4, 8, 16)]
@@ -222,14 +257,17 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
     import torch
     import torch.nn.functional as F
 
-    m, n = TARGET_SHAPE
     rows, targets = [], []
     fwd_c, bwd_c = compiled_peers()
-    for dtype in ("float32", "bfloat16"):
-        x = device_randn(TARGET_SHAPE, dtype, 21, scale=2.0, shift=3.0)
+    for dtype in L.BENCH_DTYPES:
+        shape, note = L.fit_shape(TARGET_SHAPE, dtype, device.info())
+        if note:
+            print(note)
+        m, n = shape
+        x = device_randn(shape, dtype, 21, scale=2.0, shift=3.0)
         w = device_randn((n,), dtype, 22, scale=0.2, shift=1.0)
         b = device_randn((n,), dtype, 23, scale=0.5)
-        dy = device_randn(TARGET_SHAPE, dtype, 24)
+        dy = device_randn(shape, dtype, 24)
         tx, tw, tb, tdy = (L._torch_view(a) for a in (x, w, b, dy))
         elt = arrays.ITEMSIZE[dtype]
         c = check_big(x, w, b, dy)
@@ -251,10 +289,10 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
             mine = next(k for k in ts_ if k.startswith("triton"))
             for name, t in ts_.items():
                 impl = "triton" if name.startswith("triton") else "peer"
-                rows.append(report.row(L.LAB, name, impl, TARGET_SHAPE, dtype, t, nbytes=nbytes, ceiling_gbps=ceiling,
+                rows.append(report.row(L.LAB, name, impl, shape, dtype, t, nbytes=nbytes, ceiling_gbps=ceiling,
                                        vs_compile=ts_[comp].median_ms / t.median_ms,
-                                       config=str(L.tuned_config(kind, n, dtype) or "default")
-                                       if impl == "triton" else "",
+                                       config=(config_str(L.fwd_config(n, dtype).values) if kind == "fwd" else
+                                               cfgmod.fmt(L.bwd_config(n, dtype).values)) if impl == "triton" else "",
                                        check=("ok" if c.ok else c.message) if impl == "triton" else "",
                                        rounds_run=tries, steady=steady))
             goal = next(g for k_, d_, g in TARGETS if k_ == kind and d_ == dtype)

@@ -21,23 +21,26 @@ You will learn
 
 The two numbers (main case: 32768 x 4096, N = 4096): forward bytes = read x + write y = 2 x M N x elt (+ w, b, and
 8 B of mean/rstd per row) = 1.07 GB in fp32, 0.54 GB in bf16; FLOPs ~ 8 M N = 1.1 GFLOP (~1 FLOP/B): memory wins
-(~14x below the fp32 ridge point of an H200), the floor is the bytes over the measured HBM ceiling. Backward bytes =
-read x, dy + write dx = 3 M N x elt (+ the partial buffer, 2 x G x N x 4 B written and read once, ~2% at G = 4 x 132)
-= 1.61 GB in fp32; FLOPs ~ 12 M N: memory-bound as well. A backward that computes dw/db in a separate pass over x and
-dy (what eager PyTorch does) moves 5 M N elements instead of 3: the fused one should be up to ~1.6x faster at equal
-bandwidth. Targets: forward >= 1.0x torch.compile (fp32) and >= 1.3x (bf16); backward >= 1.0x torch.compile. The
-lesson, the predictions and this GPU's measured figures: README.md.
+(far below the fp32 ridge point of any current GPU; `--plan` prints this GPU's), the floor is the bytes over the
+measured HBM ceiling. Backward bytes = read x, dy + write dx = 3 M N x elt (+ the partial buffer, 2 x G x N x 4 B
+written and read once, a few percent at G = a few programs per SM) = 1.61 GB in fp32; FLOPs ~ 12 M N: memory-bound as
+well. A backward that computes dw/db in a separate pass over x and dy (what eager PyTorch does) moves 5 M N elements
+instead of 3: the fused one should be up to ~1.6x faster at equal bandwidth. Targets: forward >= 1.0x torch.compile
+(fp32) and >= 1.3x (bf16); backward >= 1.0x torch.compile. The lesson, the predictions and this GPU's measured
+figures: README.md.
 
-Run: python -m phase3_triton.lab04_layernorm [--quick] [--no-bench] [--arch sm_80] [--replot]
+Run: python -m phase3_triton.lab04_layernorm [--quick] [--no-bench] [--arch sm_80] [--replot] [--tune]
+     [--plan [--gpu NAME]] [--set FWD_FORM=welford] [--set BWD_PER_SM=2]
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 
 import numpy as np
 
-from common import arrays, check, device, lab, tuned
+from common import arrays, check, config, device, lab, plan, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel,
@@ -103,7 +106,8 @@ def tolerance(size, dtype: str) -> check.Tol:
     # fp32: rows and columns are reduced in fp32 (dw, db over up to ~10^3 rows here: ~1e-7 sqrt(rows)): the default
     # holds. 16-bit: outputs are rounded to 16 bits (mean/rstd stay fp32): the dtype's default.
     # One column: the variance is 0, so rstd = 1/sqrt(eps) ~ 316 multiplies fp32 rounding of terms that cancel
-    # exactly in exact arithmetic (dx, dw are 0 there); seen on an H200: 1.2e-5 where the reference has 0.
+    # exactly in exact arithmetic (dx, dw are 0 there); the README has the error a GPU run showed where the reference
+    # has 0.
     # Two columns: xhat = +-sqrt(var / (var + eps)) ~ +-1, so dx = rstd (1 - xhat^2) (w dy0 - w dy1) / 2 is a
     # difference of nearly equal terms, ill-conditioned when the two values are close (rstd large): tests/
     # test_properties.py drew (6, 2) (1.7e-6 absolute where the reference is ~1e-7) and (19, 2) (rel err 3.6e-5).
@@ -188,18 +192,135 @@ def _check_winners(w: dict) -> dict:
     return {str(k): check_config(str(k).split()[0], v) for k, v in w.items()}
 
 
-def tuned_config(kind: str, cols: int, dtype: str) -> dict | None:
-    """This GPU's recorded winner for `kind` at rows of `cols` columns (power-of-two bucket) and `dtype`, or None."""
-    winners, _ = tuned.record(TUNED, _check_winners)
+def tuned_config(kind: str, cols: int, dtype: str, gpu: device.DeviceInfo | None = None) -> dict | None:
+    """The recorded winner of `gpu` (default: this GPU) for `kind` at rows of `cols` columns (power-of-two bucket) and
+    `dtype`, or None."""
+    winners, _ = tuned.record(TUNED, _check_winners, gpu=gpu)
     return (winners or {}).get(f"{kind} {dtype} {triton.next_power_of_2(max(cols, 1))}")
 
 
-def tuned_source() -> str:
-    return tuned.record(TUNED, _check_winners)[1]
+def tuned_source(gpu: device.DeviceInfo | None = None) -> str:
+    return tuned.record(TUNED, _check_winners, gpu=gpu)[1]
 
 
 def _sms() -> int:
     return device.info().sms if device.has_gpu() else 4
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The configuration each kernel uses, from one place (common.config): the lab's default (fwd_default, bwd_default),
+# this GPU's tuning record, then --set. The forward's names: FWD_FORM (rows: FWD_ROWS rows in registers a program;
+# persistent: FWD_PERSIST programs per SM, one row at a time, the next one prefetched; chunked: the three-pass loop,
+# FWD_CHUNK columns a step; welford: the two-pass Welford kernel, FWD_CHUNK columns a step) and FWD_WARPS; the
+# backward's: BWD_PER_SM (programs per SM, so G = BWD_PER_SM x SMs) and BWD_WARPS; the second level's: DWDB_BLOCK_C
+# (columns a program) and DWDB_BLOCK_P (partial rows a step).
+# ---------------------------------------------------------------------------------------------------------------------
+FWD_FORMS = ("rows", "persistent", "chunked", "welford")
+FWD_BASE = dict(FWD_FORM="rows", FWD_ROWS=1, FWD_PERSIST=2, FWD_CHUNK=LOOP_BLOCK, FWD_WARPS=4)
+
+
+def _fwd_named(cfg: dict, base: dict = FWD_BASE) -> dict:
+    """A forward config (check_config's form) under the names --set takes; names it does not use keep `base`'s."""
+    out = dict(base, FWD_WARPS=cfg["num_warps"])
+    if cfg.get("WELFORD"):
+        out.update(FWD_FORM="welford", FWD_CHUNK=cfg["BLOCK_N"])
+    elif not cfg.get("SINGLE", True):
+        out.update(FWD_FORM="chunked", FWD_CHUNK=cfg["BLOCK_N"])
+    elif cfg.get("PERSIST"):
+        out.update(FWD_FORM="persistent", FWD_ROWS=cfg.get("BLOCK_M", 1), FWD_PERSIST=cfg["PERSIST"])
+    else:
+        out.update(FWD_FORM="rows", FWD_ROWS=cfg["BLOCK_M"])
+    return out
+
+
+def _fwd_dict(v: dict) -> dict:
+    """The named forward config back in check_config's form (validated)."""
+    form = v["FWD_FORM"]
+    cfg = {"rows": {"BLOCK_M": v["FWD_ROWS"]}, "persistent": {"BLOCK_M": 1, "PERSIST": v["FWD_PERSIST"]},
+           "chunked": {"SINGLE": False, "BLOCK_N": v["FWD_CHUNK"]},
+           "welford": {"WELFORD": True, "BLOCK_N": v["FWD_CHUNK"]}}.get(form)
+    if cfg is None:
+        raise ValueError(f"FWD_FORM: expected one of {', '.join(FWD_FORMS)}, got {form!r}")
+    try:
+        return check_config("fwd", dict(cfg, num_warps=v["FWD_WARPS"]))
+    except ValueError as e:
+        raise ValueError(f"layernorm forward ({config.fmt(v)}): {e}") from None
+
+
+def fwd_config(n: int, dtype: str, gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The forward's configuration for rows of n columns of `dtype` on `gpu` (default: this GPU)."""
+    default = _fwd_named(fwd_default(n), dict(FWD_BASE, FWD_ROWS=fwd_default(n)["BLOCK_M"]))
+    winner = tuned_config("fwd", n, dtype, gpu)
+    return config.resolve(f"layernorm forward, rows of {triton.next_power_of_2(max(n, 1))} ({dtype})", default,
+                          tuned=_fwd_named(winner, default) if winner else None, tuned_source=tuned_source(gpu),
+                          validate=lambda v: _fwd_dict(v) and v)
+
+
+def bwd_config(n: int, dtype: str, gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The backward's configuration for rows of n columns of `dtype` on `gpu` (default: this GPU)."""
+    d = bwd_default(n)
+    winner = tuned_config("bwd", n, dtype, gpu)
+    return config.resolve(f"layernorm backward, rows of {triton.next_power_of_2(max(n, 1))} ({dtype})",
+                          {"BWD_PER_SM": d["programs_per_sm"], "BWD_WARPS": d["num_warps"]},
+                          tuned={"BWD_PER_SM": winner["programs_per_sm"], "BWD_WARPS": winner["num_warps"]}
+                          if winner else None, tuned_source=tuned_source(gpu), validate=_check_bwd_named)
+
+
+def _check_bwd_named(v: dict) -> dict:
+    try:
+        check_config("bwd", {"programs_per_sm": v["BWD_PER_SM"], "num_warps": v["BWD_WARPS"]})
+    except ValueError as e:
+        raise ValueError(f"layernorm backward ({config.fmt(v)}): {e}") from None
+    return v
+
+
+# The second level sums G partial rows: on a GPU 64 columns per program (64 programs at N = 4096), 64 partial rows per
+# step; in the interpreter few, wide programs (each program costs it milliseconds), still 2+ steps over the partial
+# rows when G > 8.
+DWDB = dict(DWDB_BLOCK_C=64, DWDB_BLOCK_P=64)
+DWDB_INTERPRETER = dict(DWDB_BLOCK_C=128, DWDB_BLOCK_P=8)
+
+
+def dwdb_config(interpreter: bool | None = None) -> config.Resolved:
+    interp = INTERPRETER if interpreter is None else interpreter
+    return config.resolve("layernorm dw/db second level" + (" (interpreter)" if interp else ""),
+                          DWDB_INTERPRETER if interp else DWDB, validate=_check_dwdb)
+
+
+def _check_dwdb(v: dict) -> dict:
+    for k, x in v.items():
+        if x < 1 or x & (x - 1) or x > 1024:
+            raise ValueError(f"{k}: expected a power of two from 1 to 1024, got {x}")
+    return v
+
+
+def fwd_launch(rows: int, n: int, cfg: dict, sms: int):
+    """(kernel, programs, constexprs, num_warps) of the forward for `rows` rows of n columns with config `cfg`
+    (check_config's form) on a GPU of `sms` SMs: what layernorm_fwd launches."""
+    bn = triton.next_power_of_2(n)
+    if cfg.get("WELFORD"):
+        chunk = min(cfg["BLOCK_N"], max(16, bn))        # no wider than the row (rounded up to a power of two)
+        return layernorm_fwd_welford_kernel, rows, {"BLOCK_N": chunk, "EVEN_N": n % chunk == 0}, cfg["num_warps"]
+    single = bn <= FWD_MAX_SINGLE and cfg.get("SINGLE", True)
+    persist = single and int(cfg.get("PERSIST", 0))
+    bm = cfg.get("BLOCK_M", 1) if single else 1
+    programs = min(rows, persist * sms) if persist else triton.cdiv(rows, bm)
+    const = {"BLOCK_M": bm, "BLOCK_N": bn if single else min(cfg.get("BLOCK_N", LOOP_BLOCK), LOOP_BLOCK),
+             "SINGLE": single, "PERSIST": bool(persist)}
+    return layernorm_fwd_kernel, programs, const, cfg["num_warps"]
+
+
+def bwd_launch(rows: int, n: int, cfg: dict, sms: int):
+    """(programs G, constexprs, num_warps) of layernorm_bwd_kernel: G = programs_per_sm x SMs, at most one per row."""
+    bn = triton.next_power_of_2(n)
+    single = bn <= BWD_MAX_SINGLE
+    g = max(1, min(rows, cfg["programs_per_sm"] * sms))
+    return g, {"BLOCK_N": bn if single else LOOP_BLOCK, "SINGLE": single}, cfg["num_warps"]
+
+
+def dwdb_launch(n: int, cfg: dict):
+    """(programs, constexprs, num_warps) of layernorm_dwdb_kernel."""
+    return triton.cdiv(n, cfg["DWDB_BLOCK_C"]), {"BLOCK_P": cfg["DWDB_BLOCK_P"], "BLOCK_C": cfg["DWDB_BLOCK_C"]}, 4
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -260,24 +381,15 @@ def layernorm_fwd(x, weight, bias, eps: float = EPS, out=None, *, normalized_sha
     rows = arrays.size(x) // n
     if rows == 0:
         return y, mean, rstd
-    bn = triton.next_power_of_2(n)
-    cfg = check_config("fwd", config) if config else (tuned_config("fwd", n, dt) or fwd_default(n))
-    if cfg.get("WELFORD"):
-        if rows > MAX_GRID_X:
-            raise ValueError(f"x: {rows} rows need {rows} programs, over the grid limit {MAX_GRID_X}")
-        chunk = min(cfg["BLOCK_N"], max(16, bn))        # no wider than the row (rounded up to a power of two)
-        launch(layernorm_fwd_welford_kernel, (rows,), x, weight, bias, y, mean, rstd, n, n, n, float(eps),
-               BLOCK_N=chunk, EVEN_N=n % chunk == 0, num_warps=cfg["num_warps"])
-        return y, mean, rstd
-    single = bn <= FWD_MAX_SINGLE and cfg.get("SINGLE", True)
-    persist = single and int(cfg.get("PERSIST", 0))
-    bm = cfg.get("BLOCK_M", 1) if single else 1
-    programs = min(rows, persist * _sms()) if persist else triton.cdiv(rows, bm)
+    cfg = check_config("fwd", config) if config else _fwd_dict(fwd_config(n, dt).values)
+    kernel, programs, const, warps = fwd_launch(rows, n, cfg, _sms())
     if programs > MAX_GRID_X:
         raise ValueError(f"x: {rows} rows need {programs} programs, over the grid limit {MAX_GRID_X}")
-    launch(layernorm_fwd_kernel, (programs,), x, weight, bias, y, mean, rstd, rows, n, n, n, float(eps),
-           BLOCK_M=bm, BLOCK_N=bn if single else min(cfg.get("BLOCK_N", LOOP_BLOCK), LOOP_BLOCK), SINGLE=single,
-           PERSIST=bool(persist), num_warps=cfg["num_warps"])
+    if kernel is layernorm_fwd_welford_kernel:
+        launch(kernel, (programs,), x, weight, bias, y, mean, rstd, n, n, n, float(eps), **const, num_warps=warps)
+    else:
+        launch(kernel, (programs,), x, weight, bias, y, mean, rstd, rows, n, n, n, float(eps), **const,
+               num_warps=warps)
     return y, mean, rstd
 
 
@@ -299,19 +411,18 @@ def layernorm_bwd(dy, x, weight, mean, rstd, out=None, *, config: dict | None = 
         arrays.fill(dw, 0.0)
         arrays.fill(db, 0.0)
         return dx, dw, db
-    bn = triton.next_power_of_2(n)
-    single = bn <= BWD_MAX_SINGLE
-    cfg = check_config("bwd", config) if config else (tuned_config("bwd", n, dt) or bwd_default(n))
-    g = max(1, min(rows, cfg["programs_per_sm"] * _sms()))
+    if config:
+        cfg = check_config("bwd", config)
+    else:
+        v = bwd_config(n, dt).values
+        cfg = {"programs_per_sm": v["BWD_PER_SM"], "num_warps": v["BWD_WARPS"]}
+    g, const, warps = bwd_launch(rows, n, cfg, _sms())
     dw_part = arrays.empty((g, n), acc, x)
     db_part = arrays.empty((g, n), acc, x)
-    launch(layernorm_bwd_kernel, (g,), x, weight, dy, mean, rstd, dx, dw_part, db_part, rows, n, n, n, n,
-           BLOCK_N=bn if single else LOOP_BLOCK, SINGLE=single, num_warps=cfg["num_warps"])
-    # GPU: 64 columns per program (64 programs at N = 4096), 64 partial rows per step. Interpreter: few, wide
-    # programs (each program costs it milliseconds), still 2+ steps over the partial rows when G > 8.
-    block_c, block_p = (64, 64) if not INTERPRETER else (128, 8)
-    launch(layernorm_dwdb_kernel, (triton.cdiv(n, block_c),), dw_part, db_part, dw, db, g, n,
-           BLOCK_P=block_p, BLOCK_C=block_c, num_warps=4)
+    launch(layernorm_bwd_kernel, (g,), x, weight, dy, mean, rstd, dx, dw_part, db_part, rows, n, n, n, n, **const,
+           num_warps=warps)
+    programs, const, warps = dwdb_launch(n, dwdb_config().values)
+    launch(layernorm_dwdb_kernel, (programs,), dw_part, db_part, dw, db, g, n, **const, num_warps=warps)
     return dx, dw, db
 
 
@@ -325,24 +436,36 @@ def layernorm_triton(x, w, b, dy, out=None, *, fwd_config: dict | None = None):
     return y, mean, rstd, dx, dw, db
 
 
-def layernorm_triton_looped(x, w, b, dy, out=None):
-    """The same with the long-row (looped) paths forced on every row length, in ~4 chunks per row."""
+@contextlib.contextmanager
+def long_rows_forced(n: int):
+    """Within: the long-row (looped) paths taken at every row length, in ~4 chunks per row of n columns."""
     global FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK
     saved = FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK
     FWD_MAX_SINGLE = BWD_MAX_SINGLE = 0
-    LOOP_BLOCK = min(saved[2], max(16, triton.next_power_of_2(int(x.shape[-1]) if x.ndim else 1) // 4))
+    LOOP_BLOCK = min(saved[2], max(16, triton.next_power_of_2(n) // 4))
     try:
-        return layernorm_triton(x, w, b, dy, out=out)
+        yield
     finally:
         FWD_MAX_SINGLE, BWD_MAX_SINGLE, LOOP_BLOCK = saved
 
 
+def layernorm_triton_looped(x, w, b, dy, out=None):
+    """The same with the long-row (looped) paths forced on every row length, in ~4 chunks per row."""
+    with long_rows_forced(int(x.shape[-1]) if x.ndim else 1):
+        return layernorm_triton(x, w, b, dy, out=out)
+
+
+def welford_forced_config(n: int) -> dict:
+    """The Welford variant's forward: ~4 chunks per row of n columns (the last one ragged unless the width is a
+    multiple of the chunk), 4 warps."""
+    return {"WELFORD": True, "BLOCK_N": min(MAX_LOOP_BLOCK, max(16, triton.next_power_of_2(n) // 4)), "num_warps": 4}
+
+
 def layernorm_triton_welford(x, w, b, dy, out=None):
-    """The same with the forward by layernorm_fwd_welford_kernel, in ~4 chunks per row (the last one ragged unless
-    the width is a multiple of the chunk), whatever this GPU's tuning record says."""
+    """The same with the forward by layernorm_fwd_welford_kernel, in ~4 chunks per row, whatever this GPU's tuning
+    record says."""
     n = int(x.shape[-1]) if x.ndim else 1
-    chunk = min(MAX_LOOP_BLOCK, max(16, triton.next_power_of_2(n) // 4))
-    return layernorm_triton(x, w, b, dy, out=out, fwd_config={"WELFORD": True, "BLOCK_N": chunk, "num_warps": 4})
+    return layernorm_triton(x, w, b, dy, out=out, fwd_config=welford_forced_config(n))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -412,8 +535,88 @@ CHECK_CASES = [((1, 1), "float32"), ((3, 17), "float32"), ((37, 1000), "float32"
                ((64, 10000), "float32"), ((1000, 64), "bfloat16"), ((33, 4096), "bfloat16"), ((9, 20000), "float32"),
                ((17, 768), "float16"), ((5, 33), "float64")]
 CPU_CHECK_CASES = [((1, 1), "float32"), ((4, 100), "bfloat16"), ((5, 33), "float64"), ((3, 17), "float32"),
-                   ((6, 300), "float16"), ((37, 1000), "float32")]
+                   ((6, 301), "float16"), ((37, 1000), "float32")]
 QUICK_CASES = 3
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's cases on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+TARGET_SHAPE = (32768, 4096)                 # the benchmark's shape, fp32 and bf16
+BENCH_DTYPES = ("float32", "bfloat16")
+_TY = {"float32": "*fp32", "bfloat16": "*bf16", "float16": "*fp16", "float64": "*fp64"}
+
+
+def fwd_signature(dtype: str, welford: bool = False) -> dict:
+    ty, acc = _TY[dtype], _TY[acc_dtype(dtype)]
+    sig = {"x_ptr": ty, "w_ptr": ty, "b_ptr": ty, "y_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc}
+    if welford:
+        return dict(sig, n_cols="i32", x_row_stride="i32", y_row_stride="i32", eps="fp32", BLOCK_N="constexpr",
+                    EVEN_N="constexpr")
+    return dict(sig, n_rows="i32", n_cols="i32", x_row_stride="i32", y_row_stride="i32", eps="fp32",
+                BLOCK_M="constexpr", BLOCK_N="constexpr", SINGLE="constexpr", PERSIST="constexpr")
+
+
+def bwd_signature(dtype: str) -> dict:
+    ty, acc = _TY[dtype], _TY[acc_dtype(dtype)]
+    return {"x_ptr": ty, "w_ptr": ty, "dy_ptr": ty, "mean_ptr": acc, "rstd_ptr": acc, "dx_ptr": ty,
+            "dw_part_ptr": acc, "db_part_ptr": acc, "n_rows": "i32", "n_cols": "i32", "x_row_stride": "i32",
+            "dy_row_stride": "i32", "dx_row_stride": "i32", "BLOCK_N": "constexpr", "SINGLE": "constexpr"}
+
+
+def dwdb_signature(dtype: str) -> dict:
+    acc, out = _TY[acc_dtype(dtype)], _TY[dtype]
+    return {"dw_part_ptr": acc, "db_part_ptr": acc, "dw_ptr": out, "db_ptr": out, "n_parts": "i32", "n_cols": "i32",
+            "BLOCK_P": "constexpr", "BLOCK_C": "constexpr"}
+
+
+def bench_bytes(shape, dtype: str = "float32") -> int:
+    """Bytes the benchmark holds at once: x, dy, y, dx, the torch peers' y and dx (six matrices), the partial dw/db."""
+    return 7 * shape[0] * shape[1] * arrays.ITEMSIZE[dtype]
+
+
+def fit_shape(shape, dtype: str, gpu: device.DeviceInfo):
+    """(shape, note): a benchmark shape with its rows halved until it fits the GPU's memory (common.plan.fit)."""
+    return plan.fit(tuple(shape), lambda s: bench_bytes(s, dtype), gpu, shrink=lambda s: (max(1, s[0] // 2), s[1]),
+                    what=f"{dtype} layernorm shape")
+
+
+def _unit_launches(variant: str, rows: int, n: int, dtype: str, gpu: device.DeviceInfo, fwd_cfg: dict | None,
+                   case: str) -> list[plan.Launch]:
+    """The three launches of layernorm_triton (forward, backward, second level) as the wrappers compute them."""
+    fwd = fwd_config(n, dtype, gpu)
+    cfg = fwd_cfg or _fwd_dict(fwd.values)
+    kernel, programs, const, warps = fwd_launch(rows, n, cfg, gpu.sms)
+    welford = kernel is layernorm_fwd_welford_kernel
+    out = [plan.Launch(variant, "layernorm_fwd_welford_kernel" if welford else "layernorm_fwd_kernel", "triton",
+                       fn=kernel, grid=programs, signature=fwd_signature(dtype, welford), defines=const,
+                       num_warps=warps, case=case, config_source="fixed (the variant's own)" if fwd_cfg else
+                       fwd.source())]
+    bwd = bwd_config(n, dtype, gpu)
+    g, const, warps = bwd_launch(rows, n, {"programs_per_sm": bwd["BWD_PER_SM"], "num_warps": bwd["BWD_WARPS"]},
+                                 gpu.sms)
+    out.append(plan.Launch(variant, "layernorm_bwd_kernel", "triton", fn=layernorm_bwd_kernel, grid=g,
+                           signature=bwd_signature(dtype), defines=const, num_warps=warps, case=case,
+                           config_source=bwd.source()))
+    dwdb = dwdb_config(interpreter=False)
+    programs, const, warps = dwdb_launch(n, dwdb.values)
+    out.append(plan.Launch(variant, "layernorm_dwdb_kernel", "triton", fn=layernorm_dwdb_kernel, grid=programs,
+                           signature=dwdb_signature(dtype), defines=const, num_warps=warps,
+                           case=f"{case}, over G = {g} partial rows", config_source=dwdb.source()))
+    return out
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    """Each variant's forward, backward and second level at the benchmark shape, fp32 and bf16."""
+    out = []
+    for dtype in BENCH_DTYPES:
+        (rows, n), _ = fit_shape(size or TARGET_SHAPE, dtype, gpu)
+        case = f"{rows} x {n} {dtype}"
+        out += _unit_launches(VARIANTS[0].name, rows, n, dtype, gpu, None, case)
+        with long_rows_forced(n):
+            out += _unit_launches(VARIANTS[1].name, rows, n, dtype, gpu, None, case)
+        out += _unit_launches(VARIANTS[2].name, rows, n, dtype, gpu, welford_forced_config(n), case)
+    return out
 
 
 def main(argv=None) -> int:

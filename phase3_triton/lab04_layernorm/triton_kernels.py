@@ -68,7 +68,7 @@ def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows,
         # hits. Used for rows past FWD_MAX_SINGLE, and wherever this GPU's tuning record says it wins: its loads are
         # spread over loops (one chunk in flight while another is reduced), where the single-pass program waits for
         # its whole row before the first reduction. (A two-pass version that merged per-chunk (mean, M2) pairs as it
-        # went was slower on the H200: two dependent reductions and a scalar merge per chunk; README.md.)
+        # went was slower where it was measured: two dependent reductions and a scalar merge per chunk; README.md.)
         row = tl.program_id(0).to(tl.int64)
         x_row = x_ptr + row * x_row_stride
         y_row = y_ptr + row * y_row_stride
@@ -228,10 +228,11 @@ def _load_chunk(ptr, offs, n_cols, EVEN_N: tl.constexpr, POLICY: tl.constexpr):
 # squares minus a squared sum anywhere: accurate at any mean (tests: mean 1e3, std 1, against float64).
 #
 # Why (Little's law; the datasheet bandwidth and the course's working latency, lab 1.5, not measurements here):
-# HBM bandwidth x a ~0.7 us loaded round trip ~= 3.4 MB in flight over 132 SMs ~= 25 KiB per SM, half of it reads
-# (stores drain without holding a register), so >= ~12.5 KiB of loads in flight per SM, plus margin for the time a
-# program spends reducing and in pass 2, when it has no HBM read in flight. Loads in flight are bounded by the
-# registers waiting for them. The rows-in-registers winner (BLOCK_M 2, 16 warps) asks for a whole 32 KiB tile at
+# HBM bandwidth x a ~0.7 us loaded round trip, spread over the SMs, is what each SM must keep in flight (`--plan`
+# prints it for this GPU; ~25 KiB per SM on the fastest HBM parts), half of it reads (stores drain without holding a
+# register), so ~12.5 KiB of loads in flight per SM there, plus margin for the time a program spends reducing and in
+# pass 2, when it has no HBM read in flight. Loads in flight are bounded by the registers waiting for them. The
+# rows-in-registers config of the second tuning round (BLOCK_M 2, 16 warps; README.md) asks for a whole 32 KiB tile at
 # once, then holds it through two block reductions with nothing in flight, and its registers leave room for two
 # programs (32 warps) per SM. Here pass 1 holds 3 V registers of data per thread (x, mean, M2) plus addressing: the
 # lab's compile report gives the count (40 or fewer at V = 4 and 8: 65536 / (40 x 32) -> 48 warps per SM; 32 or
