@@ -5,9 +5,9 @@ setmaxnreg instructions in the SASS), the shared-memory descriptor encoding and 
 read back through the kernel's descriptors (with mutations that must fail), TMA rule checks, argument validation,
 the debugging aid's probes, and the CLI; the EPI_TMA build (C through shared memory and TMA stores): its compile
 report, and a NumPy model of its swizzled C buffer (every value lands once, in the right place, without bank
-conflicts). Which build runs (CPU): the --tune record for this GPU (a temporary record, never a tracked file), the default without
-one, a malformed record refused naming its field, the precedence of arguments and environment variables over the
-record; the --tune sweep times every build and records the fastest correct one (timing and kernels faked).
+conflicts). Which build runs (CPU): the --tune record for this GPU (a temporary record, never a tracked file), the
+default without one, a malformed record refused naming its field, the precedence of arguments, environment variables
+and --set over the record; the answer for a GPU off Hopper (a simulated profile); the --tune sweep times every build and records the fastest correct one (timing and kernels faked).
 GPU tier (marked gpu): correctness on awkward shapes against float64 NumPy of the rounded inputs, outputs
 poisoned first; the EPI_TMA build on the same shapes and bit for bit against the default build; a recorded build
 runs through gemm_wgmma's defaults and matches float64.
@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from common import arrays, bench, check, cuda, device, tuned
+from common import arrays, bench, check, config, cuda, device, tuned
 from phase4_optimization.lab03_tensor_cores import bench as tcb
 from phase4_optimization.lab03_tensor_cores import lab as tc
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
@@ -377,6 +377,26 @@ def test_unavailable_reason_without_gpu():
     assert why and "GPU" in why
 
 
+@pytest.mark.parametrize("slug", ["b200", "rtx-5090", "a100-sxm4-80gb", "t4"])
+def test_unavailable_reason_for_a_gpu_off_hopper(slug):
+    """Asked about a GPU (a simulated profile here: lab 4.3's and lab 4.7's plans), the answer comes from its
+    architecture alone: Hopper-only, naming sm_90a and the GPU's own architecture."""
+    g = device.profile_info(slug)
+    why = wg.unavailable_reason(g)
+    assert "Hopper-only" in why and "sm_90a" in why and why.endswith(g.arch) and "\n" not in why
+    assert wg.unavailable_reason(device.profile_info("h100-pcie")) is None
+
+
+def test_grid_is_one_block_per_sm_of_the_gpu_asked_about():
+    for slug in ("h100-pcie", "h200"):
+        g = device.profile_info(slug)
+        assert wg.grid_size(8192, 8192, gpu=g) == g.sms
+        blocks, smem, defs = wg.launch_shape(8192, 8192, "bfloat16", False, 2, True, 1, gpu=g)
+        assert blocks == g.sms // 2 * 2 and smem == wg.smem_bytes(True, 1)
+        assert defs == {"GEMM_F16": 0, "MBAR_TIMEOUT": 1, "B_KMAJOR": 0, "CLUSTER": 2, "EPI_TMA": 1}
+    assert wg.launch_cluster(128, 2) == 1 and wg.launch_cluster(129, 2) == 2     # one tile row: no partner
+
+
 def test_tolerance_scales_with_k_and_dtype():
     t1, t2 = wg.tolerance(64, "bfloat16"), wg.tolerance(8192, "bfloat16")
     assert t2.elem > t1.elem and t2.rel_norm > t1.rel_norm
@@ -561,6 +581,28 @@ def test_malformed_record_is_refused_naming_the_field(tuning_record, no_env, fak
     assert build == wg.DEFAULT_BUILD and "unusable" in source and re.search(field, source)
     _run_host(300, 264, 520)
     assert fake_host == [(1, False, 1)]
+
+
+def test_set_sits_between_the_environment_and_the_record(tuning_record, no_env, monkeypatch):
+    """--set WGMMA_CLUSTER / WGMMA_TMA_STORE / WGMMA_C_PASSES (common.config) override the record and are named in
+    the source; the environment and the arguments still win over them; a value no build has is refused."""
+    tuning_record(wg.TUNED, TWO_SIZES)                 # 4096^3: cluster 2, TMA store, 2 passes
+    try:
+        config.set_overrides(["WGMMA_CLUSTER=1", "WGMMA_C_PASSES=1"])
+        build, source = wg.resolve_build(4096, 4096, 4096)
+        assert build == {"cluster": 1, "tma_store": True, "c_passes": 1}
+        assert "recorded build" in source and "--set WGMMA_CLUSTER=1" in source and "--set WGMMA_C_PASSES=1" in source
+        monkeypatch.setenv("WGMMA_CLUSTER", "2")
+        assert wg.resolve_build(4096, 4096, 4096)[0]["cluster"] == 2
+        assert wg.resolve_build(4096, 4096, 4096, cluster=1)[0]["cluster"] == 1
+        monkeypatch.delenv("WGMMA_CLUSTER")
+        config.set_overrides(["WGMMA_TMA_STORE=0"])
+        assert wg.resolve_build(4096, 4096, 4096)[0] == {"cluster": 2, "tma_store": False, "c_passes": 1}
+        config.set_overrides(["WGMMA_CLUSTER=3"])
+        with pytest.raises(ValueError, match="WGMMA_CLUSTER"):
+            wg.resolve_build(4096, 4096, 4096)
+    finally:
+        config.set_overrides([])
 
 
 def test_unreadable_record_falls_back_to_the_default(tuning_record, no_env):

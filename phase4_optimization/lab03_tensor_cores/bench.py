@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
+from common import arrays, bench, check, cli, cuda, device, lab, occupancy, plan, report, tuned
 
 from . import lab as L
 from . import wgmma as wg
@@ -36,17 +36,69 @@ def add_arguments(p) -> None:
 # Before the checks: which mma.sync configuration runs, and what the configurations cost (every machine)
 # ---------------------------------------------------------------------------------------------------------------------
 def explain(args) -> None:
-    if device.has_gpu():
-        cfg, src = L.tuned_config()
-        print(f"mma.sync uses {L.short(cfg)} [{src}]")
-        if wg.unavailable_reason() is None:
-            for n in WGMMA_SIZES:
-                build, why = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor())
-                print(f"wgmma + TMA at {n}^3 runs {wg.build_label(build)} [{why}]")
-    rows = [{"config": L.short(c), "valid (227 KiB)": not L.config_problems(c),
+    gpu = device.current(args.arch)
+    if not lab.arch_matches(gpu.arch, L.TC_ARCHS):
+        print(f"{gpu.label()}: the CUDA C rungs need bf16 mma.sync, ldmatrix and cp.async (sm_80 or later)")
+        return
+    res = L.mma_config(gpu)
+    print(f"mma.sync {'uses' if not gpu.simulated else 'would use'} {L.short(res.values)} on {gpu.label()} "
+          f"[{res.source()}]")
+    if wg.unavailable_reason(gpu) is None:
+        for n in WGMMA_SIZES:
+            build, why = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor(), gpu=gpu)
+            print(f"wgmma + TMA at {n}^3 runs {wg.build_label(build)} [{why}]")
+    limit = gpu.smem_per_block_optin
+    rows = [{"config": L.short(c), f"fits {gpu.arch} ({limit // device.KiB} KiB a block)":
+             not L.config_problems(c, gpu=gpu),
              "ldmatrix conflicts (A, B)": f"{L.ldmatrix_conflicts(c['BK'] // 8, c['BM'])}-way, "
                                           f"{L.ldmatrix_conflicts(c['BN'] // 8, c['BK'])}-way"} for c in L.CONFIGS]
     report.print_table(rows, title="mma.sync configs (CONFIGS) - lab 4.4 sweeps these; --tune times them")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description alone: the main case's FLOPs per byte against this
+    GPU's bf16 ridge point and the compute floor (datasheet rates), the mma.sync configuration it runs with its
+    registers, blocks per SM and waves, the reuse each block tile buys, and rung 03's persistent grid (or why rung 03
+    does not run there)."""
+    n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
+    flops, nbytes = 2.0 * n ** 3, 2.0 * 3 * n * n
+    out = {f"bf16 {n}^3: FLOPs, bytes that must move": f"{flops / 1e9:.1f} GFLOP, {nbytes / 1e6:.1f} MB "
+                                                        f"({flops / nbytes:.0f} FLOP/B)"}
+    bf16, fp32 = gpu.peak("bf16_tflops"), gpu.peak("fp32_tflops")
+    if bf16:
+        ridge = bf16 * 1e12 / (gpu.hbm_gbps * 1e9)
+        out["bf16 ridge point (datasheet FLOP/s over bandwidth)"] = \
+            f"{ridge:.0f} FLOP/B: the main case is {flops / nbytes / ridge:.1f}x above it, compute-bound"
+        out[f"floor at {n}^3 (2 M N K over the datasheet bf16 rate)"] = f"{flops / (bf16 * 1e12) * 1e3:.3f} ms"
+        if fp32:
+            out["tensor cores over CUDA cores (datasheet bf16 / fp32 rates)"] = f"{bf16 / fp32:.1f}x"
+    else:
+        out["bf16 tensor cores"] = f"none on {gpu.arch}: the CUDA C rungs and bf16 tl.dot need sm_80 or later"
+    if lab.arch_matches(gpu.arch, L.TC_ARCHS):
+        res = L.mma_config(gpu)
+        cfg = res.values
+        regs, _ = cuda.resources(L.CU, "tc_02_mma_sync", gpu, L._defines("bfloat16", "bfloat16", cfg))
+        occ = occupancy.occupancy(gpu.arch, L.config_threads(cfg), regs, 0, L.config_smem(cfg),
+                                  max_dynamic_smem=gpu.smem_per_block_optin)
+        tiles, slots = L.mma_grid(n, n, cfg)[0], gpu.sms * max(1, occ.blocks_per_sm)
+        out["mma.sync configuration here"] = f"{L.short(cfg)} [{res.source()}]"
+        out["mma.sync blocks per SM, waves"] = (f"{regs} registers: {occ.blocks_per_sm} block(s) per SM "
+                                                f"({'/'.join(occ.limiters)}); {tiles} tiles = {tiles / slots:.2f} "
+                                                f"waves of {slots}")
+        wm, wn = L.WMMA_TILE
+        out["FLOP per byte a block tile loads"] = (f"wmma {wm}x{wn}: {wm * wn / (wm + wn):.0f}; mma.sync "
+                                                   f"{cfg['BM']}x{cfg['BN']}: "
+                                                   f"{cfg['BM'] * cfg['BN'] / (cfg['BM'] + cfg['BN']):.0f}")
+    why = wg.unavailable_reason(gpu)
+    if why is None:
+        build, _ = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor(), gpu=gpu)
+        grid = wg.grid_size(n, n, wg.launch_cluster(n, build["cluster"]), gpu=gpu)
+        tiles = -(-n // wg.BM) * -(-n // wg.BN)
+        out["rung 03 (wgmma + TMA)"] = (f"{wg.build_label(build)}: a persistent grid of {grid} blocks (one per SM) "
+                                        f"walks {tiles} tiles of {wg.BM}x{wg.BN}, {tiles / grid:.2f} each")
+    else:
+        out["rung 03 (wgmma + TMA)"] = f"does not run here: {why}"
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -58,9 +110,9 @@ def wgmma_checks(quick: bool) -> tuple[list[dict], bool]:
     shapes = wg.QUICK_SHAPES if quick else wg.CHECK_SHAPES
     main_kmajor = wg.default_b_kmajor()
     rows, ok = [], True
-    plan = [(s, dt, main_kmajor) for dt in L.DTYPES for s in (shapes if dt == "bfloat16" else shapes[:3])]
-    plan += [(s, "bfloat16", not main_kmajor) for s in shapes[:3]]
-    for s, dt, kmaj in cli.progress(plan, "wgmma checks"):
+    todo = [(s, dt, main_kmajor) for dt in L.DTYPES for s in (shapes if dt == "bfloat16" else shapes[:3])]
+    todo += [(s, "bfloat16", not main_kmajor) for s in shapes[:3]]
+    for s, dt, kmaj in cli.progress(todo, "wgmma checks"):
         c = wg.check_shape(*s, dtype=dt, seed=sum(s) + int(kmaj != main_kmajor), b_kmajor=kmaj)
         ok &= c.ok
         rows.append({"shape": "x".join(map(str, s)), "dtype": dt, "B layout": wg._layout(kmaj), "result": c.message})
@@ -90,9 +142,9 @@ def extra_checks(args) -> bool:
 def show_compile_reports(archs, configs=None) -> list[dict]:
     """tc_01 and tc_02 compiled for each arch (tc_02 once per config), one table."""
     rows = []
-    plan = [(arch, cfg) for arch in archs for cfg in (configs if configs is not None else [L.DEFAULT_CONFIG])]
-    for i, (arch, cfg) in enumerate(cli.progress(plan, "compiling kernels.cu")):
-        first = i == 0 or plan[i - 1][0] != arch
+    todo = [(arch, cfg) for arch in archs for cfg in (configs if configs is not None else [L.DEFAULT_CONFIG])]
+    for i, (arch, cfg) in enumerate(cli.progress(todo, "compiling kernels.cu")):
+        first = i == 0 or todo[i - 1][0] != arch
         got = L.compile_rows(arch, [cfg])
         rows += got if first else got[-1:]
     report.print_table(rows, title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} (static SASS counts; "
@@ -147,17 +199,24 @@ _RESOURCES: list[dict] = []         # the compile rows of this run, for the JSON
 
 
 def compile_report(args) -> None:
-    """On a GPU: its arch and the configuration it runs. Without one: --arch (default sm_90) with the default
-    configuration, and the first three of CONFIGS unless --quick; the wgmma kernel when the arch is sm_90."""
-    if device.has_gpu():
-        configs = [L.tuned_config()[0]]
-    else:
-        configs = [L.DEFAULT_CONFIG] if args.quick else L.CONFIGS[:3]
-    arch = args.arch[:-1] if args.arch.endswith("a") else args.arch
+    """On a GPU: its arch and the configuration it runs. Without one: --arch (default sm_90) with the configuration
+    it would run (mma_config: the default, a record for --gpu's GPU, --set), and two more of CONFIGS unless --quick;
+    the wgmma kernel when the arch is sm_90. An arch a file cannot be built for is skipped with the reason."""
+    gpu = device.current(args.arch)
+    arch = device.arch_info(args.arch).arch
+    if not lab.arch_matches(arch, L.TC_ARCHS):
+        print(f"kernels.cu, kernels_wgmma.cu: not compiled for {arch}: the rungs need bf16 mma.sync, ldmatrix and "
+              "cp.async (sm_80 or later)")
+        return
+    mine = L.mma_config(gpu).values
+    configs = [mine] if args.quick or device.has_gpu() else \
+        [mine] + [c for c in L.CONFIGS[1:3] if dict(L.OPTIONAL, **c) != mine]
     try:
         _RESOURCES[:] = show_compile_reports((arch,), configs)
         if arch == "sm_90":
             wgmma_compile_report(args.quick)
+        else:
+            print(f"kernels_wgmma.cu: not compiled for {arch}: {wg.hopper_only(arch)}")
     except (cuda.CompileError, cuda.ToolMissing) as e:     # the report is a lesson, not a check: say why, go on
         print(f"compile report unavailable: {str(e).splitlines()[0]}")
 
@@ -193,12 +252,12 @@ def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 120.0
     a, b, c = _square(n, dtype, 21)
     flops = 2.0 * n ** 3
     t_ref = bench.bench(lambda: L.peer_torch(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
-    limit = device.info().smem_per_block_optin
+    gpu = device.info()
     rows, t0 = [], time.perf_counter()
     for cfg in cli.progress(L.CONFIGS, f"tuning {len(L.CONFIGS)} mma.sync configs at {n}^3 {dtype}"):
         row = {"config": L.short(cfg), **cfg}
-        if L.config_problems(cfg, limit):
-            row["result"] = "invalid here: " + "; ".join(L.config_problems(cfg, limit))
+        if L.config_problems(cfg, gpu=gpu):
+            row["result"] = "invalid here: " + "; ".join(L.config_problems(cfg, gpu=gpu))
         elif time.perf_counter() - t0 > budget_s:
             row["result"] = f"not tried: {budget_s:.0f} s budget spent"
         else:
@@ -235,7 +294,7 @@ def _edge_check(cfg: dict) -> str:
     """'' when a config matches float64 on awkward shapes, else the first failing shape."""
     # the last shape has whole interior blocks for every config and K = 200 (six full 32-deep k-tiles, then 8):
     # tc_02's fast path and its general path in the same launch
-    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 1000, 13), (257, 130, 100), (300, 520, 200))):
+    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (302, 1000, 13), (257, 130, 100), (302, 520, 200))):
         for dt in L.DTYPES:
             a, b = L.make_inputs(shape, dt, check.rng(900 + i), "cuda")
             out = check.poisoned((shape[0], shape[1]), dt, a)
@@ -302,22 +361,16 @@ def ceiling_facts(c: dict) -> list[dict]:
              "value": c["target_fraction_of_ceiling"], "unit": ""}]
 
 
-def peak_blocks(regs: int, sms: int | None = None) -> int:
-    """One full wave of tc_00_mma_peak (256 threads a block): every SM holding as many blocks as its registers and
-    thread slots allow, so no SM idles in a tail wave while others still run."""
-    sms = sms or device.info().sms
-    per_warp = -(-regs * 32 // 256) * 256            # registers are allocated per warp, 256 at a time
-    return sms * max(1, min(2048 // 256, 65536 // (8 * per_warp)))
-
-
 def mma_peak_launch(like, iters: int = 4096, chains: int = 8) -> tuple:
     """(a zero-argument launch of tc_00_mma_peak over one full wave, the FLOPs it does): the ceiling measurement
-    here and tools/profile.py's mma_peak case run the same launch."""
+    here and tools/profile.py's mma_peak case run the same launch (L.peak_blocks: the plan lists it too)."""
     k = L._kernel("tc_00_mma_peak", tuple(sorted(L._defines("bfloat16", "bfloat16", None).items())), 0)
-    blocks = peak_blocks(int(k.attributes["num_regs"]))
-    out = arrays.empty((blocks * 256,), "float32", like)
-    flops = blocks * 8 * iters * chains * 16 * 8 * 16 * 2     # 8 warps a block, chains MMAs a step, 2 FLOP a MAC
-    return (lambda: k((blocks,), (256,), (np.int32(iters), np.uint64(arrays.ptr(out))))), flops
+    blocks = L.peak_blocks(int(k.attributes["num_regs"]), device.info())
+    threads = L.PEAK_THREADS
+    out = arrays.empty((blocks * threads,), "float32", like)
+    # warps a block, chains MMAs a step, 16 x 8 x 16 MACs an MMA, 2 FLOP a MAC
+    flops = blocks * (threads // 32) * iters * chains * 16 * 8 * 16 * 2
+    return (lambda: k((blocks,), (threads,), (np.int32(iters), np.uint64(arrays.ptr(out))))), flops
 
 
 def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
@@ -421,13 +474,24 @@ def tune_wgmma(sizes=WGMMA_SIZES, rounds: int = 3) -> tuple[list[dict], list[dic
     return rows, winners
 
 
+def _fit(n: int, gpu: device.DeviceInfo) -> int:
+    """n, or the largest smaller size whose benchmark fits this GPU's memory (common.plan.fit), saying so."""
+    got, note = plan.fit(n, L.bench_bytes, gpu)
+    if note:
+        print(note)
+    return got
+
+
 def benchmark(ctx) -> lab.Result:
     args = ctx.args
-    cfg, src = L.tuned_config()
+    gpu = device.info()
+    res = L.mma_config(gpu)
+    cfg, src = res.values, res.source()
     sizes = [args.size] if args.size else ([4096] if ctx.quick else list(SIZES))
+    sizes = list(dict.fromkeys(_fit(n, gpu) for n in sizes))
     rows = sweep(sizes, "bfloat16")
     if not ctx.quick and not args.size:
-        rows += sweep([4096], "float16")
+        rows += sweep([_fit(4096, gpu)], "float16")
     tables = []
     for dt in L.DTYPES:
         for n in sizes:
@@ -436,8 +500,9 @@ def benchmark(ctx) -> lab.Result:
                 tables.append((sel, ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak", "spread",
                                      "sampled_rel_err", "error"],
                                f"{dt} GEMM {n}^3 (L2 flushed; vs_cublas = cuBLAS time / this time)"))
-    meta = dict(mma_config=cfg, mma_config_source=src, resources=_RESOURCES, device=device.info().as_dict())
-    if 4096 in sizes:
+    meta = dict(mma_config=cfg, mma_config_source=src, resources=_RESOURCES, device=gpu.as_dict())
+    mma_runs = next(v for v in L.VARIANTS if v.name == L.MMA).available()[0]
+    if 4096 in sizes and mma_runs:
         meta["target"] = head_to_head(4096, rounds=3 if ctx.quick else 5)
         tables.append(([meta["target"]], None, "target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved rounds"))
         meta["mma_ceiling"] = mma_ceiling(4096, rounds=2 if ctx.quick else 3)
@@ -445,7 +510,8 @@ def benchmark(ctx) -> lab.Result:
         tables.append(([meta["mma_ceiling"]], None, "the mma.sync ceiling (no memory traffic) vs cuBLAS, same run"))
     ok = True
     if wg.unavailable_reason() is None:
-        shapes = [(args.size,) * 3] if args.size else ([(4096,) * 3] if ctx.quick else [(s,) * 3 for s in WGMMA_SIZES])
+        shapes = [(n,) * 3 for n in sizes] if args.size else ([(4096,) * 3] if ctx.quick else
+                                                              [(_fit(s, gpu),) * 3 for s in WGMMA_SIZES])
         h2h = [wgmma_head_to_head(*s, rounds=1 if ctx.quick else 3, b_kmajor=wg.default_b_kmajor())
                for s in cli.progress(shapes, "wgmma head to head")]
         ok = all(r["ok"] for r in h2h)

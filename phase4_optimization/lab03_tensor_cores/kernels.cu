@@ -18,10 +18,10 @@
 // it falls back to element-wise loads, so misaligned views are correct, only slower.
 //
 // Bytes and FLOPs (M = N = K = 4096, bf16 in, bf16 out): 2 M N K = 137.4 GFLOP; the minimum traffic is
-// 2 (M K + K N + M N) = 100.7 MB: 1365 FLOP per byte, ~7x the ridge point of an H200's bf16 tensor cores
-// (~206 FLOP/B): compute-bound. Each rung's real traffic is larger (every block re-reads its A row-panel and B
-// column-panel from L2), which is why the block tile matters: a BM x BN tile loads (BM + BN) BK elements per
-// 2 BM BN BK FLOPs.
+// 2 (M K + K N + M N) = 100.7 MB: 1365 FLOP per byte, several times the bf16 ridge point of any current GPU
+// (`--plan` prints this GPU's): compute-bound. Each rung's real traffic is larger (every block re-reads its A
+// row-panel and B column-panel from L2), which is why the block tile matters: a BM x BN tile loads (BM + BN) BK
+// elements per 2 BM BN BK FLOPs.
 // cp.async, ldmatrix, mma.sync and the swizzle come from common/cuda (mma_sm80.cuh, which includes cp_async.cuh).
 
 #include <cuda_fp16.h>
@@ -80,7 +80,8 @@ __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 //   of 16 x 16 fp32 accumulators; K walked in steps of WMMA_BK = 32 (two 16-deep mma steps per tile).
 // Launch: grid (ceil(N / 64), ceil(M / 64)), block 128 threads, 25 KiB static shared memory.
 // Bytes and FLOPs per block and k-step: loads (64 + 64) x 32 x 2 B = 8 KiB for 2 x 64 x 64 x 32 = 262 kFLOP:
-//   32 FLOP per byte of L2 traffic, far below the ~90 FLOP per L2 byte an H200's tensor cores need to stay busy.
+//   32 FLOP per byte of L2 traffic, far below what a data-center GPU's tensor cores need from L2 to stay busy
+//   (~90 FLOP per L2 byte on the GPU of this lab's README).
 // What changed (against phase 2's SGEMM ladder): the 8 x 8 thread tile of FFMAs becomes a warp-wide 16 x 16 x 16
 //   matrix product (wmma::mma_sync -> HMMA in SASS); the hardware decides which thread holds which element, so the
 //   program only names fragments. Loads are synchronous (global -> registers -> shared), one barrier pair per k-step,

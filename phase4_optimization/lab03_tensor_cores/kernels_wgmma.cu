@@ -15,14 +15,15 @@
 //   launch     persistent: grid = min(#tiles, #SMs) blocks of 384 threads (3 warpgroups), dynamic shared memory
 //              SMEM_BYTES (~193 KiB, so one block per SM). Each block walks the 128x256 output tiles
 //              blockIdx.x, blockIdx.x + gridDim.x, ... in a grouped order (GROUP_M tile rows at a time, so the
-//              132 tiles in flight share A rows and B columns through L2).
+//              one tile per SM in flight share A rows and B columns through L2).
 //   roles      warpgroup 0 = producer: one thread issues the TMA copies (setmaxnreg.dec -> 40 registers);
 //              warpgroups 1, 2 = consumers: each owns 64 rows of the 128x256 tile, 128 fp32 accumulators per thread
 //              (setmaxnreg.inc -> 232 registers), and issues wgmma.m64n256k16 (4 per 64-wide K step).
 //   bytes      A and B are read once per tile row/column of tiles: M*K*2*ceil(N/256) + K*N*2*ceil(M/128) from L2,
 //              about (M*K + K*N)*2 + M*N*2 from DRAM when the grouped order keeps the wave's panels in L2.
-//              8192^3: 2*8192^3 = 1.10 TFLOP against ~0.4 GB of DRAM traffic: ~2800 FLOP/byte, far above the
-//              H200's ~200 FLOP/byte ridge -> compute-bound; the tensor cores are the whole story.
+//              8192^3: 2*8192^3 = 1.10 TFLOP against ~0.4 GB of DRAM traffic: ~2800 FLOP/byte, an order of
+//              magnitude above the bf16 ridge point of any Hopper GPU (`--plan` prints this GPU's) ->
+//              compute-bound; the tensor cores are the whole story.
 //   what changed since the mma.sync rung (kernels.cu): no thread loads a tile any more (TMA does it,
 //              asynchronously, zero-filling the ragged edges), no ldmatrix (wgmma reads A and B straight from the
 //              swizzled shared memory through 64-bit descriptors), and one warpgroup-wide instruction does

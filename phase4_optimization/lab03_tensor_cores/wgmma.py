@@ -18,7 +18,8 @@ What it shows
   * mbarrier phase parity: which parity each side waits for, and why one bit is enough.
 
 The two numbers (bf16 8192 x 8192 x 8192): FLOPs = 2 M N K = 1.10 TFLOP; bytes that must move = (M K + K N + M N) x 2
-= 403 MB. ~2730 FLOP/B against an H200's ~206 FLOP/B ridge: compute-bound by ~13x.
+= 403 MB. ~2730 FLOP/B, an order of magnitude above the bf16 ridge point of any GPU with wgmma (`--plan` prints
+this GPU's): compute-bound.
 Prediction: 0.85-0.95x cuBLAS (target >= 0.9x at 8192^3). The kernel's known shortfalls against cuBLAS: the epilogue
 writes C from registers (32-bit stores, not overlapped with the tile's MMAs; ~3% of a tile's time at 8192^3) and no
 2-CTA clusters with TMA multicast (each A/B tile is fetched from L2 by every block that needs it). The attempts at
@@ -27,8 +28,8 @@ shared buffer and TMA stores, the consumers back on the next tile's MMAs while t
 C buffer takes the fourth's room; epilogue_smem_addresses / epilogue_round_trip mirror its buffer in NumPy).
 Which build runs is measured, not written here: lab 4.3's --tune times every build (builds()) at 4096^3 and 8192^3
 and records this GPU's fastest correct one at each size in results/<gpu>/phase4_lab03_tensor_cores_wgmma_tuned.json;
-gemm_wgmma runs that build (resolve_build: arguments first, then WGMMA_* environment variables, then the record, then
-DEFAULT_BUILD - single blocks, C from registers - on a GPU without a record).
+gemm_wgmma runs that build (resolve_build: arguments first, then WGMMA_* environment variables, then --set of the same
+names, then the record, then DEFAULT_BUILD - single blocks, C from registers - on a GPU without a record).
 
 Layouts and what the wrapper does about them
   * A (M, K) and B (K, N) are row-major, as torch/CuPy hold them. A is "K-major" for wgmma (its default); B is
@@ -57,7 +58,7 @@ import os
 
 import numpy as np
 
-from common import arrays, check, cuda, device, report, tuned
+from common import arrays, check, config, cuda, device, report, tuned
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_wgmma.cu")
@@ -328,14 +329,27 @@ def encode_tensor_map(ptr: int, dtype: str, rows: int, cols: int, row_stride_byt
 # ---------------------------------------------------------------------------------------------------------------------
 # Availability, compile, load
 # ---------------------------------------------------------------------------------------------------------------------
+def unavailable_reason(gpu: device.DeviceInfo | None = None) -> str | None:
+    """Why gemm_wgmma cannot run on `gpu`, or None when it can. `gpu`: a common.device.DeviceInfo (a simulated
+    profile in a plan is answered from its architecture alone); None: this machine (no GPU, not sm_90, no
+    cuTensorMapEncodeTiled in the driver, no NVRTC)."""
+    if gpu is None:
+        if not device.has_gpu():
+            return f"no CUDA GPU ({device.no_gpu_reason()})"
+        gpu = device.info()
+    if gpu.cc != 90:
+        return hopper_only(gpu.arch)
+    return None if gpu.simulated else _host_reason()
+
+
+def hopper_only(arch: str) -> str:
+    """The one-line reason off Hopper: wgmma, setmaxnreg and TMA multicast exist only in sm_90a."""
+    return f"wgmma is Hopper-only (sm_90a, compute capability 9.0); this GPU is {arch}"
+
+
 @functools.lru_cache(maxsize=1)
-def unavailable_reason() -> str | None:
-    """Why gemm_wgmma cannot run here (no GPU, not sm_90, no cuTensorMapEncodeTiled, no NVRTC), or None."""
-    if not device.has_gpu():
-        return f"no CUDA GPU ({device.no_gpu_reason()})"
-    d = device.info()
-    if (d.cc_major, d.cc_minor) != (9, 0):
-        return f"wgmma and setmaxnreg need sm_90a (Hopper, compute capability 9.0); this GPU is {d.arch}"
+def _host_reason() -> str | None:
+    """What this machine's software lacks for the kernel (the driver's tensor-map encoder, NVRTC), or None."""
     fn, why = _encode_fn()
     if fn is None:
         return why
@@ -505,14 +519,38 @@ def check_winners(winners) -> list[dict]:
     return out
 
 
-def recorded_build(m: int, n: int, k: int) -> tuple[dict | None, str]:
-    """(build, where it came from): the --tune winner for this GPU at the tuned size nearest m x n x k, or (None, why
-    there is none)."""
-    winners, source = tuned.record(TUNED, check_winners)
+def recorded_build(m: int, n: int, k: int, gpu: device.DeviceInfo | None = None) -> tuple[dict | None, str]:
+    """(build, where it came from): the --tune winner for `gpu` (default: the GPU at hand) at the tuned size nearest
+    m x n x k, or (None, why there is none)."""
+    winners, source = tuned.record(TUNED, check_winners, gpu=gpu)
     if not winners:
         return None, source
     e = tuned.nearest(winners, (m, n, k))
     return dict(e["build"]), f"{source}, winner at {'x'.join(map(str, e['shape']))}"
+
+
+# The names a learner passes to --set for each field of a build (the environment variables' names too)
+BUILD_SETTINGS = {"cluster": "WGMMA_CLUSTER", "tma_store": "WGMMA_TMA_STORE", "c_passes": "WGMMA_C_PASSES"}
+
+
+def build_config(m: int, n: int, k: int, gpu: device.DeviceInfo | None = None) -> tuple[config.Resolved, bool, str]:
+    """The build of an m x n x k problem on `gpu` (default: the GPU at hand) as common.config resolves it:
+    DEFAULT_BUILD, then this GPU's --tune record (the winner tuned nearest m n k), then --set WGMMA_CLUSTER=2,
+    WGMMA_TMA_STORE=1, WGMMA_C_PASSES=2. Returns (the resolution, whether a record was applied, where it came from)."""
+    rec, source = recorded_build(m, n, k, gpu)
+    family = "wgmma + TMA build" + (f" ({source.rsplit(', ', 1)[-1]})" if rec else "")
+    return (config.resolve(family, {BUILD_SETTINGS[f]: v for f, v in DEFAULT_BUILD.items()},
+                           tuned={BUILD_SETTINGS[f]: v for f, v in rec.items()} if rec else None,
+                           tuned_source=f"recorded build, {source}", validate=_check_settings),
+            rec is not None, source)
+
+
+def _check_settings(v: dict) -> dict:
+    if isinstance(v["WGMMA_CLUSTER"], bool) or v["WGMMA_CLUSTER"] not in CLUSTERS:
+        raise ValueError(f"WGMMA_CLUSTER: expected one of {CLUSTERS}, got {v['WGMMA_CLUSTER']!r}")
+    if isinstance(v["WGMMA_C_PASSES"], bool) or v["WGMMA_C_PASSES"] not in C_PASSES:
+        raise ValueError(f"WGMMA_C_PASSES: expected one of {C_PASSES}, got {v['WGMMA_C_PASSES']!r}")
+    return v
 
 
 def _check_arguments(b_kmajor: bool, cluster, tma_store, c_passes) -> None:
@@ -526,19 +564,22 @@ def _check_arguments(b_kmajor: bool, cluster, tma_store, c_passes) -> None:
 
 
 def resolve_build(m: int, n: int, k: int, *, b_kmajor: bool = False, cluster: int | None = None,
-                  tma_store: bool | None = None, c_passes: int | None = None) -> tuple[dict, str]:
-    """(build, a sentence on where it came from) that gemm_wgmma runs for an m x n x k problem. Precedence, field by
-    field, first found: the argument (not None); the environment (WGMMA_CLUSTER, WGMMA_TMA_STORE, WGMMA_C_PASSES);
-    this GPU's --tune record (the winner at the tuned size nearest m n k); DEFAULT_BUILD. Two couplings: b_kmajor
-    runs single blocks (cluster 1 unless asked for 2, which is refused); c_passes applies to the TMA-store epilogue
-    only - an explicit c_passes=2 asks for it (tma_store None -> True), and with the register epilogue it is 1."""
+                  tma_store: bool | None = None, c_passes: int | None = None,
+                  gpu: device.DeviceInfo | None = None) -> tuple[dict, str]:
+    """(build, a sentence on where it came from) that gemm_wgmma runs for an m x n x k problem on `gpu` (default: the
+    GPU at hand). Precedence, field by field, first found: the argument (not None); the environment (WGMMA_CLUSTER,
+    WGMMA_TMA_STORE, WGMMA_C_PASSES); --set of the same names; this GPU's --tune record (the winner at the tuned size
+    nearest m n k); DEFAULT_BUILD (the last three: build_config). Two couplings: b_kmajor runs single blocks (cluster
+    1 unless asked for 2, which is refused); c_passes applies to the TMA-store epilogue only - an explicit c_passes=2
+    asks for it (tma_store None -> True), and with the register epilogue it is 1."""
     _check_arguments(b_kmajor, cluster, tma_store, c_passes)
-    rec, source = recorded_build(m, n, k)
-    base = rec or DEFAULT_BUILD
+    cfg, rec, source = build_config(m, n, k, gpu)
+    base = {f: cfg[name] for f, name in BUILD_SETTINGS.items()}
     env_cl = _env_choice("WGMMA_CLUSTER", ("1", "2"))
     env_epi = _env_choice("WGMMA_TMA_STORE", ("0", "1"))
     env_cp = _env_choice("WGMMA_C_PASSES", ("1", "2"))
-    changed = []
+    changed = [f"{f} from {cfg.sources[name]}" for f, name in BUILD_SETTINGS.items()
+               if cfg.sources[name].startswith("--set")]
 
     def pick(name, arg, env, env_var, fallback):
         if arg is not None:
@@ -751,8 +792,7 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
             b = _padded(b, -(-n // 8) * 8)
         map_b = _tensor_map(arrays.ptr(b), dt, k, n, int(b.shape[1]) * 2, BK, 64, "b")
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
-    if -(-m // BM) < 2:
-        cluster = 1
+    cluster = launch_cluster(m, cluster)
     map_c = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
@@ -814,13 +854,27 @@ def _stream_ptr(x) -> int:
     return int(cupy.cuda.get_current_stream().ptr)
 
 
-def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None) -> int:
+def grid_size(m: int, n: int, cluster: int = 1, resident: int | None = None,
+              gpu: device.DeviceInfo | None = None) -> int:
     """Blocks of the persistent grid: one per unit of `cluster` tiles stacked along M, at most `resident` clusters
-    (default: one block per SM), times the cluster size."""
+    (default: one block per SM of `gpu`, default the GPU every prediction uses here), times the cluster size."""
     units = -(-(-(-m // BM)) // cluster) * -(-n // BN)
     if resident is None:
-        resident = (device.info().sms if device.has_gpu() else 132) // cluster
+        resident = (gpu or device.current()).sms // cluster
     return max(1, min(units, resident)) * cluster
+
+
+def launch_cluster(m: int, cluster: int) -> int:
+    """The cluster size a launch uses: a problem of one tile row runs single blocks (the pair would have no partner)."""
+    return 1 if -(-m // BM) < 2 else cluster
+
+
+def launch_shape(m: int, n: int, dtype: str, b_kmajor: bool, cluster: int, tma_store: bool, c_passes: int,
+                 epi_ops: int = 0, resident: int | None = None, gpu: device.DeviceInfo | None = None):
+    """(blocks, dynamic shared memory bytes, -D defines) of one launch of a build on an m x n output: what _launch
+    launches and what lab 4.3's plan lists for a GPU (resident: clusters that fit at once, else one block per SM)."""
+    return (grid_size(m, n, cluster, resident, gpu), smem_bytes(tma_store, c_passes),
+            _defines(dtype, True, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 
 
 def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1,
@@ -828,7 +882,9 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     from cupy_backends.cuda.api import driver
 
     _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops)
-    grid = grid_size(m, n, cluster, max_clusters(dt, cluster, tma_store, c_passes, epi_ops) if cluster > 1 else None)
+    resident = max_clusters(dt, cluster, tma_store, c_passes, epi_ops) if cluster > 1 else None
+    grid, smem, _ = launch_shape(m, n, dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops, resident,
+                                 device.info())
     c_ptr = arrays.ptr(out)
     pair = int(n % 2 == 0 and c_ptr % 4 == 0)
     args = [ctypes.c_void_p(c_ptr), ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(n),
@@ -844,7 +900,7 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[mp.ctypes.data for mp in maps],
                                                          *[ctypes.addressof(x) for x in args])
     # cuLaunchKernel copies every argument (the 128-byte maps included) before it returns
-    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, smem_bytes(tma_store, c_passes), _stream_ptr(out),
+    driver.launchKernel(fn.ptr, grid, 1, 1, THREADS, 1, 1, smem, _stream_ptr(out),
                         ctypes.addressof(ptrs), 0)
 
 
@@ -852,8 +908,8 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
 # Checking
 # ---------------------------------------------------------------------------------------------------------------------
 CHECK_SHAPES = [(1, 1, 1), (127, 129, 136), (128, 256, 64), (1000, 1000, 1000), (8192, 8192, 64), (33, 70, 13),
-                (300, 255, 517)]
-QUICK_SHAPES = [(1, 1, 1), (127, 129, 136), (128, 256, 64), (33, 70, 13), (300, 255, 517)]
+                (302, 255, 517)]
+QUICK_SHAPES = [(1, 1, 1), (127, 129, 136), (128, 256, 64), (33, 70, 13), (302, 255, 517)]
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -885,10 +941,10 @@ def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool 
                 cluster: int | None = None, tma_store: bool | None = None,
                 c_passes: int | None = None) -> check.Comparison:
     """Poisoned output, float64 reference of the rounded inputs."""
-    a, b, a64, b64 = make_inputs(m, n, k, dtype, seed)
+    a, b, a_f64, b_f64 = make_inputs(m, n, k, dtype, seed)
     out = check.poisoned((m, n), dtype, a)
     gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
-    c = check.compare(out, reference(a64, b64), dtype, tolerance(k, dtype))
+    c = check.compare(out, reference(a_f64, b_f64), dtype, tolerance(k, dtype))
     hang = hang_report()
     if hang:
         c = check.Comparison(False, c.rel_norm_err, c.max_abs_err, c.n_bad, c.n, c.message + " | " + hang)
@@ -986,9 +1042,9 @@ def _debug_one(dtype: str, b_kmajor: bool) -> bool:
     ok = True
     tdt = getattr(torch, dtype)
     for kind in ("b_row", "b_col", "a_row", "a_col"):
-        a64, b64, exp = _index_probe(kind)
-        a = torch.tensor(a64, dtype=tdt, device="cuda")
-        b = torch.tensor(b64, dtype=tdt, device="cuda")
+        a_f64, b_f64, exp = _index_probe(kind)
+        a = torch.tensor(a_f64, dtype=tdt, device="cuda")
+        b = torch.tensor(b_f64, dtype=tdt, device="cuda")
         out = check.poisoned(exp.shape, dtype, a)
         try:
             gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor)
@@ -1004,12 +1060,12 @@ def _debug_one(dtype: str, b_kmajor: bool) -> bool:
         if h:
             print("  HANG RECORD:", h, "(skipping this layout's remaining cases: each would wait out the timeout)")
             return False
-    for (m, n, k) in ((128, 256, 128), (256, 512, 256), (100, 300, 70), (129, 257, 1000)):
-        a, b, a64, b64 = make_inputs(m, n, k, dtype, seed=m + n + k)
+    for (m, n, k) in ((128, 256, 128), (256, 512, 256), (100, 302, 70), (129, 257, 1000)):
+        a, b, a_f64, b_f64 = make_inputs(m, n, k, dtype, seed=m + n + k)
         out = check.poisoned((m, n), dtype, a)
         gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor)
         torch.cuda.synchronize()
-        exp = reference(a64, b64)
+        exp = reference(a_f64, b_f64)
         got = arrays.to_numpy(out).astype(np.float64)
         cmp = check.compare(got, exp, dtype, tolerance(k, dtype))
         print(f"[random {m}x{n}x{k}] {cmp.message}")

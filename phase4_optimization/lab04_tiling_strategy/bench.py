@@ -9,10 +9,10 @@ import time
 
 import numpy as np
 
-from common import bench, cli, device, lab, report
+from common import bench, cli, cuda, device, lab, occupancy, plan, report
 
-from .lab import (LAB, SWEEP_SIZE, TILE_SIDES, WAVE_K, WAVE_SIZES, mma_grid, tc, tile_intensity, triton_grid,
-                  triton_smem, waves)
+from .lab import (LAB, MMA_LARGE, MMA_SMALL, SWEEP_SIZE, TILE_SIDES, WAVE_K, WAVE_SIZES, bench_bytes, mma_grid, tc,
+                  tile_intensity, triton_grid, triton_smem, waves)
 
 CPU_NOTE = ("\nSweeps need a GPU: each cell is a compiled kernel timed at 4096^3; the models and the compile table "
             "above are what to expect.")
@@ -49,7 +49,7 @@ def sweep(kind: str, size: int = SWEEP_SIZE, rep_ms: float = 40.0, limit: int | 
 
     a, b = _pair(size, size, size)
     out = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
-    cfgs = triton_grid() if kind == "triton" else mma_grid(device.info().smem_per_block_optin)
+    cfgs = triton_grid(gpu=device.info()) if kind == "triton" else mma_grid(gpu=device.info())
     cfgs = cfgs[:limit] if limit else cfgs
     fl = 2.0 * size ** 3
     rows = []
@@ -152,7 +152,8 @@ def _blocks_per_sm(cfg: dict) -> int:
                                   int(compiled.metadata.shared), max_dynamic_smem=device.info().smem_per_block_optin)
         return max(1, occ.blocks_per_sm)
     except Exception as e:  # noqa: BLE001 - fall back to the shared-memory estimate, and say so
-        est = max(1, (228 * 1024) // max(1, triton_smem(cfg) + 1024))
+        gpu = device.info()
+        est = max(1, gpu.smem_per_sm // max(1, triton_smem(cfg) + gpu.smem_reserved_per_block))
         print(f"  (blocks per SM from the shared-memory estimate, {est}: {type(e).__name__}: {e})")
         return est
 
@@ -211,42 +212,80 @@ def wave_plot(rows: list[dict], path: str) -> str:
     return report.save(fig, path, dpi=110)
 
 
-def compile_table(arch: str, configs) -> list[dict]:
+def compile_table(arch: str, configs, gpu: device.DeviceInfo | None = None) -> list[dict]:
     """Without a GPU: what each mma.sync tile shape costs in registers and shared memory, and how many blocks fit on
-    an SM (common.occupancy on the compiled kernel's resources)."""
-    from common import occupancy
-
+    an SM (common.occupancy on the compiled kernel's resources) and how many waves that makes on `gpu` (default: the
+    GPU every prediction uses for `arch`)."""
+    gpu = gpu or device.current(arch)
     rows = []
     for cfg in cli.progress(configs, f"compiling {len(configs)} mma.sync tile shapes for {arch}"):
         r = tc.compile_rows(arch, [cfg])[-1]            # the mma.sync row (rung 02) for this config
         occ = occupancy.occupancy(arch, tc.config_threads(cfg), int(r["regs"]), 0, tc.config_smem(cfg),
-                                  max_dynamic_smem=device.arch_info(arch).smem_per_block_optin)
-        slots = device.arch_info(arch).example_sms * max(1, occ.blocks_per_sm)
+                                  max_dynamic_smem=gpu.smem_per_block_optin)
+        slots = gpu.sms * max(1, occ.blocks_per_sm)
         w = waves(SWEEP_SIZE, SWEEP_SIZE, cfg["BM"], cfg["BN"], slots)
         rows.append({"tile": f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']}", "warp tile": f"{cfg['WM']}x{cfg['WN']}",
                      "stages": cfg["STAGES"], "warps": tc.config_threads(cfg) // 32, "regs": r["regs"],
                      "smem KiB": tc.config_smem(cfg) / 1024, "spills": r["spills"], "HMMA": r["HMMA"],
                      "blocks/SM": occ.blocks_per_sm, "limited by": "/".join(occ.limiters),
                      "waves at 4096": round(w["waves"], 2)})
-    report.print_table(rows, title=f"mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator)")
+    report.print_table(rows, title=f"mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator; "
+                                   f"waves on {gpu.name}'s {gpu.sms} SMs)")
     return rows
 
 
-def print_models() -> None:
+MODEL_TILES = ((64, 64), (128, 128), (128, 256), (256, 128), (256, 256))
+
+
+def print_models(gpu: device.DeviceInfo | None = None) -> None:
+    """Reuse per tile and the wave model at 4096 and 4224 on `gpu`'s SMs (default: device.current())."""
+    gpu = gpu or device.current()
+    sms = gpu.sms
     rows = [{"tile": f"{bm}x{bn}", "FLOP/B loaded": tile_intensity(bm, bn),
-             "tiles at 4096^2": waves(4096, 4096, bm, bn, 132)["tiles"],
-             "waves (1 block/SM)": waves(4096, 4096, bm, bn, 132)["waves"],
-             "eff at 4096": waves(4096, 4096, bm, bn, 132)["efficiency"],
-             "eff at 4224": waves(4224, 4224, bm, bn, 132)["efficiency"]}
-            for bm, bn in ((64, 64), (128, 128), (128, 256), (256, 128), (256, 256))]
-    report.print_table(rows, title="the models, before any timing (132 SMs, one block per SM)")
+             "tiles at 4096^2": waves(4096, 4096, bm, bn, sms)["tiles"],
+             "waves (1 block/SM)": waves(4096, 4096, bm, bn, sms)["waves"],
+             "eff at 4096": waves(4096, 4096, bm, bn, sms)["efficiency"],
+             "eff at 4224": waves(4224, 4224, bm, bn, sms)["efficiency"]} for bm, bn in MODEL_TILES]
+    report.print_table(rows, title=f"the models, before any timing ({gpu.label()}: {sms} SMs, one block per SM)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description: the reuse a tile buys against this GPU's bf16 ridge
+    point, the wave model at 4096 and 4224 for 128 x 256 tiles on its SMs, the mma.sync variants' blocks per SM and
+    waves (their registers compiled for its architecture), and how many cells of each sweep fit its shared memory."""
+    sms = gpu.sms
+    out = {}
+    bf16 = gpu.peak("bf16_tflops")
+    if bf16:
+        ridge = bf16 * 1e12 / (gpu.hbm_gbps * 1e9)
+        out["bf16 ridge point (datasheet FLOP/s over bandwidth)"] = (
+            f"{ridge:.0f} FLOP/B; a tile gets 32 (64x64) to 128 (256x256) per byte it loads, so L2 reuse decides")
+    for n in (4096, 4224):
+        w = waves(n, n, 128, 256, sms)
+        out[f"128x256 tiles at M = N = {n}, one block per SM"] = (
+            f"{w['tiles']} tiles = {w['waves']:.2f} waves of {sms}: predicted efficiency {w['efficiency']:.0%}")
+    if lab.arch_matches(gpu.arch, tc.TC_ARCHS):
+        for cfg in (MMA_SMALL, MMA_LARGE):
+            regs, _ = cuda.resources(tc.CU, "tc_02_mma_sync", gpu, tc._defines("bfloat16", "bfloat16", cfg))
+            occ = occupancy.occupancy(gpu.arch, tc.config_threads(cfg), regs, 0, tc.config_smem(cfg),
+                                      max_dynamic_smem=gpu.smem_per_block_optin)
+            w = waves(SWEEP_SIZE, SWEEP_SIZE, cfg["BM"], cfg["BN"], sms * max(1, occ.blocks_per_sm))
+            out[f"mma.sync {cfg['BM']}x{cfg['BN']}x{cfg['BK']}, {cfg['STAGES']} stages"] = (
+                f"{regs} registers, {occ.blocks_per_sm} block(s) per SM ({'/'.join(occ.limiters)}): "
+                f"{w['waves']:.2f} waves at {SWEEP_SIZE}^3, efficiency {w['efficiency']:.0%}")
+        out["sweep cells that fit this GPU"] = (f"Triton {len(triton_grid(gpu=gpu))}, mma.sync "
+                                                f"{len(mma_grid(gpu=gpu))} (of {len(TILE_SIDES) ** 2 * 4} and "
+                                                f"{len(TILE_SIDES) ** 2 * 2})")
+    else:
+        out["sweeps"] = f"none on {gpu.arch}: both GEMMs need bf16 tensor cores (sm_80 or later)"
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The lab's run
 # ---------------------------------------------------------------------------------------------------------------------
 def explain(args) -> None:
-    print_models()
+    print_models(device.current(args.arch))
 
 
 def compile_report(args) -> None:
@@ -254,8 +293,14 @@ def compile_report(args) -> None:
     and times every cell in the sweep instead."""
     if device.has_gpu() and args.bench:
         return
-    grid = mma_grid(device.arch_info(args.arch).smem_per_block_optin)
-    compile_table(args.arch, grid[:3] if args.quick else grid)
+    gpu = device.current(args.arch)
+    arch = device.arch_info(args.arch).arch
+    if not lab.arch_matches(arch, tc.TC_ARCHS):
+        print(f"mma.sync tile shapes: not compiled for {arch}: lab 4.3's kernels need bf16 mma.sync, ldmatrix and "
+              "cp.async (sm_80 or later)")
+        return
+    grid = mma_grid(gpu=gpu)
+    compile_table(arch, grid[:3] if args.quick else grid, gpu)
 
 
 def benchmark(ctx) -> lab.Result:
@@ -263,14 +308,18 @@ def benchmark(ctx) -> lab.Result:
     import torch
 
     quick = ctx.quick
-    a, b = _pair(SWEEP_SIZE, SWEEP_SIZE, SWEEP_SIZE)
+    size, note = plan.fit(SWEEP_SIZE, bench_bytes, device.info())
+    if note:
+        print(note)
+    a, b = _pair(size, size, size)
     t_peer = bench.bench(lambda: torch.matmul(a, b), rep_ms=60)
-    peer = t_peer.tflops(2.0 * SWEEP_SIZE ** 3)
+    peer = t_peer.tflops(2.0 * size ** 3)
     del a, b
-    print(f"cuBLAS (torch.matmul) bf16 {SWEEP_SIZE}^3: {peer:.0f} TFLOP/s")
+    print(f"cuBLAS (torch.matmul) bf16 {size}^3: {peer:.0f} TFLOP/s")
     rows = [{"lab": LAB, "sweep": "peer", "variant": "torch.matmul (cuBLAS)", "ms": t_peer.median_ms, "tflops": peer}]
-    rows += sweep("triton", limit=6 if quick else None)
-    rows += sweep("mma", limit=3 if quick else None)
+    if lab.arch_matches(device.info().arch, tc.TC_ARCHS):         # both GEMMs need bf16 tensor cores
+        rows += sweep("triton", size, limit=6 if quick else None)
+        rows += sweep("mma", size, limit=3 if quick else None)
     best_t = max((r for r in rows if r.get("sweep") == "triton" and r.get("ok")), key=lambda r: r["tflops"],
                  default=None)
     if best_t:
@@ -283,7 +332,7 @@ def benchmark(ctx) -> lab.Result:
             r["vs_cublas"] = r["tflops"] / peer
         cols = (["BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"] if kind == "triton" else
                 ["BM", "BN", "BK", "WM", "WN", "STAGES"]) + ["tflops", "vs_cublas", "rel_err", "first_call_s"]
-        tables.append((sr, cols, f"{kind} sweep at {SWEEP_SIZE}^3 bf16, fastest first"))
+        tables.append((sr, cols, f"{kind} sweep at {size}^3 bf16, fastest first"))
         bad = [r for r in rows if r.get("sweep") == kind and (r.get("error") or r.get("ok") is False)]
         if bad:
             print(f"  {len(bad)} {kind} configs failed or were wrong: " +
