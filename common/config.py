@@ -52,6 +52,7 @@ def fmt(values: dict) -> str:
 _OVERRIDES: dict[str, str] = {}
 _TAKEN: set[str] = set()
 _USED: dict[str, Resolved] = {}
+_CACHE: dict = {}          # (family, default, tuned, source, validate) -> Resolved, for wrappers that resolve per call
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -68,6 +69,7 @@ def set_overrides(pairs) -> None:
     """The --set NAME=VALUE pairs of this run (replaces any earlier ones)."""
     _OVERRIDES.clear()
     _TAKEN.clear()
+    _CACHE.clear()
     for p in pairs or ():
         name, value = parse_override(p)
         _OVERRIDES[name] = value
@@ -99,7 +101,19 @@ def resolve(family: str, default: dict, tuned: dict | None = None, tuned_source:
             validate: Callable[[dict], dict] | None = None, remember: bool = True) -> Resolved:
     """The configuration of one kernel family: `default`, then the tuned record's values (only the keys the default
     has), then the --set overrides (likewise). `validate(values)` may normalize the result and raises ValueError with
-    the key and what is allowed when a value cannot work (a tile that does not divide, a value outside the sweep)."""
+    the key and what is allowed when a value cannot work (a tile that does not divide, a value outside the sweep).
+    The same question answers from a cache: a wrapper may call this on every launch."""
+    try:
+        key = (family, repr(sorted(default.items())), repr(sorted((tuned or {}).items())), tuned_source, validate)
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in _CACHE:
+        res = _CACHE[key]
+        _TAKEN.update(k for k, src in res.sources.items() if src.startswith("--set "))
+        if remember:
+            _USED[family] = res
+        return res
     values = dict(default)
     sources = {k: DEFAULT for k in values}
     for k, v in (tuned or {}).items():
@@ -114,6 +128,8 @@ def resolve(family: str, default: dict, tuned: dict | None = None, tuned_source:
     if validate is not None:
         values = validate(values)
     res = Resolved(family, values, sources)
+    if key is not None:
+        _CACHE[key] = res
     if remember:
         _USED[family] = res
     return res
@@ -127,6 +143,23 @@ def used() -> list[Resolved]:
 def forget() -> None:
     """Drop the record of resolutions (a new lab in the same process, or a test)."""
     _USED.clear()
+
+
+class recording:
+    """`with config.recording() as rec:` collects the families resolved inside (rec.used), and leaves the run's own
+    record as it was (a plan worked out for another GPU must not show up as this run's configuration)."""
+
+    def __enter__(self):
+        self._saved = dict(_USED)
+        _USED.clear()
+        self.used: list[Resolved] = []
+        return self
+
+    def __exit__(self, *exc):
+        self.used = list(_USED.values())
+        _USED.clear()
+        _USED.update(self._saved)
+        return False
 
 
 def unused_overrides() -> list[str]:

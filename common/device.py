@@ -286,7 +286,7 @@ def info(device_id: int = 0) -> DeviceInfo:
     mem_khz = attr(rt.cudaDevAttrMemoryClockRate)
     bus = attr(rt.cudaDevAttrGlobalMemoryBusWidth)
     counted = {f: attr(getattr(rt, "cudaDevAttr" + a)) for f, a in _ATTRIBUTES.items()}
-    return DeviceInfo(
+    d = DeviceInfo(
         name=name,
         arch=f"sm_{cc}",
         cc_major=major,
@@ -301,6 +301,29 @@ def info(device_id: int = 0) -> DeviceInfo:
         runtime_cuda=_ver(rt.runtimeGetVersion()),
         datasheet=datasheet(name),
     )
+    if d.arch not in ARCHS:
+        register_arch(d)
+    return d
+
+
+def register_arch(d: DeviceInfo) -> Arch:
+    """An architecture the course has no entry for (a GPU newer than the table, or a Jetson): its limits as the device
+    reports them, added to ARCHS for this process, so the occupancy calculator, the compile reports and every
+    "sm_80+" requirement work on it. Said once on stderr: the labs run what the device supports."""
+    cc = d.cc_major * 10 + d.cc_minor
+    known = [a for a in ARCHS.values() if a.cc <= cc]
+    base = max(known, key=lambda a: a.cc) if known else ARCHS[DEFAULT_ARCH]
+    a = replace(base, arch=d.arch, family=f"{base.family} or later (sm_{cc} is not in the course's table)",
+                max_threads_per_sm=d.max_threads_per_sm, max_blocks_per_sm=d.max_blocks_per_sm,
+                regs_per_sm=d.regs_per_sm, max_regs_per_block=d.regs_per_block, smem_per_sm=d.smem_per_sm,
+                smem_per_block_optin=d.smem_per_block_optin, smem_reserved_per_block=d.smem_reserved_per_block,
+                smem_carveouts_kib=tuple(k for k in base.smem_carveouts_kib if k * KiB <= d.smem_per_sm),
+                example="", source="read off the device")
+    ARCHS[d.arch] = a
+    print(f"note: {d.name} is {d.arch}, which the course's table (common/gpu_specs.py) does not describe; using the "
+          f"limits the device reports, and the rules of {base.arch}. Every kernel that needs no more than this GPU "
+          "offers runs; the plan (--plan) says which.", file=sys.stderr)
+    return a
 
 
 def profile_info(slug: str) -> DeviceInfo:

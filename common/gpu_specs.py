@@ -92,13 +92,14 @@ PROFILES = {
         "mem_clock_mhz": 5001, "sm_clock_mhz": 1590, "total_mem_bytes": 15843721216, "hbm_gbps": 320,
         "fp32_tflops": 8.1, "tf32_tflops": None, "bf16_tflops": None, "fp16_tflops": 65, "fp8_tflops": None,
         "sources": [
-            "device (name, 40 SMs, 1590 MHz, 5001 MHz x 256-bit, L2 4194304 B, 15843721216 B = 14.8 GiB of the 16 GB): "
-            "CUDA deviceQuery logs of Tesla T4s in public GitHub repositories; TechPowerUp data at "
+            "device (name, 40 SMs, 1590 MHz, 5001 MHz x 256-bit, L2 4194304 B, 15843721216 B = 14.8 GiB of the 16 "
+            "GB): CUDA deviceQuery logs of Tesla T4s in public GitHub repositories; TechPowerUp data at "
             "https://sysrqmts.com/en/gpus/nvidia/tesla/t4 agrees",
-            "320 GB/s, FP32 8.1, FP16 65 (mixed precision, FP16 in / FP32 accumulate): NVIDIA T4 datasheet, https://www."
-            "nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf (read "
-            "via reproductions: tomshardware.co.uk, networkoutlet.com); no TF32/BF16/FP8 units: those arrive with "
-            "sm_80/sm_89 (CUDA 13.1 C++ Programming Guide 20.7.1; Table 29: BF16 'No' on 7.x)",
+            "320 GB/s, FP32 8.1, FP16 65 (mixed precision, FP16 in / FP32 accumulate): NVIDIA T4 datasheet, "
+            "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/"
+            "t4-tensor-core-datasheet-951643.pdf "
+            "(read via reproductions: tomshardware.co.uk, networkoutlet.com); no TF32/BF16/FP8 units: those arrive "
+            "with sm_80/sm_89 (CUDA 13.1 C++ Programming Guide 20.7.1; Table 29: BF16 'No' on 7.x)",
         ],
     },
     "a100-sxm4-80gb": {
@@ -108,9 +109,10 @@ PROFILES = {
         "sources": [
             "device (108 SMs, 1410 MHz, 1593 MHz x 5120-bit, L2 41943040 B, 85100068864 B): deviceQuery of an "
             "A100-SXM4-80GB, github.com/thamada/nvidia-smi gls/A100SXMx4_deviceQuery.py",
-            "2039 GB/s, FP32 19.5, TF32 156, BF16/FP16 312 (dense; 2x with sparsity): NVIDIA A100 datasheet, https://"
-            "www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-"
-            "r4-web.pdf (read via glennklockwood.com/garden/processors/A100); no FP8 (C++ Programming Guide 20.7.1)",
+            "2039 GB/s, FP32 19.5, TF32 156, BF16/FP16 312 (dense; 2x with sparsity): NVIDIA A100 datasheet, "
+            "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+            "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf "
+            "(read via glennklockwood.com/garden/processors/A100); no FP8 (C++ Programming Guide 20.7.1)",
         ],
     },
     "rtx-3060": {
@@ -118,15 +120,16 @@ PROFILES = {
         "mem_clock_mhz": 7501, "sm_clock_mhz": 1777, "total_mem_bytes": 12884377600, "hbm_gbps": 360,
         "fp32_tflops": 12.7, "tf32_tflops": 12.7, "bf16_tflops": 25.5, "fp16_tflops": 25.5, "fp8_tflops": None,
         "sources": [
-            "device, 12 GB model (28 SMs, 1777 MHz, 7501 MHz x 192-bit, 12884377600 B, L2 2359296 B): several deviceQuery "
-            "logs in public GitHub repositories; the driver reports 2.25 MiB of L2 though TechPowerUp and others "
-            "list 3 MB (the 8 GB model has a 128-bit bus: not this key)",
-            "360 GB/s = 15 Gbps x 192 bit (NVIDIA RTX 3060 family specs via pcpartdb.com, rtechsl.com); FP32 12.7 = 3584 "
-            "cores x 2 x 1.777 GHz (NVIDIA quoted '13 shader TFLOPs', via techtaks.com)",
-            "tensor (unverified: NVIDIA publishes only '101 tensor TFLOPs', FP16 with sparsity and FP16 accumulate, via "
-            "techtaks.com): 101.9/2 dense, halved again for FP32 accumulate as on every GeForce GA10x (NVIDIA GA102 "
-            "whitepaper appendix, https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-"
-            "v2.pdf); TF32 half of that; no FP8 (C++ Programming Guide 20.7.1)",
+            "device, 12 GB model (28 SMs, 1777 MHz, 7501 MHz x 192-bit, 12884377600 B, L2 2359296 B): several "
+            "deviceQuery logs in public GitHub repositories; the driver reports 2.25 MiB of L2 though TechPowerUp and "
+            "others list 3 MB (the 8 GB model has a 128-bit bus: not this key)",
+            "360 GB/s = 15 Gbps x 192 bit (NVIDIA RTX 3060 family specs via pcpartdb.com, rtechsl.com); FP32 12.7 = "
+            "3584 cores x 2 x 1.777 GHz (NVIDIA quoted '13 shader TFLOPs', via techtaks.com)",
+            "tensor (unverified: NVIDIA publishes only '101 tensor TFLOPs', FP16 with sparsity and FP16 accumulate, "
+            "via techtaks.com): 101.9/2 dense, halved again for FP32 accumulate as on every GeForce GA10x (NVIDIA "
+            "GA102 whitepaper appendix, "
+            "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf); TF32 half "
+            "of that; no FP8 (C++ Programming Guide 20.7.1)",
         ],
     },
     "rtx-3090": {
@@ -134,11 +137,11 @@ PROFILES = {
         "mem_clock_mhz": 9751, "sm_clock_mhz": 1695, "total_mem_bytes": 25327697920, "hbm_gbps": 936,
         "fp32_tflops": 35.6, "tf32_tflops": 35.6, "bf16_tflops": 71, "fp16_tflops": 71, "fp8_tflops": None,
         "sources": [
-            "device (82 SMs, 1695 MHz, 9751 MHz x 384-bit, L2 6291456 B, 25327697920 B): deviceQuery, github.com/"
-            "thamada/nvidia-smi gls/RTX3090_deviceQuery.py",
-            "936 GB/s, FP32 35.6, TF32 35.6, FP16 and BF16 with FP32 accumulate 71 (FP16 accumulate: 142): NVIDIA GA102 "
-            "whitepaper, Appendix A (URL as rtx-3060; read via docslib.org copy and quotations); BF16 71.2 also in RTX "
-            "Blackwell whitepaper Table 3; no FP8 (C++ Programming Guide 20.7.1)",
+            "device (82 SMs, 1695 MHz, 9751 MHz x 384-bit, L2 6291456 B, 25327697920 B): deviceQuery, "
+            "github.com/thamada/nvidia-smi gls/RTX3090_deviceQuery.py",
+            "936 GB/s, FP32 35.6, TF32 35.6, FP16 and BF16 with FP32 accumulate 71 (FP16 accumulate: 142): NVIDIA "
+            "GA102 whitepaper, Appendix A (URL as rtx-3060; read via docslib.org copy and quotations); BF16 71.2 also "
+            "in RTX Blackwell whitepaper Table 3; no FP8 (C++ Programming Guide 20.7.1)",
         ],
     },
     "l4": {
@@ -146,8 +149,8 @@ PROFILES = {
         "mem_clock_mhz": 6251, "sm_clock_mhz": 2040, "total_mem_bytes": 23570219008, "hbm_gbps": 300,
         "fp32_tflops": 30.3, "tf32_tflops": 60, "bf16_tflops": 121, "fp16_tflops": 121, "fp8_tflops": 242.5,
         "sources": [
-            "device (58 SMs, 2040 MHz, 6251 MHz x 192-bit, L2 50331648 B, 23570219008 B): deviceQuery, github.com/"
-            "thamada/nvidia-smi gls/L4_deviceQuery.py",
+            "device (58 SMs, 2040 MHz, 6251 MHz x 192-bit, L2 50331648 B, 23570219008 B): deviceQuery, "
+            "github.com/thamada/nvidia-smi gls/L4_deviceQuery.py",
             "300 GB/s, FP32 30.3, TF32 120 / BF16 242 / FP16 242 / FP8 485 with sparsity, halved here: NVIDIA L4 "
             "datasheet, https://resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet (read via "
             "github.com/winston-zhang-orz/gpu-specs specs.md and a sourcecode.com store listing)",
@@ -158,12 +161,13 @@ PROFILES = {
         "mem_clock_mhz": 10501, "sm_clock_mhz": 2520, "total_mem_bytes": 25386352640, "hbm_gbps": 1008,
         "fp32_tflops": 82.6, "tf32_tflops": 82.6, "bf16_tflops": 165.2, "fp16_tflops": 165.2, "fp8_tflops": 330.3,
         "sources": [
-            "device (128 SMs, 2520 MHz, 10501 MHz x 384-bit, L2 75497472 B, 25386352640 B): deviceQuery, github.com/"
-            "thamada/nvidia-smi gls/RTX4090_deviceQuery.py",
+            "device (128 SMs, 2520 MHz, 10501 MHz x 384-bit, L2 75497472 B, 25386352640 B): deviceQuery, "
+            "github.com/thamada/nvidia-smi gls/RTX4090_deviceQuery.py",
             "1008 GB/s, FP32 82.6, TF32 82.6, FP16/BF16 with FP32 accumulate 165.2 (FP16 accumulate 330.3), FP8 with "
-            "FP32 accumulate 330.3 (FP16 accumulate 660.6; corrected in whitepaper v2.02): NVIDIA Ada GPU Architecture "
-            "whitepaper, Appendix A Table 2, https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-"
-            "architecture.pdf (read via quotations in public repositories)",
+            "FP32 accumulate 330.3 (FP16 accumulate 660.6; corrected in whitepaper v2.02): NVIDIA Ada GPU "
+            "Architecture whitepaper, Appendix A Table 2, "
+            "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf (read via "
+            "quotations in public repositories)",
         ],
     },
     "h100-pcie": {
@@ -175,8 +179,9 @@ PROFILES = {
             "cards in public GitHub repositories; the driver reports 1593 MHz (2039 GB/s), so 1563 here is the clock "
             "that gives the datasheet's 2000 GB/s",
             "2000 GB/s HBM2e, FP32 51, TF32 756 / BF16 1513 / FP16 1513 / FP8 3026 with sparsity, halved here: NVIDIA "
-            "H100 datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet (read via "
-            "archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html); the product brief PB-11133 says '> 2,000 GB/s'",
+            "H100 datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet (read "
+            "via archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html); the product brief PB-11133 says '> 2,000 "
+            "GB/s'",
         ],
     },
     "h100-sxm": {
@@ -184,11 +189,12 @@ PROFILES = {
         "mem_clock_mhz": 2619, "sm_clock_mhz": 1980, "total_mem_bytes": 85045477376, "hbm_gbps": 3350,
         "fp32_tflops": 67, "tf32_tflops": 494, "bf16_tflops": 989, "fp16_tflops": 989, "fp8_tflops": 1979,
         "sources": [
-            "device (132 SMs, 1980 MHz, 2619 MHz x 5120-bit, L2 52428800 B, 85045477376 B): deviceQuery, github.com/"
-            "thamada/nvidia-smi nvsim/H100SXMx8_deviceQuery.py (other public logs agree)",
-            "3350 GB/s, FP32 67, TF32 989 / BF16 1979 / FP8 3958 with sparsity: NVIDIA H100 datasheet (URL as h100-pcie, "
-            "via hpctech.co.jp); dense BF16 989 and FP8 1979: NVIDIA exemplar-performance README 'Peak Theoretical "
-            "Throughput', https://github.com/NVIDIA/exemplar-performance; dense TF32 494: NVIDIA GH200 datasheet",
+            "device (132 SMs, 1980 MHz, 2619 MHz x 5120-bit, L2 52428800 B, 85045477376 B): deviceQuery, "
+            "github.com/thamada/nvidia-smi nvsim/H100SXMx8_deviceQuery.py (other public logs agree)",
+            "3350 GB/s, FP32 67, TF32 989 / BF16 1979 / FP8 3958 with sparsity: NVIDIA H100 datasheet (URL as "
+            "h100-pcie, via hpctech.co.jp); dense BF16 989 and FP8 1979: NVIDIA exemplar-performance README 'Peak "
+            "Theoretical Throughput', https://github.com/NVIDIA/exemplar-performance; dense TF32 494: NVIDIA GH200 "
+            "datasheet",
         ],
     },
     "h200": {
@@ -202,8 +208,8 @@ PROFILES = {
             "132 SMs and 1980 MHz: the 67 TFLOP/s FP32 = 132 x 128 x 2 x 1.98 GHz, as on H100 SXM; a public H200 "
             "cluster config lists max SM clock 1980 MHz and max memory clock 3201 MHz (the driver's clock: 4917 GB/s "
             "on 6144 bits; 3125 gives the datasheet 4800); 143771 MiB: nvidia-smi memory.total in public test data",
-            "L2 62914560 B and 6144-bit bus (unverified: no H200 deviceQuery found; GH200 boards with the same six-stack "
-            "GH100 report 62914560 B and 6144 bits in public deviceQuery logs)",
+            "L2 62914560 B and 6144-bit bus (unverified: no H200 deviceQuery found; GH200 boards with the same "
+            "six-stack GH100 report 62914560 B and 6144 bits in public deviceQuery logs)",
         ],
     },
     "b200": {
@@ -213,12 +219,13 @@ PROFILES = {
         "sources": [
             "HGX/DGX B200 at 1000 W (the GB200 part at 1200 W is faster: BF16 2500, FP32 80): NVIDIA HGX B200 table, "
             "per GPU 180 GB HBM3E, 7.7 TB/s, FP32 75, TF32 2.2 / FP16 and BF16 4.5 / FP8 9 PFLOPS with sparsity, "
-            "https://www.nvidia.com/en-us/data-center/hgx/ (read via zdszero.github.io copy); dense BF16 2250, FP8 4500 "
-            "and 7.7 TB/s: NVIDIA exemplar-performance README (B200 reference architecture); DGX B200 marketing says 8 TB/s",
-            "device (148 SMs, L2 132644864 B = 129536 KiB, max SM clock 1965 MHz, 182631 MiB): two B200 property dumps in "
-            "public GitHub repositories; Blackwell Tuning Guide says L2 126 MB",
-            "8192-bit bus and 3760 MHz (unverified: no B200 deviceQuery found; 8 HBM3e stacks x 1024 bits, clock chosen "
-            "to give 7700 GB/s)",
+            "https://www.nvidia.com/en-us/data-center/hgx/ (read via zdszero.github.io copy); dense BF16 2250, FP8 "
+            "4500 and 7.7 TB/s: NVIDIA exemplar-performance README (B200 reference architecture); DGX B200 marketing "
+            "says 8 TB/s",
+            "device (148 SMs, L2 132644864 B = 129536 KiB, max SM clock 1965 MHz, 182631 MiB): two B200 property "
+            "dumps in public GitHub repositories; Blackwell Tuning Guide says L2 126 MB",
+            "8192-bit bus and 3760 MHz (unverified: no B200 deviceQuery found; 8 HBM3e stacks x 1024 bits, clock "
+            "chosen to give 7700 GB/s)",
         ],
     },
     "rtx-5090": {
@@ -231,8 +238,9 @@ PROFILES = {
             "1792 GB/s, 170 SMs, 2407 MHz, 96 MB L2, BF16 with FP32 accumulate 209.5 (sparse 419), FP8 with FP32 "
             "accumulate 419 (FP16 accumulate 838): NVIDIA RTX Blackwell GPU Architecture whitepaper, Table 3, "
             "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf "
-            "(read via quotations in public repositories); FP32 104.8 = 21760 x 2 x 2.407 GHz; FP16 (FP32 acc.) taken "
-            "equal to BF16; TF32 104.8 (unverified: secondary table github.com/lamonoai/gpumap lists 105 dense)",
+            "(read via quotations in public repositories); FP32 104.8 = 21760 x 2 x 2.407 GHz",
+            "FP16 with FP32 accumulate 209.5 (unverified: the stored quotations give only the BF16 row; equal to BF16 "
+            "on every other GeForce table); TF32 104.8 (unverified: secondary github.com/lamonoai/gpumap: 105 dense)",
         ],
     },
 }

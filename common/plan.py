@@ -80,6 +80,7 @@ class Plan:
     launches: list
     predictions: dict
     notes: list = field(default_factory=list)   # sizes scaled to fit, what the lab does not model here
+    configs: list = field(default_factory=list)  # common.config.Resolved of every kernel family the plan resolved
 
     @property
     def running(self) -> list[str]:
@@ -99,6 +100,9 @@ class Plan:
                       "why not": v.why} for v in self.variants], title="variants", file=file)
         if self.launches:
             print_table([x.row() for x in self.launches], title="kernel launches of the benchmark case", file=file)
+        if self.configs:
+            print_table([r.row() for r in self.configs], ["kernel family", "configuration", "from"],
+                        title="configurations", file=file)
         if self.predictions:
             print_table([{"prediction": k, "value": v} for k, v in self.predictions.items()],
                         title=f"predictions for {g.name}", file=file)
@@ -118,6 +122,8 @@ def _takes(fn, name: str) -> bool:
 
 def make(lab_mod, bench_mod=None, gpu: device.DeviceInfo | None = None, size=None) -> Plan:
     """The plan of a lab on `gpu` (default: the GPU every prediction uses here, common.device.current())."""
+    from . import config
+
     gpu = gpu or device.current()
     variants = []
     for v in list(getattr(lab_mod, "VARIANTS", [])) + list(getattr(lab_mod, "PEERS", [])):
@@ -125,18 +131,20 @@ def make(lab_mod, bench_mod=None, gpu: device.DeviceInfo | None = None, size=Non
         variants.append(VariantPlan(v.name, v.impl, ok, why))
     launches: list[Launch] = []
     notes: list[str] = []
-    fn = getattr(lab_mod, "launches", None)
-    if fn is not None:
-        got = fn(gpu, size) if _takes(fn, "size") else fn(gpu)
-        runs = {v.name for v in variants if v.runs}
-        launches = [x for x in got if not x.variant or x.variant in runs]
     predictions = {}
-    pfn = getattr(bench_mod, "predict", None) if bench_mod is not None else None
-    if pfn is not None:
-        predictions = dict(pfn(gpu))
+    with config.recording() as rec:
+        fn = getattr(lab_mod, "launches", None)
+        if fn is not None:
+            got = fn(gpu, size) if _takes(fn, "size") else fn(gpu)
+            runs = {v.name for v in variants if v.runs}
+            launches = [x for x in got if not x.variant or x.variant in runs]
+        pfn = getattr(bench_mod, "predict", None) if bench_mod is not None else None
+        if pfn is not None:
+            predictions = dict(pfn(gpu))
     notes.extend(getattr(lab_mod, "PLAN_NOTES", []))
     name = (lab_mod.__package__ or lab_mod.__name__)
-    return Plan(lab=name, gpu=gpu, variants=variants, launches=launches, predictions=predictions, notes=notes)
+    return Plan(lab=name, gpu=gpu, variants=variants, launches=launches, predictions=predictions, notes=notes,
+                configs=rec.used)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
