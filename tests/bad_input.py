@@ -1,8 +1,9 @@
-"""Bad input never crashes a wrapper, hangs, or returns garbage: it raises a TypeError/ValueError naming the argument,
-or gives the right answer.
+"""The bad-input rules every wrapper is held to, for the test files that apply them (tests/test_bad_input_phase*.py,
+one per phase, so a GPU run spreads them over its workers; tests/test_bad_input_huge.py for 2^31 elements).
 
-Every public wrapper is reached through the lab contract (the Variant.fn of every variant of every lab of phases 1-3),
-one test per (category, variant):
+Bad input never crashes a wrapper, hangs, or returns garbage: it raises a TypeError/ValueError naming the argument,
+or gives the right answer. Every public wrapper is reached through the lab contract (the Variant.fn of every variant of
+every lab), one test per (category, variant):
   host_array     NumPy/CPU-torch arrays where device arrays are needed -> TypeError saying how to move them
                  (CPU tier for the CUDA C wrappers: validation runs before any launch; GPU tier for all)
   wrong_dtype    the first array in a dtype the variant does not take -> TypeError/ValueError
@@ -27,31 +28,31 @@ from tests.helpers import skip_unless_available
 
 GPU = device.has_gpu()
 WHERE = "cuda" if GPU else "cpu"
-# phases 1-3; phase 4 joins when its labs are finished (add "phase4_optimization" here): its wrappers are being
-# written now
-COVERED = ("phase1_architecture", "phase2_cuda", "phase3_triton")
-LABS = [(q, m) for q, m in lab_modules() if q.split(".")[0] in COVERED]
+LABS = lab_modules()
 CATEGORIES = ["wrong_dtype", "wrong_rank", "wrong_out", "strided", "neg_stride", "misaligned", "empty", "nan_inf"]
 
 
-def _ours():
+def ours(phases):
+    """(qualified lab name, lab module, variant) of every variant of ours in the labs of `phases`."""
     for qual, mod in LABS:
+        if qual.split(".")[0] not in phases:
+            continue
         for v in getattr(mod, "VARIANTS", []):
             if v.impl in ("cuda", "triton"):
                 yield qual, mod, v
 
 
-def _cost(size):
+def cost(size):
     dims = size if isinstance(size, (tuple, list)) else (size,)
     # phase 4 sizes may carry non-numeric fields (lab02's op name, lab06's causal flag): only the dimensions count
-    return int(np.prod([max(int(d), 1) for d in _numeric(dims)]))
+    return int(np.prod([max(int(d), 1) for d in numeric(dims)]))
 
 
-def _numeric(dims):
+def numeric(dims):
     return [d for d in dims if isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))]
 
 
-def _cases(mod):
+def cases(mod):
     return mod.CHECK_CASES if GPU else mod.CPU_CHECK_CASES
 
 
@@ -63,36 +64,37 @@ def _serves(v, case) -> bool:
 
 def small_case(mod, v):
     """A small case with more than two elements (so views and offsets mean something), in a dtype the variant takes."""
-    mine = [c for c in _cases(mod) if _serves(v, c)] or [(c[0], v.dtypes[0]) for c in _cases(mod)]
-    big = [c for c in mine if _cost(c[0]) >= 3 and 0 not in _numeric(c[0] if isinstance(c[0], tuple) else (c[0],))]
-    return min(big or mine, key=lambda c: _cost(c[0]))
+    mine = [c for c in cases(mod) if _serves(v, c)] or [(c[0], v.dtypes[0]) for c in cases(mod)]
+    big = [c for c in mine if cost(c[0]) >= 3 and 0 not in numeric(c[0] if isinstance(c[0], tuple) else (c[0],))]
+    return min(big or mine, key=lambda c: cost(c[0]))
 
 
 def medium_case(mod, v):
     """The largest case under a cap (the interpreter is slow): what a vector-load path and its tail both see."""
     cap = 1 << 20 if GPU else 6000
-    mine = [c for c in _cases(mod) if _serves(v, c) and _cost(c[0]) <= cap]
-    return max(mine, key=lambda c: _cost(c[0])) if mine else small_case(mod, v)
+    mine = [c for c in cases(mod) if _serves(v, c) and cost(c[0]) <= cap]
+    return max(mine, key=lambda c: cost(c[0])) if mine else small_case(mod, v)
 
 
-def _params(categories):
+def params(categories, phases):
+    """pytest params (mod, v, category) for every variant of ours in `phases`, marked gpu where it needs one."""
     out = []
-    for qual, mod, v in _ours():
+    for qual, mod, v in ours(phases):
         for cat in categories:
             marks = [] if v.runs_without_gpu else [pytest.mark.gpu]
             out.append(pytest.param(mod, v, cat, id=f"{qual.split('.')[-1]}:{v.name}:{cat}", marks=marks))
     return out
 
 
-def _is_array(x):
+def is_array(x):
     return arrays.library(x) in ("cupy", "numpy", "torch")
 
 
-def _array_positions(inputs):
-    return [i for i, x in enumerate(inputs) if _is_array(x)]
+def array_positions(inputs):
+    return [i for i, x in enumerate(inputs) if is_array(x)]
 
 
-def _out_for(mod, ref, dtype, like, shape_fn=lambda s: s):
+def out_for(mod, ref, dtype, like, shape_fn=lambda s: s):
     out_dt = getattr(mod, "out_dtype", lambda d: d)(dtype)
     if isinstance(ref, tuple):
         dts = out_dt if isinstance(out_dt, tuple) else (out_dt,) * len(ref)
@@ -101,7 +103,7 @@ def _out_for(mod, ref, dtype, like, shape_fn=lambda s: s):
     return check.poisoned(shape_fn(ref.shape), out_dt, like)
 
 
-def _reference(mod, inputs):
+def reference(mod, inputs):
     return lab.reference_of(mod, inputs)
 
 
@@ -110,32 +112,32 @@ def _tol(mod, size, dtype):
     return fn(size, dtype) if fn else None
 
 
-def _assert_right(mod, res, ref, size, dtype, what):
+def assert_right(mod, res, ref, size, dtype, what):
     pairs = zip(res, ref) if isinstance(ref, tuple) else [(res, ref)]
     for i, (o, r) in enumerate(pairs):
         c = check.compare(o, r, dtype, _tol(mod, size, dtype))
         assert c.ok, f"{what}: output {i} is wrong, not refused: {c.message} [seed {check.seed()}]"
 
 
-def _error_or_right(mod, v, inputs, size, dtype, what):
+def error_or_right(mod, v, inputs, size, dtype, what):
     """The wrapper either refuses with TypeError/ValueError, or its answer matches the reference on these inputs."""
     try:
-        ref = _reference(mod, inputs)
+        ref = reference(mod, inputs)
     except Exception:  # noqa: BLE001 - the reference cannot make sense of it: the wrapper must refuse
         ref = None
-    like = inputs[_array_positions(inputs)[0]]
+    like = inputs[array_positions(inputs)[0]]
     try:
-        out = _out_for(mod, ref, dtype, like) if ref is not None else None
+        out = out_for(mod, ref, dtype, like) if ref is not None else None
         res = v.fn(*inputs, out=out)
     except (TypeError, ValueError) as e:
         assert str(e), f"{what}: {type(e).__name__} without a message"
         return "refused"
     assert ref is not None, f"{what}: accepted input the float64 reference cannot make sense of"
-    _assert_right(mod, res, ref, size, dtype, what)
+    assert_right(mod, res, ref, size, dtype, what)
     return "right"
 
 
-def _refused(fn, what, *args, **kw):
+def refused(fn, what, *args, **kw):
     try:
         fn(*args, **kw)
     except (TypeError, ValueError) as e:
@@ -147,7 +149,7 @@ def _refused(fn, what, *args, **kw):
 # ---------------------------------------------------------------------------------------------------------------------
 # Array surgery that works for NumPy, CuPy and torch alike
 # ---------------------------------------------------------------------------------------------------------------------
-def _cast(x, dtype):
+def cast(x, dtype):
     if arrays.library(x) == "torch":
         import torch
 
@@ -155,7 +157,7 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
-def _strided(x):
+def strided(x):
     shape = tuple(x.shape)
     base = arrays.empty(shape[:-1] + (2 * shape[-1],), arrays.dtype_name(x), x)
     base[..., ::2] = x
@@ -164,7 +166,7 @@ def _strided(x):
     return view
 
 
-def _offset(x, k=1):
+def offset(x, k=1):
     """The same values, contiguous, starting k elements past an allocation (so never 16-byte aligned for k=1)."""
     n = arrays.size(x)
     flat = arrays.empty((n + k,), arrays.dtype_name(x), x)
@@ -174,14 +176,14 @@ def _offset(x, k=1):
     return view.reshape(tuple(x.shape))
 
 
-def _neg_stride(x):
+def neg_stride(x):
     base = x[::-1].copy()
     return base[::-1]
 
 
-def _resize(size, first):
+def resize(size, first):
     if isinstance(size, (tuple, list)):
-        i = next(j for j, d in enumerate(size) if d in _numeric([d]))     # the first dimension, past an op name
+        i = next(j for j, d in enumerate(size) if d in numeric([d]))     # the first dimension, past an op name
         return tuple(size[:i]) + (first,) + tuple(size[i + 1:])
     return first
 
@@ -189,20 +191,19 @@ def _resize(size, first):
 # ---------------------------------------------------------------------------------------------------------------------
 # Host arrays where device arrays are needed
 # ---------------------------------------------------------------------------------------------------------------------
-def _host_params():
+def host_params(phases):
     out = []
-    for qual, mod, v in _ours():
+    for qual, mod, v in ours(phases):
         # on the CPU, host arrays are what Triton variants (the interpreter) take: nothing to refuse there
         marks = [pytest.mark.gpu] if v.runs_without_gpu else []
         out.append(pytest.param(mod, v, id=f"{qual.split('.')[-1]}:{v.name}", marks=marks))
     return out
 
 
-@pytest.mark.parametrize("mod,v", _host_params())
-def test_host_arrays_are_refused_with_a_hint(mod, v):
+def check_host_arrays_are_refused_with_a_hint(mod, v):
     size, dtype = small_case(mod, v)
     inputs = mod.make_inputs(size, dtype, check.rng(0), "cpu")
-    e = _refused(v.fn, f"{v.name} with host arrays", *inputs)
+    e = refused(v.fn, f"{v.name} with host arrays", *inputs)
     assert isinstance(e, TypeError), f"{v.name}: host arrays raised {type(e).__name__}, expected TypeError: {e}"
     msg = str(e)
     assert "cupy.asarray" in msg or ".cuda()" in msg or "GPU" in msg, f"{v.name}: the message says no fix: {msg}"
@@ -212,72 +213,71 @@ def test_host_arrays_are_refused_with_a_hint(mod, v):
 # ---------------------------------------------------------------------------------------------------------------------
 # The other categories, wherever the variant can run
 # ---------------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mod,v,cat", _params(CATEGORIES))
-def test_bad_input(mod, v, cat):
+def check_bad_input(mod, v, cat):
     skip_unless_available(v)
     size, dtype = medium_case(mod, v) if cat in ("misaligned", "nan_inf") else small_case(mod, v)
     inputs = list(mod.make_inputs(size, dtype, check.rng(1), WHERE))
-    pos = _array_positions(inputs)
+    pos = array_positions(inputs)
     first = pos[0]
     what = f"{v.name} [{cat}, {size} {dtype}]"
 
     if cat == "wrong_dtype":
         bad = "float64" if "float64" not in v.dtypes else "int8"
-        inputs[first] = _cast(inputs[first], bad)
-        _refused(v.fn, what, *inputs)
+        inputs[first] = cast(inputs[first], bad)
+        refused(v.fn, what, *inputs)
 
     elif cat == "wrong_rank":
         inputs[first] = inputs[first].reshape((1,) + tuple(inputs[first].shape))
-        _error_or_right(mod, v, inputs, size, dtype, what)
+        error_or_right(mod, v, inputs, size, dtype, what)
 
     elif cat == "wrong_out":
-        ref = _reference(mod, inputs)
-        out = _out_for(mod, ref, dtype, inputs[first], lambda s: (s[0] + 1,) + tuple(s[1:]) if len(s) else (2,))
-        _refused(v.fn, what + " (out too long)", *inputs, out=out)
+        ref = reference(mod, inputs)
+        out = out_for(mod, ref, dtype, inputs[first], lambda s: (s[0] + 1,) + tuple(s[1:]) if len(s) else (2,))
+        refused(v.fn, what + " (out too long)", *inputs, out=out)
         if len(pos) >= 2 and inputs[pos[1]].shape[0] > 1:
             short = list(inputs)
             short[pos[1]] = inputs[pos[1]][:-1]
-            _refused(v.fn, what + " (second array short)", *short)
+            refused(v.fn, what + " (second array short)", *short)
 
     elif cat == "strided":
-        inputs[first] = _strided(inputs[first])
-        _error_or_right(mod, v, inputs, size, dtype, what)
+        inputs[first] = strided(inputs[first])
+        error_or_right(mod, v, inputs, size, dtype, what)
 
     elif cat == "neg_stride":
         if arrays.library(inputs[first]) == "torch":
             pytest.skip("torch tensors have no negative strides")
-        inputs[first] = _neg_stride(inputs[first])
-        _error_or_right(mod, v, inputs, size, dtype, what)
+        inputs[first] = neg_stride(inputs[first])
+        error_or_right(mod, v, inputs, size, dtype, what)
 
     elif cat == "misaligned":
-        ref = _reference(mod, inputs)
-        shifted = [_offset(x) if _is_array(x) else x for x in inputs]
-        out = _out_for(mod, ref, dtype, inputs[first])
-        out = tuple(_offset(o) for o in out) if isinstance(out, tuple) else _offset(out)
+        ref = reference(mod, inputs)
+        shifted = [offset(x) if is_array(x) else x for x in inputs]
+        out = out_for(mod, ref, dtype, inputs[first])
+        out = tuple(offset(o) for o in out) if isinstance(out, tuple) else offset(out)
         try:
             res = v.fn(*shifted, out=out)
         except ValueError as e:
             assert "align" in str(e).lower(), f"{what}: refused without saying why: {e}"
             return
-        _assert_right(mod, res, ref, size, dtype, what)
+        assert_right(mod, res, ref, size, dtype, what)
 
     elif cat == "empty":
         try:
-            empty_inputs = mod.make_inputs(_resize(size, 0), dtype, check.rng(2), WHERE)
+            empty_inputs = mod.make_inputs(resize(size, 0), dtype, check.rng(2), WHERE)
         except (ValueError, TypeError, IndexError, ZeroDivisionError):
             pytest.skip("the lab makes no inputs of that size")
         try:
-            ref = _reference(mod, empty_inputs)
+            ref = reference(mod, empty_inputs)
         except Exception:  # noqa: BLE001
             ref = None
-        like = empty_inputs[_array_positions(empty_inputs)[0]]
+        like = empty_inputs[array_positions(empty_inputs)[0]]
         try:
-            res = v.fn(*empty_inputs, out=_out_for(mod, ref, dtype, like) if ref is not None else None)
+            res = v.fn(*empty_inputs, out=out_for(mod, ref, dtype, like) if ref is not None else None)
         except ValueError as e:
             assert str(e)
             return
         if ref is not None:
-            _assert_right(mod, res, ref, _resize(size, 0), dtype, what)
+            assert_right(mod, res, ref, resize(size, 0), dtype, what)
 
     elif cat == "nan_inf":
         x = inputs[first]
@@ -287,9 +287,9 @@ def test_bad_input(mod, v, cat):
         flat[0] = float("nan")
         if arrays.size(x) > 2:
             flat[arrays.size(x) - 1] = float("inf")
-        ref = _reference(mod, inputs)
-        res = v.fn(*inputs, out=_out_for(mod, ref, dtype, x))
-        _assert_right(mod, res, ref, size, dtype, what)
+        ref = reference(mod, inputs)
+        res = v.fn(*inputs, out=out_for(mod, ref, dtype, x))
+        assert_right(mod, res, ref, size, dtype, what)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ def _mod(name):
     return dict(LABS).get(name)
 
 
-def _huge_params():
+def huge_params():
     out = []
     for name in ("phase1_architecture.lab02_vector_add", "phase2_cuda.lab06_reduction", "phase2_cuda.lab07_softmax",
                  "phase3_triton.lab03_fused_softmax"):
@@ -318,8 +318,7 @@ def _huge_params():
     return out
 
 
-@pytest.mark.parametrize("name,v", _huge_params())
-def test_more_than_2_31_elements(name, v):
+def check_more_than_2_31_elements(name, v):
     skip_unless_available(v)
     import cupy
 

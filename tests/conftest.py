@@ -113,3 +113,14 @@ def tuning_record(tmp_path, monkeypatch):
     tuned.forget()
     yield write
     tuned.forget()
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_overrides():
+    """A test that runs a lab with --set NAME=VALUE leaves no override behind for the next test (the overrides and
+    the record of resolved configurations are process-wide, like the command line they come from)."""
+    yield
+    from common import config
+
+    config.set_overrides([])
+    config.forget()

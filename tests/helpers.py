@@ -46,3 +46,30 @@ def skip_unless_available(variant):
     ok, why = variant.available()
     if not ok:
         pytest.skip(why)
+
+
+def variant_params(phases) -> list:
+    """pytest params (mod, variant) for every variant and peer of the labs of `phases`, marked gpu where needed."""
+    from common import lab as course_lab
+    from tests.conftest import lab_modules
+
+    out = []
+    for name, mod in lab_modules():
+        if name.split(".")[0] not in phases:
+            continue
+        for v in getattr(mod, "VARIANTS", []) + getattr(mod, "PEERS", []):
+            out.append(pytest.param(mod, v, id=f"{name}:{v.name}", marks=[] if v.runs_without_gpu else [pytest.mark.gpu]))
+    assert all(isinstance(p.values[1], course_lab.Variant) for p in out)
+    return out
+
+
+def check_variant_matches_reference(mod, variant) -> None:
+    """Every check case of the lab (CHECK_CASES on a GPU, CPU_CHECK_CASES in the interpreter) through the variant:
+    fresh inputs, poisoned and guarded outputs, the float64 reference."""
+    from common import device, lab as course_lab
+
+    skip_unless_available(variant)
+    cases = mod.CHECK_CASES if device.has_gpu() else mod.CPU_CHECK_CASES
+    rows, all_ok = course_lab.check_variants(mod, [variant], cases, verbose=False)
+    assert rows[0]["cases"] > 0, f"{variant.name}: no case ran ({rows[0]['result']})"
+    assert all_ok, rows[0]["result"]

@@ -1,4 +1,5 @@
 """Property sweep: random shapes, dtypes, offsets and strides for every wrapper, checked against the float64 reference.
+The sweep itself; tests/test_properties_phase*.py run it, one file per phase (a GPU run spreads them over its workers).
 
 A seeded sweep (the process seed, COURSE_SEED to replay, is printed in every failure) rather than hypothesis, so the
 same test runs on the CPU machine (Triton variants in the interpreter, small draws) and on the GPU (every variant,
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from common import arrays, check
-from tests import test_bad_input as B
+from tests import bad_input as B
 from tests.helpers import skip_unless_available
 from tests.seeds import GATE_SEEDS, process_seed_is_gate
 
@@ -40,16 +41,16 @@ def draw_size_templated(mod, rng):
     """Phase 4 sizes mix dimensions with fields that are not sizes (lab02's op name, lab06's causal flag) and with
     dimensions tied to the kernels or each other (FIXED): start from a random check case and redraw only its other
     dimensions, log-uniform between the smallest and largest value the cases give them (capped)."""
-    cases = [c[0] for c in B._cases(mod)]
+    cases = [c[0] for c in B.cases(mod)]
     tmpl = cases[int(rng.integers(len(cases)))]
     if not isinstance(tmpl, (tuple, list)):
         return draw_size(mod, rng)
     out = list(tmpl)
     fixed = FIXED.get(mod.__name__.split(".")[1], ())     # phaseN.labNN_name.lab: the lab folder
     for j, t in enumerate(tmpl):
-        if not B._numeric([t]) or j in fixed:
+        if not B.numeric([t]) or j in fixed:
             continue
-        vals = [c[j] for c in cases if isinstance(c, (tuple, list)) and len(c) == len(tmpl) and B._numeric([c[j]])]
+        vals = [c[j] for c in cases if isinstance(c, (tuple, list)) and len(c) == len(tmpl) and B.numeric([c[j]])]
         lo, hi = max(1, min(vals)), min(max(vals), CAP_ND)
         if hi > lo:
             out[j] = min(max(int(round(np.exp(rng.uniform(np.log(lo), np.log(hi + 1))))), lo), hi)
@@ -57,7 +58,7 @@ def draw_size_templated(mod, rng):
 
 
 def draw_size(mod, rng):
-    sizes = [_dims(c[0]) for c in B._cases(mod)]
+    sizes = [_dims(c[0]) for c in B.cases(mod)]
     rank = len(sizes[0])
     out = []
     for j in range(rank):
@@ -66,32 +67,24 @@ def draw_size(mod, rng):
         hi = max(lo, min(hi, CAP_1D if rank == 1 else CAP_ND))
         out.append(int(round(np.exp(rng.uniform(np.log(lo), np.log(hi + 1))))) if hi > lo else lo)
         out[-1] = min(max(out[-1], lo), hi)
-    return out[0] if rank == 1 and not isinstance(B._cases(mod)[0][0], (tuple, list)) else tuple(out)
+    return out[0] if rank == 1 and not isinstance(B.cases(mod)[0][0], (tuple, list)) else tuple(out)
 
 
 # a gate run sweeps every gate seed; a run with a chosen COURSE_SEED (make fuzz) sweeps that one
 SEEDS = GATE_SEEDS if process_seed_is_gate() else (check.seed(),)
 
 
-def _params(ours):
+def params(phases):
+    """pytest params (mod, v, seed) for every variant of ours in `phases` and every seed of this run."""
     return [pytest.param(mod, v, s, id=f"{q.split('.')[-1]}:{v.name}:seed{s}",
-                         marks=[] if v.runs_without_gpu else [pytest.mark.gpu]) for q, mod, v in ours for s in SEEDS]
+                         marks=[] if v.runs_without_gpu else [pytest.mark.gpu])
+            for q, mod, v in B.ours(phases) for s in SEEDS]
 
 
-def _phase4():
-    from tests import test_bad_input_phase4 as B4
-
-    return B4._ours()
-
-
-@pytest.mark.parametrize("mod,v,seed", _params(B._ours()))
-def test_random_shapes_dtypes_layouts(mod, v, seed):
-    _sweep(mod, v, draw_size, seed)
-
-
-@pytest.mark.parametrize("mod,v,seed", _params(_phase4()))
-def test_random_shapes_dtypes_layouts_phase4(mod, v, seed):
-    _sweep(mod, v, draw_size_templated, seed)
+def sweep(mod, v, seed):
+    """The random draws of one variant; phase 4's sizes are templated (they mix dimensions with other fields)."""
+    templated = mod.__name__.startswith("phase4_")
+    _sweep(mod, v, draw_size_templated if templated else draw_size, seed)
 
 
 def _sweep(mod, v, draw, seed):
@@ -107,15 +100,15 @@ def _sweep(mod, v, draw, seed):
         layout = LAYOUTS[d % len(LAYOUTS)]
         what = f"{v.name}: draw {d} size {size} {dtype} {layout} [seed {seed}: COURSE_SEED={seed} replays it]"
         inputs = list(mod.make_inputs(size, dtype, np.random.default_rng([seed, d]), B.WHERE))
-        ref = B._reference(mod, inputs)
-        first = B._array_positions(inputs)[0]
-        out = B._out_for(mod, ref, dtype, inputs[first])
+        ref = B.reference(mod, inputs)
+        first = B.array_positions(inputs)[0]
+        out = B.out_for(mod, ref, dtype, inputs[first])
         if layout == "offset":
             k = int(rng.integers(1, 4))
-            inputs = [B._offset(x, k) if B._is_array(x) else x for x in inputs]
-            out = tuple(B._offset(o, k) for o in out) if isinstance(out, tuple) else B._offset(out, k)
+            inputs = [B.offset(x, k) if B.is_array(x) else x for x in inputs]
+            out = tuple(B.offset(o, k) for o in out) if isinstance(out, tuple) else B.offset(out, k)
         elif layout == "strided":
-            inputs[first] = B._strided(inputs[first])
+            inputs[first] = B.strided(inputs[first])
         try:
             res = v.fn(*inputs, out=out)
         except (TypeError, ValueError) as e:
@@ -124,7 +117,7 @@ def _sweep(mod, v, draw, seed):
             if layout == "offset":
                 assert "align" in str(e).lower(), f"{what}: refused an offset view without saying why: {e}"
             continue
-        B._assert_right(mod, res, ref, size, dtype, what)
+        B.assert_right(mod, res, ref, size, dtype, what)
         if layout != "strided":
             # the answer went into the caller's out (the offset view), not a private copy
             outs = res if isinstance(res, tuple) else (res,)

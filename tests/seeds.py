@@ -13,8 +13,8 @@ import os
 GATE_SEEDS = (20261203, 1, 2)
 
 # the suites whose inputs depend on the process seed: what `make fuzz` runs for each fresh seed
-RANDOMIZED_SUITES = ("tests/test_properties.py", "tests/test_labs.py", "tests/test_bad_input.py",
-                     "tests/test_bad_input_phase4.py")
+RANDOMIZED_SUITES = tuple(f"tests/test_{suite}_phase{n}.py" for suite in ("properties", "variants", "bad_input")
+                          for n in (1, 2, 3, 4))
 
 REGRESSIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "regression_seeds.json")
 

@@ -1,7 +1,7 @@
-"""Bad input for phase 4: the categories of tests/test_bad_input.py, for every variant of every phase 4 lab, plus the
+"""Bad input for phase 4: the categories of tests/bad_input.py, for every variant of every phase 4 lab, plus the
 public wrappers that no variant reaches directly.
 
-1. Per variant (test_bad_input.py's own test bodies, run on phase 4's labs): host arrays for the CUDA C variants
+1. Per variant (tests/bad_input.py's rules, run on phase 4's labs): host arrays for the CUDA C variants
    (CPU tier), and wrong_dtype / wrong_rank / wrong_out / strided / neg_stride / misaligned / empty / nan_inf
    wherever the variant runs (Triton in the interpreter on the CPU; everything on a GPU).
 2. Per public wrapper, called directly (lab02 linear / residual_layernorm / bias_gelu / bias_residual /
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from common import arrays, check, lab
-from tests import test_bad_input as B
+from tests import bad_input as B
 from tests.conftest import lab_modules
 from tests.helpers import skip_unless_available
 
@@ -59,13 +59,13 @@ def _vid(qual, v, cat=None):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# 1. Every variant of every phase 4 lab, through test_bad_input.py's categories
+# 1. Every variant of every phase 4 lab, through tests/bad_input.py's categories
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mod,v", [
     pytest.param(mod, v, id=_vid(q, v), marks=[pytest.mark.gpu] if v.runs_without_gpu else [])
     for q, mod, v in _ours()])
 def test_host_arrays_are_refused_with_a_hint(mod, v):
-    B.test_host_arrays_are_refused_with_a_hint(mod, v)
+    B.check_host_arrays_are_refused_with_a_hint(mod, v)
 
 
 @pytest.mark.parametrize("mod,v,cat", [
@@ -76,7 +76,7 @@ def test_bad_input(mod, v, cat):
     # the kernels; the generic NaN placement is meaningful there too)
     if cat == "nan_inf" and hasattr(mod, "BlockPlan"):
         return _block_nan_inf(mod, v)
-    B.test_bad_input(mod, v, cat)
+    B.check_bad_input(mod, v, cat)
 
 
 def _block_nan_inf(mod, v):
@@ -91,7 +91,7 @@ def _block_nan_inf(mod, v):
     flat = x.reshape(-1)
     flat[0] = float("nan")
     flat[arrays.size(x) - 1] = float("inf")
-    ref = B._reference(mod, inputs)
+    ref = B.reference(mod, inputs)
     expected = ref.copy()
     attention = "triton" if v.fn is mod.block_ours_triton_attention else mod.BlockPlan(*inputs).attention
     if attention == "hopper":
@@ -101,8 +101,8 @@ def _block_nan_inf(mod, v):
                 t = int(np.flatnonzero(bad)[0])
                 expected[b, t // tile * tile:t] = np.nan
         assert np.isnan(expected).sum() > np.isnan(ref).sum(), "no non-finite token past the start of its tile"
-    res = v.fn(*inputs, out=B._out_for(mod, ref, dtype, x))
-    B._assert_right(mod, res, expected, size, dtype, f"{v.name} [nan_inf, {size} {dtype}]")
+    res = v.fn(*inputs, out=B.out_for(mod, ref, dtype, x))
+    B.assert_right(mod, res, expected, size, dtype, f"{v.name} [nan_inf, {size} {dtype}]")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -122,12 +122,12 @@ def _attn_params():
 @pytest.mark.parametrize("mod,v,where", _attn_params())
 def test_attention_nan_inf(mod, v, where):
     skip_unless_available(v)
-    cases = [c for c in B._cases(mod) if c[1] in v.dtypes]
+    cases = [c for c in B.cases(mod) if c[1] in v.dtypes]
     if where == "k_any_row":      # not causal: a key every query attends to
         cases = [c for c in cases if not c[0][4] and c[0][2] >= 3] or [c for c in cases if not c[0][4]]
     else:
         cases = [c for c in cases if c[0][4] and c[0][2] >= 3] or cases
-    size, dtype = min(cases, key=lambda c: B._cost(c[0]))
+    size, dtype = min(cases, key=lambda c: B.cost(c[0]))
     inputs = list(mod.make_inputs(size, dtype, check.rng(5), WHERE))
     q, k = inputs[0], inputs[1]
     b, h, s, d = (int(n) for n in q.shape)
@@ -138,7 +138,7 @@ def test_attention_nan_inf(mod, v, where):
     else:
         q[0, 0, s - 1, 0] = float("nan")
         q[b - 1, h - 1, s - 1, d - 1] = float("inf") if (b, h) != (1, 1) else q[b - 1, h - 1, s - 1, d - 1]
-    ref = B._reference(mod, inputs)
+    ref = B.reference(mod, inputs)
     # the documented pattern, read off the reference (so the reference is checked against the claim too)
     o_ref = ref[0]
     if where == "k_any_row":
@@ -149,8 +149,8 @@ def test_attention_nan_inf(mod, v, where):
     clean = [(i, j) for i in range(b) for j in range(h) if (i, j) not in ((0, 0), (b - 1, h - 1))]
     for i, j in clean:
         assert np.isfinite(o_ref[i, j]).all(), "reference: a NaN must stay in its head"
-    res = v.fn(*inputs, out=B._out_for(mod, ref, dtype, q))
-    B._assert_right(mod, res, ref, size, dtype, f"{v.name} [NaN/Inf in {where}, {size} {dtype}]")
+    res = v.fn(*inputs, out=B.out_for(mod, ref, dtype, q))
+    B.assert_right(mod, res, ref, size, dtype, f"{v.name} [NaN/Inf in {where}, {size} {dtype}]")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ def _wrapper_params(cases):
 
 
 def _expect_refusal(fn, args, kw, name, what):
-    e = B._refused(fn, what, *args, **kw)
+    e = B.refused(fn, what, *args, **kw)
     msg = str(e)
     assert name.split(",")[0].strip() in msg, f"{what}: the message does not name {name!r}: {msg}"
     assert "Traceback" not in msg and len(msg) < 500
@@ -324,7 +324,7 @@ def test_transformer_block_refuses_mismatched_weight():
     i = list(mod.PARAM_NAMES).index("w_fc") if "w_fc" in mod.PARAM_NAMES else 4
     bad = list(w)
     bad[i] = bad[i][:-1]          # one row short: the GEMM's inner dimension no longer matches
-    B._refused(mod.block_ours, "lab07.block_ours with a weight one row short", x, nh, *bad)
+    B.refused(mod.block_ours, "lab07.block_ours with a weight one row short", x, nh, *bad)
 
 
 # Host arrays where the GPU is needed: the CUDA C wrappers always (CPU tier: they validate before they look for a
@@ -361,7 +361,7 @@ HOST_CASES = [
     for cid, lab_name, fn_name, build, cuda_c in HOST_CASES])
 def test_public_wrapper_refuses_host_arrays(lab_name, fn_name, build):
     fn = _attr(lab_name, fn_name)
-    e = B._refused(fn, f"{fn_name} with host arrays", *build())
+    e = B.refused(fn, f"{fn_name} with host arrays", *build())
     assert isinstance(e, TypeError), f"{fn_name}: host arrays raised {type(e).__name__}, expected TypeError: {e}"
     msg = str(e)
     assert "cupy.asarray" in msg or ".cuda()" in msg or "GPU" in msg, f"{fn_name}: the message says no fix: {msg}"
@@ -390,7 +390,7 @@ CUDA_CASES = [
     ("flash_attn_cuda:non_contiguous", "lab06_attention", "flash_attn_cuda",
      lambda: (_t((1, 16, 2, 64)).transpose(1, 2),) * 3, {}, "q"),
     ("flash_attn_cuda:misaligned", "lab06_attention", "flash_attn_cuda",
-     lambda: (B._offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
+     lambda: (B.offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
     ("flash_attn_cuda:empty", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 0, 64)),) * 3, {}, "q"),
     ("flash_attn_cuda:causal", "lab06_attention", "flash_attn_cuda", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"causal": 1}, "causal"),
@@ -416,7 +416,7 @@ CUDA_CASES = [
     ("flash_attn_hopper:stride_not_16_bytes", "lab06_attention.hopper", "flash_attn_hopper",
      lambda: (_t((1, 2, 16, 68))[..., :64],) * 3, {}, "q"),
     ("flash_attn_hopper:misaligned", "lab06_attention.hopper", "flash_attn_hopper",
-     lambda: (B._offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
+     lambda: (B.offset(_t((1, 2, 16, 64))),) * 3, {}, "q"),
     ("flash_attn_hopper:kernel", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
      {"kernel": "99"}, "kernel"),
     ("flash_attn_hopper:stages", "lab06_attention.hopper", "flash_attn_hopper", lambda: (_t((1, 2, 16, 64)),) * 3,
@@ -448,11 +448,11 @@ def test_gemm_wgmma_odd_layouts_are_right_or_refused(layout):
     a, b = _t((m, k)), _t((k, n))
     out = None
     if layout == "misaligned_a":
-        a = B._offset(a)
+        a = B.offset(a)
     elif layout == "strided_a":
-        a = B._strided(a)
+        a = B.strided(a)
     elif layout == "misaligned_out":
-        out = B._offset(check.poisoned((m, n), "bfloat16", a))
+        out = B.offset(check.poisoned((m, n), "bfloat16", a))
     ref = mod.reference(arrays.to_numpy(a).astype(np.float64), arrays.to_numpy(b).astype(np.float64))
     try:
         res = mod.gemm_wgmma(a, b, out=out)

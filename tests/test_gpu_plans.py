@@ -73,3 +73,20 @@ def test_every_launch_compiles_and_fits_every_gpu(phase, name):
                 bad.append(f"{slug} ({gpu.arch}) {f.launch.variant or '-'} / {f.launch.kernel}: "
                            + "; ".join(f.problems))
     assert not bad, "\n".join(bad)
+
+
+def test_a_gpu_the_table_does_not_know(monkeypatch, capsys):
+    """A GPU of an architecture with no entry (here a made-up sm_121 card): its limits come from the device, every lab
+    plans on it (what needs sm_80+ runs, the sm_90a rungs do not), and nothing raises."""
+    import dataclasses
+
+    monkeypatch.setattr(device, "ARCHS", dict(device.ARCHS))
+    gpu = dataclasses.replace(device.profile_info("rtx-5090"), name="NVIDIA Future GPU", arch="sm_121", cc_major=12,
+                              cc_minor=1)
+    a = device.register_arch(gpu)
+    assert "sm_121" in device.ARCHS and a.smem_per_block_optin == gpu.smem_per_block_optin
+    assert "does not describe" in capsys.readouterr().err
+    assert lab.arch_matches("sm_121", ("sm_80+",)) and not lab.arch_matches("sm_121", ("sm_90",))
+    for phase, name in LABS:
+        p = plan.make(lab.lab_module(phase, name), lab.bench_module(phase, name), gpu)
+        assert p.variants

@@ -23,8 +23,9 @@ def guards(lab_dir: str, test_file: str) -> tuple:
     """A lab's own tests and the cross-cutting checks of its variants (every variant against float64, bad input,
     the property sweep), selected by the lab's folder name."""
     name = lab_dir.split("/")[-1]
-    return (f"tests/{test_file}", "tests/test_labs.py", "tests/test_bad_input.py", "tests/test_bad_input_phase4.py",
-            "tests/test_properties.py", "-k", name)
+    n = lab_dir.split("/")[0][len("phase")]
+    return (f"tests/{test_file}", f"tests/test_variants_phase{n}.py", f"tests/test_bad_input_phase{n}.py",
+            f"tests/test_properties_phase{n}.py", "-k", name)
 
 
 P1, P2, P3, P4 = "phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"
