@@ -1,13 +1,16 @@
-"""Lab 2.7 softmax: the compiler's view of each rung, the dispatch by row length, the edge-row conventions (all -inf
-rows are NaN, -inf entries are 0, large magnitudes), bad input, misaligned rows, 64-bit row offsets."""
+"""Lab 2.7 softmax: the compiler's view of each rung, the dispatch by row length, the plan on GPUs learners have
+(shared memory, SM count, tuning record, --set), the edge-row conventions (all -inf rows are NaN, -inf entries are 0,
+large magnitudes), bad input, misaligned rows, 64-bit row offsets."""
 import math
+import os
 
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device
+from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab07_softmax import bench as smb
 from phase2_cuda.lab07_softmax import lab as sm
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 CPU_ONLY = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test")
@@ -95,6 +98,94 @@ def test_plan_06_chunks_cover_the_row(rows, cols, dt, vec):
     assert p["grid"] == rows * p["chunks"]
     if rows == 1 and cols == 262144:
         assert p["chunks"] > 16, "one long row must be spread over many blocks"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the plan on GPUs learners have (common.plan), configurations and where they come from
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def fresh_config():
+    """--set overrides and a simulated GPU do not outlive the test."""
+    config.set_overrides([])
+    yield
+    config.set_overrides([])
+    config.forget()
+    device.simulate(None)
+
+
+def _launch(launches, variant, kernel, case):
+    return next(x for x in launches if x.variant == variant and x.kernel == kernel and x.case == case)
+
+
+def test_rung02_stages_long_rows_only_where_shared_memory_allows(fresh_config):
+    """The 32768-column target row (128 KiB) fits an sm_90 GPU's 227 KiB per block, not a T4's 64 KiB or an RTX
+    card's 99 KiB: there rung 02 stages in the output row and launches without dynamic shared memory."""
+    t4, rtx, h100 = (device.profile_info(s) for s in ("t4", "rtx-4090", "h100-sxm"))
+    _, static = cuda.resources(sm.CU, "softmax_02_fused_smem", t4, defines=sm.knobs(t4))
+    assert static > 0 and sm.smem_row_limit(t4) == 64 * 1024 - static
+    assert sm.smem_row_limit(t4) // 4 < sm.smem_row_limit(rtx) // 4 < 32768 <= sm.smem_row_limit(h100) // 4
+    name = "cuda 02 fused, block per row, smem"
+    for gpu, smem in ((t4, 0), (rtx, 0), (h100, 4 * 32768)):
+        got = sm.launches(gpu)
+        assert _launch(got, name, "softmax_02_fused_smem", "4096 x 32768 float32").dyn_smem == smem, gpu.name
+        assert _launch(got, name, "softmax_02_fused_smem", "32768 x 4096 float32").dyn_smem == 4 * 4096
+    assert not any(f.problems for f in plan.verify(plan.make(sm, smb, t4)))
+
+
+def test_rung06_split_follows_the_sm_count(fresh_config):
+    """Rung 06 spreads 128 rows of 262144 columns (the sweep's longest rows) over ~4 blocks per SM: 2 chunks a row
+    on a 40-SM T4, 5 on a 132-SM H100, 6 on a 170-SM RTX 5090; one long row gets 64 chunks everywhere."""
+    for slug, chunks in (("t4", 2), ("h100-sxm", 5), ("rtx-5090", 6)):
+        gpu = device.profile_info(slug)
+        p = sm.plan_06(128, 262144, "float32", True, gpu)
+        assert (p["chunks"], p["grid"]) == (chunks, 128 * chunks), slug
+        assert sm.plan_06(1, 262144, "float32", True, gpu)["chunks"] == 64
+        assert f"rung 06 at 128 x 262144 fp32 ({gpu.sms} SMs)" in smb.predict(gpu)
+
+
+def test_plan_of_every_variant_on_a_t4(fresh_config):
+    t4 = device.profile_info("t4")
+    p = plan.make(sm, smb, t4)
+    assert p.skipped == [] and set(p.running) == {v.name for v in sm.VARIANTS + sm.PEERS}
+    kinds = {(x.variant, x.kernel) for x in p.launches}
+    assert ("cuda 05 registers, 16-byte loads", "softmax_05_block_row_bf16") in kinds
+    assert ("cuda 06 online, split rows", "softmax_06b_online_normalize_f32") in kinds
+    x = _launch(p.launches, sm.BEST, "softmax_05_block_row_f32", "4096 x 32768 float32")
+    assert (x.grid, x.threads, x.config_source) == ((4096,), 1024, "default")
+    t = _launch(p.launches, "triton online", "softmax_online_kernel", "32768 x 4096 bfloat16")
+    assert t.signature["x_ptr"] == "*bf16" and t.defines == {"BLOCK": 4096} and t.num_warps == 8
+    pred = smb.predict(t4)
+    assert pred["bytes in flight per SM that Little's law asks (bandwidth x ~1 us / SMs)"] == "8 KiB"
+    assert "3.355 ms" in pred["floor at 32768 x 4096 float32 (2 s R C bytes / 320 GB/s)"]
+
+
+def test_the_tuned_record_applies_to_its_own_gpu_only(fresh_config):
+    if not os.path.exists(os.path.join(H200, sm.TUNED + ".json")):
+        pytest.skip("no committed tuning record")
+    h200, h100 = device.profile_info("h200"), device.profile_info("h100-sxm")
+    assert "tuned on NVIDIA H200" in sm.knobs_source(h200)
+    assert sm.knobs_source(h100) == "default" and sm.knobs(h100) == sm.KNOBS
+    x = _launch(sm.launches(h200), sm.BEST, "softmax_05_block_row_f32", "32768 x 4096 float32")
+    assert "tuned on NVIDIA H200" in x.config_source
+    assert _launch(sm.launches(h100), sm.BEST, "softmax_05_block_row_f32", "32768 x 4096 float32").config_source \
+        == "default"
+
+
+def test_set_ept_changes_rung_05_and_says_so(fresh_config, capsys):
+    t4 = device.profile_info("t4")
+    config.set_overrides(["EPT=16"])
+    assert sm.knobs(t4)["EPT"] == 16 and sm.knobs_source(t4) == "EPT: --set EPT=16; the rest default"
+    x = _launch(sm.launches(t4), sm.BEST, "softmax_05_block_row_f32", "32768 x 4096 float32")
+    assert x.threads == 256 and x.defines["EPT"] == 16 and "--set EPT=16" in x.config_source
+    # 32768 columns at 16 values per thread would need 2048 threads: rung 05 hands the row to rung 06
+    long_rows = [x for x in sm.launches(t4) if x.variant == sm.BEST and x.case == "4096 x 32768 float32"]
+    assert [x.kernel for x in long_rows] == ["softmax_06a_online_stats_f32", "softmax_06b_online_normalize_f32"]
+    assert sm.main(["--plan", "--gpu", "t4", "--set", "EPT=16"]) == 0
+    out = capsys.readouterr().out
+    assert "EPT=16" in out and "--set EPT=16" in out and "Tesla T4" in out
+    config.set_overrides(["EPT=12"])
+    with pytest.raises(ValueError, match="EPT a multiple of 8"):
+        sm.knobs(t4)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

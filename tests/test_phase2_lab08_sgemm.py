@@ -14,6 +14,8 @@ CPU tier
     A, B and C sit between NaN guard zones (a read past an edge poisons the result, a write past it is seen);
     -fsanitize=alignment aborts on a misaligned float4. test_emulator_catches_pipeline_bugs shows that each of these
     checks fails on a kernel with the matching bug;
+  * the plan on GPUs learners have (common.plan): rungs 10-11 skipped without cp.async, the Triton tiles and rung 11's
+    configuration by the GPU's shared memory and tuning record, --set, every planned launch spill-free;
   * wrappers reject bad input before any launch; the Triton kernel in the interpreter, with alpha/beta;
   * main(["--quick"]) without a GPU.
 GPU tier: alpha/beta with a real C, misaligned views (scalar fallbacks), bad input on the device, 64-bit offsets,
@@ -32,9 +34,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, report, tuned
+from common import arrays, check, config, cuda, device, plan, report, tuned
+from common import lab as course_lab
 from phase2_cuda.lab08_sgemm import bench as sgb
 from phase2_cuda.lab08_sgemm import lab as sg
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 CUDA_FNS = [sg.sgemm_01, sg.sgemm_02, sg.sgemm_03, sg.sgemm_04, sg.sgemm_05, sg.sgemm_06, sg.sgemm_07, sg.sgemm_08,
@@ -118,7 +122,7 @@ def test_tune_space_extremes_compile_without_spills_on_sm90(cfg):
 
 def test_recorded_winners_compile_without_spills():
     """Every tuning record shipped under results/ names a valid configuration that compiles spill-free."""
-    root = os.path.join(report.ROOT, "results")
+    root = os.path.dirname(H200)
     paths = [os.path.join(root, d, sg.TUNED + ".json") for d in (os.listdir(root) if os.path.isdir(root) else [])]
     paths = [p for p in paths if os.path.exists(p)]
     if not paths:
@@ -160,6 +164,103 @@ def test_resource_table_shows_every_rung(capsys):
     rows75 = sgb.resource_rows("sm_75")
     assert sum("needs sm_80+" in r.get("note", "") for r in rows75) == 2
     assert "LDGSTS" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan on GPUs learners have (common.plan), configurations and where they come from
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def fresh_config():
+    """--set overrides and a simulated GPU do not outlive the test."""
+    config.set_overrides([])
+    yield
+    config.set_overrides([])
+    config.forget()
+    device.simulate(None)
+
+
+def _by_variant(launches):
+    return {x.variant: x for x in launches}
+
+
+def test_plan_on_a_t4_skips_the_cp_async_rungs_and_narrows_the_triton_tiles(fresh_config, capsys):
+    t4 = device.profile_info("t4")
+    p = plan.make(sg, sgb, t4)
+    skipped = {v.name: v.why for v in p.skipped}
+    assert skipped == {"cuda 10 cp.async pipeline": "needs sm_80+, this GPU is sm_75",
+                       "cuda 11 autotuned": "needs sm_80+, this GPU is sm_75"}
+    got = _by_variant(p.launches)
+    assert "cuda 11 autotuned" not in got and got["cuda 09 double buffering"].grid == (32, 32, 1)
+    assert got["cuda 01 naive"].case == "2048^3" and got["cuda 09 double buffering"].case == "4096^3"
+    tri = got["triton (ieee fp32)"]
+    assert (tri.defines["BLOCK_K"], tri.num_stages, tri.grid) == (16, 2, (1024,))
+    assert "cuda 10-11 (cp.async)" in p.predictions
+    assert sg.main(["--plan", "--gpu", "t4"]) == 0
+    assert "needs sm_80+, this GPU is sm_75" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("slug,block_k,stages", [("rtx-4090", 16, 2), ("rtx-5090", 16, 2), ("a100-sxm4-80gb", 32, 3),
+                                                 ("h100-sxm", 32, 3)])
+def test_triton_tiles_follow_shared_memory(fresh_config, slug, block_k, stages):
+    gpu = device.profile_info(slug)
+    tri = _by_variant(sg.launches(gpu))["triton (ieee fp32)"]
+    assert (tri.defines["BLOCK_K"], tri.num_stages, tri.config_source) == (block_k, stages, "default")
+    assert (gpu.smem_per_block_optin >= sg.WIDE_SMEM) == (block_k == 32)
+
+
+def test_rung_11_takes_the_tuned_record_of_its_own_gpu_only(fresh_config):
+    if not os.path.exists(os.path.join(H200, sg.TUNED + ".json")):
+        pytest.skip("no committed tuning record")
+    h200, h100 = device.profile_info("h200"), device.profile_info("h100-sxm")
+    r11 = _by_variant(sg.launches(h200))["cuda 11 autotuned"]
+    assert "tuned on NVIDIA H200" in r11.config_source
+    cfg, src = sg.tuned_config(gpu=h200)
+    assert r11.dyn_smem == cfg.smem_bytes and r11.defines == cfg.defines and "tuned on NVIDIA H200" in src
+    other = _by_variant(sg.launches(h100))
+    assert other["cuda 11 autotuned"].config_source == "default"
+    assert other["cuda 11 autotuned"].defines == other["cuda 10 cp.async pipeline"].defines == sg.ASYNC_DEFAULT.defines
+    assert other["cuda 10 cp.async pipeline"].config_source == ""           # rung 10 keeps the lab's default
+
+
+def test_set_changes_rung_11_within_the_gpus_shared_memory(fresh_config):
+    rtx, h100 = device.profile_info("rtx-4090"), device.profile_info("h100-sxm")
+    config.set_overrides(["STAGES=4"])
+    r11 = _by_variant(sg.launches(rtx))["cuda 11 autotuned"]
+    assert r11.defines["STAGES"] == 4 and r11.dyn_smem == 4 * 16 * (128 + 4 + 128) * 4
+    assert r11.config_source == "STAGES: --set STAGES=4; the rest default"
+    assert _by_variant(sg.launches(rtx))["cuda 10 cp.async pipeline"].defines["STAGES"] == 3
+    assert not any(f.problems for f in plan.verify(plan.make(sg, sgb, rtx)) if f.launch.variant == "cuda 11 autotuned")
+    # 8 stages of 128 x 128 x 16 tiles need 130 KiB: more than the 99 KiB a block has on an RTX card
+    config.set_overrides(["STAGES=8"])
+    assert sg.tuned_config(gpu=h100)[0].STAGES == 8
+    with pytest.raises(ValueError, match="shared memory"):
+        sg.launches(rtx)
+    config.set_overrides(["BLOCK_K=16", "num_stages=4"])
+    tri = _by_variant(sg.launches(h100))["triton (ieee fp32)"]
+    assert (tri.defines["BLOCK_K"], tri.num_stages) == (16, 4) and "--set BLOCK_K=16" in tri.config_source
+
+
+def test_tune_space_fits_every_gpu_with_cp_async():
+    """Every entry of the autotuner's space fits the shared memory of every profile that has cp.async (sm_80+)."""
+    for slug in device.profiles():
+        gpu = device.profile_info(slug)
+        if course_lab.arch_matches(gpu.arch, sg.ASYNC_ARCHS):
+            assert [c.short() for c in sgb.TUNE_SPACE if c.problems(gpu.smem_per_block_optin)] == [], slug
+
+
+@pytest.mark.parametrize("slug", ["t4", "rtx-3060", "rtx-4090", "h200", "b200", "rtx-5090"])
+def test_every_planned_launch_compiles_without_spills(fresh_config, slug):
+    """The configurations a learner's GPU gets (the defaults, or the H200's own tuned record) never spill there."""
+    fits = plan.verify(plan.make(sg, sgb, device.profile_info(slug)))
+    assert fits and [(f.launch.kernel, f.spills) for f in fits if f.launch.impl == "cuda" and f.spills] == []
+    assert not any(f.problems for f in fits)
+
+
+@pytest.mark.skipif(device.has_gpu(), reason="without a GPU only: on a GPU explain() describes the GPU at hand")
+def test_explain_shows_the_simulated_gpus_rung_11(fresh_config, capsys):
+    sgb.explain(type("Args", (), {"arch": "sm_75"})())
+    out = capsys.readouterr().out
+    assert "rung 11 would use" in out and "Tesla T4" in out and "needs cp.async" in out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -277,10 +378,10 @@ def test_cpu_main_runs_and_reports(capsys):
 
 
 def test_replot_redraws_the_committed_plots(tmp_path):
-    path = os.path.join(report.ROOT, "results", "h200", sg.LAB + ".json")
+    path = os.path.join(H200, sg.LAB + ".json")
     if not os.path.exists(path):
         pytest.skip("no committed results")
-    assert sg.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert sg.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert sorted(os.listdir(tmp_path)) == [sg.LAB + ".png", sg.LAB + "_ladder.png"]
 
 
@@ -289,7 +390,7 @@ def test_sgemm_plots_say_which_rungs_were_left_out_and_keep_4096_and_4097_apart(
     the rows), the ladder marks the rungs not run at 4096^3, and the 4096 / 4097 tick labels do not overlap."""
     import matplotlib.pyplot as plt
 
-    path = os.path.join(report.ROOT, "results", "h200", sg.LAB + ".json")
+    path = os.path.join(H200, sg.LAB + ".json")
     if not os.path.exists(path):
         pytest.skip("no committed results")
     data = report.read_json(path)

@@ -9,11 +9,11 @@ import sys
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
+from common import arrays, bench, check, cli, cuda, device, lab, occupancy, report, tuned
 
 from . import lab as L
 
-TARGET_CASES = [((32768, 4096), "float32"), ((32768, 4096), "bfloat16"), ((4096, 32768), "float32")]
+TARGET_CASES = L.BENCH_CASES
 QUICK_CASES = [((8192, 4096), "float32"), ((8192, 4096), "bfloat16")]
 # the peer each target names and the factor it asks for
 TARGETS = {((32768, 4096), "float32"): ("torch.compile", 1.2), ((32768, 4096), "bfloat16"): ("torch.compile", 2.0),
@@ -64,21 +64,68 @@ def extra_checks(args) -> bool:
 # What the compiler made of the kernels, and which kernel each row length gets (every machine)
 # ---------------------------------------------------------------------------------------------------------------------
 def explain(args) -> None:
-    """Which rung-05/06 kernel each row length gets, and the bytes a single pass keeps on chip."""
+    """Which rung-05/06 kernel each row length gets on this GPU (or the one --arch / --gpu describes), and the
+    predictions for it (predict())."""
+    gpu = device.current(args.arch)
+    k = L.knobs(gpu)
     rows = []
     for cols in (100, 1024, 4096, 4097, 16384, 32768, 32769, 262144):
         for dt in ("float32", "bfloat16"):
             vec = (cols * arrays.ITEMSIZE[dt]) % 16 == 0
-            p = L.plan_05(32768 if cols <= 4096 else 4096, cols, dt, vec)
+            p = L.plan_05(32768 if cols <= 4096 else 4096, cols, dt, vec, cfg=k)
             if p is None:
-                q = L.plan_06(4096, cols, dt, vec)
+                q = L.plan_06(4096, cols, dt, vec, gpu, cfg=k)
                 rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": "06 online split",
-                             "launch": f"{q['grid']} blocks x {L.THREADS} ({q['chunks']} per row)",
+                             "launch": f"{q['grid']} blocks x {q['block']} ({q['chunks']} per row)",
                              "HBM reads": "2 (1 if in L2)"})
             else:
                 rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": p["kernel"],
                              "launch": f"{p['grid']} blocks x {p['block']}", "HBM reads": "1"})
-    report.print_table(rows, title="rung 05's dispatch by row length (R = 32768 rows up to 4096 columns, else 4096)")
+    report.print_table(rows, title=f"rung 05's dispatch by row length on {gpu.label()} (R = 32768 rows up to 4096 "
+                                   f"columns, else 4096; EPT = {k['EPT']}, {gpu.sms} SMs for rung 06's split)")
+    report.print_table([{"prediction": name, "value": v} for name, v in predict(gpu).items()],
+                       title=f"predictions for {gpu.name} (python -m {L.__package__} --plan lists every launch)")
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu`, from its description: the floor of each headline case (2 s R C bytes over
+    the datasheet bandwidth), how far below the ridge point softmax sits, the bytes in flight per SM that Little's law
+    asks and what rung 05 keeps in flight (its registers on this GPU, the occupancy calculator), the longest row rung
+    02 stages in shared memory, rung 06's split, and the L2 that rungs 04 and 06 reread from."""
+    cases, _ = L.bench_cases(gpu)
+    k = L.knobs(gpu)
+    bw = gpu.hbm_gbps
+    out = {}
+    for (r, c), dt in cases:
+        nbytes = 2 * arrays.ITEMSIZE[dt] * r * c
+        out[f"floor at {r} x {c} {dt} (2 s R C bytes / {bw:.0f} GB/s)"] = f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e3 / bw
+        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = (
+            f"{ridge:.1f} FLOP/B: fp32 softmax's 5 FLOP per 8 bytes is {ridge / 0.625:.0f}x below")
+    little = bw * 1e9 * 1e-6 / gpu.sms
+    out["bytes in flight per SM that Little's law asks (bandwidth x ~1 us / SMs)"] = f"{little / 1024:.0f} KiB"
+    for dt in ("float32", "bfloat16"):
+        p = L.plan_05(32768, 4096, dt, True, cfg=k)
+        if p is None or "block_row" not in p["kernel"]:
+            continue
+        regs, smem = cuda.resources(L.CU, p["kernel"], gpu, defines=k)
+        occ = occupancy.occupancy(gpu.arch, p["block"], regs, smem)
+        row = 4096 * arrays.ITEMSIZE[dt]
+        flight = occ.blocks_per_sm * row
+        out[f"rung 05 at 4096 {dt} columns: bytes in flight per SM"] = (
+            f"{occ.blocks_per_sm} blocks of {p['block']} threads x {regs} registers, {row // 1024} KiB each: "
+            f"{flight // 1024} KiB ({flight / little:.1f}x Little's law)")
+    limit = L.smem_row_limit(gpu)
+    out["rung 02: the longest fp32 row staged in shared memory"] = (
+        f"{limit // 4:,} columns ({limit / 1024:.0f} KiB a block); longer rows stage in the output row")
+    for rows_, cols_ in ((4096, 32768), (2**25 // 262144, 262144)):      # a target, and the sweep's longest rows
+        q = L.plan_06(rows_, cols_, "float32", True, gpu, cfg=k)
+        out[f"rung 06 at {rows_} x {cols_} fp32 ({gpu.sms} SMs)"] = (
+            f"{q['grid']:,} blocks, {q['chunks']} per row of {q['chunk']:,} columns")
+    out["rungs 04 and 06 reread from L2 a matrix up to"] = f"~{gpu.l2_bytes / device.MiB:.0f} MiB (the L2)"
+    return out
 
 
 def compile_report(args) -> None:
@@ -86,16 +133,19 @@ def compile_report(args) -> None:
              "softmax_03_warp_per_row", "softmax_04_online", "softmax_05_warp_rows_f32", "softmax_05_block_row_f32",
              "softmax_05_block_row_f32_scalar", "softmax_05_block_row_bf16", "softmax_06a_online_stats_f32",
              "softmax_06b_online_normalize_f32"]
-    rep = cuda.print_compile_report(L.CU, args.arch, defines=L.knobs(), kernels=names,
+    knobs = L.knobs(device.current(args.arch))
+    rep = cuda.print_compile_report(L.CU, args.arch, defines=knobs, kernels=names,
                                     excerpt_of="softmax_05_block_row_f32")
     k = rep.kernels["softmax_05_block_row_f32"]
     a = device.arch_info(args.arch)
     regs = max(k.registers, 1)
+    p = L.plan_05(32768, 4096, "float32", True, cfg=knobs)
+    threads = p["block"] if p and "block_row" in p["kernel"] else 128
     alloc = 8 * math.ceil(regs / 8)               # registers are allocated per warp in 256-register chunks
-    blocks = min(a.regs_per_sm // (alloc * 128), a.max_threads_per_sm // 128, a.max_blocks_per_sm)
-    print(f"-> softmax_05_block_row_f32 at 4096 fp32 columns: 128 threads x {regs} registers -> {blocks} blocks per SM "
-          f"on {args.arch} (by registers), each with 16 KiB of loads issued before the first use: ~{16 * blocks} KiB "
-          "in flight per SM.")
+    blocks = min(a.regs_per_sm // (alloc * threads), a.max_threads_per_sm // threads, a.max_blocks_per_sm)
+    print(f"-> softmax_05_block_row_f32 at 4096 fp32 columns (EPT = {knobs['EPT']}): {threads} threads x {regs} "
+          f"registers -> {blocks} blocks per SM on {args.arch} (by registers), each with 16 KiB of loads issued "
+          f"before the first use: ~{16 * blocks} KiB in flight per SM.")
     if k.sass:
         c = k.sass_counts
         first_use = next((i for i, s in enumerate(k.sass) if s.split()[0].startswith("FMNMX")), None)
@@ -215,7 +265,9 @@ def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS) -> l
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     hbm = ceiling["hbm_gbps"]
-    cases = QUICK_CASES if ctx.quick else TARGET_CASES
+    cases, notes = L.bench_cases(device.info(), QUICK_CASES if ctx.quick else TARGET_CASES)
+    for note in notes:
+        print(note)
     compiled = not ctx.quick
     lad = []
     for shape, dtype in cases:

@@ -100,7 +100,7 @@ softmax_01c_normalize(const float* __restrict__ x, const float* __restrict__ sta
 // =====================================================================================================================
 // softmax_02_fused_smem: one kernel, a block per row, the row staged in shared memory, fp32
 // Launch: SM_THREADS threads per row, grid = rows, dynamic shared memory = 4 x cols bytes (the wrapper raises the
-// kernel's limit above 48 KiB; on an H200 rows up to ~57k floats fit in 227 KiB).
+// kernel's limit above 48 KiB, to the GPU's opt-in maximum per block: `--plan` prints the longest row that fits).
 // What changed: fused. Pass 1 copies the row into shared memory while taking the max, pass 2 turns it into
 // exp(x - m) in place while summing, pass 3 writes exp * (1/sum). Global traffic: one read, one write - the minimum.
 // Each thread only touches its own slots of the staged row, so the staging needs no barrier; the two reductions are
@@ -179,7 +179,8 @@ softmax_03_warp_per_row(const float* __restrict__ x, float* __restrict__ y, long
 // Each thread folds ONLINE_UNROLL loads at a time, so the rescale exp(m_old - m_new) costs one exp per batch,
 // not per element (the paper's per-element form would double the exps).
 // Prediction: the second read of a row follows the first within microseconds; with ~8 rows of 16 KiB in flight per
-// SM (~17 MiB across the GPU, well inside the 60 MiB L2), it mostly hits L2, so HBM sees ~1 read + 1 write:
+// SM (~17 MiB on 132 SMs, inside a large GPU's L2; `--plan` prints this GPU's), it mostly hits L2, so HBM sees
+// ~1 read + 1 write:
 // ~60-75% of the ceiling at 4096 columns, better than 02 (no tree barriers), below the single-read rung 05.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
@@ -298,10 +299,10 @@ __device__ __forceinline__ void store_w(typename T::raw* p, const float* f)
 // evict-first sounds right for bytes touched once, yet whether it helps is measured (--tune), not assumed.
 // Bytes in flight, the number that decides it: at 4096 fp32 columns a block is 128 threads holding 16 KiB; at 48
 // registers per thread (sm_90), 10 blocks fit per SM (65536 registers), so up to 160 KiB of loads can be in flight
-// per SM, several times what Little's law needs to keep HBM busy (bandwidth x ~1 us of latency / SMs: ~33 KiB on an
-// H200). A bf16 row
-// of 4096 is 8 KiB and its kernel needs 64 registers (raw and widened values overlap while converting): 8 blocks,
-// 64 KiB per SM - the thinnest margin of the three targets. At 32768 fp32 columns one 1024-thread block per SM holds
+// per SM, several times what Little's law needs to keep HBM busy (bandwidth x ~1 us of latency / SMs: a few tens of
+// KiB on a large GPU; `--plan` prints this GPU's figure and rung 05's blocks per SM on it). A bf16 row of 4096 is
+// 8 KiB and its kernel needs 64 registers (raw and widened values overlap while converting): 8 blocks, 64 KiB per
+// SM - the thinnest margin of the three targets. At 32768 fp32 columns one 1024-thread block per SM holds
 // the whole 128 KiB row; while it reduces, the other SMs' loads keep HBM busy.
 // Instructions matter too for 16-bit rows (2 bytes per element, the same ~8 instructions per element as fp32), hence
 // the single-instruction exp (fast_exp2) and the packed conversions (pack2).
@@ -401,7 +402,7 @@ BLOCK_ROW_KERNEL(bf16_scalar, U16, BF16, 1, SCALAR_BLOCK_MAX_THREADS)
 //        exp(x - m) / d.
 // Why split: a row of 262144 fp32 (1 MiB) fits in no SM, and a block per row would leave most SMs idle when rows are
 // few; chunks let rows x chunks blocks fill the GPU. Bytes: two reads and one write, 1.5x the minimum - unless the
-// whole matrix fits in L2 (up to ~40 MiB), where 06b's reread comes from L2.
+// whole matrix fits in L2 (tens of MiB on a large GPU), where 06b's reread comes from L2.
 // Prediction: ~2/3 of the ceiling on matrices far larger than L2 (1.5x the bytes), close to 05's speed when the
 // matrix fits in L2; for 262144-column rows it is the only single-launch-pair design that fills the GPU.
 // =====================================================================================================================

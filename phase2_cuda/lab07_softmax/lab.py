@@ -16,7 +16,8 @@ You will learn
 The two numbers, for an R x C matrix of itemsize s bytes: bytes = 2 s R C (read the input once, write the output once:
 the minimum); FLOPs ~ 5 R C (compare, subtract, exp, add, multiply). ~1 FLOP/B in fp32 (2 in bf16), an order of
 magnitude below the ridge point of any current GPU: memory wins, and the floor is 2 s R C over the measured HBM
-ceiling. 32768 x 4096 fp32 moves 1 GiB. The lesson, the predictions and this GPU's measured figures: README.md.
+ceiling. 32768 x 4096 fp32 moves 1 GiB. The lesson, the predictions and this GPU's measured figures: README.md;
+`--plan` prints this GPU's floor, ridge point and every launch of the benchmark.
 
 Conventions (every kernel and the reference): a row that is all -inf gives NaN, as torch.softmax and NumPy do (0/0:
 no finite value to normalize by); a -inf entry in any other row gives 0; arithmetic is fp32 for every storage type;
@@ -24,6 +25,7 @@ output dtype = input dtype. Inputs: 2-D and C-contiguous; fp32 and fp16 as CuPy 
 (CuPy has no bf16; the kernels get the tensor's data_ptr()).
 
 Run: python -m phase2_cuda.lab07_softmax [--quick] [--tune] [--compile-all] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set EPT=16]
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab, tuned
+from common import arrays, check, config, cuda, device, lab, plan, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel
@@ -44,15 +46,20 @@ CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 DTYPES = ("float32", "float16", "bfloat16")
 SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 THREADS = 256                 # rungs 01, 02, 04, 06 (SM_THREADS in kernels.cu)
-# Rung 05/06 compile-time knobs (kernels.cu's macros). EPT = 32 values per thread: a 4096-column fp32 row is a block
-# of 128 threads, ~48 registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns = 1024 threads.
-# STREAM_HINTS and EPT are what `--tune` sweeps; its winner for this GPU (results/<gpu>/phase2_lab07_softmax_tuned.json)
-# replaces these defaults in knobs(). The defaults are plain loads and stores: whether the evict-first hints help is
-# a measurement, and the tuning table has it.
+ROWS_03 = 4                   # rung 03: rows (= warps) per block of 32 x ROWS_03 threads
+# Rung 05/06 compile-time knobs (kernels.cu's macros), resolved by knob_config(): this default, then this GPU's tuning
+# record, then --set NAME=VALUE. EPT = 32 values per thread: a 4096-column fp32 row is a block of 128 threads, ~48
+# registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns = 1024 threads. STREAM_HINTS and EPT
+# are what `--tune` sweeps; its winner for a GPU (results/<gpu>/phase2_lab07_softmax_tuned.json) replaces these
+# defaults on that GPU only. The defaults are plain loads and stores: whether the evict-first hints help is a
+# measurement, and the tuning table has it.
 KNOBS = dict(EPT=32, WARP_ROWS=4, ONLINE_UNROLL=4, STREAM_HINTS=0)
+FAMILY = "softmax rungs 04-06 (kernels.cu)"
 TUNED = LAB + "_tuned"
 TUNABLE = {"EPT": (8, 16, 32), "STREAM_HINTS": (0, 1, 2)}
 MAX_COLS = 2**30              # column indices are 32-bit in the kernels
+# The benchmark's headline cases (bench.py times them, the plan lists their launches): the three targets
+BENCH_CASES = [((32768, 4096), "float32"), ((32768, 4096), "bfloat16"), ((4096, 32768), "float32")]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -128,21 +135,48 @@ def _check_winner(w: dict) -> dict:
     return w
 
 
-def knobs() -> dict:
-    """The compile-time knobs in use: KNOBS, with this GPU's tuned EPT and STREAM_HINTS where --tune recorded them."""
-    winner, _ = tuned.record(TUNED, _check_winner)
-    return dict(KNOBS, **(winner or {}))
+def _check_knobs(v: dict) -> dict:
+    """The knobs the kernels can be compiled with (what --set may choose; the .cu file's static_asserts agree)."""
+    bad = []
+    if v["EPT"] % 8 or not 8 <= v["EPT"] <= 64:
+        bad.append("EPT a multiple of 8 from 8 to 64 (one 16-byte vector of a 16-bit type per 8)")
+    if not 1 <= v["WARP_ROWS"] <= 32:
+        bad.append("WARP_ROWS from 1 to 32 (blocks of 32 x WARP_ROWS threads)")
+    if not 1 <= v["ONLINE_UNROLL"] <= 16:
+        bad.append("ONLINE_UNROLL from 1 to 16")
+    if v["STREAM_HINTS"] not in (0, 1, 2):
+        bad.append("STREAM_HINTS 0, 1 or 2")
+    if bad:
+        raise ValueError(f"{FAMILY}: {'; '.join(bad)}; got {config.fmt(v)}")
+    return v
 
 
-def knobs_source() -> str:
-    """Where knobs() came from, for the report."""
-    return tuned.record(TUNED, _check_winner)[1]
+def knob_config(gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The compile-time knobs of rungs 04-06 on `gpu` (default: the GPU at hand), and where each came from: KNOBS,
+    then the EPT and STREAM_HINTS that --tune recorded for that GPU, then --set NAME=VALUE."""
+    winner, source = tuned.record(TUNED, _check_winner, gpu=gpu)
+    return config.resolve(FAMILY, KNOBS, tuned=winner, tuned_source=source, validate=_check_knobs)
 
 
-def _kernel(name: str, **overrides):
-    d = knobs()
-    d.update({k: v for k, v in overrides.items() if k in KNOBS})
-    return cuda.get_kernel(CU, name, defines=d)
+def knobs(gpu: device.DeviceInfo | None = None) -> dict:
+    """The compile-time knobs in use on `gpu` (default: the GPU at hand): knob_config()'s values."""
+    return dict(knob_config(gpu).values)
+
+
+def knobs_source(gpu: device.DeviceInfo | None = None) -> str:
+    """Where knobs() came from, for the report: 'default', 'tuned on <GPU> (<file>)', '--set EPT=16' or a mix."""
+    return knob_config(gpu).source()
+
+
+def _with(overrides: dict) -> dict:
+    """knobs() with a --tune sweep's explicit values (EPT=16, ...) on top."""
+    k = knobs()
+    k.update({n: v for n, v in overrides.items() if n in KNOBS})
+    return k
+
+
+def _kernel(name: str, k: dict | None = None):
+    return cuda.get_kernel(CU, name, defines=k or knobs())
 
 
 def _check_grid(blocks: int, what: str):
@@ -164,18 +198,59 @@ def softmax_cuda_01(x, out=None):
         return out
     stats = cupy.empty(2 * rows, dtype=cupy.float32)
     a = (np.int64(rows), np.int32(cols))
-    _kernel("softmax_01a_row_max")((rows,), (THREADS,), (x, stats) + a)
-    _kernel("softmax_01b_row_sum_exp")((rows,), (THREADS,), (x, stats) + a)
-    _kernel("softmax_01c_normalize")((rows,), (THREADS,), (x, stats, out) + a)
+    p = plan_01(rows)
+    k1, k2, k3 = (_kernel(name) for name in p["kernels"])
+    k1((p["grid"],), (p["block"],), (x, stats) + a)
+    k2((p["grid"],), (p["block"],), (x, stats) + a)
+    k3((p["grid"],), (p["block"],), (x, stats, out) + a)
     return out
 
 
-@functools.lru_cache(maxsize=None)
+# Launch shapes: one function per rung, called by its wrapper and by launches() (the plan), so the two cannot differ.
+def plan_01(rows: int) -> dict:
+    """Rung 01: three kernels, a block of THREADS per row each."""
+    return {"kernels": ["softmax_01a_row_max", "softmax_01b_row_sum_exp", "softmax_01c_normalize"], "grid": rows,
+            "block": THREADS}
+
+
+def plan_02(rows: int, cols: int, limit: int) -> dict:
+    """Rung 02: a block per row, the row staged in `limit` bytes of dynamic shared memory when it fits (else in the
+    output row, smem 0)."""
+    staged = 4 * cols <= limit
+    return {"kernel": "softmax_02_fused_smem", "grid": rows, "block": THREADS, "staged": staged,
+            "smem": 4 * cols if staged else 0}
+
+
+def plan_03(rows: int) -> dict:
+    """Rung 03: a warp per row, ROWS_03 rows per block."""
+    return {"kernel": "softmax_03_warp_per_row", "grid": math.ceil(rows / ROWS_03), "block": 32 * ROWS_03}
+
+
+def plan_04(rows: int) -> dict:
+    """Rung 04: a block of THREADS per row."""
+    return {"kernel": "softmax_04_online", "grid": rows, "block": THREADS}
+
+
+def smem_row_limit(gpu: device.DeviceInfo | None = None) -> int:
+    """Bytes of dynamic shared memory rung 02 may stage a row in on `gpu` (default: the GPU at hand): the GPU's
+    opt-in limit per block minus the kernel's static arrays (its registers and static bytes compiled for that GPU)."""
+    if device.has_gpu() and (gpu is None or not gpu.simulated):
+        return _smem_row_limit()
+    gpu = gpu or device.current()
+    _, static = cuda.resources(CU, "softmax_02_fused_smem", gpu, defines=knobs(gpu))
+    return gpu.smem_per_block_optin - static
+
+
 def _smem_row_limit() -> int:
-    """Bytes of dynamic shared memory rung 02 may use (the opt-in limit, minus the kernel's static arrays)."""
-    k = _kernel("softmax_02_fused_smem")
-    limit = device.info().smem_per_block_optin - k.shared_size_bytes
-    k.max_dynamic_shared_size_bytes = limit       # above 48 KiB a kernel must opt in
+    """On the GPU at hand: smem_row_limit(), with rung 02's kernel opted in to it."""
+    return _opt_in_02(tuple(sorted(knobs().items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _opt_in_02(defines: tuple) -> int:
+    k = _kernel("softmax_02_fused_smem", dict(defines))
+    limit = device.info().smem_per_block_optin - int(k.shared_size_bytes)
+    k.max_dynamic_shared_size_bytes = limit       # above 48 KiB a kernel must opt in (once per compiled kernel)
     return limit
 
 
@@ -184,10 +259,9 @@ def softmax_cuda_02(x, out=None):
     out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    staged = 4 * cols <= _smem_row_limit()
-    k = _kernel("softmax_02_fused_smem")
-    k((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols), np.int32(staged)),
-      shared_mem=4 * cols if staged else 0)
+    p = plan_02(rows, cols, _smem_row_limit())
+    _kernel(p["kernel"])((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols), np.int32(p["staged"])),
+                         shared_mem=p["smem"])
     return out
 
 
@@ -196,9 +270,9 @@ def softmax_cuda_03(x, out=None):
     out, rows, cols, _ = _prepare(x, out, ("float32",))
     if rows == 0 or cols == 0:
         return out
-    blocks = math.ceil(rows / 4)
-    _check_grid(blocks, "a warp per row")
-    _kernel("softmax_03_warp_per_row")((blocks,), (128,), (x, out, np.int64(rows), np.int32(cols)))
+    p = plan_03(rows)
+    _check_grid(p["grid"], "a warp per row")
+    _kernel(p["kernel"])((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols)))
     return out
 
 
@@ -207,14 +281,17 @@ def softmax_cuda_04(x, out=None):
     out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    _kernel("softmax_04_online")((rows,), (THREADS,), (x, out, np.int64(rows), np.int32(cols)))
+    p = plan_04(rows)
+    _kernel(p["kernel"])((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols)))
     return out
 
 
-def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None) -> dict | None:
-    """Which rung-05 kernel and launch shape a row length gets; None when the row does not fit (then rung 06)."""
-    ept = ept or knobs()["EPT"]
-    warp_rows = KNOBS["WARP_ROWS"]
+def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None, cfg: dict | None = None) -> dict | None:
+    """Which rung-05 kernel and launch shape a row length gets; None when the row does not fit (then rung 06).
+    cfg: the knobs (default knobs(), the GPU at hand's); ept overrides its EPT."""
+    cfg = cfg or knobs()
+    ept = ept or cfg["EPT"]
+    warp_rows = cfg["WARP_ROWS"]
     sfx = SUFFIX[dt] + ("" if vec else "_scalar")
     if cols <= 32 * ept:
         return {"kernel": f"softmax_05_warp_rows_{sfx}", "grid": math.ceil(rows / warp_rows),
@@ -226,57 +303,87 @@ def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None) ->
     return {"kernel": f"softmax_05_block_row_{sfx}", "grid": rows, "block": threads}
 
 
-def softmax_cuda_05(x, out=None, **knobs):
-    """The row in registers, 16-byte loads, one read + one write; rows longer than fit on chip go to rung 06."""
+def softmax_cuda_05(x, out=None, **overrides):
+    """The row in registers, 16-byte loads, one read + one write; rows longer than fit on chip go to rung 06.
+    overrides: knobs for this call (EPT=16, STREAM_HINTS=1: the --tune sweep)."""
     out, rows, cols, dt = _prepare(x, out)
     if rows == 0 or cols == 0:
         return out
+    k = _with(overrides)
     vec = _vector_ok(x, out, cols, dt)
-    plan = plan_05(rows, cols, dt, vec, knobs.get("EPT"))
-    if plan is None:
-        return _online_split(x, out, rows, cols, dt, vec, knobs)
-    _check_grid(plan["grid"], "rung 05")
-    _kernel(plan["kernel"], **knobs)((plan["grid"],), (plan["block"],),
-                                     (_ptr(x), _ptr(out), np.int64(rows), np.int32(cols)))
+    p = plan_05(rows, cols, dt, vec, cfg=k)
+    if p is None:
+        return _online_split(x, out, rows, cols, dt, vec, k)
+    _check_grid(p["grid"], "rung 05")
+    _kernel(p["kernel"], k)((p["grid"],), (p["block"],), (_ptr(x), _ptr(out), np.int64(rows), np.int32(cols)))
     return out
 
 
-def plan_06(rows: int, cols: int, dt: str, vec: bool) -> dict:
-    """Rung 06's split: enough (row, chunk) blocks to fill the GPU ~4 times, chunks of at least one sweep of a block."""
+def plan_06(rows: int, cols: int, dt: str, vec: bool, gpu: device.DeviceInfo | None = None,
+            cfg: dict | None = None) -> dict:
+    """Rung 06's split on `gpu` (default: the GPU at hand): enough (row, chunk) blocks to fill its SMs ~4 times,
+    chunks of at least one sweep of a block. cfg: the knobs (default knobs(gpu))."""
+    cfg = cfg or knobs(gpu)
     w = 16 // arrays.ITEMSIZE[dt] if vec else 1
-    sweep = THREADS * w * KNOBS["ONLINE_UNROLL"]
-    sms = device.info().sms if device.has_gpu() else device.arch_info("sm_90").example_sms
+    sweep = THREADS * w * cfg["ONLINE_UNROLL"]
+    sms = (gpu or device.current()).sms
     chunks = max(1, min(math.ceil(4 * sms / max(rows, 1)), math.ceil(cols / sweep)))
     chunk = w * math.ceil(math.ceil(cols / chunks) / w)
     chunks = math.ceil(cols / chunk)
-    return {"chunks": chunks, "chunk": chunk, "grid": rows * chunks, "w": w}
+    sfx = SUFFIX[dt] + ("" if vec else "_scalar")
+    return {"kernels": [f"softmax_06a_online_stats_{sfx}", f"softmax_06b_online_normalize_{sfx}"], "chunks": chunks,
+            "chunk": chunk, "grid": rows * chunks, "block": THREADS, "w": w}
 
 
-def _online_split(x, out, rows, cols, dt, vec, knobs):
+def _online_split(x, out, rows, cols, dt, vec, k: dict):
     import cupy
 
-    plan = plan_06(rows, cols, dt, vec)
-    _check_grid(plan["grid"], "rung 06")
-    sfx = SUFFIX[dt] + ("" if vec else "_scalar")
-    stats = cupy.empty(2 * plan["grid"], dtype=cupy.float32)
-    a = (np.int64(rows), np.int32(cols), np.int32(plan["chunk"]), np.int32(plan["chunks"]))
-    _kernel(f"softmax_06a_online_stats_{sfx}", **knobs)((plan["grid"],), (THREADS,), (_ptr(x), stats) + a)
-    _kernel(f"softmax_06b_online_normalize_{sfx}", **knobs)((plan["grid"],), (THREADS,),
-                                                           (_ptr(x), _ptr(out), stats) + a)
+    p = plan_06(rows, cols, dt, vec, cfg=k)
+    _check_grid(p["grid"], "rung 06")
+    stats = cupy.empty(2 * p["grid"], dtype=cupy.float32)
+    a = (np.int64(rows), np.int32(cols), np.int32(p["chunk"]), np.int32(p["chunks"]))
+    stats_kernel, normalize_kernel = (_kernel(name, k) for name in p["kernels"])
+    stats_kernel((p["grid"],), (p["block"],), (_ptr(x), stats) + a)
+    normalize_kernel((p["grid"],), (p["block"],), (_ptr(x), _ptr(out), stats) + a)
     return out
 
 
-def softmax_cuda_06(x, out=None, **knobs):
+def softmax_cuda_06(x, out=None, **overrides):
     """Online softmax split over blocks: (m, d) per chunk, then merge and normalize; any length, 2 reads + 1 write."""
     out, rows, cols, dt = _prepare(x, out)
     if rows == 0 or cols == 0:
         return out
-    return _online_split(x, out, rows, cols, dt, _vector_ok(x, out, cols, dt), knobs)
+    return _online_split(x, out, rows, cols, dt, _vector_ok(x, out, cols, dt), _with(overrides))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: the online softmax kernel of triton_kernels.py
 # ---------------------------------------------------------------------------------------------------------------------
+# The widest tile a program streams its row in (--set TRITON_MAX_BLOCK=2048 to try another): a row up to this long is
+# one tile, read once from HBM, the second sweep from L1/L2. The interpreter caps it at 1024 (NumPy is slow on wide
+# tiles).
+TRITON = dict(TRITON_MAX_BLOCK=4096)
+
+
+def _check_triton(v: dict) -> dict:
+    b = v["TRITON_MAX_BLOCK"]
+    if b < 16 or b > 16384 or b & (b - 1):
+        raise ValueError(f"triton softmax_online_kernel: TRITON_MAX_BLOCK a power of two from 16 to 16384, got {b}")
+    return v
+
+
+def triton_config() -> config.Resolved:
+    return config.resolve("triton softmax_online_kernel", TRITON, validate=_check_triton)
+
+
+def triton_launch(cols: int, interpreter: bool = False) -> dict:
+    """The Triton kernel's tile (BLOCK) and warps for rows of `cols` columns: the whole row up to TRITON_MAX_BLOCK,
+    8 warps from 2048 elements on."""
+    cap = triton_config()["TRITON_MAX_BLOCK"]
+    block = min(triton.next_power_of_2(cols), min(cap, 1024) if interpreter else cap)
+    return {"BLOCK": block, "num_warps": 8 if block >= 2048 else 4}
+
+
 def softmax_triton(x, out=None, *, block=None, num_warps=None):
     """Triton online softmax: CuPy/torch arrays on a GPU (bf16: torch), NumPy / CPU torch in the interpreter."""
     dev = not INTERPRETER
@@ -287,7 +394,8 @@ def softmax_triton(x, out=None, *, block=None, num_warps=None):
         return out
     if rows > 2**31 - 1:
         raise ValueError(f"x: {rows} rows exceed the grid limit (2^31 - 1 programs)")
-    block = block or min(triton.next_power_of_2(cols), 1024 if INTERPRETER else 4096)
+    meta = triton_launch(cols, INTERPRETER)
+    block = block or meta["BLOCK"]
     with np.errstate(invalid="ignore"):   # the interpreter computes in NumPy: an all -inf row's NaN is intended
         launch(softmax_online_kernel, (rows,), x, out, cols, BLOCK=block,
                num_warps=num_warps or (8 if block >= 2048 else 4))
@@ -340,6 +448,73 @@ CHECK_CASES = ([(s, "float32") for s in _SHAPES32]
 CPU_CHECK_CASES = [((1, 1), "float32"), ((3, 5), "float32"), ((4, 33), "float32"), ((5, 1000), "float32"),
                    ((4, 2500), "float32"), ((4, 129), "float16"), ((4, 65), "bfloat16")]
 QUICK_CASES = 4                # --quick checks the first four
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's headline cases on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+TRITON_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def bench_bytes(shape, dtype: str) -> int:
+    """Bytes the benchmark holds at once for one case: the input, our output and a peer's output."""
+    return 3 * arrays.ITEMSIZE[dtype] * shape[0] * shape[1]
+
+
+def bench_cases(gpu: device.DeviceInfo, cases=None) -> tuple[list, list[str]]:
+    """The benchmark's (shape, dtype) cases on `gpu` (default BENCH_CASES), rows halved where a case does not fit its
+    memory (common.plan.fit), and a note for each case scaled down."""
+    out, notes = [], []
+    for shape, dt in cases or BENCH_CASES:
+        shape, note = plan.fit(tuple(shape), lambda s, dt=dt: bench_bytes(s, dt), gpu,
+                               shrink=lambda s: (max(1, s[0] // 2), s[1]), what=f"{dt} matrix")
+        out.append((shape, dt))
+        if note:
+            notes.append(note)
+    return out, notes
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    """Every kernel launch of the benchmark's headline cases on `gpu` (size: one (rows, cols) shape instead, fp32 and
+    bf16), from the functions the wrappers launch with (plan_01 .. plan_06, triton_launch)."""
+    cases = [(tuple(size), dt) for dt in ("float32", "bfloat16")] if size else BENCH_CASES
+    cases, _ = bench_cases(gpu, cases)
+    kc, tc = knob_config(gpu), triton_config()
+    k, src = kc.values, kc.source()
+    out = []
+    for (rows, cols), dt in cases:
+        case = f"{rows} x {cols} {dt}"
+        cu = dict(impl="cuda", source=CU, defines=k, case=case)
+        if dt == "float32":
+            p = plan_01(rows)
+            out += [plan.Launch("cuda 01 three kernels", name, grid=p["grid"], threads=p["block"], **cu)
+                    for name in p["kernels"]]
+            p = plan_02(rows, cols, smem_row_limit(gpu))
+            out.append(plan.Launch("cuda 02 fused, block per row, smem", p["kernel"], grid=p["grid"],
+                                   threads=p["block"], dyn_smem=p["smem"], **cu))
+            p = plan_03(rows)
+            out.append(plan.Launch("cuda 03 warp per row, shuffles", p["kernel"], grid=p["grid"], threads=p["block"],
+                                   **cu))
+            p = plan_04(rows)
+            out.append(plan.Launch("cuda 04 online, block per row", p["kernel"], grid=p["grid"], threads=p["block"],
+                                   config_source=src, **cu))
+        vec = (cols * arrays.ITEMSIZE[dt]) % 16 == 0      # the benchmark's arrays start 16-byte aligned
+        p = plan_05(rows, cols, dt, vec, cfg=k)
+        p6 = plan_06(rows, cols, dt, vec, gpu, cfg=k)
+        if p is not None:
+            out.append(plan.Launch(BEST, p["kernel"], grid=p["grid"], threads=p["block"], config_source=src, **cu))
+        else:                                              # too long for registers: rung 05 hands the row to 06
+            out += [plan.Launch(BEST, name, grid=p6["grid"], threads=p6["block"], config_source=src, **cu)
+                    for name in p6["kernels"]]
+        out += [plan.Launch("cuda 06 online, split rows", name, grid=p6["grid"], threads=p6["block"],
+                            config_source=src, **cu) for name in p6["kernels"]]
+        t = triton_launch(cols)
+        ty = "*" + TRITON_TYPES[dt]
+        out.append(plan.Launch("triton online", "softmax_online_kernel", "triton", fn=softmax_online_kernel,
+                               grid=rows, signature={"x_ptr": ty, "y_ptr": ty, "cols": "i32", "BLOCK": "constexpr"},
+                               defines={"BLOCK": t["BLOCK"]}, num_warps=t["num_warps"], case=case,
+                               config_source=tc.source()))
+    return out
 
 
 def main(argv=None) -> int:

@@ -8,6 +8,7 @@ import time
 
 from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
 from common import occupancy as occupancy_calc
+from common import plan as course_plan
 
 from . import lab as L
 from .lab import (ASYNC_ARCHS, ASYNC_DEFAULT, BEST, CU_ASYNC, PEERS, RUNGS, TUNED, VARIANTS, AsyncConfig, _ai,
@@ -19,9 +20,12 @@ CPU_NOTE = ("\nCUDA C rungs were compiled, not run (no GPU); the Triton kernel r
             "timed.")
 
 # The autotuner's declared search space (rung 11): block tile, k-depth, warp tile, thread tile, stages, blocks/SM.
-# Every entry compiles without spills for sm_90 (tests/test_phase2_lab08_sgemm.py checks; the BK = 32 ones spill on
-# sm_80, where the tuner shows their spill bytes and they lose on time). 28 entries keep --tune within its 60 s
-# budget (each: a compile of about a second + ~20 timed calls at 4096^3).
+# Every entry fits the shared memory of every GPU with cp.async (the largest takes 99,840 bytes; sm_80+ GPUs allow 99
+# KiB a block and more: tests/test_phase2_lab08_sgemm.py checks each profile) and compiles without spills for sm_90
+# (checked too). Other architectures spill on a few (NVRTC 13.0: the BK = 32 entries on sm_80-sm_89, one 4-stage
+# entry on sm_100, one 2-stage BK = 8 entry on sm_120): the tuner compiles each for the GPU at hand and leaves out
+# those that spill there, with their spill bytes in its table. 28 entries keep --tune within its 60 s budget (each: a
+# compile of about a second + ~20 timed calls at 4096^3).
 TUNE_SPACE: tuple[AsyncConfig, ...] = (
     AsyncConfig(128, 128, 8, 64, 32, 8, 8, 2, 2),
     AsyncConfig(128, 128, 8, 64, 32, 8, 8, 3, 2),
@@ -40,8 +44,9 @@ TUNE_SPACE: tuple[AsyncConfig, ...] = (
     AsyncConfig(64, 128, 16, 32, 32, 4, 8, 3, 3),
     AsyncConfig(64, 64, 16, 32, 32, 8, 4, 4, 4),
     # 64 x 64 warp tiles, 128 accumulators a lane (16 x 8 or 8 x 16): twice the FFMAs per shared-memory load of the
-    # 8 x 8 tiles above, at ~200 registers (one 256-thread block per SM, or two of 128). cuBLAS's SGEMM on an H200
-    # runs a 256 x 128 x 8 tile with 4 x 2 warps, 3 stages (its kernel name says so): this shape of tile
+    # 8 x 8 tiles above, at ~200 registers (one 256-thread block per SM, or two of 128). cuBLAS's SGEMM on the GPU
+    # the course measured on runs a 256 x 128 x 8 tile with 4 x 2 warps, 3 stages (its kernel name says so; the
+    # lesson has the profile): this shape of tile
     AsyncConfig(256, 128, 8, 64, 64, 16, 8, 3, 1),
     AsyncConfig(256, 128, 8, 64, 64, 8, 16, 3, 1),
     AsyncConfig(256, 128, 8, 64, 64, 16, 8, 4, 1),
@@ -67,10 +72,13 @@ def add_arguments(p) -> None:
 
 
 def explain(args) -> None:
-    """Which tile configuration rung 11 uses here (and, on a GPU, CuPy's float32 matmul compute type)."""
+    """Which tile configuration rung 11 uses here, or would use on the GPU --arch / --gpu describes (and, on a GPU,
+    CuPy's float32 matmul compute type)."""
+    gpu = device.current(args.arch)
     if not device.has_gpu():
-        cfg, src = tuned_config("h200")
-        print(f"rung 11 would use {cfg.short()} [{src}]")
+        ok, why = _async_available(gpu)
+        cfg, src = tuned_config(gpu=gpu)
+        print(f"rung 11 would use {cfg.short()} on {gpu.label()} [{src}]" + ("" if ok else f" - but {why}"))
         return
     cfg, src = tuned_config()
     print(f"rung 11 uses {cfg.short()} [{src}]")
@@ -94,30 +102,28 @@ def occupancy(arch: str, threads: int, regs: int, smem: int) -> tuple[int, str]:
     return o.blocks_per_sm, "+".join(o.limiters) or min(o.limits, key=o.limits.get)
 
 
-def _launch_of(v_name: str):
-    """(Launch, label) of a CUDA variant for a 4096^3 product."""
+def _launch_of(v_name: str, gpu: device.DeviceInfo):
+    """(Launch, label) of a CUDA variant for a 4096^3 product; rung 11 with the configuration it gets on `gpu`."""
     if v_name.startswith("cuda 10"):
         return plan(ASYNC_DEFAULT, 4096, 4096, 4096), ASYNC_DEFAULT.short()
     if v_name.startswith("cuda 11"):
-        cfg, src = tuned_config(_slug_for_report())
+        cfg, src = tuned_config(gpu=gpu)
         return plan(cfg, 4096, 4096, 4096), f"{cfg.short()} [{src}]"
     num = int(v_name.split()[1])
     return plan(num, 4096, 4096, 4096), ""
 
 
-def _slug_for_report() -> str:
-    """The GPU whose tuning record to show: the GPU at hand, or (without one) the H200 the course measured on."""
-    return device.gpu_slug() if device.has_gpu() else "h200"
-
-
-def resource_rows(arch: str) -> list[dict]:
-    """Registers, shared memory, spills, occupancy and SASS census of every rung, compiled with NVRTC for `arch`."""
+def resource_rows(arch: str, gpu: device.DeviceInfo | None = None) -> list[dict]:
+    """Registers, shared memory, spills, occupancy and SASS census of every rung, compiled with NVRTC for `arch`;
+    rung 11 with the tile configuration it gets on `gpu` (default: the GPU at hand, or without one the GPU `arch`
+    stands for, or --gpu's)."""
+    gpu = gpu or device.current(arch)
     rows = []
     for v in VARIANTS:
         if v.impl != "cuda":
             continue
-        p, label = _launch_of(v.name)
-        if p.path == CU_ASYNC and arch.rstrip("a") not in ASYNC_ARCHS:
+        p, label = _launch_of(v.name, gpu)
+        if p.path == CU_ASYNC and not lab.arch_matches(arch, ASYNC_ARCHS):
             rows.append({"rung": v.name, "note": f"needs sm_80+ (cp.async); not compiled for {arch}"})
             continue
         rep = cuda.compile_report(p.path, arch, defines=dict(p.defines))
@@ -141,6 +147,46 @@ def resource_rows(arch: str) -> list[dict]:
             "LDS.128": c.get("LDS.128", 0), "LDGSTS": c.get("LDGSTS", 0), "FFMA": c.get("FFMA", 0), "note": label,
         })
     return rows
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu`, from its description: the floor of the headline product (2 n^3 FLOPs over
+    the datasheet fp32 peak, against the bytes over the bandwidth), where 683 FLOP/B sits against the ridge point,
+    and for the best rungs that run there their blocks per SM (registers and shared memory compiled for the GPU's
+    architecture, the occupancy calculator) and the waves of tiles over its SMs."""
+    n, _ = course_plan.fit(L.BENCH_N, L.bench_bytes, gpu)
+    flops, nbytes = 2.0 * n ** 3, 4.0 * 3 * n * n
+    bw = gpu.hbm_gbps
+    out = {f"bytes at {n}^3 over {bw:.0f} GB/s": f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"}
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        ridge = fp32 * 1e3 / bw
+        out[f"floor at {n}^3 (2 n^3 FLOPs / the {fp32:g} TFLOP/s fp32 peak)"] = f"{flops / (fp32 * 1e12) * 1e3:.2f} ms"
+        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = (
+            f"{ridge:.1f} FLOP/B: {n}^3's {flops / nbytes:.0f} FLOP/B is {flops / nbytes / ridge:.0f}x above")
+        t = TARGETS.get(n, 0.9)
+        out[f"cuBLAS at ~70-75% of the peak; the {t:.2f}x target at {n}^3"] = (
+            f"{0.70 * fp32:.1f}-{0.75 * fp32:.1f} TFLOP/s; {t * 0.70 * fp32:.1f}-{t * 0.75 * fp32:.1f} TFLOP/s")
+    best = [(RUNGS[9].name, plan(9, n, n, n), "")]
+    ok, why = _async_available(gpu)
+    if ok:
+        cfg, src = tuned_config(gpu=gpu)
+        best.append((f"cuda 11 autotuned ({cfg.short()})", plan(cfg, n, n, n), src))
+    else:
+        out["cuda 10-11 (cp.async)"] = f"not here: {why}"
+    for name, p, src in best:
+        regs, smem = cuda.resources(p.path, p.kernel, gpu, defines=dict(p.defines))
+        threads = p.block[0] * p.block[1] * p.block[2]
+        blocks, limiter = occupancy(gpu.arch, threads, regs, smem + p.smem)
+        tiles = p.grid[0] * p.grid[1]
+        waves = tiles / max(1, gpu.sms * blocks)
+        out[f"{name}: blocks per SM, waves at {n}^3"] = (
+            f"{blocks} of {threads} threads x {regs} registers, {(smem + p.smem) / 1024:.1f} KiB (limit: {limiter}); "
+            f"{tiles} tiles / ({gpu.sms} SMs x {blocks}) = {waves:.2f} waves" + (f" [{src}]" if src else ""))
+    meta = L.triton_config(gpu)
+    out["triton tiles here"] = (f"{meta['BLOCK_M']} x {meta['BLOCK_N']} x {meta['BLOCK_K']}, {meta['num_stages']} "
+                                f"stages ({gpu.smem_per_block_optin // 1024} KiB of shared memory a block)")
+    return out
 
 
 def _executed_census(sass: list[str]) -> dict[str, int]:
@@ -298,6 +344,10 @@ def benchmark(ctx) -> lab.Result:
     cfg, src = tuned_config()
     prec = peer_precision()
     sizes = [ctx.args.size] if ctx.args.size else ([1024, 2048] if ctx.quick else list(SIZES))
+    top, note = course_plan.fit(max(sizes), L.bench_bytes, device.info())
+    if note:
+        print(note)
+        sizes = [s for s in sizes if s <= top] or [top]
     print("benchmark: rungs 01-03 run up to 2048^3 and 04-05 up to 4097^3 (at 8192^3 they would take seconds per "
           "call); the rest at every size")
     rows = sweep(sizes)
@@ -325,8 +375,9 @@ def benchmark(ctx) -> lab.Result:
 def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncConfig | None]:
     """Compile, check and time every configuration of TUNE_SPACE at n^3 on this GPU; record the fastest correct one.
 
-    Each configuration is checked against cuBLAS on the same product (relative error <= 1e-5) before it may win.
-    Stops early (and says so) when the time budget is spent.
+    Each configuration is checked against cuBLAS on the same product (relative error <= 1e-5) before it may win; one
+    that spills registers on this GPU is left out (spills are never the answer). Stops early (and says so) when the
+    time budget is spent.
     """
     import cupy
 
@@ -353,6 +404,10 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
             row["compile_s"] = round(time.perf_counter() - t0, 2)
             row["regs"] = int(kern.attributes.get("num_regs", 0))
             row["spill_bytes"] = int(kern.attributes.get("local_size_bytes", 0))
+            if row["spill_bytes"]:
+                row["result"] = f"spills {row['spill_bytes']} B of local memory on this GPU: excluded"
+                rows.append(row)
+                continue
             c.fill(float("nan"))
             run(cfg, a, b, out=c)
             err = float(cupy.linalg.norm(c - ref) / cupy.linalg.norm(ref))
@@ -407,7 +462,7 @@ def tune(ctx) -> lab.Result:
 def _edge_check(cfg: AsyncConfig) -> str:
     """'' when the configuration matches float64 on a few awkward shapes (edges, K tail, N % 4, 1 x 1 x 1), else the
     first failing shape."""
-    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (300, 200, 4), (257, 130, 37))):
+    for i, shape in enumerate(((1, 1, 1), (127, 129, 131), (301, 200, 4), (257, 130, 37))):
         a, b = make_inputs(shape, "float32", check.rng(900 + i), "cuda")
         out = check.poisoned((shape[0], shape[1]), "float32", a)
         run(cfg, a, b, out=out)

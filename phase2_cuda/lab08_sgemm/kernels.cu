@@ -14,9 +14,10 @@
 //
 // Row-major: A is M x K (lda = K), B is K x N (ldb = N), C is M x N (ldc = N).
 // The two numbers for M = N = K = 4096: FLOPs = 2 M N K = 137.4 GFLOP; the fewest bytes = 4 (M K + K N + M N) =
-// 201 MB (read A and B once, write C once; + 67 MB to read C when beta != 0): an intensity of 683 FLOP/B, ~45x the
-// ridge point of an H200 (~15 FLOP/B). Compute-bound, so the whole ladder is about one question: how many of the SM's
-// 128 fp32 lanes do a useful FFMA on every clock? Each rung removes the thing that stops them. What stops them is that
+// 201 MB (read A and B once, write C once; + 67 MB to read C when beta != 0): an intensity of 683 FLOP/B, an order of
+// magnitude and more above the fp32 ridge point of any current GPU (tens of FLOP/B; `--plan` prints this GPU's).
+// Compute-bound, so the whole ladder is about one question: how many of the SM's fp32 lanes (64 or 128, by
+// architecture) do a useful FFMA on every clock? Each rung removes the thing that stops them. What stops them is that
 // a kernel does NOT get the minimal traffic for free: every tile of C re-reads a panel of A and a panel of B, and how
 // big that tile is (and where it is kept: L1, shared memory, registers) sets the traffic each level of the memory
 // system sees.
@@ -624,7 +625,7 @@ sgemm_08_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__
 // finishing that read.
 // Cost: 8 more registers per thread for the prefetched float4s (128, exactly the cap of __launch_bounds__(256, 2):
 // the loads walk precomputed pointers so that it fits without spilling), 2x the shared memory
-// (16.6 KiB per block). Runs on every architecture (no cp.async): the best kernel for sm_75 (T4) in this file.
+// (16.6 KiB per block). Runs on every architecture (no cp.async): the best kernel for sm_75 in this file.
 // Prediction: +10-25% over rung 08.
 // =====================================================================================================================
 extern "C" __global__ void __launch_bounds__(WT_THREADS, 2)

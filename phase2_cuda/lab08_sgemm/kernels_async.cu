@@ -14,9 +14,10 @@
 // defines no copies: tests/test_phase2_lab08_sgemm.py supplies emulations of them to run this kernel on the CPU with
 // adversarial timing; the GPU build never sees that.
 //
-// Every tile parameter is a compile-time macro with a default good for an H200; the lab's autotuner (--tune)
-// compiles this file with other -D values from a declared space, times each on the GPU at hand, and records the
-// winner in results/<gpu>/phase2_lab08_sgemm_tuned.json, which rung 11 then uses.
+// Every tile parameter is a compile-time macro, set by lab.py (ASYNC_DEFAULT, chosen on a Hopper GPU; the lesson
+// says which); the lab's autotuner (--tune) compiles this file with other -D values from a declared space, times
+// each on the GPU at hand, and records the winner in results/<gpu>/phase2_lab08_sgemm_tuned.json, which rung 11 then
+// uses (`--set STAGES=4` and the like override it).
 //   BM x BN   block tile of C            BK       k-depth of one pipeline stage
 //   WM x WN   warp tile                  TM x TN  thread tile (multiples of 4: read as float4 from shared memory)
 //   STAGES    shared-memory stages       MINB     blocks per SM promised to ptxas (__launch_bounds__)
@@ -218,7 +219,7 @@ sgemm_10_cp_async(int M, int N, int K, float alpha, const float* __restrict__ A,
 // Why it can pay: the best point trades things no formula weighs exactly - a bigger tile (128 x 256: 43 FLOP/B from
 // L2, 1 block of 16 warps per SM) against more blocks in flight (2 x 8 warps), deeper pipelines against shared memory,
 // the last partial wave of blocks (4096^2 / (128 x 128) = 1024 tiles on 132 SMs x 2 = 3.9 waves).
-// Prediction: within a few percent of rung 10 on an H200 (its defaults were chosen for it), more on other GPUs.
+// Prediction: within a few percent of rung 10 on the GPU its defaults were chosen on, more on other GPUs.
 // What stands in the way of cuBLAS, by a static reading of the SASS (no profile): per 16-deep k-tile an interior
 // thread issues 1,184 instructions of which 1,024 FFMA (86.5%: with one instruction per clock per scheduler, the
 // issue ceiling is 86.5% of the FFMA peak); 4 LDS.128 per 64 FFMA, one warp-wide LDS.128 per 4 clocks per SM at full

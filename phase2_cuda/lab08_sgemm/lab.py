@@ -18,8 +18,9 @@ You will learn
     fails there.
 
 The two numbers, for M = N = K = 4096 (C = A @ B, fp32): FLOPs = 2 M N K = 137.4 GFLOP; bytes that must move =
-4 (M K + K N + M N) = 201 MB. 683 FLOP/B, ~45x the ridge point of an H200 (~15 FLOP/B): compute wins, and the job is
-to keep the FMA pipes busy; the floor is 2 M N K over the fp32 FMA peak. cuBLAS SGEMM reaches ~70-75% of that peak;
+4 (M K + K N + M N) = 201 MB. 683 FLOP/B, an order of magnitude and more above the fp32 ridge point of any current GPU
+(tens of FLOP/B; `--plan` prints this GPU's): compute wins, and the job is to keep the FMA pipes busy; the floor is
+2 M N K over the fp32 FMA peak. cuBLAS SGEMM reaches ~70-75% of that peak;
 the target of this lab is >= 0.90x cuBLAS at 4096^3 and 8192^3 and >= 0.75x at 2048^3, measured in the same run. The
 lesson, the predictions, what the measurements taught and this GPU's figures: README.md.
 
@@ -30,6 +31,7 @@ allow_tf32 = False), and the lab checks it by their error against float64. Phase
 cores, where the same tiling ideas reappear one level up (warp-group MMA tiles instead of 8 x 8 thread tiles).
 
 Run: python -m phase2_cuda.lab08_sgemm [--quick] [--tune] [--size N] [--no-bench] [--replot]
+     [--plan [--gpu NAME]] [--set STAGES=4] [--set BLOCK_K=16]
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from common import arrays, bench, check, cuda, device, lab, tuned
+from common import arrays, bench, check, config, cuda, device, lab, tuned
+from common import plan as course_plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import sgemm_kernel
@@ -52,7 +55,7 @@ TUNED = LAB + "_tuned"
 HERE = os.path.dirname(os.path.abspath(__file__))
 CU = os.path.join(HERE, "kernels.cu")
 CU_ASYNC = os.path.join(HERE, "kernels_async.cu")
-ASYNC_ARCHS = ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")   # cp.async: Ampere and later
+ASYNC_ARCHS = ("sm_80+",)   # cp.async (rungs 10-11): compute capability 8.0 and later
 MAX_DIM = 2**31 - 2**16     # M, N, K are int32 in the kernels; tile edges (k0 + BK, bm + BM) must not wrap
 VEC_A, VEC_B, VEC_C = 1, 2, 4
 
@@ -190,7 +193,10 @@ RUNGS: dict[int, Rung] = {r.number: r for r in [
     Rung(9, "double buffering", "sgemm_09_double_buffering", CU, (256, 1, 1), (128, 128),
          tile_flop_per_byte=_ai(128, 128), fma_per_smem_word=4.0),
 ]}
-ASYNC_DEFAULT = AsyncConfig()   # rung 10, and rung 11 until --tune has recorded a winner for this GPU
+# Rung 10's tile configuration, and rung 11's default until --tune has recorded a winner for the GPU at hand. Its
+# 49,920 bytes of shared memory (3 stages) fit every sm_80+ GPU's opt-in limit, the smallest of which is 99 KiB.
+ASYNC_DEFAULT = AsyncConfig()
+RUNG11 = "sgemm_10_cp_async, rung 11"    # the kernel family --set BM=.. STAGES=.. configures (rung 10 stays fixed)
 # The autotuner's declared search space (rung 11) is bench.TUNE_SPACE; its timings are in the tuning record.
 
 
@@ -202,10 +208,30 @@ def _check_winner(w: dict) -> AsyncConfig:
     return cfg
 
 
-def tuned_config(slug: str | None = None) -> tuple[AsyncConfig, str]:
-    """(configuration, where it came from): the recorded winner for this GPU, else the Hopper default."""
-    cfg, source = tuned.record(TUNED, _check_winner, slug)
-    return cfg or ASYNC_DEFAULT, source
+def rung11_config(gpu: device.DeviceInfo | None = None, slug: str | None = None) -> config.Resolved:
+    """Rung 11's tile configuration on `gpu` (default: the GPU at hand), and where each value came from: the lab's
+    default (ASYNC_DEFAULT), then the winner --tune recorded for that GPU (slug: another results folder), then --set
+    BM=.. BN=.. BK=.. WM=.. WN=.. TM=.. TN=.. STAGES=.. MINB=.. DB=..; checked against the kernel's static_asserts and
+    the GPU's shared memory per block."""
+    winner, source = tuned.record(TUNED, _check_winner, slug, gpu=gpu)
+    limits = gpu or (device.info() if device.has_gpu() else None)
+    limit = limits.smem_per_block_optin if limits is not None else None
+
+    def check_tile(v: dict) -> dict:
+        bad = AsyncConfig(**v).problems(limit)
+        if bad:
+            raise ValueError(f"{RUNG11}: tile configuration {config.fmt(v)}: {'; '.join(bad)}")
+        return v
+
+    return config.resolve(RUNG11, ASYNC_DEFAULT.defines, tuned=winner.defines if winner else None,
+                          tuned_source=source, validate=check_tile)
+
+
+def tuned_config(slug: str | None = None, gpu: device.DeviceInfo | None = None) -> tuple[AsyncConfig, str]:
+    """(configuration, where it came from) of rung 11 on `gpu` (default: the GPU at hand): rung11_config() as an
+    AsyncConfig - the recorded winner for that GPU, else the lab's default, with any --set on top."""
+    r = rung11_config(gpu, slug)
+    return AsyncConfig(**r.values), r.source()
 
 
 @dataclass(frozen=True)
@@ -288,7 +314,7 @@ def run(rung, a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
     if m == 0 or n == 0:
         return out
     if isinstance(rung, AsyncConfig) or rung >= 10:
-        ok, why = _async_available()
+        ok, why = _async_available(device.info())
         if not ok:
             raise RuntimeError(why)
     p = plan(rung, m, n, k)
@@ -298,9 +324,9 @@ def run(rung, a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
     return out
 
 
-def _async_available() -> tuple[bool, str]:
-    arch = device.info().arch
-    if arch not in ASYNC_ARCHS:
+def _async_available(gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
+    arch = (gpu or device.info()).arch
+    if not lab.arch_matches(arch, ASYNC_ARCHS):
         return False, f"sgemm_10_cp_async needs cp.async (sm_80 or later); this GPU is {arch}"
     return True, ""
 
@@ -326,12 +352,13 @@ sgemm_09 = _rung_fn(9)
 
 
 def sgemm_10(a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
-    """Rung 10: the cp.async pipeline with its default (Hopper) tile configuration."""
+    """Rung 10: the cp.async pipeline with the lab's default tile configuration (ASYNC_DEFAULT)."""
     return run(ASYNC_DEFAULT, a, b, out, alpha=alpha, beta=beta)
 
 
 def sgemm_11(a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
-    """Rung 11: the cp.async kernel with the tile configuration --tune recorded for this GPU (else the default)."""
+    """Rung 11: the cp.async kernel with the tile configuration --tune recorded for this GPU (else the default; --set
+    overrides either)."""
     return run(tuned_config()[0], a, b, out, alpha=alpha, beta=beta)
 
 
@@ -339,11 +366,37 @@ def sgemm_11(a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
 # Triton (triton_kernels.py): the same product, tiles chosen by the compiler, fp32 arithmetic forced with
 # input_precision="ieee"
 # ---------------------------------------------------------------------------------------------------------------------
-def _triton_meta() -> dict:
-    """128 x 128 x 32 tiles, 8 warps, 3 stages (96 KiB of shared memory); fewer where shared memory is scarce."""
-    if not INTERPRETER and device.info().smem_per_block_optin < 100 * 1024:
-        return dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=16, GROUP_M=8, num_warps=8, num_stages=2)
-    return dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=3)
+# The default depends on the GPU's shared memory, decided here and nowhere else: 128 x 128 x 32 tiles in 3 stages take
+# 96 KiB, which only GPUs with more than 99 KiB a block can hold (an RTX card or an sm_75 GPU cannot), so those get
+# 128 x 128 x 16 tiles in 2 stages (32 KiB). --set BLOCK_K=.. num_stages=.. overrides either.
+TRITON_WIDE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=3)
+TRITON_NARROW = dict(TRITON_WIDE, BLOCK_K=16, num_stages=2)
+WIDE_SMEM = 100 * 1024      # bytes per block the wide tiles need (96 KiB, and room for the epilogue)
+
+
+def triton_config(gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The Triton kernel's tiles, warps and stages on `gpu` (default: the GPU at hand; the interpreter: the wide ones),
+    and where they came from (the default for this GPU's shared memory, or --set)."""
+    if gpu is None and not INTERPRETER:
+        gpu = device.info()
+    wide = gpu is None or gpu.smem_per_block_optin >= WIDE_SMEM
+    return config.resolve("triton sgemm_kernel", TRITON_WIDE if wide else TRITON_NARROW, validate=_check_triton)
+
+
+def _check_triton(v: dict) -> dict:
+    bad = [f"{k}={v[k]}" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K") if v[k] < 16 or v[k] & (v[k] - 1)]
+    bad += [f"{k}={v[k]}" for k in ("GROUP_M", "num_warps") if v[k] < 1 or v[k] & (v[k] - 1)]
+    if v["num_stages"] < 1:
+        bad.append(f"num_stages={v['num_stages']}")
+    if bad:
+        raise ValueError(f"triton sgemm_kernel: {', '.join(bad)}: tiles are powers of two from 16, GROUP_M and "
+                         "num_warps powers of two, num_stages at least 1")
+    return v
+
+
+def triton_grid(m: int, n: int, meta: dict) -> int:
+    """Programs of the Triton launch: one per BLOCK_M x BLOCK_N tile of C."""
+    return triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])
 
 
 def sgemm_triton(a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
@@ -352,9 +405,9 @@ def sgemm_triton(a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
                                         libs=("cupy", "torch", "numpy"))
     if m == 0 or n == 0:
         return out
-    meta = _triton_meta()
-    grid = (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
-    launch(sgemm_kernel, grid, a, b, out, m, n, k, k, n, n, alpha, beta, BETA_ZERO=beta == 0.0, **meta)
+    meta = triton_config().values
+    launch(sgemm_kernel, (triton_grid(m, n, meta),), a, b, out, m, n, k, k, n, n, alpha, beta,
+           BETA_ZERO=beta == 0.0, **meta)
     return out
 
 
@@ -405,9 +458,53 @@ BEST = "cuda 11 autotuned"
 # with every M/N edge), a long K, and one big-enough product to exercise interior tiles
 CHECK_CASES = [((m, n, k), "float32") for m, n, k in (
     (1, 1, 1), (1, 4097, 3), (127, 129, 131), (128, 128, 128), (255, 257, 33), (4097, 2, 5), (3, 5000, 17),
-    (64, 64, 1000), (513, 385, 259), (300, 200, 4), (2000, 33, 64), (1000, 1024, 1024))]
+    (64, 64, 1000), (513, 385, 259), (301, 200, 4), (2001, 33, 64), (1000, 1024, 1024))]
 CPU_CHECK_CASES = [((m, n, k), "float32") for m, n, k in ((1, 1, 1), (5, 7, 3), (33, 65, 17), (130, 3, 70))]
 QUICK_CASES = 3                # --quick checks the first three (on a GPU: 1x1x1, 1x4097x3, 127x129x131)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's headline case on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+BENCH_N = 4096     # the headline size: the ladder plot, a target, the lesson's two numbers
+
+
+def bench_bytes(n: int) -> int:
+    """Bytes the benchmark holds at once at n^3: A, B, C and cuBLAS's C (fp32)."""
+    return 16 * n * n
+
+
+TRITON_SIGNATURE = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+                    "lda": "i32", "ldb": "i32", "ldc": "i32", "alpha": "fp32", "beta": "fp32",
+                    "BETA_ZERO": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
+                    "GROUP_M": "constexpr"}
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[course_plan.Launch]:
+    """Every kernel launch of the benchmark at its headline size (size: another square size) on `gpu`, from plan()
+    and the configurations the wrappers resolve. The slow rungs appear at their largest benchmark size
+    (Rung.max_bench)."""
+    n, _ = course_plan.fit(size or BENCH_N, bench_bytes, gpu)
+    out = []
+    for num, r in RUNGS.items():
+        m = min(n, r.max_bench)
+        p = plan(num, m, m, m)
+        out.append(course_plan.Launch(r.name, p.kernel, "cuda", p.grid, threads=math.prod(p.block), source=p.path,
+                                      case=f"{m}^3"))
+    r11 = rung11_config(gpu)
+    for name, cfg, source in (("cuda 10 cp.async pipeline", ASYNC_DEFAULT, ""),
+                              ("cuda 11 autotuned", AsyncConfig(**r11.values), r11.source())):
+        p = plan(cfg, n, n, n)
+        out.append(course_plan.Launch(name, p.kernel, "cuda", p.grid, threads=cfg.threads, source=p.path,
+                                      defines=dict(p.defines), dyn_smem=p.smem, case=f"{n}^3", config_source=source))
+    tc = triton_config(gpu)
+    meta = tc.values
+    out.append(course_plan.Launch("triton (ieee fp32)", "sgemm_kernel", "triton", triton_grid(n, n, meta),
+                                  fn=sgemm_kernel, signature=dict(TRITON_SIGNATURE),
+                                  defines={"BETA_ZERO": True, **{k: meta[k] for k in meta if k.isupper()}},
+                                  num_warps=meta["num_warps"], num_stages=meta["num_stages"], case=f"{n}^3",
+                                  config_source=tc.source()))
+    return out
 
 
 def main(argv=None) -> int:
