@@ -1,5 +1,7 @@
 """Lab 4.1 (roofline): placement with exact known answers, the recorded H200 results, the k-FMA kernel, the CLI, the
 plot redrawn from the committed JSON."""
+import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -7,12 +9,12 @@ import shutil
 import numpy as np
 import pytest
 
-from common import arrays, check, device, report
+from common import arrays, check, config, device, lab, plan, report
 from phase4_optimization.lab01_roofline import bench as rlb
 from phase4_optimization.lab01_roofline import lab as rl
+from tests.helpers import H200
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-H200 = os.path.join(report.ROOT, "results", "h200")
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
                                                                "the same on device")
 
@@ -280,7 +282,7 @@ def test_replot_redraws_the_committed_plot(tmp_path):
     """--replot draws from the committed JSON alone: the same placement, the same figure."""
     if not os.path.exists(os.path.join(H200, f"{rl.LAB}.json")):
         pytest.skip("no committed roofline JSON")
-    assert rl.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert rl.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     png = tmp_path / f"{rl.LAB}.png"
     assert png.stat().st_size > 100_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(os.path.join(H200, f"{rl.LAB}.json")) as f:
@@ -365,3 +367,110 @@ def test_sweep_rows_on_gpu_are_placed():
     placed, _ = rlb.analyze([dict(r, _file="x", _index=i) for i, r in enumerate(rows)], CEIL)
     assert len(placed) == 2 and sorted(p["ai"] for p in placed) == pytest.approx([0.25, 16.0])
     assert all(p["bound"] in ("memory", "compute") and p["frac_roof"] > 0 for p in placed)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Any GPU: the datasheet roofs from the GPU's description, a GPU without recorded results, the plan
+# ---------------------------------------------------------------------------------------------------------------------
+def test_datasheet_roofs_come_from_the_gpu_description():
+    """The roofs before any measurement are the table's figures of the GPU named (fp8 included where it has one); a
+    unit the GPU lacks is left out, and a card the table does not know has none."""
+    for slug in device.profiles():
+        gpu = device.profile_info(slug)
+        ds, src = rl.datasheet_of(gpu)
+        assert ds["hbm_gbps"] == gpu.peak("hbm_gbps") and ds["fp32"] == gpu.peak("fp32_tflops"), slug
+        assert ds.get("fp8") == gpu.peak("fp8_tflops") and ds.get("bf16") == gpu.peak("bf16_tflops"), slug
+        assert rl.datasheet_for(gpu.name) == (ds, src) and gpu.name in src
+    t4, _ = rl.datasheet_of(device.profile_info("t4"))
+    assert "bf16" not in t4 and "fp8" not in t4 and t4["fp16"] > 0
+    assert rl.datasheet_for("NVIDIA Imaginary GPU") == ({}, "")
+
+
+def _sweep_rows(hbm_gbps: float, n: int = 1 << 24) -> list[dict]:
+    """k-FMA sweep rows as a GPU run writes them (report.row), with made-up times: memory-bound at small k."""
+    out = []
+    for k in (1, 4, 16, 64, 256, 1024):
+        nbytes, flops = rl.sweep_counts(n, k)
+        ms = max(nbytes / (0.9 * hbm_gbps * 1e6), flops / 20e9)
+        out.append(report.row(rl.LAB, f"triton fma chain k={k}", "triton", (n,), "float32", None, ceiling_gbps=hbm_gbps,
+                              kind="sweep", k=k, ai=flops / nbytes, ms=ms, gbps=nbytes / (ms * 1e6),
+                              tflops=flops / (ms * 1e9)))
+    return out
+
+
+def test_quick_benchmark_on_a_gpu_without_recorded_results_plots(tmp_path, monkeypatch):
+    """The quick benchmark on a GPU that has no results/<gpu>/ folder (any learner's GPU before its other labs ran):
+    its own k-FMA sweep is placed on its own roofs (this run's HBM ceiling, the datasheet's compute peaks), the meta has
+    the roofs, and the plot is drawn and says what is missing - where it once raised KeyError: 'ceilings'."""
+    gpu = dataclasses.replace(device.profile_info("rtx-4090"), simulated=False)     # as if read off the device
+    assert not os.path.isdir(os.path.join(report.ROOT, "results", gpu.slug))
+    monkeypatch.setattr(device, "has_gpu", lambda: True)
+    monkeypatch.setattr(device, "info", lambda device_id=0: gpu)
+    monkeypatch.setattr(rlb.bench, "ceilings", lambda refresh=False: {"hbm_gbps": 900.0, "hbm_method": "test copy"})
+    monkeypatch.setattr(rlb, "run_sweep", lambda ks, n, hbm: _sweep_rows(hbm, n))
+    args = argparse.Namespace(quick=True, measure=False, sweep=True, results=None, roof="measured", json=False,
+                              plot=True, arch=gpu.arch, out=str(tmp_path))
+    res = rlb.benchmark(lab.Context(args=args, out_dir=str(tmp_path)))
+    ceil = res.meta["ceilings"]
+    assert ceil["hbm_gbps"] == 900.0 and "measured in this run" in ceil["sources"]["hbm"]
+    assert ceil["peaks_tflops"]["fp32"] == gpu.peak("fp32_tflops") and "datasheet" in ceil["sources"]["fp32"]
+    assert res.meta["results_dir"] is None and any(gpu.slug in m for m in res.meta["missing"])
+    placed = [r for r in res.rows if r.get("kind") == "placed"]
+    assert len(placed) == 6 and all(p["lab"] == rl.LAB and p["sweep"] for p in placed)
+    assert {t["target"][:22] for t in res.meta["targets"]} == {"k-FMA sweep, k <= 8 (A", "k-FMA sweep, k >= 512 "}
+    paths = rlb.plot(dict(res.meta, rows=res.rows, gpu=gpu.name), str(tmp_path))       # what run() then does
+    assert paths and os.path.getsize(paths[0]) > 20_000
+
+
+def test_plot_without_roofs_in_the_json_rebuilds_them(tmp_path, capsys):
+    """A JSON with rows and no 'ceilings' (no measured roofs recorded): the roofs are rebuilt from the rows' measured
+    HBM ceiling and the datasheet of the GPU it names; with neither, the lab says why it draws nothing."""
+    rows = _sweep_rows(1000.0)
+    paths = rlb.plot({"rows": rows, "gpu": device.profile_info("l4").name}, str(tmp_path))
+    assert len(paths) == 1 and os.path.getsize(paths[0]) > 20_000
+    bare = [dict(r, ceiling_gbps=None) for r in rows]
+    assert rlb.plot({"rows": bare, "gpu": "NVIDIA Imaginary GPU"}, str(tmp_path)) == []
+    assert "no roofline drawn" in capsys.readouterr().out
+
+
+def test_ceilings_without_results_fall_back_to_the_gpu_description():
+    """No results, no measurement: the datasheet's roofs; a card not in the table: HBM from its clock and bus, no
+    compute roof, and a note that says so."""
+    gpu = device.profile_info("a100")
+    ceil = rlb.resolve_ceilings([], [], gpu.name, None, gpu=gpu)
+    assert ceil.hbm_gbps == gpu.peak("hbm_gbps") and ceil.peaks["tf32"] == gpu.peak("tf32_tflops")
+    assert "fp8" not in ceil.peaks                           # the A100 has no fp8 tensor cores
+    odd = dataclasses.replace(gpu, name="NVIDIA Imaginary GPU", datasheet={})
+    ceil = rlb.resolve_ceilings([], [], odd.name, None, gpu=odd)
+    assert ceil.hbm_gbps == pytest.approx(odd.theoretical_gbps) and not ceil.peaks
+    assert "clock" in ceil.sources["hbm"] and any("no datasheet entry" in n for n in ceil.notes)
+
+
+def test_plan_on_two_gpus():
+    """The sweep's one kernel on a T4 and an H200: the same tile, the grid of the same n (it fits both), and the
+    predictions from each GPU's description (the fp32 ridge decides where the sweep leaves the memory roof)."""
+    config.set_overrides([])
+    t4, h200 = device.profile_info("t4"), device.profile_info("h200")
+    for gpu in (t4, h200):
+        p = plan.make(rl, rlb, gpu)
+        (x,) = p.launches
+        assert x.kernel == "fma_chain_kernel" and x.grid == (rl.SWEEP_N // rl.BLOCK,) and x.threads == 128
+        assert x.config_source == "default" and p.running == ["triton fma chain"]
+    pt, ph = rlb.predict(t4), rlb.predict(h200)
+    assert "ridge point, bf16 tensor cores" not in pt and "ridge point, fp16 tensor cores" in pt
+    assert ph["ridge point, fp8 tensor cores"].startswith(f"{1979e3 / 4800:.1f} FLOP/B")
+    assert pt["k-FMA sweep leaves the HBM roof near (k = 4 x fp32 ridge)"] == f"k ~ {4 * 8.1e3 / 320:.0f}"
+
+
+def test_set_changes_the_kernel_tile_and_says_so():
+    config.set_overrides(["BLOCK=2048", "num_warps=8"])
+    try:
+        (x,) = rl.launches(device.profile_info("l4"))
+        assert x.defines == {"BLOCK": 2048} and x.num_warps == 8 and x.grid == (rl.SWEEP_N // 2048,)
+        assert "--set BLOCK=2048" in x.config_source and "--set num_warps=8" in x.config_source
+        config.set_overrides(["BLOCK=1000"])
+        with pytest.raises(ValueError, match="BLOCK"):
+            rl.fma_config()
+    finally:
+        config.set_overrides([])
+

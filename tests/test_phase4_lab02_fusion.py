@@ -8,9 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, lab, report
+from common import arrays, check, config, cuda, device, lab, plan
 from phase4_optimization.lab02_fusion import bench as fzb
 from phase4_optimization.lab02_fusion import lab as fz
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 WHERE = "cuda" if device.has_gpu() else "cpu"
@@ -64,12 +65,31 @@ def test_byte_prediction():
     assert fzb.predicted_elements("bias_gelu_tanh", False) == 4 and fzb.predicted_elements("bias_gelu_tanh", True) == 2
     assert fzb.predicted_elements("bias_residual", False) == 5 and fzb.predicted_elements("bias_residual", True) == 3
     assert fzb.predicted_elements("residual_layernorm", False) == 5
-    rows = {r["case"]: r for r in fzb.byte_table(64, 64, 64, 64, 4096)}
+    rows = {r["case"]: r for r in fzb.byte_table(64, 64, 64, 64, 4096, gemm_tflops=700.0, hbm_gbps=4400.0)}
     assert rows["bias_gelu_erf"]["predicted speed-up"] == pytest.approx(2.0)
     assert rows["residual_layernorm"]["predicted speed-up"] == pytest.approx(1.25)
     # 4096^3: GEMM 0.196 ms at 700 TFLOP/s plus the unfused tail's 4 N^2 bf16 elements (134 MB) at 4.4 TB/s, 0.031 ms,
     # over the GEMM alone: the 1.155x the lab's docstring quotes
     assert rows["linear_gelu_tanh"]["predicted speed-up"] == pytest.approx(1.1554, abs=1e-4)
+    # no tensor-core rate known: no GEMM prediction, the other rows stand
+    rows = {r["case"]: r for r in fzb.byte_table(64, 64, 64, 64, 4096, gemm_tflops=None, hbm_gbps=300.0)}
+    assert rows["linear_gelu_tanh"]["predicted speed-up"] is None and rows["bias_residual"]["predicted speed-up"] > 1
+
+
+def test_prediction_rates_come_from_the_gpu_or_its_measured_ceilings():
+    """The GEMM row's rates: lab 4.1's measured ceilings where this GPU's results folder has them (the H200's), else
+    the datasheet (bf16; fp16 on a GPU without bf16 tensor cores), and the bandwidth measured in this run first."""
+    h200 = device.profile_info("h200")
+    r = fzb.prediction_rates(h200)
+    if os.path.exists(os.path.join(H200, fzb.LAB01_CEILINGS)):
+        with open(os.path.join(H200, fzb.LAB01_CEILINGS)) as f:
+            measured = json.load(f)["ceilings"]
+        assert r["gemm_tflops"] == measured["tflops"]["bf16"] and "measured" in r["gemm_from"]
+        assert r["hbm_gbps"] == measured["hbm_gbps"]
+    assert fzb.prediction_rates(h200, hbm_measured=1234.0)["hbm_gbps"] == 1234.0
+    t4 = fzb.prediction_rates(device.profile_info("t4"))
+    assert t4["gemm_tflops"] == device.profile_info("t4").peak("fp16_tflops") and "fp16" in t4["gemm_from"]
+    assert t4["hbm_gbps"] == device.profile_info("t4").peak("hbm_gbps") and t4["hbm_from"] == "datasheet bandwidth"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -271,10 +291,10 @@ def test_cli_quick(tmp_path):
 
 
 def test_replot_from_the_committed_json(tmp_path):
-    path = os.path.join(report.ROOT, "results", "h200", f"{fz.LAB}.json")
+    path = os.path.join(H200, f"{fz.LAB}.json")
     if not os.path.exists(path):
         pytest.skip("no committed H200 results for lab 4.2")
-    assert fz.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert fz.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     png = tmp_path / f"{fz.LAB}.png"
     assert png.stat().st_size > 20_000
     with open(path) as f:
@@ -371,9 +391,8 @@ def test_linear_sends_only_what_the_tma_kernel_can_do_to_it(monkeypatch):
     problem, a CuPy-like array, a bad stride, a pre-Hopper GPU) must keep the call on linear_kernel."""
     import torch
 
-    mm = lab.lab_module("phase3_triton", "lab02_matmul")
     monkeypatch.setattr(fz, "INTERPRETER", False)
-    monkeypatch.setattr(mm, "_hopper", lambda: True)
+    monkeypatch.setattr(fz, "_tma_here", lambda: True)
     x = torch.empty((4096, 2048), dtype=torch.bfloat16)
     w = torch.empty((2048, 4096), dtype=torch.bfloat16)
     y = torch.empty((4096, 4096), dtype=torch.bfloat16)
@@ -383,5 +402,90 @@ def test_linear_sends_only_what_the_tma_kernel_can_do_to_it(monkeypatch):
     assert not fz.linear_uses_tma(x[:512], w, y[:512])
     x2, w2 = torch.empty((4096, 2052), dtype=torch.bfloat16), torch.empty((2052, 4096), dtype=torch.bfloat16)
     assert not fz.linear_uses_tma(x2, w2, y)
-    monkeypatch.setattr(mm, "_hopper", lambda: False)
+    monkeypatch.setattr(fz, "_tma_here", lambda: False)
     assert not fz.linear_uses_tma(x, w, y)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan on the GPUs learners have
+# ---------------------------------------------------------------------------------------------------------------------
+def _by_kernel(p):
+    out = {}
+    for x in p.launches:
+        out.setdefault(x.kernel, []).append(x)
+    return out
+
+
+def test_plan_on_an_h200_uses_the_persistent_tma_gemm():
+    """Hopper with its 227 KiB a block: the persistent TMA GEMM runs part 3 (a program per SM, GROUP_M from lab 3.2's
+    record for that GPU where one is committed), linear_kernel keeps the big default tile for the grid-per-tile run."""
+    config.set_overrides([])
+    gpu = device.profile_info("h200")
+    p = plan.make(fz, fzb, gpu)
+    assert not p.skipped
+    k = _by_kernel(p)
+    tma = k["linear_tma_kernel"]
+    assert {x.grid for x in tma} == {(gpu.sms,)} and all(x.defines["NUM_PROGRAMS"] == gpu.sms for x in tma)
+    assert {x.variant for x in tma} == {v.name for v in fz.VARIANTS if "unfused" in v.name and "triton" in v.name
+                                        or v.name.startswith("triton fused (") or "persistent TMA" in v.name}
+    (grid_per_tile,) = k["linear_kernel"]
+    tile = (grid_per_tile.defines["BLOCK_M"], grid_per_tile.defines["BLOCK_N"], grid_per_tile.num_stages)
+    assert tile == (128, 256, 4)
+    assert grid_per_tile.grid == ((4096 // 128) * (4096 // 256),)
+    assert k["fusion_03_residual_layernorm_bf16"][0].grid == (fz.LN_SHAPE[0],)
+    assert "GEMM 4096^3 bfloat16" in tma[0].case
+
+
+def test_plan_on_gpus_without_tma_or_bf16():
+    """A consumer Blackwell card has TMA but 99 KiB a block: the TMA variant is skipped (shared memory), part 3 runs on
+    linear_kernel with a tile whose ring fits. A T4: no sm_90, no bf16 tensor cores: part 3 in fp16, the same fitted
+    tile; the grid of every CUDA C kernel the same (it depends on the shape, not the GPU)."""
+    config.set_overrides([])
+    for slug, why in (("rtx-5090", "shared memory per block"), ("t4", "needs sm_90+")):
+        gpu = device.profile_info(slug)
+        p = plan.make(fz, fzb, gpu)
+        (skip,) = p.skipped
+        assert "persistent TMA" in skip.name and why in skip.why, skip
+        k = _by_kernel(p)
+        assert "linear_tma_kernel" not in k
+        for x in k["linear_kernel"]:
+            assert fz.ring_bytes(dict(x.defines, num_stages=x.num_stages)) <= gpu.smem_per_block_optin
+            assert (x.defines["BLOCK_M"], x.defines["BLOCK_N"], x.defines["BLOCK_K"]) == (128, 128, 32)
+        dt = "*fp16" if slug == "t4" else "*bf16"
+        assert all(x.signature["x_ptr"] == dt for x in k["linear_kernel"])
+        assert k["fusion_02_bias_gelu_tanh_bf16"][0].grid == (8192 * 8192 // 8 // (256 * 2),)
+    a100 = fz.linear_default(4096, 4096, 4096, device.profile_info("a100"))
+    assert a100 == fz.LINEAR_CONFIGS[1]                        # 163 KiB: the 3-stage big tile
+    assert fz.linear_default(100, 4096, 4096, device.profile_info("h200")) == fz.LINEAR_SMALL
+
+
+def test_set_changes_the_kernels_configuration_and_says_so():
+    config.set_overrides(["UNROLL=4", "GEMM_STAGES=2", "LN_THREADS=512", "EW_ELEMS=8192"])
+    try:
+        gpu = device.profile_info("l4")
+        k = _by_kernel(plan.make(fz, fzb, gpu))
+        ew = k["fusion_02_bias_gelu_tanh_bf16"][0]
+        assert ew.defines == {"THREADS": 256, "UNROLL": 4} and ew.grid == (8192 * 8192 // 8 // (256 * 4),)
+        assert ew.config_source == "UNROLL: --set UNROLL=4; the rest default"
+        assert all(x.num_stages == 2 and "--set GEMM_STAGES=2" in x.config_source for x in k["linear_kernel"])
+        ln = k["fusion_03_residual_layernorm_bf16"][0]
+        assert ln.threads == 512 and ln.defines == {"LN_THREADS": 512}
+        assert all(x.defines["BLOCK_M"] * x.defines["BLOCK_N"] == 8192 for x in k["elementwise_kernel"]
+                   if x.case.startswith("8192 x 8192"))
+        config.set_overrides(["LN_THREADS=100"])
+        with pytest.raises(ValueError, match="LN_THREADS"):
+            fz.cuda_ln_config()
+    finally:
+        config.set_overrides([])
+
+
+def test_benchmark_shapes_fit_a_small_gpu():
+    """A GPU with less memory than the parts need gets smaller shapes (rows halved), and the plan says so."""
+    import dataclasses
+
+    small = dataclasses.replace(device.profile_info("rtx-3060"), total_mem_bytes=2 * 2**30)
+    ew, ln_shape, g, notes = fz.bench_shapes(small)
+    assert ew[1] == fz.EW_SHAPE[1] and ew[0] < fz.EW_SHAPE[0] and fz.ew_bytes(ew) <= 0.6 * 2 * 2**30
+    assert ln_shape[1] == fz.LN_SHAPE[1] and ln_shape[0] < fz.LN_SHAPE[0] and len(notes) >= 2
+    assert fz.bench_shapes(device.profile_info("h200"))[3] == []
+

@@ -14,9 +14,10 @@ import os
 import numpy as np
 import pytest
 
-from common import arrays, check, cuda, device, lab, report
+from common import arrays, check, config, cuda, device, lab, plan
 from phase4_optimization.lab05_mixed_precision import bench as mpb
 from phase4_optimization.lab05_mixed_precision import lab as mp
+from tests.helpers import H200
 
 gpu = pytest.mark.gpu
 
@@ -233,15 +234,51 @@ def test_main_quick(capsys):
     assert "HMMA.16816.F16" in out or "compile report skipped" in out or "no cuobjdump" in out
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(report.ROOT, "results", "h200", mp.LAB + ".json")),
-                    reason="no committed H200 results")
+@pytest.mark.skipif(not os.path.exists(os.path.join(H200, mp.LAB + ".json")), reason="no committed H200 results")
 def test_replot_redraws_the_committed_plots(tmp_path, capsys):
     """--replot draws both plots from the committed JSON alone (no GPU; fields older runs lack are tolerated)."""
-    assert mp.main(["--replot", "--out", str(tmp_path)]) == 0
+    assert mp.main(["--replot", H200, "--out", str(tmp_path)]) == 0
     names = sorted(os.listdir(tmp_path))
     assert names == [mp.LAB + "_error_vs_k.png", mp.LAB + "_speed_vs_error.png"], names
     assert all(os.path.getsize(tmp_path / n) > 10_000 for n in names)
     assert capsys.readouterr().out.count("wrote") == 2
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan on the GPUs learners have
+# ---------------------------------------------------------------------------------------------------------------------
+def test_plan_on_a_t4_and_an_h200():
+    """Every variant runs on both (WMMA and fp16 tl.dot need no more than sm_75); the GEMM's grid is the same 4096^3
+    tiling; the predictions come from each GPU's datasheet: no bf16, tf32 or fp8 unit on the T4 (its fp8 rows are
+    skipped, with the reason), fp8 at twice the 16-bit rate on the H200."""
+    config.set_overrides([])
+    t4, h200 = device.profile_info("t4"), device.profile_info("h200")
+    for gpu in (t4, h200):
+        p = plan.make(mp, mpb, gpu)
+        assert not p.skipped, [v.why for v in p.skipped]
+        by = {(x.kernel, tuple(x.defines.items())): x for x in p.launches}
+        assert by[(mp.WMMA_KERNEL, (("ACC_HALF", 1),))].grid == (64, 64, 1)
+        dots = [x for x in p.launches if x.kernel == "dot_acc_kernel"]
+        assert [x.defines["ACC_F16"] for x in dots] == [False, True] and all(x.grid == (32, 32) for x in dots)
+        assert all(x.config_source == "default" for x in dots)
+    pt, ph = mpb.predict(t4), mpb.predict(h200)
+    assert "no such unit" in pt["bf16 floor"] and "no such unit" in pt["fp8 e4m3 floor"]
+    assert pt["fp8 rows"] == "skipped: fp8 tensor cores need sm_89 or newer, this GPU is sm_75"
+    assert "fp8 rows" not in ph and "2x the 16-bit rate" in ph["fp8 e4m3 floor"]
+    assert pt["GEMM"].startswith("4096^3: 137.4 GFLOP, 1365 FLOP/B")
+
+
+def test_set_changes_the_dot_tile_and_says_so():
+    config.set_overrides(["BLOCK_K=32", "num_stages=4"])
+    try:
+        dots = [x for x in mp.launches(device.profile_info("rtx-4090")) if x.kernel == "dot_acc_kernel"]
+        assert all(x.defines["BLOCK_K"] == 32 and x.num_stages == 4 for x in dots)
+        assert all("--set BLOCK_K=32" in x.config_source and "--set num_stages=4" in x.config_source for x in dots)
+        config.set_overrides(["BLOCK_K=48"])
+        with pytest.raises(ValueError, match="BLOCK_K"):
+            mp.dot_config()
+    finally:
+        config.set_overrides([])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

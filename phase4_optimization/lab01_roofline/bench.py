@@ -9,23 +9,23 @@ import glob
 import math
 import os
 import re
+import textwrap
 
 import numpy as np
 
-from common import bench, cli, device, lab, report
+from common import bench, cli, device, lab, plan, report
 
-from .lab import (CEILINGS_FILE, LAB, ROOT, UNIT_NAMES, UNITS, Ceilings, _prod, counts, datasheet_for, fma_chain,
-                  place, sweep_counts, unit_for)
+from .lab import (CEILINGS_FILE, LAB, ROOT, SWEEP_KS, SWEEP_N, UNIT_NAMES, UNITS, Ceilings, _prod, bench_bytes, counts,
+                  datasheet_for, datasheet_of, fma_chain, fma_config, place, sweep_counts, unit_for)
 
-SWEEP_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-SWEEP_N = 1 << 26       # 256 MiB in + 256 MiB out: far beyond the 60 MiB L2
 CPU_NOTE = ("\nNo GPU: the k-FMA kernel ran in the interpreter (correctness only) and its sweep was not timed; the "
             "repository's kernels were placed from the recorded results.")
 
 
 def add_arguments(p) -> None:
     p.add_argument("--results", default=None, metavar="DIR",
-                   help="folder of result JSON files to place (default: results/<gpu at hand>, else results/h200)")
+                   help="folder of result JSON files to place (default: results/<this GPU>; without a GPU, where that "
+                        "folder does not exist, the first committed GPU folder)")
     p.add_argument("--measure", action="store_true",
                    help="on a GPU: measure HBM and the tensor-core / fp32 peaks (torch.matmul 8192^3) and cache them "
                         f"in <out>/{CEILINGS_FILE}")
@@ -186,22 +186,28 @@ def _best_peer_tflops(rows, lab_prefix: str, variant_words: tuple[str, ...], dty
                 and r.get("tflops") and any(w.lower() in r.get("variant", "").lower() for w in variant_words)):
             if best is None or r["tflops"] > best[0]:
                 best = (float(r["tflops"]), f"{r['variant']} {'x'.join(map(str, r.get('shape') or []))} "
-                                            f"in {r['_file']}")
+                                            f"in {r.get('_file', 'the JSON')}")
     return best
 
 
-def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, results_dir: str,
-                     roof: str = "measured", measured: dict | None = None) -> Ceilings:
+def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, results_dir: str | None,
+                     roof: str = "measured", measured: dict | None = None, *, gpu: device.DeviceInfo | None = None,
+                     hbm_measured: tuple[float, str] | None = None) -> Ceilings:
     """HBM and compute roofs, each from the best source available, named.
 
     Order per roof: this lab's ceilings file (measured with --measure on that GPU) > measured peers already in the
-    results (HBM ceiling_gbps; cuBLAS SGEMM for fp32; cuBLAS bf16/fp16/tf32 from the matmul lab) > datasheet.
-    roof='datasheet' uses the datasheet figures as the roofs (the measured ones are still reported).
+    results (HBM ceiling_gbps; cuBLAS SGEMM for fp32; cuBLAS bf16/fp16/tf32 from the matmul lab) > for HBM, the ceiling
+    measured in this run (hbm_measured: (GB/s, how)) > the datasheet of the GPU the results name (else of `gpu`, the
+    GPU described here) > for HBM, the bandwidth `gpu`'s memory clock and bus width give. A roof that none of them
+    has is left out, and the notes say so. roof='datasheet' uses the datasheet figures as the roofs (the measured ones
+    are still reported). results_dir None: nothing recorded (a GPU without results yet).
     """
     ds, ds_src = datasheet_for(gpu_name)
+    if not ds and gpu is not None and (not gpu_name or gpu_name == gpu.name):
+        ds, ds_src = datasheet_of(gpu)
     cached = dict(measured or {})
-    path = os.path.join(results_dir, CEILINGS_FILE)
-    if not cached and os.path.exists(path):
+    path = os.path.join(results_dir, CEILINGS_FILE) if results_dir else ""
+    if not cached and path and os.path.exists(path):
         try:
             cached = report.read_json(path).get("ceilings", {})
         except (OSError, ValueError):
@@ -212,7 +218,8 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
     if cached.get("hbm_gbps"):
         hbm, hbm_src = float(cached["hbm_gbps"]), f"measured ({cached.get('hbm_method', '?')}, {CEILINGS_FILE})"
     else:
-        vals = [(float(r["ceiling_gbps"]), r["_file"]) for r in rows if isinstance(r.get("ceiling_gbps"), (int, float))]
+        vals = [(float(r["ceiling_gbps"]), r.get("_file", "the JSON")) for r in rows
+                if isinstance(r.get("ceiling_gbps"), (int, float))]
         for h in headers:
             c = h.get("ceiling")
             if isinstance(c, dict) and isinstance(c.get("hbm_gbps"), (int, float)):
@@ -222,8 +229,12 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
         if vals:
             hbm, f = max(vals)
             hbm_src = f"measured HBM ceiling recorded in {f} (highest of {len(vals)} records)"
+    if hbm is None and hbm_measured:
+        hbm, hbm_src = float(hbm_measured[0]), f"measured in this run ({hbm_measured[1]})"
     if hbm is None and ds.get("hbm_gbps"):
         hbm, hbm_src = float(ds["hbm_gbps"]), ds_src
+    if hbm is None and gpu is not None and gpu.theoretical_gbps:
+        hbm, hbm_src = float(gpu.theoretical_gbps), f"{gpu.name}'s memory clock x bus width (no datasheet entry)"
     if hbm is None:
         raise ValueError(f"no HBM figure: no ceiling in {results_dir} and no datasheet entry for {gpu_name!r}")
     # compute
@@ -251,8 +262,11 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
     sources["hbm"] = hbm_src
     ffma = [r for r in rows if r.get("level") == "registers" and r.get("tflops")]
     if ffma:
-        notes.append(f"FFMA register probe ({ffma[0]['variant']}, {ffma[0]['_file']}): "
+        notes.append(f"FFMA register probe ({ffma[0]['variant']}, {ffma[0].get('_file', 'the JSON')}): "
                      f"{ffma[0]['tflops']:.1f} TFLOP/s fp32 - what the CUDA cores reach with no memory traffic")
+    if not ds:
+        notes.append(f"no datasheet entry for {gpu_name or 'this GPU'!r} in the course's table of GPUs: no datasheet "
+                     "roofs" + ("" if peaks else ", and no compute roof at all (measure them with --measure)"))
     dsd = {"hbm_gbps": ds.get("hbm_gbps")}
     dsd.update({u: ds.get(u) for u in UNITS if ds.get(u)})
     return Ceilings(hbm_gbps=hbm, peaks=peaks, sources=sources, datasheet=dsd if ds else {}, notes=notes)
@@ -296,7 +310,7 @@ def measure_ceilings(n: int = 8192, quick: bool = False) -> dict:
         out["tflops"]["fp8"] = t.tflops(flops)
         out["method"]["fp8"] = f"torch._scaled_mm {n}^3 float8_e4m3fn -> bf16, fast accumulation"
     except Exception as e:  # noqa: BLE001 - fp8 is optional; the datasheet figure stands in, and the reason is kept
-        out["errors"]["fp8"] = f"{type(e).__name__}: {e}"[:300]
+        out["errors"]["fp8"] = f"{type(e).__name__}: {e}"[:280]
     return out
 
 
@@ -455,7 +469,8 @@ def _stack(fig, ax, items: list[dict], x_px: float, y_top_px: float, step_px: fl
 
 def roof_label_groups(ceil: Ceilings, within: float = 1.1) -> list[list[str]]:
     """The units whose roofs share one label (peaks within `within` of each other, which would print on top of each
-    other), lowest roof first, each group in UNITS order: [['fp32'], ['tf32'], ['bf16', 'fp16'], ['fp8']] on an H200."""
+    other), lowest roof first, each group in UNITS order: [['fp32'], ['tf32'], ['bf16', 'fp16'], ['fp8']] on a GPU
+    whose bf16 and fp16 tensor-core rates are equal."""
     groups: list[list[str]] = []
     for u in sorted((u for u in UNITS if ceil.ridge(u)), key=lambda u: ceil.peaks[u]):
         if groups and ceil.peaks[u] / min(ceil.peaks[v] for v in groups[-1]) < within:
@@ -465,11 +480,13 @@ def roof_label_groups(ceil: Ceilings, within: float = 1.1) -> list[list[str]]:
     return [sorted(g, key=UNITS.index) for g in groups]
 
 
-def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dict], title: str) -> str:
+def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dict], title: str,
+                  missing: list[str] = ()) -> str:
     """One figure for the repository: the roofline (left: points coloured by lab, each lab's best kernel and its peer
     named, the roofs labelled in the right margin) and every placed kernel's fraction of its roof, lab by lab (right:
     also the kernels with no FLOPs or no bytes, which have no point on the roofline). The full list is the table the
-    lab prints and the JSON's placed rows."""
+    lab prints and the JSON's placed rows. `missing`: what the figure lacks (a GPU without recorded results, roofs
+    rebuilt), written in a box on the roofline."""
     plt = report.pyplot()
     from matplotlib.gridspec import GridSpec
     from matplotlib.lines import Line2D
@@ -486,7 +503,8 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
     ridges = {u: ceil.ridge(u) for u in UNITS if ceil.ridge(u)}
     xmin = max(min([a for a in ais if a > 0] or [0.1]) / 3, 1e-3)
     xmax = max(max(ais or [1.0]), *(ridges.values() or [1.0])) * 4
-    top = max(ceil.peaks.values() or [1.0])
+    top = max(list(ceil.peaks.values()) or [p["achieved_tflops"] for p in pts] + [r["tflops"] for r in sweep]
+              or [1.0])
     n_compute = sum(1 for n in named if n["bound"] == "compute")
     ymin = min([p["achieved_tflops"] for p in pts] + [r["tflops"] for r in sweep] + [top]) / 3
     ymax = top * 1.4 * 10 ** (0.2 * max(n_compute, 1))          # room above the roofs for the compute-bound names
@@ -592,9 +610,14 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
     # HBM along its diagonal, in the empty triangle above it
     a0 = xmin * 2 ** 2.5
     (x0, y0), (x1, y1) = to_px((a0, a0 * ceil.hbm_gbps / 1e3)), to_px((a0 * 2, 2 * a0 * ceil.hbm_gbps / 1e3))
-    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s (measured)", xy=(a0, a0 * ceil.hbm_gbps / 1e3), xytext=(0, 5),
+    how = next((w for w in ("measured", "datasheet") if w in ceil.sources.get("hbm", "measured")), "clock x bus")
+    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s ({how})", xy=(a0, a0 * ceil.hbm_gbps / 1e3), xytext=(0, 5),
                 textcoords="offset points", rotation=math.degrees(math.atan2(y1 - y0, x1 - x0)),
                 rotation_mode="anchor", fontsize=8, ha="left", va="bottom")
+    if missing:
+        ax.text(0.99, 0.02, "\n".join(textwrap.fill(m, 80) for m in missing), transform=ax.transAxes, ha="right",
+                va="bottom", fontsize=7.5, color="dimgray", zorder=7,
+                bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="lightgray", alpha=0.9))
     _fraction_panel(axs, placed, colors, named)
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -656,22 +679,25 @@ def show_compile_report(arch: str) -> None:
     """Compile fma_chain_kernel ahead of time and count the FMAs in its loop (no GPU needed)."""
     from common import triton_support as ts
 
-    from .lab import BLOCK, NUM_WARPS
+    from .lab import FMA_SIGNATURE
     from .triton_kernels import fma_chain_kernel
 
-    cc = int(re.sub(r"\D", "", arch) or 90)
+    cc = device.arch_info(arch).cc
+    cfg = fma_config().values
     try:
-        k = ts.compile_for(fma_chain_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "k": "i32",
-                                              "a": "fp32", "b": "fp32", "BLOCK": "constexpr"},
-                           {"BLOCK": BLOCK}, cc=cc, num_warps=NUM_WARPS, divisible_by_16=("x_ptr", "y_ptr", "n"))
+        k = ts.compile_for(fma_chain_kernel, dict(FMA_SIGNATURE), {"BLOCK": cfg["BLOCK"]}, cc=cc,
+                           num_warps=cfg["num_warps"], divisible_by_16=("x_ptr", "y_ptr", "n"))
         ptx = k.asm["ptx"]
     except Exception as e:  # noqa: BLE001 - a teaching aid; say why it is missing and go on
         print(f"\n(compile report for sm_{cc} unavailable: {type(e).__name__}: {str(e)[:200]})")
         return
-    n_fma = len(re.findall(r"\bfma\.rn\.f32\b", ptx))
+    n_single = len(re.findall(r"\bfma\.rn\.f32(?!x)\b", ptx))
+    n_pair = len(re.findall(r"\bfma\.rn\.f32x2\b", ptx))     # sm_100+: two independent FMAs in one instruction
+    n_fma = n_single + 2 * n_pair
     loads = re.findall(r"\bld\.global[\w.]*", ptx)
-    per = BLOCK // (32 * NUM_WARPS)
-    print(f"\nfma_chain_kernel compiled for sm_{cc} (ahead of time): {n_fma} fma.rn.f32 in the PTX (expected "
+    per = cfg["BLOCK"] // (32 * cfg["num_warps"])
+    paired = f", {2 * n_pair} of them as {n_pair} packed fma.rn.f32x2 (two chains a instruction)" if n_pair else ""
+    print(f"\nfma_chain_kernel compiled for sm_{cc} (ahead of time): {n_fma} fp32 FMAs in the PTX{paired} (expected "
           f"{4 * per} in the 4-way main loop + {per} in the remainder loop: {per} elements a thread), loads "
           f"{sorted(set(loads))} (compiled as the sweep launches it: 16-byte aligned pointers, n % 16 == 0). "
           f"The {per} chains of a thread are independent: that is what hides the FFMA latency.")
@@ -684,32 +710,59 @@ def compile_report(args) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 # The lab's run: place the recorded kernels (every machine), or measure and then place (a GPU that benchmarks)
 # ---------------------------------------------------------------------------------------------------------------------
-def default_results_dir() -> str:
-    """results/<gpu at hand>, or the committed results/h200 without a GPU."""
-    if device.has_gpu():
-        return os.path.join(ROOT, "results", device.gpu_slug())
-    return os.path.join(ROOT, "results", "h200")
+def default_results_dir(gpu: device.DeviceInfo | None = None) -> tuple[str | None, list[str]]:
+    """(the folder whose results are placed, what is missing): results/<this GPU> (the GPU at hand, or the one
+    described without a GPU: --gpu, else the --arch example); without a GPU, where that folder does not exist, the
+    first committed GPU folder (whose files name the GPU they were measured on). On a GPU without recorded results
+    yet: None, and the line that says so (the lab then places only what this run measures)."""
+    gpu = gpu or (device.info() if device.has_gpu() else device.current())
+    mine = os.path.join(ROOT, "results", gpu.slug)
+    if os.path.isdir(mine):
+        return mine, []
+    if not gpu.simulated:
+        return None, [f"no recorded results of {gpu.name} in results/{gpu.slug}/ yet: only this run's own "
+                      "measurements are placed (run the other labs on this GPU, then this one again, to place theirs)"]
+    committed = lab.committed_gpus()
+    if not committed:
+        return None, [f"no recorded results in results/ at all (and none of {gpu.name}): nothing to place"]
+    return os.path.join(ROOT, "results", committed[0]), [
+        f"{gpu.name} has no recorded results (results/{gpu.slug}/): placing the committed results/{committed[0]}/, "
+        "on the roofs of the GPU they were measured on"]
 
 
-def placement(args, sweep_rows=(), measured: dict | None = None) -> lab.Result | None:
+def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.DeviceInfo | None = None,
+              hbm_measured: tuple[float, str] | None = None) -> lab.Result | None:
     """Every recorded kernel of --results placed on the roofs (with this run's sweep, if it ran one): the Result a
-    benchmark hands back (rows: the sweep + the placed kernels; meta: the roofs, what was left out, the targets), or
-    None when the folder does not exist."""
-    results_dir = os.path.abspath(args.results or default_results_dir())
-    if not os.path.isdir(results_dir):
-        print(f"--results: no folder {results_dir}; nothing to place")
+    benchmark hands back (rows: the sweep + the placed kernels; meta: the roofs, what was left out, the targets, what
+    is missing), or None when there is nothing to place at all (no folder and no measurement of this run).
+
+    gpu: the GPU described here (default: the one at hand, else device.current(--arch)); hbm_measured: the HBM
+    ceiling this run measured, (GB/s, how), the roof where the results record none (a GPU without results yet)."""
+    gpu = gpu or (device.info() if device.has_gpu() else device.current(getattr(args, "arch", None)))
+    if args.results:
+        results_dir = os.path.abspath(args.results)
+        missing = [] if os.path.isdir(results_dir) else [f"--results: no folder {results_dir}; nothing recorded "
+                                                         "to place"]
+        results_dir = results_dir if not missing else None
+    else:
+        results_dir, missing = default_results_dir(gpu)
+    for m in missing:
+        print("note:", m)
+    if results_dir is None and not sweep_rows and not measured and not hbm_measured:
         return None
-    rows, headers, gpu_name = load_rows(results_dir)
-    if device.has_gpu() and not gpu_name:
-        gpu_name = device.info().name
-    ceil = resolve_ceilings(rows, headers, gpu_name, results_dir, roof=args.roof, measured=measured)
+    rows, headers, gpu_name = load_rows(results_dir) if results_dir else ([], [], "")
+    if not gpu_name and (results_dir is None or not gpu.simulated):
+        gpu_name = gpu.name
+    ceil = resolve_ceilings(rows, headers, gpu_name, results_dir, roof=args.roof, measured=measured,
+                            gpu=gpu if gpu_name == gpu.name else None, hbm_measured=hbm_measured)
     sweep = [dict(r, _file="this run", _index=i) for i, r in enumerate(sweep_rows)] or sweep_from_rows(rows)
     rows = [r for r in rows if r.get("kind") != "sweep"] + sweep
     placed, left = analyze(rows, ceil)
     named = named_points(placed)
     for p, t in zip(placed, table_rows(placed)):
         p["on_plot"] = t["on_plot"]       # 'named', 'point', 'sweep line' or 'right panel': where the plot shows it
-    print(f"\nCeilings ({gpu_name or 'unknown GPU'}; results from {os.path.relpath(results_dir, ROOT)}):")
+    where = os.path.relpath(results_dir, ROOT) if results_dir else "none recorded"
+    print(f"\nCeilings ({gpu_name or 'unknown GPU'}; results from {where}):")
     print(f"  HBM {ceil.hbm_gbps:,.0f} GB/s  [{ceil.sources['hbm']}]")
     for u in UNITS:
         if ceil.peak(u):
@@ -732,11 +785,12 @@ def placement(args, sweep_rows=(), measured: dict | None = None) -> lab.Result |
     if targets:
         tables.append((targets, ["target", "predicted", "measured", "met"], "The k-FMA sweep's predictions"))
     return lab.Result(rows=kept + placed, tables=tables,
-                      meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT), left_out=left,
+                      meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT)
+                                if results_dir else None, left_out=left, missing=missing,
                                 source_gpu=gpu_name, targets=targets, roof=args.roof, summary=summary,
-                      named_on_plot=[{"lab": n["lab"], "best": n["best"]["variant"],
-                                      "peer": (n["peer"] or {}).get("variant"), "label": point_label(n, placed)}
-                                     for n in named]))
+                                named_on_plot=[{"lab": n["lab"], "best": n["best"]["variant"],
+                                                "peer": (n["peer"] or {}).get("variant"),
+                                                "label": point_label(n, placed)} for n in named]))
 
 
 def _report(res: lab.Result) -> None:
@@ -746,17 +800,42 @@ def _report(res: lab.Result) -> None:
         report.print_table(rows, cols, title=title)
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """What the lesson predicts for `gpu` from its description: each unit's ridge point (datasheet peak over
+    bandwidth), where the k-FMA sweep should leave the memory roof (k ~ 4 x the fp32 ridge: AI = k / 4), and the
+    sweep's floor time at k = 1 (8 n bytes over the bandwidth)."""
+    ds, _ = datasheet_of(gpu)
+    bw = gpu.hbm_gbps
+    n, _ = plan.fit(SWEEP_N, bench_bytes, gpu)
+    out = {"HBM roof (datasheet, else memory clock x bus)": f"{bw:,.0f} GB/s"}
+    for u in UNITS:
+        if ds.get(u):
+            out[f"ridge point, {UNIT_NAMES[u]}"] = f"{ds[u] * 1e3 / bw:.1f} FLOP/B ({ds[u]:,g} TFLOP/s)"
+    if ds.get("fp32"):
+        ridge = ds["fp32"] * 1e3 / bw
+        out["k-FMA sweep leaves the HBM roof near (k = 4 x fp32 ridge)"] = f"k ~ {4 * ridge:.0f}"
+    else:
+        out["k-FMA sweep"] = "no fp32 datasheet peak for this GPU: the crossing is not predicted"
+    out[f"k-FMA sweep floor at k = 1, n = {plan.fmt_size(n)} (8 n B over HBM)"] = f"{8 * n / (bw * 1e9) * 1e3:.3f} ms"
+    return out
+
+
 def explain(args) -> None:
-    """The roofs of the GPU at hand (or the H200's) from its datasheet, with their ridge points; then, on a machine
-    that will not benchmark, every recorded kernel placed on the roofs, with the JSON and the plot a benchmark would
-    write (on a GPU that benchmarks, the placement comes after the sweep, with this run's measurements)."""
-    gpu = device.info().name if device.has_gpu() else "NVIDIA H200"
-    ds, src = datasheet_for(gpu)
+    """The roofs of the GPU described here (the one at hand, or device.current(--arch)) from its datasheet, with their
+    ridge points; then, on a machine that will not benchmark, every recorded kernel placed on the roofs, with the JSON
+    and the plot a benchmark would write (on a GPU that benchmarks, the placement comes after the sweep, with this
+    run's measurements)."""
+    gpu = device.current(args.arch)
+    ds, src = datasheet_of(gpu)
     if ds.get("hbm_gbps"):
         rows = [{"unit": UNIT_NAMES[u], "peak TFLOP/s": ds[u], "ridge FLOP/B": ds[u] * 1e3 / ds["hbm_gbps"]}
                 for u in UNITS if ds.get(u)]
         report.print_table(rows, title=f"The roofs before any measurement: {src}, HBM {ds['hbm_gbps']:,} GB/s "
                                        "(a kernel left of its unit's ridge is memory-bound)")
+    else:
+        print(f"The roofs before any measurement: {gpu.name} is not in the course's table of GPUs, so there are no "
+              f"datasheet peaks; HBM from its memory clock and bus width: {gpu.hbm_gbps:,.0f} GB/s. Measure the "
+              "compute roofs with --measure.")
     if device.has_gpu() and args.bench:
         print("(on this GPU the kernels are placed after the k-FMA sweep, on this run's measured roofs)")
         return
@@ -776,7 +855,9 @@ def explain(args) -> None:
 
 def benchmark(ctx) -> lab.Result:
     """On a GPU: the roofs measured (--measure, cached in CEILINGS_FILE), the k-FMA sweep (--sweep), then every
-    recorded kernel placed on the roofs."""
+    recorded kernel placed on the roofs. A GPU without recorded results gets its own sweep placed on its own roofs
+    (this run's HBM ceiling and --measure's peaks, else the datasheet's), and the JSON and the plot say what is
+    missing."""
     args = ctx.args
     measured = None
     if args.measure:
@@ -784,26 +865,40 @@ def benchmark(ctx) -> lab.Result:
         if args.json:
             print("wrote", report.write_json(CEILINGS_FILE[:-5], [], out_dir=ctx.out_dir, ceilings=measured,
                                              device=device.info().as_dict()))
+    ceiling = ctx.ceiling()
+    n, note = plan.fit((1 << 24) if ctx.quick else SWEEP_N, bench_bytes, device.info(), what="the k-FMA sweep's n")
+    if note:
+        print(note)
     sweep_rows = []
     if args.sweep:
-        sweep_rows = run_sweep(SWEEP_KS[::2] if ctx.quick else SWEEP_KS, (1 << 24) if ctx.quick else SWEEP_N,
-                               ctx.ceiling()["hbm_gbps"])
-    res = placement(args, sweep_rows, measured)
-    if res is None:
-        return lab.Result(rows=sweep_rows, tables=[(sweep_rows, ["variant", "ai", "ms", "gbps", "tflops"],
-                                                    "k-FMA sweep")])
+        sweep_rows = run_sweep(SWEEP_KS[::2] if ctx.quick else SWEEP_KS, n, ceiling["hbm_gbps"])
+    res = placement(args, sweep_rows, measured,
+                    hbm_measured=(ceiling["hbm_gbps"], ceiling.get("hbm_method") or "common.bench.ceilings"))
     print("\n" + res.meta["summary"])
     return res
 
 
 def plot(data: dict, out_dir: str) -> list[str]:
     """The repository's roofline from the JSON: the placed rows, the sweep rows and the roofs (old JSON files without
-    a 'roof' field were placed on the measured roofs)."""
+    a 'roof' field were placed on the measured roofs). A JSON without roofs (written before they were recorded) gets
+    them rebuilt from its rows' measured HBM ceiling and the datasheet of the GPU it names; the plot says what it
+    lacks."""
     rows = data["rows"]
     placed = [r for r in rows if r.get("kind") == "placed"]
     sweep = sorted((r for r in rows if r.get("kind") == "sweep" and r.get("tflops")), key=lambda r: r.get("k") or 0)
-    ceil = Ceilings.from_dict(data["ceilings"])
     gpu = data.get("source_gpu") or data.get("gpu") or "the GPU"
+    missing = list(data.get("missing") or [])
+    if data.get("ceilings"):
+        ceil = Ceilings.from_dict(data["ceilings"])
+    else:
+        try:
+            ceil = resolve_ceilings(rows, [], data.get("source_gpu") or data.get("gpu") or "", None)
+        except ValueError as e:
+            print(f"no roofline drawn: the JSON has no roofs and none can be rebuilt ({e})")
+            return []
+        missing.append("no roofs in the JSON: rebuilt from its rows' HBM ceiling and the datasheet")
+    if not placed and not sweep:
+        missing.append("nothing placed: no recorded kernel and no k-FMA sweep")
     title = (f"Roofline of {gpu}: every kernel of the repository "
              f"(HBM {ceil.hbm_gbps:,.0f} GB/s; roofs: {data.get('roof', 'measured')})")
-    return [plot_roofline(os.path.join(out_dir, f"{LAB}.png"), placed, ceil, sweep, title)]
+    return [plot_roofline(os.path.join(out_dir, f"{LAB}.png"), placed, ceil, sweep, title, missing)]

@@ -23,18 +23,19 @@ lab's own `roofline_counts(row)` if it defines one, else the GEMM, softmax and l
 the row is marked so). For the AI-sweep kernel on n fp32 elements: bytes = 8 n (read x, write y), FLOPs = 2 k n.
 At k = 1 that is 0.25 FLOP/B (memory wins by ~60x); at k = 256, 64 FLOP/B (compute wins by ~4x).
 
-Ridge points from an H200's datasheet (the lab measures its own roofs with --measure, and prints them): fp32 FFMA
-~15 FLOP/B, tf32 tensor cores ~113, bf16/fp16 ~227, fp8 ~454. Every elementwise kernel, copy, transpose, reduction,
-scan, softmax and layernorm of the repository sits at 0-2 FLOP/B, far left of every ridge: its distance from the roof
-is its fraction of the HBM ceiling. A GEMM's compulsory bytes put it far right of its unit's ridge (8192^3 fp32:
-~1365 FLOP/B), so its distance is its fraction of that unit's peak - except where the kernel re-reads operands the
-roofline does not count (the naive matmuls of lab 1.6: a high AI on paper, a small fraction of the roof).
+The ridge points come from the GPU's description, its datasheet peaks over its bandwidth (`--plan` prints this GPU's:
+the fp32 FFMA ridge sits an order of magnitude left of the tensor cores'); --measure measures the roofs themselves,
+and the lab prints them. Every elementwise kernel, copy, transpose, reduction, scan, softmax and layernorm of the
+repository sits at 0-2 FLOP/B, far left of every ridge: its distance from the roof is its fraction of the HBM ceiling.
+A GEMM's compulsory bytes put it far right of its unit's ridge (8192^3 fp32: ~1365 FLOP/B), so its distance is its
+fraction of that unit's peak - except where the kernel re-reads operands the roofline does not count (the naive
+matmuls of lab 1.6: a high AI on paper, a small fraction of the roof).
 Predictions for the AI sweep on a GPU: >= 0.85 of the HBM roof for k <= 8, and >= 0.75 of the datasheet fp32 peak
 for k >= 512 (the loop's own counter and branch cost ~3 issue slots per 32 FFMAs); the crossing near k ~ 4 x the
 fp32 ridge. Where every kernel landed, what the sweep measured and what that taught: README.md.
 
-Run: python -m phase4_optimization.lab01_roofline [--quick] [--results results/h200] [--roof datasheet] [--measure]
-     [--no-sweep] [--out DIR] [--replot]
+Run: python -m phase4_optimization.lab01_roofline [--quick] [--results results/<gpu>] [--roof datasheet] [--measure]
+     [--no-sweep] [--out DIR] [--replot] [--plan [--gpu NAME]] [--set BLOCK=512]
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from common import arrays, check, device, lab, report
+from common import arrays, check, config, device, lab, plan, report
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import fma_chain_kernel
@@ -56,17 +57,8 @@ LAB = "phase4_lab01_roofline"
 CEILINGS_FILE = "phase4_lab01_ceilings.json"
 ROOT = report.ROOT
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Datasheet peaks (dense, no sparsity), TFLOP/s and GB/s. Leads, not measurements; fp8 is missing from
-# common.device.DATASHEET, so this table carries it. Source: NVIDIA H200 / H100 SXM product pages (dense figures are
-# half the "with sparsity" ones printed there).
-# ---------------------------------------------------------------------------------------------------------------------
-DATASHEET = {
-    "H200": dict(hbm_gbps=4800, fp32=67, tf32=494, bf16=989, fp16=989, fp8=1979),
-    "H100": dict(hbm_gbps=3350, fp32=67, tf32=494, bf16=989, fp16=989, fp8=1979),
-    "A100": dict(hbm_gbps=2039, fp32=19.5, tf32=156, bf16=312, fp16=312, fp8=None),
-}
-DATASHEET_SOURCE = "NVIDIA datasheet ({}), dense"
+DATASHEET_KEYS = {"hbm_gbps": "hbm_gbps", "fp32": "fp32_tflops", "tf32": "tf32_tflops", "bf16": "bf16_tflops",
+                  "fp16": "fp16_tflops", "fp8": "fp8_tflops"}
 UNITS = ("fp32", "tf32", "bf16", "fp16", "fp8")
 UNIT_NAMES = {"fp32": "fp32 FFMA (CUDA cores)", "tf32": "tf32 tensor cores", "bf16": "bf16 tensor cores",
               "fp16": "fp16 tensor cores", "fp8": "fp8 tensor cores"}
@@ -78,16 +70,22 @@ TENSOR_LAB_WORDS = ("matmul", "gemm", "tensor_core", "attention", "mixed_precisi
 
 
 def datasheet_for(gpu_name: str) -> tuple[dict, str]:
-    """Datasheet peaks for a GPU name, fp8 included where known; ({}, '') for a card not in either table."""
-    for key in sorted(DATASHEET, key=len, reverse=True):
-        if key.lower() in (gpu_name or "").lower():
-            return dict(DATASHEET[key]), DATASHEET_SOURCE.format(key)
-    ds = device.datasheet(gpu_name or "")
-    if ds:
-        return ({"hbm_gbps": ds.get("hbm_gbps"), "fp32": ds.get("fp32_tflops"), "tf32": ds.get("tf32_tflops"),
-                 "bf16": ds.get("bf16_tflops"), "fp16": ds.get("fp16_tflops"), "fp8": None}, ds["source"])
-    return {}, ""
+    """Datasheet peaks (dense) of a GPU by the name the driver reports, from the course's table of GPUs
+    (common.device.datasheet): {'hbm_gbps', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8'} (a unit the GPU lacks is left out),
+    and where they came from; ({}, '') for a card the table does not have."""
+    return _peaks(device.datasheet(gpu_name or ""))
 
+
+def datasheet_of(gpu: device.DeviceInfo) -> tuple[dict, str]:
+    """The same for a GPU's description (the GPU at hand, or a profile of the table)."""
+    return _peaks(gpu.datasheet or {})
+
+
+def _peaks(ds: dict) -> tuple[dict, str]:
+    if not ds:
+        return {}, ""
+    out = {k: ds.get(v) for k, v in DATASHEET_KEYS.items() if ds.get(v)}
+    return out, ds.get("source", "datasheet")
 
 
 # =====================================================================================================================
@@ -95,9 +93,36 @@ def datasheet_for(gpu_name: str) -> tuple[dict, str]:
 # =====================================================================================================================
 FMA_A = 0.9375    # exact in binary; |A| < 1 makes the chain contract, so fp32 rounding errors shrink, never grow
 FMA_B = 0.0625    # fixed point B / (1 - A) = 1.0: values stay O(1) for any k
-BLOCK = 1024
-NUM_WARPS = 4     # 8 elements per thread: 8 independent FMA chains per thread hide the 4-cycle FFMA latency
+# The kernel's tile (the lab's default; `--set BLOCK=2048` and the like override it): BLOCK elements per program over
+# num_warps warps, so BLOCK / (32 num_warps) = 8 elements a thread: 8 independent FMA chains per thread hide the
+# 4-cycle FFMA latency.
+FMA = dict(BLOCK=1024, num_warps=4)
+BLOCK, NUM_WARPS = FMA["BLOCK"], FMA["num_warps"]
 MAX_K = 1 << 20
+SWEEP_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+SWEEP_N = 1 << 26       # 256 MiB in + 256 MiB out: several times the L2 of any current GPU
+
+
+def fma_config() -> config.Resolved:
+    return config.resolve("triton fma_chain_kernel", FMA, validate=_check_fma)
+
+
+def _check_fma(v: dict) -> dict:
+    block, warps = v["BLOCK"], v["num_warps"]
+    if warps not in (1, 2, 4, 8, 16) or block < 32 * warps or block & (block - 1) or block > 2**16:
+        raise ValueError(f"fma_chain_kernel: num_warps in 1, 2, 4, 8, 16 and BLOCK a power of two from 32 x num_warps "
+                         f"to 65536; got {config.fmt(v)}")
+    return v
+
+
+def fma_grid(n: int, block: int) -> int:
+    """Programs of one fma_chain call on n elements: one per BLOCK."""
+    return triton.cdiv(n, block)
+
+
+def bench_bytes(n: int) -> int:
+    """Bytes the k-FMA sweep holds at once at size n: x and y, fp32."""
+    return 8 * n
 
 
 def fma_chain(x, k: int, out=None):
@@ -113,8 +138,9 @@ def fma_chain(x, k: int, out=None):
     if n == 0:
         raise ValueError("x: expected a non-empty array")
     out = arrays.check_out(out, (n,), "float32", x)
-    grid = (triton.cdiv(n, BLOCK),)
-    launch(fma_chain_kernel, grid, x, out, n, k, FMA_A, FMA_B, BLOCK=BLOCK, num_warps=NUM_WARPS)
+    cfg = fma_config().values
+    launch(fma_chain_kernel, (fma_grid(n, cfg["BLOCK"]),), x, out, n, k, FMA_A, FMA_B, BLOCK=cfg["BLOCK"],
+           num_warps=cfg["num_warps"])
     return out
 
 
@@ -338,6 +364,22 @@ def unit_for(lab_name: str, variant: str, dtype: str) -> str:
     return "fp32"
 
 
+# =====================================================================================================================
+# The plan: the sweep's kernel launch on a given GPU (common.plan)
+# =====================================================================================================================
+FMA_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "k": "i32", "a": "fp32", "b": "fp32",
+                 "BLOCK": "constexpr"}
+PLAN_NOTES = ["the k-FMA sweep launches one compiled kernel for every k (k is a run-time argument); the placement "
+              "of the other labs' kernels launches nothing"]
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or SWEEP_N, bench_bytes, gpu, what="the k-FMA sweep's n")
+    cfg = fma_config()
+    return [plan.Launch("triton fma chain", "fma_chain_kernel", "triton", fn=fma_chain_kernel,
+                        grid=fma_grid(n, cfg["BLOCK"]), signature=dict(FMA_SIGNATURE), defines={"BLOCK": cfg["BLOCK"]},
+                        num_warps=cfg["num_warps"], case=f"n = {plan.fmt_size(n)} fp32, k = {SWEEP_KS[0]} .. "
+                                                         f"{SWEEP_KS[-1]}", config_source=cfg.source())]
 
 
 def main(argv=None) -> int:

@@ -10,14 +10,12 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cuda, device, lab, report
+from common import arrays, bench, check, cuda, device, lab, occupancy, report
 
 from . import lab as L
+from .lab import EW_SHAPE, GEMM_N, LN_SHAPE
 from .triton_kernels import ACT_GELU_TANH, ACT_NONE, linear_kernel, linear_tma_kernel
 
-EW_SHAPE = (8192, 8192)
-LN_SHAPE = (32768, 4096)
-GEMM_N = 4096
 TARGETS = {"linear_gelu_tanh": ("unfused pair: torch.matmul + bias + F.gelu", 1.15),
            "residual_layernorm": ("torch.compile", 1.0)}
 MAIN_LOOP_TARGET = 0.95      # the fused GEMM without its epilogue, against cuBLAS: the fusion must not cost GEMM speed
@@ -38,14 +36,46 @@ def predicted_elements(case: str, fused: bool) -> int:
     return fu if fused else unf
 
 
-# The rates the GEMM row of the prediction assumes: cuBLAS bf16 and the HBM ceiling on an H200, in FLOP/s and B/s
-# (predictions, not measurements: the measured ones are in the JSON and the README).
-PREDICT_GEMM_FLOPS = 700e12
-PREDICT_HBM_BYTES = 4.4e12
+# The rates the GEMM row of the prediction assumes: the GPU's 16-bit tensor-core rate and its HBM bandwidth. Measured
+# where a measurement exists (the HBM ceiling of this run; lab 4.1's --measure of cuBLAS at 8192^3, its
+# phase4_lab01_ceilings.json in this GPU's results folder), else the GPU's datasheet (common.device).
+LAB01_CEILINGS = "phase4_lab01_ceilings.json"
 
 
-def byte_table(m_ew: int, n_ew: int, m_ln: int, n_ln: int, gemm: int, elt: int = 2) -> list[dict]:
-    """The prediction, before any timing: bytes, launches and the speed-up they imply."""
+def prediction_rates(gpu: device.DeviceInfo, hbm_measured: float | None = None) -> dict:
+    """{gemm_tflops, gemm_from, hbm_gbps, hbm_from} for `gpu`: the rates the GEMM row's prediction divides by."""
+    unit = "bf16" if L.gemm_dtype(gpu) == "bfloat16" else "fp16"
+    measured = {}
+    path = os.path.join(report.ROOT, "results", gpu.slug, LAB01_CEILINGS)
+    if os.path.exists(path):
+        try:
+            doc = report.read_json(path)
+            if doc.get("gpu") in (None, gpu.name):
+                measured = doc.get("ceilings") or {}
+        except (OSError, ValueError):
+            measured = {}
+    where = f"measured ({os.path.relpath(path, report.ROOT)})"
+    out = {}
+    if (measured.get("tflops") or {}).get(unit):
+        out.update(gemm_tflops=float(measured["tflops"][unit]), gemm_from=f"cuBLAS {unit} {where}")
+    elif gpu.peak(f"{unit}_tflops"):
+        out.update(gemm_tflops=float(gpu.peak(f"{unit}_tflops")), gemm_from=f"{unit} datasheet peak")
+    else:
+        out.update(gemm_tflops=None, gemm_from=f"no {unit} rate known for {gpu.name}")
+    if hbm_measured:
+        out.update(hbm_gbps=float(hbm_measured), hbm_from="HBM ceiling measured in this run")
+    elif measured.get("hbm_gbps"):
+        out.update(hbm_gbps=float(measured["hbm_gbps"]), hbm_from=f"HBM ceiling {where}")
+    else:
+        out.update(hbm_gbps=gpu.hbm_gbps, hbm_from="datasheet bandwidth" if gpu.peak("hbm_gbps") else
+                   "memory clock x bus width")
+    return out
+
+
+def byte_table(m_ew: int, n_ew: int, m_ln: int, n_ln: int, gemm: int, elt: int = 2, *, gemm_tflops: float | None,
+               hbm_gbps: float) -> list[dict]:
+    """The prediction, before any timing: bytes, launches and the speed-up they imply (the GEMM row's at
+    gemm_tflops and hbm_gbps: the GEMM's time plus its unfused tail's, over the GEMM's)."""
     rows = []
     for case, launches, shape in (("bias_gelu_tanh", (2, 1), (m_ew, n_ew)), ("bias_gelu_erf", (2, 1), (m_ew, n_ew)),
                                   ("bias_residual", (2, 1), (m_ew, n_ew)),
@@ -56,25 +86,66 @@ def byte_table(m_ew: int, n_ew: int, m_ln: int, n_ln: int, gemm: int, elt: int =
                      "unfused bytes": f"{u} MN = {u * mn * elt / 1e6:.0f} MB", "fused launches": launches[1],
                      "fused bytes": f"{f} MN = {f * mn * elt / 1e6:.0f} MB", "predicted speed-up": u / f})
     mn = gemm * gemm
-    gemm_ms = 2.0 * gemm ** 3 / PREDICT_GEMM_FLOPS * 1e3
-    tail_ms = 4 * mn * elt / PREDICT_HBM_BYTES * 1e3
+    tail_ms = 4 * mn * elt / (hbm_gbps * 1e9) * 1e3
+    gemm_ms = 2.0 * gemm ** 3 / (gemm_tflops * 1e12) * 1e3 if gemm_tflops else None
     rows.append({"case": "linear_gelu_tanh", "shape": f"{gemm}^3", "unfused launches": 3,
                  "unfused bytes": f"GEMM + 4 MN = {(3 * mn + 4 * mn) * elt / 1e6:.0f} MB",
                  "fused launches": 1, "fused bytes": f"GEMM (x, W, y) = {3 * mn * elt / 1e6:.0f} MB",
-                 "predicted speed-up": (gemm_ms + tail_ms) / gemm_ms})
+                 "predicted speed-up": (gemm_ms + tail_ms) / gemm_ms if gemm_ms else None})
     return rows
 
 
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The lab's predictions for `gpu`: each part's speed-up from its byte count (the GEMM's from the rates of
+    prediction_rates), the floor time of each fused chain at the bandwidth, where parts 1-2 and 3 sit against the
+    ridge points, and what a thread of fusion_02 keeps in flight per SM (Little's law's side of the bargain)."""
+    (m, n), (lm, ln_), g, notes = L.bench_shapes(gpu)
+    rates = prediction_rates(gpu)
+    out = {}
+    for r in byte_table(m, n, lm, ln_, g, gemm_tflops=rates["gemm_tflops"], hbm_gbps=rates["hbm_gbps"]):
+        sp = r["predicted speed-up"]
+        out[f"{r['case']} {r['shape']}: speed-up of fusing"] = f"{sp:.2f}x" if sp else "-"
+    bw = rates["hbm_gbps"]
+    out[f"fused bias + GELU floor ({m} x {n} bf16, 2 M N x 2 B)"] = f"{4 * m * n / (bw * 1e9) * 1e3:.3f} ms"
+    out[f"fused residual + layernorm floor ({lm} x {ln_}, 4 M N x 2 B)"] = f"{8 * lm * ln_ / (bw * 1e9) * 1e3:.3f} ms"
+    out["rates of the GEMM row"] = (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']}), "
+                                    if rates["gemm_tflops"] else rates["gemm_from"] + ", ") + \
+        f"{bw:.0f} GB/s ({rates['hbm_from']})"
+    fp32 = gpu.peak("fp32_tflops")
+    if fp32:
+        out["fp32 ridge (parts 1-2 sit at <= 10 FLOP/B)"] = f"{fp32 * 1e3 / gpu.hbm_gbps:.1f} FLOP/B"
+    if rates["gemm_tflops"]:
+        out["16-bit tensor-core ridge (part 3 sits at ~1365 FLOP/B)"] = f"{rates['gemm_tflops'] * 1e3 / bw:.0f} FLOP/B"
+    cfg = L.cuda_ew_config().values
+    regs, smem = cuda.resources(L.CU, "fusion_02_bias_gelu_tanh_bf16", gpu, cfg)
+    occ = occupancy.occupancy(gpu.arch, cfg["THREADS"], regs, smem)
+    per_sm = occ.blocks_per_sm * cfg["THREADS"] * cfg["UNROLL"] * 16
+    out["fusion_02 bytes in flight per SM (resident threads x UNROLL x 16 B)"] = \
+        f"{per_sm / 1024:.0f} KiB ({occ.blocks_per_sm} blocks of {cfg['THREADS']}, {regs} registers)"
+    out["part 3's GEMM"] = (f"{L.gemm_dtype(gpu)}, " + ("the persistent TMA kernel" if not L.tma_unavailable(gpu)
+                                                        else f"linear_kernel ({L.tma_unavailable(gpu)})"))
+    for i, note in enumerate(notes):
+        out[f"note {i + 1}"] = note
+    return out
+
+
 def explain(args) -> None:
-    report.print_table(byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N), title="The prediction: bytes each chain moves "
-                       "(bf16; M N = elements of one matrix) and the speed-up the byte ratio implies")
+    gpu = device.current(args.arch)
+    rates = prediction_rates(gpu)
+    report.print_table(byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N, gemm_tflops=rates["gemm_tflops"],
+                                  hbm_gbps=rates["hbm_gbps"]),
+                       title=f"The prediction: bytes each chain moves (bf16; M N = elements of one matrix) and the "
+                             f"speed-up the byte ratio implies; the GEMM row on {gpu.name} at "
+                             + (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']})"
+                                if rates["gemm_tflops"] else rates["gemm_from"])
+                             + f" and {rates['hbm_gbps']:.0f} GB/s ({rates['hbm_from']})")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Compile reports (no GPU needed): the CUDA C kernels' SASS census, and the fused GEMM's resources
 # ---------------------------------------------------------------------------------------------------------------------
 def cuda_compile_table(arch: str) -> list[dict]:
-    rep = cuda.compile_report(L.CU, arch)
+    rep = cuda.compile_report(L.CU, arch, defines={**L.cuda_ew_config().values, **L.cuda_ln_config().values})
     rows = []
     for name in ("fusion_01_add_bias_bf16", "fusion_01_gelu_tanh_bf16", "fusion_02_bias_gelu_tanh_bf16",
                  "fusion_02_bias_gelu_erf_bf16", "fusion_02_bias_residual_bf16", "fusion_02_bias_residual_bf16_scalar",
@@ -86,42 +157,42 @@ def cuda_compile_table(arch: str) -> list[dict]:
     return rows
 
 
-_TY = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
-
-
 def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, has_res: bool = False):
     """The fused GEMM as a GPU launch at an aligned shape compiles it (bias on, EVEN_K, EVEN_MN)."""
     from common.triton_support import aot
 
-    ty = _TY[dtype]
-    sig = {"x_ptr": ty, "w_ptr": ty, "bias_ptr": ty, "res_ptr": ty, "y_ptr": ty, "M": "i32", "N": "i32", "K": "i32"}
     const = {"HAS_BIAS": True, "ACT": act, "HAS_RES": has_res, "EVEN_K": True, "EVEN_MN": True, "INDEX_64": False,
              "UPCAST": False}
     const.update({k: v for k, v in cfg.items() if k.isupper()})
-    sig.update({k: "constexpr" for k in const})
-    return aot(linear_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+    return aot(linear_kernel, L.linear_signature(dtype, const), const, cc=cc, num_warps=cfg["num_warps"],
+               num_stages=cfg["num_stages"],
                divisible_by_16=("x_ptr", "w_ptr", "bias_ptr", "res_ptr", "y_ptr", "M", "N", "K"))
 
 
-def aot_linear_tma(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH):
-    """linear_tma_kernel as a launch with this config compiles it (tensor descriptors of its tiles, bias on)."""
+def aot_linear_tma(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, programs: int = 1):
+    """linear_tma_kernel as a launch with this config compiles it (tensor descriptors of its tiles, bias on;
+    `programs`: the persistent grid, one per SM of the GPU)."""
     from common.triton_support import aot
 
-    t, ty = _TY[dtype][1:], _TY[dtype]
-    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
-    sig = {"x_desc": f"tensordesc<{t}[{bm},{bk}]>", "w_desc": f"tensordesc<{t}[{bk},{bn}]>",
-           "y_desc": f"tensordesc<{t}[{bm},{bn}]>", "res_desc": f"tensordesc<{t}[{bm},{bn}]>", "bias_ptr": ty,
-           "M": "i32", "N": "i32", "K": "i32"}
-    const = {"HAS_BIAS": True, "ACT": act, "HAS_RES": False, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-             "GROUP_M": cfg["GROUP_M"], "NUM_PROGRAMS": 132, "UPCAST": False}
-    sig.update({k: "constexpr" for k in const})
-    return aot(linear_tma_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    const = L.tma_constexprs(cfg, programs, act)
+    return aot(linear_tma_kernel, L.linear_tma_signature(dtype, cfg, const), const, cc=cc, num_warps=cfg["num_warps"],
+               num_stages=cfg["num_stages"])
 
 
-def linear_compile_table(arch: str, configs=None) -> list[dict]:
+def gpu_of(arch: str) -> device.DeviceInfo:
+    """The GPU a compile report for `arch` describes: the one every prediction uses here where it has that
+    architecture, else the architecture's example profile."""
+    gpu = device.current(arch)
+    if gpu.arch != device.arch_info(arch).arch:
+        gpu = device.profile_info(device.arch_info(arch).example)
+    return gpu
+
+
+def linear_compile_table(arch: str, configs=None, dtype: str = "bfloat16") -> list[dict]:
     from common.triton_support import summarize
 
     cc = device.arch_info(arch).cc
+    gpu = gpu_of(arch)
 
     def row(compiled, cfg, label):
         s = summarize(compiled)
@@ -130,29 +201,34 @@ def linear_compile_table(arch: str, configs=None) -> list[dict]:
                 "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"], "HGMMA": s["sass"].get("HGMMA", 0),
                 "MUFU": s["sass"].get("MUFU", 0)}
 
-    rows = [row(aot_linear(cc, cfg, act=act), cfg, label)
+    rows = [row(aot_linear(cc, cfg, dtype, act=act), cfg, label)
             for cfg in (L.LINEAR_CONFIGS if configs is None else configs)
             for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh"))]
-    if cc >= 90:                        # the Hopper path: TMA tile copies, the tile fixed by shared memory
-        rows += [row(aot_linear_tma(cc, L.LINEAR_TMA, act=act), L.LINEAR_TMA, label)
+    if not L.tma_unavailable(gpu):      # the Hopper path: TMA tile copies, the tile fixed by shared memory
+        rows += [row(aot_linear_tma(cc, L.LINEAR_TMA, dtype, act=act, programs=gpu.sms), L.LINEAR_TMA, label)
                  for act, label in ((ACT_NONE, "TMA persistent, bias only"),
                                     (ACT_GELU_TANH, "TMA persistent, bias + gelu"))]
     return rows
 
 
 def _compile_tables(arch: str) -> tuple[list[dict], list[dict]]:
-    # the benchmark's default tile only: each ahead-of-time compile of the GEMM costs seconds
-    ltab = linear_compile_table(arch, L.LINEAR_CONFIGS[:1]) if device.arch_info(arch).cc >= 80 else []
+    # the benchmark's default tile on this architecture's GPU only: each ahead-of-time compile of the GEMM costs seconds
+    gpu = gpu_of(arch)
+    ltab = linear_compile_table(arch, [L.linear_default(GEMM_N, GEMM_N, GEMM_N, gpu)], L.gemm_dtype(gpu))
     return cuda_compile_table(arch), ltab
 
 
 def compile_report(args) -> None:
     ctab, ltab = _compile_tables(args.arch)
+    gpu = gpu_of(args.arch)
     report.print_table(ctab, title=f"kernels.cu compiled with NVRTC for {args.arch} (bf16 unless named): "
                                    "128b = 16-byte accesses; the _scalar fallback uses 16-bit ones")
     if ltab:
-        report.print_table(ltab, title=f"linear_kernel compiled ahead of time for {args.arch} (bf16, aligned shape): "
-                                       "what the epilogue costs in registers and shared memory")
+        report.print_table(ltab, title=f"linear_kernel compiled ahead of time for {args.arch} ({L.gemm_dtype(gpu)}, "
+                                       "aligned shape): what the epilogue costs in registers and shared memory")
+    why = L.tma_unavailable(gpu)
+    if why:
+        print(f"the persistent TMA GEMM is not compiled for {gpu.name}: {why}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -211,16 +287,16 @@ def eager_fn(op, tx, tb, tr):
     return lambda: F.gelu(tx + tb, approximate="tanh" if op == "bias_gelu_tanh" else "none")
 
 
-def bench_elementwise(ceiling: float, rounds: int) -> tuple[list[dict], list[dict]]:
-    """Part 1: every contender of each chain at EW_SHAPE in bf16, interleaved; CUDA C and Triton results checked
-    first."""
+def bench_elementwise(ceiling: float, rounds: int, shape=EW_SHAPE) -> tuple[list[dict], list[dict]]:
+    """Part 1: every contender of each chain at `shape` (EW_SHAPE, fitted to the GPU's memory) in bf16, interleaved;
+    CUDA C and Triton results checked first."""
     import torch
 
-    m, n = EW_SHAPE
+    m, n = shape
     dt = "bfloat16"
-    x = _randn(EW_SHAPE, dt, 31, scale=1.5)
+    x = _randn(shape, dt, 31, scale=1.5)
     bias = _randn((n,), dt, 32, scale=0.5)
-    res = _randn(EW_SHAPE, dt, 33)
+    res = _randn(shape, dt, 33)
     tx, tb, tr = (L._torch_view(a) for a in (x, bias, res))
     outs = {k: torch.empty_like(tx) for k in ("cu", "cf", "tu", "tf")}
     rows, summary = [], []
@@ -252,7 +328,7 @@ def bench_elementwise(ceiling: float, rounds: int) -> tuple[list[dict], list[dic
             elems = predicted_elements(op, fused)
             impl = "cuda" if name.startswith("cuda") else "triton" if name.startswith("triton") else "peer"
             c = checks.get(name)
-            rows.append(report.row(L.LAB, f"{op}: {name}", impl, EW_SHAPE, dt, t, nbytes=elems * mn * 2,
+            rows.append(report.row(L.LAB, f"{op}: {name}", impl, shape, dt, t, nbytes=elems * mn * 2,
                                    ceiling_gbps=ceiling, case=op, contender=name, moved=f"{elems} MN",
                                    vs_eager=ts_["torch eager"].median_ms / t.median_ms,
                                    vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
@@ -280,15 +356,15 @@ def tune_ln(x, r, w, b) -> list[dict]:
     return [{k: v for k, v in q.items() if k != "cfg"} for q in out]
 
 
-def bench_layernorm(ceiling: float, rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dict]]:
-    """Part 2: residual + layernorm at LN_SHAPE in bf16, the Triton and CUDA C fused kernels against the unfused pair,
-    torch eager and torch.compile."""
+def bench_layernorm(ceiling: float, rounds: int, do_tune: bool, shape=LN_SHAPE) -> tuple[list[dict], dict, list[dict]]:
+    """Part 2: residual + layernorm at `shape` (LN_SHAPE, fitted to the GPU's memory) in bf16, the Triton and CUDA C
+    fused kernels against the unfused pair, torch eager and torch.compile."""
     import torch
 
-    m, n = LN_SHAPE
+    m, n = shape
     dt = "bfloat16"
-    x = _randn(LN_SHAPE, dt, 41, scale=2.0, shift=3.0)
-    r = _randn(LN_SHAPE, dt, 42)
+    x = _randn(shape, dt, 41, scale=2.0, shift=3.0)
+    r = _randn(shape, dt, 42)
     w = _randn((n,), dt, 43, scale=0.2, shift=1.0)
     b = _randn((n,), dt, 44, scale=0.5)
     tx, tr, tw, tb = (L._torch_view(a) for a in (x, r, w, b))
@@ -296,16 +372,16 @@ def bench_layernorm(ceiling: float, rounds: int, do_tune: bool) -> tuple[list[di
     y, h = L.residual_layernorm(x, r, w, b)
     yu, hu = torch.empty_like(tx), torch.empty_like(tx)
     rws = _row_sample(m, tx)
-    h64 = (tx[rws].float() + tr[rws].float()).to(torch.bfloat16).double()    # the stored (rounded) h
-    mu = h64.mean(dim=1, keepdim=True)
-    hc = h64 - mu
+    h_f64 = (tx[rws].float() + tr[rws].float()).to(torch.bfloat16).double()    # the stored (rounded) h
+    mu = h_f64.mean(dim=1, keepdim=True)
+    hc = h_f64 - mu
     ref_y = hc / torch.sqrt((hc * hc).mean(dim=1, keepdim=True) + L.EPS) * tw.double() + tb.double()
     L.ln_triton_unfused("residual_layernorm", x, r, w, b, out=(yu, hu))
     yc, hc_ = torch.empty_like(tx), torch.empty_like(tx)
     L.residual_layernorm_cuda(x, r, w, b, out=(yc, hc_))
-    checks = {"triton fused": (_sampled_check(y[rws], ref_y, dt), _sampled_check(h[rws], h64, dt)),
-              "triton unfused": (_sampled_check(yu[rws], ref_y, dt), _sampled_check(hu[rws], h64, dt)),
-              "cuda 03 fused": (_sampled_check(yc[rws], ref_y, dt), _sampled_check(hc_[rws], h64, dt))}
+    checks = {"triton fused": (_sampled_check(y[rws], ref_y, dt), _sampled_check(h[rws], h_f64, dt)),
+              "triton unfused": (_sampled_check(yu[rws], ref_y, dt), _sampled_check(hu[rws], h_f64, dt)),
+              "cuda 03 fused": (_sampled_check(yc[rws], ref_y, dt), _sampled_check(hc_[rws], h_f64, dt))}
     comp = compiled("residual_layernorm")
     comp(tx, tr, tw, tb)
     fns = {"triton fused": lambda: L.residual_layernorm(x, r, w, b, out=(y, h)),
@@ -321,12 +397,11 @@ def bench_layernorm(ceiling: float, rounds: int, do_tune: bool) -> tuple[list[di
         c = checks.get(name)
         impl = "triton" if name.startswith("triton") else "cuda" if name.startswith("cuda") else "peer"
         rows.append(report.row(L.LAB, f"residual_layernorm: {name}", impl,
-                               LN_SHAPE, dt, t, nbytes=elems * m * n * 2, ceiling_gbps=ceiling,
+                               shape, dt, t, nbytes=elems * m * n * 2, ceiling_gbps=ceiling,
                                case="residual_layernorm", contender=name, moved=f"{elems} MN",
                                vs_eager=ts_["torch eager"].median_ms / t.median_ms,
                                vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
-                               config=str(L.TUNED.get(("ln", n, dt), L.ln_default(n)))
-                               if name == "triton fused" else "",
+                               config=ln_config_str(n, dt) if name == "triton fused" else "",
                                check=("ok" if c[0].ok and c[1].ok else (c[0] if not c[0].ok else c[1]).message)
                                if c else ""))
     summ = {"case": "residual_layernorm", "shape": f"{m}x{n} {dt}", "predicted speed-up": 5 / 4,
@@ -345,7 +420,9 @@ def tune_linear(x, w, bias, y) -> list[dict]:
     m, k = (int(s) for s in x.shape)
     n = int(w.shape[1])
     out = []
-    for cfg in L.LINEAR_CONFIGS:
+    smem = device.info().smem_per_block_optin
+    fitting = any(L.ring_bytes(c) <= smem for c in L.LINEAR_CONFIGS)   # else this GPU's default, LINEAR_FIT, too
+    for cfg in L.LINEAR_CONFIGS + ([] if fitting else [L.LINEAR_FIT]):
         try:
             t = bench.bench(lambda c=cfg: L.linear(x, w, bias, activation="gelu_tanh", out=y, config=c), rep_ms=30)
         except Exception as e:  # noqa: BLE001 - a config that does not compile (out of resources) is skipped, said so
@@ -360,19 +437,29 @@ def tune_linear(x, w, bias, y) -> list[dict]:
     return [{kk: v for kk, v in q.items() if kk != "cfg"} for q in out]
 
 
-def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dict]]:
-    """Part 3: the fused GEMM epilogue at bf16 GEMM_N^3 against the unfused pair (cuBLAS + torch bias + torch GELU),
-    the same Triton GEMM unfused, cuBLAS alone and torch.compile."""
+def rates_of(gpu: device.DeviceInfo, hbm_measured: float | None = None) -> dict:
+    r = prediction_rates(gpu, hbm_measured)
+    return {"gemm_tflops": r["gemm_tflops"], "hbm_gbps": r["hbm_gbps"]}
+
+
+def ln_config_str(n: int, dt: str) -> str:
+    v = L.ln_config(n, dt).values
+    return str({"BLOCK_M": v["LN_BLOCK_M"], "num_warps": v["LN_WARPS"]})
+
+
+def bench_linear(rounds: int, do_tune: bool, n: int = GEMM_N, dt: str = "bfloat16",
+                 hbm_gbps: float | None = None) -> tuple[list[dict], dict, list[dict]]:
+    """Part 3: the fused GEMM epilogue at n^3 in `dt` (bf16; fp16 on a GPU without bf16 tensor cores) against the
+    unfused pair (cuBLAS + torch bias + torch GELU), the same Triton GEMM unfused, cuBLAS alone and torch.compile.
+    hbm_gbps: the measured HBM ceiling the predicted speed-up's unfused tail moves at."""
     import torch
     import torch.nn.functional as F
 
-    n = GEMM_N
-    dt = "bfloat16"
-    x = _randn((n, n), dt, 51)
-    w = _randn((n, n), dt, 52, scale=1.0 / math.sqrt(n))
-    bias = _randn((n,), dt, 53, scale=0.5)
-    tx, tw, tb = (L._torch_view(a) for a in (x, w, bias))
-    y = torch.empty((n, n), dtype=torch.bfloat16, device=tx.device)
+    x = L._torch_view(_randn((n, n), dt, 51))
+    w = L._torch_view(_randn((n, n), dt, 52, scale=1.0 / math.sqrt(n)))
+    bias = L._torch_view(_randn((n,), dt, 53, scale=0.5))
+    tx, tw, tb = x, w, bias
+    y = torch.empty((n, n), dtype=tx.dtype, device=tx.device)
     yu = torch.empty_like(y)
     tuning = tune_linear(x, w, bias, y) if do_tune else []
     L.linear(x, w, bias, activation="gelu_tanh", out=y)
@@ -393,8 +480,8 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
     # all seven in one steady run a single noisy bystander made every round unsteady. Each timed call is one CUDA
     # graph replay of a single call, with the L2 flushed before it: with plain launches the host's work (the TMA
     # kernel builds three tensor descriptors per call) showed up as gaps, and graphs of 20 back-to-back GEMMs gave
-    # no steady round in three whole runs. results/h200/session8/lab02_timing_study.py timed the four contenders six
-    # ways on the H200; one call per replay was the only way whose rounds came out steady.
+    # no steady round in three whole runs. A study that timed the four contenders six ways (the README's lesson says
+    # where it is) found one call per replay the only way whose rounds came out steady.
     fns = {"triton fused epilogue": lambda: L.linear(x, w, bias, activation="gelu_tanh", out=y),
            "unfused pair (torch.matmul + bias + gelu)": lambda: F.gelu(torch.matmul(tx, tw) + tb, approximate="tanh"),
            "triton GEMM alone (main loop, no epilogue)": lambda: L.linear(x, w, out=yg),
@@ -415,13 +502,15 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
                                (n, n, n), dt, t, flops=flops, case="linear_gelu_tanh", contender=name,
                                vs_pair=pair / t.median_ms,
                                vs_compile=ts_["torch.compile"].median_ms / t.median_ms,
-                               config=str(L.linear_tma_config(n, n, n) if tma and "grid per tile" not in name
-                                          else L.TUNED.get(("linear", n, n, n, dt), L.LINEAR_BIG))
+                               config=str(L.tile_of(L.linear_tma_config(n, n, n).values, "TMA_")
+                                          if tma and "grid per tile" not in name
+                                          else L.tile_of(L.linear_config(n, n, n, dt).values, "GEMM_"))
                                if name.startswith("triton") else "",
                                check=("ok" if c.ok else c.message) if c is not None else ""))
     gemm_ms = ts_["cuBLAS GEMM alone (torch.matmul)"].median_ms
     summ = {"case": "linear_gelu_tanh", "shape": f"{n}^3 {dt}",
-            "predicted speed-up": (gemm_ms + 4 * n * n * 2 / PREDICT_HBM_BYTES * 1e3) / gemm_ms,
+            "predicted speed-up": (gemm_ms + 4 * n * n * 2 / ((hbm_gbps or device.info().hbm_gbps) * 1e9) * 1e3)
+            / gemm_ms,
             "triton measured": ts_["triton unfused (3 kernels)"].median_ms / ts_["triton fused epilogue"].median_ms,
             "fused vs pair": pair / ts_["triton fused epilogue"].median_ms,
             "main loop vs cuBLAS": gemm_ms / ts_["triton GEMM alone (main loop, no epilogue)"].median_ms,
@@ -436,20 +525,26 @@ def bench_linear(rounds: int, do_tune: bool) -> tuple[list[dict], dict, list[dic
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
     rounds = 1 if ctx.quick else 3
-    ew_rows, ew_summ = bench_elementwise(ceiling, rounds)
-    ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not ctx.quick)
-    lin_rows, lin_summ, lin_tune = bench_linear(rounds, do_tune=not ctx.quick)
+    gpu = device.info()
+    ew_shape, ln_shape, gn, notes = L.bench_shapes(gpu)
+    gdt = L.gemm_dtype(gpu)
+    gname = "bf16" if gdt == "bfloat16" else "fp16"
+    for note in notes:
+        print(note)
+    ew_rows, ew_summ = bench_elementwise(ceiling, rounds, ew_shape)
+    ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not ctx.quick, shape=ln_shape)
+    lin_rows, lin_summ, lin_tune = bench_linear(rounds, do_tune=not ctx.quick, n=gn, dt=gdt, hbm_gbps=ceiling)
     summary = ew_summ + [ln_summ, lin_summ]
-    targets = [{"case": f"GEMM + bias + gelu_tanh bf16 {GEMM_N}^3", "peer": TARGETS["linear_gelu_tanh"][0],
+    targets = [{"case": f"GEMM + bias + gelu_tanh {gname} {gn}^3", "peer": TARGETS["linear_gelu_tanh"][0],
                 "ours": lin_summ["kernel"], "ratio": lin_summ["fused vs pair"],
                 "target": f">= {TARGETS['linear_gelu_tanh'][1]}", "steady": lin_summ["steady"],
                 "met": lin_summ["fused vs pair"] >= TARGETS["linear_gelu_tanh"][1] and lin_summ["_ok"]
                 and lin_summ["steady"]},
-               {"case": f"the fused GEMM's main loop, bf16 {GEMM_N}^3 (no epilogue)", "peer": "cuBLAS GEMM alone",
+               {"case": f"the fused GEMM's main loop, {gname} {gn}^3 (no epilogue)", "peer": "cuBLAS GEMM alone",
                 "ours": lin_summ["kernel"], "ratio": lin_summ["main loop vs cuBLAS"],
                 "target": f">= {MAIN_LOOP_TARGET}", "steady": lin_summ["steady"],
                 "met": lin_summ["main loop vs cuBLAS"] >= MAIN_LOOP_TARGET and lin_summ["_ok"] and lin_summ["steady"]},
-               {"case": f"residual + layernorm bf16 {LN_SHAPE[0]}x{LN_SHAPE[1]}", "peer": "torch.compile",
+               {"case": f"residual + layernorm bf16 {ln_shape[0]}x{ln_shape[1]}", "peer": "torch.compile",
                 "ours": ln_summ["best fused"],
                 "ratio": ln_summ["best fused vs compile"], "target": f">= {TARGETS['residual_layernorm'][1]}",
                 "vs eager": ln_summ["fused vs eager"],
@@ -461,12 +556,12 @@ def benchmark(ctx) -> lab.Result:
     ctab, ltab = _compile_tables(ctx.args.arch)
     tables = [(ew_rows, ["case", "contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile",
                          "check"],
-               f"Part 1 - elementwise chains, {EW_SHAPE[0]} x {EW_SHAPE[1]} bf16 (GB/s counts the bytes each "
+               f"Part 1 - elementwise chains, {ew_shape[0]} x {ew_shape[1]} bf16 (GB/s counts the bytes each "
                "contender must move: unfused chains more)"),
               (ln_rows, ["contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile", "config",
-                         "check"], f"Part 2 - residual + layernorm, {LN_SHAPE[0]} x {LN_SHAPE[1]} bf16"),
+                         "check"], f"Part 2 - residual + layernorm, {ln_shape[0]} x {ln_shape[1]} bf16"),
               (lin_rows, ["contender", "ms", "tflops", "vs_pair", "vs_compile", "config", "check"],
-               f"Part 3 - GEMM + bias + gelu_tanh, bf16 {GEMM_N}^3")]
+               f"Part 3 - GEMM + bias + gelu_tanh, {gname} {gn}^3")]
     if ln_tune or lin_tune:
         tables.append((ln_tune + lin_tune, None, "Tuning at the benchmark shapes (one timing per candidate; the "
                                                  "fastest is used above)"))
@@ -478,7 +573,7 @@ def benchmark(ctx) -> lab.Result:
     return lab.Result(rows=rows, tables=tables, ok=not bad,
                       meta=dict(targets=targets, summary=summary, tuning=ln_tune + lin_tune,
                                 cuda_compile_report=ctab, linear_compile_report=ltab, ceiling_gbps=ceiling,
-                                bytes_prediction=byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N),
+                                bytes_prediction=byte_table(*ew_shape, *ln_shape, gn, **rates_of(gpu, ceiling)),
                                 device=device.info().as_dict()))
 
 

@@ -38,7 +38,8 @@
 //  * scalar (suffix _scalar): one element per access, for any N and any (element-aligned) pointer.
 // Each thread handles UNROLL vectors (or elements) a block-width apart: all UNROLL loads are issued before the
 // first value is used, so each thread has UNROLL x (inputs) 16-byte requests in flight, the latency hiding a
-// memory-bound kernel lives on (Little's law: bandwidth x latency / SMs, ~33 KiB in flight per SM on an H200).
+// memory-bound kernel lives on (Little's law: bandwidth x latency / SMs in flight per SM; `--plan` prints what this
+// GPU's resident threads keep in flight, and the README the figure Little's law asks of the GPU it was measured on).
 //
 // Launch shape (fusion_01/02): 1-D grid of ceil(n / (V x THREADS x UNROLL)) blocks of THREADS threads.
 //
@@ -48,7 +49,7 @@
 //   unfused bias + residual = add_bias (2 M N) + add (read t, c, write y: 3 M N)   = 5 M N elt
 //   fused   bias + residual = fusion_02_bias_residual (read x, c, write y)         = 3 M N elt     -> 1.67x predicted
 // FLOPs: ~1 (add) to ~20 (GELU: polynomial, exp, division; erf is a longer polynomial) per element, at most
-// ~10 FLOP/B in bf16: below the fp32 ridge of any current GPU (~15 FLOP/B on an H200), so every kernel here is
+// ~10 FLOP/B in bf16: below the fp32 ridge of any current GPU (`--plan` prints this GPU's), so every kernel here is
 // memory-bound, and the time should follow the bytes: the predicted speed-ups above are the byte ratios.
 
 #include "half_bits.cuh"
@@ -214,9 +215,10 @@ EW_KERNELS(fusion_01_add, OP_ADD)
 //   Bytes: bias + GELU 2 M N elt (half of fusion_01's chain); bias + residual 3 M N elt (3/5 of it).
 //   Prediction: the same bandwidth as fusion_01's kernels, so 2.0x (bias + GELU) and 1.67x (bias + residual) faster
 //   than the unfused chain; the GELU math (~20 FLOP per element, one expf or erff) stays hidden under the memory
-//   time in bf16 as in fp32. What the H200 showed (the README's lesson): the byte count held for bias + residual and
-//   missed for the GELU chains, where this kernel adds the bias index math (a 64-bit modulo per vector) to the GELU
-//   math of fusion_01's kernel on the same bytes - the likely cause is instruction throughput (not profiled).
+//   time in bf16 as in fp32. What the measurements showed (the README's lesson): the byte count held for bias +
+//   residual and missed for the GELU chains, where this kernel adds the bias index math (a 64-bit modulo per vector)
+//   to the GELU math of fusion_01's kernel on the same bytes - the likely cause is instruction throughput (not
+//   profiled).
 // =====================================================================================================================
 EW_KERNELS(fusion_02_bias_gelu_tanh, OP_BIAS_GELU_TANH)
 EW_KERNELS(fusion_02_bias_gelu_erf, OP_BIAS_GELU_ERF)
@@ -236,7 +238,7 @@ EW_KERNELS(fusion_02_bias_residual, OP_BIAS_RESIDUAL)
 //   Changed since an unfused add + layernorm: h is not read back from DRAM (5 M N -> 4 M N elt, 1.25x predicted).
 //   Prediction: below the Triton kernel, which keeps the row in registers between its reductions (no L2
 //   round trips, one fewer sweep); the lesson is the byte count, the gap is the price of the simplest code. The
-//   H200 runs missed this the other way (the README's lesson): the L2 re-reads of h did not show as lost time.
+//   measured runs missed this the other way (the README's lesson): the L2 re-reads of h did not show as lost time.
 // =====================================================================================================================
 #ifndef LN_THREADS
 #define LN_THREADS 256

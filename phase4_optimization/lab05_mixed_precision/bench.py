@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, cli, cuda, device, lab, report
+from common import arrays, bench, cli, cuda, device, lab, plan, report
 from common.bench import torch_tf32 as _tf32      # TF32 on or off for cuBLAS through torch, restored afterwards
 from common.triton_support import INTERPRETER
 
@@ -244,30 +244,33 @@ def norm_ops_table(rows_: int, cols: int, dtypes=("float32", "bfloat16", "float1
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU: GEMM in each precision (cuBLAS through torch), error vs float64 and speed
 # ---------------------------------------------------------------------------------------------------------------------
-def fp8_available() -> tuple[bool, str]:
+def fp8_available(gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
+    """Whether the fp8 rows can run on `gpu` (default: the GPU at hand; a profile in a plan): fp8 tensor cores
+    (sm_89 and newer) and a torch with float8_e4m3fn and _scaled_mm."""
     import torch
 
-    if not device.has_gpu():
-        return False, "needs a GPU"
+    if gpu is None:
+        if not device.has_gpu():
+            return False, "needs a GPU"
+        gpu = device.info()
     if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
         return False, f"torch {torch.__version__} has no float8_e4m3fn / _scaled_mm"
-    cc = torch.cuda.get_device_capability()
-    if cc < (8, 9):
-        return False, f"fp8 tensor cores need sm_89 or newer, this GPU is sm_{cc[0]}{cc[1]}"
+    if gpu.cc < 89:
+        return False, f"fp8 tensor cores need sm_89 or newer, this GPU is {gpu.arch}"
     return True, ""
 
 
-def fp8_prepare(a32, b32):
+def fp8_prepare(a_f32, b_f32):
     """Per-tensor scaled e4m3 copies: A8 = A / sa, B8 = B / sb with s = amax / 448 (so the largest value maps to
     e4m3's largest), B8 column-major as cuBLASLt wants. Returns (a8, b8, sa, sb)."""
     import torch
 
     e4m3 = torch.float8_e4m3fn
     top = float(torch.finfo(e4m3).max)
-    sa = (a32.abs().max().float() / top).clamp(min=1e-12).reshape(())
-    sb = (b32.abs().max().float() / top).clamp(min=1e-12).reshape(())
-    a8 = (a32 / sa).to(e4m3).contiguous()
-    b8 = (b32 / sb).to(e4m3).t().contiguous().t()
+    sa = (a_f32.abs().max().float() / top).clamp(min=1e-12).reshape(())
+    sb = (b_f32.abs().max().float() / top).clamp(min=1e-12).reshape(())
+    a8 = (a_f32 / sa).to(e4m3).contiguous()
+    b8 = (b_f32 / sb).to(e4m3).t().contiguous().t()
     return a8, b8, sa, sb
 
 
@@ -317,48 +320,53 @@ def torch_isfinite_all(x) -> bool:
     return bool(torch.isfinite(x).all())
 
 
-def gemm_precisions(a32, b32):
+def gemm_precisions(a_f32, b_f32):
     """{name: (make, note)}: make() returns a zero-argument function that computes the product (inputs converted
-    once, outside the timed call) in that precision, reading the fp32 inputs a32, b32 (torch CUDA)."""
+    once, outside the timed call) in that precision, reading the fp32 inputs a_f32, b_f32 (torch CUDA)."""
     import torch
 
     out = {}
-    a16, b16 = a32.half(), b32.half()
-    ab, bb = a32.bfloat16(), b32.bfloat16()
+    a_f16, b_f16 = a_f32.half(), b_f32.half()
+    ab, bb = a_f32.bfloat16(), b_f32.bfloat16()
 
     def fp32_inputs(allow_tf32: bool):
         def make():
-            c = torch.empty(a32.shape[0], b32.shape[1], device=a32.device)
+            c = torch.empty(a_f32.shape[0], b_f32.shape[1], device=a_f32.device)
 
             def run():
                 with _tf32(allow_tf32):
-                    return torch.matmul(a32, b32, out=c)
+                    return torch.matmul(a_f32, b_f32, out=c)
             return run
         return make
 
     out["fp32 (TF32 off)"] = (fp32_inputs(False), "cuBLAS SGEMM, CUDA cores")
     out["tf32"] = (fp32_inputs(True), "fp32 in memory, 10-bit mantissa into the tensor cores, fp32 accumulate")
     out["bf16"] = (lambda: (lambda: torch.matmul(ab, bb)), "bf16 in/out, fp32 accumulate")
-    out["fp16"] = (lambda: (lambda: torch.matmul(a16, b16)), "fp16 in/out, fp32 accumulate")
+    out["fp16"] = (lambda: (lambda: torch.matmul(a_f16, b_f16)), "fp16 in/out, fp32 accumulate")
     ok8, why8 = fp8_available()
     if ok8:
-        a8, b8, sa, sb = fp8_prepare(a32, b32)
+        a8, b8, sa, sb = fp8_prepare(a_f32, b_f32)
         out["fp8 e4m3 (per-tensor scales)"] = (lambda: (lambda: fp8_matmul(a8, b8, sa, sb)),
                                                "torch._scaled_mm, fp32 out, accumulation promoted to fp32")
         out["fp8 e4m3, use_fast_accum"] = (lambda: (lambda: fp8_matmul(a8, b8, sa, sb, fast_accum=True)),
                                            "the tensor cores' own reduced-precision accumulator throughout")
-    a16c = cupy_view(a16)
-    b16c = cupy_view(b16)
+    a_f16c = cupy_view(a_f16)
+    b_f16c = cupy_view(b_f16)
     for acc in ("float32", "float16"):
-        c = cupy_empty((int(a32.shape[0]), int(b32.shape[1])))
+        c = cupy_empty((int(a_f32.shape[0]), int(b_f32.shape[1])))
         out[f"our WMMA, fp16 in, {acc[5:]}-bit acc"] = (
-            lambda c=c, acc=acc: (lambda: L.wmma_gemm(a16c, b16c, c, acc=acc)),
+            lambda c=c, acc=acc: (lambda: L.wmma_gemm(a_f16c, b_f16c, c, acc=acc)),
             f"kernels.cu, ACC_HALF={int(acc == 'float16')} (simple kernel: not tuned)")
-        c2 = torch.empty(a32.shape[0], b32.shape[1], device=a32.device)
+        c2 = torch.empty(a_f32.shape[0], b_f32.shape[1], device=a_f32.device)
         out[f"our Triton dot, fp16 in, {acc[5:]}-bit acc"] = (
-            lambda c2=c2, acc=acc: (lambda: L.dot_gemm(a16, b16, c2, acc=acc)),
-            "dot_acc_kernel 128x128x64, 8 warps, 3 stages")
+            lambda c2=c2, acc=acc: (lambda: L.dot_gemm(a_f16, b_f16, c2, acc=acc)),
+            "dot_acc_kernel " + dot_tile())
     return out, ("" if ok8 else why8)
+
+
+def dot_tile() -> str:
+    d = L.dot_config().values
+    return f"{d['BLOCK_M']}x{d['BLOCK_N']}x{d['BLOCK_K']}, {d['num_warps']} warps, {d['num_stages']} stages"
 
 
 def cupy_view(t):
@@ -380,14 +388,14 @@ def _device_randn(shape, seed):
     return torch.from_dlpack(arrays.device_randn(shape, "float32", seed))
 
 
-def gemm_table(n: int = 4096, rep_ms: float = 40.0) -> tuple[list[dict], str]:
+def gemm_table(n: int = L.GEMM_N, rep_ms: float = 40.0) -> tuple[list[dict], str]:
     """Every precision at n^3: relative error against the float64 product of the fp32 inputs (so rounding the inputs
     to the precision counts: that is what choosing the precision costs), and TFLOP/s."""
     import torch
 
-    a32, b32 = _device_randn((n, n), 1), _device_randn((n, n), 2)
-    ref = a32.double() @ b32.double()          # cuBLAS DGEMM: IEEE float64, ~1e-16, far below every error here
-    fns, why8 = gemm_precisions(a32, b32)
+    a_f32, b_f32 = _device_randn((n, n), 1), _device_randn((n, n), 2)
+    ref = a_f32.double() @ b_f32.double()          # cuBLAS DGEMM: IEEE float64, ~1e-16, far below every error here
+    fns, why8 = gemm_precisions(a_f32, b_f32)
     rows = []
     for name, (make, note) in cli.progress(list(fns.items()), f"GEMM precisions at {n}^3"):
         try:
@@ -420,10 +428,10 @@ def k_sweep(ks=K_SWEEP, mn: int = 1024) -> list[dict]:
 
     rows = []
     for k in cli.progress(list(ks), "K sweep"):
-        a32, b32 = _device_randn((mn, k), 10 + k), _device_randn((k, mn), 20 + k)
-        ref = a32.double() @ b32.double()
-        ref16 = a32.half().double() @ b32.half().double()
-        fns, _ = gemm_precisions(a32, b32)
+        a_f32, b_f32 = _device_randn((mn, k), 10 + k), _device_randn((k, mn), 20 + k)
+        ref = a_f32.double() @ b_f32.double()
+        ref16 = a_f32.half().double() @ b_f32.half().double()
+        fns, _ = gemm_precisions(a_f32, b_f32)
         for name, (make, _note) in fns.items():
             try:
                 res = make()()
@@ -485,7 +493,7 @@ def plot_speed_vs_error(rows, path, gpu: str | None = None) -> str:
     ax.set_yscale("log")
     ax.set_xlabel("relative error vs float64 (4096^3, standard normal inputs)")
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"GEMM speed against error per precision on {gpu or device.info().name}", fontsize=11)
+    ax.set_title(f"GEMM speed against error per precision on {gpu or 'the GPU'}", fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     return report.save(fig, path)
 
@@ -516,7 +524,46 @@ def cpu_tables(quick: bool) -> dict:
     return {"formats": format_table(), "overflow": overflow_table(), "loss_scaling": ls}
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# Predictions from the GPU's description
+# ---------------------------------------------------------------------------------------------------------------------
+PRECISION_PEAKS = (("fp32 (TF32 off)", "fp32_tflops"), ("tf32", "tf32_tflops"), ("bf16", "bf16_tflops"),
+                   ("fp16", "fp16_tflops"), ("fp8 e4m3", "fp8_tflops"))
+
+
+def predict(gpu: device.DeviceInfo) -> dict:
+    """The GEMM table's predictions for `gpu`: its n (fitted to the GPU's memory), the arithmetic intensity against
+    the bf16 (else fp16) and fp32 ridge points, and each precision's floor time and rate relative to 16-bit, from the
+    datasheet peaks (a precision the GPU has no unit for says so)."""
+    n, _ = plan.fit(L.GEMM_N, L.bench_bytes, gpu)
+    flops = 2.0 * n ** 3
+    ai16 = flops / (3 * n * n * 2)             # compulsory bytes in 16-bit: A and B read, C written
+    out = {"GEMM": f"{n}^3: {flops / 1e9:.1f} GFLOP, {ai16:.0f} FLOP/B with 16-bit inputs"}
+    bw = gpu.hbm_gbps
+    ref = gpu.peak("bf16_tflops") or gpu.peak("fp16_tflops")
+    for name, key in (("bf16 (else fp16) tensor cores", "bf16_tflops" if gpu.peak("bf16_tflops") else "fp16_tflops"),
+                      ("fp32 CUDA cores", "fp32_tflops")):
+        if gpu.peak(key):
+            out[f"ridge point, {name}"] = f"{gpu.peak(key) * 1e3 / bw:.0f} FLOP/B: compute-bound by " \
+                                          f"{ai16 / (gpu.peak(key) * 1e3 / bw):.0f}x"
+    for name, key in PRECISION_PEAKS:
+        pk = gpu.peak(key)
+        if not pk:
+            out[f"{name} floor"] = "no such unit on this GPU (skipped, or run by emulation)"
+            continue
+        rel = f", {pk / ref:.2g}x the 16-bit rate" if ref and key not in ("bf16_tflops", "fp16_tflops") else ""
+        out[f"{name} floor"] = f"{flops / (pk * 1e12) * 1e3:.3f} ms at {pk:g} TFLOP/s{rel}"
+    ok8, why8 = fp8_available(gpu)
+    if not ok8:
+        out["fp8 rows"] = f"skipped: {why8}"
+    return out
+
+
 def explain(args) -> None:
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"GEMM {L.GEMM_N}^3 per precision on {gpu.label()}: datasheet peaks (leads, not "
+                             "measurements)")
     t = cpu_tables(args.quick)
     report.print_table(t["formats"], title="Formats (torch.finfo): range and precision")
     report.print_table(t["overflow"], ["case", "dtype", "computed", "exact", "rel err", "why"],
@@ -528,7 +575,7 @@ def explain(args) -> None:
 
 
 def norm_shape(quick: bool) -> tuple[int, int]:
-    return (4096, 4096) if device.has_gpu() else ((8, 512) if quick else (32, 1024))
+    return L.NORM_SHAPE if device.has_gpu() else ((8, 512) if quick else (32, 1024))
 
 
 def show_norm_ops(shape) -> list[dict]:
@@ -556,7 +603,9 @@ def compile_report(args) -> None:
 def benchmark(ctx) -> lab.Result:
     quick = ctx.quick
     norm = show_norm_ops(norm_shape(quick))
-    n = 2048 if quick else 4096
+    n, note = plan.fit(2048 if quick else L.GEMM_N, L.bench_bytes, device.info(), what="the GEMM table's n")
+    if note:
+        print(note)
     gemm, why8 = gemm_table(n, rep_ms=20.0 if quick else 40.0)
     if why8:
         print(f"fp8 skipped: {why8}")

@@ -26,8 +26,8 @@
 //     u * sqrt(K / 16): about 1e-3 at K = 1024, 4e-3 at K = 16384 (4 K steps in 4). And a running sum above 65504
 //     becomes +inf and stays inf, even when later terms would bring it back into range (the fp32 build gets it).
 //   * speed: on Hopper and Ampere data-center parts the tensor cores run fp16 x fp16 -> fp16 and -> fp32 at the same
-//     rate, so the fp16 accumulator buys nothing but error there (consumer GeForce parts halve the fp32-accumulate
-//     rate, which is where fp16 accumulation came from).
+//     rate, so the fp16 accumulator buys nothing but error there (consumer cards halve the fp32-accumulate rate,
+//     which is where fp16 accumulation came from).
 //   What the measurement taught is in the README: the error predictions held; the speed one did not - the fp16
 //   build was somewhat faster, most likely through the halved accumulator registers in an untuned kernel.
 //

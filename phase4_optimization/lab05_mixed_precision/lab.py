@@ -21,8 +21,9 @@ You will learn
 
 The two numbers (main case, GEMM 4096 x 4096 x 4096): FLOPs = 2 M N K = 137.4 GFLOP; bytes that must move =
 (M K + K N) x itemsize + M N x out itemsize = 100.7 MB in 16-bit (201 MB in fp32, 67 MB of fp8 inputs). 1365 FLOP/B
-in 16-bit, far above an H200's ridge points (~206 FLOP/B for bf16 tensor cores, ~14 for fp32 CUDA cores):
-compute-bound in every precision, so the speed of each precision is its tensor-core (or FMA) rate.
+in 16-bit, far above the ridge points of any current GPU (a bf16 tensor-core ridge of a few hundred FLOP/B, an fp32
+CUDA-core ridge of tens; `--plan` prints this GPU's): compute-bound in every precision, so the speed of each precision
+is its tensor-core (or FMA) rate.
 Predictions from the datasheet ratios: tf32 about half of bf16; bf16 = fp16; fp8 about 2x bf16; fp32 on the CUDA
 cores about 1/15 of bf16 (and ~0.7-0.75 of its own datasheet rate, as phases 2 and 3 found). Errors: fp32 ~1e-6
 (sum of K roundings of 2^-24), tf32 ~5e-4 (inputs rounded to 11 bits), fp16 ~5e-4 (inputs rounded to 11 bits, fp32
@@ -32,7 +33,8 @@ Softmax/layernorm: 2 passes over the data (read + write), 5-10 FLOP/element: mem
 Targets: the precision table (error + speed), the accumulation comparison, the overflow cases, and loss scaling with
 a number. There is no speed target. What the runs measured, and which predictions missed: README.md.
 
-Run: python -m phase4_optimization.lab05_mixed_precision [--quick] [--no-bench] [--replot]
+Run: python -m phase4_optimization.lab05_mixed_precision [--quick] [--no-bench] [--replot] [--plan [--gpu NAME]]
+     [--set BLOCK_K=32]
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, lab
+from common import arrays, check, config, cuda, device, lab, plan
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import dot_acc_kernel, layernorm_lowp_kernel, softmax_lowp_kernel
@@ -129,9 +131,19 @@ def wmma_gemm(a, b, out=None, *, acc: str = "float32"):
     grid_y = -(-m // BM)
     if grid_y > 65535:
         raise ValueError(f"a: {m} rows need {grid_y} row-blocks, over the grid's y limit 65535")
-    kern = cuda.get_kernel(CU, WMMA_KERNEL, defines={"ACC_HALF": int(acc == "float16")})
-    kern((-(-n // BN), grid_y, 1), (THREADS, 1, 1), (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
+    kern = cuda.get_kernel(CU, WMMA_KERNEL, defines=wmma_defines(acc))
+    kern(wmma_grid(m, n), (THREADS, 1, 1), (a, b, out, np.int32(m), np.int32(n), np.int32(k)))
     return out
+
+
+def wmma_defines(acc: str) -> dict:
+    """The one -D that makes the two builds: the accumulator fragments' type."""
+    return {"ACC_HALF": int(acc == "float16")}
+
+
+def wmma_grid(m: int, n: int) -> tuple[int, int, int]:
+    """A block per 64 x 64 tile of C: column tiles on x, row tiles on y."""
+    return (-(-n // BN), -(-m // BM), 1)
 
 
 def wmma_acc_f32(a, b, out=None):
@@ -145,10 +157,36 @@ def wmma_acc_f16(a, b, out=None):
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton: tl.dot with an fp32 or an fp16 accumulator (out_dtype), the same kernel otherwise (triton_kernels.py)
 # ---------------------------------------------------------------------------------------------------------------------
-# GPU: one Hopper-friendly tile (two warpgroups on 128 x 128, 64-deep K steps, 3 stages = 96 KiB of shared memory);
-# interpreter: small tiles (each program costs milliseconds there).
+# GPU: 8 warps (two warpgroups on Hopper) on a 128 x 128 tile, 64-deep K steps, 3 stages (the lab's default;
+# `--set BLOCK_K=32` and the like override it). Its operand ring fits the shared memory of every GPU the course
+# describes, the 64 KiB a block may have on the oldest architecture included (the plan compiles it for each).
+# Interpreter: small tiles (each program costs milliseconds there).
 DOT_GPU = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3)
 DOT_INTERPRETER = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_warps=4, num_stages=1)
+
+
+def dot_config() -> config.Resolved:
+    """The tl.dot kernel's tile on a GPU: DOT_GPU, then --set."""
+    return config.resolve("triton dot_acc_kernel", DOT_GPU, validate=_check_dot)
+
+
+def dot_config_interpreter() -> config.Resolved:
+    """The interpreter's small tile, through the same --set names."""
+    return config.resolve("triton dot_acc_kernel (interpreter tile)", DOT_INTERPRETER, validate=_check_dot)
+
+
+def _check_dot(v: dict) -> dict:
+    for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
+        if v[key] < 16 or v[key] & (v[key] - 1) or v[key] > 256:
+            raise ValueError(f"dot_acc_kernel: {key} must be a power of two from 16 to 256; got {config.fmt(v)}")
+    if v["num_warps"] not in (1, 2, 4, 8, 16) or not 1 <= v["num_stages"] <= 8:
+        raise ValueError(f"dot_acc_kernel: num_warps in 1, 2, 4, 8, 16 and num_stages 1..8; got {config.fmt(v)}")
+    return v
+
+
+def dot_grid(m: int, n: int, cfg: dict) -> tuple[int, int]:
+    """A program per BLOCK_M x BLOCK_N tile of C."""
+    return triton.cdiv(m, cfg["BLOCK_M"]), triton.cdiv(n, cfg["BLOCK_N"])
 
 
 def dot_gemm(a, b, out=None, *, acc: str = "float32", config: dict | None = None):
@@ -161,8 +199,8 @@ def dot_gemm(a, b, out=None, *, acc: str = "float32", config: dict | None = None
             raise ValueError(f"{name}: expected a C-contiguous array")
     if arrays.gemm_is_trivial(out, m, n, k):
         return out
-    cfg = dict(config or (DOT_INTERPRETER if INTERPRETER else DOT_GPU))
-    grid = (triton.cdiv(m, cfg["BLOCK_M"]), triton.cdiv(n, cfg["BLOCK_N"]))
+    cfg = dict(config or (dot_config_interpreter() if INTERPRETER else dot_config()).values)
+    grid = dot_grid(m, n, cfg)
     if grid[1] > 65535:
         raise ValueError(f"b: {n} columns need {grid[1]} column-blocks, over the grid's y limit 65535")
     launch(dot_acc_kernel, grid, a, b, out, m, n, k, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
@@ -188,12 +226,12 @@ VARIANTS = [
     lab.Variant("triton tl.dot, fp16 accumulator (out_dtype)", dot_acc_f16, "triton", ("f16acc",)),
 ]
 PEERS: list = []
-_SHAPES_GPU = [(1, 1, 1), (1, 1, 1000), (17, 33, 7), (64, 64, 64), (65, 63, 33), (127, 129, 300), (200, 131, 1000),
+_SHAPES_GPU = [(1, 1, 1), (1, 1, 1000), (17, 33, 7), (64, 64, 64), (65, 63, 33), (127, 129, 299), (200, 131, 1000),
                (256, 256, 2048)]
 CHECK_CASES = [(s, d) for s in _SHAPES_GPU for d in GEMM_DTYPES] + [((130, 70, 4099), "float16")]
 CPU_CHECK_CASES = [((1, 1, 1), "float16"), ((1, 1, 1), "f16acc"), ((5, 3, 7), "float16"), ((5, 3, 7), "f16acc"),
-                   ((33, 17, 40), "float16"), ((33, 17, 40), "f16acc"), ((40, 37, 300), "float16"),
-                   ((40, 37, 300), "f16acc")]
+                   ((33, 17, 40), "float16"), ((33, 17, 40), "f16acc"), ((40, 37, 299), "float16"),
+                   ((40, 37, 299), "f16acc")]
 QUICK_CASES = 4
 
 
@@ -201,6 +239,7 @@ QUICK_CASES = 4
 # Naive softmax and layernorm that keep their sums in the 16-bit type (for comparison with the fp32-inside kernels)
 # ---------------------------------------------------------------------------------------------------------------------
 LOWP_CHUNK = 64
+LOWP_WARPS = 2
 LOWP_DTYPES = ("float16", "bfloat16")
 
 
@@ -219,7 +258,7 @@ def softmax_lowp(x, out=None, *, chunk: int = LOWP_CHUNK):
     out = arrays.check_out(out, tuple(x.shape), dt, x)
     rows, cols = (int(s) for s in x.shape)
     if rows:
-        launch(softmax_lowp_kernel, (rows,), x, out, cols, CHUNK=chunk, num_warps=2)
+        launch(softmax_lowp_kernel, (rows,), x, out, cols, CHUNK=chunk, num_warps=LOWP_WARPS)
     return out
 
 
@@ -237,8 +276,58 @@ def layernorm_lowp(x, w, b, eps: float = 1e-5, out=None, *, chunk: int = LOWP_CH
         raise ValueError(f"eps: expected a positive number, got {eps!r}")
     out = arrays.check_out(out, tuple(x.shape), dt, x)
     if int(x.shape[0]):
-        launch(layernorm_lowp_kernel, (int(x.shape[0]),), x, w, b, out, n, float(eps), CHUNK=chunk, num_warps=2)
+        launch(layernorm_lowp_kernel, (int(x.shape[0]),), x, w, b, out, n, float(eps), CHUNK=chunk,
+               num_warps=LOWP_WARPS)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every kernel launch of the benchmark's headline cases on a given GPU (common.plan)
+# ---------------------------------------------------------------------------------------------------------------------
+GEMM_N = 4096                    # the precision table's GEMM: n x n x n
+NORM_SHAPE = (4096, 4096)        # the softmax / layernorm error table on a GPU
+_PTR = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+
+
+def bench_bytes(n: int) -> int:
+    """Bytes the GEMM table holds at once at n^3, about: the fp32 inputs (8 n^2), their float64 product and the
+    float64 copies that make it (24 n^2), the 16-bit and fp8 copies (10 n^2) and an fp32 output per kernel (~24 n^2)."""
+    return 66 * n * n
+
+
+def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
+    n, _ = plan.fit(size or GEMM_N, bench_bytes, gpu, what="the GEMM table's n")
+    case = f"GEMM {n}^3, fp16 inputs, fp32 out"
+    dot = dot_config()
+    d = dot.values
+    out = []
+    for acc, var in (("float32", VARIANTS[0]), ("float16", VARIANTS[1])):
+        out.append(plan.Launch(var.name, WMMA_KERNEL, "cuda", grid=wmma_grid(n, n), threads=THREADS, source=CU,
+                               defines=wmma_defines(acc), case=case))
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "ACC_F16": "constexpr"}
+    for acc, var in (("float32", VARIANTS[2]), ("float16", VARIANTS[3])):
+        out.append(plan.Launch(var.name, "dot_acc_kernel", "triton", fn=dot_acc_kernel, grid=dot_grid(n, n, d),
+                               signature=dict(sig), defines={"BLOCK_M": d["BLOCK_M"], "BLOCK_N": d["BLOCK_N"],
+                                                             "BLOCK_K": d["BLOCK_K"], "ACC_F16": acc == "float16"},
+                               num_warps=d["num_warps"], num_stages=d["num_stages"], case=case,
+                               config_source=dot.source()))
+    rows, cols = NORM_SHAPE
+    for dt in LOWP_DTYPES:
+        ncase = f"naive {dt} sums, {rows} x {cols}"
+        out.append(plan.Launch("", "softmax_lowp_kernel", "triton", fn=softmax_lowp_kernel, grid=rows,
+                               signature={"x_ptr": _PTR[dt], "y_ptr": _PTR[dt], "n_cols": "i32", "CHUNK": "constexpr"},
+                               defines={"CHUNK": LOWP_CHUNK}, num_warps=LOWP_WARPS, case=ncase))
+        out.append(plan.Launch("", "layernorm_lowp_kernel", "triton", fn=layernorm_lowp_kernel, grid=rows,
+                               signature={"x_ptr": _PTR[dt], "w_ptr": _PTR[dt], "b_ptr": _PTR[dt], "y_ptr": _PTR[dt],
+                                          "n_cols": "i32", "eps": "fp32", "CHUNK": "constexpr"},
+                               defines={"CHUNK": LOWP_CHUNK}, num_warps=LOWP_WARPS, case=ncase))
+    return out
+
+
+PLAN_NOTES = ["the library peers (cuBLAS in each precision through torch, fp8 through torch._scaled_mm) and phase 3's "
+              "softmax / layernorm kernels launch their own kernels; the K sweep and the overflow cases launch the "
+              "four GEMM kernels above at other shapes"]
 
 
 def main(argv=None) -> int:
