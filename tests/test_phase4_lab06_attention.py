@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from common import check, lab, report
+from common import check, lab
 from phase4_optimization.lab06_attention import bench as attb
 from phase4_optimization.lab06_attention import lab as att
-from tests.helpers import replot
+from tests.helpers import H200, replot
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.cpu_only           # host tensors in the interpreter; the GPU tier covers the same
@@ -192,7 +192,7 @@ def test_forward_compiles_for_sm90_with_wgmma_and_no_spills():
 @pytest.mark.parametrize("kind, d", [("fwd", 96), ("bwd_dkdv", 256), ("bwd_dq", 256)])
 def test_other_head_dims_compile_for_sm90_without_spills(kind, d):
     """A padded head dim (96 in a 128-wide tile) and the largest (256, its own smaller tiles) at their GPU defaults:
-    wgmma, no local memory, shared memory within an H200 block's 227 KiB."""
+    wgmma, no local memory, shared memory within an sm_90 block's 227 KiB."""
     r = attb.compile_summary(attb.aot_kernel(kind, d, True, cc=90))
     assert r["wgmma"] > 0 and r["local B"] == 0 and r["shared B"] <= 227 * 1024, r
 
@@ -239,7 +239,7 @@ def test_attention_plot_has_a_legend_and_the_shapes_in_its_title(tmp_path, monke
 
     from matplotlib.colors import to_hex
 
-    with open(os.path.join(report.ROOT, "results", "h200", f"{att.LAB}.json")) as f:
+    with open(os.path.join(H200, f"{att.LAB}.json")) as f:
         data = json.load(f)
     figs = _figures(monkeypatch)
     attb.plot(data, str(tmp_path))

@@ -12,10 +12,10 @@ import re
 import numpy as np
 import pytest
 
-from common import check, device, lab, report
+from common import check, device, lab
 from phase4_optimization.lab07_transformer_block import bench as tbb
 from phase4_optimization.lab07_transformer_block import lab as tb
-from tests.helpers import replot, skip_unless_available
+from tests.helpers import H200, replot, skip_unless_available
 
 
 def _inputs(size, dtype="float64", seed=0):
@@ -117,7 +117,7 @@ def test_block_plot_legend_clears_the_bars_and_the_floor_is_explained(tmp_path, 
 
     import matplotlib.pyplot as plt
 
-    with open(os.path.join(report.ROOT, "results", "h200", f"{tb.LAB}.json")) as f:
+    with open(os.path.join(H200, f"{tb.LAB}.json")) as f:
         data = json.load(f)
     figs = []
     monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
@@ -273,3 +273,84 @@ def test_attention_choice():
     plan = tb.BlockPlan(x, *rest)
     assert plan.attention in ("hopper", "triton")
     assert (plan.attention_alternative is not None) == (plan.attention == "hopper")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan on the GPUs learners have (common.plan; compiling every launch is tests/test_gpu_plans.py's)
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def no_overrides():
+    from common import config
+
+    config.set_overrides([])
+    yield
+    config.set_overrides([])
+
+
+def _plan(slug):
+    from common import plan
+
+    return plan.make(tb, tbb, device.profile_info(slug))
+
+
+def test_plan_on_a_t4_runs_only_the_torch_peer(no_overrides):
+    p = _plan("t4")
+    assert p.running == ["torch module, eager"] and p.launches == []
+    why = {v.name: v.why for v in p.skipped}
+    assert "sm_80" in why[tb.VARIANTS[0].name] and "Hopper-only" in why[tb.VARIANTS[2].name]
+    assert "none on sm_75" in next(iter(p.predictions.values()))
+
+
+def test_plan_on_an_rtx_4090_uses_the_triton_attention_and_tiles_that_fit(no_overrides):
+    p = _plan("rtx-4090")
+    assert p.running == [tb.VARIANTS[0].name, "torch module, eager"]
+    assert "the same as the variant above" in {v.name: v.why for v in p.skipped}[tb.VARIANTS[1].name]
+    kernels = [x.kernel for x in p.launches]
+    assert kernels.count("attn_fwd_kernel") == 2 and "linear_tma_kernel" not in kernels        # one per case
+    assert kernels.count("layernorm_fwd_kernel") == 4 and kernels.count("linear_kernel") == 8
+    attn = next(x for x in p.launches if x.kernel == "attn_fwd_kernel" and x.defines["HEAD_DIM"] == 128)
+    assert (attn.defines["BLOCK_N"], attn.num_stages, attn.defines["CAUSAL"]) == (64, 2, True)
+    assert attn.grid == (2048 // 128, 8 * 16)
+    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
+    for x in p.launches:
+        if x.kernel == "linear_kernel":
+            assert fu.ring_bytes({k: x.defines[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")} |
+                                 {"num_stages": x.num_stages}) <= p.gpu.smem_per_block_optin
+    assert any("share of the floor" in k for k in p.predictions)
+
+
+def test_plan_on_an_h200_runs_the_hopper_attention_and_every_variant(no_overrides):
+    p = _plan("h200")
+    assert not p.skipped
+    hop = tb._hopper()
+    rung = [x for x in p.launches if x.kernel == hop.KERNELS[hop.DEFAULT_KERNEL]]
+    assert len(rung) == 2 and all(x.variant == tb.VARIANTS[0].name and x.arch == "sm_90a" for x in rung)
+    assert {x.kernel for x in p.launches if x.variant == tb.VARIANTS[1].name} == {"attn_fwd_kernel"}
+    wg = [x for x in p.launches if x.variant == tb.VARIANTS[2].name]
+    assert len(wg) == 8 and all(x.kernel == "gemm_wgmma_tma" and x.grid[0] <= p.gpu.sms for x in wg)
+    # the untuned GEMMs without a residual run lab 4.2's persistent TMA kernel, one program per SM
+    tma = [x for x in p.launches if x.kernel == "linear_tma_kernel"]
+    assert len(tma) == 4 and all(x.grid == (p.gpu.sms,) for x in tma)
+
+
+def test_set_reaches_the_block_through_its_labs_names(no_overrides):
+    from common import config
+
+    config.set_overrides(["FWD_BLOCK_N=32"])
+    attn = next(x for x in _plan("a100").launches if x.kernel == "attn_fwd_kernel")
+    assert attn.defines["BLOCK_N"] == 32 and "--set FWD_BLOCK_N=32" in attn.config_source
+    config.set_overrides([])
+    attn = next(x for x in _plan("a100").launches if x.kernel == "attn_fwd_kernel")
+    assert attn.defines["BLOCK_N"] == 64 and attn.config_source == "default"
+
+
+def test_a_case_too_big_for_the_gpu_is_scaled_down():
+    from common import device as dev
+
+    small = dev.profile_info("rtx-3060")
+    huge = (64, 4096, 4096, 32)
+    case, note = tb.fit_case(huge, small)
+    assert case[1:] == huge[1:] and case[0] < huge[0] and "scaled down" in note
+    assert tb.bench_bytes(case) <= 0.6 * small.total_mem_bytes
+    for c in tbb.BENCH_CASES:
+        assert tb.fit_case(c, small) == (c, "")

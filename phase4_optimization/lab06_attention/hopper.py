@@ -25,7 +25,8 @@ What it shows
     (simulate_operands), on any machine.
 
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
-4 B H S D x 2 = 537 MB: ~2000 FLOP/B, ten times an H200's ridge point: compute-bound.
+4 B H S D x 2 = 537 MB: 2048 FLOP/B, about ten times the bf16 ridge point of a Hopper GPU (`--plan` prints this GPU's):
+compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
 for rung 04, 1.05-1.15x rung 03 for rung 05, 1.00-1.05x rung 05 for rung 06; the header of kernels_hopper.cu has the
 reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
@@ -48,7 +49,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda
+from common import arrays, check, config, cuda, device
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
 
 from . import lab as L
@@ -59,11 +60,12 @@ KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05
            "06": "attn_06_wgmma_overlap_pingpong", "07": "attn_07_wgmma_persistent"}
 PERSISTENT = ("07",)             # one block per SM walking the (query tile, head) tiles; takes the head count too
 # the rung flash_attn_hopper (and lab 4.7's block, causal) runs unless told: rung 06, the fastest causal in the lab's
-# committed H200 benchmark and level with rung 07 non-causal (results/h200/phase4_lab06_attention.json, "targets")
+# committed benchmark and level with rung 07 non-causal (the lesson, README.md, has the targets table)
 DEFAULT_KERNEL = "06"
 # The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
 # than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
-# rungs 05 and 06 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 of 232448 B).
+# rungs 05, 06 and 07 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 B, within sm_90's
+# opt-in shared memory per block). Each rung's depth is resolved by stages_config (--set STAGES_06=2 and the like).
 STAGE_CHOICES = (2, 3)
 DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3, "07": 3}
 # What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
@@ -197,17 +199,36 @@ def simulate_p_fragment() -> bool:
 # ---------------------------------------------------------------------------------------------------------------------
 # Availability, compile, load
 # ---------------------------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
-def unavailable_reason() -> str | None:
-    """Why the Hopper kernel cannot run here (no GPU, not sm_90, no tensor-map encoder, no NVRTC, no torch), or None."""
-    why = wg.unavailable_reason()
-    if why:
-        return why
+def unavailable_reason(gpu=None) -> str | None:
+    """Why the Hopper kernels cannot run on `gpu` (a common.device.DeviceInfo; a simulated profile in a plan is
+    answered from its architecture alone), or here (None: no GPU, not sm_90, no tensor-map encoder, no NVRTC, no
+    torch); None when they can."""
+    if gpu is not None and gpu.cc != 90:
+        return hopper_only(gpu.arch)
+    if gpu is None and device.has_gpu() and device.info().cc != 90:
+        return hopper_only(device.info().arch)
+    why = wg.unavailable_reason(gpu)
+    if why or (gpu is not None and gpu.simulated):
+        return why or None
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
         return "torch is needed for bfloat16 tensors"
     return None
+
+
+def hopper_only(arch: str) -> str:
+    """The one-line reason off Hopper."""
+    return (f"wgmma, setmaxnreg and TMA tensor maps are Hopper-only (sm_90a, compute capability 9.0); this GPU is "
+            f"{arch}")
+
+
+def stages_config(kernel: str) -> config.Resolved:
+    """The K/V ring depth of one rung: DEFAULT_STAGES, then --set STAGES_<rung>=2 (no tuned record: the benchmark
+    times each rung at both depths)."""
+    name = f"STAGES_{kernel}"
+    return config.resolve(f"cuda {KERNELS[kernel]} (kernels_hopper.cu)", {name: DEFAULT_STAGES[kernel]},
+                          validate=lambda v: {name: check_stages(v[name])})
 
 
 def check_stages(stages) -> int:
@@ -494,7 +515,8 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
 
 
 def prepare_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, v_kmajor: bool | None = None,
-                   kernel: str = DEFAULT_KERNEL, stages: int | None = None, blocks: int | None = None) -> "HopperLaunch":
+                   kernel: str = DEFAULT_KERNEL, stages: int | None = None,
+                   blocks: int | None = None) -> "HopperLaunch":
     """flash_attn_hopper's work up to the launch, done once: the arguments checked, out and lse allocated, the tensor
     maps encoded and the kernel's arguments packed. Calling the result launches the kernel and returns (o, lse);
     call it again after changing the contents of q, k and v (not their addresses or shapes: the maps hold those) and
@@ -503,7 +525,7 @@ def prepare_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None, 
     would keep the GPU waiting (the lab's results compare the whole block with the sum of its stages)."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {sorted(KERNELS)}, got {kernel!r}")
-    stages = DEFAULT_STAGES[kernel] if stages is None else check_stages(stages)
+    stages = stages_config(kernel).values[f"STAGES_{kernel}"] if stages is None else check_stages(stages)
     if blocks is not None and (kernel not in PERSISTENT or isinstance(blocks, bool)
                                or not isinstance(blocks, (int, np.integer)) or blocks < 1):
         raise ValueError(f"blocks: a positive int for the persistent rung{'s' if len(PERSISTENT) > 1 else ''} "
@@ -594,7 +616,7 @@ def _sm_count(device_index: int) -> int:
 # ---------------------------------------------------------------------------------------------------------------------
 # Checking: small awkward cases against float64, and where a failing case fails
 # ---------------------------------------------------------------------------------------------------------------------
-CHECK_S = (1, 17, 127, 128, 129, 300, 1000)
+CHECK_S = (1, 17, 127, 128, 129, 301, 1000)
 LSE_TOL = check.Tol(1e-4, 1e-4)     # fp32 scores and sums; the MUFU exp2's ~2 ulp are far below it
 
 
@@ -607,9 +629,9 @@ def check_cases(quick: bool = False) -> list[tuple[tuple, str]]:
             for causal in (False, True):
                 dt = DTYPES[(i + d // 64 + causal) % 2]
                 cases.append(((1 + (i % 2), 2 - (i % 2), 2 - (i % 2), s, d, causal), dt))
-    cases += [((1, 4, 2, 300, 128, True), "bfloat16"), ((2, 4, 1, 129, 64, False), "float16")]
+    cases += [((1, 4, 2, 301, 128, True), "bfloat16"), ((2, 4, 1, 129, 64, False), "float16")]
     if quick:
-        cases = [c for c in cases if c[0][3] in (17, 129, 300)]
+        cases = [c for c in cases if c[0][3] in (17, 129, 301)]
     return cases
 
 
@@ -755,7 +777,7 @@ def main(argv=None) -> int:
                                             "float64 on an sm_90 GPU.")
     p.add_argument("--check", action="store_true", help="run the small awkward cases (O and LSE, outputs poisoned) "
                                                         "and print per case the error and where it fails")
-    p.add_argument("--quick", action="store_true", help="with --check: only S in {17, 129, 300}")
+    p.add_argument("--quick", action="store_true", help="with --check: only S in {17, 129, 301}")
     p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
                    help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
     p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")

@@ -14,7 +14,7 @@
 // fp32 in natural log. HEAD_DIM (64 or 128) is a compile-time define; S is a runtime argument (any S >= 1).
 //
 // The two numbers for B=4 H=32 S=4096 D=128 (non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP (two GEMMs, Q K^T and
-// P V, 2 S^2 D each per head); bytes that must move = 4 B H S D x 2 B = 537 MB (read Q, K, V, write O): ~2000 FLOP
+// P V, 2 S^2 D each per head); bytes that must move = 4 B H S D x 2 B = 537 MB (read Q, K, V, write O): 2048 FLOP
 // per byte, an order of magnitude above any GPU's ridge point, so compute-bound - IF the S x S score matrix never goes
 // to memory (it would be B H S^2 x 4 B = 8.6 GB each way). That is the flash algorithm: a CTA keeps a block of Q rows,
 // streams K/V in BLOCK_N-key tiles through shared memory and keeps one tile's scores in registers, with an online
@@ -78,28 +78,20 @@
 #ifndef BLOCK_N
 #define BLOCK_N 64               // keys per K/V tile
 #endif
-// __launch_bounds__ minimum CTAs per SM, which caps registers at 65536 / (32 NWARPS MIN_BLOCKS). Unconstrained,
-// ptxas takes ~208 registers at D = 128 (2 CTAs of 4 warps per SM). On sm_90 (227 KiB of shared memory, 3 x 64 KiB
-// fit) 3 CTAs = 168 registers compile without a spill; sm_80 spills at 168 (and an A100's 164 KiB holds only two
-// 64 KiB CTAs), so it keeps 2. D = 64: 4 CTAs (128 registers) on sm_90, 3 on sm_80. Halved for 8 warps.
+// __launch_bounds__ minimum CTAs per SM, which caps registers at 65536 / (32 NWARPS MIN_BLOCKS): rungs 01 and 02
+// take MIN_BLOCKS, rung 02w (two row tiles per warp, 32-key tiles, Q in its own shared-memory area: 2 stages + Q =
+// 64 KiB at D = 128, 32 KiB at D = 64) MIN_BLOCKS_WIDE. The wrapper always passes both: lab.py's min_blocks_default
+// derives them per architecture and head dim (the caps each architecture's build was measured to take without a
+// spill, no more CTAs than the SM's shared memory holds, halved for 8 warps) and `--set MIN_BLOCKS=2` overrides them.
+// Without a define (a compile by hand) there is no cap.
 #ifndef MIN_BLOCKS
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define MIN_BLOCKS_4W (HEAD_DIM == 128 ? 3 : 4)
-#else
-#define MIN_BLOCKS_4W (HEAD_DIM == 128 ? 2 : 3)
+#define MIN_BLOCKS 1
 #endif
-#define MIN_BLOCKS (MIN_BLOCKS_4W * 4 / NWARPS > 0 ? MIN_BLOCKS_4W * 4 / NWARPS : 1)
-#endif
-// Rung 02w (two row tiles per warp, 32-key tiles, Q in its own shared-memory area: 2 stages + Q = 64 KiB at D = 128,
-// 32 KiB at D = 64) has its own cap: 2 CTAs of 4 warps at D = 128 (256 registers: room for two tiles of S and O), 3 at
-// D = 64, on sm_90 and sm_80 alike.
 #ifndef WIDE_BLOCK_N
 #define WIDE_BLOCK_N 32          // rung 02w's keys per K/V tile: at 64 its two tiles of S and O spill at D = 128
 #endif
 #ifndef MIN_BLOCKS_WIDE
-// (an 8-warp build, which the wrapper never launches, halves it)
-#define MIN_BLOCKS_WIDE_4W (HEAD_DIM == 128 ? 2 : 3)
-#define MIN_BLOCKS_WIDE (MIN_BLOCKS_WIDE_4W * 4 / NWARPS > 0 ? MIN_BLOCKS_WIDE_4W * 4 / NWARPS : 1)
+#define MIN_BLOCKS_WIDE 1
 #endif
 #ifndef ATTN_FP16
 #define ATTN_FP16 0
@@ -477,8 +469,8 @@ attn_01_mma(const elem_t* __restrict__ Q, const elem_t* __restrict__ K, const el
 //   Changes: (1) cp.async.cg 16-byte copies (LDGSTS) go global -> shared without registers, and tile j+1's copy is
 //   in flight while tile j is computed: one barrier per tile instead of two, the load latency hidden behind
 //   128 (D=128) mma per warp; (2) chunk c of row r stored at c ^ (r & 7): every ldmatrix phase hits 32 distinct banks.
-//   At 64 KiB per CTA three CTAs (12 warps) fit an H200 SM if registers allow (MIN_BLOCKS).
-//   Prediction: 2-3x rung 01; >= 1.0x the SDPA flash backend (FlashAttention-2) at B4 H32 S4096 D128, which has the
+//   At 64 KiB per CTA three CTAs (12 warps) fit an sm_90 SM if registers allow (MIN_BLOCKS).
+//   Prediction: 2-3x rung 01; >= 1.0x the SDPA flash backend (FlashAttention-2) at B=4 H=32 S=4096 D=128, which has the
 //   same structure with 32 rows per warp (half the shared-memory reads per mma): that difference is what is left.
 //   cuDNN's wgmma kernels are the ceiling this mma.sync design cannot reach.
 // =====================================================================================================================

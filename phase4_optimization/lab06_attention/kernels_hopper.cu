@@ -32,17 +32,17 @@
 //              ring), setmaxnreg.dec to 24 registers; warpgroups 1, 2 = consumers, setmaxnreg.inc to 240: each owns 64
 //              query rows, holds S (64 x 128 fp32: 64 registers a thread), O (64 x D fp32: D/2 registers) and P
 //              (64 x 128 as bf16 pairs: 32 registers).
-//   bytes      Q, K, V read and O written once from DRAM: 4 B H S D x 2 bytes (537 MB at B4 H32 S4096 D128); every
+//   bytes      Q, K, V read and O written once from DRAM: 4 B H S D x 2 bytes (537 MB at B=4 H=32 S=4096 D=128); every
 //              128-row Q tile re-reads its head's K and V from L2: S / 128 x 2 S D x 2 bytes per head (8 GiB in all
 //              at that shape, half of rung 02's 64-row tiles). FLOPs 4 B H S^2 D = 1.10 TFLOP (halved causal):
-//              ~2000 FLOP/byte against HBM, compute-bound.
+//              2048 FLOP/byte against HBM, compute-bound.
 //   what changed since rung 02 (kernels.cu, mma.sync): no thread loads a tile (the TMA engine copies Q, K and V, and
 //              zero-fills rows past S), no ldmatrix (wgmma reads Q, K and V from the swizzled shared memory through
 //              descriptors), one warpgroup instruction does 64 x 128 x 16 where mma.sync did 16 x 8 x 16 per warp,
 //              and the producer runs one tile ahead. The softmax is still serial with the GEMMs inside a warpgroup:
 //              S_j = Q K_j^T, wait, softmax, O += P_j V_j, wait - the tensor cores idle during every softmax except
 //              where the other consumer warpgroup happens to fill them.
-//   prediction 0.75-0.9x SDPA cuDNN at B4 H32 S4096 D128 bf16 (cuDNN's Hopper kernels overlap the softmax with the
+//   prediction 0.75-0.9x SDPA cuDNN at B=4 H=32 S=4096 D=128 bf16 (cuDNN's Hopper kernels overlap the softmax with the
 //              GEMMs; this rung does not, and the exp2 of a 128 x 128 tile is ~1/8 of the tile's MMA time at the
 //              MUFU's 16 ops/clock/SM against the tensor cores' 1024 dense bf16 FMAs/clock/SM); above rung 02,
 //              whose mma.sync tops out near 2/3 of the wgmma peak.
@@ -58,7 +58,7 @@
 //              While consumer 0 runs softmax_j (exp2, max, sum, packing: MUFU and FMA work the tensor cores cannot
 //              help with), consumer 1's GEMMs run, and the other way round: the tensor cores idle only when one
 //              side's softmax takes longer than the other's GEMM phase.
-//   prediction 1.10-1.25x rung 03, which puts it at 0.9-1.05x SDPA cuDNN at B4 H32 S4096 D128 bf16 (the
+//   prediction 1.10-1.25x rung 03, which puts it at 0.9-1.05x SDPA cuDNN at B=4 H=32 S=4096 D=128 bf16 (the
 //              FlashAttention-3 paper credits ping-pong scheduling with a gain of this order at D = 128).
 //              Its costs: a stage is released one step later (after P V of the next step), so the producer's
 //              lead over the consumers shrinks to about one softmax; and the 2-stage ring is the next suspect if
@@ -97,7 +97,7 @@
 // attn_07_wgmma_persistent
 //   computes, roles, bytes: as attn_05_wgmma_overlap (3 stages by default); launch grid (min(#SMs, tiles)), the
 //              head count an extra argument; q_empty (count 8) in the sink area.
-//   what changed since rung 05: the grid. Rung 05 launches one block per 128-row query tile (4096 at B4 H32 S4096)
+//   what changed since rung 05: the grid. Rung 05 launches one block per 128-row query tile (4096 at B=4 H=32 S=4096)
 //              and, at one block per SM, every block starts cold: the Q copy and the first K/V tile cross from L2/HBM
 //              with the tensor cores idle, and the epilogue's O stores run with nothing behind them. Here a block
 //              moves straight on to its next tile: the producer refills the ring with the next tile's first K/V

@@ -31,24 +31,28 @@ You will learn
 The two numbers (main case: bf16, B 4, H 32, S 4096, D 128, non-causal):
   FLOPs = 4 B H S^2 D (two matmuls of 2 S^2 D each per head) = 1.10 TFLOP (halved for causal); the backward does 2.5x
   that (five matmuls instead of two, P recomputed). Bytes that must move = Q, K, V read + O written = 4 B H S D x 2 B
-  = 537 MB (+ 2 MB of LSE): ~2000 FLOP/B, ~10x an H200's ridge point (~200 FLOP/B), so compute wins by far: moving
-  the bytes once costs a small fraction of the tensor cores' time. The naive version adds S and P, B H S^2 elements
+  = 537 MB (+ 2 MB of LSE): 2048 FLOP/B, an order of magnitude above the bf16 ridge point of any current GPU
+  (`--plan` prints this GPU's), so compute wins by far: moving the bytes once costs a small fraction of the tensor
+  cores' time. The naive version adds S and P, B H S^2 elements
   each, written and read back: 4 accesses x B H S^2 x 2 bytes = 17 GB at this shape, 32x the flash bytes, ~60 FLOP/B:
   below the ridge, memory-bound however fast its matmuls are. The benchmark shows it at S = 2048 next to flash.
 Predictions: flash forward within ~0.85x of cuDNN at D = 128 (the kernel is a plain-pointer Triton kernel: its loads
 are cp.async from every warp, where cuDNN's Hopper kernels use TMA and warp-specialized producers); the naive forward
 ~10x slower than flash at S = 2048; the backward below the forward in TFLOP/s (more registers per program, dS
 rounded and re-read); the CUDA C rung 02 2-3x rung 01 and near SDPA's FlashAttention-2 backend (the same structure
-with 16 query rows per warp where FA2 has 32). Targets, same run: forward bf16 B4 H32 S4096 D128 >= 0.85x SDPA cuDNN,
-non-causal and causal; forward bf16 B8 H32 S2048 D64 non-causal >= 0.85x cuDNN; backward bf16 B4 H32 S4096 D128
-non-causal >= 1.2x SDPA flash; CUDA C rung 02 >= 1.0x SDPA flash at the first shape. What was measured, and what it
-taught: README.md.
+with 16 query rows per warp where FA2 has 32). Targets, same run: forward bf16 (B, H, S, D) = (4, 32, 4096, 128)
+>= 0.85x SDPA cuDNN, non-causal and causal; forward bf16 (8, 32, 2048, 64) non-causal >= 0.85x cuDNN; backward bf16
+(4, 32, 4096, 128) non-causal >= 1.2x SDPA flash; CUDA C rung 02 >= 1.0x SDPA flash at the first shape. What was
+measured, and what it taught: README.md. On a GPU whose memory cannot hold a shape, the benchmark halves B until it
+fits (and says so); `--plan [--gpu NAME]` prints every launch of these cases on a GPU, its tiles and where they came
+from.
 
 Without a GPU the naive and flash kernels run in Triton's interpreter with small tiles (32 x 16 forward), so the
 ragged, diagonal and multi-tile paths all run at S ~ 70; two interpreter faults are worked around there only (bf16
 tiles go to tl.dot as fp32, and P and dS are rounded to bf16 to nearest, as the GPU does: see _upcast); the Triton
-kernels are compiled for sm_90 ahead of time and the CUDA C ones with NVRTC, to show their registers, shared memory
-and tensor-core instructions, and the CUDA C forward's tiling and one warp's fragments are modelled in NumPy.
+kernels are compiled ahead of time for --arch (default sm_90, with that GPU's tiles) and the CUDA C ones with NVRTC,
+to show their registers, shared memory and tensor-core instructions, and the CUDA C forward's tiling and one warp's
+fragments are modelled in NumPy.
 
 API for other labs: flash_attention(q, k, v, causal=False, sm_scale=None) (differentiable, torch tensors),
 flash_attn_fwd(q, k, v, causal, sm_scale, out=None) -> (o, lse), flash_attn_bwd(do, q, k, v, o, lse, causal, ...),
@@ -60,6 +64,7 @@ is the sm_90a forward (kernels_hopper.cu: wgmma + TMA, warp-specialized; grouped
 below as HOPPER_VARIANT.
 
 Run: python -m phase4_optimization.lab06_attention [--quick] [--no-bench] [--compile-report] [--arch sm_90] [--replot]
+     [--plan [--gpu NAME]] [--set FWD_BLOCK_N=64] [--set NWARPS=8] [--set STAGES_06=2]
 """
 from __future__ import annotations
 
@@ -71,7 +76,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, check, cuda, device, lab, tuned
+from common import arrays, check, config, cuda, device, lab, plan, tuned
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel,
@@ -227,45 +232,28 @@ def out_dtype(dtype: str):
 
 
 def tolerance(size, dtype: str, variant=None) -> check.Tol:
-    # The dtype's default norm limit. bf16: the per-element limit is doubled (0.1 x (|ref| + mean|ref|)): a gradient
-    # row of an early causal query sums over a handful of keys, so the bf16 rounding of O (inside delta =
-    # rowsum(dO * O)) and of dS is not averaged away; seen in the interpreter at S = 67: 1.4x the default limit for
-    # one dQ element of 8,576 (the naive version, cuBLAS matmuls and a bf16 S, reached 0.94x on the same inputs),
-    # while the norm error stayed below 5e-3. Where dQ or dK is 0 in exact arithmetic (S = 1) the kernels leave
-    # ~1e-7 of fp32 rounding; compare() then judges the difference's norm in absolute terms, far below the limit.
-    # fp16: the same doubling, for the naive version, which stores S = QK^T in fp16 before the softmax: on the H200,
-    # (1, 2, 1000, 128, causal) had one element of 256,000 at 1.1x the default limit (rel err 5.8e-4, far inside the
-    # norm limit); both flash kernels keep S in fp32 and stayed within the default.
-    # Measured on the H200 with another seed: (1, 1, 4097, 128, causal) bf16 had one element of 524,416 at 1.4x the
-    # doubled bf16 limit in all three - the Triton kernels, the CUDA C forward AND torch's SDPA flash backend (the same
-    # element, max abs 7.2e-3): a property of bf16 gradients at long causal rows, not of one kernel. So bf16 gets 3x
-    # the default element limit (0.15 x (|ref| + mean|ref|)) and fp16 2x.
-    # Short rows (S <= 16 keys) get an absolute floor of 16 u (u = 2^-8 bf16, 2^-11 fp16; the inputs are standard
-    # normal, so gradients are of order 1). There dS = P (dP - delta) is a difference of a handful of dP values, and
-    # the 16-bit roundings the algorithm makes on purpose - delta from the stored 16-bit O, P rounded for the PV and
-    # dS K products - are not small next to it: in the CPU tier, seed 1376001856 (1, 1, 2, 64, causal) fp16 gave the
-    # naive dQ 2.69e-3 against the 2e-3 norm limit, seed 9 (1, 1, 3, 64, causal) bf16 the flash dQ 3.5e-2 against 1e-2
-    # (its delta 0.039 off, from the bf16 O the forward stored); a sweep of 40 seeds at S = 2, 3, 5 found relative
-    # errors up to 0.7 on tiny exact gradients but absolute errors of at most 8 u (bf16 3.2e-2, fp16 2.9e-3). A masking
-    # or indexing bug costs order 1, still 16x over the floor; long rows keep the limits above (they held at S = 67,
-    # 1000, 4097).
-    # The naive version (variant: the lab.Variant under check, which the check driver passes where tolerance() takes
-    # it; None, or any other variant, gets the limits above) rounds S = QK^T to bf16 before its softmax, then P, where
-    # the flash kernels keep S in fp32 and round P only for PV: a logit is then off by up to u times its size, so P's
-    # error grows with the score, and a key that a few rows weight heavily keeps it. On the H200 with seed 3533038380,
-    # (1, 1, 4097, 64, causal) bf16 had one dV element of 262,208 at 1.15x the 3x limit (key 19, d 45: 8.1e-3 off;
-    # rel err 3.8e-3), every flash kernel and SDPA within it. A NumPy emulation of the naive roundings (fp32 GEMMs; S,
-    # P and each product rounded to nearest bf16) gives that element and the printed rel err and max abs again, and
-    # torch's own bf16 attention written the same way (matmul, softmax, matmul, autograd: the library peer that
-    # materializes S) has the same value there to the bit: the algorithm, not a bug. Rounding S alone costs 0.82x the
-    # limit on that element, rounding P alone 0.26x; four queries 3 to 290 rows past key 19 (P 0.13 to 0.47, raw
-    # scores 13 to 40, where a bf16 step is 1/16 to 1/4) carry three quarters of it. The emulation over 30 seeds: the
-    # worst element reached 1.37x the 3x limit at (1, 1, 4097, 64, causal) and 1.33x at (1, 1, 4097, 128, causal),
-    # both dK (8 of 20 seeds of the latter over 1x); the S <= 1000 cases at most 0.63x (10 seeds). So the naive
-    # version's bf16 element limit is twice the flash kernels' (0.3 x (|ref| + mean|ref|)): 1.46x the worst that
-    # same-precision library attention reached, inside the 2x (forward) to 3x (gradients) FlashAttention's tests allow
-    # a kernel over it; a causal mask one key too wide still fails it. fp16 (u 8x smaller; worst 0.58x in the same
-    # sweep) keeps the limits above.
+    # The dtype's default norm limit, with wider per-element limits where 16-bit attention gradients are known to
+    # stray (the lesson, README.md "The tolerance", has every case measured and the sweeps behind these numbers):
+    #   * bf16: 3x the default element limit (0.15 x (|ref| + mean|ref|)), fp16 2x. A gradient row of an early causal
+    #     query sums over a handful of keys, so the 16-bit roundings of O (inside delta = rowsum(dO * O)) and of dS are
+    #     not averaged away; at long causal rows the Triton kernels, the CUDA C forward and torch's SDPA flash backend
+    #     all put the same element of a bf16 gradient past 2x: a property of bf16 gradients, not of one kernel. The
+    #     naive version stores S = QK^T in 16 bits before its softmax, which costs fp16 the same doubling.
+    #   * short rows (S <= 16 keys): an absolute floor of 16 u (u = 2^-8 bf16, 2^-11 fp16; the inputs are standard
+    #     normal, so gradients are of order 1). There dS = P (dP - delta) is a difference of a handful of dP values,
+    #     and the roundings the algorithm makes on purpose are not small next to it: sweeps of seeds at S = 2, 3, 5
+    #     found absolute errors of at most 8 u. A masking or indexing bug costs order 1, still 16x over the floor.
+    #     Where dQ or dK is 0 in exact arithmetic (S = 1) the kernels leave ~1e-7 of fp32 rounding; compare() then
+    #     judges the difference's norm in absolute terms, far below the limit.
+    #   * the naive version in bf16 (variant: the lab.Variant under check, which the check driver passes where
+    #     tolerance() takes it; None, or any other variant, gets the limits above): twice the flash kernels' element
+    #     limit (0.3 x (|ref| + mean|ref|)). It rounds S to bf16 before the softmax, then P, where the flash kernels
+    #     keep S in fp32: a logit is off by up to u times its size, so P's error grows with the score. A NumPy
+    #     emulation of its roundings, and torch's own bf16 attention written the same way, reproduce the worst element
+    #     seen to the bit; over a sweep of seeds the worst reached 1.37x the 3x limit at S = 4097, inside the 2x
+    #     (forward) to 3x (gradients) FlashAttention's tests allow a kernel over a reference. A causal mask one key
+    #     too wide still fails it (tests/test_phase4_lab06_attention_naive_tolerance.py). fp16 (u 8x smaller) keeps
+    #     the limits above.
     t = check.tolerance(dtype)
     elem_factor = {"bfloat16": 3, "float16": 2}.get(dtype)
     if elem_factor is None:
@@ -278,33 +266,47 @@ def tolerance(size, dtype: str, variant=None) -> check.Tol:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Triton launch configurations
+# Triton launch configurations: one resolution per kernel family (common.config), used by the wrappers and the plan
 # ---------------------------------------------------------------------------------------------------------------------
-def fwd_default(d: int, causal: bool = False) -> dict:
-    """Forward tile: 128 query rows per program, 8 warps, 64 keys per step (128 at D = 128 non-causal), 3 stages.
-
-    Shared memory at D = 128, bf16: Q 32 KiB + 3 x (K 16 KiB + V 16 KiB) = 128 KiB, so one program per SM; the
-    accumulator (128 x 128 fp32) is 64 registers a thread over 8 warps."""
-    if INTERPRETER:       # small tiles: the ragged, diagonal and multi-tile paths all run at S ~ 70
-        return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1}
-    return fwd_default_gpu(d, causal)
-
-
-def bwd_default(d: int) -> dict:
-    """Backward tiles: dK/dV kernel BLOCK_N1 keys per program, BLOCK_M1 queries per step; dQ kernel BLOCK_M2 queries
-    per program, BLOCK_N2 keys per step. At D = 128 with the GPU tiles, dK and dV (128 x 128 fp32 each) hold 128
-    registers a thread over 8 warps."""
-    if INTERPRETER:
-        return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
-    return bwd_default_gpu(d)
+# The names a learner passes to --set for each field (FWD_BLOCK_N=64, BWD_WARPS=4, FWD_TMA=1); the config dicts, the
+# tuning candidates and the tuned record keep the kernels' own names (BLOCK_N, num_warps, TMA)
+FWD_SETTINGS = {"BLOCK_M": "FWD_BLOCK_M", "BLOCK_N": "FWD_BLOCK_N", "num_warps": "FWD_WARPS",
+                "num_stages": "FWD_STAGES", "TMA": "FWD_TMA", "WS": "FWD_WS", "PIPE": "FWD_PIPE"}
+BWD_SETTINGS = {"BLOCK_M1": "BWD_BLOCK_M1", "BLOCK_N1": "BWD_BLOCK_N1", "BLOCK_M2": "BWD_BLOCK_M2",
+                "BLOCK_N2": "BWD_BLOCK_N2", "num_warps": "BWD_WARPS", "num_stages": "BWD_STAGES"}
+SETTINGS = {"fwd": FWD_SETTINGS, "bwd": BWD_SETTINGS}
+# Without a GPU: small tiles, so the ragged, diagonal and multi-tile paths all run at S ~ 70 in the interpreter
+INTERPRETER_TILES = {"fwd": {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1},
+                     "bwd": {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4,
+                             "num_stages": 1}}
 
 
-def fwd_default_gpu(d: int, causal: bool = False) -> dict:
+def fwd_default(d: int, causal: bool = False, gpu: device.DeviceInfo | None = None) -> dict:
+    """The forward's default tile: the interpreter's small one on this machine without a GPU, else fwd_default_gpu
+    (for `gpu`, a simulated one in a plan, or the GPU at hand)."""
+    if INTERPRETER and gpu is None:
+        return dict(INTERPRETER_TILES["fwd"])
+    return fwd_default_gpu(d, causal, gpu)
+
+
+def bwd_default(d: int, gpu: device.DeviceInfo | None = None) -> dict:
+    """The backward's default tiles (see fwd_default): dK/dV kernel BLOCK_N1 keys per program, BLOCK_M1 queries per
+    step; dQ kernel BLOCK_M2 queries per program, BLOCK_N2 keys per step."""
+    if INTERPRETER and gpu is None:
+        return dict(INTERPRETER_TILES["bwd"])
+    return bwd_default_gpu(d, gpu)
+
+
+def fwd_preferred(d: int, causal: bool = False) -> dict:
+    """The forward tile the lab prefers on a GPU whose shared memory holds it: 128 query rows per program, 8 warps,
+    64 keys per step (128 at D = 128 non-causal), 3 stages. Shared memory at D = 128, bf16: Q 32 KiB + 3 x (K 16 KiB
+    + V 16 KiB) = 128 KiB, so one program per SM; the accumulator (128 x 128 fp32) is 64 registers a thread over 8
+    warps."""
     # 8 warps at D = 64 too: with 4, one warpgroup holds the 128 x 64 fp32 accumulator and the 128 x 64 score tile,
     # and the sm_90 compile report shows 255 registers a thread, the ceiling.
-    # D = 128 without a mask: 128 keys per step, which the H200 tuning picked (the "tuning" table of
-    # results/h200/phase4_lab06_attention.json: 64 and 128 keys were within a few percent of each other, 128 ahead
-    # in the first run); causal keeps 64, whose diagonal tiles waste less.
+    # D = 128 without a mask: 128 keys per step, which the lab's tuning picked on the GPU of its committed results
+    # (64 and 128 keys were within a few percent of each other: the lesson, README.md); causal keeps 64, whose
+    # diagonal tiles waste less.
     # D = 256 (untuned): half the query rows and 32 keys a step, 2 stages - Q 32 KiB + 2 x (K + V) 32 KiB each,
     # and a 64 x 256 fp32 accumulator, 64 registers a thread over 8 warps.
     if d > 128:
@@ -314,10 +316,12 @@ def fwd_default_gpu(d: int, causal: bool = False) -> dict:
     return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
 
 
-def bwd_default_gpu(d: int) -> dict:
-    # The H200 tuning at B4 H32 S4096 D128 (results/h200/phase4_lab06_attention.json, "tuning"): 128 keys per dK/dV
-    # program and 128 queries per dQ program ran about twice as fast as the all-64 tiles (the earlier D = 128
-    # default): twice the work per K/V (or Q) tile loaded. The same tiles are the default at D = 64 (and below).
+def bwd_preferred(d: int) -> dict:
+    """The backward tiles the lab prefers: 64-query steps over 128-key dK/dV programs, 128-query dQ programs over
+    64-key steps, 8 warps, 2 stages."""
+    # The lab's tuning (B 4, H 32, S 4096, D 128): 128 keys per dK/dV program and 128 queries per dQ program ran about
+    # twice as fast as the all-64 tiles (twice the work per K/V, or Q, tile loaded); the lesson has the table. The
+    # same tiles are the default at D = 64 (and below).
     # D = 256 (untuned): dK and dV of 64 keys x 256 fp32 are already 128 registers a thread over 8 warps, so 64-key
     # programs and 64-query dQ programs, 32 rows a step.
     if d > 128:
@@ -325,9 +329,82 @@ def bwd_default_gpu(d: int) -> dict:
     return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 2}
 
 
+# Where a GPU's shared memory per block cannot hold the preferred tile (the preferred D = 128 forward asks for about
+# 224 KiB, which only the largest shared memories offer; the 99 KiB of sm_86/89/120 and sm_80's 163 KiB do not): the
+# first of these that fits, largest first. Fewer stages first (the pipeline loses depth, the tile keeps its reuse),
+# then narrower key steps, then fewer query rows.
+FWD_FALLBACKS = [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+                 {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2},
+                 {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
+                 {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2},
+                 {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1}]
+BWD_FALLBACKS = [{"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 2},
+                 {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 2},
+                 {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}]
+FALLBACKS = {"fwd": FWD_FALLBACKS, "bwd": BWD_FALLBACKS}
+SMEM_SLACK = 2048          # barriers and scratch some targets add to the tiles (about 1 KiB on sm_100)
+
+
+def smem_estimate(kind: str, cfg: dict, d: int, elt: int = 2, arch: str = "sm_90") -> int:
+    """Bytes of shared memory a flash kernel with this tile asks for on `arch`, from above: the tiles it keeps on chip
+    plus num_stages copies of each tile it streams (what Triton allocates for sm_90's asynchronous pipeline; the
+    mma.sync architectures keep one copy fewer), plus SMEM_SLACK. Forward: Q (BLOCK_M x D) kept, K and V (BLOCK_N x
+    D each) streamed. Backward: the larger of the dK/dV kernel (K and V of BLOCK_N1 keys kept; Q, dO of BLOCK_M1 rows
+    and their LSE and delta streamed) and the dQ kernel (Q and dO of BLOCK_M2 rows kept, K and V of BLOCK_N2 keys
+    streamed); on sm_100 the backward's score-sized tiles (P^T and dS^T, dS) pass through shared memory too. One
+    stage is counted as two: without a pipeline the mma.sync path still stages a streamed tile twice (a layout
+    conversion). tests/test_gpu_plans.py compiles the tiles it picks for every GPU of the table and checks them."""
+    bd, st = block_d(d), max(2, cfg["num_stages"])
+    if kind == "fwd":
+        return elt * bd * (cfg["BLOCK_M"] + st * 2 * cfg["BLOCK_N"]) + SMEM_SLACK
+    scores = device.arch_info(arch).cc // 10 == 10          # sm_100 / sm_103: tcgen05 reads them from shared memory
+    dkdv = elt * bd * (2 * cfg["BLOCK_N1"] + st * 2 * cfg["BLOCK_M1"]) + st * cfg["BLOCK_M1"] * 8
+    dkdv += 2 * elt * cfg["BLOCK_N1"] * cfg["BLOCK_M1"] if scores else 0
+    dq = elt * bd * (2 * cfg["BLOCK_M2"] + st * 2 * cfg["BLOCK_N2"])
+    dq += elt * cfg["BLOCK_M2"] * cfg["BLOCK_N2"] if scores else 0
+    return max(dkdv, dq) + SMEM_SLACK
+
+
+def _gpu(gpu: device.DeviceInfo | None) -> device.DeviceInfo:
+    """`gpu`, else the GPU every prediction uses here (the one at hand, or the profile --gpu / --arch chose)."""
+    return gpu if gpu is not None else device.current()
+
+
+def gpu_of_arch(arch: str) -> device.DeviceInfo:
+    """The GPU a compile for `arch` describes: the one at hand (or --gpu's) when it is of that architecture, else the
+    table's example of it (common/gpu_specs.py)."""
+    a = device.arch_info(arch)
+    g = device.current(a.arch)
+    if device.arch_info(g.arch).arch == a.arch or not a.example:
+        return g
+    return device.profile_info(a.example)
+
+
+def fit_tile(kind: str, cfg: dict, d: int, gpu: device.DeviceInfo | None = None) -> dict:
+    """`cfg` where the GPU's shared memory per block (its opt-in limit) holds it (smem_estimate), else the first of
+    FALLBACKS[kind] that fits (the smallest where none does)."""
+    g = _gpu(gpu)
+    for c in [cfg] + FALLBACKS[kind]:
+        if smem_estimate(kind, c, d, arch=g.arch) <= g.smem_per_block_optin:
+            return dict(c)
+    return dict(FALLBACKS[kind][-1])
+
+
+def fwd_default_gpu(d: int, causal: bool = False, gpu: device.DeviceInfo | None = None) -> dict:
+    """The forward tile on `gpu` (default: the GPU at hand, or the one --gpu / --arch describes): fwd_preferred where
+    its shared memory holds it, else the first fallback that fits (fit_tile)."""
+    return fit_tile("fwd", fwd_preferred(d, causal), d, gpu)
+
+
+def bwd_default_gpu(d: int, gpu: device.DeviceInfo | None = None) -> dict:
+    """The backward tiles on `gpu`: bwd_preferred where its shared memory holds them, else a fallback (fit_tile)."""
+    return fit_tile("bwd", bwd_preferred(d), d, gpu)
+
+
 # Configs picked by bench.tune_configs() at a shape in this process: {("fwd" | "bwd", D, causal, dtype): config};
-# the wrappers use them first.
+# on the GPU at hand they come before the tuned record (and --set before them).
 TUNED: dict = {}
+THIS_RUN = "tuned in this run (the benchmark's tile sweep)"
 
 # Tuning record: `--tune` (bench.tune) times FWD_CANDIDATES / BWD_CANDIDATES at the target shapes, checks each winner
 # against float64 on sampled heads, and records them in results/<gpu>/phase4_lab06_attention_tuned.json as
@@ -375,26 +452,77 @@ def _check_winners(w: dict) -> dict:
     return {str(k): check_tuned_config(str(k).split()[0], v) for k, v in w.items()}
 
 
-def tuned_config(kind: str, d: int, causal: bool, dtype: str) -> dict | None:
-    """This GPU's recorded winner for the kind, head dim, mask and dtype, or None (the interpreter never uses one)."""
-    if INTERPRETER:
+def tuned_config(kind: str, d: int, causal: bool, dtype: str, gpu: device.DeviceInfo | None = None) -> dict | None:
+    """The recorded winner of `gpu` (default: the GPU at hand) for the kind, head dim, mask and dtype, or None (the
+    interpreter never uses one)."""
+    if INTERPRETER and gpu is None:
         return None
-    winners, _ = tuned.record(TUNED_RECORD, _check_winners)
+    winners, _ = tuned.record(TUNED_RECORD, _check_winners, gpu=gpu)
     return (winners or {}).get(record_key(kind, d, causal, dtype))
 
 
-def tuned_source() -> str:
-    return "interpreter tiles" if INTERPRETER else tuned.record(TUNED_RECORD, _check_winners)[1]
+def tuned_source(gpu: device.DeviceInfo | None = None) -> str:
+    if INTERPRETER and gpu is None:
+        return "interpreter tiles"
+    return tuned.record(TUNED_RECORD, _check_winners, gpu=gpu)[1]
 
 
-def config_for(kind: str, d: int, causal: bool, dtype: str) -> dict:
-    """The config a wrapper uses when none is passed: this process's tuning, else this GPU's record, else the
-    default."""
-    key = (kind, d, bool(causal), dtype)
-    cfg = TUNED.get(key) or tuned_config(*key)
-    if cfg:
-        return dict(cfg)
-    return fwd_default(d, bool(causal)) if kind == "fwd" else bwd_default(d)
+def _settings(kind: str, cfg: dict) -> dict:
+    """A config in --set names, every field present (a forward flag the config lacks is False)."""
+    return {name: cfg.get(key, False) for key, name in SETTINGS[kind].items()}
+
+
+def _config_of(kind: str, values: dict) -> dict:
+    """The --set names back to a config the wrappers and the kernels take (a forward flag only when it is on)."""
+    out = {}
+    for key, name in SETTINGS[kind].items():
+        if key not in _FWD_FLAGS:
+            out[key] = values[name]
+        elif values[name]:
+            out[key] = True
+    return out
+
+
+def _check_settings(kind: str, values: dict) -> dict:
+    try:
+        check_tuned_config(kind, _config_of(kind, values))
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{'forward' if kind == 'fwd' else 'backward'} tile {config.fmt(values)}: {e}") from None
+    return values
+
+
+def resolved_config(kind: str, d: int, causal: bool, dtype: str,
+                    gpu: device.DeviceInfo | None = None) -> config.Resolved:
+    """The tile of one Triton kernel family (the forward, or the backward's dK/dV and dQ kernels) at one head dim, mask
+    and dtype, in common.config's order: the default that fits the GPU (fit_tile), then a tuned config - this run's
+    tile sweep (TUNED, the GPU at hand only) or the GPU's --tune record - then --set FWD_BLOCK_N=64 and the like.
+    `gpu`: the GPU to resolve for (a simulated profile in a plan); None: the GPU at hand, or the interpreter."""
+    if kind not in SETTINGS:
+        raise ValueError(f"kind must be 'fwd' or 'bwd', got {kind!r}")
+    d, causal = int(d), bool(causal)
+    what = "attn_fwd_kernel" if kind == "fwd" else "attn_bwd_dkdv_kernel + attn_bwd_dq_kernel"
+    family = f"triton {what} D{d} {'causal' if causal else 'full'} {dtype}"
+    winner, source = None, ""
+    if INTERPRETER and gpu is None:
+        family += " (interpreter tiles)"
+        default = INTERPRETER_TILES[kind]
+    else:
+        preferred = fwd_preferred(d, causal) if kind == "fwd" else bwd_preferred(d)
+        default = fit_tile(kind, preferred, d, gpu)
+        if default != preferred:
+            family += f" (the preferred tile needs more than {_gpu(gpu).smem_per_block_optin // 1024} KiB a block)"
+        key = (kind, d, causal, dtype)
+        if gpu is None and key in TUNED:
+            winner, source = TUNED[key], THIS_RUN
+        else:
+            winner, source = tuned_config(kind, d, causal, dtype, gpu), tuned_source(gpu)
+    return config.resolve(family, _settings(kind, default), tuned=_settings(kind, winner) if winner else None,
+                          tuned_source=source, validate=functools.partial(_check_settings, kind))
+
+
+def config_for(kind: str, d: int, causal: bool, dtype: str, gpu: device.DeviceInfo | None = None) -> dict:
+    """The config a wrapper uses when none is passed (resolved_config, as the kernels take it)."""
+    return _config_of(kind, resolved_config(kind, d, causal, dtype, gpu).values)
 
 
 def _check_config(kind: str, cfg: dict) -> None:
@@ -546,12 +674,31 @@ def flash_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None,
     tma = bool(cfg.get("TMA")) and fwd_tma_ok(k, v) and not _capturing()
     if tma:
         _tma_scratch_allocator()
-    grid = (triton.cdiv(a.sq, cfg["BLOCK_M"]), a.b * a.hq)
-    launch(attn_fwd_kernel, grid, q, k, v, o, lse, a.scale * LOG2E, a.hq, a.group, a.sq, a.sk, *_bhs(q), *_bhs(k),
-           *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_D=block_d(a.d), BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-           CAUSAL=bool(causal), UPCAST=_upcast(a.dtype), TMA=tma, WS=bool(cfg.get("WS")), PIPE=bool(cfg.get("PIPE")),
-           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    launch(attn_fwd_kernel, fwd_grid(a.b, a.hq, a.sq, cfg), q, k, v, o, lse, a.scale * LOG2E, a.hq, a.group, a.sq,
+           a.sk, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(o), HEAD_DIM=a.d, BLOCK_D=block_d(a.d), BLOCK_M=cfg["BLOCK_M"],
+           BLOCK_N=cfg["BLOCK_N"], CAUSAL=bool(causal), UPCAST=_upcast(a.dtype), TMA=tma, WS=bool(cfg.get("WS")),
+           PIPE=bool(cfg.get("PIPE")), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return o, lse
+
+
+def fwd_grid(b: int, hq: int, sq: int, cfg: dict) -> tuple[int, int]:
+    """attn_fwd_kernel's programs: (query blocks of BLOCK_M rows, batch x query heads)."""
+    return triton.cdiv(sq, cfg["BLOCK_M"]), b * hq
+
+
+def bwd_grids(b: int, hq: int, hkv: int, sq: int, sk: int, cfg: dict) -> dict:
+    """The backward's three grids: delta (query blocks of DELTA_BLOCK_M rows, B Hq), dK/dV (key blocks of BLOCK_N1,
+    B Hkv), dQ (query blocks of BLOCK_M2, B Hq)."""
+    return {"delta": (triton.cdiv(sq, delta_block_m()), b * hq), "dkdv": (triton.cdiv(sk, cfg["BLOCK_N1"]), b * hkv),
+            "dq": (triton.cdiv(sq, cfg["BLOCK_M2"]), b * hq)}
+
+
+DELTA_BLOCK_M, DELTA_WARPS = 128, 4       # attn_bwd_delta_kernel: rows per program (a row is D values of O and dO)
+
+
+def delta_block_m(gpu: device.DeviceInfo | None = None) -> int:
+    """Rows per program of the delta kernel: DELTA_BLOCK_M on a GPU, 32 in the interpreter (small tiles there)."""
+    return 32 if INTERPRETER and gpu is None else DELTA_BLOCK_M
 
 
 def fwd_tma_ok(k, v) -> bool:
@@ -608,15 +755,15 @@ def flash_attn_bwd(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | 
     cfg = dict(config) if config else config_for("bwd", d, bool(causal), dt)
     _check_config("bwd", cfg)
     delta = arrays.empty((b, h, s), "float32", q)
-    pre_m = 128 if not INTERPRETER else 32
-    launch(attn_bwd_delta_kernel, (triton.cdiv(s, pre_m), b * h), o, do, delta, h, s, *_bhs(o), *_bhs(do),
-           HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=pre_m, num_warps=4)
+    grids = bwd_grids(b, h, a.hkv, s, a.sk, cfg)
+    launch(attn_bwd_delta_kernel, grids["delta"], o, do, delta, h, s, *_bhs(o), *_bhs(do),
+           HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=delta_block_m(), num_warps=DELTA_WARPS)
     common_args = (a.scale, a.scale * LOG2E, h, a.group, s, a.sk, *_bhs(q), *_bhs(k), *_bhs(v), *_bhs(do))
-    launch(attn_bwd_dkdv_kernel, (triton.cdiv(a.sk, cfg["BLOCK_N1"]), b * a.hkv), q, k, v, do, lse, delta, dk, dv,
-           *common_args, HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
+    launch(attn_bwd_dkdv_kernel, grids["dkdv"], q, k, v, do, lse, delta, dk, dv, *common_args, HEAD_DIM=d,
+           BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], CAUSAL=bool(causal),
            UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-    launch(attn_bwd_dq_kernel, (triton.cdiv(s, cfg["BLOCK_M2"]), b * h), q, k, v, do, lse, delta, dq,
-           *common_args, HEAD_DIM=d, BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], CAUSAL=bool(causal),
+    launch(attn_bwd_dq_kernel, grids["dq"], q, k, v, do, lse, delta, dq, *common_args, HEAD_DIM=d,
+           BLOCK_D=block_d(d), BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], CAUSAL=bool(causal),
            UPCAST=_upcast(dt), num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     return dq, dk, dv
 
@@ -681,11 +828,18 @@ def naive_attn_fwd(q, k, v, causal: bool = False, sm_scale: float | None = None)
     sm = library_matmul(q, k.transpose(-1, -2)).contiguous()   # (B, H, S, S): written to HBM
     p = torch.empty_like(sm)
     lse = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
-    block = max(16, triton.next_power_of_2(s))
+    block, warps = naive_softmax_config(s)
     launch(naive_softmax_kernel, (b * h * s,), sm, p, lse, s, scale * LOG2E, BLOCK=block, CAUSAL=bool(causal),
-           num_warps=4 if block <= 2048 else 8 if block <= 8192 else 16)
+           num_warps=warps)
     o = library_matmul(p, v)
     return o, lse, p
+
+
+def naive_softmax_config(s: int) -> tuple[int, int]:
+    """(BLOCK, num_warps) of naive_softmax_kernel for rows of S: the whole row in one block (S rounded up to a power
+    of two, at least 16), 4 warps up to 2048 columns, 8 up to 8192, 16 beyond (about 16 values a thread)."""
+    block = max(16, triton.next_power_of_2(int(s)))
+    return block, 4 if block <= 2048 else 8 if block <= 8192 else 16
 
 
 def naive_attn_bwd(do, q, k, v, p, sm_scale: float | None = None):
@@ -729,18 +883,64 @@ CUDA_BLOCK_N = 64                     # keys per K/V tile (kernels.cu's BLOCK_N)
 CUDA_WIDE_BLOCK_N = 32                # rung 02w's (kernels.cu's WIDE_BLOCK_N)
 WIDE_MAX_BLOCKS = {64: 3, 128: 2}     # rung 02w's register cap: more CTAs per SM than this spill (NVRTC report)
 ROW_TILES = {"01": 1, "02": 1, "02w": 2}     # m16 row tiles per warp: a CTA takes 16 x this x NWARPS query rows
-# Warps per CTA (16 query rows each). The __launch_bounds__ minimum of CTAs per SM (the register cap) defaults in
-# kernels.cu per architecture and head dim: on sm_90 D=128 3 CTAs (168 registers, 12 warps, 3 x 64 KiB of shared
-# memory) instead of the 2 that ptxas's own choice (~208 registers) allows. Which wins is measured: the benchmark runs
-# rung 02 in three shapes (4 warps x 3 CTAs, 4 warps x 2 CTAs, 8 warps x 1 CTA).
+# Warps per CTA of rungs 01 and 02 (16 query rows each): the lab's default, `--set NWARPS=8` overrides it. Rung 02w
+# always runs WIDE_NWARPS (32 rows a warp, ~244 registers a thread at D = 128). The benchmark runs rung 02 in three
+# occupancy shapes (4 warps x 3 CTAs, 4 warps x 2 CTAs, 8 warps x 1 CTA on sm_90): which wins is measured.
 CONFIG = {64: {"NWARPS": 4}, 128: {"NWARPS": 4}}
+WIDE_NWARPS = 4
+# __launch_bounds__' minimum CTAs per SM (MIN_BLOCKS, MIN_BLOCKS_WIDE), which caps registers at 65536 / (32 NWARPS
+# MIN_BLOCKS), for CTAs of 4 warps: what each architecture's build was measured to take without a spill (the NVRTC
+# compile report). sm_90: 3 CTAs at D = 128 (168 registers, where ptxas alone takes ~208 and allows only 2) and 4 at
+# D = 64; the other architectures spill at those caps, so 2 and 3. Rung 02w (two row tiles a warp) 2 and 3 everywhere.
+# min_blocks_default lowers them to what the GPU's shared memory per SM holds (one 64 KiB CTA where an SM has ~100
+# KiB: a cap for three would only cost registers) and halves them for 8 warps.
+MIN_BLOCKS_4W = {"sm_90": {64: 4, 128: 3}, "other": {64: 3, 128: 2}, "02w": {64: 3, 128: 2}}
 
 
-def defines(head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None, min_blocks: int | None = None) -> dict:
-    """kernels.cu's compile-time defines for one head dim and dtype (and optionally another occupancy shape)."""
-    d = dict(CONFIG[head_dim])
-    if nwarps is not None:
-        d["NWARPS"] = nwarps
+def min_blocks_default(kernel: str, head_dim: int, nwarps: int, arch: str) -> int:
+    """The __launch_bounds__ minimum of CTAs per SM for `kernel` (MIN_BLOCKS for rungs 01/02, from rung 02's shared
+    memory; MIN_BLOCKS_WIDE for 02w) at this head dim and warp count, on architecture `arch` (MIN_BLOCKS_4W, no more
+    CTAs than the SM's shared memory holds, halved for 8 warps)."""
+    a = device.arch_info(arch)
+    table = MIN_BLOCKS_4W["02w" if kernel == "02w" else "sm_90" if a.cc == 90 else "other"]
+    per_cta = smem_bytes("02w" if kernel == "02w" else "02", head_dim, nwarps) + a.smem_reserved_per_block
+    fit = max(1, a.smem_per_sm // per_cta) if a.smem_per_sm else table[head_dim]
+    return max(1, min(table[head_dim], fit) * 4 // nwarps)
+
+
+def _arch(arch: str | None) -> str:
+    """`arch`, else the architecture of the GPU at hand (or of the one --gpu / --arch describes)."""
+    return arch or device.current().arch
+
+
+def cuda_config(head_dim: int, arch: str | None = None, nwarps: int | None = None) -> config.Resolved:
+    """The CUDA C forward's build at one head dim for architecture `arch` (default: the GPU at hand): NWARPS (rungs 01,
+    02), MIN_BLOCKS and MIN_BLOCKS_WIDE (the register caps, min_blocks_default for the warps the build has), in
+    common.config's order: the lab's default, then --set NWARPS=8 / MIN_BLOCKS=2 (no tuned record: the benchmark
+    times the shapes side by side). nwarps: a build of that many warps (the benchmark's other shapes; not recorded as
+    the family's configuration)."""
+    if head_dim not in CONFIG:
+        raise ValueError(f"head_dim: expected one of {sorted(CONFIG)}, got {head_dim!r}")
+    arch = _arch(arch)
+    family = f"cuda kernels.cu D{head_dim} ({device.arch_info(arch).arch})"
+    nw = nwarps or config.resolve(family, dict(CONFIG[head_dim]), remember=False).values["NWARPS"]
+    default = {"NWARPS": CONFIG[head_dim]["NWARPS"], "MIN_BLOCKS": min_blocks_default("02", head_dim, nw, arch),
+               "MIN_BLOCKS_WIDE": min_blocks_default("02w", head_dim, nw, arch)}
+    return config.resolve(family, default, validate=_check_cuda_config, remember=nwarps is None)
+
+
+def _check_cuda_config(v: dict) -> dict:
+    if v["NWARPS"] not in (4, 8) or not 1 <= v["MIN_BLOCKS"] <= 4 or not 1 <= v["MIN_BLOCKS_WIDE"] <= 4:
+        raise ValueError(f"kernels.cu: NWARPS 4 or 8, MIN_BLOCKS and MIN_BLOCKS_WIDE 1 to 4; got {config.fmt(v)}")
+    return v
+
+
+def defines(head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None, min_blocks: int | None = None,
+            arch: str | None = None) -> dict:
+    """kernels.cu's compile-time defines for one head dim and dtype on architecture `arch` (default: the GPU at
+    hand): cuda_config's build, or another occupancy shape (nwarps, min_blocks: both register caps)."""
+    cfg = cuda_config(head_dim, arch, nwarps).values
+    d = {"NWARPS": nwarps or cfg["NWARPS"], "MIN_BLOCKS": cfg["MIN_BLOCKS"], "MIN_BLOCKS_WIDE": cfg["MIN_BLOCKS_WIDE"]}
     if min_blocks is not None:
         d["MIN_BLOCKS"] = d["MIN_BLOCKS_WIDE"] = min_blocks
     d.update({"HEAD_DIM": head_dim, "BLOCK_N": CUDA_BLOCK_N, "WIDE_BLOCK_N": CUDA_WIDE_BLOCK_N,
@@ -748,23 +948,40 @@ def defines(head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None, m
     return d
 
 
+def cuda_warps(kernel: str, head_dim: int, nwarps: int | None = None, arch: str | None = None) -> int:
+    """Warps per CTA a rung launches: nwarps when given, WIDE_NWARPS for 02w, else the resolved NWARPS."""
+    if nwarps:
+        return nwarps
+    return WIDE_NWARPS if kernel == "02w" else cuda_config(head_dim, arch).values["NWARPS"]
+
+
+def cuda_grid(kernel: str, s: int, bh: int, nwarps: int) -> tuple[int, int]:
+    """A rung's grid: (query blocks of 16 ROW_TILES NWARPS rows, batch x heads)."""
+    rows = 16 * ROW_TILES[kernel] * nwarps
+    return (s + rows - 1) // rows, bh
+
+
 def smem_bytes(kernel: str, head_dim: int, nwarps: int | None = None) -> int:
     """Dynamic shared memory: one K + one V tile (rung 01), two of each (rung 02), two of each of rung 02w's 32-key
     tiles plus its own Q area (32 rows per warp)."""
     if kernel == "02w":
-        nw = nwarps or CONFIG[head_dim]["NWARPS"]
+        nw = nwarps or WIDE_NWARPS
         return 2 * 2 * CUDA_WIDE_BLOCK_N * head_dim * 2 + 32 * nw * head_dim * 2
     stages = 2 if kernel == "02" else 1
     return stages * 2 * CUDA_BLOCK_N * head_dim * 2
 
 
-def unavailable_reason() -> str | None:
-    """None when the CUDA kernels can run here, else why not (no GPU, too old a GPU, no torch)."""
-    if not device.has_gpu():
-        return f"no CUDA GPU ({device.no_gpu_reason()}); the kernels are only compiled (NVRTC)"
-    inf = device.info()
-    if inf.cc_major < 8:
-        return f"mma.sync bf16 and cp.async need sm_80 or newer; this GPU is {inf.arch}"
+def unavailable_reason(gpu: device.DeviceInfo | None = None) -> str | None:
+    """None when the CUDA kernels can run on `gpu` (a simulated profile in a plan is answered from its architecture),
+    or here (None: this machine), else why not (no GPU, too old a GPU, no torch)."""
+    if gpu is None:
+        if not device.has_gpu():
+            return f"no CUDA GPU ({device.no_gpu_reason()}); the kernels are only compiled (NVRTC)"
+        gpu = device.info()
+    if gpu.cc < 80:
+        return f"mma.sync bf16, ldmatrix and cp.async need sm_80 or newer; this GPU is {gpu.arch}"
+    if gpu.simulated:
+        return None
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
@@ -815,12 +1032,20 @@ def _ptr(a):
     return np.uint64(a.data_ptr()) if arrays.library(a) == "torch" else np.uint64(a.data.ptr)
 
 
+def cuda_build(kernel: str, head_dim: int, dtype: str = "bfloat16", nwarps: int | None = None,
+               min_blocks: int | None = None, arch: str | None = None) -> tuple[dict, int, int]:
+    """What one rung's launch needs on architecture `arch` (default: the GPU at hand): (kernels.cu's defines, warps
+    per CTA, dynamic shared memory bytes). Rung 02w is built with WIDE_NWARPS whatever NWARPS says."""
+    nw = cuda_warps(kernel, head_dim, nwarps, arch)
+    build_nwarps = nwarps or (WIDE_NWARPS if kernel == "02w" else None)
+    return defines(head_dim, dtype, build_nwarps, min_blocks, arch), nw, smem_bytes(kernel, head_dim, nw)
+
+
 @functools.lru_cache(maxsize=None)
-def _cuda_kernel(kernel: str, head_dim: int, dtype: str, nwarps: int | None, min_blocks: int | None):
-    k = cuda.get_kernel(CU, KERNELS[kernel], defines=defines(head_dim, dtype, nwarps, min_blocks))
-    need = smem_bytes(kernel, head_dim, nwarps)
-    if need > 48 * 1024:
-        k.max_dynamic_shared_size_bytes = need        # above 48 KiB a kernel must opt in
+def _cuda_kernel(kernel: str, defs: tuple, smem: int):
+    k = cuda.get_kernel(CU, KERNELS[kernel], defines=dict(defs))
+    if smem > 48 * 1024:
+        k.max_dynamic_shared_size_bytes = smem        # above 48 KiB a kernel must opt in
     return k
 
 
@@ -857,12 +1082,11 @@ def flash_attn_cuda(q, k, v, causal=False, sm_scale=None, out=None, *, lse=None,
     for name, x in (("out", out), ("lse", lse)):
         if not arrays.is_contiguous(x) or not arrays.aligned(x, 16):
             raise ValueError(f"{name}: expected a contiguous array starting on a 16-byte boundary")
-    nw = nwarps or CONFIG[d]["NWARPS"]
-    rows = 16 * ROW_TILES[kernel] * nw
-    grid = ((s + rows - 1) // rows, b * h)
+    defs, nw, smem = cuda_build(kernel, d, dt, nwarps, min_blocks)
     args = (_ptr(q), _ptr(k), _ptr(v), _ptr(out), _ptr(lse), np.int32(s), np.float32(scale * LOG2E),
             np.int32(bool(causal)))
-    _cuda_kernel(kernel, d, dt, nwarps, min_blocks)(grid, (32 * nw,), args, shared_mem=smem_bytes(kernel, d, nwarps))
+    _cuda_kernel(kernel, tuple(sorted(defs.items())), smem)(cuda_grid(kernel, s, b * h, nw), (32 * nw,), args,
+                                                            shared_mem=smem)
     return out, lse
 
 
@@ -951,12 +1175,32 @@ def _hopper_rung(kernel: str, what: str):
     return fn
 
 
-def _hopper_unavailable() -> str | None:
-    """Why the sm_90a kernels cannot run here (hopper.unavailable_reason(), imported late: hopper imports this
-    module), or None: the Hopper variants' `unavailable`."""
+def _hopper_unavailable(gpu: device.DeviceInfo | None = None) -> str | None:
+    """Why the sm_90a kernels cannot run on `gpu` (None: here), or None: the Hopper variants' `unavailable`
+    (hopper.unavailable_reason, imported late: hopper imports this module)."""
     from . import hopper
 
-    return hopper.unavailable_reason()
+    return hopper.unavailable_reason(gpu)
+
+
+class _HopperVariant(lab.Variant):
+    """A Hopper rung (archs=("sm_90",), an sm_90a kernel): off Hopper its one-line reason is the kernel's own (wgmma and
+    TMA tensor maps are Hopper-only) rather than the bare architecture mismatch."""
+
+    def available(self, gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
+        ok, why = super().available(gpu)
+        here = gpu if gpu is not None else device.info() if device.has_gpu() else None
+        if not ok and here is not None and not lab.arch_matches(here.arch, self.archs):
+            why = _hopper_unavailable(here) or why
+        return ok, why
+
+
+def triton_unavailable(gpu: device.DeviceInfo | None = None) -> str | None:
+    """Why the Triton flash kernels cannot run on `gpu` (None: here, where the interpreter runs them), or None: their
+    bf16 tl.dot needs the tensor cores' bf16 MMA, which sm_80 brought."""
+    if gpu is not None and gpu.cc < 80:
+        return f"the flash kernels' bf16 tl.dot needs sm_80 or newer (bf16 tensor cores); this GPU is {gpu.arch}"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -1005,17 +1249,28 @@ def sdpa_unavailable(backend: str) -> str:
         return f"SDPA {backend} backend unavailable: {type(e).__name__}: {str(e)[:120]}"
 
 
+SDPA_NAMES = {"cudnn": "cuDNN", "flash": "FlashAttention-2"}
+
+
+def sdpa_unavailable_on(backend: str, gpu: device.DeviceInfo) -> str:
+    """'' when the SDPA backend can run on `gpu`, else why not: both backends' kernels need sm_80 or newer (bf16
+    tensor cores); on the GPU at hand the backend is also tried (sdpa_unavailable), on a simulated one it is not."""
+    if gpu.cc < 80:
+        return f"SDPA's {SDPA_NAMES[backend]} backend needs sm_80 or newer; this GPU is {gpu.arch}"
+    return "" if gpu.simulated else sdpa_unavailable(backend)
+
+
 @dataclasses.dataclass
 class _PeerVariant(lab.Variant):
     """A torch SDPA backend; unavailable (with torch's reason) where the backend cannot run."""
 
     backend: str = "flash"
 
-    def available(self) -> tuple[bool, str]:
-        ok, why = super().available()
+    def available(self, gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
+        ok, why = super().available(gpu)
         if not ok:
             return ok, why
-        reason = sdpa_unavailable(self.backend)
+        reason = sdpa_unavailable_on(self.backend, gpu if gpu is not None else device.info())
         return (not reason, reason)
 
 
@@ -1036,23 +1291,26 @@ def _peer(backend: str):
 
 
 def _cudnn_cannot_serve(size, dtype) -> str:
-    """SDPA's cuDNN backend has no kernel for a sequence of one ("No available kernel" on the H200)."""
+    """SDPA's cuDNN backend has no kernel for a sequence of one (torch answers "No available kernel")."""
     return "cuDNN's SDPA has no kernel for S = 1" if int(size[2]) == 1 else ""
 
 
 HOPPER_NAME = "cuda 03 wgmma+TMA flash fwd (+ triton bwd)"
+NAIVE_NAME = "naive (cuBLAS QK^T, Triton softmax, cuBLAS PV; S x S in HBM)"
+FLASH_NAME = "triton flash fwd + bwd"
+CUDA_ARCHS = ("sm_80+",)          # bf16 mma.sync, ldmatrix, cp.async: compute capability 8.0 and later
 VARIANTS = [
-    lab.Variant("naive (cuBLAS QK^T, Triton softmax, cuBLAS PV; S x S in HBM)", attention_naive, "triton",
-                dtypes=DTYPES),
-    lab.Variant("triton flash fwd + bwd", attention_flash, "triton", dtypes=DTYPES),
-    # the CUDA C rungs run where unavailable_reason() is empty: a GPU of sm_80 or newer
+    lab.Variant(NAIVE_NAME, attention_naive, "triton", dtypes=DTYPES),
+    lab.Variant(FLASH_NAME, attention_flash, "triton", dtypes=DTYPES, unavailable=triton_unavailable),
+    # the CUDA C rungs run where unavailable_reason(gpu) is empty: a GPU of sm_80 or newer
     lab.Variant("cuda 01 mma.sync flash fwd (+ triton bwd)", attention_cuda01_fwd_triton_bwd, "cuda", dtypes=DTYPES,
-                unavailable=unavailable_reason, note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
+                archs=CUDA_ARCHS, unavailable=unavailable_reason,
+                note="kernels.cu attn_01_mma: single-buffered, unswizzled"),
     lab.Variant("cuda 02 mma.sync pipelined flash fwd (+ triton bwd)", attention_cuda_fwd_triton_bwd, "cuda",
-                dtypes=DTYPES, unavailable=unavailable_reason,
+                dtypes=DTYPES, archs=CUDA_ARCHS, unavailable=unavailable_reason,
                 note="kernels.cu attn_02_mma_pipelined: cp.async double buffering, XOR swizzle"),
     lab.Variant("cuda 02w mma.sync 32-row warps flash fwd (+ triton bwd)", attention_cuda02w_fwd_triton_bwd, "cuda",
-                dtypes=DTYPES, unavailable=unavailable_reason,
+                dtypes=DTYPES, archs=CUDA_ARCHS, unavailable=unavailable_reason,
                 note="kernels.cu attn_02w_mma_wide: two row tiles a warp share each K/V fragment"),
 ]
 # The Hopper rungs (sm_90a; available only on an sm_90 GPU, each saying why not elsewhere): (rung, variant name,
@@ -1068,12 +1326,13 @@ HOPPER_RUNGS = [
     ("07", "cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)", "attn_07_wgmma_persistent",
      "rung 05, one block per SM"),
 ]
-HOPPER_VARIANTS = [lab.Variant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
-                               "cuda", dtypes=DTYPES, archs=("sm_90",), unavailable=_hopper_unavailable,
-                               note=f"kernels_hopper.cu {kernel}: {what}")
+HOPPER_VARIANTS = [_HopperVariant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
+                                  "cuda", dtypes=DTYPES, archs=("sm_90",), unavailable=_hopper_unavailable,
+                                  note=f"kernels_hopper.cu {kernel}: {what}")
                    for rung, name, kernel, what in HOPPER_RUNGS]
 HOPPER_VARIANT = HOPPER_VARIANTS[0]
 VARIANTS += HOPPER_VARIANTS
+CUDA_VARIANT_NAMES = {"01": VARIANTS[2].name, "02": VARIANTS[3].name, "02w": VARIANTS[4].name}
 PEERS = [_PeerVariant("torch SDPA cuDNN", _peer("cudnn"), "peer", dtypes=DTYPES, backend="cudnn",
                       cannot_serve=_cudnn_cannot_serve),
          _PeerVariant("torch SDPA flash", _peer("flash"), "peer", dtypes=DTYPES, backend="flash")]
@@ -1091,6 +1350,183 @@ CPU_CHECK_CASES = [((1, 2, 1, 64, False), "bfloat16"), ((2, 1, 17, 64, True), "f
                    ((1, 2, 67, 64, False), "bfloat16"), ((1, 2, 67, 64, True), "bfloat16")]
 # --quick: S = 1 both ways and the two S = 127 cases (ragged tiles, causal and not, D 64 and 128)
 QUICK_CASES = 4
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's cases on a given GPU (common.plan), from the functions the wrappers use
+# ---------------------------------------------------------------------------------------------------------------------
+_TY = {"bfloat16": "*bf16", "float16": "*fp16"}
+_QKV_STRIDES = ("sq_b", "sq_h", "sq_s", "sk_b", "sk_h", "sk_s", "sv_b", "sv_h", "sv_s")
+
+
+def triton_signature(kernel: str, dtype: str = "bfloat16") -> dict:
+    """The Triton signature of one of this lab's kernels ("fwd", "bwd_delta", "bwd_dkdv", "bwd_dq", "naive_softmax"),
+    as common.triton_support.compile_for and common.plan.Launch take it."""
+    ty = _TY[dtype]
+    ints = {n: "i32" for n in ("n_heads", "group", "seq_q", "seq_k") + _QKV_STRIDES}
+    if kernel == "fwd":
+        return {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "o_ptr": ty, "lse_ptr": "*fp32", "qk_scale": "fp32", **ints,
+                "so_b": "i32", "so_h": "i32", "so_s": "i32", "HEAD_DIM": "constexpr", "BLOCK_D": "constexpr",
+                "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "CAUSAL": "constexpr", "UPCAST": "constexpr",
+                "TMA": "constexpr", "WS": "constexpr", "PIPE": "constexpr"}
+    if kernel == "bwd_delta":
+        return {"o_ptr": ty, "do_ptr": ty, "delta_ptr": "*fp32", "n_heads": "i32", "seq": "i32", "so_b": "i32",
+                "so_h": "i32", "so_s": "i32", "sdo_b": "i32", "sdo_h": "i32", "sdo_s": "i32",
+                "HEAD_DIM": "constexpr", "BLOCK_D": "constexpr", "BLOCK_M": "constexpr"}
+    if kernel in ("bwd_dkdv", "bwd_dq"):
+        outs = {"dk_ptr": ty, "dv_ptr": ty} if kernel == "bwd_dkdv" else {"dq_ptr": ty}
+        return {"q_ptr": ty, "k_ptr": ty, "v_ptr": ty, "do_ptr": ty, "lse_ptr": "*fp32", "delta_ptr": "*fp32",
+                **outs, "sm_scale": "fp32", "qk_scale": "fp32", **ints, "sdo_b": "i32", "sdo_h": "i32",
+                "sdo_s": "i32", "HEAD_DIM": "constexpr", "BLOCK_D": "constexpr", "BLOCK_M": "constexpr",
+                "BLOCK_N": "constexpr", "CAUSAL": "constexpr", "UPCAST": "constexpr"}
+    if kernel == "naive_softmax":
+        return {"s_ptr": ty, "p_ptr": ty, "lse_ptr": "*fp32", "seq": "i32", "scale_log2": "fp32",
+                "BLOCK": "constexpr", "CAUSAL": "constexpr"}
+    raise ValueError(f"kernel: expected fwd, bwd_delta, bwd_dkdv, bwd_dq or naive_softmax, got {kernel!r}")
+
+
+def fwd_constexprs(d: int, cfg: dict, causal: bool) -> dict:
+    """attn_fwd_kernel's compile-time arguments on a GPU (UPCAST is the interpreter's)."""
+    return {"HEAD_DIM": d, "BLOCK_D": block_d(d), "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"],
+            "CAUSAL": bool(causal), "UPCAST": False, "TMA": bool(cfg.get("TMA")), "WS": bool(cfg.get("WS")),
+            "PIPE": bool(cfg.get("PIPE"))}
+
+
+def bwd_constexprs(kernel: str, d: int, cfg: dict, causal: bool) -> dict:
+    """The backward kernels' compile-time arguments on a GPU: dK/dV walks BLOCK_M1 queries past BLOCK_N1 keys, dQ
+    BLOCK_N2 keys past BLOCK_M2 queries."""
+    bm, bn = (cfg["BLOCK_M1"], cfg["BLOCK_N1"]) if kernel == "bwd_dkdv" else (cfg["BLOCK_M2"], cfg["BLOCK_N2"])
+    return {"HEAD_DIM": d, "BLOCK_D": block_d(d), "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": bool(causal),
+            "UPCAST": False}
+
+
+def fit_shape(shape, nbytes, gpu: device.DeviceInfo | None = None, what: str = "shape", batch_only: bool = False):
+    """(shape, note): a benchmark shape (B, H, ...) that fits the GPU's memory (common.plan.fit): B halved first, then
+    H (not with batch_only: grouped-query shapes keep their heads)."""
+    def shrink(sh):
+        b, h, *rest = sh
+        if b > 1:
+            return (b // 2, h, *rest)
+        return (b, h // 2, *rest) if h > 1 and not batch_only else tuple(sh)
+
+    return plan.fit(tuple(shape), nbytes, gpu, shrink=shrink, what=what)
+
+
+def target_bytes(kind: str):
+    """Bytes a Triton target of the benchmark holds at once, as a function of its (B, H, S, D): the forward's q, k, v,
+    dO and O with an output per peer and Hopper build it times (16 tensors of B H S D, 2 bytes each); the backward's
+    inputs, O and the three gradients of ours and of each peer, with what autograd keeps (20)."""
+    n = 16 if kind == "fwd" else 20
+    return lambda sh: n * 2 * math.prod(sh)
+
+
+def gqa_bytes(sh) -> int:
+    """The grouped-query target (B, Hq, Hkv, S, D): q, O and the peers' outputs (Hq heads, 4 tensors), k, v (Hkv) and
+    their expanded copies (Hq), 2 bytes each."""
+    b, hq, hkv, s, d = sh
+    return 2 * b * s * d * (6 * hq + 2 * hkv)
+
+
+def naive_bench_bytes(sh) -> int:
+    """Naive against flash (B, H, S, D): q, k, v and both outputs, and the naive version's S and P (B H S^2 each)."""
+    b, h, s, d = sh
+    return 2 * (5 * b * h * s * d + 2 * b * h * s * s)
+
+
+def cuda_bench_bytes(sh) -> int:
+    """The CUDA C rungs' shapes (B, H, S, D): q, k, v, O and the SDPA peers' outputs."""
+    return 6 * 2 * math.prod(sh)
+
+
+def fwd_launch(variant: str, gpu: device.DeviceInfo, b: int, hq: int, hkv: int, sq: int, sk: int, d: int,
+               causal: bool, dtype: str, case: str) -> plan.Launch:
+    """attn_fwd_kernel's launch for q (B, Hq, Sq, D), k, v (B, Hkv, Sk, D) on `gpu` with its resolved tile."""
+    res = resolved_config("fwd", d, causal, dtype, gpu)
+    cfg = _config_of("fwd", res.values)
+    return plan.Launch(variant, "attn_fwd_kernel", "triton", grid=fwd_grid(b, hq, sq, cfg), fn=attn_fwd_kernel,
+                       signature=triton_signature("fwd", dtype), defines=fwd_constexprs(d, cfg, causal),
+                       num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], case=case,
+                       config_source=res.source())
+
+
+def bwd_launches(variant: str, gpu: device.DeviceInfo, b: int, hq: int, hkv: int, sq: int, sk: int, d: int,
+                 causal: bool, dtype: str, case: str) -> list[plan.Launch]:
+    """flash_attn_bwd's three launches (delta, dK/dV, dQ) on `gpu` with its resolved tiles."""
+    res = resolved_config("bwd", d, causal, dtype, gpu)
+    cfg = _config_of("bwd", res.values)
+    grids = bwd_grids(b, hq, hkv, sq, sk, cfg)
+    out = [plan.Launch(variant, "attn_bwd_delta_kernel", "triton", grid=grids["delta"], fn=attn_bwd_delta_kernel,
+                       signature=triton_signature("bwd_delta", dtype), num_warps=DELTA_WARPS, num_stages=1,
+                       defines={"HEAD_DIM": d, "BLOCK_D": block_d(d), "BLOCK_M": delta_block_m(gpu)}, case=case)]
+    for kind, fn in (("bwd_dkdv", attn_bwd_dkdv_kernel), ("bwd_dq", attn_bwd_dq_kernel)):
+        out.append(plan.Launch(variant, fn.__name__, "triton", grid=grids[kind[4:]], fn=fn,
+                               signature=triton_signature(kind, dtype), defines=bwd_constexprs(kind, d, cfg, causal),
+                               num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], case=case,
+                               config_source=res.source()))
+    return out
+
+
+def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
+    """Every kernel launch of the benchmark's cases on `gpu` (each shape fitted to its memory): the Triton flash
+    kernels at every target (the backward's three), the grouped-query forward, the naive version's softmax, the
+    CUDA C rungs at their shape and each Hopper build the benchmark times. `size`: another (B, H, S, D) for every
+    case."""
+    from . import bench as B
+    from . import hopper
+
+    dt = "bfloat16"
+    out = []
+    runs = {v.name for v in VARIANTS if v.available(gpu)[0]}     # (no tile is resolved for a variant that cannot run)
+
+    def shaped(shape, nbytes, label, batch_only=False):
+        sh, _ = fit_shape(size or shape, nbytes, gpu, label, batch_only)
+        return sh
+
+    if NAIVE_NAME in runs:
+        b, h, s, d = shaped(B.NAIVE_SHAPE, naive_bench_bytes, "naive vs flash")
+        block, warps = naive_softmax_config(s)
+        out.append(plan.Launch(NAIVE_NAME, "naive_softmax_kernel", "triton", grid=b * h * s, fn=naive_softmax_kernel,
+                               signature=triton_signature("naive_softmax", dt),
+                               defines={"BLOCK": block, "CAUSAL": False}, num_warps=warps, num_stages=1,
+                               case=f"naive vs flash, {plan.fmt_size((b, h, s, d))}"))
+    for label, kind, shape, causal, _peer, _goal in B.TARGETS if FLASH_NAME in runs else ():
+        b, h, s, d = shaped(shape, target_bytes(kind), label)
+        case = f"{label}, {plan.fmt_size((b, h, s, d))}"
+        if kind == "fwd":
+            out.append(fwd_launch(FLASH_NAME, gpu, b, h, h, s, s, d, causal, dt, case))
+        else:
+            out += bwd_launches(FLASH_NAME, gpu, b, h, h, s, s, d, causal, dt, case)
+    if FLASH_NAME in runs:
+        label, gshape, causal, _goal = B.GQA_TARGET
+        if size:
+            gshape = (size[0], size[1], size[1], size[2], size[3])
+        b, hq, hkv, s, d = shaped(gshape, gqa_bytes, label, batch_only=True)
+        out.append(fwd_launch(FLASH_NAME, gpu, b, hq, hkv, s, s, d, causal, dt, f"{label}, B{b} S{s}"))
+    cuda_variants = {k: v for k, v in CUDA_VARIANT_NAMES.items() if v in runs}
+    b, h, s, d = shaped(B.CUDA_SHAPE, cuda_bench_bytes, "cuda shapes")
+    src = cuda_config(d, gpu.arch).source() if cuda_variants else ""
+    for kernel, variant in cuda_variants.items():
+        defs, nw, smem = cuda_build(kernel, d, dt, arch=gpu.arch)
+        out.append(plan.Launch(variant, KERNELS[kernel], "cuda", grid=cuda_grid(kernel, s, b * h, nw),
+                               threads=32 * nw, source=CU, defines=defs, dyn_smem=smem,
+                               case=f"cuda shapes, {plan.fmt_size((b, h, s, d))}, causal and not",
+                               config_source=src))
+    b, h, s, d = shaped(B.TARGETS[0][2], target_bytes("fwd"), "Hopper rungs")
+    by_rung = {rung: name for rung, name, _k, _w in HOPPER_RUNGS if name in runs}
+    builds = [(rung, hopper.stages_config(rung)) for rung in hopper.KERNELS if rung in by_rung]
+    builds = [(rung, r.values[f"STAGES_{rung}"], r.source()) for rung, r in builds]
+    builds += [(rung, st, "fixed (a build the benchmark times)") for rung, st in hopper.BENCH_BUILDS
+               if rung in by_rung and (rung, st) not in {(r, s_) for r, s_, _ in builds}]
+    for rung, stages, source in builds:
+        grid = (-(-s // hopper.BLOCK_M), b * h)
+        if rung in hopper.PERSISTENT:
+            grid = (hopper.persistent_grid(grid[0] * grid[1], gpu.sms),)
+        out.append(plan.Launch(by_rung[rung], hopper.KERNELS[rung], "cuda", grid=grid, threads=hopper.THREADS,
+                               source=hopper.KERNEL_PATH, defines=hopper.defines(d, dt, stages=stages),
+                               arch=hopper.ARCH, dyn_smem=hopper.smem_bytes(d, stages),
+                               case=f"fwd D{d}, {plan.fmt_size((b, h, s, d))}, {stages} stages, causal and not",
+                               config_source=source))
+    return out
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from common import bench, check, cli, lab, report
+from common import bench, check, cli, device, lab, report
 
 from . import lab as L
 
@@ -27,8 +27,54 @@ def add_arguments(p) -> None:
 
 
 def explain(args) -> None:
-    """The stage plan of the main case before any timing: what each stage must compute and move."""
+    """The stage plan of the main case before any timing: what each stage must compute and move; then what the lesson
+    predicts for this GPU (the one at hand, or --gpu / --arch's profile)."""
     print_plan()
+    gpu = device.current(args.arch)
+    report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
+                       title=f"what the lesson predicts for {gpu.label()}")
+
+
+def stage_work(case) -> list[tuple[str, str, float, float]]:
+    """(stage, kind, FLOPs, bytes that must move) of each stage of the block at case (B, S, d, H), bf16: a GEMM's
+    operands and output once, attention's Q, K, V and O once, a layernorm's row read and written."""
+    bsz, s, d, n_heads = case
+    m = bsz * s
+    out = []
+    for name, (mm, nn_, kk) in (("QKV GEMM + bias", (m, 3 * d, d)), ("out GEMM + bias + residual", (m, d, d)),
+                                ("FC GEMM + bias + GELU", (m, 4 * d, d)),
+                                ("proj GEMM + bias + residual", (m, d, 4 * d))):
+        out.append((name, "gemm", 2.0 * mm * nn_ * kk, 2.0 * (mm * kk + kk * nn_ + mm * nn_)))
+    out.append(("attention (causal)", "attention", 4.0 * bsz * n_heads * s * s * (d // n_heads) / 2, 2.0 * 4 * m * d))
+    out += [(n, "memory", 8.0 * m * d, 2.0 * 2 * m * d) for n in ("LN1", "LN2")]
+    return out
+
+
+def predict(gpu) -> dict:
+    """The lesson's model of the block on `gpu`, from its description alone: each stage's floor (the larger of its
+    FLOPs at the datasheet bf16 rate and its bytes at the memory bandwidth), the whole block's floor, and which share
+    of it the GEMMs, attention and the memory-bound rest take - for each benchmark case (fitted to the GPU's
+    memory)."""
+    out = {}
+    peak, bw = gpu.peak("bf16_tflops"), gpu.hbm_gbps * 1e9
+    if not peak:
+        out["bf16 tensor cores"] = f"none on {gpu.arch}: the block's kernels need sm_80 or newer"
+        return out
+    for case in BENCH_CASES:
+        (bsz, s, d, n_heads), note = L.fit_case(case, gpu)
+        label = f"B{bsz} S{s} d{d} H{n_heads}"
+        floors = {}
+        for name, kind, fl, by in stage_work((bsz, s, d, n_heads)):
+            t = max(fl / (peak * 1e12), by / bw)
+            floors[kind] = floors.get(kind, 0.0) + t
+        total = sum(floors.values())
+        out[f"{label}: the block's floor (bf16 rate {peak:.0f} TFLOP/s, {gpu.hbm_gbps:.0f} GB/s)"] = \
+            f"{total * 1e3:.2f} ms"
+        out[f"{label}: share of the floor, GEMMs / attention / layernorms"] = \
+            " / ".join(f"{floors[k] / total:.0%}" for k in ("gemm", "attention", "memory"))
+        if note:
+            out[f"{label}: scaled to this GPU's memory"] = note
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -53,7 +99,8 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     x = plan.buffers["a"]
     for name, (kind, what) in plan.floor_of.items():
         if kind == "memory":
-            floors[name] = {"ms": what / (ceiling_gbps * 1e6), "how": f"{what / 1e6:.0f} MB at {ceiling_gbps:,.0f} GB/s"}
+            floors[name] = {"ms": what / (ceiling_gbps * 1e6),
+                            "how": f"{what / 1e6:.0f} MB at {ceiling_gbps:,.0f} GB/s"}
         elif kind == "gemm":
             m, n, k = what
             a = torch.randn(m, k, device=x.device, dtype=x.dtype)
@@ -91,9 +138,14 @@ ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "tri
 
 
 def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[list[dict], list[dict], list[dict]]:
-    """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor."""
+    """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor. A case the
+    GPU's memory cannot hold runs with B halved (L.fit_case), and its targets are then not judged (they are set
+    for the full case)."""
     import torch
 
+    case, note = L.fit_case(case, device.info())
+    if note:
+        print(f"  {note}")
     bsz, s, d, n_heads = case
     rng = check.rng(100)
     x, nh, *weights = L.make_inputs(case, dtype, rng, "cuda")
@@ -101,11 +153,14 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     fu = lab.lab_module("phase4_optimization", "lab02_fusion")
     print(f"  attention: {ATTENTION_NAMES[plan.attention]}")
 
-    tuning = plan.tune_gemms(fu.LINEAR_CONFIGS[:4])
+    # each GEMM stage's tile, timed among lab 4.2's candidates whose operand ring fits this GPU's shared memory
+    cands = [c for c in fu.LINEAR_CONFIGS[:4] if fu.ring_bytes(c) <= device.info().smem_per_block_optin]
+    tuning = plan.tune_gemms(cands) if cands else []
     for r in tuning:
         r["case"] = list(case)
-    print("  GEMM configs picked: " + "; ".join(f"{k}: {c and (c['BLOCK_M'], c['BLOCK_N'], c['BLOCK_K'], c['num_warps'], c['num_stages'])}"
-                                                for k, c in plan.gemm_configs.items()))
+    print("  GEMM configs picked: " + "; ".join(
+        f"{k}: {c and (c['BLOCK_M'], c['BLOCK_N'], c['BLOCK_K'], c['num_warps'], c['num_stages'])}"
+        for k, c in plan.gemm_configs.items()))
     module = L.torch_module(x, nh, *weights)
     t0 = time.perf_counter()
     compiled = torch.compile(module)
@@ -318,12 +373,5 @@ def plot(data: dict, out_dir: str) -> list[str]:
 def print_plan(case=(8, 2048, 2048, 16)) -> None:
     """The stage list with each stage's FLOPs and bytes: what the learner should expect before any timing."""
     bsz, s, d, n_heads = case
-    m = bsz * s
-    rows = []
-    for name, (mm, nn_, kk) in (("QKV GEMM + bias", (m, 3 * d, d)), ("out GEMM + bias + residual", (m, d, d)),
-                                ("FC GEMM + bias + GELU", (m, 4 * d, d)), ("proj GEMM + bias + residual", (m, d, 4 * d))):
-        rows.append({"stage": name, "GFLOP": 2 * mm * nn_ * kk / 1e9, "MB": 2 * (mm * kk + kk * nn_ + mm * nn_) / 1e6})
-    rows.append({"stage": "attention (causal)", "GFLOP": 4 * bsz * n_heads * s * s * (d // n_heads) / 2 / 1e9,
-                 "MB": 2 * 4 * m * d / 1e6})
-    rows += [{"stage": n, "GFLOP": 8 * m * d / 1e9, "MB": 2 * 2 * m * d / 1e6} for n in ("LN1", "LN2")]
+    rows = [{"stage": name, "GFLOP": fl / 1e9, "MB": by / 1e6} for name, _kind, fl, by in stage_work(case)]
     report.print_table(rows, ["stage", "GFLOP", "MB"], title=f"the block at B{bsz} S{s} d{d} H{n_heads} (bf16)")

@@ -33,9 +33,13 @@ Triton GEMMs reach ~95% of cuBLAS the block lands near 1.0-1.05x torch.compile; 
 cuBLAS speed. The second case has more glue per FLOP: a better chance against eager. What was measured, stage by
 stage, and what it taught: README.md.
 
-Without a GPU the block runs its Triton kernels in the interpreter at tiny sizes (the torch peers need a GPU).
+Without a GPU the block runs its Triton kernels in the interpreter at tiny sizes (the torch peers need a GPU). On a
+GPU whose memory cannot hold a benchmark case, the case runs with B halved until it fits (and says so); `--plan [--gpu
+NAME]` prints every launch of both cases on a GPU, with the configuration each kernel gets from its own lab (lab 3.4's
+layernorm, lab 4.2's GEMM tiles, lab 4.6's attention tile or Hopper rung) and where that came from.
 
 Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench] [--dtype bfloat16] [--replot]
+     [--plan [--gpu NAME]] [--set GEMM_STAGES=3] [--set FWD_BLOCK_N=64]
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ import sys
 
 import numpy as np
 
-from common import arrays, bench, check, device, lab
+from common import arrays, bench, check, device, lab, plan
 
 LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
@@ -415,27 +419,171 @@ def block_ours_wgmma_gemms(x, n_heads, *weights, out=None):
     return BlockPlan(x, n_heads, *weights, out=out, gemm="wgmma").run()
 
 
-def _same_as_block_ours_here() -> str | None:
-    """Why the Triton-attention variant would only repeat block_ours here (no GPU, or no sm_90: then block_ours runs
-    the Triton attention itself), or None where block_ours picks the Hopper one."""
-    if not device.has_gpu():
+def _block_unavailable(gpu=None) -> str | None:
+    """Why the block's Triton kernels cannot run on `gpu` (None: here, where the interpreter runs them), or None: lab
+    4.2's GEMMs and lab 4.6's attention multiply bf16 tiles with tl.dot, which needs sm_80's bf16 tensor cores."""
+    if gpu is not None and gpu.cc < 80:
+        return (f"the block's bf16 tl.dot (lab 4.2's GEMMs, lab 4.6's attention) needs sm_80 or newer; this GPU is "
+                f"{gpu.arch}")
+    return None
+
+
+def _same_as_block_ours_here(gpu=None) -> str | None:
+    """Why the Triton-attention variant would only repeat block_ours on `gpu` (None: here) - no GPU, or no sm_90:
+    then block_ours runs the Triton attention itself - or None where block_ours picks the Hopper one."""
+    if gpu is None and not device.has_gpu():
         return "without a GPU the block's attention is the Triton one already (the variant above)"
-    reason = _hopper().unavailable_reason()
+    why = _block_unavailable(gpu if gpu is not None else device.info())
+    if why:
+        return why
+    reason = _hopper().unavailable_reason(gpu)
     return f"the same as the variant above here ({reason})" if reason else None
 
 
+def _wgmma_variant_unavailable(gpu=None) -> str | None:
+    """Why the wgmma-GEMM variant cannot run on `gpu` (None: here): lab 4.3's kernel is sm_90a only."""
+    return _wgmma().unavailable_reason(gpu)
+
+
 VARIANTS = [lab.Variant("ours: LN + fused-epilogue GEMMs + flash attention (Hopper CUDA C where it runs, else Triton)",
-                        block_ours, "triton", dtypes=DTYPES),
+                        block_ours, "triton", dtypes=DTYPES, unavailable=_block_unavailable),
             lab.Variant("ours with the Triton flash attention", block_ours_triton_attention, "triton", dtypes=DTYPES,
                         unavailable=_same_as_block_ours_here),
             lab.Variant("ours with lab 4.3's wgmma + TMA GEMMs (CUDA C, fused epilogues)", block_ours_wgmma_gemms,
-                        "triton", dtypes=DTYPES, unavailable=_wgmma_unavailable)]
+                        "triton", dtypes=DTYPES, unavailable=_wgmma_variant_unavailable)]
 PEERS = [lab.Variant("torch module, eager", peer_torch_eager, "peer", dtypes=DTYPES)]
 # (B, S, d, H): S = 1, S not a multiple of any tile, D = 64 and 128, a d that is not a multiple of the GEMM tiles
 CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 37, 128, 2), "bfloat16"), ((1, 129, 192, 3), "bfloat16"),
                ((3, 200, 256, 2), "float16"), ((2, 1000, 512, 8), "bfloat16"), ((1, 517, 1024, 8), "bfloat16")]
 CPU_CHECK_CASES = [((1, 1, 64, 1), "bfloat16"), ((2, 13, 128, 2), "bfloat16"), ((1, 21, 64, 1), "float16")]
 QUICK_CASES = 2
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The plan: every launch of the benchmark's cases on a given GPU (common.plan), from the functions the kernels' own
+# labs launch with - this lab writes no kernel, so each stage's launch and configuration are its lab's
+# ---------------------------------------------------------------------------------------------------------------------
+def bench_bytes(case) -> int:
+    """Bytes a benchmark case (B, S, d, H) holds at once, 16-bit: our block's activations (x, a, qkv, o, h, g, f, y:
+    12 M d) and weights (12 d^2), the torch module's copy of the weights and its activations and torch.compile's (12
+    M d each), the floors' operands (the largest GEMM's, ~4 M d, and attention's q, k, v)."""
+    bsz, s, d, _h = case
+    m = bsz * s
+    return 2 * (43 * m * d + 24 * d * d)
+
+
+def fit_case(case, gpu=None):
+    """(case, note): a benchmark case whose bytes fit the GPU's memory (common.plan.fit), B halved until they do."""
+    return plan.fit(tuple(case), bench_bytes, gpu, shrink=lambda c: (max(1, c[0] // 2), *c[1:]),
+                    what=f"case B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
+
+
+def _ln_launch(variant: str, name: str, rows: int, n: int, dt: str, gpu, case: str) -> plan.Launch:
+    """Lab 3.4's layernorm forward on (rows, n), as layernorm_fwd resolves and launches it on `gpu`."""
+    ln = _kernels()[0]
+    res = ln.fwd_config(n, dt, gpu)
+    kernel, programs, const, warps = ln.fwd_launch(rows, n, ln._fwd_dict(res.values), gpu.sms)
+    welford = kernel is ln.layernorm_fwd_welford_kernel
+    return plan.Launch(variant, "layernorm_fwd_welford_kernel" if welford else "layernorm_fwd_kernel", "triton",
+                       fn=kernel, grid=programs, signature=ln.fwd_signature(dt, welford), defines=const,
+                       num_warps=warps, case=f"{case}: {name}", config_source=res.source())
+
+
+def _gemm_launch(variant: str, name: str, m: int, n: int, k: int, act, residual: bool, dt: str, gpu,
+                 case: str) -> plan.Launch:
+    """Lab 4.2's linear() on an M x N x K stage, as it launches it untuned (config=None): the persistent TMA kernel
+    where linear_uses_tma would take it (a Hopper-class GPU, no residual, a problem large enough), else linear_kernel
+    with the tile linear_config resolves. The benchmark then times each stage's tiles (BlockPlan.tune_gemms)."""
+    fu = _kernels()[1]
+    mm = lab.lab_module("phase3_triton", "lab02_matmul")
+    if (not residual and not fu.tma_unavailable(gpu) and min(m, n, k) >= fu.LINEAR_BIG_MIN
+            and m * n * k >= mm.TMA_MIN_MNK):
+        tc = fu.linear_tma_config(m, n, k, gpu)
+        cfg = fu.tile_of(tc.values, "TMA_")
+        programs = fu.tma_programs(m, n, cfg, gpu)
+        const = fu.tma_constexprs(cfg, programs, fu.ACT_CODE[act], True)
+        return plan.Launch(variant, "linear_tma_kernel", "triton", fn=fu.linear_tma_kernel, grid=programs,
+                           signature=fu.linear_tma_signature(dt, cfg, const), defines=const,
+                           num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], case=f"{case}: {name}",
+                           config_source=tc.source())
+    gc = fu.linear_config(m, n, k, dt, gpu)
+    cfg = fu.tile_of(gc.values, "GEMM_")
+    programs, meta = fu.linear_meta(m, n, k, cfg)
+    const = dict(HAS_BIAS=True, ACT=fu.ACT_CODE[act], HAS_RES=residual, UPCAST=False, **meta)
+    return plan.Launch(variant, "linear_kernel", "triton", fn=fu.linear_kernel, grid=programs,
+                       signature=fu.linear_signature(dt, const), defines=const, num_warps=cfg["num_warps"],
+                       num_stages=cfg["num_stages"], case=f"{case}: {name}", config_source=gc.source())
+
+
+def _wgmma_launch(variant: str, name: str, m: int, n: int, k: int, act, residual: bool, dt: str, gpu,
+                  case: str) -> plan.Launch:
+    """Lab 4.3's gemm_wgmma on an M x N x K stage with its epilogue fused (-DEPI_OPS), the build resolve_build picks
+    for `gpu`."""
+    wg = _wgmma()
+    kmajor = wg.default_b_kmajor()
+    build, note = wg.resolve_build(m, n, k, b_kmajor=kmajor, gpu=gpu)
+    cluster = wg.launch_cluster(m, build["cluster"])
+    grid, smem, defs = wg.launch_shape(m, n, dt, kmajor, cluster, build["tma_store"], build["c_passes"],
+                                       wg.epi_mask(True, act, residual), gpu=gpu)
+    return plan.Launch(variant, wg.KERNEL, "cuda", grid=grid, threads=wg.THREADS, source=wg.KERNEL_PATH,
+                       defines=defs, arch=wg.ARCH, dyn_smem=smem, case=f"{case}: {name}, {wg.build_label(build)}",
+                       config_source=note)
+
+
+def _attention_launches(variant: str, kind: str, bsz: int, s: int, n_heads: int, dh: int, dt: str, gpu,
+                        case: str) -> list[plan.Launch]:
+    """Lab 4.6's causal forward on the block's q, k, v: its Hopper rung (hopper.DEFAULT_KERNEL, as prepare_hopper
+    launches it) or its Triton kernel (flash_attn_fwd's tile for this GPU)."""
+    at = _kernels()[2]
+    if kind == "triton":
+        return [at.fwd_launch(variant, gpu, bsz, n_heads, n_heads, s, s, dh, True, dt, f"{case}: attention (causal)")]
+    hop = _hopper()
+    rung = hop.DEFAULT_KERNEL
+    res = hop.stages_config(rung)
+    stages = res.values[f"STAGES_{rung}"]
+    grid = (-(-s // hop.BLOCK_M), bsz * n_heads)
+    if rung in hop.PERSISTENT:
+        grid = (hop.persistent_grid(grid[0] * grid[1], gpu.sms),)
+    return [plan.Launch(variant, hop.KERNELS[rung], "cuda", grid=grid, threads=hop.THREADS, source=hop.KERNEL_PATH,
+                        defines=hop.defines(dh, dt, stages=stages), arch=hop.ARCH,
+                        dyn_smem=hop.smem_bytes(dh, stages), case=f"{case}: attention (causal), {stages} stages",
+                        config_source=res.source())]
+
+
+def launches(gpu, size=None) -> list[plan.Launch]:
+    """Every kernel launch of the benchmark's cases (bench.BENCH_CASES, each fitted to the GPU's memory; `size`: one
+    (B, S, d, H) instead) on `gpu`, bf16: our block's seven stages (the two layernorms, the four GEMMs, attention by
+    the kernel resolve_attention picks there), then what the other variants launch differently - the Triton attention
+    where our block runs the Hopper one, lab 4.3's wgmma GEMMs where they run."""
+    from . import bench as B
+
+    dt = "bfloat16"
+    runs = {v.name for v in VARIANTS if v.available(gpu)[0]}
+    ours, triton_attn, wgmma = (v.name for v in VARIANTS)
+    at, hop = _kernels()[2], _hopper()
+    out = []
+    for case in ([tuple(size)] if size else B.BENCH_CASES):
+        (bsz, s, d, n_heads), _ = fit_case(case, gpu)
+        m, dh = bsz * s, d // n_heads
+        label = f"B{bsz} S{s} d{d} H{n_heads}"
+        gemms = [("QKV GEMM + bias", m, 3 * d, d, None, False), ("out GEMM + bias + residual", m, d, d, None, True),
+                 ("FC GEMM + bias + GELU", m, 4 * d, d, "gelu_tanh", False),
+                 ("proj GEMM + bias + residual", m, d, 4 * d, None, True)]
+        if ours in runs:
+            attention = "hopper" if dh in hop.HEAD_DIMS and not hop.unavailable_reason(gpu) else "triton"
+            out.append(_ln_launch(ours, "LN1", m, d, dt, gpu, label))
+            out.append(_gemm_launch(ours, *gemms[0], dt, gpu, label))
+            out += _attention_launches(ours, attention, bsz, s, n_heads, dh, dt, gpu, label)
+            out.append(_gemm_launch(ours, *gemms[1], dt, gpu, label))
+            out.append(_ln_launch(ours, "LN2", m, d, dt, gpu, label))
+            out += [_gemm_launch(ours, *g, dt, gpu, label) for g in gemms[2:]]
+        if triton_attn in runs and dh in at.FLASH_HEAD_DIMS:
+            out += _attention_launches(triton_attn, "triton", bsz, s, n_heads, dh, dt, gpu,
+                                       f"{label} (the other stages as the first variant's)")
+        if wgmma in runs:
+            out += [_wgmma_launch(wgmma, *g, dt, gpu, f"{label} (the other stages as the first variant's)")
+                    for g in gemms]
+    return out
 
 
 def main(argv=None) -> int:
