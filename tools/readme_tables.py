@@ -11,6 +11,7 @@ Blocks (between <!-- NAME:start --> and <!-- NAME:end --> markers):
   labs            the phase map: every lab that exists, its title (its docstring's first line) and its command
   device          the GPU, the library versions and the measured ceilings the results were taken with
   headline        per lab: its best kernel vs its best library peer at the lab's headline case, as a ratio
+  gpus            the headline ratios on every GPU with committed results (results/<gpu>/), side by side
   plots           the key plots that exist under results/<gpu>/, and the ones not measured yet
   targets         every performance target and prediction recorded in results/<gpu>/*.json, met or not
   answer-LABNAME  (phase READMEs) what the lab measured: headline, targets, plots; or "not yet measured"
@@ -109,6 +110,12 @@ TEXT = {
         "ceil": ("Measured HBM ceiling: **{hbm} GB/s** (the best of {methods} on 1 GiB arrays; {frac} of the "
                  "{ds} GB/s datasheet figure)."),
         "cublas": " cuBLAS SGEMM at 4096^3 (TF32 off): **{tf} TFLOP/s**.",
+        "gpus_head": "| lab | headline case |",
+        "gpus_note": ("Each column: our best kernel / the best library peer at the lab's headline case, measured on "
+                      "that GPU in one run (`results/<gpu>/*.json`; a case in brackets where that GPU's headline case "
+                      "differs; - not measured there). Ratios travel between GPUs; times do not. What runs on other "
+                      "GPUs, and why: [GPUS.md](GPUS.md)."),
+        "gpus_one": "Only one GPU has committed results so far ({gpu}); what runs on other GPUs: [GPUS.md](GPUS.md).",
     },
     "ko": {
         "labs_head": "| 랩 | 배우는 것 | 명령 |",
@@ -127,6 +134,13 @@ TEXT = {
                 "Triton {triton}, torch {torch}; {date}, 커밋 {commit}."),
         "ceil": ("측정한 HBM 한계: **{hbm} GB/s** (1 GiB 배열에서 {methods} 중 최고값; datasheet {ds} GB/s의 {frac})."),
         "cublas": " 4096^3 cuBLAS SGEMM (TF32 끔): **{tf} TFLOP/s**.",
+        "gpus_head": "| 랩 | 기준 케이스 |",
+        "gpus_note": ("각 열은 그 GPU에서 한 번의 실행으로 잰, 랩 기준 케이스의 우리 최고 커널 / 최고 라이브러리 peer "
+                      "비율입니다(`results/<gpu>/*.json`; 그 GPU의 기준 케이스가 다르면 괄호 안에 적습니다; - 는 "
+                      "측정하지 않음). 비율은 GPU가 바뀌어도 비교할 수 있지만 시간은 그렇지 않습니다. 다른 GPU에서 "
+                      "무엇이 실행되고 왜 그런지는 [GPUS.ko.md](GPUS.ko.md)에 있습니다."),
+        "gpus_one": ("아직 한 GPU({gpu})의 결과만 커밋되어 있습니다. 다른 GPU에서 무엇이 실행되는지는 "
+                     "[GPUS.ko.md](GPUS.ko.md)에 있습니다."),
     },
 }
 
@@ -410,6 +424,38 @@ def headline_block(docs: dict[str, dict], gpu: str, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
+def committed_gpus() -> list[str]:
+    """GPU folders under results/ with committed JSON results, the README's GPU first."""
+    root = os.path.join(ROOT, "results")
+    found = [d for d in sorted(os.listdir(root)) if os.path.isdir(os.path.join(root, d))
+             and not d.endswith("-quick") and d not in ("no-gpu", "scratch")
+             and glob.glob(os.path.join(root, d, "phase*.json"))]
+    return sorted(found, key=lambda d: (d != README_GPU, d))
+
+
+def gpus_block(lang: str = "en") -> str:
+    """The headline ratio of every lab on every GPU with committed results, side by side."""
+    T = TEXT[lang]
+    gpus = committed_gpus()
+    docs = {g: load_results(g) for g in gpus}
+    names = {g: next((d.get("gpu") for d in docs[g].values() if d.get("gpu")), g) for g in gpus}
+    if len(gpus) < 2:
+        return T["gpus_one"].format(gpu=", ".join(names.get(g, g) for g in gpus) or "-")
+    lines = [T["gpus_head"][:-1] + "".join(f" {names[g]} |" for g in gpus), "|---|---|" + "---|" * len(gpus)]
+    for lab in labs():
+        heads = {g: headline(docs[g][lab["stem"]], lab["stem"]) if lab["stem"] in docs[g] else None for g in gpus}
+        if not any(heads.values()):
+            continue
+        case = next(h["case"] for h in heads.values() if h)
+        cells = []
+        for g in gpus:
+            h = heads[g]
+            cells.append("-" if h is None else f"**{_fmt(h['ratio'])}**" + (f" ({_cell(h['case'])})"
+                                                                          if h["case"] != case else ""))
+        lines.append(f"| {lab['num']} | {_cell(case)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines + ["", T["gpus_note"]])
+
+
 def plots_block(gpu: str, lang: str = "en", rel: str = "") -> str:
     """The key plots as a two-column table of images; `rel` is the path from the page to results/<gpu>/."""
     T = TEXT[lang]
@@ -606,7 +652,7 @@ def outputs(gpu: str) -> dict[str, str]:
             with open(path, encoding="utf-8") as f:
                 old = f.read()
             avail = {"labs": lambda: labs_block(lang), "device": lambda: device_block(docs, lang),
-                     "headline": lambda: headline_block(docs, gpu, lang),
+                     "headline": lambda: headline_block(docs, gpu, lang), "gpus": lambda: gpus_block(lang),
                      "plots": lambda: plots_block(gpu, lang, rel), "targets": lambda: targets_block(docs, gpu, lang)}
             present = block_names(old)
             out[path] = render(old, {k: fn() for k, fn in avail.items() if k in present}, fname)

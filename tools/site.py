@@ -33,7 +33,8 @@ SITE = os.path.join(ROOT, "site")
 PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
 README_GPU = "h200"
 SOURCE_FILES = ("kernels*.cu", "triton_kernels.py", "lab.py", "bench.py")
-SECTION_KO = {"Start here": "여기서 시작", "Exercises": "연습 문제", "Results": "측정 결과"}
+SECTION_KO = {"Start here": "여기서 시작", "Exercises": "연습 문제", "Results": "측정 결과",
+              "What runs on your GPU": "내 GPU에서 실행되는 것"}
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\s+\"[^\"]*\")?\)")
 
 
@@ -59,7 +60,7 @@ def published() -> dict[str, str]:
     """{repository path: site path} for every Markdown page and source page the site has (assets are separate)."""
     out = {}
     for name, target in (("README.md", "index.md"), ("README.ko.md", "index.ko.md"), ("START_HERE.md", "start-here.md"),
-                         ("START_HERE.ko.md", "start-here.ko.md")):
+                         ("START_HERE.ko.md", "start-here.ko.md"), ("GPUS.md", "gpus.md"), ("GPUS.ko.md", "gpus.ko.md")):
         if os.path.exists(os.path.join(ROOT, name)):
             out[name] = target
     folders = list(PHASES) + [_rel(d) for p in PHASES for d in lab_dirs(p)]
@@ -78,15 +79,24 @@ def published() -> dict[str, str]:
             for pat in SOURCE_FILES:
                 for src in sorted(glob.glob(os.path.join(d, pat))):
                     out[_rel(src)] = source_page(_rel(src))
-    res = f"results/{README_GPU}/README.md"
-    if os.path.exists(os.path.join(ROOT, res)):
-        out[res] = f"results/{README_GPU}/index.md"
+    for gpu in result_gpus():
+        res = f"results/{gpu}/README.md"
+        if os.path.exists(os.path.join(ROOT, res)):
+            out[res] = f"results/{gpu}/index.md"
     return out
+
+
+def result_gpus() -> list[str]:
+    """The GPU folders with committed results (the README's GPU first): every one gets its results page."""
+    root = os.path.join(ROOT, "results")
+    found = [d for d in sorted(os.listdir(root)) if os.path.isfile(os.path.join(root, d, "README.md"))
+             and not d.endswith("-quick")] if os.path.isdir(root) else []
+    return sorted(found, key=lambda d: (d != README_GPU, d))
 
 
 def assets() -> list[str]:
     """Files copied as they are: the committed plots and JSON, and the screenshots the docs show."""
-    pats = [f"results/{README_GPU}/*.png", f"results/{README_GPU}/*.json", "docs/screenshots/*.png"]
+    pats = [f"results/{g}/{ext}" for g in result_gpus() for ext in ("*.png", "*.json")] + ["docs/screenshots/*.png"]
     return sorted(_rel(p) for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
 
 
@@ -239,8 +249,11 @@ def nav(pages: dict[str, str]) -> list:
     ex = sorted(s for s in sites if s.startswith("course/exercises/") and s.endswith("/index.md"))
     if ex:
         items.append({"Exercises": sorted(ex, key=lambda s: (s != "course/exercises/index.md", s))})
-    if f"results/{README_GPU}/index.md" in sites:
-        items.append({"Results": f"results/{README_GPU}/index.md"})
+    if "gpus.md" in sites:
+        items.append({"What runs on your GPU": "gpus.md"})
+    res = [f"results/{g}/index.md" for g in result_gpus() if f"results/{g}/index.md" in sites]
+    if res:
+        items.append({"Results": res})
     return items
 
 

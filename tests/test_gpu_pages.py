@@ -1,0 +1,50 @@
+"""The generated pages about GPUs: "what runs on your GPU" (GPUS.md, GPUS.ko.md, from the labs' plans) is current, and
+the READMEs show the committed results of every GPU side by side (tools/readme_tables.py's gpus block)."""
+import json
+import os
+
+from tools import gpu_matrix
+from tools import readme_tables as rt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_gpu_page_is_what_the_plans_say(capsys):
+    """GPUS.md and GPUS.ko.md are what `python -m tools.gpu_matrix` writes now (like readme_tables --check)."""
+    assert gpu_matrix.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_the_gpu_page_names_every_profile_and_lab():
+    from common import device
+
+    text = open(os.path.join(ROOT, "GPUS.md"), encoding="utf-8").read()
+    ko = open(os.path.join(ROOT, "GPUS.ko.md"), encoding="utf-8").read()
+    for slug in device.profiles():
+        assert f"`{slug}`" in text and f"`{slug}`" in ko
+    for lab in rt.labs():
+        assert f"| {lab['num']} |" in text and f"| {lab['num']} |" in ko
+    # the Hopper-only rungs cannot run on Blackwell, and the page says why
+    assert "### NVIDIA B200" in text and "sm_90a" in text.split("### NVIDIA B200")[1].split("###")[0]
+
+
+def _fake_results(root, gpu: str, name: str, ratio: float, case: str = "4096^3"):
+    d = os.path.join(root, "results", gpu)
+    os.makedirs(d, exist_ok=True)
+    doc = {"gpu": name, "rows": [], "headline": {"case": case, "ours": "ours", "peer": "cuBLAS", "ratio": ratio}}
+    with open(os.path.join(d, "phase2_lab08_sgemm.json"), "w") as f:
+        json.dump(doc, f)
+
+
+def test_the_readme_shows_every_gpu_side_by_side(tmp_path, monkeypatch):
+    monkeypatch.setattr(rt, "ROOT", str(tmp_path))
+    monkeypatch.setattr(rt, "labs", lambda: [{"num": "2.8", "stem": "phase2_lab08_sgemm", "name": "lab08_sgemm"}])
+    _fake_results(tmp_path, "h200", "NVIDIA H200", 0.88)
+    assert "Only one GPU" in rt.gpus_block("en")
+    _fake_results(tmp_path, "h100-80gb-hbm3", "NVIDIA H100 80GB HBM3", 0.91, case="2048^3")
+    _fake_results(tmp_path, "h200-quick", "NVIDIA H200", 0.5)          # quick runs are never shown
+    text = rt.gpus_block("en")
+    head = text.splitlines()[0]
+    assert head.index("NVIDIA H200") < head.index("NVIDIA H100 80GB HBM3")   # the README's GPU first
+    row = next(ln for ln in text.splitlines() if ln.startswith("| 2.8 |"))
+    assert "**0.88**" in row and "**0.91** (2048^3)" in row and "0.5" not in row
+    assert "GPUS.ko.md" in rt.gpus_block("ko")
