@@ -8,6 +8,8 @@
 # A lab may carry its own arguments after a colon (commas for spaces): "phase2_cuda.lab08_sgemm:--tune".
 # PRE is an optional command run first (e.g. recording a fixture). Each step gets what is left of DEADLINE seconds;
 # a step that cannot start with 30 s left is skipped and named in $OUT/skipped.txt, so the next call can resume.
+# ALSO: commands separated by ';' run in the background alongside the steps (each logs to $OUT/also_N.log and is
+# stopped at the deadline): e.g. the phases' --quick runs beside the test suite, where only their exit status matters.
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -39,6 +41,15 @@ status=0
   $PY -c "import sys, cupy, torch, triton, numpy; print(sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
 } 2>&1 | tee "$log"
 [ -n "${PRE:-}" ] && step "pre" bash -c "$PRE"
+also_pids=()
+if [ -n "${ALSO:-}" ]; then
+  IFS=';' read -ra also_cmds <<< "$ALSO"
+  for i in "${!also_cmds[@]}"; do
+    ( t=$(date +%s); timeout "$(left)" bash -c "${also_cmds[$i]}" > "$OUT/also_$i.log" 2>&1; rc=$?
+      echo "== also_$i (${also_cmds[$i]}): exit $rc in $(( $(date +%s) - t ))s" >> "$OUT/also_$i.log" ) &
+    also_pids+=($!)
+  done
+fi
 if [ "${TESTS:-0}" = 1 ]; then
   eval "pyargs=(${PYTEST_ARGS:-})"     # shell words, so -k "a or b" survives
   TAIL=40 step "pytest" $PY -m pytest -q -p no:cacheprovider -n "${WORKERS:-8}" --dist loadfile \
@@ -49,6 +60,9 @@ for item in ${LABS:-}; do
   [ "$item" != "$lab" ] && args=$(echo "${item#*:}" | tr ',' ' ')
   step "$lab $args" $PY -m "$lab" $args
 done
+for pid in "${also_pids[@]}"; do wait "$pid"; done
+for f in "$OUT"/also_*.log; do [ -e "$f" ] && tail -n 3 "$f" | tee -a "$log"; done
+grep -q "exit [1-9]" "$OUT"/also_*.log 2>/dev/null && status=1
 echo "== exit $status after $(( $(date +%s) - T0 ))s; skipped: $(tr '\n' ' ' < "$OUT/skipped.txt")" | tee -a "$log"
 rm -f "$OUT/step.log"
 pack

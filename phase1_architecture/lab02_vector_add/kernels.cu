@@ -7,9 +7,10 @@
 // Run: python -m phase1_architecture.lab02_vector_add (the measured figures are in this lab's README, not here).
 //
 // Per element: 2 loads (8 B) + 1 store (4 B) = 12 B moved for 1 FLOP. Arithmetic intensity 1/12 FLOP/B, far below any
-// GPU's ridge point (an H200 needs ~15 FLOP/B to be fp32-bound), so the only question is how close each version gets
-// to the memory system's bandwidth. Every version takes a 64-bit element count and uses 64-bit indices: 2^31 fp32
-// elements (8 GiB) is a real size on a 141 GB GPU, and a 32-bit index would silently wrap.
+// GPU's ridge point (a current GPU needs over 10 FLOP/B to be fp32-bound; `--plan` prints this GPU's), so the only
+// question is how close each version gets to the memory system's bandwidth. Every version takes a 64-bit element
+// count and uses 64-bit indices: 2^31 fp32 elements (8 GiB) is a real size on today's GPUs, and a 32-bit index would
+// silently wrap.
 //
 // The output is not declared __restrict__: c may be a or b (an in-place add), which is legal for an elementwise op
 // that reads an element before writing it, but would break a no-alias promise.
@@ -19,8 +20,9 @@
 // Launch: blocks of 256 threads, ceil(n / 256) blocks. One element per thread, a bounds check for the last block.
 // Loads are 4 bytes wide (LDG.E); a warp touches 32 consecutive floats = 128 B = four 32-byte sectors: coalesced.
 // Cost: each thread has 8 bytes of loads in flight; 2048 resident threads per SM => 16 KiB per SM in flight.
-// Little's law says an H200 needs its HBM bandwidth x ~0.6 us ~= 2.9 MB in flight over 132 SMs, ~22 KiB per SM, so
-// this version cannot quite saturate HBM. Launch overhead dominates below ~1M elements.
+// Little's law: a GPU needs its memory bandwidth x the latency under load (~0.6 us) in flight; on a fast HBM GPU that
+// is ~20 KiB per SM, so this version may not quite saturate it (`--plan` prints the figure for this GPU). Launch
+// overhead dominates below ~1M elements.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void vadd_01_one_thread_per_element(const float* a, const float* b, float* c, long long n)
 {

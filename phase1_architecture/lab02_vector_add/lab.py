@@ -18,7 +18,7 @@ at 2^28 elements and above, the float4 kernels and Triton reach >= 1.0x torch.ad
 this GPU's measured figures: README.md.
 
 Run: python -m phase1_architecture.lab02_vector_add [--quick] [--size N] [--tune] [--no-bench] [--replot]
-     [--plan [--gpu t4]] [--set UNROLL=2]
+     [--plan [--gpu NAME]] [--set UNROLL=2]
 """
 from __future__ import annotations
 

@@ -105,7 +105,12 @@ def kernel(name: str):
 def l1_bytes(gpu: device.DeviceInfo) -> int:
     """The most L1 a kernel with (almost) no shared memory gets on `gpu`: its unified L1/shared array less the smallest
     shared-memory carve-out (common/gpu_specs.py's architecture entry)."""
-    lim = gpu_specs.ARCH_LIMITS[device.arch_info(gpu.arch).arch]
+    a = device.arch_info(gpu.arch)
+    # an architecture the table lacks (common.device.register_arch) borrows the entry it was modelled on
+    lim = gpu_specs.ARCH_LIMITS.get(a.arch)
+    if lim is None:
+        older = [k for k in gpu_specs.ARCH_LIMITS if device.arch_info(k).cc <= a.cc]
+        lim = gpu_specs.ARCH_LIMITS[max(older, key=lambda k: device.arch_info(k).cc)]
     return (lim["l1_smem_kib"] - min(lim["smem_carveouts_kib"])) * KiB
 
 
