@@ -52,8 +52,12 @@ if [ -n "${ALSO:-}" ]; then
 fi
 if [ "${TESTS:-0}" = 1 ]; then
   eval "pyargs=(${PYTEST_ARGS:-})"     # shell words, so -k "a or b" survives
-  TAIL=40 step "pytest" $PY -m pytest -q -p no:cacheprovider -n "${WORKERS:-8}" --dist loadfile \
+  # -v: every result line names its test, so a run cut off at the deadline (no summary, no junit file) still says
+  # which tests failed; those lines are repeated at the end of the log
+  TAIL=40 step "pytest" $PY -m pytest -v -p no:cacheprovider -n "${WORKERS:-8}" --dist loadfile \
     --junitxml="$OUT/junit.xml" -o addopts="" -rfE "${pyargs[@]}"
+  grep -E "(FAILED|ERROR) tests/" "$log" | sed 's/^/   /' | sort -u | head -n 60 | tee -a "$log.failed"
+  [ -s "$log.failed" ] && { echo "== failed tests:"; cat "$log.failed"; } >> "$log"; rm -f "$log.failed"
 fi
 for item in ${LABS:-}; do
   lab=${item%%:*}; args=""
