@@ -234,7 +234,9 @@ def runs(fn, what: str) -> bool:
         fn()
         return True
     except Exception as e:  # noqa: BLE001
-        print(f"  ({what} skipped: {type(e).__name__}: {str(e)[:160]})")
+        from .i18n import tr
+
+        print(tr("  ({what} skipped: {error})", what=what, error=f"{type(e).__name__}: {str(e)[:160]}"))
         return False
 
 

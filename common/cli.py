@@ -24,6 +24,7 @@ import sys
 import time
 
 from . import device
+from .i18n import tr
 
 
 def you_will_learn(doc: str | None) -> str:
@@ -100,6 +101,8 @@ def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | Non
     p.add_argument("--set", action="append", default=[], type=set_value, metavar="NAME=VALUE",
                    help="override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)")
     p.add_argument("--device-info", action="store_true", help="describe the GPU (or --arch without one) and exit")
+    p.add_argument("--lang", choices=("en", "ko"), default=None,
+                   help="language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)")
     return p
 
 
@@ -135,25 +138,29 @@ def _cc(arch: str) -> int:
 
 def finish_args(args: argparse.Namespace) -> argparse.Namespace:
     """Fill defaults that depend on the machine; handle --gpu list, --device-info and --set."""
-    from . import config
+    from . import config, i18n
 
+    if getattr(args, "lang", None):
+        i18n.set_lang(args.lang)
     if getattr(args, "gpu", None) == "list":
         print_profiles()
         raise SystemExit(0)
     if args.bench is None:
         args.bench = device.has_gpu()
     if args.bench and not device.has_gpu():
-        print(f"--bench needs a GPU ({device.no_gpu_reason()}); running the checks only", file=sys.stderr)
+        print(tr("--bench needs a GPU ({why}); running the checks only", why=tr(device.no_gpu_reason())),
+              file=sys.stderr)
         args.bench = False
     gpu = getattr(args, "gpu", None)
     if gpu:
         prof_arch = device.profile_info(gpu).arch
         if args.arch is not None and device.arch_info(args.arch).arch != prof_arch:
-            raise SystemExit(f"usage error: --gpu {gpu} is an {prof_arch} GPU, --arch says {args.arch}")
+            raise SystemExit(tr("usage error: --gpu {gpu} is an {arch} GPU, --arch says {other}", gpu=gpu,
+                                arch=prof_arch, other=args.arch))
         if device.has_gpu():
             if not getattr(args, "plan", False):
-                print(f"--gpu {gpu}: this machine has a GPU ({device.info().name}), whose own figures are used; "
-                      "--gpu only chooses the GPU of --plan here", file=sys.stderr)
+                print(tr("--gpu {gpu}: this machine has a GPU ({name}), whose own figures are used; --gpu only "
+                         "chooses the GPU of --plan here", gpu=gpu, name=device.info().name), file=sys.stderr)
         else:
             device.simulate(gpu)
         if args.arch is None and not device.has_gpu():
@@ -184,7 +191,7 @@ def print_profiles(file=None) -> None:
         rows.append({"--gpu": slug, "name": g.name, "arch": g.arch, "SMs": g.sms,
                      "memory": f"{g.total_mem_bytes / device.GiB:.0f} GiB", "GB/s": g.datasheet.get("hbm_gbps"),
                      "bf16 TFLOP/s": g.datasheet.get("bf16_tflops") or "-"})
-    print_table(rows, title="GPU profiles (common/gpu_specs.py, datasheet figures with their sources)", file=file)
+    print_table(rows, title="GPU profiles (common/gpu_specs.py: datasheet figures, each with its source)", file=file)
 
 
 _MODE_SHOWN = False
@@ -202,9 +209,9 @@ def print_mode_line(force: bool = False) -> None:
 def mode_line() -> str:
     """What will run: on the GPU, or the interpreter plus compile reports."""
     if device.has_gpu():
-        return f"GPU: {device.info().name} - CUDA C and Triton kernels run for real"
-    return (f"no GPU ({device.no_gpu_reason()}): Triton kernels run in the interpreter (slow, correct), CUDA C kernels "
-            "are compiled with NVRTC and their resources shown, nothing is timed on a GPU")
+        return tr("GPU: {name} - CUDA C and Triton kernels run for real", name=device.info().name)
+    return tr("no GPU ({why}): Triton kernels run in the interpreter (slow, correct), CUDA C kernels are compiled with "
+              "NVRTC and their resources shown, nothing is timed on a GPU", why=tr(device.no_gpu_reason()))
 
 
 class progress:
@@ -222,9 +229,9 @@ class progress:
         for i, it in enumerate(self.items):
             now = time.perf_counter()
             if tty or now - last > 5 or i == 0:
-                msg = f"  {self.desc} [{i + 1}/{n}] {now - t0:5.1f}s"
+                msg = f"  {tr(self.desc)} [{i + 1}/{n}] {now - t0:5.1f}s"
                 print(("\r" + msg) if tty else msg, end="" if tty else "\n", file=sys.stderr, flush=True)
                 last = now
             yield it
         if tty:
-            print(f"\r  {self.desc} [{n}/{n}] {time.perf_counter() - t0:5.1f}s", file=sys.stderr, flush=True)
+            print(f"\r  {tr(self.desc)} [{n}/{n}] {time.perf_counter() - t0:5.1f}s", file=sys.stderr, flush=True)

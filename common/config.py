@@ -45,6 +45,21 @@ class Resolved:
         return {"kernel family": self.family, "configuration": fmt(self.values), "from": self.source()}
 
 
+def say_source(src: str) -> str:
+    """A source phrase of source() in the chosen language (the JSON keeps the English one)."""
+    from .i18n import korean, tr
+
+    if not korean():
+        return src
+    out = []
+    for piece in src.split("; "):
+        key, sep, rest = piece.partition(": ") if re.match(r"^[A-Z_][A-Z0-9_]*: ", piece) else ("", "", piece)
+        m = re.match(r"^tuned on (.+?) \((.+)\)$", rest)
+        said = tr("tuned on {gpu} ({path})", gpu=m.group(1), path=m.group(2)) if m else tr(rest)
+        out.append(f"{key}{sep}{said}")
+    return "; ".join(out)
+
+
 def fmt(values: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items())
 
@@ -169,13 +184,15 @@ def unused_overrides() -> list[str]:
 def print_used(file=None) -> None:
     """The configuration each kernel family used in this run and where it came from; and any --set that no family
     of this lab took."""
+    from .i18n import tr
     from .table import print_table
 
-    rows = [r.row() for r in used()]
+    rows = [dict(r.row(), **{"from": say_source(r.source())}) for r in used()]
     if rows:
         print_table(rows, ["kernel family", "configuration", "from"],
                     title="configurations (the lab's default, this GPU's tuned record, --set NAME=VALUE)", file=file)
     left = unused_overrides()
     if left:
-        print(f"--set {' '.join(left)}: no kernel of this lab has such a setting"
-              + (f" (it has: {', '.join(sorted({k for r in used() for k in r.values}))})" if rows else ""), file=file)
+        has = ", ".join(sorted({k for r in used() for k in r.values}))
+        print(tr("--set {names}: no kernel of this lab has such a setting", names=" ".join(left))
+              + (tr(" (it has: {names})", names=has) if rows else ""), file=file)

@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import device
+from .i18n import tr
 
 ALL_ARCHS = ("sm_75", "sm_80", "sm_90")   # what every kernel must compile for, unless its file claims otherwise
 # the shared device primitives every kernel file may #include: reduce.cuh, cp_async.cuh, mma_sm80.cuh, ...
@@ -495,16 +496,17 @@ def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: di
 
     rep = compile_report(path, arch, defines=defines)
     rows = [r for r in rep.rows() if kernels is None or r["kernel"] in kernels]
-    print(f"\n{os.path.basename(path)} compiled with NVRTC {nvrtc_version()} for {rep.arch}:", file=file)
+    print("\n" + tr("{file} compiled with NVRTC {version} for {arch}:", file=os.path.basename(path),
+                    version=nvrtc_version(), arch=rep.arch), file=file)
     print_table(rows, file=file)
     if excerpt_of and excerpt_of in rep.kernels:
         ex = sass_excerpt(rep.kernels[excerpt_of].sass)
         if ex:
-            print(f"SASS excerpt of {excerpt_of} (memory and sync instructions):", file=file)
+            print(tr("SASS excerpt of {kernel} (memory and sync instructions):", kernel=excerpt_of), file=file)
             for ln in ex:
                 print("   ", ln, file=file)
     if find_cuobjdump() is None:
-        print("(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)", file=file)
+        print(tr("(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)"), file=file)
     return rep
 
 

@@ -160,7 +160,10 @@ FAULT_TYPES = ("GPUUnavailable", "ToolMissing", "TritonMissing")
 
 def _fault_hook(exc_type, exc, tb):
     if getattr(exc_type, "__name__", "") in FAULT_TYPES and os.environ.get("COURSE_TRACEBACK") != "1":
-        sys.stderr.write(f"error: {exc}\n(run with COURSE_TRACEBACK=1 to see where it was raised)\n")
+        from .i18n import tr
+
+        sys.stderr.write(tr("error: {what}", what=tr(str(exc))) + "\n"
+                         + tr("(run with COURSE_TRACEBACK=1 to see where it was raised)") + "\n")
         return
     _previous_hook(exc_type, exc, tb)
 
@@ -184,10 +187,11 @@ def require_gpu(what: str = "this") -> None:
     """Raise GPUUnavailable with a clear sentence when there is no GPU."""
     ok, why = _probe()
     if not ok:
-        raise GPUUnavailable(
-            f"{what} needs a CUDA GPU, and none is usable: {why}. Without a GPU the course runs Triton kernels in the "
-            "interpreter and shows the CUDA C compile report instead."
-        )
+        from .i18n import tr
+
+        raise GPUUnavailable(tr("{what} needs a CUDA GPU, and none is usable: {why}. Without a GPU the course runs "
+                                "Triton kernels in the interpreter and shows the CUDA C compile report instead.",
+                                what=what, why=tr(why)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -320,9 +324,11 @@ def register_arch(d: DeviceInfo) -> Arch:
                 smem_carveouts_kib=tuple(k for k in base.smem_carveouts_kib if k * KiB <= d.smem_per_sm),
                 example="", source="read off the device")
     ARCHS[d.arch] = a
-    print(f"note: {d.name} is {d.arch}, which the course's table (common/gpu_specs.py) does not describe; using the "
-          f"limits the device reports, and the rules of {base.arch}. Every kernel that needs no more than this GPU "
-          "offers runs; the plan (--plan) says which.", file=sys.stderr)
+    from .i18n import tr
+
+    print(tr("note: {name} is {arch}, which the course's table (common/gpu_specs.py) does not describe; using the "
+             "limits the device reports, and the rules of {base}. Every kernel that needs no more than this GPU offers "
+             "runs; the plan (--plan) says which.", name=d.name, arch=d.arch, base=base.arch), file=sys.stderr)
     return a
 
 
@@ -407,18 +413,23 @@ def gpu_slug(name: str | None = None) -> str:
 
 def describe(arch: str | None = None) -> str:
     """A few lines on the GPU at hand, or on the profile that stands for it when there is none."""
+    from .i18n import tr
+
     d = current(arch)
     ds = d.datasheet.get("hbm_gbps")
     head = f"{d.name} ({d.arch})" if not d.simulated else \
-        f"no GPU ({no_gpu_reason()}); describing {d.name} ({d.arch}, {arch_info(d.arch).family}) from the table"
+        tr("no GPU ({why}); describing {name} ({arch}, {family}) from the table", why=tr(no_gpu_reason()),
+           name=d.name, arch=d.arch, family=arch_info(d.arch).family)
     lines = [
-        f"{head}, {d.sms} SMs, {d.l2_bytes / MiB:.0f} MiB L2, {d.smem_per_sm // KiB} KiB shared/SM, "
-        f"{d.regs_per_sm} registers/SM, {d.total_mem_bytes / GiB:.0f} GiB",
-        f"clocks: SM {d.sm_clock_mhz:.0f} MHz, memory {d.mem_clock_mhz:.0f} MHz x {d.mem_bus_bits}-bit bus = "
-        f"{d.theoretical_gbps:.0f} GB/s from the clock" + (f" (datasheet {ds} GB/s)" if ds else ""),
+        tr("{head}, {sms} SMs, {l2} MiB L2, {smem} KiB shared/SM, {regs} registers/SM, {mem} GiB", head=head,
+           sms=d.sms, l2=f"{d.l2_bytes / MiB:.0f}", smem=d.smem_per_sm // KiB, regs=d.regs_per_sm,
+           mem=f"{d.total_mem_bytes / GiB:.0f}"),
+        tr("clocks: SM {sm} MHz, memory {mem} MHz x {bus}-bit bus = {gbps} GB/s from the clock", sm=f"{d.sm_clock_mhz:.0f}",
+           mem=f"{d.mem_clock_mhz:.0f}", bus=d.mem_bus_bits, gbps=f"{d.theoretical_gbps:.0f}")
+        + (tr(" (datasheet {gbps} GB/s)", gbps=ds) if ds else ""),
     ]
     if not d.simulated:
-        lines.append(f"CUDA driver {d.driver_cuda}, runtime {d.runtime_cuda}")
+        lines.append(tr("CUDA driver {driver}, runtime {runtime}", driver=d.driver_cuda, runtime=d.runtime_cuda))
     elif d.arch != arch_info(arch or d.arch).arch:
-        lines.append(f"(--arch {arch} has no profile of its own in the table)")
+        lines.append(tr("(--arch {arch} has no profile of its own in the table)", arch=arch))
     return "\n".join(lines)

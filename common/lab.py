@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import arrays, check, cli, config, device
+from .i18n import tr
 
 
 @dataclass
@@ -168,7 +169,7 @@ def stop_before_bench(ok: bool, args) -> int | None:
     """After a lab's checks on a GPU: the exit status when it stops there (1: a check failed, so nothing is timed;
     0: --no-bench), or None to go on to the benchmark."""
     if not ok:
-        print("correctness failed: not benchmarking")
+        print(tr("correctness failed: not benchmarking"))
         return 1
     return None if args.bench else 0
 
@@ -179,7 +180,7 @@ def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True)
     for v in variants:
         ok_here, why = v.available()
         if not ok_here:
-            rows.append({"variant": v.name, "impl": v.impl, "cases": 0, "result": f"skipped: {why}"})
+            rows.append({"variant": v.name, "impl": v.impl, "cases": 0, "result": tr("skipped: {why}", why=tr(why))})
             continue
         n, fails, worst, passed_over = 0, [], 0.0, []
         t0 = time.perf_counter()
@@ -204,17 +205,20 @@ def check_variants(lab, variants: list[Variant], cases, *, verbose: bool = True)
         only_passed_over = n == 0 and not fails and passed_over and v.impl == "peer"
         ok = not fails and (n > 0 or only_passed_over)
         all_ok &= ok
-        result = (f"ok ({n} cases, worst rel err {worst:.1e})" if n and ok else "not checked here" if ok else
-                  f"FAILED {len(fails)}/{max(n, len(fails))}: {fails[0]}" if fails else "no case ran")
+        result = (tr("ok ({n} cases, worst rel err {worst:.1e})", n=n, worst=worst) if n and ok else
+                  tr("not checked here") if ok else
+                  tr("FAILED {bad}/{of}: {first}", bad=len(fails), of=max(n, len(fails)), first=fails[0]) if fails else
+                  tr("no case ran"))
         if passed_over:
-            result += f"; {len(passed_over)} case(s) it cannot serve, passed over ({passed_over[0]})"
+            result += tr("; {n} case(s) it cannot serve, passed over ({first})", n=len(passed_over),
+                        first=passed_over[0])
         rows.append({"variant": v.name, "impl": v.impl, "cases": n, "result": result,
                      "secs": round(time.perf_counter() - t0, 2)})
     if verbose:
         from . import report
 
         report.print_table(rows, ["variant", "impl", "cases", "secs", "result"],
-                           title=f"correctness against the float64 reference (seed {check.seed()})")
+                           title=tr("correctness against the float64 reference (seed {seed})", seed=check.seed()))
     return rows, all_ok
 
 
@@ -306,19 +310,19 @@ def replot(lab, bench, directory: str | None, out_dir: str | None) -> int:
 
     path = results_json(lab, directory)
     if not os.path.exists(path):
-        print(f"--replot: no {os.path.relpath(path)}; measure on a GPU first (python -m {lab.__package__})",
-              file=sys.stderr)
+        print(tr("--replot: no {path}; measure on a GPU first (python -m {lab})", path=os.path.relpath(path),
+                lab=lab.__package__), file=sys.stderr)
         return 2
     if directory is None and device.has_gpu() and os.path.basename(os.path.dirname(path)) != device.gpu_slug():
-        print(f"--replot: this GPU ({device.info().name}) has no results/{device.gpu_slug()}/{lab.LAB}.json yet; "
-              f"redrawing the committed {os.path.relpath(path, report.ROOT)} instead (measure yours with "
-              f"python -m {lab.__package__})")
+        print(tr("--replot: this GPU ({gpu}) has no results/{slug}/{name}.json yet; redrawing the committed {path} "
+                "instead (measure yours with python -m {lab})", gpu=device.info().name, slug=device.gpu_slug(),
+                name=lab.LAB, path=os.path.relpath(path, report.ROOT), lab=lab.__package__))
     with open(path) as f:
         data = json.load(f)
     out_dir = out_dir or os.path.dirname(path)
     os.makedirs(out_dir, exist_ok=True)
     for p in bench.plot(data, out_dir):
-        print("wrote", p)
+        print(tr("wrote {path}", path=p))
     return 0
 
 
@@ -362,7 +366,7 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
         bench.compile_report(args)
     config.print_used()
     if not gpu:
-        print(getattr(bench, "CPU_NOTE", CPU_NOTE))
+        print(tr(getattr(bench, "CPU_NOTE", CPU_NOTE)))
         return 0 if ok else 1
     if (stop := stop_before_bench(ok, args)) is not None:
         return stop
@@ -379,11 +383,11 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     if args.json:
         meta = dict(res.meta)
         meta.setdefault("configurations", [r.row() for r in config.used()])
-        print("wrote", report.write_json(name, res.rows, out_dir=ctx.out_dir, **meta))
+        print(tr("wrote {path}", path=report.write_json(name, res.rows, out_dir=ctx.out_dir, **meta)))
     if args.plot and not tuning and hasattr(bench, "plot"):
         data = dict(res.meta, rows=res.rows, gpu=device.info().name)
         for path in bench.plot(data, ctx.out_dir):
-            print("wrote", path)
+            print(tr("wrote {path}", path=path))
     return 0 if res.ok else 1
 
 
@@ -473,7 +477,7 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
     chosen = select_labs(p, labs, args.only)
     lab_argv = _without_phase_flags(argv)
     cli.print_mode_line()
-    print(title)
+    print(tr(title))
     summary, status = [], 0
     for name in chosen:
         print(f"\n{'=' * 100}\n{phase}.{name}\n{'=' * 100}", flush=True)
@@ -487,10 +491,10 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
             rc = 1
         status = status or rc
         summary.append({"lab": name, "exit": rc, "secs": round(time.perf_counter() - t0, 1),
-                        "ran": "GPU" if device.has_gpu() else "interpreter + compile report"})
+                        "ran": "GPU" if device.has_gpu() else tr("interpreter + compile report")})
     from . import report
 
-    report.print_table(summary, title=f"{title}: summary")
+    report.print_table(summary, title=tr("{title}: summary", title=tr(title)))
     return status
 
 

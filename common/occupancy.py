@@ -46,7 +46,9 @@ def _round_up(x: int, unit: int) -> int:
 
 
 def _blocks(n: int) -> str:
-    return f"{n} block" + ("" if n == 1 else "s")
+    from .i18n import plural
+
+    return plural(n, "{n} block", "{n} blocks")
 
 
 @dataclass(frozen=True)
@@ -101,36 +103,46 @@ class Occupancy:
         return d
 
     def explain(self) -> str:
-        """The arithmetic, one resource per line."""
+        """The arithmetic, one resource per line (in the chosen language: common.i18n)."""
+        from .i18n import tr
+
         a = _arch(self.arch)
         wpb = self.warps_per_block
-        lines = [f"{self.arch}: {self.threads_per_block} threads/block ({wpb} warps), {self.regs_per_thread} "
-                 f"registers/thread, {self.smem_static} B static + {self.smem_dynamic} B dynamic shared memory"]
+        lines = [tr("{arch}: {threads} threads/block ({warps} warps), {regs} registers/thread, {static} B static + "
+                    "{dynamic} B dynamic shared memory", arch=self.arch, threads=self.threads_per_block, warps=wpb,
+                    regs=self.regs_per_thread, static=self.smem_static, dynamic=self.smem_dynamic)]
         lim = self.limits
-        lines.append(f"  warps      {a.max_warps_per_sm} warps/SM // {wpb} = {_blocks(lim['warps'])}")
-        lines.append(f"  blocks     resident-block limit = {_blocks(lim['blocks'])}")
+        lines.append(tr("  warps      {max} warps/SM // {wpb} = {blocks}", max=a.max_warps_per_sm, wpb=wpb,
+                        blocks=_blocks(lim["warps"])))
+        lines.append(tr("  blocks     resident-block limit = {blocks}", blocks=_blocks(lim["blocks"])))
         if self.regs_per_thread:
             per_sp = a.regs_per_sm // SUB_PARTITIONS
-            lines.append(f"  registers  {self.regs_per_thread} x 32 = {self.regs_per_thread * 32} -> {self.regs_per_warp}"
-                         f" per warp (unit {a.reg_alloc_unit}); {SUB_PARTITIONS} x ({per_sp} // {self.regs_per_warp}) = "
-                         f"{SUB_PARTITIONS * (per_sp // self.regs_per_warp)} warps // {wpb} = {_blocks(lim['registers'])}")
+            lines.append(tr("  registers  {regs} x 32 = {raw} -> {per_warp} per warp (unit {unit}); {sp} x ({per_sp} // "
+                            "{per_warp}) = {warps} warps // {wpb} = {blocks}", regs=self.regs_per_thread,
+                            raw=self.regs_per_thread * 32, per_warp=self.regs_per_warp, unit=a.reg_alloc_unit,
+                            sp=SUB_PARTITIONS, per_sp=per_sp, warps=SUB_PARTITIONS * (per_sp // self.regs_per_warp),
+                            wpb=wpb, blocks=_blocks(lim["registers"])))
         else:
-            lines.append("  registers  none used: no limit")
+            lines.append(tr("  registers  none used: no limit"))
         if self.smem_per_block:
-            lines.append(f"  shared     {self.smem_static} + {self.smem_dynamic} + {a.smem_reserved_per_block} reserved "
-                         f"-> {self.smem_per_block} B/block (unit {a.smem_alloc_unit}); {self.smem_per_sm} B/SM // "
-                         f"{self.smem_per_block} = {_blocks(lim['shared memory'])}")
+            lines.append(tr("  shared     {static} + {dynamic} + {reserved} reserved -> {block} B/block (unit {unit}); "
+                            "{sm} B/SM // {block} = {blocks}", static=self.smem_static, dynamic=self.smem_dynamic,
+                            reserved=a.smem_reserved_per_block, block=self.smem_per_block, unit=a.smem_alloc_unit,
+                            sm=self.smem_per_sm, blocks=_blocks(lim["shared memory"])))
         else:
-            lines.append("  shared     none used: no limit")
+            lines.append(tr("  shared     none used: no limit"))
         if "barriers" in lim and lim["barriers"] < 10**6:
-            lines.append(f"  barriers   {BARRIERS_PER_BLOCK_SLOT * a.max_blocks_per_sm} per SM // {self.barriers} per block = "
-                         f"{_blocks(lim['barriers'])}")
+            lines.append(tr("  barriers   {sm} per SM // {block} per block = {blocks}",
+                            sm=BARRIERS_PER_BLOCK_SLOT * a.max_blocks_per_sm, block=self.barriers,
+                            blocks=_blocks(lim["barriers"])))
         if self.blocks_per_sm:
-            lines.append(f"  => {_blocks(self.blocks_per_sm)} x {wpb} warps = {self.active_warps}/{self.max_warps_per_sm} "
-                         f"warps = {self.occupancy:.1%} occupancy, limited by {' and '.join(self.limiters)}")
+            lines.append(tr("  => {blocks} x {wpb} warps = {active}/{max} warps = {occ:.1%} occupancy, limited by "
+                            "{limiters}", blocks=_blocks(self.blocks_per_sm), wpb=wpb, active=self.active_warps,
+                            max=self.max_warps_per_sm, occ=self.occupancy,
+                            limiters=tr(" and ").join(tr(x) for x in self.limiters)))
         else:
-            lines.append(f"  => no block fits: {self.why_zero}")
-        lines += [f"  note: {n}" for n in self.notes]
+            lines.append(tr("  => no block fits: {why}", why=self.why_zero))
+        lines += [tr("  note: {text}", text=n) for n in self.notes]
         return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import device
+from .i18n import tr
 
 GRID_X_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -59,9 +60,11 @@ class Launch:
         cfg = " ".join(f"{k}={v}" for k, v in self.defines.items())
         if self.impl == "triton":
             cfg = (cfg + f" warps={self.num_warps} stages={self.num_stages}").strip()
+        from .config import say_source
+
         return {"variant": self.variant, "kernel": self.kernel, "grid": "x".join(map(str, self.grid)),
                 "threads": self.threads, "smem": self.dyn_smem or "", "configuration": cfg or "-",
-                "from": self.config_source or "fixed", "case": self.case}
+                "from": say_source(self.config_source or "fixed"), "case": tr(self.case) if self.case else ""}
 
 
 @dataclass
@@ -94,20 +97,24 @@ class Plan:
         from .table import print_table
 
         g = self.gpu
-        print(f"\nplan of {self.lab} on {g.label()}: {g.sms} SMs, {g.smem_per_block_optin // device.KiB} KiB shared "
-              f"memory per block, {g.total_mem_bytes / device.GiB:.0f} GiB, {g.hbm_gbps:.0f} GB/s", file=file)
-        print_table([{"variant": v.name, "impl": v.impl, "runs here": "yes" if v.runs else "no",
-                      "why not": v.why} for v in self.variants], title="variants", file=file)
+        print("\n" + tr("plan of {lab} on {gpu}: {sms} SMs, {smem} KiB shared memory per block, {mem} GiB, {bw} GB/s",
+                        lab=self.lab, gpu=g.label(), sms=g.sms, smem=g.smem_per_block_optin // device.KiB,
+                        mem=f"{g.total_mem_bytes / device.GiB:.0f}", bw=f"{g.hbm_gbps:.0f}"), file=file)
+        print_table([{"variant": v.name, "impl": v.impl, "runs here": tr("yes") if v.runs else tr("no"),
+                      "why not": tr(v.why) if v.why else ""} for v in self.variants], title="variants", file=file)
         if self.launches:
             print_table([x.row() for x in self.launches], title="kernel launches of the benchmark case", file=file)
         if self.configs:
-            print_table([r.row() for r in self.configs], ["kernel family", "configuration", "from"],
-                        title="configurations", file=file)
+            from .config import say_source
+
+            print_table([dict(r.row(), **{"from": say_source(r.source())}) for r in self.configs],
+                        ["kernel family", "configuration", "from"], title="configurations", file=file)
         if self.predictions:
-            print_table([{"prediction": k, "value": v} for k, v in self.predictions.items()],
-                        title=f"predictions for {g.name}", file=file)
+            print_table([{"prediction": tr(k), "value": tr(v) if isinstance(v, str) else v}
+                         for k, v in self.predictions.items()],
+                        title=tr("predictions for {gpu}", gpu=g.name), file=file)
         for n in self.notes:
-            print("note:", n, file=file)
+            print(tr("note: {text}", text=tr(n)), file=file)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

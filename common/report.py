@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 from . import device
+from .i18n import tr
 from .table import _fmt, print_table  # noqa: F401 - the report API: report.print_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -140,6 +141,9 @@ def pyplot():
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    from .i18n import matplotlib_fonts
+
+    matplotlib_fonts()          # Korean output: a font with Hangul (koreanize-matplotlib)
     return plt
 
 
@@ -179,14 +183,16 @@ def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: s
     styles = ["--", ":", "-."]
     for i, (label, y) in enumerate((hlines or {}).items()):
         ax.axhline(y, ls=styles[i % 3], color="gray", lw=1)
-        ax.annotate(label, xy=(0.01, y), xycoords=("axes fraction", "data"), va="bottom", fontsize=8, color="dimgray")
+        ax.annotate(tr(label), xy=(0.01, y), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
+                    color="dimgray")
     for i, (label, xv) in enumerate((vlines or {}).items()):
         ax.axvline(xv, ls=":", color="tab:gray", lw=1)
-        ax.annotate(label, xy=(xv, 0.02), xycoords=("data", "axes fraction"), rotation=90, va="bottom",
+        ax.annotate(tr(label), xy=(xv, 0.02), xycoords=("data", "axes fraction"), rotation=90, va="bottom",
                     fontsize=8, color="dimgray")
     for x0, x1, label in shade or []:
         ax.axvspan(x0, x1, alpha=0.07, color="tab:blue")
-        ax.annotate(label, xy=((x0 * x1) ** 0.5 if logx else (x0 + x1) / 2, 0.97), xycoords=("data", "axes fraction"),
+        ax.annotate(tr(label), xy=((x0 * x1) ** 0.5 if logx else (x0 + x1) / 2, 0.97),
+                    xycoords=("data", "axes fraction"),
                     ha="center", va="top", fontsize=8)
     if logx:
         ax.set_xscale("log", base=2)
@@ -196,15 +202,15 @@ def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: s
         ax.set_xticks(xticks)
         if xticklabels is not None:
             ax.set_xticklabels(xticklabels, fontsize=8)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11)
+    ax.set_xlabel(tr(xlabel))
+    ax.set_ylabel(tr(ylabel))
+    ax.set_title(tr(title), fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     if legend_outside:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         ax.legend(fontsize=8)
-    return save(fig, path, note=note)
+    return save(fig, path, note=tr(note) if note else note)
 
 
 def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title: str,
@@ -222,21 +228,21 @@ def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title:
     ax.barh(ys, [0.0 if v is None else v for v in values], color=colors)
     for y, v in zip(ys, values):
         if v is None:
-            ax.annotate(missing, xy=(0, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8,
+            ax.annotate(tr(missing), xy=(0, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8,
                         color="gray", style="italic")
             continue
         ax.annotate(annotate_fmt.format(v), xy=(v, y), xytext=(3, 0), textcoords="offset points", va="center",
                     fontsize=8)
     for i, (label, x) in enumerate((hlines or {}).items()):
         ax.axvline(x, ls="--", color="gray", lw=1)
-        ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
+        ax.annotate(tr(label), xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
                     fontsize=8)
     ax.set_yticks(ys)
     ax.set_yticklabels(labels, fontsize=8)
-    ax.set_xlabel(ylabel)
-    ax.set_title(title, fontsize=11)
+    ax.set_xlabel(tr(ylabel))
+    ax.set_title(tr(title), fontsize=11)
     ax.grid(True, axis="x", alpha=0.3)
-    return save(fig, path, note=note)
+    return save(fig, path, note=tr(note) if note else note)
 
 
 IMPL_COLORS = {"cuda": "tab:blue", "triton": "tab:orange", "peer": "tab:gray"}
@@ -280,7 +286,7 @@ def plot_grouped_bars(path: str, groups: list, *, xlabel: str, title: str, legen
         ax.axhline(s, color="gray", lw=0.6)
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls="--", color="gray", lw=1)
-        ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
+        ax.annotate(tr(label), xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
                     fontsize=8)
     ax.set_yticks(ticks)
     ax.set_yticklabels(labels, fontsize=8)
@@ -289,14 +295,14 @@ def plot_grouped_bars(path: str, groups: list, *, xlabel: str, title: str, legen
         ax.get_yticklabels()[i].set_fontsize(8.5)
     ax.set_ylim(-0.6, n_rows - 0.4)
     ax.set_xlim(0, max([v for _, bars in groups for _, v, _ in bars] + [1e-9]) * 1.12)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(tr(xlabel))
     ax.grid(True, axis="x", alpha=0.3)
-    fig.suptitle(title, fontsize=10.5, y=1 - 0.12 / height, va="top")
+    fig.suptitle(tr(title), fontsize=10.5, y=1 - 0.12 / height, va="top")
     if legend:
-        fig.legend(handles=[Patch(color=c, label=k) for k, c in legend.items()], loc="lower center",
+        fig.legend(handles=[Patch(color=c, label=tr(k)) for k, c in legend.items()], loc="lower center",
                    bbox_to_anchor=(0.5, (0.05 + 0.17 * n_note) / height), ncol=2, fontsize=8, frameon=False)
     if note:
-        fig.text(0.5, 0.05 / height, note, ha="center", va="bottom", fontsize=7.5, color="dimgray")
+        fig.text(0.5, 0.05 / height, tr(note), ha="center", va="bottom", fontsize=7.5, color="dimgray")
     fig.tight_layout(rect=(0, bottom_in / height, 1, 1))      # tight_layout makes room for the suptitle
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -25,17 +25,32 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def width(s: str) -> int:
+    """Columns a string takes on a terminal: Hangul and other wide characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in s)
+
+
+def _pad(s: str, w: int) -> str:
+    return s + " " * (w - width(s))
+
+
 def print_table(rows: list[dict], columns: list[str] | None = None, *, title: str | None = None, file=None) -> None:
-    """A plain aligned table; columns default to the keys of the first row."""
+    """A plain aligned table; columns default to the keys of the first row. The title and the column names print in
+    the chosen language (common.i18n: the row dicts keep their English keys, which the JSON files use)."""
+    from .i18n import tr
+
     if title:
-        print(f"\n{title}", file=file)
+        print(f"\n{tr(title)}", file=file)
     if not rows:
-        print("(no rows)", file=file)
+        print(tr("(no rows)"), file=file)
         return
     cols = columns or list(rows[0].keys())
+    heads = [tr(c) for c in cols]
     cells = [[_fmt(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)), file=file)
+    widths = [max(width(h), *(width(row[i]) for row in cells)) for i, h in enumerate(heads)]
+    print("  ".join(_pad(h, w) for h, w in zip(heads, widths)).rstrip(), file=file)
     print("  ".join("-" * w for w in widths), file=file)
     for row_ in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row_, widths)), file=file)
+        print("  ".join(_pad(v, w) for v, w in zip(row_, widths)).rstrip(), file=file)

@@ -10,6 +10,9 @@ from tests.seeds import GATE_SEEDS
 # Fixed seeds gate: a plain `make test` draws every random input from one fixed process seed, so a landing cannot fail
 # by chance. `make fuzz SEEDS=N` (or COURSE_SEED=<n> by hand) explores other seeds.
 os.environ.setdefault("COURSE_SEED", str(GATE_SEEDS[0]))
+# Tests read the English output (a learner's Korean locale must not change what they compare); the Korean output has
+# its own tests, which choose it (tests/test_i18n.py).
+os.environ["COURSE_LANG"] = "en"
 # Tests write only to temporary folders: every lab's JSON and PNG go here instead of results/<gpu>/.
 os.environ.setdefault("COURSE_RESULTS", tempfile.mkdtemp(prefix="course-results-"))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

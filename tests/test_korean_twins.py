@@ -104,3 +104,41 @@ def test_korean_links_point_at_korean_twins_where_they_exist(page):
         if target == os.path.join(ROOT, page):
             continue                                          # the page's own English twin (the language link)
         assert not os.path.exists(target[:-3] + ".ko.md"), f"{ko}: links {t}, whose Korean twin exists"
+
+
+def sections(text: str) -> list[dict]:
+    """Per heading-delimited section of a page's prose (no code blocks, no generated blocks): its inline code spans
+    (sorted), its list items and its table rows."""
+    prose = FENCE.sub("", text)
+    out = []
+    for sec in re.split(r"^#{1,6}\s.*$", prose, flags=re.M):
+        spans = [" ".join(c.split()) for c in re.findall(r"`[^`]+`", sec)]     # a span may wrap to the next line
+        out.append({"code": sorted(spans),
+                    "items": len(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s+\S", sec, re.M)),
+                    "rows": len(re.findall(r"^\|.*\|\s*$", sec, re.M))})
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_korean_twin_has_the_same_code_lists_and_tables_in_each_section(page):
+    en, kr = sections(_read(page)), sections(_read(twin_of(page)))
+    assert len(en) == len(kr)
+    bad = []
+    for i, (a, b) in enumerate(zip(en, kr)):
+        for what in ("code", "items", "rows"):
+            if a[what] != b[what]:
+                diff = (f"only in English {sorted(set(a[what]) - set(b[what]))[:4]}, only in Korean "
+                        f"{sorted(set(b[what]) - set(a[what]))[:4]}" if what == "code" else f"{a[what]} vs {b[what]}")
+                bad.append(f"section {i}: {what} differ ({diff})")
+    assert not bad, f"{twin_of(page)}: " + "; ".join(bad[:8])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_korean_twin_translates_the_english_page_as_it_is(page):
+    """The twin records which version of the English page it translates (tools/ko_twins.py): an English change fails
+    here until the twin is updated and stamped (`python -m tools.ko_twins --stamp PAGE`)."""
+    from tools import ko_twins
+
+    have, want = ko_twins.recorded(page), ko_twins.fingerprint(page)
+    assert have == want, (f"{twin_of(page)} translates {page} @ {have or '(no record)'}, the English page is now "
+                          f"@ {want}: update the twin, then python -m tools.ko_twins --stamp {page}")
