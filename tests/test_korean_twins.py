@@ -22,7 +22,7 @@ def english_pages() -> list[str]:
 
 PAGES = english_pages()
 GENERATED = re.compile(r"<!-- ([\w.-]+):start -->.*?<!-- \1:end -->", re.S)
-FENCE = re.compile(r"^(```+|~~~+)[^\n]*\n.*?^\1\s*$", re.S | re.M)
+FENCE = re.compile(r"^[ \t]*(```+|~~~+)[^\n]*\n.*?^[ \t]*\1\s*$", re.S | re.M)   # indented in a list too
 INLINE = re.compile(r"`[^`\n]+`")
 LINK = re.compile(r"(!?)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")   # ASCII edges: Korean particles follow numbers
@@ -106,6 +106,24 @@ def test_korean_links_point_at_korean_twins_where_they_exist(page):
         assert not os.path.exists(target[:-3] + ".ko.md"), f"{ko}: links {t}, whose Korean twin exists"
 
 
+def _list_items(text: str) -> int:
+    """List items as Markdown reads them: a bullet line, or a numbered line that starts a list (number 1, or after a
+    blank line or another item); '2) ...' wrapped into a paragraph is text, not an item."""
+    n, prev_blank, in_list = 0, True, False
+    for line in text.splitlines():
+        if not line.strip():
+            prev_blank, in_list = True, in_list
+            continue
+        bullet = re.match(r"^\s*[-*+]\s+\S", line)
+        num = re.match(r"^\s*(\d+)[.)]\s+\S", line)
+        if bullet or (num and (num.group(1) == "1" or prev_blank or in_list)):
+            n, in_list = n + 1, True
+        elif prev_blank:
+            in_list = bool(re.match(r"^\s{2,}\S", line)) and in_list      # an indented continuation stays in the list
+        prev_blank = False
+    return n
+
+
 def sections(text: str) -> list[dict]:
     """Per heading-delimited section of a page's prose (no code blocks, no generated blocks): its inline code spans
     (sorted), its list items and its table rows."""
@@ -113,8 +131,7 @@ def sections(text: str) -> list[dict]:
     out = []
     for sec in re.split(r"^#{1,6}\s.*$", prose, flags=re.M):
         spans = [" ".join(c.split()) for c in re.findall(r"`[^`]+`", sec)]     # a span may wrap to the next line
-        out.append({"code": sorted(spans),
-                    "items": len(re.findall(r"^\s*(?:[-*+]|\d+[.)])\s+\S", sec, re.M)),
+        out.append({"code": sorted(spans), "items": _list_items(sec),
                     "rows": len(re.findall(r"^\|.*\|\s*$", sec, re.M))})
     return out
 

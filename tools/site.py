@@ -80,9 +80,10 @@ def published() -> dict[str, str]:
                 for src in sorted(glob.glob(os.path.join(d, pat))):
                     out[_rel(src)] = source_page(_rel(src))
     for gpu in result_gpus():
-        res = f"results/{gpu}/README.md"
-        if os.path.exists(os.path.join(ROOT, res)):
-            out[res] = f"results/{gpu}/index.md"
+        for name, target in (("README.md", "index.md"), ("README.ko.md", "index.ko.md")):
+            res = f"results/{gpu}/{name}"
+            if os.path.exists(os.path.join(ROOT, res)):
+                out[res] = f"results/{gpu}/{target}"
     return out
 
 
@@ -96,7 +97,8 @@ def result_gpus() -> list[str]:
 
 def assets() -> list[str]:
     """Files copied as they are: the committed plots and JSON, and the screenshots the docs show."""
-    pats = [f"results/{g}/{ext}" for g in result_gpus() for ext in ("*.png", "*.json")] + ["docs/screenshots/*.png"]
+    pats = [f"results/{g}/{ext}" for g in result_gpus() for ext in ("*.png", "*.json", "ko/*.png")]
+    pats += ["docs/screenshots/*.png"]
     return sorted(_rel(p) for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
 
 
