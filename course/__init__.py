@@ -4,4 +4,5 @@
     python -m course exercise 2.6.3            # check your answer to exercise 2.6.3
     python -m course exercise 2.6.3 --begin    # copy the starting point to my_work/2.6.3/ to edit
     python -m course exercise 2.6.3 --solution # show the solution (try first)
+    python -m course list --lang ko            # in Korean (or COURSE_LANG=ko, or a Korean locale)
 """

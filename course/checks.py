@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -18,6 +19,65 @@ from course.exercise import ROOT, Verdict
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from common.i18n import korean, tr  # noqa: E402 - after ROOT is on the path
+
+
+def listed(parts: list[str]) -> str:
+    """Several reasons in one verdict: '; '-separated in English; in Korean one a line, each after '  - ' (a Korean
+    sentence does not go on after a semicolon)."""
+    if korean():
+        return "".join("\n  - " + p for p in parts)
+    return "; ".join(parts)
+
+
+def sentences(parts: list[str]) -> str:
+    """Clauses of one reason: '; '-separated in English, as sentences ('. ') in Korean."""
+    return (". " if korean() else "; ").join(parts)
+
+
+def both(parts: list[str]) -> str:
+    """Names of things that hold together ('registers and warps'): ' and ' in English, ', ' in Korean."""
+    return (", " if korean() else " and ").join(parts)
+
+
+# What common.check prints (Comparison.message, guard_damage), read back into its numbers to be said in Korean; the
+# English stays exactly as common.check wrote it. A message of another shape is passed on as it is.
+_MISMATCH = re.compile(r"MISMATCH: rel err (?P<rel>\S+) \(limit (?P<limit>\S+)\), (?P<bad>\d+)/(?P<n>\d+) finite "
+                       r"elements outside (?P<elem>\S+), max abs (?P<abs>[^;]+)")
+_NONFINITE = re.compile(r"; (?P<k>\d+) non-finite outputs \(first at flat index (?P<i>\d+): unwritten\?\)")
+_SPECIAL = re.compile(r"; (?P<k>\d+) outputs differ where the reference is NaN/Inf \(first at flat index (?P<i>\d+): "
+                      r"reference (?P<ref>\S+), output (?P<out>[^)]+)\)")
+_SHAPE = re.compile(r"shape (?P<got>\(.*?\)) != reference shape (?P<want>\(.*?\))$")
+_BEFORE = re.compile(r"(?P<k>\d+) element\(s\) before the output's start \(the nearest (?P<d>\d+) before it\)")
+_PAST = re.compile(r"(?P<k>\d+) element\(s\) past its end \(the first (?P<d>\d+) after the last element\)")
+
+
+def said(message: str) -> str:
+    """A message of common.check (a comparison, a write outside the output) in the chosen language."""
+    if not korean():
+        return message
+    m = _MISMATCH.match(message)
+    if m:
+        out = tr("MISMATCH: rel err {rel} (limit {limit}), {bad}/{n} finite elements outside {elem}, max abs {abs}",
+                 **m.groupdict())
+        for k in _NONFINITE.finditer(message):
+            out += tr("; {k} non-finite outputs (first at flat index {i}: unwritten?)", **k.groupdict())
+        for k in _SPECIAL.finditer(message):
+            out += tr("; {k} outputs differ where the reference is NaN/Inf (first at flat index {i}: reference {ref}, "
+                      "output {out})", **k.groupdict())
+        return out
+    m = _SHAPE.match(message)
+    if m:
+        return tr("shape {got} != reference shape {want}", **m.groupdict())
+    if message.startswith("wrote outside the output: "):
+        parts = [tr("{k} element(s) before the output's start (the nearest {d} before it)", **b.groupdict())
+                 for b in _BEFORE.finditer(message)]
+        parts += [tr("{k} element(s) past its end (the first {d} after the last element)", **a.groupdict())
+                  for a in _PAST.finditer(message)]
+        both = tr("{before} and {after}", before=parts[0], after=parts[1]) if len(parts) == 2 else "".join(parts)
+        return tr("wrote outside the output: {parts}", parts=both)
+    return message
+
 
 def load_module(path: str, tag: str):
     """The learner's Python file as a module (a fresh one per path), or a Verdict saying why it would not load."""
@@ -28,7 +88,8 @@ def load_module(path: str, tag: str):
         spec.loader.exec_module(mod)
         return mod
     except Exception as e:  # noqa: BLE001 - a syntax error is a wrong answer, said plainly
-        return Verdict(False, f"{os.path.basename(path)} does not load: {type(e).__name__}: {str(e)[:200]}")
+        return Verdict(False, tr("{file} does not load: {error}: {detail}", file=os.path.basename(path),
+                                 error=type(e).__name__, detail=str(e)[:200]))
 
 
 def compare(out, ref, dtype: str, what: str, tol=None) -> Verdict | None:
@@ -38,8 +99,8 @@ def compare(out, ref, dtype: str, what: str, tol=None) -> Verdict | None:
     c = check.compare(out, ref, dtype, tol)
     if c.ok:
         return None
-    hint = " (elements left NaN were never written)" if "non-finite" in c.message else ""
-    return Verdict(False, f"{what}: {c.message}{hint}")
+    hint = tr(" (elements left NaN were never written)") if "non-finite" in c.message else ""
+    return Verdict(False, f"{what}: {said(c.message)}{hint}")
 
 
 def run_cases(cases, run, reference, dtype: str = "float32", tol=None) -> Verdict | None:
@@ -49,9 +110,9 @@ def run_cases(cases, run, reference, dtype: str = "float32", tol=None) -> Verdic
         try:
             out, host_inputs = run(case)
         except Exception as e:  # noqa: BLE001
-            return Verdict(False, f"{case}: the kernel failed ({type(e).__name__}: {str(e)[:160]}); in the "
-                                  "interpreter an access past the end of an array raises - on a GPU it would read or "
-                                  "write memory that is not the array's")
+            return Verdict(False, tr("{case}: the kernel failed ({error}: {detail}); in the interpreter an access "
+                                     "past the end of an array raises - on a GPU it would read or write memory that is "
+                                     "not the array's", case=case, error=type(e).__name__, detail=str(e)[:160]))
         bad = compare(out, reference(*[np.asarray(x, np.float64) for x in host_inputs]), dtype, str(case), tol)
         if bad is not None:
             return bad
@@ -80,7 +141,7 @@ def compile_report(path: str, arch: str = "sm_90", defines: dict | None = None):
             return cuda.compile_report(src, arch, defines=defines)
     except cuda.CompileError as e:
         lines = [ln for ln in str(e).splitlines() if "error" in ln.lower()][:3]
-        return Verdict(False, "it does not compile: " + (" | ".join(lines) or str(e)[:300]))
+        return Verdict(False, tr("it does not compile: {errors}", errors=" | ".join(lines) or str(e)[:300]))
 
 
 def gpu_kernel(path: str, name: str, defines: dict | None = None):
@@ -91,4 +152,5 @@ def gpu_kernel(path: str, name: str, defines: dict | None = None):
         with _with_headers(path) as src:
             return cuda.get_kernel(src, name, defines=defines)
     except Exception as e:  # noqa: BLE001 - a compile error or a missing kernel is a wrong answer
-        return Verdict(False, f"kernel {name}: {type(e).__name__}: {str(e)[:300]}")
+        return Verdict(False, tr("kernel {name}: {error}: {detail}", name=name, error=type(e).__name__,
+                                 detail=str(e)[:300]))

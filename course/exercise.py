@@ -13,6 +13,13 @@ An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
                                docstring (the task) instead of the solution's (the explanation)
 The learner works on my_work/<ID>/<FILE> (`--begin` copies the starting point there; git ignores my_work/), so the
 starting point stays as it is: the tests check that every checker fails on it and passes on the solution.
+
+In Korean (`--lang ko`, COURSE_LANG=ko or a Korean locale) the learner gets the same code with Korean comments:
+  start.ko/<FILE>              the Korean twin of a stored start/<FILE>
+  solution.ko/<FILE>           the Korean twin of solution/<FILE>; a derived starting point is made from it by the same
+                               rule, with BREAK_KO (the BREAK pairs as the Korean solution words them; BREAK when its
+                               texts hold no comment) and TASK_KO (the task, in Korean) in exercise.py
+tests/test_course_korean.py checks that every twin's code, comments and docstrings taken out, is the English file's.
 """
 from __future__ import annotations
 
@@ -22,9 +29,16 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from common import i18n
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXERCISES = os.path.join(ROOT, "course", "exercises")
 WORK = os.path.join(ROOT, "my_work")
+
+
+def _lang(lang: str | None) -> str:
+    """'en' or 'ko': `lang`, else the language the learner chose (common.i18n)."""
+    return lang or i18n.lang()
 
 
 @dataclass
@@ -47,28 +61,49 @@ class Exercise:
 
     @property
     def start(self) -> str:
-        """A file holding the starting point (written next to the work folder when it is derived, not stored)."""
-        stored = os.path.join(self.folder, "start", self.file)
-        if os.path.exists(stored):
+        """A file holding the starting point in the chosen language (written to a temporary folder when it is derived,
+        not stored)."""
+        return self.start_path()
+
+    def start_path(self, lang: str | None = None) -> str:
+        lang = _lang(lang)
+        stored = self._twin("start", lang)
+        if stored:
             return stored
-        path = os.path.join(tempfile.gettempdir(), "course-exercise-start", self.id, self.file)
+        path = os.path.join(tempfile.gettempdir(), "course-exercise-start", self.id, *(["ko"] if lang == "ko" else []),
+                            self.file)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(self.start_text())
+            f.write(self.start_text(lang))
         return path
 
-    def start_text(self) -> str:
-        stored = os.path.join(self.folder, "start", self.file)
-        if os.path.exists(stored):
+    def _twin(self, kind: str, lang: str) -> str | None:
+        """<kind>/<FILE> ('start' or 'solution'), or its Korean twin <kind>.ko/<FILE> when lang is 'ko' and there is
+        one; None when neither is stored."""
+        for folder in ([kind + ".ko"] if lang == "ko" else []) + [kind]:
+            path = os.path.join(self.folder, folder, self.file)
+            if os.path.exists(path):
+                return path
+        return None
+
+    def start_text(self, lang: str | None = None) -> str:
+        """The starting point: start/<FILE> (start.ko/<FILE> in Korean), else derived from a solution (BREAK, TASK)."""
+        lang = _lang(lang)
+        stored = self._twin("start", lang)
+        if stored:
             return open(stored, encoding="utf-8").read()
         src = getattr(self.module, "START_FROM", None)
-        text = open(find(src).solution if src else self.solution, encoding="utf-8").read()
-        for good, bad in getattr(self.module, "BREAK", []):
+        base = find(src) if src else self
+        korean = lang == "ko" and base._twin("solution", "ko") != base.solution
+        text = open(base.solution_path("ko" if korean else "en"), encoding="utf-8").read()
+        breaks = getattr(self.module, "BREAK_KO", None) if korean else None
+        for good, bad in getattr(self.module, "BREAK", []) if breaks is None else breaks:
             if text.count(good) != 1:
                 whose = f"exercise {src}'s solution" if src else "the solution"
-                raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in {whose} exactly once")
+                raise ValueError(f"exercise {self.id}: BREAK text {good[:40]!r} is not in {whose}"
+                                 f"{' (solution.ko/)' if korean else ''} exactly once")
             text = text.replace(good, bad)
-        task = getattr(self.module, "TASK", None)
+        task = getattr(self.module, "TASK_KO" if korean else "TASK", None)
         if task is not None:
             if not (self.file.endswith(".py") and text.startswith('"""')):
                 raise ValueError(f"exercise {self.id}: TASK replaces the opening docstring of a .py file")
@@ -78,6 +113,20 @@ class Exercise:
     @property
     def solution(self) -> str:
         return os.path.join(self.folder, "solution", self.file)
+
+    def solution_path(self, lang: str | None = None) -> str:
+        """solution/<FILE>, or in Korean its twin solution.ko/<FILE> where there is one."""
+        return self._twin("solution", _lang(lang)) or self.solution
+
+    @property
+    def readme(self) -> str:
+        """The task in the chosen language: README.md, or README.ko.md in Korean."""
+        return os.path.join(self.folder, "README.ko.md" if i18n.korean() else "README.md")
+
+    @property
+    def title_text(self) -> str:
+        """TITLE in the chosen language (course/ko.py holds the Korean titles)."""
+        return i18n.tr(self.title)
 
     @property
     def work(self) -> str:

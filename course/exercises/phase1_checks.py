@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from common.i18n import tr
+
 
 def answers(path: str, tag: str, start: str, names: tuple[str, ...]):
     """The learner's answers module, or a Verdict saying why it cannot be checked: it does not load, or one of
@@ -19,11 +21,13 @@ def answers(path: str, tag: str, start: str, names: tuple[str, ...]):
     for name in names:
         got, want = getattr(mod, name, None), getattr(first, name)
         if not isinstance(got, dict) or set(got) != set(want):
-            return Verdict(False, f"{os.path.basename(path)} must keep {name} as a dict with the starting point's "
-                                  f"cases as its keys: {sorted(want, key=str)}")
+            return Verdict(False, tr("{file} must keep {name} as a dict with the starting point's cases as its keys: "
+                                     "{keys}", file=os.path.basename(path), name=name, keys=sorted(want, key=str)))
     return mod
 
 
 def not_yet(wrong: list[str], total: int, shown: int = 2) -> str:
     """'2 of 5 not yet right: ...; ...' - the first `shown` wrong answers, each with its reason."""
-    return f"{len(wrong)} of {total} not yet right: " + "; ".join(wrong[:shown])
+    from course.checks import listed
+
+    return tr("{n} of {total} not yet right: {reasons}", n=len(wrong), total=total, reasons=listed(wrong[:shown]))

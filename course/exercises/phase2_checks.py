@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from common.i18n import tr
+
 
 def answers(path: str, tag: str, exercise: str, names: tuple[str, ...], file: str = "answers.py"):
     """The learner's answers module, or a Verdict saying why it cannot be checked: it does not load, or one of the
@@ -24,10 +26,11 @@ def answers(path: str, tag: str, exercise: str, names: tuple[str, ...], file: st
     for name in names:
         got, want = getattr(mod, name, None), getattr(start, name)
         if isinstance(want, dict) and (not isinstance(got, dict) or set(got) != set(want)):
-            return Verdict(False, f"{os.path.basename(path)} must keep {name} as a dict with the starting point's "
-                                  f"cases as its keys: {sorted(want, key=str)}")
+            return Verdict(False, tr("{file} must keep {name} as a dict with the starting point's cases as its keys: "
+                                     "{keys}", file=os.path.basename(path), name=name, keys=sorted(want, key=str)))
         if not isinstance(want, dict) and got is None and not hasattr(mod, name):
-            return Verdict(False, f"{os.path.basename(path)} must define {name}, as the starting point does")
+            return Verdict(False, tr("{file} must define {name}, as the starting point does",
+                                     file=os.path.basename(path), name=name))
     return mod
 
 
@@ -40,7 +43,9 @@ def close(said, want: float, rel: float = 0.02) -> bool:
 
 def not_yet(wrong: list[str], total: int, shown: int = 2) -> str:
     """'2 of 5 not yet right: ...; ...' - the first `shown` wrong answers, each with its reason."""
-    return f"{len(wrong)} of {total} not yet right: " + "; ".join(wrong[:shown])
+    from course.checks import listed
+
+    return tr("{n} of {total} not yet right: {reasons}", n=len(wrong), total=total, reasons=listed(wrong[:shown]))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -56,8 +61,9 @@ def compiled(path: str, kernel: str, arch: str = "sm_90"):
     if isinstance(rep, Verdict):
         return Verdict(False, f"{os.path.basename(path)}: {rep.why}")
     if kernel not in rep.kernels:
-        return Verdict(False, f"{os.path.basename(path)} must define extern \"C\" __global__ void {kernel}(...), as "
-                              f"the starting point does; it defines {sorted(rep.kernels) or 'no kernel'}")
+        return Verdict(False, tr("{file} must define extern \"C\" __global__ void {kernel}(...), as the starting "
+                                 "point does; it defines {kernels}", file=os.path.basename(path), kernel=kernel,
+                                 kernels=sorted(rep.kernels) or tr("no kernel")))
     return rep[kernel]
 
 
@@ -69,10 +75,12 @@ def gpu_kernel(path: str, kernel: str, signature: str):
     from course.exercise import Verdict
 
     if not device.has_gpu():
-        return Verdict(False, f"this exercise runs its kernel, which needs a GPU ({device.no_gpu_reason()})")
+        return Verdict(False, tr("this exercise runs its kernel, which needs a GPU ({why})",
+                                 why=tr(device.no_gpu_reason())))
     k = compile_for_gpu(path, kernel)
     if isinstance(k, Verdict):
-        return Verdict(False, f"{os.path.basename(path)} must compile and define {signature}: {k.why}")
+        return Verdict(False, tr("{file} must compile and define {signature}: {why}", file=os.path.basename(path),
+                                 signature=tr(signature), why=k.why))
     return k
 
 
@@ -86,8 +94,8 @@ def launched(what: str, run) -> "object | None":
 
         cupy.cuda.get_current_stream().synchronize()
     except Exception as e:  # noqa: BLE001 - a kernel that faults is a wrong answer, said plainly
-        return Verdict(False, f"{what}: the kernel failed ({type(e).__name__}: {str(e)[:160]}); an index past the end "
-                              "of an array is the usual cause")
+        return Verdict(False, tr("{what}: the kernel failed ({error}: {detail}); an index past the end of an array "
+                                 "is the usual cause", what=what, error=type(e).__name__, detail=str(e)[:160]))
     return None
 
 
@@ -118,7 +126,9 @@ def run_case(what: str, launch, x, out_shape):
     got = arrays.to_numpy(out)
     spill = outside(out)
     if spill:
-        return None, Verdict(False, f"{what}: {spill}")
+        from course.checks import said
+
+        return None, Verdict(False, f"{what}: {said(spill)}")
     return got, None
 
 
@@ -156,9 +166,10 @@ def compiled_then_run(path: str, kernel: str, signature: str, facts, cases, judg
     if wrong:
         return Verdict(False, wrong)
     if not device.has_gpu():
-        return Verdict(True, f"{right(k)}. Correctness is checked on a GPU (none here: {device.no_gpu_reason()}): run "
-                             "this again on one")
-    return gpu_check(path, kernel, signature, cases, judge, f"{right(k)}, and right on every case on this GPU")
+        return Verdict(True, tr("{right}. Correctness is checked on a GPU (none here: {why}): run this again on one",
+                                right=right(k), why=tr(device.no_gpu_reason())))
+    return gpu_check(path, kernel, signature, cases, judge, tr("{right}, and right on every case on this GPU",
+                                                               right=right(k)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

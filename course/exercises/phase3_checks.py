@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from common.i18n import tr
+
 
 def padded(x: np.ndarray, dtype: str, where: str, pad: int = 4096):
     """`x` as a C-contiguous `dtype` array on `where`, lying at the start of a buffer `pad` elements longer whose
@@ -31,7 +33,7 @@ def bad_rows(out, ref: np.ndarray, dtype: str, tol=None) -> list[int]:
 def rows_text(rows: list[int], total: int, limit: int = 6) -> str:
     """'2 of 6 rows wrong (1, 2)' style text."""
     shown = ", ".join(map(str, rows[:limit])) + (", ..." if len(rows) > limit else "")
-    return f"{len(rows)} of {total} rows wrong ({shown})"
+    return tr("{n} of {total} rows wrong ({shown})", n=len(rows), total=total, shown=shown)
 
 
 def launched(what: str, kernel, grid, *args, **meta):
@@ -43,5 +45,6 @@ def launched(what: str, kernel, grid, *args, **meta):
     try:
         launch(kernel, grid, *args, **meta)
     except Exception as e:  # noqa: BLE001 - said plainly, not raised at the learner
-        return Verdict(False, f"{what}: the kernel failed ({type(e).__name__}: {str(e)[:200]})")
+        return Verdict(False, tr("{what}: the kernel failed ({error}: {detail})", what=what, error=type(e).__name__,
+                                 detail=str(e)[:200]))
     return None

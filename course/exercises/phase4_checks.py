@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from common.i18n import tr
+
 
 def answers(path: str, tag: str, exercise: str, name: str = "ANSWERS", file: str = "answers.py"):
     """The learner's `name` dict from the answers file at `path`, or a Verdict saying why it cannot be checked (it does
@@ -24,7 +26,8 @@ def answers(path: str, tag: str, exercise: str, name: str = "ANSWERS", file: str
     start = load_module(os.path.join(os.path.dirname(os.path.abspath(exercise)), "start", file), tag + "s")
     got, want = getattr(mod, name, None), getattr(start, name)
     if not isinstance(got, dict) or set(got) != set(want):
-        return Verdict(False, f"keep the cases of the starting point as the keys of {name}: {sorted(want)}")
+        return Verdict(False, tr("keep the cases of the starting point as the keys of {name}: {keys}", name=name,
+                                 keys=sorted(want)))
     return got
 
 
@@ -35,7 +38,8 @@ def kernel_file(path: str, tag: str, timed: bool = False):
     from course.exercise import Verdict
 
     if timed and not device.has_gpu():
-        return Verdict(False, f"this exercise times kernels, which needs a GPU ({device.no_gpu_reason()})")
+        return Verdict(False, tr("this exercise times kernels, which needs a GPU ({why})",
+                                 why=tr(device.no_gpu_reason())))
     return load_module(path, tag)
 
 
@@ -46,13 +50,15 @@ def close(said, want: float, rel: float = 0.02) -> bool:
     return math.isfinite(float(said)) and abs(float(said) - want) <= rel * abs(want)
 
 
-def verdict(wrong: list[str], right: str, of: str = "answers", count: int | None = None):
+def verdict(wrong: list[str], right: str, of: str | None = None, count: int | None = None):
     """The Verdict of a calculator exercise: how many are wrong (`count`, else len(wrong)) and the first two wrong
-    answers with their reasons, or `right`."""
+    answers with their reasons, or `right`. `of` says of what ("of 6 kernels", through tr; "answers" when None)."""
+    from course.checks import listed
     from course.exercise import Verdict
 
     if wrong:
-        return Verdict(False, f"{len(wrong) if count is None else count} {of} not yet right; " + "; ".join(wrong[:2]))
+        return Verdict(False, tr("{count} {of} not yet right; {reasons}", count=len(wrong) if count is None else count,
+                                 of=tr("answers") if of is None else of, reasons=listed(wrong[:2])))
     return Verdict(True, right)
 
 
@@ -97,14 +103,16 @@ def _diagnosis(out: np.ndarray, host, dtype: str, tol) -> str:
 
     fin = np.isfinite(out).all(axis=(0, 2))               # query rows without a NaN in any head
     nan_rows = [int(i) for i in np.flatnonzero(~fin)]
-    for offset, what in ((-1, "keys j < i: the mask drops the diagonal, so every query loses its own key"),
-                         (1, "keys j <= i + 1: the mask lets every query see one key of its future")):
+    for offset, what in ((-1, tr("keys j < i: the mask drops the diagonal, so every query loses its own key")),
+                         (1, tr("keys j <= i + 1: the mask lets every query see one key of its future"))):
         alt = attention64(*host, offset)
         if fin.any() and check.compare(out[:, fin], alt[:, fin], dtype, tol).ok:
-            nan = (f"; row{'s' if len(nan_rows) > 1 else ''} {', '.join(map(str, nan_rows[:4]))} came out NaN: no key "
-                   "left to attend, 0 / 0" if nan_rows else "")
-            return f"your output is attention where query i attends {what}{nan}"
-    return f"NaN in rows {nan_rows[:6]}" if nan_rows else ""
+            rows = ", ".join(map(str, nan_rows[:4]))
+            nan = ("" if not nan_rows else
+                   tr("; rows {rows} came out NaN: no key left to attend, 0 / 0", rows=rows) if len(nan_rows) > 1 else
+                   tr("; row {rows} came out NaN: no key left to attend, 0 / 0", rows=rows))
+            return tr("your output is attention where query i attends {what}{nan}", what=what, nan=nan)
+    return tr("NaN in rows {rows}", rows=nan_rows[:6]) if nan_rows else ""
 
 
 def check_attention(mod, where: str, cases=CASES):
@@ -113,11 +121,13 @@ def check_attention(mod, where: str, cases=CASES):
     import torch
 
     from common import arrays, check
+    from course.checks import said
     from course.exercise import Verdict
     from phase4_optimization.lab06_attention import lab as L
 
     if not callable(getattr(mod, "flash_forward", None)):
-        return Verdict(False, "the file must define flash_forward(q, k, v, out, causal), as the starting point does")
+        return Verdict(False, tr("the file must define flash_forward(q, k, v, out, causal), as the starting point "
+                                 "does"))
     for n, (bh, s, d, causal) in enumerate(cases):
         what = f"B*H = {bh}, S = {s}, D = {d}, {'causal' if causal else 'non-causal'}"
         ts, host = qkv(bh, s, d, 461 + n, where)
@@ -125,14 +135,15 @@ def check_attention(mod, where: str, cases=CASES):
         try:
             mod.flash_forward(*ts, out, causal)
         except Exception as e:  # noqa: BLE001 - a kernel that does not run is a wrong answer, said plainly
-            return Verdict(False, f"{what}: the kernel failed ({type(e).__name__}: {str(e)[:200]})")
+            return Verdict(False, tr("{what}: the kernel failed ({error}: {detail})", what=what,
+                                     error=type(e).__name__, detail=str(e)[:200]))
         got = np.asarray(arrays.to_numpy(out), np.float64)
         tol = L.tolerance((1, bh, s, d, causal), "float16")
         cmp = check.compare(got, attention64(*host, 0 if causal else None), "float16", tol)
         if cmp.ok:
             continue
         why = _diagnosis(got, host, "float16", tol) if causal else ""
-        return Verdict(False, f"{what}: {cmp.message}" + (f". {why[0].upper() + why[1:]}" if why else ""))
+        return Verdict(False, f"{what}: {said(cmp.message)}" + (f". {why[0].upper() + why[1:]}" if why else ""))
     return None
 
 
@@ -160,12 +171,14 @@ def reads_past_the_diagonal(mod, where: str) -> str:
                                                                                                "float16"))
     if cmp.ok:
         return ""
+    from course.checks import said
+
     bad = int((~np.isfinite(got).all(axis=(0, 2))).sum())
-    what = (f"{bad} of query rows 0 .. {p - 1} came out NaN" if bad else
-            f"query rows 0 .. {p - 1} are wrong ({cmp.message})")
-    return (f"with NaN in keys and values {p} .. {2 * p - 1} of a {2 * p}-token causal head, {what}, though none of "
-            f"them attends those keys: your loop reads tiles past its block's diagonal (this probe needs BLOCK_M to "
-            f"divide {p})")
+    what = (tr("{bad} of query rows 0 .. {last} came out NaN", bad=bad, last=p - 1) if bad else
+            tr("query rows 0 .. {last} are wrong ({message})", last=p - 1, message=said(cmp.message)))
+    return tr("with NaN in keys and values {p} .. {end} of a {n}-token causal head, {what}, though none of them "
+              "attends those keys: your loop reads tiles past its block's diagonal (this probe needs BLOCK_M to "
+              "divide {p})", p=p, end=2 * p - 1, n=2 * p, what=what)
 
 
 def time_causal(mod, shape=(64, 4096, 64)) -> tuple[float, float, float]:

@@ -1,6 +1,8 @@
 """Exercise 1.2.1 - the tail: a Triton vector add that is only right when n is a multiple of its block."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "1.2.1"
 TITLE = "Fix the tail of a Triton vector add (any n, not only multiples of the block)"
 TIER = "cpu"
@@ -14,6 +16,14 @@ BREAK = [
     ("b = tl.load(b_ptr + offs, mask=ok)", "b = tl.load(b_ptr + offs)"),
     ("a + b, mask=ok)", "a + b)"),
     ("(triton.cdiv(n, BLOCK),)        # ceil(n / BLOCK): a partial last block still gets a program", "(n // BLOCK,)"),
+]
+TASK_KO = "연습 문제 1.2.1: 이 Triton vector add는 어떤 크기에서 틀립니다. 어느 크기인지 찾은 다음 고칩니다."
+BREAK_KO = [            # BREAK, as solution.ko/ words its comments
+    ("    ok = offs < n                          # 마지막 program에서 끝을 넘은 lane은 아무것도 하지 않음\n", ""),
+    ("a = tl.load(a_ptr + offs, mask=ok)", "a = tl.load(a_ptr + offs)"),
+    ("b = tl.load(b_ptr + offs, mask=ok)", "b = tl.load(b_ptr + offs)"),
+    ("a + b, mask=ok)", "a + b)"),
+    ("(triton.cdiv(n, BLOCK),)        # ceil(n / BLOCK): 덜 찬 마지막 block도 program을 받음", "(n // BLOCK,)"),
 ]
 
 
@@ -36,7 +46,8 @@ def check(path):
 
     bad = run_cases(SIZES, run, lambda a, b: a + b)
     if bad is not None:
-        return Verdict(False, f"n = {bad.why}. How many programs does grid(n) launch, and what does the last one "
-                              "do with its lanes past n?")
-    return Verdict(True, f"right for n = {', '.join(map(str, SIZES))}: every element written once, none past the "
-                         "end (a mask on the loads and the store, and a grid of ceil(n / BLOCK) programs)")
+        return Verdict(False, tr("n = {why}. How many programs does grid(n) launch, and what does the last one do "
+                                 "with its lanes past n?", why=bad.why))
+    return Verdict(True, tr("right for n = {sizes}: every element written once, none past the end (a mask on the "
+                            "loads and the store, and a grid of ceil(n / BLOCK) programs)",
+                            sizes=", ".join(map(str, SIZES))))

@@ -3,6 +3,8 @@ import importlib.util
 import os
 import sys
 
+from common.i18n import tr
+
 ID = "1.5.1"
 TITLE = "Predict the occupancy of four kernels on sm_90, and what limits each"
 TIER = "cpu"
@@ -33,12 +35,15 @@ def check(path):
         limiters = {lim for lim in occ.limiters}
         ok_limit = NAMES.get(limit) in limiters         # with a tie, either limiting resource is right
         if blocks != occ.blocks_per_sm or not ok_limit:
-            wrong.append(f"{threads} threads x {regs} registers + {smem // 1024} KiB: you said {blocks} "
-                         f"({limit}); the calculator says {occ.blocks_per_sm} "
-                         f"({' = '.join(sorted('threads' if x == 'warps' else x for x in limiters))})")
+            wrong.append(tr("{threads} threads x {regs} registers + {kib} KiB: you said {blocks} ({limit}); the "
+                            "calculator says {right} ({limits})", threads=threads, regs=regs, kib=smem // 1024,
+                            blocks=blocks, limit=limit, right=occ.blocks_per_sm,
+                            limits=" = ".join(sorted("threads" if x == "warps" else x for x in limiters))))
     if len(answers) != 4:
-        return Verdict(False, "keep the four kernels of the starting point")
+        return Verdict(False, tr("keep the four kernels of the starting point"))
     if wrong:
-        return Verdict(False, f"{len(wrong)} of 4 not yet right: " + "; ".join(wrong[:2]))
-    return Verdict(True, "all four right: you counted threads, blocks, registers (per warp, in units of 256) and "
-                         "shared memory (with the runtime's 1 KiB per block) the way the hardware does")
+        from course.checks import listed
+
+        return Verdict(False, tr("{n} of 4 not yet right: {reasons}", n=len(wrong), reasons=listed(wrong[:2])))
+    return Verdict(True, tr("all four right: you counted threads, blocks, registers (per warp, in units of 256) and "
+                            "shared memory (with the runtime's 1 KiB per block) the way the hardware does"))

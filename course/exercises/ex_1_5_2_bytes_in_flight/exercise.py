@@ -3,6 +3,8 @@ occupancy their registers allow (NVRTC's compile report for sm_90 and the course
 the bytes in flight HBM latency asks for."""
 import os
 
+from common.i18n import tr
+
 ID = "1.5.2"
 TITLE = "Little's law: predict the bytes in flight per SM of four streaming kernels, and which cover HBM latency"
 TIER = "cpu"
@@ -21,11 +23,12 @@ def kernels() -> dict:
     l4 = lab_module("phase1_architecture", "lab04_memory_hierarchy")
     l5 = lab_module("phase1_architecture", "lab05_occupancy")
     return {
-        "vadd_01_one_thread_per_element": (l2, 2 * 4, "two 4-byte loads, a[i] and b[i]"),
-        "vadd_03_float4": (l2, 2 * 16, "two 16-byte loads, a float4 of a and one of b"),
-        "mem_02_read_sweep_float4": (l4, l4.UNROLL * 16, f"{l4.UNROLL} independent 16-byte loads before the first add"),
-        "occ_02_scale_float4_ilp": (l5, l5.UNROLL * 16,
-                                    f"{l5.UNROLL} independent 16-byte loads before the first multiply"),
+        "vadd_01_one_thread_per_element": (l2, 2 * 4, tr("two 4-byte loads, a[i] and b[i]")),
+        "vadd_03_float4": (l2, 2 * 16, tr("two 16-byte loads, a float4 of a and one of b")),
+        "mem_02_read_sweep_float4": (l4, l4.UNROLL * 16, tr("{n} independent 16-byte loads before the first add",
+                                                            n=l4.UNROLL)),
+        "occ_02_scale_float4_ilp": (l5, l5.UNROLL * 16, tr("{n} independent 16-byte loads before the first multiply",
+                                                           n=l5.UNROLL)),
     }
 
 
@@ -37,8 +40,10 @@ def in_flight(name: str, lab, per_thread: int) -> tuple[int, str]:
     occ = occupancy.occupancy(ARCH, THREADS, k.registers, k.smem_bytes)
     threads = occ.blocks_per_sm * THREADS
     limit = " = ".join("threads" if x == "warps" else x for x in occ.limiters)
-    return threads * per_thread, (f"NVRTC gives it {k.registers} registers, so {occ.blocks_per_sm} blocks of {THREADS} "
-                                  f"fit an SM ({limit} limit): {threads} threads x {per_thread} B")
+    return threads * per_thread, tr("NVRTC gives it {regs} registers, so {blocks} blocks of {size} fit an SM ({limit} "
+                                    "limit): {threads} threads x {per_thread} B", regs=k.registers,
+                                    blocks=occ.blocks_per_sm, size=THREADS, limit=limit, threads=threads,
+                                    per_thread=per_thread)
 
 
 def _close(said, want: float, rel: float) -> bool:
@@ -57,32 +62,36 @@ def check(path):
     try:
         truth = {name: (*in_flight(name, lab, b), what) for name, (lab, b, what) in kernels().items()}
     except Exception as e:  # noqa: BLE001 - the compiler, not the answer: say so plainly
-        return Verdict(False, f"could not compile the labs' kernels here ({type(e).__name__}: {str(e)[:200]}); the "
-                              "labs' compile reports need the same NVRTC")
+        return Verdict(False, tr("could not compile the labs' kernels here ({error}: {detail}); the labs' compile "
+                                 "reports need the same NVRTC", error=type(e).__name__, detail=str(e)[:200]))
     wrong = []
     for name, (nbytes, how, what) in truth.items():
         said = mod.BYTES_IN_FLIGHT_PER_SM[name]
         if said is None:
-            wrong.append(f"{name}: no answer yet")
+            wrong.append(tr("{name}: no answer yet", name=name))
         elif not _close(said, nbytes, 0.02):
-            wrong.append(f"{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes")
+            wrong.append(tr("{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes", name=name, said=said,
+                            how=how, what=what, nbytes=nbytes))
     said = getattr(mod, "NEEDED_PER_SM", None)
     if said is None:
-        wrong.append("NEEDED_PER_SM: no answer yet")
+        wrong.append(tr("{name}: no answer yet", name="NEEDED_PER_SM"))
     elif not _close(said, needed, 0.05):
-        wrong.append(f"NEEDED_PER_SM: you said {said}; Little's law gives {BANDWIDTH / 1e12:.1f} TB/s x "
-                     f"{LATENCY * 1e6:.1f} us = {BANDWIDTH * LATENCY / 1e6:.2f} MB in flight on the whole GPU, "
-                     f"/ {SMS} SMs = {needed:,.0f} bytes per SM")
+        wrong.append(tr("NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} MB "
+                        "in flight on the whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM", said=said,
+                        tbps=BANDWIDTH / 1e12, us=LATENCY * 1e6, mb=BANDWIDTH * LATENCY / 1e6, sms=SMS, needed=needed))
     for name, (nbytes, _, _) in truth.items():
         covers = nbytes >= needed
         if mod.COVERS[name] is None:
-            wrong.append(f"COVERS[{name}]: no answer yet")
+            wrong.append(tr("{name}: no answer yet", name=f"COVERS[{name}]"))
         elif mod.COVERS[name] is not covers:
-            wrong.append(f"COVERS[{name}]: {nbytes:,} bytes in flight {'>=' if covers else '<'} the {needed:,.0f} "
-                         f"needed, so it {'does' if covers else 'does not'} cover the latency")
+            wrong.append(tr("COVERS[{name}]: {nbytes:,} bytes in flight >= the {needed:,.0f} needed, so it does cover "
+                            "the latency", name=name, nbytes=nbytes, needed=needed) if covers else
+                         tr("COVERS[{name}]: {nbytes:,} bytes in flight < the {needed:,.0f} needed, so it does not "
+                            "cover the latency", name=name, nbytes=nbytes, needed=needed))
     if wrong:
         return Verdict(False, not_yet(wrong, 2 * len(truth) + 1))
-    return Verdict(True, "all right: bytes in flight per SM = resident threads (from registers and the occupancy "
-                         "rules) x the bytes each thread has outstanding, against bandwidth x latency / SMs. One float "
-                         "per thread leaves HBM waiting even at full occupancy; 16-byte loads, or several of them per "
-                         "thread, cover it with room to spare - even at the 75% occupancy mem_02's registers allow")
+    return Verdict(True, tr("all right: bytes in flight per SM = resident threads (from registers and the occupancy "
+                            "rules) x the bytes each thread has outstanding, against bandwidth x latency / SMs. One "
+                            "float per thread leaves HBM waiting even at full occupancy; 16-byte loads, or several of "
+                            "them per thread, cover it with room to spare - even at the 75% occupancy mem_02's "
+                            "registers allow"))

@@ -3,6 +3,8 @@ thread-to-element mappings and for shapes that break the pattern, checked agains
 (warp_sectors and predicted_ratio in phase1_architecture/lab06_matmul_naive/lab.py)."""
 import os
 
+from common.i18n import tr
+
 ID = "1.6.1"
 TITLE = "Count the 32-byte sectors a warp's loads touch in the naive matmul (both mappings, awkward shapes)"
 TIER = "cpu"
@@ -13,14 +15,14 @@ NAMES = ("SECTORS", "RATIO")
 def _why(mapping: str, n: int, k: int, kk: int, matrix: str, count: int) -> str:
     """The addresses behind a sector count, in words."""
     if (matrix == "A") == (mapping == "coalesced"):      # A of mm_02, B of mm_01
-        return f"every lane reads the same {matrix} element: one address, 1 sector (a broadcast)"
+        return tr("every lane reads the same {matrix} element: one address, 1 sector (a broadcast)", matrix=matrix)
     if matrix == "A":       # uncoalesced: lane l reads A[l, kk], K floats apart
         stride = 4 * k
-        return (f"lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning "
-                f"{31 * stride + 4} bytes, in {count} sectors")
+        return tr("lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning {span} bytes, in "
+                  "{count} sectors", kk=kk, stride=stride, span=31 * stride + 4, count=count)
     start = 4 * kk * n     # coalesced: lane l reads B[kk, l], 32 consecutive floats of row kk
-    return (f"the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, "
-            f"{start % 32} bytes into a sector: {count} sectors")
+    return tr("the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, "
+              "{offset} bytes into a sector: {count} sectors", kk=kk, n=n, start=start, offset=start % 32, count=count)
 
 
 def check(path):
@@ -37,24 +39,28 @@ def check(path):
         case = f"{mapping} {m}x{n}x{k}, k = {kk}"
         got = L.warp_sectors(mapping, m, n, k, kk=kk)
         if said is None or not isinstance(said, (tuple, list)) or len(said) != 2:
-            wrong.append(f"{case}: no answer yet (write a pair: A sectors, B sectors)")
+            wrong.append(tr("{case}: no answer yet (write a pair: A sectors, B sectors)", case=case))
             continue
         for matrix, s in zip("AB", said):
             if s is None:
-                wrong.append(f"{case}, {matrix}: no answer yet")
+                wrong.append(tr("{name}: no answer yet", name=f"{case}, {matrix}"))
             elif s != got[matrix]:
-                wrong.append(f"{case}, {matrix}: you said {s}; {_why(mapping, n, k, kk, matrix, got[matrix])}")
+                wrong.append(tr("{case}, {matrix}: you said {said}; {why}", case=case, matrix=matrix, said=s,
+                                why=_why(mapping, n, k, kk, matrix, got[matrix])))
     for (m, n, k), said in mod.RATIO.items():
         ratio, un, co = L.predicted_ratio(m, n, k)
+        shape = f"{m}x{n}x{k}"
         if said is None:
-            wrong.append(f"RATIO at {m}x{n}x{k}: no answer yet")
+            wrong.append(tr("RATIO at {shape}: no answer yet", shape=shape))
         elif not isinstance(said, (int, float)) or abs(said - ratio) > 0.02 * ratio:
-            wrong.append(f"RATIO at {m}x{n}x{k}: you said {said}; per k step the uncoalesced warp touches "
-                         f"{un['A']:g} + {un['B']:g} sectors and the coalesced one {co['A']:g} + {co['B']:g} (averaged "
-                         f"over 8 steps), so the model predicts {ratio:.2f}x")
+            wrong.append(tr("RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + {ub:g} "
+                            "sectors and the coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the model "
+                            "predicts {ratio:.2f}x", shape=shape, said=said, ua=un["A"], ub=un["B"], ca=co["A"],
+                            cb=co["B"], ratio=ratio))
     if wrong:
         return Verdict(False, not_yet(wrong, 2 * len(mod.SECTORS) + len(mod.RATIO)))
-    return Verdict(True, "all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a "
-                         "broadcast, four for 128 aligned contiguous bytes, a fifth when the row starts mid-sector, "
-                         "and one per lane once lanes are 32 bytes or more apart. The same instructions, another "
-                         "mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the H200 measured ~9x)")
+    return Verdict(True, tr("all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a "
+                            "broadcast, four for 128 aligned contiguous bytes, a fifth when the row starts mid-sector, "
+                            "and one per lane once lanes are 32 bytes or more apart. The same instructions, another "
+                            "mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the H200 measured "
+                            "~9x)"))

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "1.6.2"
 TITLE = "Coalesce a naive matmul: fix the index so each warp's loads touch 4 sectors, not 17 (timed on a GPU)"
 TIER = "gpu"
@@ -17,6 +19,8 @@ NEEDED = 2.0     # speed-up over the starting kernel (the sector model predicts 
 # the starting point: the solution with threadIdx.x on the row (its comments, which give the answer away, dropped)
 BREAK = [("threadIdx.y;     // a warp: 2 rows ...", "threadIdx.x;"),
          ("threadIdx.x;     // ... of 16 consecutive columns: threadIdx.x walks the row of C", "threadIdx.y;")]
+BREAK_KO = [("threadIdx.y;     // warp 하나: 2행 ...", "threadIdx.x;"),
+            ("threadIdx.x;     // ... 의 연속된 16열. threadIdx.x가 C의 행을 따라감", "threadIdx.y;")]
 
 
 def _run(kern, a, b, c, m: int, n: int, k: int):
@@ -40,13 +44,15 @@ def _correct(kern):
             _run(kern, a, b, c, m, n, k)
             arrays.to_numpy(c)                            # waits for the kernel: a fault surfaces here
         except Exception as e:  # noqa: BLE001 - a kernel that faults is a wrong answer, said plainly
-            return Verdict(False, f"{m} x {n} x {k}: the kernel failed ({type(e).__name__}: {str(e)[:160]}); an "
-                                  "index past the end of A, B or C is the usual cause")
+            return Verdict(False, tr("{m} x {n} x {k}: the kernel failed ({error}: {detail}); an index past the end "
+                                     "of A, B or C is the usual cause", m=m, n=n, k=k, error=type(e).__name__,
+                                     detail=str(e)[:160]))
         ref = np.asarray(a_h, np.float32).astype(np.float64) @ np.asarray(b_h, np.float32).astype(np.float64)
         bad = compare(c, ref, "float32", f"{m} x {n} x {k}", L.tolerance((m, n, k), "float32"))
         if bad is not None:
-            return Verdict(False, f"{bad.why}. Faster does not count until it is right: does every (row, col) of C "
-                                  "get exactly one thread, and does each thread still check row < M and col < N?")
+            return Verdict(False, tr("{why}. Faster does not count until it is right: does every (row, col) of C get "
+                                     "exactly one thread, and does each thread still check row < M and col < N?",
+                                     why=bad.why))
     return None
 
 
@@ -57,18 +63,19 @@ def check(path):
     from course.exercise import Verdict, find
 
     if not device.has_gpu():
-        return Verdict(False, f"this exercise times kernels, which needs a GPU ({device.no_gpu_reason()})")
+        return Verdict(False, tr("this exercise times kernels, which needs a GPU ({why})",
+                                 why=tr(device.no_gpu_reason())))
     kern = gpu_kernel(path, KERNEL)
     if isinstance(kern, Verdict):
-        return Verdict(False, f"{FILE} must define extern \"C\" __global__ void {KERNEL}(A, B, C, M, N, K) and "
-                              f"compile: {kern.why}")
+        return Verdict(False, tr("{file} must define extern \"C\" __global__ void {kernel}(A, B, C, M, N, K) and "
+                                 "compile: {why}", file=FILE, kernel=KERNEL, why=kern.why))
     bad = _correct(kern)
     if bad is not None:
         return bad
     start = gpu_kernel(find(ID).start, KERNEL)
     if isinstance(start, Verdict):
-        return Verdict(False, f"the starting kernel does not compile here, so there is nothing to time against: "
-                              f"{start.why}")
+        return Verdict(False, tr("the starting kernel does not compile here, so there is nothing to time against: "
+                                 "{why}", why=start.why))
     m, n, k = BENCH
     a, b = device_randn((m, k), "float32", 1621), device_randn((k, n), "float32", 1622)
     mine, theirs = (arrays.empty((m, n), "float32", a) for _ in range(2))
@@ -78,11 +85,13 @@ def check(path):
     yours, first = t["yours"].tflops(flops), t["start"].tflops(flops)
     ratio = yours / first
     if ratio < NEEDED:
-        return Verdict(False, f"right, but at {m}^3 yours ran at {yours:.2f} TFLOP/s and the starting kernel at "
-                              f"{first:.2f} ({ratio:.2f}x, {NEEDED:.0f}x needed). A warp is threadIdx.x = 0 .. 15 at "
-                              "two values of threadIdx.y: which of row and col should the 16 fast lanes walk so that "
-                              "one A load is a broadcast and one B load reads consecutive floats?")
-    return Verdict(True, f"right on every shape, and at {m}^3 {yours:.2f} TFLOP/s against {first:.2f} for the starting "
-                         f"kernel ({ratio:.1f}x; the sector model says 17 / 4 = 4.25x): with threadIdx.x on the column "
-                         "a warp's A load touches 2 sectors (two rows) and its B load 2 (64 consecutive bytes), where "
-                         "threadIdx.x on the row made A touch 16 and B 1")
+        return Verdict(False, tr("right, but at {m}^3 yours ran at {yours:.2f} TFLOP/s and the starting kernel at "
+                                 "{first:.2f} ({ratio:.2f}x, {needed:.0f}x needed). A warp is threadIdx.x = 0 .. 15 at "
+                                 "two values of threadIdx.y: which of row and col should the 16 fast lanes walk so "
+                                 "that one A load is a broadcast and one B load reads consecutive floats?", m=m,
+                                 yours=yours, first=first, ratio=ratio, needed=NEEDED))
+    return Verdict(True, tr("right on every shape, and at {m}^3 {yours:.2f} TFLOP/s against {first:.2f} for the "
+                            "starting kernel ({ratio:.1f}x; the sector model says 17 / 4 = 4.25x): with threadIdx.x on "
+                            "the column a warp's A load touches 2 sectors (two rows) and its B load 2 (64 consecutive "
+                            "bytes), where threadIdx.x on the row made A touch 16 and B 1", m=m, yours=yours,
+                            first=first, ratio=ratio))

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "2.1.1"
 TITLE = "A tiled transpose that is sometimes wrong: find the race between its warps and fix it (GPU)"
 TIER = "gpu"
@@ -30,13 +32,14 @@ def _diagnosis(got: np.ndarray, ref: np.ndarray) -> str:
     unwritten = int(np.isnan(got).sum())
     n_bad = int(bad.sum())
     tiles = {(int(r) // TILE, int(c) // TILE) for r, c in zip(*np.nonzero(bad))}
-    words = (f"{n_bad:,} of {ref.size:,} elements wrong, in {len(tiles):,} of "
-             f"{math.ceil(ref.shape[0] / TILE) * math.ceil(ref.shape[1] / TILE):,} tiles")
+    words = tr("{bad:,} of {size:,} elements wrong, in {tiles:,} of {all_tiles:,} tiles", bad=n_bad, size=ref.size,
+               tiles=len(tiles), all_tiles=math.ceil(ref.shape[0] / TILE) * math.ceil(ref.shape[1] / TILE))
     if unwritten == n_bad:
-        return words + ", all of them never written: does every element of out get a thread, at the edges too?"
-    return (words + (f" ({unwritten:,} never written)" if unwritten else "") +
-            ": values written, but not the right ones. A warp writes elements that other warps loaded into the tile "
-            "- were they in the tile yet?")
+        return tr("{words}, all of them never written: does every element of out get a thread, at the edges too?",
+                  words=words)
+    return tr("{words}{unwritten}: values written, but not the right ones. A warp writes elements that other warps "
+              "loaded into the tile - were they in the tile yet?", words=words,
+              unwritten=tr(" ({n:,} never written)", n=unwritten) if unwritten else "")
 
 
 def _judge(kern, case):
@@ -47,7 +50,7 @@ def _judge(kern, case):
 
     m, n, run = case
     host = (np.random.default_rng(m * n + run).standard_normal((m, n)) * 3.0).astype(np.float32)
-    what = f"{m} x {n}" + (f", run {run + 1} of {REPEATS}" if run else "")
+    what = f"{m} x {n}" + (tr(", run {i} of {n}", i=run + 1, n=REPEATS) if run else "")
     got, failed = run_case(what, lambda a, out: _launch(kern, a, out, m, n), arrays.from_numpy(host, "float32",
                                                                                                 "cuda"), (n, m))
     if failed:
@@ -59,8 +62,8 @@ def check(path):
     from course.exercises.phase2_checks import gpu_check
 
     cases = [(m, n, run) for m, n in SHAPES for run in range(REPEATS if m * n > 10**6 else 1)]
-    return gpu_check(path, KERNEL, SIGNATURE, cases, _judge, (
-        f"right on {len(SHAPES)} shapes, the large ones {REPEATS} times: every warp now waits at __syncthreads() until "
-        "the whole tile is in shared memory before it reads a column that other warps stored. Without it a warp whose "
+    return gpu_check(path, KERNEL, SIGNATURE, cases, _judge, tr(
+        "right on {shapes} shapes, the large ones {repeats} times: every warp now waits at __syncthreads() until the "
+        "whole tile is in shared memory before it reads a column that other warps stored. Without it a warp whose "
         "loads returned early read elements its neighbours had not stored yet - left over from the previous tile or "
-        "never written"))
+        "never written", shapes=len(SHAPES), repeats=REPEATS))

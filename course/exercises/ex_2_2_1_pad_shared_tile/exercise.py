@@ -3,6 +3,8 @@ broadcasts, the XOR swizzle, transpose_04's tile) and pick the padding, checked 
 (`passes` in phase2_cuda/lab02_bank_conflicts/lab.py: the most distinct words asked of one bank)."""
 import math
 
+from common.i18n import plural, tr
+
 ID = "2.2.1"
 TITLE = "Pad a shared tile: predict the bank-conflict passes of 17 warp loads and choose the padding"
 TIER = "cpu"
@@ -42,16 +44,12 @@ def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _n(k: int, word: str) -> str:
-    return f"{k} {word}" + ("" if k == 1 else "s")
-
-
 def _judge(wrong: list, case: str, said, got, why: str) -> None:
     """Add `case` to `wrong` unless `said` is `got` (a whole number); None is 'not answered yet'."""
     if said is None or (isinstance(said, (tuple, list)) and None in said):
-        wrong.append(f"{case}: no answer yet")
+        wrong.append(tr("{name}: no answer yet", name=case))
     elif said != got or not all(map(_whole, said if isinstance(said, (tuple, list)) else [said])):
-        wrong.append(f"{case}: you said {said}; it is {got} - {why}")
+        wrong.append(tr("{case}: you said {said}; it is {got} - {why}", case=case, said=said, got=got, why=why))
 
 
 def check(path):
@@ -67,32 +65,33 @@ def check(path):
         total += 1
         g = math.gcd(s, 32)
         _judge(wrong, f"stride {s}", said, L.stride_passes(s),
-               f"lane i asks bank {s} i % 32, which takes {32 // g} different values, each asked by "
-               f"{_n(g, 'lane')} for different words (gcd({s}, 32) = {g})")
+               tr("lane i asks bank {s} i % 32, which takes {values} different values, each asked by {lanes} for "
+                  "different words (gcd({s}, 32) = {g})", s=s, values=32 // g, g=g,
+                  lanes=plural(g, "{n} lane", "{n} lanes")))
     for pitch, said in mod.COLUMN_PASSES.items():
         total += 1
-        _judge(wrong, f"column of tile[32][{pitch}]", said, _column(L, pitch),
-               f"lane i reads word {pitch} i + c, bank ({pitch % 32} i + c) % 32: the pitch acts as the lane stride, "
-               f"gcd({pitch}, 32) = {math.gcd(pitch, 32)}")
+        _judge(wrong, tr("column of tile[32][{pitch}]", pitch=pitch), said, _column(L, pitch),
+               tr("lane i reads word {pitch} i + c, bank ({bank} i + c) % 32: the pitch acts as the lane stride, "
+                  "gcd({pitch}, 32) = {g}", pitch=pitch, bank=pitch % 32, g=math.gcd(pitch, 32)))
     for name, said in mod.PATTERN_PASSES.items():
         total += 1
         words, why = PATTERNS[name]
-        _judge(wrong, name, said, L.passes(words(i) for i in range(32)), why)
+        _judge(wrong, name, said, L.passes(words(i) for i in range(32)), tr(why))
     total += 2
     pad = next(p for p in range(33) if _column(L, 32 + p) == 1)
-    _judge(wrong, "PAD", mod.PAD, pad, "a column read of tile[32][32 + p] takes gcd(32 + p, 32) passes, which is 1 "
-                                       "for every odd pitch")
+    _judge(wrong, "PAD", mod.PAD, pad, tr("a column read of tile[32][32 + p] takes gcd(32 + p, 32) passes, which is 1 "
+                                          "for every odd pitch"))
     said = mod.ALIGNED_PAD
     _judge(wrong, "ALIGNED_PAD", tuple(said) if isinstance(said, (tuple, list)) else said, _aligned_pad(L),
-           "a pitch that keeps rows 16-byte aligned is a multiple of 4, so gcd(pitch, 32) >= 4: no padding of an "
-           "aligned tile gets under 4 passes, and pitch 36 is the first to reach 4 (40 gives 8, 48 gives 16)")
+           tr("a pitch that keeps rows 16-byte aligned is a multiple of 4, so gcd(pitch, 32) >= 4: no padding of an "
+              "aligned tile gets under 4 passes, and pitch 36 is the first to reach 4 (40 gives 8, 48 gives 16)"))
     if wrong:
         return Verdict(False, not_yet(wrong, total))
     s16, s33 = (h200_row(LAB, variant=f"stride {s}").get("cycles_per_load") for s in (16, 33))
-    seen = (f" Measured on the H200, stride 16 took {s16:.2f} SM clocks per warp load and stride 33 {s33:.2f} "
-            f"({LAB}.json)." if s16 and s33 else "")
-    return Verdict(True, f"all {total} right: passes = the most distinct words one bank is asked for, so a lane stride "
-                         "(or a tile's pitch, for a column read) costs gcd(stride, 32), shared words are free, and one "
-                         "word of padding makes a 32-wide column conflict-free - but an aligned pitch cannot beat 4 "
-                         "passes, which is why tensor-core kernels swizzle (1 pass, no padding) instead of padding."
-                         + seen)
+    seen = (tr(" Measured on the H200, stride 16 took {s16:.2f} SM clocks per warp load and stride 33 {s33:.2f} "
+               "({lab}.json).", s16=s16, s33=s33, lab=LAB) if s16 and s33 else "")
+    return Verdict(True, tr("all {total} right: passes = the most distinct words one bank is asked for, so a lane "
+                            "stride (or a tile's pitch, for a column read) costs gcd(stride, 32), shared words are "
+                            "free, and one word of padding makes a 32-wide column conflict-free - but an aligned pitch "
+                            "cannot beat 4 passes, which is why tensor-core kernels swizzle (1 pass, no padding) "
+                            "instead of padding.", total=total) + seen)

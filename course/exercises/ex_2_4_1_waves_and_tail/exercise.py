@@ -3,6 +3,8 @@
 NVRTC compile report for sm_90) and lab 2.4's own models (little_gbps, tail_model)."""
 import math
 
+from common.i18n import tr
+
 ID = "2.4.1"
 TITLE = "Waves and the tail: predict blocks per SM, waves, Little's-law GB/s and a partial wave's cost (lab 2.4)"
 TIER = "cpu"
@@ -34,13 +36,14 @@ def _measured(L) -> str:
     gbps = [h200_row(LAB, variant=f"b256 {w:g} wave").get("gbps") for w in (0.125, 0.25, 1)]
     if None in tail or None in gbps:
         return ""
-    return (f" Measured on the H200 ({LAB}.json): {tail[0]:.3f}, {tail[1]:.3f} and {tail[2]:.3f} wave-times at 1.1, "
-            f"1.25 and 2.5 waves; {gbps[0]:,.0f}, {gbps[1]:,.0f} and {gbps[2]:,.0f} GB/s at 1/8, 1/4 and 1 wave of "
-            "256-thread blocks - the model holds where the kernel is latency-bound, and over-promises where queueing "
-            "in the memory system raises the latency.")
+    return tr(" Measured on the H200 ({lab}.json): {t0:.3f}, {t1:.3f} and {t2:.3f} wave-times at 1.1, 1.25 and 2.5 "
+              "waves; {g0:,.0f}, {g1:,.0f} and {g2:,.0f} GB/s at 1/8, 1/4 and 1 wave of 256-thread blocks - the model "
+              "holds where the kernel is latency-bound, and over-promises where queueing in the memory system raises "
+              "the latency.", lab=LAB, t0=tail[0], t1=tail[1], t2=tail[2], g0=gbps[0], g1=gbps[1], g2=gbps[2])
 
 
 def check(path):
+    from course.checks import both, sentences
     from course.exercise import Verdict
     from course.exercises.phase2_checks import answers, close, not_yet
     from phase2_cuda.lab04_launch_config import lab as L
@@ -53,61 +56,64 @@ def check(path):
         per_sm = {t: _blocks_per_sm(t) for t in {*mod.BLOCKS_PER_SM, *(t for t, _ in mod.WAVES), *(t for t, _ in
                                                                                                     mod.GBPS)}}
     except Exception as e:  # noqa: BLE001 - NVRTC, not the answer: say so plainly
-        return Verdict(False, f"could not compile lab 2.4's kernels.cu here ({type(e).__name__}: {str(e)[:200]}); "
-                              "its compile report needs the same")
+        return Verdict(False, tr("could not compile lab {lab}'s kernels.cu here ({error}: {detail}); its compile "
+                                 "report needs the same", lab="2.4", error=type(e).__name__, detail=str(e)[:200]))
     for t, said in mod.BLOCKS_PER_SM.items():
         total += 1
         bps, limits, regs = per_sm[t]
         if said is None:
-            wrong.append(f"BLOCKS_PER_SM[{t}]: no answer yet")
+            wrong.append(tr("{name}: no answer yet", name=f"BLOCKS_PER_SM[{t}]"))
         elif said != bps:
             per_warp = math.ceil(regs * 32 / 256) * 256
-            wrong.append(f"BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {' and '.join(limits)} - "
-                         f"threads allow {2048 // t}, blocks 32, registers ({regs} a thread, {per_warp} a warp) "
-                         f"{65536 // (per_warp * (t // 32))}")
+            wrong.append(tr("BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {limits} - threads allow "
+                            "{by_threads}, blocks 32, registers ({regs} a thread, {per_warp} a warp) {by_regs}", t=t,
+                            said=said, bps=bps, limits=both(limits), by_threads=2048 // t, regs=regs,
+                            per_warp=per_warp, by_regs=65536 // (per_warp * (t // 32))))
     for (t, grid), said in mod.WAVES.items():
         total += 1
         wave = SMS * per_sm[t][0]
         if said is None:
-            wrong.append(f"WAVES[{t}, {grid}]: no answer yet")
+            wrong.append(tr("{name}: no answer yet", name=f"WAVES[{t}, {grid}]"))
         elif not close(said, grid / wave):
-            wrong.append(f"WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {SMS} SMs x "
-                         f"{per_sm[t][0]} = {wave} blocks, so {grid} blocks are {grid / wave:.4g} waves")
+            wrong.append(tr("WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} = "
+                            "{wave} blocks, so {grid} blocks are {waves:.4g} waves", t=t, grid=grid, said=said,
+                            sms=SMS, per_sm=per_sm[t][0], wave=wave, waves=grid / wave))
     for (t, grid), said in mod.GBPS.items():
         total += 1
         resident = min(grid, SMS * per_sm[t][0]) * t
         want = L.little_gbps(resident, LATENCY_US, CEILING_GBPS)
         if said is None:
-            wrong.append(f"GBPS[{t}, {grid}]: no answer yet")
+            wrong.append(tr("{name}: no answer yet", name=f"GBPS[{t}, {grid}]"))
         elif not close(said, want):
-            capped = " - more than the ceiling, so the ceiling" if want >= CEILING_GBPS else ""
-            wrong.append(f"GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = "
-                         f"{resident * 16 / 1024:,.0f} KiB of loads in flight, / {LATENCY_US} us = "
-                         f"{resident * 16 / LATENCY_US / 1e3:,.0f} GB/s of reads, x 2 for the writes{capped}: "
-                         f"{want:,.0f} GB/s")
+            capped = tr(" - more than the ceiling, so the ceiling") if want >= CEILING_GBPS else ""
+            wrong.append(tr("GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = {kib:,.0f} KiB "
+                            "of loads in flight, / {us} us = {reads:,.0f} GB/s of reads, x 2 for the writes{capped}: "
+                            "{want:,.0f} GB/s", t=t, grid=grid, said=said, resident=resident,
+                            kib=resident * 16 / 1024, us=LATENCY_US, reads=resident * 16 / LATENCY_US / 1e3,
+                            capped=capped, want=want))
     wave = SMS * per_sm[TAIL_THREADS][0]
     for w, said in mod.TAIL.items():
         total += 1
         want = (math.ceil(w - 1e-9), w, L.tail_model(w, wave, TAIL_THREADS, LATENCY_US, CEILING_GBPS))
         if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
-            wrong.append(f"TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)")
+            wrong.append(tr("TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)", w=w))
             continue
         f = w - math.floor(w)
-        why = {"quantized": "every started wave costs a whole one: ceil(w)",
-               "fluid": "time in proportion to the work: w",
-               "Little's law": f"{math.floor(w)} full wave(s), then the last {f:.2g} of a wave with "
-                               f"{f * wave * TAIL_THREADS:,.0f} threads resident: "
-                               f"{L.little_gbps(f * wave * TAIL_THREADS, LATENCY_US, CEILING_GBPS):,.0f} GB/s against "
-                               f"{CEILING_GBPS:,.0f} for a full wave, so that part takes {f:.2g} x "
-                               f"{CEILING_GBPS:,.0f} / that"}
-        bad = [f"{name} is {v:.3g}, not {s} ({why[name]})" for name, s, v in
+        why = {"quantized": tr("every started wave costs a whole one: ceil(w)"),
+               "fluid": tr("time in proportion to the work: w"),
+               "Little's law": tr("{full} full wave(s), then the last {f:.2g} of a wave with {threads:,.0f} threads "
+                                  "resident: {gbps:,.0f} GB/s against {ceiling:,.0f} for a full wave, so that part "
+                                  "takes {f:.2g} x {ceiling:,.0f} / that", full=math.floor(w), f=f,
+                                  threads=f * wave * TAIL_THREADS, ceiling=CEILING_GBPS,
+                                  gbps=L.little_gbps(f * wave * TAIL_THREADS, LATENCY_US, CEILING_GBPS))}
+        bad = [tr("{name} is {v:.3g}, not {s} ({why})", name=name, v=v, s=s, why=why[name]) for name, s, v in
                zip(("quantized", "fluid", "Little's law"), said, want) if not close(s, v)]
         if bad:
-            wrong.append(f"TAIL[{w}]: " + "; ".join(bad))
+            wrong.append(f"TAIL[{w}]: " + sentences(bad))
     if wrong:
         return Verdict(False, not_yet(wrong, total))
-    return Verdict(True, f"all {total} right: residency is the smallest of the SM's limits (32-thread blocks hit the "
-                         "32-block limit at half the threads), a wave is 132 x that, and a memory-bound kernel's "
-                         "bandwidth is bytes in flight over latency until the ceiling. A partial wave is latency-bound, "
-                         "so its time does not shrink with its size: any last wave under ~0.28 costs ~0.28 of a wave, "
-                         "not a whole one." + _measured(L))
+    return Verdict(True, tr("all {total} right: residency is the smallest of the SM's limits (32-thread blocks hit the "
+                            "32-block limit at half the threads), a wave is 132 x that, and a memory-bound kernel's "
+                            "bandwidth is bytes in flight over latency until the ceiling. A partial wave is "
+                            "latency-bound, so its time does not shrink with its size: any last wave under ~0.28 costs "
+                            "~0.28 of a wave, not a whole one.", total=total) + _measured(L))

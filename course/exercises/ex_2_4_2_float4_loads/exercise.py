@@ -5,6 +5,8 @@ import re
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "2.4.2"
 TITLE = "Make a grid-stride loop's loads and stores 16 bytes wide (LDG.E.128 in the SASS; any n)"
 TIER = "cpu"
@@ -38,27 +40,28 @@ def _facts(k) -> str | None:
     """What the compile report says is still missing, or None."""
     c = _census(k)
     if c.get("LDG.128", 0) == 0 or c.get("STG.128", 0) == 0:
-        why = ("the loop still moves 4 bytes per access: read x as float4 (reinterpret_cast<const float4*>) and write "
-               "y as float4, one 16-byte load and one 16-byte store per iteration")
+        why = tr("the loop still moves 4 bytes per access: read x as float4 (reinterpret_cast<const float4*>) and "
+                 "write y as float4, one 16-byte load and one 16-byte store per iteration")
     elif c.get("LDG.32", 0) + c.get("LDG.64", 0) == 0:
-        why = ("every load is 16 bytes wide, so nothing reads the last n % 4 elements: a float4 cannot start past the "
-               "last whole group of 4, and those elements need single-float accesses")
+        why = tr("every load is 16 bytes wide, so nothing reads the last n % 4 elements: a float4 cannot start past "
+                 "the last whole group of 4, and those elements need single-float accesses")
     elif k.spills:
-        why = f"ptxas spills {k.spills} bytes: nothing here needs more than a few registers"
+        why = tr("ptxas spills {n} bytes: nothing here needs more than a few registers", n=k.spills)
     else:
         return None
-    return f"{why} (the compile report for sm_90: {_sass(k)})"
+    return tr("{why} (the compile report for sm_90: {report})", why=why, report=_sass(k))
 
 
 def _judge(kern, case):
     """None when the kernel is right for this (n, blocks, threads), else a Verdict that names the case."""
     from common import arrays, check as chk
+    from course.checks import said
     from course.exercise import Verdict
     from course.exercises.phase2_checks import run_case
 
     n, blocks, threads = case
     host = np.random.default_rng(n).standard_normal(n).astype(np.float32)
-    what = f"n = {n}, {blocks} blocks of {threads} threads"
+    what = tr("n = {n}, {blocks} blocks of {threads} threads", n=n, blocks=blocks, threads=threads)
     got, failed = run_case(what, lambda x, y: kern((blocks,), (threads,), (x, y, np.float32(ALPHA), np.float32(BETA),
                                                                            np.int64(n))),
                            arrays.from_numpy(host, "float32", "cuda"), (n,))
@@ -68,17 +71,17 @@ def _judge(kern, case):
     if c.ok:
         return None
     unwritten = np.flatnonzero(np.isnan(got))
-    tail = (f"; the last {n % 4} element(s) (n % 4) stay unwritten: the tail" if n % 4 and unwritten.size and
-            unwritten.min() >= n - n % 4 else "")
-    return Verdict(False, f"{what}: {c.message}{tail}. Does every element belong to exactly one float4 or to the "
-                          "scalar tail, for every grid?")
+    tail = (tr("; the last {k} element(s) (n % 4) stay unwritten: the tail", k=n % 4) if n % 4 and unwritten.size
+            and unwritten.min() >= n - n % 4 else "")
+    return Verdict(False, tr("{what}: {message}{tail}. Does every element belong to exactly one float4 or to the "
+                             "scalar tail, for every grid?", what=what, message=said(c.message), tail=tail))
 
 
 def check(path):
     from course.exercises.phase2_checks import compiled_then_run
 
     cases = [(n, blocks, threads) for n in SIZES for blocks, threads in GRIDS]
-    return compiled_then_run(path, KERNEL, SIGNATURE, _facts, cases, _judge, lambda k: (
-        f"the compile report for sm_90 shows what was asked: {_sass(k)}, {k.registers} registers, no spill - one "
-        "16-byte load in flight per thread where there were 4 bytes, and a quarter of the load and store "
-        "instructions"))
+    return compiled_then_run(path, KERNEL, SIGNATURE, _facts, cases, _judge, lambda k: tr(
+        "the compile report for sm_90 shows what was asked: {report}, {regs} registers, no spill - one 16-byte load "
+        "in flight per thread where there were 4 bytes, and a quarter of the load and store instructions",
+        report=_sass(k), regs=k.registers))

@@ -4,6 +4,8 @@ spill bytes, stack frame, LDL/STL, and common.occupancy's blocks per SM); on a m
 float64 reference on awkward shapes, its output between NaN guard bands."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "2.5.1"
 TITLE = "Remove the spill of a kernel under __launch_bounds__(256, 8) without losing its occupancy (compile report)"
 TIER = "cpu"
@@ -16,30 +18,32 @@ SHAPES = ((1, 1), (3, 1000), (16, 4097), (32, 255), (32, 65537), (7, 300_007))  
 
 def _report(k) -> str:
     c = k.sass_counts
-    return (f"{k.registers} registers, {k.spill_stores} B spill stores / {k.spill_loads} B spill loads, "
-            f"{k.stack_bytes} B stack frame, {c.get('STL', 0)} STL / {c.get('LDL', 0)} LDL, {k.smem_bytes} B shared")
+    return tr("{regs} registers, {stores} B spill stores / {loads} B spill loads, {stack} B stack frame, {stl} STL / "
+              "{ldl} LDL, {smem} B shared", regs=k.registers, stores=k.spill_stores, loads=k.spill_loads,
+              stack=k.stack_bytes, stl=c.get("STL", 0), ldl=c.get("LDL", 0), smem=k.smem_bytes)
 
 
 def _facts(k) -> str | None:
     """What the compile report says is still wrong, or None."""
     from common.occupancy import occupancy
+    from course.checks import both
 
     occ = occupancy("sm_90", THREADS, k.registers, smem_static=k.smem_bytes)
     c = k.sass_counts
     if occ.blocks_per_sm < BLOCKS:
-        why = (f"{occ.blocks_per_sm} blocks of {THREADS} threads fit on an SM, limited by {' and '.join(occ.limiters)}; "
-               f"the task keeps {BLOCKS} (100% occupancy): at most 65536 / ({THREADS} x {BLOCKS}) = 32 registers a "
-               "thread, and no shared memory to speak of")
+        why = tr("{blocks} blocks of {threads} threads fit on an SM, limited by {limits}; the task keeps {keep} (100% "
+                 "occupancy): at most 65536 / ({threads} x {keep}) = 32 registers a thread, and no shared memory to "
+                 "speak of", blocks=occ.blocks_per_sm, threads=THREADS, limits=both(occ.limiters), keep=BLOCKS)
     elif k.spills:
-        why = ("ptxas spills: 32 registers cannot hold 32 column values plus the addresses and the sum, so some go to "
-               "local memory (STL/LDL). The cap is fixed; what the thread keeps live is not - does it need every value "
-               "of its column at once?")
+        why = tr("ptxas spills: 32 registers cannot hold 32 column values plus the addresses and the sum, so some go "
+                 "to local memory (STL/LDL). The cap is fixed; what the thread keeps live is not - does it need every "
+                 "value of its column at once?")
     elif k.stack_bytes or c.get("STL", 0) or c.get("LDL", 0):
-        why = ("0 bytes spilled, but a stack frame (local memory: LDL/STL in the SASS) - an array indexed at run time "
-               "lives there, the silent cousin of a spill (lab 2.5's colnorm_03)")
+        why = tr("0 bytes spilled, but a stack frame (local memory: LDL/STL in the SASS) - an array indexed at run "
+                 "time lives there, the silent cousin of a spill (lab 2.5's colnorm_03)")
     else:
         return None
-    return f"{why} (the compile report for sm_90: {_report(k)})"
+    return tr("{why} (the compile report for sm_90: {report})", why=why, report=_report(k))
 
 
 def _judge(kern, shape):
@@ -60,15 +64,20 @@ def _judge(kern, shape):
         return failed
     h = host.astype(np.float64)
     c = chk.compare(got, h / np.sqrt((h * h).sum(axis=0, keepdims=True)), "float32")
-    return None if c.ok else Verdict(False, f"{rows} x {cols}: {c.message}. Spill-free does not count until it is "
-                                            "right: every column's norm over all its rows, every element of y written "
-                                            "once")
+    if c.ok:
+        return None
+    from course.checks import said
+
+    return Verdict(False, tr("{rows} x {cols}: {message}. Spill-free does not count until it is right: every column's "
+                             "norm over all its rows, every element of y written once", rows=rows, cols=cols,
+                             message=said(c.message)))
 
 
 def check(path):
     from course.exercises.phase2_checks import compiled_then_run
 
-    return compiled_then_run(path, KERNEL, SIGNATURE, _facts, SHAPES, _judge, lambda k: (
-        f"the compile report for sm_90: {_report(k)}, {BLOCKS} blocks of {THREADS} per SM - the promise kept, nothing "
-        "in local memory: a thread that holds one running sum instead of its whole column fits 32 registers; the price "
-        "is a second read of x, mostly from L2, where the spill paid local-memory stores and loads"))
+    return compiled_then_run(path, KERNEL, SIGNATURE, _facts, SHAPES, _judge, lambda k: tr(
+        "the compile report for sm_90: {report}, {blocks} blocks of {threads} per SM - the promise kept, nothing in "
+        "local memory: a thread that holds one running sum instead of its whole column fits 32 registers; the price "
+        "is a second read of x, mostly from L2, where the spill paid local-memory stores and loads",
+        report=_report(k), blocks=BLOCKS, threads=THREADS))

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "2.6.1"
 TITLE = "A float4 reduction that is right only for some lengths: find what it drops and fix it (GPU)"
 TIER = "gpu"
@@ -41,19 +43,27 @@ def _why(host: np.ndarray, offset: int, got: float, want: float, blocks: int) ->
     head = min(len(host), (4 - offset) % 4)
     quads = (len(host) - head) // 4
     rest = host[head + 4 * quads:]
-    parts = [f"the result is {got:g}, the exact sum {want:g}"]
+    from course.checks import sentences
+
+    parts = [tr("the result is {got:g}, the exact sum {want:g}", got=got, want=want)]
     if math.isnan(got):
-        return parts[0] + ": NaN - a partial or the result was never written, or a NaN was read past the end"
+        return tr("{result}: NaN - a partial or the result was never written, or a NaN was read past the end",
+                  result=parts[0])
     if rest.size:
-        parts.append(f"the {rest.size} element{'s' if rest.size > 1 else ''} after the last whole float4 "
-                     f"{'sum' if rest.size > 1 else 'is'} {rest.sum():g}")
+        parts.append(tr("the {n} elements after the last whole float4 sum {total:g}", n=rest.size, total=rest.sum())
+                     if rest.size > 1 else
+                     tr("the {n} element after the last whole float4 is {total:g}", n=rest.size, total=rest.sum()))
     if head:
-        parts.append(f"the {head} element{'s' if head > 1 else ''} before the first float4 (the view starts "
-                     f"{4 * offset} bytes past a 16-byte boundary) {'sum' if head > 1 else 'is'} {host[:head].sum():g}")
+        parts.append(tr("the {n} elements before the first float4 (the view starts {b} bytes past a 16-byte boundary) "
+                        "sum {total:g}", n=head, b=4 * offset, total=host[:head].sum()) if head > 1 else
+                     tr("the {n} element before the first float4 (the view starts {b} bytes past a 16-byte boundary) "
+                        "is {total:g}", n=head, b=4 * offset, total=host[:head].sum()))
     if blocks % 4:
-        parts.append(f"and the second launch sums {blocks} partial{'s' if blocks > 1 else ''}, {blocks % 4} of them "
-                     "after its last whole float4")
-    return "; ".join(parts)
+        parts.append(tr("and the second launch sums {n} partials, {k} of them after its last whole float4", n=blocks,
+                        k=blocks % 4) if blocks > 1 else
+                     tr("and the second launch sums {n} partial, {k} of them after its last whole float4", n=blocks,
+                        k=blocks % 4))
+    return sentences(parts)
 
 
 def _judge(kern, case):
@@ -67,27 +77,29 @@ def _judge(kern, case):
     rng = np.random.default_rng(n + off)
     host = (rng.integers(1, 5, n + 3) * np.where(rng.random(n + 3) < 0.8, 1, -1)).astype(np.float32)
     x = arrays.from_numpy(host, "float32", "cuda")[off: off + n]     # a fresh allocation is 256-byte aligned
-    what = f"n = {n}" + (f", a view {4 * off} bytes past a 16-byte boundary" if off else "")
+    what = f"n = {n}" + (tr(", a view {b} bytes past a 16-byte boundary", b=4 * off) if off else "")
     res = {}
     failed = launched(what, lambda: res.update(zip(("out", "partial"), _sum(kern, x, n))))
     if failed:
         return failed
     spill = outside(res["partial"]) or outside(res["out"])
     if spill:
-        return Verdict(False, f"{what}: {spill}")
+        from course.checks import said
+
+        return Verdict(False, f"{what}: {said(spill)}")
     got, want = float(arrays.to_numpy(res["out"])[0]), float(host[off: off + n].astype(np.float64).sum())
     if got == want:
         return None
-    return Verdict(False, f"{what}: {_why(host[off: off + n], off, got, want, _grid(n))}. Every element belongs to "
-                          "exactly one of: the head, a whole float4, what comes after them")
+    return Verdict(False, tr("{what}: {why}. Every element belongs to exactly one of: the head, a whole float4, what "
+                             "comes after them", what=what, why=_why(host[off: off + n], off, got, want, _grid(n))))
 
 
 def check(path):
     from course.exercises.phase2_checks import gpu_check
 
     cases = [(n, off) for n in SIZES for off in (OFFSETS if n < 10**6 else (0, 1))]
-    return gpu_check(path, KERNEL, SIGNATURE, cases, _judge, (
-        f"exact for {len(SIZES)} lengths from 1 to {SIZES[-1]:,} and views at every 4-byte offset: the body is read as "
-        "float4 (16-byte loads, 16 bytes in flight per thread per step), the up to 3 floats before the first 16-byte "
-        "boundary and the up to 3 after the last whole float4 one float each, by the first threads of the grid - in "
-        "both launches"))
+    return gpu_check(path, KERNEL, SIGNATURE, cases, _judge, tr(
+        "exact for {n} lengths from 1 to {last:,} and views at every 4-byte offset: the body is read as float4 (16-byte "
+        "loads, 16 bytes in flight per thread per step), the up to 3 floats before the first 16-byte boundary and the "
+        "up to 3 after the last whole float4 one float each, by the first threads of the grid - in both launches",
+        n=len(SIZES), last=SIZES[-1]))

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "2.7.1"
 TITLE = "A CUDA C softmax that breaks on large-magnitude rows: find the rows and fix it (GPU)"
 TIER = "gpu"
@@ -42,15 +44,17 @@ def _why(x: np.ndarray, rows: list[int]) -> str:
     r = rows[0]
     top = float(np.max(x[r]))
     if top > EXP_MAX:
-        fate = (f"exp({top:.0f}) is inf in fp32, whose largest value is 3.4e38 = e^{EXP_MAX:.1f}: the row's sum is inf, "
-                "and inf / inf is NaN")
+        fate = tr("exp({top:.0f}) is inf in fp32, whose largest value is 3.4e38 = e^{limit:.1f}: the row's sum is inf, "
+                  "and inf / inf is NaN", top=top, limit=EXP_MAX)
     elif top < EXP_TINY:
-        fate = (f"exp({top:.0f}) is below the smallest normal fp32, e^{EXP_TINY:.1f}: every term is a subnormal with "
-                "few bits left, or 0, so the sum is inexact or 0, and 0 / 0 is NaN")
+        fate = tr("exp({top:.0f}) is below the smallest normal fp32, e^{limit:.1f}: every term is a subnormal with few "
+                  "bits left, or 0, so the sum is inexact or 0, and 0 / 0 is NaN", top=top, limit=EXP_TINY)
     else:
-        return f"row {r} is neither large nor small (its max is {top:.0f}): compare your kernel with the starting point"
-    return (f"Row {r}'s largest value is {top:.0f}, and {fate}. Softmax does not change when every value of a row "
-            "moves by the same amount: which amount keeps every exp in range - and does the kernel already have it?")
+        return tr("row {r} is neither large nor small (its max is {top:.0f}): compare your kernel with the starting "
+                  "point", r=r, top=top)
+    return tr("Row {r}'s largest value is {top:.0f}, and {fate}. Softmax does not change when every value of a row "
+              "moves by the same amount: which amount keeps every exp in range - and does the kernel already have it?",
+              r=r, top=top, fate=fate)
 
 
 def _judge(kern, shape):
@@ -71,16 +75,19 @@ def _judge(kern, shape):
     wrong = [r for r in range(rows) if not chk.compare(got[r], ref[r], "float32").ok]
     if not wrong:
         return None
-    how = ("NaN or inf where the reference is finite" if not np.isfinite(got[wrong]).all() else
-           chk.compare(got[wrong], ref[wrong], "float32").message)
+    from course.checks import said
+
+    how = (tr("NaN or inf where the reference is finite") if not np.isfinite(got[wrong]).all() else
+           said(chk.compare(got[wrong], ref[wrong], "float32").message))
     shown = ", ".join(map(str, wrong[:6])) + (" ..." if len(wrong) > 6 else "")
-    return Verdict(False, f"{rows} x {cols}: rows {shown} wrong ({how}). " + _why(host, wrong))
+    return Verdict(False, tr("{rows} x {cols}: rows {shown} wrong ({how}). ", rows=rows, cols=cols, shown=shown,
+                             how=how) + _why(host, wrong))
 
 
 def check(path):
     from course.exercises.phase2_checks import gpu_check
 
-    return gpu_check(path, KERNEL, SIGNATURE, SHAPES, _judge, (
+    return gpu_check(path, KERNEL, SIGNATURE, SHAPES, _judge, tr(
         "right on rows near 0, +30, +89, +100, -90 and -120 (with -inf entries): with the row max subtracted every "
         "exponent is <= 0, so exp never overflows, and the largest term is exactly 1, so the sum never underflows. The "
         "max was already computed - the bug was one subtraction in two places, and it cost no extra pass over memory"))

@@ -2,6 +2,8 @@
 against what Triton compiles for sm_90 ahead of time (no GPU needed)."""
 import os
 
+from common.i18n import tr
+
 ID = "3.1.1"
 TITLE = "Predict the load width Triton generates (BLOCK, num_warps, n % 16), checked against the compiler"
 TIER = "cpu"
@@ -34,28 +36,37 @@ def check(path):
     answers = getattr(mod, "ANSWERS", None)
     start = load_module(os.path.join(os.path.dirname(os.path.abspath(__file__)), "start", FILE), "ex311s").ANSWERS
     if not isinstance(answers, dict) or set(answers) != set(start):
-        return Verdict(False, f"keep the five cases of the starting point as keys of ANSWERS: {sorted(start)}")
+        return Verdict(False, tr("keep the five cases of the starting point as keys of ANSWERS: {keys}",
+                                 keys=sorted(start)))
     wrong = []
     for (block, warps, div), said in sorted(answers.items()):
         try:
             got = compiled_loads(block, warps, div)
         except Exception as e:  # noqa: BLE001 - the compiler, not the answer: say so plainly
-            return Verdict(False, f"could not compile the vector add ahead of time here ({type(e).__name__}: "
-                                  f"{str(e)[:200]}); lab 3.1's compile report needs the same")
+            return Verdict(False, tr("could not compile the vector add ahead of time here ({error}: {detail}); lab "
+                                     "3.1's compile report needs the same", error=type(e).__name__,
+                                     detail=str(e)[:200]))
         said = tuple(said) if isinstance(said, (tuple, list)) else (said,)
         if said != got:
             per_thread = block // (32 * warps)
-            n_text = "n % 16 == 0" if div else "n odd"
-            why = f"{block} / (32 x {warps}) = {per_thread} float{'s' if per_thread > 1 else ''} a thread"
+            n_text = "n % 16 == 0" if div else tr("n odd")
+            why = (tr("{block} / (32 x {warps}) = {n} floats a thread", block=block, warps=warps, n=per_thread)
+                   if per_thread > 1 else
+                   tr("{block} / (32 x {warps}) = {n} float a thread", block=block, warps=warps, n=per_thread))
             if per_thread > 1:
-                why += (f", {min(4, per_thread)} per load (at most 16 bytes)" if div else
-                        ", but with n odd no 4-float group is known to be all in or all out of the mask, so one "
-                        "float at a time")
-            wrong.append(f"BLOCK={block}, num_warps={warps}, {n_text}: you said {tuple(said)}, the compiler made "
-                         f"{got[1]} x {got[0]}-byte loads per array ({why})")
+                why += (tr(", {n} per load (at most 16 bytes)", n=min(4, per_thread)) if div else
+                        tr(", but with n odd no 4-float group is known to be all in or all out of the mask, so one "
+                           "float at a time"))
+            wrong.append(tr("BLOCK={block}, num_warps={warps}, {n_text}: you said {said}, the compiler made {count} x "
+                            "{width}-byte loads per array ({why})", block=block, warps=warps, n_text=n_text,
+                            said=tuple(said), count=got[1], width=got[0], why=why))
     if wrong:
-        return Verdict(False, f"{len(wrong)} of {len(answers)} not yet right: " + "; ".join(wrong[:2]))
-    return Verdict(True, "all five right: a thread loads its BLOCK / (32 x num_warps) consecutive floats up to 16 "
-                         "bytes at a time, and only when n is known divisible by 16 - the mask of a 4-float vector "
-                         "must be provably all-true or all-false. A GPU launch learns n % 16 and the pointers' "
-                         "alignment from the actual arguments, so the same kernel can load 16 or 4 bytes at a time")
+        from course.checks import listed
+
+        return Verdict(False, tr("{n} of {total} not yet right: {reasons}", n=len(wrong), total=len(answers),
+                                 reasons=listed(wrong[:2])))
+    return Verdict(True, tr("all five right: a thread loads its BLOCK / (32 x num_warps) consecutive floats up to 16 "
+                            "bytes at a time, and only when n is known divisible by 16 - the mask of a 4-float vector "
+                            "must be provably all-true or all-false. A GPU launch learns n % 16 and the pointers' "
+                            "alignment from the actual arguments, so the same kernel can load 16 or 4 bytes at a "
+                            "time"))

@@ -1,6 +1,8 @@
 """Exercise 3.1.2 - a 2-D tile with a 1-D mask: the row sums read past the end of each row."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "3.1.2"
 TITLE = "Fix the 2-D mask of a row-sum tile kernel (rows of any length)"
 TIER = "cpu"
@@ -16,6 +18,9 @@ then fix the mask."""
 BREAK = [("ok = row_ok[:, None] & (cols[None, :] < n_cols)      # (BLOCK_M, 1) & (1, BLOCK_N) -> (BLOCK_M, BLOCK_N)\n"
           "        acc += tl.load(ptrs, mask=ok,",
           "acc += tl.load(ptrs, mask=row_ok[:, None],")]
+TASK_KO = """\
+연습 문제 3.1.2: program마다 2차원 tile(step마다 BLOCK_M행 x BLOCK_N열)로 행 합을 구합니다. 행 길이가 BLOCK_N의
+배수이면 맞고, 아니면 틀립니다. tile이 읽지 말아야 할 원소를 찾은 다음 mask를 고칩니다."""
 
 
 def _diagnose(x, out, ref, cols, block_n) -> str:
@@ -23,15 +28,17 @@ def _diagnose(x, out, ref, cols, block_n) -> str:
     extra = np.asarray(out, np.float64) - ref
     lines = []
     if x.shape[0] > 1 and np.isfinite(extra[0]) and abs(extra[0] - x[1, :over].sum()) < 0.5:
-        lines.append(f"row 0's sum is too large by exactly the first {over} values of row 1: in the last column step "
-                     f"{over} of the tile's {block_n} lanes lie past the end of the {cols}-column row, and the "
-                     "addresses there belong to the next row")
+        lines.append(tr("row 0's sum is too large by exactly the first {over} values of row 1: in the last column "
+                        "step {over} of the tile's {block_n} lanes lie past the end of the {cols}-column row, and the "
+                        "addresses there belong to the next row", over=over, block_n=block_n, cols=cols))
     if not np.isfinite(extra[-1]):
-        lines.append("the last row's sum is NaN: its lanes past the end read past the end of the whole array (NaN "
-                     "here; on a GPU whatever lies there, or an illegal-address fault)")
+        lines.append(tr("the last row's sum is NaN: its lanes past the end read past the end of the whole array (NaN "
+                        "here; on a GPU whatever lies there, or an illegal-address fault)"))
     if not lines:
-        lines.append("the sums differ from the reference in a way the starting point's bug does not explain")
-    return "; ".join(lines) + ". The mask says which rows exist; what says which columns do?"
+        lines.append(tr("the sums differ from the reference in a way the starting point's bug does not explain"))
+    from course.checks import sentences
+
+    return tr("{reasons}. The mask says which rows exist; what says which columns do?", reasons=sentences(lines))
 
 
 def check(path):
@@ -61,9 +68,9 @@ def check(path):
             right.append(what)
             continue
         out = arrays.to_numpy(y).astype(np.float64)
-        ok_before = f" (right at {', '.join(right)})" if right else ""
+        ok_before = tr(" (right at {shapes})", shapes=", ".join(right)) if right else ""
         return Verdict(False, f"{what}: {rows_text(bad_rows(out, ref, 'float32'), rows)}{ok_before}. "
                               + _diagnose(x_host, out, ref, cols, mod.BLOCK_N))
-    return Verdict(True, f"right at {', '.join(right)}: every lane of the tile loads only where its row AND its "
-                         "column exist - a (BLOCK_M, 1) row mask broadcast against a (1, BLOCK_N) column mask - and "
-                         "the store only where the row exists")
+    return Verdict(True, tr("right at {shapes}: every lane of the tile loads only where its row AND its column exist - "
+                            "a (BLOCK_M, 1) row mask broadcast against a (1, BLOCK_N) column mask - and the store only "
+                            "where the row exists", shapes=", ".join(right)))

@@ -2,6 +2,8 @@
 right for every row length (timed on a GPU against lab 3.1's rowsum_kernel in interleaved rounds)."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "3.1.3"
 TITLE = "Short rows: row sums of 262144 x 128 at least 2x faster than one program per row"
 TIER = "gpu"
@@ -25,12 +27,14 @@ def _correct(mod, where: str):
         try:
             mod.rowsum(x, y)
         except Exception as e:  # noqa: BLE001 - a kernel that does not run is a wrong answer, said plainly
-            return Verdict(False, f"{rows} x {cols}: rowsum failed ({type(e).__name__}: {str(e)[:200]})")
+            return Verdict(False, tr("{rows} x {cols}: rowsum failed ({error}: {detail})", rows=rows, cols=cols,
+                                     error=type(e).__name__, detail=str(e)[:200]))
         ref = x_host.sum(axis=1)
         if not chk.compare(y, ref, "float32").ok:
-            return Verdict(False, f"{rows} x {cols}: {rows_text(bad_rows(y, ref, 'float32'), rows)}. Faster does "
-                                  "not count until it is right: check the masks of a multi-row tile (row AND column) "
-                                  "and the grid (every row in exactly one program)")
+            return Verdict(False, tr("{rows} x {cols}: {wrong}. Faster does not count until it is right: check the "
+                                     "masks of a multi-row tile (row AND column) and the grid (every row in exactly "
+                                     "one program)", rows=rows, cols=cols,
+                                     wrong=rows_text(bad_rows(y, ref, "float32"), rows)))
     return None
 
 
@@ -47,7 +51,9 @@ def _timed(mod, shape):
     ref = arrays.to_numpy(x).astype(np.float64).sum(axis=1)
     c = chk.compare(mine, ref, "float32")
     if not c.ok:
-        return None, None, Verdict(False, f"{shape[0]} x {shape[1]}: {c.message}")
+        from course.checks import said
+
+        return None, None, Verdict(False, f"{shape[0]} x {shape[1]}: {said(c.message)}")
     t = bench.interleaved({"yours": lambda: mod.rowsum(x, mine),
                            "row per program": lambda: lab31.rowsum_triton(x, out=theirs)}, rounds=3)
     nbytes = 4 * shape[0] * shape[1] + 4 * shape[0]
@@ -60,12 +66,13 @@ def check(path, shape=BENCH_SHAPE):
     from course.exercise import Verdict
 
     if not device.has_gpu():
-        return Verdict(False, f"this exercise times kernels, which needs a GPU ({device.no_gpu_reason()})")
+        return Verdict(False, tr("this exercise times kernels, which needs a GPU ({why})",
+                                 why=tr(device.no_gpu_reason())))
     mod = load_module(path, "ex313")
     if isinstance(mod, Verdict):
         return mod
     if not callable(getattr(mod, "rowsum", None)):
-        return Verdict(False, f"{FILE} must define rowsum(x, out), as the starting point does")
+        return Verdict(False, tr("{file} must define rowsum(x, out), as the starting point does", file=FILE))
     bad = _correct(mod, lab.where())
     if bad is not None:
         return bad
@@ -75,13 +82,13 @@ def check(path, shape=BENCH_SHAPE):
     ratio = mine / theirs
     rows, cols = shape
     if ratio < NEEDED:
-        return Verdict(False, f"right, but {rows} x {cols}: yours {mine:,.0f} GB/s, one program per row "
-                              f"{theirs:,.0f} GB/s ({ratio:.2f}x, {NEEDED:.0f}x needed). A program of one "
-                              f"{4 * cols}-byte row gives each of its threads a single float to load and pays a "
-                              "whole block reduction (shuffles, shared memory, a barrier) and its own start and end "
-                              f"for {4 * cols} bytes, {rows} times: what does a program that owns several rows "
-                              "change?")
-    return Verdict(True, f"right for every row length, and {rows} x {cols}: yours {mine:,.0f} GB/s against "
-                         f"{theirs:,.0f} GB/s for one program per row ({ratio:.1f}x): with several rows per program "
-                         "each thread has many floats in flight and one program's reduction and bookkeeping serve "
-                         "many rows")
+        return Verdict(False, tr("right, but {rows} x {cols}: yours {mine:,.0f} GB/s, one program per row {theirs:,.0f} "
+                                 "GB/s ({ratio:.2f}x, {needed:.0f}x needed). A program of one {row_bytes}-byte row "
+                                 "gives each of its threads a single float to load and pays a whole block reduction "
+                                 "(shuffles, shared memory, a barrier) and its own start and end for {row_bytes} "
+                                 "bytes, {rows} times: what does a program that owns several rows change?", rows=rows,
+                                 cols=cols, mine=mine, theirs=theirs, ratio=ratio, needed=NEEDED, row_bytes=4 * cols))
+    return Verdict(True, tr("right for every row length, and {rows} x {cols}: yours {mine:,.0f} GB/s against "
+                            "{theirs:,.0f} GB/s for one program per row ({ratio:.1f}x): with several rows per program "
+                            "each thread has many floats in flight and one program's reduction and bookkeeping serve "
+                            "many rows", rows=rows, cols=cols, mine=mine, theirs=theirs, ratio=ratio))

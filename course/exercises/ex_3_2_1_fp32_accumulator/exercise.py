@@ -1,6 +1,8 @@
 """Exercise 3.2.1 - an fp16 matmul that accumulates in fp16: every K-step rounds the running sum to 11 bits."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "3.2.1"
 TITLE = "Accumulate an fp16 matmul in fp32 (the result as accurate as fp16 output allows)"
 TIER = "cpu"
@@ -17,6 +19,14 @@ BREAK = [("dtype=tl.float32)     # 24 significant bits, whatever the input dtype
          ("acc = tl.dot(a, b, acc)                               # fp16 x fp16 -> fp32 on the tensor cores",
           "acc = tl.dot(a, b, acc, out_dtype=tl.float16)"),
          ("tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),", "tl.store(c_ptrs, acc,")]
+TASK_KO = """\
+연습 문제 3.2.1: accumulator를 fp16으로 바꾼 fp16 matmul입니다(어떤 GPU에서는 그렇게 하면 tensor core가 두 배 빠르게
+돕니다). K = 4096에서 그 대가로 정확도를 얼마나 잃는지 예측한 다음, 결과를 fp16 출력이 허락하는 만큼 정확하게
+만듭니다."""
+BREAK_KO = [("dtype=tl.float32)     # 입력 dtype과 관계없이 유효 비트 24개", "dtype=tl.float16)"),
+            ("acc = tl.dot(a, b, acc)                               # tensor core에서 fp16 x fp16 -> fp32",
+             "acc = tl.dot(a, b, acc, out_dtype=tl.float16)"),
+            ("tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),", "tl.store(c_ptrs, acc,")]
 
 
 def _tol():
@@ -39,7 +49,7 @@ def check(path):
         return mod
     rng = np.random.default_rng(321)
     for m, n, k, dist in CASES:
-        what = f"M, N, K = {m}, {n}, {k} ({dist} fp16 inputs)"
+        what = tr("M, N, K = {m}, {n}, {k} ({dist} fp16 inputs)", m=m, n=n, k=k, dist=dist)
         draw = rng.standard_normal if dist == "normal" else rng.random
         a, b = (arrays.from_numpy(draw(s), "float16", lab.where()) for s in ((m, k), (k, n)))
         c = chk.poisoned((m, n), "float16", a)          # NaN everywhere: an element never written shows
@@ -52,15 +62,19 @@ def check(path):
         if cmp.ok:
             continue
         if not np.isfinite(arrays.to_numpy(c).astype(np.float64)).all():
-            return Verdict(False, f"{what}: NaN or inf in C ({cmp.message}): some elements were never written, or "
-                                  "a mask lets values past the end of A or B in")
+            from course.checks import said
+
+            return Verdict(False, tr("{what}: NaN or inf in C ({message}): some elements were never written, or a "
+                                     "mask lets values past the end of A or B in", what=what,
+                                     message=said(cmp.message)))
         steps = -(-k // mod.BLOCK_K)
-        return Verdict(False, f"{what}: relative error {cmp.rel_norm_err:.1e}, {cmp.rel_norm_err / U16:.1f}x one "
-                              f"rounding to fp16 (2^-11 = {U16:.1e}), which is all fp16 output must lose. A 16-bit "
-                              f"accumulator is rounded to 11 significant bits after each of the {steps} K-steps, at "
-                              "the size of the running sum (near |C|, so each rounding costs as much as the final "
-                              "one), and those errors add up. Where should the sum live, and when should it become "
-                              "fp16?")
-    return Verdict(True, "C within one fp16 rounding of the float64 product at K up to 8192 and on ragged tiles: the "
-                         "products of fp16 inputs are exact in fp32, the sum stays in fp32 (24 bits) for all "
-                         f"{-(-8192 // mod.BLOCK_K)} K-steps, and C is rounded to fp16 once, at the store")
+        return Verdict(False, tr("{what}: relative error {err:.1e}, {times:.1f}x one rounding to fp16 (2^-11 = "
+                                 "{u:.1e}), which is all fp16 output must lose. A 16-bit accumulator is rounded to 11 "
+                                 "significant bits after each of the {steps} K-steps, at the size of the running sum "
+                                 "(near |C|, so each rounding costs as much as the final one), and those errors add "
+                                 "up. Where should the sum live, and when should it become fp16?", what=what,
+                                 err=cmp.rel_norm_err, times=cmp.rel_norm_err / U16, u=U16, steps=steps))
+    return Verdict(True, tr("C within one fp16 rounding of the float64 product at K up to 8192 and on ragged tiles: "
+                            "the products of fp16 inputs are exact in fp32, the sum stays in fp32 (24 bits) for all "
+                            "{steps} K-steps, and C is rounded to fp16 once, at the store",
+                            steps=-(-8192 // mod.BLOCK_K)))

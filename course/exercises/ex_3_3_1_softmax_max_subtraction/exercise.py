@@ -1,6 +1,8 @@
 """Exercise 3.3.1 - a fused softmax without the max subtraction: right on small values, NaN on large ones."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "3.3.1"
 TITLE = "Make a fused softmax survive rows of large magnitude (the max subtraction)"
 TIER = "cpu"
@@ -18,6 +20,13 @@ BREAK = [("Masked lanes read -inf: they do not change the max and add", "Masked 
          ("    row_max = tl.max(x, axis=0)            # a second reduction, on registers: no extra pass over memory\n"
           "    e = tl.exp(x - row_max)",
           "    e = tl.exp(x)")]
+TASK_KO = """\
+연습 문제 3.3.1: 이 fused softmax는 작은 입력에서는 통과하지만 실제 모델에서는 실패합니다. 틀리는 행을 찾은 다음,
+메모리를 한 번만 훑는 구조를 지키면서 고칩니다."""
+BREAK_KO = [("mask된 lane은 -inf를 읽습니다. 최댓값을 바꾸지 않고 합에는", "mask된 lane은 -inf를 읽고, 합에"),
+            ("    row_max = tl.max(x, axis=0)            # register 위의 두 번째 reduction: 메모리를 한 번 더 훑지 않음\n"
+             "    e = tl.exp(x - row_max)",
+             "    e = tl.exp(x)")]
 EXP_TINY = float(np.log(np.finfo(np.float32).tiny))   # -87.34: exp of anything smaller is subnormal (or flushed to 0)
 
 
@@ -37,22 +46,25 @@ def _why(x, rows):
     small = [r for r, t in zip(rows, top) if t < EXP_TINY]
     parts = []
     if big:
-        parts.append(f"row {big[0]}'s largest value is {np.max(x[big[0]]):.0f}: exp(x) is inf above {EXP_MAX:.1f} in "
-                     "fp32 (the largest fp32 is 3.4e38 = e^88.7), and inf / inf is NaN")
+        parts.append(tr("row {r}'s largest value is {top:.0f}: exp(x) is inf above {limit:.1f} in fp32 (the largest "
+                        "fp32 is 3.4e38 = e^88.7), and inf / inf is NaN", r=big[0], top=np.max(x[big[0]]),
+                        limit=EXP_MAX))
     if small:
-        parts.append(f"row {small[0]}'s largest value is {np.max(x[small[0]]):.0f}: every exp(x) falls under the "
-                     f"smallest normal fp32 (e^{EXP_TINY:.1f}) - subnormal with few bits left, or 0 - so the sum is "
-                     "inexact or 0, and 0 / 0 is NaN")
+        parts.append(tr("row {r}'s largest value is {top:.0f}: every exp(x) falls under the smallest normal fp32 "
+                        "(e^{limit:.1f}) - subnormal with few bits left, or 0 - so the sum is inexact or 0, and 0 / 0 "
+                        "is NaN", r=small[0], top=np.max(x[small[0]]), limit=EXP_TINY))
     if not parts:
-        return "the wrong rows are not the large or small ones: compare your kernel with the starting point"
-    return "; ".join(parts) + (". Softmax does not change when every value of a row moves by the same amount: "
-                               "which amount keeps every exp(x) in range, and costs no extra pass over memory?")
+        return tr("the wrong rows are not the large or small ones: compare your kernel with the starting point")
+    from course.checks import sentences
+
+    return tr("{reasons}. Softmax does not change when every value of a row moves by the same amount: which amount "
+              "keeps every exp(x) in range, and costs no extra pass over memory?", reasons=sentences(parts))
 
 
 def check(path):
     from common import arrays, check as chk, lab
     from common.triton_support import triton
-    from course.checks import load_module
+    from course.checks import load_module, said
     from course.exercise import Verdict
     from course.exercises.phase3_checks import bad_rows, launched, rows_text
     from phase3_triton.lab03_fused_softmax.lab import reference
@@ -75,9 +87,9 @@ def check(path):
         if not c.ok:
             wrong = bad_rows(y, ref, dtype)
             got = arrays.to_numpy(y)[wrong].astype(np.float64)
-            how = "NaN or inf where the reference is finite" if not np.isfinite(got).all() else c.message
+            how = tr("NaN or inf where the reference is finite") if not np.isfinite(got).all() else said(c.message)
             return Verdict(False, f"{what}: {rows_text(wrong, rows)}: {how}. " + _why(seen, wrong))
-    return Verdict(True, "right on rows near 0, +30, +89, +100, -90 and -120 (fp32 and fp16, -inf entries too): with "
-                         "the row maximum subtracted every exponent is <= 0, so exp never overflows, and the largest "
-                         "term is exactly 1, so the sum never underflows - one more reduction on registers, no extra "
-                         "pass over memory")
+    return Verdict(True, tr("right on rows near 0, +30, +89, +100, -90 and -120 (fp32 and fp16, -inf entries too): "
+                            "with the row maximum subtracted every exponent is <= 0, so exp never overflows, and the "
+                            "largest term is exactly 1, so the sum never underflows - one more reduction on registers, "
+                            "no extra pass over memory"))

@@ -1,6 +1,8 @@
 """Exercise 3.4.1 - a LayerNorm forward with the sample variance (N - 1) where LayerNorm uses the population one (N)."""
 import numpy as np
 
+from common.i18n import tr
+
 ID = "3.4.1"
 TITLE = "Fix the variance of a LayerNorm forward (biased, over N, not N - 1)"
 TIER = "cpu"
@@ -15,6 +17,11 @@ Exercise 3.4.1: this LayerNorm forward agrees with a textbook's variance and not
 difference, predict how big it is for a row of N values, then fix it."""
 BREAK = [("/ n_cols                # the population (biased) variance: LayerNorm's definition",
           "/ (n_cols - 1)          # the sample variance, as numpy.var(ddof=1) and torch.var")]
+TASK_KO = """\
+연습 문제 3.4.1: 이 LayerNorm forward는 교과서의 분산과는 맞지만 LayerNorm의 분산과는 맞지 않습니다. 차이를 찾고,
+값이 N개인 행에서 그 차이가 얼마나 큰지 예측한 다음 고칩니다."""
+BREAK_KO = [("/ n_cols                # 모분산(biased): LayerNorm의 정의",
+             "/ (n_cols - 1)          # 표본 분산(numpy.var(ddof=1), torch.var와 같음)")]
 
 
 def _inputs(rows, cols, rng):
@@ -28,16 +35,23 @@ def _why(n, rstd, rstd_ref) -> str:
     with np.errstate(all="ignore"):
         ratio = np.asarray(rstd, np.float64) / rstd_ref
     if not np.isfinite(ratio).all():
-        return (f"rstd is NaN or inf at N = {n}: a row of one value has variance 0, and 0 / (N - 1) = 0 / 0. "
-                "Which N does LayerNorm divide by?")
+        return tr("rstd is NaN or inf at N = {n}: a row of one value has variance 0, and 0 / (N - 1) = 0 / 0. Which N "
+                  "does LayerNorm divide by?", n=n)
     if np.ptp(ratio) < 1e-3 * abs(ratio.mean()) and abs(ratio.mean() - 1) > 1e-6:
-        return (f"rstd is {ratio.mean():.5f}x the reference's in every row - the same factor whatever the row's "
-                f"values, so it depends on N = {n} alone (compare sqrt((N - 1) / N) = {np.sqrt((n - 1) / n):.5f}): "
-                "your variance is the sample variance, N / (N - 1) times LayerNorm's. Even at N = 4096 that is "
-                "1.2e-4 relative, over ten times fp32's tolerance")
-    return (f"rstd differs from the reference's by a factor that changes from row to row ({ratio.min():.4f} to "
-            f"{ratio.max():.4f}): look at how the variance is computed (the rows have means up to 1000: a one-pass "
-            "E[x^2] - E[x]^2 cancels catastrophically there in fp32; the centred sum does not)")
+        return tr("rstd is {ratio:.5f}x the reference's in every row - the same factor whatever the row's values, so "
+                  "it depends on N = {n} alone (compare sqrt((N - 1) / N) = {factor:.5f}): your variance is the sample "
+                  "variance, N / (N - 1) times LayerNorm's. Even at N = 4096 that is 1.2e-4 relative, over ten times "
+                  "fp32's tolerance", ratio=ratio.mean(), n=n, factor=np.sqrt((n - 1) / n))
+    return tr("rstd differs from the reference's by a factor that changes from row to row ({lo:.4f} to {hi:.4f}): look "
+              "at how the variance is computed (the rows have means up to 1000: a one-pass E[x^2] - E[x]^2 cancels "
+              "catastrophically there in fp32; the centred sum does not)", lo=ratio.min(), hi=ratio.max())
+
+
+def _detail(message: str) -> str:
+    """common.check's message after its 'MISMATCH:' word, in the chosen language."""
+    from course.checks import said
+
+    return said(message).split(":", 1)[1].strip()
 
 
 def check(path):
@@ -53,7 +67,7 @@ def check(path):
         return mod
     rng = np.random.default_rng(341)
     for rows, n, dtype in CASES:
-        what = f"{rows} rows x N = {n} {dtype}"
+        what = tr("{rows} rows x N = {n} {dtype}", rows=rows, n=n, dtype=dtype)
         x, w, b = (arrays.from_numpy(a, dtype, lab.where()) for a in _inputs(rows, n, rng))
         y = chk.poisoned((rows, n), dtype, x)
         mean, rstd = (chk.poisoned((rows,), "float32", x) for _ in range(2))
@@ -66,8 +80,8 @@ def check(path):
         tol = L.tolerance((rows, n), dtype)
         c = chk.compare(mean, ref_mean, "float32", tol)
         if not c.ok:
-            return Verdict(False, f"{what}: mean wrong ({c.message.split(':', 1)[1].strip()}): the mean is the sum "
-                                  "of the row's N values over N")
+            return Verdict(False, tr("{what}: mean wrong ({message}): the mean is the sum of the row's N values over N",
+                                     what=what, message=_detail(c.message)))
         # The variance and y about the kernel's own mean: an fp32 mean of values near 1000 is off by ~1e-4 absolute
         # (the sum's rounding), which moves y by ~1e-4 / std, more than fp32's 1e-5 allows, though nothing is wrong.
         # Given that mean, the centred sum of squares is exact to fp32's rounding; this exercise is about that sum.
@@ -78,8 +92,9 @@ def check(path):
         for name, out, ref in (("rstd", rstd, ref_rstd), ("y", y, ref_y)):
             c = chk.compare(out, ref, "float32" if name != "y" else dtype, tol)
             if not c.ok:
-                return Verdict(False, f"{what}: {name} wrong ({c.message.split(':', 1)[1].strip()}). "
-                                      + _why(n, arrays.to_numpy(rstd), ref_rstd))
-    return Verdict(True, "y, mean and rstd right for N = 1, 2, 37, 300 and 4096 (fp32 and fp16, row means up to "
-                         "1000): LayerNorm divides the centred sum of squares by N - the population variance of the "
-                         "row, the statistic it normalizes by - and the centred form keeps it exact for large means")
+                return Verdict(False, tr("{what}: {name} wrong ({message}). ", what=what, name=name,
+                                         message=_detail(c.message)) + _why(n, arrays.to_numpy(rstd), ref_rstd))
+    return Verdict(True, tr("y, mean and rstd right for N = 1, 2, 37, 300 and 4096 (fp32 and fp16, row means up to "
+                            "1000): LayerNorm divides the centred sum of squares by N - the population variance of the "
+                            "row, the statistic it normalizes by - and the centred form keeps it exact for large "
+                            "means"))

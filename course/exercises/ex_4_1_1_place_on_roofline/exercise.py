@@ -3,6 +3,8 @@ checked against lab 4.1's own model (its byte/FLOP models, unit_for and place(),
 import json
 import os
 
+from common.i18n import tr
+
 ID = "4.1.1"
 TITLE = "Place six kernels on the roofline by hand: bytes, FLOPs, unit, bound, roof"
 TIER = "cpu"
@@ -28,26 +30,26 @@ def _truth() -> dict:
     n, (m, c) = 2**29, (32768, 4096)
     return {
         "vector add, fp32, n = 2^29": (12.0 * n, float(n), ("phase1_lab02_vector_add", "cuda 03 float4", "float32"),
-                                       "read a and b, write c: 3 x 4 bytes an element", "one add an element"),
+                                       tr("read a and b, write c: 3 x 4 bytes an element"), tr("one add an element")),
         "softmax, fp32, 32768 x 4096": (2.0 * m * c * 4, R._softmax_model({"shape": [m, c]})[1],
                                         ("phase3_lab03_fused_softmax", "triton fused", "float32"),
-                                        "read x, write y: 2 x 4 bytes an element", "5 an element"),
+                                        tr("read x, write y: 2 x 4 bytes an element"), tr("5 an element")),
         "k-FMA chain, fp32, n = 2^26, k = 64": (*R.sweep_counts(2**26, 64),
                                                 ("phase4_lab01_roofline", "triton fma chain k=64", "float32"),
-                                                "read x, write y: 8 bytes an element, whatever k",
-                                                "k FMAs of 2 FLOPs an element"),
+                                                tr("read x, write y: 8 bytes an element, whatever k"),
+                                                tr("k FMAs of 2 FLOPs an element")),
         "SGEMM, fp32, 8192^3": (*R._gemm_model({"shape": [8192] * 3, "dtype": "float32"}),
                                 ("phase2_lab08_sgemm", "cuda 11 autotuned", "float32"),
-                                "(M K + K N + M N) x 4 bytes", "2 M N K"),
+                                tr("(M K + K N + M N) x 4 bytes"), "2 M N K"),
         "GEMM, bf16, 4096^3": (*R._gemm_model({"shape": [4096] * 3, "dtype": "bfloat16"}),
                                ("phase4_lab03_tensor_cores", "cuda 02 mma.sync", "bfloat16"),
-                               "(M K + K N + M N) x 2 bytes", "2 M N K"),
+                               tr("(M K + K N + M N) x 2 bytes"), "2 M N K"),
         "naive attention, bf16, B 4, H 32, S 2048, D 128": (
             float(A.naive_bytes(4, 32, 2048, 128, 2)), A.attn_flops(4, 32, 2048, 128, False),
             ("phase4_lab06_attention", "naive fwd", "bfloat16"),
-            "Q, K, V read and O written (4 B H S D) plus S written, S read, P written, P read (4 B H S^2), "
-            "2 bytes each",
-            "4 B H S^2 D: two matmuls of 2 S^2 D per head"),
+            tr("Q, K, V read and O written (4 B H S D) plus S written, S read, P written, P read (4 B H S^2), 2 bytes "
+               "each"),
+            tr("4 B H S^2 D: two matmuls of 2 S^2 D per head")),
     }
 
 
@@ -61,23 +63,26 @@ def _wrong(key, said, truth, ceil) -> list[str]:
     ai, ridge, peak, hbm = p["ai"], p["ridge"], ceil.peak(unit), ceil.hbm_gbps
     missing = [f for f in ("bytes", "flops", "unit", "bound", "roof_tflops") if said.get(f) is None]
     if missing:
-        return [f"{key}: {', '.join(missing)} not answered yet"]
+        return [tr("{key}: {fields} not answered yet", key=key, fields=", ".join(missing))]
     bad = []
     if not close(said.get("bytes"), nbytes, REL):
-        bad.append(f"bytes: you said {said.get('bytes')}, lab 4.1's model says {num(nbytes)} ({bytes_why})")
+        bad.append(tr("bytes: you said {said}, lab 4.1's model says {want} ({why})", said=said.get("bytes"),
+                      want=num(nbytes), why=bytes_why))
     if not close(said.get("flops"), flops, REL):
-        bad.append(f"FLOPs: you said {said.get('flops')}, the model says {num(flops)} ({flops_why})")
+        bad.append(tr("FLOPs: you said {said}, the model says {want} ({why})", said=said.get("flops"), want=num(flops),
+                      why=flops_why))
     if said.get("unit") != unit:
-        bad.append(f"unit: you said {said.get('unit')!r}, lab 4.1 says {unit!r} ("
-                   + ("16-bit matmuls run on the tensor cores" if unit != "fp32" else
-                      "fp32 arithmetic runs on the CUDA cores, whatever the kernel is") + ")")
+        bad.append(tr("unit: you said {said!r}, lab 4.1 says {unit!r} ({why})", said=said.get("unit"), unit=unit,
+                      why=tr("16-bit matmuls run on the tensor cores") if unit != "fp32" else
+                      tr("fp32 arithmetic runs on the CUDA cores, whatever the kernel is")))
     if said.get("bound") != p["bound"]:
-        bad.append(f"bound: AI = {num(flops)} / {num(nbytes)} = {ai:.3g} FLOP/B against the {unit} ridge "
-                   f"{peak:.1f} TFLOP/s / {hbm / 1e3:.2f} TB/s = {ridge:.3g} FLOP/B: {p['bound']}-bound, "
-                   f"not {said.get('bound')}")
+        bad.append(tr("bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B against the {unit} ridge {peak:.1f} TFLOP/s / "
+                      "{tbps:.2f} TB/s = {ridge:.3g} FLOP/B: {bound}-bound, not {said}", flops=num(flops),
+                      nbytes=num(nbytes), ai=ai, unit=unit, peak=peak, tbps=hbm / 1e3, ridge=ridge, bound=p["bound"],
+                      said=said.get("bound")))
     if not close(said.get("roof_tflops"), p["roof_tflops"], REL):
-        bad.append(f"roof: min({peak:.1f}, {ai:.3g} FLOP/B x {hbm / 1e3:.2f} TB/s) = {p['roof_tflops']:.3g} TFLOP/s, "
-                   f"not {said.get('roof_tflops')}")
+        bad.append(tr("roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s, not {said}",
+                      peak=peak, ai=ai, tbps=hbm / 1e3, roof=p["roof_tflops"], said=said.get("roof_tflops")))
     return [f"{key}: {b}" for b in bad]
 
 
@@ -92,13 +97,14 @@ def check(path):
     wrong = []
     for key, said in got.items():
         if not isinstance(said, dict):
-            wrong.append(f"{key}: write a dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)")
+            wrong.append(tr("{key}: write a dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)",
+                            key=key))
             continue
         wrong += _wrong(key, said, truth[key], ceil)
     kernels = len({w.split(":")[0] for w in wrong})
-    return verdict(wrong, "all six placed as lab 4.1 places them: the vector add (0.083 FLOP/B) and the softmax "
-                          "(0.625) far left of every ridge, the k = 64 chain (16 FLOP/B) just right of the fp32 ridge "
-                          "(11.8), both GEMMs at 1365 FLOP/B far right of theirs, and naive attention - two "
-                          "matmuls - left of the bf16 ridge (60 against 157 FLOP/B) because S and P go through HBM: "
-                          "memory-bound",
-                   of=f"of {len(got)} kernels", count=kernels)
+    return verdict(wrong, tr("all six placed as lab 4.1 places them: the vector add (0.083 FLOP/B) and the softmax "
+                             "(0.625) far left of every ridge, the k = 64 chain (16 FLOP/B) just right of the fp32 "
+                             "ridge (11.8), both GEMMs at 1365 FLOP/B far right of theirs, and naive attention - two "
+                             "matmuls - left of the bf16 ridge (60 against 157 FLOP/B) because S and P go through HBM: "
+                             "memory-bound"),
+                   of=tr("of {n} kernels", n=len(got)), count=kernels)

@@ -1,6 +1,8 @@
 """Exercise 4.2.1 - count the bytes a fusion saves: three chains of lab 4.2 (checked against its byte model,
 bench.predicted_elements), two chains it does not run (counted with the same rule), and the GEMM epilogue's predicted
 speed-up (lab 4.2's byte_table)."""
+from common.i18n import tr
+
 ID = "4.2.1"
 TITLE = "Count the bytes a fusion saves, and the speed-up they predict"
 TIER = "cpu"
@@ -27,7 +29,8 @@ def _count(reads_writes) -> int:
 
 
 def _how(kernels) -> str:
-    return " + ".join(f"{r.replace(' ', ', ')} in, {w.replace(' ', ', ')} out" for r, w in kernels)
+    return " + ".join(tr("{read} in, {written} out", read=r.replace(" ", ", "), written=w.replace(" ", ", "))
+                      for r, w in kernels)
 
 
 def check(path):
@@ -46,27 +49,28 @@ def check(path):
             raise RuntimeError(f"{case}: this exercise's count and lab 4.2's byte model differ")   # a course bug
         said = got[key]
         if not isinstance(said, (tuple, list)) or len(said) != 2 or None in said:
-            wrong.append(f"{key}: not answered yet (two numbers: unfused, fused)")
+            wrong.append(tr("{key}: not answered yet (two numbers: unfused, fused)", key=key))
         elif tuple(said) != (unf, fu):
-            wrong.append(f"{key}: you said {tuple(said)}, the byte model says ({unf}, {fu}): unfused "
-                         f"{_how(kernels)} = {unf} M N, fused {_how([fused])} = {fu} M N, so {unf / fu:.2f}x "
-                         "at equal bandwidth")
+            wrong.append(tr("{key}: you said {said}, the byte model says ({unf}, {fu}): unfused {how} = {unf} M N, fused "
+                            "{how_fused} = {fu} M N, so {ratio:.2f}x at equal bandwidth", key=key, said=tuple(said),
+                            unf=unf, fu=fu, how=_how(kernels), how_fused=_how([fused]), ratio=unf / fu))
     mod = load_module(path, "ex421")
     rows = B.byte_table(*B.EW_SHAPE, *B.LN_SHAPE, B.GEMM_N, gemm_tflops=TASK_GEMM_TFLOPS, hbm_gbps=TASK_HBM_GBPS)
     row = next(r for r in rows if r["case"] == "linear_gelu_tanh")
     want = row["predicted speed-up"]
     said = getattr(mod, "GEMM_EPILOGUE_SPEEDUP", None)
     if said is None:
-        wrong.append("GEMM_EPILOGUE_SPEEDUP: not answered yet")
+        wrong.append(tr("{key}: not answered yet", key="GEMM_EPILOGUE_SPEEDUP"))
     elif not close(said, want, 0.01):
         gemm_ms = 2 * B.GEMM_N**3 / (TASK_GEMM_TFLOPS * 1e12) * 1e3
         tail_ms = 4 * B.GEMM_N**2 * 2 / (TASK_HBM_GBPS * 1e9) * 1e3
-        wrong.append(f"GEMM_EPILOGUE_SPEEDUP: you said {said}, lab 4.2 predicts {want:.3f}: the GEMM's 2 M N K = "
-                     f"137.4 GFLOP take {gemm_ms:.3f} ms at 700 TFLOP/s either way (compute-bound: fusing changes "
-                     f"none of its bytes), and only the tail goes - the bias kernel and the GELU kernel each read "
-                     f"and write M N bf16 elements, 4 M N x 2 B = 134 MB, {tail_ms:.4f} ms at 4.4 TB/s")
-    return verdict(wrong, "all right: a chain costs its memory passes - every unfused kernel reads its inputs and "
-                          "writes its output, the fused one moves each input once and writes only what the caller "
-                          "keeps (2.0x for bias + GELU, 2.33x once a residual joins it, 1.25x for residual + "
-                          "layernorm while h is kept, 1.67x when it is not) - and a compute-bound GEMM gains only "
-                          f"its elementwise tail ({want:.3f}x)", of=f"of {len(CHAINS) + 1}")
+        wrong.append(tr("GEMM_EPILOGUE_SPEEDUP: you said {said}, lab 4.2 predicts {want:.3f}: the GEMM's 2 M N K = "
+                        "137.4 GFLOP take {gemm_ms:.3f} ms at 700 TFLOP/s either way (compute-bound: fusing changes "
+                        "none of its bytes), and only the tail goes - the bias kernel and the GELU kernel each read "
+                        "and write M N bf16 elements, 4 M N x 2 B = 134 MB, {tail_ms:.4f} ms at 4.4 TB/s", said=said,
+                        want=want, gemm_ms=gemm_ms, tail_ms=tail_ms))
+    return verdict(wrong, tr("all right: a chain costs its memory passes - every unfused kernel reads its inputs and "
+                             "writes its output, the fused one moves each input once and writes only what the caller "
+                             "keeps (2.0x for bias + GELU, 2.33x once a residual joins it, 1.25x for residual + "
+                             "layernorm while h is kept, 1.67x when it is not) - and a compute-bound GEMM gains only "
+                             "its elementwise tail ({want:.3f}x)", want=want), of=tr("of {n}", n=len(CHAINS) + 1))

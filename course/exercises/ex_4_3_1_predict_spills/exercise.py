@@ -1,6 +1,8 @@
 """Exercise 4.3.1 - predict the warps, the shared memory and whether ptxas spills for six configurations of lab 4.3's
 mma.sync GEMM, checked against the NVRTC compile report of its kernels.cu built with those -D defines for sm_90 (no
 GPU needed: NVRTC runs ptxas and reports registers and spills)."""
+from common.i18n import tr
+
 ID = "4.3.1"
 TITLE = "Predict warps, shared memory and spills of six mma.sync tile configurations (NVRTC compile report)"
 TIER = "cpu"
@@ -31,30 +33,38 @@ def check(path):
         cfg = dict(zip(KEYS, key))
         name = f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']}, warp {cfg['WM']}x{cfg['WN']}, MIN_BLOCKS {cfg['MIN_BLOCKS']}"
         if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
-            wrong.append(f"{name}: not answered yet (warps, KiB, spills)")
+            wrong.append(tr("{name}: not answered yet (warps, KiB, spills)", name=name))
             continue
         try:
             regs, spills = compiled(cfg)
         except Exception as e:  # noqa: BLE001 - NVRTC, not the answer: say so plainly
-            return Verdict(False, f"could not compile lab 4.3's kernels.cu here ({type(e).__name__}: "
-                                  f"{str(e)[:200]}); its compile report needs the same")
+            return Verdict(False, tr("could not compile lab {lab}'s kernels.cu here ({error}: {detail}); its compile "
+                                     "report needs the same", lab="4.3", error=type(e).__name__, detail=str(e)[:200]))
         threads = L.config_threads(cfg)
         warps, kib = threads // 32, L.config_smem(cfg) / 1024
         cap = min(255, 65536 // (threads * cfg["MIN_BLOCKS"]))
         acc = cfg["WM"] * cfg["WN"] // 32
         if said[0] != warps:
-            wrong.append(f"{name}: {warps} warps, not {said[0]} - one warp per {cfg['WM']}x{cfg['WN']} warp tile: "
-                         f"({cfg['BM']} / {cfg['WM']}) x ({cfg['BN']} / {cfg['WN']})")
+            wrong.append(tr("{name}: {warps} warps, not {said} - one warp per {wm}x{wn} warp tile: ({bm} / {wm}) x "
+                            "({bn} / {wn})", name=name, warps=warps, said=said[0], wm=cfg["WM"], wn=cfg["WN"],
+                            bm=cfg["BM"], bn=cfg["BN"]))
         if not isinstance(said[1], (int, float)) or abs(said[1] - kib) > 0.5:
-            wrong.append(f"{name}: {kib:g} KiB, not {said[1]} - {cfg['STAGES']} stages x ({cfg['BM']} x "
-                         f"{cfg['BK']} + {cfg['BK']} x {cfg['BN']}) x 2 bytes")
+            wrong.append(tr("{name}: {kib:g} KiB, not {said} - {stages} stages x ({bm} x {bk} + {bk} x {bn}) x 2 bytes",
+                            name=name, kib=kib, said=said[1], stages=cfg["STAGES"], bm=cfg["BM"], bk=cfg["BK"],
+                            bn=cfg["BN"]))
         if bool(said[2]) != (spills > 0) or not isinstance(said[2], bool):
-            how = (f"spills {spills} bytes at {regs} registers" if spills else f"fits in {regs} registers, no spill")
-            wrong.append(f"{name}: ptxas {how} - {threads} threads x {cfg['MIN_BLOCKS']} block(s) per SM cap a "
-                         f"thread at min(255, 65536 / {threads * cfg['MIN_BLOCKS']}) = {cap} registers, and "
-                         f"{acc} fp32 accumulators a thread (a {cfg['WM']}x{cfg['WN']} warp tile) need "
-                         f"{'more' if spills else 'no more'} than that with their fragments and addresses")
-    return verdict(wrong, "all six as ptxas has them: a 64 x 64 warp tile (128 accumulators, ~240 registers) spills "
-                          "whenever 65536 / (threads x MIN_BLOCKS) falls under that - 8 warps at 2 blocks, 4 warps at "
-                          "3, 16 warps at 1 - and a 64 x 32 warp tile (~128) fits 16 warps; shared memory never "
-                          "decided it here, registers did")
+            how = (tr("spills {spills} bytes at {regs} registers", spills=spills, regs=regs) if spills else
+                   tr("fits in {regs} registers, no spill", regs=regs))
+            facts = dict(name=name, how=how, threads=threads, min_blocks=cfg["MIN_BLOCKS"],
+                         per_sm=threads * cfg["MIN_BLOCKS"], cap=cap, acc=acc, wm=cfg["WM"], wn=cfg["WN"])
+            wrong.append(tr("{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at "
+                            "min(255, 65536 / {per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a "
+                            "{wm}x{wn} warp tile) need more than that with their fragments and addresses", **facts)
+                         if spills else
+                         tr("{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at "
+                            "min(255, 65536 / {per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a "
+                            "{wm}x{wn} warp tile) need no more than that with their fragments and addresses", **facts))
+    return verdict(wrong, tr("all six as ptxas has them: a 64 x 64 warp tile (128 accumulators, ~240 registers) spills "
+                             "whenever 65536 / (threads x MIN_BLOCKS) falls under that - 8 warps at 2 blocks, 4 warps "
+                             "at 3, 16 warps at 1 - and a 64 x 32 warp tile (~128) fits 16 warps; shared memory never "
+                             "decided it here, registers did"))

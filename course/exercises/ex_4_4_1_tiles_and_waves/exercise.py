@@ -1,5 +1,7 @@
 """Exercise 4.4.1 - a tile's reuse, its waves on 132 SMs and the pipeline stages that fit, checked against lab 4.4's
 own models (waves, tile_intensity, triton_smem)."""
+from common.i18n import tr
+
 ID = "4.4.1"
 TITLE = "Predict a GEMM tile's waves, reuse and the pipeline stages that fit (lab 4.4's models)"
 TIER = "cpu"
@@ -24,14 +26,15 @@ def _waves(got) -> list[str]:
     wrong = []
     for (bm, bn, mn, per_sm), said in got.items():
         w = L.waves(mn, mn, bm, bn, SMS * per_sm)
-        name = f"{bm}x{bn} tiles at M = N = {mn}, {per_sm} block(s) per SM"
+        name = tr("{bm}x{bn} tiles at M = N = {mn}, {per_sm} block(s) per SM", bm=bm, bn=bn, mn=mn, per_sm=per_sm)
         if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
-            wrong.append(f"{name}: not answered yet (tiles, waves, efficiency)")
+            wrong.append(tr("{name}: not answered yet (tiles, waves, efficiency)", name=name))
         elif said[0] != w["tiles"] or said[1] != w["wave_count"] or not close(said[2], w["efficiency"], 0.01):
-            wrong.append(f"{name}: {-(-mn // bm)} x {-(-mn // bn)} = {w['tiles']} tiles on {SMS * per_sm} slots = "
-                         f"{w['waves']:.2f} waves, so {w['wave_count']} rounds, the last {w['last_wave_fill']:.0%} "
-                         f"full: efficiency {w['tiles']} / ({w['wave_count']} x {SMS * per_sm}) = "
-                         f"{w['efficiency']:.3f}; you said {tuple(said)}")
+            wrong.append(tr("{name}: {rows} x {cols} = {tiles} tiles on {slots} slots = {waves:.2f} waves, so {rounds} "
+                            "rounds, the last {fill:.0%} full: efficiency {tiles} / ({rounds} x {slots}) = "
+                            "{efficiency:.3f}; you said {said}", name=name, rows=-(-mn // bm), cols=-(-mn // bn),
+                            tiles=w["tiles"], slots=SMS * per_sm, waves=w["waves"], rounds=w["wave_count"],
+                            fill=w["last_wave_fill"], efficiency=w["efficiency"], said=tuple(said)))
     return wrong
 
 
@@ -49,20 +52,21 @@ def check(path):
     for (bm, bn), said in parts["INTENSITY"].items():
         want = L.tile_intensity(bm, bn)
         if said is None:
-            wrong.append(f"{bm}x{bn} reuse: not answered yet")
+            wrong.append(tr("{bm}x{bn} reuse: not answered yet", bm=bm, bn=bn))
         elif not close(said, want, 0.01):
-            wrong.append(f"{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = "
-                         f"{bm} x {bn} / {bm + bn} = {want:.1f} FLOP/B, not {said}")
+            wrong.append(tr("{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x {bn} / "
+                            "{sum} = {want:.1f} FLOP/B, not {said}", bm=bm, bn=bn, sum=bm + bn, want=want, said=said))
     for (bm, bn, bk), said in parts["MAX_STAGES"].items():
         want = _max_stages(bm, bn, bk)
         if said is None:
-            wrong.append(f"{bm}x{bn}x{bk} stages: not answered yet")
+            wrong.append(tr("{bm}x{bn}x{bk} stages: not answered yet", bm=bm, bn=bn, bk=bk))
         elif said != want:
             stage = (bm + bn) * bk * 2
-            wrong.append(f"{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {stage // 1024} KiB, "
-                         f"{want} of them fit in 227 KiB ({want * stage // 1024} KiB), {want + 1} would not; "
-                         f"you said {said}")
-    return verdict(wrong, "all right: 6% more work at 4224 costs a 5th wave a quarter full (0.97 to 0.85 efficiency); "
-                          "two blocks per SM halve the waves but not the quantization; reuse grows with the tile "
-                          "(BM BN / (BM + BN) FLOP/B) while the stages it can afford shrink - 4 for 128 x 256 x 64, "
-                          "3 for 256 x 256 x 64. Lab 4.4's wave sweep measured 0.868 at 4224 against this 0.85")
+            wrong.append(tr("{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of them "
+                            "fit in 227 KiB ({total} KiB), {more} would not; you said {said}", bm=bm, bn=bn, bk=bk,
+                            kib=stage // 1024, want=want, total=want * stage // 1024, more=want + 1, said=said))
+    return verdict(wrong, tr("all right: 6% more work at 4224 costs a 5th wave a quarter full (0.97 to 0.85 "
+                             "efficiency); two blocks per SM halve the waves but not the quantization; reuse grows "
+                             "with the tile (BM BN / (BM + BN) FLOP/B) while the stages it can afford shrink - 4 for "
+                             "128 x 256 x 64, 3 for 256 x 256 x 64. Lab 4.4's wave sweep measured 0.868 at 4224 "
+                             "against this 0.85"))

@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 
+from common.i18n import tr
+
 ID = "4.5.1"
 TITLE = "fp16 accumulation against fp32: when it overflows, how its error grows with K, what bf16 inputs cost"
 TIER = "cpu"
@@ -35,12 +37,12 @@ def _sweep() -> dict:
 def _first(said, cancel: bool, step: int) -> str | None:
     """None when `said` is the first K (in steps of `step`) whose fp16 sum ends inf, else why not."""
     if not isinstance(said, (int, np.integer)) or isinstance(said, bool) or said < step:
-        return f"an integer K >= {step}"
+        return tr("an integer K >= {step}", step=step)
     if _ends_inf(said, cancel) and not _ends_inf(said - step, cancel):
         return None
     if not _ends_inf(said, cancel):
-        return f"K = {said} still ends finite in fp16"
-    return f"K = {said - step} already ends at inf"
+        return tr("K = {k} still ends finite in fp16", k=said)
+    return tr("K = {k} already ends at inf", k=said - step)
 
 
 def check(path):
@@ -54,36 +56,36 @@ def check(path):
     said = {n: getattr(mod, n, None) for n in NAMES}
     missing = [n for n, v in said.items() if v is None]
     if missing:
-        return Verdict(False, f"not answered yet: {', '.join(missing)}")
+        return Verdict(False, tr("not answered yet: {names}", names=", ".join(missing)))
     sweep = _sweep()
     acc = [sweep[("our Triton dot, fp16 in, 16-bit acc", k)]["rel err vs fp16-input product"] for k in (1024, 16384)]
     bf = [sweep[("bf16", k)]["rel err"] for k in (1024, 4096, 16384)]
     wrong = []
     why = _first(said["FIRST_INF_K"], False, 1)
     if why:
-        wrong.append(f"FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes "
-                     "65536, past the 65520 from which fp16 rounds to inf, and inf + 32 stays inf")
+        wrong.append(tr("FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes "
+                        "65536, past the 65520 from which fp16 rounds to inf, and inf + 32 stays inf", why=why))
     why = _first(said["CANCEL_INF_K"], True, 2)
     if why:
-        wrong.append(f"CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = "
-                     "2048 they reach 65536 = inf, and inf - 32 is inf, although the answer is 0")
+        wrong.append(tr("CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = "
+                        "2048 they reach 65536 = inf, and inf - 32 is inf, although the answer is 0", why=why))
     if not close(said["FP16_ACC_GROWTH"], acc[1] / acc[0], 0.2):
-        wrong.append(f"FP16_ACC_GROWTH: the H200 measured {acc[0]:.2e} at K = 1024 and {acc[1]:.2e} at 16384, "
-                     f"{acc[1] / acc[0]:.2f}x (you said {said['FP16_ACC_GROWTH']}): each rounding of "
-                     "the running sum is a random error of about u x |sum|, and independent errors add like a random "
-                     "walk, so the error grows like sqrt(K): sqrt(16) = 4 for 16x the K")
+        wrong.append(tr("FP16_ACC_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x "
+                        "(you said {said}): each rounding of the running sum is a random error of about u x |sum|, and "
+                        "independent errors add like a random walk, so the error grows like sqrt(K): sqrt(16) = 4 for "
+                        "16x the K", lo=acc[0], hi=acc[1], ratio=acc[1] / acc[0], said=said["FP16_ACC_GROWTH"]))
     if not close(said["BF16_GROWTH"], bf[2] / bf[0], 0.2):
-        wrong.append(f"BF16_GROWTH: the H200 measured {bf[0]:.2e} at K = 1024 and {bf[2]:.2e} at 16384, "
-                     f"{bf[2] / bf[0]:.2f}x (you said {said['BF16_GROWTH']}): in fp32 the sum itself adds almost "
-                     "nothing; the error is each input's rounding to 8 bits, a relative error per product that does "
-                     "not grow when more products are summed")
+        wrong.append(tr("BF16_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you "
+                        "said {said}): in fp32 the sum itself adds almost nothing; the error is each input's rounding "
+                        "to 8 bits, a relative error per product that does not grow when more products are summed",
+                        lo=bf[0], hi=bf[2], ratio=bf[2] / bf[0], said=said["BF16_GROWTH"]))
     err = said["BF16_ERROR"]
     if isinstance(err, bool) or not isinstance(err, (int, float)) or not 0.5 * bf[1] <= err <= 2 * bf[1]:
-        wrong.append(f"BF16_ERROR: the H200 measured {bf[1]:.2e} at K = 4096 (you said {err}): rounding to 8 bits "
-                     "errs by up to u = 2^-8 = 3.9e-3 relative, about u / sqrt(3) on average, and each product "
-                     "carries two such roundings")
-    return verdict(wrong, f"all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = 4096 "
-                          f"when the answer is 0 - and its error doubles for every 4x K ({acc[1] / acc[0]:.2f}x "
-                          f"measured over 16x); bf16 inputs with an fp32 accumulator cost their 8-bit rounding, "
-                          f"{bf[1]:.1e}, the same at every K: accumulation precision is what grows with K, storage "
-                          "precision is not", of=f"of {len(NAMES)}")
+        wrong.append(tr("BF16_ERROR: the H200 measured {err:.2e} at K = 4096 (you said {said}): rounding to 8 bits "
+                        "errs by up to u = 2^-8 = 3.9e-3 relative, about u / sqrt(3) on average, and each product "
+                        "carries two such roundings", err=bf[1], said=err))
+    return verdict(wrong, tr("all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = "
+                             "4096 when the answer is 0 - and its error doubles for every 4x K ({ratio:.2f}x measured "
+                             "over 16x); bf16 inputs with an fp32 accumulator cost their 8-bit rounding, {err:.1e}, "
+                             "the same at every K: accumulation precision is what grows with K, storage precision is "
+                             "not", ratio=acc[1] / acc[0], err=bf[1]), of=tr("of {n}", n=len(NAMES)))
