@@ -140,3 +140,15 @@ def test_a_lesson_links_to_the_line_of_its_kernel(built):
     html = (built / "site" / "phase2_cuda" / "lab07_softmax" / "kernels_cu" / "index.html").read_text()
     anchors = re.findall(r'href="#(__codelineno-0-\d+)"', html)
     assert anchors and all(f'id="{a}"' in html for a in anchors)
+
+
+def test_korean_pages_have_their_titles_in_the_navigation(built):
+    """Every page of the built site has its own title in the navigation, in both languages (a Korean twin's record
+    of the English version it translates is a comment that must not hide its title: the navigation said 'Index')."""
+    seen = {}
+    for lang, folder in (("en", built / "site"), ("ko", built / "site" / "ko")):
+        page = (folder / "phase2_cuda" / "lab07_softmax" / "index.html").read_text(encoding="utf-8")
+        nav = re.findall(r'class="md-nav__link[^"]*"[^>]*>\s*(?:<span[^>]*>)?\s*([^<]+?)\s*<', page)
+        seen[lang] = nav
+        assert nav and sum(t.strip() == "Index" for t in nav) == 0, f"{lang}: {nav[:12]}"
+    assert any("Lab 2.7" in t for t in seen["ko"])

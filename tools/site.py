@@ -3,7 +3,7 @@
     python -m tools.site build        # build/site_src + build/mkdocs.yml, then `mkdocs build --strict` into site/
     python -m tools.site serve        # the same, then `mkdocs serve` (http://127.0.0.1:8000)
     python -m tools.site assemble     # only the page tree (what the tests inspect)
-    python -m tools.site screenshots  # build, then save two pages as PNG in docs/screenshots/ (headless Chromium)
+    python -m tools.site screenshots  # build, then save pages as PNG in docs/screenshots/ (headless Chromium)
 `make site` and `make serve` run the first two. --src-dir / --site-dir put the page tree and the site elsewhere
 (the browser test builds into a temporary folder).
 
@@ -225,6 +225,9 @@ def assemble(out: str | None = None) -> dict[str, str]:
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if repo.endswith(".md"):
             text = open(os.path.join(ROOT, repo), encoding="utf-8").read()
+            # a Korean twin's first line records the English version it translates (tools/ko_twins.py): a comment
+            # above the title would hide the title from MkDocs (the navigation would say "Index")
+            text = re.sub(r"\A<!-- translates \S+ @ [0-9a-f]+ -->\n", "", text)
             text = tag_command_blocks(rewrite_links(text, repo, pages, asset_set))
         else:
             text = source_markdown(repo, lab_titles.get(os.path.dirname(repo), ""))
@@ -294,7 +297,9 @@ def build(src: str | None = None, site: str | None = None, quiet: bool = False) 
     return mkdocs("build", "--strict", *(["-q"] if quiet else []), "-f", cfg, cwd=os.path.dirname(src))
 
 
-SHOTS = [("phase2_cuda/lab07_softmax/", "site_lab_en.png"), ("ko/start-here/", "site_start_here_ko.png")]
+SHOTS = [("phase2_cuda/lab07_softmax/", "site_lab_en.png"), ("ko/start-here/", "site_start_here_ko.png"),
+         ("ko/phase2_cuda/lab07_softmax/", "site_lab_ko.png"), ("ko/", "site_home_ko.png"),
+         ("ko/gpus/", "site_gpus_ko.png")]
 
 
 def screenshots(site: str, out_dir: str, pages=SHOTS) -> list[str]:
