@@ -20,6 +20,7 @@ Exit status: 0 when every correctness check passed, 1 when one failed, 2 for a u
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -73,36 +74,51 @@ def set_value(s: str) -> str:
     return s
 
 
+def quiet_broken_pipe() -> None:
+    """A command piped into `head` stops quietly when the reader goes away (the default Unix behaviour), instead of
+    a BrokenPipeError traceback: every command line of the course calls this as it starts."""
+    import signal
+    import threading
+
+    # only in a command run from the shell (python -m pkg: argv[0] is its __main__.py); a test process or a notebook
+    # that calls a lab's main() keeps Python's own handling, which its servers and pipes rely on
+    if os.path.basename(sys.argv[0] or "") != "__main__.py":
+        return
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | None = None,
            size_help: str = "problem size", learn: str = "") -> argparse.ArgumentParser:
     """The common parser. `description` is the lab's title; `learn` (its "You will learn" paragraph) follows it in
     --help."""
+    quiet_broken_pipe()
     text = description + ("\n\n" + learn if learn else "")
     p = argparse.ArgumentParser(description=text, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="small sizes only; finishes in seconds")
+    p.add_argument("--quick", action="store_true", help=tr("small sizes only; finishes in seconds"))
     if size:
         p.add_argument("--size", type=_positive_int, default=None, help=size_help)
     if dtype:
-        p.add_argument("--dtype", choices=dtype, default=None, help="only this dtype (default: all the lab supports)")
+        p.add_argument("--dtype", choices=dtype, default=None, help=tr("only this dtype (default: all the lab supports)"))
     p.add_argument("--bench", action=argparse.BooleanOptionalAction, default=None,
-                   help="time variants and peers (default: on when a GPU is present)")
-    p.add_argument("--json", action=argparse.BooleanOptionalAction, default=True, help="write the JSON results")
-    p.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help="write the PNG plots")
-    p.add_argument("--out", default=None, help="directory for JSON and PNG (default: results/<gpu>/)")
+                   help=tr("time variants and peers (default: on when a GPU is present)"))
+    p.add_argument("--json", action=argparse.BooleanOptionalAction, default=True, help=tr("write the JSON results"))
+    p.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help=tr("write the PNG plots"))
+    p.add_argument("--out", default=None, help=tr("directory for JSON and PNG (default: results/<gpu>/)"))
     p.add_argument("--arch", default=None, type=arch_name,
-                   help="architecture of the compile report: " + ", ".join(sorted(device.ARCHS, key=_cc))
-                   + " (or sm_90a)")
+                   help=tr("architecture of the compile report: {archs} (or sm_90a)",
+                           archs=", ".join(sorted(device.ARCHS, key=_cc))))
     p.add_argument("--gpu", default=None, type=gpu_name, metavar="NAME",
-                   help="without a GPU: the GPU whose figures the predictions and the plan use (a profile: "
-                        + ", ".join(device.profiles()) + "); 'list' shows them")
+                   help=tr("without a GPU: the GPU whose figures the predictions and the plan use (a profile: "
+                           "{profiles}); 'list' shows them", profiles=", ".join(device.profiles())))
     p.add_argument("--plan", action="store_true",
-                   help="print what would run on this GPU (or --gpu NAME): variants, launches, configurations, "
-                        "predictions; runs nothing")
+                   help=tr("print what would run on this GPU (or --gpu NAME): variants, launches, configurations, "
+                           "predictions; runs nothing"))
     p.add_argument("--set", action="append", default=[], type=set_value, metavar="NAME=VALUE",
-                   help="override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)")
-    p.add_argument("--device-info", action="store_true", help="describe the GPU (or --arch without one) and exit")
+                   help=tr("override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)"))
+    p.add_argument("--device-info", action="store_true", help=tr("describe the GPU (or --arch without one) and exit"))
     p.add_argument("--lang", choices=("en", "ko"), default=None,
-                   help="language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)")
+                   help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
     return p
 
 
@@ -113,7 +129,7 @@ def add_size(p: argparse.ArgumentParser, help: str) -> None:
 
 def add_dtype(p: argparse.ArgumentParser, dtypes: tuple[str, ...]) -> None:
     """--dtype for a lab whose kernels take several dtypes: check and benchmark only that one."""
-    p.add_argument("--dtype", choices=dtypes, default=None, help="only this dtype (default: all the lab supports)")
+    p.add_argument("--dtype", choices=dtypes, default=None, help=tr("only this dtype (default: all the lab supports)"))
 
 
 def _positive_int(s: str) -> int:

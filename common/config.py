@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 DEFAULT = "default"
+REST_DEFAULT = "the rest default"
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Resolved:
         kinds = sorted(set(self.sources.values()))
         if len(kinds) == 1:
             return kinds[0]
-        return "; ".join(f"{k}: {v}" for k, v in self.sources.items() if v != DEFAULT) + "; the rest default"
+        return "; ".join([f"{k}: {v}" for k, v in self.sources.items() if v != DEFAULT] + [REST_DEFAULT])
 
     def row(self) -> dict:
         return {"kernel family": self.family, "configuration": fmt(self.values), "from": self.source()}
@@ -54,8 +55,8 @@ def say_source(src: str) -> str:
     out = []
     for piece in src.split("; "):
         key, sep, rest = piece.partition(": ") if re.match(r"^[A-Z_][A-Z0-9_]*: ", piece) else ("", "", piece)
-        m = re.match(r"^tuned on (.+?) \((.+)\)$", rest)
-        said = tr("tuned on {gpu} ({path})", gpu=m.group(1), path=m.group(2)) if m else tr(rest)
+        m = re.match(r"^tuned on (.+?) \(([^)]+)\)(.*)$", rest)
+        said = (tr("tuned on {gpu} ({path})", gpu=m.group(1), path=m.group(2)) + tr(m.group(3))) if m else tr(rest)
         out.append(f"{key}{sep}{said}")
     return "; ".join(out)
 

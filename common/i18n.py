@@ -89,11 +89,48 @@ def catalogue() -> dict[str, str]:
     return out
 
 
+class Said(str):
+    """An English sentence made now and shown later (a reason stored in a result, a note of a computation): it reads
+    as the English text, and tr() turns it into the chosen language from the template and values it remembers."""
+
+    template: str
+    values: dict
+
+    def __new__(cls, template: str, values: dict):
+        obj = super().__new__(cls, template.format(**values) if values else template)
+        obj.template, obj.values = template, dict(values)
+        return obj
+
+
+def said(template: str, /, **values) -> Said:
+    """The English text now (a str), translatable later: tr(said("needs {arch}", arch=a)) is Korean in Korean runs."""
+    return Said(template, values)
+
+
 def tr(text: str, /, **values) -> str:
-    """`text` in the chosen language, with its {placeholders} filled from `values` (str.format rules)."""
+    """`text` in the chosen language, with its {placeholders} filled from `values` (str.format rules). A Said (said())
+    is translated from its own template and values."""
+    if isinstance(text, Said) and not values:
+        text, values = text.template, text.values
     if korean():
         text = catalogue().get(text, text)
     return text.format(**values) if values else text
+
+
+def in_english(fn, *args, **kw):
+    """fn(*args, **kw) with every tr() in English: what a results JSON keeps (tools/readme_tables.py reads it)."""
+    if not korean():
+        return fn(*args, **kw)
+    set_lang("en")
+    try:
+        return fn(*args, **kw)
+    finally:
+        set_lang("ko")
+
+
+def yes_no(met: bool):
+    """A target's verdict as printed: True / False (the JSON, and English), 예 / 아니오 in a Korean printout."""
+    return (tr("yes") if met else tr("no")) if korean() else met
 
 
 def placeholders(text: str) -> set[str]:
@@ -113,6 +150,9 @@ def matplotlib_fonts() -> None:
         return
     try:
         importlib.import_module("koreanize_matplotlib")
+        import matplotlib
+
+        matplotlib.rcParams["axes.unicode_minus"] = False     # Nanum Gothic has no U+2212: draw '-' for minus
     except ImportError:
         import warnings
 

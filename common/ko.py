@@ -110,4 +110,94 @@ KO = {
     " (it has: {names})": " (이 랩의 설정: {names})",
     "GPU profiles (common/gpu_specs.py: datasheet figures, each with its source)":
         "GPU profile (common/gpu_specs.py: datasheet 수치와 각각의 출처)",
+
+    # the command line's own options (--help)
+    "small sizes only; finishes in seconds": "작은 크기만 실행합니다. 몇 초면 끝납니다",
+    "only this dtype (default: all the lab supports)": "이 dtype만 실행합니다 (기본값: 랩이 지원하는 모든 dtype)",
+    "time variants and peers (default: on when a GPU is present)":
+        "variant와 peer의 시간을 잽니다 (기본값: GPU가 있으면 켜짐)",
+    "write the JSON results": "결과 JSON을 씁니다",
+    "write the PNG plots": "PNG plot을 그립니다",
+    "directory for JSON and PNG (default: results/<gpu>/)": "JSON과 PNG를 쓸 폴더 (기본값: results/<gpu>/)",
+    "architecture of the compile report: {archs} (or sm_90a)": "컴파일 보고서의 아키텍처: {archs} (또는 sm_90a)",
+    "without a GPU: the GPU whose figures the predictions and the plan use (a profile: {profiles}); 'list' shows them":
+        "GPU가 없을 때 예측과 계획에 쓸 GPU (profile: {profiles}). 'list'로 목록을 봅니다",
+    "print what would run on this GPU (or --gpu NAME): variants, launches, configurations, predictions; runs nothing":
+        "이 GPU(또는 --gpu NAME)에서 실행될 것을 출력합니다: variant, launch, 설정, 예측. 아무것도 실행하지 않습니다",
+    "override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)":
+        "커널 설정값 하나를 덮어씁니다. 예: --set EPT=16 (여러 번 줄 수 있음)",
+    "describe the GPU (or --arch without one) and exit": "GPU(GPU가 없으면 --arch)를 설명하고 끝냅니다",
+    "language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)":
+        "출력 언어: en 또는 ko (기본값: COURSE_LANG, 없으면 locale. ko는 한국어)",
+    "redraw the plots from the saved JSON in DIR (default: the committed results) and exit":
+        "DIR에 저장된 JSON으로 plot을 다시 그리고 끝냅니다 (기본값: 커밋된 결과)",
+    "{title}: runs its labs in order ({labs}); other flags go to every lab.":
+        "{title}: 랩을 차례로 실행합니다({labs}). 다른 옵션은 모든 랩에 전달됩니다.",
+    "only this dtype, in the labs that have a --dtype flag": "--dtype 옵션이 있는 랩에서 이 dtype만 실행합니다",
+    "run only the labs whose name contains this (repeatable)": "이름에 이 문자열이 들어간 랩만 실행합니다 (여러 번 줄 수 있음)",
+    "list the labs and exit": "랩 목록을 출력하고 끝냅니다",
+    "needs {archs}, this GPU is {arch}": "{archs}가 필요합니다. 이 GPU는 {arch}입니다",
+    "  ({what} skipped: {error})": "  ({what} 건너뜀: {error})",
+
+    # compile reports
+    "{file} compiled with NVRTC {version} for {arch}:": "{file}을 NVRTC {version}으로 {arch}용 컴파일:",
+    "SASS excerpt of {kernel} (memory and sync instructions):": "{kernel}의 SASS 일부 (메모리와 동기화 명령):",
+    "(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)":
+        "(cuobjdump를 찾지 못해 SASS 열이 비어 있습니다. cuobjdump는 triton wheel에 들어 있습니다)",
+
+    # sizes that do not fit
+    "{what} {first} needs {need:.1f} GiB, more than {share:.0%} of this GPU's {mem:.0f} GiB: scaled down to {size} "
+    "({now:.1f} GiB)":
+        "{what} {first}에는 {need:.1f} GiB가 필요해서 이 GPU 메모리 {mem:.0f} GiB의 {share:.0%}를 넘습니다. {size}로 "
+        "줄였습니다 ({now:.1f} GiB)",
+
+    # the occupancy arithmetic
+    "{n} block": "block {n}개",
+    "{n} blocks": "block {n}개",
+    "{arch}: {threads} threads/block ({warps} warps), {regs} registers/thread, {static} B static + {dynamic} B dynamic "
+    "shared memory":
+        "{arch}: block당 thread {threads}개 (warp {warps}개), thread당 register {regs}개, shared memory는 static "
+        "{static} B + dynamic {dynamic} B",
+    "  warps      {max} warps/SM // {wpb} = {blocks}": "  warp       SM당 warp {max}개 // {wpb} = {blocks}",
+    "  blocks     resident-block limit = {blocks}": "  block      상주 block 한도 = {blocks}",
+    "  registers  {regs} x 32 = {raw} -> {per_warp} per warp (unit {unit}); {sp} x ({per_sp} // {per_warp}) = {warps} "
+    "warps // {wpb} = {blocks}":
+        "  register   {regs} x 32 = {raw} -> warp당 {per_warp} (할당 단위 {unit}). {sp} x ({per_sp} // {per_warp}) = "
+        "warp {warps}개 // {wpb} = {blocks}",
+    "  registers  none used: no limit": "  register   쓰지 않음: 제한 없음",
+    "  shared     {static} + {dynamic} + {reserved} reserved -> {block} B/block (unit {unit}); {sm} B/SM // {block} = "
+    "{blocks}":
+        "  shared     {static} + {dynamic} + 예약 {reserved} -> block당 {block} B (할당 단위 {unit}). SM당 {sm} B // "
+        "{block} = {blocks}",
+    "  shared     none used: no limit": "  shared     쓰지 않음: 제한 없음",
+    "  barriers   {sm} per SM // {block} per block = {blocks}": "  barrier    SM당 {sm}개 // block당 {block}개 = {blocks}",
+    "  => {blocks} x {wpb} warps = {active}/{max} warps = {occ:.1%} occupancy, limited by {limiters}":
+        "  => {blocks} x warp {wpb}개 = warp {active}/{max}개 = occupancy {occ:.1%}, 제한 요인: {limiters}",
+    "  => no block fits: {why}": "  => block이 하나도 들어가지 않습니다: {why}",
+    "  note: {text}": "  참고: {text}",
+    " and ": ", ",
+    "registers": "register",
+    "shared memory": "shared memory",
+    "warps": "warp",
+    "blocks": "block",
+    "barriers": "barrier",
+    "{threads} threads is more than the {max} a block may have": "thread {threads}개는 block 하나가 가질 수 있는 {max}개보다 많습니다",
+    "{regs} registers/thread is more than the {max} ptxas can assign":
+        "thread당 register {regs}개는 ptxas가 줄 수 있는 {max}개보다 많습니다",
+    "one block needs {assumed} registers ({per_warp}/warp x {warps} warps, counted in groups of {group} warps), more "
+    "than the {max} a block may hold":
+        "block 하나에 register {assumed}개가 필요합니다(warp당 {per_warp} x warp {warps}개, warp {group}개 단위로 셈). "
+        "block 하나가 가질 수 있는 {max}개보다 많습니다",
+    "the register file of the SM cannot hold one block": "SM의 register file에 block 하나도 들어가지 않습니다",
+    "{dyn} B of dynamic shared memory is more than the kernel's limit of {limit} B: raise it first "
+    "(kernel.max_dynamic_shared_size_bytes = n, up to {optin} B)":
+        "dynamic shared memory {dyn} B는 커널의 한도 {limit} B보다 큽니다. 먼저 한도를 올리십시오"
+        "(kernel.max_dynamic_shared_size_bytes = n, 최대 {optin} B)",
+    "one block needs {block} B of shared memory, more than the {limit} B allowed":
+        "block 하나에 shared memory {block} B가 필요해서 허용되는 {limit} B를 넘습니다",
+    "one block needs more than the preferred carve-out: the SM is given {smem} B":
+        "block 하나가 선호 carve-out보다 많이 필요해서 SM에 {smem} B가 주어집니다",
+    "the {reserved} B the runtime reserves per block costs a block: {without} would fit without it":
+        "runtime이 block마다 예약하는 {reserved} B 때문에 block 하나를 잃습니다. 예약이 없으면 {without}개가 들어갑니다",
+    "a resource limit is zero": "자원 한도 하나가 0입니다",
 }

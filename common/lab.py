@@ -27,6 +27,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import arrays, check, cli, config, device
-from .i18n import tr
+from .i18n import korean, said, tr
 
 
 @dataclass
@@ -70,7 +71,7 @@ class Variant:
             else:
                 gpu = device.info()
         if gpu is not None and self.archs and not arch_matches(gpu.arch, self.archs):
-            return False, f"needs {' or '.join(self.archs)}, this GPU is {gpu.arch}"
+            return False, said("needs {archs}, this GPU is {arch}", archs=" or ".join(self.archs), arch=gpu.arch)
         why = None
         if self.unavailable is not None:
             why = self.unavailable(gpu) if _takes_gpu(self.unavailable) else self.unavailable()
@@ -264,6 +265,18 @@ def title_of(mod) -> str:
     return (mod.__doc__ or mod.__name__).strip().splitlines()[0]
 
 
+def korean_intro(mod, title: str, learn: str) -> tuple[str, str]:
+    """The lab's title and its "You will learn" list from its Korean lesson (README.ko.md beside lab.py), for --help
+    in Korean; the English ones where the lesson has none."""
+    path = os.path.join(os.path.dirname(os.path.abspath(mod.__file__)), "README.ko.md")
+    if not os.path.exists(path):
+        return title, learn
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"^# (.+)$", text, re.M)
+    sec = re.search(r"^## 배우는 것\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    return (m.group(1).strip() if m else title), ("배우는 것\n" + sec.group(1).strip() if sec else learn)
+
+
 def check_cases(lab, quick: bool, dtypes=None) -> list:
     """The cases run() checks here: CHECK_CASES on a GPU, CPU_CHECK_CASES without; --quick keeps QUICK_CASES of them
     (default 3). `dtypes` narrows them to those dtypes (--dtype)."""
@@ -334,11 +347,14 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     from_phase: called by a phase runner, which has validated the common flags once; flags meant for other labs of
     the phase (say --tune) are ignored here instead of being a usage error.
     """
-    p = cli.parser(title_of(lab), learn=cli.you_will_learn(lab.__doc__))
+    title, learn = title_of(lab), cli.you_will_learn(lab.__doc__)
+    if korean():
+        title, learn = korean_intro(lab, title, learn)
+    p = cli.parser(title, learn=learn)
     p.prog = f"python -m {lab.__package__ or lab.__name__}"
     if bench is not None and getattr(bench, "plot", None) is not None:
         p.add_argument("--replot", nargs="?", const="", default=None, metavar="DIR",
-                       help="redraw the plots from the saved JSON in DIR (default: the committed results) and exit")
+                       help=tr("redraw the plots from the saved JSON in DIR (default: the committed results) and exit"))
     if bench is not None and hasattr(bench, "add_arguments"):
         bench.add_arguments(p)
     args = p.parse_known_args(argv)[0] if from_phase else p.parse_args(argv)
@@ -427,12 +443,13 @@ def bench_module(phase: str, name: str):
 
 
 def phase_parser(title: str, labs: list[str]) -> argparse.ArgumentParser:
-    p = cli.parser(f"{title}: runs its labs in order ({', '.join(labs)}); other flags go to every lab.", size=True,
+    p = cli.parser(tr("{title}: runs its labs in order ({labs}); other flags go to every lab.", title=tr(title),
+                      labs=", ".join(labs)), size=True,
                    dtype=None)
-    p.add_argument("--dtype", default=None, help="only this dtype, in the labs that have a --dtype flag")
+    p.add_argument("--dtype", default=None, help=tr("only this dtype, in the labs that have a --dtype flag"))
     p.add_argument("--only", action="append", default=None, metavar="LAB",
-                   help="run only the labs whose name contains this (repeatable)")
-    p.add_argument("--list", action="store_true", help="list the labs and exit")
+                   help=tr("run only the labs whose name contains this (repeatable)"))
+    p.add_argument("--list", action="store_true", help=tr("list the labs and exit"))
     return p
 
 
@@ -470,7 +487,9 @@ def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
         p.error(f"unrecognized arguments: {' '.join(bad)} (no lab of {phase} takes them)")
     if args.list:
         for name in labs:
-            print(f"{name:32s} {title_of(lab_module(phase, name))}")
+            mod = lab_module(phase, name)
+            title = korean_intro(mod, title_of(mod), "")[0] if korean() else title_of(mod)
+            print(f"{name:32s} {title}")
         return 0
     if args.device_info:
         cli.finish_args(args)

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from . import device
+from .i18n import said
 from .device import KiB, Arch
 
 SUB_PARTITIONS = 4          # warp schedulers per SM (each with a quarter of the register file), sm_75 .. sm_90
@@ -141,8 +142,8 @@ class Occupancy:
                             max=self.max_warps_per_sm, occ=self.occupancy,
                             limiters=tr(" and ").join(tr(x) for x in self.limiters)))
         else:
-            lines.append(tr("  => no block fits: {why}", why=self.why_zero))
-        lines += [tr("  note: {text}", text=n) for n in self.notes]
+            lines.append(tr("  => no block fits: {why}", why=tr(self.why_zero)))
+        lines += [tr("  note: {text}", text=tr(n)) for n in self.notes]
         return "\n".join(lines)
 
 
@@ -212,7 +213,8 @@ def occupancy(arch, threads_per_block: int, regs_per_thread: int, smem_static: i
     # warps
     if threads_per_block > a.max_threads_per_block:
         limits["warps"] = 0
-        why = f"{threads_per_block} threads is more than the {a.max_threads_per_block} a block may have"
+        why = said("{threads} threads is more than the {max} a block may have", threads=threads_per_block,
+                   max=a.max_threads_per_block)
     else:
         limits["warps"] = a.max_warps_per_sm // warps_per_block
     # blocks
@@ -221,7 +223,8 @@ def occupancy(arch, threads_per_block: int, regs_per_thread: int, smem_static: i
     regs_per_warp = _round_up(regs_per_thread * a.warp_size, a.reg_alloc_unit)
     if regs_per_thread > a.max_regs_per_thread:
         limits["registers"] = 0
-        why = why or f"{regs_per_thread} registers/thread is more than the {a.max_regs_per_thread} ptxas can assign"
+        why = why or said("{regs} registers/thread is more than the {max} ptxas can assign", regs=regs_per_thread,
+                          max=a.max_regs_per_thread)
     elif regs_per_warp == 0:
         limits["registers"] = big
     else:
@@ -229,14 +232,15 @@ def occupancy(arch, threads_per_block: int, regs_per_thread: int, smem_static: i
         allocated = regs_per_warp * warps_per_block
         if assumed > a.max_regs_per_block or allocated > a.max_regs_per_block:
             limits["registers"] = 0
-            why = why or (f"one block needs {assumed} registers ({regs_per_warp}/warp x {warps_per_block} warps, "
-                          f"counted in groups of {a.warp_alloc_granularity} warps), more than the "
-                          f"{a.max_regs_per_block} a block may hold")
+            why = why or said("one block needs {assumed} registers ({per_warp}/warp x {warps} warps, counted in groups "
+                              "of {group} warps), more than the {max} a block may hold", assumed=assumed,
+                              per_warp=regs_per_warp, warps=warps_per_block, group=a.warp_alloc_granularity,
+                              max=a.max_regs_per_block)
         else:
             warps_per_sp = (a.regs_per_sm // SUB_PARTITIONS) // regs_per_warp
             limits["registers"] = (warps_per_sp * SUB_PARTITIONS) // warps_per_block
             if limits["registers"] == 0:
-                why = why or "the register file of the SM cannot hold one block"
+                why = why or said("the register file of the SM cannot hold one block")
     # shared memory
     smem_block = _round_up(smem_static + smem_dynamic + a.smem_reserved_per_block, a.smem_alloc_unit)
     per_block_limit = (a.smem_per_block_optin if smem_static + a.smem_reserved_per_block + max_dynamic_smem >
@@ -244,30 +248,33 @@ def occupancy(arch, threads_per_block: int, regs_per_thread: int, smem_static: i
     if smem_dynamic > max_dynamic_smem:
         limits["shared memory"] = 0
         smem_sm = 0
-        why = why or (f"{smem_dynamic} B of dynamic shared memory is more than the kernel's limit of {max_dynamic_smem}"
-                      f" B: raise it first (kernel.max_dynamic_shared_size_bytes = n, up to {optin_dyn} B)")
+        why = why or said("{dyn} B of dynamic shared memory is more than the kernel's limit of {limit} B: raise it "
+                          "first (kernel.max_dynamic_shared_size_bytes = n, up to {optin} B)", dyn=smem_dynamic,
+                          limit=max_dynamic_smem, optin=optin_dyn)
     elif smem_block > per_block_limit:
         limits["shared memory"] = 0
         smem_sm = 0
-        why = why or f"one block needs {smem_block} B of shared memory, more than the {per_block_limit} B allowed"
+        why = why or said("one block needs {block} B of shared memory, more than the {limit} B allowed",
+                          block=smem_block, limit=per_block_limit)
     else:
         smem_sm = carveout_bytes(a, carveout_pct, smem_block)
         limits["shared memory"] = smem_sm // smem_block if smem_block else big
         if carveout_pct is not None and carveout_pct >= 0 and smem_sm > carveout_bytes(a, carveout_pct):
-            notes.append(f"one block needs more than the preferred carve-out: the SM is given {smem_sm} B")
+            notes.append(said("one block needs more than the preferred carve-out: the SM is given {smem} B",
+                              smem=smem_sm))
     # barriers (the calculator counts them from sm_90 on)
     if a.cc >= 90 and barriers > 0:
         limits["barriers"] = (BARRIERS_PER_BLOCK_SLOT * a.max_blocks_per_sm) // barriers
     blocks = min(limits.values())
     if blocks == 0 and not why:
-        why = "a resource limit is zero"
+        why = said("a resource limit is zero")
     limiters = tuple(k for k in LIMIT_ORDER if k in limits and limits[k] == blocks) if blocks else ()
     if a.smem_reserved_per_block and smem_block and blocks and limits["shared memory"] == blocks:
         without = smem_sm // _round_up(smem_static + smem_dynamic, a.smem_alloc_unit) \
             if smem_static + smem_dynamic else big
         if without > blocks:
-            notes.append(f"the {a.smem_reserved_per_block} B the runtime reserves per block costs a block: "
-                         f"{without} would fit without it")
+            notes.append(said("the {reserved} B the runtime reserves per block costs a block: {without} would fit "
+                              "without it", reserved=a.smem_reserved_per_block, without=without))
     return Occupancy(arch=a.arch, threads_per_block=threads_per_block, regs_per_thread=regs_per_thread,
                      smem_static=smem_static, smem_dynamic=smem_dynamic, blocks_per_sm=blocks, limits=limits,
                      limiters=limiters, max_warps_per_sm=a.max_warps_per_sm, regs_per_warp=regs_per_warp,

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import device
-from .i18n import tr
+from .i18n import said, tr
 
 GRID_X_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -267,9 +267,10 @@ def fit(size, nbytes, gpu: device.DeviceInfo | None = None, *, shrink=None, shar
         if smaller == size or not smaller:
             break
         size = smaller
-    return size, (f"{what} {fmt_size(first)} needs {nbytes(first) / device.GiB:.1f} GiB, more than {share:.0%} of this "
-                  f"GPU's {gpu.total_mem_bytes / device.GiB:.0f} GiB: scaled down to {fmt_size(size)} "
-                  f"({nbytes(size) / device.GiB:.1f} GiB)")
+    return size, said("{what} {first} needs {need:.1f} GiB, more than {share:.0%} of this GPU's {mem:.0f} GiB: scaled "
+                      "down to {size} ({now:.1f} GiB)", what=tr(what), first=fmt_size(first),
+                      need=nbytes(first) / device.GiB, share=share, mem=gpu.total_mem_bytes / device.GiB,
+                      size=fmt_size(size), now=nbytes(size) / device.GiB)
 
 
 def fmt_size(size) -> str:

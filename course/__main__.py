@@ -37,6 +37,9 @@ def _chosen(argv) -> str | None:
 
 
 def main(argv=None) -> int:
+    from common.cli import quiet_broken_pipe
+
+    quiet_broken_pipe()
     argv = sys.argv[1:] if argv is None else list(argv)
     if _chosen(argv):
         i18n.set_lang(_chosen(argv))

@@ -10,7 +10,7 @@ KO = {
     "show the solution (try first)": "풀이를 보여 줍니다(먼저 직접 풀어 봅니다)",
     "in Korean (or COURSE_LANG=ko, or a Korean locale)": "한국어로 출력합니다(COURSE_LANG=ko나 한국어 locale도 같습니다)",
     "language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)":
-        "출력 언어: en 또는 ko (기본값은 COURSE_LANG이고, 없으면 locale을 따릅니다. ko는 한국어입니다)",
+        '출력 언어: en 또는 ko (기본값: COURSE_LANG, 없으면 locale. ko는 한국어)',
     "The course's own command: exercises that check themselves.":
         "이 과정의 명령입니다. 연습 문제마다 답을 스스로 검사합니다.",
     "every exercise, by phase": "phase별 모든 연습 문제",

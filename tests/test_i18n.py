@@ -31,7 +31,7 @@ def messages() -> dict[str, list[str]]:
                 continue
             name = node.func.id if isinstance(node.func, ast.Name) else \
                 node.func.attr if isinstance(node.func, ast.Attribute) else ""
-            args = node.args[:1] if name == "tr" else node.args[1:3] if name == "plural" else []
+            args = node.args[:1] if name in ("tr", "said") else node.args[1:3] if name == "plural" else []
             # what the table and plot helpers translate themselves: titles, axis labels, notes, column names,
             # progress descriptions
             args += [k.value for k in node.keywords if k.arg in SAID_BY_HELPERS]
@@ -77,7 +77,8 @@ def test_korean_lines_fill_the_same_placeholders():
 
 def test_every_korean_line_is_korean_and_used():
     ko = i18n.catalogue()
-    not_korean = [en for en, k in ko.items() if not re.search(r"[가-힣]", k) and re.search(r"[a-z]{3,} [a-z]{3,}", en)]
+    not_korean = [en for en, k in ko.items() if k != en and not re.search(r"[가-힣]", k)
+                  and re.search(r"[a-z]{3,} [a-z]{3,}", en)]      # (a term kept in Latin script maps to itself)
     assert not not_korean, f"entries whose Korean side has no Hangul: {not_korean[:10]}"
     unused = sorted(set(ko) - set(MESSAGES) - string_constants())
     assert not unused, f"{len(unused)} Korean lines whose English no code holds (remove them): {unused[:15]}"
@@ -131,7 +132,7 @@ def names_that_stay(mods) -> set[str]:
 
 
 def _run(args, env_extra=None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, COURSE_LANG="ko", **(env_extra or {}))
+    env = {**os.environ, "COURSE_LANG": "ko", **(env_extra or {})}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
 
 
@@ -166,3 +167,17 @@ def test_a_plot_drawn_for_korean_has_a_font_with_hangul(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "True", r.stdout
+
+
+def test_one_korean_line_for_each_english_message():
+    """Catalogues merge into one: a message two files translate differently would read one way or the other
+    depending on which file was loaded last."""
+    import importlib
+
+    seen, clash = {}, []
+    for path in i18n.catalogue_files():
+        for en, ko in getattr(importlib.import_module(i18n._module_name(path)), "KO", {}).items():
+            if en in seen and seen[en][1] != ko:
+                clash.append(f"{en!r}: {seen[en][0]} and {os.path.relpath(path, ROOT)} differ")
+            seen.setdefault(en, (os.path.relpath(path, ROOT), ko))
+    assert not clash, "\n".join(clash[:20])

@@ -94,7 +94,19 @@ def plans() -> tuple[list[str], list[dict], dict]:
 
 
 def page(lang: str, profs, labs, table) -> str:
-    from common import device
+    from common import device, i18n
+
+    previous = i18n._CHOSEN
+    i18n.set_lang(lang)            # the reasons and sources are the labs' own sentences, in the page's language
+    try:
+        return _page(lang, profs, labs, table, device)
+    finally:
+        i18n.set_lang(previous)
+
+
+def _page(lang: str, profs, labs, table, device) -> str:
+    from common.config import say_source
+    from common.i18n import tr
 
     T = TEXT[lang]
     gpus = [device.profile_info(s) for s in profs]
@@ -125,7 +137,7 @@ def page(lang: str, profs, labs, table) -> str:
             for v in p.skipped:
                 by_reason.setdefault(v.why, []).append(v.name)
             for why, names in by_reason.items():
-                items.append(f"- {lb['num']}: {', '.join(f'`{n}`' for n in names)}: {_cell(why)}")
+                items.append(f"- {lb['num']}: {', '.join(f'`{n}`' for n in names)}: {_cell(tr(why))}")
         if items:
             any_skip = True
             lines += [f"### {g.name} (`{s}`, {g.arch})", ""] + items + [""]
@@ -138,8 +150,8 @@ def page(lang: str, profs, labs, table) -> str:
             for r in table[(lb["module"], s)].configs:
                 src = r.source()
                 if src != "default":
-                    rows.append(f"| `{s}` | {lb['num']} | {_cell(r.family)} | `{_cell(_fmt(r.values))}` | "
-                                f"{_cell(src)} |")
+                    rows.append(f"| `{s}` | {lb['num']} | `{_cell(r.family)}` | `{_cell(_fmt(r.values))}` | "
+                                f"{_cell(say_source(src))} |")
     if rows:
         lines += [T["config_head"], "|---|---|---|---|---|"] + rows
     else:

@@ -7,6 +7,7 @@ import os
 
 from common import bench, cli, device, lab, plan, report
 from common.device import GiB
+from common.i18n import tr
 
 from . import lab as L
 
@@ -14,9 +15,9 @@ CPU_NOTE = "\nNothing was timed: no GPU. The Triton copy ran in the interpreter;
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, f"elements of the copy probe (default {plan.fmt_size(L.BENCH_N)}, quick 2^24; scaled down where "
-                    "the GPU's memory cannot hold it)")
-    p.add_argument("--errors", action="store_true", help="print the full table of known version-mismatch errors")
+    cli.add_size(p, tr("elements of the copy probe (default {n}, quick 2^24; scaled down where the GPU's memory "
+                       "cannot hold it)", n=plan.fmt_size(L.BENCH_N)))
+    p.add_argument("--errors", action="store_true", help=tr("print the full table of known version-mismatch errors"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -26,17 +27,20 @@ def explain(args) -> None:
     if device.has_gpu():
         report.print_table(L.device_rows(), title="The GPU, read off the device")
         bad = L.table_mismatches()
-        print("the course's table (architecture limits, and the profile of this GPU's name where there is one) "
-              + ("agrees with this GPU" if not bad else "differs from this GPU: " + "; ".join(bad)))
+        print(tr("the course's table (architecture limits, and the profile of this GPU's name where there is one) "
+                 "agrees with this GPU") if not bad else
+              tr("the course's table (architecture limits, and the profile of this GPU's name where there is one) "
+                 "differs from this GPU: {diffs}", diffs="; ".join(bad)))
         for note in L.profile_notes():
-            print("  note:", note)
+            print(tr("  note: {text}", text=note))
     else:
         d = device.current(args.arch)
-        report.print_table(L.arch_rows(args.arch), title=f"No GPU: {d.name} ({d.arch}), a profile of the course's "
-                                                          "table (common/gpu_specs.py; --gpu chooses another)")
+        report.print_table(L.arch_rows(args.arch), title=tr("No GPU: {name} ({arch}), a profile of the course's "
+                                                             "table (common/gpu_specs.py; --gpu chooses another)",
+                                                             name=d.name, arch=d.arch))
         report.print_table(L.what_runs_here(args.arch), title="What runs on this machine")
     v = L.versions()
-    report.print_table([{"component": k, "version": val} for k, val in v.items()], title="Software stack")
+    report.print_table([{"component": tr(k), "version": val} for k, val in v.items()], title="Software stack")
     checks = L.version_checks(v)
     if checks:
         report.print_table(checks, title="Compatibility rules")
@@ -45,11 +49,12 @@ def explain(args) -> None:
 def extra_checks(args) -> bool:
     """One tiny action per layer (a failure is explained), then the mismatch errors met most often."""
     smoke = L.smoke_tests(args.arch)
-    report.print_table(smoke, title="One action per layer")
+    report.print_table([dict(r, result=tr(r["result"]) if r["result"] else "") for r in smoke],
+                       title="One action per layer")
     errs = L.KNOWN_ERRORS if args.errors else L.KNOWN_ERRORS[:4]
-    print("\nThe mismatch errors met most often (--errors for all):")
+    print("\n" + tr("The mismatch errors met most often (--errors for all):"))
     for _, meaning, fix in errs:
-        print(f"  * {meaning}\n      fix: {fix}")
+        print(tr("  * {meaning}\n      fix: {fix}", meaning=tr(meaning), fix=tr(fix)))
     return all(r["result"] != "FAILED" for r in smoke)
 
 
@@ -86,15 +91,16 @@ def predict(gpu: device.DeviceInfo) -> dict:
     d = L.derived(gpu)
     bw = gpu.hbm_gbps
     peak, ridge = d["peak TFLOP/s, FP32 (SMs x lanes x 2 x clock)"], d["ridge point FLOP/B (peak / bandwidth)"]
-    out = {"clock-derived bandwidth (2 x memory clock x bus)": f"{gpu.theoretical_gbps:.0f} GB/s",
-           "a large copy reaches (~90% of it)": f"~{0.9 * gpu.theoretical_gbps:.0f} GB/s",
-           f"copy floor at n = {plan.fmt_size(n)} (8 n B / {bw:.0f} GB/s)": f"{8 * n / (bw * 1e9) * 1e3:.3f} ms",
-           "peak FP32 (SMs x lanes x 2 x clock)": f"{peak:.1f} TFLOP/s",
-           "ridge point (FP32 peak / clock-derived bandwidth)": f"{ridge:.1f} FLOP/B",
-           "resident threads (SMs x threads per SM)": d["resident threads on the GPU"]}
+    out = {tr("clock-derived bandwidth (2 x memory clock x bus)"): f"{gpu.theoretical_gbps:.0f} GB/s",
+           tr("a large copy reaches (~90% of it)"): f"~{0.9 * gpu.theoretical_gbps:.0f} GB/s",
+           tr("copy floor at n = {n} (8 n B / {bw:.0f} GB/s)", n=plan.fmt_size(n), bw=bw):
+               f"{8 * n / (bw * 1e9) * 1e3:.3f} ms",
+           tr("peak FP32 (SMs x lanes x 2 x clock)"): f"{peak:.1f} TFLOP/s",
+           tr("ridge point (FP32 peak / clock-derived bandwidth)"): f"{ridge:.1f} FLOP/B",
+           tr("resident threads (SMs x threads per SM)"): d["resident threads on the GPU"]}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
-        out["datasheet FP32"] = f"{fp32:g} TFLOP/s"
+        out[tr("datasheet FP32")] = f"{fp32:g} TFLOP/s"
     return out
 
 
@@ -102,14 +108,14 @@ def benchmark(ctx) -> lab.Result:
     n = ctx.args.size or (2**24 if ctx.quick else L.BENCH_N)
     n, note = plan.fit(n, L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     rows, summary = bandwidth(n)
     d = device.info()
-    bw = [{"figure": "theoretical (2 x memory clock x bus width)", "GB/s": summary["theoretical_gbps"]},
-          {"figure": "datasheet", "GB/s": summary["datasheet_gbps"]},
-          {"figure": f"measured ceiling ({summary['measured_method']}, cached)",
+    bw = [{"figure": tr("theoretical (2 x memory clock x bus width)"), "GB/s": summary["theoretical_gbps"]},
+          {"figure": tr("datasheet"), "GB/s": summary["datasheet_gbps"]},
+          {"figure": tr("measured ceiling ({method}, cached)", method=summary["measured_method"]),
            "GB/s": summary["measured_ceiling_gbps"]}]
-    bw += [{"figure": f"measured: {r['variant']}, n = {n}", "GB/s": r["gbps"]} for r in rows]
+    bw += [{"figure": tr("measured: {variant}, n = {n}", variant=r["variant"], n=n), "GB/s": r["gbps"]} for r in rows]
     for r in bw:
         r["of theoretical"] = r["GB/s"] / summary["theoretical_gbps"] if r["GB/s"] else None
     checks = L.version_checks(L.versions())
@@ -117,7 +123,7 @@ def benchmark(ctx) -> lab.Result:
     return lab.Result(rows=rows, meta=dict(device=d.as_dict(), versions_checked=checks, smoke=smoke,
                                            bandwidth=summary, table_mismatches=L.table_mismatches(),
                                            profile_notes=L.profile_notes()),
-                      tables=[(bw, None, f"Memory bandwidth of {d.name}")],
+                      tables=[(bw, None, tr("Memory bandwidth of {gpu}", gpu=d.name))],
                       ok=all(r["result"] != "FAILED" for r in smoke))
 
 
@@ -126,18 +132,19 @@ def benchmark(ctx) -> lab.Result:
 # ---------------------------------------------------------------------------------------------------------------------
 def plot(data: dict, out_dir: str) -> list[str]:
     summary, rows = data["bandwidth"], data["rows"]
-    labels, values = ["theoretical (2 x mem clock x bus)"], [summary["theoretical_gbps"]]
+    labels, values = [tr("theoretical (2 x mem clock x bus)")], [summary["theoretical_gbps"]]
     if summary.get("datasheet_gbps"):
-        labels.append("datasheet")
+        labels.append(tr("datasheet"))
         values.append(summary["datasheet_gbps"])
     fixed = len(values)
     for k, v in summary.get("measured_all", {}).items():
-        labels.append(f"measured: {k} (ceiling probe)")
+        labels.append(tr("measured: {probe} (ceiling probe)", probe=k))
         values.append(v)
     for r in rows:
-        labels.append(f"measured: {r['variant']} ({r['shape'][0] * 8 / GiB:.1f} GiB moved)")
+        labels.append(tr("measured: {variant} ({gib:.1f} GiB moved)", variant=r["variant"],
+                         gib=r["shape"][0] * 8 / GiB))
         values.append(r["gbps"])
     colors = ["tab:gray"] * fixed + ["tab:blue"] * (len(values) - fixed)
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_bars(path, labels, values, ylabel="GB/s (bytes read + written)", colors=colors,
-                             title=f"{data.get('gpu', 'GPU')}: theoretical vs measured memory bandwidth")]
+                             title=tr("{gpu}: theoretical vs measured memory bandwidth", gpu=data.get("gpu", "GPU")))]

@@ -33,6 +33,7 @@ import numpy as np
 
 from common import arrays, config, cuda, device, lab, plan, report
 from common.device import GiB, KiB, MiB
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import copy_kernel
@@ -113,8 +114,8 @@ def copy_config() -> config.Resolved:
 def _check_copy(v: dict) -> dict:
     b, w = v["COPY_BLOCK"], v["COPY_WARPS"]
     if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32) or b < 32 * w:
-        raise ValueError(f"triton copy: COPY_BLOCK a power of two in 32..65536 and at least 32 x COPY_WARPS, "
-                         f"COPY_WARPS in 1, 2, 4, 8, 16, 32; got {config.fmt(v)}")
+        raise ValueError(tr("triton copy: COPY_BLOCK a power of two in 32..65536 and at least 32 x COPY_WARPS, "
+                            "COPY_WARPS in 1, 2, 4, 8, 16, 32; got {got}", got=config.fmt(v)))
     return v
 
 
@@ -186,7 +187,8 @@ def gpu_rows(d: device.DeviceInfo) -> list[dict]:
         ("max threads / block", d.max_threads_per_block),
         ("max threads / SM  (warps)", f"{d.max_threads_per_sm}  ({d.max_threads_per_sm // d.warp_size})"),
         ("max resident blocks / SM", d.max_blocks_per_sm),
-        ("32-bit registers / SM, / block", f"{d.regs_per_sm}, {d.regs_per_block} (<= {a.max_regs_per_thread}/thread)"),
+        ("32-bit registers / SM, / block", tr("{sm}, {block} (<= {most}/thread)", sm=d.regs_per_sm,
+                                               block=d.regs_per_block, most=a.max_regs_per_thread)),
         ("FP32 lanes / SM", a.fp32_lanes_per_sm),
         ("shared memory / SM", _fmt_bytes(d.smem_per_sm)),
         ("shared memory / block (default, opt-in)", f"{_fmt_bytes(d.smem_per_block)}, "
@@ -195,14 +197,15 @@ def gpu_rows(d: device.DeviceInfo) -> list[dict]:
         ("L1/shared carve-outs (KiB)", ", ".join(map(str, a.smem_carveouts_kib))),
         ("L2", _fmt_bytes(d.l2_bytes)),
         ("SM clock (max)", f"{d.sm_clock_mhz:.0f} MHz"),
-        ("memory", f"{d.total_mem_bytes / GiB:.0f} GiB, {d.mem_bus_bits}-bit bus at {d.mem_clock_mhz:.0f} MHz"),
+        ("memory", tr("{gib:.0f} GiB, {bits}-bit bus at {mhz:.0f} MHz", gib=d.total_mem_bytes / GiB,
+                      bits=d.mem_bus_bits, mhz=d.mem_clock_mhz)),
         ("theoretical bandwidth (2 x clock x bus)", f"{d.theoretical_gbps:.0f} GB/s"),
     ]
     if d.datasheet:
         rows.append(("datasheet", f"{d.datasheet.get('hbm_gbps')} GB/s, {d.datasheet.get('fp32_tflops')} TFLOP/s "
                                   f"FP32 ({d.datasheet.get('source')})"))
     rows += [(k, round(v, 1) if isinstance(v, float) else v) for k, v in derived(d).items()]
-    return [{"property": k, "value": v} for k, v in rows]
+    return [{"property": tr(k), "value": v} for k, v in rows]
 
 
 def arch_rows(arch: str) -> list[dict]:
@@ -212,7 +215,9 @@ def arch_rows(arch: str) -> list[dict]:
     rows = gpu_rows(d)
     want = device.arch_info(arch).arch
     if d.arch != want:
-        rows.insert(1, {"property": "note", "value": f"the table has no {want} GPU: {d.name} ({d.arch}) stands for it"})
+        rows.insert(1, {"property": tr("note"),
+                        "value": tr("the table has no {want} GPU: {name} ({arch}) stands for it", want=want,
+                                    name=d.name, arch=d.arch)})
     return rows
 
 
@@ -245,14 +250,14 @@ def table_mismatches(d: device.DeviceInfo | None = None) -> list[str]:
     try:
         a = device.arch_info(d.arch)
     except ValueError:
-        return [f"{d.arch} is not in the course's table of architectures"]
-    out = [f"{f}: device {getattr(d, f)}, {a.arch} table {getattr(a, t)}" for f, t in _ARCH_FIELDS
-           if getattr(d, f) != getattr(a, t)]
+        return [tr("{arch} is not in the course's table of architectures", arch=d.arch)]
+    out = [tr("{field}: device {mine}, {arch} table {theirs}", field=f, mine=getattr(d, f), arch=a.arch,
+              theirs=getattr(a, t)) for f, t in _ARCH_FIELDS if getattr(d, f) != getattr(a, t)]
     slug = profile_of(d)
     if slug:
         p = device.profile_info(slug)
-        out += [f"{f}: device {getattr(d, f)}, profile {slug} {getattr(p, f)}" for f in _PROFILE_FIELDS
-                if getattr(d, f) != getattr(p, f)]
+        out += [tr("{field}: device {mine}, profile {slug} {theirs}", field=f, mine=getattr(d, f), slug=slug,
+                   theirs=getattr(p, f)) for f in _PROFILE_FIELDS if getattr(d, f) != getattr(p, f)]
     return out
 
 
@@ -262,7 +267,8 @@ def profile_notes(d: device.DeviceInfo | None = None) -> list[str]:
     d = d or device.info()
     slug = profile_of(d)
     if not slug:
-        return [f"the table has no profile named {d.name!r}: predictions use the figures read off the device"]
+        return [tr("the table has no profile named {name!r}: predictions use the figures read off the device",
+                   name=d.name)]
     p = device.profile_info(slug)
     out = []
     for f in _PROFILE_NOTES:
@@ -270,7 +276,8 @@ def profile_notes(d: device.DeviceInfo | None = None) -> list[str]:
         if f == "total_mem_bytes" and abs(mine - theirs) <= 0.02 * theirs:
             continue
         if mine != theirs:
-            out.append(f"{f}: device {mine:g}, profile {slug} {theirs:g}")
+            out.append(tr("{field}: device {mine:g}, profile {slug} {theirs:g}", field=f, mine=mine, slug=slug,
+                          theirs=theirs))
     return out
 
 
@@ -279,7 +286,7 @@ def _version(mod: str) -> str:
         m = __import__(mod)
         return getattr(m, "__version__", "?")
     except Exception as e:  # noqa: BLE001 - a broken install is itself a finding
-        return f"missing ({type(e).__name__})"
+        return tr("missing ({error})", error=type(e).__name__)
 
 
 def versions() -> dict:
@@ -289,7 +296,7 @@ def versions() -> dict:
     try:
         import torch
 
-        v["torch built for CUDA"] = torch.version.cuda or "none (CPU build)"
+        v["torch built for CUDA"] = torch.version.cuda or tr("none (CPU build)")
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -319,17 +326,17 @@ def version_checks(v: dict) -> list[dict]:
     tc = _major_minor(v.get("torch built for CUDA", ""))
     if drv and rt:
         ok = rt[0] <= drv[0]
-        rows.append({"rule": "CUDA runtime major <= driver's CUDA major (minor versions are compatible)",
+        rows.append({"rule": tr("CUDA runtime major <= driver's CUDA major (minor versions are compatible)"),
                      "here": f"runtime {rt[0]}.{rt[1]}, driver {drv[0]}.{drv[1]}", "ok": ok})
     if drv and nv:
         ok = nv <= drv
-        rows.append({"rule": "NVRTC <= driver (else its PTX needs a newer JIT; CuPy loads cubins, which is safer)",
+        rows.append({"rule": tr("NVRTC <= driver (else its PTX needs a newer JIT; CuPy loads cubins, which is safer)"),
                      "here": f"NVRTC {nv[0]}.{nv[1]}, driver {drv[0]}.{drv[1]}", "ok": ok})
     if drv and tc:
-        rows.append({"rule": "torch's CUDA major <= driver's CUDA major",
+        rows.append({"rule": tr("torch's CUDA major <= driver's CUDA major"),
                      "here": f"torch cu{tc[0]}{tc[1]}, driver {drv[0]}.{drv[1]}", "ok": tc[0] <= drv[0]})
     if nv and not drv:
-        rows.append({"rule": "NVRTC present: CUDA C compiles without a GPU (compile reports)",
+        rows.append({"rule": tr("NVRTC present: CUDA C compiles without a GPU (compile reports)"),
                      "here": f"NVRTC {nv[0]}.{nv[1]}", "ok": True})
     return rows
 
@@ -347,17 +354,18 @@ def smoke_tests(arch: str) -> list[dict]:
             known = explain_error(str(e) + " " + traceback.format_exc(limit=1))
             rows.append({"check": what, "result": "FAILED", "detail": msg})
             if known:
-                rows.append({"check": "  meaning", "result": "", "detail": known[0]})
-                rows.append({"check": "  fix", "result": "", "detail": known[1]})
+                rows.append({"check": "  " + tr("meaning"), "result": "", "detail": tr(known[0])})
+                rows.append({"check": "  " + tr("fix"), "result": "", "detail": tr(known[1])})
 
     vadd_cu = lab.lab_module("phase1_architecture", "lab02_vector_add").CU   # lab 1.2's first kernel
 
     def nvrtc_compile():
         rep = cuda.compile_report(vadd_cu, arch)
         k = rep["vadd_01_one_thread_per_element"]
-        return f"lab02 vadd_01 for {arch}: {k.registers} registers, {len(k.sass)} SASS instructions"
+        return tr("lab02 vadd_01 for {arch}: {regs} registers, {n} SASS instructions", arch=arch, regs=k.registers,
+                  n=len(k.sass))
 
-    attempt(f"NVRTC compiles CUDA C for {arch}", nvrtc_compile)
+    attempt(tr("NVRTC compiles CUDA C for {arch}", arch=arch), nvrtc_compile)
 
     def triton_run():
         x = np.arange(4099, dtype=np.float32)
@@ -366,16 +374,16 @@ def smoke_tests(arch: str) -> list[dict]:
 
             x = cupy.asarray(x)
         y = copy_triton(x)
-        assert np.array_equal(arrays.to_numpy(y), arrays.to_numpy(x)), "copy mismatch"
-        return ("ran on the GPU" if not INTERPRETER else "ran in the interpreter (TRITON_INTERPRET=1, no GPU)")
+        assert np.array_equal(arrays.to_numpy(y), arrays.to_numpy(x)), tr("copy mismatch")
+        return (tr("ran on the GPU") if not INTERPRETER else tr("ran in the interpreter (TRITON_INTERPRET=1, no GPU)"))
 
-    attempt("Triton launches a kernel", triton_run)
+    attempt(tr("Triton launches a kernel"), triton_run)
     if device.has_gpu():
         def cupy_run():
             import cupy
 
             a = cupy.arange(1000, dtype=cupy.float32)
-            return f"cupy.sum = {float(a.sum()):.0f} (expected 499500)"
+            return tr("cupy.sum = {got:.0f} (expected 499500)", got=float(a.sum()))
 
         def cuda_run():
             import cupy
@@ -385,20 +393,21 @@ def smoke_tests(arch: str) -> list[dict]:
             c = cupy.empty_like(a)
             k((4,), (256,), (a, a, c, np.int64(1000)))
             assert float(c[999]) == 1998.0
-            return f"lab02 vadd_01 loaded (NVRTC -> cubin) and ran: {k.num_regs} registers"
+            return tr("lab02 vadd_01 loaded (NVRTC -> cubin) and ran: {regs} registers", regs=k.num_regs)
 
         def torch_run():
             import torch
 
             if not torch.cuda.is_available():
-                raise RuntimeError("torch.cuda.is_available() is False: a CPU-only torch build, or its CUDA is newer "
-                                   "than the driver (CUDA driver version is insufficient)")
+                raise RuntimeError(tr("torch.cuda.is_available() is False: a CPU-only torch build, or its CUDA is "
+                                      "newer than the driver (CUDA driver version is insufficient)"))
             t = torch.ones(1000, device="cuda")
-            return f"torch {torch.__version__} on {torch.cuda.get_device_name()}: sum = {float(t.sum()):.0f}"
+            return tr("torch {version} on {gpu}: sum = {got:.0f}", version=torch.__version__,
+                      gpu=torch.cuda.get_device_name(), got=float(t.sum()))
 
-        attempt("CuPy allocates and reduces", cupy_run)
-        attempt("a CUDA C kernel compiles, loads and runs", cuda_run)
-        attempt("torch runs on the GPU", torch_run)
+        attempt(tr("CuPy allocates and reduces"), cupy_run)
+        attempt(tr("a CUDA C kernel compiles, loads and runs"), cuda_run)
+        attempt(tr("torch runs on the GPU"), torch_run)
     return rows
 
 
@@ -411,9 +420,10 @@ def file_needs(path: str, arch: str) -> str:
     specific = [c for c in claims if c.endswith("a")]
     if specific:
         ok = any(device.arch_info(c).arch == device.arch_info(arch).arch for c in specific)
-        return "" if ok else f"needs {' or '.join(specific)} (architecture-specific instructions)"
+        return "" if ok else tr("needs {archs} (architecture-specific instructions)",
+                                archs=tr(" or ").join(specific))
     oldest = min(claims, key=lambda c: device.arch_info(c).cc)
-    return "" if cc >= device.arch_info(oldest).cc else f"needs {oldest} or later"
+    return "" if cc >= device.arch_info(oldest).cc else tr("needs {arch} or later", arch=oldest)
 
 
 def what_runs_here(arch: str) -> list[dict]:
@@ -421,18 +431,20 @@ def what_runs_here(arch: str) -> list[dict]:
     import glob
 
     rows = [
-        {"what": "Triton kernels", "here": "run in the interpreter on NumPy/torch CPU arrays (correct, ~1000x slower)"},
-        {"what": "CUDA C kernels", "here": f"compile with NVRTC for {arch}: registers, shared memory, spills, SASS"},
-        {"what": "timings, bandwidth, TFLOP/s", "here": "not available: nothing runs on a GPU"},
-        {"what": "library peers (cuBLAS, torch CUDA)", "here": "not available: they need a GPU"},
+        {"what": tr("Triton kernels"),
+         "here": tr("run in the interpreter on NumPy/torch CPU arrays (correct, ~1000x slower)")},
+        {"what": tr("CUDA C kernels"),
+         "here": tr("compile with NVRTC for {arch}: registers, shared memory, spills, SASS", arch=arch)},
+        {"what": tr("timings, bandwidth, TFLOP/s"), "here": tr("not available: nothing runs on a GPU")},
+        {"what": tr("library peers (cuBLAS, torch CUDA)"), "here": tr("not available: they need a GPU")},
     ]
     files = sorted(glob.glob(os.path.join(report.ROOT, "phase*", "**", "*.cu"), recursive=True))
     needs = {os.path.relpath(f, report.ROOT): file_needs(f, arch) for f in files}
-    rows.append({"what": f"kernel files that target {arch}",
-                 "here": f"{sum(not v for v in needs.values())} of {len(files)}"})
+    rows.append({"what": tr("kernel files that target {arch}", arch=arch),
+                 "here": tr("{n} of {total}", n=sum(not v for v in needs.values()), total=len(files))})
     for f, why in needs.items():
         if why:
-            rows.append({"what": f"not for {arch}: {f}", "here": why})
+            rows.append({"what": tr("not for {arch}: {file}", arch=arch, file=f), "here": why})
     return rows
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import os
 
-from common import bench, check, cli, cuda, device, lab, plan, report
+from common import bench, check, cli, cuda, device, lab, plan, report, table
 from common import triton_support as ts
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -17,8 +18,8 @@ GRAPH_CALLS = 100
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "largest n of the sweep (default 2^29, quick 2^22)")
-    p.add_argument("--tune", action="store_true", help="(GPU) sweep the launch parameters of vadd_04 and Triton")
+    cli.add_size(p, tr("largest n of the sweep (default 2^29, quick 2^22)"))
+    p.add_argument("--tune", action="store_true", help=tr("(GPU) sweep the launch parameters of vadd_04 and Triton"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -28,20 +29,23 @@ def show_compile_reports(arch: str) -> None:
     rep = cuda.print_compile_report(L.CU, arch, excerpt_of="vadd_03_float4")
     w = rep.census("vadd_03_float4")
     if w is not None:
-        print(f"-> vadd_03_float4 issues {w.get('LDG.128', 0)} x 128-bit loads (LDG.E.128): the float4 path really is "
-              f"16 bytes per load; vadd_01 issues {rep.kernels['vadd_01_one_thread_per_element'].sass_counts.get('LDG.32', 0)}"
-              " x 32-bit loads.")
+        print(tr("-> vadd_03_float4 issues {n128} x 128-bit loads (LDG.E.128): the float4 path really is 16 bytes per "
+                 "load; vadd_01 issues {n32} x 32-bit loads.", n128=w.get("LDG.128", 0),
+                 n32=rep.kernels["vadd_01_one_thread_per_element"].sass_counts.get("LDG.32", 0)))
     cc = int(arch.split("_")[1].rstrip("a"))
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-    print(f"\nTriton add_kernel compiled ahead of time for {arch} (BLOCK={L.TRITON_BLOCK}, "
-          f"num_warps={L.TRITON_WARPS}):")
-    for label, div in (("no alignment known", ()), ("pointers 16-byte aligned and n % 16 == 0",
-                                                     ("a_ptr", "b_ptr", "c_ptr", "n"))):
+    print("\n" + tr("Triton add_kernel compiled ahead of time for {arch} (BLOCK={block}, num_warps={warps}):",
+                    arch=arch, block=L.TRITON_BLOCK, warps=L.TRITON_WARPS))
+    cases = ((tr("no alignment known"), ()), (tr("pointers 16-byte aligned and n % 16 == 0"),
+                                               ("a_ptr", "b_ptr", "c_ptr", "n")))
+    w = max(42, *(table.width(label) for label, _ in cases))
+    for label, div in cases:
         k = ts.compile_for(L.add_kernel, sig, {"BLOCK": L.TRITON_BLOCK}, cc=cc, num_warps=L.TRITON_WARPS,
                            divisible_by_16=div)
-        print(f"  {label:42s} PTX global memory ops: {ts.ptx_memory_ops(k.asm['ptx'])}")
-    print("  A GPU launch learns alignment from the actual arguments (addresses and n divisible by 16), so the fast\n"
-          "  path is taken on aligned data and the scalar one on odd sizes or offset views.")
+        print(f"  {label}{' ' * (w - table.width(label))} " +
+              tr("PTX global memory ops: {ops}", ops=ts.ptx_memory_ops(k.asm["ptx"])))
+    print(tr("  A GPU launch learns alignment from the actual arguments (addresses and n divisible by 16), so the "
+             "fast\n  path is taken on aligned data and the scalar one on odd sizes or offset views."))
 
 
 def compile_report(args) -> None:
@@ -113,13 +117,16 @@ def predict(gpu: device.DeviceInfo) -> dict:
     per 12 bytes is."""
     n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
     bw = gpu.hbm_gbps
-    out = {f"floor at n = {plan.fmt_size(n)} (12 n B / {bw:.0f} GB/s)": f"{12 * n / (bw * 1e9) * 1e3:.3f} ms",
-           "largest n whose three arrays fit in L2": f"{gpu.l2_bytes // 12:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)",
-           "one wave of vadd_02 (blocks of 256 on every SM)": L.resident_blocks(gpu)}
+    out = {tr("floor at n = {n} (12 n B / {bw:.0f} GB/s)", n=plan.fmt_size(n), bw=bw):
+               f"{12 * n / (bw * 1e9) * 1e3:.3f} ms",
+           tr("largest n whose three arrays fit in L2"):
+               f"{gpu.l2_bytes // 12:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)",
+           tr("one wave of vadd_02 (blocks of 256 on every SM)"): L.resident_blocks(gpu)}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = f"{ridge:.1f} FLOP/B: 1/12 FLOP/B is {12 * ridge:.0f}x below"
+        out[tr("fp32 ridge point (datasheet FLOP/s over bandwidth)")] = \
+            tr("{ridge:.1f} FLOP/B: 1/12 FLOP/B is {below:.0f}x below", ridge=ridge, below=12 * ridge)
     return out
 
 
@@ -128,17 +135,17 @@ def benchmark(ctx) -> lab.Result:
     top = ctx.args.size or (2**22 if ctx.quick else L.BENCH_N)
     top, note = plan.fit(top, L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     step = 2 if ctx.quick else 1
     sizes = [2**k for k in range(10, int(math.log2(top)) + 1, step)]
     rows = sweep(sizes, ceiling["hbm_gbps"])
     big = [r for r in rows if r["shape"][0] == sizes[-1]]
     tg = head_to_head() if top >= L.BENCH_N else []
     tables = [(big, ["variant", "impl", "ms", "gbps", "frac_ceiling", "vs_torch_add", "spread"],
-               f"n = 2^{int(math.log2(sizes[-1]))} (12 n = {12 * sizes[-1] / 2**30:.2f} GiB moved), "
-               f"measured ceiling {ceiling['hbm_gbps']:.0f} GB/s")]
+               tr("n = 2^{log} (12 n = {gib:.2f} GiB moved), measured ceiling {ceiling:.0f} GB/s",
+                  log=int(math.log2(sizes[-1])), gib=12 * sizes[-1] / 2**30, ceiling=ceiling["hbm_gbps"]))]
     if tg:
-        tables.append((tg, None, "target: >= 1.0x torch.add at 2^28 elements and above (interleaved rounds)"))
+        tables.append((_said(tg), None, "target: >= 1.0x torch.add at 2^28 elements and above (interleaved rounds)"))
     return lab.Result(rows=rows, meta=dict(ceiling=ceiling, targets=tg, device=device.info().as_dict()),
                       tables=tables)
 
@@ -166,8 +173,15 @@ def tune_sweep(n: int = 2**28, rounds: int = 3) -> list[dict]:
 
 def tune(ctx) -> lab.Result:
     rows = tune_sweep()
-    return lab.Result(rows=rows, tables=[(rows, None, "vadd_04 / Triton launch parameters at n = 2^28 "
-                                                      "(interleaved rounds)")])
+    return lab.Result(rows=rows, tables=[(rows, None, tr("vadd_04 / Triton launch parameters at n = 2^28 "
+                                                         "(interleaved rounds)"))])
+
+
+def _said(rows: list[dict]) -> list[dict]:
+    """The target rows as printed: in Korean, met says 예 / 아니오 (the JSON keeps True / False)."""
+    if not korean():
+        return rows
+    return [dict(r, met=None if r["met"] is None else tr("yes") if r["met"] else tr("no")) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -213,11 +227,12 @@ def plot(data: dict, out_dir: str) -> list[str]:
     l2_bytes = dev.get("l2_bytes") or device.current(dev.get("arch")).l2_bytes
     datasheet = (dev.get("datasheet") or ceiling.get("datasheet") or {}).get("hbm_gbps")
     hbm = ceiling["hbm_gbps"]
-    hl = {f"measured HBM ceiling {hbm:.0f} GB/s ({ceiling['hbm_method']})": (hbm, "--")}
+    hl = {tr("measured HBM ceiling {gbps:.0f} GB/s ({method})", gbps=hbm, method=ceiling["hbm_method"]): (hbm, "--")}
     if datasheet:
-        hl[f"datasheet {datasheet} GB/s"] = (datasheet, ":")
+        hl[tr("datasheet {gbps} GB/s", gbps=datasheet)] = (datasheet, ":")
     # on the log axis the two lines are too close for two labels: one says both
-    hl_log = f"HBM: measured {hbm:.0f} GB/s (dashed)" + (f", datasheet {datasheet} (dotted)" if datasheet else "")
+    hl_log = tr("HBM: measured {gbps:.0f} GB/s (dashed)", gbps=hbm) + \
+        (tr(", datasheet {gbps} (dotted)", gbps=datasheet) if datasheet else "")
     regions = regimes(rows, l2_bytes)
     t_min, n_min = launch_floor(rows)
     launch_end = regions[0][1]
@@ -227,13 +242,13 @@ def plot(data: dict, out_dir: str) -> list[str]:
     for a, logy in ((ax, False), (axl, True)):
         for x0, x1, label in regions:
             a.axvspan(x0, x1, color=REGION_COLORS.get(label, "#eeeeee"), alpha=0.55, lw=0, zorder=0)
-            a.annotate(label, xy=((x0 * x1) ** 0.5, 0.98), xycoords=("data", "axes fraction"), ha="center",
+            a.annotate(tr(label), xy=((x0 * x1) ** 0.5, 0.98), xycoords=("data", "axes fraction"), ha="center",
                        va="top", fontsize=9, fontweight="bold", color="#444444")
         for i, (name, ys) in enumerate(series.items()):
             pts = [(n, y) for n, y in zip(ns, ys) if y]
             peer = impl.get(name) == "peer"
             a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5, ls="--" if peer else "-",
-                   color=f"C{i % 10}", label=name + (" (peer)" if peer else ""), zorder=3)
+                   color=f"C{i % 10}", label=name + (tr(" (peer)") if peer else ""), zorder=3)
         for label, (y, ls) in hl.items():
             a.axhline(y, ls=ls, color="gray", lw=1, zorder=1)
             if not logy:
@@ -245,8 +260,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
         a.axvline(l2_bytes / 12, ls=":", color="tab:gray", lw=1)
         a.set_xscale("log", base=2)
         a.grid(True, which="major", alpha=0.3)
-        a.set_ylabel("GB/s (reads + writes)" + (", log scale" if logy else ""))
-    axl.annotate(f"3 arrays = L2 ({l2_bytes / 2**20:.0f} MiB)", xy=(l2_bytes / 12, 0.03),
+        a.set_ylabel(tr("GB/s (reads + writes)") + (tr(", log scale") if logy else ""))
+    axl.annotate(tr("3 arrays = L2 ({mib:.0f} MiB)", mib=l2_bytes / 2**20), xy=(l2_bytes / 12, 0.03),
                  xycoords=("data", "axes fraction"), rotation=90, va="bottom", ha="right", fontsize=8, color="dimgray")
     # the log panel: what a fixed cost per call predicts for GB/s (12 n bytes / the fastest call), up to where the
     # launch-bound region ends
@@ -255,19 +270,20 @@ def plot(data: dict, out_dir: str) -> list[str]:
     axl.plot(xs, [12 * n / (t_min * 1e6) for n in xs], color="black", lw=1.2, ls="-.", zorder=2)
     mid = xs[len(xs) * 2 // 3]
     us = t_min * 1e3
-    axl.annotate(f"if every call took a fixed {us:.2f} \u00b5s\n(the fastest call measured):\n"
-                 f"GB/s = 12 n bytes / {us:.2f} \u00b5s,\ndoubling with n", xy=(mid, 12 * mid / (t_min * 1e6)),
+    axl.annotate(tr("if every call took a fixed {us:.2f} \u00b5s\n(the fastest call measured):\n"
+                    "GB/s = 12 n bytes / {us:.2f} \u00b5s,\ndoubling with n", us=us),
+                 xy=(mid, 12 * mid / (t_min * 1e6)),
                  xytext=(0.03, 0.74), textcoords="axes fraction", fontsize=8.5, ha="left", va="top",
                  arrowprops=dict(arrowstyle="->", color="black", lw=0.8, shrinkB=2))
     ys_all = [y for ys in series.values() for y in ys if y]
     axl.set_ylim(min(ys_all) / 2, max(ys_all) * 3)
-    axl.set_xlabel("elements n (fp32; 12 n bytes moved)")
-    ax.set_title("linear axis: the L2 peak and the HBM plateau", fontsize=9.5)
-    axl.set_title("log axis: the launch-bound region, where bandwidth grows with n", fontsize=9.5)
+    axl.set_xlabel(tr("elements n (fp32; 12 n bytes moved)"))
+    ax.set_title(tr("linear axis: the L2 peak and the HBM plateau"), fontsize=9.5)
+    axl.set_title(tr("log axis: the launch-bound region, where bandwidth grows with n"), fontsize=9.5)
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.suptitle(f"Vector add on {data.get('gpu', 'GPU')}: bandwidth vs size (L2 not flushed; "
-                 f"n <= 2^{int(math.log2(GRAPH_BELOW))} timed as CUDA graphs)", fontsize=11)
+    fig.suptitle(tr("Vector add on {gpu}: bandwidth vs size (L2 not flushed; n <= 2^{log} timed as CUDA graphs)",
+                    gpu=data.get("gpu", "GPU"), log=int(math.log2(GRAPH_BELOW))), fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     path = os.path.join(out_dir, f"{L.LAB}.png")
     fig.savefig(path, dpi=120)

@@ -30,6 +30,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, occupancy, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import add_kernel
@@ -52,8 +53,8 @@ def v04_config() -> config.Resolved:
 def _check_v04(v: dict) -> dict:
     if v["THREADS_04"] not in (32, 64, 128, 256, 512, 1024) or v["UNROLL"] not in (1, 2, 4, 8) or \
             v["STREAM"] not in (0, 1):
-        raise ValueError(f"vadd_04: THREADS_04 in 32..1024 (a power of two), UNROLL in 1, 2, 4, 8, STREAM 0 or 1; "
-                         f"got {config.fmt(v)}")
+        raise ValueError(tr("vadd_04: THREADS_04 in 32..1024 (a power of two), UNROLL in 1, 2, 4, 8, STREAM 0 or 1; "
+                            "got {got}", got=config.fmt(v)))
     return v
 
 

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from common import bench, check, cli, cuda, device, lab, plan, report
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -16,8 +17,8 @@ CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton kernel 
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, f"elements of the divergence benchmark (default {L.BENCH_N}, quick 2^20)")
-    p.add_argument("--rounds", type=int, default=L.BENCH_ROUNDS, help="hash rounds per element in the benchmark")
+    cli.add_size(p, tr("elements of the divergence benchmark (default {n}, quick 2^20)", n=L.BENCH_N))
+    p.add_argument("--rounds", type=int, default=L.BENCH_ROUNDS, help=tr("hash rounds per element in the benchmark"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -28,16 +29,18 @@ def extra_checks(args) -> bool:
     record, computed."""
     if not device.has_gpu():
         report.print_table(L.mapping_table(L.predicted_records()),
-                           title=f"What hier_01_whoami records for blocks of {L.MAP_BLOCK} threads (computed: no GPU)")
-        print("warp = (tx + ty * blockDim.x) // 32, lane = the same % 32: the first warp of a (16, 4) block is rows "
-              "ty = 0 and 1.\nOn a GPU the lab also records %smid and %globaltimer, draws the block -> SM timeline, "
-              "and times the two branches (predicted: divergent = 2.0x uniform).")
+                           title=tr("What hier_01_whoami records for blocks of {block} threads (computed: no GPU)",
+                                    block=L.MAP_BLOCK))
+        print(tr("warp = (tx + ty * blockDim.x) // 32, lane = the same % 32: the first warp of a (16, 4) block is rows "
+                 "ty = 0 and 1.\nOn a GPU the lab also records %smid and %globaltimer, draws the block -> SM timeline, "
+                 "and times the two branches (predicted: divergent = 2.0x uniform)."))
         return True
     rec = L.whoami(L.MAP_BLOCKS * L.MAP_BLOCK[0] * L.MAP_BLOCK[1], L.MAP_BLOCK).get()
     rule_ok = bool(np.array_equal(rec[:, :6], L.predicted_records()[:, :6]))
-    report.print_table(L.mapping_table(rec), title=f"hier_01_whoami, {L.MAP_BLOCKS} blocks of {L.MAP_BLOCK} threads "
-                                                   "(selected rows)")
-    print(f"%laneid and the formula (tx + ty * bx) % 32 agree for all {len(rec)} threads: {rule_ok}")
+    report.print_table(L.mapping_table(rec), title=tr("hier_01_whoami, {blocks} blocks of {block} threads "
+                                                      "(selected rows)", blocks=L.MAP_BLOCKS, block=L.MAP_BLOCK))
+    print(tr("%laneid and the formula (tx + ty * bx) % 32 agree for all {n} threads: {ok}", n=len(rec),
+             ok=rule_ok if not korean() else tr("yes") if rule_ok else tr("no")))
     return rule_ok
 
 
@@ -46,9 +49,10 @@ def show_compile_report(arch: str) -> None:
     k1 = rep.kernels.get("div_01_branch_on_lane_parity")
     if k1 is not None and k1.sass:
         bssy = sum(1 for s in k1.sass if s.split()[0].startswith(("BSSY", "BSYNC")))
-        print(f"-> div_01 has {bssy} BSSY/BSYNC instructions: the compiler marks where the two sides of the branch "
-              "re-converge, because lanes of one warp may take different sides. The even and odd hash loops are two "
-              "separate loops in the SASS (multipliers 0x7feb352d and 0x846ca68b): a divergent warp runs both.")
+        print(tr("-> div_01 has {n} BSSY/BSYNC instructions: the compiler marks where the two sides of the branch "
+                 "re-converge, because lanes of one warp may take different sides. The even and odd hash loops are two "
+                 "separate loops in the SASS (multipliers 0x7feb352d and 0x846ca68b): a divergent warp runs both.",
+                 n=bssy))
 
 
 def compile_report(args) -> None:
@@ -148,14 +152,16 @@ def predict(gpu: device.DeviceInfo) -> dict:
     bytes_ms = L.bench_bytes(n) / (gpu.hbm_gbps * 1e9) * 1e3
     tl_ = L.timeline_launch(gpu)
     waves = math.ceil(tl_["blocks"] / tl_["per_wave"])
-    return {f"uniform (div_02) at n = {plan.fmt_size(n)}, {rounds} rounds": f"{uniform:.3f} ms",
-            "divergent (div_01) = (f + g) / max(f, g) x uniform": f"{2 * uniform:.3f} ms (ratio 2.0)",
-            f"the bytes alone (8 n B / {gpu.hbm_gbps:.0f} GB/s)": f"{bytes_ms:.4f} ms: the hash takes "
-                                                                  f"{uniform / bytes_ms:.0f}x longer",
-            "timeline: resident 256-thread blocks per SM (calculator)": f"{tl_['blocks_per_sm']} ({tl_['limiter']})",
-            f"timeline: {L.TIMELINE_WAVES} waves of {tl_['per_wave']} blocks":
-                f"{tl_['blocks']} blocks in {waves} waves: {waves * L.TIMELINE_SPIN_US:.0f} us at "
-                f"{L.TIMELINE_SPIN_US:.0f} us a block"}
+    return {tr("uniform (div_02) at n = {n}, {rounds} rounds", n=plan.fmt_size(n), rounds=rounds):
+                f"{uniform:.3f} ms",
+            tr("divergent (div_01) = (f + g) / max(f, g) x uniform"): tr("{ms:.3f} ms (ratio 2.0)", ms=2 * uniform),
+            tr("the bytes alone (8 n B / {gbps:.0f} GB/s)", gbps=gpu.hbm_gbps):
+                tr("{ms:.4f} ms: the hash takes {x:.0f}x longer", ms=bytes_ms, x=uniform / bytes_ms),
+            tr("timeline: resident 256-thread blocks per SM (calculator)"):
+                f"{tl_['blocks_per_sm']} ({tr(tl_['limiter'])})",
+            tr("timeline: {waves} waves of {blocks} blocks", waves=L.TIMELINE_WAVES, blocks=tl_["per_wave"]):
+                tr("{blocks} blocks in {waves} waves: {us:.0f} us at {per:.0f} us a block", blocks=tl_["blocks"],
+                   waves=waves, us=waves * L.TIMELINE_SPIN_US, per=L.TIMELINE_SPIN_US)}
 
 
 def benchmark(ctx) -> lab.Result:
@@ -165,16 +171,24 @@ def benchmark(ctx) -> lab.Result:
     n = ctx.args.size or (2**20 if ctx.quick else L.BENCH_N)
     n, note = plan.fit(n, L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     rows, targets = divergence_bench(n, ctx.args.rounds)
     return lab.Result(
         rows=rows,
         meta=dict(targets=targets, timeline=stats, mapping=L.mapping_table(rec), timeline_blocks=timeline_record(tl_),
                   device=device.info().as_dict()),
-        tables=[([{"quantity": k, "value": v} for k, v in stats.items()], None, "Blocks on SMs over time"),
+        tables=[([{"quantity": tr(k), "value": v} for k, v in stats.items()], None, "Blocks on SMs over time"),
                 (rows, ["variant", "impl", "ms", "predicted_ms", "vs_uniform", "spread"],
-                 f"Warp divergence: n = {n}, {ctx.args.rounds} rounds (interleaved rounds)"),
-                (targets, None, "Prediction vs measurement")])
+                 tr("Warp divergence: n = {n}, {rounds} rounds (interleaved rounds)", n=n, rounds=ctx.args.rounds)),
+                (said(targets), None, "Prediction vs measurement")])
+
+
+def said(targets: list[dict]) -> list[dict]:
+    """The target rows as printed: in Korean, the target's sentence and met (예 / 아니오) translated; the JSON keeps
+    the English."""
+    if not korean():
+        return targets
+    return [dict(r, target=tr(r["target"]), met=tr("yes") if r["met"] else tr("no")) for r in targets]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -189,7 +203,7 @@ def plot_timeline(tl_: dict, path: str, gpu: str = "GPU") -> str:
     ax0.scatter(np.arange(first), sm[:first], s=6, c=np.arange(first), cmap="viridis")
     ax0.set_xlabel("blockIdx.x")
     ax0.set_ylabel("SM (%smid)")
-    ax0.set_title(f"which SM each block ran on (first {first} blocks)", fontsize=10)
+    ax0.set_title(tr("which SM each block ran on (first {n} blocks)", n=first), fontsize=10)
     ax0.grid(alpha=0.3)
     # one horizontal segment per block, stacked within its SM's row by a greedy slot assignment
     slot = np.zeros(blocks)
@@ -210,18 +224,19 @@ def plot_timeline(tl_: dict, path: str, gpu: str = "GPU") -> str:
     y = sm + slot / (max(per, slot.max() + 1) + 1)
     cmap = plt.get_cmap("viridis")
     ax1.hlines(y, s, e, colors=cmap(np.arange(blocks) / max(1, blocks - 1)), lw=1.2)
-    ax1.set_xlabel("time since the first block started (us, %globaltimer)")
-    ax1.set_ylabel("SM (%smid); one line per resident block")
-    ax1.set_title(f"{blocks} blocks of {L.THREADS} threads, each spinning {tl_['spin_us']:.0f} us: "
-                  f"{tl_['per_wave']} fit at once ({tl_['resident_per_sm_predicted']}/SM)", fontsize=10)
+    ax1.set_xlabel(tr("time since the first block started (us, %globaltimer)"))
+    ax1.set_ylabel(tr("SM (%smid); one line per resident block"))
+    ax1.set_title(tr("{blocks} blocks of {threads} threads, each spinning {us:.0f} us: {per_wave} fit at once "
+                     "({per_sm}/SM)", blocks=blocks, threads=L.THREADS, us=tl_["spin_us"], per_wave=tl_["per_wave"],
+                     per_sm=tl_["resident_per_sm_predicted"]), fontsize=10)
     ax1.grid(alpha=0.3)
-    fig.suptitle(f"{gpu}: blocks dealt to SMs in waves (color = blockIdx)", fontsize=11)
+    fig.suptitle(tr("{gpu}: blocks dealt to SMs in waves (color = blockIdx)", gpu=gpu), fontsize=11)
     return report.save(fig, path)
 
 
 def plot_divergence(rows: list[dict], path: str, gpu: str = "GPU") -> str:
     return report.plot_bars(path, [r["variant"] for r in rows], [r["ms"] for r in rows], ylabel="ms (median)",
-                            title=f"Warp divergence on {gpu}: n = {rows[0]['shape'][0]}, same work",
+                            title=tr("Warp divergence on {gpu}: n = {n}, same work", gpu=gpu, n=rows[0]["shape"][0]),
                             colors=[report.IMPL_COLORS[r["impl"]] for r in rows],
                             hlines={"predicted uniform": rows[1]["predicted_ms"],
                                     "predicted divergent": rows[0]["predicted_ms"]}, annotate_fmt="{:.3f}")
@@ -235,6 +250,6 @@ def plot(data: dict, out_dir: str) -> list[str]:
     if data.get("timeline_blocks"):
         paths.append(plot_timeline(data["timeline_blocks"], os.path.join(out_dir, f"{L.LAB}_timeline.png"), gpu))
     else:
-        print(f"(the timeline plot needs the per-block record, which this JSON predates: {L.LAB}_timeline.png is "
-              "redrawn after the next GPU run)")
+        print(tr("(the timeline plot needs the per-block record, which this JSON predates: {name}_timeline.png is "
+                 "redrawn after the next GPU run)", name=L.LAB))
     return paths

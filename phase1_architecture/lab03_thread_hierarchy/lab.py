@@ -32,6 +32,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, occupancy, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import both_hashes_kernel
@@ -178,8 +179,8 @@ def triton_config() -> config.Resolved:
 def _check_triton(v: dict) -> dict:
     b, w = v["BLOCK"], v["num_warps"]
     if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"triton both_hashes_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, "
-                         f"32; got {config.fmt(v)}")
+        raise ValueError(tr("triton both_hashes_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, "
+                            "16, 32; got {got}", got=config.fmt(v)))
     return v
 
 
@@ -238,7 +239,7 @@ def mapping_table(rec: np.ndarray, block=MAP_BLOCK) -> list[dict]:
         if r < len(rec):
             d = dict(zip(FIELDS[:7], (int(v) for v in rec[r][:7])))
             if d["sm"] < 0:
-                d["sm"] = "? (GPU only)"
+                d["sm"] = tr("? (GPU only)")
             rows.append(d)
     return rows
 
@@ -253,7 +254,7 @@ def bench_bytes(n: int) -> int:
 
 def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
     n, _ = plan.fit(size or BENCH_N, bench_bytes, gpu)
-    case = f"n = {plan.fmt_size(n)} int32, {BENCH_ROUNDS} rounds"
+    case = tr("n = {n} int32, {rounds} rounds", n=plan.fmt_size(n), rounds=BENCH_ROUNDS)
     tcfg = triton_config()
     tl_ = timeline_launch(gpu)
     cu = dict(impl="cuda", source=CU, threads=THREADS)
@@ -266,9 +267,10 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                     defines={"BLOCK": tcfg["BLOCK"]}, num_warps=tcfg["num_warps"], case=case,
                     config_source=tcfg.source()),
         plan.Launch("", "hier_01_whoami", grid=tl_["blocks"],
-                    case=f"the timeline: {TIMELINE_WAVES} waves of {tl_['per_wave']} blocks", **cu),
+                    case=tr("the timeline: {waves} waves of {blocks} blocks", waves=TIMELINE_WAVES,
+                            blocks=tl_["per_wave"]), **cu),
         plan.Launch("", "hier_01_whoami", "cuda", source=CU, grid=MAP_BLOCKS, threads=MAP_BLOCK[0] * MAP_BLOCK[1],
-                    case=f"the mapping: {MAP_BLOCKS} blocks of {MAP_BLOCK}"),
+                    case=tr("the mapping: {blocks} blocks of {block}", blocks=MAP_BLOCKS, block=MAP_BLOCK)),
     ]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from common import bench, cli, cuda, device, gpu_specs, lab, report
 from common.device import GiB, KiB, MiB
+from common.i18n import in_english, tr, yes_no
 
 from . import lab as L
 
@@ -24,10 +25,10 @@ def explain(args) -> None:
         return
     d = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(d).items()],
-                       title=f"What the GPU run would show on {d.name} (a profile of the course's table; --gpu "
-                             "chooses another)")
-    print("(an L2 split in two halves ends its plateau earlier: past one half, loads are served partly by the far "
-          "one)\n")
+                       title=tr("What the GPU run would show on {gpu} (a profile of the course's table; --gpu "
+                                "chooses another)", gpu=d.name))
+    print(tr("(an L2 split in two halves ends its plateau earlier: past one half, loads are served partly by the far "
+             "one)") + "\n")
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -42,28 +43,34 @@ def predict(gpu: device.DeviceInfo) -> dict:
     lanes = device.arch_info(gpu.arch).fp32_lanes_per_sm
     bw = gpu.hbm_gbps
     out = {
-        "L1 plateau (128 B/clock/SM x SMs x clock)": f"~{l1_gbps:,.0f} GB/s while the working set fits the L1 "
-                                                      f"(at most {l1 // KiB} KiB per SM)",
-        "L2 plateau": f"above the HBM ceiling, ending within {0.5 * gpu.l2_bytes / MiB:.0f}-"
-                      f"{1.5 * gpu.l2_bytes / MiB:.0f} MiB (0.5x-1.5x the {gpu.l2_bytes / MiB:.0f} MiB L2)",
-        "HBM plateau": f"near the measured ceiling, below the datasheet's {bw:,.0f} GB/s",
-        f"the main case, {w // MiB} MiB read once": f"{w / (bw * 1e9) * 1e3:.2f} ms at {bw:,.0f} GB/s",
-        "mem_02's grid (the calculator on its registers)": f"{blocks} blocks = {gpu.sms} SMs x {per_sm}",
-        "bytes in flight per SM (threads x UNROLL x 16 B)": f"{per_sm * L.THREADS * unroll * 16 // KiB} KiB; Little's "
-                                                            f"law asks ~{bw * 0.7e3 / gpu.sms / KiB:.0f} KiB "
-                                                            "(bandwidth x ~0.7 us / SMs)",
-        "shared memory (mem_04)": f"~{l1_gbps:,.0f} GB/s (128 B/clock/SM)",
-        "registers (mem_05: 12 B of operands per FFMA)": f"~{12 * lanes * gpu.sms * clock / 1e3:,.0f} GB/s "
-                                                         f"({lanes} FFMA/clock/SM), at most 0.91 of it",
+        tr("L1 plateau (128 B/clock/SM x SMs x clock)"):
+            tr("~{gbps:,.0f} GB/s while the working set fits the L1 (at most {kib} KiB per SM)", gbps=l1_gbps,
+               kib=l1 // KiB),
+        tr("L2 plateau"): tr("above the HBM ceiling, ending within {lo:.0f}-{hi:.0f} MiB (0.5x-1.5x the {l2:.0f} MiB "
+                             "L2)", lo=0.5 * gpu.l2_bytes / MiB, hi=1.5 * gpu.l2_bytes / MiB, l2=gpu.l2_bytes / MiB),
+        tr("HBM plateau"): tr("near the measured ceiling, below the datasheet's {gbps:,.0f} GB/s", gbps=bw),
+        tr("the main case, {mib} MiB read once", mib=w // MiB): tr("{ms:.2f} ms at {gbps:,.0f} GB/s",
+                                                                   ms=w / (bw * 1e9) * 1e3, gbps=bw),
+        tr("mem_02's grid (the calculator on its registers)"): tr("{blocks} blocks = {sms} SMs x {per_sm}",
+                                                                  blocks=blocks, sms=gpu.sms, per_sm=per_sm),
+        tr("bytes in flight per SM (threads x UNROLL x 16 B)"):
+            tr("{kib} KiB; Little's law asks ~{need:.0f} KiB (bandwidth x ~0.7 us / SMs)",
+               kib=per_sm * L.THREADS * unroll * 16 // KiB, need=bw * 0.7e3 / gpu.sms / KiB),
+        tr("shared memory (mem_04)"): tr("~{gbps:,.0f} GB/s (128 B/clock/SM)", gbps=l1_gbps),
+        tr("registers (mem_05: 12 B of operands per FFMA)"):
+            tr("~{gbps:,.0f} GB/s ({lanes} FFMA/clock/SM), at most 0.91 of it",
+               gbps=12 * lanes * gpu.sms * clock / 1e3, lanes=lanes),
     }
     for key, level in (("l1_latency_cycles", "L1"), ("l2_latency_cycles", "L2"), ("hbm_latency_cycles", "HBM")):
         lo, hi, _ = L.PUBLISHED[key]
-        out[f"{level} latency (published range)"] = f"{lo}-{hi} cycles = {lo / clock * 1e3:.0f}-" \
-                                                    f"{hi / clock * 1e3:.0f} ns at {clock:.0f} MHz"
+        out[tr("{level} latency (published range)", level=level)] = \
+            tr("{lo}-{hi} cycles = {lo_ns:.0f}-{hi_ns:.0f} ns at {mhz:.0f} MHz", lo=lo, hi=hi,
+               lo_ns=lo / clock * 1e3, hi_ns=hi / clock * 1e3, mhz=clock)
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["0.25 FLOP/B against the ridge point"] = f"{ridge:.1f} FLOP/B: {ridge / 0.25:.0f}x below"
+        out[tr("0.25 FLOP/B against the ridge point")] = tr("{ridge:.1f} FLOP/B: {x:.0f}x below", ridge=ridge,
+                                                            x=ridge / 0.25)
     return out
 
 
@@ -71,8 +78,9 @@ def show_compile_report(arch: str) -> None:
     rep = cuda.print_compile_report(L.CU, arch, defines=L.defines(), excerpt_of="mem_02_read_sweep_float4")
     c = rep.census("mem_02_read_sweep_float4")
     if c is not None:
-        print(f"-> mem_02 issues {c.get('LDG.128', 0)} x LDG.E.128 in its loop: {L.defines()['UNROLL']} independent "
-              "16-byte loads before the first add (Little's law: bytes in flight hide latency).")
+        print(tr("-> mem_02 issues {n} x LDG.E.128 in its loop: {unroll} independent 16-byte loads before the first "
+                 "add (Little's law: bytes in flight hide latency).", n=c.get("LDG.128", 0),
+                 unroll=L.defines()["UNROLL"]))
 
 
 def compile_report(args) -> None:
@@ -227,17 +235,18 @@ def level_table(onchip: list[dict], levels: dict, dev: dict) -> list[dict]:
     pub = L.PUBLISHED
     lanes = device.arch_info(dev["arch"]).fp32_lanes_per_sm
     return [
-        {"level": "registers (FFMA operands)", "measured GB/s": onchip[1]["gbps"],
+        {"level": tr("registers (FFMA operands)"), "measured GB/s": onchip[1]["gbps"],
          "published GB/s": 12 * lanes * dev["sms"] * dev["sm_clock_mhz"] / 1e3,
-         "source": f"{lanes} FP32 lanes/SM ({dev['arch']}): 12 B of operands x {lanes} FFMA/clock/SM"},
+         "source": tr("{lanes} FP32 lanes/SM ({arch}): 12 B of operands x {lanes} FFMA/clock/SM", lanes=lanes,
+                      arch=dev["arch"])},
         {"level": "shared memory", "measured GB/s": onchip[0]["gbps"], "published GB/s": l1_pub,
-         "source": pub["l1_bytes_per_clock_per_sm"][1]},
-        {"level": "L1 (global loads)", "measured GB/s": levels["L1"], "published GB/s": l1_pub,
-         "source": pub["l1_bytes_per_clock_per_sm"][1]},
+         "source": tr(pub["l1_bytes_per_clock_per_sm"][1])},
+        {"level": tr("L1 (global loads)"), "measured GB/s": levels["L1"], "published GB/s": l1_pub,
+         "source": tr(pub["l1_bytes_per_clock_per_sm"][1])},
         {"level": "L2", "measured GB/s": levels["L2"], "published GB/s": None,
-         "source": "no per-GPU figure (the lesson cites published L2 bandwidths)"},
+         "source": tr("no per-GPU figure (the lesson cites published L2 bandwidths)")},
         {"level": "HBM", "measured GB/s": levels["HBM"], "published GB/s": (dev.get("datasheet") or {}).get("hbm_gbps"),
-         "source": "datasheet"},
+         "source": tr("datasheet")},
     ]
 
 
@@ -250,16 +259,17 @@ def targets(lat: list[dict], edge: float | None, l2_bytes: int) -> list[dict]:
         lo, hi, src = L.PUBLISHED[key]
         if v:
             m = float(np.median(v))
-            out.append({"target": f"{'/'.join(names)} latency in the published range", "measured": m,
-                        "range": f"{lo}-{hi} cycles", "source": src, "met": lo <= m <= hi})
+            out.append({"target": tr("{level} latency in the published range", level="/".join(tr(n) for n in names)),
+                        "measured": m, "range": tr("{lo}-{hi} cycles", lo=lo, hi=hi), "source": tr(src),
+                        "met": yes_no(lo <= m <= hi)})
     if edge:
-        out.append({"target": "L2 plateau ends near the L2 size (0.5x .. 1.5x)", "measured": edge / MiB,
+        out.append({"target": tr("L2 plateau ends near the L2 size (0.5x .. 1.5x)"), "measured": edge / MiB,
                     "range": f"{0.5 * l2_bytes / MiB:.0f}-{1.5 * l2_bytes / MiB:.0f} MiB",
                     "source": f"cudaDevAttrL2CacheSize = {l2_bytes / MiB:.0f} MiB",
-                    "met": 0.5 * l2_bytes <= edge <= 1.5 * l2_bytes})
-    out.append({"target": "every pointer chase ended where the host's walk ends", "measured":
-                sum(r["chase_ok"] for r in lat), "range": f"{len(lat)} of {len(lat)}", "source": "-",
-                "met": all(r["chase_ok"] for r in lat)})
+                    "met": yes_no(0.5 * l2_bytes <= edge <= 1.5 * l2_bytes)})
+    out.append({"target": tr("every pointer chase ended where the host's walk ends"), "measured":
+                sum(r["chase_ok"] for r in lat), "range": tr("{n} of {total}", n=len(lat), total=len(lat)),
+                "source": "-", "met": yes_no(all(r["chase_ok"] for r in lat))})
     return out
 
 
@@ -269,7 +279,7 @@ def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     top, note = L.sweep_top(d)
     if note:
-        print(note)
+        print(tr(note))
     l1 = L.l1_bytes(d)
     sizes = sweep_sizes(ctx.quick, d.l2_bytes, top)
     tri = tuple(s for s in (64 * KiB, 16 * MiB, 1 * GiB) if s in sizes) if not ctx.quick else ()
@@ -283,16 +293,18 @@ def benchmark(ctx) -> lab.Result:
         c = next(q for q in sweep if q["impl"] == "cuda" and q["working_set_bytes"] == r["working_set_bytes"])
         tri_rows.append({"working_set_bytes": r["working_set_bytes"], "GB/s cuda 02": c["gbps"],
                          "GB/s triton": r["gbps"], "triton / cuda": r["gbps"] / c["gbps"]})
-    lvl_rows = level_table(onchip, levels, dev)
-    tg = targets(lat, edge, d.l2_bytes)
+    lvl_rows = in_english(level_table, onchip, levels, dev)
+    tg = in_english(targets, lat, edge, d.l2_bytes)
     tables = [([r for r in sweep if r["variant"].startswith("cuda")],
                ["working_set_bytes", "ms", "gbps", "frac_ceiling", "per_block"],
                "Read bandwidth vs working set (cuda 02, float4)")]
     if tri_rows:
         tables.append((tri_rows, None, "The same sweep in Triton, at one working set per level"))
-    tables += [(lat, None, "Pointer-chase latency"), (onchip, ["variant", "ms", "gbps", "tflops"], "On-chip levels"),
-               (lvl_rows, None, "Each level against its published figure"),
-               (tg, None, "Predictions and published ranges vs measurement")]
+    tables += [([dict(r, level=tr(r["level"])) for r in lat], None, "Pointer-chase latency"),
+               ([dict(r, variant=tr(r["variant"])) for r in onchip], ["variant", "ms", "gbps", "tflops"],
+                "On-chip levels"),
+               (level_table(onchip, levels, dev), None, "Each level against its published figure"),
+               (targets(lat, edge, d.l2_bytes), None, "Predictions and published ranges vs measurement")]
     return lab.Result(rows=sweep + onchip, tables=tables, ok=all(r["chase_ok"] for r in lat),
                       meta=dict(latency=lat, levels=levels, l2_edge_bytes=edge, level_table=lvl_rows, targets=tg,
                                 published=L.PUBLISHED, ceiling=ceiling, device=dev))
@@ -318,20 +330,22 @@ def plot_bandwidth(sweep: list[dict], ceiling: dict, dev: dict, path: str) -> st
         by = {r["working_set_bytes"]: r["gbps"] for r in cu if r["variant"] == name}
         series[name] = [by.get(x) for x in xs]
     l1_pub = _l1_published_gbps(dev)
-    hl = {f"L1/shared published: 128 B/clk/SM x {dev['sms']} x {dev['sm_clock_mhz']:.0f} MHz = {l1_pub:,.0f} GB/s":
-          l1_pub,
-          f"measured HBM ceiling {ceiling['hbm_gbps']:,.0f} GB/s ({ceiling['hbm_method']})": ceiling["hbm_gbps"]}
+    hl = {tr("L1/shared published: 128 B/clk/SM x {sms} x {mhz:.0f} MHz = {gbps:,.0f} GB/s", sms=dev["sms"],
+             mhz=dev["sm_clock_mhz"], gbps=l1_pub): l1_pub,
+          tr("measured HBM ceiling {gbps:,.0f} GB/s ({method})", gbps=ceiling["hbm_gbps"],
+             method=ceiling["hbm_method"]): ceiling["hbm_gbps"]}
     datasheet = (dev.get("datasheet") or {}).get("hbm_gbps")
     if datasheet:
-        hl[f"datasheet HBM {datasheet:,} GB/s"] = datasheet
+        hl[tr("datasheet HBM {gbps:,} GB/s", gbps=datasheet)] = datasheet
     ticks, labels = _size_ticks(xs[0], xs[-1])
     l2 = dev["l2_bytes"]
     l1_smem = gpu_specs.ARCH_LIMITS[device.arch_info(dev["arch"]).arch]["l1_smem_kib"]
     return report.plot_lines(
         path, xs, series, xlabel="working set (bytes, log scale)", ylabel="GB/s read", logy=True,
-        title=f"{dev['name']}: read bandwidth vs working set (L2 not flushed, every block re-reads its range)",
+        title=tr("{gpu}: read bandwidth vs working set (L2 not flushed, every block re-reads its range)",
+                 gpu=dev["name"]),
         hlines=hl, vlines={f"L1+shared {l1_smem} KiB/SM": l1_smem * KiB, f"L2 {l2 / MiB:.0f} MiB": l2,
-                           f"L2 half {l2 / 2 / MiB:.0f} MiB": l2 / 2},
+                           tr("L2 half {mib:.0f} MiB", mib=l2 / 2 / MiB): l2 / 2},
         xticks=ticks, xticklabels=labels)
 
 
@@ -340,13 +354,13 @@ def plot_latency(lat: list[dict], dev: dict, path: str) -> str:
     hl = {}
     for key, label in (("l1_latency_cycles", "L1"), ("l2_latency_cycles", "L2"), ("hbm_latency_cycles", "HBM")):
         lo, hi, _ = L.PUBLISHED[key]
-        hl[f"published {label}: {lo}-{hi} cycles"] = (lo + hi) / 2
+        hl[tr("published {level}: {lo}-{hi} cycles", level=label, lo=lo, hi=hi)] = (lo + hi) / 2
     ticks, labels = _size_ticks(xs[0], xs[-1])
     return report.plot_lines(
-        path, xs, {"cycles per dependent load": [r["cycles_per_load"] for r in lat],
-                   "ns per dependent load": [r["ns_per_load"] for r in lat]},
+        path, xs, {tr("cycles per dependent load"): [r["cycles_per_load"] for r in lat],
+                   tr("ns per dependent load"): [r["ns_per_load"] for r in lat]},
         xlabel="working set of the pointer chase (bytes)", ylabel="latency per load", logy=True,
-        title=f"{dev['name']}: pointer-chase latency (one thread, random 128-byte lines)", hlines=hl,
+        title=tr("{gpu}: pointer-chase latency (one thread, random 128-byte lines)", gpu=dev["name"]), hlines=hl,
         vlines={f"L2 {dev['l2_bytes'] / MiB:.0f} MiB": dev["l2_bytes"]}, xticks=ticks, xticklabels=labels)
 
 
@@ -356,17 +370,17 @@ def plot_levels(lvl_rows: list[dict], path: str, gpu: str = "GPU") -> str:
     rows = [r for r in lvl_rows if r["measured GB/s"]]
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.8))
     ys = np.arange(len(rows))[::-1]
-    ax.barh(ys + 0.2, [r["measured GB/s"] for r in rows], height=0.4, color="tab:blue", label="measured")
+    ax.barh(ys + 0.2, [r["measured GB/s"] for r in rows], height=0.4, color="tab:blue", label=tr("measured"))
     pub = [(y, r["published GB/s"]) for y, r in zip(ys, rows) if r["published GB/s"]]
-    ax.barh([y - 0.2 for y, _ in pub], [v for _, v in pub], height=0.4, color="tab:gray", label="published")
+    ax.barh([y - 0.2 for y, _ in pub], [v for _, v in pub], height=0.4, color="tab:gray", label=tr("published"))
     for y, r in zip(ys, rows):
         ax.annotate(f"{r['measured GB/s']:,.0f}", xy=(r["measured GB/s"], y + 0.2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=8)
     ax.set_xscale("log")
     ax.set_yticks(ys)
-    ax.set_yticklabels([r["level"] for r in rows], fontsize=9)
-    ax.set_xlabel("GB/s (log scale)")
-    ax.set_title(f"{gpu}: bandwidth of each level of the hierarchy", fontsize=11)
+    ax.set_yticklabels([tr(r["level"]) for r in rows], fontsize=9)
+    ax.set_xlabel(tr("GB/s (log scale)"))
+    ax.set_title(tr("{gpu}: bandwidth of each level of the hierarchy", gpu=gpu), fontsize=11)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return report.save(fig, path)

@@ -34,6 +34,7 @@ import numpy as np
 
 from common import arrays, check, config, cuda, device, gpu_specs, lab, occupancy, plan
 from common.device import GiB, KiB
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import read_sweep_kernel
@@ -72,21 +73,21 @@ def kernel_configs() -> list[config.Resolved]:
 
 def _check_unroll(v: dict) -> dict:
     if v["UNROLL"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"mem_02: UNROLL in 1, 2, 4, 8, 16; got {config.fmt(v)}")
+        raise ValueError(tr("mem_02: UNROLL in 1, 2, 4, 8, 16; got {got}", got=config.fmt(v)))
     return v
 
 
 def _check_tile(v: dict) -> dict:
     t = v["TILE_FLOAT4"]
     if t < THREADS or t & (t - 1) or 16 * t > 48 * KiB:
-        raise ValueError(f"mem_04: TILE_FLOAT4 a power of two from {THREADS} (one float4 per thread) to "
-                         f"{48 * KiB // 16} (48 KiB of static shared memory); got {config.fmt(v)}")
+        raise ValueError(tr("mem_04: TILE_FLOAT4 a power of two from {lo} (one float4 per thread) to {hi} (48 KiB of "
+                            "static shared memory); got {got}", lo=THREADS, hi=48 * KiB // 16, got=config.fmt(v)))
     return v
 
 
 def _check_nacc(v: dict) -> dict:
     if not 1 <= v["NACC"] <= 32:
-        raise ValueError(f"mem_05: NACC in 1..32; got {config.fmt(v)}")
+        raise ValueError(tr("mem_05: NACC in 1..32; got {got}", got=config.fmt(v)))
     return v
 
 
@@ -232,7 +233,7 @@ def pointer_chase(nxt, start: int, warm: int, steps: int):
         # kernel too, but the L1 level of the measurement depends on it, so say it)
         k.preferred_shared_memory_carveout = 0
     except Exception as e:  # noqa: BLE001 - a hint only; the measurement stays valid without it
-        print(f"(could not set the L1 carve-out preference: {e})", file=sys.stderr)
+        print(tr("(could not set the L1 carve-out preference: {error})", error=e), file=sys.stderr)
     k((1,), (1,), (nxt, np.uint32(start), np.int64(warm), np.int64(steps), out))
     idx, cyc, ns = (int(v) for v in out.get())
     return idx, cyc, ns
@@ -326,8 +327,8 @@ def triton_config() -> config.Resolved:
 def _check_triton(v: dict) -> dict:
     b, w = v["BLOCK"], v["num_warps"]
     if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"triton read_sweep_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, "
-                         f"32; got {config.fmt(v)}")
+        raise ValueError(tr("triton read_sweep_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, "
+                            "16, 32; got {got}", got=config.fmt(v)))
     return v
 
 
@@ -370,13 +371,13 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
     per_block = per_block_for(w, blocks)
     cfgs = kernel_configs()
     tcfg = triton_config()
-    case = f"a {w // 2**20} MiB working set read once"
+    case = tr("a {mib} MiB working set read once", mib=w // 2**20)
     # each kernel is listed with the -D values it reads (the wrappers compile the file once, with all of them)
     cu = dict(impl="cuda", source=CU, threads=THREADS)
     tile_blocks, _ = resident_grid(gpu, "mem_04_shared_read")
     tri_w = min(w, 1 * GiB)              # the Triton sweep's largest working set
     return [
-        plan.Launch(VARIANTS[0].name, "mem_01_read_sweep_scalar", grid=blocks, case=case + " (mem_02's fallback)",
+        plan.Launch(VARIANTS[0].name, "mem_01_read_sweep_scalar", grid=blocks, case=case + tr(" (mem_02's fallback)"),
                     **cu),
         plan.Launch(VARIANTS[1].name, "mem_02_read_sweep_float4", grid=blocks, case=case, defines=cfgs[0].values,
                     config_source=cfgs[0].source(), **cu),
@@ -384,15 +385,17 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                     signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "per_block": "i32",
                                "BLOCK": "constexpr", "WRAP_MOD": "constexpr"},
                     defines={"BLOCK": tcfg["BLOCK"], "WRAP_MOD": tri_w // 4 < tcfg["BLOCK"]},
-                    num_warps=tcfg["num_warps"], case=f"a {tri_w // 2**20} MiB working set, "
-                                                      f"{per_block_for(tri_w, blocks)} floats a program",
+                    num_warps=tcfg["num_warps"], case=tr("a {mib} MiB working set, {floats} floats a program",
+                                                         mib=tri_w // 2**20, floats=per_block_for(tri_w, blocks)),
                     config_source=tcfg.source()),
         plan.Launch("", "mem_03_pointer_chase", "cuda", source=CU, grid=1, threads=1,
-                    case="the pointer chase: one thread"),
+                    case=tr("the pointer chase: one thread")),
         plan.Launch("", "mem_04_shared_read", grid=tile_blocks, defines=cfgs[1].values, config_source=cfgs[1].source(),
-                    case=f"shared memory: a {16 * cfgs[1]['TILE_FLOAT4'] // KiB} KiB tile per block", **cu),
+                    case=tr("shared memory: a {kib} KiB tile per block", kib=16 * cfgs[1]["TILE_FLOAT4"] // KiB),
+                    **cu),
         plan.Launch("", "mem_05_register_fma", grid=triton.cdiv(fma_elements(gpu), THREADS), defines=cfgs[2].values,
-                    config_source=cfgs[2].source(), case=f"registers: {cfgs[2]['NACC']} FFMA chains per thread",
+                    config_source=cfgs[2].source(), case=tr("registers: {n} FFMA chains per thread",
+                                                            n=cfgs[2]["NACC"]),
                     **cu),
     ]
 

@@ -10,6 +10,7 @@ import os
 import sys
 
 from common import bench, cli, cuda, device, lab, occupancy, plan, report
+from common.i18n import in_english, tr, yes_no
 
 from . import lab as L
 
@@ -19,11 +20,11 @@ CPU_NOTE = ("\nOn a GPU this lab also asks the driver for the same answers, and 
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, f"elements of the sweep (default {plan.fmt_size(L.BENCH_N)}, quick 2^22; scaled down where the "
-                    "GPU's memory cannot hold it)")
+    cli.add_size(p, tr("elements of the sweep (default {n}, quick 2^22; scaled down where the GPU's memory cannot "
+                       "hold it)", n=plan.fmt_size(L.BENCH_N)))
     p.add_argument("--record-fixture", metavar="PATH", default=None,
-                   help="(GPU) record the driver's occupancy answers as JSON for tests/test_common_occupancy.py and "
-                        "exit")
+                   help=tr("(GPU) record the driver's occupancy answers as JSON for tests/test_common_occupancy.py "
+                           "and exit"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -34,17 +35,17 @@ def explain(args) -> None:
     case explained, and without a GPU the calculator's curves for --arch (not with --quick)."""
     if args.record_fixture:
         if not device.has_gpu():
-            print(f"--record-fixture needs a GPU ({device.no_gpu_reason()})", file=sys.stderr)
+            print(tr("--record-fixture needs a GPU ({why})", why=tr(device.no_gpu_reason())), file=sys.stderr)
             raise SystemExit(2)
         raise SystemExit(record_fixture(args.record_fixture))
     arch = args.arch
     report.print_table(L.worked_examples(), title="Worked examples from NVIDIA's documentation, recomputed")
-    report.print_table(L.calculator_tables(arch), title=f"The calculator on {arch}")
+    report.print_table(L.calculator_tables(arch), title=tr("The calculator on {arch}", arch=arch))
     print(occupancy.occupancy(arch, 256, 33).explain())
     if not device.has_gpu() and args.plot and not args.quick:
         out_dir = args.out or report.results_dir()
         os.makedirs(out_dir, exist_ok=True)
-        print("wrote", plot_curves(arch, os.path.join(out_dir, f"{L.LAB}_calculator_{arch}.png")))
+        print(tr("wrote {path}", path=plot_curves(arch, os.path.join(out_dir, f"{L.LAB}_calculator_{arch}.png"))))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -54,7 +55,8 @@ def predict(gpu: device.DeviceInfo) -> dict:
     n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
     bw = gpu.hbm_gbps
     top = gpu.max_threads_per_sm // gpu.warp_size
-    out = {f"floor at n = {plan.fmt_size(n)} (8 n B / {bw:.0f} GB/s)": f"{8 * n / (bw * 1e9) * 1e3:.3f} ms"}
+    out = {tr("floor at n = {n} (8 n B / {bw:.0f} GB/s)", n=plan.fmt_size(n), bw=bw):
+           f"{8 * n / (bw * 1e9) * 1e3:.3f} ms"}
     for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
         res = L.resources(gpu, name)
         o = L.forced_config(None, res, gpu.arch)["occ"]
@@ -62,16 +64,20 @@ def predict(gpu: device.DeviceInfo) -> dict:
         one = 2 * gpu.sms * per_warp / (L.LATENCY_NS * 1e-9) / 1e9      # reads in flight, writes alongside
         need = bw / one
         short = name.split("_scale")[0]
-        out[f"{short}: natural occupancy (256 threads, {o.regs_per_thread} registers)"] = \
-            f"{o.blocks_per_sm} blocks/SM = {o.active_warps}/{top} warps ({o.limiter})"
-        out[f"{short}: the sweep's warps per SM"] = ", ".join(map(str, L.warp_points(gpu, res)))
-        out[f"{short}: {per_warp} B in flight per warp, Little's law at 1 warp/SM"] = f"~{one:,.0f} GB/s"
-        out[f"{short}: warps/SM the datasheet bandwidth needs"] = \
-            f"~{need:.1f}" + ("" if need <= top else f": more than the SM's {top}, so it cannot saturate HBM")
+        out[tr("{kernel}: natural occupancy (256 threads, {regs} registers)", kernel=short, regs=o.regs_per_thread)] = \
+            tr("{blocks} blocks/SM = {warps}/{top} warps ({limiter})", blocks=o.blocks_per_sm, warps=o.active_warps,
+               top=top, limiter=tr(o.limiter))
+        out[tr("{kernel}: the sweep's warps per SM", kernel=short)] = ", ".join(map(str, L.warp_points(gpu, res)))
+        out[tr("{kernel}: {bytes} B in flight per warp, Little's law at 1 warp/SM", kernel=short, bytes=per_warp)] = \
+            f"~{one:,.0f} GB/s"
+        out[tr("{kernel}: warps/SM the datasheet bandwidth needs", kernel=short)] = \
+            f"~{need:.1f}" + ("" if need <= top else
+                              tr(": more than the SM's {top}, so it cannot saturate HBM", top=top))
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["1/8 FLOP/B against the ridge point"] = f"{ridge:.1f} FLOP/B: {8 * ridge:.0f}x below it"
+        out[tr("1/8 FLOP/B against the ridge point")] = tr("{ridge:.1f} FLOP/B: {x:.0f}x below it", ridge=ridge,
+                                                           x=8 * ridge)
     return out
 
 
@@ -82,9 +88,10 @@ def show_compile_report(arch: str, quick: bool = False) -> None:
     for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
         k = rep.kernels[name]
         o = occupancy.occupancy(arch, L.FULL_THREADS, k.registers, k.smem_bytes)
-        print(f"-> {name}: {k.registers} registers, {L.FULL_THREADS}-thread blocks: {o.blocks_per_sm} blocks/SM = "
-              f"{o.occupancy:.0%} occupancy ({o.limiter})")
-    print("Register counts of occ_probe_registers (NLIVE=240) under -maxrregcount caps, and what they allow:")
+        print(tr("-> {kernel}: {regs} registers, {threads}-thread blocks: {blocks} blocks/SM = {occ:.0%} occupancy "
+                 "({limiter})", kernel=name, regs=k.registers, threads=L.FULL_THREADS, blocks=o.blocks_per_sm,
+                 occ=o.occupancy, limiter=tr(o.limiter)))
+    print(tr("Register counts of occ_probe_registers (NLIVE=240) under -maxrregcount caps, and what they allow:"))
     rows = []
     for cap in (32, 255) if quick else (32, 64, 128, 255):
         k = cuda.compile_report(L.CU, arch, options=(f"--maxrregcount={cap}",), defines={"NLIVE": 240})[
@@ -93,7 +100,7 @@ def show_compile_report(arch: str, quick: bool = False) -> None:
         rows.append({"maxrregcount": cap, "registers": k.registers, "spill bytes": k.spill_stores + k.spill_loads,
                      "blocks/SM at 256 threads": o.blocks_per_sm, "occupancy": f"{o.occupancy:.0%}"})
     report.print_table(rows)
-    print("   (fewer registers buy occupancy and cost spills: local-memory traffic the kernel did not have)")
+    print(tr("   (fewer registers buy occupancy and cost spills: local-memory traffic the kernel did not have)"))
 
 
 def compile_report(args) -> None:
@@ -105,9 +112,10 @@ def extra_checks(args) -> bool:
     the run after the benchmark, as a missed target)."""
     if device.has_gpu():
         cases, bad = live_agreement(args.quick)
-        print(f"\ncalculator vs driver on this GPU: {len(cases) - len(bad)}/{len(cases)} cases agree")
+        print("\n" + tr("calculator vs driver on this GPU: {agree}/{n} cases agree", agree=len(cases) - len(bad),
+                        n=len(cases)))
         for c in bad[:10]:
-            print("  MISMATCH", c)
+            print(tr("  MISMATCH {case}", case=c))
     return True
 
 
@@ -120,7 +128,7 @@ def benchmark(ctx) -> lab.Result:
     n = ctx.args.size or (2**22 if ctx.quick else L.BENCH_N)
     n, note = plan.fit(n, L.bench_bytes, d)
     if note:
-        print(note)
+        print(tr(note))
     rows = occupancy_sweep(n, ctx.quick)
     full = max(r["warps_per_sm"] for r in rows if r["variant"].startswith("cuda 02"))
     latency_ns, rows = littles_law(rows)
@@ -128,26 +136,33 @@ def benchmark(ctx) -> lab.Result:
     def at(name, w):
         return next((r["gbps"] for r in rows if r["variant"].startswith(name) and r["warps_per_sm"] == w), None)
 
-    targets = [{"target": "calculator == driver for every live case", "predicted": len(cases),
-                "measured": len(cases) - len(bad), "met": not bad},
-               {"target": "forced blocks/SM == driver's blocks/SM at every sweep point", "predicted": len(rows),
-                "measured": sum(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows),
-                "met": all(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows)}]
-    s1, s16, f16, ffull = at("cuda 01", 1), at("cuda 01", 16), at("cuda 02", 16), at("cuda 02", full)
-    if s1 and s16:
-        targets.append({"target": "scalar: 16 warps/SM carry ~16x the bandwidth of 1 (Little's law, below the "
-                                  "ceiling)", "predicted": 16.0, "measured": s16 / s1, "met": s16 / s1 >= 10})
-    if f16 and ffull:
-        targets.append({"target": f"float4 x4: >= 80% of its {full}-warp (full occupancy) bandwidth at 16 warps/SM",
-                        "predicted": ">= 0.8", "measured": f16 / ffull, "met": f16 / ffull >= 0.8})
+    def verdicts():
+        targets = [{"target": tr("calculator == driver for every live case"), "predicted": len(cases),
+                    "measured": len(cases) - len(bad), "met": yes_no(not bad)},
+                   {"target": tr("forced blocks/SM == driver's blocks/SM at every sweep point"), "predicted": len(rows),
+                    "measured": sum(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows),
+                    "met": yes_no(all(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows))}]
+        s1, s16, f16, ffull = at("cuda 01", 1), at("cuda 01", 16), at("cuda 02", 16), at("cuda 02", full)
+        if s1 and s16:
+            targets.append({"target": tr("scalar: 16 warps/SM carry ~16x the bandwidth of 1 (Little's law, below the "
+                                         "ceiling)"), "predicted": 16.0, "measured": s16 / s1,
+                            "met": yes_no(s16 / s1 >= 10)})
+        if f16 and ffull:
+            targets.append({"target": tr("float4 x4: >= 80% of its {full}-warp (full occupancy) bandwidth at 16 "
+                                         "warps/SM", full=full),
+                            "predicted": ">= 0.8", "measured": f16 / ffull, "met": yes_no(f16 / ffull >= 0.8)})
+        return targets
+
+    targets = in_english(verdicts)
     return lab.Result(
         rows=rows, ok=not bad,
         meta=dict(targets=targets, latency_ns=latency_ns, live_cases=cases, live_mismatches=bad,
                   ceiling=ctx.ceiling(), device=device.info().as_dict()),
         tables=[(rows, ["variant", "warps_per_sm", "threads", "blocks_per_sm", "driver_blocks_per_sm", "dyn_smem", "ms",
                         "gbps", "predicted_gbps", "frac_ceiling"],
-                 f"Bandwidth vs resident warps per SM (latency fitted on the 1-warp point: {latency_ns:.0f} ns)"),
-                (targets, None, "Predictions vs measurement")])
+                 tr("Bandwidth vs resident warps per SM (latency fitted on the 1-warp point: {ns:.0f} ns)",
+                    ns=latency_ns)),
+                (verdicts(), None, "Predictions vs measurement")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -173,7 +188,8 @@ def driver_blocks(kernel, threads: int, dyn: int) -> tuple[int, int]:
     try:
         return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, dyn)), attr
     except driver.CUDADriverError as e:
-        print(f"  driver refused {threads} threads, {dyn} B dynamic shared memory: {e}", file=sys.stderr)
+        print(tr("  driver refused {threads} threads, {dyn} B dynamic shared memory: {error}", threads=threads, dyn=dyn,
+                 error=e), file=sys.stderr)
         return 0, attr
 
 
@@ -221,7 +237,8 @@ def record_fixture(path: str) -> int:
 
     device.require_gpu("recording the occupancy fixture")
     d = device.info()
-    print(f"recording on {d.name} ({d.arch}): compiling occ_probe_registers with register caps ...", flush=True)
+    print(tr("recording on {gpu} ({arch}): compiling occ_probe_registers with register caps ...", gpu=d.name,
+             arch=d.arch), flush=True)
     threads_list = (32, 64, 96, 128, 256, 384, 640, 1024)
     dyn_list = (0, 1000, 8192, 20_000, 45_000, 60_000, 100_000, 200_000)
     cases = query_cases((24, 32, 40, 48, 64, 72, 96, 128, 168, 255), 240, 0, threads_list, dyn_list)
@@ -243,11 +260,11 @@ def record_fixture(path: str) -> int:
         f.write("\n ]\n}\n")
     bad, prop_bad = occupancy.compare_fixture(doc)
     regs = sorted({c["regs"] for c in cases})
-    print(f"wrote {path}: {len(cases)} cases, register counts {regs}")
-    print(f"calculator vs driver: {len(cases) - len(bad)}/{len(cases)} agree; ARCHS table vs device: "
-          f"{'agree' if not prop_bad else '; '.join(prop_bad)}")
+    print(tr("wrote {path}: {n} cases, register counts {regs}", path=path, n=len(cases), regs=regs))
+    print(tr("calculator vs driver: {agree}/{n} agree; ARCHS table vs device: {props}", agree=len(cases) - len(bad),
+             n=len(cases), props=tr("agree") if not prop_bad else "; ".join(prop_bad)))
     for c in bad[:20]:
-        print("  MISMATCH", c)
+        print(tr("  MISMATCH {case}", case=c))
     return 0 if not bad and not prop_bad else 1
 
 
@@ -322,16 +339,17 @@ def plot_curves(arch: str, path: str, driver_points: dict | None = None) -> str:
     cs = L.curves(arch)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     for ax, (title, (xs, ys)) in zip(axes, cs.items()):
-        ax.step(xs, [100 * y for y in ys], where="post", lw=1.6, label="calculator")
+        ax.step(xs, [100 * y for y in ys], where="post", lw=1.6, label=tr("calculator"))
         if driver_points and title in driver_points:
             px, py = driver_points[title]
-            ax.plot(px, [100 * y for y in py], "o", ms=5, mfc="none", color="tab:red", label="driver (this GPU)")
-        ax.set_xlabel(title)
-        ax.set_ylabel("occupancy (% of max warps)")
+            ax.plot(px, [100 * y for y in py], "o", ms=5, mfc="none", color="tab:red", label=tr("driver (this GPU)"))
+        ax.set_xlabel(tr(title))
+        ax.set_ylabel(tr("occupancy (% of max warps)"))
         ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Theoretical occupancy on {arch} ({device.arch_info(arch).family})", fontsize=11)
+    fig.suptitle(tr("Theoretical occupancy on {arch} ({family})", arch=arch, family=device.arch_info(arch).family),
+                 fontsize=11)
     return report.save(fig, path)
 
 
@@ -346,19 +364,19 @@ def plot_sweep(rows: list[dict], latency_ns: float, path: str, gpu: str = "GPU",
         pts = sorted((r["warps_per_sm"], r["gbps"], r["predicted_gbps"]) for r in rows if r["variant"] == name)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=color, lw=1.8, ms=4, label=name)
         ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", color=color, lw=1.2,
-                label=f"Little's law: {name.split(' (')[0]}")
+                label=tr("Little's law: {name}", name=name.split(" (")[0]))
     ax.axhline(ceil["hbm_gbps"], ls=":", color="gray", lw=1)
-    ax.annotate(f"measured HBM ceiling {ceil['hbm_gbps']:,.0f} GB/s", xy=(0.01, ceil["hbm_gbps"]),
+    ax.annotate(tr("measured HBM ceiling {gbps:,.0f} GB/s", gbps=ceil["hbm_gbps"]), xy=(0.01, ceil["hbm_gbps"]),
                 xycoords=("axes fraction", "data"), va="bottom", fontsize=8, color="dimgray")
     xs = sorted({r["warps_per_sm"] for r in rows})
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs)
     ax.set_xticklabels([str(x) for x in xs], fontsize=8)
-    ax.set_xlabel("resident warps per SM (forced with dynamic shared memory)")
-    ax.set_ylabel("GB/s (read + write)")
-    ax.set_title(f"{gpu}: bandwidth vs occupancy, y = a x over {rows[0]['shape'][0]:,} floats\n"
-                 f"dashed: Little's law, 2 x SMs x warps x bytes/warp in flight / {latency_ns:.0f} ns "
-                 "(fitted on 1 warp/SM)", fontsize=10)
+    ax.set_xlabel(tr("resident warps per SM (forced with dynamic shared memory)"))
+    ax.set_ylabel(tr("GB/s (read + write)"))
+    ax.set_title(tr("{gpu}: bandwidth vs occupancy, y = a x over {n:,} floats\n"
+                    "dashed: Little's law, 2 x SMs x warps x bytes/warp in flight / {ns:.0f} ns (fitted on 1 warp/SM)",
+                    gpu=gpu, n=rows[0]["shape"][0], ns=latency_ns), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return report.save(fig, path)

@@ -34,6 +34,7 @@ import numpy as np
 
 from common import arrays, config, cuda, device, lab, occupancy, plan
 from common.device import KiB
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import scale_kernel
@@ -55,7 +56,7 @@ def unroll_config() -> config.Resolved:
 
 def _check_unroll(v: dict) -> dict:
     if v["UNROLL"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"occ_02: UNROLL in 1, 2, 4, 8, 16; got {config.fmt(v)}")
+        raise ValueError(tr("occ_02: UNROLL in 1, 2, 4, 8, 16; got {got}", got=config.fmt(v)))
     return v
 
 
@@ -201,8 +202,8 @@ def triton_config() -> config.Resolved:
 def _check_triton(v: dict) -> dict:
     b, w = v["BLOCK"], v["num_warps"]
     if b < 32 or b > 2**16 or b & (b - 1) or w not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"triton scale_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, 32; "
-                         f"got {config.fmt(v)}")
+        raise ValueError(tr("triton scale_kernel: BLOCK a power of two in 32..65536, num_warps in 1, 2, 4, 8, 16, 32; "
+                            "got {got}", got=config.fmt(v)))
     return v
 
 
@@ -238,16 +239,21 @@ def worked_examples() -> list[dict]:
     rows = []
     for regs in (64, 65):
         o = occupancy.occupancy("sm_80", 512, regs)
-        rows.append({"source": "CUDA C++ Programming Guide, 'Multiprocessor Level' (64K registers, 2048 threads/SM)",
-                     "case": f"512 threads x {regs} registers", "expected": "2 blocks (32 warps)" if regs == 64 else
-                     "1 block (16 warps)", "calculator": f"{o.blocks_per_sm} block{'s' if o.blocks_per_sm != 1 else ''}"
-                                                           f" ({o.active_warps} warps), limiter {o.limiter}"})
-    for threads, exp in ((128, "12 blocks, 75%"), (10 * 32, "4 blocks, 63%")):      # blocks of 4 and of 10 warps
+        calc = (tr("{blocks} block ({warps} warps), limiter {limiter}", blocks=o.blocks_per_sm,
+                   warps=o.active_warps, limiter=tr(o.limiter)) if o.blocks_per_sm == 1 else
+                tr("{blocks} blocks ({warps} warps), limiter {limiter}", blocks=o.blocks_per_sm,
+                   warps=o.active_warps, limiter=tr(o.limiter)))
+        rows.append({"source": tr("CUDA C++ Programming Guide, 'Multiprocessor Level' (64K registers, 2048 "
+                                  "threads/SM)"),
+                     "case": tr("512 threads x {regs} registers", regs=regs),
+                     "expected": tr("2 blocks (32 warps)") if regs == 64 else tr("1 block (16 warps)"),
+                     "calculator": calc})
+    for threads, exp in ((128, tr("12 blocks, 75%")), (10 * 32, tr("4 blocks, 63%"))):   # blocks of 4 and of 10 warps
         o = occupancy.occupancy("sm_80", threads, 37)
-        rows.append({"source": "CUDA C++ Best Practices Guide, 'Calculating Occupancy' (compute capability 7.0; sm_80"
-                               " has the same register file and thread limits)",
-                     "case": f"{threads} threads x 37 registers", "expected": exp,
-                     "calculator": f"{o.blocks_per_sm} blocks, {o.occupancy:.1%}"})
+        rows.append({"source": tr("CUDA C++ Best Practices Guide, 'Calculating Occupancy' (compute capability 7.0; "
+                                  "sm_80 has the same register file and thread limits)"),
+                     "case": tr("{threads} threads x 37 registers", threads=threads), "expected": exp,
+                     "calculator": tr("{blocks} blocks, {occ:.1%}", blocks=o.blocks_per_sm, occ=o.occupancy)})
     return rows
 
 
@@ -277,7 +283,10 @@ def calculator_tables(arch: str) -> list[dict]:
     rows = []
     for t, r, s, dyn in cases:
         o = occupancy.occupancy(arch, t, r, s, dyn, max_dynamic_smem=max(dyn, a.smem_per_block_default - s))
-        rows.append(o.row() | {"note": o.notes[0] if o.notes else ""})
+        row = o.row()
+        if o.blocks_per_sm:
+            row["limiter"] = "+".join(tr(x) for x in o.limiters)
+        rows.append(row | {"note": tr(o.notes[0]) if o.notes else ""})
     return rows
 
 
@@ -312,7 +321,8 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                        config_source=tcfg.source())]
     for name in ("occ_01_scale_scalar", "occ_02_scale_float4_ilp"):
         for w in warp_points(gpu, resources(gpu, name)):
-            out.append(_scale_launch(gpu, "", name, w, n, f"the sweep: {w} warp{'s' if w > 1 else ''}/SM, {case}"))
+            out.append(_scale_launch(gpu, "", name, w, n, tr("the sweep: {w} warps/SM, {case}", w=w, case=case)
+                                     if w > 1 else tr("the sweep: {w} warp/SM, {case}", w=w, case=case)))
     return out
 
 

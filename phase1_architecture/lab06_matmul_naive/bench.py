@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from common import bench, check, cli, cuda, device, lab, report
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -26,13 +27,13 @@ def _parse_size(s: str):
     if len(parts) == 1:
         parts *= 3
     if len(parts) != 3 or min(parts) < 1:
-        raise argparse.ArgumentTypeError(f"expected M,N,K or one number, got {s!r}")
+        raise argparse.ArgumentTypeError(tr("expected M,N,K or one number, got {s!r}", s=s))
     return tuple(parts)
 
 
 def add_arguments(p) -> None:
     p.add_argument("--size", type=_parse_size, default=None,
-                   help="M,N,K of the benchmark (default 4096,4096,4096 and 2999,3001,2027)")
+                   help=tr("M,N,K of the benchmark (default 4096,4096,4096 and 2999,3001,2027)"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -41,15 +42,16 @@ def add_arguments(p) -> None:
 def explain(args) -> None:
     main_shape = args.size or SHAPES[0]
     ratio, un, co = L.predicted_ratio(*main_shape)
-    report.print_table([{"mapping": "mm_01 uncoalesced (lane -> row)", "A sectors": un["A"], "B sectors": un["B"],
+    report.print_table([{"mapping": tr("mm_01 uncoalesced (lane -> row)"), "A sectors": un["A"], "B sectors": un["B"],
                          "total per k step": un["A"] + un["B"]},
-                        {"mapping": "mm_02 coalesced (lane -> col)", "A sectors": co["A"], "B sectors": co["B"],
+                        {"mapping": tr("mm_02 coalesced (lane -> col)"), "A sectors": co["A"], "B sectors": co["B"],
                          "total per k step": co["A"] + co["B"]}],
-                       title=f"Sectors one warp's loads touch per k step, {'x'.join(map(str, main_shape))} "
-                             f"(from the addresses)")
-    print(f"prediction: mm_01 / mm_02 time = {ratio:.2f} (if the sectors moved through L1 are the limit)")
+                       title=tr("Sectors one warp's loads touch per k step, {shape} (from the addresses)",
+                                shape="x".join(map(str, main_shape))))
+    print(tr("prediction: mm_01 / mm_02 time = {ratio:.2f} (if the sectors moved through L1 are the limit)",
+             ratio=ratio))
     if device.has_gpu():
-        print(f"cuBLAS peer: TF32 {L.tf32_state()}")
+        print(tr("cuBLAS peer: TF32 {state}", state=tr(L.tf32_state())))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -59,17 +61,18 @@ def predict(gpu: device.DeviceInfo) -> dict:
     (m, n, k), _ = L.fit_shape(SHAPES[0], gpu)
     flops, nbytes = 2 * m * n * k, L.bench_bytes((m, n, k))
     ratio, un, co = L.predicted_ratio(m, n, k)
-    out = {f"{m}x{n}x{k}: FLOPs, bytes": f"{flops / 1e9:.1f} GFLOP, {nbytes / 2**20:.0f} MiB: "
-                                         f"{flops / nbytes:.0f} FLOP/B",
-           "sectors per k step, mm_01 / mm_02": f"{un['A'] + un['B']:.0f} / {co['A'] + co['B']:.0f}: mm_01 "
-                                                f"{ratio:.1f}x slower"}
+    out = {tr("{shape}: FLOPs, bytes", shape=f"{m}x{n}x{k}"):
+               f"{flops / 1e9:.1f} GFLOP, {nbytes / 2**20:.0f} MiB: {flops / nbytes:.0f} FLOP/B",
+           tr("sectors per k step, mm_01 / mm_02"): tr("{un:.0f} / {co:.0f}: mm_01 {ratio:.1f}x slower",
+                                                      un=un["A"] + un["B"], co=co["A"] + co["B"], ratio=ratio)}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (gpu.hbm_gbps * 1e9)
-        out["ridge point (FP32 peak / bandwidth)"] = f"{ridge:.1f} FLOP/B: the main case is " \
-                                                     f"{flops / nbytes / ridge:.0f}x above it, compute-bound"
+        out[tr("ridge point (FP32 peak / bandwidth)")] = \
+            tr("{ridge:.1f} FLOP/B: the main case is {x:.0f}x above it, compute-bound", ridge=ridge,
+               x=flops / nbytes / ridge)
         t = flops / (CUBLAS_FRACTION * fp32 * 1e12) * 1e3
-        out[f"cuBLAS at ~{CUBLAS_FRACTION:.0%} of {fp32:g} TFLOP/s FP32"] = f"~{t:.1f} ms"
+        out[tr("cuBLAS at ~{frac:.0%} of {peak:g} TFLOP/s FP32", frac=CUBLAS_FRACTION, peak=fp32)] = f"~{t:.1f} ms"
     return out
 
 
@@ -77,9 +80,11 @@ def show_compile_report(arch: str) -> None:
     rep = cuda.print_compile_report(L.CU, arch, excerpt_of="mm_02_naive_coalesced")
     c1, c2 = (rep.kernels[k].sass_counts for k in ("mm_01_naive_uncoalesced", "mm_02_naive_coalesced"))
     if c1 and c2:
-        print(f"-> same instruction mix in both: LDG {sum(v for k, v in c1.items() if k.startswith('LDG'))} vs "
-              f"{sum(v for k, v in c2.items() if k.startswith('LDG'))}, FFMA {c1.get('FFMA', 0)} vs "
-              f"{c2.get('FFMA', 0)}. The difference is only in the addresses the lanes of a warp produce.")
+        print(tr("-> same instruction mix in both: LDG {ldg1} vs {ldg2}, FFMA {ffma1} vs {ffma2}. The difference is "
+                 "only in the addresses the lanes of a warp produce.",
+                 ldg1=sum(v for k, v in c1.items() if k.startswith("LDG")),
+                 ldg2=sum(v for k, v in c2.items() if k.startswith("LDG")), ffma1=c1.get("FFMA", 0),
+                 ffma2=c2.get("FFMA", 0)))
 
 
 def compile_report(args) -> None:
@@ -126,7 +131,7 @@ def benchmark(ctx) -> lab.Result:
     for s in shapes:
         s, note = L.fit_shape(s, device.info())
         if note:
-            print(note)
+            print(tr(note))
         fitted.append(s)
     shapes = fitted
     rows = []
@@ -142,13 +147,15 @@ def benchmark(ctx) -> lab.Result:
                 "predicted": ratio, "measured": t1 / t2, "met": 0.5 <= (t1 / t2) / ratio <= 2.0},
                {"target": "cuBLAS error is fp32-level (TF32 off)", "predicted": f"<= {tol:.1e}",
                 "measured": peer["peer_rel_err"], "met": peer["peer_rel_err"] <= tol}]
+    said = targets if not korean() else [dict(t, target=tr(t["target"]), met=tr("yes") if t["met"] else tr("no"))
+                                         for t in targets]
     return lab.Result(
         rows=rows,
         meta=dict(targets=targets, tf32=L.tf32_state(), sectors={"uncoalesced": un, "coalesced": co},
                   device=device.info().as_dict()),
         tables=[(rows, ["variant", "shape", "ms", "gflops", "frac_cublas", "peer_rel_err", "spread"],
                  "Naive matmul, fp32 (GFLOP/s and the fraction of cuBLAS; peer_rel_err: cuBLAS vs float64)"),
-                (targets, None, "Predictions vs measurement")])
+                (said, None, "Predictions vs measurement")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -160,4 +167,4 @@ def plot(data: dict, out_dir: str) -> list[str]:
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_bars(path, labels, [r["gflops"] for r in rows], ylabel="GFLOP/s (fp32)",
                              colors=[report.IMPL_COLORS[r["impl"]] for r in rows], annotate_fmt="{:,.0f}",
-                             title=f"Naive matmul vs cuBLAS on {data.get('gpu', 'GPU')} (fp32, TF32 off)")]
+                             title=tr("Naive matmul vs cuBLAS on {gpu} (fp32, TF32 off)", gpu=data.get("gpu", "GPU")))]

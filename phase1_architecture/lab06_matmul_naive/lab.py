@@ -31,6 +31,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import matmul_tile_kernel
@@ -127,8 +128,9 @@ def _check_triton(v: dict) -> dict:
     tiles = [v[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
     if any(t < 16 or t > 256 or t & (t - 1) for t in tiles) or v["num_warps"] not in (1, 2, 4, 8, 16) or \
             not 1 <= v["num_stages"] <= 8:
-        raise ValueError(f"triton matmul: BLOCK_M, BLOCK_N, BLOCK_K powers of two in 16..256 (tl.dot's smallest tile "
-                         f"is 16), num_warps in 1, 2, 4, 8, 16, num_stages in 1..8; got {config.fmt(v)}")
+        raise ValueError(tr("triton matmul: BLOCK_M, BLOCK_N, BLOCK_K powers of two in 16..256 (tl.dot's smallest "
+                            "tile is 16), num_warps in 1, 2, 4, 8, 16, num_stages in 1..8; got {got}",
+                            got=config.fmt(v)))
     return v
 
 
@@ -172,7 +174,7 @@ def peer_cublas(a, b, out=None):
     out, m, n, k = _shapes(a, b, out, device_arrays=True, libs=("cupy",))
     state = tf32_state()
     if state != "off":
-        raise RuntimeError(f"the cuBLAS peer must run in fp32, but TF32 is on: {state}; unset it")
+        raise RuntimeError(tr("the cuBLAS peer must run in fp32, but TF32 is on: {state}; unset it", state=tr(state)))
     if m == 0 or n == 0:
         return out
     if k == 0:

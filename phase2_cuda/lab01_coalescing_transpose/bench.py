@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, report
+from common.i18n import in_english, tr, yes_no
 
 from . import lab as L
 
@@ -21,7 +22,7 @@ OCCUPANCY_OF = {"cuda 02 smem tiled": "transpose_02_smem_tiled", "cuda 03 padded
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, f"side of the square matrix benchmarked (default {L.MAIN_SIDE}, quick 4096)")
+    cli.add_size(p, tr("side of the square matrix benchmarked (default {side}, quick 4096)", side=L.MAIN_SIDE))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -30,8 +31,8 @@ def add_arguments(p) -> None:
 def explain(args) -> None:
     """The sector model of each kernel's accesses, the bank passes of a tile, the strided copy's predicted cost."""
     report.print_table(L.access_table(), title="sectors per warp request (32 B each; 4 is ideal for 32 floats)")
-    print("shared-memory passes per 32 x 32 tile (32 row stores + 32 column loads): "
-          f"pitch 32 -> {L.smem_passes_per_tile(32)}, pitch 33 -> {L.smem_passes_per_tile(33)}")
+    print(tr("shared-memory passes per 32 x 32 tile (32 row stores + 32 column loads): pitch 32 -> {p32}, "
+             "pitch 33 -> {p33}", p32=L.smem_passes_per_tile(32), p33=L.smem_passes_per_tile(33)))
     rows = []
     for s in (1, 2, 3, 4, 6, 8, 16, 32):
         p = L.strided_prediction(s, 0)
@@ -40,7 +41,7 @@ def explain(args) -> None:
     report.print_table(rows, title="copy_strided: predicted cost per element (useful fraction = 8 / moved)")
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+                       title=tr("predictions for {gpu} (its SMs, clock and bandwidth)", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -60,17 +61,19 @@ def predict(gpu: device.DeviceInfo) -> dict:
     offer03 = b03 * 32 * L.ROWS * 4 * (L.TILE // L.ROWS)
     offer04 = b04 * 32 * t04["ROWS"] * per_thread04
     return {
-        f"copy floor at {side}^2 (8 M N B / {hbm:.0f} GB/s)": f"{floor:.3f} ms",
-        "32 x 32 tiles per SM": f"{tiles_per_sm:,.0f}",
-        "cuda 02: 1056 shared-memory passes per tile, one per clock":
-            f"{smem02:.3f} ms, {smem02 / floor:.2f}x the floor: "
-            + ("shared memory is the bound" if smem02 > floor else "under the DRAM time"),
-        f"loads in flight per SM Little's law asks (half of {hbm:.0f} GB/s x {L.LATENCY_US} us)":
-            f"{need / 1024:.1f} KiB",
-        "cuda 03 offers (blocks/SM x 256 threads x 16 B)": f"{b03} blocks: {offer03 / 1024:.0f} KiB",
-        f"cuda 04 offers (blocks/SM x {32 * t04['ROWS']} threads x {per_thread04} B)":
-            f"{b04} blocks: {offer04 / 1024:.0f} KiB",
-        "strided copy from stride 8 on (8 / 36 of the bandwidth)": f"{hbm * 8 / 36:.0f} GB/s",
+        tr("copy floor at {side}^2 (8 M N B / {gbps:.0f} GB/s)", side=side, gbps=hbm): f"{floor:.3f} ms",
+        tr("32 x 32 tiles per SM"): f"{tiles_per_sm:,.0f}",
+        tr("cuda 02: 1056 shared-memory passes per tile, one per clock"):
+            (tr("{ms:.3f} ms, {x:.2f}x the floor: shared memory is the bound", ms=smem02, x=smem02 / floor)
+             if smem02 > floor else
+             tr("{ms:.3f} ms, {x:.2f}x the floor: under the DRAM time", ms=smem02, x=smem02 / floor)),
+        tr("loads in flight per SM Little's law asks (half of {gbps:.0f} GB/s x {us} us)", gbps=hbm,
+           us=L.LATENCY_US): f"{need / 1024:.1f} KiB",
+        tr("cuda 03 offers (blocks/SM x 256 threads x 16 B)"): tr("{blocks} blocks: {kib:.0f} KiB", blocks=b03,
+                                                                   kib=offer03 / 1024),
+        tr("cuda 04 offers (blocks/SM x {threads} threads x {bytes} B)", threads=32 * t04["ROWS"],
+           bytes=per_thread04): tr("{blocks} blocks: {kib:.0f} KiB", blocks=b04, kib=offer04 / 1024),
+        tr("strided copy from stride 8 on (8 / 36 of the bandwidth)"): f"{hbm * 8 / 36:.0f} GB/s",
     }
 
 
@@ -79,11 +82,13 @@ def compile_report(args) -> None:
     k2, k3, k4 = (rep.kernels.get(n) for n in ("transpose_02_smem_tiled", "transpose_03_padded",
                                                 "transpose_04_padded_ilp"))
     if k2 and k3:
-        print(f"-> 02 and 03 differ only in the tile's pitch: shared memory {k2.smem_bytes} vs {k3.smem_bytes} bytes, "
-              "the same instructions; the difference is in which banks the addresses fall.")
+        print(tr("-> 02 and 03 differ only in the tile's pitch: shared memory {b2} vs {b3} bytes, the same "
+                 "instructions; the difference is in which banks the addresses fall.", b2=k2.smem_bytes,
+                 b3=k3.smem_bytes))
     if k4 and k4.sass:
-        print(f"-> 04 issues {k4.sass_counts.get('LDG.32', 0)} loads per thread before its first shared store "
-              f"({k4.registers} registers: capped at 64 by __launch_bounds__(256, 4), {k4.spills} bytes spilled).")
+        print(tr("-> 04 issues {n} loads per thread before its first shared store ({regs} registers: capped at 64 by "
+                 "__launch_bounds__(256, 4), {spills} bytes spilled).", n=k4.sass_counts.get("LDG.32", 0),
+                 regs=k4.registers, spills=k4.spills))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -145,13 +150,14 @@ def predictions(m: int, n: int, ceiling_gbps: float, sms: int, clock_mhz: float)
     return {
         "copy_tiled (probe)": (hbm_ms, "HBM"),
         "cupy.copyto (flat copy)": (hbm_ms, "HBM"),
-        "cuda 01 naive": (None, "32 sectors per store: L2 transactions"),
-        "cuda 02 smem tiled": (max(hbm_ms, smem_ms(L.TILE)), f"smem: {L.smem_passes_per_tile(L.TILE)} passes per tile"),
-        "cuda 03 padded": (max(hbm_ms, smem_ms(L.TILE + 1)), "HBM (smem: 64 passes per tile)"),
+        "cuda 01 naive": (None, tr("32 sectors per store: L2 transactions")),
+        "cuda 02 smem tiled": (max(hbm_ms, smem_ms(L.TILE)), tr("smem: {n} passes per tile",
+                                                                n=L.smem_passes_per_tile(L.TILE))),
+        "cuda 03 padded": (max(hbm_ms, smem_ms(L.TILE + 1)), tr("HBM (smem: 64 passes per tile)")),
         "cuda 04 padded ilp": (hbm_ms, "HBM"),
         "triton": (hbm_ms, "HBM"),
-        "cupy copyto(a.T)": (None, "strided reads: 32 sectors per load"),
-        "torch copy_(a.t())": (None, "library"),
+        "cupy copyto(a.T)": (None, tr("strided reads: 32 sectors per load")),
+        "torch copy_(a.t())": (None, tr("library")),
     }
 
 
@@ -167,13 +173,13 @@ def bench_main(side: int, ceiling: dict, tune: bool = True) -> tuple[list[dict],
     nbytes = 8 * m * n
     hbm = ceiling["hbm_gbps"]
     d = device.info()
-    pred = predictions(m, n, hbm, d.sms, d.sm_clock_mhz)
+    pred = in_english(predictions, m, n, hbm, d.sms, d.sm_clock_mhz)
     fns = {"copy_tiled (probe)": ("cuda", lambda: L.copy_tiled(a, same)),
            "cupy.copyto (flat copy)": ("peer", lambda: cupy.copyto(same, a))}
     for v in L.VARIANTS + L.PEERS:
         fns[v.name] = (v.impl, (lambda f=v.fn: f(a, out=out)))
     rows = []
-    for name in cli.progress(list(fns), f"transpose {m}x{n}"):
+    for name in cli.progress(list(fns), tr("transpose {m}x{n}", m=m, n=n)):
         impl, f = fns[name]
         t = bench.bench(f)
         p_ms, p_why = pred.get(name, (None, ""))
@@ -243,7 +249,7 @@ def benchmark(ctx) -> lab.Result:
     side, strided_n, notes = L.fit_sizes(device.info(), ctx.args.size or (4096 if ctx.quick else L.MAIN_SIDE),
                                          2**22 if ctx.quick else L.STRIDED_N)
     for note in notes:
-        print(note)
+        print(tr(note))
     rows, targets, tuned = bench_main(side, ceiling, tune=not ctx.quick)
     _free_pool()
     for r in rows:
@@ -251,17 +257,21 @@ def benchmark(ctx) -> lab.Result:
             r["blocks_per_sm"] = _occupancy(OCCUPANCY_OF[r["variant"]], 32 * L.ROWS)
     strides = [1, 2, 4, 8, 16, 32] if ctx.quick else [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32]
     strided = bench_strided(strided_n, strides, ceiling["hbm_gbps"])
+    d = device.info()
+    said = predictions(side, side, ceiling["hbm_gbps"], d.sms, d.sm_clock_mhz)
     tables = [(strided, ["variant", "sectors_per_request", "ms", "gbps", "pred_gbps", "measured_vs_pred", "moved_gbps"],
                "strided copy: useful GB/s (8 B per element) vs the sector model"),
-              (rows, ["variant", "impl", "ms", "gbps", "vs_copy", "frac_ceiling", "pred_ms", "pred_bound",
-                      "blocks_per_sm", "spread"],
-               f"transpose {side}x{side} fp32: {8 * side * side / 2**30:.2f} GiB moved, measured HBM ceiling "
-               f"{ceiling['hbm_gbps']:.0f} GB/s")]
+              ([dict(r, pred_bound=said.get(r["variant"], (None, r["pred_bound"]))[1]) for r in rows],
+               ["variant", "impl", "ms", "gbps", "vs_copy", "frac_ceiling", "pred_ms", "pred_bound", "blocks_per_sm",
+                "spread"],
+               tr("transpose {side}x{side} fp32: {gib:.2f} GiB moved, measured HBM ceiling {gbps:.0f} GB/s", side=side,
+                  gib=8 * side * side / 2**30, gbps=ceiling["hbm_gbps"]))]
     if tuned:
         tables.append((tuned, None, "transpose_04's compile-time parameters vs the flat copy (interleaved rounds); "
                                     "the lab's default is T04 in lab.py"))
-    tables.append((targets, None, f"target: padded transpose >= {L.TARGET:.0%} of the copy bandwidth "
-                                  "(interleaved rounds, same run)"))
+    tables.append(([dict(r, variant=tr(r["variant"]), met=yes_no(r["met"])) for r in targets], None,
+                   tr("target: padded transpose >= {frac:.0%} of the copy bandwidth (interleaved rounds, same run)",
+                      frac=L.TARGET)))
     return lab.Result(rows=rows + strided, tables=tables,
                       meta=dict(ceiling=ceiling, targets=targets, t04_alternatives=tuned,
                                 device=device.info().as_dict()))
@@ -282,17 +292,19 @@ def plot(data: dict, out_dir: str) -> list[str]:
         paths.append(report.plot_bars(
             os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in rows], [r["gbps"] for r in rows],
             ylabel="GB/s (8 M N bytes / time)",
-            title=f"Transpose {rows[0]['shape'][0]}x{rows[0]['shape'][1]} fp32 on {gpu}",
+            title=tr("Transpose {m}x{n} fp32 on {gpu}", m=rows[0]["shape"][0], n=rows[0]["shape"][1], gpu=gpu),
             colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rows],
-            hlines={f"best copy {copy_gbps:.0f}": copy_gbps, f"{L.TARGET:.0%} of copy": L.TARGET * copy_gbps}))
+            hlines={tr("best copy {gbps:.0f}", gbps=copy_gbps): copy_gbps,
+                    tr("{frac:.0%} of copy", frac=L.TARGET): L.TARGET * copy_gbps}))
     if strided:
         xs = [r["stride"] for r in strided]
         paths.append(report.plot_lines(
             os.path.join(out_dir, f"{L.LAB}_strided.png"), xs,
-            {"measured useful GB/s (8 B per element)": [r["gbps"] for r in strided],
-             "predicted: ceiling x 8 / (4 + sectors)": [r["pred_gbps"] for r in strided],
-             "measured moved GB/s (sector model)": [r["moved_gbps"] for r in strided]},
+            {tr("measured useful GB/s (8 B per element)"): [r["gbps"] for r in strided],
+             tr("predicted: ceiling x 8 / (4 + sectors)"): [r["pred_gbps"] for r in strided],
+             tr("measured moved GB/s (sector model)"): [r["moved_gbps"] for r in strided]},
             xlabel="stride (floats)", ylabel="GB/s", logx=False,
-            title=f"Strided copy out[i] = in[i*s] on {gpu}: sectors per request decide",
-            hlines={f"HBM ceiling {data['ceiling']['hbm_gbps']:.0f}": data["ceiling"]["hbm_gbps"]}, xticks=xs))
+            title=tr("Strided copy out[i] = in[i*s] on {gpu}: sectors per request decide", gpu=gpu),
+            hlines={tr("HBM ceiling {gbps:.0f}", gbps=data["ceiling"]["hbm_gbps"]): data["ceiling"]["hbm_gbps"]},
+            xticks=xs))
     return paths

@@ -32,6 +32,7 @@ import sys
 import numpy as np
 
 from common import arrays, config, cuda, device, lab, occupancy, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import transpose_kernel
@@ -68,8 +69,8 @@ def check_t04(cfg: dict) -> dict:
     static shared memory than a kernel may declare), ROWS dividing 32 and the tile, 1..32 min blocks."""
     tile, rows, mb = cfg["BIG_TILE"], cfg["ROWS"], cfg["T04_MIN_BLOCKS"]
     if tile not in (32, 64, 96) or rows not in (1, 2, 4, 8, 16, 32) or tile % rows or not 1 <= mb <= 32:
-        raise ValueError(f"transpose_04: BIG_TILE in 32, 64, 96; ROWS a power of two dividing 32 and BIG_TILE; "
-                         f"T04_MIN_BLOCKS in 1..32; got {config.fmt(cfg)}")
+        raise ValueError(tr("transpose_04: BIG_TILE in 32, 64, 96; ROWS a power of two dividing 32 and BIG_TILE; "
+                            "T04_MIN_BLOCKS in 1..32; got {got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -257,8 +258,8 @@ def triton_config() -> config.Resolved:
 
 def _check_triton(cfg: dict) -> dict:
     if any(cfg[k] not in (16, 32, 64, 128) for k in ("BM", "BN")) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"triton transpose: BM and BN in 16, 32, 64, 128, num_warps in 1, 2, 4, 8, 16; "
-                         f"got {config.fmt(cfg)}")
+        raise ValueError(tr("triton transpose: BM and BN in 16, 32, 64, 128, num_warps in 1, 2, 4, 8, 16; got {got}",
+                            got=config.fmt(cfg)))
     return cfg
 
 
@@ -370,7 +371,7 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                     defines={"BM": tcfg["BM"], "BN": tcfg["BN"]}, num_warps=tcfg["num_warps"], case=case,
                     config_source=tcfg.source()),
         plan.Launch("", "copy_strided", "cuda", source=CU, grid=strided_blocks(n), threads=COPY_THREADS,
-                    case=f"strided copy, n = {plan.fmt_size(n)}, strides 1..{STRIDED_MAX}"),
+                    case=tr("strided copy, n = {n}, strides 1..{top}", n=plan.fmt_size(n), top=STRIDED_MAX)),
     ]
 
 

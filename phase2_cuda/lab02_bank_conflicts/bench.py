@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, plan, report
+from common.i18n import tr
 
 from . import lab as L
 
@@ -17,7 +18,7 @@ CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU); the Triton row su
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, f"rows of the row-sum benchmark (default 2^23 = {L.MAIN_ROWS}, quick 2^20)")
+    cli.add_size(p, tr("rows of the row-sum benchmark (default 2^23 = {rows}, quick 2^20)", rows=L.MAIN_ROWS))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -27,15 +28,15 @@ def explain(args) -> None:
     """The simulator's passes per warp load by lane stride, and per tile of each row-sum layout."""
     rows = [{"stride": s, "gcd(s,32)": math.gcd(s, 32) if s else 1, "passes (simulated)": L.stride_passes(s),
              "banks used": len({lane * s % 32 for lane in range(32)})} for s in (0, 1, 2, 3, 4, 8, 16, 31, 32, 33)]
-    rows.append({"stride": "32, xor swizzle", "gcd(s,32)": "-", "passes (simulated)": L.swizzle_passes(),
+    rows.append({"stride": tr("32, xor swizzle"), "gcd(s,32)": "-", "passes (simulated)": L.swizzle_passes(),
                  "banks used": 32})
     report.print_table(rows, title="lane i reads word i * stride: predicted passes per warp load (1 = conflict-free)")
-    report.print_table([{"row-sum tile layout": k, "passes per 32x32 tile (32 stores + 32 loads)": L.tile_passes(k)}
+    report.print_table([{"row-sum tile layout": tr(k), "passes per 32x32 tile (32 stores + 32 loads)": L.tile_passes(k)}
                         for k in ("conflicted", "padded", "swizzled")],
                        title="row sums: shared-memory passes per tile")
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+                       title=tr("predictions for {gpu} (its SMs, clock and bandwidth)", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -50,14 +51,16 @@ def predict(gpu: device.DeviceInfo) -> dict:
     smem = {k: tiles_per_sm * L.tile_passes(k) / (gpu.sm_clock_mhz * 1e3) for k in ("conflicted", "padded")}
     blocks, per_sm = L.sweep_wave(gpu)
     return {
-        "HBM bytes per clock per SM (bandwidth / SMs / clock)": f"{per_clock:.1f} B",
-        "the conflicted tile walk (4096 B per 1056 passes)": f"{conflicted:.1f} B per clock per SM",
-        f"row sums floor at {plan.fmt_size(rows)} rows (132 B a row / {hbm:.0f} GB/s)": f"{floor:.3f} ms",
-        "cuda 01 conflicted (1056 passes per tile)": f"{max(floor, smem['conflicted']):.3f} ms, "
-        + (f"{smem['conflicted'] / floor:.1f}x the floor: shared memory is the bound" if smem["conflicted"] > floor
-           else "the conflict hides under the DRAM time"),
-        "cuda 02 / 03 (64 passes per tile)": f"{max(floor, smem['padded']):.3f} ms",
-        "stride sweep: one wave of both kernels": f"{blocks} blocks ({per_sm} per SM)",
+        tr("HBM bytes per clock per SM (bandwidth / SMs / clock)"): f"{per_clock:.1f} B",
+        tr("the conflicted tile walk (4096 B per 1056 passes)"): tr("{b:.1f} B per clock per SM", b=conflicted),
+        tr("row sums floor at {rows} rows (132 B a row / {gbps:.0f} GB/s)", rows=plan.fmt_size(rows), gbps=hbm):
+            f"{floor:.3f} ms",
+        tr("cuda 01 conflicted (1056 passes per tile)"): f"{max(floor, smem['conflicted']):.3f} ms, "
+        + (tr("{x:.1f}x the floor: shared memory is the bound", x=smem["conflicted"] / floor)
+           if smem["conflicted"] > floor else tr("the conflict hides under the DRAM time")),
+        tr("cuda 02 / 03 (64 passes per tile)"): f"{max(floor, smem['padded']):.3f} ms",
+        tr("stride sweep: one wave of both kernels"): tr("{blocks} blocks ({per_sm} per SM)", blocks=blocks,
+                                                         per_sm=per_sm),
     }
 
 
@@ -66,9 +69,10 @@ def compile_report(args) -> None:
     r1, r2, r3 = (rep.kernels.get(k) for k in ("rowsum_01_conflicted", "rowsum_02_padded", "rowsum_03_swizzled"))
     if r1 and r2 and r3 and r1.sass:
         c1, c2, c3 = r1.sass_counts, r2.sass_counts, r3.sass_counts
-        print(f"-> the three row-sum kernels issue the same shared-memory instructions (LDS {c1.get('LDS.32', 0)}/"
-              f"{c2.get('LDS.32', 0)}/{c3.get('LDS.32', 0)}, STS {c1.get('STS.32', 0)}/{c2.get('STS.32', 0)}/"
-              f"{c3.get('STS.32', 0)}); only the addresses differ, and with them the number of passes per instruction.")
+        print(tr("-> the three row-sum kernels issue the same shared-memory instructions (LDS {lds}, STS {sts}); only "
+                 "the addresses differ, and with them the number of passes per instruction.",
+                 lds=f"{c1.get('LDS.32', 0)}/{c2.get('LDS.32', 0)}/{c3.get('LDS.32', 0)}",
+                 sts=f"{c1.get('STS.32', 0)}/{c2.get('STS.32', 0)}/{c3.get('STS.32', 0)}"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -88,7 +92,8 @@ def check_sweep() -> tuple[list[dict], bool]:
         good = bool(np.array_equal(got, want))
         ok &= good
         rows.append({"variant": f"probe bank sweep {label}", "impl": "cuda", "cases": 1,
-                     "result": "ok (exact)" if good else f"MISMATCH: {np.count_nonzero(got != want)} threads differ"})
+                     "result": tr("ok (exact)") if good else tr("MISMATCH: {n} threads differ",
+                                                               n=np.count_nonzero(got != want))})
     return rows, ok
 
 
@@ -144,7 +149,7 @@ def bench_rowsums(rows_n: int, ceiling: dict) -> list[dict]:
             for name, layout in (("cuda 01 conflicted", "conflicted"), ("cuda 02 padded", "padded"),
                                  ("cuda 03 xor swizzle", "swizzled"))}
     rows = []
-    for v in cli.progress(L.VARIANTS + L.PEERS, f"row sums {rows_n}x32"):
+    for v in cli.progress(L.VARIANTS + L.PEERS, tr("row sums {rows}x32", rows=rows_n)):
         t = bench.bench(lambda f=v.fn: f(x, out=out))
         rows.append(report.row(L.LAB, v.name, v.impl, (rows_n, 32), "float32", t, nbytes=nbytes, flops=31 * rows_n,
                                ceiling_gbps=ceiling["hbm_gbps"], pred_ms=pred.get(v.name, hbm_ms)))
@@ -161,7 +166,7 @@ def benchmark(ctx) -> lab.Result:
     rows, note = plan.fit(ctx.args.size or (2**20 if ctx.quick else L.MAIN_ROWS), L.bench_bytes, device.info(),
                           what="rows")
     if note:
-        print(note)
+        print(tr(note))
     rowsums = bench_rowsums(rows, ceiling)
     return lab.Result(
         rows=sweep + rowsums, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
@@ -170,8 +175,8 @@ def benchmark(ctx) -> lab.Result:
                  "stride sweep: measured slowdown vs predicted passes (cycles per load: estimated with the device's "
                  "maximum SM clock)"),
                 (rowsums, ["variant", "impl", "ms", "pred_ms", "gbps", "frac_ceiling", "vs_fastest", "spread"],
-                 f"row sums {rowsums[0]['shape'][0]}x32 fp32 (132 B per row), measured HBM ceiling "
-                 f"{ceiling['hbm_gbps']:.0f} GB/s")])
+                 tr("row sums {rows}x32 fp32 (132 B per row), measured HBM ceiling {gbps:.0f} GB/s",
+                    rows=rowsums[0]["shape"][0], gbps=ceiling["hbm_gbps"]))])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -187,16 +192,18 @@ def plot(data: dict, out_dir: str) -> list[str]:
         xs = [r["stride"] for r in pts]
         paths.append(report.plot_lines(
             os.path.join(out_dir, f"{L.LAB}_sweep.png"), xs,
-            {"measured slowdown vs stride 1": [r["slowdown"] for r in pts],
-             "predicted: passes = gcd(stride, 32)": [r["passes_pred"] for r in pts]},
+            {tr("measured slowdown vs stride 1"): [r["slowdown"] for r in pts],
+             tr("predicted: passes = gcd(stride, 32)"): [r["passes_pred"] for r in pts]},
             xlabel="lane stride (4-byte words); 33 = a 32-word row padded by one", ylabel="time / time at stride 1",
-            title=f"Shared-memory bank conflicts on {gpu}", logx=False, logy=True, xticks=xs[::2] + [xs[-1]],
-            hlines={f"xor swizzle of the stride-32 walk: {r['slowdown']:.2f}x": r["slowdown"]
+            title=tr("Shared-memory bank conflicts on {gpu}", gpu=gpu), logx=False, logy=True,
+            xticks=xs[::2] + [xs[-1]],
+            hlines={tr("xor swizzle of the stride-32 walk: {x:.2f}x", x=r["slowdown"]): r["slowdown"]
                     for r in sweep if r["variant"].startswith("xor")}))
     if rowsums:
         paths.append(report.plot_bars(
             os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in rowsums], [r["gbps"] for r in rowsums],
-            ylabel="GB/s (132 bytes per row / time)", title=f"Row sums {rowsums[0]['shape'][0]}x32 fp32 on {gpu}",
+            ylabel="GB/s (132 bytes per row / time)",
+            title=tr("Row sums {rows}x32 fp32 on {gpu}", rows=rowsums[0]["shape"][0], gpu=gpu),
             colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rowsums],
-            hlines={f"HBM ceiling {rowsums[0]['ceiling_gbps']:.0f}": rowsums[0]["ceiling_gbps"]}))
+            hlines={tr("HBM ceiling {gbps:.0f}", gbps=rowsums[0]["ceiling_gbps"]): rowsums[0]["ceiling_gbps"]}))
     return paths

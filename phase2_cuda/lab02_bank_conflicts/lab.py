@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 from common import arrays, config, cuda, device, lab, occupancy, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import rowsum_kernel
@@ -58,7 +59,8 @@ def rowsum_config() -> config.Resolved:
 
 def _check_rowsum(cfg: dict) -> dict:
     if cfg["WARPS"] not in (1, 2, 4, 8):
-        raise ValueError(f"rowsum_01..03: WARPS in 1, 2, 4, 8 (a 33 KiB tile array at 8), got {config.fmt(cfg)}")
+        raise ValueError(tr("rowsum_01..03: WARPS in 1, 2, 4, 8 (a 33 KiB tile array at 8), got {got}",
+                            got=config.fmt(cfg)))
     return cfg
 
 
@@ -239,8 +241,8 @@ def triton_config() -> config.Resolved:
 
 def _check_triton(cfg: dict) -> dict:
     if cfg["BLOCK_R"] not in (16, 32, 64, 128, 256, 512) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"triton rowsum: BLOCK_R a power of two in 16..512, num_warps in 1, 2, 4, 8, 16; got "
-                         f"{config.fmt(cfg)}")
+        raise ValueError(tr("triton rowsum: BLOCK_R a power of two in 16..512, num_warps in 1, 2, 4, 8, 16; got {got}",
+                            got=config.fmt(cfg)))
     return cfg
 
 
@@ -307,7 +309,7 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
               defines=rowsum_defines(warps) or {}, config_source=rs.source())
     blocks, per_sm = sweep_wave(gpu)
     sweep = dict(impl="cuda", source=CU, grid=blocks, threads=SWEEP_THREADS,
-                 case=f"stride sweep: one wave, {per_sm} blocks per SM")
+                 case=tr("stride sweep: one wave, {per_sm} blocks per SM", per_sm=per_sm))
     return [
         plan.Launch("", "bank_01_stride", **sweep),
         plan.Launch("", "bank_02_xor_swizzle", **sweep),

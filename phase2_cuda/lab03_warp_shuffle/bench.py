@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from common import bench, cli, cuda, device, lab, plan, report
+from common.i18n import tr
 
 from . import lab as L
 
@@ -13,7 +14,7 @@ CPU_NOTE = "\nCUDA C kernels were compiled, not run (no GPU); the Triton sums an
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "n of the benchmark (default 2^28, quick 2^24)")
+    cli.add_size(p, tr("n of the benchmark (default 2^28, quick 2^24)"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -22,7 +23,7 @@ def add_arguments(p) -> None:
 def explain(args) -> None:
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"predictions for {gpu.label()} (its SMs, clock and bandwidth)")
+                       title=tr("predictions for {gpu} (its SMs, clock and bandwidth)", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -35,16 +36,17 @@ def predict(gpu: device.DeviceInfo) -> dict:
     segs = L.shuffle_config()["SEGS"]
     threads = L.resident_threads(gpu)
     return {
-        "SM clocks HBM takes to deliver one 128-byte segment to an SM": f"{clocks:.1f}",
-        f"warp sums through shared memory ({smem} passes per segment)":
-            f"{min(1.0, clocks / smem):.0%} of the HBM ceiling at best"
-            + (": shared memory is the bound" if clocks < smem else ": HBM is the bound"),
-        f"warp sums with shuffles ({L.PASSES['reduce shfl']} per segment)":
-            f"{min(1.0, clocks / L.PASSES['reduce shfl']):.0%} of the HBM ceiling at best",
-        f"loads in flight per SM ({threads} resident threads x {segs} x 4 B)": f"{threads * segs * 4 / 1024:.0f} KiB",
-        f"scan floor at n = {plan.fmt_size(n)} (our ~12.6 n B / {hbm:.0f} GB/s)":
+        tr("SM clocks HBM takes to deliver one 128-byte segment to an SM"): f"{clocks:.1f}",
+        tr("warp sums through shared memory ({passes} passes per segment)", passes=smem):
+            tr("{frac:.0%} of the HBM ceiling at best", frac=min(1.0, clocks / smem))
+            + (tr(": shared memory is the bound") if clocks < smem else tr(": HBM is the bound")),
+        tr("warp sums with shuffles ({passes} per segment)", passes=L.PASSES["reduce shfl"]):
+            tr("{frac:.0%} of the HBM ceiling at best", frac=min(1.0, clocks / L.PASSES["reduce shfl"])),
+        tr("loads in flight per SM ({threads} resident threads x {segs} x 4 B)", threads=threads, segs=segs):
+            f"{threads * segs * 4 / 1024:.0f} KiB",
+        tr("scan floor at n = {n} (our ~12.6 n B / {gbps:.0f} GB/s)", n=plan.fmt_size(n), gbps=hbm):
             f"{L.reduce_then_scan_bytes(n) / (hbm * 1e6):.3f} ms",
-        "a one-pass scan's floor (8 n B)": f"{8 * n / (hbm * 1e6):.3f} ms",
+        tr("a one-pass scan's floor (8 n B)"): f"{8 * n / (hbm * 1e6):.3f} ms",
     }
 
 
@@ -60,11 +62,12 @@ def compile_report(args) -> None:
         rows.append({"kernel": name, "SHFL": c.get("SHFL", 0), "LDS": sum(v for key, v in c.items()
                                                                           if key.startswith("LDS")),
                      "STS": sum(v for key, v in c.items() if key.startswith("STS")), "BAR (block barriers)":
-                     c.get("BAR", 0), "per segment": f"{c.get('SHFL', 0) / cfg['SEGS']:.0f} shuffles"
+                     c.get("BAR", 0), "per segment": tr("{n:.0f} shuffles", n=c.get("SHFL", 0) / cfg["SEGS"])
                      if c.get("SHFL") else "shared memory"})
-    report.print_table(rows, title=f"what each kernel exchanges with (SASS, {cfg['SEGS']} segments per warp)")
-    print("-> no kernel has a block barrier (BAR): everything stays inside one warp. The shared-memory versions pay "
-          "in LDS/STS and __syncwarp; the shuffle versions in SHFL only.")
+    report.print_table(rows, title=tr("what each kernel exchanges with (SASS, {segs} segments per warp)",
+                                      segs=cfg["SEGS"]))
+    print(tr("-> no kernel has a block barrier (BAR): everything stays inside one warp. The shared-memory versions pay "
+             "in LDS/STS and __syncwarp; the shuffle versions in SHFL only."))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -75,7 +78,7 @@ def _pred_ms(n: int, nbytes: float, ceiling_gbps: float, passes_per_segment: int
     d = device.info()
     hbm = nbytes / (ceiling_gbps * 1e6)
     pipe = L.segment_count(n) / d.sms * passes_per_segment / (d.sm_clock_mhz * 1e3)
-    return max(hbm, pipe), ("HBM" if hbm >= pipe else f"{passes_per_segment} passes per segment")
+    return max(hbm, pipe), ("HBM" if hbm >= pipe else tr("{n} passes per segment", n=passes_per_segment))
 
 
 def bench_reduce(n: int, ceiling_gbps: float, l2_warm: bool) -> list[dict]:
@@ -92,7 +95,8 @@ def bench_reduce(n: int, ceiling_gbps: float, l2_warm: bool) -> list[dict]:
     rows = []
     for name, kind, passes in cli.progress(cases, "reductions"):
         t = bench.bench(lambda k=kind: L.warp_sums(x, sums, kind=k), flush_l2=not l2_warm)
-        p, why = _pred_ms(n, nbytes, ceiling_gbps, passes) if not l2_warm else (None, f"{passes} passes per segment")
+        p, why = _pred_ms(n, nbytes, ceiling_gbps, passes) if not l2_warm else \
+            (None, tr("{n} passes per segment", n=passes))
         rows.append(report.row(L.LAB + "_reduce", name, "cuda", (n,), "float32", t, nbytes=nbytes, flops=31 * n / 32,
                                ceiling_gbps=ceiling_gbps, regime=where, pred_ms=p, pred_bound=why))
     t = bench.bench(lambda: L.triton_segment_sums(x, sums, n), flush_l2=not l2_warm)
@@ -132,17 +136,18 @@ def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.MAIN_N), L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     reduce_rows = bench_reduce(n, ceiling["hbm_gbps"], l2_warm=False)
     reduce_rows += bench_reduce(2**22, ceiling["hbm_gbps"], l2_warm=True)
     scan_rows = bench_scan(n, ceiling["hbm_gbps"])
     return lab.Result(
         rows=reduce_rows + scan_rows, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
-        tables=[(reduce_rows, ["variant", "regime", "shape", "ms", "pred_ms", "pred_bound", "gbps", "frac_ceiling",
-                               "spread"], "per-warp sums alone (GB/s counts 4 n + n / 8 bytes)"),
+        tables=[([dict(r, regime=tr(r["regime"])) for r in reduce_rows],
+                 ["variant", "regime", "shape", "ms", "pred_ms", "pred_bound", "gbps", "frac_ceiling", "spread"],
+                 "per-warp sums alone (GB/s counts 4 n + n / 8 bytes)"),
                 (scan_rows, ["variant", "impl", "ms", "pred_ms", "gbps", "frac_ceiling", "vs_torch_cumsum", "spread"],
-                 f"inclusive scan of n = {n:,} fp32 (GB/s counts the 8 n bytes that must move; our variants also "
-                 "write the segment sums and move ~12.6 n)")])
+                 tr("inclusive scan of n = {n:,} fp32 (GB/s counts the 8 n bytes that must move; our variants also "
+                    "write the segment sums and move ~12.6 n)", n=n))])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -152,9 +157,11 @@ def plot(data: dict, out_dir: str) -> list[str]:
     rows = [r for r in data["rows"] if r["lab"] in (L.LAB + "_reduce", L.LAB + "_scan")]
     if not rows:
         return []
-    labels = [f"{r['variant']} [{'sums, ' + r['regime'].split(' ')[0] if 'regime' in r else 'scan'}]" for r in rows]
+    labels = [f"{r['variant']} [" + (tr("sums, {where}", where=tr(r["regime"].split(" ")[0])) if "regime" in r
+                                     else tr("scan")) + "]" for r in rows]
     return [report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), labels, [r["gbps"] for r in rows],
                              ylabel="GB/s (bytes that must move / time)",
-                             title=f"Warp sums and scans, fp32, on {data.get('gpu', 'GPU')}",
+                             title=tr("Warp sums and scans, fp32, on {gpu}", gpu=data.get("gpu", "GPU")),
                              colors=[report.IMPL_COLORS.get(r["impl"], "tab:gray") for r in rows],
-                             hlines={f"HBM ceiling {rows[0]['ceiling_gbps']:.0f}": rows[0]["ceiling_gbps"]})]
+                             hlines={tr("HBM ceiling {gbps:.0f}", gbps=rows[0]["ceiling_gbps"]):
+                                     rows[0]["ceiling_gbps"]})]

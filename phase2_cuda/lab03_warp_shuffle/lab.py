@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 from common import arrays, config, cuda, device, lab, occupancy, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import segment_scan_kernel, segment_sum_kernel
@@ -98,8 +99,8 @@ def _check_shuffle(cfg: dict) -> dict:
     segs, warps = cfg["SEGS"], cfg["WARPS"]
     # the shared-memory kernels declare WARPS x SEGS x 32 floats: at most 48 KiB, what a kernel may declare statically
     if not 1 <= segs <= 32 or warps not in (1, 2, 4, 8, 16, 32) or warps * segs * 128 > 48 * 1024:
-        raise ValueError(f"warp kernels: SEGS in 1..32 (warp_reduce_03 stores segment k from lane k), WARPS a power "
-                         f"of two up to 32, WARPS x SEGS x 128 B <= 48 KiB; got {config.fmt(cfg)}")
+        raise ValueError(tr("warp kernels: SEGS in 1..32 (warp_reduce_03 stores segment k from lane k), WARPS a power "
+                            "of two up to 32, WARPS x SEGS x 128 B <= 48 KiB; got {got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -206,8 +207,8 @@ def triton_config() -> config.Resolved:
 
 def _check_triton(cfg: dict) -> dict:
     if cfg["SEGS_T"] not in (1, 2, 4, 8, 16, 32, 64, 128) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"triton segment kernels: SEGS_T a power of two in 1..128, num_warps in 1, 2, 4, 8, 16; "
-                         f"got {config.fmt(cfg)}")
+        raise ValueError(tr("triton segment kernels: SEGS_T a power of two in 1..128, num_warps in 1, 2, 4, 8, 16; "
+                            "got {got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -328,12 +329,13 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
     for variant, red, scan in _VARIANT_KINDS:
         for i, m in enumerate(levels(n)):
             kw = dict(impl="cuda", source=CU, grid=blocks_for(m, sh["SEGS"], sh["WARPS"]), threads=32 * sh["WARPS"],
-                      defines=shuffle_defines(sh.values), case=f"level {i}: {plan.fmt_size(m)} float32",
-                      config_source=sh.source())
+                      defines=shuffle_defines(sh.values),
+                      case=tr("level {i}: {n} float32", i=i, n=plan.fmt_size(m)), config_source=sh.source())
             out += [plan.Launch(variant, REDUCE[red], **kw), plan.Launch(variant, SCAN[scan], **kw)]
     for i, m in enumerate(levels(n)):
         kw = dict(impl="triton", grid=triton_programs(m, tc["SEGS_T"]), defines={"SEGS_T": tc["SEGS_T"]},
-                  num_warps=tc["num_warps"], case=f"level {i}: {plan.fmt_size(m)} float32", config_source=tc.source())
+                  num_warps=tc["num_warps"], case=tr("level {i}: {n} float32", i=i, n=plan.fmt_size(m)),
+                  config_source=tc.source())
         out += [plan.Launch("triton tl.sum + tl.cumsum", "segment_sum_kernel", fn=segment_sum_kernel,
                             signature=_TRITON_SIG, **kw),
                 plan.Launch("triton tl.sum + tl.cumsum", "segment_scan_kernel", fn=segment_scan_kernel,

@@ -10,6 +10,7 @@ import statistics
 import numpy as np
 
 from common import bench, cli, cuda, device, lab, plan, report
+from common.i18n import korean, tr
 from common.occupancy import occupancy
 
 from . import lab as L
@@ -20,7 +21,7 @@ EXPLAINED_BLOCKS = (32, 256)          # the block sizes whose occupancy arithmet
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "n of the heat map (default 2^27, quick 2^24)")
+    cli.add_size(p, tr("n of the heat map (default 2^27, quick 2^24)"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -67,18 +68,20 @@ def predict(gpu: device.DeviceInfo) -> dict:
     n, _ = plan.fit(L.MAIN_N, L.bench_bytes, gpu)
     regs, _ = cuda.resources(L.CU, "scale_grid_stride_float4", gpu)
     floor = 8 * n / (gpu.hbm_gbps * 1e6)
-    out = {f"floor at n = {plan.fmt_size(n)} (8 n B / {gpu.hbm_gbps:.0f} GB/s)": f"{floor:.3f} ms",
-           f"resident threads that saturate {cap_gbps(gpu):.0f} GB/s at {L.ASSUMED_LATENCY_US} us":
-               f"{saturating_threads(gpu):,} of {gpu.sms * gpu.max_threads_per_sm:,}"}
+    out = {tr("floor at n = {n} (8 n B / {bw:.0f} GB/s)", n=plan.fmt_size(n), bw=gpu.hbm_gbps): f"{floor:.3f} ms",
+           tr("resident threads that saturate {gbps:.0f} GB/s at {us} us", gbps=cap_gbps(gpu),
+              us=L.ASSUMED_LATENCY_US):
+               tr("{n:,} of {total:,}", n=saturating_threads(gpu), total=gpu.sms * gpu.max_threads_per_sm)}
     rows = {r["threads/block"]: r for r in wave_table(gpu, regs)}
     for b, r in rows.items():
-        out[f"{b}-thread blocks: one wave"] = (f"{r[f'wave ({gpu.sms} SMs)']:,} blocks ({r['blocks/SM']}/SM, "
-                                               f"{r['limited by']}), {r['resident threads']:,} threads, "
-                                               f"{r[f'pred GB/s (L={L.ASSUMED_LATENCY_US} us)']:.0f} GB/s")
+        out[tr("{b}-thread blocks: one wave", b=b)] = \
+            tr("{blocks:,} blocks ({per_sm}/SM, {limit}), {threads:,} threads, {gbps:.0f} GB/s",
+               blocks=r[f"wave ({gpu.sms} SMs)"], per_sm=r["blocks/SM"], limit=_limits(r["limited by"]),
+               threads=r["resident threads"], gbps=r[f"pred GB/s (L={L.ASSUMED_LATENCY_US} us)"])
     wb = rows[256][f"wave ({gpu.sms} SMs)"]
-    out["one float4 per thread, 256-thread blocks"] = f"{L.per_element_grid(n, 256) / wb:.0f} waves"
+    out[tr("one float4 per thread, 256-thread blocks")] = tr("{n:.0f} waves", n=L.per_element_grid(n, 256) / wb)
     for w in (1.1, 1.25):
-        out[f"tail: {w:g} waves (in wave-times; fluid {w:g}, quantized {math.ceil(w)})"] = \
+        out[tr("tail: {w:g} waves (in wave-times; fluid {w:g}, quantized {q})", w=w, q=math.ceil(w))] = \
             f"{L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, cap_gbps(gpu)):.3f}"
     return out
 
@@ -90,15 +93,33 @@ def compile_report(args) -> None:
     for b in EXPLAINED_BLOCKS:
         print(occupancy(args.arch, b, regs).explain())
     rows = wave_table(gpu, regs)
-    report.print_table(rows, title=f"{gpu.label()}: one wave of scale_grid_stride_float4 ({regs} registers), "
-                                   f"predicted with Little's law, capped at 90% of {gpu.hbm_gbps:.0f} GB/s")
+    report.print_table(_said_waves(rows, gpu),
+                       title=tr("{gpu}: one wave of scale_grid_stride_float4 ({regs} registers), predicted with "
+                                "Little's law, capped at 90% of {gbps:.0f} GB/s", gpu=gpu.label(), regs=regs,
+                                gbps=gpu.hbm_gbps))
     wb = next(r for r in rows if r["threads/block"] == 256)[f"wave ({gpu.sms} SMs)"]
-    print(f"-> Little's law: {saturating_threads(gpu):,} resident threads x 16 B in flight reach the cap at "
-          f"{L.ASSUMED_LATENCY_US} us; this GPU holds {gpu.sms * gpu.max_threads_per_sm:,}.")
+    print(tr("-> Little's law: {n:,} resident threads x 16 B in flight reach the cap at {us} us; this GPU holds "
+             "{total:,}.", n=saturating_threads(gpu), us=L.ASSUMED_LATENCY_US,
+             total=gpu.sms * gpu.max_threads_per_sm))
     tail = [{"waves": w, "quantized": math.ceil(w - 1e-9), "fluid": w,
              "Little's law": L.tail_model(w, wb, 256, L.ASSUMED_LATENCY_US, cap_gbps(gpu))}
             for w in (1, 1.1, 1.25, 1.5, 2, 2.1)]
     report.print_table(tail, title="tail effect, predicted time in units of one full wave (256-thread blocks)")
+
+
+def _limits(limited_by: str) -> str:
+    """The limiters of a wave_table row ("registers+warps"), each in the chosen language."""
+    return "+".join(tr(x) for x in limited_by.split("+"))
+
+
+def _said_waves(rows: list[dict], gpu: device.DeviceInfo) -> list[dict]:
+    """wave_table's rows as printed: in Korean, the two columns whose names carry a number, and the limiters,
+    translated (wave_table's keys stay as they are: predict() reads them)."""
+    if not korean():
+        return rows
+    wave, pred = f"wave ({gpu.sms} SMs)", f"pred GB/s (L={L.ASSUMED_LATENCY_US} us)"
+    names = {wave: tr("wave ({sms} SMs)", sms=gpu.sms), pred: tr("pred GB/s (L={us} us)", us=L.ASSUMED_LATENCY_US)}
+    return [{names.get(k, k): (_limits(v) if k == "limited by" else v) for k, v in r.items()} for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -170,12 +191,12 @@ def benchmark(ctx) -> lab.Result:
     c = ceiling["hbm_gbps"]
     n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.MAIN_N), L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     heat = heat_map(n, c)
     cupy.get_default_memory_pool().free_all_blocks()
     lat = fitted_latency(heat, c)
-    print(f"-> latency implied by the latency-bound cells (median): {lat:.2f} us "
-          f"(a priori assumption: {L.ASSUMED_LATENCY_US} us)")
+    print(tr("-> latency implied by the latency-bound cells (median): {lat:.2f} us (a priori assumption: {us} us)",
+             lat=lat, us=L.ASSUMED_LATENCY_US))
     tail = tail_effect(c, lat, waves_list=(0.5, 1, 1.25, 1.5, 2, 2.1) if ctx.quick else L.TAIL_WAVES)
     best = {}
     for r in heat:
@@ -187,12 +208,12 @@ def benchmark(ctx) -> lab.Result:
         rows=heat + tail, meta=dict(ceiling=ceiling, fitted_latency_us=lat, device=device.info().as_dict()),
         tables=[(heat, ["variant", "threads", "grid", "waves", "resident_threads", "ms", "gbps", "frac_ceiling",
                         "pred_gbps", "implied_latency_us"],
-                 f"heat map: y = a*x on {n:,} fp32, measured ceiling {c:.0f} GB/s; pred_gbps assumes "
-                 f"{L.ASSUMED_LATENCY_US} us of latency"),
+                 tr("heat map: y = a*x on {n:,} fp32, measured ceiling {c:.0f} GB/s; pred_gbps assumes {us} us of "
+                    "latency", n=n, c=c, us=L.ASSUMED_LATENCY_US)),
                 (tail, ["variant", "grid", "ms", "gbps", "time_in_waves", "quantized_model", "fluid_model",
                         "little_model", "tail_cost"],
-                 f"tail effect: {L.TAIL_ITERS} float4 per thread, 256-thread blocks, 1 wave = {tail[0]['wave_blocks']} "
-                 "blocks (tail_cost: 0 = no tail penalty, 1 = a whole wave)"),
+                 tr("tail effect: {iters} float4 per thread, 256-thread blocks, 1 wave = {blocks} blocks (tail_cost: "
+                    "0 = no tail penalty, 1 = a whole wave)", iters=L.TAIL_ITERS, blocks=tail[0]["wave_blocks"])),
                 (choose, None, "how to choose: the best grid for each block size")])
 
 
@@ -221,22 +242,23 @@ def plot_heat(rows: list[dict], path: str, ceiling_gbps: float, gpu: str = "GPU"
     ax.set_xticklabels(cols, fontsize=8)
     ax.set_yticks(range(len(blocks)))
     ax.set_yticklabels([str(b) for b in blocks])
-    ax.set_xlabel("grid size (waves of resident blocks; grid-stride loop)")
-    ax.set_ylabel("threads per block")
-    ax.set_title(f"y = a*x, {rows[0]['shape'][0]:,} fp32: GB/s on {gpu} (ceiling {ceiling_gbps:.0f})", fontsize=10)
+    ax.set_xlabel(tr("grid size (waves of resident blocks; grid-stride loop)"))
+    ax.set_ylabel(tr("threads per block"))
+    ax.set_title(tr("y = a*x, {n:,} fp32: GB/s on {gpu} (ceiling {c:.0f})", n=rows[0]["shape"][0], gpu=gpu,
+                    c=ceiling_gbps), fontsize=10)
     fig.colorbar(im, ax=ax, label="GB/s")
     return report.save(fig, path)
 
 
 def plot_tail(rows: list[dict], path: str, gpu: str = "GPU") -> str:
     xs = [r["waves"] for r in rows]
-    return report.plot_lines(path, xs, {"measured time / time of 1 wave": [r["time_in_waves"] for r in rows],
-                                        "quantized: ceil(waves)": [r["quantized_model"] for r in rows],
-                                        "fluid: waves": [r["fluid_model"] for r in rows],
-                                        "Little's law (fitted latency)": [r["little_model"] for r in rows]},
+    return report.plot_lines(path, xs, {tr("measured time / time of 1 wave"): [r["time_in_waves"] for r in rows],
+                                        tr("quantized: ceil(waves)"): [r["quantized_model"] for r in rows],
+                                        tr("fluid: waves"): [r["fluid_model"] for r in rows],
+                                        tr("Little's law (fitted latency)"): [r["little_model"] for r in rows]},
                              xlabel="grid size in waves (256 threads, fixed work per block)",
                              ylabel="time in units of one full wave", logx=False,
-                             title=f"Tail effect on {gpu}", xticks=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
+                             title=tr("Tail effect on {gpu}", gpu=gpu), xticks=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4])
 
 
 def plot(data: dict, out_dir: str) -> list[str]:

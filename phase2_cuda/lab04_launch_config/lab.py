@@ -31,6 +31,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.occupancy import occupancy
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -147,8 +148,8 @@ def triton_config() -> config.Resolved:
 
 def _check_triton(cfg: dict) -> dict:
     if cfg["BLOCK"] not in [2**k for k in range(7, 15)] or cfg["num_warps"] not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"triton scale_kernel: BLOCK a power of two in 128..16384, num_warps in 1..32 (a power of "
-                         f"two); got {config.fmt(cfg)}")
+        raise ValueError(tr("triton scale_kernel: BLOCK a power of two in 128..16384, num_warps in 1..32 (a power of "
+                            "two); got {got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -234,10 +235,11 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
     for variant, threads, waves, kernel in VARIANT_LAUNCHES:
         grid = per_element_grid(n, threads) if waves is None else wave_grid(waves, threads, kernel, gpu)
         out.append(plan.Launch(variant, kernel, "cuda", source=CU, grid=grid, threads=threads,
-                               case=case + ("" if waves is None else f", {waves:g} wave{'s' if waves > 1 else ''}")))
+                               case=case + ("" if waves is None else tr(", {waves:g} waves", waves=waves) if waves > 1
+                                            else tr(", {waves:g} wave", waves=waves))))
     grid = wave_grid(1.25, 256, gpu=gpu)
     out.append(plan.Launch("", "scale_grid_stride_float4", "cuda", source=CU, grid=grid, threads=256,
-                           case=f"tail: 1.25 waves, {TAIL_ITERS} float4 per thread"))
+                           case=tr("tail: 1.25 waves, {iters} float4 per thread", iters=TAIL_ITERS)))
     t = triton_config()
     out.append(plan.Launch("triton scale_kernel", "scale_kernel", "triton", fn=scale_kernel,
                            grid=math.ceil(n / t["BLOCK"]), defines={"BLOCK": t["BLOCK"]}, num_warps=t["num_warps"],

@@ -7,6 +7,7 @@ import math
 import os
 
 from common import bench, cli, cuda, device, lab, plan, report
+from common.i18n import tr
 from common.occupancy import occupancy
 
 from . import lab as L
@@ -16,7 +17,7 @@ CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU): the registers, sp
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "elements of the timed matrix (default 2^26, quick 2^22); cols = size / WORK")
+    cli.add_size(p, tr("elements of the timed matrix (default 2^26, quick 2^22); cols = size / WORK"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -24,7 +25,7 @@ def add_arguments(p) -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 def _resident(arch: str, regs: int) -> tuple[int, str]:
     occ = occupancy(arch, L.THREADS, regs)
-    return occ.blocks_per_sm, ", ".join(occ.limiters) or occ.why_zero
+    return occ.blocks_per_sm, ", ".join(tr(x) for x in occ.limiters) or occ.why_zero
 
 
 def compile_row(s: L.Setting, arch: str) -> dict:
@@ -49,15 +50,18 @@ def caps_summary(rows: list[dict]) -> list[str]:
     base = by.get("01 WORK=32")
     for name, r in by.items():
         occ = get(r, "occupancy", "occupancy_theory")
-        spill = f"{r['spill_st']} B spilled" if r["spill_st"] else "no spill"
+        spill = tr("{n} B spilled", n=r["spill_st"]) if r["spill_st"] else tr("no spill")
         if "maxrregcount" in name and base:
-            lines.append(f"-> {name}: {base['regs']} -> {r['regs']} registers, occupancy "
-                         f"{get(base, 'occupancy', 'occupancy_theory'):.0%} -> {occ:.0%}, {spill}")
+            lines.append(tr("-> {name}: {before} -> {after} registers, occupancy {occ0:.0%} -> {occ:.0%}, {spill}",
+                            name=name, before=base["regs"], after=r["regs"],
+                            occ0=get(base, "occupancy", "occupancy_theory"), occ=occ, spill=spill))
         elif name.startswith("02 "):
-            lines.append(f"-> {name}: {r['regs']} registers, occupancy {occ:.0%}, {spill}")
+            lines.append(tr("-> {name}: {regs} registers, occupancy {occ:.0%}, {spill}", name=name, regs=r["regs"],
+                            occ=occ, spill=spill))
         elif name.startswith("03 "):
-            lines.append(f"-> {name}: {get(r, 'stack', 'local_bytes')} B of local memory per thread, {spill}: the "
-                         "array lives in local memory because it is indexed at run time")
+            lines.append(tr("-> {name}: {b} B of local memory per thread, {spill}: the array lives in local memory "
+                            "because it is indexed at run time", name=name, b=get(r, "stack", "local_bytes"),
+                            spill=spill))
     return lines
 
 
@@ -78,25 +82,27 @@ def predict(gpu: device.DeviceInfo) -> dict:
     what Little's law asks at an assumed 0.7 us."""
     n, _ = plan.fit(L.MAIN_ELEMENTS, L.bench_bytes, gpu)
     need = gpu.hbm_gbps / 2 * 1e9 * 0.7e-6 / gpu.sms
-    out = {f"floor at {plan.fmt_size(n)} elements (8 B each / {gpu.hbm_gbps:.0f} GB/s)":
+    out = {tr("floor at {n} elements (8 B each / {gbps:.0f} GB/s)", n=plan.fmt_size(n), gbps=gpu.hbm_gbps):
                f"{8 * n / (gpu.hbm_gbps * 1e6):.3f} ms",
-           "loads in flight per SM Little's law asks (half the bandwidth x 0.7 us)": f"{need / 1024:.1f} KiB"}
+           tr("loads in flight per SM Little's law asks (half the bandwidth x 0.7 us)"): f"{need / 1024:.1f} KiB"}
     for name, s in L.VARIANT_SETTINGS:
         r = compile_row(s, gpu.arch)
-        spill = f"{r['spill_st']} B spilled" if r["spill_st"] else "no spill"
-        out[name] = (f"{r['regs']} registers, {spill}, {r['blocks/SM']} blocks/SM ({r['occupancy']:.0%}, "
-                     f"{r['limited by']}), {r['max loads in flight/SM (B)'] / 1024:.0f} KiB in flight per SM")
+        spill = tr("{n} B spilled", n=r["spill_st"]) if r["spill_st"] else tr("no spill")
+        out[name] = tr("{regs} registers, {spill}, {blocks} blocks/SM ({occ:.0%}, {limit}), {kib:.0f} KiB in flight "
+                       "per SM", regs=r["regs"], spill=spill, blocks=r["blocks/SM"], occ=r["occupancy"],
+                       limit=r["limited by"], kib=r["max loads in flight/SM (B)"] / 1024)
     return out
 
 
 def compile_report(args) -> None:
     sets = L.settings(args.quick)
-    rows = [compile_row(s, args.arch) for s in cli.progress(sets, f"compiling for {args.arch}")]
-    report.print_table(rows, title=f"{os.path.basename(L.CU)} compiled with NVRTC {cuda.nvrtc_version()} for "
-                                   f"{args.arch}: one row per setting ({L.THREADS} threads per block)")
+    rows = [compile_row(s, args.arch) for s in cli.progress(sets, tr("compiling for {arch}", arch=args.arch))]
+    report.print_table(rows, title=tr("{file} compiled with NVRTC {version} for {arch}: one row per setting ({threads} "
+                                      "threads per block)", file=os.path.basename(L.CU),
+                                      version=cuda.nvrtc_version(), arch=args.arch, threads=L.THREADS))
     rise, spill = registers_rise_and_spills_appear(rows)
-    print(f"-> as WORK grows, registers {'rise' if rise else 'DO NOT rise'} and spills "
-          f"{'appear' if spill else 'DO NOT appear'} (values from the compile report above).")
+    print(tr("-> as WORK grows, registers {rise} and spills {appear} (values from the compile report above).",
+             rise=tr("rise") if rise else tr("DO NOT rise"), appear=tr("appear") if spill else tr("DO NOT appear")))
     for line in caps_summary(rows):
         print(line)
 
@@ -143,7 +149,7 @@ def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     n, note = plan.fit(ctx.args.size or (2**22 if ctx.quick else L.MAIN_ELEMENTS), L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     arch = device.current_arch()
     x_flat = cupy.random.standard_normal(n, dtype=cupy.float32)
     y_flat = cupy.empty_like(x_flat)
@@ -157,8 +163,8 @@ def benchmark(ctx) -> lab.Result:
         rows=rows, meta=dict(ceiling=ceiling, device=device.info().as_dict()),
         tables=[(rows, ["variant", "work", "regs", "local_bytes", "spill_st", "spill_ld", "blocks_per_sm_driver",
                         "occupancy_theory", "occupancy_measured", "ms", "gbps", "frac_ceiling", "vs_best", "spread"],
-                 f"column normalize, {n:,} fp32 elements per setting (rows = WORK): registers, spills, occupancy "
-                 f"(driver / measured by the probe), time; ceiling {ceiling['hbm_gbps']:.0f} GB/s"),
+                 tr("column normalize, {n:,} fp32 elements per setting (rows = WORK): registers, spills, occupancy "
+                    "(driver / measured by the probe), time; ceiling {gbps:.0f} GB/s", n=n, gbps=ceiling["hbm_gbps"])),
                 (caps, None, "the caps, against colnorm_01 at the same work")])
 
 
@@ -174,24 +180,26 @@ def plot(data: dict, out_dir: str) -> list[str]:
     plt = report.pyplot()
     xs = [r["work"] for r in sweep]
     fig, ax1 = plt.subplots(figsize=(9, 5))
-    ax1.plot(xs, [r["gbps"] for r in sweep], "o-", label="GB/s (left)")
+    ax1.plot(xs, [r["gbps"] for r in sweep], "o-", label=tr("GB/s (left)"))
     ax1.axhline(rows[0]["ceiling_gbps"], ls="--", color="gray", lw=1)
     ax1.set_ylim(0, 1.1 * max([rows[0]["ceiling_gbps"]] + [r["gbps"] for r in sweep]))
     ax1.set_xscale("log", base=2)
-    ax1.set_xlabel("WORK (values per thread, compile-time)")
+    ax1.set_xlabel(tr("WORK (values per thread, compile-time)"))
     ax1.set_ylabel("GB/s")
     ax2 = ax1.twinx()
-    ax2.plot(xs, [r["regs"] for r in sweep], "s--", color="tab:red", label="registers (right)")
+    ax2.plot(xs, [r["regs"] for r in sweep], "s--", color="tab:red", label=tr("registers (right)"))
     ax2.plot(xs, [100 * r["occupancy_measured"] for r in sweep], "^:", color="tab:green",
-             label="measured occupancy % (right)")
-    ax2.set_ylabel("registers / occupancy %")
+             label=tr("measured occupancy % (right)"))
+    ax2.set_ylabel(tr("registers / occupancy %"))
     for r in sweep:
         if r["spill_st"]:
-            ax1.annotate(f"spills: {r['spill_st']} B stored", xy=(r["work"], r["gbps"]), fontsize=8, rotation=90,
+            ax1.annotate(tr("spills: {n} B stored", n=r["spill_st"]), xy=(r["work"], r["gbps"]), fontsize=8,
+                         rotation=90,
                          xytext=(-4, -70), textcoords="offset points")
     lines = ax1.get_legend_handles_labels()
     lines2 = ax2.get_legend_handles_labels()
     ax1.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="lower left")
-    ax1.set_title(f"Column normalize, 2^{int(math.log2(sweep[0]['shape'][0] * sweep[0]['shape'][1]))} fp32, "
-                  f"on {data.get('gpu', 'GPU')}", fontsize=10)
+    ax1.set_title(tr("Column normalize, 2^{log} fp32, on {gpu}",
+                     log=int(math.log2(sweep[0]["shape"][0] * sweep[0]["shape"][1])), gpu=data.get("gpu", "GPU")),
+                  fontsize=10)
     return [report.save(fig, path)]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from common import arrays, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import colnorm_kernel
@@ -149,8 +150,8 @@ def triton_config() -> config.Resolved:
 
 def _check_triton(cfg: dict) -> dict:
     if cfg["BLOCK_C"] not in (16, 32, 64, 128, 256) or cfg["num_warps"] not in (1, 2, 4, 8, 16):
-        raise ValueError(f"triton colnorm: BLOCK_C a power of two in 16..256, num_warps in 1, 2, 4, 8, 16; got "
-                         f"{config.fmt(cfg)}")
+        raise ValueError(tr("triton colnorm: BLOCK_C a power of two in 16..256, num_warps in 1, 2, 4, 8, 16; got {got}",
+                            got=config.fmt(cfg)))
     return cfg
 
 
@@ -211,14 +212,16 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
         cols = max(1, n // s.capacity)
         out.append(plan.Launch(names.get(s, ""), s.kernel, "cuda", source=CU, grid=colnorm_blocks(cols),
                                threads=THREADS, defines=dict(s.defines), options=s.options,
-                               case=f"setting {s.name}: {s.capacity} x {cols} float32"))
+                               case=tr("setting {name}: {rows} x {cols} float32", name=s.name, rows=s.capacity,
+                                       cols=cols)))
     t = triton_config()
     rows, cols = DEFAULT_WORK, n // DEFAULT_WORK
     out.append(plan.Launch("triton", "colnorm_kernel", "triton", fn=colnorm_kernel, grid=math.ceil(cols / t["BLOCK_C"]),
                            signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "rows": "i32", "cols": "i32",
                                       "ROWS_P2": "constexpr", "BLOCK_C": "constexpr"},
                            defines={"ROWS_P2": triton.next_power_of_2(rows), "BLOCK_C": t["BLOCK_C"]},
-                           num_warps=t["num_warps"], case=f"{rows} x {cols} float32 (checked, not timed)",
+                           num_warps=t["num_warps"],
+                           case=tr("{rows} x {cols} float32 (checked, not timed)", rows=rows, cols=cols),
                            config_source=t.source()))
     return out
 

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from common import bench, cli, cuda, device, lab, plan, report
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -18,8 +19,9 @@ SWEEP_NAMES = ["cuda 06 warp shuffle", "cuda 07 float4 grid-stride, 2 passes", "
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "n of the ladder (default 2^28, quick 2^24; without a GPU: of the numerics table, 2^22 / 2^16)")
-    p.add_argument("--tune", action="store_true", help="(GPU) sweep rung 09's and Triton's parameters vs torch.sum")
+    cli.add_size(p, tr("n of the ladder (default 2^28, quick 2^24; without a GPU: of the numerics table, 2^22 / "
+                       "2^16)"))
+    p.add_argument("--tune", action="store_true", help=tr("(GPU) sweep rung 09's and Triton's parameters vs torch.sum"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -33,8 +35,9 @@ def extra_checks(args) -> bool:
                                lab.check_cases(L, args.quick))
     if not gpu:
         n = args.size or (2**16 if args.quick else 2**22)
-        report.print_table(numerics(n), title=f"numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64 "
-                                              "(on a GPU every CUDA rung and peer joins this table)")
+        report.print_table(said_numerics(numerics(n)),
+                           title=tr("numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64 (on a GPU every "
+                                    "CUDA rung and peer joins this table)", n=n))
     return ok
 
 
@@ -44,7 +47,7 @@ def extra_checks(args) -> bool:
 def explain(args) -> None:
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"predictions for {gpu.label()} (its SMs, bandwidth and datasheet peaks)")
+                       title=tr("predictions for {gpu} (its SMs, bandwidth and datasheet peaks)", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -58,19 +61,22 @@ def predict(gpu: device.DeviceInfo) -> dict:
     per_sm = grid // gpu.sms
     offer = per_sm * L.THREADS * cfg["UNROLL"] * 16
     need = hbm * 1e9 * L.LATENCY_US * 1e-6 / gpu.sms
-    out = {f"floor at n = {plan.fmt_size(n)} (4 n B / {hbm:.0f} GB/s)": f"{4 * n / (hbm * 1e6):.3f} ms",
-           "rungs 07-10: grid (SMs x blocks per SM)": f"{grid:,} blocks of {L.THREADS} ({per_sm} per SM)",
-           "rungs 07-10: elements per thread": f"~{n / (grid * L.THREADS):,.0f}",
-           f"loads in flight per SM: {per_sm} blocks x {L.THREADS} threads x {cfg['UNROLL']} x 16 B":
-               f"{offer / 1024:.0f} KiB (Little's law asks {need / 1024:.0f} KiB at {L.LATENCY_US:g} us)",
-           "rungs 01-03 / 04-06: launches per sum (one per pass)":
+    out = {tr("floor at n = {n} (4 n B / {bw:.0f} GB/s)", n=plan.fmt_size(n), bw=hbm): f"{4 * n / (hbm * 1e6):.3f} ms",
+           tr("rungs 07-10: grid (SMs x blocks per SM)"): tr("{grid:,} blocks of {threads} ({per_sm} per SM)",
+                                                             grid=grid, threads=L.THREADS, per_sm=per_sm),
+           tr("rungs 07-10: elements per thread"): f"~{n / (grid * L.THREADS):,.0f}",
+           tr("loads in flight per SM: {per_sm} blocks x {threads} threads x {unroll} x 16 B", per_sm=per_sm,
+              threads=L.THREADS, unroll=cfg["UNROLL"]):
+               tr("{kib:.0f} KiB (Little's law asks {need:.0f} KiB at {us:g} us)", kib=offer / 1024, need=need / 1024,
+                  us=L.LATENCY_US),
+           tr("rungs 01-03 / 04-06: launches per sum (one per pass)"):
                f"{len(L.multipass_grids(n, L.THREADS))} / {len(L.multipass_grids(n, 2 * L.THREADS))}",
-           "largest n whose 4 n bytes fit in L2": f"{gpu.l2_bytes // 4:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)"}
+           tr("largest n whose 4 n bytes fit in L2"): f"{gpu.l2_bytes // 4:,} ({gpu.l2_bytes / device.MiB:.0f} MiB L2)"}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (hbm * 1e9)
-        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = \
-            f"{ridge:.1f} FLOP/B: 0.25 FLOP/B is {ridge / 0.25:.0f}x below"
+        out[tr("fp32 ridge point (datasheet FLOP/s over bandwidth)")] = \
+            tr("{ridge:.1f} FLOP/B: 0.25 FLOP/B is {x:.0f}x below", ridge=ridge, x=ridge / 0.25)
     return out
 
 
@@ -127,6 +133,20 @@ def numerics(n: int) -> list[dict]:
     return rows
 
 
+def said_numerics(rows: list[dict]) -> list[dict]:
+    """The numerics table as printed: each summation order (and the host's two sums) in the chosen language; the
+    JSON keeps the English."""
+    if not korean():
+        return rows
+    out = []
+    for r in rows:
+        name = r["variant"]
+        if name.endswith(" (interpreter)"):
+            name = name[: -len(" (interpreter)")] + tr(" (interpreter)")
+        out.append(dict(r, variant=tr(name), order=tr(r["order"])))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # What the compiler made of the kernels (every machine)
 # ---------------------------------------------------------------------------------------------------------------------
@@ -139,19 +159,18 @@ def compile_report(args) -> None:
         c9 = ks["reduce_09_last_block"].sass_counts
         c8 = ks["reduce_08_atomic_finish"].sass_counts
         unroll = L._defines()["UNROLL"]
-        more = "; this compiler emits more copies of the loop body: read the SASS" if c9.get("LDG.128", 0) > unroll \
-            else ""
-        how = (f"computes the run-time `tid % (2*stride)` as an integer division by reciprocal "
-               f"({', '.join(sorted({d.split()[0].split('.')[0] for d in div}))} and their helpers) in every round"
-               if div else f"has no division: the compiler for {args.arch} proves 2*stride a power of two and turns "
-               "`tid % (2*stride)` into a bit mask")
-        print(f"-> reduce_01: {len(s1)} SASS instructions; its loop {how}; reduce_03: {len(s3)} instructions, no "
-              f"division.\n"
-              f"-> reduce_09: {c9.get('LDG.128', 0)} x LDG.E.128 (UNROLL = {unroll} float4 in flight"
-              f"{more}), "
-              f"{c9.get('SHFL', 0)} SHFL, "
-              f"{c9.get('BAR', 0)} barriers, {c9.get('ATOM', 0)} ATOM (the ticket); reduce_08 finishes with "
-              f"{c8.get('RED', 0)} RED (an atomic add that returns nothing, done in L2).")
+        more = tr("; this compiler emits more copies of the loop body: read the SASS") \
+            if c9.get("LDG.128", 0) > unroll else ""
+        how = (tr("computes the run-time `tid % (2*stride)` as an integer division by reciprocal ({ops} and their "
+                  "helpers) in every round", ops=", ".join(sorted({d.split()[0].split(".")[0] for d in div})))
+               if div else tr("has no division: the compiler for {arch} proves 2*stride a power of two and turns "
+                              "`tid % (2*stride)` into a bit mask", arch=args.arch))
+        print(tr("-> reduce_01: {n1} SASS instructions; its loop {how}; reduce_03: {n3} instructions, no division.",
+                 n1=len(s1), how=how, n3=len(s3)))
+        print(tr("-> reduce_09: {ldg} x LDG.E.128 (UNROLL = {unroll} float4 in flight{more}), {shfl} SHFL, {bar} "
+                 "barriers, {atom} ATOM (the ticket); reduce_08 finishes with {red} RED (an atomic add that returns "
+                 "nothing, done in L2).", ldg=c9.get("LDG.128", 0), unroll=unroll, more=more, shfl=c9.get("SHFL", 0),
+                 bar=c9.get("BAR", 0), atom=c9.get("ATOM", 0), red=c8.get("RED", 0)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -187,7 +206,7 @@ def ladder(n: int, ceiling_gbps: float) -> list[dict]:
     """Every rung and peer once at size n (L2 flushed before each call), with the ratio to torch.sum."""
     x = _device_input(n)
     fns, _ = _bench_fns(x)
-    ts = {name: bench.bench(fns[name]) for name in cli.progress(list(fns), f"ladder n={n}")}
+    ts = {name: bench.bench(fns[name]) for name in cli.progress(list(fns), tr("ladder n={n}", n=n))}
     impl = _impl()
     rows = [report.row(L.LAB, name, impl[name], (n,), "float32", t, nbytes=4 * n, flops=n - 1,
                        ceiling_gbps=ceiling_gbps, vs_torch_sum=ts["torch.sum"].median_ms / t.median_ms,
@@ -244,7 +263,7 @@ def benchmark(ctx) -> lab.Result:
     hbm = ceiling["hbm_gbps"]
     n, note = plan.fit(ctx.args.size or (2**24 if ctx.quick else L.N_MAIN), L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     num = numerics(n)
     lad = ladder(n, hbm)
     sizes = [2**k for k in ((12, 18, 24) if ctx.quick else (12, 16, 20, 24, 28))]
@@ -254,12 +273,14 @@ def benchmark(ctx) -> lab.Result:
         rows=lad + sw,
         meta=dict(ceiling=ceiling, targets=tg, numerics=num, knobs=L.fast_config().values,
                   device=device.info().as_dict()),
-        tables=[(num, None, f"numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64"),
+        tables=[(said_numerics(num), None, tr("numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64", n=n)),
                 (sw, ["variant", "shape", "ms", "gbps", "frac_ceiling", "vs_torch_sum"],
                  "size sweep (L2 flushed before each call)"),
                 (lad, ["variant", "impl", "ms", "gbps", "frac_ceiling", "vs_torch_sum", "spread"],
-                 f"the ladder at n = {n:,} ({4 * n / 2**30:.2f} GiB read), measured ceiling {hbm:.0f} GB/s"),
-                (tg, None, "targets (interleaved rounds, same run)")])
+                 tr("the ladder at n = {n:,} ({gib:.2f} GiB read), measured ceiling {hbm:.0f} GB/s", n=n,
+                    gib=4 * n / 2**30, hbm=hbm)),
+                ([dict(r, met=r["met"] if r["met"] is None or not korean() else tr("yes") if r["met"] else tr("no"))
+                  for r in tg], None, "targets (interleaved rounds, same run)")])
 
 
 def tune_sweep(n: int = L.N_MAIN, rounds: int = 3) -> list[dict]:
@@ -292,10 +313,10 @@ def tune_sweep(n: int = L.N_MAIN, rounds: int = 3) -> list[dict]:
 def tune(ctx) -> lab.Result:
     n, note = plan.fit(L.N_MAIN, L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     rows = tune_sweep(n)
-    return lab.Result(rows=rows, tables=[(rows, None, f"rung 09 / Triton parameters at n = {plan.fmt_size(n)} "
-                                                      "(interleaved rounds vs torch.sum)")])
+    return lab.Result(rows=rows, tables=[(rows, None, tr("rung 09 / Triton parameters at n = {n} (interleaved rounds "
+                                                         "vs torch.sum)", n=plan.fmt_size(n)))])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -318,9 +339,9 @@ def split_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
 def plot_ladder(rows: list[dict], ceiling: float, path: str, gpu: str = "GPU") -> str:
     labels = [r["variant"] for r in rows]
     return report.plot_bars(path, labels, [r["gbps"] for r in rows], ylabel="GB/s (4 n bytes read)",
-                            title=f"Sum of {rows[0]['shape'][0]:,} fp32 on {gpu}: the ladder",
+                            title=tr("Sum of {n:,} fp32 on {gpu}: the ladder", n=rows[0]["shape"][0], gpu=gpu),
                             colors=[report.IMPL_COLORS[r["impl"]] for r in rows],
-                            hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling})
+                            hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling})
 
 
 def plot_sweep(rows: list[dict], ceiling: float, path: str, gpu: str = "GPU", l2_bytes: int | None = None) -> str:
@@ -329,8 +350,8 @@ def plot_sweep(rows: list[dict], ceiling: float, path: str, gpu: str = "GPU", l2
     series = {name: [next((r["gbps"] for r in rows if r["variant"] == name and r["shape"][0] == n), None)
                      for n in ns] for name in names}
     return report.plot_lines(path, ns, series, xlabel="n (fp32 elements; 4 n bytes read)", ylabel="GB/s",
-                             title=f"Sum: bandwidth vs size on {gpu} (L2 flushed)",
-                             hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling},
+                             title=tr("Sum: bandwidth vs size on {gpu} (L2 flushed)", gpu=gpu),
+                             hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling},
                              vlines={f"4 n = L2 ({l2_bytes / 2**20:.0f} MiB)": l2_bytes / 4} if l2_bytes else None)
 
 

@@ -32,6 +32,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch
 
 from .triton_kernels import reduce_chunk_kernel
@@ -115,8 +116,8 @@ def fast_config() -> config.Resolved:
 def _check_fast(cfg: dict) -> dict:
     if cfg["UNROLL"] not in (1, 2, 4, 8, 16) or cfg["LOAD_HINT"] not in (0, 1, 2) or \
             not 1 <= cfg["BLOCKS_PER_SM"] <= 32:
-        raise ValueError(f"reduce_07..10: UNROLL in 1, 2, 4, 8, 16, LOAD_HINT 0, 1 or 2, BLOCKS_PER_SM in 1..32; got "
-                         f"{config.fmt(cfg)}")
+        raise ValueError(tr("reduce_07..10: UNROLL in 1, 2, 4, 8, 16, LOAD_HINT 0, 1 or 2, BLOCKS_PER_SM in 1..32; got "
+                            "{got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -287,8 +288,8 @@ def triton_config() -> config.Resolved:
 def _check_triton(cfg: dict) -> dict:
     if cfg["BLOCK"] not in [2**k for k in range(6, 15)] or not 1 <= cfg["ITERS"] <= 256 or \
             cfg["num_warps"] not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"triton reduce_chunk_kernel: BLOCK a power of two in 64..16384, ITERS in 1..256, num_warps "
-                         f"a power of two up to 32; got {config.fmt(cfg)}")
+        raise ValueError(tr("triton reduce_chunk_kernel: BLOCK a power of two in 64..16384, ITERS in 1..256, "
+                            "num_warps a power of two up to 32; got {got}", got=config.fmt(cfg)))
     return cfg
 
 
@@ -401,19 +402,20 @@ _LADDER = [("cuda 01 interleaved, divergent", "reduce_01_interleaved_divergent",
 
 def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
     n, _ = plan.fit(size or N_MAIN, bench_bytes, gpu)
-    case = f"sum of {plan.fmt_size(n)} float32"
+    case = tr("sum of {n} float32", n=plan.fmt_size(n))
     fast = fast_config()
     cu = dict(impl="cuda", source=CU, threads=THREADS, defines=_defines(), config_source=fast.source())
     out = []
     for variant, kernel, per_block in _LADDER:
         grids = multipass_grids(n, per_block)
-        out += [plan.Launch(variant, kernel, grid=g, case=f"{case}, pass {i + 1} of {len(grids)}", **cu)
+        out += [plan.Launch(variant, kernel, grid=g, case=tr("{case}, pass {i} of {n}", case=case, i=i + 1,
+                                                             n=len(grids)), **cu)
                 for i, g in enumerate(grids)]
     g = fast_grid(n, gpu)
     out += [plan.Launch("cuda 07 float4 grid-stride, 2 passes", "reduce_07_float4_grid_stride", grid=g,
-                        case=f"{case}, pass 1: one partial per block", **cu),
+                        case=tr("{case}, pass 1: one partial per block", case=case), **cu),
             plan.Launch("cuda 07 float4 grid-stride, 2 passes", "reduce_07_float4_grid_stride", grid=1,
-                        case=f"{case}, pass 2: one block over {g} partials", **cu),
+                        case=tr("{case}, pass 2: one block over {g} partials", case=case, g=g), **cu),
             plan.Launch("cuda 08 single pass, atomics", "reduce_08_atomic_finish", grid=g, case=case, **cu),
             plan.Launch("cuda 09 single pass, last block", "reduce_09_last_block", grid=g, case=case, **cu),
             plan.Launch("cuda 10 single pass, Kahan", "reduce_10_kahan", grid=g, case=case, **cu)]
@@ -423,7 +425,7 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                         signature={"x_ptr": "*fp32", "part_ptr": "*fp32", "n": "i32", "IS_MAX": "constexpr",
                                    "BLOCK": "constexpr", "ITERS": "constexpr"},
                         defines={"IS_MAX": False, "BLOCK": t["BLOCK"], "ITERS": t["ITERS"]},
-                        num_warps=t["num_warps"], case=f"{case}, pass {i + 1} of {len(grids)}",
+                        num_warps=t["num_warps"], case=tr("{case}, pass {i} of {n}", case=case, i=i + 1, n=len(grids)),
                         config_source=t.source())
             for i, g in enumerate(grids)]
     return out

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, occupancy, report, tuned
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -26,9 +27,10 @@ CPU_NOTE = "\nCUDA C variants were compiled, not run (no GPU); the Triton kernel
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--tune", action="store_true", help="(GPU) sweep rung 05's EPT and cache hints at 4096 columns")
+    p.add_argument("--tune", action="store_true",
+                   help=tr("(GPU) sweep rung 05's EPT and cache hints at 4096 columns"))
     p.add_argument("--compile-all", action="store_true",
-                   help="(GPU) also torch.compile the 4096 x 32768 case (one more 20-60 s compilation)")
+                   help=tr("(GPU) also torch.compile the 4096 x 32768 case (one more 20-60 s compilation)"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -75,16 +77,25 @@ def explain(args) -> None:
             p = L.plan_05(32768 if cols <= 4096 else 4096, cols, dt, vec, cfg=k)
             if p is None:
                 q = L.plan_06(4096, cols, dt, vec, gpu, cfg=k)
-                rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": "06 online split",
-                             "launch": f"{q['grid']} blocks x {q['block']} ({q['chunks']} per row)",
-                             "HBM reads": "2 (1 if in L2)"})
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": _yes_no(vec), "kernel": tr("06 online split"),
+                             "launch": tr("{grid} blocks x {block} ({chunks} per row)", grid=q["grid"],
+                                          block=q["block"], chunks=q["chunks"]),
+                             "HBM reads": tr("2 (1 if in L2)")})
             else:
-                rows.append({"cols": cols, "dtype": dt, "16-byte loads": vec, "kernel": p["kernel"],
-                             "launch": f"{p['grid']} blocks x {p['block']}", "HBM reads": "1"})
-    report.print_table(rows, title=f"rung 05's dispatch by row length on {gpu.label()} (R = 32768 rows up to 4096 "
-                                   f"columns, else 4096; EPT = {k['EPT']}, {gpu.sms} SMs for rung 06's split)")
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": _yes_no(vec), "kernel": p["kernel"],
+                             "launch": tr("{grid} blocks x {block}", grid=p["grid"], block=p["block"]),
+                             "HBM reads": "1"})
+    report.print_table(rows, title=tr("rung 05's dispatch by row length on {gpu} (R = 32768 rows up to 4096 columns, "
+                                      "else 4096; EPT = {ept}, {sms} SMs for rung 06's split)", gpu=gpu.label(),
+                                      ept=k["EPT"], sms=gpu.sms))
     report.print_table([{"prediction": name, "value": v} for name, v in predict(gpu).items()],
-                       title=f"predictions for {gpu.name} (python -m {L.__package__} --plan lists every launch)")
+                       title=tr("predictions for {gpu} (python -m {lab} --plan lists every launch)", gpu=gpu.name,
+                                lab=L.__package__))
+
+
+def _yes_no(v: bool):
+    """True / False as printed: unchanged in English, 예 / 아니오 in Korean."""
+    return (tr("yes") if v else tr("no")) if korean() else v
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -98,14 +109,15 @@ def predict(gpu: device.DeviceInfo) -> dict:
     out = {}
     for (r, c), dt in cases:
         nbytes = 2 * arrays.ITEMSIZE[dt] * r * c
-        out[f"floor at {r} x {c} {dt} (2 s R C bytes / {bw:.0f} GB/s)"] = f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"
+        out[tr("floor at {r} x {c} {dt} (2 s R C bytes / {bw:.0f} GB/s)", r=r, c=c, dt=dt, bw=bw)] = \
+            f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e3 / bw
-        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = (
-            f"{ridge:.1f} FLOP/B: fp32 softmax's 5 FLOP per 8 bytes is {ridge / 0.625:.0f}x below")
+        out[tr("fp32 ridge point (datasheet FLOP/s over bandwidth)")] = tr(
+            "{ridge:.1f} FLOP/B: fp32 softmax's 5 FLOP per 8 bytes is {x:.0f}x below", ridge=ridge, x=ridge / 0.625)
     little = bw * 1e9 * 1e-6 / gpu.sms
-    out["bytes in flight per SM that Little's law asks (bandwidth x ~1 us / SMs)"] = f"{little / 1024:.0f} KiB"
+    out[tr("bytes in flight per SM that Little's law asks (bandwidth x ~1 us / SMs)")] = f"{little / 1024:.0f} KiB"
     for dt in ("float32", "bfloat16"):
         p = L.plan_05(32768, 4096, dt, True, cfg=k)
         if p is None or "block_row" not in p["kernel"]:
@@ -114,17 +126,21 @@ def predict(gpu: device.DeviceInfo) -> dict:
         occ = occupancy.occupancy(gpu.arch, p["block"], regs, smem)
         row = 4096 * arrays.ITEMSIZE[dt]
         flight = occ.blocks_per_sm * row
-        out[f"rung 05 at 4096 {dt} columns: bytes in flight per SM"] = (
-            f"{occ.blocks_per_sm} blocks of {p['block']} threads x {regs} registers, {row // 1024} KiB each: "
-            f"{flight // 1024} KiB ({flight / little:.1f}x Little's law)")
+        out[tr("rung 05 at 4096 {dt} columns: bytes in flight per SM", dt=dt)] = tr(
+            "{blocks} blocks of {threads} threads x {regs} registers, {kib} KiB each: {flight} KiB ({x:.1f}x Little's "
+            "law)", blocks=occ.blocks_per_sm, threads=p["block"], regs=regs, kib=row // 1024, flight=flight // 1024,
+            x=flight / little)
     limit = L.smem_row_limit(gpu)
-    out["rung 02: the longest fp32 row staged in shared memory"] = (
-        f"{limit // 4:,} columns ({limit / 1024:.0f} KiB a block); longer rows stage in the output row")
+    out[tr("rung 02: the longest fp32 row staged in shared memory")] = tr(
+        "{cols:,} columns ({kib:.0f} KiB a block); longer rows stage in the output row", cols=limit // 4,
+        kib=limit / 1024)
     for rows_, cols_ in ((4096, 32768), (2**25 // 262144, 262144)):      # a target, and the sweep's longest rows
         q = L.plan_06(rows_, cols_, "float32", True, gpu, cfg=k)
-        out[f"rung 06 at {rows_} x {cols_} fp32 ({gpu.sms} SMs)"] = (
-            f"{q['grid']:,} blocks, {q['chunks']} per row of {q['chunk']:,} columns")
-    out["rungs 04 and 06 reread from L2 a matrix up to"] = f"~{gpu.l2_bytes / device.MiB:.0f} MiB (the L2)"
+        out[tr("rung 06 at {rows} x {cols} fp32 ({sms} SMs)", rows=rows_, cols=cols_, sms=gpu.sms)] = tr(
+            "{grid:,} blocks, {chunks} per row of {chunk:,} columns", grid=q["grid"], chunks=q["chunks"],
+            chunk=q["chunk"])
+    out[tr("rungs 04 and 06 reread from L2 a matrix up to")] = tr("~{mib:.0f} MiB (the L2)",
+                                                                  mib=gpu.l2_bytes / device.MiB)
     return out
 
 
@@ -143,18 +159,20 @@ def compile_report(args) -> None:
     threads = p["block"] if p and "block_row" in p["kernel"] else 128
     alloc = 8 * math.ceil(regs / 8)               # registers are allocated per warp in 256-register chunks
     blocks = min(a.regs_per_sm // (alloc * threads), a.max_threads_per_sm // threads, a.max_blocks_per_sm)
-    print(f"-> softmax_05_block_row_f32 at 4096 fp32 columns (EPT = {knobs['EPT']}): {threads} threads x {regs} "
-          f"registers -> {blocks} blocks per SM on {args.arch} (by registers), each with 16 KiB of loads issued "
-          f"before the first use: ~{16 * blocks} KiB in flight per SM.")
+    print(tr("-> softmax_05_block_row_f32 at 4096 fp32 columns (EPT = {ept}): {threads} threads x {regs} registers "
+             "-> {blocks} blocks per SM on {arch} (by registers), each with 16 KiB of loads issued before the first "
+             "use: ~{kib} KiB in flight per SM.", ept=knobs["EPT"], threads=threads, regs=regs, blocks=blocks,
+             arch=args.arch, kib=16 * blocks))
     if k.sass:
         c = k.sass_counts
         first_use = next((i for i, s in enumerate(k.sass) if s.split()[0].startswith("FMNMX")), None)
         loads_before = sum(1 for s in k.sass[:first_use] if "LDG" in s) if first_use else 0
-        print(f"-> its SASS: {c.get('LDG.128', 0)} x LDG.E.128 ({loads_before} of them before the first FMNMX: all "
-              f"in flight at once), {c.get('BAR', 0)} barriers, {c.get('SHFL', 0)} SHFL, {c.get('MUFU', 0)} MUFU "
-              f"(ex2), {c.get('STG.128', 0)} x STG.E.128.")
-    print("-> the full table (every dtype and the *_scalar fallbacks) is what tests/test_kernels_compile.py checks: "
-          "zero spills on sm_75, sm_80, sm_90.")
+        print(tr("-> its SASS: {ldg} x LDG.E.128 ({before} of them before the first FMNMX: all in flight at once), "
+                 "{bar} barriers, {shfl} SHFL, {mufu} MUFU (ex2), {stg} x STG.E.128.", ldg=c.get("LDG.128", 0),
+                 before=loads_before, bar=c.get("BAR", 0), shfl=c.get("SHFL", 0), mufu=c.get("MUFU", 0),
+                 stg=c.get("STG.128", 0)))
+    print(tr("-> the full table (every dtype and the *_scalar fallbacks) is what tests/test_kernels_compile.py checks: "
+             "zero spills on sm_75, sm_80, sm_90."))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -187,12 +205,13 @@ def _contenders(x, names, compiled: bool):
             cf(tx)                      # compile now (20-60 s the first time per shape and dtype), not in the timer
             fns["torch.compile"] = lambda: cf(tx)
         except Exception as e:  # noqa: BLE001 - report, keep measuring the rest
-            print(f"torch.compile unavailable: {type(e).__name__}: {e}", file=sys.stderr)
+            print(tr("torch.compile unavailable: {error}", error=f"{type(e).__name__}: {e}"), file=sys.stderr)
     try:
         peer_phase3(x, out=out)                           # compile (Triton JIT) before timing
         fns[PHASE3_NAME] = lambda: peer_phase3(x, out=out)
     except Exception as e:  # noqa: BLE001 - a later lab's kernel failing here is reported, not fatal
-        print(f"phase 3 softmax failed at {tuple(x.shape)} {dt}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(tr("phase 3 softmax failed at {shape} {dt}: {error}", shape=tuple(x.shape), dt=dt,
+                 error=f"{type(e).__name__}: {e}"), file=sys.stderr)
     return fns, out
 
 
@@ -208,7 +227,8 @@ def ladder(shape, dtype, ceiling_gbps: float, compiled: bool) -> list[dict]:
     """Every rung and peer once at one shape (L2 flushed before each call), ratios to torch eager and compile."""
     x = _device_input(shape, dtype)
     fns, _ = _contenders(x, None, compiled)
-    ts = {name: bench.bench(f) for name, f in cli.progress(list(fns.items()), f"ladder {shape} {dtype}")}
+    ts = {name: bench.bench(f) for name, f in cli.progress(list(fns.items()), tr("ladder {shape} {dtype}",
+                                                                                 shape=shape, dtype=dtype))}
     eager = ts["torch.softmax"].median_ms
     comp = ts["torch.compile"].median_ms if "torch.compile" in ts else None
     return [report.row(L.LAB, name, _impl(name), shape, dtype, t, nbytes=_nbytes(shape, dtype),
@@ -267,7 +287,7 @@ def benchmark(ctx) -> lab.Result:
     hbm = ceiling["hbm_gbps"]
     cases, notes = L.bench_cases(device.info(), QUICK_CASES if ctx.quick else TARGET_CASES)
     for note in notes:
-        print(note)
+        print(tr(note))
     compiled = not ctx.quick
     lad = []
     for shape, dtype in cases:
@@ -280,8 +300,19 @@ def benchmark(ctx) -> lab.Result:
                   device=device.info().as_dict()),
         tables=[(sw, ["variant", "shape", "ms", "gbps", "frac_ceiling"], "row-length sweep (fp32)"),
                 (lad, ["variant", "shape", "dtype", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile"],
-                 f"the ladder (L2 flushed; measured ceiling {hbm:.0f} GB/s)"),
-                (tg, None, "targets (interleaved rounds, same run)")])
+                 tr("the ladder (L2 flushed; measured ceiling {hbm:.0f} GB/s)", hbm=hbm)),
+                ([_said_target(r) for r in tg], None, "targets (interleaved rounds, same run)")])
+
+
+def _said_target(r: dict) -> dict:
+    """A target row as printed: in Korean, its target and verdict translated (the JSON keeps the English)."""
+    if not korean():
+        return r
+    target = r["target"]
+    if target.endswith(" (peer not measured)"):
+        target = target[: -len(" (peer not measured)")] + tr(" (peer not measured)")
+    return dict(r, target=target, met=r["met"] if r["met"] is None else _yes_no(r["met"]),
+                steady=_yes_no(r["steady"]))
 
 
 def tune(ctx) -> lab.Result:
@@ -303,7 +334,7 @@ def tune(ctx) -> lab.Result:
             c = _check_rows(fn, x, out, dtype)
             if c:
                 rows.append({"case": f"{shape[0]}x{shape[1]} {dtype}", "config": f"EPT={ept} STREAM_HINTS={hints}",
-                             "result": f"check failed: {c}"})
+                             "result": tr("check failed: {why}", why=c)})
                 total[(ept, hints)] = float("inf")
                 continue
             fns[f"05 EPT={ept} STREAM_HINTS={hints}"] = fn
@@ -320,14 +351,15 @@ def tune(ctx) -> lab.Result:
                 total[(ept, hints)] = total.get((ept, hints), 0.0) + ts[k].median_ms
         del x, out
     if not total or min(total.values()) == float("inf"):
-        print("--tune: no combination passed its check; nothing recorded")
+        print(tr("--tune: no combination passed its check; nothing recorded"))
         return lab.Result(rows=rows, tables=[(rows, None, "rung 05 knobs: every combination failed its check")],
                           name=L.TUNED + "_failed", ok=False)
     ept, hints = min(total, key=total.get)
     for r in rows:
         r["winner"] = r["config"] == f"05 EPT={ept} STREAM_HINTS={hints}"
     tuned.forget()
-    print(f"winner: EPT={ept} STREAM_HINTS={hints} (recorded; the next run's rung 05 uses it)")
+    print(tr("winner: EPT={ept} STREAM_HINTS={hints} (recorded; the next run's rung 05 uses it)", ept=ept,
+             hints=hints))
     return lab.Result(rows=rows, tables=[(rows, None, "rung 05 knobs (interleaved rounds; winner: least total time)")],
                       name=L.TUNED, meta=dict(winner={"EPT": ept, "STREAM_HINTS": hints}))
 
@@ -355,9 +387,10 @@ def plot(data: dict, out_dir: str) -> list[str]:
         name = f"{L.LAB}_{shape[0]}x{shape[1]}_{dtype}.png"
         paths.append(report.plot_bars(os.path.join(out_dir, name), [r["variant"] for r in sel],
                                       [r["gbps"] for r in sel], ylabel="GB/s (input read + output written once)",
-                                      title=f"Softmax {shape[0]} x {shape[1]} {dtype} on {gpu}",
+                                      title=tr("Softmax {rows} x {cols} {dtype} on {gpu}", rows=shape[0],
+                                               cols=shape[1], dtype=dtype, gpu=gpu),
                                       colors=[report.IMPL_COLORS[r["impl"]] for r in sel],
-                                      hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling}))
+                                      hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling}))
     if sweep_rows:
         cols = sorted({r["shape"][1] for r in sweep_rows})
         names = list(dict.fromkeys(r["variant"] for r in sweep_rows))
@@ -367,8 +400,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
         paths.append(report.plot_lines(os.path.join(out_dir, f"{L.LAB}_cols.png"), cols, series,
                                        xlabel="row length (fp32 columns; 2^25 elements in all)",
                                        ylabel="GB/s (read + write once)",
-                                       title=f"Softmax: which design wins at which row length ({gpu})",
-                                       hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling},
+                                       title=tr("Softmax: which design wins at which row length ({gpu})", gpu=gpu),
+                                       hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling},
                                        vlines={"32 x EPT (warp in registers)": 32 * ept,
                                                "1024 x EPT (block in registers)": 1024 * ept}))
     return paths

@@ -37,6 +37,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan, tuned
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel
@@ -139,15 +140,15 @@ def _check_knobs(v: dict) -> dict:
     """The knobs the kernels can be compiled with (what --set may choose; the .cu file's static_asserts agree)."""
     bad = []
     if v["EPT"] % 8 or not 8 <= v["EPT"] <= 64:
-        bad.append("EPT a multiple of 8 from 8 to 64 (one 16-byte vector of a 16-bit type per 8)")
+        bad.append(tr("EPT a multiple of 8 from 8 to 64 (one 16-byte vector of a 16-bit type per 8)"))
     if not 1 <= v["WARP_ROWS"] <= 32:
-        bad.append("WARP_ROWS from 1 to 32 (blocks of 32 x WARP_ROWS threads)")
+        bad.append(tr("WARP_ROWS from 1 to 32 (blocks of 32 x WARP_ROWS threads)"))
     if not 1 <= v["ONLINE_UNROLL"] <= 16:
-        bad.append("ONLINE_UNROLL from 1 to 16")
+        bad.append(tr("ONLINE_UNROLL from 1 to 16"))
     if v["STREAM_HINTS"] not in (0, 1, 2):
-        bad.append("STREAM_HINTS 0, 1 or 2")
+        bad.append(tr("STREAM_HINTS 0, 1 or 2"))
     if bad:
-        raise ValueError(f"{FAMILY}: {'; '.join(bad)}; got {config.fmt(v)}")
+        raise ValueError(tr("{family}: {bad}; got {got}", family=FAMILY, bad="; ".join(bad), got=config.fmt(v)))
     return v
 
 

@@ -8,7 +8,9 @@ import time
 
 from common import arrays, bench, check, cli, cuda, device, lab, report, tuned
 from common import occupancy as occupancy_calc
+from common import config
 from common import plan as course_plan
+from common.i18n import in_english, korean, tr
 
 from . import lab as L
 from .lab import (ASYNC_ARCHS, ASYNC_DEFAULT, BEST, CU_ASYNC, PEERS, RUNGS, TUNED, VARIANTS, AsyncConfig, _ai,
@@ -65,10 +67,10 @@ TUNE_SPACE: tuple[AsyncConfig, ...] = (
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "benchmark this one square size instead of the sweep 1024..8192")
+    cli.add_size(p, tr("benchmark this one square size instead of the sweep 1024..8192"))
     p.add_argument("--tune", action="store_true",
-                   help="(GPU) autotune rung 11's tile configuration at 4096^3 and record the winner in "
-                        f"results/<gpu>/{TUNED}.json (~60 s); the next run measures rung 11 with it")
+                   help=tr("(GPU) autotune rung 11's tile configuration at 4096^3 and record the winner in "
+                           "results/<gpu>/{name}.json (~60 s); the next run measures rung 11 with it", name=TUNED))
 
 
 def explain(args) -> None:
@@ -78,12 +80,13 @@ def explain(args) -> None:
     if not device.has_gpu():
         ok, why = _async_available(gpu)
         cfg, src = tuned_config(gpu=gpu)
-        print(f"rung 11 would use {cfg.short()} on {gpu.label()} [{src}]" + ("" if ok else f" - but {why}"))
+        print(tr("rung 11 would use {cfg} on {gpu} [{src}]", cfg=cfg.short(), gpu=gpu.label(),
+                 src=config.say_source(src)) + ("" if ok else tr(" - but {why}", why=why)))
         return
     cfg, src = tuned_config()
-    print(f"rung 11 uses {cfg.short()} [{src}]")
-    print(f"CuPy float32 matmul compute type: {L._cupy_compute_type()} "
-          f"(CUPY_TF32={os.environ.get('CUPY_TF32', 'unset')})")
+    print(tr("rung 11 uses {cfg} [{src}]", cfg=cfg.short(), src=config.say_source(src)))
+    print(tr("CuPy float32 matmul compute type: {kind} (CUPY_TF32={env})", kind=L._cupy_compute_type(),
+             env=os.environ.get("CUPY_TF32", tr("unset"))))
 
 
 def compile_report(args) -> None:
@@ -124,7 +127,7 @@ def resource_rows(arch: str, gpu: device.DeviceInfo | None = None) -> list[dict]
             continue
         p, label = _launch_of(v.name, gpu)
         if p.path == CU_ASYNC and not lab.arch_matches(arch, ASYNC_ARCHS):
-            rows.append({"rung": v.name, "note": f"needs sm_80+ (cp.async); not compiled for {arch}"})
+            rows.append({"rung": v.name, "note": tr("needs sm_80+ (cp.async); not compiled for {arch}", arch=arch)})
             continue
         rep = cuda.compile_report(p.path, arch, defines=dict(p.defines))
         k = rep[p.kernel]
@@ -157,15 +160,17 @@ def predict(gpu: device.DeviceInfo) -> dict:
     n, _ = course_plan.fit(L.BENCH_N, L.bench_bytes, gpu)
     flops, nbytes = 2.0 * n ** 3, 4.0 * 3 * n * n
     bw = gpu.hbm_gbps
-    out = {f"bytes at {n}^3 over {bw:.0f} GB/s": f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"}
+    out = {tr("bytes at {n}^3 over {bw:.0f} GB/s", n=n, bw=bw): f"{nbytes / (bw * 1e9) * 1e3:.3f} ms"}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e3 / bw
-        out[f"floor at {n}^3 (2 n^3 FLOPs / the {fp32:g} TFLOP/s fp32 peak)"] = f"{flops / (fp32 * 1e12) * 1e3:.2f} ms"
-        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = (
-            f"{ridge:.1f} FLOP/B: {n}^3's {flops / nbytes:.0f} FLOP/B is {flops / nbytes / ridge:.0f}x above")
+        out[tr("floor at {n}^3 (2 n^3 FLOPs / the {peak:g} TFLOP/s fp32 peak)", n=n, peak=fp32)] = \
+            f"{flops / (fp32 * 1e12) * 1e3:.2f} ms"
+        out[tr("fp32 ridge point (datasheet FLOP/s over bandwidth)")] = tr(
+            "{ridge:.1f} FLOP/B: {n}^3's {ai:.0f} FLOP/B is {x:.0f}x above", ridge=ridge, n=n, ai=flops / nbytes,
+            x=flops / nbytes / ridge)
         t = TARGETS.get(n, 0.9)
-        out[f"cuBLAS at ~70-75% of the peak; the {t:.2f}x target at {n}^3"] = (
+        out[tr("cuBLAS at ~70-75% of the peak; the {t:.2f}x target at {n}^3", t=t, n=n)] = (
             f"{0.70 * fp32:.1f}-{0.75 * fp32:.1f} TFLOP/s; {t * 0.70 * fp32:.1f}-{t * 0.75 * fp32:.1f} TFLOP/s")
     best = [(RUNGS[9].name, plan(9, n, n, n), "")]
     ok, why = _async_available(gpu)
@@ -173,20 +178,28 @@ def predict(gpu: device.DeviceInfo) -> dict:
         cfg, src = tuned_config(gpu=gpu)
         best.append((f"cuda 11 autotuned ({cfg.short()})", plan(cfg, n, n, n), src))
     else:
-        out["cuda 10-11 (cp.async)"] = f"not here: {why}"
+        out[tr("cuda 10-11 (cp.async)")] = tr("not here: {why}", why=why)
     for name, p, src in best:
         regs, smem = cuda.resources(p.path, p.kernel, gpu, defines=dict(p.defines))
         threads = p.block[0] * p.block[1] * p.block[2]
         blocks, limiter = occupancy(gpu.arch, threads, regs, smem + p.smem)
         tiles = p.grid[0] * p.grid[1]
         waves = tiles / max(1, gpu.sms * blocks)
-        out[f"{name}: blocks per SM, waves at {n}^3"] = (
-            f"{blocks} of {threads} threads x {regs} registers, {(smem + p.smem) / 1024:.1f} KiB (limit: {limiter}); "
-            f"{tiles} tiles / ({gpu.sms} SMs x {blocks}) = {waves:.2f} waves" + (f" [{src}]" if src else ""))
+        out[tr("{name}: blocks per SM, waves at {n}^3", name=name, n=n)] = tr(
+            "{blocks} of {threads} threads x {regs} registers, {kib:.1f} KiB (limit: {limit}); {tiles} tiles / ({sms} "
+            "SMs x {blocks}) = {waves:.2f} waves", blocks=blocks, threads=threads, regs=regs,
+            kib=(smem + p.smem) / 1024, limit=_limits(limiter), tiles=tiles, sms=gpu.sms, waves=waves) + \
+            (f" [{config.say_source(src)}]" if src else "")
     meta = L.triton_config(gpu)
-    out["triton tiles here"] = (f"{meta['BLOCK_M']} x {meta['BLOCK_N']} x {meta['BLOCK_K']}, {meta['num_stages']} "
-                                f"stages ({gpu.smem_per_block_optin // 1024} KiB of shared memory a block)")
+    out[tr("triton tiles here")] = tr("{bm} x {bn} x {bk}, {stages} stages ({kib} KiB of shared memory a block)",
+                                      bm=meta["BLOCK_M"], bn=meta["BLOCK_N"], bk=meta["BLOCK_K"],
+                                      stages=meta["num_stages"], kib=gpu.smem_per_block_optin // 1024)
     return out
+
+
+def _limits(limiter: str) -> str:
+    """What limits the blocks per SM ("registers+shared memory"), each part in the chosen language."""
+    return "+".join(tr(x) for x in limiter.split("+"))
 
 
 def _executed_census(sass: list[str]) -> dict[str, int]:
@@ -198,17 +211,26 @@ def show_compile_reports(arch: str) -> list[dict]:
     rows = resource_rows(arch)
     cols = ["rung", "threads", "regs", "smem", "spills", "blocks/SM", "warps/SM", "limit", "tile FLOP/B",
             "FMA/smem word", "LDG.128", "LDS", "LDS.128", "LDGSTS", "FFMA"]
-    report.print_table(rows, cols, title=f"What the compiler made of each rung (NVRTC {cuda.nvrtc_version()}, {arch}; "
-                                         "smem = static + dynamic bytes per block; occupancy from the allocation "
-                                         "rules)")
+    said = rows if not korean() else [dict(r, limit=_limits(r["limit"])) if "limit" in r else r for r in rows]
+    report.print_table(said, cols, title=tr("What the compiler made of each rung (NVRTC {version}, {arch}; smem = "
+                                            "static + dynamic bytes per block; occupancy from the allocation rules)",
+                                            version=cuda.nvrtc_version(), arch=arch))
     for r in rows:
         if r.get("note"):
-            print(f"  {r['rung']}: {r['note']}")
-    print("  Read it as: FFMA per LDS is the register blocking at work (rungs 03-05: ptxas already merged loads that\n"
-          "  are contiguous in k into LDS.128); LDG.128 appears from rung 06 (the float4 path, its scalar fallback\n"
-          "  beside it); LDGSTS is cp.async (rungs 10-11). Counts are static instructions of the whole kernel, not\n"
-          "  per k-step; never-executed '@!PT LDS' slots that ptxas puts after cp.async are left out.")
+            print(f"  {r['rung']}: {_said_note(r['note'])}")
+    print(tr("  Read it as: FFMA per LDS is the register blocking at work (rungs 03-05: ptxas already merged loads "
+             "that\n  are contiguous in k into LDS.128); LDG.128 appears from rung 06 (the float4 path, its scalar "
+             "fallback\n  beside it); LDGSTS is cp.async (rungs 10-11). Counts are static instructions of the whole "
+             "kernel, not\n  per k-step; never-executed '@!PT LDS' slots that ptxas puts after cp.async are left out."))
     return rows
+
+
+def _said_note(note: str) -> str:
+    """A resource row's note as printed: rung 11's configuration with its source in the chosen language."""
+    if note.endswith("]") and " [" in note:
+        cfg, _, src = note[:-1].rpartition(" [")
+        return f"{cfg} [{config.say_source(src)}]"
+    return note
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -265,7 +287,7 @@ def head_to_head(sizes, rounds: int = 5) -> list[dict]:
     best = next(v for v in VARIANTS if v.name == BEST)
     ok, why = best.available()
     if not ok:
-        print(f"targets not measured: {BEST} {why}")
+        print(tr("targets not measured: {best} {why}", best=BEST, why=tr(why)))
         return []
     out = []
     for n in cli.progress(sizes, "target sizes"):
@@ -346,27 +368,41 @@ def benchmark(ctx) -> lab.Result:
     sizes = [ctx.args.size] if ctx.args.size else ([1024, 2048] if ctx.quick else list(SIZES))
     top, note = course_plan.fit(max(sizes), L.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
         sizes = [s for s in sizes if s <= top] or [top]
-    print("benchmark: rungs 01-03 run up to 2048^3 and 04-05 up to 4097^3 (at 8192^3 they would take seconds per "
-          "call); the rest at every size")
+    print(tr("benchmark: rungs 01-03 run up to 2048^3 and 04-05 up to 4097^3 (at 8192^3 they would take seconds per "
+             "call); the rest at every size"))
     rows = sweep(sizes)
     tg = head_to_head([s for s in sizes if s in TARGETS])
-    tables = [(prec, None, "TF32 check: relative error against float64 at 1024^3")]
+    tables = [([dict(r, verdict=tr(r["verdict"])) for r in prec], None,
+               "TF32 check: relative error against float64 at 1024^3")]
     tables += [([r for r in rows if r["shape"][0] == n], ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak",
                                                           "spread"],
-                f"SGEMM {n}^3 (fp32, L2 flushed; vs_cublas = cuBLAS time / this time)") for n in sizes]
+                tr("SGEMM {n}^3 (fp32, L2 flushed; vs_cublas = cuBLAS time / this time)", n=n)) for n in sizes]
     irregular = [] if ctx.quick or ctx.args.size else bench_irregular()
     if irregular:
-        tables.append((irregular, None, "irregular and skinny shapes: best rung vs cuBLAS (checked on sampled rows; "
-                                        "a ratio, no target)"))
+        tables.append(([_said(r, "check", "steady") for r in irregular], None,
+                       "irregular and skinny shapes: best rung vs cuBLAS (checked on sampled rows; a ratio, no "
+                       "target)"))
     if tg:
-        tables.append((tg, None, "targets: best rung vs cuBLAS SGEMM (interleaved rounds, same run)"))
+        tables.append(([_said(r, "met", "steady") for r in tg], None,
+                       "targets: best rung vs cuBLAS SGEMM (interleaved rounds, same run)"))
     return lab.Result(rows=rows, tables=tables, ok=all(r["check"] == "ok" for r in irregular),
                       meta=dict(targets=tg, irregular=irregular, peer_precision=prec,
-                                resources=resource_rows(ctx.args.arch),
+                                resources=in_english(resource_rows, ctx.args.arch),
                                 rung11_config=cfg.defines, rung11_source=src,
                                 cupy_compute_type=L._cupy_compute_type(), device=device.info().as_dict()))
+
+
+def _said(row: dict, *keys: str) -> dict:
+    """A row as printed: in Korean, its booleans (and an "ok" check) translated; the JSON keeps them as they are."""
+    if not korean():
+        return row
+    out = dict(row)
+    for k in keys:
+        v = row.get(k)
+        out[k] = (tr("yes") if v else tr("no")) if isinstance(v, bool) else tr(v) if v == "ok" else v
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -383,7 +419,7 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
 
     ok, why = _async_available()
     if not ok:
-        print(f"--tune: {why}")
+        print(tr("--tune: {why}", why=why))
         return [], None
     limit = device.info().smem_per_block_optin
     space = [c for c in TUNE_SPACE if not c.problems(limit)]
@@ -392,9 +428,9 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
     t_cublas = bench.bench(lambda: peer_cublas(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
     flops = 2.0 * n ** 3
     rows, t_start = [], time.perf_counter()
-    for cfg in cli.progress(space, f"autotuning {len(space)} tile configurations at {n}^3"):
+    for cfg in cli.progress(space, tr("autotuning {count} tile configurations at {n}^3", count=len(space), n=n)):
         if time.perf_counter() - t_start > budget_s:
-            rows.append({"config": cfg.short(), "result": f"not tried: {budget_s:.0f} s budget spent"})
+            rows.append({"config": cfg.short(), "result": tr("not tried: {s:.0f} s budget spent", s=budget_s)})
             continue
         t0 = time.perf_counter()
         row = {"config": cfg.short(), **cfg.defines, "threads": cfg.threads, "smem": cfg.smem_bytes}
@@ -405,7 +441,7 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
             row["regs"] = int(kern.attributes.get("num_regs", 0))
             row["spill_bytes"] = int(kern.attributes.get("local_size_bytes", 0))
             if row["spill_bytes"]:
-                row["result"] = f"spills {row['spill_bytes']} B of local memory on this GPU: excluded"
+                row["result"] = tr("spills {b} B of local memory on this GPU: excluded", b=row["spill_bytes"])
                 rows.append(row)
                 continue
             c.fill(float("nan"))
@@ -413,14 +449,14 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
             err = float(cupy.linalg.norm(c - ref) / cupy.linalg.norm(ref))
             row["rel_err_vs_cublas"] = err
             if not err <= 1e-5:
-                row["result"] = "WRONG RESULT: excluded"
+                row["result"] = tr("WRONG RESULT: excluded")
                 rows.append(row)
                 continue
             t = bench.bench(lambda: run(cfg, a, b, out=c), warmup_ms=5, rep_ms=30, min_reps=3)
             row.update(ms=t.median_ms, tflops=t.tflops(flops), vs_cublas=t_cublas.median_ms / t.median_ms,
                        spread=round(t.spread, 4), result="ok")
         except Exception as e:  # noqa: BLE001 - one bad configuration must not stop the search; it is reported
-            row["result"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+            row["result"] = tr("failed: {error}", error=f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
         rows.append(row)
     del a, b, c, ref
     cupy.get_default_memory_pool().free_all_blocks()
@@ -430,7 +466,7 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
         cfg = AsyncConfig(**{k: r[k] for k in AsyncConfig().defines})
         bad = _edge_check(cfg)
         if bad:
-            r["result"] = f"fast but WRONG on {bad}: excluded"
+            r["result"] = tr("fast but WRONG on {shape}: excluded", shape=bad)
             continue
         win, winner = r, cfg
         break
@@ -439,9 +475,9 @@ def autotune(n: int = 4096, budget_s: float = 60.0) -> tuple[list[dict], AsyncCo
     for r in rows:
         r["winner"] = r is win
     good = [r for r in good if r.get("result") == "ok"]
-    print(f"autotuner: {len(good)}/{len(space)} configurations ok in {time.perf_counter() - t_start:.1f} s; "
-          f"cuBLAS {t_cublas.tflops(flops):.1f} TFLOP/s; winner {winner.short()} at {win['tflops']:.1f} TFLOP/s "
-          f"({win['vs_cublas']:.2f}x cuBLAS)")
+    print(tr("autotuner: {ok}/{n} configurations ok in {s:.1f} s; cuBLAS {cublas:.1f} TFLOP/s; winner {cfg} at "
+             "{tflops:.1f} TFLOP/s ({x:.2f}x cuBLAS)", ok=len(good), n=len(space), s=time.perf_counter() - t_start,
+             cublas=t_cublas.tflops(flops), cfg=winner.short(), tflops=win["tflops"], x=win["vs_cublas"]))
     return rows, winner
 
 
@@ -449,12 +485,13 @@ def tune(ctx) -> lab.Result:
     """--tune: the autotuner's table, and the winner recorded as results/<gpu>/phase2_lab08_sgemm_tuned.json (where
     rung 11 reads it; with --out, there instead). Nothing is recorded when no configuration passes its checks."""
     rows, winner = autotune()
-    tables = [(rows, ["config", "regs", "smem", "compile_s", "tflops", "vs_cublas", "spread", "result"],
+    tables = [([_said(r, "result") for r in rows],
+               ["config", "regs", "smem", "compile_s", "tflops", "vs_cublas", "spread", "result"],
                "autotuner: rung 10's kernel over the declared space")] if rows else []
     tuned.forget()
     if winner is None:
         return lab.Result(rows=rows, tables=tables, name=TUNED + "_failed", ok=False)
-    print(f"winner: {winner.short()} (the next run measures rung 11 with it)")
+    print(tr("winner: {cfg} (the next run measures rung 11 with it)", cfg=winner.short()))
     return lab.Result(rows=rows, tables=tables, name=TUNED,
                       meta=dict(winner=winner.defines, size=4096, arch=device.info().arch))
 
@@ -500,6 +537,8 @@ def _rung_list(names: list[str]) -> str:
 def _sizes_text(sizes: list[int]) -> str:
     """'8192', '4097 and 8192', '3000, 4096, 4097 and 8192'."""
     s = [str(x) for x in sizes]
+    if korean():
+        return ", ".join(s)
     return s[0] if len(s) == 1 else ", ".join(s[:-1]) + " and " + s[-1]
 
 
@@ -531,14 +570,17 @@ def plot(data: dict, out_dir: str) -> list[str]:
     tile = (data.get("rung11_config") or {}).get("BM") or 128
     ragged = [s for s in sizes if s % tile]
     gaps = left_out(rows, names)
-    foot = [f"left out at {_sizes_text(miss)} (too slow there): {_rung_list(v)}" for v, miss in gaps]
+    foot = [tr("left out at {sizes} (too slow there): {rungs}", sizes=_sizes_text(miss), rungs=_rung_list(v))
+            for v, miss in gaps]
     if ragged:
-        foot.append(f"* not a multiple of {tile} (rung 11's block tile): the tiles at the edges of C are partial")
-    hl = {f"fp32 peak (datasheet) {peak} TFLOP/s": peak} if peak else {}
+        foot.append(tr("* not a multiple of {tile} (rung 11's block tile): the tiles at the edges of C are partial",
+                       tile=tile))
+    hl = {tr("fp32 peak (datasheet) {peak} TFLOP/s", peak=peak): peak} if peak else {}
     pos = list(range(len(sizes)))
     paths = [report.plot_lines(os.path.join(out_dir, f"{L.LAB}.png"), pos, series,
                                xlabel="M = N = K (the sizes measured, evenly spaced)",
-                               ylabel="TFLOP/s (2 M N K / time)", title=f"SGEMM ladder on {gpu} (fp32, L2 flushed)",
+                               ylabel="TFLOP/s (2 M N K / time)",
+                               title=tr("SGEMM ladder on {gpu} (fp32, L2 flushed)", gpu=gpu),
                                logx=False, hlines=hl, xticks=pos,
                                xticklabels=[f"{s}*" if s in ragged else str(s) for s in sizes], styles=styles,
                                note="\n".join(foot) or None, legend_outside=True)]
@@ -552,13 +594,15 @@ def plot(data: dict, out_dir: str) -> list[str]:
     note = None
     if skipped:
         last = {n: max(r["shape"][0] for r in rows if r["variant"] == n) for n in skipped}
-        note = "\n".join(f"{n}: not run at {at}^3 (too slow; largest size run: {last[n]}^3, "
-                         f"{next(r['tflops'] for r in rows if r['variant'] == n and r['shape'][0] == last[n]):.1f} "
-                         "TFLOP/s)" for n in skipped)
+        note = "\n".join(tr("{name}: not run at {at}^3 (too slow; largest size run: {last}^3, {tflops:.1f} TFLOP/s)",
+                            name=n, at=at, last=last[n],
+                            tflops=next(r["tflops"] for r in rows if r["variant"] == n and r["shape"][0] == last[n]))
+                         for n in skipped)
     paths.append(report.plot_bars(
         os.path.join(out_dir, f"{L.LAB}_ladder.png"), [e[0] for e in entries], [e[1] for e in entries],
-        ylabel="TFLOP/s", title=f"SGEMM {at}^3 on {gpu}: every rung against cuBLAS",
+        ylabel="TFLOP/s", title=tr("SGEMM {at}^3 on {gpu}: every rung against cuBLAS", at=at, gpu=gpu),
         colors=[report.IMPL_COLORS.get(e[2], "tab:blue") for e in entries],
-        hlines={f"cuBLAS {cub:.1f}": cub, f"0.90x cuBLAS {0.9 * cub:.1f}": 0.9 * cub} if cub else None,
-        annotate_fmt="{:.1f}", note=note, missing=f"not run at {at}^3 (see the note below)"))
+        hlines={f"cuBLAS {cub:.1f}": cub, tr("0.90x cuBLAS {tflops:.1f}", tflops=0.9 * cub): 0.9 * cub}
+        if cub else None,
+        annotate_fmt="{:.1f}", note=note, missing=tr("not run at {at}^3 (see the note below)", at=at)))
     return paths

@@ -46,6 +46,7 @@ import numpy as np
 
 from common import arrays, bench, check, config, cuda, device, lab, tuned
 from common import plan as course_plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import sgemm_kernel
@@ -126,28 +127,28 @@ class AsyncConfig:
         """Why this configuration cannot compile or launch (mirrors the kernel's static_asserts); [] when it can."""
         p = []
         if self.BM % self.WM or self.BN % self.WN:
-            p.append("warp tiles must divide the block tile")
+            p.append(tr("warp tiles must divide the block tile"))
         if self.TM % 4 or self.TN % 4 or self.TM <= 0 or self.TN <= 0:
-            p.append("thread tiles are multiples of 4")
+            p.append(tr("thread tiles are multiples of 4"))
         elif self.WM % self.TM or self.WN % self.TN or (self.WM // self.TM) * (self.WN // self.TN) != 32:
-            p.append("a warp tile must hold exactly 32 thread tiles")
+            p.append(tr("a warp tile must hold exactly 32 thread tiles"))
         nt = self.threads
         if nt > 1024 or nt < 32:
-            p.append(f"{nt} threads per block")
+            p.append(tr("{n} threads per block", n=nt))
         if self.BK % 8 or (nt // 32) % max(1, self.BK // 8):
-            p.append("BK must be a multiple of 8 dividing the warps' k columns")
+            p.append(tr("BK must be a multiple of 8 dividing the warps' k columns"))
         if (self.BM * self.BK) % nt or self.BM * self.BK < nt:
-            p.append("A stage must split evenly over the threads")
+            p.append(tr("A stage must split evenly over the threads"))
         if self.BN % 4 or nt % max(1, self.BN // 4) or (self.BK * self.BN // 4) % nt or self.BK * self.BN // 4 < nt:
-            p.append("B stage must split evenly over the threads in float4s")
+            p.append(tr("B stage must split evenly over the threads in float4s"))
         if self.STAGES < 2:
-            p.append("at least two stages")
+            p.append(tr("at least two stages"))
         if self.DB not in (0, 1):
-            p.append("DB is 0 or 1")
+            p.append(tr("DB is 0 or 1"))
         if self.MINB * nt > 2048 or self.MINB < 1:
-            p.append("MINB x threads exceeds 2048 threads per SM")
+            p.append(tr("MINB x threads exceeds 2048 threads per SM"))
         if smem_limit is not None and self.smem_bytes > smem_limit:
-            p.append(f"{self.smem_bytes} B of shared memory > {smem_limit} B per block")
+            p.append(tr("{b} B of shared memory > {limit} B per block", b=self.smem_bytes, limit=smem_limit))
         return p
 
 
@@ -220,7 +221,8 @@ def rung11_config(gpu: device.DeviceInfo | None = None, slug: str | None = None)
     def check_tile(v: dict) -> dict:
         bad = AsyncConfig(**v).problems(limit)
         if bad:
-            raise ValueError(f"{RUNG11}: tile configuration {config.fmt(v)}: {'; '.join(bad)}")
+            raise ValueError(tr("{rung}: tile configuration {cfg}: {bad}", rung=RUNG11, cfg=config.fmt(v),
+                                bad="; ".join(bad)))
         return v
 
     return config.resolve(RUNG11, ASYNC_DEFAULT.defines, tuned=winner.defines if winner else None,
@@ -327,7 +329,7 @@ def run(rung, a, b, out=None, *, alpha: float = 1.0, beta: float = 0.0):
 def _async_available(gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
     arch = (gpu or device.info()).arch
     if not lab.arch_matches(arch, ASYNC_ARCHS):
-        return False, f"sgemm_10_cp_async needs cp.async (sm_80 or later); this GPU is {arch}"
+        return False, tr("sgemm_10_cp_async needs cp.async (sm_80 or later); this GPU is {arch}", arch=arch)
     return True, ""
 
 

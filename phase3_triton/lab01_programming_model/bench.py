@@ -7,6 +7,7 @@ import os
 import re
 
 from common import bench, check, cli, cuda, device, lab, occupancy, plan, report
+from common.i18n import tr
 from common import triton_support as ts
 from common.arrays import device_randn
 from common.triton_support import aot, launch, load_summary, summarize, triton
@@ -25,16 +26,16 @@ VECTOR_ADD_CASES = [(n, "float32") for n in (1, 1000, 1025, 65537)]
 
 def add_arguments(p) -> None:
     p.add_argument("--dump-ir", default=None, metavar="DIR",
-                   help="write the full TTIR/TTGIR/LLIR/PTX of the vector-add and row-sum kernels to DIR")
+                   help=tr("write the full TTIR/TTGIR/LLIR/PTX of the vector-add and row-sum kernels to DIR"))
 
 
 def explain(args) -> None:
     print_concepts()
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"What the lesson predicts for {gpu.label()} (from its description: bandwidth, SMs, "
-                             "the kernels' registers)")
-    print("\nRow sums: CUDA C and Triton, one reference")
+                       title=tr("What the lesson predicts for {gpu} (from its description: bandwidth, SMs, "
+                                "the kernels' registers)", gpu=gpu.label()))
+    print("\n" + tr("Row sums: CUDA C and Triton, one reference"))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -45,29 +46,31 @@ def predict(gpu: device.DeviceInfo) -> dict:
     out = {}
     for shape in L.ROWSUM_SHAPES:
         (rows, cols), _ = L.fit_shape(shape, gpu)
-        out[f"floor of row sums {rows} x {cols} fp32 ({L.bench_bytes((rows, cols)) / 2**20:.0f} MiB / {bw:.0f} GB/s)"] \
+        out[tr("floor of row sums {rows} x {cols} fp32 ({mib:.0f} MiB / {bw:.0f} GB/s)", rows=rows, cols=cols,
+               mib=L.bench_bytes((rows, cols)) / 2**20, bw=bw)] \
             = f"{L.bench_bytes((rows, cols)) / (bw * 1e9) * 1e3:.3f} ms"
-    out[f"floor of the vector add at n = {plan.fmt_size(L.VADD_N)} (12 n B)"] = \
+    out[tr("floor of the vector add at n = {n} (12 n B)", n=plan.fmt_size(L.VADD_N))] = \
         f"{12 * L.VADD_N / (bw * 1e9) * 1e3:.3f} ms"
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["fp32 ridge point (datasheet FLOP/s over bandwidth)"] = \
-            f"{ridge:.1f} FLOP/B: a row sum's 0.25 FLOP/B is {ridge / 0.25:.0f}x below"
+        out[tr("fp32 ridge point (datasheet FLOP/s over bandwidth)")] = \
+            tr("{ridge:.1f} FLOP/B: a row sum's 0.25 FLOP/B is {times:.0f}x below", ridge=ridge, times=ridge / 0.25)
     threads = L.cuda_config()["THREADS"]
     regs, smem = cuda.resources(L.CU, "rowsum_01_block_per_row", gpu, {"THREADS": threads})
     per_sm = occupancy.occupancy(gpu.arch, threads, regs, smem).blocks_per_sm
     (rows, cols), _ = L.fit_shape(L.ROWSUM_SHAPES[0], gpu)
     if per_sm:
-        out[f"rowsum_01 at {rows} x {cols}: blocks of {threads} resident per SM ({regs} registers)"] = \
-            f"{per_sm} ({rows / (per_sm * gpu.sms):.0f} waves over {gpu.sms} SMs; " \
-            f"{per_sm * threads * 4 / 1024:.0f} KiB of 4-byte loads in flight per SM)"
+        out[tr("rowsum_01 at {rows} x {cols}: blocks of {threads} resident per SM ({regs} registers)", rows=rows,
+               cols=cols, threads=threads, regs=regs)] = \
+            tr("{per_sm} ({waves:.0f} waves over {sms} SMs; {kib:.0f} KiB of 4-byte loads in flight per SM)",
+               per_sm=per_sm, waves=rows / (per_sm * gpu.sms), sms=gpu.sms, kib=per_sm * threads * 4 / 1024)
     return out
 
 
 def extra_checks(args) -> bool:
     """Lab 1.2's vector add kernels (imported), CUDA C and Triton, against the same reference."""
-    print("\nVector add (lab 1.2's kernels, imported): CUDA C and Triton, one reference")
+    print("\n" + tr("Vector add (lab 1.2's kernels, imported): CUDA C and Triton, one reference"))
     _, ok = lab.check_variants(va, VECTOR_ADD + (va.PEERS if device.has_gpu() else []),
                                VECTOR_ADD_CASES[:2] if args.quick else VECTOR_ADD_CASES)
     return ok
@@ -94,7 +97,7 @@ CONCEPTS = [
 
 
 def print_concepts() -> None:
-    report.print_table([{"idea": a, "CUDA C": b, "Triton": c} for a, b, c in CONCEPTS],
+    report.print_table([{"idea": tr(a), "CUDA C": tr(b), "Triton": tr(c)} for a, b, c in CONCEPTS],
                        title="CUDA C -> Triton: the same ideas, a different interface")
 
 
@@ -123,7 +126,7 @@ def add_alignment_table(cc: int = 90, block: int | None = None, num_warps: int |
     for label, div in DIVISIBILITY_CASES:
         s = summarize(aot(va.add_kernel, ADD_SIG, {"BLOCK": block}, cc=cc, num_warps=num_warps,
                           divisible_by_16=div))
-        rows.append({"what the launch knows": label, "PTX global loads": load_summary(s),
+        rows.append({"what the launch knows": tr(label), "PTX global loads": load_summary(s),
                      "SASS LDG": cuda.fmt_widths(s["sass"], "LDG"), "regs": s["regs"]})
     return rows
 
@@ -184,8 +187,9 @@ def show_triton_reports(arch: str, dump_dir: str | None = None) -> None:
     block, warps = add_config()
     k = aot(va.add_kernel, ADD_SIG, {"BLOCK": block}, cc=cc, num_warps=warps,
             divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "n"))
-    print(f"\nTriton vector add (lab 1.2's add_kernel, BLOCK={block}, num_warps={warps}) compiled "
-          f"ahead of time for {arch} with Triton {ts.VERSION}, stage by stage:")
+    print("\n" + tr("Triton vector add (lab 1.2's add_kernel, BLOCK={block}, num_warps={warps}) compiled ahead of "
+                    "time for {arch} with Triton {version}, stage by stage:", block=block, warps=warps, arch=arch,
+                    version=ts.VERSION))
     for stage, lines in ir_excerpts(k).items():
         print(f"  {stage}:")
         for ln in lines:
@@ -193,34 +197,36 @@ def show_triton_reports(arch: str, dump_dir: str | None = None) -> None:
     s = summarize(k)
     sass = cuda.sass_excerpt(s["sass_lines"], limit=6)
     if sass:
-        print("  sass (cuobjdump of the cubin):")
+        print(tr("  sass (cuobjdump of the cubin):"))
         for ln in sass:
             print(f"      {ln}")
-    print(f"  -> sizePerThread [{s['size_per_thread']}]: each of the {32 * s['num_warps']} threads holds "
-          f"{s['size_per_thread']} consecutive floats per layout repetition; {s['regs']} registers, "
-          f"{s['shared']} B shared memory.")
+    print(tr("  -> sizePerThread [{spt}]: each of the {threads} threads holds {spt} consecutive floats per layout "
+             "repetition; {regs} registers, {shared} B shared memory.", spt=s['size_per_thread'],
+             threads=32 * s['num_warps'], regs=s['regs'], shared=s['shared']))
     report.print_table(add_alignment_table(cc), title="Alignment and divisibility decide the load width "
                        "(same kernel, same BLOCK; only the promise about the arguments changes)")
-    print("  The mask `offs < n` must be constant across a vector's 4 lanes; Triton can prove that only when n is\n"
-          "  known divisible by 16. A GPU launch makes these promises itself, from the actual arguments: data_ptr()\n"
-          "  % 16 and n % 16 (try n = 2^20 and 2^20 + 1 on a GPU, or a view starting one element in).")
+    print(tr("  The mask `offs < n` must be constant across a vector's 4 lanes; Triton can prove that only when n is\n"
+             "  known divisible by 16. A GPU launch makes these promises itself, from the actual arguments: data_ptr()\n"
+             "  % 16 and n % 16 (try n = 2^20 and 2^20 + 1 on a GPU, or a view starting one element in)."))
     report.print_table(add_num_warps_table(cc), title="num_warps splits the 1024-element tile across threads: "
                        "fewer elements per thread, narrower loads")
     rs = rowsum_stage_table(cc)
     report.print_table(rs, title="rowsum_kernel (a loop of loads feeding a sum) at num_stages 1 and 3: what the "
                        "pipeliner did")
     same = rs[0]["shared bytes"] == rs[-1]["shared bytes"] and rs[0]["cp.async"] == rs[-1]["cp.async"]
-    print("  -> " + ("num_stages changed nothing here: these loads feed a reduction, not tl.dot, so no shared-memory "
-                     "ring was built; lab 3.2 shows num_stages at work (shared memory grows by one A+B tile per stage)."
-                     if same else "num_stages changed the generated code here (shared memory / cp.async above)."))
-    print(f"  The tl.sum became {rs[0]['shfl.sync']} shuffles and {rs[0]['bar.sync']} barrier(s) in PTX: the tree of "
-          "rowsum_02, generated.")
+    print("  -> " + (tr("num_stages changed nothing here: these loads feed a reduction, not tl.dot, so no "
+                        "shared-memory ring was built; lab 3.2 shows num_stages at work (shared memory grows by one "
+                        "A+B tile per stage).")
+                     if same else tr("num_stages changed the generated code here (shared memory / cp.async above).")))
+    print(tr("  The tl.sum became {shfl} shuffles and {bar} barrier(s) in PTX: the tree of rowsum_02, generated.",
+             shfl=rs[0]['shfl.sync'], bar=rs[0]['bar.sync']))
     if dump_dir:
         paths = dump_ir(k, dump_dir, f"add_kernel_{arch}")
         k2 = aot(rowsum_kernel, ROWSUM_SIG, {"BLOCK_N": 1024}, cc=cc, num_warps=4,
                  divisible_by_16=("x_ptr", "y_ptr", "n_cols", "row_stride"))
         paths += dump_ir(k2, dump_dir, f"rowsum_kernel_{arch}")
-        print(f"  full IR written: {', '.join(os.path.basename(p) for p in paths)} in {dump_dir}")
+        print(tr("  full IR written: {names} in {dir}", names=', '.join(os.path.basename(p) for p in paths),
+                 dir=dump_dir))
 
 
 def show_cuda_report(arch: str) -> cuda.CompileReport:
@@ -228,8 +234,9 @@ def show_cuda_report(arch: str) -> cuda.CompileReport:
     k1, k2 = rep.kernels.get("rowsum_01_block_per_row"), rep.kernels.get("rowsum_02_float4_shuffle")
     if k1 is not None and k2 is not None and k2.sass:
         c1, c2 = k1.sass_counts, k2.sass_counts
-        print(f"-> SASS: rowsum_01 has {c1.get('BAR', 0)} BAR and {cuda.fmt_widths(c1, 'LDG')} loads; rowsum_02 has "
-              f"{c2.get('BAR', 0)} BAR, {c2.get('SHFL', 0)} SHFL and {cuda.fmt_widths(c2, 'LDG')} loads (float4).")
+        print(tr("-> SASS: rowsum_01 has {bar1} BAR and {ldg1} loads; rowsum_02 has {bar2} BAR, {shfl} SHFL and "
+                 "{ldg2} loads (float4).", bar1=c1.get('BAR', 0), ldg1=cuda.fmt_widths(c1, 'LDG'),
+                 bar2=c2.get('BAR', 0), shfl=c2.get('SHFL', 0), ldg2=cuda.fmt_widths(c2, 'LDG')))
     return rep
 
 
@@ -245,9 +252,9 @@ def launched_kernels_report(show_sass: bool = False) -> list[dict]:
     n = 2**20
     a, b = va.make_inputs(n + 16, "float32", check.rng(1), "cuda")
     out = cupy.empty_like(a)
-    cases = [("add_kernel, n = 2^20, aligned", a[:n], b[:n], out[:n]),
-             ("add_kernel, n = 2^20 + 1 (odd n)", a[:n + 1], b[:n + 1], out[:n + 1]),
-             ("add_kernel, views starting 1 element in", a[1:n + 1], b[1:n + 1], out[1:n + 1])]
+    cases = [(tr("add_kernel, n = 2^20, aligned"), a[:n], b[:n], out[:n]),
+             (tr("add_kernel, n = 2^20 + 1 (odd n)"), a[:n + 1], b[:n + 1], out[:n + 1]),
+             (tr("add_kernel, views starting 1 element in"), a[1:n + 1], b[1:n + 1], out[1:n + 1])]
     block, warps = add_config()
     for label, x, y, o in cases:
         k = launch(va.add_kernel, (triton.cdiv(int(x.size), block),), x, y, o, int(x.size), BLOCK=block,
@@ -261,8 +268,8 @@ def launched_kernels_report(show_sass: bool = False) -> list[dict]:
     cupy.cuda.Device().synchronize()
     if show_sass:
         lines = cuda.sass_excerpt(summarize(k)["sass_lines"], limit=14)
-        print(f"SASS of the launched rowsum_kernel ({len(summarize(k)['sass_lines'])} instructions; memory, shuffles "
-              "and barriers):")
+        print(tr("SASS of the launched rowsum_kernel ({n} instructions; memory, shuffles and barriers):",
+                 n=len(summarize(k)['sass_lines'])))
         for ln in lines:
             print("   ", ln)
     return rows
@@ -298,7 +305,7 @@ def bench_vector_add(ceiling_gbps: float, rounds: int = 3) -> list[dict]:
 
     n, note = plan.fit(VADD_N, va.bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     a, b = device_randn((n,), "float32", 3), device_randn((n,), "float32", 4)
     out = cupy.empty_like(a)
     fns = {"torch.add": va.peer_torch_add, "cuda 03 float4": va.add_cuda_03,
@@ -359,7 +366,7 @@ def benchmark(ctx) -> lab.Result:
     for shape in ROWSUM_SHAPES[:1] if ctx.quick else ROWSUM_SHAPES:
         shape, note = L.fit_shape(shape, device.info())
         if note:
-            print(note)
+            print(tr(note))
         shapes.append(shape)
     rows += bench_rowsum(shapes, ceiling)
     warps = bench_num_warps(ceiling_gbps=ceiling, warps=(4, 8) if ctx.quick else (1, 2, 4, 8, 16))
@@ -367,9 +374,10 @@ def benchmark(ctx) -> lab.Result:
     main = "x".join(map(str, warps[0]["shape"])) if warps else ""
     return lab.Result(
         rows=rows + warps, meta=dict(ceiling_gbps=ceiling, device=device.info().as_dict()),
-        tables=[(rows, cols, f"Lab 3.1: bandwidth (measured HBM ceiling {ceiling:.0f} GB/s)"),
+        tables=[(rows, cols, tr("Lab 3.1: bandwidth (measured HBM ceiling {ceiling:.0f} GB/s)", ceiling=ceiling)),
                 (warps, ["variant", "elements_per_thread", "regs", "spills", "ms", "gbps", "frac_ceiling"],
-                 f"num_warps for rowsum_kernel at {main} fp32 (BLOCK_N = {L.row_config(ROWSUM_SHAPES[0][1])[0]})")])
+                 tr("num_warps for rowsum_kernel at {shape} fp32 (BLOCK_N = {bn})", shape=main,
+                    bn=L.row_config(ROWSUM_SHAPES[0][1])[0]))])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -385,6 +393,6 @@ def plot(data: dict, out_dir: str) -> list[str]:
     labels = [f"{r['variant']} {'x'.join(map(str, r['shape']))}" for r in sel]
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_bars(path, labels, [r["gbps"] for r in sel], ylabel="GB/s (bytes read + written once)",
-                             title=f"Lab 3.1 on {data.get('gpu', 'GPU')}: CUDA C and Triton side by side",
+                             title=tr("Lab 3.1 on {gpu}: CUDA C and Triton side by side", gpu=data.get('gpu', 'GPU')),
                              colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in sel],
-                             hlines={f"HBM ceiling {ceiling:.0f}": ceiling} if ceiling else None)]
+                             hlines={tr("HBM ceiling {gbps:.0f}", gbps=ceiling): ceiling} if ceiling else None)]

@@ -33,6 +33,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import rowsum_kernel, rowsum_tile_kernel
@@ -315,7 +316,7 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
     row, tile = row_family(), tile_family()
     for shape in ([tuple(size)] if size else ROWSUM_SHAPES):
         (rows, cols), _ = fit_shape(shape, gpu)
-        case = f"row sums {rows} x {cols} float32"
+        case = tr("row sums {rows} x {cols} float32", rows=rows, cols=cols)
         c = dict(impl="cuda", source=CU, threads=threads, defines={"THREADS": threads}, case=case,
                  config_source=cu.source())
         # the benchmark's matrices are aligned and cols % 4 == 0 there, so rowsum_02 takes its float4 path
@@ -336,7 +337,7 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         timed = ("cuda 03 float4", "cuda 04 float4 streaming store", "triton")
         for x in va.launches(gpu, VADD_N):
             if x.variant in timed:
-                x.case = f"vector add (lab 1.2's {x.variant}), {x.case}"
+                x.case = tr("vector add (lab 1.2's {variant}), {case}", variant=x.variant, case=tr(x.case))
                 x.variant = ""
                 out.append(x)
     return out

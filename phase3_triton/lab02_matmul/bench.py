@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report, tuned
+from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
 from common.triton_support import aot, load_summary, summarize
@@ -82,7 +84,7 @@ def ordering_table(m, n, k, bm=128, bn=256, bk=64, elt=2, wave=None, groups=(1, 
                      "B tiles": t["b_tiles"], "DRAM MiB (model)": dram / 2**20,
                      "x minimum": dram / ((m * k + k * n) * elt)})
     t = tile_loads(m, n, k, bm, bn, bk, 1, wave)
-    rows.append({"order": "(no sharing at all: each program reads its own)", "A tiles": t["no_reuse_tiles"] // 2,
+    rows.append({"order": tr("(no sharing at all: each program reads its own)"), "A tiles": t["no_reuse_tiles"] // 2,
                  "B tiles": t["no_reuse_tiles"] // 2,
                  "DRAM MiB (model)": t["no_reuse_tiles"] // 2 * (a_tile + b_tile) / 2**20,
                  "x minimum": t["no_reuse_tiles"] // 2 * (a_tile + b_tile) / ((m * k + k * n) * elt)})
@@ -100,15 +102,20 @@ def ordering_prediction(table: list[dict], n: int, wave: int, gpu: device.Device
     bound_ms = rm["DRAM MiB (model)"] * 2**20 / (gbps * 1e9) * 1e3
     math_ms = 2.0 * n ** 3 / (tflops * 1e12) * 1e3
     under = bound_ms < math_ms
-    why = (f"a row-major wave of {wave} programs already spans every one of the {grid_n} B column-panels and reuses "
-           f"each of them ~{wave / grid_n:.0f}x, so there is little left to gain" if change > -0.1 else
-           f"a row-major wave needs all {grid_n} B column-panels, a GROUP_M=8 wave about half of them")
-    rates = f"at {gbps / 1000:.2f} TB/s) is {'under' if under else 'over'} the math time (~{math_ms:.2f} ms at " \
-            f"{tflops:g} TFLOP/s, the datasheet's dense {unit}"
-    return (f"GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}). "
-            f"{'Even' if under else 'The'} row-major traffic ({rm['DRAM MiB (model)']:.0f} MiB, ~{bound_ms:.2f} ms "
-            + rates + ("), so the measured difference should be small, a few percent at most." if under else
-                       "), so grouping should show in the time here."))
+    why = (tr("a row-major wave of {wave} programs already spans every one of the {grid_n} B column-panels and "
+              "reuses each of them ~{reuse:.0f}x, so there is little left to gain", wave=wave, grid_n=grid_n,
+              reuse=wave / grid_n) if change > -0.1 else
+           tr("a row-major wave needs all {grid_n} B column-panels, a GROUP_M=8 wave about half of them",
+              grid_n=grid_n))
+    said = dict(mib=rm['DRAM MiB (model)'], ms=bound_ms, tbps=gbps / 1000, math_ms=math_ms, tflops=tflops, unit=unit)
+    return (tr("GROUP_M=8 changes the modelled DRAM traffic by {change:+.0%} at {n}^3 ({why}).", change=change, n=n,
+               why=why) + " "
+            + (tr("Even row-major traffic ({mib:.0f} MiB, ~{ms:.2f} ms at {tbps:.2f} TB/s) is under the math time "
+                  "(~{math_ms:.2f} ms at {tflops:g} TFLOP/s, the datasheet's dense {unit}), so the measured difference "
+                  "should be small, a few percent at most.", **said) if under else
+               tr("The row-major traffic ({mib:.0f} MiB, ~{ms:.2f} ms at {tbps:.2f} TB/s) is over the math time "
+                  "(~{math_ms:.2f} ms at {tflops:g} TFLOP/s, the datasheet's dense {unit}), so grouping should show in "
+                  "the time here.", **said)))
 
 
 def explain(args) -> None:
@@ -116,12 +123,13 @@ def explain(args) -> None:
     both program orders with what it predicts (every machine)."""
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"What the lesson predicts for {gpu.label()}")
+                       title=tr("What the lesson predicts for {gpu}", gpu=gpu.label()))
     wave = gpu.sms
     for n in ((4096,) if args.quick else (4096, 8192)):
         t = ordering_table(n, n, n, wave=wave)
-        report.print_table(t, title=f"Tiles each program order reads from DRAM, bf16 {n}^3, 128x256x64 tiles, waves "
-                                    f"of {wave} programs (model: a wave shares tiles through L2, waves share nothing)")
+        report.print_table(t, title=tr("Tiles each program order reads from DRAM, bf16 {n}^3, 128x256x64 tiles, "
+                                       "waves of {wave} programs (model: a wave shares tiles through L2, waves share "
+                                       "nothing)", n=n, wave=wave))
         print(f"  -> {ordering_prediction(t, n, wave, gpu)}")
 
 
@@ -133,24 +141,29 @@ def predict(gpu: device.DeviceInfo) -> dict:
     n = L.TARGET_CASES[0][1]
     flops, nbytes = 2.0 * n ** 3, 3 * n * n * 2
     ridge = tflops * 1e12 / (gbps * 1e9)
-    out = {f"bf16 {n}^3: {flops / nbytes:.0f} FLOP/B against the {unit} ridge point ({tflops:g} TFLOP/s over "
-           f"{gbps:.0f} GB/s)": f"{ridge:.0f} FLOP/B: compute-bound by {flops / nbytes / ridge:.1f}x",
-           f"bf16 {n}^3 floors: math at {tflops:g} TFLOP/s, {nbytes / 1e6:.1f} MB once at {gbps:.0f} GB/s":
+    out = {tr("bf16 {n}^3: {ai:.0f} FLOP/B against the {unit} ridge point ({tflops:g} TFLOP/s over {gbps:.0f} GB/s)",
+              n=n, ai=flops / nbytes, unit=unit, tflops=tflops, gbps=gbps):
+           tr("{ridge:.0f} FLOP/B: compute-bound by {times:.1f}x", ridge=ridge, times=flops / nbytes / ridge),
+           tr("bf16 {n}^3 floors: math at {tflops:g} TFLOP/s, {mb:.1f} MB once at {gbps:.0f} GB/s", n=n,
+              tflops=tflops, mb=nbytes / 1e6, gbps=gbps):
            f"{flops / (tflops * 1e12) * 1e3:.3f} ms, {nbytes / (gbps * 1e9) * 1e3:.3f} ms"}
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
-        out["fp32 'ieee' ridge point (CUDA cores)"] = f"{fp32 * 1e12 / (gbps * 1e9):.0f} FLOP/B"
+        out[tr("fp32 'ieee' ridge point (CUDA cores)")] = f"{fp32 * 1e12 / (gbps * 1e9):.0f} FLOP/B"
     tiles = (n // 128) * (n // 256)
-    out[f"128 x 256 tiles at {n}^2 over {gpu.sms} SMs"] = f"{tiles} tiles = {tiles / gpu.sms:.2f} waves"
+    out[tr("128 x 256 tiles at {n}^2 over {sms} SMs", n=n, sms=gpu.sms)] = \
+        tr("{tiles} tiles = {waves:.2f} waves", tiles=tiles, waves=tiles / gpu.sms)
     big = L.TARGET_CASES[1][1]
     t = {r["order"]: r for r in ordering_table(big, big, big, wave=gpu.sms, groups=(1, 8))}
     change = t["grouped, GROUP_M=8"]["DRAM MiB (model)"] / t["row-major"]["DRAM MiB (model)"] - 1
-    out[f"GROUP_M=8 against row-major at {big}^3 (modelled DRAM traffic, waves of {gpu.sms})"] = f"{change:+.0%}"
+    out[tr("GROUP_M=8 against row-major at {n}^3 (modelled DRAM traffic, waves of {sms})", n=big, sms=gpu.sms)] = \
+        f"{change:+.0%}"
     for key, what in (("16", "fp16/bf16"), ("tf32", "tf32"), ("ieee", "fp32 ieee")):
-        out[f"autotuning space, {what}"] = L.autotune_source(key, gpu)
+        out[tr("autotuning space, {what}", what=what)] = L.autotune_source(key, gpu)
     why = L.tma_unavailable(gpu)
-    out["persistent TMA kernel"] = (f"runs: {L.tma_programs(n, n, 128, 256, gpu.sms)} programs at {n}^3 (one per SM)"
-                                    if not why else f"does not run: {why}")
+    out[tr("persistent TMA kernel")] = (tr("runs: {programs} programs at {n}^3 (one per SM)",
+                                           programs=L.tma_programs(n, n, 128, 256, gpu.sms), n=n)
+                                        if not why else tr("does not run: {why}", why=why))
     return out
 
 
@@ -212,17 +225,35 @@ def compile_table(cc: int, gpu: device.DeviceInfo | None = None) -> list[dict]:
 def show_compile_report(arch: str) -> list[dict]:
     cc = device.arch_info(arch).cc
     rows = compile_table(cc)
-    report.print_table(rows, title=f"matmul_kernel compiled ahead of time for {arch}: what num_stages, the dtype and "
-                                   "input_precision turn into")
+    report.print_table(_shown(rows), title=tr("matmul_kernel compiled ahead of time for {arch}: what num_stages, the "
+                                              "dtype and input_precision turn into", arch=arch))
     base = L.CONFIGS_16[0]
     stage_bytes = (base["BLOCK_M"] + base["BLOCK_N"]) * base["BLOCK_K"] * 2
-    print(f"  one stage of A + B tiles = ({base['BLOCK_M']} + {base['BLOCK_N']}) x {base['BLOCK_K']} x 2 B = "
-          f"{stage_bytes // 1024} KiB: shared memory grows by that per stage; with 1 stage the loads go straight to "
-          "registers (no cp.async ring). 'ieee' runs on FFMA (CUDA cores), 'tf32' on the tensor cores.")
+    print(tr("  one stage of A + B tiles = ({bm} + {bn}) x {bk} x 2 B = {kib} KiB: shared memory grows by that per "
+             "stage; with 1 stage the loads go straight to registers (no cp.async ring). 'ieee' runs on FFMA (CUDA "
+             "cores), 'tf32' on the tensor cores.", bm=base['BLOCK_M'], bn=base['BLOCK_N'], bk=base['BLOCK_K'],
+             kib=stage_bytes // 1024))
     gpu = device.current(arch)
-    print(f"  A block of {gpu.name} may use {gpu.smem_per_block_optin // 1024} KiB; its 16-bit autotuning: "
-          f"{L.autotune_source('16', gpu)}.")
+    print(tr("  A block of {gpu} may use {kib} KiB; its 16-bit autotuning: {source}.", gpu=gpu.name,
+             kib=gpu.smem_per_block_optin // 1024, source=L.autotune_source('16', gpu)))
     return rows
+
+
+def _shown(rows: list[dict]) -> list[dict]:
+    """compile_table's rows as printed: the column 'fits N KiB' and its yes/no in the chosen language (the JSON keeps
+    the English rows)."""
+    out = []
+    for r in rows:
+        shown = {}
+        for k, v in r.items():
+            m = re.fullmatch(r"fits (\d+) KiB", k)
+            if m:
+                k, v = tr("fits {kib} KiB", kib=m.group(1)), tr(v)
+            elif k == "global loads" and isinstance(v, str) and v.endswith(" x UTMALDG (TMA tile copies)"):
+                v = tr("{n} x UTMALDG (TMA tile copies)", n=v.split(" ")[0])
+            shown[k] = v
+        out.append(shown)
+    return out
 
 
 def compile_report(args) -> None:
@@ -268,7 +299,7 @@ def bench_case(dtype: str, n: int, *, rounds: int = 3) -> dict:
     prec = "tf32" if dtype == "tf32" else ("ieee" if dtype == "float32" else None)
     n, note = L.fit_n(n, dtype, device.info())
     if note:
-        print(note)
+        print(tr(note))
     a, b, c_t, c_p = _fns(dtype, (n, n, n))
     tri = (lambda: L.matmul_triton(a, b, out=c_t, precision=prec))
     peer = L.peer_torch_matmul_tf32 if dtype == "tf32" else L.peer_torch_matmul
@@ -319,7 +350,7 @@ IRREGULAR = [(8205, 2949, 5921), (32768, 32, 32), (256, 256, 65536), (1, 4096, 4
 def bench_irregular(dtype: str = "bfloat16", rounds: int = 3) -> list[dict]:
     """Each irregular shape: checked on sampled rows against float64, then timed against cuBLAS (a ratio, no target)."""
     rows = []
-    for m, n, k in cli.progress(IRREGULAR, f"irregular shapes ({dtype})"):
+    for m, n, k in cli.progress(IRREGULAR, tr("irregular shapes ({dtype})", dtype=dtype)):
         a, b, c_t, c_p = _fns(dtype, (m, n, k))
         prec = "ieee" if dtype == "float32" else None
         arrays.fill(c_t, float("nan"))
@@ -349,8 +380,8 @@ TUNE_SIZES = (4096, 8192)
 
 def add_arguments(p) -> None:
     p.add_argument("--tune", action="store_true",
-                   help="(GPU, sm_90+) sweep the persistent TMA kernel's configs at 4096^3 and 8192^3 bf16 and "
-                        "record this GPU's winners")
+                   help=tr("(GPU, sm_90+) sweep the persistent TMA kernel's configs at 4096^3 and 8192^3 bf16 and "
+                           "record this GPU's winners"))
 
 
 def tune(ctx) -> lab.Result:
@@ -359,12 +390,12 @@ def tune(ctx) -> lab.Result:
     where matmul_triton_tma reads it (a problem uses the winner tuned at the size closest to its own)."""
     device.require_gpu("tuning the TMA kernel")
     if not L._hopper():
-        raise SystemExit(f"--tune: the TMA kernel cannot run here: {L.tma_unavailable(device.info())}")
+        raise SystemExit(tr("--tune: the TMA kernel cannot run here: {why}", why=L.tma_unavailable(device.info())))
     rows, winners = [], []
     for n in TUNE_SIZES:
         a, b, c_t, c_p = _fns("bfloat16", (n, n, n))
         fns = {"cublas": lambda: L.peer_torch_matmul(a, b, out=c_p)}
-        for cfg in cli.progress(TMA_CANDIDATES, f"{n}^3 configs (checked)"):
+        for cfg in cli.progress(TMA_CANDIDATES, tr("{n}^3 configs (checked)", n=n)):
             arrays.fill(c_t, float("nan"))
             try:
                 L.matmul_triton_tma(a, b, out=c_t, config=cfg)
@@ -388,14 +419,14 @@ def tune(ctx) -> lab.Result:
                          "winner": best is not None and name == _tma_str(best), "result": "ok"})
         del a, b, c_t, c_p
     if not winners:
-        print("--tune: no configuration passed its check; nothing recorded")
+        print(tr("--tune: no configuration passed its check; nothing recorded"))
         return lab.Result(rows=rows, name=L.TUNED_RECORD + "_failed", ok=False)
     tuned.forget()
-    print("winners: " + "; ".join(f"{w['shape'][0]}^3: {_tma_str(w['config'])}" for w in winners)
-          + " (recorded; used from now on)")
+    print(tr("winners: {list} (recorded; used from now on)",
+             list="; ".join(f"{w['shape'][0]}^3: {_tma_str(w['config'])}" for w in winners)))
     return lab.Result(rows=rows, name=L.TUNED_RECORD, meta=dict(winner=winners),
                       tables=[(rows, ["n", "config", "ms", "tflops", "vs_cublas", "spread", "winner", "result"],
-                               "Tuning the persistent TMA kernel (bf16; interleaved rounds with cuBLAS)")])
+                               tr("Tuning the persistent TMA kernel (bf16; interleaved rounds with cuBLAS)"))])
 
 
 def _tma_str(cfg: dict) -> str:
@@ -465,24 +496,24 @@ def benchmark(ctx) -> lab.Result:
                             "grid per tile vs cuBLAS": r.get("grid_per_tile_ratio")})
     cols = ["dtype", "n", "kernel", "config", "triton_tflops", "cublas_tflops", "ratio", "grid_per_tile_ratio",
             "spread", "check"]
-    tables = [(size_rows, cols, "Targets: Triton vs cuBLAS, interleaved rounds (grid_per_tile_ratio: the "
-                                "autotuned grid-per-tile kernel in the same rounds)"),
-              (small, cols, "Sizes <= 2048, bf16 (reported separately: few tiles per SM, and launch and tail effects "
-                            "weigh more)")]
+    tables = [(size_rows, cols, tr("Targets: Triton vs cuBLAS, interleaved rounds (grid_per_tile_ratio: the "
+                                   "autotuned grid-per-tile kernel in the same rounds)")),
+              (small, cols, tr("Sizes <= 2048, bf16 (reported separately: few tiles per SM, and launch and tail "
+                               "effects weigh more)"))]
     if fp32:
-        tables.append((fp32, cols + ["cuda_c"], "fp32 at 4096^3: 'float32' = input_precision ieee vs cuBLAS SGEMM "
-                                                "(TF32 off) and phase 2's CUDA C; 'tf32' vs cuBLAS with TF32 on"))
+        tables.append((fp32, cols + ["cuda_c"], tr("fp32 at 4096^3: 'float32' = input_precision ieee vs cuBLAS SGEMM "
+                                                   "(TF32 off) and phase 2's CUDA C; 'tf32' vs cuBLAS with TF32 on")))
     if irregular:
         tables.append((irregular, ["shape", "dtype", "kernel", "triton_ms", "cublas_ms", "ratio", "spread", "check"],
-                       "Irregular and skinny shapes (bf16; checked on sampled rows; a ratio, no target)"))
+                       tr("Irregular and skinny shapes (bf16; checked on sampled rows; a ratio, no target)")))
     if tuning:
-        tables.append((tuning, None, "The autotuner's timings at bf16 4096^3 (best first)"))
+        tables.append((tuning, None, tr("The autotuner's timings at bf16 4096^3 (best first)")))
     if order:
-        tables.append((order, None, "Program order measured at 8192^3 bf16 (same tile config)"))
-    tables.append((targets_out, None, "Performance targets"))
+        tables.append((order, None, tr("Program order measured at 8192^3 bf16 (same tile config)")))
+    tables.append((targets_out, None, tr("Performance targets")))
     all_checked = all(r["ok"] for r in size_rows + small + fp32 + irregular)
     if not all_checked:
-        print("a benchmarked result failed its sampled check (see the 'check' column)")
+        print(tr("a benchmarked result failed its sampled check (see the 'check' column)"))
     rows = []
     for r in size_rows + small + fp32:
         rows.append(dict(lab=L.LAB, variant="triton matmul", impl="triton", shape=[r["n"]] * 3, dtype=r["dtype"],
@@ -510,10 +541,11 @@ def plot(data: dict, out_dir: str) -> list[str]:
         return [by.get(n) for n in ns]
 
     peak = (data.get("device") or {}).get("datasheet", {}).get("bf16_tflops")
-    hl = {f"datasheet dense bf16 {peak} TFLOP/s": peak} if peak else {}
+    hl = {tr("datasheet dense bf16 {peak} TFLOP/s", peak=peak): peak} if peak else {}
     path = os.path.join(out_dir, f"{L.LAB}.png")
-    return [report.plot_lines(path, ns, {"triton bf16 (autotuned)": series("triton matmul"),
-                                         "cuBLAS bf16 (torch.matmul)": series("cuBLAS")},
+    return [report.plot_lines(path, ns, {tr("triton bf16 (autotuned)"): series("triton matmul"),
+                                         tr("cuBLAS bf16 (torch.matmul)"): series("cuBLAS")},
                               xlabel="M = N = K", ylabel="TFLOP/s", hlines=hl, xticks=ns,
                               xticklabels=[str(n) for n in ns],
-                              title=f"Triton matmul vs cuBLAS on {data.get('gpu', 'GPU')} (bf16 in, fp32 accumulate)")]
+                              title=tr("Triton matmul vs cuBLAS on {gpu} (bf16 in, fp32 accumulate)",
+                                       gpu=data.get('gpu', 'GPU')))]

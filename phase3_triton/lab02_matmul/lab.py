@@ -36,6 +36,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, device, lab, plan, tuned
+from common.i18n import tr
 from common.bench import torch_tf32
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -150,10 +151,10 @@ def autotune_source(key: str, gpu: device.DeviceInfo | None = None) -> str:
     cfgs, _ = SPACES[key]
     fit = [c for c in cfgs if c in autotune_space(key, gpu)]
     if not fit:
-        return (f"triton.autotune: none of the {len(cfgs)} configs fits {gpu.smem_per_block_optin // 1024} KiB a "
-                "block; the fixed config")
-    return (f"triton.autotune over {len(fit)} of {len(cfgs)} configs (those fitting "
-            f"{gpu.smem_per_block_optin // 1024} KiB)")
+        return tr("triton.autotune: none of the {n} configs fits {kib} KiB a block; the fixed config", n=len(cfgs),
+                  kib=gpu.smem_per_block_optin // 1024)
+    return tr("triton.autotune over {fit} of {n} configs (those fitting {kib} KiB)", fit=len(fit), n=len(cfgs),
+              kib=gpu.smem_per_block_optin // 1024)
 
 
 def _heuristics(args) -> dict:
@@ -397,10 +398,10 @@ def tma_unavailable(gpu: device.DeviceInfo | None = None) -> str:
     if gpu is None:
         return ""
     if gpu.cc_major < TMA_MIN_CC:
-        return f"needs sm_90 or newer (TMA tensor descriptors), this GPU is {gpu.arch}"
+        return tr("needs sm_90 or newer (TMA tensor descriptors), this GPU is {arch}", arch=gpu.arch)
     if gpu.smem_per_block_optin < TMA_MIN_SMEM:
-        return (f"its tiles need ~{TMA_MIN_SMEM // 1024} KiB of shared memory per block, this GPU's blocks get "
-                f"{gpu.smem_per_block_optin // 1024} KiB")
+        return tr("its tiles need ~{need} KiB of shared memory per block, this GPU's blocks get {have} KiB",
+                  need=TMA_MIN_SMEM // 1024, have=gpu.smem_per_block_optin // 1024)
     return ""
 
 
@@ -504,7 +505,7 @@ def peer_cupy_matmul(a, b, out=None):
 def _tma_cannot_serve(size, dtype) -> str:
     m, n, k = size
     if (k * 2) % 16 or (n * 2) % 16:
-        return "TMA needs row strides of 16 bytes: K and N multiples of 8"
+        return tr("TMA needs row strides of 16 bytes: K and N multiples of 8")
     return ""
 
 
@@ -624,7 +625,7 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         case = f"{dtype} {n}^3"
         if tma_takes(n, n, n, st, bench_library(dtype)) and not tma_unavailable(gpu):
             out.append(_tma_launch(variant, n, st, gpu, case))
-            case += ": the grid kernel timed beside it"
+            case = tr("{case}: the grid kernel timed beside it", case=case)
         if n >= TUNE_MIN:
             key = _tuner_key(st, prec)
             out += [_grid_launch(variant, (n, n, n), st, prec, cfg, case, autotune_source(key, gpu))
@@ -635,7 +636,8 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
     shape, dtype = SMALL_CASE
     fixed = fixed_config(interpreter=False)
     out.append(_grid_launch(VARIANTS[0].name, shape, dtype, "tf32", fixed.values,
-                            f"{dtype} {'x'.join(map(str, shape))} (under TUNE_MIN: the fixed config)", fixed.source()))
+                            tr("{dtype} {shape} (under TUNE_MIN: the fixed config)", dtype=dtype,
+                               shape='x'.join(map(str, shape))), fixed.source()))
     if not tma_unavailable(gpu):
         n, _ = fit_n(int(size or TARGET_CASES[0][1]), "bfloat16", gpu)
         out.append(_tma_launch(VARIANTS[1].name, n, "bfloat16", gpu, f"bfloat16 {n}^3"))

@@ -8,7 +8,8 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report, tuned
+from common import arrays, bench, check, cli, config, device, lab, report, tuned
+from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
 from common.occupancy import occupancy
@@ -34,11 +35,12 @@ def bytes_table(shape=None) -> list[dict]:
 
 def explain(args) -> None:
     m, n = TARGET_SHAPE
-    report.print_table(bytes_table(), title=f"Bytes each implementation moves at {m} x {n} (a pass = every element "
-                                            "read or written once)")
+    report.print_table([dict(r, implementation=tr(r["implementation"])) for r in bytes_table()],
+                       title=tr("Bytes each implementation moves at {m} x {n} (a pass = every element read or written "
+                                "once)", m=m, n=n))
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"What the lesson predicts for {gpu.label()}")
+                       title=tr("What the lesson predicts for {gpu}", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -52,31 +54,36 @@ def predict(gpu: device.DeviceInfo) -> dict:
         (m, n), _ = L.fit_shape(TARGET_SHAPE, dtype, gpu)
         elt = arrays.ITEMSIZE[dtype]
         fused, unfused = 2 * m * n * elt, L.UNFUSED_PASSES * m * n * elt
-        out[f"floor at {m} x {n} {dtype}: fused (2 passes) / unfused torch ({L.UNFUSED_PASSES} passes)"] = \
-            f"{fused / (bw * 1e9) * 1e3:.3f} ms / {unfused / (bw * 1e9) * 1e3:.3f} ms at {bw:.0f} GB/s"
+        out[tr("floor at {m} x {n} {dtype}: fused (2 passes) / unfused torch ({passes} passes)", m=m, n=n,
+               dtype=dtype, passes=L.UNFUSED_PASSES)] = \
+            tr("{fused:.3f} ms / {unfused:.3f} ms at {bw:.0f} GB/s", fused=fused / (bw * 1e9) * 1e3,
+               unfused=unfused / (bw * 1e9) * 1e3, bw=bw)
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["fp32 ridge point (datasheet)"] = f"{ridge:.0f} FLOP/B: softmax's ~0.6 FLOP/B is {ridge / 0.6:.0f}x below"
+        out[tr("fp32 ridge point (datasheet)")] = tr("{ridge:.0f} FLOP/B: softmax's ~0.6 FLOP/B is {times:.0f}x below",
+                                                     ridge=ridge, times=ridge / 0.6)
     m, n = TARGET_SHAPE
     warps = L.online_warps(L.ONLINE_BLOCK)
     resident = gpu.sms * (gpu.max_threads_per_sm // (32 * warps))
     held = resident * n * 4
-    out[f"rows held by the online kernel's resident programs ({resident} = {gpu.sms} SMs x "
-        f"{gpu.max_threads_per_sm // (32 * warps)}, fp32 rows of {n})"] = \
-        (f"{held / 2**20:.1f} MiB against {gpu.l2_bytes / 2**20:.0f} MiB of L2: "
-         + ("its second read should hit L2" if held <= gpu.l2_bytes / 2 else "its second read may miss L2"))
+    out[tr("rows held by the online kernel's resident programs ({resident} = {sms} SMs x {per_sm}, fp32 rows of "
+           "{n})", resident=resident, sms=gpu.sms, per_sm=gpu.max_threads_per_sm // (32 * warps), n=n)] = \
+        (tr("{held:.1f} MiB against {l2:.0f} MiB of L2: ", held=held / 2**20, l2=gpu.l2_bytes / 2**20)
+         + (tr("its second read should hit L2") if held <= gpu.l2_bytes / 2 else tr("its second read may miss L2")))
     for dtype in L.BENCH_DTYPES:
         res = L.softmax_config(n, dtype, gpu=gpu)
-        out[f"softmax_triton at {n} columns, {dtype}"] = f"{config_str(res.values)} ({res.source()})"
+        out[tr("softmax_triton at {n} columns, {dtype}", n=n, dtype=dtype)] = \
+            f"{config_str(res.values, said=True)} ({config.say_source(res.source())})"
     return out
 
 
-def config_str(v: dict) -> str:
-    """One resolved softmax configuration in words."""
+def config_str(v: dict, said: bool = False) -> str:
+    """One resolved softmax configuration in words (said: in the chosen language; the JSON keeps the English)."""
+    say = tr if said else str.format
     if v["KERNEL"] == "online":
-        return f"online, chunks of {v['CHUNK']}, {v['WARPS']} warps"
-    return f"fused, {v['ROWS']} row(s) a program, {v['WARPS']} warps"
+        return say("online, chunks of {chunk}, {warps} warps", chunk=v['CHUNK'], warps=v['WARPS'])
+    return say("fused, {rows} row(s) a program, {warps} warps", rows=v['ROWS'], warps=v['WARPS'])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -125,9 +132,10 @@ def compile_table(arch: str) -> list[dict]:
 
 def show_compile_report(arch: str) -> list[dict]:
     rows = compile_table(arch)
-    report.print_table(rows, title=f"softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, aligned)")
-    print("  One 16-byte load moves 4 fp32 or 8 bf16 values; a thread holding 16 values issues four (fp32) or two "
-          "(bf16)\n  loads up front. programs/SM x row bytes = bytes in flight per SM, what hides HBM latency.")
+    report.print_table(rows, title=tr("softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, aligned)",
+                                      arch=arch))
+    print(tr("  One 16-byte load moves 4 fp32 or 8 bf16 values; a thread holding 16 values issues four (fp32) or two "
+             "(bf16)\n  loads up front. programs/SM x row bytes = bytes in flight per SM, what hides HBM latency."))
     return rows
 
 
@@ -165,7 +173,7 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
     for dtype, goal in TARGETS:
         shape, note = L.fit_shape(TARGET_SHAPE, dtype, device.info())
         if note:
-            print(note)
+            print(tr(note))
         m, n = shape
         x = device_randn(shape, dtype, 5, scale=2.0)
         out = arrays.empty(shape, dtype, x)
@@ -236,7 +244,7 @@ def _label(cfg: dict) -> str:
 
 def add_arguments(p) -> None:
     p.add_argument("--tune", action="store_true",
-                   help="(GPU) time both kernels' configs at the target shape and record this GPU's winners")
+                   help=tr("(GPU) time both kernels' configs at the target shape and record this GPU's winners"))
 
 
 def tune(ctx) -> lab.Result:
@@ -253,7 +261,7 @@ def tune(ctx) -> lab.Result:
         comp = L.compiled_softmax()
         tx = L._torch_view(x)
         fns = {"torch.compile": lambda: comp(tx)}
-        for cfg in cli.progress(CANDIDATES, f"{dtype} configs (checked)"):
+        for cfg in cli.progress(CANDIDATES, tr("{dtype} configs (checked)", dtype=dtype)):
             fn = (lambda c=cfg: L.softmax_triton(x, out=out, config=c))
             arrays.fill(out, float("nan"))
             c = check_sample(fn(), x, dtype)
@@ -275,15 +283,22 @@ def tune(ctx) -> lab.Result:
                                    config=dict(cfg) if cfg else "", result="ok", winner=cfg == best))
         del x, out
     if not winners:
-        print("--tune: no configuration passed its check; nothing recorded")
+        print(tr("--tune: no configuration passed its check; nothing recorded"))
         return lab.Result(rows=rows, name=L.TUNED + "_failed", ok=False)
     tuned.forget()
-    print("winners: " + "; ".join(f"{k}: {_label(v)}" for k, v in winners.items()) + " (recorded; used from now on)")
+    print(tr("winners: {list} (recorded; used from now on)",
+             list="; ".join(f"{k}: {_label(v)}" for k, v in winners.items())))
     return lab.Result(rows=rows, name=L.TUNED, meta=dict(winner=winners, shape=list(TARGET_SHAPE)),
-                      tables=[(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "spread",
-                                      "winner", "result"],
-                               f"Tuning at {m} x {n} (interleaved rounds with torch.compile; each config checked "
-                               "first)")])
+                      tables=[(said_results(rows), ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile",
+                                                    "spread", "winner", "result"],
+                               tr("Tuning at {m} x {n} (interleaved rounds with torch.compile; each config checked "
+                                  "first)", m=m, n=n))])
+
+
+def said_results(rows: list[dict]) -> list[dict]:
+    """--tune rows as printed: a failed check's result in the chosen language (the JSON keeps the English)."""
+    return [dict(r, result=tr("check failed: {message}", message=r["result"][len("check failed: "):]))
+            if str(r.get("result", "")).startswith("check failed: ") else r for r in rows]
 
 
 def benchmark(ctx) -> lab.Result:
@@ -293,11 +308,12 @@ def benchmark(ctx) -> lab.Result:
     m, n = TARGET_SHAPE
     tables = [(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "moved_bytes", "spread",
                       "config", "check"],
-               f"Softmax {m} x {n} (GB/s counts one read + one write; measured ceiling {ceiling:.0f}; Triton "
-               f"config: {L.tuned_source()})"),
+               tr("Softmax {m} x {n} (GB/s counts one read + one write; measured ceiling {ceiling:.0f}; Triton "
+                  "config: {source})", m=m, n=n, ceiling=ceiling, source=config.say_source(L.tuned_source()))),
               (sweep, ["variant", "kernel", "shape", "ms", "gbps", "frac_ceiling", "spread"],
-               f"Row length sweep, fp32 (past {L.MAX_FUSED} columns the online kernel reads each row twice)")]
-    tables.append((targets, None, "Performance targets"))
+               tr("Row length sweep, fp32 (past {max_fused} columns the online kernel reads each row twice)",
+                  max_fused=L.MAX_FUSED))]
+    tables.append((targets, None, tr("Performance targets")))
     meta = dict(targets=targets, bytes_moved=bytes_table(), compile_report=compile_table(ctx.args.arch),
                 ceiling_gbps=ceiling, device=device.info().as_dict(), tuned_source=L.tuned_source())
     ok = all("MISMATCH" not in str(r.get("check", "")) for r in rows)
@@ -316,10 +332,10 @@ def plot(data: dict, out_dir: str) -> list[str]:
     for name in ("triton", "torch.softmax"):
         by = {r["cols"]: r["gbps"] for r in sweep if r["variant"] == name}
         series[name] = [by.get(c) for c in cols]
-    xlabel = f"columns per row (rows x cols = 2^{SWEEP_ELEMS.bit_length() - 1}, fp32)"
+    xlabel = tr("columns per row (rows x cols = 2^{exp}, fp32)", exp=SWEEP_ELEMS.bit_length() - 1)
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_lines(path, cols, series, xlabel=xlabel, ylabel="GB/s (read + write once)",
-                              title=f"Softmax bandwidth vs row length on {data.get('gpu', 'GPU')}",
-                              hlines={f"measured HBM ceiling {ceiling:.0f} GB/s": ceiling,
-                                      "2/3 of it (3 passes instead of 2)": ceiling * 2 / 3},
+                              title=tr("Softmax bandwidth vs row length on {gpu}", gpu=data.get('gpu', 'GPU')),
+                              hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling,
+                                      tr("2/3 of it (3 passes instead of 2)"): ceiling * 2 / 3},
                               vlines={f"MAX_FUSED = {L.MAX_FUSED}": L.MAX_FUSED})]

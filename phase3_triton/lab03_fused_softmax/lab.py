@@ -36,6 +36,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, device, lab, plan, tuned
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import softmax_online_kernel, softmax_rows_kernel
@@ -187,7 +188,8 @@ def softmax_config(cols: int, dtype: str, *, use_record: bool = True, max_fused:
     else:
         chunk = min(ONLINE_BLOCK, triton.next_power_of_2(limit))
         default = dict(KERNEL="online", ROWS=1, CHUNK=chunk, WARPS=8 if chunk >= 2048 else 4)
-    name = f"softmax_triton, rows of {bucket} ({dtype})" + ("" if use_record or bucket > limit else ", no record")
+    name = (tr("softmax_triton, rows of {n} ({dtype})", n=bucket, dtype=dtype) if use_record or bucket > limit else
+            tr("softmax_triton, rows of {n} ({dtype}), no record", n=bucket, dtype=dtype))
     # a record names the kernel and its own settings; the other kernel's settings are moot, so the whole family is
     # the record's (it reads as one source)
     return config.resolve(name, default, tuned=dict(default, **_named(winner)) if winner else None,
@@ -383,7 +385,8 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         for variant, use_record in ((fused, False), ("", True)):
             res = softmax_config(cols, dtype, use_record=use_record, gpu=gpu)
             k, grid, const, warps = launch_config(rows, cols, dtype, use_record=use_record, gpu=gpu)
-            what = case if variant else f"{case}: softmax_triton with this GPU's record (the benchmark's 'tuned')"
+            what = case if variant else tr("{case}: softmax_triton with this GPU's record (the benchmark's 'tuned')",
+                                           case=case)
             out.append(_launch(variant, dtype, what, k, grid, const, warps, res.source()))
         chunk = forced_online_chunk(cols)
         out.append(_launch(online, dtype, case, softmax_online_kernel, rows, {"BLOCK_N": chunk}, online_warps(chunk),
@@ -393,8 +396,8 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
             rows = 2**26 // cols
             res = softmax_config(cols, "float32", use_record=False, gpu=gpu)
             k, grid, const, warps = launch_config(rows, cols, "float32", use_record=False, gpu=gpu)
-            out.append(_launch(fused, "float32", f"{rows} x {cols} float32 (the row-length sweep)", k, grid, const,
-                               warps, res.source()))
+            out.append(_launch(fused, "float32", tr("{rows} x {cols} float32 (the row-length sweep)", rows=rows,
+                                                    cols=cols), k, grid, const, warps, res.source()))
     return out
 
 

@@ -10,6 +10,7 @@ import os
 import numpy as np
 
 from common import arrays, bench, check, cli, device, lab, report, tuned
+from common.i18n import tr
 from common import config as cfgmod
 from common.arrays import device_randn
 from common.occupancy import occupancy
@@ -77,10 +78,20 @@ def compile_table(arch: str) -> list[dict]:
 
 
 def compile_report(args) -> None:
-    report.print_table(compile_table(args.arch), title=f"layernorm kernels compiled ahead of time for {args.arch}, "
-                                                       "N = 4096 (aligned, N % 16 == 0)")
-    print("  The backward holds x, dy, w, xhat and two accumulators per element: more registers, fewer programs per "
-          "SM;\n  G = programs_per_sm x SMs programs walk the rows, so the partial dw/db buffer has G rows.")
+    report.print_table([dict(r, **{"rows/program": _say_rows(r["rows/program"])}) for r in compile_table(args.arch)],
+                       title=tr("layernorm kernels compiled ahead of time for {arch}, N = 4096 (aligned, N % 16 == 0)",
+                                arch=args.arch))
+    print(tr("  The backward holds x, dy, w, xhat and two accumulators per element: more registers, fewer programs "
+             "per SM;\n  G = programs_per_sm x SMs programs walk the rows, so the partial dw/db buffer has G rows."))
+
+
+def _say_rows(v):
+    """compile_table's rows/program cell as printed (the JSON keeps the English)."""
+    if v == "strided loop":
+        return tr("strided loop")
+    if isinstance(v, str) and v.startswith("1, chunks of "):
+        return tr("1, chunks of {chunk}", chunk=v.rsplit(" ", 1)[1])
+    return v
 
 
 LATENCY_US = 0.7        # the course's working loaded round trip to HBM (lab 1.5), for Little's law
@@ -89,7 +100,7 @@ LATENCY_US = 0.7        # the course's working loaded round trip to HBM (lab 1.5
 def explain(args) -> None:
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"What the lesson predicts for {gpu.label()}")
+                       title=tr("What the lesson predicts for {gpu}", gpu=gpu.label()))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -102,33 +113,41 @@ def predict(gpu: device.DeviceInfo) -> dict:
         (m, n), _ = L.fit_shape(TARGET_SHAPE, dtype, gpu)
         elt = arrays.ITEMSIZE[dtype]
         fwd, bwd = 2 * m * n * elt, 3 * m * n * elt
-        out[f"floors at {m} x {n} {dtype}: forward (2 M N) / backward (3 M N)"] = \
-            f"{fwd / (bw * 1e9) * 1e3:.3f} ms / {bwd / (bw * 1e9) * 1e3:.3f} ms at {bw:.0f} GB/s"
+        out[tr("floors at {m} x {n} {dtype}: forward (2 M N) / backward (3 M N)", m=m, n=n, dtype=dtype)] = \
+            tr("{fused:.3f} ms / {unfused:.3f} ms at {bw:.0f} GB/s", fused=fwd / (bw * 1e9) * 1e3,
+               unfused=bwd / (bw * 1e9) * 1e3, bw=bw)
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out["fp32 ridge point (datasheet)"] = f"{ridge:.0f} FLOP/B: the forward's ~1 FLOP/B is {ridge:.0f}x below"
+        out[tr("fp32 ridge point (datasheet)")] = tr("{ridge:.0f} FLOP/B: the forward's ~1 FLOP/B is {times:.0f}x below",
+                                                     ridge=ridge, times=ridge)
     per_sm = bw * 1e9 * LATENCY_US * 1e-6 / gpu.sms
-    out[f"bytes in flight per SM to cover a {LATENCY_US} us round trip ({bw:.0f} GB/s over {gpu.sms} SMs)"] = \
-        f"{per_sm / 1024:.0f} KiB (half of it loads: {per_sm / 2048:.0f} KiB)"
+    out[tr("bytes in flight per SM to cover a {us} us round trip ({bw:.0f} GB/s over {sms} SMs)", us=LATENCY_US, bw=bw,
+           sms=gpu.sms)] = \
+        tr("{kib:.0f} KiB (half of it loads: {half:.0f} KiB)", kib=per_sm / 1024, half=per_sm / 2048)
     m, n = TARGET_SHAPE
     for dtype in L.BENCH_DTYPES:
         f, b = L.fwd_config(n, dtype, gpu), L.bwd_config(n, dtype, gpu)
         g = b["BWD_PER_SM"] * gpu.sms
-        out[f"forward at {n} columns, {dtype}"] = f"{config_str(f.values)} ({f.source()})"
-        out[f"backward at {n} columns, {dtype}: G = {b['BWD_PER_SM']} x {gpu.sms} SMs = {g}"] = \
-            (f"{b['BWD_WARPS']} warps; partial dw/db {2 * g * n * 4 / 2**20:.0f} MiB, "
-             f"{2 * g * n * 4 / (3 * m * n * arrays.ITEMSIZE[dtype]):.1%} of the backward's bytes ({b.source()})")
+        out[tr("forward at {n} columns, {dtype}", n=n, dtype=dtype)] = \
+            f"{config_str(f.values, said=True)} ({cfgmod.say_source(f.source())})"
+        out[tr("backward at {n} columns, {dtype}: G = {per_sm} x {sms} SMs = {g}", n=n, dtype=dtype,
+               per_sm=b['BWD_PER_SM'], sms=gpu.sms, g=g)] = \
+            tr("{warps} warps; partial dw/db {mib:.0f} MiB, {share:.1%} of the backward's bytes ({source})",
+               warps=b['BWD_WARPS'], mib=2 * g * n * 4 / 2**20,
+               share=2 * g * n * 4 / (3 * m * n * arrays.ITEMSIZE[dtype]), source=cfgmod.say_source(b.source()))
     return out
 
 
-def config_str(v: dict) -> str:
-    """A resolved forward configuration in words."""
+def config_str(v: dict, said: bool = False) -> str:
+    """A resolved forward configuration in words (said: in the chosen language; the JSON keeps the English)."""
+    say = tr if said else str.format
     form = v["FWD_FORM"]
-    what = {"rows": f"{v['FWD_ROWS']} row(s) in registers a program", "persistent":
-            f"{v['FWD_PERSIST']} persistent programs per SM", "chunked": f"three passes, chunks of {v['FWD_CHUNK']}",
-            "welford": f"two-pass Welford, chunks of {v['FWD_CHUNK']}"}.get(form, form)
-    return f"{what}, {v['FWD_WARPS']} warps"
+    what = {"rows": say("{rows} row(s) in registers a program", rows=v['FWD_ROWS']),
+            "persistent": say("{n} persistent programs per SM", n=v['FWD_PERSIST']),
+            "chunked": say("three passes, chunks of {chunk}", chunk=v['FWD_CHUNK']),
+            "welford": say("two-pass Welford, chunks of {chunk}", chunk=v['FWD_CHUNK'])}.get(form, form)
+    return say("{what}, {warps} warps", what=what, warps=v['FWD_WARPS'])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -166,7 +185,7 @@ def tune_config(kind: str, x, w, b, dy, candidates, peer=None, rounds: int = 3) 
     dt = arrays.dtype_name(x)
     y, mean, rstd = L.layernorm_fwd(x, w, b)
     rows, fns = [], dict(peer or {})
-    for cfg in cli.progress(candidates, f"{kind} configs (checked)"):
+    for cfg in cli.progress(candidates, tr("{kind} configs (checked)", kind=kind)):
         c = check_big(x, w, b, dy, n_rows=16, **{f"{kind}_config": cfg})
         if not c.ok:
             rows.append({"kind": kind, "dtype": dt, "config": cfg, "ms": None, "result": f"check failed: {c.message}"})
@@ -212,10 +231,16 @@ def tune(ctx) -> lab.Result:
                 winners[f"{kind} {dtype} {triton.next_power_of_2(n)}"] = best
         del x, w, b, dy
     tuned.forget()
-    print("winners: " + "; ".join(f"{k}: {v}" for k, v in winners.items()) + " (recorded; used from now on)")
+    print(tr("winners: {list} (recorded; used from now on)", list="; ".join(f"{k}: {v}" for k, v in winners.items())))
     return lab.Result(rows=rows, name=L.TUNED, meta=dict(winner=winners, shape=list(TARGET_SHAPE)),
-                      tables=[([dict(r, config=str(r["config"])) for r in rows], None,
-                               f"Tuning at {m} x {n} (each config checked, then interleaved rounds)")])
+                      tables=[([dict(r, config=str(r["config"])) for r in said_results(rows)], None,
+                               tr("Tuning at {m} x {n} (each config checked, then interleaved rounds)", m=m, n=n))])
+
+
+def said_results(rows: list[dict]) -> list[dict]:
+    """--tune rows as printed: a failed check's result in the chosen language (the JSON keeps the English)."""
+    return [dict(r, result=tr("check failed: {message}", message=r["result"][len("check failed: "):]))
+            if str(r.get("result", "")).startswith("check failed: ") else r for r in rows]
 
 
 def check_big(x, w, b, dy, n_rows: int = 128, fwd_config: dict | None = None,
@@ -262,7 +287,7 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
     for dtype in L.BENCH_DTYPES:
         shape, note = L.fit_shape(TARGET_SHAPE, dtype, device.info())
         if note:
-            print(note)
+            print(tr(note))
         m, n = shape
         x = device_randn(shape, dtype, 21, scale=2.0, shift=3.0)
         w = device_randn((n,), dtype, 22, scale=0.2, shift=1.0)
@@ -308,16 +333,18 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
 
 def add_arguments(p) -> None:
     p.add_argument("--tune", action="store_true",
-                   help="(GPU) time the forward and backward configs at the target shape and record this GPU's winners")
+                   help=tr("(GPU) time the forward and backward configs at the target shape and record this GPU's "
+                           "winners"))
 
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
     rows, targets = bench_targets(ceiling, rounds=1 if ctx.quick else 5)
     tables = [(rows, ["variant", "dtype", "ms", "gbps", "frac_ceiling", "vs_compile", "spread", "config", "check"],
-               f"LayerNorm {TARGET_SHAPE[0]} x {TARGET_SHAPE[1]} (GB/s counts the bytes that must move: fwd 2 MN, bwd "
-               f"3 MN elements, for every contender; Triton configs: {L.tuned_source()})")]
-    tables.append((targets, None, "Performance targets"))
+               tr("LayerNorm {m} x {n} (GB/s counts the bytes that must move: fwd 2 MN, bwd 3 MN elements, for every "
+                  "contender; Triton configs: {source})", m=TARGET_SHAPE[0], n=TARGET_SHAPE[1],
+                  source=cfgmod.say_source(L.tuned_source())))]
+    tables.append((targets, None, tr("Performance targets")))
     meta = dict(targets=targets, compile_report=compile_table(ctx.args.arch), ceiling_gbps=ceiling,
                 device=device.info().as_dict(), tuned_source=L.tuned_source())
     # exit status 1 = a correctness check failed (a missed performance target is reported, not an error)
@@ -335,6 +362,6 @@ def plot(data: dict, out_dir: str) -> list[str]:
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_bars(path, [f"{r['variant']} {r['dtype']}" for r in rows], [r["gbps"] for r in rows],
                              ylabel="GB/s (bytes that must move)",
-                             title=f"LayerNorm {shape} on {data.get('gpu', 'GPU')}",
+                             title=tr("LayerNorm {shape} on {gpu}", shape=shape, gpu=data.get('gpu', 'GPU')),
                              colors=[report.IMPL_COLORS.get(r["impl"], "gray") for r in rows],
-                             hlines={f"HBM ceiling {ceiling:.0f}": ceiling})]
+                             hlines={tr("HBM ceiling {gbps:.0f}", gbps=ceiling): ceiling})]

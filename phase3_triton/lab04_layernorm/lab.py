@@ -41,6 +41,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, device, lab, plan, tuned
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel,
@@ -251,7 +252,8 @@ def fwd_config(n: int, dtype: str, gpu: device.DeviceInfo | None = None) -> conf
     """The forward's configuration for rows of n columns of `dtype` on `gpu` (default: this GPU)."""
     default = _fwd_named(fwd_default(n), dict(FWD_BASE, FWD_ROWS=fwd_default(n)["BLOCK_M"]))
     winner = tuned_config("fwd", n, dtype, gpu)
-    return config.resolve(f"layernorm forward, rows of {triton.next_power_of_2(max(n, 1))} ({dtype})", default,
+    return config.resolve(tr("layernorm forward, rows of {n} ({dtype})", n=triton.next_power_of_2(max(n, 1)),
+                             dtype=dtype), default,
                           tuned=_fwd_named(winner, default) if winner else None, tuned_source=tuned_source(gpu),
                           validate=lambda v: _fwd_dict(v) and v)
 
@@ -260,7 +262,8 @@ def bwd_config(n: int, dtype: str, gpu: device.DeviceInfo | None = None) -> conf
     """The backward's configuration for rows of n columns of `dtype` on `gpu` (default: this GPU)."""
     d = bwd_default(n)
     winner = tuned_config("bwd", n, dtype, gpu)
-    return config.resolve(f"layernorm backward, rows of {triton.next_power_of_2(max(n, 1))} ({dtype})",
+    return config.resolve(tr("layernorm backward, rows of {n} ({dtype})", n=triton.next_power_of_2(max(n, 1)),
+                             dtype=dtype),
                           {"BWD_PER_SM": d["programs_per_sm"], "BWD_WARPS": d["num_warps"]},
                           tuned={"BWD_PER_SM": winner["programs_per_sm"], "BWD_WARPS": winner["num_warps"]}
                           if winner else None, tuned_source=tuned_source(gpu), validate=_check_bwd_named)
@@ -602,7 +605,7 @@ def _unit_launches(variant: str, rows: int, n: int, dtype: str, gpu: device.Devi
     programs, const, warps = dwdb_launch(n, dwdb.values)
     out.append(plan.Launch(variant, "layernorm_dwdb_kernel", "triton", fn=layernorm_dwdb_kernel, grid=programs,
                            signature=dwdb_signature(dtype), defines=const, num_warps=warps,
-                           case=f"{case}, over G = {g} partial rows", config_source=dwdb.source()))
+                           case=tr("{case}, over G = {g} partial rows", case=case, g=g), config_source=dwdb.source()))
     return out
 
 

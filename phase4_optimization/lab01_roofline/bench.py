@@ -5,18 +5,22 @@ The plot is drawn from the JSON (placed rows + ceilings), so --replot redraws it
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import math
 import os
 import re
+import string
 import textwrap
 
 import numpy as np
 
 from common import bench, cli, device, lab, plan, report
+from common.i18n import korean, tr
 
-from .lab import (CEILINGS_FILE, LAB, ROOT, SWEEP_KS, SWEEP_N, UNIT_NAMES, UNITS, Ceilings, _prod, bench_bytes, counts,
-                  datasheet_for, datasheet_of, fma_chain, fma_config, place, sweep_counts, unit_for)
+from .lab import (CEILINGS_FILE, COUNTS_FROM, COUNTS_UNKNOWN, LAB, ROOT, SWEEP_KS, SWEEP_N, UNIT_NAMES, UNITS, Ceilings,
+                  _prod, bench_bytes, counts, datasheet_for, datasheet_of, fma_chain, fma_config, place, sweep_counts,
+                  unit_for)
 
 CPU_NOTE = ("\nNo GPU: the k-FMA kernel ran in the interpreter (correctness only) and its sweep was not timed; the "
             "repository's kernels were placed from the recorded results.")
@@ -24,15 +28,73 @@ CPU_NOTE = ("\nNo GPU: the k-FMA kernel ran in the interpreter (correctness only
 
 def add_arguments(p) -> None:
     p.add_argument("--results", default=None, metavar="DIR",
-                   help="folder of result JSON files to place (default: results/<this GPU>; without a GPU, where that "
-                        "folder does not exist, the first committed GPU folder)")
+                   help=tr("folder of result JSON files to place (default: results/<this GPU>; without a GPU, where "
+                           "that folder does not exist, the first committed GPU folder)"))
     p.add_argument("--measure", action="store_true",
-                   help="on a GPU: measure HBM and the tensor-core / fp32 peaks (torch.matmul 8192^3) and cache them "
-                        f"in <out>/{CEILINGS_FILE}")
+                   help=tr("on a GPU: measure HBM and the tensor-core / fp32 peaks (torch.matmul 8192^3) and cache "
+                           "them in <out>/{file}", file=CEILINGS_FILE))
     p.add_argument("--roof", choices=("measured", "datasheet"), default="measured",
-                   help="which figures are the roofs (default: measured where there is a measurement)")
+                   help=tr("which figures are the roofs (default: measured where there is a measurement)"))
     p.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
-                   help="run the k-FMA AI sweep on a GPU")
+                   help=tr("run the k-FMA AI sweep on a GPU"))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the lab writes into its JSON in English (sources of the roofs, notes, what is missing, where counts came from),
+# made from these templates, and printed or drawn in the chosen language by say()
+# ---------------------------------------------------------------------------------------------------------------------
+SRC_MEASURED = "measured ({method}, {file})"
+SRC_RECORDED = "measured HBM ceiling recorded in {file} (highest of {n} records)"
+SRC_THIS_RUN = "measured in this run ({how})"
+SRC_CLOCK = "{gpu}'s memory clock x bus width (no datasheet entry)"
+SRC_PEER = "measured peer: {what}"
+NOTE_FFMA = "FFMA register probe ({variant}, {file}): {tflops} TFLOP/s fp32 - what the CUDA cores reach with no memory " \
+            "traffic"
+NOTE_NO_DATASHEET = "no datasheet entry for {gpu} in the course's table of GPUs: no datasheet roofs"
+NOTE_NO_ROOFS = "no datasheet entry for {gpu} in the course's table of GPUs: no datasheet roofs, and no compute roof " \
+                "at all (measure them with --measure)"
+MISSING_MINE = "no recorded results of {gpu} in results/{slug}/ yet: only this run's own measurements are placed (run " \
+               "the other labs on this GPU, then this one again, to place theirs)"
+MISSING_ALL = "no recorded results in results/ at all (and none of {gpu}): nothing to place"
+MISSING_COMMITTED = "{gpu} has no recorded results (results/{slug}/): placing the committed results/{committed}/, on " \
+                    "the roofs of the GPU they were measured on"
+MISSING_FOLDER = "--results: no folder {folder}; nothing recorded to place"
+MISSING_ROOFS = "no roofs in the JSON: rebuilt from its rows' HBM ceiling and the datasheet"
+MISSING_NOTHING = "nothing placed: no recorded kernel and no k-FMA sweep"
+SUMMARY = "{mem} of {placed} placed kernels are memory-bound, {compute} compute-bound. {left} rows left out (sweep " \
+          "points, duplicates, rows without counts: see 'left_out' in the JSON)."
+TARGET_LOW = "k-FMA sweep, k <= 8 (AI <= 2): worst fraction of the HBM roof"
+TARGET_HIGH = "k-FMA sweep, k >= 512 (AI >= 128): worst fraction of the datasheet fp32 peak"
+SAID = [NOTE_NO_ROOFS, NOTE_NO_DATASHEET, NOTE_FFMA, SRC_RECORDED, SRC_THIS_RUN, SRC_MEASURED, SRC_CLOCK, SRC_PEER,
+        MISSING_MINE, MISSING_ALL, MISSING_COMMITTED, MISSING_FOLDER, SUMMARY, COUNTS_UNKNOWN, COUNTS_FROM]
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(template: str):
+    out, seen = "", set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        out += re.escape(literal)
+        if name is not None:
+            out += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
+            seen.add(name)
+    return re.compile(out, re.S)
+
+
+def say(text):
+    """One of the lab's English phrases (made from a template of SAID, or a fixed one) in the chosen language; the
+    pieces of a 'counts' phrase joined by '; ' each on their own."""
+    if not korean() or not isinstance(text, str) or not text:
+        return text
+    if "; " in text and all(_said_by(p) for p in text.split("; ")):
+        return "; ".join(say(p) for p in text.split("; "))
+    t = _said_by(text)
+    if t is None:
+        return tr(text)
+    return tr(t, **{k: tr(v) for k, v in _pattern(t).fullmatch(text).groupdict().items()})
+
+
+def _said_by(text: str):
+    return next((t for t in SAID if _pattern(t).fullmatch(text)), None)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -216,7 +278,8 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
     # HBM
     hbm, hbm_src = None, ""
     if cached.get("hbm_gbps"):
-        hbm, hbm_src = float(cached["hbm_gbps"]), f"measured ({cached.get('hbm_method', '?')}, {CEILINGS_FILE})"
+        hbm, hbm_src = float(cached["hbm_gbps"]), SRC_MEASURED.format(method=cached.get('hbm_method', '?'),
+                                                                      file=CEILINGS_FILE)
     else:
         vals = [(float(r["ceiling_gbps"]), r.get("_file", "the JSON")) for r in rows
                 if isinstance(r.get("ceiling_gbps"), (int, float))]
@@ -228,13 +291,13 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
                 vals.append((float(h["ceiling_gbps"]), h["file"]))
         if vals:
             hbm, f = max(vals)
-            hbm_src = f"measured HBM ceiling recorded in {f} (highest of {len(vals)} records)"
+            hbm_src = SRC_RECORDED.format(file=f, n=len(vals))
     if hbm is None and hbm_measured:
-        hbm, hbm_src = float(hbm_measured[0]), f"measured in this run ({hbm_measured[1]})"
+        hbm, hbm_src = float(hbm_measured[0]), SRC_THIS_RUN.format(how=hbm_measured[1])
     if hbm is None and ds.get("hbm_gbps"):
         hbm, hbm_src = float(ds["hbm_gbps"]), ds_src
     if hbm is None and gpu is not None and gpu.theoretical_gbps:
-        hbm, hbm_src = float(gpu.theoretical_gbps), f"{gpu.name}'s memory clock x bus width (no datasheet entry)"
+        hbm, hbm_src = float(gpu.theoretical_gbps), SRC_CLOCK.format(gpu=gpu.name)
     if hbm is None:
         raise ValueError(f"no HBM figure: no ceiling in {results_dir} and no datasheet entry for {gpu_name!r}")
     # compute
@@ -243,13 +306,13 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
     for u in UNITS:
         c = cached.get("tflops", {}).get(u)
         if c:
-            peaks[u], sources[u] = float(c), f"measured ({cached.get('method', {}).get(u, 'torch.matmul')}, " \
-                                             f"{CEILINGS_FILE})"
+            peaks[u], sources[u] = float(c), SRC_MEASURED.format(method=cached.get('method', {}).get(u, 'torch.matmul'),
+                                                                 file=CEILINGS_FILE)
             continue
         if u in peer_words:
             hit = _best_peer_tflops(rows, *peer_words[u])
             if hit:
-                peaks[u], sources[u] = hit[0], f"measured peer: {hit[1]}"
+                peaks[u], sources[u] = hit[0], SRC_PEER.format(what=hit[1])
                 continue
         if ds.get(u):
             peaks[u], sources[u] = float(ds[u]), ds_src
@@ -262,11 +325,10 @@ def resolve_ceilings(rows: list[dict], headers: list[dict], gpu_name: str, resul
     sources["hbm"] = hbm_src
     ffma = [r for r in rows if r.get("level") == "registers" and r.get("tflops")]
     if ffma:
-        notes.append(f"FFMA register probe ({ffma[0]['variant']}, {ffma[0].get('_file', 'the JSON')}): "
-                     f"{ffma[0]['tflops']:.1f} TFLOP/s fp32 - what the CUDA cores reach with no memory traffic")
+        notes.append(NOTE_FFMA.format(variant=ffma[0]['variant'], file=ffma[0].get('_file', 'the JSON'),
+                                      tflops=f"{ffma[0]['tflops']:.1f}"))
     if not ds:
-        notes.append(f"no datasheet entry for {gpu_name or 'this GPU'!r} in the course's table of GPUs: no datasheet "
-                     "roofs" + ("" if peaks else ", and no compute roof at all (measure them with --measure)"))
+        notes.append((NOTE_NO_DATASHEET if peaks else NOTE_NO_ROOFS).format(gpu=repr(gpu_name or 'this GPU')))
     dsd = {"hbm_gbps": ds.get("hbm_gbps")}
     dsd.update({u: ds.get(u) for u in UNITS if ds.get(u)})
     return Ceilings(hbm_gbps=hbm, peaks=peaks, sources=sources, datasheet=dsd if ds else {}, notes=notes)
@@ -336,11 +398,9 @@ def sweep_targets(sweep: list[dict], ceil: Ceilings) -> list[dict]:
     ds = ceil.datasheet.get("fp32")
     high = [r["tflops"] / ds for r in sweep if ds and r.get("k") is not None and r["k"] >= 512 and r.get("tflops")]
     if low:
-        out.append({"target": "k-FMA sweep, k <= 8 (AI <= 2): worst fraction of the HBM roof", "predicted": ">= 0.85",
-                    "measured": min(low), "met": min(low) >= 0.85})
+        out.append({"target": TARGET_LOW, "predicted": ">= 0.85", "measured": min(low), "met": min(low) >= 0.85})
     if high:
-        out.append({"target": "k-FMA sweep, k >= 512 (AI >= 128): worst fraction of the datasheet fp32 peak",
-                    "predicted": ">= 0.75", "measured": min(high), "met": min(high) >= 0.75})
+        out.append({"target": TARGET_HIGH, "predicted": ">= 0.75", "measured": min(high), "met": min(high) >= 0.75})
     return out
 
 
@@ -395,8 +455,11 @@ def _is_named(p: dict, named: list[dict]) -> bool:
     return any(p is n["best"] or p is n["peer"] for n in named)
 
 
-def table_rows(placed: list[dict]) -> list[dict]:
+def table_rows(placed: list[dict], said: bool = False) -> list[dict]:
+    """One table row per placed kernel; said: bound, on_plot and counts in the chosen language (the table printed;
+    the English rows give the JSON its on_plot)."""
     named = named_points(placed)
+    say_ = say if said else (lambda s: s)
     out = []
     for i, p in enumerate(placed, 1):
         if p["achieved_tflops"] is not None and p["ai"]:
@@ -406,11 +469,13 @@ def table_rows(placed: list[dict]) -> list[dict]:
             roof = "HBM" if p["achieved_gbps"] else "-"
         on_plot = ("named" if _is_named(p, named) else "point") if on_roofline(p) else \
             ("sweep line" if p.get("sweep") else "right panel")
+        on_plot = tr(on_plot) if said else on_plot
         out.append({"n": i, "lab": _short_lab(p["lab"]), "variant": (p["variant"] + (" [peer]" if p["impl"] == "peer"
                                                                                       else ""))[:48],
                     "dtype": p["dtype"], "unit": p["unit"], "ai": p["ai"], "achieved": ach, "roof": roof,
-                    "bound": p["bound"], "frac_roof": p["frac_roof"], "frac_datasheet_roof": p["frac_datasheet_roof"],
-                    "on_plot": on_plot, "counts": "" if p["counts"] == "recorded" else p["counts"][:40]})
+                    "bound": tr(p["bound"]) if said and p["bound"] else p["bound"], "frac_roof": p["frac_roof"],
+                    "frac_datasheet_roof": p["frac_datasheet_roof"],
+                    "on_plot": on_plot, "counts": "" if p["counts"] == "recorded" else say_(p["counts"])[:40]})
     return out
 
 
@@ -438,9 +503,9 @@ def _lab_title(lab_name: str) -> str:
     return _short_lab(lab_name).replace("_", " ")
 
 
-def point_label(n: dict, placed: list[dict]) -> str:
+def point_label(n: dict, placed: list[dict], said: bool = False) -> str:
     """Two lines: 'lab: best kernel [dtype] fraction-of-roof' and 'peer: ... fraction' (the dtype only where the lab
-    put several on the roofline)."""
+    put several on the roofline); said: in the chosen language (the plot; the JSON keeps the English)."""
     dtypes = {p.get("dtype") for p in placed if p["lab"] == n["lab"] and on_roofline(p)}
 
     def one(p):
@@ -449,7 +514,7 @@ def point_label(n: dict, placed: list[dict]) -> str:
         name = name if len(name) <= 40 else name[:39].rstrip(" ,") + "\u2026"
         return f"{name}{dt} {p['frac_roof']:.2f}"
 
-    peer = f"peer {one(n['peer'])}" if n["peer"] else "(no library peer)"
+    peer = f"peer {one(n['peer'])}" if n["peer"] else (tr("(no library peer)") if said else "(no library peer)")
     return f"{_lab_title(n['lab'])}: {one(n['best'])}\n{peer}"
 
 
@@ -532,7 +597,7 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
         pk = max(ceil.peaks[u] for u in g)
         names = " / ".join(u for u in g)
         figs = " / ".join(f"{ceil.peaks[u]:,.0f}" for u in g)
-        what = "FFMA (CUDA cores)" if g == ["fp32"] else "tensor cores"
+        what = tr("FFMA (CUDA cores)") if g == ["fp32"] else "tensor cores"
         ridge = " / ".join(f"{ridges[u]:.0f}" for u in g)
         ax.annotate(f"{names} {what}\n{figs} TFLOP/s, ridge {ridge}", xy=(1.0, pk),
                     xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points", ha="left",
@@ -555,17 +620,17 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
     if sweep:
         ax.plot([r["ai"] for r in sweep], [r["tflops"] for r in sweep], color=SWEEP_COLOR, marker="s", ms=4, lw=1.2,
                 zorder=4)
-    ax.set_xlabel("arithmetic intensity (FLOP per byte of compulsory HBM traffic)")
-    ax.set_ylabel("achieved TFLOP/s")
+    ax.set_xlabel(tr("arithmetic intensity (FLOP per byte of compulsory HBM traffic)"))
+    ax.set_ylabel(tr("achieved TFLOP/s"))
     ax.set_title(title, fontsize=11)
     ax.grid(True, which="major", alpha=0.25)
-    handles = [Line2D([], [], color="k", marker=m, ls="", label=IMPL_NAMES[k]) for k, m in IMPL_MARKERS.items()]
+    handles = [Line2D([], [], color="k", marker=m, ls="", label=tr(IMPL_NAMES[k])) for k, m in IMPL_MARKERS.items()]
     handles += [Line2D([], [], color="k", marker="o", ms=9, mfc="none", ls=":",
-                       label="named: each lab's best kernel and its peer\n(label: fraction of its roof)"),
-                Line2D([], [], color="gray", ls="--", label="datasheet roofs")]
+                       label=tr("named: each lab's best kernel and its peer\n(label: fraction of its roof)")),
+                Line2D([], [], color="gray", ls="--", label=tr("datasheet roofs"))]
     if sweep:
-        handles.append(Line2D([], [], color=SWEEP_COLOR, marker="s", label="k-FMA chain sweep (this lab)"))
-    ax.legend(handles=handles, fontsize=7.5, loc="upper left", title="colour = lab (named in the right panel)",
+        handles.append(Line2D([], [], color=SWEEP_COLOR, marker="s", label=tr("k-FMA chain sweep (this lab)")))
+    ax.legend(handles=handles, fontsize=7.5, loc="upper left", title=tr("colour = lab (named in the right panel)"),
               title_fontsize=7.5, framealpha=0.9)
     # the names, placed where nothing else is (display pixels, after the layout is final)
     fig.canvas.draw()
@@ -588,7 +653,7 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
             px, py = to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))
             return math.atan2(py - y_mid, x_col - px)
 
-        items = [{"text": point_label(n, placed), "xy": (n["best"]["ai"], n["best"]["achieved_tflops"]),
+        items = [{"text": point_label(n, placed, said=True), "xy": (n["best"]["ai"], n["best"]["achieved_tflops"]),
                   "color": colors[n["lab"]]} for n in sorted(mem, key=angle, reverse=True)]
         _stack(fig, ax, items, x_col, y_top, step)
     if comp:
@@ -602,7 +667,8 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
             px = max(to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))[0], prev + 10 * dpi_scale)
             prev = px
             tx, ty = ax.transData.inverted().transform((px, y_base + k * step))
-            ax.annotate(point_label(n, placed), xy=(n["best"]["ai"], n["best"]["achieved_tflops"]), xytext=(tx, ty),
+            ax.annotate(point_label(n, placed, said=True), xy=(n["best"]["ai"], n["best"]["achieved_tflops"]),
+                        xytext=(tx, ty),
                         ha="right", va="bottom", fontsize=7, color=colors[n["lab"]], zorder=6, linespacing=1.05,
                         bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
                         arrowprops=dict(arrowstyle="-", color=colors[n["lab"]], lw=0.7, alpha=0.8, shrinkA=0,
@@ -611,11 +677,12 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
     a0 = xmin * 2 ** 2.5
     (x0, y0), (x1, y1) = to_px((a0, a0 * ceil.hbm_gbps / 1e3)), to_px((a0 * 2, 2 * a0 * ceil.hbm_gbps / 1e3))
     how = next((w for w in ("measured", "datasheet") if w in ceil.sources.get("hbm", "measured")), "clock x bus")
-    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s ({how})", xy=(a0, a0 * ceil.hbm_gbps / 1e3), xytext=(0, 5),
+    ax.annotate(f"HBM {ceil.hbm_gbps:,.0f} GB/s ({tr(how)})", xy=(a0, a0 * ceil.hbm_gbps / 1e3), xytext=(0, 5),
                 textcoords="offset points", rotation=math.degrees(math.atan2(y1 - y0, x1 - x0)),
                 rotation_mode="anchor", fontsize=8, ha="left", va="bottom")
     if missing:
-        ax.text(0.99, 0.02, "\n".join(textwrap.fill(m, 80) for m in missing), transform=ax.transAxes, ha="right",
+        ax.text(0.99, 0.02, "\n".join(textwrap.fill(say(m), 56 if korean() else 80) for m in missing),
+                transform=ax.transAxes, ha="right",
                 va="bottom", fontsize=7.5, color="dimgray", zorder=7,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="lightgray", alpha=0.9))
     _fraction_panel(axs, placed, colors, named)
@@ -652,7 +719,7 @@ def _fraction_panel(ax, placed: list[dict], colors: dict, named: list[dict]) -> 
         kinds.setdefault(p["lab"], set()).add("point" if on_roofline(p) else "sweep" if p.get("sweep") else "bar")
     labels = []
     for n in labs:
-        extra = "" if "point" in kinds[n] else (" (line)" if kinds[n] == {"sweep"} else " *")
+        extra = "" if "point" in kinds[n] else (tr(" (line)") if kinds[n] == {"sweep"} else " *")
         labels.append(_lab_title(n) + extra)
     ax.set_yticklabels(labels, fontsize=7.5)
     for t, n in zip(ax.get_yticklabels(), labs):
@@ -665,11 +732,11 @@ def _fraction_panel(ax, placed: list[dict], colors: dict, named: list[dict]) -> 
         prev_phase = ph
     ax.grid(True, axis="x", alpha=0.3)
     ax.tick_params(axis="x", labelsize=8)
-    ax.set_xlabel("fraction of the roof (achieved / min(peak of its unit, AI x HBM))", fontsize=8.5)
+    ax.set_xlabel(tr("fraction of the roof (achieved / min(peak of its unit, AI x HBM))"), fontsize=8.5)
     ax.annotate("roof", xy=(1.0, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
                 ha="center", va="bottom", fontsize=8)
-    ax.set_title("every placed kernel, lab by lab: how close to its roof\n"
-                 "(* = no point on the roofline: no FLOPs or no bytes counted)", fontsize=8.5, pad=14)
+    ax.set_title(tr("every placed kernel, lab by lab: how close to its roof\n"
+                    "(* = no point on the roofline: no FLOPs or no bytes counted)"), fontsize=8.5, pad=14)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -689,18 +756,21 @@ def show_compile_report(arch: str) -> None:
                            num_warps=cfg["num_warps"], divisible_by_16=("x_ptr", "y_ptr", "n"))
         ptx = k.asm["ptx"]
     except Exception as e:  # noqa: BLE001 - a teaching aid; say why it is missing and go on
-        print(f"\n(compile report for sm_{cc} unavailable: {type(e).__name__}: {str(e)[:200]})")
+        print("\n" + tr("(compile report for sm_{cc} unavailable: {error})", cc=cc,
+                        error=f"{type(e).__name__}: {str(e)[:200]}"))
         return
     n_single = len(re.findall(r"\bfma\.rn\.f32(?!x)\b", ptx))
     n_pair = len(re.findall(r"\bfma\.rn\.f32x2\b", ptx))     # sm_100+: two independent FMAs in one instruction
     n_fma = n_single + 2 * n_pair
     loads = re.findall(r"\bld\.global[\w.]*", ptx)
     per = cfg["BLOCK"] // (32 * cfg["num_warps"])
-    paired = f", {2 * n_pair} of them as {n_pair} packed fma.rn.f32x2 (two chains a instruction)" if n_pair else ""
-    print(f"\nfma_chain_kernel compiled for sm_{cc} (ahead of time): {n_fma} fp32 FMAs in the PTX{paired} (expected "
-          f"{4 * per} in the 4-way main loop + {per} in the remainder loop: {per} elements a thread), loads "
-          f"{sorted(set(loads))} (compiled as the sweep launches it: 16-byte aligned pointers, n % 16 == 0). "
-          f"The {per} chains of a thread are independent: that is what hides the FFMA latency.")
+    paired = tr(", {pairs} of them as {n} packed fma.rn.f32x2 (two chains a instruction)", pairs=2 * n_pair,
+                n=n_pair) if n_pair else ""
+    print("\n" + tr("fma_chain_kernel compiled for sm_{cc} (ahead of time): {n_fma} fp32 FMAs in the PTX{paired} "
+                    "(expected {main} in the 4-way main loop + {per} in the remainder loop: {per} elements a thread), "
+                    "loads {loads} (compiled as the sweep launches it: 16-byte aligned pointers, n % 16 == 0). The "
+                    "{per} chains of a thread are independent: that is what hides the FFMA latency.", cc=cc,
+                    n_fma=n_fma, paired=paired, main=4 * per, per=per, loads=sorted(set(loads))))
 
 
 def compile_report(args) -> None:
@@ -720,14 +790,12 @@ def default_results_dir(gpu: device.DeviceInfo | None = None) -> tuple[str | Non
     if os.path.isdir(mine):
         return mine, []
     if not gpu.simulated:
-        return None, [f"no recorded results of {gpu.name} in results/{gpu.slug}/ yet: only this run's own "
-                      "measurements are placed (run the other labs on this GPU, then this one again, to place theirs)"]
+        return None, [MISSING_MINE.format(gpu=gpu.name, slug=gpu.slug)]
     committed = lab.committed_gpus()
     if not committed:
-        return None, [f"no recorded results in results/ at all (and none of {gpu.name}): nothing to place"]
+        return None, [MISSING_ALL.format(gpu=gpu.name)]
     return os.path.join(ROOT, "results", committed[0]), [
-        f"{gpu.name} has no recorded results (results/{gpu.slug}/): placing the committed results/{committed[0]}/, "
-        "on the roofs of the GPU they were measured on"]
+        MISSING_COMMITTED.format(gpu=gpu.name, slug=gpu.slug, committed=committed[0])]
 
 
 def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.DeviceInfo | None = None,
@@ -741,13 +809,12 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
     gpu = gpu or (device.info() if device.has_gpu() else device.current(getattr(args, "arch", None)))
     if args.results:
         results_dir = os.path.abspath(args.results)
-        missing = [] if os.path.isdir(results_dir) else [f"--results: no folder {results_dir}; nothing recorded "
-                                                         "to place"]
+        missing = [] if os.path.isdir(results_dir) else [MISSING_FOLDER.format(folder=results_dir)]
         results_dir = results_dir if not missing else None
     else:
         results_dir, missing = default_results_dir(gpu)
     for m in missing:
-        print("note:", m)
+        print(tr("note: {text}", text=say(m)))
     if results_dir is None and not sweep_rows and not measured and not hbm_measured:
         return None
     rows, headers, gpu_name = load_rows(results_dir) if results_dir else ([], [], "")
@@ -762,28 +829,28 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
     for p, t in zip(placed, table_rows(placed)):
         p["on_plot"] = t["on_plot"]       # 'named', 'point', 'sweep line' or 'right panel': where the plot shows it
     where = os.path.relpath(results_dir, ROOT) if results_dir else "none recorded"
-    print(f"\nCeilings ({gpu_name or 'unknown GPU'}; results from {where}):")
-    print(f"  HBM {ceil.hbm_gbps:,.0f} GB/s  [{ceil.sources['hbm']}]")
+    print("\n" + tr("Ceilings ({gpu}; results from {where}):", gpu=gpu_name or tr("unknown GPU"),
+                    where=where if results_dir else tr(where)))
+    print(f"  HBM {ceil.hbm_gbps:,.0f} GB/s  [{say(ceil.sources['hbm'])}]")
     for u in UNITS:
         if ceil.peak(u):
             print(f"  {UNIT_NAMES[u]:24s} {ceil.peak(u):7,.0f} TFLOP/s, ridge {ceil.ridge(u):6.1f} FLOP/B  "
-                  f"[{ceil.sources[u]}]" + (f"  (datasheet {ceil.datasheet[u]:,.0f})" if ceil.datasheet.get(u) and
-                                            "datasheet" not in ceil.sources[u] else ""))
+                  f"[{say(ceil.sources[u])}]" + (f"  (datasheet {ceil.datasheet[u]:,.0f})" if ceil.datasheet.get(u)
+                                                 and "datasheet" not in ceil.sources[u] else ""))
     for n_ in ceil.notes:
-        print("  note:", n_)
+        print(tr("  note: {text}", text=say(n_)))
     n_mem = sum(1 for p in placed if str(p["bound"]).startswith("memory"))
-    summary = (f"{n_mem} of {len(placed)} placed kernels are memory-bound, {len(placed) - n_mem} compute-bound. "
-               f"{len(left)} rows left out (sweep points, duplicates, rows without counts: see 'left_out' in the "
-               "JSON).")
+    summary = SUMMARY.format(mem=n_mem, placed=len(placed), compute=len(placed) - n_mem, left=len(left))
     targets = sweep_targets(sweep, ceil)
     # the sweep measured now, or (re-placing on a machine without a GPU) the one recorded before: kept either way
     kept = list(sweep_rows) or [{k: v for k, v in r.items() if not k.startswith("_")} for r in sweep]
-    tables = [(table_rows(placed), TABLE_COLS,
-               f"Every kernel on the roofline ({len(placed)} placed; frac_roof = achieved / min(peak of its unit, "
-               "AI x HBM); memory-only kernels: GB/s / HBM; on_plot: 'named' = labelled on the roofline, 'point' = "
-               "an unlabelled point there, 'right panel' = only in the fraction-of-roof panel)")]
+    tables = [(table_rows(placed, said=True), TABLE_COLS,
+               tr("Every kernel on the roofline ({n} placed; frac_roof = achieved / min(peak of its unit, AI x HBM); "
+                  "memory-only kernels: GB/s / HBM; on_plot: 'named' = labelled on the roofline, 'point' = an "
+                  "unlabelled point there, 'right panel' = only in the fraction-of-roof panel)", n=len(placed)))]
     if targets:
-        tables.append((targets, ["target", "predicted", "measured", "met"], "The k-FMA sweep's predictions"))
+        tables.append(([dict(t, target=tr(t["target"])) for t in targets], ["target", "predicted", "measured", "met"],
+                       "The k-FMA sweep's predictions"))
     return lab.Result(rows=kept + placed, tables=tables,
                       meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT)
                                 if results_dir else None, left_out=left, missing=missing,
@@ -795,7 +862,7 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
 
 def _report(res: lab.Result) -> None:
     """What run() prints after a benchmark, for the placement made without one."""
-    print("\n" + res.meta["summary"])
+    print("\n" + say(res.meta["summary"]))
     for rows, cols, title in res.tables:
         report.print_table(rows, cols, title=title)
 
@@ -807,16 +874,17 @@ def predict(gpu: device.DeviceInfo) -> dict:
     ds, _ = datasheet_of(gpu)
     bw = gpu.hbm_gbps
     n, _ = plan.fit(SWEEP_N, bench_bytes, gpu)
-    out = {"HBM roof (datasheet, else memory clock x bus)": f"{bw:,.0f} GB/s"}
+    out = {tr("HBM roof (datasheet, else memory clock x bus)"): f"{bw:,.0f} GB/s"}
     for u in UNITS:
         if ds.get(u):
             out[f"ridge point, {UNIT_NAMES[u]}"] = f"{ds[u] * 1e3 / bw:.1f} FLOP/B ({ds[u]:,g} TFLOP/s)"
     if ds.get("fp32"):
         ridge = ds["fp32"] * 1e3 / bw
-        out["k-FMA sweep leaves the HBM roof near (k = 4 x fp32 ridge)"] = f"k ~ {4 * ridge:.0f}"
+        out[tr("k-FMA sweep leaves the HBM roof near (k = 4 x fp32 ridge)")] = f"k ~ {4 * ridge:.0f}"
     else:
-        out["k-FMA sweep"] = "no fp32 datasheet peak for this GPU: the crossing is not predicted"
-    out[f"k-FMA sweep floor at k = 1, n = {plan.fmt_size(n)} (8 n B over HBM)"] = f"{8 * n / (bw * 1e9) * 1e3:.3f} ms"
+        out[tr("k-FMA sweep")] = tr("no fp32 datasheet peak for this GPU: the crossing is not predicted")
+    out[tr("k-FMA sweep floor at k = 1, n = {n} (8 n B over HBM)", n=plan.fmt_size(n))] = \
+        f"{8 * n / (bw * 1e9) * 1e3:.3f} ms"
     return out
 
 
@@ -830,14 +898,14 @@ def explain(args) -> None:
     if ds.get("hbm_gbps"):
         rows = [{"unit": UNIT_NAMES[u], "peak TFLOP/s": ds[u], "ridge FLOP/B": ds[u] * 1e3 / ds["hbm_gbps"]}
                 for u in UNITS if ds.get(u)]
-        report.print_table(rows, title=f"The roofs before any measurement: {src}, HBM {ds['hbm_gbps']:,} GB/s "
-                                       "(a kernel left of its unit's ridge is memory-bound)")
+        report.print_table(rows, title=tr("The roofs before any measurement: {source}, HBM {hbm:,} GB/s (a kernel left "
+                                          "of its unit's ridge is memory-bound)", source=src, hbm=ds['hbm_gbps']))
     else:
-        print(f"The roofs before any measurement: {gpu.name} is not in the course's table of GPUs, so there are no "
-              f"datasheet peaks; HBM from its memory clock and bus width: {gpu.hbm_gbps:,.0f} GB/s. Measure the "
-              "compute roofs with --measure.")
+        print(tr("The roofs before any measurement: {gpu} is not in the course's table of GPUs, so there are no "
+                 "datasheet peaks; HBM from its memory clock and bus width: {gbps:,.0f} GB/s. Measure the compute "
+                 "roofs with --measure.", gpu=gpu.name, gbps=gpu.hbm_gbps))
     if device.has_gpu() and args.bench:
-        print("(on this GPU the kernels are placed after the k-FMA sweep, on this run's measured roofs)")
+        print(tr("(on this GPU the kernels are placed after the k-FMA sweep, on this run's measured roofs)"))
         return
     res = placement(args)
     if res is None:
@@ -847,10 +915,10 @@ def explain(args) -> None:
     if args.json:
         # the rows are the placed GPU's measurements, whatever machine placed them: its name is the file's "gpu"
         gpu_field = {"gpu": res.meta["source_gpu"]} if res.meta["source_gpu"] else {}
-        print("wrote", report.write_json(LAB, res.rows, out_dir=out_dir, **res.meta, **gpu_field))
+        print(tr("wrote {path}", path=report.write_json(LAB, res.rows, out_dir=out_dir, **res.meta, **gpu_field)))
     if args.plot:
         for path in plot(dict(res.meta, rows=res.rows, gpu=res.meta["source_gpu"]), out_dir):
-            print("wrote", path)
+            print(tr("wrote {path}", path=path))
 
 
 def benchmark(ctx) -> lab.Result:
@@ -863,18 +931,18 @@ def benchmark(ctx) -> lab.Result:
     if args.measure:
         measured = measure_ceilings(quick=ctx.quick)
         if args.json:
-            print("wrote", report.write_json(CEILINGS_FILE[:-5], [], out_dir=ctx.out_dir, ceilings=measured,
-                                             device=device.info().as_dict()))
+            print(tr("wrote {path}", path=report.write_json(CEILINGS_FILE[:-5], [], out_dir=ctx.out_dir,
+                                                            ceilings=measured, device=device.info().as_dict())))
     ceiling = ctx.ceiling()
     n, note = plan.fit((1 << 24) if ctx.quick else SWEEP_N, bench_bytes, device.info(), what="the k-FMA sweep's n")
     if note:
-        print(note)
+        print(tr(note))
     sweep_rows = []
     if args.sweep:
         sweep_rows = run_sweep(SWEEP_KS[::2] if ctx.quick else SWEEP_KS, n, ceiling["hbm_gbps"])
     res = placement(args, sweep_rows, measured,
                     hbm_measured=(ceiling["hbm_gbps"], ceiling.get("hbm_method") or "common.bench.ceilings"))
-    print("\n" + res.meta["summary"])
+    print("\n" + say(res.meta["summary"]))
     return res
 
 
@@ -894,11 +962,11 @@ def plot(data: dict, out_dir: str) -> list[str]:
         try:
             ceil = resolve_ceilings(rows, [], data.get("source_gpu") or data.get("gpu") or "", None)
         except ValueError as e:
-            print(f"no roofline drawn: the JSON has no roofs and none can be rebuilt ({e})")
+            print(tr("no roofline drawn: the JSON has no roofs and none can be rebuilt ({error})", error=e))
             return []
-        missing.append("no roofs in the JSON: rebuilt from its rows' HBM ceiling and the datasheet")
+        missing.append(MISSING_ROOFS)
     if not placed and not sweep:
-        missing.append("nothing placed: no recorded kernel and no k-FMA sweep")
-    title = (f"Roofline of {gpu}: every kernel of the repository "
-             f"(HBM {ceil.hbm_gbps:,.0f} GB/s; roofs: {data.get('roof', 'measured')})")
+        missing.append(MISSING_NOTHING)
+    title = tr("Roofline of {gpu}: every kernel of the repository (HBM {gbps:,.0f} GB/s; roofs: {roof})", gpu=gpu,
+               gbps=ceil.hbm_gbps, roof=tr(data.get('roof', 'measured')))
     return [plot_roofline(os.path.join(out_dir, f"{LAB}.png"), placed, ceil, sweep, title, missing)]

@@ -314,6 +314,11 @@ def _lab_hook(lab_name: str):
     return None
 
 
+# where a row's counts came from, as the JSON and the table say it (bench.say() prints them in the chosen language)
+COUNTS_FROM = "{what} from {model}"
+COUNTS_UNKNOWN = "{what} unknown: placed by what it has"
+
+
 def counts(row: dict) -> tuple[float | None, float | None, str]:
     """(bytes, FLOPs, source) of one result row: recorded figures first, then the lab's model, then MODELS."""
     ms = row.get("ms")
@@ -337,12 +342,12 @@ def counts(row: dict) -> tuple[float | None, float | None, str]:
                 flops = float(mf_)
                 filled.append("FLOPs")
             if filled:
-                src = f"{'+'.join(filled)} from {name}"
+                src = COUNTS_FROM.format(what='+'.join(filled), model=name)
             if nbytes is not None and flops is not None:
                 break
         if nbytes is None or flops is None:
             missing = "FLOPs" if flops is None else "bytes"
-            src = (src + "; " if src != "recorded" else "") + f"{missing} unknown: placed by what it has"
+            src = (src + "; " if src != "recorded" else "") + COUNTS_UNKNOWN.format(what=missing)
     return nbytes, flops, src
 
 

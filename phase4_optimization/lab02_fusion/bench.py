@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from common import arrays, bench, check, cuda, device, lab, occupancy, report
+from common.i18n import tr
 
 from . import lab as L
 from .lab import EW_SHAPE, GEMM_N, LN_SHAPE
@@ -54,21 +55,21 @@ def prediction_rates(gpu: device.DeviceInfo, hbm_measured: float | None = None) 
                 measured = doc.get("ceilings") or {}
         except (OSError, ValueError):
             measured = {}
-    where = f"measured ({os.path.relpath(path, report.ROOT)})"
+    where = tr("measured ({path})", path=os.path.relpath(path, report.ROOT))
     out = {}
     if (measured.get("tflops") or {}).get(unit):
         out.update(gemm_tflops=float(measured["tflops"][unit]), gemm_from=f"cuBLAS {unit} {where}")
     elif gpu.peak(f"{unit}_tflops"):
-        out.update(gemm_tflops=float(gpu.peak(f"{unit}_tflops")), gemm_from=f"{unit} datasheet peak")
+        out.update(gemm_tflops=float(gpu.peak(f"{unit}_tflops")), gemm_from=tr("{unit} datasheet peak", unit=unit))
     else:
-        out.update(gemm_tflops=None, gemm_from=f"no {unit} rate known for {gpu.name}")
+        out.update(gemm_tflops=None, gemm_from=tr("no {unit} rate known for {gpu}", unit=unit, gpu=gpu.name))
     if hbm_measured:
-        out.update(hbm_gbps=float(hbm_measured), hbm_from="HBM ceiling measured in this run")
+        out.update(hbm_gbps=float(hbm_measured), hbm_from=tr("HBM ceiling measured in this run"))
     elif measured.get("hbm_gbps"):
-        out.update(hbm_gbps=float(measured["hbm_gbps"]), hbm_from=f"HBM ceiling {where}")
+        out.update(hbm_gbps=float(measured["hbm_gbps"]), hbm_from=tr("HBM ceiling {where}", where=where))
     else:
-        out.update(hbm_gbps=gpu.hbm_gbps, hbm_from="datasheet bandwidth" if gpu.peak("hbm_gbps") else
-                   "memory clock x bus width")
+        out.update(hbm_gbps=gpu.hbm_gbps, hbm_from=tr("datasheet bandwidth") if gpu.peak("hbm_gbps") else
+                   tr("memory clock x bus width"))
     return out
 
 
@@ -104,28 +105,33 @@ def predict(gpu: device.DeviceInfo) -> dict:
     out = {}
     for r in byte_table(m, n, lm, ln_, g, gemm_tflops=rates["gemm_tflops"], hbm_gbps=rates["hbm_gbps"]):
         sp = r["predicted speed-up"]
-        out[f"{r['case']} {r['shape']}: speed-up of fusing"] = f"{sp:.2f}x" if sp else "-"
+        out[tr("{case} {shape}: speed-up of fusing", case=r['case'], shape=r['shape'])] = \
+            tr("{sp:.2f}x", sp=sp) if sp else "-"
     bw = rates["hbm_gbps"]
-    out[f"fused bias + GELU floor ({m} x {n} bf16, 2 M N x 2 B)"] = f"{4 * m * n / (bw * 1e9) * 1e3:.3f} ms"
-    out[f"fused residual + layernorm floor ({lm} x {ln_}, 4 M N x 2 B)"] = f"{8 * lm * ln_ / (bw * 1e9) * 1e3:.3f} ms"
-    out["rates of the GEMM row"] = (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']}), "
-                                    if rates["gemm_tflops"] else rates["gemm_from"] + ", ") + \
+    out[tr("fused bias + GELU floor ({m} x {n} bf16, 2 M N x 2 B)", m=m, n=n)] = f"{4 * m * n / (bw * 1e9) * 1e3:.3f} ms"
+    out[tr("fused residual + layernorm floor ({m} x {n}, 4 M N x 2 B)", m=lm, n=ln_)] = \
+        f"{8 * lm * ln_ / (bw * 1e9) * 1e3:.3f} ms"
+    out[tr("rates of the GEMM row")] = (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']}), "
+                                        if rates["gemm_tflops"] else rates["gemm_from"] + ", ") + \
         f"{bw:.0f} GB/s ({rates['hbm_from']})"
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
-        out["fp32 ridge (parts 1-2 sit at <= 10 FLOP/B)"] = f"{fp32 * 1e3 / gpu.hbm_gbps:.1f} FLOP/B"
+        out[tr("fp32 ridge (parts 1-2 sit at <= 10 FLOP/B)")] = f"{fp32 * 1e3 / gpu.hbm_gbps:.1f} FLOP/B"
     if rates["gemm_tflops"]:
-        out["16-bit tensor-core ridge (part 3 sits at ~1365 FLOP/B)"] = f"{rates['gemm_tflops'] * 1e3 / bw:.0f} FLOP/B"
+        out[tr("16-bit tensor-core ridge (part 3 sits at ~1365 FLOP/B)")] = \
+            f"{rates['gemm_tflops'] * 1e3 / bw:.0f} FLOP/B"
     cfg = L.cuda_ew_config().values
     regs, smem = cuda.resources(L.CU, "fusion_02_bias_gelu_tanh_bf16", gpu, cfg)
     occ = occupancy.occupancy(gpu.arch, cfg["THREADS"], regs, smem)
     per_sm = occ.blocks_per_sm * cfg["THREADS"] * cfg["UNROLL"] * 16
-    out["fusion_02 bytes in flight per SM (resident threads x UNROLL x 16 B)"] = \
-        f"{per_sm / 1024:.0f} KiB ({occ.blocks_per_sm} blocks of {cfg['THREADS']}, {regs} registers)"
-    out["part 3's GEMM"] = (f"{L.gemm_dtype(gpu)}, " + ("the persistent TMA kernel" if not L.tma_unavailable(gpu)
-                                                        else f"linear_kernel ({L.tma_unavailable(gpu)})"))
+    out[tr("fusion_02 bytes in flight per SM (resident threads x UNROLL x 16 B)")] = \
+        tr("{kib:.0f} KiB ({blocks} blocks of {threads}, {regs} registers)", kib=per_sm / 1024,
+           blocks=occ.blocks_per_sm, threads=cfg['THREADS'], regs=regs)
+    out[tr("part 3's GEMM")] = (f"{L.gemm_dtype(gpu)}, " + (tr("the persistent TMA kernel")
+                                                            if not L.tma_unavailable(gpu)
+                                                            else f"linear_kernel ({L.tma_unavailable(gpu)})"))
     for i, note in enumerate(notes):
-        out[f"note {i + 1}"] = note
+        out[tr("note {i}", i=i + 1)] = note
     return out
 
 
@@ -134,11 +140,12 @@ def explain(args) -> None:
     rates = prediction_rates(gpu)
     report.print_table(byte_table(*EW_SHAPE, *LN_SHAPE, GEMM_N, gemm_tflops=rates["gemm_tflops"],
                                   hbm_gbps=rates["hbm_gbps"]),
-                       title=f"The prediction: bytes each chain moves (bf16; M N = elements of one matrix) and the "
-                             f"speed-up the byte ratio implies; the GEMM row on {gpu.name} at "
-                             + (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']})"
-                                if rates["gemm_tflops"] else rates["gemm_from"])
-                             + f" and {rates['hbm_gbps']:.0f} GB/s ({rates['hbm_from']})")
+                       title=tr("The prediction: bytes each chain moves (bf16; M N = elements of one matrix) and the "
+                                "speed-up the byte ratio implies; the GEMM row on {gpu} at {gemm} and {gbps:.0f} GB/s "
+                                "({hbm_from})", gpu=gpu.name,
+                                gemm=(f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']})"
+                                      if rates["gemm_tflops"] else rates["gemm_from"]),
+                                gbps=rates['hbm_gbps'], hbm_from=rates['hbm_from']))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -203,10 +210,10 @@ def linear_compile_table(arch: str, configs=None, dtype: str = "bfloat16") -> li
 
     rows = [row(aot_linear(cc, cfg, dtype, act=act), cfg, label)
             for cfg in (L.LINEAR_CONFIGS if configs is None else configs)
-            for act, label in ((ACT_NONE, "bias only"), (ACT_GELU_TANH, "bias + gelu_tanh"))]
+            for act, label in ((ACT_NONE, tr("bias only")), (ACT_GELU_TANH, "bias + gelu_tanh"))]
     if not L.tma_unavailable(gpu):      # the Hopper path: TMA tile copies, the tile fixed by shared memory
         rows += [row(aot_linear_tma(cc, L.LINEAR_TMA, dtype, act=act, programs=gpu.sms), L.LINEAR_TMA, label)
-                 for act, label in ((ACT_NONE, "TMA persistent, bias only"),
+                 for act, label in ((ACT_NONE, tr("TMA persistent, bias only")),
                                     (ACT_GELU_TANH, "TMA persistent, bias + gelu"))]
     return rows
 
@@ -221,14 +228,15 @@ def _compile_tables(arch: str) -> tuple[list[dict], list[dict]]:
 def compile_report(args) -> None:
     ctab, ltab = _compile_tables(args.arch)
     gpu = gpu_of(args.arch)
-    report.print_table(ctab, title=f"kernels.cu compiled with NVRTC for {args.arch} (bf16 unless named): "
-                                   "128b = 16-byte accesses; the _scalar fallback uses 16-bit ones")
+    report.print_table(ctab, title=tr("kernels.cu compiled with NVRTC for {arch} (bf16 unless named): 128b = 16-byte "
+                                      "accesses; the _scalar fallback uses 16-bit ones", arch=args.arch))
     if ltab:
-        report.print_table(ltab, title=f"linear_kernel compiled ahead of time for {args.arch} ({L.gemm_dtype(gpu)}, "
-                                       "aligned shape): what the epilogue costs in registers and shared memory")
+        report.print_table(ltab, title=tr("linear_kernel compiled ahead of time for {arch} ({dtype}, aligned shape): "
+                                          "what the epilogue costs in registers and shared memory", arch=args.arch,
+                                          dtype=L.gemm_dtype(gpu)))
     why = L.tma_unavailable(gpu)
     if why:
-        print(f"the persistent TMA GEMM is not compiled for {gpu.name}: {why}")
+        print(tr("the persistent TMA GEMM is not compiled for {gpu}: {why}", gpu=gpu.name, why=why))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -530,7 +538,7 @@ def benchmark(ctx) -> lab.Result:
     gdt = L.gemm_dtype(gpu)
     gname = "bf16" if gdt == "bfloat16" else "fp16"
     for note in notes:
-        print(note)
+        print(tr(note))
     ew_rows, ew_summ = bench_elementwise(ceiling, rounds, ew_shape)
     ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not ctx.quick, shape=ln_shape)
     lin_rows, lin_summ, lin_tune = bench_linear(rounds, do_tune=not ctx.quick, n=gn, dt=gdt, hbm_gbps=ceiling)
@@ -552,24 +560,24 @@ def benchmark(ctx) -> lab.Result:
     rows = ew_rows + ln_rows + lin_rows
     bad = [r for r in rows if r.get("check") not in ("", "ok")]
     if bad:
-        print(f"{len(bad)} benchmarked result(s) failed their sampled check (see the 'check' column)")
+        print(tr("{n} benchmarked result(s) failed their sampled check (see the 'check' column)", n=len(bad)))
     ctab, ltab = _compile_tables(ctx.args.arch)
     tables = [(ew_rows, ["case", "contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile",
                          "check"],
-               f"Part 1 - elementwise chains, {ew_shape[0]} x {ew_shape[1]} bf16 (GB/s counts the bytes each "
-               "contender must move: unfused chains more)"),
+               tr("Part 1 - elementwise chains, {m} x {n} bf16 (GB/s counts the bytes each contender must move: "
+                  "unfused chains more)", m=ew_shape[0], n=ew_shape[1])),
               (ln_rows, ["contender", "moved", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile", "config",
-                         "check"], f"Part 2 - residual + layernorm, {ln_shape[0]} x {ln_shape[1]} bf16"),
+                         "check"], tr("Part 2 - residual + layernorm, {m} x {n} bf16", m=ln_shape[0], n=ln_shape[1])),
               (lin_rows, ["contender", "ms", "tflops", "vs_pair", "vs_compile", "config", "check"],
-               f"Part 3 - GEMM + bias + gelu_tanh, {gname} {gn}^3")]
+               tr("Part 3 - GEMM + bias + gelu_tanh, {dtype} {n}^3", dtype=gname, n=gn))]
     if ln_tune or lin_tune:
-        tables.append((ln_tune + lin_tune, None, "Tuning at the benchmark shapes (one timing per candidate; the "
-                                                 "fastest is used above)"))
+        tables.append((ln_tune + lin_tune, None, tr("Tuning at the benchmark shapes (one timing per candidate; the "
+                                                    "fastest is used above)")))
     tables += [(summary, ["case", "shape", "predicted speed-up", "cuda measured", "triton measured",
                           "cuda 03 vs triton fused", "torch eager -> compile", "fused vs eager", "fused vs pair",
                           "best fused vs compile"],
-                "Predicted (byte ratio) vs measured speed-up of fusing, and ratios vs the peers"),
-               (targets, None, "Performance targets")]
+                tr("Predicted (byte ratio) vs measured speed-up of fusing, and ratios vs the peers")),
+               (targets, None, tr("Performance targets"))]
     return lab.Result(rows=rows, tables=tables, ok=not bad,
                       meta=dict(targets=targets, summary=summary, tuning=ln_tune + lin_tune,
                                 cuda_compile_report=ctab, linear_compile_report=ltab, ceiling_gbps=ceiling,
@@ -593,5 +601,5 @@ def plot(data: dict, out_dir: str) -> list[str]:
         colors.append(report.IMPL_COLORS.get(r["impl"], "gray"))
     path = os.path.join(out_dir, f"{L.LAB}.png")
     return [report.plot_bars(path, labels, values, ylabel="speed-up over the unfused torch eager chain (x)",
-                             title=f"Kernel fusion on {data.get('gpu', 'the GPU')}", colors=colors,
-                             hlines={"1.0 = torch eager": 1.0}, annotate_fmt="{:.2f}x")]
+                             title=tr("Kernel fusion on {gpu}", gpu=data.get('gpu', tr('the GPU'))), colors=colors,
+                             hlines={"1.0 = torch eager": 1.0}, annotate_fmt=tr("{:.2f}x"))]

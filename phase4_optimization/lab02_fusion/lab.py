@@ -58,6 +58,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan, tuned
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (ACT_GELU_ERF, ACT_GELU_TANH, ACT_NONE, elementwise_kernel, linear_kernel,
@@ -730,7 +731,8 @@ def gemm_dtype(gpu: device.DeviceInfo) -> str:
 def _no_bf16_dot_here() -> str:
     """Why this machine's GPU cannot run a bf16 tl.dot ('' when it can, or without a GPU: the interpreter can)."""
     if device.has_gpu() and gemm_dtype(device.info()) != "bfloat16":
-        return f"bf16 tl.dot needs sm_80 or newer; this GPU is {device.info().arch} (its fp16 GEMM cases run)"
+        return tr("bf16 tl.dot needs sm_80 or newer; this GPU is {arch} (its fp16 GEMM cases run)",
+                  arch=device.info().arch)
     return ""
 
 
@@ -753,10 +755,10 @@ def tma_unavailable(gpu: device.DeviceInfo) -> str:
     the tile needs lab 3.2's TMA_MIN_SMEM of shared memory per block."""
     mm = _matmul_lab()
     if gpu.cc < mm.TMA_MIN_CC * 10:
-        return f"tensor descriptors (TMA) need sm_90 or newer; this GPU is {gpu.arch}"
+        return tr("tensor descriptors (TMA) need sm_90 or newer; this GPU is {arch}", arch=gpu.arch)
     if gpu.smem_per_block_optin < mm.TMA_MIN_SMEM:
-        return (f"the persistent TMA tile (ring + C tile) needs {mm.TMA_MIN_SMEM // 1024} KiB of shared memory per "
-                f"block; this GPU has {gpu.smem_per_block_optin // 1024} KiB")
+        return tr("the persistent TMA tile (ring + C tile) needs {need} KiB of shared memory per block; this GPU has "
+                  "{have} KiB", need=mm.TMA_MIN_SMEM // 1024, have=gpu.smem_per_block_optin // 1024)
     return ""
 
 
@@ -1016,13 +1018,13 @@ def linear_tma_fused(op, *a, out=None):
 def _tma_cannot_serve(size, dtype) -> str:
     op = size[0]
     if part_of(op) != GEMM:
-        return "the TMA kernel is part 3's GEMM only"
+        return tr("the TMA kernel is part 3's GEMM only")
     if dtype not in GEMM_DTYPES:
-        return "the GEMM takes 16-bit inputs only"
+        return tr("the GEMM takes 16-bit inputs only")
     if op == "linear_bias_residual":
-        return "no residual epilogue in the TMA kernel"
+        return tr("no residual epilogue in the TMA kernel")
     if size[2] % 8 or size[3] % 8:
-        return "TMA needs row strides of 16 bytes: N and K multiples of 8"
+        return tr("TMA needs row strides of 16 bytes: N and K multiples of 8")
     return ""
 
 
@@ -1042,9 +1044,9 @@ def _cannot(serves: tuple[str, ...], why: str = ""):
     def cannot_serve(size, dtype) -> str:
         part = part_of(size[0])
         if part not in serves:
-            return why
+            return tr(why) if why else why
         if part == GEMM and dtype not in GEMM_DTYPES:
-            return "the GEMM takes 16-bit inputs only"
+            return tr("the GEMM takes 16-bit inputs only")
         if part == GEMM and dtype == "bfloat16":
             return _no_bf16_dot_here()
         return ""
@@ -1239,13 +1241,15 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
                                num_warps=tcfg["num_warps"], num_stages=tcfg["num_stages"], case=case,
                                config_source=tc.source())
 
-        out += [persistent(unf_t, False, ACT_NONE, g_case + ", the GEMM alone"),
-                persistent(fus_t, True, ACT_GELU_TANH, g_case + ", persistent TMA"),
+        out += [persistent(unf_t, False, ACT_NONE, tr("{case}, the GEMM alone", case=g_case)),
+                persistent(fus_t, True, ACT_GELU_TANH, tr("{case}, persistent TMA", case=g_case)),
                 persistent(tma_v, True, ACT_GELU_TANH, g_case),
-                gemm(fus_t, True, ACT_GELU_TANH, g_case + ", grid per tile (tma=False)")]
+                gemm(fus_t, True, ACT_GELU_TANH, tr("{case}, grid per tile (tma=False)", case=g_case))]
     else:
-        out += [gemm(unf_t, False, ACT_NONE, g_case + ", the GEMM alone"), gemm(fus_t, True, ACT_GELU_TANH, g_case)]
-    out += [ew(unf_t, f, (g, g), gdt, g_case + ", the unfused tail") for f in (add_bias, (False, ACT_GELU_TANH, False))]
+        out += [gemm(unf_t, False, ACT_NONE, tr("{case}, the GEMM alone", case=g_case)),
+                gemm(fus_t, True, ACT_GELU_TANH, g_case)]
+    out += [ew(unf_t, f, (g, g), gdt, tr("{case}, the unfused tail", case=g_case))
+            for f in (add_bias, (False, ACT_GELU_TANH, False))]
     return out
 
 

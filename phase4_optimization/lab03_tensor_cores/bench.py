@@ -5,11 +5,13 @@ from the JSON by --replot)."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, occupancy, plan, report, tuned
+from common import arrays, bench, check, cli, config, cuda, device, lab, occupancy, plan, report, tuned
+from common.i18n import korean, plural, tr
 
 from . import lab as L
 from . import wgmma as wg
@@ -22,14 +24,14 @@ EPILOGUES = wg.EPILOGUES            # (tma_store, c_passes) of the builds the he
 
 
 def add_arguments(p) -> None:
-    cli.add_size(p, "benchmark this one square size (default: 2048, 4096, 8192; --quick: 4096)")
+    cli.add_size(p, tr("benchmark this one square size (default: 2048, 4096, 8192; --quick: 4096)"))
     p.add_argument("--tune", action="store_true",
-                   help=f"(GPU) time every mma.sync config of CONFIGS at 4096^3 bf16 and record the winner in "
-                        f"results/<gpu>/{L.TUNED}.json; on sm_90 also every wgmma + TMA build at "
-                        f"{' and '.join(f'{s}^3' for s in WGMMA_SIZES)}, winners in results/<gpu>/{wg.TUNED}.json "
-                        "(a few minutes); later runs use them")
+                   help=tr("(GPU) time every mma.sync config of CONFIGS at 4096^3 bf16 and record the winner in "
+                           "results/<gpu>/{record}.json; on sm_90 also every wgmma + TMA build at {sizes}, winners in "
+                           "results/<gpu>/{wgmma_record}.json (a few minutes); later runs use them", record=L.TUNED,
+                           sizes=(', ' if korean() else ' and ').join(f'{s}^3' for s in WGMMA_SIZES), wgmma_record=wg.TUNED))
     p.add_argument("--wgmma-debug", action="store_true",
-                   help="(sm_90) index-coded probes of the wgmma + TMA kernel that say where a layout bug is")
+                   help=tr("(sm_90) index-coded probes of the wgmma + TMA kernel that say where a layout bug is"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -38,20 +40,23 @@ def add_arguments(p) -> None:
 def explain(args) -> None:
     gpu = device.current(args.arch)
     if not lab.arch_matches(gpu.arch, L.TC_ARCHS):
-        print(f"{gpu.label()}: the CUDA C rungs need bf16 mma.sync, ldmatrix and cp.async (sm_80 or later)")
+        print(tr("{gpu}: the CUDA C rungs need bf16 mma.sync, ldmatrix and cp.async (sm_80 or later)",
+                 gpu=gpu.label()))
         return
     res = L.mma_config(gpu)
-    print(f"mma.sync {'uses' if not gpu.simulated else 'would use'} {L.short(res.values)} on {gpu.label()} "
-          f"[{res.source()}]")
+    print(tr("mma.sync uses {config} on {gpu} [{source}]" if not gpu.simulated else
+             "mma.sync would use {config} on {gpu} [{source}]", config=L.short(res.values), gpu=gpu.label(),
+             source=config.say_source(res.source())))
     if wg.unavailable_reason(gpu) is None:
         for n in WGMMA_SIZES:
             build, why = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor(), gpu=gpu)
-            print(f"wgmma + TMA at {n}^3 runs {wg.build_label(build)} [{why}]")
+            print(tr("wgmma + TMA at {n}^3 runs {build} [{why}]", n=n, build=wg.build_label(build),
+                     why=wg.say_note(why)))
     limit = gpu.smem_per_block_optin
-    rows = [{"config": L.short(c), f"fits {gpu.arch} ({limit // device.KiB} KiB a block)":
-             not L.config_problems(c, gpu=gpu),
-             "ldmatrix conflicts (A, B)": f"{L.ldmatrix_conflicts(c['BK'] // 8, c['BM'])}-way, "
-                                          f"{L.ldmatrix_conflicts(c['BN'] // 8, c['BK'])}-way"} for c in L.CONFIGS]
+    fits = tr("fits {arch} ({kib} KiB a block)", arch=gpu.arch, kib=limit // device.KiB)
+    rows = [{"config": L.short(c), fits: not L.config_problems(c, gpu=gpu),
+             "ldmatrix conflicts (A, B)": tr("{a}-way, {b}-way", a=L.ldmatrix_conflicts(c['BK'] // 8, c['BM']),
+                                             b=L.ldmatrix_conflicts(c['BN'] // 8, c['BK']))} for c in L.CONFIGS]
     report.print_table(rows, title="mma.sync configs (CONFIGS) - lab 4.4 sweeps these; --tune times them")
 
 
@@ -62,18 +67,20 @@ def predict(gpu: device.DeviceInfo) -> dict:
     does not run there)."""
     n, _ = plan.fit(L.BENCH_N, L.bench_bytes, gpu)
     flops, nbytes = 2.0 * n ** 3, 2.0 * 3 * n * n
-    out = {f"bf16 {n}^3: FLOPs, bytes that must move": f"{flops / 1e9:.1f} GFLOP, {nbytes / 1e6:.1f} MB "
-                                                        f"({flops / nbytes:.0f} FLOP/B)"}
+    out = {tr("bf16 {n}^3: FLOPs, bytes that must move", n=n): f"{flops / 1e9:.1f} GFLOP, {nbytes / 1e6:.1f} MB "
+                                                                 f"({flops / nbytes:.0f} FLOP/B)"}
     bf16, fp32 = gpu.peak("bf16_tflops"), gpu.peak("fp32_tflops")
     if bf16:
         ridge = bf16 * 1e12 / (gpu.hbm_gbps * 1e9)
-        out["bf16 ridge point (datasheet FLOP/s over bandwidth)"] = \
-            f"{ridge:.0f} FLOP/B: the main case is {flops / nbytes / ridge:.1f}x above it, compute-bound"
-        out[f"floor at {n}^3 (2 M N K over the datasheet bf16 rate)"] = f"{flops / (bf16 * 1e12) * 1e3:.3f} ms"
+        out[tr("bf16 ridge point (datasheet FLOP/s over bandwidth)")] = \
+            tr("{ridge:.0f} FLOP/B: the main case is {times:.1f}x above it, compute-bound", ridge=ridge,
+               times=flops / nbytes / ridge)
+        out[tr("floor at {n}^3 (2 M N K over the datasheet bf16 rate)", n=n)] = f"{flops / (bf16 * 1e12) * 1e3:.3f} ms"
         if fp32:
-            out["tensor cores over CUDA cores (datasheet bf16 / fp32 rates)"] = f"{bf16 / fp32:.1f}x"
+            out[tr("tensor cores over CUDA cores (datasheet bf16 / fp32 rates)")] = tr("{x:.1f}x", x=bf16 / fp32)
     else:
-        out["bf16 tensor cores"] = f"none on {gpu.arch}: the CUDA C rungs and bf16 tl.dot need sm_80 or later"
+        out[tr("bf16 tensor cores")] = tr("none on {arch}: the CUDA C rungs and bf16 tl.dot need sm_80 or later",
+                                          arch=gpu.arch)
     if lab.arch_matches(gpu.arch, L.TC_ARCHS):
         res = L.mma_config(gpu)
         cfg = res.values
@@ -81,23 +88,25 @@ def predict(gpu: device.DeviceInfo) -> dict:
         occ = occupancy.occupancy(gpu.arch, L.config_threads(cfg), regs, 0, L.config_smem(cfg),
                                   max_dynamic_smem=gpu.smem_per_block_optin)
         tiles, slots = L.mma_grid(n, n, cfg)[0], gpu.sms * max(1, occ.blocks_per_sm)
-        out["mma.sync configuration here"] = f"{L.short(cfg)} [{res.source()}]"
-        out["mma.sync blocks per SM, waves"] = (f"{regs} registers: {occ.blocks_per_sm} block(s) per SM "
-                                                f"({'/'.join(occ.limiters)}); {tiles} tiles = {tiles / slots:.2f} "
-                                                f"waves of {slots}")
+        out[tr("mma.sync configuration here")] = f"{L.short(cfg)} [{config.say_source(res.source())}]"
+        out[tr("mma.sync blocks per SM, waves")] = tr(
+            "{regs} registers: {blocks} block(s) per SM ({limiters}); {tiles} tiles = {waves:.2f} waves of {slots}",
+            regs=regs, blocks=occ.blocks_per_sm, limiters='/'.join(tr(x) for x in occ.limiters), tiles=tiles,
+            waves=tiles / slots, slots=slots)
         wm, wn = L.WMMA_TILE
-        out["FLOP per byte a block tile loads"] = (f"wmma {wm}x{wn}: {wm * wn / (wm + wn):.0f}; mma.sync "
-                                                   f"{cfg['BM']}x{cfg['BN']}: "
-                                                   f"{cfg['BM'] * cfg['BN'] / (cfg['BM'] + cfg['BN']):.0f}")
+        out[tr("FLOP per byte a block tile loads")] = (f"wmma {wm}x{wn}: {wm * wn / (wm + wn):.0f}; mma.sync "
+                                                       f"{cfg['BM']}x{cfg['BN']}: "
+                                                       f"{cfg['BM'] * cfg['BN'] / (cfg['BM'] + cfg['BN']):.0f}")
     why = wg.unavailable_reason(gpu)
     if why is None:
         build, _ = wg.resolve_build(n, n, n, b_kmajor=wg.default_b_kmajor(), gpu=gpu)
         grid = wg.grid_size(n, n, wg.launch_cluster(n, build["cluster"]), gpu=gpu)
         tiles = -(-n // wg.BM) * -(-n // wg.BN)
-        out["rung 03 (wgmma + TMA)"] = (f"{wg.build_label(build)}: a persistent grid of {grid} blocks (one per SM) "
-                                        f"walks {tiles} tiles of {wg.BM}x{wg.BN}, {tiles / grid:.2f} each")
+        out[tr("rung 03 (wgmma + TMA)")] = tr("{build}: a persistent grid of {grid} blocks (one per SM) walks {tiles} "
+                                              "tiles of {bm}x{bn}, {each:.2f} each", build=wg.build_label(build),
+                                              grid=grid, tiles=tiles, bm=wg.BM, bn=wg.BN, each=tiles / grid)
     else:
-        out["rung 03 (wgmma + TMA)"] = f"does not run here: {why}"
+        out[tr("rung 03 (wgmma + TMA)")] = tr("does not run here: {why}", why=why)
     return out
 
 
@@ -125,13 +134,13 @@ def extra_checks(args) -> bool:
     if why:
         bad = wg.simulate_operands() + wg.simulate_operands(b_kmajor=True)
         if args.wgmma_debug:
-            print(f"--wgmma-debug: the GPU probes need an sm_90 GPU ({why}); the CPU layout model: "
-                  + ("every A and B slice correct" if not bad else f"WRONG: {bad}"))
+            print(tr("--wgmma-debug: the GPU probes need an sm_90 GPU ({why}); the CPU layout model: {result}", why=why,
+                     result=tr("every A and B slice correct") if not bad else tr("WRONG: {bad}", bad=bad)))
         return not bad
     _, ok = wgmma_checks(args.quick)
     if args.wgmma_debug or not ok:
         if not ok:
-            print("\nrung 03 failed a check; the debugging probes say where:")
+            print("\n" + tr("rung 03 failed a check; the debugging probes say where:"))
         ok = (wg.debug() == 0) and ok
     return ok
 
@@ -147,15 +156,16 @@ def show_compile_reports(archs, configs=None) -> list[dict]:
         first = i == 0 or todo[i - 1][0] != arch
         got = L.compile_rows(arch, [cfg])
         rows += got if first else got[-1:]
-    report.print_table(rows, title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} (static SASS counts; "
-                                   "smem of tc_02 = dynamic, STAGES x (BM BK + BK BN) x 2 B)")
-    print("  Read it as: HMMA = tensor-core MMAs (wmma and mma.sync both become HMMA.16816.F32.BF16/F16); LDSM ="
-          "\n  ldmatrix (rung 02: 4 plain + 4 .trans per 16-deep step for 32 HMMA per 64x64 warp tile); LDGSTS ="
-          "\n  cp.async copies, global -> shared. Rung 01's wmma fragments come in through generic loads (LD, not LDS:"
-          "\n  NVRTC 13.0 did not prove the address shared), 2 per HMMA. STS in rung 02 = the element-wise fallback for"
-          "\n  misaligned operands. LDS counts leave out ptxas's never-executed '@!PT LDS' slots. Spills must be 0.")
+    report.print_table(rows, title=tr("kernels.cu compiled with NVRTC {version} (static SASS counts; smem of tc_02 = "
+                                      "dynamic, STAGES x (BM BK + BK BN) x 2 B)", version=cuda.nvrtc_version()))
+    print(tr("  Read it as: HMMA = tensor-core MMAs (wmma and mma.sync both become HMMA.16816.F32.BF16/F16); LDSM ="
+             "\n  ldmatrix (rung 02: 4 plain + 4 .trans per 16-deep step for 32 HMMA per 64x64 warp tile); LDGSTS ="
+             "\n  cp.async copies, global -> shared. Rung 01's wmma fragments come in through generic loads (LD, not "
+             "LDS:\n  NVRTC 13.0 did not prove the address shared), 2 per HMMA. STS in rung 02 = the element-wise "
+             "fallback for\n  misaligned operands. LDS counts leave out ptxas's never-executed '@!PT LDS' slots. "
+             "Spills must be 0."))
     if find_cuobjdump_missing():
-        print("  (no cuobjdump: SASS columns are 0; it ships with the triton wheel)")
+        print(tr("  (no cuobjdump: SASS columns are 0; it ships with the triton wheel)"))
     return rows
 
 
@@ -180,18 +190,20 @@ def wgmma_compile_report(quick: bool = False) -> list[dict]:
                 if op.startswith(key):
                     ops[key] = ops.get(key, 0) + 1
         rows.append({"dtype": dt, "B layout": wg._layout(kmaj),
-                     "epilogue": (f"TMA store, {cp} pass{'es' if cp > 1 else ''}" if epi else "registers"),
+                     "epilogue": (plural(cp, "TMA store, {n} pass", "TMA store, {n} passes") if epi
+                                  else tr("registers")),
                      "stages": wg.stages(epi, cp), "arch": rep.arch, "regs": k.registers,
                      "spills": k.spills, "stack": k.stack_bytes, "smem (dynamic)": wg.smem_bytes(epi, cp),
                      "HGMMA": ops.get("HGMMA", 0), "UTMALDG": ops.get("UTMALDG", 0),
                      "UTMASTG": ops.get("UTMASTG", 0), "SYNCS": ops.get("SYNCS", 0),
                      "USETMAXREG": ops.get("USETMAXREG", 0), "stg": cuda.fmt_widths(k.sass_counts, "STG")})
-    report.print_table(rows, title=f"kernels_wgmma.cu compiled with NVRTC {cuda.nvrtc_version()} for {wg.ARCH} "
-                                   "(regs = the launch-bound cap; setmaxnreg moves them at run time)")
+    report.print_table(rows, title=tr("kernels_wgmma.cu compiled with NVRTC {version} for {arch} (regs = the "
+                                      "launch-bound cap; setmaxnreg moves them at run time)",
+                                      version=cuda.nvrtc_version(), arch=wg.ARCH))
     report.print_table(wg.descriptor_table(), title="wgmma shared-memory descriptors of stage 0, consumer 0")
     bad = wg.simulate_operands() + wg.simulate_operands(b_kmajor=True)
-    print("descriptor/swizzle model: TMA-written stage read back through the kernel's descriptors (both B layouts) "
-          "-> " + ("every A and B slice correct" if not bad else f"WRONG: {bad}"))
+    print(tr("descriptor/swizzle model: TMA-written stage read back through the kernel's descriptors (both B layouts) "
+             "-> {result}", result=tr("every A and B slice correct") if not bad else tr("WRONG: {bad}", bad=bad)))
     return rows
 
 
@@ -205,8 +217,8 @@ def compile_report(args) -> None:
     gpu = device.current(args.arch)
     arch = device.arch_info(args.arch).arch
     if not lab.arch_matches(arch, L.TC_ARCHS):
-        print(f"kernels.cu, kernels_wgmma.cu: not compiled for {arch}: the rungs need bf16 mma.sync, ldmatrix and "
-              "cp.async (sm_80 or later)")
+        print(tr("kernels.cu, kernels_wgmma.cu: not compiled for {arch}: the rungs need bf16 mma.sync, ldmatrix and "
+                 "cp.async (sm_80 or later)", arch=arch))
         return
     mine = L.mma_config(gpu).values
     configs = [mine] if args.quick or device.has_gpu() else \
@@ -216,9 +228,9 @@ def compile_report(args) -> None:
         if arch == "sm_90":
             wgmma_compile_report(args.quick)
         else:
-            print(f"kernels_wgmma.cu: not compiled for {arch}: {wg.hopper_only(arch)}")
+            print(tr("kernels_wgmma.cu: not compiled for {arch}: {why}", arch=arch, why=wg.hopper_only(arch)))
     except (cuda.CompileError, cuda.ToolMissing) as e:     # the report is a lesson, not a check: say why, go on
-        print(f"compile report unavailable: {str(e).splitlines()[0]}")
+        print(tr("compile report unavailable: {error}", error=str(e).splitlines()[0]))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -254,7 +266,8 @@ def tune_configs(n: int = 4096, dtype: str = "bfloat16", budget_s: float = 120.0
     t_ref = bench.bench(lambda: L.peer_torch(a, b, out=c), warmup_ms=10, rep_ms=30, min_reps=3)
     gpu = device.info()
     rows, t0 = [], time.perf_counter()
-    for cfg in cli.progress(L.CONFIGS, f"tuning {len(L.CONFIGS)} mma.sync configs at {n}^3 {dtype}"):
+    for cfg in cli.progress(L.CONFIGS, tr("tuning {count} mma.sync configs at {n}^3 {dtype}", count=len(L.CONFIGS),
+                                          n=n, dtype=dtype)):
         row = {"config": L.short(cfg), **cfg}
         if L.config_problems(cfg, gpu=gpu):
             row["result"] = "invalid here: " + "; ".join(L.config_problems(cfg, gpu=gpu))
@@ -313,7 +326,7 @@ def sweep(sizes, dtype: str) -> list[dict]:
     """TFLOP/s of every variant and peer at each square size (L2 flushed before each call)."""
     rows = []
     peak = device.info().datasheet.get("bf16_tflops")
-    for n in cli.progress(sizes, f"{dtype} sizes"):
+    for n in cli.progress(sizes, tr("{dtype} sizes", dtype=dtype)):
         a, b, c = _square(n, dtype, n)
         flops, nbytes = 2.0 * n ** 3, 2.0 * 3 * n * n
         ref_ms = None
@@ -448,7 +461,7 @@ def tune_wgmma(sizes=WGMMA_SIZES, rounds: int = 3) -> tuple[list[dict], list[dic
     against cuBLAS in steady interleaved rounds (wgmma_head_to_head); at each size the fastest build that is also
     right on awkward shapes wins. Returns (rows, winners as wg.check_winners takes them)."""
     rows, winners, edge = [], [], {}
-    for n in cli.progress(sizes, f"tuning {len(wg.builds())} wgmma builds"):
+    for n in cli.progress(sizes, tr("tuning {count} wgmma builds", count=len(wg.builds()))):
         h = wgmma_head_to_head(n, n, n, rounds=rounds, b_kmajor=False)
         win = None
         for p in sorted(h["builds"], key=lambda p: p["ms"]):
@@ -478,7 +491,7 @@ def _fit(n: int, gpu: device.DeviceInfo) -> int:
     """n, or the largest smaller size whose benchmark fits this GPU's memory (common.plan.fit), saying so."""
     got, note = plan.fit(n, L.bench_bytes, gpu)
     if note:
-        print(note)
+        print(tr(note))
     return got
 
 
@@ -499,15 +512,18 @@ def benchmark(ctx) -> lab.Result:
             if sel:
                 tables.append((sel, ["variant", "impl", "ms", "tflops", "vs_cublas", "frac_peak", "spread",
                                      "sampled_rel_err", "error"],
-                               f"{dt} GEMM {n}^3 (L2 flushed; vs_cublas = cuBLAS time / this time)"))
+                               tr("{dtype} GEMM {n}^3 (L2 flushed; vs_cublas = cuBLAS time / this time)", dtype=dt,
+                                  n=n)))
     meta = dict(mma_config=cfg, mma_config_source=src, resources=_RESOURCES, device=gpu.as_dict())
     mma_runs = next(v for v in L.VARIANTS if v.name == L.MMA).available()[0]
     if 4096 in sizes and mma_runs:
         meta["target"] = head_to_head(4096, rounds=3 if ctx.quick else 5)
-        tables.append(([meta["target"]], None, "target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved rounds"))
+        tables.append(([meta["target"]], None, tr("target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved "
+                                                  "rounds")))
         meta["mma_ceiling"] = mma_ceiling(4096, rounds=2 if ctx.quick else 3)
         meta["facts"] = ceiling_facts(meta["mma_ceiling"])
-        tables.append(([meta["mma_ceiling"]], None, "the mma.sync ceiling (no memory traffic) vs cuBLAS, same run"))
+        tables.append(([meta["mma_ceiling"]], None, tr("the mma.sync ceiling (no memory traffic) vs cuBLAS, same "
+                                                       "run")))
     ok = True
     if wg.unavailable_reason() is None:
         shapes = [(n,) * 3 for n in sizes] if args.size else ([(4096,) * 3] if ctx.quick else
@@ -528,12 +544,12 @@ def benchmark(ctx) -> lab.Result:
                        + [f"ratio {wg.build_label(bd)}" for bd in wg.builds()]
                        + ["build", "ratio", "wgmma_tflops", "cublas_tflops", "best build", "best ratio", "spread",
                           "steady", "check"],
-                       "rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
-                       "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
-                       "interleaved rounds, L2 flushed; build/ratio: the build gemm_wgmma runs by default here"))
+                       tr("rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
+                          "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
+                          "interleaved rounds, L2 flushed; build/ratio: the build gemm_wgmma runs by default here")))
         if meta["targets"]:
-            tables.append((meta["targets"], None, "targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3, the "
-                                                  "build gemm_wgmma runs by default (its source in the row)"))
+            tables.append((meta["targets"], None, tr("targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3, the "
+                                                     "build gemm_wgmma runs by default (its source in the row)")))
     return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)
 
 
@@ -542,16 +558,34 @@ def tune(ctx) -> lab.Result:
     and lab 4.4, reads); on sm_90 also every wgmma + TMA build at WGMMA_SIZES, winners in results/<gpu>/<wg.TUNED>.json
     (which gemm_wgmma reads). Elsewhere the wgmma sweep is skipped with its reason."""
     rows, winner = tune_configs()
-    tables = [(rows, ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
-               "--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)")]
+    tables = [([_said_result(r) for r in rows], ["config", "tflops", "vs_cublas", "spread", "rel_err", "result"],
+               tr("--tune: mma.sync configs at 4096^3 bf16 (vs_cublas = cuBLAS time / this time)"))]
     ok = wgmma_tune_and_record(ctx, tables)
     tuned.forget()
     if winner is None:
-        print("--tune: no mma.sync config was both fast and right; nothing recorded for it")
+        print(tr("--tune: no mma.sync config was both fast and right; nothing recorded for it"))
         return lab.Result(rows=rows, tables=tables, ok=False)
-    print(f"--tune winner: {L.short(winner)} (recorded in {L.TUNED}.json)")
+    print(tr("--tune winner: {config} (recorded in {record}.json)", config=L.short(winner), record=L.TUNED))
     return lab.Result(rows=rows, meta=dict(winner=winner, size=4096, arch=device.info().arch), tables=tables,
                       name=L.TUNED, ok=ok)
+
+
+RESULTS = ((r"invalid here: (.*)", "invalid here: {why}"), (r"not tried: (\d+) s budget spent",
+                                                              "not tried: {why} s budget spent"),
+           (r"fast but WRONG on (.*): excluded", "fast but WRONG on {why}: excluded"),
+           (r"WRONG RESULT \((.*)\): excluded", "WRONG RESULT ({why}): excluded"), (r"failed: (.*)", "failed: {why}"))
+
+
+def _said_result(r: dict) -> dict:
+    """A --tune row as printed: its result in the chosen language (the JSON keeps the English)."""
+    res = r.get("result")
+    if not isinstance(res, str) or res == "ok":
+        return r
+    for pattern, template in RESULTS:
+        m = re.fullmatch(pattern, res, re.S)
+        if m:
+            return dict(r, result=tr(template, why=m.group(1)))
+    return dict(r, result=tr(res))
 
 
 def wgmma_tune_and_record(ctx, tables: list, sizes=None, rounds: int = 3) -> bool:
@@ -559,22 +593,24 @@ def wgmma_tune_and_record(ctx, tables: list, sizes=None, rounds: int = 3) -> boo
     (wg.TUNED, beside the mma.sync one; --no-json writes neither). False when no build won at some size."""
     why = wg.unavailable_reason()
     if why:
-        print(f"--tune: wgmma + TMA builds not swept: {why}")
+        print(tr("--tune: wgmma + TMA builds not swept: {why}", why=why))
         return True
     sizes = tuple(sizes or WGMMA_SIZES)
     rows, winners = tune_wgmma(sizes, rounds)
-    tables.append((rows, ["size", "build", "tflops", "vs_cublas", "spread", "steady", "result"],
-                   "--tune: wgmma + TMA builds, bf16, steady interleaved rounds with cuBLAS (vs_cublas = cuBLAS "
-                   "time / this time)"))
+    tables.append(([_said_result(r) for r in rows], ["size", "build", "tflops", "vs_cublas", "spread", "steady",
+                                                      "result"],
+                   tr("--tune: wgmma + TMA builds, bf16, steady interleaved rounds with cuBLAS (vs_cublas = cuBLAS "
+                      "time / this time)")))
     if winners:
-        print("--tune wgmma winners: " + "; ".join(f"{'x'.join(map(str, w['shape']))}: {wg.build_label(w['build'])}"
-                                                   for w in winners))
+        print(tr("--tune wgmma winners: {list}", list="; ".join(f"{'x'.join(map(str, w['shape']))}: "
+                                                                f"{wg.build_label(w['build'])}" for w in winners)))
         if ctx.args.json:
-            print("wrote", report.write_json(wg.TUNED, rows, out_dir=ctx.out_dir, winner=wg.check_winners(winners),
-                                             sizes=list(sizes), arch=device.info().arch))
+            print(tr("wrote {path}", path=report.write_json(wg.TUNED, rows, out_dir=ctx.out_dir,
+                                                            winner=wg.check_winners(winners), sizes=list(sizes),
+                                                            arch=device.info().arch)))
         tuned.forget()
     else:
-        print("--tune: no wgmma build was both fast and right; nothing recorded for it")
+        print(tr("--tune: no wgmma build was both fast and right; nothing recorded for it"))
     return len(winners) == len(sizes)
 
 
@@ -593,13 +629,15 @@ def plot(data: dict, out_dir: str) -> list[str]:
         cub = next((r["tflops"] for r in bars if r["variant"] == L.CUBLAS), None)
         hl = {}
         if cub:
-            hl = {f"cuBLAS {cub:.0f}": cub, f"target {L.TARGET}x cuBLAS {L.TARGET * cub:.0f}": L.TARGET * cub}
+            hl = {f"cuBLAS {cub:.0f}": cub, tr("target {target}x cuBLAS {tflops:.0f}", target=L.TARGET,
+                                               tflops=L.TARGET * cub): L.TARGET * cub}
         peak = (data.get("device") or {}).get("datasheet", {}).get("bf16_tflops")
         if peak:
-            hl[f"bf16 dense peak (datasheet) {peak}"] = peak
+            hl[tr("bf16 dense peak (datasheet) {peak}", peak=peak)] = peak
         paths.append(report.plot_bars(os.path.join(out_dir, f"{L.LAB}.png"), [r["variant"] for r in bars],
                                       [r["tflops"] for r in bars], ylabel="TFLOP/s (2 M N K / time)",
-                                      title=f"bf16 GEMM {at}^3 on {gpu}: tensor-core rungs against cuBLAS (L2 flushed)",
+                                      title=tr("bf16 GEMM {n}^3 on {gpu}: tensor-core rungs against cuBLAS (L2 "
+                                               "flushed)", n=at, gpu=gpu),
                                       colors=[report.IMPL_COLORS.get(r["impl"], "tab:blue") for r in bars], hlines=hl,
                                       annotate_fmt="{:.0f}"))
     h2h = data.get("wgmma") or []
@@ -608,6 +646,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         vals = [v for r in h2h for v in (r["wgmma_tflops"], r["cublas_tflops"])]
         colors = [report.IMPL_COLORS["cuda"], report.IMPL_COLORS["peer"]] * len(h2h)
         paths.append(report.plot_bars(os.path.join(out_dir, f"{L.LAB}_wgmma.png"), labels, vals, ylabel="TFLOP/s",
-                                      title=f"rung 03, wgmma + TMA GEMM vs cuBLAS on {gpu} (bf16, interleaved)",
+                                      title=tr("rung 03, wgmma + TMA GEMM vs cuBLAS on {gpu} (bf16, interleaved)",
+                                               gpu=gpu),
                                       colors=colors))
     return paths

@@ -61,6 +61,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, occupancy, plan, tuned
+from common.i18n import tr
 from common.arrays import mnk as _mnk             # (M, N, K) from an int or a 3-tuple
 from common.triton_support import INTERPRETER, launch, triton
 
@@ -530,7 +531,8 @@ def gemm_triton(a, b, out=None, *, config: dict | None = None, out_dtype: str | 
 def triton_unavailable(gpu=None) -> str:
     """bf16 tl.dot has no tensor-core path before sm_80 (Triton refuses to compile it for sm_75)."""
     if gpu is not None and gpu.cc < 80:
-        return f"bf16 tl.dot needs sm_80 or later (no bf16 tensor cores before Ampere); this GPU is {gpu.arch}"
+        return tr("bf16 tl.dot needs sm_80 or later (no bf16 tensor cores before Ampere); this GPU is {arch}",
+                  arch=gpu.arch)
     return ""
 
 
@@ -722,12 +724,15 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
         peak = _defines(dt, dt, None)
         regs, _ = cuda.resources(CU, "tc_00_mma_peak", gpu, peak)
         out.append(plan.Launch("", "tc_00_mma_peak", grid=peak_blocks(regs, gpu), threads=PEAK_THREADS,
-                               defines=peak, **dict(cu, case=f"{case}: the mma.sync ceiling, one full wave")))
+                               defines=peak, **dict(cu, case=tr("{case}: the mma.sync ceiling, one full wave",
+                                                                 case=case))))
     tres = None if triton_unavailable(gpu) else triton_config(gpu)
     if tres is not None and tres["TRITON_AUTOTUNE"] and n >= TRITON_TUNE_MIN:
         cands = triton_candidates(gpu)
-        out += [triton_launch("triton tl.dot", n, c, dt, f"{case}, autotune candidate {i + 1} of {len(cands)}",
-                              f"autotuned ({tres.source()})") for i, c in enumerate(cands)]
+        out += [triton_launch("triton tl.dot", n, c, dt, tr("{case}, autotune candidate {i} of {n}", case=case, i=i + 1,
+                                                             n=len(cands)),
+                              tr("autotuned ({source})", source=config.say_source(tres.source())))
+                for i, c in enumerate(cands)]
     elif tres is not None:
         out.append(triton_launch("triton tl.dot", n, tres.values, dt, case, tres.source()))
     if wg.unavailable_reason(gpu) is None:
@@ -742,7 +747,7 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                 out.append(plan.Launch(name, wg.KERNEL, "cuda", grid=grid, threads=wg.THREADS, source=wg.KERNEL_PATH,
                                        defines=defs, arch=wg.ARCH, dyn_smem=smem,
                                        case=f"{m}^3 {dt}, {wg.build_label(build)}",
-                                       config_source=note if not ask else "fixed (the variant's build)"))
+                                       config_source=wg.say_note(note) if not ask else "fixed (the variant's build)"))
     return out
 
 

@@ -59,6 +59,7 @@ import os
 import numpy as np
 
 from common import arrays, check, config, cuda, device, report, tuned
+from common.i18n import tr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_wgmma.cu")
@@ -264,7 +265,7 @@ def _encode_fn():
     try:
         lib = ctypes.CDLL("libcuda.so.1")
     except OSError as e:
-        return None, f"libcuda.so.1 cannot be loaded ({e})"
+        return None, tr("libcuda.so.1 cannot be loaded ({error})", error=e)
     try:
         fn = lib.cuTensorMapEncodeTiled
     except AttributeError:
@@ -335,7 +336,7 @@ def unavailable_reason(gpu: device.DeviceInfo | None = None) -> str | None:
     cuTensorMapEncodeTiled in the driver, no NVRTC)."""
     if gpu is None:
         if not device.has_gpu():
-            return f"no CUDA GPU ({device.no_gpu_reason()})"
+            return tr("no CUDA GPU ({why})", why=tr(device.no_gpu_reason()))
         gpu = device.info()
     if gpu.cc != 90:
         return hopper_only(gpu.arch)
@@ -344,7 +345,7 @@ def unavailable_reason(gpu: device.DeviceInfo | None = None) -> str | None:
 
 def hopper_only(arch: str) -> str:
     """The one-line reason off Hopper: wgmma, setmaxnreg and TMA multicast exist only in sm_90a."""
-    return f"wgmma is Hopper-only (sm_90a, compute capability 9.0); this GPU is {arch}"
+    return tr("wgmma is Hopper-only (sm_90a, compute capability 9.0); this GPU is {arch}", arch=arch)
 
 
 @functools.lru_cache(maxsize=1)
@@ -354,7 +355,7 @@ def _host_reason() -> str | None:
     if fn is None:
         return why
     if cuda.nvrtc_version() == "missing":
-        return "NVRTC is not installed (pip install 'nvidia-cuda-nvrtc==13.0.*')"
+        return tr("NVRTC is not installed (pip install 'nvidia-cuda-nvrtc==13.0.*')")
     return None
 
 
@@ -538,10 +539,13 @@ def build_config(m: int, n: int, k: int, gpu: device.DeviceInfo | None = None) -
     DEFAULT_BUILD, then this GPU's --tune record (the winner tuned nearest m n k), then --set WGMMA_CLUSTER=2,
     WGMMA_TMA_STORE=1, WGMMA_C_PASSES=2. Returns (the resolution, whether a record was applied, where it came from)."""
     rec, source = recorded_build(m, n, k, gpu)
-    family = "wgmma + TMA build" + (f" ({source.rsplit(', ', 1)[-1]})" if rec else "")
+    winner = source.rsplit(', ', 1)[-1]
+    family = "wgmma + TMA build" + ((f" ({tr('winner at {shape}', shape=winner[len('winner at '):])})"
+                                     if winner.startswith("winner at ") else f" ({winner})") if rec else "")
     return (config.resolve(family, {BUILD_SETTINGS[f]: v for f, v in DEFAULT_BUILD.items()},
                            tuned={BUILD_SETTINGS[f]: v for f, v in rec.items()} if rec else None,
-                           tuned_source=f"recorded build, {source}", validate=_check_settings),
+                           tuned_source=tr("recorded build, {source}", source=_said_record(source)),
+                           validate=_check_settings),
             rec is not None, source)
 
 
@@ -612,6 +616,31 @@ def resolve_build(m: int, n: int, k: int, *, b_kmajor: bool = False, cluster: in
     _check_tma_store(epi, cp)
     note = f"recorded build, {source}" if rec else source
     return build, note + (f"; {', '.join(changed)}" if changed else "")
+
+
+def say_note(note: str) -> str:
+    """resolve_build's sentence on where a build came from, in the chosen language (the JSON keeps the English)."""
+    head, _, changed = note.partition("; ")
+    if head.startswith("recorded build, "):
+        head = tr("recorded build, {source}", source=_said_record(head[len("recorded build, "):]))
+    else:
+        head = config.say_source(head)
+    if not changed:
+        return head
+    said = []
+    for c in changed.split(", "):
+        name, sep, rest = c.partition(" from ")
+        said.append(tr("{name} from the argument", name=name) if rest == "the argument" else
+                    tr("{name} from {source}", name=name, source=config.say_source(rest)) if sep else tr(c))
+    return head + "; " + ", ".join(said)
+
+
+def _said_record(source: str) -> str:
+    """A tuning record's source ('tuned on GPU (file), winner at MxNxK') in the chosen language."""
+    src, sep, shape = source.rpartition(", winner at ")
+    if not sep:
+        return config.say_source(source)
+    return tr("{source}, winner at {shape}", source=config.say_source(src), shape=shape)
 
 
 def default_b_kmajor() -> bool:
@@ -990,27 +1019,30 @@ def _index_probe(kind: str, dtype: str = "bfloat16"):
 
 def _mismatch_summary(got: np.ndarray, exp: np.ndarray, label: str, index_coded: bool) -> list[str]:
     bad = ~np.isclose(got, exp, rtol=0, atol=1e-3) | ~np.isfinite(got)
-    lines = [f"[{label}] {int(bad.sum())}/{bad.size} wrong"]
+    lines = [tr("[{label}] {bad}/{size} wrong", label=label, bad=int(bad.sum()), size=bad.size)]
     if not bad.any():
         return lines
     r, c = np.nonzero(bad)
-    lines.append("  first: " + ", ".join(f"({i},{j}) got {got[i, j]:g} want {exp[i, j]:g}"
-                                          for i, j in list(zip(r, c))[:6]))
-    lines.append(f"  wrong rows mod 8: {np.bincount(r % 8, minlength=8).tolist()}  rows by 16-row warp slab: "
-                 f"{np.bincount(r // 16, minlength=max(1, got.shape[0] // 16)).tolist()}")
-    lines.append(f"  wrong cols mod 8: {np.bincount(c % 8, minlength=8).tolist()}  cols by 64-col block: "
-                 f"{np.bincount(c // 64, minlength=max(1, -(-got.shape[1] // 64))).tolist()}")
+    lines.append(tr("  first: {cells}", cells=", ".join(tr("({i},{j}) got {got:g} want {want:g}", i=i, j=j,
+                                                            got=got[i, j], want=exp[i, j])
+                                                         for i, j in list(zip(r, c))[:6])))
+    lines.append(tr("  wrong rows mod 8: {mod}  rows by 16-row warp slab: {slabs}",
+                    mod=np.bincount(r % 8, minlength=8).tolist(),
+                    slabs=np.bincount(r // 16, minlength=max(1, got.shape[0] // 16)).tolist()))
+    lines.append(tr("  wrong cols mod 8: {mod}  cols by 64-col block: {blocks}",
+                    mod=np.bincount(c % 8, minlength=8).tolist(),
+                    blocks=np.bincount(c // 64, minlength=max(1, -(-got.shape[1] // 64))).tolist()))
     if index_coded:
         g = np.where(np.isfinite(got), np.rint(got), -1).astype(np.int64) - 1
         e = np.rint(exp).astype(np.int64) - 1
         x = (g[bad] ^ e[bad])
         vals, cnt = np.unique(x, return_counts=True)
         top = sorted(zip(cnt, vals), reverse=True)[:8]
-        lines.append("  index read XOR index wanted (count): " + ", ".join(f"{v}:{n}" for n, v in top) +
-                     "   (8/16/32/48.. = swizzle chunk mix-up; 64 = wrong consumer half or LBO)")
+        lines.append(tr("  index read XOR index wanted (count): {top}   (8/16/32/48.. = swizzle chunk mix-up; 64 = "
+                        "wrong consumer half or LBO)", top=", ".join(f"{v}:{n}" for n, v in top)))
         # an 8 x 32 map of 8x8 blocks of the first 64 rows: '.' right, 'X' wrong
         blocks = bad[:64, :256].reshape(8, 8, -1, 8).any(axis=(1, 3))
-        lines.append("  8x8 blocks of rows 0-63 ('.' ok, 'X' wrong):")
+        lines.append(tr("  8x8 blocks of rows 0-63 ('.' ok, 'X' wrong):"))
         lines += ["    " + "".join("X" if v else "." for v in row) for row in blocks]
     return lines
 
@@ -1018,21 +1050,24 @@ def _mismatch_summary(got: np.ndarray, exp: np.ndarray, label: str, index_coded:
 def debug(dtype: str = "bfloat16") -> int:
     """Both B layouts (N-major in place, and the K-major fallback): index-coded probes and small random cases,
     printing where the first mismatches are. 0 when everything is right."""
-    print(f"debug: {KERNEL} ({dtype}), tile {BM}x{BN}x{BK}, {STAGES} stages, smem {SMEM_BYTES} B, grid "
-          f"min(tiles, SMs)")
+    print(tr("debug: {kernel} ({dtype}), tile {bm}x{bn}x{bk}, {stages} stages, smem {smem} B, grid min(tiles, SMs)",
+             kernel=KERNEL, dtype=dtype, bm=BM, bn=BN, bk=BK, stages=STAGES, smem=SMEM_BYTES))
     for kmaj in (False, True):
         bad_sim = simulate_operands(b_kmajor=kmaj)
-        print(f"descriptor model (CPU), B {'K' if kmaj else 'N'}-major:", "ok" if not bad_sim else f"WRONG: {bad_sim}")
+        print(tr("descriptor model (CPU), B {major}-major: {result}", major='K' if kmaj else 'N',
+                 result="ok" if not bad_sim else tr("WRONG: {bad}", bad=bad_sim)))
     report.print_table(descriptor_table()[:4], title="stage-0 descriptors (consumer 0, B N-major)")
     results = {}
     for kmaj in (False, True):
-        print(f"\n=== B {'K-major (fallback: transposed copy, -DB_KMAJOR=1)' if kmaj else 'N-major (default, tnspB)'}")
+        print("\n=== B " + (tr("K-major (fallback: transposed copy, -DB_KMAJOR=1)") if kmaj
+                           else tr("N-major (default, tnspB)")))
         results[kmaj] = _debug_one(dtype, kmaj)
-    print("\ndebug summary: B N-major (default):", "correct" if results[False] else "WRONG",
-          "| B K-major (fallback):", "correct" if results[True] else "WRONG")
+    print("\n" + tr("debug summary: B N-major (default): {n_major} | B K-major (fallback): {k_major}",
+                    n_major=tr("correct") if results[False] else tr("WRONG"),
+                    k_major=tr("correct") if results[True] else tr("WRONG")))
     if results[True] and not results[False]:
-        print("-> the MN-major B descriptor (LBO/SBO/start step, tnspB) is the suspect; WGMMA_B_KMAJOR=1 makes "
-              "gemm_wgmma use the fallback meanwhile")
+        print(tr("-> the MN-major B descriptor (LBO/SBO/start step, tnspB) is the suspect; WGMMA_B_KMAJOR=1 makes "
+                 "gemm_wgmma use the fallback meanwhile"))
     return 0 if all(results.values()) else 1
 
 
@@ -1050,15 +1085,17 @@ def _debug_one(dtype: str, b_kmajor: bool) -> bool:
             gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor)
             torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - a debug run reports and goes on
-            print(f"[{kind}] launch failed: {type(e).__name__}: {e}")
+            print(tr("[{kind}] launch failed: {error}", kind=kind, error=f"{type(e).__name__}: {e}"))
             return False
         got = arrays.to_numpy(out).astype(np.float64)
-        lines = _mismatch_summary(got, exp, f"index probe {kind}", True)
-        ok &= lines[0].endswith(" 0/32768 wrong")
+        lines = _mismatch_summary(got, exp, tr("index probe {kind}", kind=kind), True)
+        wrong = ~np.isclose(got, exp, rtol=0, atol=1e-3) | ~np.isfinite(got)
+        ok &= not wrong.any() and wrong.size == 32768
         print("\n".join(lines))
         h = hang_report()
         if h:
-            print("  HANG RECORD:", h, "(skipping this layout's remaining cases: each would wait out the timeout)")
+            print(tr("  HANG RECORD: {record} (skipping this layout's remaining cases: each would wait out the timeout)",
+                     record=h))
             return False
     for (m, n, k) in ((128, 256, 128), (256, 512, 256), (100, 302, 70), (129, 257, 1000)):
         a, b, a_f64, b_f64 = make_inputs(m, n, k, dtype, seed=m + n + k)
@@ -1074,13 +1111,15 @@ def _debug_one(dtype: str, b_kmajor: bool) -> bool:
             tol = tolerance(k, dtype)
             badm = ~(np.abs(got - exp) <= tol.elem * (np.abs(exp) + np.mean(np.abs(exp))))
             r, c = np.nonzero(badm)
-            print(f"  wrong rows by 64: {np.bincount(r // 64).tolist()}  cols by 64: {np.bincount(c // 64).tolist()}"
-                  f"  first: {list(zip(r[:5].tolist(), c[:5].tolist()))}")
+            print(tr("  wrong rows by 64: {rows}  cols by 64: {cols}  first: {first}",
+                     rows=np.bincount(r // 64).tolist(), cols=np.bincount(c // 64).tolist(),
+                     first=list(zip(r[:5].tolist(), c[:5].tolist()))))
         h = hang_report()
         if h:
-            print("  HANG RECORD:", h, "(skipping this layout's remaining cases: each would wait out the timeout)")
+            print(tr("  HANG RECORD: {record} (skipping this layout's remaining cases: each would wait out the timeout)",
+                     record=h))
             return False
-    print("debug:", "all correct" if ok else "MISMATCHES (see above)")
+    print(tr("debug: {result}", result=tr("all correct") if ok else tr("MISMATCHES (see above)")))
     return ok
 
 

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from common import bench, cli, cuda, device, lab, occupancy, plan, report
+from common.i18n import tr
 
 from .lab import (LAB, MMA_LARGE, MMA_SMALL, SWEEP_SIZE, TILE_SIDES, WAVE_K, WAVE_SIZES, bench_bytes, mma_grid, tc,
                   tile_intensity, triton_grid, triton_smem, waves)
@@ -53,7 +54,7 @@ def sweep(kind: str, size: int = SWEEP_SIZE, rep_ms: float = 40.0, limit: int | 
     cfgs = cfgs[:limit] if limit else cfgs
     fl = 2.0 * size ** 3
     rows = []
-    for cfg in cli.progress(cfgs, f"{kind} configs"):
+    for cfg in cli.progress(cfgs, tr("{kind} configs", kind=kind)):
         fn = (lambda c=cfg: tc.gemm_triton(a, b, out, config=c)) if kind == "triton" else \
              (lambda c=cfg: tc.gemm_mma(a, b, out, config=c))
         t0 = time.perf_counter()
@@ -154,7 +155,8 @@ def _blocks_per_sm(cfg: dict) -> int:
     except Exception as e:  # noqa: BLE001 - fall back to the shared-memory estimate, and say so
         gpu = device.info()
         est = max(1, gpu.smem_per_sm // max(1, triton_smem(cfg) + gpu.smem_reserved_per_block))
-        print(f"  (blocks per SM from the shared-memory estimate, {est}: {type(e).__name__}: {e})")
+        print(tr("  (blocks per SM from the shared-memory estimate, {est}: {error})", est=est,
+                 error=f"{type(e).__name__}: {e}"))
         return est
 
 
@@ -182,11 +184,11 @@ def heatmap(rows: list[dict], kind: str, path: str, peer_tflops: float | None = 
     for i in range(len(TILE_SIDES)):
         for j in range(len(TILE_SIDES)):
             if np.isnan(grid[i, j]):
-                ax.text(j, i, "does not fit", ha="center", va="center", fontsize=7, color="gray")
+                ax.text(j, i, tr("does not fit"), ha="center", va="center", fontsize=7, color="gray")
     ax.set_xticks(range(len(TILE_SIDES)), [str(s) for s in TILE_SIDES])
     ax.set_yticks(range(len(TILE_SIDES)), [str(s) for s in TILE_SIDES])
-    ax.set_xlabel("BN (tile columns)")
-    ax.set_ylabel("BM (tile rows)")
+    ax.set_xlabel(tr("BN (tile columns)"))
+    ax.set_ylabel(tr("BM (tile rows)"))
     name = "Triton tl.dot" if kind == "triton" else "CUDA C mma.sync"
     extra = f"; cuBLAS {peer_tflops:.0f}" if peer_tflops else ""
     ax.set_title(f"{name}, bf16 {SWEEP_SIZE}^3: TFLOP/s{extra}", fontsize=10)
@@ -199,15 +201,15 @@ def wave_plot(rows: list[dict], path: str) -> str:
     w = [r for r in rows if r.get("sweep") == "waves"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     xs = [r["M=N"] for r in w]
-    ax.plot(xs, [r["measured_eff"] for r in w], "o-", label="measured TFLOP/s / best")
-    ax.plot(xs, [r["predicted_eff"] for r in w], "s--", label="predicted: tiles / (waves x slots)")
+    ax.plot(xs, [r["measured_eff"] for r in w], "o-", label=tr("measured TFLOP/s / best"))
+    ax.plot(xs, [r["predicted_eff"] for r in w], "s--", label=tr("predicted: tiles / (waves x slots)"))
     for r in w:
         ax.annotate(f"{r['waves']:.2f}", xy=(r["M=N"], r["predicted_eff"]), xytext=(0, 6), textcoords="offset points",
                     ha="center", fontsize=7)
     ax.set_xlabel(f"M = N (K = {WAVE_K})")
-    ax.set_ylabel("efficiency")
+    ax.set_ylabel(tr("efficiency"))
     ax.set_ylim(0.5, 1.05)
-    ax.set_title("Wave quantization (numbers: waves of tiles per SM slot)", fontsize=10)
+    ax.set_title(tr("Wave quantization (numbers: waves of tiles per SM slot)"), fontsize=10)
     ax.legend()
     return report.save(fig, path, dpi=110)
 
@@ -218,7 +220,7 @@ def compile_table(arch: str, configs, gpu: device.DeviceInfo | None = None) -> l
     GPU every prediction uses for `arch`)."""
     gpu = gpu or device.current(arch)
     rows = []
-    for cfg in cli.progress(configs, f"compiling {len(configs)} mma.sync tile shapes for {arch}"):
+    for cfg in cli.progress(configs, tr("compiling {n} mma.sync tile shapes for {arch}", n=len(configs), arch=arch)):
         r = tc.compile_rows(arch, [cfg])[-1]            # the mma.sync row (rung 02) for this config
         occ = occupancy.occupancy(arch, tc.config_threads(cfg), int(r["regs"]), 0, tc.config_smem(cfg),
                                   max_dynamic_smem=gpu.smem_per_block_optin)
@@ -229,8 +231,8 @@ def compile_table(arch: str, configs, gpu: device.DeviceInfo | None = None) -> l
                      "smem KiB": tc.config_smem(cfg) / 1024, "spills": r["spills"], "HMMA": r["HMMA"],
                      "blocks/SM": occ.blocks_per_sm, "limited by": "/".join(occ.limiters),
                      "waves at 4096": round(w["waves"], 2)})
-    report.print_table(rows, title=f"mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator; "
-                                   f"waves on {gpu.name}'s {gpu.sms} SMs)")
+    report.print_table(rows, title=tr("mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator; "
+                                      "waves on {gpu}'s {sms} SMs)", arch=arch, gpu=gpu.name, sms=gpu.sms))
     return rows
 
 
@@ -246,7 +248,8 @@ def print_models(gpu: device.DeviceInfo | None = None) -> None:
              "waves (1 block/SM)": waves(4096, 4096, bm, bn, sms)["waves"],
              "eff at 4096": waves(4096, 4096, bm, bn, sms)["efficiency"],
              "eff at 4224": waves(4224, 4224, bm, bn, sms)["efficiency"]} for bm, bn in MODEL_TILES]
-    report.print_table(rows, title=f"the models, before any timing ({gpu.label()}: {sms} SMs, one block per SM)")
+    report.print_table(rows, title=tr("the models, before any timing ({gpu}: {sms} SMs, one block per SM)",
+                                      gpu=gpu.label(), sms=sms))
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -258,26 +261,30 @@ def predict(gpu: device.DeviceInfo) -> dict:
     bf16 = gpu.peak("bf16_tflops")
     if bf16:
         ridge = bf16 * 1e12 / (gpu.hbm_gbps * 1e9)
-        out["bf16 ridge point (datasheet FLOP/s over bandwidth)"] = (
-            f"{ridge:.0f} FLOP/B; a tile gets 32 (64x64) to 128 (256x256) per byte it loads, so L2 reuse decides")
+        out[tr("bf16 ridge point (datasheet FLOP/s over bandwidth)")] = tr(
+            "{ridge:.0f} FLOP/B; a tile gets 32 (64x64) to 128 (256x256) per byte it loads, so L2 reuse decides",
+            ridge=ridge)
     for n in (4096, 4224):
         w = waves(n, n, 128, 256, sms)
-        out[f"128x256 tiles at M = N = {n}, one block per SM"] = (
-            f"{w['tiles']} tiles = {w['waves']:.2f} waves of {sms}: predicted efficiency {w['efficiency']:.0%}")
+        out[tr("128x256 tiles at M = N = {n}, one block per SM", n=n)] = tr(
+            "{tiles} tiles = {waves:.2f} waves of {sms}: predicted efficiency {eff:.0%}", tiles=w['tiles'],
+            waves=w['waves'], sms=sms, eff=w['efficiency'])
     if lab.arch_matches(gpu.arch, tc.TC_ARCHS):
         for cfg in (MMA_SMALL, MMA_LARGE):
             regs, _ = cuda.resources(tc.CU, "tc_02_mma_sync", gpu, tc._defines("bfloat16", "bfloat16", cfg))
             occ = occupancy.occupancy(gpu.arch, tc.config_threads(cfg), regs, 0, tc.config_smem(cfg),
                                       max_dynamic_smem=gpu.smem_per_block_optin)
             w = waves(SWEEP_SIZE, SWEEP_SIZE, cfg["BM"], cfg["BN"], sms * max(1, occ.blocks_per_sm))
-            out[f"mma.sync {cfg['BM']}x{cfg['BN']}x{cfg['BK']}, {cfg['STAGES']} stages"] = (
-                f"{regs} registers, {occ.blocks_per_sm} block(s) per SM ({'/'.join(occ.limiters)}): "
-                f"{w['waves']:.2f} waves at {SWEEP_SIZE}^3, efficiency {w['efficiency']:.0%}")
-        out["sweep cells that fit this GPU"] = (f"Triton {len(triton_grid(gpu=gpu))}, mma.sync "
-                                                f"{len(mma_grid(gpu=gpu))} (of {len(TILE_SIDES) ** 2 * 4} and "
-                                                f"{len(TILE_SIDES) ** 2 * 2})")
+            out[tr("mma.sync {bm}x{bn}x{bk}, {stages} stages", bm=cfg['BM'], bn=cfg['BN'], bk=cfg['BK'],
+                   stages=cfg['STAGES'])] = tr(
+                "{regs} registers, {blocks} block(s) per SM ({limiters}): {waves:.2f} waves at {n}^3, efficiency "
+                "{eff:.0%}", regs=regs, blocks=occ.blocks_per_sm, limiters='/'.join(occ.limiters), waves=w['waves'],
+                n=SWEEP_SIZE, eff=w['efficiency'])
+        out[tr("sweep cells that fit this GPU")] = tr(
+            "Triton {triton}, mma.sync {mma} (of {triton_all} and {mma_all})", triton=len(triton_grid(gpu=gpu)),
+            mma=len(mma_grid(gpu=gpu)), triton_all=len(TILE_SIDES) ** 2 * 4, mma_all=len(TILE_SIDES) ** 2 * 2)
     else:
-        out["sweeps"] = f"none on {gpu.arch}: both GEMMs need bf16 tensor cores (sm_80 or later)"
+        out[tr("sweeps")] = tr("none on {arch}: both GEMMs need bf16 tensor cores (sm_80 or later)", arch=gpu.arch)
     return out
 
 
@@ -296,8 +303,8 @@ def compile_report(args) -> None:
     gpu = device.current(args.arch)
     arch = device.arch_info(args.arch).arch
     if not lab.arch_matches(arch, tc.TC_ARCHS):
-        print(f"mma.sync tile shapes: not compiled for {arch}: lab 4.3's kernels need bf16 mma.sync, ldmatrix and "
-              "cp.async (sm_80 or later)")
+        print(tr("mma.sync tile shapes: not compiled for {arch}: lab 4.3's kernels need bf16 mma.sync, ldmatrix and "
+                 "cp.async (sm_80 or later)", arch=arch))
         return
     grid = mma_grid(gpu=gpu)
     compile_table(arch, grid[:3] if args.quick else grid, gpu)
@@ -310,7 +317,7 @@ def benchmark(ctx) -> lab.Result:
     quick = ctx.quick
     size, note = plan.fit(SWEEP_SIZE, bench_bytes, device.info())
     if note:
-        print(note)
+        print(tr(note))
     a, b = _pair(size, size, size)
     t_peer = bench.bench(lambda: torch.matmul(a, b), rep_ms=60)
     peer = t_peer.tflops(2.0 * size ** 3)
@@ -332,15 +339,15 @@ def benchmark(ctx) -> lab.Result:
             r["vs_cublas"] = r["tflops"] / peer
         cols = (["BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"] if kind == "triton" else
                 ["BM", "BN", "BK", "WM", "WN", "STAGES"]) + ["tflops", "vs_cublas", "rel_err", "first_call_s"]
-        tables.append((sr, cols, f"{kind} sweep at {size}^3 bf16, fastest first"))
+        tables.append((sr, cols, tr("{kind} sweep at {n}^3 bf16, fastest first", kind=kind, n=size)))
         bad = [r for r in rows if r.get("sweep") == kind and (r.get("error") or r.get("ok") is False)]
         if bad:
-            print(f"  {len(bad)} {kind} configs failed or were wrong: " +
-                  "; ".join(str(r.get("error") or r.get("rel_err")) for r in bad[:3]))
+            print(tr("  {n} {kind} configs failed or were wrong: {first}", n=len(bad), kind=kind,
+                     first="; ".join(str(r.get("error") or r.get("rel_err")) for r in bad[:3])))
             ok = ok and all(r.get("error") for r in bad)   # a wrong answer fails the lab; a rejected config does not
     tables.append(([r for r in rows if r.get("sweep") == "waves"],
                    ["M=N", "tiles", "waves", "blocks_per_sm", "predicted_eff", "measured_eff", "tflops"],
-                   "wave quantization"))
+                   tr("wave quantization")))
     return lab.Result(rows=rows, meta=dict(cublas_tflops=peer), tables=tables, ok=ok)
 
 

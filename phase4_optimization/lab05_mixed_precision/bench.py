@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 
 from common import arrays, bench, cli, cuda, device, lab, plan, report
+from common.i18n import tr
 from common.bench import torch_tf32 as _tf32      # TF32 on or off for cuBLAS through torch, restored afterwards
 from common.triton_support import INTERPRETER
 
@@ -36,18 +38,20 @@ def fp16_sequential_sum(values, acc_dtype=np.float16) -> float:
     return float(s)
 
 
-def format_table() -> list[dict]:
-    """Each format's range and precision, read from torch.finfo (and one computed value each)."""
+def format_table(said: bool = False) -> list[dict]:
+    """Each format's range and precision, read from torch.finfo (and one computed value each); said: the words in
+    the chosen language (the table printed; the JSON keeps the English)."""
     import torch
 
+    say = tr if said else str.format
     rows = []
     for name, dt in (("float32", torch.float32), ("tf32 (fp32 storage)", None), ("bfloat16", torch.bfloat16),
                      ("float16", torch.float16), ("float8 e4m3fn", getattr(torch, "float8_e4m3fn", None)),
                      ("float8 e5m2", getattr(torch, "float8_e5m2", None))):
         if name.startswith("tf32"):
             rows.append({"format": name, "bits": 19, "mantissa bits": 10, "max": _f(torch.finfo(torch.float32).max),
-                         "smallest normal": _f(torch.finfo(torch.float32).tiny), "smallest subnormal": "fp32's",
-                         "eps (1 ulp at 1)": 2.0 ** -10, "note": "tensor-core input format; stored as fp32"})
+                         "smallest normal": _f(torch.finfo(torch.float32).tiny), "smallest subnormal": say("fp32's"),
+                         "eps (1 ulp at 1)": 2.0 ** -10, "note": say("tensor-core input format; stored as fp32")})
             continue
         if dt is None:
             continue
@@ -59,16 +63,18 @@ def format_table() -> list[dict]:
     return rows
 
 
-def overflow_table() -> list[dict]:
-    """Range and precision cases, each computed by running the operation (torch / NumPy on the CPU)."""
+def overflow_table(said: bool = False) -> list[dict]:
+    """Range and precision cases, each computed by running the operation (torch / NumPy on the CPU); said: the words in
+    the chosen language (the table printed; the JSON keeps the English)."""
     import torch
 
+    say = tr if said else str.format
     f16, bf16, f32 = torch.float16, torch.bfloat16, torch.float32
     t = torch.tensor
     rows = []
 
     def add(case, dtype, value, exact, why):
-        rows.append({"case": case, "dtype": dtype, "computed": value, "exact": exact, "why": why})
+        rows.append({"case": say(case), "dtype": dtype, "computed": value, "exact": exact, "why": say(why)})
 
     add("65504 * 2", "float16", _f(t(L.FP16_MAX, dtype=f16) * 2), 131008.0, "fp16 max is 65504: the product is inf")
     add("65504 * 2", "bfloat16", _f(t(L.FP16_MAX, dtype=bf16) * 2), 131008.0,
@@ -76,7 +82,7 @@ def overflow_table() -> list[dict]:
     add("x * x, x = 256", "float16", _f(t(256.0, dtype=f16) * t(256.0, dtype=f16)), 65536.0,
         "65536 > 65504: a square of a modest activation overflows")
     for x in (11.0, 11.09, 11.1):
-        add(f"exp({x}) computed in fp32, stored as fp16", "float16", _f(torch.exp(t(x, dtype=f32)).to(f16)),
+        add(say("exp({x}) computed in fp32, stored as fp16", x=x), "float16", _f(torch.exp(t(x, dtype=f32)).to(f16)),
             math.exp(x), "ln(65504) = 11.0898; values from 65520 up round to inf")
     vals = np.full(4096, 32.0)
     add("sum of 4096 x 32, fp16 accumulator", "float16", fp16_sequential_sum(vals, np.float16), 131072.0,
@@ -99,8 +105,8 @@ def overflow_table() -> list[dict]:
         add("448 stored as fp8 e4m3fn", "float8_e4m3fn", _f(t(448.0).to(e4m3).float()), 448.0, "e4m3fn's largest value")
         v = _f(t(500.0).to(e4m3).float())
         add("500 stored as fp8 e4m3fn", "float8_e4m3fn", v, 500.0,
-            f"past the top: e4m3fn has no inf; this cast {'saturated to 448' if v == 448 else f'gave {v}'} (casts "
-            "differ: saturate or NaN), either way the value is lost: hence per-tensor scales")
+            say("past the top: e4m3fn has no inf; this cast {what} (casts differ: saturate or NaN), either way the value "
+                "is lost: hence per-tensor scales", what=say("saturated to 448") if v == 448 else say("gave {v}", v=v)))
         add("0.3 stored as fp8 e4m3fn", "float8_e4m3fn", _f(t(0.3).to(e4m3).float()), 0.3,
             "4 significant bits: 0.3 becomes 0.3125")
     for r in rows:
@@ -152,13 +158,15 @@ def loss_scaling_story(rows: list[dict]) -> str:
     by = {(r["dtype"], r["scale"]): r for r in rows}
     a, b, top = by[("float16", "2^0")], by[("float16", "2^16")], by[("float16", "2^32")]
     bf = by[("bfloat16", "2^0")]
-    return (f"fp16 at scale 1 flushes {a['flushed to 0']:.1%} of these gradients to zero (|g| < 2^-25 = 2.98e-8) and "
-            f"keeps {a['subnormal']:.1%} as subnormals with few bits; scaling the loss by 2^16 = 65536 moves every "
-            f"value up 16 binades: {b['flushed to 0']:.2%} flushed, {b['overflow (inf)']:.3%} overflow. Too large a "
-            f"scale overflows instead: 2^32 turns {top['overflow (inf)']:.2%} into inf (|g| > 65504 / 2^32 = 1.5e-5), "
-            "which is why dynamic loss scaling halves the scale whenever an inf appears and grows it slowly otherwise. "
-            f"bf16 at scale 1: {bf['flushed to 0']:.2%} flushed (its range reaches 1e-38), median relative error "
-            f"{bf['median rel err (finite, nonzero)']:.1e} from its 8 bits: no scaling needed, precision is its cost.")
+    return tr("fp16 at scale 1 flushes {flushed:.1%} of these gradients to zero (|g| < 2^-25 = 2.98e-8) and keeps "
+              "{subnormal:.1%} as subnormals with few bits; scaling the loss by 2^16 = 65536 moves every value up 16 "
+              "binades: {flushed16:.2%} flushed, {overflow16:.3%} overflow. Too large a scale overflows instead: 2^32 "
+              "turns {overflow32:.2%} into inf (|g| > 65504 / 2^32 = 1.5e-5), which is why dynamic loss scaling halves "
+              "the scale whenever an inf appears and grows it slowly otherwise. bf16 at scale 1: {bf_flushed:.2%} "
+              "flushed (its range reaches 1e-38), median relative error {bf_err:.1e} from its 8 bits: no scaling "
+              "needed, precision is its cost.", flushed=a['flushed to 0'], subnormal=a['subnormal'],
+              flushed16=b['flushed to 0'], overflow16=b['overflow (inf)'], overflow32=top['overflow (inf)'],
+              bf_flushed=bf['flushed to 0'], bf_err=bf['median rel err (finite, nonzero)'])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -251,12 +259,12 @@ def fp8_available(gpu: device.DeviceInfo | None = None) -> tuple[bool, str]:
 
     if gpu is None:
         if not device.has_gpu():
-            return False, "needs a GPU"
+            return False, tr("needs a GPU")
         gpu = device.info()
     if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
-        return False, f"torch {torch.__version__} has no float8_e4m3fn / _scaled_mm"
+        return False, tr("torch {version} has no float8_e4m3fn / _scaled_mm", version=torch.__version__)
     if gpu.cc < 89:
-        return False, f"fp8 tensor cores need sm_89 or newer, this GPU is {gpu.arch}"
+        return False, tr("fp8 tensor cores need sm_89 or newer, this GPU is {arch}", arch=gpu.arch)
     return True, ""
 
 
@@ -397,7 +405,7 @@ def gemm_table(n: int = L.GEMM_N, rep_ms: float = 40.0) -> tuple[list[dict], str
     ref = a_f32.double() @ b_f32.double()          # cuBLAS DGEMM: IEEE float64, ~1e-16, far below every error here
     fns, why8 = gemm_precisions(a_f32, b_f32)
     rows = []
-    for name, (make, note) in cli.progress(list(fns.items()), f"GEMM precisions at {n}^3"):
+    for name, (make, note) in cli.progress(list(fns.items()), tr("GEMM precisions at {n}^3", n=n)):
         try:
             fn = make()
             res = fn()
@@ -491,9 +499,9 @@ def plot_speed_vs_error(rows, path, gpu: str | None = None) -> str:
         ax.annotate(r["precision"], (r["rel err"], r["tflops"]), xytext=(4, 3), textcoords="offset points", fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("relative error vs float64 (4096^3, standard normal inputs)")
+    ax.set_xlabel(tr("relative error vs float64 (4096^3, standard normal inputs)"))
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"GEMM speed against error per precision on {gpu or 'the GPU'}", fontsize=11)
+    ax.set_title(tr("GEMM speed against error per precision on {gpu}", gpu=gpu or tr('the GPU')), fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     return report.save(fig, path)
 
@@ -504,24 +512,28 @@ def show_compile_report(arch: str) -> list[dict]:
         try:
             rep = cuda.compile_report(L.CU, arch, defines={"ACC_HALF": d})
         except (cuda.ToolMissing, cuda.CompileError) as e:
-            print(f"compile report skipped: {e}")
+            print(tr("compile report skipped: {error}", error=e))
             return rows
         k = rep[L.WMMA_KERNEL]
         hmma = sorted({ln.split()[0] for ln in k.sass if ln.split() and ln.split()[0].startswith("HMMA")})
         rows.append({"build": f"ACC_HALF={d} ({acc} accumulator)", "arch": arch, "regs": k.registers,
                      "smem B": k.smem_bytes, "spills B": k.spills, "HMMA": k.sass_counts.get("HMMA", 0),
                      "HMMA opcode": " ".join(hmma) or "(no cuobjdump)"})
-    report.print_table(rows, title=f"{os.path.basename(L.CU)} compiled with NVRTC for {arch}: the one define changes "
-                                   "the accumulator (HMMA .F32 vs .F16) and halves the accumulator staging")
+    report.print_table([dict(r, build=tr("ACC_HALF={d} ({acc} accumulator)", d=d, acc=acc))
+                        for r, (acc, d) in zip(rows, (("fp32", 0), ("fp16", 1)))],
+                       title=tr("{file} compiled with NVRTC for {arch}: the one define changes the accumulator (HMMA "
+                                ".F32 vs .F16) and halves the accumulator staging", file=os.path.basename(L.CU),
+                                arch=arch))
     return rows
 
 # ---------------------------------------------------------------------------------------------------------------------
 # What the driver calls: before the checks, after them, the compile report, the benchmark, the plots
 # ---------------------------------------------------------------------------------------------------------------------
-def cpu_tables(quick: bool) -> dict:
-    """The tables that need no GPU: formats, overflow/rounding/underflow cases, loss scaling."""
+def cpu_tables(quick: bool, said: bool = False) -> dict:
+    """The tables that need no GPU: formats, overflow/rounding/underflow cases, loss scaling (said: their words in the
+    chosen language, for printing)."""
     ls = loss_scaling_table(gradient_sample(200_000 if quick else 1_000_000))
-    return {"formats": format_table(), "overflow": overflow_table(), "loss_scaling": ls}
+    return {"formats": format_table(said), "overflow": overflow_table(said), "loss_scaling": ls}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -538,33 +550,37 @@ def predict(gpu: device.DeviceInfo) -> dict:
     n, _ = plan.fit(L.GEMM_N, L.bench_bytes, gpu)
     flops = 2.0 * n ** 3
     ai16 = flops / (3 * n * n * 2)             # compulsory bytes in 16-bit: A and B read, C written
-    out = {"GEMM": f"{n}^3: {flops / 1e9:.1f} GFLOP, {ai16:.0f} FLOP/B with 16-bit inputs"}
+    out = {"GEMM": tr("{n}^3: {gflop:.1f} GFLOP, {ai:.0f} FLOP/B with 16-bit inputs", n=n, gflop=flops / 1e9,
+                      ai=ai16)}
     bw = gpu.hbm_gbps
     ref = gpu.peak("bf16_tflops") or gpu.peak("fp16_tflops")
     for name, key in (("bf16 (else fp16) tensor cores", "bf16_tflops" if gpu.peak("bf16_tflops") else "fp16_tflops"),
                       ("fp32 CUDA cores", "fp32_tflops")):
         if gpu.peak(key):
-            out[f"ridge point, {name}"] = f"{gpu.peak(key) * 1e3 / bw:.0f} FLOP/B: compute-bound by " \
-                                          f"{ai16 / (gpu.peak(key) * 1e3 / bw):.0f}x"
+            out[tr("ridge point, {unit}", unit=tr(name))] = tr(
+                "{ridge:.0f} FLOP/B: compute-bound by {times:.0f}x", ridge=gpu.peak(key) * 1e3 / bw,
+                times=ai16 / (gpu.peak(key) * 1e3 / bw))
     for name, key in PRECISION_PEAKS:
         pk = gpu.peak(key)
         if not pk:
-            out[f"{name} floor"] = "no such unit on this GPU (skipped, or run by emulation)"
+            out[tr("{name} floor", name=name)] = tr("no such unit on this GPU (skipped, or run by emulation)")
             continue
-        rel = f", {pk / ref:.2g}x the 16-bit rate" if ref and key not in ("bf16_tflops", "fp16_tflops") else ""
-        out[f"{name} floor"] = f"{flops / (pk * 1e12) * 1e3:.3f} ms at {pk:g} TFLOP/s{rel}"
+        rel = tr(", {times:.2g}x the 16-bit rate", times=pk / ref) if ref and key not in ("bf16_tflops",
+                                                                                        "fp16_tflops") else ""
+        out[tr("{name} floor", name=name)] = tr("{ms:.3f} ms at {tflops:g} TFLOP/s{rel}",
+                                                ms=flops / (pk * 1e12) * 1e3, tflops=pk, rel=rel)
     ok8, why8 = fp8_available(gpu)
     if not ok8:
-        out["fp8 rows"] = f"skipped: {why8}"
+        out[tr("fp8 rows")] = tr("skipped: {why}", why=why8)
     return out
 
 
 def explain(args) -> None:
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"GEMM {L.GEMM_N}^3 per precision on {gpu.label()}: datasheet peaks (leads, not "
-                             "measurements)")
-    t = cpu_tables(args.quick)
+                       title=tr("GEMM {n}^3 per precision on {gpu}: datasheet peaks (leads, not measurements)",
+                                n=L.GEMM_N, gpu=gpu.label()))
+    t = cpu_tables(args.quick, said=True)
     report.print_table(t["formats"], title="Formats (torch.finfo): range and precision")
     report.print_table(t["overflow"], ["case", "dtype", "computed", "exact", "rel err", "why"],
                        title="Overflow, rounding and underflow, computed on the CPU (torch / NumPy)")
@@ -578,9 +594,20 @@ def norm_shape(quick: bool) -> tuple[int, int]:
     return L.NORM_SHAPE if device.has_gpu() else ((8, 512) if quick else (32, 1024))
 
 
+def _said_norm(r: dict) -> dict:
+    """A norm_ops_table row as printed: its implementation and note in the chosen language."""
+    impl, note = r["impl"], r.get("note")
+    m = re.fullmatch(r"naive Triton, (\w+) sums", impl)
+    impl = tr("naive Triton, {dtype} sums", dtype=m.group(1)) if m else tr(impl)
+    if isinstance(note, str) and note.startswith("NotImplementedError: "):
+        note = "NotImplementedError: " + tr(note[len("NotImplementedError: "):])
+    return dict(r, impl=impl, **({"note": note} if "note" in r else {}))
+
+
 def show_norm_ops(shape) -> list[dict]:
     norm = norm_ops_table(*shape)
-    report.print_table(norm, ["op", "dtype", "shape", "impl", "rel err", "max abs err", "non-finite", "note"],
+    report.print_table([_said_norm(r) for r in norm],
+                       ["op", "dtype", "shape", "impl", "rel err", "max abs err", "non-finite", "note"],
                        title="Softmax and layernorm against float64: fp32 arithmetic inside keeps the error at the "
                              "output-rounding floor")
     return norm
@@ -605,10 +632,10 @@ def benchmark(ctx) -> lab.Result:
     norm = show_norm_ops(norm_shape(quick))
     n, note = plan.fit(2048 if quick else L.GEMM_N, L.bench_bytes, device.info(), what="the GEMM table's n")
     if note:
-        print(note)
+        print(tr(note))
     gemm, why8 = gemm_table(n, rep_ms=20.0 if quick else 40.0)
     if why8:
-        print(f"fp8 skipped: {why8}")
+        print(tr("fp8 skipped: {why}", why=why8))
     fp16_row = next(r for r in gemm if r["precision"] == "fp16")
     for r in gemm:
         r["vs cuBLAS fp16"] = r["tflops"] / fp16_row["tflops"] if r["tflops"] and fp16_row["tflops"] else None
@@ -620,11 +647,12 @@ def benchmark(ctx) -> lab.Result:
     meta = dict(k_sweep=sweep, accumulator_overflow=ovf_gpu, norm_ops=norm, **cpu_tables(quick), fp8_skipped=why8,
                 compile_report=_COMPILE_ROWS, device=device.info().as_dict())
     return lab.Result(rows=rows, meta=meta, tables=[
-        (gemm, ["precision", "n", "rel err", "max err / rms(ref)", "ms", "tflops", "vs cuBLAS fp16", "spread", "note"],
-         f"GEMM {n}^3 per precision: error against the float64 product of the fp32 inputs, speed"),
-        (sweep, None, "GEMM error vs K (M = N = 1024); model fp16 acc = 0.41 u sqrt(K), one rounding per product (the "
-                      "hardware rounds less often)"),
-        (ovf_gpu, None, "Accumulator overflow on the GPU (K = 4096)")])
+        ([dict(r, note=tr(r["note"])) for r in gemm],
+         ["precision", "n", "rel err", "max err / rms(ref)", "ms", "tflops", "vs cuBLAS fp16", "spread", "note"],
+         tr("GEMM {n}^3 per precision: error against the float64 product of the fp32 inputs, speed", n=n)),
+        (sweep, None, tr("GEMM error vs K (M = N = 1024); model fp16 acc = 0.41 u sqrt(K), one rounding per product "
+                         "(the hardware rounds less often)")),
+        ([dict(r, case=tr(r["case"])) for r in ovf_gpu], None, tr("Accumulator overflow on the GPU (K = 4096)"))])
 
 
 def plot(data: dict, out_dir: str) -> list[str]:

@@ -45,6 +45,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import dot_acc_kernel, layernorm_lowp_kernel, softmax_lowp_kernel
@@ -297,7 +298,7 @@ def bench_bytes(n: int) -> int:
 
 def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
     n, _ = plan.fit(size or GEMM_N, bench_bytes, gpu, what="the GEMM table's n")
-    case = f"GEMM {n}^3, fp16 inputs, fp32 out"
+    case = tr("GEMM {n}^3, fp16 inputs, fp32 out", n=n)
     dot = dot_config()
     d = dot.values
     out = []
@@ -314,7 +315,7 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                                config_source=dot.source()))
     rows, cols = NORM_SHAPE
     for dt in LOWP_DTYPES:
-        ncase = f"naive {dt} sums, {rows} x {cols}"
+        ncase = tr("naive {dtype} sums, {rows} x {cols}", dtype=dt, rows=rows, cols=cols)
         out.append(plan.Launch("", "softmax_lowp_kernel", "triton", fn=softmax_lowp_kernel, grid=rows,
                                signature={"x_ptr": _PTR[dt], "y_ptr": _PTR[dt], "n_cols": "i32", "CHUNK": "constexpr"},
                                defines={"CHUNK": LOWP_CHUNK}, num_warps=LOWP_WARPS, case=ncase))

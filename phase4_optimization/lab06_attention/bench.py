@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from common import arrays, bench, check, config, cuda, device, lab, report
+from common.i18n import tr
 from common.triton_support import aot, summarize
 
 from . import lab as L
@@ -28,12 +29,12 @@ LSE_TOL = check.Tol(1e-4, 1e-4)   # fp32 scores and sums of bf16-exact products:
 
 def add_arguments(p) -> None:
     p.add_argument("--compile-report", action=argparse.BooleanOptionalAction, default=None,
-                   help="compile the Triton flash kernels for --arch ahead of time and show their resources "
-                        "(default: on without a GPU unless --quick; the CUDA C table is always shown)")
+                   help=tr("compile the Triton flash kernels for --arch ahead of time and show their resources "
+                           "(default: on without a GPU unless --quick; the CUDA C table is always shown)"))
     p.add_argument("--tune", action="store_true",
-                   help="(GPU) time the Triton forward and backward candidates at the target shapes, check each "
-                        "winner against float64, and record this GPU's winners (results/<gpu>/"
-                        "phase4_lab06_attention_tuned.json), which the wrappers then use")
+                   help=tr("(GPU) time the Triton forward and backward candidates at the target shapes, check each "
+                           "winner against float64, and record this GPU's winners (results/<gpu>/"
+                           "phase4_lab06_attention_tuned.json), which the wrappers then use"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -53,11 +54,12 @@ def explain(args) -> None:
                      "naive FLOP/B": fl / nb if nb else None})
     gpu = device.current(args.arch)
     ridge = _ridge(gpu)
-    where = f"{gpu.name}'s bf16 ridge point is {ridge:.0f} FLOP/B" if ridge else f"{gpu.name} has no bf16 tensor cores"
-    report.print_table(rows, title=f"the two numbers at the benchmark shapes (bf16; the {where}: above it compute "
-                                   "wins)")
+    report.print_table(rows, title=tr("the two numbers at the benchmark shapes (bf16; the {gpu}'s bf16 ridge point is "
+                                      "{ridge:.0f} FLOP/B: above it compute wins)", gpu=gpu.name, ridge=ridge)
+                       if ridge else tr("the two numbers at the benchmark shapes (bf16; the {gpu} has no bf16 tensor "
+                                        "cores: above it compute wins)", gpu=gpu.name))
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"what the lesson predicts for {gpu.label()}")
+                       title=tr("what the lesson predicts for {gpu}", gpu=gpu.label()))
 
 
 def _ridge(gpu) -> float | None:
@@ -80,40 +82,44 @@ def predict(gpu) -> dict:
     main = f"B{b} H{h} S{s} D{d}"
     fl, by = L.attn_flops(b, h, s, d, causal), L.flash_bytes(b, h, s, d, 2)
     ridge, peak = _ridge(gpu), gpu.peak("bf16_tflops")
-    out[f"flash forward at {main}: FLOP per byte that must move"] = f"{fl / by:.0f}"
+    out[tr("flash forward at {shape}: FLOP per byte that must move", shape=main)] = f"{fl / by:.0f}"
     if ridge:
-        out["bf16 ridge point (datasheet bf16 rate / bandwidth)"] = \
-            f"{ridge:.0f} FLOP/B: flash is {fl / by / ridge:.0f}x above it, compute-bound"
-        out[f"flash forward floor at {main} (FLOPs at the bf16 rate)"] = f"{fl / (peak * 1e12) * 1e3:.2f} ms"
+        out[tr("bf16 ridge point (datasheet bf16 rate / bandwidth)")] = \
+            tr("{ridge:.0f} FLOP/B: flash is {times:.0f}x above it, compute-bound", ridge=ridge, times=fl / by / ridge)
+        out[tr("flash forward floor at {shape} (FLOPs at the bf16 rate)", shape=main)] = \
+            f"{fl / (peak * 1e12) * 1e3:.2f} ms"
         (nb_, nh, ns, nd), _ = L.fit_shape(NAIVE_SHAPE, L.naive_bench_bytes, gpu, "naive vs flash")
         naive_ms = max(L.naive_bytes(nb_, nh, ns, nd, 2) / (gpu.hbm_gbps * 1e9),
                        L.attn_flops(nb_, nh, ns, nd, False) / (peak * 1e12))
         flash_ms = L.attn_flops(nb_, nh, ns, nd, False) / (peak * 1e12)
-        out[f"naive / flash forward at S = {ns} (floors: naive's bytes, flash's FLOPs)"] = f"{naive_ms / flash_ms:.1f}x"
+        out[tr("naive / flash forward at S = {s} (floors: naive's bytes, flash's FLOPs)", s=ns)] = \
+            tr("{x:.1f}x", x=naive_ms / flash_ms)
     else:
-        out["bf16 tensor cores"] = f"none on {gpu.arch}: the flash kernels need sm_80 or newer"
+        out[tr("bf16 tensor cores")] = tr("none on {arch}: the flash kernels need sm_80 or newer", arch=gpu.arch)
     if not L.triton_unavailable(gpu):
         cfg = L.config_for("fwd", d, causal, "bfloat16", gpu)
         est = L.smem_estimate("fwd", cfg, d, arch=gpu.arch)
         per_sm = max(1, gpu.smem_per_sm // (est + gpu.smem_reserved_per_block))
         programs = math.prod(L.fwd_grid(b, h, s, cfg))
-        out[f"Triton forward tile at D = {d}"] = (f"{cfg['BLOCK_M']} x {cfg['BLOCK_N']}, {cfg['num_stages']} stages, "
-                                                 f"<= {est // 1024} KiB of {gpu.smem_per_block_optin // 1024} KiB; "
-                                                 f"{per_sm} program(s) per SM")
-        out["Triton forward waves"] = f"{programs} programs / ({gpu.sms} SMs x {per_sm}) = " \
-                                      f"{programs / (gpu.sms * per_sm):.1f}"
+        out[tr("Triton forward tile at D = {d}", d=d)] = tr(
+            "{bm} x {bn}, {stages} stages, <= {kib} KiB of {limit} KiB; {per_sm} program(s) per SM", bm=cfg['BLOCK_M'],
+            bn=cfg['BLOCK_N'], stages=cfg['num_stages'], kib=est // 1024, limit=gpu.smem_per_block_optin // 1024,
+            per_sm=per_sm)
+        out[tr("Triton forward waves")] = tr("{programs} programs / ({sms} SMs x {per_sm}) = {waves:.1f}",
+                                             programs=programs, sms=gpu.sms, per_sm=per_sm,
+                                             waves=programs / (gpu.sms * per_sm))
     if gpu.cc >= 80 and d in L.HEAD_DIMS:
         defs, nw, smem = L.cuda_build("02", d, arch=gpu.arch)
         regs, static = cuda.resources(L.CU, L.KERNELS["02"], gpu, defs)
         occ = occupancy.occupancy(gpu.arch, 32 * nw, regs, static, smem, max_dynamic_smem=smem)
-        out[f"CUDA C rung 02 at D = {d} ({nw} warps, {smem // 1024} KiB a CTA)"] = \
-            f"{regs} registers, {occ.blocks_per_sm} CTA(s) per SM (limited by {occ.limiter}); __launch_bounds__ " \
-            f"asks for {defs['MIN_BLOCKS']}"
+        out[tr("CUDA C rung 02 at D = {d} ({warps} warps, {kib} KiB a CTA)", d=d, warps=nw, kib=smem // 1024)] = \
+            tr("{regs} registers, {ctas} CTA(s) per SM (limited by {limiter}); __launch_bounds__ asks for {min}",
+               regs=regs, ctas=occ.blocks_per_sm, limiter=occ.limiter, min=defs['MIN_BLOCKS'])
     if gpu.cc == 90:
-        out["Hopper rung 07 (persistent) grid"] = f"{gpu.sms} blocks, one per SM"
+        out[tr("Hopper rung 07 (persistent) grid")] = tr("{sms} blocks, one per SM", sms=gpu.sms)
     kv = 2 * s * d * 2
-    out[f"a head's K and V ({kv / device.MiB:.0f} MiB) in L2 ({gpu.l2_bytes / device.MiB:.0f} MiB)"] = \
-        f"{gpu.l2_bytes // kv} heads at a time"
+    out[tr("a head's K and V ({kv:.0f} MiB) in L2 ({l2:.0f} MiB)", kv=kv / device.MiB, l2=gpu.l2_bytes / device.MiB)] = \
+        tr("{n} heads at a time", n=gpu.l2_bytes // kv)
     return out
 
 
@@ -191,27 +197,28 @@ def compile_report(args) -> None:
     if want:
         why = L.triton_unavailable(gpu)
         if why:
-            print(f"Triton flash kernels: not compiled for {args.arch} ({why})")
+            print(tr("Triton flash kernels: not compiled for {arch} ({why})", arch=args.arch, why=why))
         else:
             report.print_table(compile_table(args.arch),
                                ["part", "D", "causal", "warps", "stages", "regs", "local B", "shared B", "wgmma",
                                 "mma.sync", "cp.async", "compile s", "error"],
-                               title=f"Triton flash kernels compiled ahead of time for {args.arch} (bf16, the "
-                                     f"default tiles of {gpu.name})")
+                               title=tr("Triton flash kernels compiled ahead of time for {arch} (bf16, the default "
+                                        "tiles of {gpu})", arch=args.arch, gpu=gpu.name))
     if gpu.cc < 80:
-        print(f"kernels.cu: not compiled for {args.arch} (mma.sync bf16, ldmatrix and cp.async need sm_80 or newer)")
+        print(tr("kernels.cu: not compiled for {arch} (mma.sync bf16, ldmatrix and cp.async need sm_80 or newer)",
+                 arch=args.arch))
     else:
         builds = "; ".join(f"D{d}: {config.fmt(L.cuda_config(d, args.arch).values)}" for d in L.HEAD_DIMS)
         report.print_table(compile_rows((args.arch,)),
-                           title=f"kernels.cu compiled with NVRTC {cuda.nvrtc_version()} ({builds}; "
-                                 f"BLOCK_N={L.CUDA_BLOCK_N})")
+                           title=tr("kernels.cu compiled with NVRTC {version} ({builds}; BLOCK_N={block_n})",
+                                    version=cuda.nvrtc_version(), builds=builds, block_n=L.CUDA_BLOCK_N))
     if device.arch_info(args.arch).cc == 90:
         report.print_table(hopper.compile_rows(),
                            title="kernels_hopper.cu (rungs 03-07) compiled with NVRTC for sm_90a: registers at "
                                  "launch, the setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers "
                                  "(BAR.ARV) in the SASS")
     else:
-        print(f"kernels_hopper.cu: not compiled for {args.arch} ({hopper.hopper_only(args.arch)})")
+        print(tr("kernels_hopper.cu: not compiled for {arch} ({why})", arch=args.arch, why=hopper.hopper_only(args.arch)))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -418,10 +425,10 @@ def fragment_check() -> bool:
             s_f, s_r, o_f, o_r = warp_fragment_model(d, sw, stats=st, m_tiles=mt)
             good = bool(np.allclose(s_f, s_r, atol=1e-9) and np.allclose(o_f, o_r, atol=1e-9))
             ok &= good
-            rows.append({"D": d, "layout": "plain (01)" if not sw else "swizzled (02)" if mt == 1 else
-                         "swizzled, 2 row tiles a warp (02w)",
-                         "S = Q K^T": f"max err {np.abs(s_f - s_r).max():.1e}",
-                         "O = P V": f"max err {np.abs(o_f - o_r).max():.1e}",
+            rows.append({"D": d, "layout": tr("plain (01)") if not sw else tr("swizzled (02)") if mt == 1 else
+                         tr("swizzled, 2 row tiles a warp (02w)"),
+                         "S = Q K^T": tr("max err {err:.1e}", err=np.abs(s_f - s_r).max()),
+                         "O = P V": tr("max err {err:.1e}", err=np.abs(o_f - o_r).max()),
                          "ldmatrix bank conflict": f"{st['ways']}-way", "ok": good})
     report.print_table(rows, title="one warp, one K/V tile, modelled lane by lane (kernels.cu's address formulas "
                                    "through ldmatrix/mma semantics)")
@@ -666,7 +673,8 @@ def tune(ctx) -> lab.Result:
         b, h, s, d = shape
         dtype = "bfloat16"
         cands = FWD_CANDIDATES.get(d, []) if kind == "fwd" else BWD_CANDIDATES.get(d, [])
-        print(f"tuning {label} B{b} H{h} S{s} D{d}: {len(cands)} candidates", flush=True)
+        print(tr("tuning {label} B{b} H{h} S{s} D{d}: {n} candidates", label=label, b=b, h=h, s=s, d=d, n=len(cands)),
+              flush=True)
         q, k, v, do = (_randn(shape, dtype, 100 + i) for i in range(4))
         o, lse = L.flash_attn_fwd(q, k, v, causal, config=L.fwd_default_gpu(d, causal))
         r = tune_configs(kind, shape, causal, dtype, (q, k, v, do, o, lse), cands)
@@ -688,15 +696,15 @@ def tune(ctx) -> lab.Result:
         L.TUNED.pop((kind, d, causal, dtype), None)     # the record, not this process's pick, is what is used now
         del q, k, v, do, o, lse
     tuned.forget()
-    print("winners: " + "; ".join(f"{k_}: {v_}" for k_, v_ in winners.items()) + " (recorded; used from now on)")
+    print(tr("winners: {list} (recorded; used from now on)", list="; ".join(f"{k_}: {v_}" for k_, v_ in winners.items())))
     return lab.Result(rows=rows, name=L.TUNED_RECORD,
                       meta=dict(winner=winners, checks=checks, device=device.info().as_dict(),
                                 shapes={t[0]: list(t[2]) for t in TARGETS}),
                       tables=[([dict(r_, config=str(r_["config"])) for r_ in rows],
                                ["kind", "shape", "causal", "config", "ms", "tflops", "error"],
-                               "Tuning at the target shapes (one timing per candidate)"),
-                              (checks, None, "The winners, fastest first, checked against float64 on sampled heads "
-                                             "until one passed")],
+                               tr("Tuning at the target shapes (one timing per candidate)")),
+                              (checks, None, tr("The winners, fastest first, checked against float64 on sampled heads "
+                                                "until one passed"))],
                       ok=len(winners) == len(TARGETS))
 
 
@@ -907,7 +915,7 @@ def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
 def benchmark(ctx) -> lab.Result:
     why = L.triton_unavailable(device.info())
     if why:         # every target, the naive comparison and the peers' checks run the Triton flash kernels
-        print(f"benchmark skipped: {why}")
+        print(tr("benchmark skipped: {why}", why=why))
         return lab.Result(rows=[], meta=dict(device=device.info().as_dict(), skipped=why))
     quick = ctx.quick
     rows, targets, tuning = bench_targets(rounds=1 if quick else 3, do_tune=not quick)
@@ -920,18 +928,18 @@ def benchmark(ctx) -> lab.Result:
         cuda_rows, cuda_target = bench_cuda_shapes(quick)
         targets.append(cuda_target)
     tables = [(rows, ["case", "variant", "shape", "ms", "tflops", "vs_peer", "config", "check"],
-               "Attention, bf16 (TFLOP/s: 4 B H S^2 D forward, halved for causal, backward 2.5x)"),
+               tr("Attention, bf16 (TFLOP/s: 4 B H S^2 D forward, halved for causal, backward 2.5x)")),
               (naive_rows, ["variant", "shape", "ms", "GB", "gbps", "frac_ceiling", "tflops", "check"],
-               f"Naive (S and P in HBM) against flash, forward, {tuple(naive_rows[0]['shape'])} non-causal (GB: bytes "
-               "each must move)")]
+               tr("Naive (S and P in HBM) against flash, forward, {shape} non-causal (GB: bytes each must move)",
+                  shape=tuple(naive_rows[0]['shape'])))]
     if cuda_rows:
         tables.append((cuda_rows, ["variant", "shape", "causal", "ms", "tflops", "vs_flash", "spread"],
-                       "the CUDA C forward's rungs and occupancy shapes (vs_flash = SDPA flash time / this time)"))
+                       tr("the CUDA C forward's rungs and occupancy shapes (vs_flash = SDPA flash time / this time)")))
     if tuning:
         tables.append(([dict(r, config=str(r["config"])) for r in tuning],
                        ["kind", "shape", "causal", "config", "ms", "tflops", "error"],
-                       "Tuning at the target shapes (one timing per candidate; the fastest is used above)"))
-    tables.append((targets, None, "Performance targets (same run)"))
+                       tr("Tuning at the target shapes (one timing per candidate; the fastest is used above)")))
+    tables.append((targets, None, tr("Performance targets (same run)")))
     all_rows = rows + naive_rows
     return lab.Result(rows=all_rows + cuda_rows, meta=dict(targets=targets, tuning=tuning,
                                                            device=device.info().as_dict()),
@@ -1000,7 +1008,7 @@ def shapes_in_title(rows: list[dict]) -> list[str]:
         by_shape.setdefault(key, [])
         if case not in by_shape[key]:
             by_shape[key].append(case)
-    return [f"{shape_text(list(k[0]), k[1]) or 'shape not recorded'}: {', '.join(v)}" for k, v in by_shape.items()]
+    return [f"{shape_text(list(k[0]), k[1]) or tr('shape not recorded')}: {', '.join(v)}" for k, v in by_shape.items()]
 
 
 def plot(data: dict, out_dir: str) -> list[str]:
@@ -1025,7 +1033,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         shape = shape_text(rs[0].get("shape"), None, None if "causal" in head else _causal(rs[0]))
         groups.append((f"{head}  [{shape}]" if shape else head, bars))
     lines = shapes_in_title(main)
-    title = f"Attention on {gpu}: ours against torch SDPA, TFLOP/s by case\n" + "\n".join(lines)
+    title = tr("Attention on {gpu}: ours against torch SDPA, TFLOP/s by case", gpu=gpu) + "\n" + "\n".join(lines)
     legend = dict(sorted(legend.items(), key=lambda kv: order.get(kv[0], 99)))
     paths = [report.plot_grouped_bars(os.path.join(out_dir, f"{L.LAB}.png"), groups, xlabel=xlabel, title=title,
                                       legend=legend)]
@@ -1045,7 +1053,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         how = "causal and non-causal" if len(causals) == 2 else ("causal" if causals[0] else "non-causal")
         paths.append(report.plot_grouped_bars(
             os.path.join(out_dir, f"{L.LAB}_cuda.png"), groups, xlabel=xlabel,
-            title=f"CUDA C mma.sync forward: rungs and occupancy shapes against torch SDPA, on {gpu}\n"
-                  f"{shape_text(shape, cuda_rows[0].get('dtype') or 'bfloat16')}, {how}",
+            title=tr("CUDA C mma.sync forward: rungs and occupancy shapes against torch SDPA, on {gpu}", gpu=gpu)
+            + f"\n{shape_text(shape, cuda_rows[0].get('dtype') or 'bfloat16')}, {how}",
             legend=dict(sorted(legend.items(), key=lambda kv: order.get(kv[0], 99)))))
     return paths

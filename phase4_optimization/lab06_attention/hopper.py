@@ -50,6 +50,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device
+from common.i18n import set_lang, tr
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
 
 from . import lab as L
@@ -213,14 +214,14 @@ def unavailable_reason(gpu=None) -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
-        return "torch is needed for bfloat16 tensors"
+        return tr("torch is needed for bfloat16 tensors")
     return None
 
 
 def hopper_only(arch: str) -> str:
     """The one-line reason off Hopper."""
-    return (f"wgmma, setmaxnreg and TMA tensor maps are Hopper-only (sm_90a, compute capability 9.0); this GPU is "
-            f"{arch}")
+    return tr("wgmma, setmaxnreg and TMA tensor maps are Hopper-only (sm_90a, compute capability 9.0); this GPU is "
+              "{arch}", arch=arch)
 
 
 def stages_config(kernel: str) -> config.Resolved:
@@ -660,18 +661,22 @@ def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
         return []
     idx = np.nonzero(bad)
     rows = idx[2]
-    lines = [f"  {int(bad.sum())}/{bad.size} wrong, {int((np.isnan(got) & np.isfinite(ref)).sum())} NaN (unwritten "
-             f"or poisoned), heads {np.unique(idx[0] * bad.shape[1] + idx[1]).tolist()[:8]}",
-             f"  rows by 128-row Q tile: {np.bincount(rows // 128).tolist()}",
-             f"  rows by consumer half (row % 128 // 64): {np.bincount(rows % 128 // 64, minlength=2).tolist()}  "
-             f"by warp slab (row % 64 // 16): {np.bincount(rows % 64 // 16, minlength=4).tolist()}  "
-             f"row % 16: {np.bincount(rows % 16, minlength=16).tolist()}"]
+    lines = [tr("  {bad}/{size} wrong, {nan} NaN (unwritten or poisoned), heads {heads}", bad=int(bad.sum()),
+                size=bad.size, nan=int((np.isnan(got) & np.isfinite(ref)).sum()),
+                heads=np.unique(idx[0] * bad.shape[1] + idx[1]).tolist()[:8]),
+             tr("  rows by 128-row Q tile: {tiles}", tiles=np.bincount(rows // 128).tolist()),
+             tr("  rows by consumer half (row % 128 // 64): {halves}  by warp slab (row % 64 // 16): {slabs}  row % 16: "
+                "{mod}", halves=np.bincount(rows % 128 // 64, minlength=2).tolist(),
+                slabs=np.bincount(rows % 64 // 16, minlength=4).tolist(),
+                mod=np.bincount(rows % 16, minlength=16).tolist())]
     if bad.ndim == 4:
         cols = idx[3]
-        lines.append(f"  cols by 8-wide block: {np.bincount(cols // 8, minlength=got.shape[3] // 8).tolist()}  "
-                     f"col % 8: {np.bincount(cols % 8, minlength=8).tolist()}")
+        lines.append(tr("  cols by 8-wide block: {blocks}  col % 8: {mod}",
+                        blocks=np.bincount(cols // 8, minlength=got.shape[3] // 8).tolist(),
+                        mod=np.bincount(cols % 8, minlength=8).tolist()))
     first = list(zip(*[i[:4].tolist() for i in idx]))
-    lines.append("  first: " + ", ".join(f"{p} got {got[p]:.4g} want {ref[p]:.4g}" for p in first))
+    lines.append(tr("  first: {cells}", cells=", ".join(tr("{p} got {got:.4g} want {want:.4g}", p=p, got=got[p],
+                                                            want=ref[p]) for p in first)))
     return lines
 
 
@@ -691,7 +696,7 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
                           blocks=blocks)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - the check reports and goes on
-        return False, [f"  launch failed: {type(e).__name__}: {e}"]
+        return False, [tr("  launch failed: {error}", error=f"{type(e).__name__}: {e}")]
     o_ref, lse_ref = L.forward_reference(q64, k64, v64, causal)
     o_np = o.float().cpu().numpy().astype(np.float64)
     l_np = lse.cpu().numpy().astype(np.float64)
@@ -700,13 +705,13 @@ def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose:
     ok = co.ok and cl.ok
     lines.append(f"  O: {co.message} | LSE: {cl.message}")
     if not co.ok and verbose:
-        lines += ["  O wrong at:"] + where_wrong(o_np, o_ref, tol)
+        lines += [tr("  O wrong at:")] + where_wrong(o_np, o_ref, tol)
     if not cl.ok and verbose:
-        lines += ["  LSE wrong at:"] + where_wrong(l_np, lse_ref, LSE_TOL)
+        lines += [tr("  LSE wrong at:")] + where_wrong(l_np, lse_ref, LSE_TOL)
     hang = hang_report()
     if hang:
         ok = False
-        lines.append("  HANG RECORD: " + hang)
+        lines.append(tr("  HANG RECORD: {record}", record=hang))
     return ok, lines
 
 
@@ -722,17 +727,20 @@ def run_check(quick: bool = False, layouts=(False,), seed: int = 0, kernels=(DEF
 
 
 def _run_check_one(kernel: str, quick: bool, layouts, seed: int, stages: int = STAGES) -> int:
-    print(f"\n{KERNELS[kernel]} check: BLOCK_M {BLOCK_M}, BLOCK_N {BLOCK_N}, {stages} stages, smem "
-          f"{', '.join(f'D{d} {smem_bytes(d, stages)} B' for d in HEAD_DIMS)}", flush=True)
+    print("\n" + tr("{kernel} check: BLOCK_M {bm}, BLOCK_N {bn}, {stages} stages, smem {smem}", kernel=KERNELS[kernel],
+                    bm=BLOCK_M, bn=BLOCK_N, stages=stages,
+                    smem=', '.join(f'D{d} {smem_bytes(d, stages)} B' for d in HEAD_DIMS)), flush=True)
     for d in HEAD_DIMS:
         for vk in (False, True):
             bad = [f"stage {st}: {b}" for st in range(stages) for b in simulate_operands(d, vk, st, stages=stages)]
-            print(f"descriptor model (CPU) D{d} V {'K' if vk else 'MN'}-major, stages 0..{stages - 1}:",
-                  "ok" if not bad else f"WRONG {bad}")
-    print("P-from-registers fragment model (CPU):", "ok" if simulate_p_fragment() else "WRONG", flush=True)
+            print(tr("descriptor model (CPU) D{d} V {major}-major, stages 0..{last}: {result}", d=d,
+                     major='K' if vk else 'MN', last=stages - 1,
+                     result="ok" if not bad else tr("WRONG {bad}", bad=bad)))
+    print(tr("P-from-registers fragment model (CPU): {result}", result="ok" if simulate_p_fragment() else tr("WRONG")),
+          flush=True)
     why = unavailable_reason()
     if why:
-        print(f"GPU cases skipped: {why}")
+        print(tr("GPU cases skipped: {why}", why=why))
         return 0
     failed = {}
     cases = check_cases(quick)
@@ -742,52 +750,61 @@ def _run_check_one(kernel: str, quick: bool, layouts, seed: int, stages: int = S
             # a persistent rung gets every other case on 2 blocks, so each walks several tiles (a small case on a
             # full grid is one tile per block)
             blocks = 2 if kernel in PERSISTENT and i % 2 else None
-            print(f"[{i + 1}/{len(cases)}] {KERNELS[kernel]} ({stages} stages) V {'K' if vk else 'MN'}-major B{b} "
-                  f"Hq{hq} Hkv{hkv} S{s} D{d} {'causal' if causal else 'full'} {dt}"
-                  f"{f' on {blocks} blocks' if blocks else ''}", flush=True)
+            print(tr("[{i}/{n}] {kernel} ({stages} stages) V {major}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} {mask} {dtype}"
+                     "{blocks}", i=i + 1, n=len(cases), kernel=KERNELS[kernel], stages=stages,
+                     major='K' if vk else 'MN', b=b, hq=hq, hkv=hkv, s=s, d=d, mask='causal' if causal else 'full',
+                     dtype=dt, blocks=tr(" on {n} blocks", n=blocks) if blocks else ''), flush=True)
             ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel, stages=stages, blocks=blocks)
             print("\n".join(lines), flush=True)
             if not ok:
                 failed.setdefault(vk, []).append((size, dt))
             if any("HANG" in x for x in lines):
-                print("  (a barrier timed out: the remaining cases of this layout would each wait it out; stopping)")
+                print(tr("  (a barrier timed out: the remaining cases of this layout would each wait it out; "
+                         "stopping)"))
                 break
     if False in failed and True not in layouts:
-        print(f"\n{len(failed[False])} case(s) failed with V MN-major; rerunning them with the K-major fallback "
-              "(V transposed, -DV_KMAJOR=1):", flush=True)
+        print("\n" + tr("{n} case(s) failed with V MN-major; rerunning them with the K-major fallback (V transposed, "
+                        "-DV_KMAJOR=1):", n=len(failed[False])), flush=True)
         n_ok = 0
         for size, dt in failed[False]:
             ok, lines = check_case(size, dt, v_kmajor=True, verbose=False, kernel=kernel, stages=stages)
             n_ok += ok
-            print(f"  {size} {dt}: {'ok' if ok else 'still wrong'}{'' if ok else ' ' + lines[0].strip()}", flush=True)
+            print(f"  {size} {dt}: {'ok' if ok else tr('still wrong')}{'' if ok else ' ' + lines[0].strip()}",
+                  flush=True)
         if n_ok == len(failed[False]):
-            print("-> every failure goes away with V K-major: the MN-major V descriptor (LBO/SBO/start step, tnspB) "
-                  "is the suspect")
+            print(tr("-> every failure goes away with V K-major: the MN-major V descriptor (LBO/SBO/start step, tnspB) "
+                     "is the suspect"))
         elif n_ok == 0:
-            print("-> the fallback fails too: the bug is not (only) V's descriptor")
-    print(f"{KERNELS[kernel]} ({stages} stages) check:", "all correct" if not failed else
-          "; ".join(f"V {'K' if k else 'MN'}-major: {len(v)} failed" for k, v in failed.items()))
+            print(tr("-> the fallback fails too: the bug is not (only) V's descriptor"))
+    print(tr("{kernel} ({stages} stages) check: {result}", kernel=KERNELS[kernel], stages=stages,
+             result=tr("all correct") if not failed else
+             "; ".join(tr("V {major}-major: {n} failed", major='K' if k else 'MN', n=len(v)) for k, v in failed.items())))
     return 0 if not failed else 1
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m phase4_optimization.lab06_attention.hopper",
-                                description="Lab 4.6's Hopper attention forward (kernels_hopper.cu): the compile "
-                                            "report for sm_90a (any machine) and, with --check, small cases against "
-                                            "float64 on an sm_90 GPU.")
-    p.add_argument("--check", action="store_true", help="run the small awkward cases (O and LSE, outputs poisoned) "
-                                                        "and print per case the error and where it fails")
-    p.add_argument("--quick", action="store_true", help="with --check: only S in {17, 129, 301}")
+                                description=tr("Lab 4.6's Hopper attention forward (kernels_hopper.cu): the compile "
+                                               "report for sm_90a (any machine) and, with --check, small cases against "
+                                               "float64 on an sm_90 GPU."))
+    p.add_argument("--check", action="store_true", help=tr("run the small awkward cases (O and LSE, outputs "
+                                                           "poisoned) and print per case the error and where it "
+                                                           "fails"))
+    p.add_argument("--quick", action="store_true", help=tr("with --check: only S in {17, 129, 301}"))
     p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
-                   help="V's layout: mn (default, read in place), k (the transposed-copy fallback) or both")
-    p.add_argument("--seed", type=int, default=0, help="first input seed (case i uses seed + i)")
+                   help=tr("V's layout: mn (default, read in place), k (the transposed-copy fallback) or both"))
+    p.add_argument("--seed", type=int, default=0, help=tr("first input seed (case i uses seed + i)"))
     p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
-                   help="which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
-                        "06 (attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)")
+                   help=tr("which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
+                           "06 (attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)"))
     p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
-                   help="the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all")
-    p.add_argument("--no-compile-report", action="store_true", help="skip the sm_90a compile table")
+                   help=tr("the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all"))
+    p.add_argument("--no-compile-report", action="store_true", help=tr("skip the sm_90a compile table"))
+    p.add_argument("--lang", choices=("en", "ko"), default=None,
+                   help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
     args = p.parse_args(argv)
+    if args.lang:
+        set_lang(args.lang)
     if not args.no_compile_report:
         from common import report
 

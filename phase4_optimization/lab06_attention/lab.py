@@ -77,6 +77,7 @@ import sys
 import numpy as np
 
 from common import arrays, check, config, cuda, device, lab, plan, tuned
+from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
 from .triton_kernels import (attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel,
@@ -504,13 +505,14 @@ def resolved_config(kind: str, d: int, causal: bool, dtype: str,
     family = f"triton {what} D{d} {'causal' if causal else 'full'} {dtype}"
     winner, source = None, ""
     if INTERPRETER and gpu is None:
-        family += " (interpreter tiles)"
+        family += " (" + tr("interpreter tiles") + ")"
         default = INTERPRETER_TILES[kind]
     else:
         preferred = fwd_preferred(d, causal) if kind == "fwd" else bwd_preferred(d)
         default = fit_tile(kind, preferred, d, gpu)
         if default != preferred:
-            family += f" (the preferred tile needs more than {_gpu(gpu).smem_per_block_optin // 1024} KiB a block)"
+            family += tr(" (the preferred tile needs more than {kib} KiB a block)",
+                         kib=_gpu(gpu).smem_per_block_optin // 1024)
         key = (kind, d, causal, dtype)
         if gpu is None and key in TUNED:
             winner, source = TUNED[key], THIS_RUN
@@ -976,16 +978,16 @@ def unavailable_reason(gpu: device.DeviceInfo | None = None) -> str | None:
     or here (None: this machine), else why not (no GPU, too old a GPU, no torch)."""
     if gpu is None:
         if not device.has_gpu():
-            return f"no CUDA GPU ({device.no_gpu_reason()}); the kernels are only compiled (NVRTC)"
+            return tr("no CUDA GPU ({why}); the kernels are only compiled (NVRTC)", why=tr(device.no_gpu_reason()))
         gpu = device.info()
     if gpu.cc < 80:
-        return f"mma.sync bf16, ldmatrix and cp.async need sm_80 or newer; this GPU is {gpu.arch}"
+        return tr("mma.sync bf16, ldmatrix and cp.async need sm_80 or newer; this GPU is {arch}", arch=gpu.arch)
     if gpu.simulated:
         return None
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
-        return "torch is needed for bfloat16 tensors"
+        return tr("torch is needed for bfloat16 tensors")
     return None
 
 
@@ -1199,7 +1201,8 @@ def triton_unavailable(gpu: device.DeviceInfo | None = None) -> str | None:
     """Why the Triton flash kernels cannot run on `gpu` (None: here, where the interpreter runs them), or None: their
     bf16 tl.dot needs the tensor cores' bf16 MMA, which sm_80 brought."""
     if gpu is not None and gpu.cc < 80:
-        return f"the flash kernels' bf16 tl.dot needs sm_80 or newer (bf16 tensor cores); this GPU is {gpu.arch}"
+        return tr("the flash kernels' bf16 tl.dot needs sm_80 or newer (bf16 tensor cores); this GPU is {arch}",
+                  arch=gpu.arch)
     return None
 
 
@@ -1236,7 +1239,7 @@ def sdpa_lse(q, k, v, causal: bool, backend: str):
 def sdpa_unavailable(backend: str) -> str:
     """'' when the SDPA backend runs here (one small bf16 forward and backward is tried), else why not."""
     if not device.has_gpu():
-        return "needs a GPU"
+        return tr("needs a GPU")
     try:
         import torch
 
@@ -1246,7 +1249,8 @@ def sdpa_unavailable(backend: str) -> str:
         torch.cuda.synchronize()
         return ""
     except Exception as e:  # noqa: BLE001 - any failure means: skip this peer, say why
-        return f"SDPA {backend} backend unavailable: {type(e).__name__}: {str(e)[:120]}"
+        return tr("SDPA {backend} backend unavailable: {error}", backend=backend,
+                  error=f"{type(e).__name__}: {str(e)[:120]}")
 
 
 SDPA_NAMES = {"cudnn": "cuDNN", "flash": "FlashAttention-2"}
@@ -1256,7 +1260,8 @@ def sdpa_unavailable_on(backend: str, gpu: device.DeviceInfo) -> str:
     """'' when the SDPA backend can run on `gpu`, else why not: both backends' kernels need sm_80 or newer (bf16
     tensor cores); on the GPU at hand the backend is also tried (sdpa_unavailable), on a simulated one it is not."""
     if gpu.cc < 80:
-        return f"SDPA's {SDPA_NAMES[backend]} backend needs sm_80 or newer; this GPU is {gpu.arch}"
+        return tr("SDPA's {backend} backend needs sm_80 or newer; this GPU is {arch}", backend=SDPA_NAMES[backend],
+                  arch=gpu.arch)
     return "" if gpu.simulated else sdpa_unavailable(backend)
 
 
@@ -1292,7 +1297,7 @@ def _peer(backend: str):
 
 def _cudnn_cannot_serve(size, dtype) -> str:
     """SDPA's cuDNN backend has no kernel for a sequence of one (torch answers "No available kernel")."""
-    return "cuDNN's SDPA has no kernel for S = 1" if int(size[2]) == 1 else ""
+    return tr("cuDNN's SDPA has no kernel for S = 1") if int(size[2]) == 1 else ""
 
 
 HOPPER_NAME = "cuda 03 wgmma+TMA flash fwd (+ triton bwd)"
@@ -1488,7 +1493,7 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         out.append(plan.Launch(NAIVE_NAME, "naive_softmax_kernel", "triton", grid=b * h * s, fn=naive_softmax_kernel,
                                signature=triton_signature("naive_softmax", dt),
                                defines={"BLOCK": block, "CAUSAL": False}, num_warps=warps, num_stages=1,
-                               case=f"naive vs flash, {plan.fmt_size((b, h, s, d))}"))
+                               case=tr("naive vs flash, {shape}", shape=plan.fmt_size((b, h, s, d)))))
     for label, kind, shape, causal, _peer, _goal in B.TARGETS if FLASH_NAME in runs else ():
         b, h, s, d = shaped(shape, target_bytes(kind), label)
         case = f"{label}, {plan.fmt_size((b, h, s, d))}"
@@ -1509,7 +1514,7 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         defs, nw, smem = cuda_build(kernel, d, dt, arch=gpu.arch)
         out.append(plan.Launch(variant, KERNELS[kernel], "cuda", grid=cuda_grid(kernel, s, b * h, nw),
                                threads=32 * nw, source=CU, defines=defs, dyn_smem=smem,
-                               case=f"cuda shapes, {plan.fmt_size((b, h, s, d))}, causal and not",
+                               case=tr("cuda shapes, {shape}, causal and not", shape=plan.fmt_size((b, h, s, d))),
                                config_source=src))
     b, h, s, d = shaped(B.TARGETS[0][2], target_bytes("fwd"), "Hopper rungs")
     by_rung = {rung: name for rung, name, _k, _w in HOPPER_RUNGS if name in runs}
@@ -1524,7 +1529,8 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
         out.append(plan.Launch(by_rung[rung], hopper.KERNELS[rung], "cuda", grid=grid, threads=hopper.THREADS,
                                source=hopper.KERNEL_PATH, defines=hopper.defines(d, dt, stages=stages),
                                arch=hopper.ARCH, dyn_smem=hopper.smem_bytes(d, stages),
-                               case=f"fwd D{d}, {plan.fmt_size((b, h, s, d))}, {stages} stages, causal and not",
+                               case=tr("fwd D{d}, {shape}, {stages} stages, causal and not", d=d,
+                                       shape=plan.fmt_size((b, h, s, d)), stages=stages),
                                config_source=source))
     return out
 

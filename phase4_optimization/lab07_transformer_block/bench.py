@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from common import bench, check, cli, device, lab, report
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -32,7 +33,7 @@ def explain(args) -> None:
     print_plan()
     gpu = device.current(args.arch)
     report.print_table([{"prediction": k, "value": v} for k, v in predict(gpu).items()],
-                       title=f"what the lesson predicts for {gpu.label()}")
+                       title=tr("what the lesson predicts for {gpu}", gpu=gpu.label()))
 
 
 def stage_work(case) -> list[tuple[str, str, float, float]]:
@@ -58,7 +59,7 @@ def predict(gpu) -> dict:
     out = {}
     peak, bw = gpu.peak("bf16_tflops"), gpu.hbm_gbps * 1e9
     if not peak:
-        out["bf16 tensor cores"] = f"none on {gpu.arch}: the block's kernels need sm_80 or newer"
+        out[tr("bf16 tensor cores")] = tr("none on {arch}: the block's kernels need sm_80 or newer", arch=gpu.arch)
         return out
     for case in BENCH_CASES:
         (bsz, s, d, n_heads), note = L.fit_case(case, gpu)
@@ -68,12 +69,12 @@ def predict(gpu) -> dict:
             t = max(fl / (peak * 1e12), by / bw)
             floors[kind] = floors.get(kind, 0.0) + t
         total = sum(floors.values())
-        out[f"{label}: the block's floor (bf16 rate {peak:.0f} TFLOP/s, {gpu.hbm_gbps:.0f} GB/s)"] = \
-            f"{total * 1e3:.2f} ms"
-        out[f"{label}: share of the floor, GEMMs / attention / layernorms"] = \
+        out[tr("{label}: the block's floor (bf16 rate {peak:.0f} TFLOP/s, {gbps:.0f} GB/s)", label=label, peak=peak,
+               gbps=gpu.hbm_gbps)] = f"{total * 1e3:.2f} ms"
+        out[tr("{label}: share of the floor, GEMMs / attention / layernorms", label=label)] = \
             " / ".join(f"{floors[k] / total:.0%}" for k in ("gemm", "attention", "memory"))
         if note:
-            out[f"{label}: scaled to this GPU's memory"] = note
+            out[tr("{label}: scaled to this GPU's memory", label=label)] = note
     return out
 
 
@@ -120,7 +121,8 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
                     fn()
                 except Exception as e:  # noqa: BLE001 - a backend this build lacks is skipped, named below
                     first = (str(e).splitlines() or [""])[0][:80]
-                    print(f"  SDPA {backend}: unavailable ({type(e).__name__}: {first})")
+                    print(tr("  SDPA {backend}: unavailable ({error})", backend=backend,
+                             error=f"{type(e).__name__}: {first}"))
                     continue
                 t = bench.bench(fn, **FLOOR_TIMING)
                 if best is None or t.median_ms < best[1]:
@@ -151,29 +153,29 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     x, nh, *weights = L.make_inputs(case, dtype, rng, "cuda")
     plan = L.BlockPlan(x, nh, *weights)
     fu = lab.lab_module("phase4_optimization", "lab02_fusion")
-    print(f"  attention: {ATTENTION_NAMES[plan.attention]}")
+    print(tr("  attention: {kernel}", kernel=tr(ATTENTION_NAMES[plan.attention])))
 
     # each GEMM stage's tile, timed among lab 4.2's candidates whose operand ring fits this GPU's shared memory
     cands = [c for c in fu.LINEAR_CONFIGS[:4] if fu.ring_bytes(c) <= device.info().smem_per_block_optin]
     tuning = plan.tune_gemms(cands) if cands else []
     for r in tuning:
         r["case"] = list(case)
-    print("  GEMM configs picked: " + "; ".join(
+    print(tr("  GEMM configs picked: {list}", list="; ".join(
         f"{k}: {c and (c['BLOCK_M'], c['BLOCK_N'], c['BLOCK_K'], c['num_warps'], c['num_stages'])}"
-        for k, c in plan.gemm_configs.items()))
+        for k, c in plan.gemm_configs.items())))
     module = L.torch_module(x, nh, *weights)
     t0 = time.perf_counter()
     compiled = torch.compile(module)
     with torch.no_grad():
         compiled(x)
         torch.cuda.synchronize()
-    print(f"  torch.compile of the block took {time.perf_counter() - t0:.1f} s (first call)")
+    print(tr("  torch.compile of the block took {secs:.1f} s (first call)", secs=time.perf_counter() - t0))
     # same answer? (the check tier compares with float64; here: ours vs the module at the benchmark size)
     with torch.no_grad():
         y_eager = module(x)
     y_ours = plan.run()
     rel = float((y_ours.float() - y_eager.float()).norm() / y_eager.float().norm())
-    print(f"  ours vs the eager module at this size: relative difference {rel:.2e}")
+    print(tr("  ours vs the eager module at this size: relative difference {rel:.2e}", rel=rel))
 
     def eager():
         with torch.no_grad():
@@ -189,11 +191,12 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
         plan_w = L.BlockPlan(x, nh, *weights, gemm="wgmma")
         y_w = plan_w.run()
         rel_w = float((y_w.float() - y_eager.float()).norm() / y_eager.float().norm())
-        print(f"  ours with the wgmma GEMMs vs the eager module: relative difference {rel_w:.2e}")
+        print(tr("  ours with the wgmma GEMMs vs the eager module: relative difference {rel:.2e}", rel=rel_w))
         if rel_w <= 4 * max(rel, 1e-3):
             contenders[OURS_WGMMA] = plan_w.run
         else:
-            print(f"  (left out of the timing: {rel_w:.2e} is far from the Triton GEMMs' {rel:.2e})")
+            print(tr("  (left out of the timing: {rel_w:.2e} is far from the Triton GEMMs' {rel:.2e})", rel_w=rel_w,
+                     rel=rel))
     ts = bench.interleaved({**contenders, "torch eager": eager, "torch.compile": comp}, rounds=rounds, rep_ms=80)
     fl = L.flops(*case)
     rows = []
@@ -253,11 +256,11 @@ def benchmark(ctx) -> lab.Result:
         rows=rows + stage_rows, meta=dict(ceiling_gbps=ceiling, gemm_tuning=tuning),
         tables=[([r for r in rows if r["impl"] != "target"], ["variant", "shape", "ms", "tflops", "vs_eager",
                                                               "vs_compile"],
-                 "whole block forward, bf16 (interleaved rounds)"),
+                 tr("whole block forward, bf16 (interleaved rounds)")),
                 ([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ours", "ratio", "target", "met"],
-                 "targets (ours: the faster of our blocks in the same rounds)"),
+                 tr("targets (ours: the faster of our blocks in the same rounds)")),
                 (stage_rows, ["case", "stage", "kernel", "ms", "floor_ms", "frac_of_floor", "floor"],
-                 "our stages vs their floors (each stage timed alone; floor/time = how close to the roof)")])
+                 tr("our stages vs their floors (each stage timed alone; floor/time = how close to the roof)"))])
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -285,18 +288,18 @@ def floor_note(stage_rows: list[dict], ceiling_gbps: float | None) -> str:
     kinds = {r.get("kind") for r in stage_rows}
     parts = []
     if "gemm" in kinds:
-        parts.append("GEMM stages: cuBLAS (torch.matmul) at the stage's M x N x K")
+        parts.append(tr("GEMM stages: cuBLAS (torch.matmul) at the stage's M x N x K"))
     if "attention" in kinds:
         backends = sorted({m.group(1) for r in stage_rows if r.get("kind") == "attention"
                            for m in [re.match(r"SDPA (\w+)", str(r.get("floor", "")))] if m})
-        parts.append("attention: the fastest torch SDPA backend, causal, same B H S D"
-                     + (f" ({', '.join(backends)} here)" if backends else ""))
+        parts.append(tr("attention: the fastest torch SDPA backend, causal, same B H S D")
+                     + (tr(" ({backends} here)", backends=', '.join(backends)) if backends else ""))
     if "memory" in kinds:
         hbm = f" ({ceiling_gbps:,.0f} GB/s)" if ceiling_gbps else ""
-        parts.append(f"LayerNorms (memory-bound): their bytes at the measured HBM ceiling{hbm}")
-    return ("floor of a stage = the fastest that stage can run on this GPU: " + "; ".join(parts) + ". "
-            "The numbers inside our stages: floor / our time (1.00 = at the floor). Each stage is timed alone (a CUDA "
-            "graph of 20 calls), the whole block in interleaved rounds.")
+        parts.append(tr("LayerNorms (memory-bound): their bytes at the measured HBM ceiling{hbm}", hbm=hbm))
+    return tr("floor of a stage = the fastest that stage can run on this GPU: {parts}. The numbers inside our stages: "
+              "floor / our time (1.00 = at the floor). Each stage is timed alone (a CUDA graph of 20 calls), the whole "
+              "block in interleaved rounds.", parts=(". " if korean() else "; ").join(parts))
 
 
 def plot(data: dict, out_dir: str) -> list[str]:
@@ -340,7 +343,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
                 ax.annotate(f"{r['frac_of_floor']:.2f}", xy=(0, y0 + r["ms"] / 2), ha="center", va="center",
                             fontsize=7.5, color="white", fontweight="bold")
         for x, h in enumerate(totals):
-            extra = f"\n({totals[1] / totals[0]:.2f}x ours)" if x == 1 and totals[0] else ""
+            extra = "\n" + tr("({x:.2f}x ours)", x=totals[1] / totals[0]) if x == 1 and totals[0] else ""
             ax.annotate(f"{h:.2f}{extra}", xy=(x, h), xytext=(0, 2), textcoords="offset points", ha="center",
                         va="bottom", fontsize=8)
         for i, name in enumerate(whole):
@@ -348,18 +351,20 @@ def plot(data: dict, out_dir: str) -> list[str]:
                         ha="center", va="bottom", fontsize=8)
         ax.set_ylim(0, top * 1.16)
         ax.set_xticks(range(2 + len(whole)),
-                      ["ours,\nby stage", "floor,\nby stage"] + [WHOLE_TICKS[k] for k in whole])
-        ax.set_ylabel("ms (lower is better)")
+                      [tr("ours,\nby stage"), tr("floor,\nby stage")] + [tr(WHOLE_TICKS[k]) for k in whole])
+        ax.set_ylabel(tr("ms (lower is better)"))
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_title(f"B{case[0]} S{case[1]} d{case[2]} H{case[3]}", fontsize=10)
     handles = [Patch(color=colors[s], label=s) for s in stages[::-1]]       # top of the stack first
-    handles += [Patch(color=WHOLE_COLORS[k], label=f"whole block: {k}") for k in WHOLE_COLORS if k in shown]
+    handles += [Patch(color=WHOLE_COLORS[k], label=tr("whole block: {name}", name=k)) for k in WHOLE_COLORS
+                if k in shown]
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1 - 2.55 / fig.get_figwidth(), 0.55), fontsize=8,
-               title="stages (top of the stack first)", title_fontsize=8, frameon=False)
-    fig.suptitle(f"Transformer block forward (bf16) on {data.get('gpu', 'GPU')}: each stage against its floor, and the "
-                 "whole block against PyTorch", fontsize=11)
+               title=tr("stages (top of the stack first)"), title_fontsize=8, frameon=False)
+    fig.suptitle(tr("Transformer block forward (bf16) on {gpu}: each stage against its floor, and the whole block "
+                    "against PyTorch", gpu=data.get('gpu', 'GPU')), fontsize=11)
     note = floor_note(stage_rows, data.get("ceiling_gbps"))
-    fig.text(0.01, 0.01, textwrap.fill(note, 190), ha="left", va="bottom", fontsize=8, color="#333333")
+    fig.text(0.01, 0.01, textwrap.fill(note, 120 if korean() else 190), ha="left", va="bottom", fontsize=8,
+             color="#333333")
     fig.tight_layout(rect=(0, 0.09, 1 - 2.6 / fig.get_figwidth(), 1))
     path = os.path.join(out_dir, f"{L.LAB}.png")
     fig.savefig(path, dpi=110)
@@ -374,4 +379,5 @@ def print_plan(case=(8, 2048, 2048, 16)) -> None:
     """The stage list with each stage's FLOPs and bytes: what the learner should expect before any timing."""
     bsz, s, d, n_heads = case
     rows = [{"stage": name, "GFLOP": fl / 1e9, "MB": by / 1e6} for name, _kind, fl, by in stage_work(case)]
-    report.print_table(rows, ["stage", "GFLOP", "MB"], title=f"the block at B{bsz} S{s} d{d} H{n_heads} (bf16)")
+    report.print_table(rows, ["stage", "GFLOP", "MB"], title=tr("the block at B{b} S{s} d{d} H{h} (bf16)", b=bsz, s=s,
+                                                                 d=d, h=n_heads))

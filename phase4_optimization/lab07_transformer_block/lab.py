@@ -49,6 +49,7 @@ import sys
 import numpy as np
 
 from common import arrays, bench, check, device, lab, plan
+from common.i18n import tr
 
 LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
@@ -423,8 +424,8 @@ def _block_unavailable(gpu=None) -> str | None:
     """Why the block's Triton kernels cannot run on `gpu` (None: here, where the interpreter runs them), or None: lab
     4.2's GEMMs and lab 4.6's attention multiply bf16 tiles with tl.dot, which needs sm_80's bf16 tensor cores."""
     if gpu is not None and gpu.cc < 80:
-        return (f"the block's bf16 tl.dot (lab 4.2's GEMMs, lab 4.6's attention) needs sm_80 or newer; this GPU is "
-                f"{gpu.arch}")
+        return tr("the block's bf16 tl.dot (lab 4.2's GEMMs, lab 4.6's attention) needs sm_80 or newer; this GPU is "
+                  "{arch}", arch=gpu.arch)
     return None
 
 
@@ -432,12 +433,12 @@ def _same_as_block_ours_here(gpu=None) -> str | None:
     """Why the Triton-attention variant would only repeat block_ours on `gpu` (None: here) - no GPU, or no sm_90:
     then block_ours runs the Triton attention itself - or None where block_ours picks the Hopper one."""
     if gpu is None and not device.has_gpu():
-        return "without a GPU the block's attention is the Triton one already (the variant above)"
+        return tr("without a GPU the block's attention is the Triton one already (the variant above)")
     why = _block_unavailable(gpu if gpu is not None else device.info())
     if why:
         return why
     reason = _hopper().unavailable_reason(gpu)
-    return f"the same as the variant above here ({reason})" if reason else None
+    return tr("the same as the variant above here ({reason})", reason=reason) if reason else None
 
 
 def _wgmma_variant_unavailable(gpu=None) -> str | None:
@@ -527,7 +528,7 @@ def _wgmma_launch(variant: str, name: str, m: int, n: int, k: int, act, residual
                                        wg.epi_mask(True, act, residual), gpu=gpu)
     return plan.Launch(variant, wg.KERNEL, "cuda", grid=grid, threads=wg.THREADS, source=wg.KERNEL_PATH,
                        defines=defs, arch=wg.ARCH, dyn_smem=smem, case=f"{case}: {name}, {wg.build_label(build)}",
-                       config_source=note)
+                       config_source=wg.say_note(note))
 
 
 def _attention_launches(variant: str, kind: str, bsz: int, s: int, n_heads: int, dh: int, dt: str, gpu,
@@ -546,7 +547,8 @@ def _attention_launches(variant: str, kind: str, bsz: int, s: int, n_heads: int,
         grid = (hop.persistent_grid(grid[0] * grid[1], gpu.sms),)
     return [plan.Launch(variant, hop.KERNELS[rung], "cuda", grid=grid, threads=hop.THREADS, source=hop.KERNEL_PATH,
                         defines=hop.defines(dh, dt, stages=stages), arch=hop.ARCH,
-                        dyn_smem=hop.smem_bytes(dh, stages), case=f"{case}: attention (causal), {stages} stages",
+                        dyn_smem=hop.smem_bytes(dh, stages),
+                        case=tr("{case}: attention (causal), {stages} stages", case=case, stages=stages),
                         config_source=res.source())]
 
 
@@ -579,9 +581,10 @@ def launches(gpu, size=None) -> list[plan.Launch]:
             out += [_gemm_launch(ours, *g, dt, gpu, label) for g in gemms[2:]]
         if triton_attn in runs and dh in at.FLASH_HEAD_DIMS:
             out += _attention_launches(triton_attn, "triton", bsz, s, n_heads, dh, dt, gpu,
-                                       f"{label} (the other stages as the first variant's)")
+                                       tr("{label} (the other stages as the first variant's)", label=label))
         if wgmma in runs:
-            out += [_wgmma_launch(wgmma, *g, dt, gpu, f"{label} (the other stages as the first variant's)")
+            out += [_wgmma_launch(wgmma, *g, dt, gpu, tr("{label} (the other stages as the first variant's)",
+                                                         label=label))
                     for g in gemms]
     return out
 
