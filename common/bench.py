@@ -294,7 +294,7 @@ def measure_hbm_bandwidth(nbytes: int = device.GiB) -> dict:
     except ImportError:
         pass
     best = max(results, key=results.get)
-    del a, b, c
+    a = b = c = None
     return {"hbm_gbps": results[best], "hbm_method": best, "hbm_array_bytes": nbytes, "all": results}
 
 

@@ -99,7 +99,8 @@ def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | Non
     if size:
         p.add_argument("--size", type=_positive_int, default=None, help=size_help)
     if dtype:
-        p.add_argument("--dtype", choices=dtype, default=None, help=tr("only this dtype (default: all the lab supports)"))
+        p.add_argument("--dtype", choices=dtype, default=None,
+                       help=tr("only this dtype (default: all the lab supports)"))
     p.add_argument("--bench", action=argparse.BooleanOptionalAction, default=None,
                    help=tr("time variants and peers (default: on when a GPU is present)"))
     p.add_argument("--json", action=argparse.BooleanOptionalAction, default=True, help=tr("write the JSON results"))
@@ -130,6 +131,30 @@ def add_size(p: argparse.ArgumentParser, help: str) -> None:
 def add_dtype(p: argparse.ArgumentParser, dtypes: tuple[str, ...]) -> None:
     """--dtype for a lab whose kernels take several dtypes: check and benchmark only that one."""
     p.add_argument("--dtype", choices=dtypes, default=None, help=tr("only this dtype (default: all the lab supports)"))
+
+
+def size_value(s: str):
+    """--size as a learner writes it: one number (4099, 2^20, 1e6), several joined by x or commas (33x4096,
+    64,32,16), or a lab's named part first (residual_layernorm,130,4096): an int, or a tuple."""
+    if "," in s:
+        parts = [t.strip() for t in s.split(",")]
+    elif s.lower().startswith("0x"):
+        parts = [s]
+    else:
+        parts = s.replace("X", "x").split("x")
+    if not parts or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected a size such as 4099 or 33x4096, got {s!r}")
+    vals = tuple(t if t.isidentifier() else _positive_int(t) for t in parts)
+    if isinstance(vals[0], str) and len(vals) == 1:
+        raise argparse.ArgumentTypeError(f"expected a size such as 4099 or 33x4096, got {s!r}")
+    return vals[0] if len(vals) == 1 else vals
+
+
+def size_text(size) -> str:
+    """A size as --size spells it: 4099, 33x4096, or residual_layernorm,130,4096 when a part is named."""
+    if not isinstance(size, (tuple, list)):
+        return str(size)
+    return ("," if any(isinstance(v, str) for v in size) else "x").join(str(v) for v in size)
 
 
 def _positive_int(s: str) -> int:

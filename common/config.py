@@ -4,8 +4,8 @@ Every tunable kernel family of a lab (softmax rungs 05/06's values per thread, t
 block sizes) is resolved here, in this order, each step overriding the one before:
 
     1. the lab's default           written once, in the lab's Python (it reaches the kernel as -D / a constexpr)
-    2. this GPU's tuned record     results/<gpu>/<lab>_tuned.json, written by the lab's --tune on THIS GPU (common.tuned;
-                                   a record made on another GPU is never applied)
+    2. this GPU's tuned record     results/<gpu>/<lab>_tuned.json, written by the lab's --tune on THIS GPU
+                                   (common.tuned; a record made on another GPU is never applied)
     3. a command-line override     --set NAME=VALUE (any lab, repeatable): a learner changes one number and reruns
 
     cfg = config.resolve("softmax rungs 05/06", DEFAULTS, tuned=winner, tuned_source=source)

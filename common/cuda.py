@@ -94,7 +94,8 @@ def kernel_lines(path: str) -> dict[str, int]:
 
 def kernel_names(path: str) -> list[str]:
     """Names of the `extern "C" __global__` kernels in a file, in order - those written out, and those a macro
-    stamps out (`#define ROWS_KERNEL(SFX, ...) extern "C" __global__ void name_##SFX(...)`, then ROWS_KERNEL(f32, ...))."""
+    stamps out (`#define ROWS_KERNEL(SFX, ...) extern "C" __global__ void name_##SFX(...)`, then
+    ROWS_KERNEL(f32, ...))."""
     src = _read(path)
     macros = {}
     for m in _DEFINE.finditer(src):
@@ -104,7 +105,8 @@ def kernel_names(path: str) -> list[str]:
             macros[m.group(1)] = (params, names)
     body = _DEFINE.sub("", src)
     out = []
-    pat = re.compile(_KERNEL.pattern + "|" + (r"\b(" + "|".join(macros) + r")\s*\(([^)]*)\)" if macros else r"(?!)()()"))
+    pat = re.compile(_KERNEL.pattern + "|"
+                     + (r"\b(" + "|".join(macros) + r")\s*\(([^)]*)\)" if macros else r"(?!)()()"))
     for m in pat.finditer(body):
         if m.group(1):
             out.append(m.group(1))
@@ -513,7 +515,8 @@ def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: di
 # ---------------------------------------------------------------------------------------------------------------------
 # A kernel's resources on a given GPU (a launch plan needs them for the grid: blocks per SM x SMs)
 # ---------------------------------------------------------------------------------------------------------------------
-def resources(path: str, name: str, gpu=None, defines: dict | None = None, options: tuple[str, ...] = ()) -> tuple[int, int]:
+def resources(path: str, name: str, gpu=None, defines: dict | None = None,
+              options: tuple[str, ...] = ()) -> tuple[int, int]:
     """(registers per thread, static shared memory bytes) of kernel `name` on `gpu` (a common.device.DeviceInfo;
     default the GPU at hand): from the loaded kernel on a real GPU, from an NVRTC compile for the GPU's architecture
     on a simulated one (the same compiler and options, so the same numbers)."""

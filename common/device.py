@@ -10,7 +10,6 @@ real limits (occupancy, shared memory per block) for a chosen target.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import sys
@@ -424,8 +423,9 @@ def describe(arch: str | None = None) -> str:
         tr("{head}, {sms} SMs, {l2} MiB L2, {smem} KiB shared/SM, {regs} registers/SM, {mem} GiB", head=head,
            sms=d.sms, l2=f"{d.l2_bytes / MiB:.0f}", smem=d.smem_per_sm // KiB, regs=d.regs_per_sm,
            mem=f"{d.total_mem_bytes / GiB:.0f}"),
-        tr("clocks: SM {sm} MHz, memory {mem} MHz x {bus}-bit bus = {gbps} GB/s from the clock", sm=f"{d.sm_clock_mhz:.0f}",
-           mem=f"{d.mem_clock_mhz:.0f}", bus=d.mem_bus_bits, gbps=f"{d.theoretical_gbps:.0f}")
+        tr("clocks: SM {sm} MHz, memory {mem} MHz x {bus}-bit bus = {gbps} GB/s from the clock",
+           sm=f"{d.sm_clock_mhz:.0f}", mem=f"{d.mem_clock_mhz:.0f}", bus=d.mem_bus_bits,
+           gbps=f"{d.theoretical_gbps:.0f}")
         + (tr(" (datasheet {gbps} GB/s)", gbps=ds) if ds else ""),
     ]
     if not d.simulated:

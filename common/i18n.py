@@ -70,8 +70,9 @@ def korean() -> bool:
 
 
 def catalogue_files() -> list[str]:
-    """Every Korean catalogue of the course: common/ko.py, course/ko.py, tools/ko.py and each lab's ko.py."""
-    pats = ["common/ko.py", "course/ko.py", "tools/ko.py", "phase*/ko.py", "phase*/lab*/ko.py"]
+    """Every Korean catalogue of the course: common/ko.py, course/ko.py (and its ko_phase*.py, one a phase's
+    exercises), tools/ko.py and each lab's ko.py."""
+    pats = ["common/ko.py", "course/ko.py", "course/ko_*.py", "tools/ko.py", "phase*/ko.py", "phase*/lab*/ko.py"]
     return sorted(p for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
 
 
@@ -156,5 +157,5 @@ def matplotlib_fonts() -> None:
     except ImportError:
         import warnings
 
-        warnings.warn("koreanize-matplotlib is not installed (make setup installs it): Korean plot labels would draw as "
-                      "boxes; pip install koreanize-matplotlib")
+        warnings.warn("koreanize-matplotlib is not installed (make setup installs it): Korean plot labels would draw "
+                      "as boxes; pip install koreanize-matplotlib")

@@ -200,4 +200,17 @@ KO = {
     "the {reserved} B the runtime reserves per block costs a block: {without} would fit without it":
         "runtime이 block마다 예약하는 {reserved} B 때문에 block 하나를 잃습니다. 예약이 없으면 {without}개가 들어갑니다",
     "a resource limit is zero": "자원 한도 하나가 0입니다",
+    "--variant {w}: no such variant; the choices are {names}": "--variant {w}: 그런 variant가 없습니다. 고를 수 있는 것은 {names}입니다",
+    "check the variants at this size instead of the lab's awkward cases (this lab's sizes look like {example}); --plan plans it":
+        "랩의 까다로운 케이스 대신 이 크기에서 variant를 검사합니다(이 랩의 크기는 {example} 꼴입니다). --plan은 이 크기로 계획합니다",
+    "only this variant (a rung number such as 05, or part of its name; repeatable): checked, and timed where the benchmark times variants one by one":
+        "이 variant만(05 같은 rung 번호나 이름의 일부, 여러 번 쓸 수 있음): 검사하고, benchmark가 variant를 하나씩 잴 때는 시간도 잽니다",
+    "--size {size}: this lab's sizes look like {example}": "--size {size}: 이 랩의 크기는 {example} 꼴입니다",
+    "--variant names one lab's variant: run that lab alone (python -m {phase}.LAB --variant NN)":
+        "--variant는 랩 하나의 variant를 고릅니다. 그 랩만 실행하세요 (python -m {phase}.LAB --variant NN)",
+    "no lab of {phase} takes these arguments: {why}": "{phase}의 어느 랩도 이 인자를 받지 않습니다: {why}",
+    "{lab}: not run ({why})": "{lab}: 실행하지 않음 ({why})",
+    "not run: {why}": "실행하지 않음: {why}",
+    "usage error": "사용법 오류",
+    "{phase}: no lab takes these arguments ({why}); passed over": "{phase}: 이 인자를 받는 랩이 없어 건너뜁니다 ({why})",
 }

@@ -9,7 +9,6 @@ A lab is a folder phaseN_xxx/labNN_name/ whose lab.py offers:
   PEERS: list[Variant]          the library calls a learner would use instead
   CHECK_CASES / CPU_CHECK_CASES: [(size, dtype), ...] awkward cases for the GPU / for the interpreter
   optional QUICK_CASES (how many cases --quick checks), out_dtype(dtype), tolerance(size, dtype) -> check.Tol
-  main(argv=None) -> int        = run(this module, its bench module, argv); nothing runs at import
 and its bench.py the measuring side, every part optional (see run()):
   add_arguments(parser)         lab-specific flags (--tune, --compile-all, ...)
   explain(args)                 what to print before the checks on every machine (models, byte counts, plans)
@@ -18,7 +17,8 @@ and its bench.py the measuring side, every part optional (see run()):
   benchmark(ctx) -> Result      GPU: time variants and peers, return rows + header fields + tables
   tune(ctx) -> Result           GPU, --tune: the sweep that finds the lab's recorded configuration
   plot(data, out_dir) -> [path] draw the lab's plots from its JSON (so --replot needs no GPU)
-Every variant is a plain function fn(*inputs, out=None) -> out.
+Every variant is a plain function fn(*inputs, out=None) -> out. The lab's __main__.py imports both modules and hands
+them to run() (lab.py never imports bench.py); common/contract.py writes these expectations as Protocols.
 """
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ import argparse
 import importlib
 import inspect
 import json
+import math
 import os
 import re
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -277,13 +277,100 @@ def korean_intro(mod, title: str, learn: str) -> tuple[str, str]:
     return (m.group(1).strip() if m else title), ("배우는 것\n" + sec.group(1).strip() if sec else learn)
 
 
-def check_cases(lab, quick: bool, dtypes=None) -> list:
+def check_cases(lab, quick: bool, dtypes=None, size=None) -> list:
     """The cases run() checks here: CHECK_CASES on a GPU, CPU_CHECK_CASES without; --quick keeps QUICK_CASES of them
-    (default 3). `dtypes` narrows them to those dtypes (--dtype)."""
+    (default 3). `dtypes` narrows them to those dtypes (--dtype); `size` (--size, in the form of the lab's own check
+    cases) replaces them by that size in each dtype."""
     cases = list(lab.CHECK_CASES if device.has_gpu() else lab.CPU_CHECK_CASES)
+    if size is not None and size_like_cases(lab, size):
+        every = list(lab.CHECK_CASES) + list(lab.CPU_CHECK_CASES)
+        cases = [(size, dt) for dt in dict.fromkeys(c[1] for c in every if _form(c[0]) == _form(size))]
     if dtypes:
         cases = [c for c in cases if c[1] in dtypes]
     return cases[: getattr(lab, "QUICK_CASES", 3)] if quick else cases
+
+
+def _form(size) -> tuple:
+    """A size's form: ("n",) for one number, else one "n" (a number) or "s" (a named part) per element."""
+    if isinstance(size, (tuple, list)):
+        return tuple("s" if isinstance(v, str) else "n" for v in size)
+    return ("s",) if isinstance(size, str) else ("n",)
+
+
+def size_like_cases(lab, size) -> bool:
+    """Whether `size` has the form of one of the lab's check cases (a number, or a tuple of as many numbers and
+    named parts in the same places)."""
+    return any(_form(c[0]) == _form(size) for c in list(lab.CHECK_CASES) + list(lab.CPU_CHECK_CASES))
+
+
+def size_example(lab) -> str:
+    """The lab's size as --size spells it, from its largest check case: 4099, or 33x4096."""
+    sizes = [c[0] for c in list(lab.CHECK_CASES) + list(lab.CPU_CHECK_CASES)]
+    size = max(sizes, key=lambda s: math.prod(v for v in s if not isinstance(v, str))
+               if isinstance(s, (tuple, list)) else s if isinstance(s, int) else 0)
+    return cli.size_text(size)
+
+
+def lab_dtypes(lab) -> tuple[str, ...]:
+    """Every dtype the lab's own variants take, in their order."""
+    return tuple(dict.fromkeys(d for v in getattr(lab, "VARIANTS", []) for d in v.dtypes))
+
+
+def pick_variants(variants: list[Variant], wanted: list[str] | None) -> list[Variant]:
+    """The variants --variant names: a rung number (05 or 5 picks 'cuda 05 ...'), else a case-insensitive part of a
+    name. Raises ValueError naming the choices when one picks nothing."""
+    if not wanted:
+        return list(variants)
+    chosen = []
+    for w in wanted:
+        key = w.strip().lower()
+        if key.isdigit():
+            hit = [v for v in variants if any(t.isdigit() and int(t) == int(key) for t in v.name.lower().split()[:2])]
+        else:
+            hit = [v for v in variants if key == v.name.lower()] or [v for v in variants if key in v.name.lower()]
+        if not hit:
+            names = ", ".join(repr(v.name) for v in variants)
+            raise ValueError(tr("--variant {w}: no such variant; the choices are {names}", w=w, names=names))
+        chosen += [v for v in hit if v not in chosen]
+    return [v for v in variants if v in chosen]
+
+
+def chosen_cases(args, cases: list) -> list:
+    """A benchmark's (size, dtype) cases as --size and --dtype narrow them: the runner's --size replaces the sizes
+    (in each dtype the cases have, or --dtype's), --dtype keeps its own. For a bench.py whose cases have the form of
+    the lab's check cases."""
+    dtypes = [args.dtype] if getattr(args, "dtype", None) else list(dict.fromkeys(c[1] for c in cases))
+    if getattr(args, "size_checks", False) and getattr(args, "size", None) is not None:
+        return [(args.size, dt) for dt in dtypes]
+    return [c for c in cases if c[1] in dtypes]
+
+
+def chosen_names(args, lab) -> list[str] | None:
+    """The variant names --variant picked (None: all of them), for a bench.py that times variants one by one."""
+    if not getattr(args, "variant", None):
+        return None
+    return [v.name for v in pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])),
+                                          args.variant)]
+
+
+def add_common_choices(p: argparse.ArgumentParser, lab) -> bool:
+    """--size, --dtype and --variant on every lab: a lab's bench.py may define --size and --dtype itself (its own
+    meaning for them, say the benchmark's working set); where it does not, the runner's apply to the checks. True
+    when the runner's --size was added (it sets the checked size)."""
+    have = set(p._option_string_actions)
+    own_size = "--size" not in have
+    if own_size:
+        p.add_argument("--size", type=cli.size_value, default=None, metavar="SIZE",
+                       help=tr("check the variants at this size instead of the lab's awkward cases (this lab's "
+                               "sizes look like {example}); --plan plans it", example=size_example(lab)))
+    dts = lab_dtypes(lab)
+    if "--dtype" not in have and dts:
+        p.add_argument("--dtype", choices=dts, default=None,
+                       help=tr("only this dtype (default: all the lab supports)"))
+    p.add_argument("--variant", action="append", default=None, metavar="NN|NAME",
+                   help=tr("only this variant (a rung number such as 05, or part of its name; repeatable): checked, "
+                           "and timed where the benchmark times variants one by one"))
+    return own_size
 
 
 REFERENCE_GPU = "h200"     # the GPU whose committed results the repository's READMEs show
@@ -339,14 +426,9 @@ def replot(lab, bench, directory: str | None, out_dir: str | None) -> int:
     return 0
 
 
-def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
-    """The whole life of a lab, the same for all: parse, say what runs here, check every variant against the float64
-    reference, show what the compiler made of the kernels, stop there without a GPU (or on a failed check), else
-    benchmark, print, write the JSON and the plots. Exit status: 0 all checks passed, 1 one failed, 2 usage error.
-
-    from_phase: called by a phase runner, which has validated the common flags once; flags meant for other labs of
-    the phase (say --tune) are ignored here instead of being a usage error.
-    """
+def lab_parser(lab, bench=None) -> tuple[argparse.ArgumentParser, bool]:
+    """The lab's command line: the common flags, its bench's own, and --size/--dtype/--variant; (parser, whether the
+    runner's --size was added)."""
     title, learn = title_of(lab), cli.you_will_learn(lab.__doc__)
     if korean():
         title, learn = korean_intro(lab, title, learn)
@@ -357,14 +439,43 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
                        help=tr("redraw the plots from the saved JSON in DIR (default: the committed results) and exit"))
     if bench is not None and hasattr(bench, "add_arguments"):
         bench.add_arguments(p)
+    return p, add_common_choices(p, lab)
+
+
+def parse_args(lab, bench, argv, *, from_phase: bool = False) -> argparse.Namespace:
+    """The lab's arguments, checked against the lab itself (a --size of another form, a --variant it does not have:
+    a usage error, exit 2). `size_checks` on the result: whether --size sets the checked size."""
+    p, size_checks = lab_parser(lab, bench)
     args = p.parse_known_args(argv)[0] if from_phase else p.parse_args(argv)
+    if size_checks and args.size is not None and not size_like_cases(lab, args.size):
+        p.error(tr("--size {size}: this lab's sizes look like {example}", size=cli.size_text(args.size),
+                   example=size_example(lab)))
+    try:
+        pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])), args.variant)
+    except ValueError as e:
+        p.error(str(e))
+    args.size_checks = size_checks
+    return args
+
+
+def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
+    """The whole life of a lab, the same for all: parse, say what runs here, check every variant against the float64
+    reference, show what the compiler made of the kernels, stop there without a GPU (or on a failed check), else
+    benchmark, print, write the JSON and the plots. Exit status: 0 all checks passed, 1 one failed, 2 usage error.
+
+    from_phase: called by a phase runner, which has validated the common flags once; flags meant for other labs of
+    the phase (say --tune) are ignored here instead of being a usage error.
+    """
+    args = parse_args(lab, bench, argv, from_phase=from_phase)
+    picked = pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])), args.variant)
+    size_checks = args.size_checks
     args = cli.finish_args(args)
     if getattr(args, "replot", None) is not None:
         return replot(lab, bench, args.replot or None, args.out)
     if getattr(args, "plan", False):
         from . import plan
 
-        plan.make(lab, bench, cli.plan_gpu(args)).print()
+        plan.make(lab, bench, cli.plan_gpu(args), size=args.size).print()
         return 0
     config.forget()
     cli.print_mode_line()
@@ -372,10 +483,10 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     if bench is not None and hasattr(bench, "explain"):
         bench.explain(args)
     ok = True
-    variants = list(getattr(lab, "VARIANTS", [])) + (list(getattr(lab, "PEERS", [])) if gpu else [])
+    variants = [v for v in picked if v.impl != "peer" or gpu]
     if variants:
         dts = (args.dtype,) if getattr(args, "dtype", None) else None
-        _, ok = check_variants(lab, variants, check_cases(lab, args.quick, dts))
+        _, ok = check_variants(lab, variants, check_cases(lab, args.quick, dts, args.size if size_checks else None))
     if bench is not None and hasattr(bench, "extra_checks"):
         ok = bool(bench.extra_checks(args)) and ok
     if bench is not None and hasattr(bench, "compile_report"):
@@ -428,10 +539,10 @@ def lab_names(phases) -> list[tuple[str, str]]:
     return out
 
 
-def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
-    """A CUDA C variant of an earlier lab, picked by name prefix (else the last CUDA variant that runs here); None
-    when none suits. For putting a Triton kernel next to the CUDA C kernel that does the same job."""
-    mod = lab_module(phase, name)
+def earlier_cuda_variant(mod, prefix: str, dtype: str):
+    """A CUDA C variant of an earlier lab's module `mod` (imported by the caller, so the import is visible), picked
+    by name prefix (else the last CUDA variant that runs here); None when none suits. For putting a Triton kernel next
+    to the CUDA C kernel that does the same job."""
     found = [v for v in getattr(mod, "VARIANTS", []) if v.impl == "cuda" and dtype in v.dtypes and v.available()[0]]
     pick = [v for v in found if v.name.startswith(prefix)] or found[-1:]
     return pick[0] if pick else None
@@ -440,94 +551,3 @@ def earlier_cuda_variant(phase: str, name: str, prefix: str, dtype: str):
 def bench_module(phase: str, name: str):
     """A lab's measuring side: phaseN/labNN_name/bench.py."""
     return importlib.import_module(f"{phase}.{name}.bench")
-
-
-def phase_parser(title: str, labs: list[str]) -> argparse.ArgumentParser:
-    p = cli.parser(tr("{title}: runs its labs in order ({labs}); other flags go to every lab.", title=tr(title),
-                      labs=", ".join(labs)), size=True,
-                   dtype=None)
-    p.add_argument("--dtype", default=None, help=tr("only this dtype, in the labs that have a --dtype flag"))
-    p.add_argument("--only", action="append", default=None, metavar="LAB",
-                   help=tr("run only the labs whose name contains this (repeatable)"))
-    p.add_argument("--list", action="store_true", help=tr("list the labs and exit"))
-    return p
-
-
-def lab_flags(phase: str, labs: list[str]) -> set[str]:
-    """Every option string the labs of a phase accept (a flag unknown to all of them is a usage error)."""
-    flags: set[str] = set()
-    for name in labs:
-        mod = bench_module(phase, name)
-        if hasattr(mod, "add_arguments"):
-            q = argparse.ArgumentParser(add_help=False)
-            mod.add_arguments(q)
-            for a in q._actions:
-                flags.update(a.option_strings)
-    return flags
-
-
-def select_labs(p: argparse.ArgumentParser, labs: list[str], only: list[str] | None) -> list[str]:
-    if not only:
-        return list(labs)
-    chosen = [n for n in labs if any(o in n for o in only)]
-    if not chosen:
-        p.error(f"--only {' '.join(only)}: no such lab; the labs are {', '.join(labs)}")
-    return chosen
-
-
-def run_phase(phase: str, title: str, labs: list[str], argv=None) -> int:
-    """Run the labs of a phase in order; flags other than --only/--list go to every lab. The common flags are
-    validated here, once; a flag no lab of the phase knows is a usage error (exit 2)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    p = phase_parser(title, labs)
-    args, unknown = p.parse_known_args(argv)
-    extra = lab_flags(phase, labs)
-    bad = [a for a in unknown if a.startswith("-") and a.split("=")[0] not in extra]
-    if bad:
-        p.error(f"unrecognized arguments: {' '.join(bad)} (no lab of {phase} takes them)")
-    if args.list:
-        for name in labs:
-            mod = lab_module(phase, name)
-            title = korean_intro(mod, title_of(mod), "")[0] if korean() else title_of(mod)
-            print(f"{name:32s} {title}")
-        return 0
-    if args.device_info:
-        cli.finish_args(args)
-    chosen = select_labs(p, labs, args.only)
-    lab_argv = _without_phase_flags(argv)
-    cli.print_mode_line()
-    print(tr(title))
-    summary, status = [], 0
-    for name in chosen:
-        print(f"\n{'=' * 100}\n{phase}.{name}\n{'=' * 100}", flush=True)
-        t0 = time.perf_counter()
-        try:
-            rc = int(run(lab_module(phase, name), bench_module(phase, name), lab_argv, from_phase=True) or 0)
-        except SystemExit as e:
-            rc = int(e.code or 0) if isinstance(e.code, int) or e.code is None else 1
-        except Exception:  # noqa: BLE001 - one broken lab must not hide the others
-            traceback.print_exc()
-            rc = 1
-        status = status or rc
-        summary.append({"lab": name, "exit": rc, "secs": round(time.perf_counter() - t0, 1),
-                        "ran": "GPU" if device.has_gpu() else tr("interpreter + compile report")})
-    from . import report
-
-    report.print_table(summary, title=tr("{title}: summary", title=tr(title)))
-    return status
-
-
-def _without_phase_flags(argv: list[str]) -> list[str]:
-    """The arguments a lab sees: the phase runner's own (--only X, --list) removed."""
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        if a == "--only":
-            skip = True
-            continue
-        if a.startswith("--only=") or a == "--list":
-            continue
-        out.append(a)
-    return out

@@ -118,8 +118,8 @@ class Occupancy:
         lines.append(tr("  blocks     resident-block limit = {blocks}", blocks=_blocks(lim["blocks"])))
         if self.regs_per_thread:
             per_sp = a.regs_per_sm // SUB_PARTITIONS
-            lines.append(tr("  registers  {regs} x 32 = {raw} -> {per_warp} per warp (unit {unit}); {sp} x ({per_sp} // "
-                            "{per_warp}) = {warps} warps // {wpb} = {blocks}", regs=self.regs_per_thread,
+            lines.append(tr("  registers  {regs} x 32 = {raw} -> {per_warp} per warp (unit {unit}); {sp} x ({per_sp} "
+                            "// {per_warp}) = {warps} warps // {wpb} = {blocks}", regs=self.regs_per_thread,
                             raw=self.regs_per_thread * 32, per_warp=self.regs_per_warp, unit=a.reg_alloc_unit,
                             sp=SUB_PARTITIONS, per_sp=per_sp, warps=SUB_PARTITIONS * (per_sp // self.regs_per_warp),
                             wpb=wpb, blocks=_blocks(lim["registers"])))

@@ -14,7 +14,7 @@ the opt-in limit, a grid the hardware accepts. The CPU tier runs it for every la
 the page "what runs on your GPU" (GPUS.md).
 
 A lab takes part through two optional functions:
-    lab.py    launches(gpu, size=None) -> [Launch]   every kernel its benchmark case would launch on `gpu`
+    lab.py or bench.py  launches(gpu, size=None) -> [Launch]   every kernel its benchmark case would launch on `gpu`
     bench.py  predict(gpu) -> {name: value}          its predictions for `gpu` (byte counts over bandwidth, waves...)
 `gpu` is a common.device.DeviceInfo: read off the device, or a simulated profile (device.profile_info).
 """
@@ -140,7 +140,9 @@ def make(lab_mod, bench_mod=None, gpu: device.DeviceInfo | None = None, size=Non
     notes: list[str] = []
     predictions = {}
     with config.recording() as rec:
-        fn = getattr(lab_mod, "launches", None)
+        # the launches of the benchmark's cases: bench.py's where it describes them (it owns the cases), else lab.py's
+        fn = getattr(bench_mod, "launches", None) if bench_mod is not None else None
+        fn = fn or getattr(lab_mod, "launches", None)
         if fn is not None:
             got = fn(gpu, size) if _takes(fn, "size") else fn(gpu)
             runs = {v.name for v in variants if v.runs}

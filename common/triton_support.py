@@ -92,21 +92,6 @@ def kernel_arg(x):
     return x
 
 
-
-
-def device_ok(*xs) -> None:
-    """Raise TypeError when arrays are on the wrong side for the mode in use (host for the interpreter, GPU else)."""
-    for i, x in enumerate(xs):
-        lib = arrays.library(x)
-        if lib not in ("cupy", "numpy", "torch"):
-            continue
-        if INTERPRETER and arrays.on_device(x):
-            raise TypeError(f"argument {i}: the Triton interpreter (no GPU) runs on host arrays, got a GPU array")
-        if not INTERPRETER and not arrays.on_device(x):
-            raise TypeError(f"argument {i}: expected a GPU array, got a host {lib} array; move it first with "
-                            "cupy.asarray(x)")
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton with the interpreter on: launching and compiling in one process
 # ---------------------------------------------------------------------------------------------------------------------

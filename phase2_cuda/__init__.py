@@ -1,4 +1,5 @@
-"""Phase 2 - CUDA kernel programming: memory coalescing, shared memory and bank conflicts, warp shuffle, launch configuration, register pressure; the reduction, softmax and SGEMM ladders."""
+"""Phase 2 - CUDA kernel programming: memory coalescing, shared memory and bank conflicts, warp shuffle, launch
+configuration, register pressure; the reduction, softmax and SGEMM ladders."""
 from common.phase import existing
 
 TITLE = "Phase 2 - CUDA kernel programming"

@@ -1,7 +1,7 @@
 """Run phase 2's labs in order: python -m phase2_cuda [--quick] [--only NAME] [--list] [--help]."""
 import sys
 
-from common.lab import run_phase
+from common.phase import run_phase
 
 from . import LABS, TITLE
 

@@ -1,4 +1,5 @@
-"""Phase 4 - Kernel optimization: roofline analysis, fusion, tensor cores, tiling strategy, mixed precision; fast attention and a fused transformer block."""
+"""Phase 4 - Kernel optimization: roofline analysis, fusion, tensor cores, tiling strategy, mixed precision; fast
+attention and a fused transformer block."""
 from common.phase import existing
 
 TITLE = "Phase 4 - Kernel optimization"

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from common import arrays, check, device, lab
-from tests.conftest import lab_modules
+from tests.helpers import lab_modules
 from tests.helpers import skip_unless_available
 
 GPU = device.has_gpu()

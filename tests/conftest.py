@@ -1,6 +1,5 @@
 """Two tiers: the CPU tier always runs real code; tests marked `gpu` run on a CUDA GPU and skip elsewhere."""
 import os
-import subprocess
 import tempfile
 
 import pytest
@@ -18,15 +17,8 @@ os.environ.setdefault("COURSE_RESULTS", tempfile.mkdtemp(prefix="course-results-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from common import check, device  # noqa: E402 - after the seed is fixed
+from tests.helpers import PHASES, changed_entries, git_status, lab_modules  # noqa: E402,F401 - for the hooks below
 
-PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
-
-
-def lab_modules():
-    """Every lab of every phase, in order, as (phase.lab, its lab.py module)."""
-    from common.lab import lab_module, lab_names
-
-    return [(f"{phase}.{name}", lab_module(phase, name)) for phase, name in lab_names(PHASES)]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -44,7 +36,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    seed = f"process seed {check.seed()} (COURSE_SEED; {'the fixed gate seed' if check.seed() == GATE_SEEDS[0] else 'chosen'})"
+    seed = (f"process seed {check.seed()} "
+            f"(COURSE_SEED; {'the fixed gate seed' if check.seed() == GATE_SEEDS[0] else 'chosen'})")
     if device.has_gpu():
         d = device.info()
         return [f"GPU tier: {d.name} ({d.arch}); CPU tier too", seed]
@@ -55,19 +48,6 @@ def pytest_report_header(config):
 # A test run never changes a tracked file: `git status --porcelain` is compared before and after the whole session
 # (in the controller process only, when running under pytest-xdist).
 # ---------------------------------------------------------------------------------------------------------------------
-def git_status(root: str = ROOT) -> str | None:
-    """`git status --porcelain` of the tree (None outside a git checkout)."""
-    try:
-        r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True,
-                           text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return r.stdout if r.returncode == 0 else None
-
-
-def changed_entries(before: str, after: str) -> list[str]:
-    """The status lines that differ between two `git status --porcelain` outputs."""
-    return sorted(set(after.splitlines()) ^ set(before.splitlines()))
 
 
 def pytest_sessionstart(session):

@@ -1,15 +1,24 @@
 """What several test files share: a lab's --quick run on the CPU and its --replot of the committed H200 results, fp32
 inputs from a fixed seed, an array moved to the GPU, the mark for tests that read SASS, the skip of a variant that
 cannot run here."""
+import argparse
+import importlib
 import os
+import subprocess
 
 import numpy as np
 import pytest
 
 from common import check, cuda, report
+from common import phase as course_phase
 
 H200 = os.path.join(report.ROOT, "results", "h200")
 needs_sass = pytest.mark.skipif(cuda.find_cuobjdump() is None, reason="no cuobjdump to disassemble with")
+
+
+def lab_main(lab_mod):
+    """The `main(argv)` of `python -m <the lab>`: its __main__.py, which hands lab.py and bench.py to the runner."""
+    return importlib.import_module(lab_mod.__package__ + ".__main__").main
 
 
 def quick_output(main, capsys) -> str:
@@ -51,14 +60,14 @@ def skip_unless_available(variant):
 def variant_params(phases) -> list:
     """pytest params (mod, variant) for every variant and peer of the labs of `phases`, marked gpu where needed."""
     from common import lab as course_lab
-    from tests.conftest import lab_modules
 
     out = []
     for name, mod in lab_modules():
         if name.split(".")[0] not in phases:
             continue
         for v in getattr(mod, "VARIANTS", []) + getattr(mod, "PEERS", []):
-            out.append(pytest.param(mod, v, id=f"{name}:{v.name}", marks=[] if v.runs_without_gpu else [pytest.mark.gpu]))
+            out.append(pytest.param(mod, v, id=f"{name}:{v.name}",
+                                    marks=[] if v.runs_without_gpu else [pytest.mark.gpu]))
     assert all(isinstance(p.values[1], course_lab.Variant) for p in out)
     return out
 
@@ -73,3 +82,78 @@ def check_variant_matches_reference(mod, variant) -> None:
     rows, all_ok = course_lab.check_variants(mod, [variant], cases, verbose=False)
     assert rows[0]["cases"] > 0, f"{variant.name}: no case ran ({rows[0]['result']})"
     assert all_ok, rows[0]["result"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The labs, the tree's git status, and a command's parser: what conftest.py and several test files share
+# ---------------------------------------------------------------------------------------------------------------------
+ROOT = report.ROOT
+PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
+
+
+def lab_modules():
+    """Every lab of every phase, in order, as (phase.lab, its lab.py module)."""
+    from common.lab import lab_module, lab_names
+
+    return [(f"{phase}.{name}", lab_module(phase, name)) for phase, name in lab_names(PHASES)]
+
+
+def git_status(root: str = ROOT) -> str | None:
+    """`git status --porcelain` of the tree (None outside a git checkout)."""
+    try:
+        r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout if r.returncode == 0 else None
+
+
+def changed_entries(before: str, after: str) -> list[str]:
+    """The status lines that differ between two `git status --porcelain` outputs."""
+    return sorted(set(after.splitlines()) ^ set(before.splitlines()))
+
+
+class _Captured(Exception):
+    def __init__(self, parser):
+        super().__init__("parser captured")
+        self.parser = parser
+
+
+def capture_parser(call) -> argparse.ArgumentParser:
+    """Run call() until it first parses its arguments; return the parser it built (nothing after that runs)."""
+    orig_parse, orig_known = argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args
+
+    def grab(self, *a, **k):
+        raise _Captured(self)
+
+    argparse.ArgumentParser.parse_args = grab
+    argparse.ArgumentParser.parse_known_args = grab
+    try:
+        call()
+    except _Captured as c:
+        return c.parser
+    finally:
+        argparse.ArgumentParser.parse_args = orig_parse
+        argparse.ArgumentParser.parse_known_args = orig_known
+    raise AssertionError("the command returned without parsing any arguments")
+
+
+_CACHE: dict[str, argparse.ArgumentParser] = {}
+
+
+def parser_of(module: str) -> argparse.ArgumentParser:
+    """The parser of `python -m module` (a lab, a phase runner, tools.regenerate, tools.readme_tables, ...)."""
+    if module not in _CACHE:
+        if module in PHASES:
+            pkg = importlib.import_module(module)
+            _CACHE[module] = capture_parser(lambda: course_phase.run_phase(module, pkg.TITLE, pkg.LABS, []))
+        elif module.startswith("phase"):
+            phase, name = module.split(".")
+            main = importlib.import_module(f"{phase}.{name}.__main__").main
+            _CACHE[module] = capture_parser(lambda: main([]))
+        else:
+            mod = importlib.import_module(module)
+            if not hasattr(mod, "main"):                  # a package whose command is its __main__ (course)
+                mod = importlib.import_module(module + ".__main__")
+            _CACHE[module] = capture_parser(lambda: mod.main([]))
+    return _CACHE[module]

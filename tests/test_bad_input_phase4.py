@@ -5,8 +5,8 @@ public wrappers that no variant reaches directly.
    (CPU tier), and wrong_dtype / wrong_rank / wrong_out / strided / neg_stride / misaligned / empty / nan_inf
    wherever the variant runs (Triton in the interpreter on the CPU; everything on a GPU).
 2. Per public wrapper, called directly (lab02 linear / residual_layernorm / bias_gelu / bias_residual /
-   residual_layernorm_cuda; lab03 gemm_wmma / gemm_mma / gemm_triton; lab03_tensor_cores.wgmma.gemm_wgmma; lab05 wmma_gemm /
-   dot_gemm; lab06 flash_attn_fwd / flash_attn_bwd / flash_attention; lab06 flash_attn_cuda; lab07
+   residual_layernorm_cuda; lab03 gemm_wmma / gemm_mma / gemm_triton; lab03_tensor_cores.wgmma.gemm_wgmma; lab05
+   wmma_gemm / dot_gemm; lab06 flash_attn_fwd / flash_attn_bwd / flash_attention; lab06 flash_attn_cuda; lab07
    BlockPlan / block_ours; lab01 fma_chain): host arrays where device arrays are needed, mismatched shapes, wrong
    dtypes, wrong ranks, bad scalars -> TypeError/ValueError naming the argument, before any launch.
 3. NaN/Inf, with the result each wrapper documents, always checked against the float64 reference too:
@@ -27,7 +27,7 @@ import pytest
 
 from common import arrays, check, lab
 from tests import bad_input as B
-from tests.conftest import lab_modules
+from tests.helpers import lab_modules
 from tests.helpers import skip_unless_available
 
 GPU = B.GPU
@@ -334,7 +334,8 @@ HOST_CASES = [
     ("gemm_mma", "lab03_tensor_cores", "gemm_mma", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
     ("gemm_wmma:numpy", "lab03_tensor_cores", "gemm_wmma",
      lambda: (np.ones((5, 8), np.float16), np.ones((8, 4), np.float16)), True),
-    ("gemm_wgmma", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
+    ("gemm_wgmma", "lab03_tensor_cores", "gemm_wgmma_tma",
+     lambda: (_t((5, 8), where="cpu"), _t((8, 4), where="cpu")), True),
     ("gemm_wgmma:numpy", "lab03_tensor_cores", "gemm_wgmma_tma",
      lambda: (np.ones((5, 8), np.float16), np.ones((8, 4), np.float16)), True),
     ("wmma_gemm", "lab05_mixed_precision", "wmma_gemm",
@@ -376,7 +377,8 @@ CUDA_CASES = [
     ("gemm_wmma:out_shape", "lab03_tensor_cores", "gemm_wmma", lambda: (_t((5, 8)), _t((8, 4))),
      {"out": "OUT64"}, "out"),
     ("gemm_wgmma:inner_mismatch", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8)), _t((7, 4))), {}, "a, b"),
-    ("gemm_wgmma:dtype_mixed", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((5, 8)), _t((8, 4), "float16")), {}, "a, b"),
+    ("gemm_wgmma:dtype_mixed", "lab03_tensor_cores", "gemm_wgmma_tma",
+     lambda: (_t((5, 8)), _t((8, 4), "float16")), {}, "a, b"),
     ("gemm_wgmma:rank3", "lab03_tensor_cores", "gemm_wgmma_tma", lambda: (_t((1, 5, 8)), _t((8, 4))), {}, "a"),
     ("wmma_gemm:inner_mismatch", "lab05_mixed_precision", "wmma_gemm", lambda: (_c((5, 8)), _c((7, 4))), {}, "a, b"),
     ("wmma_gemm:acc", "lab05_mixed_precision", "wmma_gemm", lambda: (_c((5, 8)), _c((8, 4))), {"acc": "x"}, "acc"),

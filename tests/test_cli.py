@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from common import device
-from tests.conftest import PHASES
+from tests.helpers import PHASES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXISTING = [p for p in PHASES if os.path.exists(os.path.join(ROOT, p, "__main__.py"))]

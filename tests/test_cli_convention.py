@@ -14,55 +14,12 @@ import contextlib
 import pytest
 
 from common import lab as lab_mod
-from tests.conftest import PHASES
+from tests.helpers import PHASES
+from tests.helpers import lab_main, parser_of
 
 REQUIRED = ("--help", "--quick", "--json", "--no-json", "--plot", "--no-plot", "--device-info")
 
 
-class _Captured(Exception):
-    def __init__(self, parser):
-        super().__init__("parser captured")
-        self.parser = parser
-
-
-def capture_parser(call) -> argparse.ArgumentParser:
-    """Run call() until it first parses its arguments; return the parser it built (nothing after that runs)."""
-    orig_parse, orig_known = argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args
-
-    def grab(self, *a, **k):
-        raise _Captured(self)
-
-    argparse.ArgumentParser.parse_args = grab
-    argparse.ArgumentParser.parse_known_args = grab
-    try:
-        call()
-    except _Captured as c:
-        return c.parser
-    finally:
-        argparse.ArgumentParser.parse_args = orig_parse
-        argparse.ArgumentParser.parse_known_args = orig_known
-    raise AssertionError("the command returned without parsing any arguments")
-
-
-_CACHE: dict[str, argparse.ArgumentParser] = {}
-
-
-def parser_of(module: str) -> argparse.ArgumentParser:
-    """The parser of `python -m module` (a lab, a phase runner, tools.regenerate, tools.readme_tables, ...)."""
-    if module not in _CACHE:
-        if module in PHASES:
-            pkg = importlib.import_module(module)
-            _CACHE[module] = capture_parser(lambda: lab_mod.run_phase(module, pkg.TITLE, pkg.LABS, []))
-        elif module.startswith("phase"):
-            phase, name = module.split(".")
-            mod = lab_mod.lab_module(phase, name)
-            _CACHE[module] = capture_parser(lambda: mod.main([]))
-        else:
-            mod = importlib.import_module(module)
-            if not hasattr(mod, "main"):                  # a package whose command is its __main__ (course)
-                mod = importlib.import_module(module + ".__main__")
-            _CACHE[module] = capture_parser(lambda: mod.main([]))
-    return _CACHE[module]
 
 
 def options(p: argparse.ArgumentParser) -> set[str]:
@@ -104,12 +61,12 @@ def _lab(module):
 
 
 def test_help_exits_zero_and_usage_error_exits_two(capsys):
-    mod = _lab("phase1_architecture.lab02_vector_add")
+    main = lab_main(_lab("phase1_architecture.lab02_vector_add"))
     with pytest.raises(SystemExit) as e:
-        mod.main(["--help"])
+        main(["--help"])
     assert e.value.code == 0 and "--quick" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
-        mod.main(["--no-such-flag"])
+        main(["--no-such-flag"])
     assert e.value.code == 2
 
 
@@ -135,9 +92,9 @@ def test_failed_check_exits_one(module, monkeypatch, capsys):
     argv = ["--quick", "--no-bench", "--no-json", "--no-plot"]
     runnable = [v for v in mod.VARIANTS if v.available()[0]]
     assert runnable, f"{module}: no variant runs here"
-    assert mod.main(argv) == 0, capsys.readouterr().out[-2000:]
+    assert lab_main(mod)(argv) == 0, capsys.readouterr().out[-2000:]
     monkeypatch.setattr(runnable[0], "fn", _wrong(runnable[0].fn))
-    assert mod.main(argv) == 1, capsys.readouterr().out[-2000:]
+    assert lab_main(mod)(argv) == 1, capsys.readouterr().out[-2000:]
     assert "FAILED" in capsys.readouterr().out
 
 

@@ -368,7 +368,7 @@ def test_tree_guard_sees_a_changed_and_a_new_file(tmp_path):
     tracked file and a new untracked one, and nothing when the tree is as it was."""
     import subprocess
 
-    from tests.conftest import changed_entries, git_status
+    from tests.helpers import changed_entries, git_status
 
     def git(*a):
         subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)

@@ -12,8 +12,7 @@ import sys
 import pytest
 
 from common import device
-from tests.conftest import PHASES
-from tests.test_cli_convention import parser_of
+from tests.helpers import PHASES, parser_of
 from tools import readme_tables as rt
 from tools import regenerate
 

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from common import device, lab, plan
-from tests.conftest import PHASES
+from tests.helpers import PHASES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILES = device.profiles()

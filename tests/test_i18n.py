@@ -15,7 +15,7 @@ from common import i18n
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = sorted(p for pat in ("common/*.py", "course/**/*.py", "tools/*.py", "phase*/*.py", "phase*/lab*/*.py")
                  for p in glob.glob(os.path.join(ROOT, pat), recursive=True)
-                 if not p.endswith(os.sep + "ko.py"))
+                 if not re.fullmatch(r"ko(_\w+)?\.py", os.path.basename(p)))
 
 
 SAID_BY_HELPERS = ("title", "xlabel", "ylabel", "note", "missing")

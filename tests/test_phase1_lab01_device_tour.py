@@ -12,7 +12,7 @@ import pytest
 from common import config, device, plan, report
 from phase1_architecture.lab01_device_tour import bench as l1b
 from phase1_architecture.lab01_device_tour import lab as l1
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -118,19 +118,19 @@ def test_copy_of_nothing_and_the_smoke_test_in_the_interpreter():
     assert l1.copy_triton(np.ones(0, np.float32)).shape == (0,)
     rows = l1.smoke_tests("sm_80")
     assert [r["result"] for r in rows if not r["check"].startswith("  ")] == ["ok", "ok"], rows
-    assert "vadd_01 for sm_80" in rows[0]["detail"]
+    assert "tour_add for sm_80" in rows[0]["detail"]
 
 
 @cpu_only
 def test_main_quick_on_the_cpu(capsys, tmp_path):
-    assert l1.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert lab_main(l1)(["--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out or "No GPU" in out
     assert "One action per layer" in out and "What runs on this machine" in out
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(l1.main, tmp_path)
+    replot(lab_main(l1), tmp_path)
     assert os.path.getsize(tmp_path / f"{l1.LAB}.png") > 10_000
     # and from a minimal document of the same shape (no datasheet figure, no ceiling probe)
     data = {"gpu": "some GPU", "bandwidth": {"theoretical_gbps": 1000.0},

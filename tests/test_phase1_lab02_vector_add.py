@@ -8,7 +8,7 @@ import pytest
 from common import arrays, check, device, report
 from phase1_architecture.lab02_vector_add import bench as vab
 from phase1_architecture.lab02_vector_add import lab as va
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 CUDA_FNS = [va.add_cuda_01, va.add_cuda_02, va.add_cuda_03, va.add_cuda_04]
 gpu = pytest.mark.gpu
@@ -67,7 +67,7 @@ def test_triton_in_interpreter_edge_cases():
 def test_cpu_main_runs_and_reports(capsys):
     if device.has_gpu():
         pytest.skip("the GPU run is exercised by the GPU tier")
-    assert va.main(["--quick"]) == 0
+    assert lab_main(va)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "interpreter" in out and "LDG" not in out or "128" in out
     assert "vadd_03_float4" in out and "ld.global.v4.b32" in out
@@ -95,7 +95,7 @@ def test_regimes_from_a_synthetic_sweep():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(va.main, tmp_path)
+    replot(lab_main(va), tmp_path)
     assert os.path.getsize(tmp_path / f"{va.LAB}.png") > 10_000
 
 

@@ -8,7 +8,7 @@ import pytest
 from common import check, config, cuda, device, plan
 from phase1_architecture.lab03_thread_hierarchy import bench as l3b
 from phase1_architecture.lab03_thread_hierarchy import lab as l3
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -89,7 +89,7 @@ def test_plots_redraw_from_json_with_and_without_the_block_record(tmp_path, caps
 def test_replot_draws_the_committed_json(tmp_path):
     import os
 
-    replot(l3.main, tmp_path)
+    replot(lab_main(l3), tmp_path)
     assert os.path.getsize(tmp_path / f"{l3.LAB}_divergence.png") > 10_000
 
 
@@ -156,7 +156,7 @@ def test_set_changes_the_triton_configuration_and_says_so():
 
 @cpu_only
 def test_main_quick_on_the_cpu(capsys, tmp_path):
-    assert l3.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert lab_main(l3)(["--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out and "BSSY" in out and "computed: no GPU" in out
 

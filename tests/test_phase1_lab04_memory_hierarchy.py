@@ -13,7 +13,7 @@ import pytest
 from common import check, config, cuda, device, plan
 from phase1_architecture.lab04_memory_hierarchy import bench as l4b
 from phase1_architecture.lab04_memory_hierarchy import lab as l4
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -159,13 +159,13 @@ def test_targets_from_synthetic_latencies():
 
 @cpu_only
 def test_main_quick_on_the_cpu(capsys, tmp_path):
-    assert l4.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert lab_main(l4)(["--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out and "What the GPU run would show" in out and "LDG.E.128" in out
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(l4.main, tmp_path)
+    replot(lab_main(l4), tmp_path)
     for part in ("bandwidth", "latency", "levels"):
         assert os.path.getsize(tmp_path / f"{l4.LAB}_{part}.png") > 10_000
 

@@ -15,7 +15,7 @@ from common import check, config, cuda, device, plan
 from common import occupancy as oc
 from phase1_architecture.lab05_occupancy import bench as l5b
 from phase1_architecture.lab05_occupancy import lab as l5
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -127,13 +127,14 @@ def test_set_unroll_changes_occ_02_and_says_so():
 
 def test_worked_examples_table_agrees_with_the_documents():
     rows = l5.worked_examples()
-    assert rows[0]["calculator"].startswith("2 blocks (32 warps)") and rows[1]["calculator"].startswith("1 block (16 warps)")
+    assert (rows[0]["calculator"].startswith("2 blocks (32 warps)")
+            and rows[1]["calculator"].startswith("1 block (16 warps)"))
     assert rows[2]["calculator"] == "12 blocks, 75.0%" and rows[3]["calculator"] == "4 blocks, 62.5%"
 
 
 @cpu_only
 def test_main_quick_on_the_cpu(capsys, tmp_path):
-    assert l5.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert lab_main(l5)(["--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out and "Worked examples" in out and "maxrregcount" in out
 
@@ -148,7 +149,7 @@ def test_calculator_plot_without_a_gpu(tmp_path, capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(l5.main, tmp_path)
+    replot(lab_main(l5), tmp_path)
     for name in (f"{l5.LAB}.png", f"{l5.LAB}_calculator_sm_90.png"):
         assert os.path.getsize(tmp_path / name) > 10_000
 
@@ -201,7 +202,7 @@ def test_record_fixture_needs_a_gpu(capsys):
     if device.has_gpu():
         pytest.skip("a GPU is present")
     with pytest.raises(SystemExit) as e:
-        l5.main(["--record-fixture", "/tmp/never-written.json"])
+        lab_main(l5)(["--record-fixture", "/tmp/never-written.json"])
     assert e.value.code == 2 and "needs a GPU" in capsys.readouterr().err
     assert not os.path.exists("/tmp/never-written.json")
 

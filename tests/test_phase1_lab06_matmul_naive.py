@@ -12,7 +12,7 @@ import pytest
 from common import check, config, cuda, device, plan
 from phase1_architecture.lab06_matmul_naive import bench as l6b
 from phase1_architecture.lab06_matmul_naive import lab as l6
-from tests.helpers import replot
+from tests.helpers import lab_main, replot
 
 gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test (a GPU is present)")
@@ -177,7 +177,7 @@ def test_cuda_wrappers_reject_host_arrays_before_launching(fn):
 
 @cpu_only
 def test_main_quick_on_the_cpu(capsys, tmp_path):
-    assert l6.main(["--quick", "--out", str(tmp_path), "--size", "64,32,16"]) == 0
+    assert lab_main(l6)(["--quick", "--out", str(tmp_path), "--size", "64,32,16"]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out and "64x32x16 (from the addresses)" in out and "same instruction mix" in out
 
@@ -186,12 +186,12 @@ def test_size_flag_takes_m_n_k_or_a_cube():
     assert l6b._parse_size("2999,3001,2027") == (2999, 3001, 2027) == l6b._parse_size("2999x3001x2027")
     assert l6b._parse_size("512") == (512, 512, 512)
     with pytest.raises(SystemExit) as e:
-        l6.main(["--size", "3,0,2"])
+        lab_main(l6)(["--size", "3,0,2"])
     assert e.value.code == 2
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(l6.main, tmp_path)
+    replot(lab_main(l6), tmp_path)
     assert os.path.getsize(tmp_path / f"{l6.LAB}.png") > 10_000
 
 

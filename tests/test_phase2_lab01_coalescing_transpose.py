@@ -8,7 +8,7 @@ import pytest
 from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab01_coalescing_transpose import bench as trb
 from phase2_cuda.lab01_coalescing_transpose import lab as tr
-from tests.helpers import cp, needs_sass, quick_output, rand, replot
+from tests.helpers import cp, lab_main, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -158,14 +158,14 @@ def test_benchmark_sizes_fit_the_gpus_memory():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    out = quick_output(tr.main, capsys)
+    out = quick_output(lab_main(tr), capsys)
     assert "sectors per warp request" in out and "pitch 33 -> 64" in out      # the models (bench.explain)
     assert "transpose_04_padded_ilp" in out                                   # the compile report
     assert "predictions for NVIDIA H100" in out                                # sm_90's example GPU, not a fixed one
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert replot(tr.main, tmp_path) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
+    assert replot(lab_main(tr), tmp_path) == [f"{tr.LAB}.png", f"{tr.LAB}_strided.png"]
 
 
 # =====================================================================================================================

@@ -10,7 +10,7 @@ import pytest
 from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab02_bank_conflicts import bench as bkb
 from phase2_cuda.lab02_bank_conflicts import lab as bk
-from tests.helpers import cp, needs_sass, quick_output, rand, replot
+from tests.helpers import cp, lab_main, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -100,7 +100,7 @@ def test_set_changes_the_row_sum_launch_and_says_so():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    out = quick_output(bk.main, capsys)
+    out = quick_output(lab_main(bk), capsys)
     assert "predicted passes per warp load" in out and "1056" in out          # the model (bench.explain)
     assert "rowsum_03_swizzled" in out                                        # the compile report
     if cuda.find_cuobjdump():
@@ -108,7 +108,7 @@ def test_main_quick_on_the_cpu(capsys):
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert replot(bk.main, tmp_path) == [f"{bk.LAB}.png", f"{bk.LAB}_sweep.png"]
+    assert replot(lab_main(bk), tmp_path) == [f"{bk.LAB}.png", f"{bk.LAB}_sweep.png"]
 
 
 # =====================================================================================================================

@@ -8,7 +8,7 @@ import pytest
 from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab03_warp_shuffle import bench as wsb
 from phase2_cuda.lab03_warp_shuffle import lab as ws
-from tests.helpers import cp, needs_sass, quick_output, rand, replot
+from tests.helpers import cp, lab_main, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -97,14 +97,14 @@ def test_scan_rejects_bad_input():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    out = quick_output(ws.main, capsys)
+    out = quick_output(lab_main(ws), capsys)
     assert "warp_scan_02_shfl_up" in out                                      # the compile report
     if cuda.find_cuobjdump():
         assert "what each kernel exchanges with" in out                       # the exchange table, from the SASS
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert replot(ws.main, tmp_path) == [f"{ws.LAB}.png"]
+    assert replot(lab_main(ws), tmp_path) == [f"{ws.LAB}.png"]
 
 
 # =====================================================================================================================

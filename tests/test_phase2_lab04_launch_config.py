@@ -11,7 +11,7 @@ from common import arrays, check, config, cuda, device
 from common.occupancy import occupancy
 from phase2_cuda.lab04_launch_config import bench as lcb
 from phase2_cuda.lab04_launch_config import lab as lc
-from tests.helpers import cp, needs_sass, quick_output, rand, replot
+from tests.helpers import cp, lab_main, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -133,13 +133,13 @@ def test_scale_rejects_host_arrays():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    out = quick_output(lc.main, capsys)
+    out = quick_output(lab_main(lc), capsys)
     assert "limited by blocks" in out and "limited by warps" in out           # the calculator's arithmetic, printed
     assert "one wave of scale_grid_stride_float4" in out and "tail effect, predicted" in out
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert replot(lc.main, tmp_path) == [f"{lc.LAB}.png", f"{lc.LAB}_tail.png"]
+    assert replot(lab_main(lc), tmp_path) == [f"{lc.LAB}.png", f"{lc.LAB}_tail.png"]
 
 
 # =====================================================================================================================

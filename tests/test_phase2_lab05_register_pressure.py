@@ -13,7 +13,7 @@ from common import arrays, check, config, cuda, device, plan
 from common.occupancy import occupancy
 from phase2_cuda.lab05_register_pressure import bench as rpb
 from phase2_cuda.lab05_register_pressure import lab as rp
-from tests.helpers import cp, needs_sass, quick_output, rand, replot
+from tests.helpers import cp, lab_main, needs_sass, quick_output, rand, replot
 
 gpu = pytest.mark.gpu
 
@@ -110,7 +110,7 @@ def test_set_changes_the_triton_tile_and_says_so():
 
 @pytest.mark.cpu_only
 def test_main_quick_on_the_cpu(capsys):
-    out = quick_output(rp.main, capsys)
+    out = quick_output(lab_main(rp), capsys)
     assert "registers rise and spills appear" in out                          # the compile table's verdict
     assert "-maxrregcount=32: " in out and "B of local memory per thread" in out   # one line per cap
 
@@ -125,7 +125,7 @@ def test_caps_summary_reads_compile_rows_and_gpu_rows():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    assert replot(rp.main, tmp_path) == [f"{rp.LAB}.png"]
+    assert replot(lab_main(rp), tmp_path) == [f"{rp.LAB}.png"]
 
 
 # =====================================================================================================================

@@ -9,7 +9,7 @@ import pytest
 from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab06_reduction import bench as redb
 from phase2_cuda.lab06_reduction import lab as red
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 CUDA_SUMS = [red.sum_cuda_01, red.sum_cuda_02, red.sum_cuda_03, red.sum_cuda_04, red.sum_cuda_05, red.sum_cuda_06,
@@ -175,7 +175,7 @@ def test_numerics_table_shows_the_sequential_sum_losing_bits():
 
 @CPU_ONLY
 def test_main_quick_on_cpu(capsys):
-    assert red.main(["--quick"]) == 0
+    assert lab_main(red)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "reduce_09_last_block" in out and "interpreter" in out and "numerics" in out
 
@@ -203,7 +203,7 @@ def test_replot_redraws_the_committed_plots(tmp_path):
         data = json.load(f)
     lad, sw = redb.split_rows(data["rows"])
     assert len(lad) == len(red.VARIANTS + red.PEERS) and {r["variant"] for r in sw} <= set(redb.SWEEP_NAMES)
-    assert red.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(red)(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert sorted(os.listdir(tmp_path)) == [red.LAB + ".png", red.LAB + "_sizes.png"]
 
 

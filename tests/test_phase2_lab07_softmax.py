@@ -10,7 +10,7 @@ import pytest
 from common import arrays, check, config, cuda, device, plan
 from phase2_cuda.lab07_softmax import bench as smb
 from phase2_cuda.lab07_softmax import lab as sm
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 CPU_ONLY = pytest.mark.skipif(device.has_gpu(), reason="interpreter-only test")
@@ -180,7 +180,7 @@ def test_set_ept_changes_rung_05_and_says_so(fresh_config, capsys):
     # 32768 columns at 16 values per thread would need 2048 threads: rung 05 hands the row to rung 06
     long_rows = [x for x in sm.launches(t4) if x.variant == sm.BEST and x.case == "4096 x 32768 float32"]
     assert [x.kernel for x in long_rows] == ["softmax_06a_online_stats_f32", "softmax_06b_online_normalize_f32"]
-    assert sm.main(["--plan", "--gpu", "t4", "--set", "EPT=16"]) == 0
+    assert lab_main(sm)(["--plan", "--gpu", "t4", "--set", "EPT=16"]) == 0
     out = capsys.readouterr().out
     assert "EPT=16" in out and "--set EPT=16" in out and "Tesla T4" in out
     config.set_overrides(["EPT=12"])
@@ -278,7 +278,7 @@ def test_cuda_wrappers_reject_bad_input_before_any_launch(fn):
 
 @CPU_ONLY
 def test_main_quick_on_cpu(capsys):
-    assert sm.main(["--quick"]) == 0
+    assert lab_main(sm)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "softmax_05_block_row_f32" in out and "interpreter" in out and "dispatch" in out
 

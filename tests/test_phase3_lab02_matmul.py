@@ -6,7 +6,7 @@ from common import arrays, check, config, cuda, device, plan
 from common import triton_support as ts
 from phase3_triton.lab02_matmul import bench as mmb
 from phase3_triton.lab02_matmul import lab as mm
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -180,7 +180,7 @@ def test_verify_sample_catches_a_wrong_row():
 
 @interpreter_only
 def test_main_quick_on_cpu(capsys):
-    assert mm.main(["--quick"]) == 0
+    assert lab_main(mm)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "wgmma" in out and "row-major" in out and "interpreter" in out
 
@@ -265,7 +265,7 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert mm.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(mm)(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{mm.LAB}.png").stat().st_size > 10_000
 
 

@@ -7,7 +7,7 @@ from common import triton_support as ts
 from common.occupancy import occupancy
 from phase3_triton.lab03_fused_softmax import bench as smb
 from phase3_triton.lab03_fused_softmax import lab as sm
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -193,7 +193,7 @@ def test_tuning_record_is_read_and_a_bad_one_falls_back(tuning_record):
 
 @interpreter_only
 def test_main_quick_on_cpu(capsys):
-    assert sm.main(["--quick"]) == 0
+    assert lab_main(sm)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "v4.b32" in out and "unfused" in out and "interpreter" in out
 
@@ -246,7 +246,7 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert sm.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(sm)(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{sm.LAB}.png").stat().st_size > 10_000
 
 

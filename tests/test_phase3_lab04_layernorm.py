@@ -6,7 +6,7 @@ from common import arrays, check, config, device, plan
 from common import triton_support as ts
 from phase3_triton.lab04_layernorm import bench as lnb
 from phase3_triton.lab04_layernorm import lab as ln
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -166,7 +166,8 @@ def test_kernels_compile_for_each_path_dtype_and_integers_of_one(single, ty):
     if not single:          # the two-pass Welford forward: one row of one value is a masked 16-wide chunk
         ints = {"n_cols": 1, "x_row_stride": 1, "y_row_stride": 1}
         ts.aot(ln.layernorm_fwd_welford_kernel, {**fwd, **{k: "constexpr" for k in ints}, "BLOCK_N": "constexpr",
-                                                 "EVEN_N": "constexpr"}, {**ints, "BLOCK_N": 16, "EVEN_N": False}, cc=90)
+                                                 "EVEN_N": "constexpr"},
+               {**ints, "BLOCK_N": 16, "EVEN_N": False}, cc=90)
     red = {"dw_part_ptr": f32, "db_part_ptr": f32, "dw_ptr": ty, "db_ptr": ty, "n_parts": "constexpr",
            "n_cols": "constexpr", "BLOCK_P": "constexpr", "BLOCK_C": "constexpr"}
     ts.aot(ln.layernorm_dwdb_kernel, red, {"n_parts": 1, "n_cols": 1, "BLOCK_P": 64, "BLOCK_C": 64}, cc=90)
@@ -329,7 +330,7 @@ def test_a_recorded_welford_winner_is_what_the_wrapper_launches(tuning_record, m
 
 @interpreter_only
 def test_main_quick_on_cpu(capsys):
-    assert ln.main(["--quick"]) == 0
+    assert lab_main(ln)(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "interpreter" in out and "programs/SM" in out
 
@@ -393,7 +394,7 @@ def test_gpu_bad_input():
 
 
 def test_replot_redraws_the_committed_plot(tmp_path):
-    assert ln.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(ln)(["--replot", H200, "--out", str(tmp_path)]) == 0
     assert (tmp_path / f"{ln.LAB}.png").stat().st_size > 10_000
 
 

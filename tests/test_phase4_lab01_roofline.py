@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 import pytest
 
-from common import arrays, check, config, device, lab, plan, report
+from common import arrays, bench, check, config, device, lab, plan, report
 from phase4_optimization.lab01_roofline import bench as rlb
 from phase4_optimization.lab01_roofline import lab as rl
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 interpreter_only = pytest.mark.skipif(device.has_gpu(), reason="interpreter test (host arrays); the GPU tier covers "
@@ -133,7 +133,7 @@ def test_synthetic_placement_exact(synthetic):
 
 def test_main_on_synthetic_folder(synthetic, tmp_path):
     out = tmp_path / "out"
-    assert rl.main(["--quick", "--results", synthetic, "--out", str(out)]) == 0
+    assert lab_main(rl)(["--quick", "--results", synthetic, "--out", str(out)]) == 0
     doc = json.loads((out / f"{rl.LAB}.json").read_text())
     # the synthetic folder's 8 points; on a GPU the lab also places its own k-FMA sweep, measured here
     placed = [r for r in doc["rows"] if r.get("kind") == "placed" and r.get("lab") != rl.LAB]
@@ -246,14 +246,14 @@ def test_fma_chain_validates_before_launch():
 # ---------------------------------------------------------------------------------------------------------------------
 def test_help(capsys):
     with pytest.raises(SystemExit) as e:
-        rl.main(["--help"])
+        lab_main(rl)(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "--quick" in out and "--results" in out and "--measure" in out
 
 
 def test_main_quick_writes_png_and_json(tmp_path):
-    assert rl.main(["--quick", "--results", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(rl)(["--quick", "--results", H200, "--out", str(tmp_path)]) == 0
     png = tmp_path / f"{rl.LAB}.png"
     assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     doc = json.loads((tmp_path / f"{rl.LAB}.json").read_text())
@@ -282,7 +282,7 @@ def test_replot_redraws_the_committed_plot(tmp_path):
     """--replot draws from the committed JSON alone: the same placement, the same figure."""
     if not os.path.exists(os.path.join(H200, f"{rl.LAB}.json")):
         pytest.skip("no committed roofline JSON")
-    assert rl.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(rl)(["--replot", H200, "--out", str(tmp_path)]) == 0
     png = tmp_path / f"{rl.LAB}.png"
     assert png.stat().st_size > 100_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(os.path.join(H200, f"{rl.LAB}.json")) as f:
@@ -406,7 +406,7 @@ def test_quick_benchmark_on_a_gpu_without_recorded_results_plots(tmp_path, monke
     assert not os.path.isdir(os.path.join(report.ROOT, "results", gpu.slug))
     monkeypatch.setattr(device, "has_gpu", lambda: True)
     monkeypatch.setattr(device, "info", lambda device_id=0: gpu)
-    monkeypatch.setattr(rlb.bench, "ceilings", lambda refresh=False: {"hbm_gbps": 900.0, "hbm_method": "test copy"})
+    monkeypatch.setattr(bench, "ceilings", lambda refresh=False: {"hbm_gbps": 900.0, "hbm_method": "test copy"})
     monkeypatch.setattr(rlb, "run_sweep", lambda ks, n, hbm: _sweep_rows(hbm, n))
     args = argparse.Namespace(quick=True, measure=False, sweep=True, results=None, roof="measured", json=False,
                               plot=True, arch=gpu.arch, out=str(tmp_path))

@@ -10,8 +10,9 @@ import pytest
 
 from common import arrays, check, config, cuda, device, lab, plan
 from phase4_optimization.lab02_fusion import bench as fzb
+from phase4_optimization.lab02_fusion import elementwise, gemm, gemm_tma, residual_layernorm
 from phase4_optimization.lab02_fusion import lab as fz
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 WHERE = "cuda" if device.has_gpu() else "cpu"
@@ -152,8 +153,24 @@ def test_triton_parts_match_reference(part):
     assert ok, [r["result"] for r in rows]
 
 
+def test_lab_py_still_offers_every_part():
+    """The parts live in a module each; lab 4.7, tools/ and bench.py reach them through lab.py, as the same objects
+    (bench.py's tuning fills lab.TUNED, which the parts' config lookups read)."""
+    from phase4_optimization.lab02_fusion import parts
+
+    for name in ("linear", "linear_config", "linear_meta", "linear_tma_config", "tile_of", "ring_bytes", "tma_programs",
+                 "tma_unavailable", "tma_constexprs", "linear_signature", "linear_tma_signature", "LINEAR_CONFIGS",
+                 "LINEAR_BIG_MIN", "ACT_CODE", "_gcfg", "linear_kernel", "linear_tma_kernel", "residual_layernorm",
+                 "bias_gelu", "bias_residual", "residual_layernorm_cuda", "ew_cuda_fused"):
+        assert hasattr(fz, name), name
+    assert fz.linear is gemm.linear and fz.bias_gelu is elementwise.bias_gelu and fz.TUNED is parts.TUNED
+    assert fz.residual_layernorm is residual_layernorm.residual_layernorm
+    assert fz.tma_unavailable is gemm_tma.tma_unavailable
+
+
 def test_layernorm_launch_arithmetic_is_lab_3_4s():
-    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
+    from phase3_triton.lab04_layernorm import lab as ln
+
     for n in (1, 33, 768, 4096, 16384, 20000):
         assert fz.ln_default(n) == ln.fwd_default(n)
     cfg = fz.long_row_config(300)
@@ -164,13 +181,14 @@ def test_small_tiles_really_take_the_multi_tile_paths(monkeypatch):
     """The small-tiles variant launches several column programs (part 1), the long-row path in chunks (part 2) and
     several GEMM tiles (part 3)."""
     seen = []
-    real = fz.launch
+    real = elementwise.launch
 
     def spy(kernel, grid, *args, **meta):
         seen.append((grid, meta))
         return real(kernel, grid, *args, **meta)
 
-    monkeypatch.setattr(fz, "launch", spy)
+    for part in (elementwise, residual_layernorm, gemm):         # each part launches its kernels itself
+        monkeypatch.setattr(part, "launch", spy)
     for size in (("bias_gelu_tanh", 3, 40), ("residual_layernorm", 2, 100), ("linear_plain", 40, 70, 33)):
         inputs = fz.make_inputs(size, "float16", check.rng(1), lab.where())
         out = fz.triton_fused_small_tiles(*inputs)
@@ -286,7 +304,7 @@ def test_gelu_tail_tolerance_has_an_absolute_floor_that_still_catches_bugs():
 
 
 def test_cli_quick(tmp_path):
-    assert fz.main(["--quick", "--no-plot", "--no-json", "--out", str(tmp_path)]) == 0
+    assert lab_main(fz)(["--quick", "--no-plot", "--no-json", "--out", str(tmp_path)]) == 0
     assert not os.listdir(tmp_path)
 
 
@@ -294,7 +312,7 @@ def test_replot_from_the_committed_json(tmp_path):
     path = os.path.join(H200, f"{fz.LAB}.json")
     if not os.path.exists(path):
         pytest.skip("no committed H200 results for lab 4.2")
-    assert fz.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(fz)(["--replot", H200, "--out", str(tmp_path)]) == 0
     png = tmp_path / f"{fz.LAB}.png"
     assert png.stat().st_size > 20_000
     with open(path) as f:
@@ -391,8 +409,8 @@ def test_linear_sends_only_what_the_tma_kernel_can_do_to_it(monkeypatch):
     problem, a CuPy-like array, a bad stride, a pre-Hopper GPU) must keep the call on linear_kernel."""
     import torch
 
-    monkeypatch.setattr(fz, "INTERPRETER", False)
-    monkeypatch.setattr(fz, "_tma_here", lambda: True)
+    monkeypatch.setattr(gemm_tma, "INTERPRETER", False)         # the dispatch rule lives in gemm_tma.py
+    monkeypatch.setattr(gemm_tma, "_tma_here", lambda: True)
     x = torch.empty((4096, 2048), dtype=torch.bfloat16)
     w = torch.empty((2048, 4096), dtype=torch.bfloat16)
     y = torch.empty((4096, 4096), dtype=torch.bfloat16)
@@ -402,7 +420,7 @@ def test_linear_sends_only_what_the_tma_kernel_can_do_to_it(monkeypatch):
     assert not fz.linear_uses_tma(x[:512], w, y[:512])
     x2, w2 = torch.empty((4096, 2052), dtype=torch.bfloat16), torch.empty((2052, 4096), dtype=torch.bfloat16)
     assert not fz.linear_uses_tma(x2, w2, y)
-    monkeypatch.setattr(fz, "_tma_here", lambda: False)
+    monkeypatch.setattr(gemm_tma, "_tma_here", lambda: False)
     assert not fz.linear_uses_tma(x, w, y)
 
 

@@ -9,7 +9,7 @@ import pytest
 from common import config, cuda, device, plan
 from phase4_optimization.lab04_tiling_strategy import bench as tsb
 from phase4_optimization.lab04_tiling_strategy import lab as ts
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 tc = ts.tc          # lab 4.3, through common.lab.lab_module (the GEMMs this lab tiles)
 
@@ -113,7 +113,7 @@ def test_committed_results_are_consistent():
 
 
 def test_cli_quick(tmp_path, capsys):
-    assert ts.main(["--quick", "--no-bench", "--out", str(tmp_path)]) == 0
+    assert lab_main(ts)(["--quick", "--no-bench", "--out", str(tmp_path)]) == 0
     if cuda.find_cuobjdump() is not None:
         err = capsys.readouterr().err
         assert "compiling 3 mma.sync tile shapes for sm_90 [1/3]" in err       # the compile sweep shows progress
@@ -123,7 +123,7 @@ def test_replot_redraws_the_committed_plots(tmp_path):
     path = os.path.join(H200, f"{ts.LAB}.json")
     if not os.path.exists(path):
         pytest.skip("no committed H200 results for lab 4.4 yet")
-    assert ts.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(ts)(["--replot", H200, "--out", str(tmp_path)]) == 0
     for kind in ("triton", "mma", "waves"):
         assert (tmp_path / f"{ts.LAB}_{kind}.png").stat().st_size > 10_000
 

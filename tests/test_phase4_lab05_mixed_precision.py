@@ -17,7 +17,7 @@ import pytest
 from common import arrays, check, config, cuda, device, lab, plan
 from phase4_optimization.lab05_mixed_precision import bench as mpb
 from phase4_optimization.lab05_mixed_precision import lab as mp
-from tests.helpers import H200
+from tests.helpers import H200, lab_main
 
 gpu = pytest.mark.gpu
 
@@ -228,7 +228,7 @@ def test_loss_scaling_fractions_match_a_direct_count():
 # The CLI
 # ---------------------------------------------------------------------------------------------------------------------
 def test_main_quick(capsys):
-    assert mp.main(["--quick", "--no-bench", "--no-json", "--no-plot"]) == 0
+    assert lab_main(mp)(["--quick", "--no-bench", "--no-json", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "Loss scaling" in out and "triton tl.dot, fp16 accumulator (out_dtype)" in out
     assert "HMMA.16816.F16" in out or "compile report skipped" in out or "no cuobjdump" in out
@@ -237,7 +237,7 @@ def test_main_quick(capsys):
 @pytest.mark.skipif(not os.path.exists(os.path.join(H200, mp.LAB + ".json")), reason="no committed H200 results")
 def test_replot_redraws_the_committed_plots(tmp_path, capsys):
     """--replot draws both plots from the committed JSON alone (no GPU; fields older runs lack are tolerated)."""
-    assert mp.main(["--replot", H200, "--out", str(tmp_path)]) == 0
+    assert lab_main(mp)(["--replot", H200, "--out", str(tmp_path)]) == 0
     names = sorted(os.listdir(tmp_path))
     assert names == [mp.LAB + "_error_vs_k.png", mp.LAB + "_speed_vs_error.png"], names
     assert all(os.path.getsize(tmp_path / n) > 10_000 for n in names)

@@ -11,7 +11,7 @@ import pytest
 from common import check, lab
 from phase4_optimization.lab06_attention import bench as attb
 from phase4_optimization.lab06_attention import lab as att
-from tests.helpers import H200, replot
+from tests.helpers import H200, lab_main, replot
 
 gpu = pytest.mark.gpu
 interpreter_only = pytest.mark.cpu_only           # host tensors in the interpreter; the GPU tier covers the same
@@ -165,8 +165,8 @@ def test_validation_errors():
 
 
 def test_cuda_variants_are_guarded():
-    """Every CUDA C rung is a variant, checked like the Triton ones; without a GPU (or below sm_80 for rungs 01, 02, 02w;
-    off sm_90 for the Hopper rungs 03-07) each says why it cannot run."""
+    """Every CUDA C rung is a variant, checked like the Triton ones; without a GPU (or below sm_80 for rungs 01, 02,
+    02w; off sm_90 for the Hopper rungs 03-07) each says why it cannot run."""
     from phase4_optimization.lab06_attention import hopper
 
     cuda_v = [v for v in att.VARIANTS if v.impl == "cuda"]
@@ -210,7 +210,7 @@ def test_backward_kernels_with_shared_helpers_compile_ahead_of_time():
 
 
 def test_cli_quick_exits_0(capsys):
-    assert att.main(["--quick", "--no-json", "--no-plot"]) == 0
+    assert lab_main(att)(["--quick", "--no-json", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "the two numbers" in out and "kernels.cu compiled with NVRTC" in out
     assert "one warp, one K/V tile" in out and "tiling" in out
@@ -219,7 +219,7 @@ def test_cli_quick_exits_0(capsys):
 def test_replot_draws_the_committed_json(tmp_path):
     """--replot redraws the plot from results/h200/ without a GPU (rows of the committed JSON, which predates the
     CUDA C shapes' rows: their plot appears only once they are measured)."""
-    replot(att.main, tmp_path)
+    replot(lab_main(att), tmp_path)
     assert os.path.getsize(tmp_path / f"{att.LAB}.png") > 10_000
 
 

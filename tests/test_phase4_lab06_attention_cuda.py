@@ -1,5 +1,5 @@
-"""Lab 4.6, the CUDA C flash-attention forward (kernels.cu; its wrapper flash_attn_cuda in lab.py, its NumPy models
-and diagnosis in bench.py).
+"""Lab 4.6, the CUDA C flash-attention forward (kernels.cu; its wrapper flash_attn_cuda in cuda_rungs.py, its NumPy
+models in models.py and its diagnosis in diagnosis.py, all reached here through lab.py and bench.py).
 
 CPU tier
   * NVRTC: both kernels compile for sm_80 and sm_90 at D = 64 and 128 with zero spills; HMMA (mma.sync) and LDSM
@@ -21,6 +21,7 @@ import torch
 from common import check, cuda, device
 from phase4_optimization.lab06_attention import bench as attb
 from phase4_optimization.lab06_attention import lab as att
+from tests.helpers import lab_main
 
 gpu = pytest.mark.gpu
 CHECK_S = (1, 17, 127, 128, 129, 1000, 4097)
@@ -244,7 +245,7 @@ def test_probe_reports_permutations():
 def test_quick_run_models_the_kernel_and_shows_its_compile(capsys):
     """The lab's --quick run shows the CUDA C side too: the tiling model, the one-warp fragment model (8-way
     conflicts unswizzled, none swizzled) and the NVRTC table."""
-    assert att.main(["--quick", "--no-json", "--no-plot"]) == 0
+    assert lab_main(att)(["--quick", "--no-json", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "NumPy model of the CUDA C kernel's tiling" in out and "8-way" in out and "1-way" in out
     assert "attn_02_mma_pipelined" in out

@@ -1,5 +1,5 @@
 """Lab 4.6 (attention), the Triton forward's attempts at the Hopper gap to cuDNN (attn_fwd_kernel's switches, timed by
-bench.py's FWD_CANDIDATES): TMA (K and V through TMA tensor descriptors built on the device), PIPE (the unmasked key
+cases.FWD_CANDIDATES): TMA (K and V through TMA tensor descriptors built on the device), PIPE (the unmasked key
 loop software-pipelined by hand: S of the next tile issued before the softmax of this one) and WS (Triton's warp
 specialization of the key loop). Each must give the same answer as the plain kernel on every shape the forward takes.
 

@@ -9,6 +9,7 @@ tiles) in float64, argument validation, and the --check CLI without a GPU. GPU t
 against float64 at awkward sizes, outputs poisoned first, the V K-major fallback, grouped-query heads, the lab's own
 check cases through common.lab.run_variant, bad inputs refused by name.
 """
+import os
 import re
 
 import numpy as np
@@ -18,6 +19,8 @@ from common import check, cuda, device
 from common import lab as common_lab
 from phase4_optimization.lab06_attention import bench as ab
 from phase4_optimization.lab06_attention import hopper as hp
+from phase4_optimization.lab06_attention import hopper_check as hc
+from phase4_optimization.lab06_attention import hopper_models as hm
 from phase4_optimization.lab06_attention import lab as att
 
 CU = open(hp.KERNEL_PATH).read()
@@ -148,9 +151,9 @@ def test_python_constants_match_the_kernel_file():
 @pytest.mark.parametrize("d", hp.HEAD_DIMS)
 @pytest.mark.parametrize("v_kmajor", [False, True])
 def test_operands_read_back_through_the_kernels_descriptors(d, v_kmajor):
-    assert hp.simulate_operands(d, v_kmajor) == []
-    assert hp.simulate_operands(d, v_kmajor, stage=0, seed=3) == []
-    assert hp.simulate_operands(d, v_kmajor, stage=2, seed=5, stages=3) == []       # the third stage of rung 05's ring
+    assert hm.simulate_operands(d, v_kmajor) == []
+    assert hm.simulate_operands(d, v_kmajor, stage=0, seed=3) == []
+    assert hm.simulate_operands(d, v_kmajor, stage=2, seed=5, stages=3) == []       # the third stage of rung 05's ring
 
 
 MUTATIONS = {
@@ -168,8 +171,8 @@ MUTATIONS = {
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_layout_model_catches_descriptor_bugs(monkeypatch, mutation):
     name, fn = MUTATIONS[mutation]
-    monkeypatch.setattr(hp, name, fn)
-    assert hp.simulate_operands(128, False) != []
+    monkeypatch.setattr(hm, name, fn)
+    assert hm.simulate_operands(128, False) != []
 
 
 @pytest.mark.parametrize("rows", [hp.BLOCK_M])
@@ -186,7 +189,7 @@ def test_tensor_map_geometry_reads_a_qkv_view(rows):
         assert dims == (d, h, s, b) and box == (64, 1, rows, 1)
         offset = which * h * d
         for d0, head, s0, bat in ((0, 0, 0, 0), (64, 2, 128, 1), (0, 1, 128, 0)):
-            got = hp.model_box(buf.ravel(), offset, dims, tuple(x // 2 for x in sbytes), box, (d0, head, s0, bat))
+            got = hm.model_box(buf.ravel(), offset, dims, tuple(x // 2 for x in sbytes), box, (d0, head, s0, bat))
             want = np.zeros((rows, 64), np.int64)
             part = view[bat, head, s0:s0 + rows, d0:d0 + 64]
             want[:part.shape[0]] = part
@@ -194,7 +197,7 @@ def test_tensor_map_geometry_reads_a_qkv_view(rows):
     contiguous = np.ascontiguousarray(buf[:, :, 0].transpose(0, 2, 1, 3))
     dims, sbytes, box = hp.map_geometry(contiguous.shape, tuple(x // 8 for x in contiguous.strides), 2, rows)
     assert sbytes == (s * d * 2, d * 2, h * s * d * 2)
-    got = hp.model_box(contiguous.ravel(), 0, dims, tuple(x // 2 for x in sbytes), box, (64, 1, 0, 1))
+    got = hm.model_box(contiguous.ravel(), 0, dims, tuple(x // 2 for x in sbytes), box, (64, 1, 0, 1))
     assert np.array_equal(got.reshape(rows, 64), contiguous[1, 1, :rows, 64:])
     with pytest.raises(ValueError, match="last dimension"):
         hp.map_geometry((1, 1, 4, 64), (256, 256, 1, 4), 2, rows)
@@ -202,26 +205,26 @@ def test_tensor_map_geometry_reads_a_qkv_view(rows):
 
 def test_accumulator_layout_covers_the_tile_once():
     for n in (64, 128):
-        row, col = hp.accumulator_owner(n)
+        row, col = hm.accumulator_owner(n)
         assert row.max() == 63 and col.max() == n - 1
         assert len(set(zip(row.ravel().tolist(), col.ravel().tolist()))) == 64 * n
-    row, col = hp.a_fragment_owner()
+    row, col = hm.a_fragment_owner()
     assert len(set(zip(row.ravel().tolist(), col.ravel().tolist()))) == 64 * 16
 
 
 def test_p_fragment_is_the_score_accumulator():
-    assert hp.simulate_p_fragment()
+    assert hm.simulate_p_fragment()
 
 
 def test_p_fragment_model_sees_a_swapped_pair(monkeypatch):
-    real = hp.a_fragment_owner
+    real = hm.a_fragment_owner
 
     def swapped():
         row, col = real()
         return row[:, [0, 1, 4, 5, 2, 3, 6, 7]], col[:, [0, 1, 4, 5, 2, 3, 6, 7]]
 
-    monkeypatch.setattr(hp, "a_fragment_owner", swapped)
-    assert not hp.simulate_p_fragment()
+    monkeypatch.setattr(hm, "a_fragment_owner", swapped)
+    assert not hm.simulate_p_fragment()
 
 
 @pytest.mark.parametrize("s,causal", [(1, False), (17, True), (129, False), (129, True), (300, True)])
@@ -235,9 +238,9 @@ def test_kernel_algorithm_in_float64(s, causal):
 
 
 def test_check_cases_cover_the_awkward_sizes():
-    cases = hp.check_cases()
+    cases = hc.check_cases()
     sizes = {c[0][3] for c in cases}
-    assert set(hp.CHECK_S) <= sizes
+    assert set(hc.CHECK_S) <= sizes
     assert {c[0][4] for c in cases} == set(hp.HEAD_DIMS)
     assert {c[0][5] for c in cases} == {False, True}
     assert {c[1] for c in cases} == set(hp.DTYPES)
@@ -250,12 +253,12 @@ def test_where_wrong_names_the_rows_and_columns():
     ref = np.ones((1, 1, 200, 128))
     got = ref.copy()
     got[0, 0, 64:128, 8:16] = 5.0                                   # consumer half 1 of tile 0, one 8-column block
-    lines = hp.where_wrong(got, ref, check.Tol(1e-2, 1e-2))
+    lines = hc.where_wrong(got, ref, check.Tol(1e-2, 1e-2))
     text = "\n".join(lines)
     assert "512/25600 wrong" in text
     assert "consumer half (row % 128 // 64): [0, 512]" in text
     assert "cols by 8-wide block: [0, 512, 0" in text
-    assert hp.where_wrong(ref, ref, check.Tol(1e-2, 1e-2)) == []
+    assert hc.where_wrong(ref, ref, check.Tol(1e-2, 1e-2)) == []
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -327,19 +330,32 @@ def test_variant_is_a_cuda_variant_for_sm90():
 
 def test_cli_help_and_compile_table(capsys):
     with pytest.raises(SystemExit) as e:
-        hp.main(["--help"])
+        hc.main(["--help"])
     assert e.value.code == 0
     assert "--check" in capsys.readouterr().out
-    assert hp.main([]) == 0
+    assert hc.main([]) == 0
     out = capsys.readouterr().out
     assert "kernels_hopper.cu compiled for sm_90a" in out and "24/240" in out and "attn_04_wgmma_pingpong" in out
     assert "attn_05_wgmma_overlap" in out and "attn_06_wgmma_overlap_pingpong" in out
     assert "attn_07_wgmma_persistent" in out
 
 
+def test_the_command_in_the_kernels_header_still_runs_the_check():
+    """`python -m phase4_optimization.lab06_attention.hopper --check` (kernels_hopper.cu's header and the lesson give
+    it): hopper.py, the launch code, hands its command line to hopper_check.py without importing it."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-m", "phase4_optimization.lab06_attention.hopper", "--help"], cwd=root,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "--check" in r.stdout and "--no-compile-report" in r.stdout
+
+
 @pytest.mark.skipif(device.has_gpu(), reason="the CPU path of --check")
 def test_cli_check_on_cpu(capsys):
-    assert hp.main(["--check", "--no-compile-report"]) == 0
+    assert hc.main(["--check", "--no-compile-report"]) == 0
     out = capsys.readouterr().out
     assert "descriptor model (CPU) D128 V MN-major, stages 0..1: ok" in out
     assert "descriptor model (CPU) D128 V MN-major, stages 0..2: ok" in out
@@ -358,10 +374,10 @@ def _need_hopper():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
-@pytest.mark.parametrize("size,dtype", hp.check_cases(), ids=lambda x: str(x).replace(" ", ""))
+@pytest.mark.parametrize("size,dtype", hc.check_cases(), ids=lambda x: str(x).replace(" ", ""))
 def test_gpu_matches_float64(size, dtype, kernel):
     _need_hopper()
-    ok, lines = hp.check_case(size, dtype, seed=sum(size[:5]), kernel=kernel)
+    ok, lines = hc.check_case(size, dtype, seed=sum(size[:5]), kernel=kernel)
     assert ok, "\n".join(lines)
 
 
@@ -371,7 +387,7 @@ def test_gpu_matches_float64(size, dtype, kernel):
 @pytest.mark.parametrize("kernel", sorted(hp.KERNELS))
 def test_gpu_v_kmajor_fallback(size, dtype, kernel):
     _need_hopper()
-    ok, lines = hp.check_case(size, dtype, v_kmajor=True, seed=7, kernel=kernel)
+    ok, lines = hc.check_case(size, dtype, v_kmajor=True, seed=7, kernel=kernel)
     assert ok, "\n".join(lines)
 
 
@@ -385,7 +401,7 @@ def test_gpu_other_ring_depth(size, dtype, kernel, stages):
     """Each rung with the ring depth it does not default to: the parity arithmetic for 3 stages (S = 385: 4 tiles,
     the ring wraps once) and 2 (rung 05)."""
     _need_hopper()
-    ok, lines = hp.check_case(size, dtype, seed=3, kernel=kernel, stages=stages)
+    ok, lines = hc.check_case(size, dtype, seed=3, kernel=kernel, stages=stages)
     assert ok, "\n".join(lines)
 
 
@@ -421,7 +437,7 @@ def test_gpu_strided_qkv_views_and_output(kernel, b, s, h, d, causal):
     c = check.compare(obuf.permute(0, 2, 1, 3).float().cpu().numpy(), o_ref, "bfloat16",
                       att.tolerance((b, h, s, d, causal), "bfloat16"))
     assert c.ok, c.message
-    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL)
+    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hc.LSE_TOL)
     assert c.ok, c.message
 
 
@@ -443,7 +459,7 @@ def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
     import torch
 
     b, hq, hkv, s, d, causal = size
-    q, k, v, (q64, k64, v64) = hp.make_case(size, dtype, seed=blocks + s)
+    q, k, v, (q64, k64, v64) = hc.make_case(size, dtype, seed=blocks + s)
     o = check.poisoned((b, hq, s, d), dtype, q)
     lse = check.poisoned((b, hq, s), "float32", q)
     hp.flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel="07", blocks=blocks)
@@ -452,7 +468,7 @@ def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
     o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)
     c = check.compare(o.float().cpu().numpy(), o_ref, dtype, att.tolerance((b, hq, s, d, causal), dtype))
     assert c.ok, c.message
-    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL)
+    c = check.compare(lse.cpu().numpy(), lse_ref, "float32", hc.LSE_TOL)
     assert c.ok, c.message
 
 
@@ -468,12 +484,12 @@ def test_gpu_prepared_launch_follows_new_contents(kernel, v_kmajor):
 
     size, dtype = (2, 4, 2, 300, 128, True), "bfloat16"
     b, hq, hkv, s, d, causal = size
-    q, k, v, _ = hp.make_case(size, dtype, seed=0)
+    q, k, v, _ = hc.make_case(size, dtype, seed=0)
     o = check.poisoned((b, hq, s, d), dtype, q)
     lse = check.poisoned((b, hq, s), "float32", q)
     launch = hp.prepare_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel=kernel, v_kmajor=v_kmajor)
     for seed in (1, 2, 3):
-        q2, k2, v2, (q64, k64, v64) = hp.make_case(size, dtype, seed=seed)
+        q2, k2, v2, (q64, k64, v64) = hc.make_case(size, dtype, seed=seed)
         for dst, src in ((q, q2), (k, k2), (v, v2)):
             dst.copy_(src)
         o.copy_(check.poisoned(tuple(o.shape), dtype, q))
@@ -484,7 +500,7 @@ def test_gpu_prepared_launch_follows_new_contents(kernel, v_kmajor):
         o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)
         c = check.compare(o.float().cpu().numpy(), o_ref, dtype, att.tolerance((b, hq, s, d, causal), dtype))
         assert c.ok, f"round {seed}: {c.message}"
-        assert check.compare(lse.cpu().numpy(), lse_ref, "float32", hp.LSE_TOL).ok, f"round {seed}"
+        assert check.compare(lse.cpu().numpy(), lse_ref, "float32", hc.LSE_TOL).ok, f"round {seed}"
 
 
 @pytest.mark.gpu
@@ -493,13 +509,13 @@ def test_gpu_fp16_cupy_and_sm_scale():
     import cupy
     import torch
 
-    q, k, v, (q64, k64, v64) = hp.make_case((1, 2, 2, 129, 64, True), "float16", seed=5)
+    q, k, v, (q64, k64, v64) = hc.make_case((1, 2, 2, 129, 64, True), "float16", seed=5)
     qc, kc, vc = (cupy.from_dlpack(x) for x in (q, k, v))
     o, lse = hp.flash_attn_hopper(qc, kc, vc, causal=True, sm_scale=0.3)
     torch.cuda.synchronize()
     o_ref, lse_ref = att.forward_reference(q64, k64, v64, True, sm_scale=0.3)
     assert check.compare(o, o_ref, "float16", att.tolerance((1, 2, 129, 64, True), "float16")).ok
-    assert check.compare(lse, lse_ref, "float32", hp.LSE_TOL).ok
+    assert check.compare(lse, lse_ref, "float32", hc.LSE_TOL).ok
 
 
 @pytest.mark.gpu
@@ -529,7 +545,7 @@ def test_gpu_bad_inputs_refused_by_name():
 @pytest.mark.gpu
 def test_gpu_check_mode_quick(capsys):
     _need_hopper()
-    assert hp.run_check(quick=True, kernels=tuple(hp.KERNELS)) == 0, capsys.readouterr().out
+    assert hc.run_check(quick=True, kernels=tuple(hp.KERNELS)) == 0, capsys.readouterr().out
 
 
 def test_size_one_dims_and_out_strides():

@@ -13,6 +13,8 @@ import pytest
 from common import check
 from phase4_optimization.lab06_attention import bench as ab
 from phase4_optimization.lab06_attention import lab as L
+from phase4_optimization.lab06_attention import tiles
+from tests.helpers import lab_main
 
 KEY = ("fwd", 128, False, "bfloat16")
 
@@ -45,8 +47,8 @@ def test_bad_configs_are_refused_by_name(kind, cfg, what):
 @pytest.fixture
 def compiled_mode(monkeypatch):
     """The wrappers as they behave on a GPU (the interpreter never reads a record)."""
-    monkeypatch.setattr(L, "INTERPRETER", False)
-    monkeypatch.setattr(L, "TUNED", {})
+    monkeypatch.setattr(tiles, "INTERPRETER", False)         # tiles.py resolves the configs the wrappers use
+    monkeypatch.setattr(tiles, "TUNED", {})
 
 
 def test_record_is_used_when_no_config_is_passed(tuning_record, compiled_mode):
@@ -60,10 +62,10 @@ def test_record_is_used_when_no_config_is_passed(tuning_record, compiled_mode):
     assert L.config_for("fwd", 64, False, "bfloat16") == L.fwd_default_gpu(64, False)
     assert L.config_for("fwd", 128, False, "float16") == L.fwd_default_gpu(128, False)
     # this process's tuning comes first
-    L.TUNED[KEY] = ab.FWD_CANDIDATES[128][0]
+    tiles.TUNED[KEY] = ab.FWD_CANDIDATES[128][0]
     assert L.config_for(*KEY) == ab.FWD_CANDIDATES[128][0]
     assert ab._config_label(*KEY).startswith("tuned in this run")
-    del L.TUNED[KEY]
+    del tiles.TUNED[KEY]
     assert ab._config_label(*KEY).startswith("recorded")
 
 
@@ -84,7 +86,7 @@ def test_a_malformed_record_falls_back_to_the_default(tuning_record, compiled_mo
 
 
 def test_the_interpreter_never_takes_a_record(tuning_record):
-    if not L.INTERPRETER:
+    if not tiles.INTERPRETER:
         pytest.skip("a GPU machine: the wrappers run compiled")
     tuning_record(L.TUNED_RECORD, {L.record_key(*KEY): ab.FWD_CANDIDATES[128][0]})
     assert L.tuned_config(*KEY) is None and L.config_for(*KEY) == L.fwd_default(128, False)
@@ -93,7 +95,7 @@ def test_the_interpreter_never_takes_a_record(tuning_record):
 
 def test_tune_flag_is_offered(capsys):
     with pytest.raises(SystemExit) as e:
-        L.main(["--help"])
+        lab_main(L)(["--help"])
     assert e.value.code == 0
     assert "--tune" in capsys.readouterr().out
 

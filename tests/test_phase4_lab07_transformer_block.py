@@ -15,7 +15,7 @@ import pytest
 from common import check, device, lab
 from phase4_optimization.lab07_transformer_block import bench as tbb
 from phase4_optimization.lab07_transformer_block import lab as tb
-from tests.helpers import H200, replot, skip_unless_available
+from tests.helpers import H200, lab_main, replot, skip_unless_available
 
 
 def _inputs(size, dtype="float64", seed=0):
@@ -90,7 +90,7 @@ def test_block_rejects_wrong_weight_shape_and_dtype():
 
 
 def test_cli_quick_runs(capsys):
-    assert tb.main(["--quick", "--no-bench", "--no-json", "--no-plot", "--dtype", "bfloat16"]) == 0
+    assert lab_main(tb)(["--quick", "--no-bench", "--no-json", "--no-plot", "--dtype", "bfloat16"]) == 0
     out = capsys.readouterr().out
     assert "the block at B8 S2048 d2048 H16" in out and "ours: LN + fused-epilogue GEMMs" in out
 
@@ -105,7 +105,7 @@ def test_the_block_is_made_of_the_earlier_labs_kernels():
 
 
 def test_replot_draws_the_committed_json(tmp_path):
-    replot(tb.main, tmp_path)
+    replot(lab_main(tb), tmp_path)
     assert os.path.getsize(tmp_path / f"{tb.LAB}.png") > 10_000
     assert set(tbb.TARGETS) == set(tbb.BENCH_CASES)
 

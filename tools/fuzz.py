@@ -50,7 +50,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="how many fresh seeds (default 10)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="pytest processes at a time (default: cores)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds one seed may take (default 1800)")
-    ap.add_argument("--record", action="store_true", help="append each failing seed to tests/data/regression_seeds.json")
+    ap.add_argument("--record", action="store_true",
+                    help="append each failing seed to tests/data/regression_seeds.json")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the per-seed results to FILE")
     ap.add_argument("pytest_args", nargs="*", help="after --: extra pytest arguments (-k, -m, ...)")
     args = ap.parse_args(argv)
@@ -87,7 +88,8 @@ def main(argv=None) -> int:
             files = sorted({t.split("::")[0] for t in r["failed"]}) or list(seeds.RANDOMIZED_SUITES)
             names = sorted({t.split("::", 1)[1].split("[")[0] for t in r["failed"] if "::" in t})
             data["seeds"].append({"seed": r["seed"], "tests": files + (["-k", " or ".join(names)] if names else []),
-                                  "why": f"found by tools.fuzz on {datetime.date.today()}: {'; '.join(r['failed'])[:300]}"
+                                  "why": f"found by tools.fuzz on {datetime.date.today()}: "
+                                         f"{'; '.join(r['failed'])[:300]}"
                                          " - say what was wrong and what fixed it"})
         with open(seeds.REGRESSIONS_FILE, "w") as f:
             json.dump(data, f, indent=2)

@@ -37,7 +37,7 @@ BANK = guards(f"{P2}/lab02_bank_conflicts", "test_phase2_lab02_bank_conflicts.py
 SHFL = guards(f"{P2}/lab03_warp_shuffle", "test_phase2_lab03_warp_shuffle.py")
 RED = guards(f"{P2}/lab06_reduction", "test_phase2_lab06_reduction.py")
 SM27 = guards(f"{P2}/lab07_softmax", "test_phase2_lab07_softmax.py")
-SGEMM = guards(f"{P2}/lab08_sgemm", "test_phase2_lab08_sgemm.py")
+SGEMM = ("tests/test_phase2_lab08_sgemm_emulator.py", *guards(f"{P2}/lab08_sgemm", "test_phase2_lab08_sgemm_ladder.py"))
 ROWSUM = guards(f"{P3}/lab01_programming_model", "test_phase3_lab01_programming_model.py")
 MATMUL = guards(f"{P3}/lab02_matmul", "test_phase3_lab02_matmul.py")
 FSM = guards(f"{P3}/lab03_fused_softmax", "test_phase3_lab03_fused_softmax.py")
@@ -118,18 +118,18 @@ MUTANTS = [
     # ---- phase 4
     Mutant("fused GEMM: bias added after GELU", f"{P4}/lab02_fusion/triton_kernels.py",
            "    if HAS_BIAS:\n        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]\n"
-           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)      # gelu_tanh, as in"
-           " elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))",
-           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)      # gelu_tanh, as in"
-           " elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))\n    if HAS_BIAS:\n        acc += "
-           "tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]", FUS,
-           why="the epilogue applied in the wrong order"),
+           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)"
+           "      # gelu_tanh, as in elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))",
+           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)"
+           "      # gelu_tanh, as in elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))\n"
+           "    if HAS_BIAS:\n        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]",
+           FUS, why="the epilogue applied in the wrong order"),
     Mutant("attention: causal mask off by one", f"{P4}/lab06_attention/triton_kernels.py",
            "keep = keep & (k_idx <= q_idx + shift)", "keep = keep & (k_idx < q_idx + shift)", ATT,
            why="each query stops attending to itself"),
     Mutant("attention: naive softmax's causal mask off by one", f"{P4}/lab06_attention/triton_kernels.py",
            "ok = ok & (cols <= i)", "ok = ok & (cols < i)", ATT, why="each query stops attending to itself"),
-    Mutant("attention: softmax scale 1/D instead of 1/sqrt(D)", f"{P4}/lab06_attention/lab.py",
+    Mutant("attention: softmax scale 1/D instead of 1/sqrt(D)", f"{P4}/lab06_attention/flash.py",
            "launch(attn_fwd_kernel, fwd_grid(a.b, a.hq, a.sq, cfg), q, k, v, o, lse, a.scale * LOG2E,",
            "launch(attn_fwd_kernel, fwd_grid(a.b, a.hq, a.sq, cfg), q, k, v, o, lse, a.scale * a.scale * LOG2E,", ATT,
            why="a wrong softmax scale"),
@@ -149,7 +149,8 @@ MUTANTS = [
            "        v[k] = exp_shifted(v[k], m);", "        v[k] = exp_shifted(v[k], 0.0f);", SM27, tier="gpu",
            why="exp overflows on large-magnitude rows"),
     Mutant("CUDA transpose 04: missing barrier after the tile store", f"{P2}/lab01_coalescing_transpose/kernels.cu",
-           "for (int j = 0; j < CX; ++j) tile[ty + i * ROWS][tx + j * 32] = v[i][j];\n        }\n        __syncthreads();",
+           "for (int j = 0; j < CX; ++j) tile[ty + i * ROWS][tx + j * 32] = v[i][j];\n        }\n"
+           "        __syncthreads();",
            "for (int j = 0; j < CX; ++j) tile[ty + i * ROWS][tx + j * 32] = v[i][j];\n        }", TR, tier="gpu",
            why="a missing barrier: threads read tile entries other warps have not written yet"),
 ]

@@ -19,17 +19,17 @@ PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimiz
 
 
 def main(argv=None) -> int:
-    from common import cli, lab
+    from common import cli, lab, phase
 
     argv = list(sys.argv[1:] if argv is None else argv)
     pkgs = [importlib.import_module(p) for p in PHASES]
     every = [(p, n) for p, pkg in zip(PHASES, pkgs) for n in pkg.LABS]
     names = [n for _, n in every]
-    parser = lab.phase_parser("The course", names)
+    parser = phase.phase_parser("The course", names)
     parser.prog = "python -m tools.run_phases"
     parser.description = (__doc__ or "").split("\n\n")[0]
     args, unknown = parser.parse_known_args(argv)
-    extra = set().union(*(lab.lab_flags(p, [n]) for p, n in every))
+    extra = set().union(*(phase.lab_flags(p, [n]) for p, n in every))
     bad = [a for a in unknown if a.startswith("-") and a.split("=")[0] not in extra]
     if bad:
         parser.error(f"unrecognized arguments: {' '.join(bad)} (no lab takes them)")
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
         for p, n in every:
             print(f"{p}.{n:32s} {lab.title_of(lab.lab_module(p, n))}")
         return 0
-    chosen = set(lab.select_labs(parser, names, args.only))
+    chosen = set(phase.select_labs(parser, names, args.only))
     cli.print_mode_line()
     status = 0
     for p, pkg in zip(PHASES, pkgs):
@@ -45,7 +45,8 @@ def main(argv=None) -> int:
         if not mine:
             continue
         print(f"\n=== {p} ===", flush=True)
-        rc = lab.run_phase(p, pkg.TITLE, pkg.LABS, argv + [f"--only={n}" for n in mine] if args.only else argv)
+        rc = phase.run_phase(p, pkg.TITLE, pkg.LABS, argv + [f"--only={n}" for n in mine] if args.only else argv,
+                             none_ok=True)
         status = status or rc
     return status
 

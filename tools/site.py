@@ -32,7 +32,8 @@ SRC = os.path.join(BUILD, "site_src")
 SITE = os.path.join(ROOT, "site")
 PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
 README_GPU = "h200"
-SOURCE_FILES = ("kernels*.cu", "triton_kernels.py", "lab.py", "bench.py")
+SOURCE_FILES = ("*.cu", "*.py")      # a lab's kernels and modules, each a page of its own
+NOT_SOURCE = ("__init__.py", "__main__.py", "ko.py")     # packaging, the composition root, the Korean catalogue
 SECTION_KO = {"Start here": "여기서 시작", "Exercises": "연습 문제", "Results": "측정 결과",
               "What runs on your GPU": "내 GPU에서 실행되는 것"}
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\s+\"[^\"]*\")?\)")
@@ -59,8 +60,9 @@ def source_page(repo_path: str) -> str:
 def published() -> dict[str, str]:
     """{repository path: site path} for every Markdown page and source page the site has (assets are separate)."""
     out = {}
-    for name, target in (("README.md", "index.md"), ("README.ko.md", "index.ko.md"), ("START_HERE.md", "start-here.md"),
-                         ("START_HERE.ko.md", "start-here.ko.md"), ("GPUS.md", "gpus.md"), ("GPUS.ko.md", "gpus.ko.md")):
+    for name, target in (("README.md", "index.md"), ("README.ko.md", "index.ko.md"),
+                         ("START_HERE.md", "start-here.md"), ("START_HERE.ko.md", "start-here.ko.md"),
+                         ("GPUS.md", "gpus.md"), ("GPUS.ko.md", "gpus.ko.md")):
         if os.path.exists(os.path.join(ROOT, name)):
             out[name] = target
     folders = list(PHASES) + [_rel(d) for p in PHASES for d in lab_dirs(p)]
@@ -78,7 +80,8 @@ def published() -> dict[str, str]:
                 continue                                      # a lab without its lesson yet: no source pages
             for pat in SOURCE_FILES:
                 for src in sorted(glob.glob(os.path.join(d, pat))):
-                    out[_rel(src)] = source_page(_rel(src))
+                    if os.path.basename(src) not in NOT_SOURCE:
+                        out[_rel(src)] = source_page(_rel(src))
     for gpu in result_gpus():
         for name, target in (("README.md", "index.md"), ("README.ko.md", "index.ko.md")):
             res = f"results/{gpu}/{name}"
@@ -281,7 +284,8 @@ def write_config(pages: dict[str, str], src: str | None = None, site: str | None
     lines += ["plugins:", "  - search", "  - i18n:", "      docs_structure: suffix", "      fallback_to_default: true",
               "      reconfigure_material: true", "      reconfigure_search: true", "      languages:",
               "        - {locale: en, default: true, name: English, build: true}",
-              f"        - {{locale: ko, name: 한국어, build: true, nav_translations: {json.dumps(ko, ensure_ascii=False)}}}"]
+              "        - {locale: ko, name: 한국어, build: true, "
+              f"nav_translations: {json.dumps(ko, ensure_ascii=False)}}}"]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     return path

@@ -32,7 +32,8 @@ def answers(path: str, tag: str, exercise: str, name: str = "ANSWERS", file: str
 
 
 def kernel_file(path: str, tag: str, timed: bool = False):
-    """The learner's kernel file as a module, or a Verdict: it does not load, or (timed) there is no GPU to time it on."""
+    """The learner's kernel file as a module, or a Verdict: it does not load, or (timed) there is no GPU to time it
+    on."""
     from common import device
     from course.checks import load_module
     from course.exercise import Verdict

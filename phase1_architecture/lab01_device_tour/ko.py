@@ -102,8 +102,8 @@ KO = {
     "meaning": "의미",
     "fix": "해결",
     "NVRTC compiles CUDA C for {arch}": "NVRTC가 {arch}용 CUDA C를 컴파일합니다",
-    "lab02 vadd_01 for {arch}: {regs} registers, {n} SASS instructions":
-        "{arch}용 lab02 vadd_01: register {regs}개, SASS 명령어 {n}개",
+    "tour_add for {arch}: {regs} registers, {n} SASS instructions":
+        "{arch}용 tour_add: register {regs}개, SASS 명령어 {n}개",
     "Triton launches a kernel": "Triton이 커널을 launch합니다",
     "copy mismatch": "copy 결과가 다릅니다",
     "ran on the GPU": "GPU에서 실행했습니다",
@@ -111,8 +111,8 @@ KO = {
     "CuPy allocates and reduces": "CuPy가 메모리를 할당하고 reduction을 합니다",
     "cupy.sum = {got:.0f} (expected 499500)": "cupy.sum = {got:.0f} (기대값 499500)",
     "a CUDA C kernel compiles, loads and runs": "CUDA C 커널이 컴파일되고, load되고, 실행됩니다",
-    "lab02 vadd_01 loaded (NVRTC -> cubin) and ran: {regs} registers":
-        "lab02 vadd_01을 load(NVRTC -> cubin)하고 실행했습니다: register {regs}개",
+    "tour_add loaded (NVRTC -> cubin) and ran: {regs} registers":
+        "tour_add를 load(NVRTC -> cubin)하고 실행했습니다: register {regs}개",
     "torch runs on the GPU": "torch가 GPU에서 실행됩니다",
     "torch {version} on {gpu}: sum = {got:.0f}": "{gpu}의 torch {version}: sum = {got:.0f}",
     "torch.cuda.is_available() is False: a CPU-only torch build, or its CUDA is newer than the driver "

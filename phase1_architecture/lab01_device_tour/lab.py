@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import sys
 import traceback
 
 import numpy as np
@@ -39,6 +38,7 @@ from common.triton_support import INTERPRETER, launch, triton
 from .triton_kernels import copy_kernel
 
 LAB = "phase1_lab01_device_tour"
+CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")   # the smoke test's CUDA C kernel
 BENCH_N = 2**28              # the copy probe's size (8 n bytes = 2 GiB moved)
 
 # The errors learners meet first, what they mean, and the fix. `explain_error` matches them against a message.
@@ -357,12 +357,10 @@ def smoke_tests(arch: str) -> list[dict]:
                 rows.append({"check": "  " + tr("meaning"), "result": "", "detail": tr(known[0])})
                 rows.append({"check": "  " + tr("fix"), "result": "", "detail": tr(known[1])})
 
-    vadd_cu = lab.lab_module("phase1_architecture", "lab02_vector_add").CU   # lab 1.2's first kernel
-
     def nvrtc_compile():
-        rep = cuda.compile_report(vadd_cu, arch)
-        k = rep["vadd_01_one_thread_per_element"]
-        return tr("lab02 vadd_01 for {arch}: {regs} registers, {n} SASS instructions", arch=arch, regs=k.registers,
+        rep = cuda.compile_report(CU, arch)
+        k = rep["tour_add"]
+        return tr("tour_add for {arch}: {regs} registers, {n} SASS instructions", arch=arch, regs=k.registers,
                   n=len(k.sass))
 
     attempt(tr("NVRTC compiles CUDA C for {arch}", arch=arch), nvrtc_compile)
@@ -388,12 +386,12 @@ def smoke_tests(arch: str) -> list[dict]:
         def cuda_run():
             import cupy
 
-            k = cuda.get_kernel(vadd_cu, "vadd_01_one_thread_per_element")
+            k = cuda.get_kernel(CU, "tour_add")
             a = cupy.arange(1000, dtype=cupy.float32)
             c = cupy.empty_like(a)
             k((4,), (256,), (a, a, c, np.int64(1000)))
             assert float(c[999]) == 1998.0
-            return tr("lab02 vadd_01 loaded (NVRTC -> cubin) and ran: {regs} registers", regs=k.num_regs)
+            return tr("tour_add loaded (NVRTC -> cubin) and ran: {regs} registers", regs=k.num_regs)
 
         def torch_run():
             import torch
@@ -464,10 +462,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                         signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
                         defines={"BLOCK": cfg["COPY_BLOCK"]}, num_warps=cfg["COPY_WARPS"],
                         case=f"n = {plan.fmt_size(n)} float32", config_source=cfg.source())]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

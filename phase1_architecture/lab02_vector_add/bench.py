@@ -78,7 +78,7 @@ def sweep(sizes, ceiling_gbps: float) -> list[dict]:
                 peer_ms = t.median_ms
             r["vs_torch_add"] = peer_ms / t.median_ms if peer_ms else None
             rows.append(r)
-        del a, b, out
+        a = b = out = None
         cupy.get_default_memory_pool().free_all_blocks()
     return rows
 

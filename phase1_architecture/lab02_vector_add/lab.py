@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -254,10 +253,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
 def bench_bytes(n: int) -> int:
     """Bytes the benchmark holds at once at size n: three fp32 arrays."""
     return 12 * n
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -1,7 +1,7 @@
 """Lab 1.2's Triton kernel: the vector add, one program per BLOCK elements, a mask instead of an if.
 
-Phase 3's lab 3.1 compiles this kernel ahead of time to show how Triton picks its load width (it reaches it as
-lab_module("phase1_architecture", "lab02_vector_add").add_kernel).
+Phase 3's lab 3.1 compiles this kernel ahead of time to show how Triton picks its load width (it imports this lab's
+lab.py and finds add_kernel there).
 """
 from common.triton_support import tl, triton
 

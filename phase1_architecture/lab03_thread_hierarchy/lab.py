@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -272,10 +271,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
         plan.Launch("", "hier_01_whoami", "cuda", source=CU, grid=MAP_BLOCKS, threads=MAP_BLOCK[0] * MAP_BLOCK[1],
                     case=tr("the mapping: {blocks} blocks of {block}", blocks=MAP_BLOCKS, block=MAP_BLOCK)),
     ]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

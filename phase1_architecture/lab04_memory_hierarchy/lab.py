@@ -368,7 +368,6 @@ def sweep_top(gpu: device.DeviceInfo, top: int = SWEEP_TOP) -> tuple[int, str]:
 def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launch]:
     w, _ = sweep_top(gpu, size or SWEEP_TOP)
     blocks, _ = resident_grid(gpu, "mem_02_read_sweep_float4")
-    per_block = per_block_for(w, blocks)
     cfgs = kernel_configs()
     tcfg = triton_config()
     case = tr("a {mib} MiB working set read once", mib=w // 2**20)
@@ -398,10 +397,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                                                             n=cfgs[2]["NACC"]),
                     **cu),
     ]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

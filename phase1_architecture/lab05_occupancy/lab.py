@@ -27,7 +27,6 @@ Run: python -m phase1_architecture.lab05_occupancy [--quick] [--no-bench] [--arc
 from __future__ import annotations
 
 import os
-import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -324,10 +323,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
             out.append(_scale_launch(gpu, "", name, w, n, tr("the sweep: {w} warps/SM, {case}", w=w, case=case)
                                      if w > 1 else tr("the sweep: {w} warp/SM, {case}", w=w, case=case)))
     return out
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -271,10 +270,3 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
                         config_source=tcfg.source()),
         ]
     return out
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -373,9 +372,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
         plan.Launch("", "copy_strided", "cuda", source=CU, grid=strided_blocks(n), threads=COPY_THREADS,
                     case=tr("strided copy, n = {n}, strides 1..{top}", n=plan.fmt_size(n), top=STRIDED_MAX)),
     ]
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -322,9 +321,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                     defines={"BLOCK_R": tcfg["BLOCK_R"]}, num_warps=tcfg["num_warps"], case=case,
                     config_source=tcfg.source()),
     ]
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -341,9 +340,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                 plan.Launch("triton tl.sum + tl.cumsum", "segment_scan_kernel", fn=segment_scan_kernel,
                             signature=_TRITON_SCAN_SIG, **kw)]
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -246,9 +245,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                            signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "alpha": "fp32", "n": "i32",
                                       "BLOCK": "constexpr"}, case=case, config_source=t.source()))
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

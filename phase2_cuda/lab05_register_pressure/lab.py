@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,9 +223,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                            case=tr("{rows} x {cols} float32 (checked, not timed)", rows=rows, cols=cols),
                            config_source=t.source()))
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

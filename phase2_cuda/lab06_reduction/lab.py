@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -429,9 +428,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                         config_source=t.source())
             for i, g in enumerate(grids)]
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -22,7 +22,6 @@ TARGETS = {((32768, 4096), "float32"): ("torch.compile", 1.2), ((32768, 4096), "
 SWEEP_COLS = (128, 1024, 4096, 16384, 65536, 262144)
 SWEEP_NAMES = ["cuda 03 warp per row, shuffles", "cuda 04 online, block per row", L.BEST, "cuda 06 online, split rows",
                "triton online", "torch.softmax"]
-PHASE3_NAME = "phase 3 triton fused"
 CPU_NOTE = "\nCUDA C variants were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
 
 
@@ -45,21 +44,6 @@ def compiled_softmax():
     return torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
 
 
-def peer_phase3(x, out=None):
-    out = arrays.check_out(out, tuple(x.shape), arrays.dtype_name(x), x)
-    lab.lab_module("phase3_triton", "lab03_fused_softmax").softmax_triton(x, out=out)
-    return out
-
-
-PHASE3_PEER = lab.Variant(PHASE3_NAME, peer_phase3, "peer", dtypes=L.DTYPES)
-
-
-def extra_checks(args) -> bool:
-    """On a GPU, phase 3's kernel at moderate shapes: a failure there is reported, not charged to this lab."""
-    if device.has_gpu():
-        lab.check_variants(L, [PHASE3_PEER], [((33, 4096), "float32"), ((9, 4096), "bfloat16"),
-                                              ((4, 32768), "float32")])
-    return True
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -206,12 +190,6 @@ def _contenders(x, names, compiled: bool):
             fns["torch.compile"] = lambda: cf(tx)
         except Exception as e:  # noqa: BLE001 - report, keep measuring the rest
             print(tr("torch.compile unavailable: {error}", error=f"{type(e).__name__}: {e}"), file=sys.stderr)
-    try:
-        peer_phase3(x, out=out)                           # compile (Triton JIT) before timing
-        fns[PHASE3_NAME] = lambda: peer_phase3(x, out=out)
-    except Exception as e:  # noqa: BLE001 - a later lab's kernel failing here is reported, not fatal
-        print(tr("phase 3 softmax failed at {shape} {dt}: {error}", shape=tuple(x.shape), dt=dt,
-                 error=f"{type(e).__name__}: {e}"), file=sys.stderr)
     return fns, out
 
 
@@ -223,10 +201,11 @@ def _nbytes(shape, dtype) -> int:
     return 2 * arrays.ITEMSIZE[dtype] * shape[0] * shape[1]
 
 
-def ladder(shape, dtype, ceiling_gbps: float, compiled: bool) -> list[dict]:
-    """Every rung and peer once at one shape (L2 flushed before each call), ratios to torch eager and compile."""
+def ladder(shape, dtype, ceiling_gbps: float, compiled: bool, names=None) -> list[dict]:
+    """Every rung (or those `names` picks) and the peers once at one shape (L2 flushed before each call), ratios to
+    torch eager and compile."""
     x = _device_input(shape, dtype)
-    fns, _ = _contenders(x, None, compiled)
+    fns, _ = _contenders(x, names, compiled)
     ts = {name: bench.bench(f) for name, f in cli.progress(list(fns.items()), tr("ladder {shape} {dtype}",
                                                                                  shape=shape, dtype=dtype))}
     eager = ts["torch.softmax"].median_ms
@@ -259,11 +238,11 @@ def head_to_head(cases, rounds: int, compiled: bool) -> list[dict]:
             elif name == L.BEST:
                 r["target"], r["met"] = f">= {factor:.1f} x {peer} (peer not measured)", None
             out.append(r)
-        del x
+        x = None
     return out
 
 
-def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS) -> list[dict]:
+def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS, names=None) -> list[dict]:
     """GB/s over the row length at a fixed matrix size (fp32, 2 x 128 MiB): where each design wins."""
     import cupy
 
@@ -271,13 +250,14 @@ def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS) -> l
     for cols in cli.progress(cols_list, "row lengths"):
         shape = (max(1, elements // cols), cols)
         x = _device_input(shape, "float32")
-        fns, _ = _contenders(x, SWEEP_NAMES, False)
+        wanted = [n for n in SWEEP_NAMES if names is None or n in names or _impl(n) == "peer"]
+        fns, _ = _contenders(x, wanted, False)
         for name, f in fns.items():
-            if name not in SWEEP_NAMES:
+            if name not in wanted:
                 continue
             rows_out.append(report.row(L.LAB, name, _impl(name), shape, "float32", bench.bench(f),
                                        nbytes=8 * shape[0] * cols, ceiling_gbps=ceiling_gbps, part="sweep"))
-        del x
+        x = None
         cupy.get_default_memory_pool().free_all_blocks()
     return rows_out
 
@@ -285,15 +265,20 @@ def sweep(ceiling_gbps: float, elements: int = 2**25, cols_list=SWEEP_COLS) -> l
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()
     hbm = ceiling["hbm_gbps"]
-    cases, notes = L.bench_cases(device.info(), QUICK_CASES if ctx.quick else TARGET_CASES)
+    # --size / --dtype narrow the cases, --variant the rungs (the peers are always timed beside them)
+    cases, notes = L.bench_cases(device.info(), lab.chosen_cases(ctx.args, QUICK_CASES if ctx.quick else TARGET_CASES))
     for note in notes:
         print(tr(note))
+    names = lab.chosen_names(ctx.args, L)
     compiled = not ctx.quick
     lad = []
     for shape, dtype in cases:
-        lad += ladder(shape, dtype, hbm, compiled and (ctx.args.compile_all or shape[1] == 4096))
-    sw = sweep(hbm, cols_list=(1024, 4096, 65536) if ctx.quick else SWEEP_COLS)
-    tg = head_to_head(cases, rounds=3 if ctx.quick else 5, compiled=compiled)
+        lad += ladder(shape, dtype, hbm, compiled and (ctx.args.compile_all or shape[1] == 4096), names)
+    sw = [] if ctx.args.size is not None or ctx.args.dtype not in (None, "float32") else \
+        sweep(hbm, cols_list=(1024, 4096, 65536) if ctx.quick else SWEEP_COLS, names=names)
+    # the targets are the lab's own cases: a --size of the learner's, or a --variant without the best rung, has none
+    own_cases = ctx.args.size is None and (names is None or L.BEST in names)
+    tg = head_to_head(cases, rounds=3 if ctx.quick else 5, compiled=compiled) if own_cases else []
     return lab.Result(
         rows=lad + sw,
         meta=dict(ceiling=ceiling, targets=tg, knobs=L.knobs(), knobs_source=L.knobs_source(),
@@ -349,7 +334,7 @@ def tune(ctx) -> lab.Result:
             k = f"05 EPT={ept} STREAM_HINTS={hints}"
             if k in ts:
                 total[(ept, hints)] = total.get((ept, hints), 0.0) + ts[k].median_ms
-        del x, out
+        x = out = None
     if not total or min(total.values()) == float("inf"):
         print(tr("--tune: no combination passed its check; nothing recorded"))
         return lab.Result(rows=rows, tables=[(rows, None, "rung 05 knobs: every combination failed its check")],

@@ -64,7 +64,6 @@ KO = {
 
     # the benchmark (GPU)
     "torch.compile unavailable: {error}": "torch.compile을 쓸 수 없습니다: {error}",
-    "phase 3 softmax failed at {shape} {dt}: {error}": "phase 3 softmax가 {shape} {dt}에서 실패했습니다: {error}",
     "ladder {shape} {dtype}": "ladder 측정 {shape} {dtype}",
     "row lengths": "행 길이",
     "row-length sweep (fp32)": "행 길이 sweep (fp32)",

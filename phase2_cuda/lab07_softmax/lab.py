@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -420,13 +419,6 @@ def peer_torch_softmax(x, out=None):
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def compiled_softmax():
-    """torch.compile of torch.softmax, static shapes (one compilation per shape and dtype, on first call)."""
-    import torch
-
-    return torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
-
 
 VARIANTS = [
     lab.Variant("cuda 01 three kernels", softmax_cuda_01, "cuda"),
@@ -516,9 +508,3 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
                                defines={"BLOCK": t["BLOCK"]}, num_warps=t["num_warps"], case=case,
                                config_source=tc.source()))
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -12,8 +12,8 @@ You will learn
   * how to make every rung correct on every shape (1x1x1, 1x4097x3, 127x129x131, tall/skinny, misaligned views):
     zero-filled edge tiles, 64-bit offsets, a scalar fallback wherever a 16-byte access is not allowed;
   * the same product in Triton (tl.dot with input_precision="ieee"), and the library peers (cuBLAS, torch);
-  * how to test GPU kernels without a GPU: tests/test_phase2_lab08_sgemm.py compiles this lab's .cu files with g++
-    against a small shim and runs every CUDA thread as a coroutine, in the most hostile order between barriers, with
+  * how to test GPU kernels without a GPU: tests/test_phase2_lab08_sgemm_emulator.py compiles this lab's .cu files with
+    g++ against a small shim and runs every CUDA thread as a coroutine, in the most hostile order between barriers, with
     cp.async copies landing as late (or as early) as the rules allow - a missing __syncthreads or a wrong wait depth
     fails there.
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import sys
 import warnings
 from dataclasses import asdict, dataclass
 
@@ -198,7 +197,7 @@ RUNGS: dict[int, Rung] = {r.number: r for r in [
 # 49,920 bytes of shared memory (3 stages) fit every sm_80+ GPU's opt-in limit, the smallest of which is 99 KiB.
 ASYNC_DEFAULT = AsyncConfig()
 RUNG11 = "sgemm_10_cp_async, rung 11"    # the kernel family --set BM=.. STAGES=.. configures (rung 10 stays fixed)
-# The autotuner's declared search space (rung 11) is bench.TUNE_SPACE; its timings are in the tuning record.
+# The autotuner's declared search space (rung 11) is autotune.TUNE_SPACE; its timings are in the tuning record.
 
 
 def _check_winner(w: dict) -> AsyncConfig:
@@ -507,9 +506,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[course_pla
                                   num_warps=meta["num_warps"], num_stages=meta["num_stages"], case=f"{n}^3",
                                   config_source=tc.source()))
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench as measuring
-
-    return lab.run(sys.modules[__name__], measuring, argv)

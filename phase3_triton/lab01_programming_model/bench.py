@@ -12,10 +12,11 @@ from common import triton_support as ts
 from common.arrays import device_randn
 from common.triton_support import aot, launch, load_summary, summarize, triton
 
+from phase1_architecture.lab02_vector_add import lab as va
+
 from . import lab as L
 from .triton_kernels import rowsum_kernel
 
-va = lab.lab_module("phase1_architecture", "lab02_vector_add")
 
 CPU_NOTE = ("\nCUDA C kernels were compiled (NVRTC), not run: no GPU. The Triton kernels ran in the interpreter "
             "(correctness only; num_warps and num_stages are ignored there) and were compiled ahead of time for the "
@@ -206,7 +207,8 @@ def show_triton_reports(arch: str, dump_dir: str | None = None) -> None:
     report.print_table(add_alignment_table(cc), title="Alignment and divisibility decide the load width "
                        "(same kernel, same BLOCK; only the promise about the arguments changes)")
     print(tr("  The mask `offs < n` must be constant across a vector's 4 lanes; Triton can prove that only when n is\n"
-             "  known divisible by 16. A GPU launch makes these promises itself, from the actual arguments: data_ptr()\n"
+             "  known divisible by 16. A GPU launch makes these promises itself, from the actual arguments: "
+             "data_ptr()\n"
              "  % 16 and n % 16 (try n = 2^20 and 2^20 + 1 on a GPU, or a view starting one element in)."))
     report.print_table(add_num_warps_table(cc), title="num_warps splits the 1024-element tile across threads: "
                        "fewer elements per thread, narrower loads")

@@ -31,7 +31,6 @@ Run: python -m phase3_triton.lab03_fused_softmax [--quick] [--no-bench] [--arch 
 from __future__ import annotations
 
 import functools
-import sys
 
 import numpy as np
 
@@ -399,9 +398,3 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
             out.append(_launch(fused, "float32", tr("{rows} x {cols} float32 (the row-length sweep)", rows=rows,
                                                     cols=cols), k, grid, const, warps, res.source()))
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

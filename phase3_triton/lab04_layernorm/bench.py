@@ -119,8 +119,8 @@ def predict(gpu: device.DeviceInfo) -> dict:
     fp32 = gpu.peak("fp32_tflops")
     if fp32:
         ridge = fp32 * 1e12 / (bw * 1e9)
-        out[tr("fp32 ridge point (datasheet)")] = tr("{ridge:.0f} FLOP/B: the forward's ~1 FLOP/B is {times:.0f}x below",
-                                                     ridge=ridge, times=ridge)
+        out[tr("fp32 ridge point (datasheet)")] = tr("{ridge:.0f} FLOP/B: the forward's ~1 FLOP/B is "
+                                                     "{times:.0f}x below", ridge=ridge, times=ridge)
     per_sm = bw * 1e9 * LATENCY_US * 1e-6 / gpu.sms
     out[tr("bytes in flight per SM to cover a {us} us round trip ({bw:.0f} GB/s over {sms} SMs)", us=LATENCY_US, bw=bw,
            sms=gpu.sms)] = \

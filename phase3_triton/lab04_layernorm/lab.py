@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sys
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from common import arrays, check, config, device, lab, plan, tuned
 from common.i18n import tr
 from common.triton_support import INTERPRETER, launch, triton
 
+from .backward import DWDB as DWDB, DWDB_INTERPRETER as DWDB_INTERPRETER, bwd_default, dwdb_config, dwdb_launch
 from .triton_kernels import (layernorm_bwd_kernel, layernorm_dwdb_kernel, layernorm_fwd_kernel,
                              layernorm_fwd_welford_kernel)
 
@@ -134,14 +134,8 @@ def fwd_default(cols: int) -> dict:
     return {"BLOCK_M": bm, "num_warps": 4 if elems <= 2048 else 8 if elems <= 4096 else 16}
 
 
-def bwd_default(cols: int) -> dict:
-    """Warps for the backward and G as a multiple of the SM count (2 programs of this size fit an SM at a time: the
-    compile report shows it). More programs per SM than fit at once means more partial rows for the second level to
-    sum, fewer means idle SMs at the tail; --tune times 1, 2 and 4 per SM."""
-    bn = triton.next_power_of_2(max(cols, 1))
-    return {"num_warps": 4 if bn <= 1024 else 8 if bn <= 4096 else 16, "programs_per_sm": 4}
-
-
+# The backward's defaults (bwd_default) and its second level's configuration and launch (dwdb_config, dwdb_launch):
+# backward.py.
 # Tuning record: --tune (bench.tune) times the candidates at the target shape and records the winners in
 # results/<gpu>/phase3_lab04_layernorm_tuned.json as {"fwd float32 4096": config, "bwd ...": config, ...}. A forward
 # config is {"BLOCK_M": m, "num_warps": w} (rows in registers; with "PERSIST": p, p persistent programs per SM that
@@ -277,26 +271,6 @@ def _check_bwd_named(v: dict) -> dict:
     return v
 
 
-# The second level sums G partial rows: on a GPU 64 columns per program (64 programs at N = 4096), 64 partial rows per
-# step; in the interpreter few, wide programs (each program costs it milliseconds), still 2+ steps over the partial
-# rows when G > 8.
-DWDB = dict(DWDB_BLOCK_C=64, DWDB_BLOCK_P=64)
-DWDB_INTERPRETER = dict(DWDB_BLOCK_C=128, DWDB_BLOCK_P=8)
-
-
-def dwdb_config(interpreter: bool | None = None) -> config.Resolved:
-    interp = INTERPRETER if interpreter is None else interpreter
-    return config.resolve("layernorm dw/db second level" + (" (interpreter)" if interp else ""),
-                          DWDB_INTERPRETER if interp else DWDB, validate=_check_dwdb)
-
-
-def _check_dwdb(v: dict) -> dict:
-    for k, x in v.items():
-        if x < 1 or x & (x - 1) or x > 1024:
-            raise ValueError(f"{k}: expected a power of two from 1 to 1024, got {x}")
-    return v
-
-
 def fwd_launch(rows: int, n: int, cfg: dict, sms: int):
     """(kernel, programs, constexprs, num_warps) of the forward for `rows` rows of n columns with config `cfg`
     (check_config's form) on a GPU of `sms` SMs: what layernorm_fwd launches."""
@@ -319,11 +293,6 @@ def bwd_launch(rows: int, n: int, cfg: dict, sms: int):
     single = bn <= BWD_MAX_SINGLE
     g = max(1, min(rows, cfg["programs_per_sm"] * sms))
     return g, {"BLOCK_N": bn if single else LOOP_BLOCK, "SINGLE": single}, cfg["num_warps"]
-
-
-def dwdb_launch(n: int, cfg: dict):
-    """(programs, constexprs, num_warps) of layernorm_dwdb_kernel."""
-    return triton.cdiv(n, cfg["DWDB_BLOCK_C"]), {"BLOCK_P": cfg["DWDB_BLOCK_P"], "BLOCK_C": cfg["DWDB_BLOCK_C"]}, 4
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -620,9 +589,3 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
             out += _unit_launches(VARIANTS[1].name, rows, n, dtype, gpu, None, case)
         out += _unit_launches(VARIANTS[2].name, rows, n, dtype, gpu, welford_forced_config(n), case)
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

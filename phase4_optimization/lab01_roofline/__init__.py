@@ -1,1 +1,1 @@
-"""Lab 4.1 - the roofline (lab.py: the k-FMA kernel's contract and the roofline model; triton_kernels.py; bench.py)."""
+"""Lab 4.1 - the roofline (lab.py: the k-FMA kernel's contract and the roofline model; bench.py and its steps)."""

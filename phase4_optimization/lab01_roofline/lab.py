@@ -43,7 +43,6 @@ import glob
 import importlib
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -385,9 +384,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
                         grid=fma_grid(n, cfg["BLOCK"]), signature=dict(FMA_SIGNATURE), defines={"BLOCK": cfg["BLOCK"]},
                         num_warps=cfg["num_warps"], case=f"n = {plan.fmt_size(n)} fp32, k = {SWEEP_KS[0]} .. "
                                                          f"{SWEEP_KS[-1]}", config_source=cfg.source())]
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -1,1 +1,1 @@
-"""Lab 4.2 - kernel fusion, three parts (lab.py: contract and wrappers; kernels.cu; triton_kernels.py; bench.py)."""
+"""Lab 4.2 - kernel fusion, three parts (lab.py: the contract; a module of wrappers per part; kernels.cu; bench.py)."""

@@ -1,7 +1,8 @@
 """Lab 4.2's measuring side: the byte prediction before any timing, what the compilers made of the kernels (the CUDA C
 SASS census, the fused GEMM's resources), the three parts timed at their benchmark shapes against torch eager and
 torch.compile (tuning the Triton layernorm and GEMM configs first), the targets, and the plot (redrawn from the JSON by
---replot)."""
+--replot). The byte model is prediction.py's and the compile reports are compile_reports.py's; bench.py times the
+parts and holds the runner's hooks."""
 from __future__ import annotations
 
 import functools
@@ -14,8 +15,11 @@ from common import arrays, bench, check, cuda, device, lab, occupancy, report
 from common.i18n import tr
 
 from . import lab as L
+from .compile_reports import (  # noqa: F401 - re-exported: the tests read them here
+    _compile_tables, aot_linear, aot_linear_tma, cuda_compile_table, gpu_of, linear_compile_table)
 from .lab import EW_SHAPE, GEMM_N, LN_SHAPE
-from .triton_kernels import ACT_GELU_TANH, ACT_NONE, linear_kernel, linear_tma_kernel
+from .prediction import (  # noqa: F401 - re-exported: the tests and exercise 4.2.1 read them here
+    LAB01_CEILINGS, byte_table, predicted_elements, prediction_rates)
 
 TARGETS = {"linear_gelu_tanh": ("unfused pair: torch.matmul + bias + F.gelu", 1.15),
            "residual_layernorm": ("torch.compile", 1.0)}
@@ -24,76 +28,6 @@ LN_CANDIDATES = [{"BLOCK_M": bm, "num_warps": w} for bm, w in ((1, 8), (2, 8), (
 CPU_NOTE = ("\nRan in the interpreter: every Triton kernel (elementwise chains fused and unfused, residual + layernorm "
             "single-piece and\nlong-row paths, the GEMM with bias / GELU / residual epilogues). The CUDA C kernels "
             "were only compiled (above);\ntiming, tuning and the torch peers need a GPU.")
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The prediction: bytes each variant must move (elements of the storage dtype; bias rows and layernorm weights ignored)
-# ---------------------------------------------------------------------------------------------------------------------
-def predicted_elements(case: str, fused: bool) -> int:
-    """Multiples of M N elements: what one call reads + writes from memory."""
-    table = {"bias_gelu_tanh": (4, 2), "bias_gelu_erf": (4, 2), "bias_residual": (5, 3),
-             "residual_layernorm": (5, 4), "linear_gelu_tanh": (5, 1)}
-    unf, fu = table[case]
-    return fu if fused else unf
-
-
-# The rates the GEMM row of the prediction assumes: the GPU's 16-bit tensor-core rate and its HBM bandwidth. Measured
-# where a measurement exists (the HBM ceiling of this run; lab 4.1's --measure of cuBLAS at 8192^3, its
-# phase4_lab01_ceilings.json in this GPU's results folder), else the GPU's datasheet (common.device).
-LAB01_CEILINGS = "phase4_lab01_ceilings.json"
-
-
-def prediction_rates(gpu: device.DeviceInfo, hbm_measured: float | None = None) -> dict:
-    """{gemm_tflops, gemm_from, hbm_gbps, hbm_from} for `gpu`: the rates the GEMM row's prediction divides by."""
-    unit = "bf16" if L.gemm_dtype(gpu) == "bfloat16" else "fp16"
-    measured = {}
-    path = os.path.join(report.ROOT, "results", gpu.slug, LAB01_CEILINGS)
-    if os.path.exists(path):
-        try:
-            doc = report.read_json(path)
-            if doc.get("gpu") in (None, gpu.name):
-                measured = doc.get("ceilings") or {}
-        except (OSError, ValueError):
-            measured = {}
-    where = tr("measured ({path})", path=os.path.relpath(path, report.ROOT))
-    out = {}
-    if (measured.get("tflops") or {}).get(unit):
-        out.update(gemm_tflops=float(measured["tflops"][unit]), gemm_from=f"cuBLAS {unit} {where}")
-    elif gpu.peak(f"{unit}_tflops"):
-        out.update(gemm_tflops=float(gpu.peak(f"{unit}_tflops")), gemm_from=tr("{unit} datasheet peak", unit=unit))
-    else:
-        out.update(gemm_tflops=None, gemm_from=tr("no {unit} rate known for {gpu}", unit=unit, gpu=gpu.name))
-    if hbm_measured:
-        out.update(hbm_gbps=float(hbm_measured), hbm_from=tr("HBM ceiling measured in this run"))
-    elif measured.get("hbm_gbps"):
-        out.update(hbm_gbps=float(measured["hbm_gbps"]), hbm_from=tr("HBM ceiling {where}", where=where))
-    else:
-        out.update(hbm_gbps=gpu.hbm_gbps, hbm_from=tr("datasheet bandwidth") if gpu.peak("hbm_gbps") else
-                   tr("memory clock x bus width"))
-    return out
-
-
-def byte_table(m_ew: int, n_ew: int, m_ln: int, n_ln: int, gemm: int, elt: int = 2, *, gemm_tflops: float | None,
-               hbm_gbps: float) -> list[dict]:
-    """The prediction, before any timing: bytes, launches and the speed-up they imply (the GEMM row's at
-    gemm_tflops and hbm_gbps: the GEMM's time plus its unfused tail's, over the GEMM's)."""
-    rows = []
-    for case, launches, shape in (("bias_gelu_tanh", (2, 1), (m_ew, n_ew)), ("bias_gelu_erf", (2, 1), (m_ew, n_ew)),
-                                  ("bias_residual", (2, 1), (m_ew, n_ew)),
-                                  ("residual_layernorm", (2, 1), (m_ln, n_ln))):
-        mn = shape[0] * shape[1]
-        u, f = predicted_elements(case, False), predicted_elements(case, True)
-        rows.append({"case": case, "shape": f"{shape[0]}x{shape[1]}", "unfused launches": launches[0],
-                     "unfused bytes": f"{u} MN = {u * mn * elt / 1e6:.0f} MB", "fused launches": launches[1],
-                     "fused bytes": f"{f} MN = {f * mn * elt / 1e6:.0f} MB", "predicted speed-up": u / f})
-    mn = gemm * gemm
-    tail_ms = 4 * mn * elt / (hbm_gbps * 1e9) * 1e3
-    gemm_ms = 2.0 * gemm ** 3 / (gemm_tflops * 1e12) * 1e3 if gemm_tflops else None
-    rows.append({"case": "linear_gelu_tanh", "shape": f"{gemm}^3", "unfused launches": 3,
-                 "unfused bytes": f"GEMM + 4 MN = {(3 * mn + 4 * mn) * elt / 1e6:.0f} MB",
-                 "fused launches": 1, "fused bytes": f"GEMM (x, W, y) = {3 * mn * elt / 1e6:.0f} MB",
-                 "predicted speed-up": (gemm_ms + tail_ms) / gemm_ms if gemm_ms else None})
-    return rows
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -108,7 +42,8 @@ def predict(gpu: device.DeviceInfo) -> dict:
         out[tr("{case} {shape}: speed-up of fusing", case=r['case'], shape=r['shape'])] = \
             tr("{sp:.2f}x", sp=sp) if sp else "-"
     bw = rates["hbm_gbps"]
-    out[tr("fused bias + GELU floor ({m} x {n} bf16, 2 M N x 2 B)", m=m, n=n)] = f"{4 * m * n / (bw * 1e9) * 1e3:.3f} ms"
+    out[tr("fused bias + GELU floor ({m} x {n} bf16, 2 M N x 2 B)", m=m, n=n)] = \
+        f"{4 * m * n / (bw * 1e9) * 1e3:.3f} ms"
     out[tr("fused residual + layernorm floor ({m} x {n}, 4 M N x 2 B)", m=lm, n=ln_)] = \
         f"{8 * lm * ln_ / (bw * 1e9) * 1e3:.3f} ms"
     out[tr("rates of the GEMM row")] = (f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']}), "
@@ -146,83 +81,6 @@ def explain(args) -> None:
                                 gemm=(f"{rates['gemm_tflops']:.0f} TFLOP/s ({rates['gemm_from']})"
                                       if rates["gemm_tflops"] else rates["gemm_from"]),
                                 gbps=rates['hbm_gbps'], hbm_from=rates['hbm_from']))
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Compile reports (no GPU needed): the CUDA C kernels' SASS census, and the fused GEMM's resources
-# ---------------------------------------------------------------------------------------------------------------------
-def cuda_compile_table(arch: str) -> list[dict]:
-    rep = cuda.compile_report(L.CU, arch, defines={**L.cuda_ew_config().values, **L.cuda_ln_config().values})
-    rows = []
-    for name in ("fusion_01_add_bias_bf16", "fusion_01_gelu_tanh_bf16", "fusion_02_bias_gelu_tanh_bf16",
-                 "fusion_02_bias_gelu_erf_bf16", "fusion_02_bias_residual_bf16", "fusion_02_bias_residual_bf16_scalar",
-                 "fusion_02_bias_gelu_tanh_f32", "fusion_03_residual_layernorm_bf16"):
-        k = rep.kernels[name]
-        c = k.sass_counts
-        rows.append({"kernel": name, "regs": k.registers, "spills": k.spills, "LDG": cuda.fmt_widths(c, "LDG"),
-                     "STG": cuda.fmt_widths(c, "STG"), "MUFU": c.get("MUFU", 0)})
-    return rows
-
-
-def aot_linear(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, has_res: bool = False):
-    """The fused GEMM as a GPU launch at an aligned shape compiles it (bias on, EVEN_K, EVEN_MN)."""
-    from common.triton_support import aot
-
-    const = {"HAS_BIAS": True, "ACT": act, "HAS_RES": has_res, "EVEN_K": True, "EVEN_MN": True, "INDEX_64": False,
-             "UPCAST": False}
-    const.update({k: v for k, v in cfg.items() if k.isupper()})
-    return aot(linear_kernel, L.linear_signature(dtype, const), const, cc=cc, num_warps=cfg["num_warps"],
-               num_stages=cfg["num_stages"],
-               divisible_by_16=("x_ptr", "w_ptr", "bias_ptr", "res_ptr", "y_ptr", "M", "N", "K"))
-
-
-def aot_linear_tma(cc: int, cfg: dict, dtype: str = "bfloat16", act: int = ACT_GELU_TANH, programs: int = 1):
-    """linear_tma_kernel as a launch with this config compiles it (tensor descriptors of its tiles, bias on;
-    `programs`: the persistent grid, one per SM of the GPU)."""
-    from common.triton_support import aot
-
-    const = L.tma_constexprs(cfg, programs, act)
-    return aot(linear_tma_kernel, L.linear_tma_signature(dtype, cfg, const), const, cc=cc, num_warps=cfg["num_warps"],
-               num_stages=cfg["num_stages"])
-
-
-def gpu_of(arch: str) -> device.DeviceInfo:
-    """The GPU a compile report for `arch` describes: the one every prediction uses here where it has that
-    architecture, else the architecture's example profile."""
-    gpu = device.current(arch)
-    if gpu.arch != device.arch_info(arch).arch:
-        gpu = device.profile_info(device.arch_info(arch).example)
-    return gpu
-
-
-def linear_compile_table(arch: str, configs=None, dtype: str = "bfloat16") -> list[dict]:
-    from common.triton_support import summarize
-
-    cc = device.arch_info(arch).cc
-    gpu = gpu_of(arch)
-
-    def row(compiled, cfg, label):
-        s = summarize(compiled)
-        return {"tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": cfg["num_warps"],
-                "stages": cfg["num_stages"], "epilogue": label, "regs": s["regs"], "local B": s["local"],
-                "shared KiB": s["shared"] / 1024, "wgmma": s["wgmma"], "HGMMA": s["sass"].get("HGMMA", 0),
-                "MUFU": s["sass"].get("MUFU", 0)}
-
-    rows = [row(aot_linear(cc, cfg, dtype, act=act), cfg, label)
-            for cfg in (L.LINEAR_CONFIGS if configs is None else configs)
-            for act, label in ((ACT_NONE, tr("bias only")), (ACT_GELU_TANH, "bias + gelu_tanh"))]
-    if not L.tma_unavailable(gpu):      # the Hopper path: TMA tile copies, the tile fixed by shared memory
-        rows += [row(aot_linear_tma(cc, L.LINEAR_TMA, dtype, act=act, programs=gpu.sms), L.LINEAR_TMA, label)
-                 for act, label in ((ACT_NONE, tr("TMA persistent, bias only")),
-                                    (ACT_GELU_TANH, "TMA persistent, bias + gelu"))]
-    return rows
-
-
-def _compile_tables(arch: str) -> tuple[list[dict], list[dict]]:
-    # the benchmark's default tile on this architecture's GPU only: each ahead-of-time compile of the GEMM costs seconds
-    gpu = gpu_of(arch)
-    ltab = linear_compile_table(arch, [L.linear_default(GEMM_N, GEMM_N, GEMM_N, gpu)], L.gemm_dtype(gpu))
-    return cuda_compile_table(arch), ltab
 
 
 def compile_report(args) -> None:

@@ -73,7 +73,7 @@ def sweep(kind: str, size: int = SWEEP_SIZE, rep_ms: float = 40.0, limit: int | 
         rows.append({"lab": LAB, "sweep": kind, **cfg, "BMxBN": f"{bm}x{bn}", "ms": t.median_ms,
                      "tflops": t.tflops(fl), "spread": t.spread, "rel_err": err, "ok": err < 1e-2,
                      "first_call_s": round(compile_s, 2), "tile_flop_per_byte": tile_intensity(bm, bn)})
-    del a, b, out
+    a = b = out = None
     return rows
 
 
@@ -96,7 +96,7 @@ def wave_sweep(cfg: dict, sizes=WAVE_SIZES, k: int = WAVE_K, rep_ms: float = 40.
                      "predicted_eff": w["efficiency"], "ms": t.median_ms, "tflops": t.tflops(2.0 * n * n * k),
                      "blocks_per_sm": kern_probe, "slots": sms * kern_probe, "BLOCK_M": cfg["BLOCK_M"],
                      "BLOCK_N": cfg["BLOCK_N"], "rel_err": _spot_check(out, a, b)})
-        del a, b, out
+        a = b = out = None
     best = max(r["tflops"] for r in rows)
     for r in rows:
         r["measured_eff"] = r["tflops"] / best
@@ -321,7 +321,7 @@ def benchmark(ctx) -> lab.Result:
     a, b = _pair(size, size, size)
     t_peer = bench.bench(lambda: torch.matmul(a, b), rep_ms=60)
     peer = t_peer.tflops(2.0 * size ** 3)
-    del a, b
+    a = b = None
     print(f"cuBLAS (torch.matmul) bf16 {size}^3: {peer:.0f} TFLOP/s")
     rows = [{"lab": LAB, "sweep": "peer", "variant": "torch.matmul (cuBLAS)", "ms": t_peer.median_ms, "tflops": peer}]
     if lab.arch_matches(device.info().arch, tc.TC_ARCHS):         # both GEMMs need bf16 tensor cores

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -329,9 +328,3 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[plan.Launc
 PLAN_NOTES = ["the library peers (cuBLAS in each precision through torch, fp8 through torch._scaled_mm) and phase 3's "
               "softmax / layernorm kernels launch their own kernels; the K sweep and the overflow cases launch the "
               "four GEMM kernels above at other shapes"]
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -18,11 +18,11 @@ What it shows
   * rung 04: the softmax of one consumer warpgroup overlapped with the other's GEMMs, by taking turns through two
     named barriers (FlashAttention-3's ping-pong schedule), and P_{j-1} V issued together with Q K_j^T;
   * P fed to the second GEMM from registers: the accumulator fragment of S is, pair by pair, the A fragment of P V
-    (simulate_p_fragment below checks that correspondence in NumPy);
+    (hopper_models.simulate_p_fragment checks that correspondence in NumPy);
   * rung 05: two wgmma commit groups in flight and wait_group 1 between them, so the softmax of tile j runs while
     P_{j-1} V_{j-1} is on the tensor cores - and how ptxas can quietly undo that (the test reads it off the SASS);
   * the descriptors of the three operands checked against a NumPy model of the swizzled shared memory
-    (simulate_operands), on any machine.
+    (hopper_models.simulate_operands), on any machine.
 
 The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 D = 1.10 TFLOP; bytes that must move =
 4 B H S D x 2 = 537 MB: 2048 FLOP/B, about ten times the bf16 ridge point of a Hopper GPU (`--plan` prints this GPU's):
@@ -36,24 +36,28 @@ last dim whose start and other strides are whole 16-byte units (check_tma_view),
 or CuPy), D in {64, 128}; Sq == Sk (Sq != Sk runs on the Triton flash_attn_fwd). out: any (B, Hq, S, D) view with a
 contiguous last dim (its strides go to the kernel).
 
+This module is the launch code (constants, builds, availability, tensor maps, the wrapper); it imports nothing of the
+lab but shared.py. The NumPy models of the kernel's layouts are in hopper_models.py, the check against float64 and the
+command line in hopper_check.py.
+
 Run: python -m phase4_optimization.lab06_attention.hopper --check   (small cases against float64 on an sm_90 GPU,
-printing per case the max error and, for a failing case, where it fails; --help for the options).
+printing per case the max error and, for a failing case, where it fails; --help for the options; hopper_check.py
+runs it).
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
 import functools
 import os
-import sys
 
 import numpy as np
 
-from common import arrays, check, config, cuda, device
-from common.i18n import set_lang, tr
+from common import arrays, config, cuda, device
+from common.i18n import tr
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
 
-from . import lab as L
+from .shared import LOG2E, _check_dims_and_flags
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
@@ -89,112 +93,6 @@ def smem_bytes(head_dim: int, stages: int = STAGES) -> int:
     q = BLOCK_M * head_dim * 2
     kv = BLOCK_N * head_dim * 2
     return 1024 + q + stages * 2 * kv + 8 * (1 + 2 * stages) + SINK_BYTES
-
-
-def layout(head_dim: int, stage: int = 0, base: int = 0, stages: int = STAGES) -> dict:
-    """Shared-memory byte addresses (base = the 1024-aligned start) of Q and of one stage's K and V."""
-    q = BLOCK_M * head_dim * 2
-    kv = BLOCK_N * head_dim * 2
-    k = base + q + stage * 2 * kv
-    return {"Q": base, "K": k, "V": k + kv, "bars": base + q + stages * 2 * kv}
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The descriptors, as the kernel builds them, and a NumPy model of what wgmma reads through them
-# ---------------------------------------------------------------------------------------------------------------------
-def desc_q(s_q: int, consumer: int, kk: int) -> int:
-    return wg.smem_descriptor(s_q + (kk // 4) * BOX_BYTES + consumer * 64 * 128 + 32 * (kk % 4), 16, 1024)
-
-
-def desc_k(s_k: int, kk: int) -> int:
-    return wg.smem_descriptor(s_k + (kk // 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024)
-
-
-def desc_v(s_v: int, kk: int, head_dim: int, v_kmajor: bool = False) -> int:
-    if v_kmajor:
-        return wg.smem_descriptor(s_v + (kk // 4) * head_dim * 128 + 32 * (kk % 4), 16, 1024)
-    return wg.smem_descriptor(s_v + 2048 * kk, BOX_BYTES, 1024)
-
-
-def _tma_boxes(smem, addr: int, tile: np.ndarray, box_bytes: int) -> None:
-    """A tile (rows x cols, cols a multiple of 64) written as boxes of 64 columns, box b at addr + b box_bytes: the
-    producer's TMA copies with the 128B swizzle."""
-    for b in range(tile.shape[1] // 64):
-        wg.tma_write_a(smem, addr + b * box_bytes, tile[:, 64 * b:64 * (b + 1)])
-
-
-def simulate_operands(head_dim: int = 128, v_kmajor: bool = False, stage: int = 1, seed: int = 0,
-                      stages: int = STAGES) -> list[str]:
-    """Fill Q and one stage the way TMA would, read every wgmma operand back through the kernel's descriptors, and
-    list each one that comes out wrong (empty: the descriptor arithmetic matches the swizzled layout, under the PTX
-    canonical-layout model that lab 4.3's wgmma.py implements and its GPU tests confirmed)."""
-    rng = np.random.default_rng(seed)
-    if not 0 <= stage < stages:
-        raise ValueError(f"stage: expected 0 .. {stages - 1}, got {stage}")
-    smem = np.zeros(smem_bytes(head_dim, stages) // 2, np.int64)
-    q = rng.integers(0, 1 << 15, (BLOCK_M, head_dim))
-    k = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
-    v = rng.integers(0, 1 << 15, (BLOCK_N, head_dim))
-    lay = layout(head_dim, stage, stages=stages)
-    _tma_boxes(smem, lay["Q"], q, BOX_BYTES)
-    _tma_boxes(smem, lay["K"], k, BOX_BYTES)
-    if v_kmajor:
-        _tma_boxes(smem, lay["V"], v.T, head_dim * 128)       # V^T: boxes {64 keys, head_dim rows}
-    else:
-        _tma_boxes(smem, lay["V"], v, BOX_BYTES)
-    bad = []
-    for kk in range(head_dim // 16):
-        for cw in range(CONSUMERS):
-            got = wg.wgmma_read_kmajor(smem, desc_q(lay["Q"], cw, kk), rows=64)
-            if not np.array_equal(got, q[64 * cw:64 * (cw + 1), 16 * kk:16 * (kk + 1)]):
-                bad.append(f"Q consumer {cw} d-slice {kk}")
-        got = wg.wgmma_read_kmajor(smem, desc_k(lay["K"], kk), rows=BLOCK_N)      # B^T = K[keys, d-slice]
-        if not np.array_equal(got, k[:, 16 * kk:16 * (kk + 1)]):
-            bad.append(f"K d-slice {kk}")
-    for kk in range(BLOCK_N // 16):
-        d = desc_v(lay["V"], kk, head_dim, v_kmajor)
-        got = wg.wgmma_read_kmajor(smem, d, rows=head_dim).T if v_kmajor else \
-            wg.wgmma_read_mnmajor(smem, d, n=head_dim)
-        if not np.array_equal(got, v[16 * kk:16 * (kk + 1), :]):
-            bad.append(f"V key-slice {kk}")
-    return bad
-
-
-def accumulator_owner(n: int):
-    """(row, col) of every accumulator register of wgmma m64nNk16 (fp32): arrays [thread 0..127, register 0..N/2-1].
-    Warp w = thread / 32, lane l: rows 16w + l/4 (+8 for registers 4j+2, 4j+3), columns 8j + 2(l%4) + {0, 1}."""
-    t = np.arange(128)[:, None]
-    r = np.arange(n // 2)[None, :]
-    w, lane = t // 32, t % 32
-    j, e = r // 4, r % 4
-    row = 16 * w + lane // 4 + 8 * (e // 2)
-    col = 8 * j + 2 * (lane % 4) + (e % 2)
-    return row + 0 * col, col + 0 * row
-
-
-def a_fragment_owner():
-    """(row, col) of the 8 16-bit A elements (4 registers, low half first) each thread holds for wgmma m64nNk16 with
-    A from registers: per warp the mma.m16n8k16 A fragment: a0 (l/4, 2(l%4)+{0,1}), a1 (l/4+8, ..), a2 (l/4,
-    8+2(l%4)+{0,1}), a3 (l/4+8, 8+..)."""
-    t = np.arange(128)[:, None]
-    x = np.arange(8)[None, :]
-    w, lane = t // 32, t % 32
-    reg, half = x // 2, x % 2
-    row = 16 * w + lane // 4 + 8 * (reg % 2)
-    col = 8 * (reg // 2) + 2 * (lane % 4) + half
-    return row + 0 * col, col + 0 * row
-
-
-def simulate_p_fragment() -> bool:
-    """The kernel packs S accumulator registers 8kk .. 8kk+7 into the A registers of key slice kk. True when every
-    element then sits where the A fragment wants element (row, 16kk + col)."""
-    srow, scol = accumulator_owner(BLOCK_N)
-    arow, acol = a_fragment_owner()
-    for kk in range(BLOCK_N // 16):
-        regs = slice(8 * kk, 8 * kk + 8)
-        if not (np.array_equal(srow[:, regs], arow) and np.array_equal(scol[:, regs], acol + 16 * kk)):
-            return False
-    return True
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -373,22 +271,6 @@ def vt_map_geometry(b: int, h: int, d: int, s_pad: int, elt: int):
     return (s_pad, d, h, b), (s_pad * elt, d * s_pad * elt, h * d * s_pad * elt), (64, d, 1, 1)
 
 
-def model_box(base: np.ndarray, offset: int, dims, strides_elems, box, coords) -> np.ndarray:
-    """What TMA copies for one box, in NumPy: the elements of a flat buffer `base` at `offset` + sum(coord_i
-    stride_i) over the box, dims innermost first, zero where a coordinate falls outside its dim; returned with the
-    outermost box dim first (the order the rows land in shared memory)."""
-    idx = np.zeros((), np.int64)
-    ok = np.ones((), bool)
-    for i, (n, st, bx, c) in enumerate(zip(dims, (1,) + tuple(strides_elems), box, coords)):
-        r = c + np.arange(bx)
-        shape = [1] * len(dims)
-        shape[len(dims) - 1 - i] = bx
-        idx = idx + (np.minimum(r, n - 1) * st).reshape(shape)
-        ok = ok & (r < n).reshape(shape)
-    out = np.where(ok, base[offset + idx], 0)
-    return out.reshape([x for x in reversed(box)])
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # The wrapper
 # ---------------------------------------------------------------------------------------------------------------------
@@ -416,7 +298,7 @@ def check_inputs(q, k, v, causal, sm_scale):
     dt = arrays.dtype_name(q)
     if dt == "bfloat16" and arrays.library(q) != "torch":
         raise TypeError("q: bfloat16 arrays must be torch tensors (CuPy has no bfloat16)")
-    b, _, s, d, scale = L._check_dims_and_flags(q, causal, sm_scale, head_dims=HEAD_DIMS)
+    b, _, s, d, scale = _check_dims_and_flags(q, causal, sm_scale, head_dims=HEAD_DIMS)
     check_tma_view(q, k, v)
     return b, hq, hkv, s, d, dt, scale
 
@@ -576,7 +458,7 @@ class HopperLaunch:
         b_h = int(out.shape[0]) * hq
         self.maps = maps
         self.args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s),
-                     ctypes.c_int32(hq), ctypes.c_int32(group), ctypes.c_float(scale * L.LOG2E),
+                     ctypes.c_int32(hq), ctypes.c_int32(group), ctypes.c_float(scale * LOG2E),
                      ctypes.c_int32(int(causal)), *[ctypes.c_int64(int(x)) for x in o_strides[:3]]]
         self.grid = (-(-s // BLOCK_M), b_h, 1)
         if kernel in PERSISTENT:
@@ -597,8 +479,6 @@ class HopperLaunch:
         return self.out, self.lse
 
 
-
-
 def persistent_grid(n_work: int, sms: int | None = None, device_index: int = 0) -> int:
     """Rung 07's grid: one block per SM of the GPU (the kernel holds a whole SM's registers), fewer when there is less
     work (sms: the cap instead of the SM count)."""
@@ -614,208 +494,10 @@ def _sm_count(device_index: int) -> int:
     return int(cupy.cuda.runtime.getDeviceProperties(device_index)["multiProcessorCount"])
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Checking: small awkward cases against float64, and where a failing case fails
-# ---------------------------------------------------------------------------------------------------------------------
-CHECK_S = (1, 17, 127, 128, 129, 301, 1000)
-LSE_TOL = check.Tol(1e-4, 1e-4)     # fp32 scores and sums; the MUFU exp2's ~2 ulp are far below it
-
-
-def check_cases(quick: bool = False) -> list[tuple[tuple, str]]:
-    """((B, Hq, Hkv, S, D, causal), dtype): every S of CHECK_S at D 128 and 64, causal and not, bf16 and fp16 in turn,
-    plus grouped-query heads."""
-    cases = []
-    for i, s in enumerate(CHECK_S):
-        for d in HEAD_DIMS:
-            for causal in (False, True):
-                dt = DTYPES[(i + d // 64 + causal) % 2]
-                cases.append(((1 + (i % 2), 2 - (i % 2), 2 - (i % 2), s, d, causal), dt))
-    cases += [((1, 4, 2, 301, 128, True), "bfloat16"), ((2, 4, 1, 129, 64, False), "float16")]
-    if quick:
-        cases = [c for c in cases if c[0][3] in (17, 129, 301)]
-    return cases
-
-
-def make_case(size, dtype: str, seed: int = 0):
-    """q, k, v ~ N(0, 1) (a few large q entries) as contiguous GPU tensors, and their float64 host copies."""
-    import torch
-
-    b, hq, hkv, s, d, _ = size
-    rng = check.rng(seed)
-    tdt = getattr(torch, dtype)
-    qn = rng.standard_normal((b, hq, s, d))
-    if qn.size > 8:
-        qn.flat[rng.integers(0, qn.size, 4)] = 4.0
-    kn, vn = rng.standard_normal((b, hkv, s, d)), rng.standard_normal((b, hkv, s, d))
-    q, k, v = (torch.from_numpy(x.astype(np.float32)).to(device="cuda", dtype=tdt) for x in (qn, kn, vn))
-    return q, k, v, tuple(x.float().cpu().numpy().astype(np.float64) for x in (q, k, v))
-
-
-def where_wrong(got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> list[str]:
-    """For O (B, H, S, D) or LSE (B, H, S): which heads, 64-row consumer halves, 16-row warp slabs, rows mod 16 and
-    8-column blocks hold the wrong (or unwritten: NaN) elements."""
-    scale = float(np.mean(np.abs(ref[np.isfinite(ref)]))) if np.isfinite(ref).any() else 0.0
-    with np.errstate(invalid="ignore"):
-        bad = ~(np.abs(got - ref) <= tol.atol + tol.elem * (np.abs(ref) + scale)) & np.isfinite(ref)
-    if not bad.any():
-        return []
-    idx = np.nonzero(bad)
-    rows = idx[2]
-    lines = [tr("  {bad}/{size} wrong, {nan} NaN (unwritten or poisoned), heads {heads}", bad=int(bad.sum()),
-                size=bad.size, nan=int((np.isnan(got) & np.isfinite(ref)).sum()),
-                heads=np.unique(idx[0] * bad.shape[1] + idx[1]).tolist()[:8]),
-             tr("  rows by 128-row Q tile: {tiles}", tiles=np.bincount(rows // 128).tolist()),
-             tr("  rows by consumer half (row % 128 // 64): {halves}  by warp slab (row % 64 // 16): {slabs}  row % 16: "
-                "{mod}", halves=np.bincount(rows % 128 // 64, minlength=2).tolist(),
-                slabs=np.bincount(rows % 64 // 16, minlength=4).tolist(),
-                mod=np.bincount(rows % 16, minlength=16).tolist())]
-    if bad.ndim == 4:
-        cols = idx[3]
-        lines.append(tr("  cols by 8-wide block: {blocks}  col % 8: {mod}",
-                        blocks=np.bincount(cols // 8, minlength=got.shape[3] // 8).tolist(),
-                        mod=np.bincount(cols % 8, minlength=8).tolist()))
-    first = list(zip(*[i[:4].tolist() for i in idx]))
-    lines.append(tr("  first: {cells}", cells=", ".join(tr("{p} got {got:.4g} want {want:.4g}", p=p, got=got[p],
-                                                            want=ref[p]) for p in first)))
-    return lines
-
-
-def check_case(size, dtype: str, v_kmajor: bool = False, seed: int = 0, verbose: bool = True,
-               kernel: str = DEFAULT_KERNEL, stages: int | None = None, blocks: int | None = None):
-    """One case, outputs poisoned first: (ok, printed lines). O against forward_reference with lab.tolerance, LSE
-    against LSE_TOL."""
-    import torch
-
-    b, hq, hkv, s, d, causal = size
-    q, k, v, (q64, k64, v64) = make_case(size, dtype, seed)
-    o = check.poisoned((b, hq, s, d), dtype, q)
-    lse = check.poisoned((b, hq, s), "float32", q)
-    lines = []
-    try:
-        flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, v_kmajor=v_kmajor, kernel=kernel, stages=stages,
-                          blocks=blocks)
-        torch.cuda.synchronize()
-    except Exception as e:  # noqa: BLE001 - the check reports and goes on
-        return False, [tr("  launch failed: {error}", error=f"{type(e).__name__}: {e}")]
-    o_ref, lse_ref = L.forward_reference(q64, k64, v64, causal)
-    o_np = o.float().cpu().numpy().astype(np.float64)
-    l_np = lse.cpu().numpy().astype(np.float64)
-    tol = L.tolerance((b, hq, s, d, causal), dtype)
-    co, cl = check.compare(o_np, o_ref, dtype, tol), check.compare(l_np, lse_ref, "float32", LSE_TOL)
-    ok = co.ok and cl.ok
-    lines.append(f"  O: {co.message} | LSE: {cl.message}")
-    if not co.ok and verbose:
-        lines += [tr("  O wrong at:")] + where_wrong(o_np, o_ref, tol)
-    if not cl.ok and verbose:
-        lines += [tr("  LSE wrong at:")] + where_wrong(l_np, lse_ref, LSE_TOL)
-    hang = hang_report()
-    if hang:
-        ok = False
-        lines.append(tr("  HANG RECORD: {record}", record=hang))
-    return ok, lines
-
-
-def run_check(quick: bool = False, layouts=(False,), seed: int = 0, kernels=(DEFAULT_KERNEL,), stages=None) -> int:
-    """Every case of check_cases for each rung, ring depth (stages: a tuple, or None for each rung's default) and V
-    layout; prints progress, per-case errors and where failures are; when the default layout fails, the failing
-    cases are rerun with the K-major V fallback to split the blame. 0 = all ok."""
-    rc = 0
-    for kern in kernels:
-        for st in (stages or (DEFAULT_STAGES[kern],)):
-            rc |= _run_check_one(kern, quick, layouts, seed, check_stages(st))
-    return rc
-
-
-def _run_check_one(kernel: str, quick: bool, layouts, seed: int, stages: int = STAGES) -> int:
-    print("\n" + tr("{kernel} check: BLOCK_M {bm}, BLOCK_N {bn}, {stages} stages, smem {smem}", kernel=KERNELS[kernel],
-                    bm=BLOCK_M, bn=BLOCK_N, stages=stages,
-                    smem=', '.join(f'D{d} {smem_bytes(d, stages)} B' for d in HEAD_DIMS)), flush=True)
-    for d in HEAD_DIMS:
-        for vk in (False, True):
-            bad = [f"stage {st}: {b}" for st in range(stages) for b in simulate_operands(d, vk, st, stages=stages)]
-            print(tr("descriptor model (CPU) D{d} V {major}-major, stages 0..{last}: {result}", d=d,
-                     major='K' if vk else 'MN', last=stages - 1,
-                     result="ok" if not bad else tr("WRONG {bad}", bad=bad)))
-    print(tr("P-from-registers fragment model (CPU): {result}", result="ok" if simulate_p_fragment() else tr("WRONG")),
-          flush=True)
-    why = unavailable_reason()
-    if why:
-        print(tr("GPU cases skipped: {why}", why=why))
-        return 0
-    failed = {}
-    cases = check_cases(quick)
-    for vk in layouts:
-        for i, (size, dt) in enumerate(cases):
-            b, hq, hkv, s, d, causal = size
-            # a persistent rung gets every other case on 2 blocks, so each walks several tiles (a small case on a
-            # full grid is one tile per block)
-            blocks = 2 if kernel in PERSISTENT and i % 2 else None
-            print(tr("[{i}/{n}] {kernel} ({stages} stages) V {major}-major B{b} Hq{hq} Hkv{hkv} S{s} D{d} {mask} {dtype}"
-                     "{blocks}", i=i + 1, n=len(cases), kernel=KERNELS[kernel], stages=stages,
-                     major='K' if vk else 'MN', b=b, hq=hq, hkv=hkv, s=s, d=d, mask='causal' if causal else 'full',
-                     dtype=dt, blocks=tr(" on {n} blocks", n=blocks) if blocks else ''), flush=True)
-            ok, lines = check_case(size, dt, v_kmajor=vk, seed=seed + i, kernel=kernel, stages=stages, blocks=blocks)
-            print("\n".join(lines), flush=True)
-            if not ok:
-                failed.setdefault(vk, []).append((size, dt))
-            if any("HANG" in x for x in lines):
-                print(tr("  (a barrier timed out: the remaining cases of this layout would each wait it out; "
-                         "stopping)"))
-                break
-    if False in failed and True not in layouts:
-        print("\n" + tr("{n} case(s) failed with V MN-major; rerunning them with the K-major fallback (V transposed, "
-                        "-DV_KMAJOR=1):", n=len(failed[False])), flush=True)
-        n_ok = 0
-        for size, dt in failed[False]:
-            ok, lines = check_case(size, dt, v_kmajor=True, verbose=False, kernel=kernel, stages=stages)
-            n_ok += ok
-            print(f"  {size} {dt}: {'ok' if ok else tr('still wrong')}{'' if ok else ' ' + lines[0].strip()}",
-                  flush=True)
-        if n_ok == len(failed[False]):
-            print(tr("-> every failure goes away with V K-major: the MN-major V descriptor (LBO/SBO/start step, tnspB) "
-                     "is the suspect"))
-        elif n_ok == 0:
-            print(tr("-> the fallback fails too: the bug is not (only) V's descriptor"))
-    print(tr("{kernel} ({stages} stages) check: {result}", kernel=KERNELS[kernel], stages=stages,
-             result=tr("all correct") if not failed else
-             "; ".join(tr("V {major}-major: {n} failed", major='K' if k else 'MN', n=len(v)) for k, v in failed.items())))
-    return 0 if not failed else 1
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m phase4_optimization.lab06_attention.hopper",
-                                description=tr("Lab 4.6's Hopper attention forward (kernels_hopper.cu): the compile "
-                                               "report for sm_90a (any machine) and, with --check, small cases against "
-                                               "float64 on an sm_90 GPU."))
-    p.add_argument("--check", action="store_true", help=tr("run the small awkward cases (O and LSE, outputs "
-                                                           "poisoned) and print per case the error and where it "
-                                                           "fails"))
-    p.add_argument("--quick", action="store_true", help=tr("with --check: only S in {17, 129, 301}"))
-    p.add_argument("--layout", choices=("mn", "k", "both"), default="mn",
-                   help=tr("V's layout: mn (default, read in place), k (the transposed-copy fallback) or both"))
-    p.add_argument("--seed", type=int, default=0, help=tr("first input seed (case i uses seed + i)"))
-    p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
-                   help=tr("which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
-                           "06 (attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)"))
-    p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
-                   help=tr("the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all"))
-    p.add_argument("--no-compile-report", action="store_true", help=tr("skip the sm_90a compile table"))
-    p.add_argument("--lang", choices=("en", "ko"), default=None,
-                   help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
-    args = p.parse_args(argv)
-    if args.lang:
-        set_lang(args.lang)
-    if not args.no_compile_report:
-        from common import report
-
-        report.print_table(compile_rows(), title="kernels_hopper.cu compiled for sm_90a (NVRTC)")
-    if not args.check:
-        return 0
-    layouts = {"mn": (False,), "k": (True,), "both": (False, True)}[args.layout]
-    kernels = tuple(KERNELS) if args.kernel == "all" else (args.kernel,)
-    stages = None if args.stages == "default" else STAGE_CHOICES if args.stages == "all" else (int(args.stages),)
-    return run_check(quick=args.quick, layouts=layouts, seed=args.seed, kernels=kernels, stages=stages)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m phase4_optimization.lab06_attention.hopper --check` (the command kernels_hopper.cu's header and the
+    # lesson give): the check and its command line are hopper_check.py's, run here as the script; this module imports
+    # nothing that imports it back
+    import runpy
+
+    runpy.run_module(f"{__package__}.hopper_check", run_name="__main__", alter_sys=True)

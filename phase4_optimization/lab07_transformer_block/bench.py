@@ -15,7 +15,7 @@ from common.i18n import korean, tr
 
 from . import lab as L
 
-BENCH_CASES = [(8, 2048, 2048, 16), (16, 1024, 1024, 16)]      # (B, S, d, H)
+BENCH_CASES = L.BENCH_CASES
 TARGETS = {(8, 2048, 2048, 16): {"torch.compile": 1.08}, (16, 1024, 1024, 16): {"torch eager": 1.3,
                                                                                  "torch.compile": 1.05}}
 CPU_NOTE = ("\nThe block ran its Triton kernels (lab 3.4's layernorm, lab 4.2's fused GEMMs, lab 4.6's flash "
@@ -94,7 +94,7 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
     the stage look slower than it is (the README's caution)."""
     import torch
 
-    at = lab.lab_module("phase4_optimization", "lab06_attention")
+    from phase4_optimization.lab06_attention import lab as at
 
     floors = {}
     x = plan.buffers["a"]
@@ -109,7 +109,7 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
             t = bench.bench(lambda: torch.matmul(a, b), **FLOOR_TIMING)
             floors[name] = {"ms": t.median_ms, "how": f"cuBLAS {m}x{n}x{k}: {t.tflops(2.0 * m * n * k):.0f} TFLOP/s",
                             "clock": t.clock}
-            del a, b
+            a = b = None
         else:
             bsz, h, s, dh = what
             q, k, v = (torch.randn(bsz, h, s, dh, device=x.device, dtype=x.dtype) for _ in range(3))
@@ -130,7 +130,7 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
             fl = at.attn_flops(bsz, h, s, dh, True)
             floors[name] = {"ms": best[1] if best else float("nan"), "clock": best[2] if best else "",
                             "how": f"SDPA {best[0]}: {fl / best[1] / 1e9:.0f} TFLOP/s" if best else "no SDPA backend"}
-            del q, k, v
+            q = k = v = None
     return floors
 
 
@@ -152,7 +152,8 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     rng = check.rng(100)
     x, nh, *weights = L.make_inputs(case, dtype, rng, "cuda")
     plan = L.BlockPlan(x, nh, *weights)
-    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
+    from phase4_optimization.lab02_fusion import lab as fu
+
     print(tr("  attention: {kernel}", kernel=tr(ATTENTION_NAMES[plan.attention])))
 
     # each GEMM stage's tile, timed among lab 4.2's candidates whose operand ring fits this GPU's shared memory
@@ -238,7 +239,7 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
     stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
                        "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
                        "floor": "sum of the floors"})
-    del plan, module, compiled
+    plan = module = compiled = None
     torch.cuda.empty_cache()
     return rows, stage_rows, tuning
 

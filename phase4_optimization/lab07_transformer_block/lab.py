@@ -6,7 +6,7 @@ You will learn
   * which fusions phase 4 showed to pay, applied to a whole block: bias and GELU and the residual add done in the GEMM
     epilogue (lab 4.2), flash attention reading Q, K, V straight out of the QKV projection's output through strides
     and writing its output in the layout the next GEMM reads (lab 4.6), layernorm as one row kernel (lab 3.4). The
-    block reuses those labs' kernels on purpose (through common.lab.lab_module): it writes no kernel of its own;
+    block reuses those labs' kernels on purpose (normal imports, made late): it writes no kernel of its own;
   * how to judge a whole model's kernels: a per-stage time breakdown next to each stage's floor - every GEMM at the
     cuBLAS rate for its exact shape, attention at the best SDPA backend's rate, the memory-bound rest at the measured
     HBM bandwidth - so the learner sees which stage is far from its roof and which already sits on it;
@@ -44,7 +44,6 @@ Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
@@ -55,14 +54,16 @@ LAB = "phase4_lab07_transformer_block"
 DTYPES = ("bfloat16", "float16")
 EPS = 1e-5
 PARAM_NAMES = ("ln1_w", "ln1_b", "w_qkv", "b_qkv", "w_o", "b_o", "ln2_w", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")
+BENCH_CASES = [(8, 2048, 2048, 16), (16, 1024, 1024, 16)]      # (B, S, d, H): the benchmark's two blocks
 
 
 def _kernels():
     """The repository's kernels this block is made of, on purpose: lab 3.4's layernorm, lab 4.2's fused-epilogue
-    GEMMs and lab 4.6's flash attention (reached through common.lab.lab_module, imported late)."""
-    ln = lab.lab_module("phase3_triton", "lab04_layernorm")
-    fu = lab.lab_module("phase4_optimization", "lab02_fusion")
-    at = lab.lab_module("phase4_optimization", "lab06_attention")
+    GEMMs and lab 4.6's flash attention (imported late: importing this lab stays cheap)."""
+    from phase3_triton.lab04_layernorm import lab as ln
+    from phase4_optimization.lab02_fusion import lab as fu
+    from phase4_optimization.lab06_attention import lab as at
+
     return ln, fu, at
 
 
@@ -283,7 +284,9 @@ class BlockPlan:
 
 def _hopper():
     """Lab 4.6's Hopper module (hopper.py), imported late like the other labs' kernels."""
-    return lab.lab_module("phase4_optimization", "lab06_attention", "hopper")
+    from phase4_optimization.lab06_attention import hopper
+
+    return hopper
 
 
 ATTENTION_CHOICES = ("auto", "hopper", "triton")
@@ -292,7 +295,9 @@ GEMM_CHOICES = ("triton", "wgmma")
 
 def _wgmma():
     """Lab 4.3's wgmma module (wgmma.py: the wgmma + TMA GEMM and its fused epilogue), imported late."""
-    return lab.lab_module("phase4_optimization", "lab03_tensor_cores", "wgmma")
+    from phase4_optimization.lab03_tensor_cores import wgmma
+
+    return wgmma
 
 
 def _wgmma_unavailable(x=None) -> str | None:
@@ -399,17 +404,6 @@ def peer_torch_eager(x, n_heads, *weights, out=None):
     return out
 
 
-def peer_torch_compile(x, n_heads, *weights, out=None):
-    import torch
-
-    with torch.no_grad():
-        y = torch.compile(torch_module(x, n_heads, *weights))(x)
-    if out is None:
-        return y
-    out.copy_(y)
-    return out
-
-
 def block_ours_triton_attention(x, n_heads, *weights, out=None):
     """The block with the Triton flash forward even where the Hopper one runs (so both paths are checked there)."""
     return BlockPlan(x, n_heads, *weights, out=out, attention="triton").run()
@@ -496,7 +490,8 @@ def _gemm_launch(variant: str, name: str, m: int, n: int, k: int, act, residual:
     where linear_uses_tma would take it (a Hopper-class GPU, no residual, a problem large enough), else linear_kernel
     with the tile linear_config resolves. The benchmark then times each stage's tiles (BlockPlan.tune_gemms)."""
     fu = _kernels()[1]
-    mm = lab.lab_module("phase3_triton", "lab02_matmul")
+    from phase3_triton.lab02_matmul import lab as mm
+
     if (not residual and not fu.tma_unavailable(gpu) and min(m, n, k) >= fu.LINEAR_BIG_MIN
             and m * n * k >= mm.TMA_MIN_MNK):
         tc = fu.linear_tma_config(m, n, k, gpu)
@@ -553,18 +548,16 @@ def _attention_launches(variant: str, kind: str, bsz: int, s: int, n_heads: int,
 
 
 def launches(gpu, size=None) -> list[plan.Launch]:
-    """Every kernel launch of the benchmark's cases (bench.BENCH_CASES, each fitted to the GPU's memory; `size`: one
+    """Every kernel launch of the benchmark's cases (BENCH_CASES, each fitted to the GPU's memory; `size`: one
     (B, S, d, H) instead) on `gpu`, bf16: our block's seven stages (the two layernorms, the four GEMMs, attention by
     the kernel resolve_attention picks there), then what the other variants launch differently - the Triton attention
     where our block runs the Hopper one, lab 4.3's wgmma GEMMs where they run."""
-    from . import bench as B
-
     dt = "bfloat16"
     runs = {v.name for v in VARIANTS if v.available(gpu)[0]}
     ours, triton_attn, wgmma = (v.name for v in VARIANTS)
     at, hop = _kernels()[2], _hopper()
     out = []
-    for case in ([tuple(size)] if size else B.BENCH_CASES):
+    for case in ([tuple(size)] if size else BENCH_CASES):
         (bsz, s, d, n_heads), _ = fit_case(case, gpu)
         m, dh = bsz * s, d // n_heads
         label = f"B{bsz} S{s} d{d} H{n_heads}"
@@ -587,9 +580,3 @@ def launches(gpu, size=None) -> list[plan.Launch]:
                                                          label=label))
                     for g in gemms]
     return out
-
-
-def main(argv=None) -> int:
-    from . import bench
-
-    return lab.run(sys.modules[__name__], bench, argv)

@@ -76,8 +76,8 @@ def check(path):
     if said is None:
         wrong.append(tr("{name}: no answer yet", name="NEEDED_PER_SM"))
     elif not _close(said, needed, 0.05):
-        wrong.append(tr("NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} MB "
-                        "in flight on the whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM", said=said,
+        wrong.append(tr("NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} "
+                        "MB in flight on the whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM", said=said,
                         tbps=BANDWIDTH / 1e12, us=LATENCY * 1e6, mb=BANDWIDTH * LATENCY / 1e6, sms=SMS, needed=needed))
     for name, (nbytes, _, _) in truth.items():
         covers = nbytes >= needed

@@ -53,9 +53,9 @@ def check(path):
         if said is None:
             wrong.append(tr("RATIO at {shape}: no answer yet", shape=shape))
         elif not isinstance(said, (int, float)) or abs(said - ratio) > 0.02 * ratio:
-            wrong.append(tr("RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + {ub:g} "
-                            "sectors and the coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the model "
-                            "predicts {ratio:.2f}x", shape=shape, said=said, ua=un["A"], ub=un["B"], ca=co["A"],
+            wrong.append(tr("RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + "
+                            "{ub:g} sectors and the coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the "
+                            "model predicts {ratio:.2f}x", shape=shape, said=said, ua=un["A"], ub=un["B"], ca=co["A"],
                             cb=co["B"], ratio=ratio))
     if wrong:
         return Verdict(False, not_yet(wrong, 2 * len(mod.SECTORS) + len(mod.RATIO)))

@@ -75,8 +75,8 @@ def check(path):
         if said is None:
             wrong.append(tr("{name}: no answer yet", name=f"WAVES[{t}, {grid}]"))
         elif not close(said, grid / wave):
-            wrong.append(tr("WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} = "
-                            "{wave} blocks, so {grid} blocks are {waves:.4g} waves", t=t, grid=grid, said=said,
+            wrong.append(tr("WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} "
+                            "= {wave} blocks, so {grid} blocks are {waves:.4g} waves", t=t, grid=grid, said=said,
                             sms=SMS, per_sm=per_sm[t][0], wave=wave, waves=grid / wave))
     for (t, grid), said in mod.GBPS.items():
         total += 1

@@ -99,7 +99,8 @@ def check(path):
 
     cases = [(n, off) for n in SIZES for off in (OFFSETS if n < 10**6 else (0, 1))]
     return gpu_check(path, KERNEL, SIGNATURE, cases, _judge, tr(
-        "exact for {n} lengths from 1 to {last:,} and views at every 4-byte offset: the body is read as float4 (16-byte "
-        "loads, 16 bytes in flight per thread per step), the up to 3 floats before the first 16-byte boundary and the "
-        "up to 3 after the last whole float4 one float each, by the first threads of the grid - in both launches",
+        "exact for {n} lengths from 1 to {last:,} and views at every 4-byte offset: the body is read as float4 "
+        "(16-byte loads, 16 bytes in flight per thread per step), the up to 3 floats before the first 16-byte boundary "
+        "and the up to 3 after the last whole float4 one float each, by the first threads of the grid "
+        "- in both launches",
         n=len(SIZES), last=SIZES[-1]))

@@ -82,11 +82,12 @@ def check(path, shape=BENCH_SHAPE):
     ratio = mine / theirs
     rows, cols = shape
     if ratio < NEEDED:
-        return Verdict(False, tr("right, but {rows} x {cols}: yours {mine:,.0f} GB/s, one program per row {theirs:,.0f} "
-                                 "GB/s ({ratio:.2f}x, {needed:.0f}x needed). A program of one {row_bytes}-byte row "
-                                 "gives each of its threads a single float to load and pays a whole block reduction "
-                                 "(shuffles, shared memory, a barrier) and its own start and end for {row_bytes} "
-                                 "bytes, {rows} times: what does a program that owns several rows change?", rows=rows,
+        return Verdict(False, tr("right, but {rows} x {cols}: yours {mine:,.0f} GB/s, one program per row "
+                                 "{theirs:,.0f} GB/s ({ratio:.2f}x, {needed:.0f}x needed). A program of one "
+                                 "{row_bytes}-byte row gives each of its threads a single float to load and pays a "
+                                 "whole block reduction (shuffles, shared memory, a barrier) and its own start and end "
+                                 "for {row_bytes} bytes, {rows} times: what does a program that owns several rows "
+                                 "change?", rows=rows,
                                  cols=cols, mine=mine, theirs=theirs, ratio=ratio, needed=NEEDED, row_bytes=4 * cols))
     return Verdict(True, tr("right for every row length, and {rows} x {cols}: yours {mine:,.0f} GB/s against "
                             "{theirs:,.0f} GB/s for one program per row ({ratio:.1f}x): with several rows per program "

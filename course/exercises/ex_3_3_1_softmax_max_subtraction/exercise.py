@@ -24,7 +24,8 @@ TASK_KO = """\
 연습 문제 3.3.1: 이 fused softmax는 작은 입력에서는 통과하지만 실제 모델에서는 실패합니다. 틀리는 행을 찾은 다음,
 메모리를 한 번만 훑는 구조를 지키면서 고칩니다."""
 BREAK_KO = [("mask된 lane은 -inf를 읽습니다. 최댓값을 바꾸지 않고 합에는", "mask된 lane은 -inf를 읽고, 합에"),
-            ("    row_max = tl.max(x, axis=0)            # register 위의 두 번째 reduction: 메모리를 한 번 더 훑지 않음\n"
+            ("    row_max = tl.max(x, axis=0)            "
+             "# register 위의 두 번째 reduction: 메모리를 한 번 더 훑지 않음\n"
              "    e = tl.exp(x - row_max)",
              "    e = tl.exp(x)")]
 EXP_TINY = float(np.log(np.finfo(np.float32).tiny))   # -87.34: exp of anything smaller is subnormal (or flushed to 0)

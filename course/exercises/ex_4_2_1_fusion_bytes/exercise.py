@@ -51,9 +51,10 @@ def check(path):
         if not isinstance(said, (tuple, list)) or len(said) != 2 or None in said:
             wrong.append(tr("{key}: not answered yet (two numbers: unfused, fused)", key=key))
         elif tuple(said) != (unf, fu):
-            wrong.append(tr("{key}: you said {said}, the byte model says ({unf}, {fu}): unfused {how} = {unf} M N, fused "
-                            "{how_fused} = {fu} M N, so {ratio:.2f}x at equal bandwidth", key=key, said=tuple(said),
-                            unf=unf, fu=fu, how=_how(kernels), how_fused=_how([fused]), ratio=unf / fu))
+            wrong.append(tr("{key}: you said {said}, the byte model says ({unf}, {fu}): unfused {how} = {unf} M N, "
+                            "fused {how_fused} = {fu} M N, so {ratio:.2f}x at equal bandwidth", key=key,
+                            said=tuple(said), unf=unf, fu=fu, how=_how(kernels), how_fused=_how([fused]),
+                            ratio=unf / fu))
     mod = load_module(path, "ex421")
     rows = B.byte_table(*B.EW_SHAPE, *B.LN_SHAPE, B.GEMM_N, gemm_tflops=TASK_GEMM_TFLOPS, hbm_gbps=TASK_HBM_GBPS)
     row = next(r for r in rows if r["case"] == "linear_gelu_tanh")

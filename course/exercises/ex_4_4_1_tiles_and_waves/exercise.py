@@ -54,16 +54,17 @@ def check(path):
         if said is None:
             wrong.append(tr("{bm}x{bn} reuse: not answered yet", bm=bm, bn=bn))
         elif not close(said, want, 0.01):
-            wrong.append(tr("{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x {bn} / "
-                            "{sum} = {want:.1f} FLOP/B, not {said}", bm=bm, bn=bn, sum=bm + bn, want=want, said=said))
+            wrong.append(tr("{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x "
+                            "{bn} / {sum} = {want:.1f} FLOP/B, not {said}", bm=bm, bn=bn, sum=bm + bn, want=want,
+                            said=said))
     for (bm, bn, bk), said in parts["MAX_STAGES"].items():
         want = _max_stages(bm, bn, bk)
         if said is None:
             wrong.append(tr("{bm}x{bn}x{bk} stages: not answered yet", bm=bm, bn=bn, bk=bk))
         elif said != want:
             stage = (bm + bn) * bk * 2
-            wrong.append(tr("{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of them "
-                            "fit in 227 KiB ({total} KiB), {more} would not; you said {said}", bm=bm, bn=bn, bk=bk,
+            wrong.append(tr("{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of "
+                            "them fit in 227 KiB ({total} KiB), {more} would not; you said {said}", bm=bm, bn=bn, bk=bk,
                             kib=stage // 1024, want=want, total=want * stage // 1024, more=want + 1, said=said))
     return verdict(wrong, tr("all right: 6% more work at 4224 costs a 5th wave a quarter full (0.97 to 0.85 "
                              "efficiency); two blocks per SM halve the waves but not the quantization; reuse grows "

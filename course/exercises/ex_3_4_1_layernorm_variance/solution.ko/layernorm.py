@@ -6,7 +6,8 @@ from common.triton_support import tl, triton
 @triton.jit
 def layernorm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_cols, row_stride, eps,
                          BLOCK_N: tl.constexpr):
-    # 행마다 program 하나이고, 행 전체가 register에 있습니다(BLOCK_N: n_cols를 2의 거듭제곱으로 올림). 연산은 fp32입니다.
+    # 행마다 program 하나이고, 행 전체가 register에 있습니다(BLOCK_N: n_cols를 2의 거듭제곱으로 올림).
+    # 연산은 fp32입니다.
     # backward를 위해 행마다 mean과 rstd = 1 / sqrt(var + eps)를 저장합니다.
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)

@@ -9,7 +9,8 @@ BLOCK_N개씩 tile로 흘려보내며 online softmax를 계산합니다(랩 4.6�
 from common.triton_support import INTERPRETER, launch, tl, triton
 
 LOG2E = 1.4426950408889634
-# (BLOCK_M, BLOCK_N, num_warps, num_stages): interpreter에서는 작은 tile을 써서 들쭉날쭉한 경로와 여러 tile 경로가 돌게 함
+# (BLOCK_M, BLOCK_N, num_warps, num_stages): interpreter에서는 작은 tile을 써서 들쭉날쭉한 경로와
+# 여러 tile 경로가 돌게 함
 CONFIG = (16, 16, 4, 1) if INTERPRETER else (128, 64, 8, 3)
 
 

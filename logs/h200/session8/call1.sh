@@ -13,7 +13,7 @@ git log --oneline -1 2>/dev/null
 step pytest 220 python3 -m pytest -q -p no:cacheprovider -n 14 -o addopts="" -rfE --tb=short \
   tests/test_phase4_lab03_tensor_cores_wgmma.py tests/test_phase4_lab07_transformer_block.py tests/test_bad_input_phase4.py
 step lab07 150 python3 -m phase4_optimization.lab07_transformer_block
-step lab02_timing 90 python3 results/h200/session8/lab02_timing_study.py "$OUT/lab02_timing_study.json"
+step lab02_timing 90 python3 logs/h200/session8/lab02_timing_study.py "$OUT/lab02_timing_study.json"
 step prof_block_wgmma 90 python3 -m tools.profile --cases block_wgmma --out results/h200/profile_s8_block_wgmma
 tar czf "$OUT/results.tgz" results/
 echo "== done after $(( $(date +%s) - T0 ))s"

@@ -1,0 +1,109 @@
+"""The Korean lines of phase 1's exercise checkers (course/exercises/ex_1_*): {english: korean}, with the same
+{placeholders}. Read by common/i18n.py with course/ko.py and the other course/ko_phase*.py."""
+
+KO = {
+    # ---- 1.2.1 -------------------------------------------------------------------------------------------------------
+    "right for n = {sizes}: every element written once, none past the end (a mask on the loads and the store, and a "
+    "grid of ceil(n / BLOCK) programs)":
+        "n = {sizes}에서 맞습니다. 모든 원소를 한 번씩 쓰고 끝을 넘어서는 쓰지 않습니다(load와 store에 mask를 걸고, "
+        "grid는 program ceil(n / BLOCK)개입니다)",
+    "n = {why}. How many programs does grid(n) launch, and what does the last one do with its lanes past n?":
+        "n = {why}. grid(n)은 program을 몇 개 띄웁니까? 마지막 program은 n을 넘는 lane으로 무엇을 합니까?",
+
+    # ---- 1.5.1 -------------------------------------------------------------------------------------------------------
+    "all four right: you counted threads, blocks, registers (per warp, in units of 256) and shared memory (with the "
+    "runtime's 1 KiB per block) the way the hardware does":
+        "네 개 모두 맞습니다. thread, block, register(warp 단위, 256개씩), shared memory(block마다 runtime이 쓰는 "
+        "1 KiB 포함)를 하드웨어와 같은 방식으로 셌습니다",
+    "keep the four kernels of the starting point": "시작 파일의 커널 네 개를 그대로 둡니다",
+    "{n} of 4 not yet right: {reasons}": "4개 중 {n}개가 아직 맞지 않습니다:{reasons}",
+    "{threads} threads x {regs} registers + {kib} KiB: you said {blocks} ({limit}); the calculator says {right} "
+    "({limits})":
+        "thread {threads}개 x register {regs}개 + {kib} KiB: 답은 {blocks} ({limit})입니다. 계산기는 {right} "
+        "({limits})입니다",
+
+    # ---- 1.5.2 -------------------------------------------------------------------------------------------------------
+    "NVRTC gives it {regs} registers, so {blocks} blocks of {size} fit an SM ({limit} limit): {threads} threads x "
+    "{per_thread} B":
+        "NVRTC가 register {regs}개를 주므로 SM 하나에 {size}-thread block {blocks}개가 들어갑니다({limit} 제한). "
+        "thread {threads}개 x {per_thread} B",
+    "all right: bytes in flight per SM = resident threads (from registers and the occupancy rules) x the bytes each "
+    "thread has outstanding, against bandwidth x latency / SMs. One float per thread leaves HBM waiting even at full "
+    "occupancy; 16-byte loads, or several of them per thread, cover it with room to spare - even at the 75% occupancy "
+    "mem_02's registers allow":
+        "모두 맞습니다. SM당 in-flight 바이트는 상주 thread 수(register와 occupancy 규칙으로 정해짐) x thread마다 "
+        "기다리는 load 바이트이고, 이것을 대역폭 x latency / SM 수와 비교합니다. thread마다 float 하나면 occupancy가 "
+        "가득 차도 HBM이 기다립니다. 16바이트 load나 thread마다 그런 load 여러 개면 넉넉히 가립니다. mem_02의 "
+        "register가 허락하는 75% occupancy에서도 그렇습니다",
+    "two 4-byte loads, a[i] and b[i]": "4바이트 load 두 개, a[i]와 b[i]",
+    "two 16-byte loads, a float4 of a and one of b": "16바이트 load 두 개, a의 float4 하나와 b의 float4 하나",
+    "{n} independent 16-byte loads before the first add": "첫 덧셈 전에 서로 독립인 16바이트 load {n}개",
+    "{n} independent 16-byte loads before the first multiply": "첫 곱셈 전에 서로 독립인 16바이트 load {n}개",
+    "{name}: no answer yet": "{name}: 아직 답이 없습니다",
+    "could not compile the labs' kernels here ({error}: {detail}); the labs' compile reports need the same NVRTC":
+        "여기서는 랩의 커널을 컴파일할 수 없습니다({error}: {detail}). 랩의 compile report에도 같은 NVRTC가 필요합니다",
+    "NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} MB in flight on the "
+    "whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM":
+        "NEEDED_PER_SM: 답은 {said}입니다. Little의 법칙으로 {tbps:.1f} TB/s x {us:.1f} us = GPU 전체에서 in-flight "
+        "{mb:.2f} MB이고, / SM {sms}개 = SM당 {needed:,.0f}바이트입니다",
+    "{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes":
+        "{name}: 답은 {said}바이트입니다. {how} ({what}) = {nbytes:,}바이트입니다",
+    "COVERS[{name}]: {nbytes:,} bytes in flight >= the {needed:,.0f} needed, so it does cover the latency":
+        "COVERS[{name}]: in-flight {nbytes:,}바이트 >= 필요한 {needed:,.0f}바이트이므로 latency를 가립니다",
+    "COVERS[{name}]: {nbytes:,} bytes in flight < the {needed:,.0f} needed, so it does not cover the latency":
+        "COVERS[{name}]: in-flight {nbytes:,}바이트 < 필요한 {needed:,.0f}바이트이므로 latency를 가리지 못합니다",
+
+    # ---- 1.6.1 -------------------------------------------------------------------------------------------------------
+    "the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, {offset} "
+    "bytes into a sector: {count} sectors":
+        "lane들은 B의 {kk}행에서 연속된 128바이트를 읽습니다. 그 행은 {kk} x {n} x 4 = {start}바이트에서 시작하고, "
+        "sector 안으로 {offset}바이트 들어간 곳입니다: sector {count}개",
+    "every lane reads the same {matrix} element: one address, 1 sector (a broadcast)":
+        "모든 lane이 {matrix}의 같은 원소를 읽습니다. 주소 하나, sector 1개입니다(broadcast)",
+    "lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning {span} bytes, in {count} sectors":
+        "lane l은 A[l, {kk}]를 읽고, lane l - 1보다 {stride}바이트 뒤입니다. 주소 32개가 {span}바이트에 걸쳐 "
+        "sector {count}개에 들어갑니다",
+    "all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a broadcast, four for 128 "
+    "aligned contiguous bytes, a fifth when the row starts mid-sector, and one per lane once lanes are 32 bytes or "
+    "more apart. The same instructions, another mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the "
+    "H200 measured ~9x)":
+        "모두 맞습니다. load 하나의 비용은 주소 32개가 들어가는 서로 다른 32바이트 sector의 수입니다. broadcast는 "
+        "1개, 정렬된 연속 128바이트는 4개, 행이 sector 중간에서 시작하면 5개, lane 사이가 32바이트 이상이면 lane마다 "
+        "1개입니다. 명령은 같고 mapping만 다릅니다. step마다 sector 33개 대 5개로, 랩 1.6이 예측하는 6.6배입니다"
+        "(H200에서는 약 9배로 측정되었습니다)",
+    "{case}: no answer yet (write a pair: A sectors, B sectors)":
+        "{case}: 아직 답이 없습니다(A sector 수, B sector 수의 쌍으로 씁니다)",
+    "RATIO at {shape}: no answer yet": "{shape}의 RATIO: 아직 답이 없습니다",
+    "RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + {ub:g} sectors and the "
+    "coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the model predicts {ratio:.2f}x":
+        "{shape}의 RATIO: 답은 {said}입니다. k step마다 coalescing되지 않은 warp는 sector {ua:g} + {ub:g}개, "
+        "coalescing된 warp는 {ca:g} + {cb:g}개를 건드립니다(8 step 평균). 그래서 모델은 {ratio:.2f}배로 예측합니다",
+    "{case}, {matrix}: you said {said}; {why}": "{case}, {matrix}: 답은 {said}입니다. {why}",
+
+    # ---- 1.6.2 -------------------------------------------------------------------------------------------------------
+    "right on every shape, and at {m}^3 {yours:.2f} TFLOP/s against {first:.2f} for the starting kernel ({ratio:.1f}x; "
+    "the sector model says 17 / 4 = 4.25x): with threadIdx.x on the column a warp's A load touches 2 sectors (two "
+    "rows) and its B load 2 (64 consecutive bytes), where threadIdx.x on the row made A touch 16 and B 1":
+        "모든 shape에서 맞습니다. {m}^3에서 {yours:.2f} TFLOP/s로, 시작 커널의 {first:.2f}보다 {ratio:.1f}배입니다"
+        "(sector 모델의 예측은 17 / 4 = 4.25배). threadIdx.x가 열을 따라가면 warp의 A load는 sector 2개(두 행), "
+        "B load는 2개(연속된 64바이트)를 건드립니다. threadIdx.x가 행을 따라갈 때는 A가 16개, B가 1개였습니다",
+    "this exercise times kernels, which needs a GPU ({why})":
+        "이 연습 문제는 커널의 시간을 재므로 GPU가 필요합니다({why})",
+    "{file} must define extern \"C\" __global__ void {kernel}(A, B, C, M, N, K) and compile: {why}":
+        "{file} 파일은 extern \"C\" __global__ void {kernel}(A, B, C, M, N, K)를 정의하고 컴파일되어야 합니다: {why}",
+    "the starting kernel does not compile here, so there is nothing to time against: {why}":
+        "여기서는 시작 커널이 컴파일되지 않아 비교할 시간이 없습니다: {why}",
+    "right, but at {m}^3 yours ran at {yours:.2f} TFLOP/s and the starting kernel at {first:.2f} ({ratio:.2f}x, "
+    "{needed:.0f}x needed). A warp is threadIdx.x = 0 .. 15 at two values of threadIdx.y: which of row and col should "
+    "the 16 fast lanes walk so that one A load is a broadcast and one B load reads consecutive floats?":
+        "맞지만 {m}^3에서 내 커널은 {yours:.2f} TFLOP/s, 시작 커널은 {first:.2f} TFLOP/s입니다({ratio:.2f}배, "
+        "필요한 것은 {needed:.0f}배). warp 하나는 threadIdx.y 두 값에서 threadIdx.x = 0 .. 15입니다. A load 하나가 "
+        "broadcast가 되고 B load 하나가 연속된 float를 읽으려면 빠르게 변하는 lane 16개가 row와 col 중 어느 쪽을 "
+        "따라가야 합니까?",
+    "{why}. Faster does not count until it is right: does every (row, col) of C get exactly one thread, and does each "
+    "thread still check row < M and col < N?":
+        "{why}. 빨라도 맞아야 인정됩니다. C의 모든 (row, col)이 thread를 정확히 하나씩 받습니까? thread마다 여전히 "
+        "row < M과 col < N을 검사합니까?",
+    "{m} x {n} x {k}: the kernel failed ({error}: {detail}); an index past the end of A, B or C is the usual cause":
+        "{m} x {n} x {k}: 커널이 실패했습니다({error}: {detail}). 보통은 A, B, C의 끝을 넘는 index 때문입니다",
+}

@@ -1,0 +1,216 @@
+"""The Korean lines of phase 2's exercise checkers (course/exercises/ex_2_*): {english: korean}, with the same
+{placeholders}. Read by common/i18n.py with course/ko.py and the other course/ko_phase*.py."""
+
+KO = {
+    # ---- 2.1.1 -------------------------------------------------------------------------------------------------------
+    "{bad:,} of {size:,} elements wrong, in {tiles:,} of {all_tiles:,} tiles":
+        "원소 {size:,}개 중 {bad:,}개가 틀렸고, tile {all_tiles:,}개 중 {tiles:,}개에 있습니다",
+    "{words}{unwritten}: values written, but not the right ones. A warp writes elements that other warps loaded into "
+    "the tile - were they in the tile yet?":
+        "{words}{unwritten}: 값은 썼지만 맞는 값이 아닙니다. warp는 다른 warp가 tile에 load한 원소를 씁니다. 그때 "
+        "그 원소가 이미 tile에 있었습니까?",
+    "{words}, all of them never written: does every element of out get a thread, at the edges too?":
+        "{words}. 모두 한 번도 쓰이지 않았습니다. 가장자리까지 out의 모든 원소가 thread를 받습니까?",
+    "right on {shapes} shapes, the large ones {repeats} times: every warp now waits at __syncthreads() until the whole "
+    "tile is in shared memory before it reads a column that other warps stored. Without it a warp whose loads "
+    "returned early read elements its neighbours had not stored yet - left over from the previous tile or never "
+    "written":
+        "shape {shapes}개에서 맞습니다(큰 shape는 {repeats}번씩). 이제 모든 warp는 다른 warp가 저장한 열을 읽기 전에 "
+        "tile 전체가 shared memory에 들어올 때까지 __syncthreads()에서 기다립니다. 이것이 없으면 load가 일찍 끝난 "
+        "warp가 이웃 warp가 아직 저장하지 않은 원소를 읽었습니다. 이전 tile에서 남은 값이거나 한 번도 쓰이지 않은 "
+        "값입니다",
+    ", run {i} of {n}": ", {n}번 중 {i}번째 실행",
+    " ({n:,} never written)": " (한 번도 쓰이지 않은 원소 {n:,}개)",
+    'extern "C" __global__ void transpose_tiled(const float* in, float* out, long long M, long long N) '
+    "launched with (32, 8)-thread blocks":
+        'extern "C" __global__ void transpose_tiled(const float* in, float* out, long long M, long long N) '
+        "((32, 8) thread block으로 launch)",
+
+    # ---- 2.2.1 -------------------------------------------------------------------------------------------------------
+    "a column read of tile[32][32 + p] takes gcd(32 + p, 32) passes, which is 1 for every odd pitch":
+        "tile[32][32 + p]의 열 읽기는 gcd(32 + p, 32)번의 pass가 걸립니다. pitch가 홀수면 모두 1입니다",
+    "a pitch that keeps rows 16-byte aligned is a multiple of 4, so gcd(pitch, 32) >= 4: no padding of an aligned tile "
+    "gets under 4 passes, and pitch 36 is the first to reach 4 (40 gives 8, 48 gives 16)":
+        "행을 16바이트로 정렬하는 pitch는 4의 배수이므로 gcd(pitch, 32) >= 4입니다. 정렬된 tile은 어떤 padding으로도 "
+        "pass 4번 아래로 내려가지 않습니다. 4에 처음 닿는 pitch는 36입니다(40은 8, 48은 16)",
+    " Measured on the H200, stride 16 took {s16:.2f} SM clocks per warp load and stride 33 {s33:.2f} ({lab}.json).":
+        " H200에서 측정하면 warp load 하나에 stride 16은 SM clock {s16:.2f}, stride 33은 {s33:.2f}이 걸렸습니다"
+        "({lab}.json).",
+    "lane i asks bank {s} i % 32, which takes {values} different values, each asked by {lanes} for different words "
+    "(gcd({s}, 32) = {g})":
+        "lane i는 bank {s} i % 32에 요청합니다. 이 값은 서로 다른 {values}가지이고, bank마다 {lanes}가 서로 다른 "
+        "word를 요청합니다(gcd({s}, 32) = {g})",
+    "column of tile[32][{pitch}]": "tile[32][{pitch}]의 열",
+    "lane i reads word {pitch} i + c, bank ({bank} i + c) % 32: the pitch acts as the lane stride, gcd({pitch}, 32) = "
+    "{g}":
+        "lane i는 word {pitch} i + c, bank ({bank} i + c) % 32를 읽습니다. pitch가 lane stride 역할을 합니다. "
+        "gcd({pitch}, 32) = {g}",
+    "all {total} right: passes = the most distinct words one bank is asked for, so a lane stride (or a tile's pitch, "
+    "for a column read) costs gcd(stride, 32), shared words are free, and one word of padding makes a 32-wide column "
+    "conflict-free - but an aligned pitch cannot beat 4 passes, which is why tensor-core kernels swizzle (1 pass, no "
+    "padding) instead of padding.":
+        "{total}개 모두 맞습니다. pass 수는 한 bank가 요청받는 서로 다른 word의 최대 개수입니다. 그래서 lane stride"
+        "(열 읽기에서는 tile의 pitch)는 gcd(stride, 32)의 비용이 들고, 같은 word는 공짜이며, word 하나의 padding으로 "
+        "폭 32인 열에서 bank conflict가 사라집니다. 하지만 정렬된 pitch는 pass 4번보다 나아질 수 없습니다. 그래서 "
+        "tensor core 커널은 padding 대신 swizzle을 씁니다(pass 1번, padding 없음).",
+    "{case}: you said {said}; it is {got} - {why}": "{case}: 답은 {said}이고, 정답은 {got}입니다. {why}",
+    "{n} lane": "lane {n}개",
+    "{n} lanes": "lane {n}개",
+    "one word for all 32 lanes is a broadcast: 1 pass": "32개 lane 모두에 word 하나면 broadcast입니다: pass 1번",
+    "16 distinct words in 16 different banks, each read by two lanes (a broadcast within the pair): 1 pass":
+        "서로 다른 bank 16개에 서로 다른 word 16개가 있고, 각각 lane 두 개가 읽습니다(쌍 안에서는 broadcast): pass 1번",
+    "16 distinct words 0, 32, 64, ..., all in bank 0: 16 passes (pairs of lanes share a word, so not 32)":
+        "서로 다른 word 0, 32, 64, ... 16개가 모두 bank 0에 있습니다: pass 16번(lane 쌍이 word를 함께 쓰므로 32번이 "
+        "아닙니다)",
+    "bank (5 ^ i) % 32, and i -> 5 ^ i is a permutation of 0..31: 1 pass":
+        "bank (5 ^ i) % 32이고, i -> 5 ^ i는 0..31의 순열입니다: pass 1번",
+    "word 65 i + 2087, bank (i + 7) % 32 since 65 = 2 x 32 + 1 and 2087 = 65 x 32 + 7: 32 different banks, 1 pass":
+        "word 65 i + 2087이고, 65 = 2 x 32 + 1이며 2087 = 65 x 32 + 7이므로 bank는 (i + 7) % 32입니다: 서로 다른 "
+        "bank 32개, pass 1번",
+
+    # ---- 2.4.1 -------------------------------------------------------------------------------------------------------
+    " Measured on the H200 ({lab}.json): {t0:.3f}, {t1:.3f} and {t2:.3f} wave-times at 1.1, 1.25 and 2.5 waves; "
+    "{g0:,.0f}, {g1:,.0f} and {g2:,.0f} GB/s at 1/8, 1/4 and 1 wave of 256-thread blocks - the model holds where the "
+    "kernel is latency-bound, and over-promises where queueing in the memory system raises the latency.":
+        " H200에서 측정한 값({lab}.json): 1.1, 1.25, 2.5 wave에서 각각 wave 시간의 {t0:.3f}, {t1:.3f}, {t2:.3f}배이고, "
+        "256-thread block의 1/8, 1/4, 1 wave에서 {g0:,.0f}, {g1:,.0f}, {g2:,.0f} GB/s입니다. 커널이 latency-bound인 "
+        "곳에서는 모델이 맞고, 메모리 시스템의 대기열이 latency를 늘리는 곳에서는 모델이 너무 좋게 예측합니다.",
+    "every started wave costs a whole one: ceil(w)": "시작한 wave는 모두 wave 하나의 시간이 듭니다: ceil(w)",
+    "time in proportion to the work: w": "시간이 일의 양에 비례합니다: w",
+    "{full} full wave(s), then the last {f:.2g} of a wave with {threads:,.0f} threads resident: {gbps:,.0f} GB/s "
+    "against {ceiling:,.0f} for a full wave, so that part takes {f:.2g} x {ceiling:,.0f} / that":
+        "가득 찬 wave {full}개 다음에 마지막 {f:.2g} wave가 남고, 그때 상주 thread는 {threads:,.0f}개입니다. 가득 찬 "
+        "wave의 {ceiling:,.0f} GB/s 대신 {gbps:,.0f} GB/s이므로 그 부분은 {f:.2g} x {ceiling:,.0f} / 그 값만큼 걸립니다",
+    "{name} is {v:.3g}, not {s} ({why})": "{name}: 답은 {s}, 정답은 {v:.3g}입니다({why})",
+    "all {total} right: residency is the smallest of the SM's limits (32-thread blocks hit the 32-block limit at half "
+    "the threads), a wave is 132 x that, and a memory-bound kernel's bandwidth is bytes in flight over latency until "
+    "the ceiling. A partial wave is latency-bound, so its time does not shrink with its size: any last wave under "
+    "~0.28 costs ~0.28 of a wave, not a whole one.":
+        "{total}개 모두 맞습니다. 상주 block 수는 SM의 제한 중 가장 작은 값입니다(32-thread block은 thread의 절반에서 "
+        "block 32개 제한에 걸립니다). wave는 그 132배이고, memory-bound 커널의 대역폭은 한계에 닿기 전까지 in-flight "
+        "바이트를 latency로 나눈 값입니다. 덜 찬 wave는 latency-bound라서 크기가 줄어도 시간이 줄지 않습니다. 약 "
+        "0.28보다 작은 마지막 wave는 wave 하나가 아니라 약 0.28 wave의 시간이 듭니다.",
+    "could not compile lab {lab}'s kernels.cu here ({error}: {detail}); its compile report needs the same":
+        "여기서는 랩 {lab}의 kernels.cu를 컴파일할 수 없습니다({error}: {detail}). 그 랩의 compile report에도 같은 "
+        "컴파일이 필요합니다",
+    "TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)":
+        "TAIL[{w}]: 아직 답이 없습니다(숫자 세 개: quantized, fluid, Little의 법칙)",
+    "BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {limits} - threads allow {by_threads}, blocks 32, "
+    "registers ({regs} a thread, {per_warp} a warp) {by_regs}":
+        "BLOCKS_PER_SM[{t}]: 답은 {said}이고, 정답은 {bps}입니다. 제한하는 자원은 {limits}입니다. thread로는 "
+        "{by_threads}, block으로는 32, register로는(thread당 {regs}개, warp당 {per_warp}개) {by_regs}입니다",
+    "WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} = {wave} blocks, so "
+    "{grid} blocks are {waves:.4g} waves":
+        "WAVES[{t}, {grid}]: 답은 {said}입니다. {t}-thread block의 wave 하나는 SM {sms}개 x {per_sm} = block "
+        "{wave}개이므로 block {grid}개는 {waves:.4g} wave입니다",
+    " - more than the ceiling, so the ceiling": " (한계보다 크므로 한계)",
+    "GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = {kib:,.0f} KiB of loads in flight, / "
+    "{us} us = {reads:,.0f} GB/s of reads, x 2 for the writes{capped}: {want:,.0f} GB/s":
+        "GBPS[{t}, {grid}]: 답은 {said}입니다. 상주 thread {resident:,}개 x 16 B = in-flight load {kib:,.0f} KiB, "
+        "/ {us} us = 읽기 {reads:,.0f} GB/s, 쓰기까지 x 2{capped}: {want:,.0f} GB/s",
+
+    # ---- 2.4.2 -------------------------------------------------------------------------------------------------------
+    "{why} (the compile report for sm_90: {report})": "{why} (sm_90의 compile report: {report})",
+    "n = {n}, {blocks} blocks of {threads} threads": "n = {n}, {threads}-thread block {blocks}개",
+    "the loop still moves 4 bytes per access: read x as float4 (reinterpret_cast<const float4*>) and write y as "
+    "float4, one 16-byte load and one 16-byte store per iteration":
+        "loop가 아직 접근마다 4바이트를 옮깁니다. x를 float4로 읽고(reinterpret_cast<const float4*>) y를 float4로 "
+        "써서 반복마다 16바이트 load 하나와 16바이트 store 하나로 만듭니다",
+    "; the last {k} element(s) (n % 4) stay unwritten: the tail":
+        ". 마지막 원소 {k}개(n % 4)가 쓰이지 않은 채 남습니다: tail입니다",
+    "{what}: {message}{tail}. Does every element belong to exactly one float4 or to the scalar tail, for every grid?":
+        "{what}: {message}{tail}. 어떤 grid에서든 모든 원소가 float4 하나나 scalar tail 중 정확히 한 곳에 속합니까?",
+    "every load is 16 bytes wide, so nothing reads the last n % 4 elements: a float4 cannot start past the last whole "
+    "group of 4, and those elements need single-float accesses":
+        "모든 load가 16바이트 폭이라 마지막 n % 4개 원소는 아무도 읽지 않습니다. float4는 마지막 온전한 4개 묶음 "
+        "너머에서 시작할 수 없으므로 그 원소들에는 float 하나씩의 접근이 필요합니다",
+    "the compile report for sm_90 shows what was asked: {report}, {regs} registers, no spill - one 16-byte load in "
+    "flight per thread where there were 4 bytes, and a quarter of the load and store instructions":
+        "sm_90의 compile report가 요구한 대로입니다: {report}, register {regs}개, spill 없음. thread마다 4바이트였던 "
+        "in-flight load가 16바이트 load 하나가 되었고, load와 store 명령은 4분의 1로 줄었습니다",
+    "ptxas spills {n} bytes: nothing here needs more than a few registers":
+        "ptxas가 {n}바이트를 spill합니다. 이 커널에는 register가 몇 개만 있으면 됩니다",
+
+    # ---- 2.5.1 -------------------------------------------------------------------------------------------------------
+    "{regs} registers, {stores} B spill stores / {loads} B spill loads, {stack} B stack frame, {stl} STL / {ldl} LDL, "
+    "{smem} B shared":
+        "register {regs}개, spill store {stores} B / spill load {loads} B, stack frame {stack} B, STL {stl} / LDL "
+        "{ldl}, shared {smem} B",
+    "{blocks} blocks of {threads} threads fit on an SM, limited by {limits}; the task keeps {keep} (100% occupancy): "
+    "at most 65536 / ({threads} x {keep}) = 32 registers a thread, and no shared memory to speak of":
+        "SM 하나에 {threads}-thread block {blocks}개가 들어가고, 제한하는 자원은 {limits}입니다. 이 연습 문제는 "
+        "{keep}개(100% occupancy)를 지킵니다. 그러려면 thread당 register가 많아야 65536 / ({threads} x {keep}) = "
+        "32개이고, shared memory는 거의 쓰지 않아야 합니다",
+    "{rows} x {cols}: {message}. Spill-free does not count until it is right: every column's norm over all its rows, "
+    "every element of y written once":
+        "{rows} x {cols}: {message}. spill이 없어도 맞아야 인정됩니다. 모든 열의 norm을 그 열의 모든 행에 걸쳐 "
+        "계산하고, y의 모든 원소를 한 번씩 씁니다",
+    "ptxas spills: 32 registers cannot hold 32 column values plus the addresses and the sum, so some go to local "
+    "memory (STL/LDL). The cap is fixed; what the thread keeps live is not - does it need every value of its column "
+    "at once?":
+        "ptxas가 spill합니다. register 32개에는 열의 값 32개와 주소와 합을 모두 담을 수 없어서 일부가 local "
+        "memory(STL/LDL)로 갑니다. 상한은 고정이지만 thread가 살려 두는 값은 바꿀 수 있습니다. 열의 모든 값이 한꺼번에 "
+        "필요합니까?",
+    "the compile report for sm_90: {report}, {blocks} blocks of {threads} per SM - the promise kept, nothing in local "
+    "memory: a thread that holds one running sum instead of its whole column fits 32 registers; the price is a second "
+    "read of x, mostly from L2, where the spill paid local-memory stores and loads":
+        "sm_90의 compile report: {report}, SM당 {threads}-thread block {blocks}개. 약속을 지켰고 local memory에는 "
+        "아무것도 없습니다. 열 전체 대신 누적 합 하나만 들고 있는 thread는 register 32개에 들어갑니다. 그 대가는 "
+        "x를 한 번 더 읽는 것이고 대부분 L2에서 옵니다. spill은 그 대가로 local memory의 store와 load를 치렀습니다",
+    "0 bytes spilled, but a stack frame (local memory: LDL/STL in the SASS) - an array indexed at run time lives "
+    "there, the silent cousin of a spill (lab 2.5's colnorm_03)":
+        "spill은 0바이트지만 stack frame이 있습니다(local memory: SASS의 LDL/STL). 실행 중에 index하는 배열은 "
+        "그곳에 놓입니다. 조용한 spill이라 할 수 있습니다(랩 2.5의 colnorm_03)",
+
+    # ---- 2.6.1 -------------------------------------------------------------------------------------------------------
+    "the result is {got:g}, the exact sum {want:g}": "결과는 {got:g}이고, 정확한 합은 {want:g}입니다",
+    "{result}: NaN - a partial or the result was never written, or a NaN was read past the end":
+        "{result}: NaN입니다. partial이나 결과가 쓰이지 않았거나, 끝을 넘어 NaN을 읽었습니다",
+    "{what}: {why}. Every element belongs to exactly one of: the head, a whole float4, what comes after them":
+        "{what}: {why}. 모든 원소는 앞부분(head), 온전한 float4, 그 뒤의 나머지 중 정확히 한 곳에 속합니다",
+    "exact for {n} lengths from 1 to {last:,} and views at every 4-byte offset: the body is read as float4 (16-byte "
+    "loads, 16 bytes in flight per thread per step), the up to 3 floats before the first 16-byte boundary and the up "
+    "to 3 after the last whole float4 one float each, by the first threads of the grid - in both launches":
+        "1부터 {last:,}까지 길이 {n}가지와 4바이트 offset마다의 view에서 정확합니다. 본문은 float4로 읽고(16바이트 "
+        "load, step마다 thread당 16바이트 in flight), 첫 16바이트 경계 앞의 float 최대 3개와 마지막 온전한 float4 "
+        "뒤의 최대 3개는 grid의 앞쪽 thread가 하나씩 읽습니다. 두 launch 모두 그렇습니다",
+    ", a view {b} bytes past a 16-byte boundary": ", 16바이트 경계에서 {b}바이트 뒤에 시작하는 view",
+    "the {n} elements after the last whole float4 sum {total:g}": "마지막 온전한 float4 뒤의 원소 {n}개는 합이 {total:g}입니다",
+    "the {n} element after the last whole float4 is {total:g}": "마지막 온전한 float4 뒤의 원소 {n}개는 {total:g}입니다",
+    "the {n} elements before the first float4 (the view starts {b} bytes past a 16-byte boundary) sum {total:g}":
+        "첫 float4 앞의 원소 {n}개는 합이 {total:g}입니다(view가 16바이트 경계에서 {b}바이트 뒤에 시작합니다)",
+    "the {n} element before the first float4 (the view starts {b} bytes past a 16-byte boundary) is {total:g}":
+        "첫 float4 앞의 원소 {n}개는 {total:g}입니다(view가 16바이트 경계에서 {b}바이트 뒤에 시작합니다)",
+    "and the second launch sums {n} partials, {k} of them after its last whole float4":
+        "두 번째 launch도 partial {n}개를 더하고, 그중 {k}개는 마지막 온전한 float4 뒤에 있습니다",
+    "and the second launch sums {n} partial, {k} of them after its last whole float4":
+        "두 번째 launch도 partial {n}개를 더하고, 그중 {k}개는 마지막 온전한 float4 뒤에 있습니다",
+
+    # ---- 2.7.1 -------------------------------------------------------------------------------------------------------
+    "Row {r}'s largest value is {top:.0f}, and {fate}. Softmax does not change when every value of a row moves by the "
+    "same amount: which amount keeps every exp in range - and does the kernel already have it?":
+        "{r}행의 최댓값은 {top:.0f}입니다. {fate}. softmax는 한 행의 모든 값을 같은 양만큼 옮겨도 변하지 않습니다. "
+        "어떤 양을 빼야 모든 exp가 범위 안에 머뭅니까? 커널이 그 값을 이미 가지고 있습니까?",
+    "exp({top:.0f}) is inf in fp32, whose largest value is 3.4e38 = e^{limit:.1f}: the row's sum is inf, and inf / inf "
+    "is NaN":
+        "fp32의 최댓값은 3.4e38 = e^{limit:.1f}이므로 exp({top:.0f})는 fp32에서 inf입니다. 행의 합이 inf가 되고, "
+        "inf / inf는 NaN입니다",
+    "NaN or inf where the reference is finite": "기준은 유한한데 NaN이나 inf가 나왔습니다",
+    "right on rows near 0, +30, +89, +100, -90 and -120 (with -inf entries): with the row max subtracted every "
+    "exponent is <= 0, so exp never overflows, and the largest term is exactly 1, so the sum never underflows. The max "
+    "was already computed - the bug was one subtraction in two places, and it cost no extra pass over memory":
+        "0, +30, +89, +100, -90, -120 근처의 행(-inf 원소 포함)에서 맞습니다. 행의 최댓값을 빼면 모든 지수가 <= 0이라 "
+        "exp가 overflow하지 않고, 가장 큰 항이 정확히 1이라 합이 underflow하지 않습니다. 최댓값은 이미 계산되어 "
+        "있었습니다. 버그는 두 곳에서 빠진 뺄셈 하나였고, 고쳐도 메모리를 한 번 더 훑지 않습니다",
+    "exp({top:.0f}) is below the smallest normal fp32, e^{limit:.1f}: every term is a subnormal with few bits left, or "
+    "0, so the sum is inexact or 0, and 0 / 0 is NaN":
+        "exp({top:.0f})는 fp32의 가장 작은 normal 값 e^{limit:.1f}보다 작습니다. 모든 항이 비트가 얼마 남지 않은 "
+        "subnormal이거나 0이라 합이 부정확하거나 0이 되고, 0 / 0은 NaN입니다",
+    "row {r} is neither large nor small (its max is {top:.0f}): compare your kernel with the starting point":
+        "{r}행은 크지도 작지도 않습니다(최댓값 {top:.0f}). 내 커널을 시작 파일과 비교해 봅니다",
+    "{rows} x {cols}: rows {shown} wrong ({how}). ": "{rows} x {cols}: {shown}행이 틀렸습니다({how}). ",
+    'extern "C" __global__ void softmax_warp_rows(const float* x, float* y, long long rows, int cols) '
+    "launched with (32, 4)-thread blocks (a warp per row)":
+        'extern "C" __global__ void softmax_warp_rows(const float* x, float* y, long long rows, int cols) '
+        "((32, 4) thread block으로 launch, 행마다 warp 하나)",
+}

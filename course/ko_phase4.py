@@ -1,0 +1,197 @@
+"""The Korean lines of phase 4's exercise checkers (course/exercises/ex_4_*): {english: korean}, with the same
+{placeholders}. Read by common/i18n.py with course/ko.py and the other course/ko_phase*.py."""
+
+KO = {
+    # ---- 4.1.1 -------------------------------------------------------------------------------------------------------
+    "all six placed as lab 4.1 places them: the vector add (0.083 FLOP/B) and the softmax (0.625) far left of every "
+    "ridge, the k = 64 chain (16 FLOP/B) just right of the fp32 ridge (11.8), both GEMMs at 1365 FLOP/B far right of "
+    "theirs, and naive attention - two matmuls - left of the bf16 ridge (60 against 157 FLOP/B) because S and P go "
+    "through HBM: memory-bound":
+        "여섯 개 모두 랩 4.1과 같은 자리에 놓았습니다. vector add(0.083 FLOP/B)와 softmax(0.625)는 모든 ridge의 훨씬 "
+        "왼쪽, k = 64 chain(16 FLOP/B)은 fp32 ridge(11.8)의 바로 오른쪽, 두 GEMM은 1365 FLOP/B로 각자의 ridge보다 훨씬 "
+        "오른쪽입니다. naive attention은 matmul 두 개인데도 S와 P가 HBM을 거치므로 bf16 ridge의 왼쪽(157 FLOP/B 대 "
+        "60)에 있어 memory-bound입니다",
+    "read a and b, write c: 3 x 4 bytes an element": "a와 b를 읽고 c를 씁니다: 원소마다 3 x 4바이트",
+    "one add an element": "원소마다 덧셈 하나",
+    "read x, write y: 2 x 4 bytes an element": "x를 읽고 y를 씁니다: 원소마다 2 x 4바이트",
+    "5 an element": "원소마다 5",
+    "read x, write y: 8 bytes an element, whatever k": "x를 읽고 y를 씁니다: k와 관계없이 원소마다 8바이트",
+    "k FMAs of 2 FLOPs an element": "원소마다 2 FLOP짜리 FMA k개",
+    "(M K + K N + M N) x 4 bytes": "(M K + K N + M N) x 4바이트",
+    "(M K + K N + M N) x 2 bytes": "(M K + K N + M N) x 2바이트",
+    "Q, K, V read and O written (4 B H S D) plus S written, S read, P written, P read (4 B H S^2), 2 bytes each":
+        "Q, K, V 읽기와 O 쓰기(4 B H S D), 그리고 S 쓰기, S 읽기, P 쓰기, P 읽기(4 B H S^2), 각각 2바이트",
+    "4 B H S^2 D: two matmuls of 2 S^2 D per head": "4 B H S^2 D: head마다 2 S^2 D짜리 matmul 두 개",
+    "{key}: {fields} not answered yet": "{key}: {fields}에 아직 답이 없습니다",
+    "bytes: you said {said}, lab 4.1's model says {want} ({why})":
+        "바이트: 답은 {said}이고, 랩 4.1의 모델은 {want}입니다({why})",
+    "FLOPs: you said {said}, the model says {want} ({why})": "FLOP: 답은 {said}이고, 모델은 {want}입니다({why})",
+    "unit: you said {said!r}, lab 4.1 says {unit!r} ({why})": "연산 장치: 답은 {said!r}이고, 랩 4.1은 {unit!r}입니다({why})",
+    "bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B against the {unit} ridge {peak:.1f} TFLOP/s / {tbps:.2f} TB/s = "
+    "{ridge:.3g} FLOP/B: {bound}-bound, not {said}":
+        "bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B이고, {unit} ridge는 {peak:.1f} TFLOP/s / {tbps:.2f} TB/s = "
+        "{ridge:.3g} FLOP/B입니다. {bound}-bound입니다(답은 {said})",
+    "roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s, not {said}":
+        "roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s입니다(답은 {said})",
+    "of {n} kernels": "커널 {n}개 중",
+    "{key}: write a dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)":
+        "{key}: dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)로 씁니다",
+    "16-bit matmuls run on the tensor cores": "16비트 matmul은 tensor core에서 돕니다",
+    "fp32 arithmetic runs on the CUDA cores, whatever the kernel is": "fp32 연산은 커널이 무엇이든 CUDA core에서 돕니다",
+
+    # ---- 4.2.1 -------------------------------------------------------------------------------------------------------
+    "all right: a chain costs its memory passes - every unfused kernel reads its inputs and writes its output, the "
+    "fused one moves each input once and writes only what the caller keeps (2.0x for bias + GELU, 2.33x once a "
+    "residual joins it, 1.25x for residual + layernorm while h is kept, 1.67x when it is not) - and a compute-bound "
+    "GEMM gains only its elementwise tail ({want:.3f}x)":
+        "모두 맞습니다. chain의 비용은 메모리 왕복 횟수입니다. fusion하지 않은 커널은 저마다 입력을 읽고 출력을 씁니다. "
+        "fused 커널은 입력마다 한 번 옮기고 호출한 쪽이 간직할 것만 씁니다(bias + GELU는 2.0배, residual이 더해지면 "
+        "2.33배, h를 간직하는 residual + layernorm은 1.25배, 간직하지 않으면 1.67배). compute-bound GEMM이 fusion으로 "
+        "얻는 것은 elementwise tail뿐입니다({want:.3f}배)",
+    "{read} in, {written} out": "{read} 읽기, {written} 쓰기",
+    "{key}: not answered yet": "{key}: 아직 답이 없습니다",
+    "of {n}": "{n}개 중",
+    "{key}: not answered yet (two numbers: unfused, fused)": "{key}: 아직 답이 없습니다(숫자 두 개: unfused, fused)",
+    "GEMM_EPILOGUE_SPEEDUP: you said {said}, lab 4.2 predicts {want:.3f}: the GEMM's 2 M N K = 137.4 GFLOP take "
+    "{gemm_ms:.3f} ms at 700 TFLOP/s either way (compute-bound: fusing changes none of its bytes), and only the tail "
+    "goes - the bias kernel and the GELU kernel each read and write M N bf16 elements, 4 M N x 2 B = 134 MB, "
+    "{tail_ms:.4f} ms at 4.4 TB/s":
+        "GEMM_EPILOGUE_SPEEDUP: 답은 {said}이고, 랩 4.2의 예측은 {want:.3f}입니다. GEMM의 2 M N K = 137.4 GFLOP은 "
+        "어느 쪽이든 700 TFLOP/s에서 {gemm_ms:.3f} ms가 걸립니다(compute-bound라 fusion이 그 바이트를 하나도 바꾸지 "
+        "않습니다). 사라지는 것은 tail뿐입니다. bias 커널과 GELU 커널은 각각 bf16 원소 M N개를 읽고 쓰므로 "
+        "4 M N x 2 B = 134 MB이고, 4.4 TB/s에서 {tail_ms:.4f} ms입니다",
+    "{key}: you said {said}, the byte model says ({unf}, {fu}): unfused {how} = {unf} M N, fused {how_fused} = {fu} M "
+    "N, so {ratio:.2f}x at equal bandwidth":
+        "{key}: 답은 {said}이고, 바이트 모델은 ({unf}, {fu})입니다. unfused는 {how} = {unf} M N, fused는 {how_fused} "
+        "= {fu} M N이므로 대역폭이 같으면 {ratio:.2f}배입니다",
+
+    # ---- 4.3.1 -------------------------------------------------------------------------------------------------------
+    "all six as ptxas has them: a 64 x 64 warp tile (128 accumulators, ~240 registers) spills whenever 65536 / "
+    "(threads x MIN_BLOCKS) falls under that - 8 warps at 2 blocks, 4 warps at 3, 16 warps at 1 - and a 64 x 32 warp "
+    "tile (~128) fits 16 warps; shared memory never decided it here, registers did":
+        "여섯 개 모두 ptxas와 같습니다. 64 x 64 warp tile(accumulator 128개, register 약 240개)은 65536 / (threads x "
+        "MIN_BLOCKS)가 그보다 작아지면 spill합니다(block 2개에서 warp 8개, 3개에서 warp 4개, 1개에서 warp 16개). "
+        "64 x 32 warp tile(약 128개)은 warp 16개에 들어갑니다. 여기서 결과를 정한 것은 shared memory가 아니라 "
+        "register였습니다",
+    "{name}: not answered yet (warps, KiB, spills)": "{name}: 아직 답이 없습니다(warp 수, KiB, spill 여부)",
+    "{name}: {warps} warps, not {said} - one warp per {wm}x{wn} warp tile: ({bm} / {wm}) x ({bn} / {wn})":
+        "{name}: warp {warps}개입니다(답은 {said}). {wm}x{wn} warp tile마다 warp 하나: ({bm} / {wm}) x ({bn} / {wn})",
+    "{name}: {kib:g} KiB, not {said} - {stages} stages x ({bm} x {bk} + {bk} x {bn}) x 2 bytes":
+        "{name}: {kib:g} KiB입니다(답은 {said}). stage {stages}개 x ({bm} x {bk} + {bk} x {bn}) x 2바이트",
+    "spills {spills} bytes at {regs} registers": "register {regs}개에서 {spills}바이트를 spill함",
+    "fits in {regs} registers, no spill": "register {regs}개에 들어가고 spill 없음",
+    "{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at min(255, 65536 / "
+    "{per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a {wm}x{wn} warp tile) need more than that "
+    "with their fragments and addresses":
+        "{name}: ptxas 결과는 {how}입니다. thread {threads}개 x SM당 block {min_blocks}개이면 thread당 register 상한은 "
+        "min(255, 65536 / {per_sm}) = {cap}개입니다. thread당 fp32 accumulator {acc}개({wm}x{wn} warp tile)는 "
+        "fragment와 주소까지 합치면 그보다 많이 필요합니다",
+    "{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at min(255, 65536 / "
+    "{per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a {wm}x{wn} warp tile) need no more than that "
+    "with their fragments and addresses":
+        "{name}: ptxas 결과는 {how}입니다. thread {threads}개 x SM당 block {min_blocks}개이면 thread당 register 상한은 "
+        "min(255, 65536 / {per_sm}) = {cap}개입니다. thread당 fp32 accumulator {acc}개({wm}x{wn} warp tile)는 "
+        "fragment와 주소까지 합쳐도 그 안에 들어갑니다",
+
+    # ---- 4.4.1 -------------------------------------------------------------------------------------------------------
+    "{bm}x{bn} tiles at M = N = {mn}, {per_sm} block(s) per SM": "M = N = {mn}에서 {bm}x{bn} tile, SM당 block {per_sm}개",
+    "all right: 6% more work at 4224 costs a 5th wave a quarter full (0.97 to 0.85 efficiency); two blocks per SM "
+    "halve the waves but not the quantization; reuse grows with the tile (BM BN / (BM + BN) FLOP/B) while the stages "
+    "it can afford shrink - 4 for 128 x 256 x 64, 3 for 256 x 256 x 64. Lab 4.4's wave sweep measured 0.868 at 4224 "
+    "against this 0.85":
+        "모두 맞습니다. 4224에서 일이 6% 늘면 4분의 1만 찬 다섯 번째 wave가 생깁니다(효율 0.97에서 0.85로). SM당 "
+        "block 두 개는 wave 수를 절반으로 줄이지만 양자화는 줄이지 못합니다. 재사용은 tile과 함께 커지고(BM BN / "
+        "(BM + BN) FLOP/B), 들어가는 stage 수는 줄어듭니다(128 x 256 x 64는 4개, 256 x 256 x 64는 3개). 랩 4.4의 wave "
+        "sweep은 4224에서 0.868을 측정했고, 여기 모델은 0.85입니다",
+    "{name}: not answered yet (tiles, waves, efficiency)": "{name}: 아직 답이 없습니다(tile 수, wave 수, 효율)",
+    "{bm}x{bn} reuse: not answered yet": "{bm}x{bn} 재사용: 아직 답이 없습니다",
+    "{bm}x{bn}x{bk} stages: not answered yet": "{bm}x{bn}x{bk} stage 수: 아직 답이 없습니다",
+    "{name}: {rows} x {cols} = {tiles} tiles on {slots} slots = {waves:.2f} waves, so {rounds} rounds, the last "
+    "{fill:.0%} full: efficiency {tiles} / ({rounds} x {slots}) = {efficiency:.3f}; you said {said}":
+        "{name}: {rows} x {cols} = tile {tiles}개를 slot {slots}개에 놓으면 {waves:.2f} wave이므로 {rounds}번 돌고, "
+        "마지막은 {fill:.0%}만 찹니다. 효율은 {tiles} / ({rounds} x {slots}) = {efficiency:.3f}입니다. 답은 "
+        "{said}입니다",
+    "{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x {bn} / {sum} = {want:.1f} "
+    "FLOP/B, not {said}":
+        "{bm}x{bn} 재사용: 2 x {bm} x {bn} x BK FLOP / (({bm} + {bn}) x BK x 2바이트) = {bm} x {bn} / {sum} = "
+        "{want:.1f} FLOP/B입니다(답은 {said})",
+    "{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of them fit in 227 KiB "
+    "({total} KiB), {more} would not; you said {said}":
+        "{bm}x{bn}x{bk} stage 수: stage 하나는 ({bm} + {bn}) x {bk} x 2 B = {kib} KiB입니다. {want}개는 227 KiB에 "
+        "들어가고({total} KiB), {more}개는 들어가지 않습니다. 답은 {said}입니다",
+
+    # ---- 4.5.1 -------------------------------------------------------------------------------------------------------
+    "K = {k} already ends at inf": "K = {k}에서 이미 inf로 끝납니다",
+    "an integer K >= {step}": "K >= {step}인 정수를 씁니다",
+    "K = {k} still ends finite in fp16": "K = {k}에서는 fp16으로도 아직 유한하게 끝납니다",
+    "all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = 4096 when the answer is 0 - "
+    "and its error doubles for every 4x K ({ratio:.2f}x measured over 16x); bf16 inputs with an fp32 accumulator cost "
+    "their 8-bit rounding, {err:.1e}, the same at every K: accumulation precision is what grows with K, storage "
+    "precision is not":
+        "다섯 개 모두 맞습니다. fp16 accumulator는 32짜리 곱 K = 2048개에서 overflow하고, 답이 0일 때는 K = 4096에서 "
+        "overflow합니다. 그 오차는 K가 4배가 될 때마다 두 배가 됩니다(16배 구간에서 측정값 {ratio:.2f}배). fp32 "
+        "accumulator를 쓰는 bf16 입력은 8비트 반올림의 비용 {err:.1e}만 치르고, 이 값은 K와 관계없이 같습니다. K와 함께 "
+        "커지는 것은 누적 정밀도이고, 저장 정밀도는 그렇지 않습니다",
+    "not answered yet: {names}": "아직 답이 없습니다: {names}",
+    "FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes 65536, past the 65520 "
+    "from which fp16 rounds to inf, and inf + 32 stays inf":
+        "FIRST_INF_K: {why}. 2047 x 32 = 65504는 정확히 fp16의 최댓값입니다. 32를 한 번 더 더하면 65536으로, fp16이 "
+        "inf로 반올림하는 65520을 넘습니다. inf + 32는 계속 inf입니다",
+    "CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = 2048 they reach 65536 "
+    "= inf, and inf - 32 is inf, although the answer is 0":
+        "CANCEL_INF_K: {why}. 부분합은 -32가 시작되기 전에 32 K / 2까지 올라갑니다. K / 2 = 2048에서 65536 = inf에 "
+        "닿고, inf - 32는 inf입니다. 답은 0인데도 그렇습니다",
+    "FP16_ACC_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you said {said}): "
+    "each rounding of the running sum is a random error of about u x |sum|, and independent errors add like a random "
+    "walk, so the error grows like sqrt(K): sqrt(16) = 4 for 16x the K":
+        "FP16_ACC_GROWTH: H200에서 K = 1024일 때 {lo:.2e}, 16384일 때 {hi:.2e}로 {ratio:.2f}배를 측정했습니다(답은 "
+        "{said}). 누적 합을 반올림할 때마다 약 u x |sum| 크기의 무작위 오차가 생기고, 독립인 오차는 random walk처럼 "
+        "더해집니다. 그래서 오차는 sqrt(K)처럼 커집니다: K가 16배면 sqrt(16) = 4배",
+    "BF16_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you said {said}): in "
+    "fp32 the sum itself adds almost nothing; the error is each input's rounding to 8 bits, a relative error per "
+    "product that does not grow when more products are summed":
+        "BF16_GROWTH: H200에서 K = 1024일 때 {lo:.2e}, 16384일 때 {hi:.2e}로 {ratio:.2f}배를 측정했습니다(답은 "
+        "{said}). fp32에서는 합 자체가 더하는 오차가 거의 없습니다. 오차는 입력마다 8비트로 반올림한 것이고, 곱마다의 "
+        "상대 오차라서 더하는 곱이 늘어도 커지지 않습니다",
+    "BF16_ERROR: the H200 measured {err:.2e} at K = 4096 (you said {said}): rounding to 8 bits errs by up to u = 2^-8 "
+    "= 3.9e-3 relative, about u / sqrt(3) on average, and each product carries two such roundings":
+        "BF16_ERROR: H200에서 K = 4096일 때 {err:.2e}를 측정했습니다(답은 {said}). 8비트로 반올림하면 상대 오차가 최대 "
+        "u = 2^-8 = 3.9e-3, 평균 약 u / sqrt(3)이고, 곱 하나에는 그런 반올림이 두 번 들어 있습니다",
+
+    # ---- 4.6.1, 4.6.2 ------------------------------------------------------------------------------------------------
+    "right on all {n} cases, causal and not: query i keeps keys j <= i (its own key too, so row 0 always has one key "
+    "and never divides 0 by 0), and the ragged last tile is masked by S":
+        "causal과 non-causal의 {n}가지 경우 모두에서 맞습니다. query i는 key j <= i를 남깁니다(자기 key도 남으므로 "
+        "0행에는 항상 key가 하나 있어 0을 0으로 나누지 않습니다). 들쭉날쭉한 마지막 tile은 S로 mask합니다",
+    ". A causal query i attends keys 0 .. i - itself included - and no later one; the mask is the one place that says "
+    "so":
+        ". causal query i는 자기 자신을 포함한 key 0 .. i만 보고 그 뒤의 key는 보지 않습니다. 그것을 정하는 곳은 "
+        "mask 하나뿐입니다",
+    "each query block stops after its diagonal block, so the loop runs (n + 1) / 2n of the non-causal tiles with n = "
+    "S / BLOCK_M: about half":
+        "query block마다 대각선 block 다음에서 멈추므로 loop는 n = S / BLOCK_M일 때 non-causal tile의 (n + 1) / 2n만 "
+        "돕니다. 약 절반입니다",
+    "right on every case, and no tile past the diagonal is read: {said}. Timed at B*H = {bh}, S = {s}, D = {d}: causal "
+    "{causal:.3f} ms, non-causal {full:.3f} ms, {ratio:.2f} of the time (timing spread {spread:.0%}); the rest of the "
+    "way to the tile count is the mask still applied to every tile, and the programs of late query blocks running "
+    "longest":
+        "모든 경우에서 맞고, 대각선 너머의 tile은 읽지 않습니다: {said}. B*H = {bh}, S = {s}, D = {d}에서 잰 시간은 "
+        "causal {causal:.3f} ms, non-causal {full:.3f} ms로 {ratio:.2f}배입니다(측정 편차 {spread:.0%}). tile 수의 "
+        "비율에 못 미치는 나머지는 모든 tile에 여전히 mask를 적용하는 비용과, 뒤쪽 query block의 program이 가장 오래 "
+        "도는 탓입니다",
+    "right, but {reads}. A causal query block [m0, m0 + BLOCK_M) attends no key at or past m0 + BLOCK_M, so about half "
+    "of the tiles your loop reads, multiplies and exponentiates are then masked to -inf in full: which tiles can the "
+    "loop of a query block stop before?":
+        "맞지만 {reads}. causal query block [m0, m0 + BLOCK_M)은 m0 + BLOCK_M 이후의 key를 보지 않습니다. 그래서 내 "
+        "loop가 읽고 곱하고 exp를 계산하는 tile의 약 절반은 결국 모두 -inf로 mask됩니다. query block의 loop는 어느 "
+        "tile 앞에서 멈출 수 있습니까?",
+    "right on every case, and no tile past the diagonal is read: {said}. On a GPU this checker also times causal "
+    "against non-causal":
+        "모든 경우에서 맞고, 대각선 너머의 tile은 읽지 않습니다: {said}. GPU에서는 이 검사가 causal과 non-causal의 "
+        "시간도 비교합니다",
+    ". Faster does not count until it is right: a causal query i attends keys 0 .. i, and a tile you skip must hold no "
+    "key any query of the block attends":
+        ". 빨라도 맞아야 인정됩니다. causal query i는 key 0 .. i를 봅니다. 건너뛰는 tile에는 그 block의 어떤 query도 "
+        "보는 key가 없어야 합니다",
+    "the NaN probe failed to run ({error}: {detail})": "NaN 검사를 실행하지 못했습니다({error}: {detail})",
+}
