@@ -1,19 +1,23 @@
-"""Lab 4.3 (tensor cores): compile reports, config validation, a NumPy model of the mma.sync data path, the Triton
-variant in the interpreter, argument validation, the CLI and the plots on the CPU; every variant on awkward shapes,
-misaligned views, fp32 output and empty arrays on a GPU. Rung 03 (wgmma + TMA) has its own file:
-test_phase4_lab03_tensor_cores_wgmma.py."""
+"""Lab 4.3 (tensor cores), rungs 01 and 02 on the CPU: what the compiler made of kernels.cu (no spills, the HMMA,
+ldmatrix and cp.async counts of every config), the configurations (valid, fitting every GPU with mma.sync, bad ones
+refused by name before any launch), the variants' listing, the plan on GPUs learners have and --set, the CLI, the
+compile-report table and the plots. The rest of the lab's tests, by topic:
+  test_phase4_lab03_tensor_cores_models.py       NumPy models of rung 02 (swizzle, ldmatrix, the XT pipeline, mma.sync)
+  test_phase4_lab03_tensor_cores_triton.py       the Triton rung in the interpreter, argument validation, tolerance
+  test_phase4_lab03_tensor_cores_gpu.py          GPU tier of rungs 01, 02 and Triton
+  test_phase4_lab03_tensor_cores_wgmma*.py       rung 03 (wgmma + TMA): compile, layout, host side, builds, GPU
+  test_phase4_lab03_tensor_cores_modules.py      the lab's modules: sizes, one-way imports, the names others use"""
 import json
 import os
 
 import numpy as np
 import pytest
 
-from common import arrays, check, config, cuda, device, lab, plan
+from common import config, cuda, device, lab, plan
 from phase4_optimization.lab03_tensor_cores import bench as tcb
 from phase4_optimization.lab03_tensor_cores import lab as tc
-from tests.helpers import H200, skip_unless_available
+from tests.helpers import H200, lab_main
 
-gpu = pytest.mark.gpu
 ARCHS = ("sm_80", "sm_90")
 KiB = 1024
 HOPPER = device.profile_info("h200")         # the GPU the CONFIGS list was written for (227 KiB a block)
@@ -138,345 +142,9 @@ def test_the_gpus_shared_memory_limit_is_applied():
     assert any("MIN_BLOCKS must be 1..6" in p for p in tc.config_problems(eight, gpu=device.profile_info("l4")))
 
 
-@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
-def test_swizzle_is_a_permutation_and_ldmatrix_is_conflict_free(cfg):
-    for cpr, rows in ((cfg["BK"] // 8, cfg["BM"]), (cfg["BN"] // 8, cfg["BK"])):
-        slots = sorted(tc.swizzle(r, c, cpr) for r in range(rows) for c in range(cpr))
-        assert slots == list(range(rows * cpr))
-        assert tc.ldmatrix_conflicts(cpr, rows) == 1
-        # cp.async stores: 8 consecutive threads write 8 consecutive logical chunks -> 8 different bank groups
-        for first in range(0, rows * cpr, 8):
-            groups = {tc.swizzle(i // cpr, i % cpr, cpr) % 8 for i in range(first, first + 8)}
-            assert len(groups) == 8
-
-
-XT_CONFIGS = [c for c in tc.CONFIGS if c.get("XT", 0)]
-
-
-def test_xt_is_a_tuner_candidate_and_the_default_is_unchanged():
-    assert XT_CONFIGS and not tc.DEFAULT_CONFIG.get("XT", 0)
-
-
-@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
-def test_xt_ldmatrix_offsets_are_compile_time_constants(cfg):
-    """XT keeps one register per 16-deep step (A) and per pair of n8 tiles (B) and adds everything else as a constant:
-    that is only right if the swizzle of row r + 16 i (A's mma tile i, B's step kk) is the swizzle of row r moved by
-    16 i rows. Checked for every lane, warp, tile and step of each config."""
-    acpr, bcpr = cfg["BK"] // 8, cfg["BN"] // 8
-    for lane in range(32):
-        a_row, a_chunk = lane & 15, lane >> 4
-        b_row, b_chunk = (lane & 7) + ((lane >> 3) & 1) * 8, lane >> 4
-        for kk in range(cfg["BK"] // 16):
-            for wm in range(0, cfg["BM"], cfg["WM"]):
-                base = tc.swizzle(wm + a_row, kk * 2 + a_chunk, acpr)
-                for i in range(cfg["WM"] // 16):
-                    assert tc.swizzle(wm + i * 16 + a_row, kk * 2 + a_chunk, acpr) == base + i * 16 * acpr
-            for wn in range(0, cfg["BN"], cfg["WN"]):
-                for j in range(0, cfg["WN"] // 8, 2):
-                    c = (wn + j * 8) // 8 + b_chunk
-                    assert tc.swizzle(kk * 16 + b_row, c, bcpr) == tc.swizzle(b_row, c, bcpr) + kk * 16 * bcpr
-
-
-def _xt_schedule(stages: int, k_tiles: int) -> list[tuple]:
-    """The XT loop's shared-memory events, in the order one thread issues them (kernels.cu, the `if (fast)` branch):
-    ("copy", stage, tile), ("commit",), ("wait", n), ("bar",), ("read", stage, tile, step), ("mma", tile, step)."""
-    steps, ev = 2, []                                     # BK = 32: two 16-deep steps
-    for s in range(stages):                               # prologue: every stage
-        if s < k_tiles:
-            ev.append(("copy", s, s))
-        ev.append(("commit",))
-    ev += [("wait", stages - 1), ("bar",), ("read", 0, 0, 0)]
-    for kt0 in range(0, k_tiles, stages):
-        for s in range(stages):
-            kt = kt0 + s
-            if kt >= k_tiles:
-                break
-            for kk in range(steps):
-                if kk + 1 < steps:
-                    ev += [("read", s, kt, kk + 1), ("mma", kt, kk)]
-                else:
-                    ev += [("mma", kt, kk), ("wait", stages - 2), ("bar",)]
-                    if kt + 1 < k_tiles:
-                        ev.append(("read", (s + 1) % stages, kt + 1, 0))
-                    ev.append(("mma", kt, kk))
-                    if kt + stages < k_tiles:
-                        ev.append(("copy", s, kt + stages))
-                    ev.append(("commit",))
-    return ev
-
-
-def _run_xt_model(events) -> list[tuple]:
-    """Replays _xt_schedule's events. cp.async groups complete in order; wait n leaves at most n of this thread's
-    groups in flight, and the barrier after it makes every thread's landed copies visible. Asserts that a read finds
-    its tile landed before the last barrier and that a copy into a stage comes after a barrier that followed every
-    read of the tile it replaces; returns the (tile, step) reads in order."""
-    groups, landed, visible, content, last_read_bar, bars, reads = [[]], set(), set(), {}, {}, 0, []
-    for e in events:
-        if e[0] == "copy":
-            _, st, tile = e
-            if st in content:
-                assert last_read_bar.get(content[st], -1) < bars, f"stage {st} refilled while tile {content[st]} is read"
-            content[st] = tile
-            groups[-1].append(tile)
-        elif e[0] == "commit":
-            groups.append([])
-        elif e[0] == "wait":
-            landed |= {t for g in groups[:-1][:max(len(groups) - 1 - e[1], 0)] for t in g}
-        elif e[0] == "bar":
-            bars += 1
-            visible = set(landed)
-        elif e[0] == "read":
-            _, st, tile, step = e
-            assert content.get(st) == tile and tile in visible, f"tile {tile} read before it landed"
-            last_read_bar[tile] = bars
-            reads.append((tile, step))
-    return reads
-
-
-@pytest.mark.parametrize("stages", [2, 3, 4, 6])
-@pytest.mark.parametrize("k_tiles", [1, 2, 3, 5, 8, 13])
-def test_xt_pipeline_reads_only_landed_tiles_and_refills_only_finished_stages(stages, k_tiles):
-    """Every tile is read at every step, in order, never before it landed, and no stage is refilled under a reader."""
-    assert _run_xt_model(_xt_schedule(stages, k_tiles)) == [(t, kk) for t in range(k_tiles) for kk in range(2)]
-
-
-def test_xt_pipeline_model_catches_a_short_wait_and_an_early_refill():
-    """The model can fail: wait<STAGES - 1> at the barrier (one group too many in flight), or a refill issued before
-    the barrier that ends the reads of the stage."""
-    ev = _xt_schedule(3, 6)
-    with pytest.raises(AssertionError, match="before it landed"):
-        _run_xt_model([("wait", 2) if e == ("wait", 1) else e for e in ev])
-    early = list(ev)
-    i = next(i for i, e in enumerate(early) if e[0] == "copy" and e[2] == 3)    # tile 3 into stage 0
-    bar = max(j for j in range(i) if early[j] == ("bar",))
-    early.insert(bar, early.pop(i))
-    with pytest.raises(AssertionError, match="refilled while"):
-        _run_xt_model(early)
-
-
-def _tile_from_copies(cfg, which, src, k0, chunks):
-    """Shared tile (in 8-element chunk slots) that a list of (slot, row, col8) copies produces from src; zero-fill
-    past K (A's columns, B's rows) as cp.async's src-size does."""
-    k = src.shape[1] if which == "A" else src.shape[0]
-    cpr = cfg["BK"] // 8 if which == "A" else cfg["BN"] // 8
-    rows = cfg["BM"] if which == "A" else cfg["BK"]
-    tile = np.full((rows * cpr, 8), np.nan)
-    for slot, r, c8 in chunks:
-        if which == "A":
-            tile[slot] = [src[r, k0 + c8 * 8 + e] if k0 + c8 * 8 + e < k else 0.0 for e in range(8)]
-        else:
-            tile[slot] = src[k0 + r, c8 * 8: c8 * 8 + 8] if k0 + r < k else 0.0
-    return tile
-
-
-@pytest.mark.parametrize("cfg", XT_CONFIGS, ids=tc.short)
-@pytest.mark.parametrize("k", [13, 70, 200])
-def test_xt_tail_copy_fills_the_tile_the_general_copy_fills(cfg, k):
-    """XT's partial last k-tile (load_tile_tail: thread t's chunk i at a constant distance from its chunk 0, A chunks
-    of one column, B chunks of whole rows) against load_tile's per-chunk indexing, on an interior block."""
-    nt = tc.config_threads(cfg)
-    acpr, bcpr = cfg["BK"] // 8, cfg["BN"] // 8
-    a_step, b_step = nt // acpr, nt // bcpr
-    rng = check.rng(41)
-    a = rng.integers(-4, 5, (cfg["BM"], k)).astype(np.float64)
-    b = rng.integers(-4, 5, (k, cfg["BN"])).astype(np.float64)
-    k0 = ((k - 1) // cfg["BK"]) * cfg["BK"]
-    for which, src, cpr, rows, step in (("A", a, acpr, cfg["BM"], a_step), ("B", b, bcpr, cfg["BK"], b_step)):
-        general = [(tc.swizzle(i // cpr, i % cpr, cpr), i // cpr, i % cpr) for i in range(rows * cpr)]
-        tail = [(tc.swizzle(t // cpr, t % cpr, cpr) + i * step * cpr, t // cpr + i * step, t % cpr)
-                for t in range(nt) for i in range(rows * cpr // nt)]
-        want = _tile_from_copies(cfg, which, src, k0, general)
-        got = _tile_from_copies(cfg, which, src, k0, tail)
-        assert not np.isnan(got).any(), f"{which}: a chunk slot was never written"
-        np.testing.assert_array_equal(got, want)
-
-
-def test_an_unswizzled_layout_would_conflict():
-    """The check can fail: without the XOR, 8 rows of 128 bytes put the same chunk on the same 4 banks."""
-    rows = [(r * 8 + 3) % 8 for r in range(8)]               # chunk 3 of rows 0..7, 8 chunks per row, no swizzle
-    assert max(rows.count(g) for g in set(rows)) == 8
-
-
 # ---------------------------------------------------------------------------------------------------------------------
-# CPU tier: a NumPy model of tc_02's data path, instruction by instruction, using the PTX ISA's fragment layouts
+# CPU tier: the variants
 # ---------------------------------------------------------------------------------------------------------------------
-def _ldmatrix(smem, addrs, trans):
-    """ldmatrix.x4: lanes 8q..8q+7 give the row addresses of matrix q; returns regs[q][lane] = (lo, hi)."""
-    regs = []
-    for q in range(4):
-        mat = np.stack([smem[addrs[8 * q + rr]] for rr in range(8)])      # 8 rows x 8 elements
-        if trans:
-            regs.append([(mat[2 * (l % 4), l // 4], mat[2 * (l % 4) + 1, l // 4]) for l in range(32)])
-        else:
-            regs.append([(mat[l // 4, 2 * (l % 4)], mat[l // 4, 2 * (l % 4) + 1]) for l in range(32)])
-    return regs
-
-
-def _mma_16816(acc, a, b):
-    """mma.sync m16n8k16 .row.col: a = 4 regs x 32 lanes, b = 2 regs x 32 lanes, acc[lane] = (d0, d1, d2, d3)."""
-    A = np.full((16, 16), np.nan)
-    B = np.full((16, 8), np.nan)
-    for l in range(32):
-        g, t = l // 4, l % 4
-        for reg, (r0, c0) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
-            A[g + r0, c0 + 2 * t: c0 + 2 * t + 2] = a[reg][l]
-        for reg, k0 in enumerate((0, 8)):
-            B[k0 + 2 * t: k0 + 2 * t + 2, g] = b[reg][l]
-    assert not np.isnan(A).any() and not np.isnan(B).any(), "a fragment element was never loaded"
-    D = A @ B
-    for l in range(32):
-        g, t = l // 4, l % 4
-        acc[l] += np.array([D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1]])
-
-
-def _model_block(cfg, a_tile, b_tile):
-    """C tile of one block for one k-tile, following tc_02_mma_sync's index arithmetic."""
-    bm, bn, bk, wm_, wn_ = (cfg[k] for k in ("BM", "BN", "BK", "WM", "WN"))
-    acpr, bcpr, nthreads = bk // 8, bn // 8, tc.config_threads(cfg)
-    As = np.full((bm * acpr, 8), np.nan)
-    Bs = np.full((bk * bcpr, 8), np.nan)
-    for tid in range(nthreads):                                            # load_tile
-        for i in range(bm * acpr // nthreads):
-            r, c = divmod(tid + i * nthreads, acpr)
-            As[tc.swizzle(r, c, acpr)] = a_tile[r, 8 * c: 8 * c + 8]
-        for i in range(bk * bcpr // nthreads):
-            r, c = divmod(tid + i * nthreads, bcpr)
-            Bs[tc.swizzle(r, c, bcpr)] = b_tile[r, 8 * c: 8 * c + 8]
-    assert not np.isnan(As).any() and not np.isnan(Bs).any(), "a shared-memory chunk was never written"
-    warps_n, mt, nt = bn // wn_, wm_ // 16, wn_ // 8
-    C = np.full((bm, bn), np.nan)
-    for warp in range(nthreads // 32):
-        wm, wn = (warp // warps_n) * wm_, (warp % warps_n) * wn_
-        acc = np.zeros((mt, nt, 32, 4))
-        for kk in range(bk // 16):
-            af = [_ldmatrix(As, [tc.swizzle(wm + i * 16 + (l & 15), kk * 2 + (l >> 4), acpr) for l in range(32)],
-                            False) for i in range(mt)]
-            bf = [None] * nt
-            for j in range(0, nt, 2):
-                regs = _ldmatrix(Bs, [tc.swizzle(kk * 16 + (l & 7) + ((l >> 3) & 1) * 8,
-                                                 (wn + j * 8) // 8 + (l >> 4), bcpr) for l in range(32)], True)
-                bf[j], bf[j + 1] = (regs[0], regs[1]), (regs[2], regs[3])
-            for i in range(mt):
-                for j in range(nt):
-                    _mma_16816(acc[i, j], af[i], bf[j])
-        for l in range(32):                                                # epilogue
-            g, t = l // 4, l % 4
-            for i in range(mt):
-                for j in range(nt):
-                    for h in range(2):
-                        C[wm + i * 16 + g + 8 * h, wn + j * 8 + 2 * t: wn + j * 8 + 2 * t + 2] = \
-                            acc[i, j, l, 2 * h: 2 * h + 2]
-    return C
-
-
-@pytest.mark.parametrize("cfg", [tc._cfg(64, 64, 32, 32, 32, 2), tc._cfg(32, 64, 64, 32, 32, 2),
-                                 tc._cfg(64, 128, 32, 32, 64, 2)], ids=tc.short)
-def test_numpy_model_of_the_mma_sync_data_path(cfg):
-    """Swizzled stores, ldmatrix lane roles (.trans for B), m16n8k16 fragment layouts and the epilogue mapping,
-    composed, give A @ B exactly - on small block tiles with the kernel's arithmetic (BK 32 and 64, 64- and 128-byte
-    rows, warp tiles 32 wide and 64 wide). Integer inputs make the products exact."""
-    rng = check.rng(31)
-    a = rng.integers(-4, 5, (cfg["BM"], cfg["BK"])).astype(np.float64)
-    b = rng.integers(-4, 5, (cfg["BK"], cfg["BN"])).astype(np.float64)
-    c = _model_block(cfg, a, b)
-    assert not np.isnan(c).any(), "an element of C was never written"
-    np.testing.assert_array_equal(c, a @ b)
-
-
-def test_numpy_model_catches_a_wrong_lane_role():
-    """The model can fail: B loaded without .trans gives the wrong product."""
-    cfg = tc._cfg(32, 64, 32, 32, 32, 2)
-    global _ldmatrix
-    real = _ldmatrix
-    try:
-        _ldmatrix = lambda smem, addrs, trans: real(smem, addrs, False)    # noqa: E731
-        rng = check.rng(2)
-        a = rng.integers(-4, 5, (32, 32)).astype(np.float64)
-        b = rng.integers(-4, 5, (32, 64)).astype(np.float64)
-        assert not np.array_equal(_model_block(cfg, a, b), a @ b)
-    finally:
-        _ldmatrix = real
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# CPU tier: the Triton variant in the interpreter, argument validation, the CLI
-# ---------------------------------------------------------------------------------------------------------------------
-def _host(shape, dtype, seed, *, offset=0, pad=0):
-    """A host matrix (NumPy fp16 / CPU torch bf16) of standard-normal values, optionally `offset` elements into a
-    buffer and with `pad` NaN columns after each row (a row-stride view)."""
-    rows, cols = shape
-    buf = np.full(offset + rows * (cols + pad) + 1, np.nan)
-    view = buf[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)
-    view[:, :cols] = check.rng(seed).standard_normal((rows, cols))
-    full = arrays.from_numpy(buf, dtype, "cpu")
-    return full[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)[:, :cols]
-
-
-@pytest.mark.cpu_only
-@pytest.mark.parametrize("mnk,dtype,offset,pad", [
-    ((1, 1, 1), "bfloat16", 0, 0), ((127, 33, 19), "float16", 0, 0), ((17, 9, 13), "bfloat16", 1, 3),
-    ((40, 24, 50), "float16", 3, 0), ((33, 18, 21), "bfloat16", 0, 11)])
-def test_triton_interpreter_matches_float64(mnk, dtype, offset, pad):
-    m, n, k = mnk
-    a, b = _host((m, k), dtype, 1, offset=offset, pad=pad), _host((k, n), dtype, 2, offset=offset, pad=pad)
-    out = check.poisoned((m, n), dtype, a)
-    tc.gemm_triton(a, b, out=out)
-    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
-    check.assert_close(out, ref, tol=tc.tolerance(mnk, dtype), what=f"triton {mnk} {dtype}")
-
-
-@pytest.mark.cpu_only
-def test_triton_interpreter_fp32_output():
-    a, b = _host((20, 30), "bfloat16", 3), _host((30, 12), "bfloat16", 4)
-    out = tc.gemm_triton(a, b, out_dtype="float32")
-    assert arrays.dtype_name(out) == "float32"
-    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
-    check.assert_close(out, ref, tol=tc.tolerance((20, 12, 30), "bfloat16", "float32"))
-
-
-def test_tolerance_scales_with_k_and_dtype():
-    small, big = tc.tolerance((8, 8, 64), "float16"), tc.tolerance((8, 8, 65536), "float16")
-    assert big.elem > small.elem and big.rel_norm > small.rel_norm
-    assert tc.tolerance((8, 8, 64), "float16", "float32").elem < 1e-4 < small.elem
-    # a result off by one bf16 ulp everywhere would still pass; one off by a whole product must not
-    assert tc.tolerance((8, 8, 4096), "bfloat16").elem < 0.02
-
-
-@pytest.mark.cpu_only
-def test_empty_and_k_zero():
-    a = _host((0, 5), "float16", 1)
-    b = _host((5, 3), "float16", 2)
-    assert tuple(tc.gemm_triton(a, b).shape) == (0, 3)
-    z = tc.gemm_triton(_host((3, 0), "bfloat16", 1), _host((0, 4), "bfloat16", 2))
-    assert tuple(z.shape) == (3, 4) and float(np.abs(arrays.to_numpy(z)).max()) == 0.0
-
-
-@pytest.mark.cpu_only
-def test_bad_input_is_rejected_with_the_argument_named():
-    a, b = _host((8, 5), "float16", 1), _host((5, 6), "float16", 2)
-    with pytest.raises(ValueError, match="inner dimensions differ"):
-        tc.gemm_triton(a, a)
-    with pytest.raises(TypeError, match="a: dtype float32"):
-        tc.gemm_triton(a.astype(np.float32), b)
-    with pytest.raises(TypeError, match="dtypes must match"):
-        tc.gemm_triton(a, _host((5, 6), "bfloat16", 2))
-    with pytest.raises(ValueError, match="a: expected a 2-D"):
-        tc.gemm_triton(a.reshape(2, 4, 5), b)
-    with pytest.raises(ValueError, match="a: rows must be contiguous"):
-        tc.gemm_triton(np.ascontiguousarray(a.T).T, b)
-    with pytest.raises(ValueError, match="out: expected shape"):
-        tc.gemm_triton(a, b, out=np.empty((8, 7), np.float16))
-    with pytest.raises(TypeError, match="out: dtype float16"):
-        tc.gemm_triton(a, b, out=np.empty((8, 6), np.float16), out_dtype="float32")
-    with pytest.raises(ValueError, match="out_dtype"):
-        tc.gemm_triton(a, b, out_dtype="float64")
-    buf = np.zeros(200, np.float16)
-    with pytest.raises(ValueError, match="share memory"):
-        tc.gemm_triton(buf[:40].reshape(8, 5), buf[40:70].reshape(5, 6), out=buf[60:108].reshape(8, 6))
-    with pytest.raises(TypeError, match="a: expected an array"):
-        tc.gemm_triton([[1.0]], b)
-
-
 def test_cuda_wrappers_refuse_to_run_without_a_gpu():
     if device.has_gpu():
         pytest.skip("a GPU is present")
@@ -484,6 +152,11 @@ def test_cuda_wrappers_refuse_to_run_without_a_gpu():
     for fn in (tc.gemm_wmma, tc.gemm_mma):
         with pytest.raises(TypeError, match="expected a GPU array"):   # validation runs before the GPU check
             fn(a, a)
+
+
+def test_the_tuning_record_is_named_after_the_lab():
+    """mma_configs.py names the --tune record without importing lab.py: it must stay LAB + "_tuned"."""
+    assert tc.TUNED == tc.LAB + "_tuned"
 
 
 def test_wgmma_variant_is_listed_and_needs_sm90():
@@ -612,7 +285,7 @@ def test_set_triton_autotune_off_runs_one_fixed_tile(no_overrides):
 
 
 def test_main_quick_exits_zero(capsys):
-    assert tc.main(["--quick", "--no-bench"]) == 0
+    assert lab_main(tc)(["--quick", "--no-bench"]) == 0
     text = capsys.readouterr().out
     assert "tc_02_mma_sync" in text and ("interpreter" in text or device.has_gpu())
 
@@ -640,139 +313,3 @@ def test_plot_redraws_from_the_committed_json(tmp_path):
     # a newer run also records rung 03's head to head: its plot is drawn from the JSON too
     data["wgmma"] = [{"shape": "8192x8192x8192", "wgmma_tflops": 2.0, "cublas_tflops": 2.1}]
     assert os.path.basename(tcb.plot(data, str(tmp_path))[-1]) == tc.LAB + "_wgmma.png"
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# GPU tier
-# ---------------------------------------------------------------------------------------------------------------------
-CUDA_FNS = [tc.gemm_wmma, tc.gemm_mma]
-ALL_FNS = CUDA_FNS + [tc.gemm_triton]
-
-
-def _dev(shape, dtype, seed, *, offset=0, pad=0, fill=np.nan):
-    """A GPU matrix (CuPy fp16 / torch bf16), `offset` elements into its buffer, `pad` poisoned columns per row."""
-    rows, cols = shape
-    host = np.full(offset + rows * (cols + pad) + 8, fill)
-    v = host[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)
-    v[:, :cols] = check.rng(seed).standard_normal((rows, cols))
-    full = arrays.from_numpy(host, dtype, "cuda")
-    return full[offset: offset + rows * (cols + pad)].reshape(rows, cols + pad)[:, :cols]
-
-
-def _check(fn, a, b, out, dtype, od=None, **kw):
-    m, k = (int(s) for s in a.shape)
-    n = int(b.shape[1])
-    res = fn(a, b, out=out, **kw) if od is None else fn(a, b, out=out, out_dtype=od, **kw)
-    ref = tc.reference(arrays.to_numpy(a), arrays.to_numpy(b))
-    check.assert_close(res, ref, tol=tc.tolerance((m, n, k), dtype, od), what=f"{fn.__name__} {m}x{n}x{k} {dtype}")
-
-
-@gpu
-@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("dtype", tc.DTYPES)
-@pytest.mark.parametrize("mnk", [(1, 1, 1), (127, 129, 131), (1000, 1000, 8), (33, 65, 13), (300, 257, 1000),
-                                 (2, 4100, 40), (4100, 3, 70), (256, 512, 520)])
-def test_awkward_shapes(fn, dtype, mnk):
-    m, n, k = mnk
-    a, b = _dev((m, k), dtype, 1), _dev((k, n), dtype, 2)
-    _check(fn, a, b, check.poisoned((m, n), dtype, a), dtype)
-
-
-@gpu
-@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("dtype", tc.DTYPES)
-@pytest.mark.parametrize("offset,pad", [(1, 0), (3, 0), (0, 3), (0, None), (1, 5)],
-                         ids=["start+1", "start+3", "stride+3", "stride-multiple-of-8", "both"])
-def test_misaligned_and_strided_views(fn, dtype, offset, pad):
-    """Odd starts and row strides that are not a multiple of 8 take the element-wise path; row strides rounded up to
-    a multiple of 8 with K = 70 and N = 130 (not multiples of 8) take the zero-filling partial cp.async path. Pad
-    columns hold NaN: a kernel that read past a row's end would put NaN into C."""
-    m, n, k = 150, 130, 70
-    pa, pb = ((-k) % 8, (-n) % 8) if pad is None else (pad, pad)
-    a, b = _dev((m, k), dtype, 3, offset=offset, pad=pa), _dev((k, n), dtype, 4, offset=offset, pad=pb)
-    flags = tc.vec_flags(a, b, a, *(tc._row_stride(x, y) for x, y in (("a", a), ("b", b), ("a", a))))
-    if offset or (k + pa) % 8 or (n + pb) % 8:     # a row stride (in elements) that is not a multiple of 8
-        assert flags & (tc.VEC_A | tc.VEC_B) == 0
-    else:
-        assert flags & (tc.VEC_A | tc.VEC_B) == (tc.VEC_A | tc.VEC_B)
-    out_full = check.poisoned((m, n + 1), dtype, a)
-    out = out_full[:, 1:] if offset else out_full[:, :n]             # a C view: odd start, row stride N + 1
-    _check(fn, a, b, out, dtype)
-    spare = arrays.to_numpy(out_full[:, 0] if offset else out_full[:, n])
-    assert np.isnan(spare).all(), "wrote outside C"
-
-
-@gpu
-@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("dtype", tc.DTYPES)
-def test_fp32_output(fn, dtype):
-    a, b = _dev((200, 300), dtype, 5), _dev((300, 170), dtype, 6)
-    _check(fn, a, b, check.poisoned((200, 170), "float32", a), dtype, "float32")
-
-
-@gpu
-@pytest.mark.parametrize("fn", ALL_FNS, ids=lambda f: f.__name__)
-def test_empty_arrays(fn):
-    for dtype in tc.DTYPES:
-        a, b = _dev((0, 7), dtype, 1), _dev((7, 5), dtype, 2)
-        assert tuple(fn(a, b).shape) == (0, 5)
-        assert tuple(fn(_dev((4, 7), dtype, 1), _dev((7, 0), dtype, 2)).shape) == (4, 0)
-        z = fn(_dev((3, 0), dtype, 1), _dev((0, 4), dtype, 2))
-        assert float(np.abs(arrays.to_numpy(z)).max()) == 0.0
-
-
-@gpu
-@pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
-def test_every_config_on_edge_shapes(cfg):
-    if tc.config_problems(cfg, device.info().smem_per_block_optin):
-        pytest.skip("does not fit this GPU's shared memory")
-    assert tcb._edge_check(cfg) == ""
-
-
-@gpu
-@pytest.mark.parametrize("cfg", XT_CONFIGS, ids=tc.short)
-@pytest.mark.parametrize("mnk", [(259, 517, 1000), (384, 640, 70), (130, 1030, 13), (515, 260, 4 * 32 * 7 + 5)])
-def test_xt_configs_on_interior_blocks_with_k_tails(cfg, mnk):
-    """XT runs only the blocks that take the fast copies (interior tiles, 16-byte capable operands): row strides
-    rounded up to a multiple of 8 (pad columns NaN) keep the VEC flags on while K is not a multiple of 8 or of BK,
-    so the partial last k-tile goes through load_tile_tail; several rounds of STAGES k-tiles; C poisoned."""
-    if tc.config_problems(cfg, device.info().smem_per_block_optin):
-        pytest.skip("does not fit this GPU's shared memory")
-    m, n, k = mnk
-    for dtype in tc.DTYPES:
-        a = _dev((m, k), dtype, 11, pad=(-k) % 8)
-        b = _dev((k, n), dtype, 12, pad=(-n) % 8)
-        flags = tc.vec_flags(a, b, a, tc._row_stride("a", a), tc._row_stride("b", b), tc._row_stride("a", a))
-        assert flags & (tc.VEC_A | tc.VEC_B) == (tc.VEC_A | tc.VEC_B)
-        _check(tc.gemm_mma, a, b, check.poisoned((m, n), dtype, a), dtype, config=cfg)
-
-
-@gpu
-def test_bad_input_on_gpu():
-    import cupy
-    import torch
-
-    a16 = _dev((8, 5), "float16", 1)
-    abf = _dev((8, 5), "bfloat16", 1)
-    for fn in ALL_FNS:
-        with pytest.raises(TypeError, match="dtype float32"):
-            fn(a16.astype(cupy.float32), a16.astype(cupy.float32).T.copy())
-        with pytest.raises(TypeError, match="dtypes must match|same library"):
-            fn(abf, torch.from_dlpack(a16.T.copy()))
-        with pytest.raises(TypeError, match="expected a GPU array"):
-            fn(np.zeros((8, 5), np.float16), np.zeros((5, 3), np.float16))
-        with pytest.raises(ValueError, match="inner dimensions"):
-            fn(a16, a16)
-    # torch fp16 tensors work too (same pointer path as bf16)
-    t = torch.from_dlpack(_dev((33, 40), "float16", 2))
-    u = torch.from_dlpack(_dev((40, 17), "float16", 3))
-    _check(tc.gemm_mma, t, u, None, "float16")
-
-
-@gpu
-def test_wgmma_variant_when_present():
-    v = next(v for v in tc.VARIANTS if v.name == "cuda 03 wgmma+TMA")
-    skip_unless_available(v)
-    for dtype in v.dtypes:
-        a, b = _dev((300, 520), dtype, 7), _dev((520, 260), dtype, 8)
-        _check(v.fn, a, b, check.poisoned((300, 260), dtype, a), dtype)

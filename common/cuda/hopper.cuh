@@ -2,8 +2,9 @@
 // records who hung instead of hanging), TMA tensor copies that complete on an mbarrier, the wgmma shared-memory
 // matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with -arch=sm_90a.
 //
-// First user: lab 4.6's kernels_hopper.cu (attention). Lab 4.3's kernels_wgmma.cu keeps its own copies of the same
-// wrappers (written first, left as they are); the two agree line for line in meaning.
+// Users: lab 4.6's kernels_hopper.cu (attention) and lab 4.3's kernels_wgmma.cu (GEMM), which keeps only its own
+// bounded wait (a 4-word hang record) and its 2-D TMA, multicast and cluster helpers. The host twin of this header,
+// tensor maps, descriptors and launches, is common/hopper.py.
 #pragma once
 
 #include "cp_async.cuh"       // smem_u32

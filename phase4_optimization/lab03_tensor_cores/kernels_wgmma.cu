@@ -168,7 +168,7 @@
 #if EPI_TMA
 #define C_BOXES (4 / C_PASSES)                // boxes in one consumer's buffer (4: all 256 columns of its rows)
 #define C_BYTES (CONSUMERS * C_BOXES * C_BOX_BYTES)  // 64 KiB (32 KiB with C_PASSES = 2)
-#define EPI_C_PARAM , const __grid_constant__ TmaDesc tma_c
+#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c
 #define EPI_FLAG_PARAM , int c_tma
 #else
 #define C_BYTES 0
@@ -203,42 +203,16 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#include "cp_async.cuh"       // smem_u32 (this rung's copies are TMA's, not cp.async)
-
-// The driver's CUtensorMap is 128 opaque bytes, 64-byte aligned; only its address is used in device code.
-struct __align__(64) TmaDesc {
-    u64 opaque[16];
-};
+// The sm_90a primitives this kernel shares with lab 4.6's (mbar_init, mbar_init_fence, mbar_arrive_expect_tx,
+// mbar_arrive, mbar_try_wait; the driver's CUtensorMap as TmaMap; the wgmma descriptor wgmma_desc_128b, wgmma_fence /
+// commit / wait, fence_regs; setmaxnreg_dec / _inc) come from the shared header; smem_u32 through its cp_async.cuh.
+#include "hopper.cuh"
 
 // ---------------------------------------------------------------------------------------------------------------------
-// mbarrier, TMA, wgmma and register-budget primitives (PTX ISA 8.x, sm_90a)
+// This kernel's own mbarrier wait, TMA and cluster primitives (PTX ISA 8.x, sm_90a)
 // ---------------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ u32 mbar_try_wait(u32 bar, u32 parity) {
-    u32 ok;
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-        "selp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(ok)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    return ok;
-}
-
 // Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 2) | (what << 1) | parity}.
-// The host reads it after the launch (wgmma.py: hang_report). A timed-out thread leaves the kernel instead
+// The host reads it after the launch (wgmma_launch.py: hang_report). A timed-out thread leaves the kernel instead
 // of trapping, so the context survives and the report can be read; the result is then wrong, and says so.
 __device__ u32 gemm_wgmma_hang[4];
 
@@ -268,7 +242,7 @@ __device__ __forceinline__ bool mbar_wait(u32 bar, u32 parity, u32 what) {
 
 // 2-D tile copy global -> shared through a tensor map: coordinates are (innermost = column, row) in elements;
 // out-of-bounds parts of the box are zero-filled and still count toward the transaction bytes.
-__device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar) {
+__device__ __forceinline__ void tma_load_2d(u32 dst, const TmaMap* map, int c0, int c1, u32 bar) {
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
         ::"r"(dst), "l"((u64)map), "r"(c0), "r"(c1), "r"(bar)
@@ -277,7 +251,7 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0,
 
 // The same copy delivered to every block of the cluster named in `mask` (bit i = cluster rank i), at the same
 // shared-memory offset, each block's mbarrier at `bar`'s offset counting the bytes that land in that block.
-__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar,
+__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const TmaMap* map, int c0, int c1, u32 bar,
                                                       unsigned short mask) {
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
@@ -317,7 +291,7 @@ __device__ __forceinline__ void cluster_sync() {
 
 // The store side of TMA (EPI_TMA): a 2-D box shared -> global through a tensor map (coordinates innermost first;
 // parts of the box outside the tensor are not written), tracked per issuing thread in bulk groups.
-__device__ __forceinline__ void tma_store_2d(const TmaDesc* map, u32 src, int c0, int c1) {
+__device__ __forceinline__ void tma_store_2d(const TmaMap* map, u32 src, int c0, int c1) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
                  ::"l"((u64)map), "r"(c0), "r"(c1), "r"(src)
                  : "memory");
@@ -350,27 +324,9 @@ __device__ __forceinline__ u32 pack_pair(float x, float y) {
     return v;
 }
 
-// Shared-memory matrix descriptor (PTX "matrix descriptor format"): bits 0-13 start address >> 4, 16-29 leading
-// byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
-// 62-63 swizzle mode (1 = 128-byte swizzle). wgmma.py mirrors this in smem_descriptor() and tests it.
-__device__ __forceinline__ u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
-    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((lbo >> 4) & 0x3FFF) << 16) | ((u64)((sbo >> 4) & 0x3FFF) << 32) |
-           (1ull << 62);
-}
-
-// Tell the compiler the accumulators are read and written here, so it neither moves their uses across the
-// wgmma fence/wait points nor copies them while an asynchronous MMA owns them. Emits no instruction.
-__device__ __forceinline__ void fence_acc(float (&d)[128]) {
-#pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
+// The operands' shared-memory matrix descriptors are hopper.cuh's wgmma_desc_128b (start address, LBO, SBO, 128-byte
+// swizzle, base offset 0: every tile is 1024-byte aligned); common/hopper.py mirrors it in smem_descriptor() and
+// wgmma_layout.py's operand_descriptors() builds this kernel's, which the tests read back through the NumPy model.
 
 // D[64x256] (+)= A[64x16] (K-major, from shared) * B[16x256] (N-major, from shared: imm-trans-b = 1; or K-major
 // with B_KMAJOR=1, imm-trans-b = 0).
@@ -508,7 +464,7 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
 
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR
-gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b EPI_C_PARAM,
+gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ TmaMap tma_b EPI_C_PARAM,
                unsigned short* __restrict__ c, int M, int N, int K, int ldc, int pair_store EPI_FLAG_PARAM
                EPI_OPS_PARAM) {
     extern __shared__ unsigned char smem_raw[];
@@ -542,7 +498,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
             mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4 * CLUSTER);
         }
         // make the initialised barriers visible to the async proxy (the TMA engine completes on them)
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        mbar_init_fence();
     }
 #if CLUSTER > 1
     cluster_sync();    // the partner's barriers are initialised before anyone multicasts into them
@@ -552,7 +508,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
 
     if (wg == 0) {
         // ------------------------------------------------------------------ producer warpgroup
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        setmaxnreg_dec<40>();
         if (threadIdx.x == 0) {
             int it = 0;
             for (int t = first; t < units; t += step) {
@@ -589,7 +545,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
         }
     } else {
         // ------------------------------------------------------------------ consumer warpgroups
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        setmaxnreg_inc<232>();
         const int cw = wg - 1;                        // which 64-row half of the tile
         // a slot is free again for this block's producer and (CLUSTER = 2) the partner's, whose multicast fills it
         auto release_slot = [&](u32 bar) {
@@ -620,11 +576,11 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk) {
-                    const u64 da = smem_desc(a0 + 32 * kk, 16, 1024);            // K-major: +32 B per 16 K
+                    const u64 da = wgmma_desc_128b(a0 + 32 * kk, 16, 1024);      // K-major: +32 B per 16 K
 #if B_KMAJOR
-                    const u64 db = smem_desc(b0 + 32 * kk, 16, 1024);             // K-major, like A
+                    const u64 db = wgmma_desc_128b(b0 + 32 * kk, 16, 1024);       // K-major, like A
 #else
-                    const u64 db = smem_desc(b0 + 2048 * kk, B_BOX_BYTES, 1024);  // N-major: +16 rows per 16 K
+                    const u64 db = wgmma_desc_128b(b0 + 2048 * kk, B_BOX_BYTES, 1024);  // N-major: +16 rows per 16 K
 #endif
                     wgmma_m64n256k16(d, da, db, (kt | kk) != 0);
                 }
@@ -638,7 +594,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ Tm
                 prev = s;
             }
             wgmma_wait<0>();
-            fence_acc(d);
+            fence_regs(d);
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
 #if EPI_OPS

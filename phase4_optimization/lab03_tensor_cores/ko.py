@@ -15,9 +15,6 @@ KO = {
     "wgmma is Hopper-only (sm_90a, compute capability 9.0); this GPU is {arch}":
         "wgmma는 Hopper 전용입니다(sm_90a, compute capability 9.0). 이 GPU는 {arch}입니다",
     "no CUDA GPU ({why})": "CUDA GPU 없음 ({why})",
-    "NVRTC is not installed (pip install 'nvidia-cuda-nvrtc==13.0.*')":
-        "NVRTC가 설치되어 있지 않습니다 (pip install 'nvidia-cuda-nvrtc==13.0.*')",
-    "libcuda.so.1 cannot be loaded ({error})": "libcuda.so.1을 불러올 수 없습니다 ({error})",
     "{case}: the mma.sync ceiling, one full wave": "{case}: mma.sync 한계, 꽉 찬 wave 하나",
     "{case}, autotune candidate {i} of {n}": "{case}, autotune 후보 {n}개 중 {i}번째",
     "autotuned ({source})": "autotuning ({source})",
