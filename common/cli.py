@@ -251,8 +251,8 @@ def mode_line() -> str:
     """What will run: on the GPU, or the interpreter plus compile reports."""
     if device.has_gpu():
         return tr("GPU: {name} - CUDA C and Triton kernels run for real", name=device.info().name)
-    return tr("no GPU ({why}): Triton kernels run in the interpreter (slow, correct), CUDA C kernels are compiled with "
-              "NVRTC and their resources shown, nothing is timed on a GPU", why=tr(device.no_gpu_reason()))
+    return tr("no GPU - {why}. Triton kernels run in the interpreter (slow, correct), CUDA C kernels are compiled "
+              "with NVRTC and their resources shown, nothing is timed on a GPU", why=tr(device.no_gpu_reason()))
 
 
 class progress:

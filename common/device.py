@@ -142,8 +142,8 @@ def _probe() -> tuple[bool, str]:
     except Exception as e:  # CUDARuntimeError: no driver, driver too old, no device
         msg = str(e)
         if "InsufficientDriver" in msg:
-            return False, ("no usable NVIDIA driver (cudaErrorInsufficientDriver: none installed, or older than "
-                           "this CuPy wheel needs)")
+            return False, ("no usable NVIDIA driver: none is installed, or it is older than this CuPy wheel needs "
+                           "(cudaErrorInsufficientDriver)")
         if "NoDevice" in msg:
             return False, "the driver reports no CUDA device (cudaErrorNoDevice)"
         return False, f"CUDA is unavailable: {msg}"
@@ -417,7 +417,7 @@ def describe(arch: str | None = None) -> str:
     d = current(arch)
     ds = d.datasheet.get("hbm_gbps")
     head = f"{d.name} ({d.arch})" if not d.simulated else \
-        tr("no GPU ({why}); describing {name} ({arch}, {family}) from the table", why=tr(no_gpu_reason()),
+        tr("no GPU - {why}. Describing {name} ({arch}, {family}) from the table", why=tr(no_gpu_reason()),
            name=d.name, arch=d.arch, family=arch_info(d.arch).family)
     lines = [
         tr("{head}, {sms} SMs, {l2} MiB L2, {smem} KiB shared/SM, {regs} registers/SM, {mem} GiB", head=head,

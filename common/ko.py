@@ -4,14 +4,14 @@ common/i18n.py reads every such catalogue; docs/GLOSSARY.ko.md says which words 
 KO = {
     # the mode line and the machine
     "GPU: {name} - CUDA C and Triton kernels run for real": "GPU: {name} - CUDA C와 Triton 커널을 실제로 실행합니다",
-    "no GPU ({why}): Triton kernels run in the interpreter (slow, correct), CUDA C kernels are compiled with NVRTC and "
-    "their resources shown, nothing is timed on a GPU":
-        "GPU 없음({why}): Triton 커널은 interpreter에서 실행합니다(느리지만 결과는 정확합니다). CUDA C 커널은 NVRTC로 "
+    "no GPU - {why}. Triton kernels run in the interpreter (slow, correct), CUDA C kernels are compiled with NVRTC "
+    "and their resources shown, nothing is timed on a GPU":
+        "GPU 없음 - {why}. Triton 커널은 interpreter에서 실행합니다(느리지만 결과는 정확합니다). CUDA C 커널은 NVRTC로 "
         "컴파일하고 자원 사용량을 보여 줍니다. GPU에서 시간을 재는 것은 없습니다",
     "COURSE_FORCE_CPU=1 is set": "COURSE_FORCE_CPU=1이 설정되어 있습니다",
-    "no usable NVIDIA driver (cudaErrorInsufficientDriver: none installed, or older than this CuPy wheel needs)":
-        "쓸 수 있는 NVIDIA driver가 없습니다(cudaErrorInsufficientDriver: 설치되어 있지 않거나, 이 CuPy wheel이 "
-        "요구하는 것보다 오래되었습니다)",
+    "no usable NVIDIA driver: none is installed, or it is older than this CuPy wheel needs (cudaErrorInsufficientDriver)":
+        "쓸 수 있는 NVIDIA driver가 없습니다. 설치되어 있지 않거나, 이 CuPy wheel이 요구하는 것보다 오래되었습니다 "
+        "(cudaErrorInsufficientDriver)",
     "the driver reports no CUDA device (cudaErrorNoDevice)": "driver가 CUDA 장치를 찾지 못했습니다(cudaErrorNoDevice)",
     "the driver reports no CUDA device": "driver가 CUDA 장치를 찾지 못했습니다",
     "{what} needs a CUDA GPU, and none is usable: {why}. Without a GPU the course runs Triton kernels in the "
@@ -26,8 +26,8 @@ KO = {
     "--gpu {gpu}: this machine has a GPU ({name}), whose own figures are used; --gpu only chooses the GPU of --plan here":
         "--gpu {gpu}: 이 컴퓨터에는 GPU({name})가 있어서 그 GPU의 수치를 씁니다. 여기서 --gpu는 --plan이 설명할 GPU만 "
         "고릅니다",
-    "no GPU ({why}); describing {name} ({arch}, {family}) from the table":
-        "GPU 없음({why}). 표에 있는 {name}({arch}, {family})을 설명합니다",
+    "no GPU - {why}. Describing {name} ({arch}, {family}) from the table":
+        "GPU 없음 - {why}. 표에 있는 {name}({arch}, {family})을 설명합니다",
     "{head}, {sms} SMs, {l2} MiB L2, {smem} KiB shared/SM, {regs} registers/SM, {mem} GiB":
         "{head}, SM {sms}개, L2 {l2} MiB, SM당 shared memory {smem} KiB, SM당 register {regs}개, 메모리 {mem} GiB",
     "clocks: SM {sm} MHz, memory {mem} MHz x {bus}-bit bus = {gbps} GB/s from the clock":
@@ -213,4 +213,9 @@ KO = {
     "not run: {why}": "실행하지 않음: {why}",
     "usage error": "사용법 오류",
     "{phase}: no lab takes these arguments ({why}); passed over": "{phase}: 이 인자를 받는 랩이 없어 건너뜁니다 ({why})",
+    " (did you mean {names}?)": " ({names}을(를) 말씀하신 건가요?)",
+    "--only {only}: no such lab{hint}; the labs are {labs}": "--only {only}: 그런 랩이 없습니다{hint}. 랩은 {labs}입니다",
+    "NVRTC is not installed (pip install 'nvidia-cuda-nvrtc==13.0.*')":
+        "NVRTC가 설치되어 있지 않습니다 (pip install 'nvidia-cuda-nvrtc==13.0.*')",
+    "libcuda.so.1 cannot be loaded ({error})": "libcuda.so.1을 불러올 수 없습니다 ({error})",
 }

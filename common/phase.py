@@ -47,7 +47,13 @@ def select_labs(p: argparse.ArgumentParser, labs: list[str], only: list[str] | N
         return list(labs)
     chosen = [n for n in labs if any(o in n for o in only)]
     if not chosen:
-        p.error(f"--only {' '.join(only)}: no such lab; the labs are {', '.join(labs)}")
+        import difflib
+
+        words = {w: n for n in labs for w in [n, *n.split("_")[1:]]}      # lab07_softmax: also "softmax"
+        close = [words[w] for o in only for w in difflib.get_close_matches(o, list(words), n=2, cutoff=0.6)]
+        hint = tr(" (did you mean {names}?)", names=" or ".join(dict.fromkeys(close))) if close else ""
+        p.error(tr("--only {only}: no such lab{hint}; the labs are {labs}", only=" ".join(only), hint=hint,
+                   labs=", ".join(labs)))
     return chosen
 
 

@@ -107,3 +107,20 @@ def _no_leftover_overrides():
 
     config.set_overrides([])
     config.forget()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The skipped tests counted by reason, one line a reason (not one line a test file): on a machine without a GPU
+    most of the GPU tier skips for the same reason."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    reasons: dict[str, int] = {}
+    for rep in skipped:
+        longrepr = rep.longrepr
+        why = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        why = why.removeprefix("Skipped: ")
+        reasons[why] = reasons.get(why, 0) + 1
+    terminalreporter.section(f"{len(skipped)} skipped, by reason", sep="-")
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{n:6d}  {why}")

@@ -142,5 +142,5 @@ def test_the_mode_line_is_printed_once_per_run():
     r = _run("-m", "tools.run_phases", "--quick", "--no-json", "--no-plot", "--only", "lab02_vector_add",
              "--only", "lab07_softmax")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    needle = "no GPU (" if not device.has_gpu() else "GPU: "
+    needle = "no GPU - " if not device.has_gpu() else "GPU: "
     assert r.stdout.count(needle) == 1, r.stdout[:3000]

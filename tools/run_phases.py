@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -19,7 +20,8 @@ PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimiz
 
 
 def main(argv=None) -> int:
-    from common import cli, lab, phase
+    from common import cli, lab, phase, report
+    from common.i18n import tr
 
     argv = list(sys.argv[1:] if argv is None else argv)
     pkgs = [importlib.import_module(p) for p in PHASES]
@@ -39,15 +41,22 @@ def main(argv=None) -> int:
         return 0
     chosen = set(phase.select_labs(parser, names, args.only))
     cli.print_mode_line()
-    status = 0
+    status, summary = 0, []
     for p, pkg in zip(PHASES, pkgs):
         mine = [n for n in pkg.LABS if n in chosen]
         if not mine:
             continue
         print(f"\n=== {p} ===", flush=True)
+        t0 = time.perf_counter()
         rc = phase.run_phase(p, pkg.TITLE, pkg.LABS, argv + [f"--only={n}" for n in mine] if args.only else argv,
                              none_ok=True)
         status = status or rc
+        summary.append({"phase": p, "labs": len(mine), "exit": rc, "secs": round(time.perf_counter() - t0, 1)})
+    report.print_table(summary, title=tr("the course: summary (0 = every check passed)"))
+    print(tr("next: `make test` runs the tests; read {guide} for what each lab teaches, and "
+             "`python -m course list` for the exercises", guide="phase1_architecture/README.md") if status == 0 else
+          tr("a lab failed: scroll up to its FAILED line; `python -m {phase} --only LAB` runs that lab alone",
+             phase=next((r["phase"] for r in summary if r["exit"]), PHASES[0])))
     return status
 
 

@@ -122,6 +122,8 @@ KO = {
 
     # the known errors
     "The mismatch errors met most often (--errors for all):": "가장 자주 만나는 불일치 오류 (전체는 --errors):",
+    "With a GPU, the mismatch errors met most often are listed here (--errors shows them all).":
+        "GPU가 있으면 가장 자주 만나는 불일치 오류를 여기에 보여 줍니다(--errors로 전부 볼 수 있습니다).",
     "  * {meaning}\n      fix: {fix}": "  * {meaning}\n      해결: {fix}",
     "cudaErrorInsufficientDriver: the CUDA runtime bundled with CuPy/torch is newer than the installed NVIDIA driver "
     "supports (nvidia-smi's 'CUDA Version' is the newest the driver runs).":
