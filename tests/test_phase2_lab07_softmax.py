@@ -20,7 +20,7 @@ CUDA_F32 = [sm.softmax_cuda_01, sm.softmax_cuda_02, sm.softmax_cuda_03, sm.softm
 
 @pytest.fixture(scope="module")
 def rep90():
-    return cuda.compile_report(sm.CU, "sm_90", defines=sm.KNOBS)
+    return cuda.compile_report(sm.CU, "sm_90", defines=sm.CONFIG)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_register_budget_fits_the_largest_block(rep90):
         k = rep90[f"softmax_05_block_row_{dt}"]
         assert 0 < k.registers <= 64 and k.spills == 0
     # fewer values per thread, fewer registers: the knob the --tune sweep turns
-    small = cuda.compile_report(sm.CU, "sm_90", defines=dict(sm.KNOBS, EPT=16))
+    small = cuda.compile_report(sm.CU, "sm_90", defines=dict(sm.CONFIG, EPT=16))
     assert small["softmax_05_block_row_f32"].registers < rep90["softmax_05_block_row_f32"].registers
 
 
@@ -66,7 +66,7 @@ def test_streaming_hints_knob():
         pytest.skip("no cuobjdump to disassemble with")
 
     def loads(h):
-        rep = cuda.compile_report(sm.CU, "sm_90", defines=dict(sm.KNOBS, STREAM_HINTS=h))
+        rep = cuda.compile_report(sm.CU, "sm_90", defines=dict(sm.CONFIG, STREAM_HINTS=h))
         return [s for s in rep["softmax_05_block_row_f32"].sass if "LDG" in s]
 
     assert all(".EF" in s for s in loads(1)) and not any(".EF" in s for s in loads(0))
@@ -86,7 +86,7 @@ def test_plan_05_boundaries():
     assert sm.plan_05(10, 32769, "float32", True) is None
     assert sm.plan_05(10, 16384, "float16", False)["block"] == 512
     assert sm.plan_05(10, 16385, "float16", False) is None            # scalar rows stop at 512 threads
-    assert sm.plan_05(9, 100, "float32", True)["grid"] == math.ceil(9 / sm.KNOBS["WARP_ROWS"])
+    assert sm.plan_05(9, 100, "float32", True)["grid"] == math.ceil(9 / sm.CONFIG["WARP_ROWS"])
 
 
 @pytest.mark.parametrize("rows,cols,dt,vec", [(1, 262144, "float32", True), (3, 40_000, "bfloat16", True),
@@ -164,7 +164,7 @@ def test_the_tuned_record_applies_to_its_own_gpu_only(fresh_config):
         pytest.skip("no committed tuning record")
     h200, h100 = device.profile_info("h200"), device.profile_info("h100-sxm")
     assert "tuned on NVIDIA H200" in sm.knobs_source(h200)
-    assert sm.knobs_source(h100) == "default" and sm.knobs(h100) == sm.KNOBS
+    assert sm.knobs_source(h100) == "default" and sm.knobs(h100) == sm.CONFIG
     x = _launch(sm.launches(h200), sm.BEST, "softmax_05_block_row_f32", "32768 x 4096 float32")
     assert "tuned on NVIDIA H200" in x.config_source
     assert _launch(sm.launches(h100), sm.BEST, "softmax_05_block_row_f32", "32768 x 4096 float32").config_source \

@@ -317,7 +317,7 @@ def _cases(rung, shapes, rng, *, offsets=(0, 1), schedules=((2, 0), (1, 1)), big
 @needs_gxx
 @pytest.mark.parametrize("rung", range(1, 10), ids=lambda r: sg.RUNGS[r].kernel)
 def test_emulated_rungs_01_09_match_reference(rung):
-    so = _build(sg.CU)
+    so = _build(sg.CU, sg.compile_defines(sg.CU))
     shapes = EMU_SHAPES if rung > 3 else EMU_SHAPES[:5]         # 1024-thread blocks are slow to emulate
     fails = _emulate_cases(so, _cases(rung, shapes, check.rng(100 + rung), big=rung >= 4))
     assert not fails, f"{len(fails)} failures, first: {fails[:3]}"

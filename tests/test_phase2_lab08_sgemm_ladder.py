@@ -35,7 +35,7 @@ MAIN_KERNELS = [sg.RUNGS[i].kernel for i in range(1, 10)]
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
 def test_rungs_01_09_compile_without_spills(arch, capsys):
-    rep = cuda.compile_report(sg.CU, arch)
+    rep = cuda.compile_report(sg.CU, arch, defines=sg.compile_defines(sg.CU))
     with capsys.disabled():
         print(f"\nkernels.cu on {arch}: " + ", ".join(
             f"{k[:8]} {rep[k].registers} regs {rep[k].smem_bytes} B smem" for k in MAIN_KERNELS))
@@ -58,7 +58,7 @@ def test_rung_10_default_compiles_without_spills(arch):
 def test_sass_shows_each_rungs_change():
     if not cuda.find_cuobjdump():
         pytest.skip("no cuobjdump to disassemble with (it ships with the triton wheel)")
-    rep = cuda.compile_report(sg.CU, "sm_90")
+    rep = cuda.compile_report(sg.CU, "sm_90", defines=sg.compile_defines(sg.CU))
     census = {k: sgb._executed_census(rep[k].sass) for k in MAIN_KERNELS}
     assert census["sgemm_01_naive"].get("LDS.32", 0) + census["sgemm_01_naive"].get("LDS.128", 0) == 0
     assert census["sgemm_03_smem_tiling"].get("BAR", 0) == 2
@@ -255,12 +255,12 @@ def test_explain_shows_the_simulated_gpus_rung_11(fresh_config, capsys):
 def test_plan_covers_c_exactly_once(rung, mnk):
     m, n, k = mnk
     p = sg.plan(rung, m, n, k)
-    tm, tn = (rung.BM, rung.BN) if isinstance(rung, sg.AsyncConfig) else sg.RUNGS[rung].tile
+    tm, tn = (rung.BM, rung.BN) if isinstance(rung, sg.AsyncConfig) else sg.RUNGS[rung].shape()[1]
     gm, gn = (p.grid[0], p.grid[1]) if (not isinstance(rung, sg.AsyncConfig) and sg.RUNGS[rung].x_walks_m) \
         else (p.grid[1], p.grid[0])
     assert gm * tm >= m > (gm - 1) * tm and gn * tn >= n > (gn - 1) * tn
     threads = p.block[0] * p.block[1] * p.block[2]
-    assert threads == (rung.threads if isinstance(rung, sg.AsyncConfig) else int(np.prod(sg.RUNGS[rung].threads)))
+    assert threads == (rung.threads if isinstance(rung, sg.AsyncConfig) else int(np.prod(sg.RUNGS[rung].shape()[0])))
 
 
 def test_plan_rejects_grids_past_the_limits():

@@ -51,6 +51,21 @@ def compare(old: str, new: str, arch: str, defines: dict) -> tuple[list[dict], b
     return rows, same_all
 
 
+def _lab_defines(path: str) -> dict:
+    """The -D values a lab's lab.py gives its .cu (labs whose .cu holds no defaults of its own: lab 2.7, lab 2.8)."""
+    import importlib
+
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(os.path.join(ROOT, path))), ROOT).split(os.sep)
+    if len(rel) < 2 or not rel[0].startswith("phase"):
+        return {}
+    try:
+        mod = importlib.import_module(".".join(rel[:2]) + ".lab")
+    except ImportError:
+        return {}
+    fn = getattr(mod, "compile_defines", None)
+    return dict(fn(os.path.join(ROOT, path))) if fn else {}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,6 +75,7 @@ def main(argv=None) -> int:
     ap.add_argument("--define", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     defines = dict(d.split("=", 1) for d in args.define)
+    defines = {**_lab_defines(args.files[0].partition(":")[0]), **defines}
     from common import report
 
     status = 0

@@ -381,7 +381,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         names = list(dict.fromkeys(r["variant"] for r in sweep_rows))
         series = {n: [next((r["gbps"] for r in sweep_rows if r["variant"] == n and r["shape"][1] == c), None)
                       for c in cols] for n in names}
-        ept = data.get("knobs", L.KNOBS)["EPT"]
+        ept = data.get("knobs", L.CONFIG)["EPT"]
         paths.append(report.plot_lines(os.path.join(out_dir, f"{L.LAB}_cols.png"), cols, series,
                                        xlabel="row length (fp32 columns; 2^25 elements in all)",
                                        ylabel="GB/s (read + write once)",

@@ -29,27 +29,33 @@
 
 #include "reduce.cuh"
 
+// The compile-time knobs below have NO default here: every value is set in ONE place, CONFIG in lab.py, and reaches
+// this file as -DNAME=VALUE on every compile (the wrappers, --plan, the compile report, --tune, the tests). On a GPU
+// with a tuning record (results/<gpu>/phase2_lab07_softmax_tuned.json) its EPT and STREAM_HINTS replace CONFIG's;
+// `--set NAME=VALUE` overrides both, and every run prints where each value came from. Editing a #define here would
+// change nothing, so a compile without the -D stops with the knob's name instead.
 #ifndef SM_THREADS        // threads per block of rungs 01, 02, 04 and 06 (a power of two: the shared-memory trees)
-#define SM_THREADS 256
+#error "SM_THREADS is set by CONFIG in lab.py (python -m phase2_cuda.lab07_softmax --set SM_THREADS=...)"
 #endif
 #ifndef EPT               // rung 05: elements of the row each thread holds in registers (a multiple of 8)
-#define EPT 32
+#error "EPT is set by CONFIG in lab.py (python -m phase2_cuda.lab07_softmax --set EPT=...)"
 #endif
 #ifndef WARP_ROWS         // rung 05, short rows: rows (= warps) per block
-#define WARP_ROWS 4
+#error "WARP_ROWS is set by CONFIG in lab.py (python -m phase2_cuda.lab07_softmax --set WARP_ROWS=...)"
 #endif
 #ifndef BLOCK_MAX_THREADS // rung 05, long rows: the largest block; caps registers at 65536 / BLOCK_MAX_THREADS
-#define BLOCK_MAX_THREADS 1024
+#error "BLOCK_MAX_THREADS is set by CONFIG in lab.py (--set BLOCK_MAX_THREADS=... overrides it)"
 #endif
 #ifndef SCALAR_BLOCK_MAX_THREADS  // the same for rows that take 4-byte / 2-byte loads (32 loads of their own address
-#define SCALAR_BLOCK_MAX_THREADS 512  // each need more registers than 8 vector loads: 1024 threads would spill)
-#endif
+#error "SCALAR_BLOCK_MAX_THREADS is set by CONFIG in lab.py (--set SCALAR_BLOCK_MAX_THREADS=... overrides it)"
+#endif                            // each need more registers than 8 vector loads: fewer threads than the vector path)
 #ifndef ONLINE_UNROLL     // rung 06: 16-byte loads issued back to back per thread before they are used
-#define ONLINE_UNROLL 4
+#error "ONLINE_UNROLL is set by CONFIG in lab.py (python -m phase2_cuda.lab07_softmax --set ONLINE_UNROLL=...)"
 #endif
 #ifndef STREAM_HINTS      // rungs 05-06: 0 = plain; 1 = evict-first loads and stores (each byte is touched once);
-#define STREAM_HINTS 0    // 2 = as 1, and 16-byte loads skip L1 with a hint to fetch 256-byte L2 blocks (sm_80+).
-#endif                    // A knob, not a rule: --tune times all three and records this GPU's winner
+#error "STREAM_HINTS is set by CONFIG in lab.py (python -m phase2_cuda.lab07_softmax --set STREAM_HINTS=...)"
+#endif                    // 2 = as 1, and 16-byte loads skip L1 with a hint to fetch 256-byte L2 blocks (sm_80+).
+                          // A knob, not a rule: --tune times all three and records this GPU's winner
 
 // =====================================================================================================================
 // softmax_01: three kernels (a row max, a row sum of exp, a normalization), fp32

@@ -106,6 +106,10 @@ KO = {
         "ONLINE_UNROLL은 1부터 16까지여야 합니다",
     "STREAM_HINTS 0, 1 or 2":
         "STREAM_HINTS는 0, 1, 2 중 하나여야 합니다",
+    "SM_THREADS a power of two from 32 to 1024 (the shared-memory trees)":
+        "SM_THREADS는 32부터 1024까지의 2의 거듭제곱이어야 합니다(shared memory tree)",
+    "{name} a multiple of 32 from 32 to 1024":
+        "{name}은 32부터 1024까지의 32의 배수여야 합니다",
     "{family}: {bad}; got {got}":
         "{family}: {bad}. 받은 값: {got}",
 }

@@ -45,16 +45,27 @@ LAB = "phase2_lab07_softmax"
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 DTYPES = ("float32", "float16", "bfloat16")
 SUFFIX = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-THREADS = 256                 # rungs 01, 02, 04, 06 (SM_THREADS in kernels.cu)
-ROWS_03 = 4                   # rung 03: rows (= warps) per block of 32 x ROWS_03 threads
-# Rung 05/06 compile-time knobs (kernels.cu's macros), resolved by knob_config(): this default, then this GPU's tuning
-# record, then --set NAME=VALUE. EPT = 32 values per thread: a 4096-column fp32 row is a block of 128 threads, ~48
-# registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns = 1024 threads. STREAM_HINTS and EPT
-# are what `--tune` sweeps; its winner for a GPU (results/<gpu>/phase2_lab07_softmax_tuned.json) replaces these
-# defaults on that GPU only. The defaults are plain loads and stores: whether the evict-first hints help is a
-# measurement, and the tuning table has it.
-KNOBS = dict(EPT=32, WARP_ROWS=4, ONLINE_UNROLL=4, STREAM_HINTS=0)
-FAMILY = "softmax rungs 04-06 (kernels.cu)"
+ROWS_03 = 4                   # rung 03: rows (= warps) per block of 32 x ROWS_03 threads (a launch shape, not a macro)
+# CONFIG: every compile-time knob of kernels.cu, in ONE place. Each entry reaches the kernel as -DNAME=VALUE on every
+# compile (the wrappers, --plan, the compile report, --tune, the tests); kernels.cu holds no value of its own and a
+# compile without one stops with an #error naming the knob. Resolved by knob_config(): CONFIG, then this GPU's tuning
+# record (results/<gpu>/phase2_lab07_softmax_tuned.json: EPT and STREAM_HINTS, the values --tune sweeps, measured on
+# that GPU only), then --set NAME=VALUE; the run prints where each value came from.
+#   SM_THREADS = 256     threads per block of rungs 01, 02, 04 and 06 (a power of two: the shared-memory trees)
+#   EPT = 32             rung 05: values per thread, held in registers. A 4096-column fp32 row is a block of 128
+#                        threads, ~48 registers each, ~10 blocks (160 KiB of loads) in flight per SM; 32768 columns =
+#                        1024 threads. A multiple of 8 (one 16-byte vector of a 16-bit type).
+#   WARP_ROWS = 4        rung 05, rows up to 32 x EPT columns: rows (= warps) per block of 32 x WARP_ROWS threads
+#   BLOCK_MAX_THREADS = 1024         rung 05, longer rows: the largest block (rows up to 1024 x 32 = 32768 columns);
+#                                    caps registers at 65536 / 1024 = 64 per thread
+#   SCALAR_BLOCK_MAX_THREADS = 512   the same for rows that take 4-byte / 2-byte loads: 32 loads of their own address
+#                                    need more registers than 8 vector loads, and 1024 threads would spill
+#   ONLINE_UNROLL = 4    rung 06: 16-byte loads issued back to back per thread before they are used
+#   STREAM_HINTS = 0     rungs 05-06: 0 plain loads and stores; 1 evict-first; 2 as 1 and L1 skipped with 256-byte L2
+#                        prefetch. Whether the hints help is a measurement: the tuning table has it.
+CONFIG = dict(SM_THREADS=256, EPT=32, WARP_ROWS=4, BLOCK_MAX_THREADS=1024, SCALAR_BLOCK_MAX_THREADS=512,
+              ONLINE_UNROLL=4, STREAM_HINTS=0)
+FAMILY = "softmax kernels.cu (CONFIG)"
 TUNED = LAB + "_tuned"
 TUNABLE = {"EPT": (8, 16, 32), "STREAM_HINTS": (0, 1, 2)}
 MAX_COLS = 2**30              # column indices are 32-bit in the kernels
@@ -138,6 +149,11 @@ def _check_winner(w: dict) -> dict:
 def _check_knobs(v: dict) -> dict:
     """The knobs the kernels can be compiled with (what --set may choose; the .cu file's static_asserts agree)."""
     bad = []
+    if v["SM_THREADS"] & (v["SM_THREADS"] - 1) or not 32 <= v["SM_THREADS"] <= 1024:
+        bad.append(tr("SM_THREADS a power of two from 32 to 1024 (the shared-memory trees)"))
+    for name in ("BLOCK_MAX_THREADS", "SCALAR_BLOCK_MAX_THREADS"):
+        if v[name] % 32 or not 32 <= v[name] <= 1024:
+            bad.append(tr("{name} a multiple of 32 from 32 to 1024", name=name))
     if v["EPT"] % 8 or not 8 <= v["EPT"] <= 64:
         bad.append(tr("EPT a multiple of 8 from 8 to 64 (one 16-byte vector of a 16-bit type per 8)"))
     if not 1 <= v["WARP_ROWS"] <= 32:
@@ -152,10 +168,10 @@ def _check_knobs(v: dict) -> dict:
 
 
 def knob_config(gpu: device.DeviceInfo | None = None) -> config.Resolved:
-    """The compile-time knobs of rungs 04-06 on `gpu` (default: the GPU at hand), and where each came from: KNOBS,
+    """The compile-time knobs of kernels.cu on `gpu` (default: the GPU at hand), and where each came from: CONFIG,
     then the EPT and STREAM_HINTS that --tune recorded for that GPU, then --set NAME=VALUE."""
     winner, source = tuned.record(TUNED, _check_winner, gpu=gpu)
-    return config.resolve(FAMILY, KNOBS, tuned=winner, tuned_source=source, validate=_check_knobs)
+    return config.resolve(FAMILY, CONFIG, tuned=winner, tuned_source=source, validate=_check_knobs)
 
 
 def knobs(gpu: device.DeviceInfo | None = None) -> dict:
@@ -171,8 +187,16 @@ def knobs_source(gpu: device.DeviceInfo | None = None) -> str:
 def _with(overrides: dict) -> dict:
     """knobs() with a --tune sweep's explicit values (EPT=16, ...) on top."""
     k = knobs()
-    k.update({n: v for n, v in overrides.items() if n in KNOBS})
+    k.update({n: v for n, v in overrides.items() if n in CONFIG})
     return k
+
+
+def compile_defines(path: str = CU, gpu: device.DeviceInfo | None = None) -> dict:
+    """The -D values a compile of this lab's .cu file `path` needs on `gpu` (default: the GPU at hand): knobs(). For
+    tools and tests that compile the file outside the wrappers; kernels.cu has no default of its own."""
+    if os.path.abspath(path) != CU:
+        raise ValueError(f"{path}: not a CUDA C file of this lab ({CU})")
+    return knobs(gpu)
 
 
 def _kernel(name: str, k: dict | None = None):
@@ -198,8 +222,9 @@ def softmax_cuda_01(x, out=None):
         return out
     stats = cupy.empty(2 * rows, dtype=cupy.float32)
     a = (np.int64(rows), np.int32(cols))
-    p = plan_01(rows)
-    k1, k2, k3 = (_kernel(name) for name in p["kernels"])
+    k = knobs()
+    p = plan_01(rows, k)
+    k1, k2, k3 = (_kernel(name, k) for name in p["kernels"])
     k1((p["grid"],), (p["block"],), (x, stats) + a)
     k2((p["grid"],), (p["block"],), (x, stats) + a)
     k3((p["grid"],), (p["block"],), (x, stats, out) + a)
@@ -207,17 +232,17 @@ def softmax_cuda_01(x, out=None):
 
 
 # Launch shapes: one function per rung, called by its wrapper and by launches() (the plan), so the two cannot differ.
-def plan_01(rows: int) -> dict:
-    """Rung 01: three kernels, a block of THREADS per row each."""
+def plan_01(rows: int, cfg: dict | None = None) -> dict:
+    """Rung 01: three kernels, a block of SM_THREADS per row each. cfg: the knobs (default knobs())."""
     return {"kernels": ["softmax_01a_row_max", "softmax_01b_row_sum_exp", "softmax_01c_normalize"], "grid": rows,
-            "block": THREADS}
+            "block": (cfg or knobs())["SM_THREADS"]}
 
 
-def plan_02(rows: int, cols: int, limit: int) -> dict:
-    """Rung 02: a block per row, the row staged in `limit` bytes of dynamic shared memory when it fits (else in the
-    output row, smem 0)."""
+def plan_02(rows: int, cols: int, limit: int, cfg: dict | None = None) -> dict:
+    """Rung 02: a block of SM_THREADS per row, the row staged in `limit` bytes of dynamic shared memory when it fits
+    (else in the output row, smem 0)."""
     staged = 4 * cols <= limit
-    return {"kernel": "softmax_02_fused_smem", "grid": rows, "block": THREADS, "staged": staged,
+    return {"kernel": "softmax_02_fused_smem", "grid": rows, "block": (cfg or knobs())["SM_THREADS"], "staged": staged,
             "smem": 4 * cols if staged else 0}
 
 
@@ -226,9 +251,9 @@ def plan_03(rows: int) -> dict:
     return {"kernel": "softmax_03_warp_per_row", "grid": math.ceil(rows / ROWS_03), "block": 32 * ROWS_03}
 
 
-def plan_04(rows: int) -> dict:
-    """Rung 04: a block of THREADS per row."""
-    return {"kernel": "softmax_04_online", "grid": rows, "block": THREADS}
+def plan_04(rows: int, cfg: dict | None = None) -> dict:
+    """Rung 04: a block of SM_THREADS per row."""
+    return {"kernel": "softmax_04_online", "grid": rows, "block": (cfg or knobs())["SM_THREADS"]}
 
 
 def smem_row_limit(gpu: device.DeviceInfo | None = None) -> int:
@@ -259,9 +284,10 @@ def softmax_cuda_02(x, out=None):
     out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    p = plan_02(rows, cols, _smem_row_limit())
-    _kernel(p["kernel"])((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols), np.int32(p["staged"])),
-                         shared_mem=p["smem"])
+    k = knobs()
+    p = plan_02(rows, cols, _smem_row_limit(), k)
+    args = (x, out, np.int64(rows), np.int32(cols), np.int32(p["staged"]))
+    _kernel(p["kernel"], k)((p["grid"],), (p["block"],), args, shared_mem=p["smem"])
     return out
 
 
@@ -281,8 +307,9 @@ def softmax_cuda_04(x, out=None):
     out, rows, cols, _ = _prepare(x, out, ("float32",), block_per_row=True)
     if rows == 0 or cols == 0:
         return out
-    p = plan_04(rows)
-    _kernel(p["kernel"])((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols)))
+    k = knobs()
+    p = plan_04(rows, k)
+    _kernel(p["kernel"], k)((p["grid"],), (p["block"],), (x, out, np.int64(rows), np.int32(cols)))
     return out
 
 
@@ -296,7 +323,7 @@ def plan_05(rows: int, cols: int, dt: str, vec: bool, ept: int | None = None, cf
     if cols <= 32 * ept:
         return {"kernel": f"softmax_05_warp_rows_{sfx}", "grid": math.ceil(rows / warp_rows),
                 "block": 32 * warp_rows}
-    max_threads = 1024 if vec else 512
+    max_threads = cfg["BLOCK_MAX_THREADS"] if vec else cfg["SCALAR_BLOCK_MAX_THREADS"]
     threads = 32 * math.ceil(math.ceil(cols / ept) / 32)
     if threads > max_threads:
         return None
@@ -325,14 +352,14 @@ def plan_06(rows: int, cols: int, dt: str, vec: bool, gpu: device.DeviceInfo | N
     chunks of at least one sweep of a block. cfg: the knobs (default knobs(gpu))."""
     cfg = cfg or knobs(gpu)
     w = 16 // arrays.ITEMSIZE[dt] if vec else 1
-    sweep = THREADS * w * cfg["ONLINE_UNROLL"]
+    sweep = cfg["SM_THREADS"] * w * cfg["ONLINE_UNROLL"]
     sms = (gpu or device.current()).sms
     chunks = max(1, min(math.ceil(4 * sms / max(rows, 1)), math.ceil(cols / sweep)))
     chunk = w * math.ceil(math.ceil(cols / chunks) / w)
     chunks = math.ceil(cols / chunk)
     sfx = SUFFIX[dt] + ("" if vec else "_scalar")
     return {"kernels": [f"softmax_06a_online_stats_{sfx}", f"softmax_06b_online_normalize_{sfx}"], "chunks": chunks,
-            "chunk": chunk, "grid": rows * chunks, "block": THREADS, "w": w}
+            "chunk": chunk, "grid": rows * chunks, "block": cfg["SM_THREADS"], "w": w}
 
 
 def _online_split(x, out, rows, cols, dt, vec, k: dict):
@@ -477,30 +504,30 @@ def launches(gpu: device.DeviceInfo, size=None) -> list[plan.Launch]:
     out = []
     for (rows, cols), dt in cases:
         case = f"{rows} x {cols} {dt}"
-        cu = dict(impl="cuda", source=CU, defines=k, case=case)
+        cu = dict(impl="cuda", source=CU, defines=k, case=case, config_source=src)
         if dt == "float32":
-            p = plan_01(rows)
+            p = plan_01(rows, k)
             out += [plan.Launch("cuda 01 three kernels", name, grid=p["grid"], threads=p["block"], **cu)
                     for name in p["kernels"]]
-            p = plan_02(rows, cols, smem_row_limit(gpu))
+            p = plan_02(rows, cols, smem_row_limit(gpu), k)
             out.append(plan.Launch("cuda 02 fused, block per row, smem", p["kernel"], grid=p["grid"],
                                    threads=p["block"], dyn_smem=p["smem"], **cu))
             p = plan_03(rows)
             out.append(plan.Launch("cuda 03 warp per row, shuffles", p["kernel"], grid=p["grid"], threads=p["block"],
                                    **cu))
-            p = plan_04(rows)
+            p = plan_04(rows, k)
             out.append(plan.Launch("cuda 04 online, block per row", p["kernel"], grid=p["grid"], threads=p["block"],
-                                   config_source=src, **cu))
+                                   **cu))
         vec = (cols * arrays.ITEMSIZE[dt]) % 16 == 0      # the benchmark's arrays start 16-byte aligned
         p = plan_05(rows, cols, dt, vec, cfg=k)
         p6 = plan_06(rows, cols, dt, vec, gpu, cfg=k)
         if p is not None:
-            out.append(plan.Launch(BEST, p["kernel"], grid=p["grid"], threads=p["block"], config_source=src, **cu))
+            out.append(plan.Launch(BEST, p["kernel"], grid=p["grid"], threads=p["block"], **cu))
         else:                                              # too long for registers: rung 05 hands the row to 06
-            out += [plan.Launch(BEST, name, grid=p6["grid"], threads=p6["block"], config_source=src, **cu)
+            out += [plan.Launch(BEST, name, grid=p6["grid"], threads=p6["block"], **cu)
                     for name in p6["kernels"]]
         out += [plan.Launch("cuda 06 online, split rows", name, grid=p6["grid"], threads=p6["block"],
-                            config_source=src, **cu) for name in p6["kernels"]]
+                            **cu) for name in p6["kernels"]]
         t = triton_launch(cols)
         ty = "*" + TRITON_TYPES[dt]
         out.append(plan.Launch("triton online", "softmax_online_kernel", "triton", fn=softmax_online_kernel,

@@ -36,6 +36,12 @@
 //
 // Launch shapes, registers and predictions are in each kernel's header; "regs" are NVRTC 13.0's figures for sm_90
 // (python -m phase2_cuda.lab08_sgemm prints them for any arch).
+//
+// The tile knobs (NAIVE_BLOCK, TILE, WT_BM, WT_BN, WT_BK, WT_WM, WT_WN) have NO default here: their values are CONFIG
+// in lab.py, in one place, and reach this file as -DNAME=VALUE on every compile (the launch shapes are computed from
+// the same values; `--set TILE=16` overrides one, and the run prints where each came from). A compile without them
+// stops with an #error naming the knob. The fixed shapes of rungs 04-07 (R4_*, ..., R7_*) are part of those rungs'
+// lesson, not knobs.
 
 #include "epilogue.cuh"
 
@@ -77,8 +83,8 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ P, int rows, i
 // Registers: ~30; smem 0; occupancy 2 blocks x 1024 threads = 100% (occupancy is not the problem here).
 // Prediction: about 1-2% of the fp32 peak (L1 throughput spent on sectors the warp mostly discards).
 // =====================================================================================================================
-#ifndef NAIVE_BLOCK
-#define NAIVE_BLOCK 32
+#ifndef NAIVE_BLOCK       // rungs 01-02: the block is NAIVE_BLOCK x NAIVE_BLOCK threads, one element of C each
+#error "NAIVE_BLOCK is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set NAIVE_BLOCK=...)"
 #endif
 extern "C" __global__ void sgemm_01_naive(int M, int N, int K, float alpha, const float* __restrict__ A,
                                           const float* __restrict__ B, float beta, float* __restrict__ C, int vec)
@@ -140,8 +146,8 @@ extern "C" __global__ void sgemm_02_coalesced(int M, int N, int K, float alpha, 
 // ~20% busy, before latency. Registers ~32; smem 8 KiB; 2 blocks x 1024 threads per SM.
 // Prediction: ~8-15% of the fp32 peak (below the ~20% shared-memory bound above).
 // =====================================================================================================================
-#ifndef TILE
-#define TILE 32
+#ifndef TILE              // rung 03: the TILE x TILE tile of A and B in shared memory, TILE x TILE threads
+#error "TILE is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set TILE=...)"
 #endif
 #define TILE_THREADS (TILE * TILE)
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
@@ -454,20 +460,20 @@ sgemm_07_conflict_free_smem(int M, int N, int K, float alpha, const float* __res
 // =====================================================================================================================
 #include "warp_tile.cuh"          // warp_tile_fma and warp_tile_store: a k-tile's FMAs and the epilogue, rungs 08-11
 
-#ifndef WT_BM
-#define WT_BM 128
+#ifndef WT_BM             // rungs 08-09: block tile of C, WT_BM x WT_BN
+#error "WT_BM is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set WT_BM=...)"
 #endif
 #ifndef WT_BN
-#define WT_BN 128
+#error "WT_BN is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set WT_BN=...)"
 #endif
-#ifndef WT_BK
-#define WT_BK 8
+#ifndef WT_BK             // k-depth of one shared-memory tile
+#error "WT_BK is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set WT_BK=...)"
 #endif
-#ifndef WT_WM
-#define WT_WM 64
+#ifndef WT_WM             // warp tile, WT_WM x WT_WN (thread tiles are WT_TM x WT_TN = 8 x 8, fixed below)
+#error "WT_WM is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set WT_WM=...)"
 #endif
 #ifndef WT_WN
-#define WT_WN 32
+#error "WT_WN is set by CONFIG in lab.py (python -m phase2_cuda.lab08_sgemm --set WT_WN=...)"
 #endif
 #define WT_TM 8
 #define WT_TN 8

@@ -14,10 +14,12 @@
 // defines no copies: tests/test_phase2_lab08_sgemm.py supplies emulations of them to run this kernel on the CPU with
 // adversarial timing; the GPU build never sees that.
 //
-// Every tile parameter is a compile-time macro, set by lab.py (ASYNC_DEFAULT, chosen on a Hopper GPU; the lesson
-// says which); the lab's autotuner (--tune) compiles this file with other -D values from a declared space, times
-// each on the GPU at hand, and records the winner in results/<gpu>/phase2_lab08_sgemm_tuned.json, which rung 11 then
-// uses (`--set STAGES=4` and the like override it).
+// Every tile parameter is a compile-time macro with NO default in this file: its value is set in lab.py (the defaults
+// of AsyncConfig, i.e. ASYNC_DEFAULT, chosen on a Hopper GPU; the lesson says which) and reaches this file as
+// -DNAME=VALUE on every compile; a compile without it stops with an #error naming it. The lab's autotuner (--tune)
+// compiles this file with other -D values from a declared space, times each on the GPU at hand, and records the
+// winner in results/<gpu>/phase2_lab08_sgemm_tuned.json, which rung 11 then uses (`--set STAGES=4` and the like
+// override it).
 //   BM x BN   block tile of C            BK       k-depth of one pipeline stage
 //   WM x WN   warp tile                  TM x TN  thread tile (multiples of 4: read as float4 from shared memory)
 //   STAGES    shared-memory stages       MINB     blocks per SM promised to ptxas (__launch_bounds__)
@@ -25,34 +27,34 @@
 // Threads per block = (BM / WM) * (BN / WN) * 32.
 
 #ifndef BM
-#define BM 128
+#error "BM is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set BM=...)"
 #endif
 #ifndef BN
-#define BN 128
+#error "BN is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set BN=...)"
 #endif
 #ifndef BK
-#define BK 16
+#error "BK is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set BK=...)"
 #endif
 #ifndef WM
-#define WM 64
+#error "WM is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set WM=...)"
 #endif
 #ifndef WN
-#define WN 32
+#error "WN is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set WN=...)"
 #endif
 #ifndef TM
-#define TM 8
+#error "TM is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set TM=...)"
 #endif
 #ifndef TN
-#define TN 8
+#error "TN is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set TN=...)"
 #endif
 #ifndef STAGES
-#define STAGES 3
+#error "STAGES is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set STAGES=...)"
 #endif
 #ifndef MINB
-#define MINB 2
+#error "MINB is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set MINB=...)"
 #endif
 #ifndef DB
-#define DB 0                                 // 1: fragments double-buffered in registers (warp_tile_fma_db)
+#error "DB is set by AsyncConfig in lab.py (python -m phase2_cuda.lab08_sgemm --set DB=...)"
 #endif
 
 #define NT ((BM / WM) * (BN / WN) * 32)      // threads per block

@@ -92,9 +92,76 @@ def tolerance(size, dtype: str) -> check.Tol:
 # ---------------------------------------------------------------------------------------------------------------------
 # The rungs: which kernel, which tile, which launch
 # ---------------------------------------------------------------------------------------------------------------------
+# CONFIG: the tile knobs of kernels.cu (rungs 01-09), in ONE place. Each entry reaches the kernels as -DNAME=VALUE on
+# every compile (plan() puts them in every Launch: the wrappers, --plan, the compile report, the tests), and the launch
+# shapes of rungs 01-03 and 08-09 are computed from the same values; kernels.cu holds no value of its own and a compile
+# without one stops with an #error naming the knob. ladder_config() resolves it: CONFIG, then --set NAME=VALUE (no
+# tuning record: --tune tunes rung 11 only); the run prints where each value came from.
+#   NAIVE_BLOCK = 32     rungs 01-02: NAIVE_BLOCK x NAIVE_BLOCK threads per block (1024), one element of C each
+#   TILE = 32            rung 03: TILE x TILE tiles of A and B in shared memory (8 KiB), TILE x TILE threads; the tile
+#                        intensity from L2 grows with TILE (8 FLOP/B at 32)
+#   WT_BM x WT_BN = 128 x 128   rungs 08-09: the block tile of C
+#   WT_BK = 8            rungs 08-09: the k-depth of one shared-memory tile (a multiple of 4: float4 loads)
+#   WT_WM x WT_WN = 64 x 32     rungs 08-09: the warp tile; with the fixed 8 x 8 thread tiles of kernels.cu a warp
+#                        tile holds exactly 32 of them, and 128 x 128 blocks are 8 warps (256 threads) as 2 x 4
+# Rung 10/11's tile (kernels_async.cu) is AsyncConfig below: its defaults are rung 10's configuration (ASYNC_DEFAULT)
+# and rung 11's until --tune records a winner.
+CONFIG = dict(NAIVE_BLOCK=32, TILE=32, WT_BM=128, WT_BN=128, WT_BK=8, WT_WM=64, WT_WN=32)
+LADDER = "sgemm rungs 01-09 (kernels.cu CONFIG)"
+
+
+def _ladder_problems(c: dict) -> list[str]:
+    """Why a kernels.cu configuration cannot compile or launch (mirrors its static_asserts); [] when it can."""
+    p = []
+    if not 1 <= c["NAIVE_BLOCK"] <= 32:
+        p.append("NAIVE_BLOCK from 1 to 32 (NAIVE_BLOCK^2 threads per block)")
+    if not 1 <= c["TILE"] <= 32:
+        p.append("TILE from 1 to 32 (TILE^2 threads per block)")
+    bm, bn, bk, wm, wn = (c[k] for k in ("WT_BM", "WT_BN", "WT_BK", "WT_WM", "WT_WN"))
+    if min(bm, bn, bk, wm, wn) <= 0 or bm % wm or bn % wn:
+        p.append("WT_WM x WT_WN warp tiles must divide the WT_BM x WT_BN block tile")
+        return p
+    if wm % 8 or wn % 8 or (wm // 8) * (wn // 8) != 32:
+        p.append("a WT_WM x WT_WN warp tile must hold exactly 32 thread tiles of 8 x 8")
+    nt = (bm // wm) * (bn // wn) * 32
+    if nt > 1024:
+        p.append(f"{nt} threads per block (WT_BM / WT_WM x WT_BN / WT_WN warps)")
+    if bk % 4 or bn % 4 or nt % max(1, bk // 4) or nt % max(1, bn // 4):
+        p.append("WT_BK and WT_BN multiples of 4 whose float4 columns divide the threads")
+    if (bm * bk) % (4 * nt) or (bk * bn) % (4 * nt):
+        p.append("the A and B tiles must split evenly into float4s over the threads")
+    if 2 * bk * (bm + 4 + bn) * 4 > 48 * 1024:
+        p.append("rung 09's two shared stages exceed 48 KiB of static shared memory")
+    return p
+
+
+def _check_ladder(v: dict) -> dict:
+    bad = _ladder_problems(v)
+    if bad:
+        raise ValueError(f"{LADDER}: {config.fmt(v)}: {'; '.join(bad)}")
+    return v
+
+
+def ladder_config() -> config.Resolved:
+    """The tile knobs of kernels.cu (rungs 01-09) and where each came from: CONFIG, then --set NAME=VALUE."""
+    return config.resolve(LADDER, CONFIG, validate=_check_ladder)
+
+
+def compile_defines(path: str = CU) -> dict:
+    """The -D values a compile of this lab's .cu file `path` needs (its .cu files hold no defaults): CONFIG (resolved)
+    for kernels.cu, ASYNC_DEFAULT's for kernels_async.cu. For tools and tests that compile outside the wrappers."""
+    path = os.path.abspath(path)
+    if path == CU:
+        return dict(ladder_config().values)
+    if path == CU_ASYNC:
+        return ASYNC_DEFAULT.defines
+    raise ValueError(f"{path}: not a CUDA C file of this lab ({CU}, {CU_ASYNC})")
+
+
 @dataclass(frozen=True)
 class AsyncConfig:
-    """Compile-time tile parameters of sgemm_10_cp_async (the -D macros of kernels_async.cu)."""
+    """Compile-time tile parameters of sgemm_10_cp_async (the -D macros of kernels_async.cu; the file has no defaults:
+    these are the values, rung 10's and rung 11's until --tune records a winner)."""
     BM: int = 128
     BN: int = 128
     BK: int = 16
@@ -151,14 +218,26 @@ class AsyncConfig:
         return p
 
 
+def _naive_shape(c: dict) -> tuple[tuple[int, int, int], tuple[int, int]]:
+    return (c["NAIVE_BLOCK"], c["NAIVE_BLOCK"], 1), (c["NAIVE_BLOCK"], c["NAIVE_BLOCK"])
+
+
+def _tile_shape(c: dict) -> tuple[tuple[int, int, int], tuple[int, int]]:
+    return (c["TILE"], c["TILE"], 1), (c["TILE"], c["TILE"])
+
+
+def _warp_shape(c: dict) -> tuple[tuple[int, int, int], tuple[int, int]]:
+    return ((c["WT_BM"] // c["WT_WM"]) * (c["WT_BN"] // c["WT_WN"]) * 32, 1, 1), (c["WT_BM"], c["WT_BN"])
+
+
 @dataclass(frozen=True)
 class Rung:
     number: int
     title: str
     kernel: str
     path: str
-    threads: tuple[int, int, int]
-    tile: tuple[int, int]          # (rows of C, columns of C) per block
+    threads: object                # (x, y, z) per block, or a function of the CONFIG values giving (threads, tile)
+    tile: tuple[int, int] | None   # (rows of C, columns of C) per block (None: from the function above)
     x_walks_m: bool = False        # rung 01: blockIdx.x over rows (the uncoalesced mapping)
     max_bench: int = 8192          # largest square size the benchmark runs it at (slow rungs stay small)
     tile_flop_per_byte: float = 0.0
@@ -168,6 +247,12 @@ class Rung:
     def name(self) -> str:
         return f"cuda {self.number:02d} {self.title}"
 
+    def shape(self, cfg: dict | None = None) -> tuple[tuple[int, int, int], tuple[int, int]]:
+        """(threads per block, tile of C per block) with the kernels.cu configuration `cfg` (default: resolved)."""
+        if callable(self.threads):
+            return self.threads(cfg or ladder_config().values)
+        return self.threads, self.tile
+
 
 def _ai(bm: int, bn: int) -> float:
     """FLOP per byte a bm x bn block tile gets from L2: 2 bm bn BK FLOP per (bm + bn) BK 4-byte words."""
@@ -175,11 +260,11 @@ def _ai(bm: int, bn: int) -> float:
 
 
 RUNGS: dict[int, Rung] = {r.number: r for r in [
-    Rung(1, "naive", "sgemm_01_naive", CU, (32, 32, 1), (32, 32), x_walks_m=True, max_bench=2048,
+    Rung(1, "naive", "sgemm_01_naive", CU, _naive_shape, None, x_walks_m=True, max_bench=2048,
          tile_flop_per_byte=0.25),
-    Rung(2, "coalesced", "sgemm_02_coalesced", CU, (32, 32, 1), (32, 32), max_bench=2048, tile_flop_per_byte=0.25),
-    Rung(3, "shared-memory tiling", "sgemm_03_smem_tiling", CU, (32, 32, 1), (32, 32), max_bench=2048,
-         tile_flop_per_byte=_ai(32, 32), fma_per_smem_word=0.5),
+    Rung(2, "coalesced", "sgemm_02_coalesced", CU, _naive_shape, None, max_bench=2048, tile_flop_per_byte=0.25),
+    Rung(3, "shared-memory tiling", "sgemm_03_smem_tiling", CU, _tile_shape, None, max_bench=2048,
+         tile_flop_per_byte=_ai(CONFIG["TILE"], CONFIG["TILE"]), fma_per_smem_word=0.5),
     Rung(4, "1-D register blocking", "sgemm_04_1d_register_blocking", CU, (512, 1, 1), (64, 64), max_bench=4097,
          tile_flop_per_byte=_ai(64, 64), fma_per_smem_word=8 / 9),
     Rung(5, "2-D register blocking", "sgemm_05_2d_register_blocking", CU, (256, 1, 1), (128, 128), max_bench=4097,
@@ -188,10 +273,10 @@ RUNGS: dict[int, Rung] = {r.number: r for r in [
          tile_flop_per_byte=_ai(128, 128), fma_per_smem_word=4.0),
     Rung(7, "conflict-free shared", "sgemm_07_conflict_free_smem", CU, (256, 1, 1), (128, 128),
          tile_flop_per_byte=_ai(128, 128), fma_per_smem_word=4.0),
-    Rung(8, "warp tiling", "sgemm_08_warp_tiling", CU, (256, 1, 1), (128, 128), tile_flop_per_byte=_ai(128, 128),
-         fma_per_smem_word=4.0),
-    Rung(9, "double buffering", "sgemm_09_double_buffering", CU, (256, 1, 1), (128, 128),
-         tile_flop_per_byte=_ai(128, 128), fma_per_smem_word=4.0),
+    Rung(8, "warp tiling", "sgemm_08_warp_tiling", CU, _warp_shape, None,
+         tile_flop_per_byte=_ai(CONFIG["WT_BM"], CONFIG["WT_BN"]), fma_per_smem_word=4.0),
+    Rung(9, "double buffering", "sgemm_09_double_buffering", CU, _warp_shape, None,
+         tile_flop_per_byte=_ai(CONFIG["WT_BM"], CONFIG["WT_BN"]), fma_per_smem_word=4.0),
 ]}
 # Rung 10's tile configuration, and rung 11's default until --tune has recorded a winner for the GPU at hand. Its
 # 49,920 bytes of shared memory (3 stages) fit every sm_80+ GPU's opt-in limit, the smallest of which is 99 KiB.
@@ -267,7 +352,10 @@ def plan(rung, m: int, n: int, k: int) -> Launch:
         return Launch(CU_ASYNC, "sgemm_10_cp_async", tuple(sorted(cfg.defines.items())),
                       _grid(cfg.BM, cfg.BN, m, n, False, "sgemm_10_cp_async"), (cfg.threads, 1, 1), cfg.smem_bytes)
     r = RUNGS[rung]
-    return Launch(r.path, r.kernel, (), _grid(r.tile[0], r.tile[1], m, n, r.x_walks_m, r.kernel), r.threads, 0)
+    cfg = ladder_config().values
+    threads, tile = r.shape(cfg)
+    return Launch(r.path, r.kernel, tuple(sorted(cfg.items())), _grid(tile[0], tile[1], m, n, r.x_walks_m, r.kernel),
+                  threads, 0)
 
 
 def vec_flags(a, b, c, n: int, k: int) -> int:
@@ -487,11 +575,12 @@ def launches(gpu: device.DeviceInfo, size: int | None = None) -> list[course_pla
     (Rung.max_bench)."""
     n, _ = course_plan.fit(size or BENCH_N, bench_bytes, gpu)
     out = []
+    ladder = ladder_config()
     for num, r in RUNGS.items():
         m = min(n, r.max_bench)
         p = plan(num, m, m, m)
         out.append(course_plan.Launch(r.name, p.kernel, "cuda", p.grid, threads=math.prod(p.block), source=p.path,
-                                      case=f"{m}^3"))
+                                      defines=dict(p.defines), case=f"{m}^3", config_source=ladder.source()))
     r11 = rung11_config(gpu)
     for name, cfg, source in (("cuda 10 cp.async pipeline", ASYNC_DEFAULT, ""),
                               ("cuda 11 autotuned", AsyncConfig(**r11.values), r11.source())):
