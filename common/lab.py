@@ -426,6 +426,17 @@ def replot(lab, bench, directory: str | None, out_dir: str | None) -> int:
     return 0
 
 
+def entry_point(lab, bench, module_name: str):
+    """A lab's `main(argv=None) -> int`, made by its __main__.py (the composition root, which hands lab.py and bench.py
+    to run()); run at once, with the exit status, when that module is the program (python -m the lab)."""
+    def main(argv=None) -> int:
+        return run(lab, bench, argv)
+
+    if module_name == "__main__":
+        sys.exit(main())
+    return main
+
+
 def lab_parser(lab, bench=None) -> tuple[argparse.ArgumentParser, bool]:
     """The lab's command line: the common flags, its bench's own, and --size/--dtype/--variant; (parser, whether the
     runner's --size was added)."""

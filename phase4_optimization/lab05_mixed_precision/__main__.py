@@ -1,18 +1,8 @@
 """python -m phase4_optimization.lab05_mixed_precision
 
-The composition root: the lab's kernels and checks (lab.py) and its measurements (bench.py) are handed to the
-shared runner here. lab.py never imports bench.py."""
-import sys
-
-from common import lab as runner
+The composition root: lab.py and bench.py handed to the runner (lab.py never imports bench.py)."""
+from common.lab import entry_point
 
 from . import bench, lab
 
-
-def main(argv=None) -> int:
-    """Run the lab with these command-line arguments (None: the ones it was started with)."""
-    return runner.run(lab, bench, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+main = entry_point(lab, bench, __name__)
