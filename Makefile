@@ -66,7 +66,7 @@ site: $(STAMP)
 	$(PY) -m tools.site build
 
 serve: $(STAMP)
-	$(PY) -m tools.site serve
+	$(PY) -m tools.site serve $(ARGS)
 
 bench: $(STAMP)
 	@$(PY) -m tools.run_phases --bench $(ARGS)

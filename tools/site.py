@@ -1,7 +1,8 @@
 """The course site: assemble its pages from the repository's own files, build it with MkDocs, serve it.
 
     python -m tools.site build        # build/site_src + build/mkdocs.yml, then `mkdocs build --strict` into site/
-    python -m tools.site serve        # the same, then `mkdocs serve` (http://127.0.0.1:8000)
+    python -m tools.site serve        # the same, then `mkdocs serve` (http://127.0.0.1:8000); a change to a lesson,
+                                      # a kernel source or a result re-assembles the page tree and the browser reloads
     python -m tools.site assemble     # only the page tree (what the tests inspect)
     python -m tools.site screenshots  # build, then save pages as PNG in docs/screenshots/ (headless Chromium)
 `make site` and `make serve` run the first two. --src-dir / --site-dir put the page tree and the site elsewhere
@@ -13,8 +14,11 @@ phaseN/labNN/README.md, their Korean twins README.ko.md, the exercises), with li
 README.md becomes the folder's index page, a link to a kernel source (kernels.cu, triton_kernels.py, lab.py,
 bench.py) goes to a generated page that shows the file with syntax highlighting and line anchors
 (`kernels.cu#softmax_04_online` lands on the line that defines that kernel), images and JSON under results/ are
-copied, and a link to a file the site does not publish (a test, a tool) becomes plain code text.
-Korean pages are the *.ko.md twins; the i18n plugin puts a language switch on every page.
+copied, and a link to a file the site does not publish (a test, a tool) becomes plain code text. Each exercise page
+links a page of its starting code (what `python -m course exercise ID --begin` copies to my_work/), in both languages.
+Korean pages are the *.ko.md twins; the i18n plugin puts a language switch on every page. Lists are read as GitHub
+reads them (mkdocs.yml: mdx_better_lists), a click on a plot opens it full size (glightbox), and SITE_CSS is the
+site's own style sheet.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -101,7 +106,7 @@ def result_gpus() -> list[str]:
 def assets() -> list[str]:
     """Files copied as they are: the committed plots and JSON, and the screenshots the docs show."""
     pats = [f"results/{g}/{ext}" for g in result_gpus() for ext in ("*.png", "*.json", "ko/*.png")]
-    pats += ["docs/screenshots/*.png"]
+    pats += ["docs/screenshots/*.png", "docs/diagrams/*.png", "docs/diagrams/ko/*.png"]
     return sorted(_rel(p) for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
 
 
@@ -144,6 +149,53 @@ def source_markdown(repo_path: str, lab_title: str) -> str:
         head.append("")
     fence = "````" if "```" in text else "```"
     return "\n".join(head + [f'{fence}{lang} linenums="1"', text.rstrip("\n"), fence, ""])
+
+
+def exercise_starts() -> dict[str, tuple[str, str, str]]:
+    """{exercise folder: (file name, starting code in English, in Korean)}: what `--begin` copies to my_work/ (stored
+    in start/, or made from the solution by the exercise's BREAK/TASK; course/exercise.py)."""
+    root = os.path.join(ROOT, "course", "exercises")
+    if not os.path.isdir(root):
+        return {}
+    from course.exercise import all_exercises
+
+    return {_rel(x.folder): (x.file, x.start_text("en"), x.start_text("ko")) for x in all_exercises()
+            if os.path.exists(os.path.join(x.folder, "README.md"))}
+
+
+def start_page(name: str) -> str:
+    """add.py -> start_add_py.md (in the exercise's folder)."""
+    return "start_" + source_page(name)
+
+
+def start_markdown(folder: str, name: str, code: str, ko: bool) -> str:
+    """The page of an exercise's starting file: the exercise's title, where `--begin` puts it, the code."""
+    readme = os.path.join(ROOT, folder, "README.ko.md" if ko and os.path.exists(os.path.join(
+        ROOT, folder, "README.ko.md")) else "README.md")
+    title = title_of(open(readme, encoding="utf-8").read())
+    ex_id = re.search(r"\d+\.\d+\.\d+", title)
+    ex_id = ex_id.group(0) if ex_id else "ID"
+    lang = "cuda" if name.endswith(".cu") else "python"
+    if ko:
+        head = [f"# {name} - 시작 코드", "", f"{title}. `python -m course exercise {ex_id} --begin`이 이 파일을 "
+                f"`my_work/{ex_id}/{name}`로 복사합니다. 그 사본을 고치고, `python -m course exercise {ex_id}`로 "
+                "검사합니다. [과제로 돌아가기](index.md).", ""]
+    else:
+        head = [f"# {name} - the starting code", "", f"{title}. `python -m course exercise {ex_id} --begin` copies "
+                f"this file to `my_work/{ex_id}/{name}`; edit that copy, and check it with "
+                f"`python -m course exercise {ex_id}`. Back to [the task](index.md).", ""]
+    fence = "````" if "```" in code else "```"
+    return "\n".join(head + [f'{fence}{lang} linenums="1"', code.rstrip("\n"), fence, ""])
+
+
+def link_start_page(text: str, name: str, ko: bool) -> str:
+    """An exercise page with a line that links its starting code, after the paragraph under its title."""
+    line = (f"**시작 코드**: [{name}]({start_page(name)})" if ko else
+            f"**Starting code**: [{name}]({start_page(name)})")
+    m = re.search(r"^# .+\n\n(?:.+\n)+", text, re.M)
+    if not m:
+        return text.rstrip("\n") + f"\n\n{line}\n"
+    return text[: m.end()] + f"\n{line}\n" + text[m.end():]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -211,35 +263,79 @@ def title_of(md: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------------
 # Assembly and build
 # ---------------------------------------------------------------------------------------------------------------------
-def assemble(out: str | None = None) -> dict[str, str]:
-    """Write the site's page tree into `out`; return {repository path: site path}."""
-    out = out or SRC
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+SITE_CSS = """\
+/* The course site's own style (tools/site.py writes it; mkdocs.yml lists it under extra_css). */
+
+/* The left sidebar's title (the site name, which the header shows already) is sticky; on two lines it covered the
+   navigation scrolled under it. On a wide screen it goes; in the narrow-screen drawer it stays. */
+@media screen and (min-width: 76.25em) {
+  .md-nav--primary > .md-nav__title { display: none; }
+}
+
+/* Plots in a table (the home page's key plots, two a row) take the table's full width, not the width of their
+   caption; a click opens one full size (glightbox). */
+.md-typeset table:not([class]):has(img) { display: table; width: 100%; }
+.md-typeset table:not([class]) td:has(img) { width: 50%; vertical-align: top; }
+.md-typeset table:not([class]) td img { width: 100%; max-width: 100%; }
+.md-typeset a.glightbox img { cursor: zoom-in; }
+"""
+
+
+def page_tree() -> tuple[dict[str, str], dict[str, str | bytes]]:
+    """({repository path: site path}, {site path: the file's content}) - everything the site's page tree holds."""
     pages = published()
     asset_set = set(assets())
+    starts = exercise_starts()
+    files: dict[str, str | bytes] = {}
     lab_titles = {}
     for repo, site in pages.items():
         if repo.endswith("README.md") and "/lab" in f"/{repo}":
             lab_titles[os.path.dirname(repo)] = title_of(open(os.path.join(ROOT, repo), encoding="utf-8").read())
     for repo, site in pages.items():
-        dst = os.path.join(out, site)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
         if repo.endswith(".md"):
             text = open(os.path.join(ROOT, repo), encoding="utf-8").read()
             # a Korean twin's first line records the English version it translates (tools/ko_twins.py): a comment
             # above the title would hide the title from MkDocs (the navigation would say "Index")
             text = re.sub(r"\A<!-- translates \S+ @ [0-9a-f]+ -->\n", "", text)
             text = tag_command_blocks(rewrite_links(text, repo, pages, asset_set))
+            folder = os.path.dirname(repo)
+            if folder in starts and os.path.basename(repo) in ("README.md", "README.ko.md"):
+                text = link_start_page(text, starts[folder][0], repo.endswith(".ko.md"))   # a site link: after
         else:
             text = source_markdown(repo, lab_titles.get(os.path.dirname(repo), ""))
-        with open(dst, "w", encoding="utf-8") as f:
-            f.write(text)
+        files[site] = text
+    for folder, (name, en, ko) in starts.items():
+        files[f"{folder}/{start_page(name)}"] = start_markdown(folder, name, en, False)
+        files[f"{folder}/{start_page(name)[:-3]}.ko.md"] = start_markdown(folder, name, ko, True)
     for a in asset_set:
-        dst = os.path.join(out, a)
+        files[a] = open(os.path.join(ROOT, a), "rb").read()
+    files["assets/course.css"] = SITE_CSS
+    return pages, files
+
+
+def assemble(out: str | None = None) -> dict[str, str]:
+    """Write the site's page tree into `out`; return {repository path: site path}. Only files whose content changed
+    are written, and files no longer published are removed: `mkdocs serve` watches this folder, and rebuilds for
+    what changed."""
+    out = out or SRC
+    pages, files = page_tree()
+    for site, content in files.items():
+        dst = os.path.join(out, site)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        if os.path.isfile(dst):
+            with open(dst, "rb") as f:
+                if f.read() == data:
+                    continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copyfile(os.path.join(ROOT, a), dst)
+        with open(dst, "wb") as f:
+            f.write(data)
+    keep = {os.path.normpath(os.path.join(out, s)) for s in files}
+    for d, dirs, names in os.walk(out, topdown=False):
+        for n in names:
+            if os.path.normpath(os.path.join(d, n)) not in keep:
+                os.remove(os.path.join(d, n))
+        if d != out and not os.listdir(d):
+            os.rmdir(d)
     return pages
 
 
@@ -266,8 +362,12 @@ def nav(pages: dict[str, str]) -> list:
 
 
 def write_config(pages: dict[str, str], src: str | None = None, site: str | None = None) -> str:
-    """<src>/../mkdocs.yml: the committed mkdocs.yml, plus where the pages are and the navigation."""
+    """<src>/../mkdocs.yml: the committed mkdocs.yml, plus where the pages are, the navigation, and the Korean
+    section titles (the i18n plugin's nav_translations). MkDocs' INHERIT replaces a list as a whole, so the plugins
+    are the committed list, copied, with the i18n entry completed."""
     import json
+
+    import yaml
 
     src, site = src or SRC, site or SITE
     path = os.path.join(os.path.dirname(src), "mkdocs.yml")
@@ -278,16 +378,21 @@ def write_config(pages: dict[str, str], src: str | None = None, site: str | None
         if os.path.exists(kp):
             ko[title_of(open(os.path.join(ROOT, p, "README.md"), encoding="utf-8").read())] = \
                 title_of(open(kp, encoding="utf-8").read())
+    with open(os.path.join(ROOT, "mkdocs.yml"), encoding="utf-8") as f:
+        plugins = yaml.safe_load(f).get("plugins", [])
+    for entry in plugins:
+        if isinstance(entry, dict) and "i18n" in entry:
+            for lang in entry["i18n"].get("languages", []):
+                if lang.get("locale") == "ko":
+                    lang["nav_translations"] = ko
     lines = [f"INHERIT: {os.path.join(ROOT, 'mkdocs.yml')}", f"docs_dir: {src}", f"site_dir: {site}", "nav:"]
     lines += [f"  - {json.dumps(item, ensure_ascii=False)}" for item in n]
-    # the Korean section titles (the i18n plugin's nav_translations); JSON is valid YAML
-    lines += ["plugins:", "  - search", "  - i18n:", "      docs_structure: suffix", "      fallback_to_default: true",
-              "      reconfigure_material: true", "      reconfigure_search: true", "      languages:",
-              "        - {locale: en, default: true, name: English, build: true}",
-              "        - {locale: ko, name: 한국어, build: true, "
-              f"nav_translations: {json.dumps(ko, ensure_ascii=False)}}}"]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    lines += ["plugins:"] + [f"  - {json.dumps(entry, ensure_ascii=False)}" for entry in plugins]   # JSON is YAML
+    text = "\n".join(lines) + "\n"
+    if not (os.path.isfile(path) and open(path, encoding="utf-8").read() == text):   # serve reloads on a change
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
     return path
 
 
@@ -303,7 +408,8 @@ def build(src: str | None = None, site: str | None = None, quiet: bool = False) 
 
 SHOTS = [("phase2_cuda/lab07_softmax/", "site_lab_en.png"), ("ko/start-here/", "site_start_here_ko.png"),
          ("ko/phase2_cuda/lab07_softmax/", "site_lab_ko.png"), ("ko/", "site_home_ko.png"),
-         ("ko/gpus/", "site_gpus_ko.png")]
+         ("ko/gpus/", "site_gpus_ko.png"),
+         ("phase2_cuda/lab07_softmax/#the-two-numbers", "site_lists_en.png")]   # a list written GitHub-style
 
 
 def screenshots(site: str, out_dir: str, pages=SHOTS) -> list[str]:
@@ -322,6 +428,74 @@ def screenshots(site: str, out_dir: str, pages=SHOTS) -> list[str]:
             b.open(base + page)
             paths.append(b.screenshot(os.path.join(out_dir, name)))
     return paths
+
+
+WATCHED = ("*.md", "mkdocs.yml", "course/exercises/**/*", "results/*/**/*")     # + every phase folder
+
+
+def source_state() -> dict[str, tuple[float, int]]:
+    """{path: (mtime, size)} of every file the page tree is made from: the top-level pages, the phase folders (lessons,
+    kernels, modules), the exercises and the results."""
+    paths = [p for pat in WATCHED for p in glob.glob(os.path.join(ROOT, pat), recursive=True)]
+    paths += [p for ph in PHASES for p in glob.glob(os.path.join(ROOT, ph, "**", "*"), recursive=True)]
+    out = {}
+    for p in paths:
+        if "__pycache__" in p or not os.path.isfile(p):
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:          # removed between the listing and the stat
+            continue
+        out[p] = (st.st_mtime, st.st_size)
+    return out
+
+
+def serve(src: str, site: str, dev_addr: str, poll_s: float = 1.0) -> int:
+    """`mkdocs serve` on the page tree, and a loop here that re-assembles it when a source changes: MkDocs watches only
+    its docs_dir (build/site_src), which is generated, so a lesson edited in the repository reached the browser only
+    after a restart. assemble() rewrites only what changed, so MkDocs rebuilds and the page reloads."""
+    pages = assemble(src)
+    cfg = write_config(pages, src, site)
+    if mkdocs_missing():
+        return mkdocs()
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-f", cfg, "--dev-addr", dev_addr],
+                            cwd=os.path.dirname(src), env=env)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))     # `kill`: stop the server too (finally, below)
+    state = source_state()
+    print(f"tools.site: watching {len(state)} source files; an edit re-assembles {os.path.relpath(src, ROOT)}",
+          flush=True)
+    try:
+        while proc.poll() is None:
+            try:
+                proc.wait(timeout=poll_s)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = source_state()
+            if now != state:
+                changed = sorted(os.path.relpath(p, ROOT) for p in set(now) | set(state) if now.get(p) != state.get(p))
+                state = now
+                try:
+                    write_config(assemble(src), src, site)
+                    print(f"tools.site: re-assembled after a change to {', '.join(changed[:3])}"
+                          f"{' ...' if len(changed) > 3 else ''}", flush=True)
+                except Exception as e:        # a half-saved file: report it, keep serving, retry on the next save
+                    print(f"tools.site: could not re-assemble ({type(e).__name__}: {e})", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+    return proc.wait()
+
+
+def mkdocs_missing() -> bool:
+    try:
+        import mkdocs  # noqa: F401
+    except ImportError:
+        return True
+    return False
 
 
 def mkdocs(*args: str, cwd: str | None = None) -> int:
@@ -351,9 +525,7 @@ def main(argv=None) -> int:
         print(f"tools.site: {len(pages)} pages assembled in {src}")
         return 0
     if args.what == "serve":
-        pages = assemble(src)
-        return mkdocs("serve", "-f", write_config(pages, src, site), "--dev-addr", args.dev_addr,
-                      cwd=os.path.dirname(src))
+        return serve(src, site, args.dev_addr)
     rc = build(src, site)
     if rc != 0:
         return rc
