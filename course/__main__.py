@@ -7,17 +7,52 @@ import sys
 
 from common import i18n
 from common.i18n import tr
-from course.exercise import WORK, all_exercises, find  # noqa: F401 - WORK: where --begin copies to
+from course.exercise import WORK, all_exercises, check_isolated, find  # noqa: F401 - WORK: where --begin copies to
+
+PARTIAL = 3        # the exit status of a check that could not run everything here (no GPU): neither RIGHT nor wrong
 
 
 def _usage() -> str:
     """The commands, one a line, each with what it does in the chosen language (the package docstring's list)."""
     lines = [("python -m course list", tr("every exercise, by phase, and where it runs (CPU or GPU)")),
-             ("python -m course exercise 2.6.3", tr("check your answer to exercise 2.6.3")),
-             ("python -m course exercise 2.6.3 --begin", tr("copy the starting point to my_work/2.6.3/ to edit")),
-             ("python -m course exercise 2.6.3 --solution", tr("show the solution (try first)")),
+             ("python -m course exercise 1.2.1", tr("check your answer to exercise 1.2.1")),
+             ("python -m course exercise 1.2.1 --begin", tr("copy the starting point to my_work/1.2.1/ to edit")),
+             ("python -m course exercise 1.2.1 --solution", tr("show the solution (try first)")),
              ("python -m course list --lang ko", tr("in Korean (or COURSE_LANG=ko, or a Korean locale)"))]
-    return "\n".join(f"    {cmd:42s} # {what}" for cmd, what in lines)
+    return "\n".join([f"    {cmd:42s} # {what}" for cmd, what in lines] + ["", tr(
+        "exit status of a check: 0 RIGHT; 1 NOT YET (wrong, or it does not load or compile); 2 a wrong command; "
+        "3 NOT RUN HERE: nothing found wrong, but part of the check needs a GPU (a CUDA kernel compiled, not run)")])
+
+
+PROGRESS = os.path.join(WORK, ".progress.json")      # the last verdict of each exercise (my_work/ is git-ignored)
+STATES = {"done": "done", "tried": "tried", "partial": "compiled"}
+
+
+def _progress() -> dict:
+    """{exercise id: 'done' | 'tried' | 'partial'} from the last verdicts; {} when there are none or unreadable."""
+    import json
+
+    try:
+        with open(PROGRESS, encoding="utf-8") as f:
+            got = json.load(f)
+        return got if isinstance(got, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _record(ex_id: str, state: str) -> None:
+    """Keep the last verdict of `ex_id` in my_work/.progress.json, for `list`; a file that cannot be written is no
+    reason to fail a check."""
+    import json
+
+    seen = _progress()
+    seen[ex_id] = state
+    try:
+        os.makedirs(WORK, exist_ok=True)
+        with open(PROGRESS, "w", encoding="utf-8") as f:
+            json.dump(seen, f, indent=1, sort_keys=True)
+    except OSError:
+        pass
 
 
 def _lang_option(p: argparse.ArgumentParser, default) -> None:
@@ -50,7 +85,7 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     ls = sub.add_parser("list", help=tr("every exercise, by phase"))
     e = sub.add_parser("exercise", help=tr("check (or begin, or see the solution of) one exercise"))
-    e.add_argument("id", help=tr("the exercise, e.g. 2.6.3"))
+    e.add_argument("id", help=tr("the exercise, e.g. 1.2.1"))
     g = e.add_mutually_exclusive_group()
     g.add_argument("--begin", action="store_true", help=tr("copy the starting point to my_work/<id>/ to edit"))
     g.add_argument("--solution", action="store_true", help=tr("print the solution file"))
@@ -68,9 +103,11 @@ def main(argv=None) -> int:
         here = "GPU" if device.has_gpu() else tr("CPU only")
         print(tr("{n} exercises (this machine: {here}); `python -m course exercise ID --begin` to start one\n",
                  n=len(exs), here=here))
+        seen = _progress()
         for x in exs:
             where = tr("CPU or GPU") if x.tier == "cpu" else tr("needs a GPU")
-            print(f"  {x.id:7s} {x.title_text}  [{where}]  {os.path.relpath(x.readme)}")
+            state = tr(STATES[seen[x.id]]) if seen.get(x.id) in STATES else tr("not started")
+            print(f"  {x.id:7s} {state:12s} {x.title_text}  [{where}]  {os.path.relpath(x.readme)}")
         return 0
     try:
         x = find(args.id)
@@ -93,13 +130,12 @@ def main(argv=None) -> int:
     if not args.file and not os.path.exists(x.work):
         print(tr("(no {path} yet: checking the starting point; `--begin` copies it for you to edit)",
                  path=os.path.relpath(x.work)))
-    if x.tier == "gpu":
-        from common import device
-
-        if not device.has_gpu():
-            print(tr("exercise {id} needs a GPU to check ({why})", id=x.id, why=tr(device.no_gpu_reason())))
-            return 2
-    v = x.check(path)
+    v = check_isolated(x, path)
+    if not args.file:                   # the learner's own file: `--file` checks (a solution, a test's) do not count
+        _record(x.id, "partial" if v.partial else "done" if v.ok else "tried")
+    if v.partial:
+        print(tr("NOT RUN HERE: {why}; {not_run}", why=v.why, not_run=v.not_run))
+        return PARTIAL
     print(tr("RIGHT: {why}", why=v.why) if v.ok else tr("NOT YET: {why}", why=v.why))
     return 0 if v.ok else 1
 

@@ -103,9 +103,10 @@ def compare(out, ref, dtype: str, what: str, tol=None) -> Verdict | None:
     return Verdict(False, f"{what}: {said(c.message)}{hint}")
 
 
-def run_cases(cases, run, reference, dtype: str = "float32", tol=None) -> Verdict | None:
+def run_cases(cases, run, reference, dtype: str = "float32", tol=None, name: str = "the output") -> Verdict | None:
     """For each case: run(case) -> (output, inputs as NumPy); compare with reference(*inputs). None when all match,
-    else the first wrong case's Verdict. An exception in run() is a wrong answer with its message."""
+    else the first wrong case's Verdict. An exception in run() is a wrong answer with its message; so is a write into
+    the guard bands of an output made by guarded_output() (`name` names it)."""
     for case in cases:
         try:
             out, host_inputs = run(case)
@@ -113,6 +114,9 @@ def run_cases(cases, run, reference, dtype: str = "float32", tol=None) -> Verdic
             return Verdict(False, tr("{case}: the kernel failed ({error}: {detail}); in the interpreter an access "
                                      "past the end of an array raises - on a GPU it would read or write memory that is "
                                      "not the array's", case=case, error=type(e).__name__, detail=str(e)[:160]))
+        bad = outside_verdict(str(case), {name: out})
+        if bad is not None:
+            return bad
         bad = compare(out, reference(*[np.asarray(x, np.float64) for x in host_inputs]), dtype, str(case), tol)
         if bad is not None:
             return bad
@@ -154,3 +158,61 @@ def gpu_kernel(path: str, name: str, defines: dict | None = None):
     except Exception as e:  # noqa: BLE001 - a compile error or a missing kernel is a wrong answer
         return Verdict(False, tr("kernel {name}: {error}: {detail}", name=name, error=type(e).__name__,
                                  detail=str(e)[:300]))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Guard bands: every output a checker hands a learner's kernel sits between poisoned bands (common.check.guarded), so
+# a write past its end - a grid rounded up without a mask, a <= for a < - is seen and said, never a crash.
+# ---------------------------------------------------------------------------------------------------------------------
+def guarded_output(shape, dtype: str, like):
+    """A poisoned `dtype` output of `shape` between two poisoned guard bands, from the library and place of `like`."""
+    from common import check
+
+    return check.guarded(tuple(shape), dtype, like)
+
+
+def wrote_outside(out, name: str) -> str:
+    """'' when nothing was written into the guard bands around the guarded output `out` (which lets go of them), else
+    what was, in the learner's words: 'wrote 255 elements past the end of c'."""
+    from common import check
+
+    damage = check.guard_damage(out)
+    if not damage:
+        return ""
+    parts = []
+    for b in _BEFORE.finditer(damage):
+        k = int(b["k"])
+        parts.append(tr("wrote 1 element before the start of {name}", name=name) if k == 1 else
+                     tr("wrote {k} elements before the start of {name}", k=k, name=name))
+    for a in _PAST.finditer(damage):
+        k = int(a["k"])
+        parts.append(tr("wrote 1 element past the end of {name}", name=name) if k == 1 else
+                     tr("wrote {k} elements past the end of {name}", k=k, name=name))
+    return both(parts) if parts else said(damage)
+
+
+def release(*outs) -> None:
+    """Let go of the guard bands of guarded outputs that will not be checked (the kernel raised)."""
+    from common import check
+
+    for o in outs:
+        check.guard_damage(o)
+
+
+def outside_verdict(what: str, outs: dict) -> Verdict | None:
+    """None when no output in `outs` ({name: guarded output}) was written outside, else a Verdict naming the case, what
+    was written where, and why it matters (all the outputs' bands are let go)."""
+    found = [w for w in (wrote_outside(o, name) for name, o in outs.items()) if w]
+    if not found:
+        return None
+    wrote = listed(found) if len(found) > 1 else found[0]
+    return Verdict(False, tr("{what}: {wrote}. A lane past the end stored anyway: on a GPU that memory belongs to "
+                             "another array (or to nothing, and the launch faults)", what=what, wrote=wrote))
+
+
+def off(said, want) -> str:
+    """Which way a wrong number is off - 'too high' or 'too low' - without the right value; 'not a number' when
+    `said` is none."""
+    if isinstance(said, bool) or not isinstance(said, (int, float, np.integer, np.floating)) or said != said:
+        return tr("not a number")
+    return tr("too high") if float(said) > float(want) else tr("too low")

@@ -45,6 +45,12 @@ def _lang(lang: str | None) -> str:
 class Verdict:
     ok: bool
     why: str            # one or two sentences: what was checked, and what was right or wrong
+    not_run: str = ""   # what could not be checked here (no GPU: the kernel was compiled, not run); '' = all of it
+
+    @property
+    def partial(self) -> bool:
+        """Nothing found wrong, but not everything checked: not RIGHT (`python -m course` exits 3)."""
+        return self.ok and bool(self.not_run)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -158,3 +164,34 @@ def find(ex_id: str) -> Exercise:
         if e.id == ex_id:
             return e
     raise KeyError(ex_id)
+
+
+def _check_child(ex_id: str, path: str, lang: str, conn) -> None:
+    """In a child process: exercise `ex_id`'s verdict on `path`, sent back through `conn` as a tuple."""
+    i18n.set_lang(lang)
+    v = find(ex_id).check(path)
+    conn.send((v.ok, v.why, v.not_run))
+    conn.close()
+
+
+def check_isolated(x: Exercise, path: str) -> Verdict:
+    """x.check(path) in a child process: a learner's kernel that writes far outside its arrays can corrupt the memory
+    of the process that runs it and abort it (glibc's 'invalid pointer', a segfault); that is said as a verdict, not
+    a crash of the checker."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_check_child, args=(x.id, os.path.abspath(path), i18n.lang(), send))
+    p.start()
+    send.close()
+    try:
+        got = recv.recv()
+    except EOFError:
+        got = None
+    p.join()
+    if got is not None:
+        return Verdict(*got)
+    return Verdict(False, i18n.tr("the check stopped: the process that ran your code died (exit status {rc}). A kernel "
+                                  "that writes far past the end of an array corrupts the memory around it, and on a "
+                                  "GPU the launch faults: check every index against its bound", rc=p.exitcode))

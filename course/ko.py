@@ -6,8 +6,8 @@ checker messages are in course/ko_phase1.py ... ko_phase4.py."""
 KO = {
     # ---- course/__main__.py: the command -----------------------------------------------------------------------------
     "every exercise, by phase, and where it runs (CPU or GPU)": "phase별 모든 연습 문제와 실행되는 곳(CPU 또는 GPU)",
-    "check your answer to exercise 2.6.3": "연습 문제 2.6.3의 답을 검사합니다",
-    "copy the starting point to my_work/2.6.3/ to edit": "시작 파일을 my_work/2.6.3/에 복사해 고칠 수 있게 합니다",
+    "check your answer to exercise 1.2.1": "연습 문제 1.2.1의 답을 검사합니다",
+    "copy the starting point to my_work/1.2.1/ to edit": "시작 파일을 my_work/1.2.1/에 복사해 고칠 수 있게 합니다",
     "show the solution (try first)": "풀이를 보여 줍니다(먼저 직접 풀어 봅니다)",
     "in Korean (or COURSE_LANG=ko, or a Korean locale)": "한국어로 출력합니다(COURSE_LANG=ko나 한국어 locale도 같습니다)",
     "language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)":
@@ -16,7 +16,7 @@ KO = {
         "이 과정의 명령입니다. 연습 문제마다 답을 스스로 검사합니다.",
     "every exercise, by phase": "phase별 모든 연습 문제",
     "check (or begin, or see the solution of) one exercise": "연습 문제 하나를 검사합니다(시작하거나 풀이를 볼 수도 있습니다)",
-    "the exercise, e.g. 2.6.3": "연습 문제 번호, 예: 2.6.3",
+    "the exercise, e.g. 1.2.1": "연습 문제 번호, 예: 1.2.1",
     "copy the starting point to my_work/<id>/ to edit": "시작 파일을 my_work/<id>/에 복사해 고칠 수 있게 합니다",
     "print the solution file": "풀이 파일을 출력합니다",
     "check this file instead of my_work/<id>/<file>": "my_work/<id>/<file> 대신 이 파일을 검사합니다",
@@ -34,7 +34,6 @@ KO = {
     "no exercise {id}; the exercises are {ids}": "연습 문제 {id}번은 없습니다. 연습 문제 목록: {ids}",
     "{path} exists already: edit it (delete it to start over)":
         "{path} 파일이 이미 있습니다. 그 파일을 고칩니다(처음부터 다시 하려면 지웁니다)",
-    "exercise {id} needs a GPU to check ({why})": "연습 문제 {id}의 검사에는 GPU가 필요합니다({why})",
 
     # ---- course/checks.py: what the checkers share -------------------------------------------------------------------
     "MISMATCH: rel err {rel} (limit {limit}), {bad}/{n} finite elements outside {elem}, max abs {abs}":
@@ -121,8 +120,6 @@ KO = {
     "this exercise runs its kernel, which needs a GPU ({why})": "이 연습 문제는 커널을 실행하므로 GPU가 필요합니다({why})",
     "{file} must compile and define {signature}: {why}":
         "{file} 파일은 컴파일되어야 하고 다음 커널을 정의해야 합니다: {signature}. 이유: {why}",
-    "{right}. Correctness is checked on a GPU (none here: {why}): run this again on one":
-        "{right}. 정확성은 GPU에서 검사합니다(여기에는 없습니다: {why}). GPU가 있는 곳에서 다시 실행합니다",
     "{file} must define {name}, as the starting point does": "{file} 파일은 시작 파일처럼 {name}을 정의해야 합니다",
     "{what}: the kernel failed ({error}: {detail}); an index past the end of an array is the usual cause":
         "{what}: 커널이 실패했습니다({error}: {detail}). 보통은 배열 끝을 넘는 index 때문입니다",
@@ -149,4 +146,73 @@ KO = {
     "; rows {rows} came out NaN: no key left to attend, 0 / 0": ". {rows}행이 NaN이 되었습니다. 볼 key가 남지 않아 0 / 0입니다",
     "; row {rows} came out NaN: no key left to attend, 0 / 0": ". {rows}행이 NaN이 되었습니다. 볼 key가 남지 않아 0 / 0입니다",
     "answers": "답 중",
+    # ---- guard bands, CPU-only verdicts, directions without the answer (checks.py, phase2_checks.py, ...) --------
+    "NOT RUN HERE: {why}; {not_run}": "여기서는 실행하지 못함: {why}. {not_run}",
+    "exit status of a check: 0 RIGHT; 1 NOT YET (wrong, or it does not load or compile); 2 a wrong command; 3 "
+    "NOT RUN HERE: nothing found wrong, but part of the check needs a GPU (a CUDA kernel compiled, not run)":
+        "검사의 종료 상태: 0 RIGHT(맞음), 1 NOT YET(틀렸거나 불러오거나 컴파일되지 않음), 2 잘못된 명령, 3 NOT RUN HERE(틀린 것은 찾지 못했지만 "
+        "검사의 일부에 GPU가 필요함: CUDA kernel을 컴파일만 하고 실행하지 않음)",
+    "{what}: {wrote}. A lane past the end stored anyway: on a GPU that memory belongs to another array (or to "
+    "nothing, and the launch faults)":
+        "{what}: {wrote}. 끝을 넘은 lane이 그래도 store했습니다. GPU에서 그 메모리는 다른 배열의 것입니다(아무 것의 것도 아니면 launch가 fault를 "
+        "냅니다)",
+    "not a number": "숫자가 아님",
+    "too high": "너무 큼",
+    "too low": "너무 작음",
+    "wrote 1 element before the start of {name}": "{name}의 시작 앞에 원소 1개를 썼습니다",
+    "wrote {k} elements before the start of {name}": "{name}의 시작 앞에 원소 {k}개를 썼습니다",
+    "wrote 1 element past the end of {name}": "{name}의 끝을 넘어 원소 1개를 썼습니다",
+    "wrote {k} elements past the end of {name}": "{name}의 끝을 넘어 원소 {k}개를 썼습니다",
+    "the check stopped: the process that ran your code died (exit status {rc}). A kernel that writes far past "
+    "the end of an array corrupts the memory around it, and on a GPU the launch faults: check every index "
+    "against its bound":
+        "검사가 멈췄습니다. 코드를 실행한 프로세스가 죽었습니다(종료 상태 {rc}). 배열의 끝을 훨씬 넘어 쓰는 kernel은 주변 메모리를 망가뜨리고, GPU에서는 launch가 "
+        "fault를 냅니다. 모든 index를 그 경계와 비교해 보세요",
+    "{threads} threads x {regs} registers + {kib} KiB": "{threads} thread x register {regs}개 + {kib} KiB",
+    "{what}: not answered yet": "{what}: 아직 답하지 않음",
+    "{what}: {blocks} blocks is {off}: for each resource, how many of these blocks fit in what one SM has of it? "
+    "The SM holds as many as the scarcest allows":
+        "{what}: block {blocks}개는 {off}. 자원마다, SM 하나가 가진 양에 이 block이 몇 개 들어갑니까? SM은 가장 부족한 자원이 허락하는 만큼만 "
+        "담습니다",
+    "{what}: {blocks} blocks is right, but {limit!r} is not what runs out first: which resource allows exactly "
+    "that many blocks?":
+        "{what}: block {blocks}개는 맞지만 먼저 바닥나는 것은 {limit!r}가 아닙니다. 어느 자원이 정확히 그만큼의 block을 허락합니까?",
+    "whether it is right on every shape, and its speed-up over the starting kernel,":
+        "모든 shape에서 맞는지와 시작 kernel 대비 속도 향상",
+    "BLOCK={block}, num_warps={warps}, {n_text}": "BLOCK={block}, num_warps={warps}, {n_text}",
+    "{what}: not answered yet (bytes per load, loads per array per thread)":
+        "{what}: 아직 답하지 않음(load 하나의 byte 수, thread마다 배열 하나당 load 수)",
+    "a thread holds BLOCK / (32 x num_warps) consecutive floats, and one load moves at most 16 bytes of them":
+        "thread 하나는 연속된 float BLOCK / (32 x num_warps)개를 맡고, load 하나는 그중 최대 16 byte를 옮깁니다",
+    "with n odd, can any group of 4 floats be known to be all in or all out of the mask?":
+        "n이 홀수일 때, float 4개 묶음이 mask 안에 모두 있거나 모두 밖에 있다고 알 수 있습니까?",
+    "{what}: {width}-byte loads is {off}: {why}": "{what}: {width}-byte load는 {off}. {why}",
+    "{what}: {count} loads per array is {off}: the floats a thread holds, over the floats one load of that width "
+    "moves":
+        "{what}: 배열 하나당 load {count}개는 {off}. thread가 맡은 float 수를 그 폭의 load 하나가 옮기는 float 수로 나눕니다",
+    "checked on this CPU: rowsum is right for every row length in the Triton interpreter":
+        "이 CPU에서 검사함: Triton interpreter에서 모든 행 길이에 대해 rowsum이 맞습니다",
+    "its speed against one program per row": "행마다 program 하나인 kernel 대비 속도",
+    "bytes: you said {said}, {off} (count {why})": "bytes: {said}라고 답했고 {off}. ({why}를 셉니다)",
+    "FLOPs: you said {said}, {off} (count {why})": "FLOPs: {said}라고 답했고 {off}. ({why}를 셉니다)",
+    "unit: not {said!r}: which units run 16-bit matmuls, and which run fp32 arithmetic, whatever the kernel is?":
+        "unit: {said!r}가 아닙니다. kernel이 무엇이든 16-bit matmul은 어느 unit이, fp32 연산은 어느 unit이 실행합니까?",
+    "bound: not {said}: compare the arithmetic intensity, FLOPs / bytes, with the ridge of its unit, peak "
+    "TFLOP/s / HBM TB/s":
+        "bound: {said}가 아닙니다. arithmetic intensity(FLOPs / bytes)를 그 unit의 ridge(peak TFLOP/s / HBM TB/s)와 "
+        "비교하세요",
+    "roof: you said {said} TFLOP/s, {off}: the roof is min(the unit's peak, AI x HBM bandwidth)":
+        "roof: {said} TFLOP/s라고 답했고 {off}. roof는 min(unit의 peak, AI x HBM bandwidth)입니다",
+    "not run: no GPU here ({why}), so {what} is unchecked: run this again on a machine with one":
+        "실행하지 않음: 여기에는 GPU가 없어({why}) {what}은(는) 검사하지 못했습니다. GPU가 있는 머신에서 다시 실행하세요",
+    "checked on this CPU: {file} compiles for sm_90 ({kernel}: {regs} registers, {spills} bytes spilled)":
+        "이 CPU에서 검사함: {file}이(가) sm_90용으로 컴파일됩니다({kernel}: register {regs}개, spill {spills} byte)",
+    "whether the kernel is right on every case": "kernel이 모든 경우에 맞는지",
+    "checked on this CPU: it compiles for sm_90, and {right}": "이 CPU에서 검사함: sm_90용으로 컴파일되고, {right}",
+    "whether it is right on every length and grid (the tail, the last float4)": "모든 길이와 grid에서 맞는지(tail, 마지막 float4)",
+    # ---- course/__main__.py: `list`'s progress, from my_work/.progress.json ------------------------------------------
+    "done": "완료",
+    "tried": "시도함",
+    "compiled": "컴파일만 됨",
+    "not started": "시작 안 함",
 }

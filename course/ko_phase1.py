@@ -17,10 +17,6 @@ KO = {
         "1 KiB 포함)를 하드웨어와 같은 방식으로 셌습니다",
     "keep the four kernels of the starting point": "시작 파일의 커널 네 개를 그대로 둡니다",
     "{n} of 4 not yet right: {reasons}": "4개 중 {n}개가 아직 맞지 않습니다:{reasons}",
-    "{threads} threads x {regs} registers + {kib} KiB: you said {blocks} ({limit}); the calculator says {right} "
-    "({limits})":
-        "thread {threads}개 x register {regs}개 + {kib} KiB: 답은 {blocks} ({limit})입니다. 계산기는 {right} "
-        "({limits})입니다",
 
     # ---- 1.5.2 -------------------------------------------------------------------------------------------------------
     "NVRTC gives it {regs} registers, so {blocks} blocks of {size} fit an SM ({limit} limit): {threads} threads x "

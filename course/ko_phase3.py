@@ -15,19 +15,9 @@ KO = {
         "시작 파일의 다섯 경우를 ANSWERS의 key로 그대로 둡니다: {keys}",
     "{n} of {total} not yet right: {reasons}": "{total}개 중 {n}개가 아직 맞지 않습니다:{reasons}",
     "n odd": "n은 홀수",
-    "{block} / (32 x {warps}) = {n} floats a thread": "{block} / (32 x {warps}) = thread당 float {n}개",
-    "{block} / (32 x {warps}) = {n} float a thread": "{block} / (32 x {warps}) = thread당 float {n}개",
-    "BLOCK={block}, num_warps={warps}, {n_text}: you said {said}, the compiler made {count} x {width}-byte loads per "
-    "array ({why})":
-        "BLOCK={block}, num_warps={warps}, {n_text}: 답은 {said}입니다. 컴파일러는 배열마다 {width}바이트 load를 "
-        "{count}개 만들었습니다({why})",
     "could not compile the vector add ahead of time here ({error}: {detail}); lab 3.1's compile report needs the same":
         "여기서는 vector add를 ahead-of-time으로 컴파일할 수 없습니다({error}: {detail}). 랩 3.1의 compile report에도 "
         "같은 컴파일이 필요합니다",
-    ", {n} per load (at most 16 bytes)": ", load 하나에 {n}개(최대 16바이트)",
-    ", but with n odd no 4-float group is known to be all in or all out of the mask, so one float at a time":
-        ". 하지만 n이 홀수면 float 4개 묶음이 mask 안에 모두 있는지, 모두 밖에 있는지 알 수 없으므로 한 번에 float "
-        "하나씩입니다",
 
     # ---- 3.1.2 -------------------------------------------------------------------------------------------------------
     "{reasons}. The mask says which rows exist; what says which columns do?":

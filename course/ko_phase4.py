@@ -23,21 +23,9 @@ KO = {
         "Q, K, V 읽기와 O 쓰기(4 B H S D), 그리고 S 쓰기, S 읽기, P 쓰기, P 읽기(4 B H S^2), 각각 2바이트",
     "4 B H S^2 D: two matmuls of 2 S^2 D per head": "4 B H S^2 D: head마다 2 S^2 D짜리 matmul 두 개",
     "{key}: {fields} not answered yet": "{key}: {fields}에 아직 답이 없습니다",
-    "bytes: you said {said}, lab 4.1's model says {want} ({why})":
-        "바이트: 답은 {said}이고, 랩 4.1의 모델은 {want}입니다({why})",
-    "FLOPs: you said {said}, the model says {want} ({why})": "FLOP: 답은 {said}이고, 모델은 {want}입니다({why})",
-    "unit: you said {said!r}, lab 4.1 says {unit!r} ({why})": "연산 장치: 답은 {said!r}이고, 랩 4.1은 {unit!r}입니다({why})",
-    "bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B against the {unit} ridge {peak:.1f} TFLOP/s / {tbps:.2f} TB/s = "
-    "{ridge:.3g} FLOP/B: {bound}-bound, not {said}":
-        "bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B이고, {unit} ridge는 {peak:.1f} TFLOP/s / {tbps:.2f} TB/s = "
-        "{ridge:.3g} FLOP/B입니다. {bound}-bound입니다(답은 {said})",
-    "roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s, not {said}":
-        "roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s입니다(답은 {said})",
     "of {n} kernels": "커널 {n}개 중",
     "{key}: write a dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)":
         "{key}: dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)로 씁니다",
-    "16-bit matmuls run on the tensor cores": "16비트 matmul은 tensor core에서 돕니다",
-    "fp32 arithmetic runs on the CUDA cores, whatever the kernel is": "fp32 연산은 커널이 무엇이든 CUDA core에서 돕니다",
 
     # ---- 4.2.1 -------------------------------------------------------------------------------------------------------
     "all right: a chain costs its memory passes - every unfused kernel reads its inputs and writes its output, the "

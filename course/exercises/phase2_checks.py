@@ -121,7 +121,7 @@ def run_case(what: str, launch, x, out_shape):
 
     out = guarded_out(out_shape, x)
     failed = launched(what, lambda: launch(x, out))
-    if failed:
+    if failed is not None:
         return None, failed
     got = arrays.to_numpy(out)
     spill = outside(out)
@@ -141,10 +141,36 @@ def _first_wrong(kern, cases, judge):
     return None
 
 
+def not_run(what: str) -> str:
+    """What a CPU could not check, and why: 'not run: no GPU (...), so <what> is unchecked: run this again on one'."""
+    from common import device
+
+    return tr("not run: no GPU here ({why}), so {what} is unchecked: run this again on a machine with one",
+              why=tr(device.no_gpu_reason()), what=what)
+
+
+def compiles_only(path: str, kernel: str, what: str):
+    """On a machine without a GPU: `kernel` of the learner's file compiled by NVRTC for sm_90 - a Verdict that says it
+    does not compile, or one that says it does and that `what` was not checked (Verdict.not_run)."""
+    from course.exercise import Verdict
+
+    k = compiled(path, kernel)
+    if isinstance(k, Verdict):
+        return k
+    return Verdict(True, tr("checked on this CPU: {file} compiles for sm_90 ({kernel}: {regs} registers, {spills} "
+                            "bytes spilled)", file=os.path.basename(path), kernel=kernel, regs=k.registers,
+                            spills=k.spills), not_run=not_run(what))
+
+
 def gpu_check(path: str, kernel: str, signature: str, cases, judge, right: str):
     """A GPU-tier CUDA C exercise: `kernel` of the learner's file compiled for this GPU, then judge(kern, case) on every
-    case (None when right, else a Verdict); `right` words a pass."""
+    case (None when right, else a Verdict); `right` words a pass.
+    Without a GPU: compiled for sm_90 only, and said so."""
+    from common import device
     from course.exercise import Verdict
+
+    if not device.has_gpu():
+        return compiles_only(path, kernel, tr("whether the kernel is right on every case"))
 
     kern = gpu_kernel(path, kernel, signature)
     if isinstance(kern, Verdict):
@@ -166,8 +192,9 @@ def compiled_then_run(path: str, kernel: str, signature: str, facts, cases, judg
     if wrong:
         return Verdict(False, wrong)
     if not device.has_gpu():
-        return Verdict(True, tr("{right}. Correctness is checked on a GPU (none here: {why}): run this again on one",
-                                right=right(k), why=tr(device.no_gpu_reason())))
+        return Verdict(True, tr("checked on this CPU: it compiles for sm_90, and {right}", right=right(k)),
+                       not_run=not_run(tr("whether it is right on every length and grid (the tail, the last "
+                                          "float4)")))
     return gpu_check(path, kernel, signature, cases, judge, tr("{right}, and right on every case on this GPU",
                                                                right=right(k)))
 

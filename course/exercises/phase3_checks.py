@@ -8,12 +8,14 @@ import numpy as np
 from common.i18n import tr
 
 
-def padded(x: np.ndarray, dtype: str, where: str, pad: int = 4096):
+def padded(x: np.ndarray, dtype: str, where: str, pad: int = 4096, fill: float = np.nan):
     """`x` as a C-contiguous `dtype` array on `where`, lying at the start of a buffer `pad` elements longer whose
-    tail is NaN: loads past the end of `x` read NaN instead of whatever the allocator put there (or a fault)."""
+    tail is `fill` (NaN): loads past the end of `x` read it instead of whatever the allocator put there (or a fault).
+    A finite `fill` for a kernel that may store what it loaded past the end: NaN stored into an output's NaN guard
+    band would not show."""
     from common import arrays
 
-    flat = np.concatenate([np.asarray(x, np.float64).ravel(), np.full(pad, np.nan)])
+    flat = np.concatenate([np.asarray(x, np.float64).ravel(), np.full(pad, fill)])
     buf = arrays.from_numpy(flat, dtype, where)
     return buf[: x.size].reshape(x.shape)
 

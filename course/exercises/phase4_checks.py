@@ -119,10 +119,8 @@ def _diagnosis(out: np.ndarray, host, dtype: str, tol) -> str:
 def check_attention(mod, where: str, cases=CASES):
     """None when mod.flash_forward matches the float64 reference on every case, else a Verdict that says which case,
     and, where it can, which keys the wrong rows attended."""
-    import torch
-
     from common import arrays, check
-    from course.checks import said
+    from course.checks import guarded_output, outside_verdict, release, said
     from course.exercise import Verdict
     from phase4_optimization.lab06_attention import lab as L
 
@@ -132,12 +130,16 @@ def check_attention(mod, where: str, cases=CASES):
     for n, (bh, s, d, causal) in enumerate(cases):
         what = f"B*H = {bh}, S = {s}, D = {d}, {'causal' if causal else 'non-causal'}"
         ts, host = qkv(bh, s, d, 461 + n, where)
-        out = torch.full((bh, s, d), float("nan"), dtype=torch.float16, device=where)   # unwritten rows show as NaN
+        out = guarded_output((bh, s, d), "float16", ts[0])     # NaN between NaN guard bands: unwritten rows show
         try:
             mod.flash_forward(*ts, out, causal)
         except Exception as e:  # noqa: BLE001 - a kernel that does not run is a wrong answer, said plainly
+            release(out)
             return Verdict(False, tr("{what}: the kernel failed ({error}: {detail})", what=what,
                                      error=type(e).__name__, detail=str(e)[:200]))
+        wrote = outside_verdict(what, {"out": out})
+        if wrote is not None:
+            return wrote
         got = np.asarray(arrays.to_numpy(out), np.float64)
         tol = L.tolerance((1, bh, s, d, causal), "float16")
         cmp = check.compare(got, attention64(*host, 0 if causal else None), "float16", tol)

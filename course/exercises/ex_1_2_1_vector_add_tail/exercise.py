@@ -28,9 +28,10 @@ BREAK_KO = [            # BREAK, as solution.ko/ words its comments
 
 
 def check(path):
-    from common import arrays, check as chk, lab
+    from common import arrays, lab
     from common.triton_support import launch
-    from course.checks import load_module, run_cases
+    from course.checks import guarded_output, load_module, run_cases
+    from course.exercises.phase3_checks import padded
     from course.exercise import Verdict
 
     mod = load_module(path, "ex121")
@@ -39,15 +40,31 @@ def check(path):
     rng = np.random.default_rng(121)
 
     def run(n):
-        a, b = (arrays.from_numpy(rng.standard_normal(n), "float32", lab.where()) for _ in range(2))
-        c = chk.poisoned((n,), "float32", a)            # NaN everywhere: an element never written shows
+        # the inputs are followed by 1.0s and the output lies between NaN guard bands: a lane past n that loads and
+        # stores anyway is seen (and cannot corrupt the checker's memory)
+        a, b = (padded(rng.standard_normal(n), "float32", lab.where(), fill=1.0) for _ in range(2))
+        c = guarded_output((n,), "float32", a)
         launch(mod.add_kernel, mod.grid(n), a, b, c, n, BLOCK=mod.BLOCK)
         return c, (arrays.to_numpy(a), arrays.to_numpy(b))
 
-    bad = run_cases(SIZES, run, lambda a, b: a + b)
+    bad = run_cases(SIZES, run, lambda a, b: a + b, name="c")
     if bad is not None:
         return Verdict(False, tr("n = {why}. How many programs does grid(n) launch, and what does the last one do "
                                  "with its lanes past n?", why=bad.why))
     return Verdict(True, tr("right for n = {sizes}: every element written once, none past the end (a mask on the "
                             "loads and the store, and a grid of ceil(n / BLOCK) programs)",
                             sizes=", ".join(map(str, SIZES))))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the half-fix: grid rounded up, no mask yet',
+     [('a = tl.load(a_ptr + offs, mask=ok)', 'a = tl.load(a_ptr + offs)'),
+      ('b = tl.load(b_ptr + offs, mask=ok)', 'b = tl.load(b_ptr + offs)'),
+      ('a + b, mask=ok)', 'a + b)')],
+     'elements past the end of c'),
+    ('masked, but the grid still rounds down', [('(triton.cdiv(n, BLOCK),)', '(n // BLOCK,)')], 'n = 1:'),
+    ('the mask one too far (offs <= n)', [('ok = offs < n ', 'ok = offs <= n')], 'element past the end of c'),
+]

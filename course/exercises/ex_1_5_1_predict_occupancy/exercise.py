@@ -1,8 +1,4 @@
 """Exercise 1.5.1 - predict occupancy by hand, checked against the course's occupancy calculator."""
-import importlib.util
-import os
-import sys
-
 from common.i18n import tr
 
 ID = "1.5.1"
@@ -14,31 +10,38 @@ NAMES = {"threads": "warps", "warps": "warps", "blocks": "blocks", "registers": 
          "shared memory": "shared memory"}
 
 
-def _load(path):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    spec = importlib.util.spec_from_file_location(f"ex151_{abs(hash(os.path.abspath(path)))}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def check(path):
     from course.exercise import Verdict
     from common.occupancy import occupancy
 
-    answers = _load(path).ANSWERS
+    from course.checks import load_module, off
+
+    mod = load_module(path, "ex151")
+    if isinstance(mod, Verdict):
+        return mod
+    answers = getattr(mod, "ANSWERS", None)
+    if not isinstance(answers, dict):
+        return Verdict(False, tr("keep the four kernels of the starting point"))
     wrong = []
-    for (threads, regs, smem), (blocks, limit) in answers.items():
+    for key, said in answers.items():
+        try:
+            (threads, regs, smem), (blocks, limit) = key, said
+        except (TypeError, ValueError):
+            return Verdict(False, tr("keep the four kernels of the starting point"))
+        what = tr("{threads} threads x {regs} registers + {kib} KiB", threads=threads, regs=regs, kib=smem // 1024)
+        if blocks is None or limit is None:
+            wrong.append(tr("{what}: not answered yet", what=what))
+            continue
         occ = occupancy("sm_90", threads, regs, smem_dynamic=smem, max_dynamic_smem=max(smem, 1))
         limiters = {lim for lim in occ.limiters}
         ok_limit = NAMES.get(limit) in limiters         # with a tie, either limiting resource is right
-        if blocks != occ.blocks_per_sm or not ok_limit:
-            wrong.append(tr("{threads} threads x {regs} registers + {kib} KiB: you said {blocks} ({limit}); the "
-                            "calculator says {right} ({limits})", threads=threads, regs=regs, kib=smem // 1024,
-                            blocks=blocks, limit=limit, right=occ.blocks_per_sm,
-                            limits=" = ".join(sorted("threads" if x == "warps" else x for x in limiters))))
+        if blocks != occ.blocks_per_sm:
+            wrong.append(tr("{what}: {blocks} blocks is {off}: for each resource, how many of these blocks fit in what "
+                            "one SM has of it? The SM holds as many as the scarcest allows", what=what,
+                            blocks=blocks, off=off(blocks, occ.blocks_per_sm)))
+        elif not ok_limit:
+            wrong.append(tr("{what}: {blocks} blocks is right, but {limit!r} is not what runs out first: which "
+                            "resource allows exactly that many blocks?", what=what, blocks=blocks, limit=limit))
     if len(answers) != 4:
         return Verdict(False, tr("keep the four kernels of the starting point"))
     if wrong:
@@ -47,3 +50,16 @@ def check(path):
         return Verdict(False, tr("{n} of 4 not yet right: {reasons}", n=len(wrong), reasons=listed(wrong[:2])))
     return Verdict(True, tr("all four right: you counted threads, blocks, registers (per warp, in units of 256) and "
                             "shared memory (with the runtime's 1 KiB per block) the way the hardware does"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('registers counted per thread, not per warp in units of 256',
+     [('(1024, 40, 0): (1, "registers")', '(1024, 40, 0): (2, "threads")')],
+     'too high'),
+    ("the runtime's 1 KiB per block forgotten",
+     [('(128, 64, 48 * 1024): (4, "shared memory")', '(128, 64, 48 * 1024): (3, "shared memory")')],
+     'too low'),
+]

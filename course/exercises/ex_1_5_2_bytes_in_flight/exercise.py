@@ -95,3 +95,16 @@ def check(path):
                             "float per thread leaves HBM waiting even at full occupancy; 16-byte loads, or several of "
                             "them per thread, cover it with room to spare - even at the 75% occupancy mem_02's "
                             "registers allow"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('float4 loads counted as 4 bytes',
+     [('"vadd_03_float4": 2048 * 32,', '"vadd_03_float4": 2048 * 8,')],
+     'vadd_03_float4'),
+    ("the wrong Little's law latency",
+     [('NEEDED_PER_SM = 4.8e12 * 0.6e-6 / 132', 'NEEDED_PER_SM = 4.8e12 * 0.6e-9 / 132')],
+     'NEEDED_PER_SM'),
+]

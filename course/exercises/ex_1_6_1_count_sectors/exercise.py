@@ -64,3 +64,16 @@ def check(path):
                             "and one per lane once lanes are 32 bytes or more apart. The same instructions, another "
                             "mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the H200 measured "
                             "~9x)"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('coalesced B counted as one sector',
+     [('("coalesced", 4096, 4096, 4096, 0): (1, 4)', '("coalesced", 4096, 4096, 4096, 0): (1, 1)')],
+     'coalesced'),
+    ('the misaligned row counted as aligned',
+     [('("coalesced", 4096, 4100, 4096, 1): (1, 5)', '("coalesced", 4096, 4100, 4096, 1): (1, 4)')],
+     '4100'),
+]

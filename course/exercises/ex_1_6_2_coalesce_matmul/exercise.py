@@ -63,8 +63,10 @@ def check(path):
     from course.exercise import Verdict, find
 
     if not device.has_gpu():
-        return Verdict(False, tr("this exercise times kernels, which needs a GPU ({why})",
-                                 why=tr(device.no_gpu_reason())))
+        from course.exercises.phase2_checks import compiles_only
+
+        return compiles_only(path, KERNEL, tr("whether it is right on every shape, and its speed-up over the "
+                                              "starting kernel,"))
     kern = gpu_kernel(path, KERNEL)
     if isinstance(kern, Verdict):
         return Verdict(False, tr("{file} must define extern \"C\" __global__ void {kernel}(A, B, C, M, N, K) and "
@@ -95,3 +97,15 @@ def check(path):
                             "the column a warp's A load touches 2 sectors (two rows) and its B load 2 (64 consecutive "
                             "bytes), where threadIdx.x on the row made A touch 16 and B 1", m=m, yours=yours,
                             first=first, ratio=ratio))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('rows and columns swapped the wrong way back',
+     [('int row = blockIdx.y * 16 + threadIdx.y;', 'int row = blockIdx.y * 16 + threadIdx.x;'),
+      ('int col = blockIdx.x * 16 + threadIdx.x;', 'int col = blockIdx.x * 16 + threadIdx.y;')],
+     ('not run', None)),
+    ('a typo: it does not compile', [('float acc = 0.f;', 'float acc = 0.f')], 'does not compile'),
+]

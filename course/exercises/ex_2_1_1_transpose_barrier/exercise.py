@@ -53,7 +53,7 @@ def _judge(kern, case):
     what = f"{m} x {n}" + (tr(", run {i} of {n}", i=run + 1, n=REPEATS) if run else "")
     got, failed = run_case(what, lambda a, out: _launch(kern, a, out, m, n), arrays.from_numpy(host, "float32",
                                                                                                 "cuda"), (n, m))
-    if failed:
+    if failed is not None:
         return failed
     return None if np.array_equal(got, host.T) else Verdict(False, f"{what}: {_diagnosis(got, host.T)}")
 
@@ -67,3 +67,15 @@ def check(path):
         "whole tile is in shared memory before it reads a column that other warps stored. Without it a warp whose "
         "loads returned early read elements its neighbours had not stored yet - left over from the previous tile or "
         "never written", shapes=len(SHAPES), repeats=REPEATS))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the barrier moved inside the loop',
+     [('    __syncthreads();\n', ''),
+      ('tile[ty + j][tx] = in[r * N + c];', 'tile[ty + j][tx] = in[r * N + c];\n        __syncthreads();')],
+     ('not run', None)),
+    ('__syncwarp() for __syncthreads()', [('__syncthreads();', '__syncwarp();')], ('not run', None)),
+]

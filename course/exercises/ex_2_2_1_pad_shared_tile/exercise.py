@@ -95,3 +95,12 @@ def check(path):
                             "free, and one word of padding makes a 32-wide column conflict-free - but an aligned pitch "
                             "cannot beat 4 passes, which is why tensor-core kernels swizzle (1 pass, no padding) "
                             "instead of padding.", total=total) + seen)
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('pad of 32 (no change of bank)', [('PAD = 1 ', 'PAD = 32 ')], 'PAD'),
+    ('stride 16 counted as 2-way', [('16: 16, 24: 8', '16: 2, 24: 8')], '16'),
+]

@@ -117,3 +117,14 @@ def check(path):
                             "bandwidth is bytes in flight over latency until the ceiling. A partial wave is "
                             "latency-bound, so its time does not shrink with its size: any last wave under ~0.28 costs "
                             "~0.28 of a wave, not a whole one.", total=total) + _measured(L))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('blocks per SM of 32-thread blocks from the thread limit',
+     [('BLOCKS_PER_SM = {32: 32,', 'BLOCKS_PER_SM = {32: 64,')],
+     '32'),
+    ('waves rounded down', [('(256, 1320): 1.25', '(256, 1320): 1')], '1320'),
+]

@@ -65,7 +65,7 @@ def _judge(kern, case):
     got, failed = run_case(what, lambda x, y: kern((blocks,), (threads,), (x, y, np.float32(ALPHA), np.float32(BETA),
                                                                            np.int64(n))),
                            arrays.from_numpy(host, "float32", "cuda"), (n,))
-    if failed:
+    if failed is not None:
         return failed
     c = chk.compare(got, ALPHA * host.astype(np.float64) + BETA, "float32")
     if c.ok:
@@ -85,3 +85,18 @@ def check(path):
         "the compile report for sm_90 shows what was asked: {report}, {regs} registers, no spill - one 16-byte load "
         "in flight per thread where there were 4 bytes, and a quarter of the load and store instructions",
         report=_sass(k), regs=k.registers))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the off-by-one tail (i <= n)', [('i < n; i += step', 'i <= n; i += step')], ('not run', None)),
+    ('float4 everywhere, no scalar tail',
+     [('    for (long long i = 4 * quads + first; i < n; i += step) {     // the tail: at most 3 elements, single '
+       'floats\n'
+       '        y[i] = alpha * x[i] + beta;\n'
+       '    }\n',
+       '')],
+     'nothing reads the last n % 4'),
+]

@@ -60,7 +60,7 @@ def _judge(kern, shape):
     got, failed = run_case(f"{rows} x {cols}", lambda x, y: kern((math.ceil(cols / THREADS),), (THREADS,),
                                                                  (x, y, np.int32(rows), np.int64(cols))),
                            arrays.from_numpy(host, "float32", "cuda"), (rows, cols))
-    if failed:
+    if failed is not None:
         return failed
     h = host.astype(np.float64)
     c = chk.compare(got, h / np.sqrt((h * h).sum(axis=0, keepdims=True)), "float32")
@@ -81,3 +81,18 @@ def check(path):
         "local memory: a thread that holds one running sum instead of its whole column fits 32 registers; the price "
         "is a second read of x, mostly from L2, where the spill paid local-memory stores and loads",
         report=_report(k), blocks=BLOCKS, threads=THREADS))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the occupancy given away: __launch_bounds__(256) on the starting point',
+     [('__launch_bounds__(256, 8)\n', '__launch_bounds__(256)\n')],
+     'blocks of 256 threads fit',
+     'start'),
+    ('the off-by-one pass (k <= rows)',
+     [('for (int k = 0; k < rows; ++k) {                       // pass 2',
+       'for (int k = 0; k <= rows; ++k) {                       // pass 2')],
+     ('not run', None)),
+]

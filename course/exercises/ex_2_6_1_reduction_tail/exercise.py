@@ -80,7 +80,7 @@ def _judge(kern, case):
     what = f"n = {n}" + (tr(", a view {b} bytes past a 16-byte boundary", b=4 * off) if off else "")
     res = {}
     failed = launched(what, lambda: res.update(zip(("out", "partial"), _sum(kern, x, n))))
-    if failed:
+    if failed is not None:
         return failed
     spill = outside(res["partial"]) or outside(res["out"])
     if spill:
@@ -104,3 +104,12 @@ def check(path):
         "and the up to 3 after the last whole float4 one float each, by the first threads of the grid "
         "- in both launches",
         n=len(SIZES), last=SIZES[-1]))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the off-by-one tail (t <= n - done)', [('if (t < n - done)', 'if (t <= n - done)')], ('not run', None)),
+    ('the misaligned head dropped', [('    if (t < head) acc += x[t];\n', '')], ('not run', None)),
+]

@@ -69,7 +69,7 @@ def _judge(kern, shape):
                                                                  (32, ROWS_PER_BLOCK),
                                                                  (x, y, np.int64(rows), np.int32(cols))),
                            arrays.from_numpy(host, "float32", "cuda"), (rows, cols))
-    if failed:
+    if failed is not None:
         return failed
     ref = _reference(host)
     wrong = [r for r in range(rows) if not chk.compare(got[r], ref[r], "float32").ok]
@@ -91,3 +91,14 @@ def check(path):
         "right on rows near 0, +30, +89, +100, -90 and -120 (with -inf entries): with the row max subtracted every "
         "exponent is <= 0, so exp never overflows, and the largest term is exactly 1, so the sum never underflows. The "
         "max was already computed - the bug was one subtraction in two places, and it cost no extra pass over memory"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the max subtracted in the sum only',
+     [('yr[c] = expf(xr[c] - m) * inv;', 'yr[c] = expf(xr[c]) * inv;')],
+     ('not run', None)),
+    ('a typo: it does not compile', [('float d = 0.0f;', 'float d = 0.0f')], 'does not compile'),
+]

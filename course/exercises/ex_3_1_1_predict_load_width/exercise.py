@@ -38,28 +38,31 @@ def check(path):
     if not isinstance(answers, dict) or set(answers) != set(start):
         return Verdict(False, tr("keep the five cases of the starting point as keys of ANSWERS: {keys}",
                                  keys=sorted(start)))
+    from course.checks import off
+
     wrong = []
     for (block, warps, div), said in sorted(answers.items()):
+        n_text = "n % 16 == 0" if div else tr("n odd")
+        what = tr("BLOCK={block}, num_warps={warps}, {n_text}", block=block, warps=warps, n_text=n_text)
+        said = tuple(said) if isinstance(said, (tuple, list)) else (said,)
+        if len(said) != 2 or None in said:
+            wrong.append(tr("{what}: not answered yet (bytes per load, loads per array per thread)", what=what))
+            continue
         try:
             got = compiled_loads(block, warps, div)
         except Exception as e:  # noqa: BLE001 - the compiler, not the answer: say so plainly
             return Verdict(False, tr("could not compile the vector add ahead of time here ({error}: {detail}); lab "
                                      "3.1's compile report needs the same", error=type(e).__name__,
                                      detail=str(e)[:200]))
-        said = tuple(said) if isinstance(said, (tuple, list)) else (said,)
-        if said != got:
-            per_thread = block // (32 * warps)
-            n_text = "n % 16 == 0" if div else tr("n odd")
-            why = (tr("{block} / (32 x {warps}) = {n} floats a thread", block=block, warps=warps, n=per_thread)
-                   if per_thread > 1 else
-                   tr("{block} / (32 x {warps}) = {n} float a thread", block=block, warps=warps, n=per_thread))
-            if per_thread > 1:
-                why += (tr(", {n} per load (at most 16 bytes)", n=min(4, per_thread)) if div else
-                        tr(", but with n odd no 4-float group is known to be all in or all out of the mask, so one "
-                           "float at a time"))
-            wrong.append(tr("BLOCK={block}, num_warps={warps}, {n_text}: you said {said}, the compiler made {count} x "
-                            "{width}-byte loads per array ({why})", block=block, warps=warps, n_text=n_text,
-                            said=tuple(said), count=got[1], width=got[0], why=why))
+        if said[0] != got[0]:
+            why = (tr("a thread holds BLOCK / (32 x num_warps) consecutive floats, and one load moves at most 16 "
+                      "bytes of them") if div else
+                   tr("with n odd, can any group of 4 floats be known to be all in or all out of the mask?"))
+            wrong.append(tr("{what}: {width}-byte loads is {off}: {why}", what=what, width=said[0],
+                            off=off(said[0], got[0]), why=why))
+        elif said[1] != got[1]:
+            wrong.append(tr("{what}: {count} loads per array is {off}: the floats a thread holds, over the floats one "
+                            "load of that width moves", what=what, count=said[1], off=off(said[1], got[1])))
     if wrong:
         from course.checks import listed
 
@@ -70,3 +73,12 @@ def check(path):
                             "must be provably all-true or all-false. A GPU launch learns n % 16 and the pointers' "
                             "alignment from the actual arguments, so the same kernel can load 16 or 4 bytes at a "
                             "time"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('16-byte loads with n odd', [('(1024, 4, False): (4, 8)', '(1024, 4, False): (16, 2)')], 'too high'),
+    ('load count per thread, not per array', [('(4096, 8, True): (16, 4)', '(4096, 8, True): (16, 8)')], 'too high'),
+]

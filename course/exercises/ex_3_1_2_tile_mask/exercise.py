@@ -44,7 +44,7 @@ def _diagnose(x, out, ref, cols, block_n) -> str:
 def check(path):
     from common import arrays, check as chk, lab
     from common.triton_support import triton
-    from course.checks import load_module
+    from course.checks import guarded_output, load_module, outside_verdict, release
     from course.exercise import Verdict
     from course.exercises.phase3_checks import bad_rows, launched, padded, rows_text
 
@@ -57,11 +57,13 @@ def check(path):
         what = f"{rows} x {cols}"
         # small integers: every sum is exact in fp32 in any order, so a difference is an indexing error
         x_host = rng.integers(1, 9, size=(rows, cols)).astype(np.float64)
-        x = padded(x_host, "float32", lab.where())      # the memory after the array holds NaN
-        y = chk.poisoned((rows,), "float32", x)         # NaN everywhere: a sum never written shows
+        x = padded(x_host, "float32", lab.where(), fill=1.0)   # the memory after the array holds 1.0s
+        y = guarded_output((rows,), "float32", x)       # NaN between NaN guard bands: a sum never written shows
         failed = launched(what, mod.rowsum_tile_kernel, (triton.cdiv(rows, mod.BLOCK_M),), x, y, rows, cols, cols,
                           BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.BLOCK_N)
-        if failed:
+        failed = failed if failed is not None else outside_verdict(what, {"out": y})
+        if failed is not None:
+            release(y)
             return failed
         ref = x_host.sum(axis=1)
         if chk.compare(y, ref, "float32").ok:
@@ -74,3 +76,16 @@ def check(path):
     return Verdict(True, tr("right at {shapes}: every lane of the tile loads only where its row AND its column exist - "
                             "a (BLOCK_M, 1) row mask broadcast against a (1, BLOCK_N) column mask - and the store only "
                             "where the row exists", shapes=", ".join(right)))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the row mask only',
+     [('ok = row_ok[:, None] & (cols[None, :] < n_cols)', 'ok = row_ok[:, None]')],
+     'rows wrong'),
+    ('no mask on the store',
+     [('tl.store(y_ptr + rows, tl.sum(acc, axis=1), mask=row_ok)', 'tl.store(y_ptr + rows, tl.sum(acc, axis=1))')],
+     'elements past the end of out'),
+]

@@ -42,7 +42,8 @@ def check(path):
     from common.triton_support import triton
     from course.checks import load_module
     from course.exercise import Verdict
-    from course.exercises.phase3_checks import launched
+    from course.checks import guarded_output, outside_verdict, release
+    from course.exercises.phase3_checks import launched, padded
 
     mod = load_module(path, "ex321")
     if isinstance(mod, Verdict):
@@ -51,11 +52,13 @@ def check(path):
     for m, n, k, dist in CASES:
         what = tr("M, N, K = {m}, {n}, {k} ({dist} fp16 inputs)", m=m, n=n, k=k, dist=dist)
         draw = rng.standard_normal if dist == "normal" else rng.random
-        a, b = (arrays.from_numpy(draw(s), "float16", lab.where()) for s in ((m, k), (k, n)))
-        c = chk.poisoned((m, n), "float16", a)          # NaN everywhere: an element never written shows
+        a, b = (padded(draw(s), "float16", lab.where()) for s in ((m, k), (k, n)))
+        c = guarded_output((m, n), "float16", a)        # NaN between NaN guard bands: an element never written shows
         failed = launched(what, mod.matmul_kernel, (triton.cdiv(m, mod.BLOCK_M), triton.cdiv(n, mod.BLOCK_N)), a, b,
                           c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=mod.BLOCK_M, BLOCK_N=mod.BLOCK_N, BLOCK_K=mod.BLOCK_K)
-        if failed:
+        failed = failed if failed is not None else outside_verdict(what, {"C": c})
+        if failed is not None:
+            release(c)
             return failed
         ref = arrays.to_numpy(a).astype(np.float64) @ arrays.to_numpy(b).astype(np.float64)
         cmp = chk.compare(c, ref, "float16", _tol())
@@ -78,3 +81,19 @@ def check(path):
                             "the products of fp16 inputs are exact in fp32, the sum stays in fp32 (24 bits) for all "
                             "{steps} K-steps, and C is rounded to fp16 once, at the store",
                             steps=-(-8192 // mod.BLOCK_K)))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('an fp16 accumulator',
+     [('acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)',
+       'acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)'),
+      ('acc = tl.dot(a, b, acc)', 'acc = tl.dot(a, b, acc, out_dtype=tl.float16)')],
+     'accumulator'),
+    ('the store unmasked',
+     [('acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))',
+       'acc.to(c_ptr.dtype.element_ty))')],
+     'past the end of C'),
+]

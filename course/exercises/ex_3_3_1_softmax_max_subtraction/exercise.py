@@ -67,7 +67,8 @@ def check(path):
     from common.triton_support import triton
     from course.checks import load_module, said
     from course.exercise import Verdict
-    from course.exercises.phase3_checks import bad_rows, launched, rows_text
+    from course.checks import guarded_output, outside_verdict, release
+    from course.exercises.phase3_checks import bad_rows, launched, padded, rows_text
     from phase3_triton.lab03_fused_softmax.lab import reference
 
     mod = load_module(path, "ex331")
@@ -76,11 +77,13 @@ def check(path):
     rng = np.random.default_rng(331)
     for rows, cols, dtype in CASES:
         what = f"{rows} x {cols} {dtype}"
-        x = arrays.from_numpy(_inputs(rows, cols, rng), dtype, lab.where())
-        y = chk.poisoned((rows, cols), dtype, x)        # NaN everywhere: an element never written shows
+        x = padded(_inputs(rows, cols, rng), dtype, lab.where())
+        y = guarded_output((rows, cols), dtype, x)      # NaN between NaN guard bands: an element never written shows
         failed = launched(what, mod.softmax_kernel, (rows,), x, y, cols, cols,
                           BLOCK_N=max(16, triton.next_power_of_2(cols)))
-        if failed:
+        failed = failed if failed is not None else outside_verdict(what, {"y": y})
+        if failed is not None:
+            release(y)
             return failed
         seen = arrays.to_numpy(x).astype(np.float64)     # the values the kernel saw (fp16 inputs are rounded)
         ref = reference(seen)
@@ -94,3 +97,16 @@ def check(path):
                             "with the row maximum subtracted every exponent is <= 0, so exp never overflows, and the "
                             "largest term is exactly 1, so the sum never underflows - one more reduction on registers, "
                             "no extra pass over memory"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the max subtracted, but the masked lanes read 0',
+     [('mask=ok, other=float("-inf")', 'mask=ok, other=0.0')],
+     'rows wrong'),
+    ('the store unmasked',
+     [('y.to(y_ptr.dtype.element_ty), mask=ok)', 'y.to(y_ptr.dtype.element_ty))')],
+     'past the end of y'),
+]

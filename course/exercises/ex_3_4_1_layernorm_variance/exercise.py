@@ -59,7 +59,8 @@ def check(path):
     from common.triton_support import triton
     from course.checks import load_module
     from course.exercise import Verdict
-    from course.exercises.phase3_checks import launched
+    from course.checks import guarded_output, outside_verdict, release
+    from course.exercises.phase3_checks import launched, padded
     from phase3_triton.lab04_layernorm import lab as L
 
     mod = load_module(path, "ex341")
@@ -68,12 +69,14 @@ def check(path):
     rng = np.random.default_rng(341)
     for rows, n, dtype in CASES:
         what = tr("{rows} rows x N = {n} {dtype}", rows=rows, n=n, dtype=dtype)
-        x, w, b = (arrays.from_numpy(a, dtype, lab.where()) for a in _inputs(rows, n, rng))
-        y = chk.poisoned((rows, n), dtype, x)
-        mean, rstd = (chk.poisoned((rows,), "float32", x) for _ in range(2))
+        x, w, b = (padded(a, dtype, lab.where()) for a in _inputs(rows, n, rng))
+        y = guarded_output((rows, n), dtype, x)         # outputs of NaN between NaN guard bands
+        mean, rstd = (guarded_output((rows,), "float32", x) for _ in range(2))
         failed = launched(what, mod.layernorm_fwd_kernel, (rows,), x, w, b, y, mean, rstd, n, n, L.EPS,
                           BLOCK_N=max(16, triton.next_power_of_2(n)))
-        if failed:
+        failed = failed if failed is not None else outside_verdict(what, {"y": y, "mean": mean, "rstd": rstd})
+        if failed is not None:
+            release(y, mean, rstd)
             return failed
         seen = [arrays.to_numpy(a).astype(np.float64) for a in (x, w, b)]     # what the kernel saw (fp16: rounded)
         ref_mean = L.reference(*seen, np.zeros_like(seen[0]))[1]
@@ -98,3 +101,16 @@ def check(path):
                             "1000): LayerNorm divides the centred sum of squares by N - the population variance of the "
                             "row, the statistic it normalizes by - and the centred form keeps it exact for large "
                             "means"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the sample variance (N - 1)',
+     [('var = tl.sum(xc * xc, axis=0) / n_cols ', 'var = tl.sum(xc * xc, axis=0) / (n_cols - 1)')],
+     'rstd wrong'),
+    ('the masked lanes left in the centred sum',
+     [('xc = tl.where(ok, x - mean, 0.0)', 'xc = x - mean')],
+     'rstd wrong'),
+]

@@ -54,35 +54,33 @@ def _truth() -> dict:
 
 
 def _wrong(key, said, truth, ceil) -> list[str]:
-    from course.exercises.phase4_checks import close, num
+    from course.exercises.phase4_checks import close
     from phase4_optimization.lab01_roofline import lab as R
 
     nbytes, flops, (lab, variant, dtype), bytes_why, flops_why = truth
     unit = R.unit_for(lab, variant, dtype)
     p = R.place(nbytes, flops, 1.0, unit, ceil)
-    ai, ridge, peak, hbm = p["ai"], p["ridge"], ceil.peak(unit), ceil.hbm_gbps
     missing = [f for f in ("bytes", "flops", "unit", "bound", "roof_tflops") if said.get(f) is None]
     if missing:
         return [tr("{key}: {fields} not answered yet", key=key, fields=", ".join(missing))]
+    from course.checks import off
+
     bad = []
     if not close(said.get("bytes"), nbytes, REL):
-        bad.append(tr("bytes: you said {said}, lab 4.1's model says {want} ({why})", said=said.get("bytes"),
-                      want=num(nbytes), why=bytes_why))
+        bad.append(tr("bytes: you said {said}, {off} (count {why})", said=said.get("bytes"),
+                      off=off(said.get("bytes"), nbytes), why=bytes_why))
     if not close(said.get("flops"), flops, REL):
-        bad.append(tr("FLOPs: you said {said}, the model says {want} ({why})", said=said.get("flops"), want=num(flops),
-                      why=flops_why))
+        bad.append(tr("FLOPs: you said {said}, {off} (count {why})", said=said.get("flops"),
+                      off=off(said.get("flops"), flops), why=flops_why))
     if said.get("unit") != unit:
-        bad.append(tr("unit: you said {said!r}, lab 4.1 says {unit!r} ({why})", said=said.get("unit"), unit=unit,
-                      why=tr("16-bit matmuls run on the tensor cores") if unit != "fp32" else
-                      tr("fp32 arithmetic runs on the CUDA cores, whatever the kernel is")))
+        bad.append(tr("unit: not {said!r}: which units run 16-bit matmuls, and which run fp32 arithmetic, whatever "
+                      "the kernel is?", said=said.get("unit")))
     if said.get("bound") != p["bound"]:
-        bad.append(tr("bound: AI = {flops} / {nbytes} = {ai:.3g} FLOP/B against the {unit} ridge {peak:.1f} TFLOP/s / "
-                      "{tbps:.2f} TB/s = {ridge:.3g} FLOP/B: {bound}-bound, not {said}", flops=num(flops),
-                      nbytes=num(nbytes), ai=ai, unit=unit, peak=peak, tbps=hbm / 1e3, ridge=ridge, bound=p["bound"],
-                      said=said.get("bound")))
+        bad.append(tr("bound: not {said}: compare the arithmetic intensity, FLOPs / bytes, with the ridge of its unit, "
+                      "peak TFLOP/s / HBM TB/s", said=said.get("bound")))
     if not close(said.get("roof_tflops"), p["roof_tflops"], REL):
-        bad.append(tr("roof: min({peak:.1f}, {ai:.3g} FLOP/B x {tbps:.2f} TB/s) = {roof:.3g} TFLOP/s, not {said}",
-                      peak=peak, ai=ai, tbps=hbm / 1e3, roof=p["roof_tflops"], said=said.get("roof_tflops")))
+        bad.append(tr("roof: you said {said} TFLOP/s, {off}: the roof is min(the unit's peak, AI x HBM bandwidth)",
+                      said=said.get("roof_tflops"), off=off(said.get("roof_tflops"), p["roof_tflops"])))
     return [f"{key}: {b}" for b in bad]
 
 
@@ -108,3 +106,17 @@ def check(path):
                              "matmuls - left of the bf16 ridge (60 against 157 FLOP/B) because S and P go through HBM: "
                              "memory-bound"),
                    of=tr("of {n} kernels", n=len(got)), count=kernels)
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ("the vector add's bytes without the write", [('bytes=12 * 2**29', 'bytes=8 * 2**29')], 'too low'),
+    ('naive attention called compute-bound',
+     [('flops=4 * 128 * 2048**2 * 128, unit="bf16",\n'
+       '                                                            bound="memory"',
+       'flops=4 * 128 * 2048**2 * 128, unit="bf16",\n'
+       '                                                            bound="compute"')],
+     'bound: not compute'),
+]

@@ -75,3 +75,17 @@ def check(path):
                              "keeps (2.0x for bias + GELU, 2.33x once a residual joins it, 1.25x for residual + "
                              "layernorm while h is kept, 1.67x when it is not) - and a compute-bound GEMM gains only "
                              "its elementwise tail ({want:.3f}x)", want=want), of=tr("of {n}", n=len(CHAINS) + 1))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('bias + GELU counted unfused as 3 passes',
+     [('"bias + GELU: y = gelu(x + b)": (4, 2)', '"bias + GELU: y = gelu(x + b)": (3, 2)')],
+     'bias + GELU'),
+    ('h not kept counted as kept',
+     [('"residual + layernorm, h not kept: y = layernorm(x + r)": (5, 3)',
+       '"residual + layernorm, h not kept: y = layernorm(x + r)": (5, 4)')],
+     'h not kept'),
+]

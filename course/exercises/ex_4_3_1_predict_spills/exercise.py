@@ -68,3 +68,16 @@ def check(path):
                              "whenever 65536 / (threads x MIN_BLOCKS) falls under that - 8 warps at 2 blocks, 4 warps "
                              "at 3, 16 warps at 1 - and a 64 x 32 warp tile (~128) fits 16 warps; shared memory never "
                              "decided it here, registers did"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the cap from 255 forgotten',
+     [('(128, 128, 32, 64, 64, 4, 2): (4, 64, False)', '(128, 128, 32, 64, 64, 4, 2): (4, 64, True)')],
+     '128x128x32, warp 64x64, MIN_BLOCKS 2'),
+    ('accumulators per thread doubled',
+     [('(128, 256, 32, 64, 64, 4, 1): (8, 96, False)', '(128, 256, 32, 64, 64, 4, 1): (16, 96, False)')],
+     '128x256x32'),
+]

@@ -71,3 +71,14 @@ def check(path):
                              "with the tile (BM BN / (BM + BN) FLOP/B) while the stages it can afford shrink - 4 for "
                              "128 x 256 x 64, 3 for 256 x 256 x 64. Lab 4.4's wave sweep measured 0.868 at 4224 "
                              "against this 0.85"))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('waves rounded down',
+     [('(128, 256, 4224, 1): (561, 5, 0.850)', '(128, 256, 4224, 1): (561, 4, 0.850)')],
+     '4224'),
+    ('stages from 256 KiB', [('(128, 256, 64): 4,', '(128, 256, 64): 5,')], '128x256x64 stages'),
+]

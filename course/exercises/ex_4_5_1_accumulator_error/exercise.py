@@ -89,3 +89,12 @@ def check(path):
                              "over 16x); bf16 inputs with an fp32 accumulator cost their 8-bit rounding, {err:.1e}, "
                              "the same at every K: accumulation precision is what grows with K, storage precision is "
                              "not", ratio=acc[1] / acc[0], err=bf[1]), of=tr("of {n}", n=len(NAMES)))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the first inf a power of two too late', [('FIRST_INF_K = 2048', 'FIRST_INF_K = 4096')], 'FIRST_INF_K'),
+    ("bf16's error the fp16 one", [('BF16_ERROR = 3e-3', 'BF16_ERROR = 5e-4')], 'BF16_ERROR'),
+]

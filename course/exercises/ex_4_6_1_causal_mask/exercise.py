@@ -45,3 +45,16 @@ def check(path):
     return Verdict(True, tr("right on all {n} cases, causal and not: query i keeps keys j <= i (its own key too, so "
                             "row 0 always has one key and never divides 0 by 0), and the ragged last tile is masked by "
                             "S", n=len(CASES)))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the diagonal dropped (j < i)',
+     [('(offs_kn[None, :] <= offs_m[:, None])', '(offs_kn[None, :] < offs_m[:, None])')],
+     'drops the diagonal'),
+    ('one key of the future (j <= i + 1)',
+     [('(offs_kn[None, :] <= offs_m[:, None])', '(offs_kn[None, :] <= offs_m[:, None] + 1)')],
+     'one key of its future'),
+]

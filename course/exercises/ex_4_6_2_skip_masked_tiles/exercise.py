@@ -67,3 +67,14 @@ def check(path, shape=SHAPE):
                             "time (timing spread {spread:.0%}); the rest of the way to the tile count is the mask "
                             "still applied to every tile, and the programs of late query blocks running longest",
                             said=said, bh=bh, s=s, d=d, causal=causal, full=full, ratio=causal / full, spread=spread))
+
+
+# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
+# words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
+ATTEMPTS = [
+    ('the loop stops one block early',
+     [('hi = tl.minimum((pid_m + 1) * BLOCK_M, seq)', 'hi = tl.minimum(pid_m * BLOCK_M, seq)')],
+     'causal'),
+    ('the loop still runs to the end', [('hi = tl.minimum((pid_m + 1) * BLOCK_M, seq)', 'hi = seq')], 'right, but'),
+]
