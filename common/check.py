@@ -134,12 +134,37 @@ def poisoned(shape, dtype: str, like):
 GUARD_BEFORE = 128
 GUARD_AFTER = 4096
 _GUARDS: dict[int, tuple] = {}
+# The bands of a float output hold a NaN no arithmetic produces (a signalling NaN with an odd payload), compared bit
+# for bit: a kernel that writes NaN past the end (a masked-out lane's -inf - -inf) changes the bits, so it is caught
+# too. (width of the integer view, the pattern)
+BAND_BITS = {"float64": (64, 0x7FF4BADBADBADBAD), "float32": (32, 0x7FBADBAD), "float16": (16, 0x7D5B),
+             "bfloat16": (16, 0x7FA5)}
+
+
+def _int_view(x, width: int):
+    """The same memory as signed integers of `width` bits (NumPy, CuPy or torch)."""
+    if arrays.library(x) == "torch":
+        import torch
+
+        return x.view({16: torch.int16, 32: torch.int32, 64: torch.int64}[width])
+    return x.view({16: np.int16, 32: np.int32, 64: np.int64}[width])
+
+
+def _mark_bands(buf, n: int) -> None:
+    dt = arrays.dtype_name(buf)
+    if dt not in BAND_BITS:
+        return                                   # integer outputs keep their poison value in the bands too
+    width, pattern = BAND_BITS[dt]
+    bits = _int_view(buf, width)
+    bits[:GUARD_BEFORE] = pattern
+    bits[GUARD_BEFORE + n:] = pattern
 
 
 def guarded(shape, dtype: str, like):
-    """A poisoned output of `shape` inside a poisoned buffer with guard bands on both sides."""
+    """A poisoned output of `shape` inside a buffer with guard bands on both sides (a NaN pattern of their own)."""
     n = int(np.prod(shape)) if len(shape) else 1
     buf = poison(arrays.empty((GUARD_BEFORE + n + GUARD_AFTER,), dtype, like))
+    _mark_bands(buf, n)
     out = buf[GUARD_BEFORE: GUARD_BEFORE + n].reshape(tuple(shape))
     _GUARDS[id(out)] = (buf, n, out)
     return out
@@ -152,13 +177,17 @@ def guard_damage(out) -> str:
     if entry is None or entry[2] is not out:
         return ""
     buf, n, _ = entry
-    bands = arrays.to_numpy(buf)
-    before, after = bands[:GUARD_BEFORE], bands[GUARD_BEFORE + n:]
     dt = arrays.dtype_name(buf)
+    if dt in BAND_BITS:
+        width, pattern = BAND_BITS[dt]
+        bands = arrays.to_numpy(_int_view(buf, width))
+        poison_value = np.array(pattern).astype(bands.dtype)
+    else:
+        bands, poison_value = arrays.to_numpy(buf), np.iinfo(dt).max
+    before, after = bands[:GUARD_BEFORE], bands[GUARD_BEFORE + n:]
 
     def changed(a):
-        return np.flatnonzero(~np.isnan(a.astype(np.float64))) if dt in arrays.FLOAT_DTYPES else \
-            np.flatnonzero(a != np.iinfo(dt).max)
+        return np.flatnonzero(a != poison_value)
 
     b, a = changed(before), changed(after)
     if not b.size and not a.size:
