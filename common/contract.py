@@ -49,6 +49,7 @@ class LabHooks(Protocol):
 class BenchHooks(Protocol):
     """What a bench.py may define (every part is optional: a lab with no bench.py still checks its variants)."""
     CPU_NOTE: str                 # printed after the checks on a machine without a GPU
+    HONOURS: tuple                # which of --size/--dtype/--variant the benchmark narrows its timing by
 
     def add_arguments(self, parser) -> None:
         """The lab's own flags (--tune, --compile-all, ...)."""

@@ -218,4 +218,6 @@ KO = {
     "NVRTC is not installed (pip install 'nvidia-cuda-nvrtc==13.0.*')":
         "NVRTC가 설치되어 있지 않습니다 (pip install 'nvidia-cuda-nvrtc==13.0.*')",
     "libcuda.so.1 cannot be loaded ({error})": "libcuda.so.1을 불러올 수 없습니다 ({error})",
+    "--{flag}: the checks used it; this lab's benchmark times its own cases and every variant":
+        "--{flag}: 검사에는 썼습니다. 이 랩의 benchmark는 자기 케이스와 모든 variant의 시간을 잽니다",
 }

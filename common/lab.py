@@ -437,6 +437,17 @@ def entry_point(lab, bench, module_name: str):
     return main
 
 
+def unhonoured(bench, args) -> list[str]:
+    """What the benchmark will not narrow: the runner's --size / --dtype / --variant chose the checked cases and
+    variants; a bench.py that narrows its timing too lists them in HONOURS ("size", "dtype", "variant")."""
+    honours = set(getattr(bench, "HONOURS", ()))
+    asked = [(flag, getattr(args, flag, None)) for flag in ("variant", "dtype")]
+    if getattr(args, "size_checks", False):
+        asked.append(("size", getattr(args, "size", None)))
+    return [tr("--{flag}: the checks used it; this lab's benchmark times its own cases and every variant", flag=flag)
+            for flag, value in asked if value and flag not in honours]
+
+
 def lab_parser(lab, bench=None) -> tuple[argparse.ArgumentParser, bool]:
     """The lab's command line: the common flags, its bench's own, and --size/--dtype/--variant; (parser, whether the
     runner's --size was added)."""
@@ -514,6 +525,8 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
 
     ctx = Context(args=args, out_dir=args.out or report.results_dir())
     tuning = bool(getattr(args, "tune", False)) and hasattr(bench, "tune")
+    for note in unhonoured(bench, args):
+        print(note)
     res = bench.tune(ctx) if tuning else bench.benchmark(ctx)
     name = res.name or (lab.LAB + ("_tune" if tuning else ""))
     for rows, cols, title in res.tables:

@@ -70,3 +70,16 @@ def test_phase_runner_refuses_variant_and_passes_over_a_lab_without_the_dtype(ca
     assert e.value.code == 2 and "no lab of phase2_cuda takes these arguments" in capsys.readouterr().err
     assert course_phase.refusal("phase2_cuda", "lab01_coalescing_transpose", ["--dtype", "bfloat16"])
     assert course_phase.refusal("phase2_cuda", "lab07_softmax", ["--dtype", "bfloat16"]) == ""
+
+
+def test_the_run_says_what_the_benchmark_does_not_narrow():
+    import argparse as ap
+
+    from phase2_cuda.lab07_softmax import bench as softmax_bench
+    from phase4_optimization.lab02_fusion import bench as fusion_bench
+
+    args = ap.Namespace(variant=["05"], dtype="float32", size=(3, 40), size_checks=True)
+    assert course_lab.unhonoured(softmax_bench, args) == []
+    notes = course_lab.unhonoured(fusion_bench, args)
+    assert len(notes) == 3 and all("the checks used it" in n for n in notes)
+    assert course_lab.unhonoured(fusion_bench, ap.Namespace(variant=None, dtype=None, size=9, size_checks=False)) == []

@@ -23,6 +23,7 @@ SWEEP_COLS = (128, 1024, 4096, 16384, 65536, 262144)
 SWEEP_NAMES = ["cuda 03 warp per row, shuffles", "cuda 04 online, block per row", L.BEST, "cuda 06 online, split rows",
                "triton online", "torch.softmax"]
 CPU_NOTE = "\nCUDA C variants were compiled, not run (no GPU); the Triton kernel ran in the interpreter."
+HONOURS = ("size", "dtype", "variant")   # --size / --dtype narrow the timed cases, --variant the timed rungs
 
 
 def add_arguments(p) -> None:
