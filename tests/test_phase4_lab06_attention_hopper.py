@@ -97,8 +97,8 @@ def test_shared_memory_fits_one_block():
 
 def test_ring_depth_is_a_build_option():
     """-DSTAGES changes the kernel's shared memory by exactly one K + V stage (the ptxas report counts only static
-    shared memory, so the check is on the define list and the Python mirror), and bad depths are refused."""
-    assert "STAGES" not in hp.defines(128) and hp.defines(128, stages=3)["STAGES"] == 3
+    shared memory, so the check is on the define list and smem_bytes), and bad depths are refused."""
+    assert hp.defines(128)["STAGES"] == hp.CONFIG["STAGES"] == 2 and hp.defines(128, stages=3)["STAGES"] == 3
     assert hp.smem_bytes(128, 3) - hp.smem_bytes(128, 2) == 2 * hp.BLOCK_N * 128 * 2 + 16
     for bad in (1, 4, 2.0, "3", True):
         with pytest.raises(ValueError, match="stages"):
@@ -129,13 +129,15 @@ def x_is(line: str, count: str) -> bool:
     return line.replace(",", " ").split()[-1] == count
 
 
-def test_python_constants_match_the_kernel_file():
-    defs = dict(re.findall(r"^#define (\w+) (\d+)\b", CU, re.M))
-    assert int(defs["BLOCK_M"]) == hp.BLOCK_M and int(defs["BLOCK_N"]) == hp.BLOCK_N
-    assert int(defs["STAGES"]) == hp.STAGES and int(defs["CONSUMERS"]) == hp.CONSUMERS
-    assert int(defs["PRODUCER_REGS"]) == hp.PRODUCER_REGS and int(defs["CONSUMER_REGS"]) == hp.CONSUMER_REGS
+def test_kernel_constants_come_from_config():
+    """The .cu holds no value of its own (hopper.CONFIG is the only one: tests/test_phase4_lab06_attention_config.py);
+    its shared-memory formula is the one smem_bytes computes, and the module names are CONFIG's values."""
+    assert not re.findall(r"^#define (BLOCK_M|BLOCK_N|STAGES|CONSUMERS|\w+_REGS|SINK_BYTES|BOX_BYTES) ", CU, re.M)
     assert "#define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES) + SINK_BYTES)" in CU
-    assert int(defs["SINK_BYTES"]) == hp.SINK_BYTES
+    assert (hp.BLOCK_M, hp.BLOCK_N, hp.CONSUMERS, hp.STAGES) == tuple(hp.CONFIG[k] for k in
+                                                                      ("BLOCK_M", "BLOCK_N", "CONSUMERS", "STAGES"))
+    assert (hp.PRODUCER_REGS, hp.CONSUMER_REGS, hp.SINK_BYTES, hp.BOX_BYTES) == tuple(
+        hp.CONFIG[k] for k in ("PRODUCER_REGS", "CONSUMER_REGS", "SINK_BYTES", "BOX_BYTES"))
     # the descriptors the Python model checks are the ones the kernel builds
     assert "sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024" in CU
     assert "sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU

@@ -51,7 +51,7 @@ def compare(old: str, new: str, arch: str, defines: dict) -> tuple[list[dict], b
     return rows, same_all
 
 
-def _lab_defines(path: str) -> dict:
+def _lab_defines(path: str, arch: str | None = None) -> dict:
     """The -D values a lab's lab.py gives its .cu (labs whose .cu holds no defaults of its own: lab 2.7, lab 2.8)."""
     import importlib
 
@@ -63,7 +63,12 @@ def _lab_defines(path: str) -> dict:
     except ImportError:
         return {}
     fn = getattr(mod, "compile_defines", None)
-    return dict(fn(os.path.join(ROOT, path))) if fn else {}
+    if fn is None:
+        return {}
+    import inspect
+
+    kw = {"arch": arch} if arch and "arch" in inspect.signature(fn).parameters else {}
+    return dict(fn(os.path.join(ROOT, path), **kw))
 
 
 def main(argv=None) -> int:
@@ -75,7 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--define", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     defines = dict(d.split("=", 1) for d in args.define)
-    defines = {**_lab_defines(args.files[0].partition(":")[0]), **defines}
+    defines = {**_lab_defines(args.files[0].partition(":")[0], args.arch), **defines}
     from common import report
 
     status = 0

@@ -16,8 +16,11 @@ from .shared import DTYPES, LOG2E, _check_dims_and_flags
 
 CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")
 KERNELS = {"01": "attn_01_mma", "02": "attn_02_mma_pipelined", "02w": "attn_02w_mma_wide"}
-CUDA_BLOCK_N = 64                     # keys per K/V tile (kernels.cu's BLOCK_N)
-CUDA_WIDE_BLOCK_N = 32                # rung 02w's (kernels.cu's WIDE_BLOCK_N)
+# kernels.cu holds no value of its own: every compile gets defines()'s whole set as -DNAME=VALUE (HEAD_DIM, ATTN_FP16,
+# NWARPS, MIN_BLOCKS, MIN_BLOCKS_WIDE and these two tile sizes); a compile without one stops with an #error naming it
+CUDA_BLOCK_N = 64                     # keys per K/V tile (-DBLOCK_N: its only value)
+CUDA_WIDE_BLOCK_N = 32                # rung 02w's (-DWIDE_BLOCK_N)
+DEFINES = ("HEAD_DIM", "NWARPS", "BLOCK_N", "MIN_BLOCKS", "WIDE_BLOCK_N", "MIN_BLOCKS_WIDE", "ATTN_FP16")
 WIDE_MAX_BLOCKS = {64: 3, 128: 2}     # rung 02w's register cap: more CTAs per SM than this spill (NVRTC report)
 ROW_TILES = {"01": 1, "02": 1, "02w": 2}     # m16 row tiles per warp: a CTA takes 16 x this x NWARPS query rows
 # Warps per CTA of rungs 01 and 02 (16 query rows each): the lab's default, `--set NWARPS=8` overrides it. Rung 02w

@@ -79,20 +79,37 @@ ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
 
-# mirror of the .cu file's compile-time shape (the tests check the two agree)
-BLOCK_M, BLOCK_N, STAGES, CONSUMERS = 128, 128, 2, 2
+# CONFIG: kernels_hopper.cu's compile-time constants, in ONE place. Every entry reaches the kernel as -DNAME=VALUE on
+# every compile (defines(): the wrappers, the compile report, --plan, lab 4.7, the tests), beside the build's own
+# HEAD_DIM, ATTN_FP16 and V_KMAJOR (BUILD_DEFINES); kernels_hopper.cu holds no value of its own and a compile without
+# one stops with an #error naming it. The host side below (launch, shared memory, the models) reads the same values.
+#   BLOCK_M = 128        query rows per block: two consumer warpgroups of wgmma's M = 64 rows each (the descriptors
+#                        assume 128-row boxes: the .cu's static_assert keeps it at 128)
+#   BLOCK_N = 128        keys per K/V tile (128 too: the same assert)
+#   CONSUMERS = 2        consumer warpgroups; one producer warpgroup more: THREADS = 128 (CONSUMERS + 1)
+#   PRODUCER_REGS = 24   setmaxnreg.dec: the TMA producer's registers per thread
+#   CONSUMER_REGS = 240  setmaxnreg.inc: each consumer's (24 + 2 x 240 = 504 <= 512 per lane across the 3 groups)
+#   BOX_BYTES = 16384    one TMA box {64 16-bit elements, 128 rows} with the 128-byte swizzle
+#   SINK_BYTES = 64      rung 05's per-warp scratch words after the barriers (the sink store: 12 warps x 4 B)
+#   MBAR_TIMEOUT = 1     1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+#   STAGES = 2           the K/V ring depth of a build that names none; each rung's own: DEFAULT_STAGES above
+CONFIG = dict(BLOCK_M=128, BLOCK_N=128, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240, BOX_BYTES=128 * 128,
+              SINK_BYTES=64, MBAR_TIMEOUT=1, STAGES=2)
+BUILD_DEFINES = ("HEAD_DIM", "ATTN_FP16", "V_KMAJOR")      # chosen per build by defines()'s arguments
+# module names of CONFIG's values (read at import: hopper_models, hopper_check and lab 4.7 use them)
+BLOCK_M, BLOCK_N, STAGES, CONSUMERS = CONFIG["BLOCK_M"], CONFIG["BLOCK_N"], CONFIG["STAGES"], CONFIG["CONSUMERS"]
 THREADS = 128 * (CONSUMERS + 1)
-PRODUCER_REGS, CONSUMER_REGS = 24, 240
-BOX_BYTES = 128 * 128          # one TMA box {64 elements, 128 rows}
-SINK_BYTES = 64                # rung 05's per-warp scratch words after the barriers (kernels_hopper.cu: the sink store)
+PRODUCER_REGS, CONSUMER_REGS = CONFIG["PRODUCER_REGS"], CONFIG["CONSUMER_REGS"]
+BOX_BYTES, SINK_BYTES = CONFIG["BOX_BYTES"], CONFIG["SINK_BYTES"]
 
 
-def smem_bytes(head_dim: int, stages: int = STAGES) -> int:
+def smem_bytes(head_dim: int, stages: int | None = None) -> int:
     """Dynamic shared memory: 1024 for the alignment, Q, stages x (K + V), the 1 + 2 stages mbarriers, rung 05's
-    SINK_BYTES."""
-    q = BLOCK_M * head_dim * 2
-    kv = BLOCK_N * head_dim * 2
-    return 1024 + q + stages * 2 * kv + 8 * (1 + 2 * stages) + SINK_BYTES
+    SINK_BYTES (the .cu's SMEM_BYTES, from CONFIG)."""
+    stages = CONFIG["STAGES"] if stages is None else stages
+    q = CONFIG["BLOCK_M"] * head_dim * 2
+    kv = CONFIG["BLOCK_N"] * head_dim * 2
+    return 1024 + q + stages * 2 * kv + 8 * (1 + 2 * stages) + CONFIG["SINK_BYTES"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -136,21 +153,24 @@ def check_stages(stages) -> int:
     return int(stages)
 
 
-def defines(head_dim: int, dtype: str = "bfloat16", v_kmajor: bool = False, timeout: bool = True,
-            stages: int = STAGES) -> dict:
+def defines(head_dim: int, dtype: str = "bfloat16", v_kmajor: bool = False, timeout: bool | None = None,
+            stages: int | None = None) -> dict:
+    """kernels_hopper.cu's -D values for one build: the whole CONFIG, the build's HEAD_DIM, ATTN_FP16 and V_KMAJOR,
+    STAGES = stages (default CONFIG's) and MBAR_TIMEOUT = timeout (default CONFIG's)."""
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim: expected one of {HEAD_DIMS}, got {head_dim!r}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
-    d = {"HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16"), "V_KMAJOR": int(bool(v_kmajor)),
-         "MBAR_TIMEOUT": int(bool(timeout))}
-    if check_stages(stages) != STAGES:      # the default build's define list (and its cache key) stays as it was
-        d["STAGES"] = int(stages)
+    d = {k: int(v) for k, v in CONFIG.items()}
+    d.update({"HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16"), "V_KMAJOR": int(bool(v_kmajor))})
+    if timeout is not None:
+        d["MBAR_TIMEOUT"] = int(bool(timeout))
+    d["STAGES"] = check_stages(CONFIG["STAGES"] if stages is None else stages)
     return d
 
 
 def compile_report(head_dim: int = 128, dtype: str = "bfloat16", v_kmajor: bool = False,
-                   timeout: bool = True, stages: int = STAGES) -> cuda.CompileReport:
+                   timeout: bool | None = None, stages: int | None = None) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS, USETMAXREG)."""
     return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype, v_kmajor, timeout, stages))
 
@@ -175,8 +195,9 @@ def _compile_row(k, name: str, d: int, dt: str, vk: bool, stages: int = STAGES) 
     sass = k.sass or []
     hg = [s for s in sass if "HGMMA" in s]
     shapes = sorted({s.split()[0].split(".")[1] for s in hg})
+    regs = f"{CONFIG['PRODUCER_REGS']}/{CONFIG['CONSUMER_REGS']}"
     return {"kernel": name, "D": d, "dtype": dt, "V": "K-major (debug)" if vk else "MN-major", "stages": stages,
-            "regs at launch": k.registers, "setmaxnreg prod/cons": f"{PRODUCER_REGS}/{CONSUMER_REGS}",
+            "regs at launch": k.registers, "setmaxnreg prod/cons": regs,
             "spill B": k.spill_stores + k.spill_loads, "stack B": k.stack_bytes, "smem B": smem_bytes(d, stages),
             "HGMMA": len(hg) if sass else None, "HGMMA shapes": " ".join(shapes) if sass else "(no cuobjdump)",
             "UTMALDG": sum("UTMALDG" in s for s in sass) if sass else None,

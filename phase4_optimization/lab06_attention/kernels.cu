@@ -69,32 +69,34 @@
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
 
-#ifndef HEAD_DIM
-#define HEAD_DIM 128
+// Every value below comes from cuda_rungs.py as -DNAME=VALUE on every compile (cuda_rungs.defines: CONFIG, the
+// architecture's register caps and the build's head dim and dtype); this file holds no value of its own, so a compile
+// without one stops here.
+#ifndef HEAD_DIM                // 64 or 128: the head dim of the build
+#error "HEAD_DIM is set by cuda_rungs.defines(head_dim) in cuda_rungs.py (the build's head dim: 64 or 128)"
 #endif
-#ifndef NWARPS
-#define NWARPS 4                 // BLOCK_M = 16 * NWARPS rows per CTA in 01/02 (at most 8: Q staged in 2 x BLOCK_N rows)
+#ifndef NWARPS                  // BLOCK_M = 16 * NWARPS rows per CTA in 01/02 (at most 8: Q staged in 2 x BLOCK_N rows)
+#error "NWARPS is set by CONFIG in cuda_rungs.py (python -m phase4_optimization.lab06_attention --set NWARPS=...)"
 #endif
-#ifndef BLOCK_N
-#define BLOCK_N 64               // keys per K/V tile
+#ifndef BLOCK_N                 // keys per K/V tile
+#error "BLOCK_N is set by CONFIG in cuda_rungs.py (BLOCK_N)"
 #endif
 // __launch_bounds__ minimum CTAs per SM, which caps registers at 65536 / (32 NWARPS MIN_BLOCKS): rungs 01 and 02
 // take MIN_BLOCKS, rung 02w (two row tiles per warp, 32-key tiles, Q in its own shared-memory area: 2 stages + Q =
-// 64 KiB at D = 128, 32 KiB at D = 64) MIN_BLOCKS_WIDE. The wrapper always passes both: lab.py's min_blocks_default
-// derives them per architecture and head dim (the caps each architecture's build was measured to take without a
-// spill, no more CTAs than the SM's shared memory holds, halved for 8 warps) and `--set MIN_BLOCKS=2` overrides them.
-// Without a define (a compile by hand) there is no cap.
+// 64 KiB at D = 128, 32 KiB at D = 64) MIN_BLOCKS_WIDE. cuda_rungs.py's min_blocks_default derives both per
+// architecture and head dim (the caps each architecture's build was measured to take without a spill, no more CTAs
+// than the SM's shared memory holds, halved for 8 warps) and `--set MIN_BLOCKS=2` overrides them.
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
+#error "MIN_BLOCKS is set by cuda_rungs.py's min_blocks_default (python -m phase4_optimization.lab06_attention --set MIN_BLOCKS=...)"
 #endif
-#ifndef WIDE_BLOCK_N
-#define WIDE_BLOCK_N 32          // rung 02w's keys per K/V tile: at 64 its two tiles of S and O spill at D = 128
+#ifndef WIDE_BLOCK_N            // rung 02w's keys per K/V tile: at 64 its two tiles of S and O spill at D = 128
+#error "WIDE_BLOCK_N is set by CONFIG in cuda_rungs.py (WIDE_BLOCK_N)"
 #endif
 #ifndef MIN_BLOCKS_WIDE
-#define MIN_BLOCKS_WIDE 1
+#error "MIN_BLOCKS_WIDE is set by cuda_rungs.py's min_blocks_default (python -m phase4_optimization.lab06_attention --set MIN_BLOCKS_WIDE=...)"
 #endif
-#ifndef ATTN_FP16
-#define ATTN_FP16 0
+#ifndef ATTN_FP16               // 1: fp16 Q, K, V, O; 0: bf16
+#error "ATTN_FP16 is set by cuda_rungs.defines(dtype) in cuda_rungs.py (the build's dtype)"
 #endif
 
 typedef unsigned short elem_t;            // a bf16 (or fp16) bit pattern

@@ -145,17 +145,19 @@
 #include "hopper.cuh"
 #include "half_bits.cuh"
 
-#ifndef HEAD_DIM
-#define HEAD_DIM 128
+// Every value below comes from hopper.py as -DNAME=VALUE on every compile (hopper.defines: CONFIG, and the build's
+// head dim, dtype, V layout and ring depth); this file holds no value of its own, so a compile without one stops here.
+#ifndef HEAD_DIM               // 64 or 128: the head dim of the build
+#error "HEAD_DIM is set by hopper.defines(head_dim) in hopper.py (the build's head dim: 64 or 128)"
 #endif
-#ifndef ATTN_FP16
-#define ATTN_FP16 0
+#ifndef ATTN_FP16              // 1: fp16 Q, K, V, O; 0: bf16
+#error "ATTN_FP16 is set by hopper.defines(dtype) in hopper.py (the build's dtype)"
 #endif
-#ifndef V_KMAJOR
-#define V_KMAJOR 0              // 1: V arrives transposed (B Hkv, D, S_pad) and is read K-major (debug fallback)
+#ifndef V_KMAJOR               // 1: V arrives transposed (B Hkv, D, S_pad) and is read K-major (debug fallback)
+#error "V_KMAJOR is set by hopper.defines(v_kmajor) in hopper.py (ATTN_V_KMAJOR=1 in the environment)"
 #endif
-#ifndef MBAR_TIMEOUT
-#define MBAR_TIMEOUT 1          // 1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+#ifndef MBAR_TIMEOUT           // 1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+#error "MBAR_TIMEOUT is set by CONFIG in hopper.py (hopper.defines(timeout=...))"
 #endif
 
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
@@ -164,23 +166,37 @@ typedef hop_u32 u32;
 typedef hop_u64 u64;
 typedef unsigned short elem_t;
 
-#define BLOCK_M 128
-#define BLOCK_N 128
-#ifndef STAGES
-#define STAGES 2                // K/V ring depth; -DSTAGES=3 fits one block at D = 128 too (hopper.py: smem_bytes)
+#ifndef BLOCK_M                // query rows per block: two consumer warpgroups of wgmma's M = 64 rows each
+#error "BLOCK_M is set by CONFIG in hopper.py"
+#endif
+#ifndef BLOCK_N                // keys per K/V tile
+#error "BLOCK_N is set by CONFIG in hopper.py"
+#endif
+#ifndef STAGES                 // K/V ring depth; 3 fits one block at D = 128 too (hopper.py: smem_bytes)
+#error "STAGES is set by hopper.py (DEFAULT_STAGES per rung; python -m phase4_optimization.lab06_attention --set STAGES_06=...)"
 #endif
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2, 3 or 4");
-#define CONSUMERS 2
+#ifndef CONSUMERS              // consumer warpgroups (the producer is one more)
+#error "CONSUMERS is set by CONFIG in hopper.py"
+#endif
 #define THREADS (128 * (CONSUMERS + 1))
-#define PRODUCER_REGS 24
-#define CONSUMER_REGS 240
-#define BOX_BYTES (128 * 128)                       // one TMA box: 128 rows of 64 16-bit elements
+#ifndef PRODUCER_REGS          // setmaxnreg: the producer warpgroup's registers per thread
+#error "PRODUCER_REGS is set by CONFIG in hopper.py"
+#endif
+#ifndef CONSUMER_REGS          // setmaxnreg: each consumer warpgroup's registers per thread
+#error "CONSUMER_REGS is set by CONFIG in hopper.py"
+#endif
+#ifndef BOX_BYTES              // one TMA box: 128 rows of 64 16-bit elements
+#error "BOX_BYTES is set by CONFIG in hopper.py"
+#endif
 #define D_BOXES (HEAD_DIM / 64)
 #define Q_BYTES (BLOCK_M * HEAD_DIM * 2)
 #define KV_BYTES (BLOCK_N * HEAD_DIM * 2)          // one K (or V) tile
 #define STAGE_BYTES (2 * KV_BYTES)
 #define VT_BOX_BYTES (HEAD_DIM * 128)              // V_KMAJOR: one box {64 keys, HEAD_DIM rows of d}
-#define SINK_BYTES 64                               // rung 05's per-warp sink words (12 warps x 4 B)
+#ifndef SINK_BYTES             // rung 05's per-warp sink words (12 warps x 4 B)
+#error "SINK_BYTES is set by CONFIG in hopper.py"
+#endif
 #define SMEM_BYTES (1024 + Q_BYTES + STAGES * STAGE_BYTES + 8 * (1 + 2 * STAGES) + SINK_BYTES)
 static_assert(SMEM_BYTES <= 232448, "more shared memory than one sm_90 block may opt in to (227 KiB)");
 
@@ -199,6 +215,7 @@ typedef BF16 pack_t;
 
 // {64, 128 rows} boxes tile 128 x 128 K and V tiles: 64-wide slices of d (MN-major V) and of keys (V^T)
 static_assert(BLOCK_N == 128 && BLOCK_M == 128, "the descriptors below assume 128-row boxes");
+static_assert(CONSUMERS == 2 && BOX_BYTES == 128 * 128, "two consumers of 64 rows; a box is 128 rows of 128 bytes");
 
 __device__ u32 attn_hopper_hang[5];   // the first barrier wait that timed out (hopper.py: hang_report)
 

@@ -77,8 +77,9 @@ Run: python -m phase4_optimization.lab06_attention [--quick] [--no-bench] [--com
 from __future__ import annotations
 
 import dataclasses
+import os
 
-from common import check, device, lab, plan
+from common import check, cuda, device, lab, plan
 from common.i18n import tr
 
 from . import hopper
@@ -113,6 +114,25 @@ from .tiles import (  # noqa: F401 - re-exported
     smem_estimate, tuned_config, tuned_source)
 from .triton_kernels import (  # noqa: F401 - re-exported
     attn_bwd_delta_kernel, attn_bwd_dkdv_kernel, attn_bwd_dq_kernel, attn_fwd_kernel, naive_softmax_kernel)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The -D values of a compile outside the wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def compile_defines(path: str = CU, arch: str | None = None) -> dict:
+    """The -D values a compile of this lab's .cu file `path` needs (for tools and tests that compile it outside the
+    wrappers; neither file has a default of its own): kernels.cu's shipped build at D = 128, bf16, for `arch` (default:
+    the lowest register caps over the architectures the file claims, so one set compiles without a spill on each);
+    kernels_hopper.cu's hopper.defines(128) (sm_90a only)."""
+    path = os.path.abspath(path)
+    if path == os.path.abspath(hopper.KERNEL_PATH):
+        return hopper.defines(128)
+    if path != os.path.abspath(CU):
+        raise ValueError(f"{path}: not a CUDA C file of this lab ({CU}, {hopper.KERNEL_PATH})")
+    if arch is not None:
+        return defines(128, arch=arch)
+    builds = [defines(128, arch=a) for a in cuda.claimed_archs(CU)]
+    return min(builds, key=lambda d: (d["MIN_BLOCKS"], d["MIN_BLOCKS_WIDE"]))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
