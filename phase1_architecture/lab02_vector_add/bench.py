@@ -211,6 +211,29 @@ def launch_floor(rows: list[dict]) -> tuple[float, int]:
     return r["ms"], r["shape"][0]
 
 
+def covered_by(series: dict, close: float = 0.04, share: float = 0.8) -> dict[str, int]:
+    """{name: how many of the lines drawn after it lie on it}: within `close` (relative) of it at `share` or more of
+    the sizes both measured. vadd_03, vadd_04 and Triton reach the same GB/s at nearly every n, so the line drawn last
+    would hide the others."""
+    names = list(series)
+    out = {}
+    for i, a in enumerate(names):
+        out[a] = 0
+        for b in names[i + 1:]:
+            both = [(x, y) for x, y in zip(series[a], series[b]) if x and y]
+            if both and sum(abs(x / y - 1) < close for x, y in both) >= share * len(both):
+                out[a] += 1
+    return out
+
+
+def line_style(i: int, covered: int, peer: bool) -> dict:
+    """The plot keywords of the i-th line drawn, `covered` of the lines drawn after it lying on it: such a line is
+    drawn wider (a band 2.4 pt wider per line over it), so each line over it shows as a narrower band inside it and
+    every colour stays visible."""
+    return dict(color=f"C{i % 10}", marker="o", ms=3 + 1.5 * covered, lw=1.5 + 2.4 * covered,
+                ls="--" if peer else "-", zorder=3 + 0.1 * i)
+
+
 def plot(data: dict, out_dir: str) -> list[str]:
     """Bandwidth against n, twice: a linear GB/s axis (top: the L2 peak and the HBM plateau) and a logarithmic one
     (bottom: the launch-bound region, where a call costs a fixed time and GB/s grows in proportion to n), the three
@@ -235,6 +258,11 @@ def plot(data: dict, out_dir: str) -> list[str]:
         (tr(", datasheet {gbps} (dotted)", gbps=datasheet) if datasheet else "")
     regions = regimes(rows, l2_bytes)
     t_min, n_min = launch_floor(rows)
+    covered = covered_by(series)
+    # the lines that lie on the first line others cover: named under the legend, drawn as nested bands
+    first = next((n for n in series if covered[n]), None)
+    stacked = [first] + [n for n in list(series)[list(series).index(first) + 1:]
+                         if covered_by({first: series[first], n: series[n]})[first]] if first else []
     launch_end = regions[0][1]
 
     plt = report.pyplot()
@@ -247,8 +275,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
         for i, (name, ys) in enumerate(series.items()):
             pts = [(n, y) for n, y in zip(ns, ys) if y]
             peer = impl.get(name) == "peer"
-            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5, ls="--" if peer else "-",
-                   color=f"C{i % 10}", label=name + (tr(" (peer)") if peer else ""), zorder=3)
+            a.plot([p[0] for p in pts], [p[1] for p in pts], label=name + (tr(" (peer)") if peer else ""),
+                   **line_style(i, covered[name], peer))
         for label, (y, ls) in hl.items():
             a.axhline(y, ls=ls, color="gray", lw=1, zorder=1)
             if not logy:
@@ -281,10 +309,15 @@ def plot(data: dict, out_dir: str) -> list[str]:
     ax.set_title(tr("linear axis: the L2 peak and the HBM plateau"), fontsize=9.5)
     axl.set_title(tr("log axis: the launch-bound region, where bandwidth grows with n"), fontsize=9.5)
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.02 if stacked else 0), ncol=4,
+               fontsize=8, frameon=False)
+    if stacked:
+        fig.text(0.5, 0.008, tr("{names} lie on one another: each is drawn as a band, the one drawn first widest, "
+                                "so every colour shows", names=", ".join(stacked)),
+                 ha="center", va="bottom", fontsize=8, color="dimgray")
     fig.suptitle(tr("Vector add on {gpu}: bandwidth vs size (L2 not flushed; n <= 2^{log} timed as CUDA graphs)",
                     gpu=data.get("gpu", "GPU"), log=int(math.log2(GRAPH_BELOW))), fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, 0.08 if stacked else 0.06, 1, 1))
     path = os.path.join(out_dir, f"{L.LAB}.png")
     fig.savefig(path, dpi=120)
     plt.close(fig)

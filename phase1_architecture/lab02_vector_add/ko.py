@@ -56,6 +56,8 @@ KO = {
     "HBM: measured {gbps:.0f} GB/s (dashed)": "HBM: 측정값 {gbps:.0f} GB/s (파선)",
     ", datasheet {gbps} (dotted)": ", datasheet {gbps} (점선)",
     " (peer)": " (비교 대상)",
+    "{names} lie on one another: each is drawn as a band, the one drawn first widest, so every colour shows":
+        "{names}의 선이 서로 겹칩니다: 각 선을 띠로 그리고 먼저 그린 선일수록 넓게 그려 모든 색이 보입니다",
     "GB/s (reads + writes)": "GB/s (읽기 + 쓰기)",
     ", log scale": ", log 눈금",
     "3 arrays = L2 ({mib:.0f} MiB)": "배열 3개 = L2 ({mib:.0f} MiB)",

@@ -93,6 +93,9 @@ KO = {
     # the plots
     "GB/s (4 n bytes read)": "GB/s (4 n 바이트 읽기)",
     "Sum of {n:,} fp32 on {gpu}: the ladder": "{gpu}에서 fp32 {n:,}개의 합: ladder",
+    "CUDA C (ours: the ladder's rungs)": "CUDA C (우리 커널: ladder의 rung)",
+    "Triton (ours)": "Triton (우리 커널)",
+    "library peer (cupy, torch)": "라이브러리 peer (cupy, torch)",
     "measured HBM ceiling {gbps:.0f} GB/s": "측정한 HBM 한계 {gbps:.0f} GB/s",
     "n (fp32 elements; 4 n bytes read)": "n (fp32 원소 수, 4 n 바이트 읽기)",
     "Sum: bandwidth vs size on {gpu} (L2 flushed)": "합: {gpu}의 크기별 대역폭 (L2 flush)",

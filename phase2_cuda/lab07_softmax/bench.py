@@ -363,6 +363,40 @@ def _check_rows(fn, x, out, dtype: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------------
 # Plots, from the JSON (so `--replot` redraws them without a GPU)
 # ---------------------------------------------------------------------------------------------------------------------
+# what each bar colour of a ladder means (report.IMPL_COLORS), in the legend under the axes
+LADDER_LEGEND = {"cuda": "CUDA C (ours: the ladder's rungs)", "triton": "Triton (ours)",
+                 "peer": "peer (torch, or phase 3's kernel)"}
+
+
+def plot_ladder(rows: list[dict], ceiling: float, path: str, title: str) -> str:
+    """One shape's ladder: every contender's GB/s as a bar, coloured by what wrote it (a legend under the axes says
+    which colour is which), the measured HBM ceiling dashed."""
+    from matplotlib.patches import Patch
+    from matplotlib.transforms import ScaledTranslation
+
+    plt = report.pyplot()
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 2.0))
+    ys = list(range(len(rows)))[::-1]
+    ax.barh(ys, [r["gbps"] for r in rows], color=[report.IMPL_COLORS[r["impl"]] for r in rows])
+    for y, r in zip(ys, rows):
+        ax.annotate(f"{r['gbps']:.0f}", xy=(r["gbps"], y), xytext=(3, 0), textcoords="offset points", va="center",
+                    fontsize=8)
+    ax.axvline(ceiling, ls="--", color="gray", lw=1)
+    ax.annotate(tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling), xy=(ceiling, 1.0),
+                xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([r["variant"] for r in rows], fontsize=8)
+    ax.set_xlabel(tr("GB/s (input read + output written once)"))
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, axis="x", alpha=0.3)
+    impls = list(dict.fromkeys(r["impl"] for r in rows))
+    ax.legend(handles=[Patch(color=report.IMPL_COLORS[i], label=tr(LADDER_LEGEND.get(i, i))) for i in impls],
+              loc="upper center", bbox_to_anchor=(0.5, 0),
+              bbox_transform=ax.transAxes + ScaledTranslation(0, -0.5, fig.dpi_scale_trans),   # under the x label
+              ncol=len(impls), fontsize=8.5, frameon=False)
+    return report.save(fig, path)
+
+
 def plot(data: dict, out_dir: str) -> list[str]:
     rows, ceiling, gpu = data["rows"], data["ceiling"]["hbm_gbps"], data.get("gpu", "GPU")
     ladder_rows = [r for r in rows if r.get("part", "ladder" if "vs_eager" in r else "sweep") == "ladder"]
@@ -371,12 +405,9 @@ def plot(data: dict, out_dir: str) -> list[str]:
     for shape, dtype in dict.fromkeys((tuple(r["shape"]), r["dtype"]) for r in ladder_rows):
         sel = [r for r in ladder_rows if tuple(r["shape"]) == shape and r["dtype"] == dtype]
         name = f"{L.LAB}_{shape[0]}x{shape[1]}_{dtype}.png"
-        paths.append(report.plot_bars(os.path.join(out_dir, name), [r["variant"] for r in sel],
-                                      [r["gbps"] for r in sel], ylabel="GB/s (input read + output written once)",
-                                      title=tr("Softmax {rows} x {cols} {dtype} on {gpu}", rows=shape[0],
-                                               cols=shape[1], dtype=dtype, gpu=gpu),
-                                      colors=[report.IMPL_COLORS[r["impl"]] for r in sel],
-                                      hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling}))
+        paths.append(plot_ladder(sel, ceiling, os.path.join(out_dir, name),
+                                 tr("Softmax {rows} x {cols} {dtype} on {gpu}", rows=shape[0], cols=shape[1],
+                                    dtype=dtype, gpu=gpu)))
     if sweep_rows:
         cols = sorted({r["shape"][1] for r in sweep_rows})
         names = list(dict.fromkeys(r["variant"] for r in sweep_rows))

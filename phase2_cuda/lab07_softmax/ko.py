@@ -91,6 +91,9 @@ KO = {
     # the plots
     "GB/s (input read + output written once)": "GB/s (입력 한 번 읽기 + 출력 한 번 쓰기)",
     "Softmax {rows} x {cols} {dtype} on {gpu}": "{gpu}의 softmax {rows} x {cols} {dtype}",
+    "CUDA C (ours: the ladder's rungs)": "CUDA C (우리 커널: ladder의 rung)",
+    "Triton (ours)": "Triton (우리 커널)",
+    "peer (torch, or phase 3's kernel)": "peer (torch, 또는 phase 3의 커널)",
     "row length (fp32 columns; 2^25 elements in all)": "행 길이 (fp32 열 수, 전체 원소 2^25개)",
     "GB/s (read + write once)": "GB/s (한 번 읽기 + 한 번 쓰기)",
     "Softmax: which design wins at which row length ({gpu})": "Softmax: 행 길이마다 이기는 설계 ({gpu})",

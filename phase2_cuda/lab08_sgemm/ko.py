@@ -121,6 +121,9 @@ KO = {
     "SGEMM {at}^3 on {gpu}: every rung against cuBLAS": "{gpu}의 SGEMM {at}^3: 모든 rung과 cuBLAS 비교",
     "0.90x cuBLAS {tflops:.1f}": "cuBLAS의 0.90배 {tflops:.1f}",
     "not run at {at}^3 (see the note below)": "{at}^3에서는 실행하지 않음 (아래 설명 참고)",
+    "CUDA C (ours: the ladder's rungs)": "CUDA C (우리 커널: ladder의 rung)",
+    "Triton (ours)": "Triton (우리 커널)",
+    "library peer (cuBLAS through cupy and torch)": "라이브러리 peer (cupy와 torch를 거친 cuBLAS)",
 
     # --set values the kernels cannot take
     "warp tiles must divide the block tile":

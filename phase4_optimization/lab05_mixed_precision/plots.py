@@ -20,16 +20,46 @@ def plot_k_sweep(rows, path) -> str:
                              logy=True, xticks=ks, xticklabels=[str(k) for k in ks])
 
 
+def label_offsets(frac: list[tuple[float, float]], near: float = 0.04, step: float = 10.0) -> list[tuple]:
+    """Where each point's label goes, from the points' positions as fractions of the axes: (dx, dy in points, ha,
+    leader line or not). A label sits to the right of its point, or to the left in the right quarter of the axes (so
+    it stays inside them); points closer than `near` to one another (fp8 with and without use_fast_accum: the same
+    error, a few % apart in speed) get their labels stacked `step` points apart, the top point's on top, each with a
+    leader line to its point, so no label lies on another."""
+    out: list = [None] * len(frac)
+    order = sorted(range(len(frac)), key=lambda i: -frac[i][1])
+    done: set = set()
+    for i in order:
+        if i in done:
+            continue
+        group = [j for j in order if j not in done and abs(frac[j][0] - frac[i][0]) < near
+                 and abs(frac[j][1] - frac[i][1]) < near]
+        done.update(group)
+        for k, j in enumerate(group):
+            left = frac[j][0] > 0.75
+            if len(group) == 1:
+                out[j] = (-4 if left else 4, 3, "right" if left else "left", False)
+            else:
+                out[j] = (-14 if left else 14, step * ((len(group) - 1) / 2 - k) + 3, "right" if left else "left",
+                          True)
+    return out
+
+
 def plot_speed_vs_error(rows, path, gpu: str | None = None) -> str:
     plt = report.pyplot()
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for r in rows:
-        if r["rel err"] in (None, float("inf")) or not r.get("tflops"):
-            continue
+    pts = [r for r in rows if r["rel err"] not in (None, float("inf")) and r.get("tflops")]
+    for r in pts:
         ax.scatter(r["rel err"], r["tflops"], s=30)
-        ax.annotate(r["precision"], (r["rel err"], r["tflops"]), xytext=(4, 3), textcoords="offset points", fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.autoscale_view()
+    to_frac = ax.transData + ax.transAxes.inverted()
+    frac = [tuple(to_frac.transform((r["rel err"], r["tflops"]))) for r in pts]
+    for r, (dx, dy, ha, leader) in zip(pts, label_offsets(frac)):
+        ax.annotate(r["precision"], (r["rel err"], r["tflops"]), xytext=(dx, dy), textcoords="offset points",
+                    fontsize=7, ha=ha, va="center" if leader else "baseline",
+                    arrowprops=dict(arrowstyle="-", color="gray", lw=0.6, shrinkA=1, shrinkB=3) if leader else None)
     ax.set_xlabel(tr("relative error vs float64 (4096^3, standard normal inputs)"))
     ax.set_ylabel("TFLOP/s")
     ax.set_title(tr("GEMM speed against error per precision on {gpu}", gpu=gpu or tr('the GPU')), fontsize=11)

@@ -139,8 +139,9 @@ KO = {
     "vs_flash": "flash 대비",
 
     # the plots
-    "TFLOP/s (4 B H S^2 D forward, halved when causal; backward 2.5x; higher is better)":
-        "TFLOP/s (forward 4 B H S^2 D, causal이면 절반, backward는 2.5배, 높을수록 좋음)",
+    "TFLOP/s (higher is better)": "TFLOP/s (높을수록 좋음)",
+    "TFLOP/s counts 4 B H S^2 D FLOPs per forward, half that when causal, 2.5x for a backward":
+        "TFLOP/s는 forward 하나를 4 B H S^2 D FLOP으로 셉니다 (causal이면 그 절반, backward는 2.5배)",
     "Attention on {gpu}: ours against torch SDPA, TFLOP/s by case": "{gpu}에서 attention: 우리 커널 대 torch SDPA, 케이스별 TFLOP/s",
     "CUDA C mma.sync forward: rungs and occupancy shapes against torch SDPA, on {gpu}":
         "CUDA C mma.sync forward: {gpu}에서 rung과 occupancy shape 대 torch SDPA",
