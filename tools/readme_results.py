@@ -9,15 +9,11 @@ import math
 import os
 import re
 
+from common.headline import HEADLINE_CASE, HEADLINE_FROM_ROWS, choose  # noqa: F401 - the rule's names
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
 README_GPU = "h200"          # the GPU whose results the repository's READMEs show
-
-# The case that stands for the lab when its first target is not the issue's main one (a choice, not a number).
-HEADLINE_CASE = {"phase2_lab08_sgemm": "4096^3"}
-# Labs whose recorded target is about one rung, not the lab's best kernel: their headline comes from the rows (the
-# largest case where ours and a peer were both timed); the target still shows in the targets table.
-HEADLINE_FROM_ROWS = {"phase4_lab03_tensor_cores"}
 
 
 def _title(path: str) -> str:
@@ -79,25 +75,12 @@ def all_targets(doc: dict) -> list[dict]:
 
 _WHAT = ("case", "size", "shape", "n", "variant")
 _MEASURED = ("ratio", "vs_cublas", "vs_peer", "vs torch.add", "vs torch.sum", "measured")
-_RATIO = ("ratio", "vs_peer", "vs_cublas", "vs_compile", "vs torch.add", "vs torch.sum")
-_NOT_PEER_RATIO = ("vs eager", "vs_eager", "vs unfused", "vs_unfused", "vs_uniform", "vs_best", "vs_copy")
 
 
 def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _ratio(t: dict):
-    """(key, value) of the ours/peer ratio a target records, or None (a prediction, a range, a count)."""
-    if "predicted" in t or "range" in t:
-        return None
-    for k in _RATIO:
-        if _is_num(t.get(k)):
-            return k, t[k]
-    for k, v in t.items():
-        if (k.startswith("vs ") or k.startswith("vs_")) and k not in _NOT_PEER_RATIO and _is_num(v):
-            return k, v
-    return None
 
 
 def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> list[list[str]]:
@@ -121,31 +104,8 @@ def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> 
     return rows
 
 
-def _case_label(t: dict) -> str:
-    for k in ("case", "size", "shape", "n"):
-        v = t.get(k)
-        if isinstance(v, (list, tuple)) and v:
-            return _shape_label(v, str(t.get("dtype", "")))
-        if v not in (None, ""):
-            return _fmt(v)
-    return ""
 
 
-def _peer_name(t: dict, key: str) -> str:
-    if t.get("peer"):
-        return str(t["peer"])
-    m = re.match(r"target vs (.+)$", str(t.get("variant", "")))
-    if m:
-        return m.group(1)
-    m = re.search(r"\bx\s+(\S.*)$", str(t.get("target", "")))
-    if m:
-        return m.group(1).strip()
-    if key.startswith("vs ") or key.startswith("vs_"):
-        name = key[3:]
-        return {"cublas": "cuBLAS", "compile": "torch.compile"}.get(name, name)
-    if any("copy" in k for k in t):
-        return "device copy (the lab's HBM ceiling)"
-    return "library peer"
 
 
 def _shape_label(shape, dtype: str) -> str:
@@ -160,63 +120,6 @@ def _shape_label(shape, dtype: str) -> str:
 
 
 def headline(doc: dict, stem: str) -> dict | None:
-    """The lab's best kernel against its best library peer at its headline case, or None (no peer measured)."""
-    h = doc.get("headline")
-    if isinstance(h, dict) and _is_num(h.get("ratio")):
-        return {"case": str(h.get("case", "")), "ours": str(h.get("ours", "")), "peer": str(h.get("peer", "")),
-                "ratio": float(h["ratio"]), "target": str(h.get("target", "")), "met": h.get("met")}
-    # 1. from the targets the lab recorded against a peer
-    cands = []
-    for t in ([] if stem in HEADLINE_FROM_ROWS else all_targets(doc)):
-        if not isinstance(t.get("met"), bool):
-            continue                # a reference row, or a target that could not be measured here
-        r = _ratio(t)
-        if r:
-            cands.append((_case_label(t), t, r))
-    if cands:
-        cases = list(dict.fromkeys(c for c, _, _ in cands))
-        want = HEADLINE_CASE.get(stem)
-        case = want if want in cases else cases[0]
-        label, t, (key, ratio) = max((c for c in cands if c[0] == case), key=lambda c: c[2][1])
-        variant = str(t.get("variant") or "")
-        if not variant or variant.startswith("target vs "):     # name ours after its throughput column, if any
-            variant = next((k.split(" ")[0] for k in t if k.endswith(("GB/s", "TFLOP/s")) and
-                            not k.startswith(("peer", "copy", "cublas"))), "ours")
-        ours = variant
-        return {"case": label, "ours": str(ours), "peer": _peer_name(t, key), "ratio": float(ratio),
-                "target": str(t.get("target", "")), "met": t.get("met")}
-    # 2. from the rows: the largest case where a kernel of ours and a library peer were both timed
-    groups: dict[tuple, dict] = {}
-    for r in doc.get("rows") or []:
-        if not isinstance(r, dict) or r.get("impl") not in ("cuda", "triton", "peer") or not _is_num(r.get("ms")):
-            continue
-        if r["ms"] <= 0:
-            continue
-        lab_of = str(r.get("lab") or "")
-        if re.match(r"phase\d_lab\d\d_", lab_of) and not lab_of.startswith(stem):
-            continue                # another lab's row that this lab re-reads (the roofline places every lab's)
-        v = str(r.get("variant", ""))
-        if r["impl"] == "peer" and v.startswith("phase "):
-            continue                # one of the repository's own kernels, run as a reference
-        if r["impl"] != "peer" and "(probe)" in v:
-            continue                # a measuring probe, not a solution
-        op = v.split(": ", 1)[0] if ": " in v else ""
-        shape = r.get("shape") or []
-        key = (r.get("lab"), op, tuple(shape) if isinstance(shape, list) else (shape,), r.get("dtype", ""))
-        g = groups.setdefault(key, {"ours": [], "peer": []})
-        g["peer" if r["impl"] == "peer" else "ours"].append((r["ms"], v))
-    both = [(k, g) for k, g in groups.items() if g["ours"] and g["peer"]]
-    if not both:
-        return None
-
-    def size(k):
-        try:
-            return math.prod(int(x) for x in k[2])
-        except (TypeError, ValueError):
-            return 0
-
-    k, g = max(both, key=lambda kg: size(kg[0]))   # max keeps the first of equal sizes
-    (oms, ov), (pms, pv) = min(g["ours"]), min(g["peer"])
-    case = _shape_label(list(k[2]), k[3])
-    return {"case": (f"{k[1]} " if k[1] else "") + case, "ours": ov, "peer": pv, "ratio": pms / oms,
-            "target": "", "met": None}
+    """The lab's best kernel against its best library peer at its headline case, or None (no peer measured): the one
+    rule the roofline uses too (common/headline.py)."""
+    return choose(doc, stem)

@@ -14,13 +14,14 @@ import re
 from common import device, lab, plan, report
 from common.i18n import tr
 
-from .figure import plot_roofline, point_label, roof_label_groups  # noqa: F401 - roof_label_groups: the tests' too
+from .figure import headline_entry, plot_roofline, point_label, roof_label_groups  # noqa: F401 - the tests' too
 from .lab import (CEILINGS_FILE, LAB, ROOT, SWEEP_KS, SWEEP_N, UNIT_NAMES, UNITS, Ceilings, bench_bytes, datasheet_of,
                   fma_config)
 from .measure import measure_ceilings, run_sweep, sweep_from_rows, sweep_targets
 from .phrases import (MISSING_ALL, MISSING_COMMITTED, MISSING_FOLDER, MISSING_MINE, MISSING_NOTHING, MISSING_ROOFS,
                       SUMMARY, say)
 from .roofs import resolve_ceilings
+from .staleness import check, fingerprint
 from .selection import analyze, load_rows
 from .table import TABLE_COLS, named_points, on_roofline, table_rows  # noqa: F401 - on_roofline: the tests' too
 
@@ -39,6 +40,9 @@ def add_arguments(p) -> None:
                    help=tr("which figures are the roofs (default: measured where there is a measurement)"))
     p.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
                    help=tr("run the k-FMA AI sweep on a GPU"))
+    p.add_argument("--check", nargs="?", const="", default=None, metavar="DIR",
+                   help=tr("exit 1 if the roofline JSON in DIR (default results/h200/) is older than the results files "
+                           "it read (a recorded content hash no longer matches, or a lab's file is new), 0 if current"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -126,7 +130,7 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
                             gpu=gpu if gpu_name == gpu.name else None, hbm_measured=hbm_measured)
     sweep = [dict(r, _file="this run", _index=i) for i, r in enumerate(sweep_rows)] or sweep_from_rows(rows)
     rows = [r for r in rows if r.get("kind") != "sweep"] + sweep
-    placed, left = analyze(rows, ceil)
+    placed, left = analyze(rows, ceil, headers)
     named = named_points(placed)
     for p, t in zip(placed, table_rows(placed)):
         p["on_plot"] = t["on_plot"]       # 'named', 'point', 'sweep line' or 'right panel': where the plot shows it
@@ -147,9 +151,10 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
     # the sweep measured now, or (re-placing on a machine without a GPU) the one recorded before: kept either way
     kept = list(sweep_rows) or [{k: v for k, v in r.items() if not k.startswith("_")} for r in sweep]
     tables = [(table_rows(placed, said=True), TABLE_COLS,
-               tr("Every kernel on the roofline ({n} placed; frac_roof = achieved / min(peak of its unit, AI x HBM); "
-                  "memory-only kernels: GB/s / HBM; on_plot: 'named' = labelled on the roofline, 'point' = an "
-                  "unlabelled point there, 'right panel' = only in the fraction-of-roof panel)", n=len(placed)))]
+               tr("Every kernel placed ({n}; frac_roof = achieved / min(peak of its unit, AI x HBM); memory-only "
+                  "kernels: GB/s / HBM; on_plot: 'named' = a lab's headline pair, numbered on the roofline, 'listed' "
+                  "= a headline pair with no point there (no FLOPs), listed beside it, 'table only' = here and in the "
+                  "JSON)", n=len(placed)))]
     if targets:
         tables.append(([dict(t, target=tr(t["target"])) for t in targets], ["target", "predicted", "measured", "met"],
                        "The k-FMA sweep's predictions"))
@@ -157,9 +162,8 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
                       meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT)
                                 if results_dir else None, left_out=left, missing=missing,
                                 source_gpu=gpu_name, targets=targets, roof=args.roof, summary=summary,
-                                named_on_plot=[{"lab": n["lab"], "best": n["best"]["variant"],
-                                                "peer": (n["peer"] or {}).get("variant"),
-                                                "label": point_label(n, placed)} for n in named]))
+                                inputs=fingerprint(results_dir) if results_dir else {},
+                                headlines=[headline_entry(n) for n in named]))
 
 
 def _report(res: lab.Result) -> None:
@@ -194,7 +198,9 @@ def explain(args) -> None:
     """The roofs of the GPU described here (the one at hand, or device.current(--arch)) from its datasheet, with their
     ridge points; then, on a machine that will not benchmark, every recorded kernel placed on the roofs, with the JSON
     and the plot a benchmark would write (on a GPU that benchmarks, the placement comes after the sweep, with this
-    run's measurements)."""
+    run's measurements). --check [DIR]: only whether the committed roofline is current (staleness.py), then exit."""
+    if getattr(args, "check", None) is not None:
+        raise SystemExit(check(args.check or None))
     gpu = device.current(args.arch)
     ds, src = datasheet_of(gpu)
     if ds.get("hbm_gbps"):
@@ -269,6 +275,7 @@ def plot(data: dict, out_dir: str) -> list[str]:
         missing.append(MISSING_ROOFS)
     if not placed and not sweep:
         missing.append(MISSING_NOTHING)
-    title = tr("Roofline of {gpu}: every kernel of the repository (HBM {gbps:,.0f} GB/s; roofs: {roof})", gpu=gpu,
+    title = tr("Roofline of {gpu}: each lab's headline kernel and its library peer (HBM {gbps:,.0f} GB/s; "
+               "roofs: {roof})", gpu=gpu,
                gbps=ceil.hbm_gbps, roof=tr(data.get('roof', 'measured')))
     return [plot_roofline(os.path.join(out_dir, f"{LAB}.png"), placed, ceil, sweep, title, missing)]

@@ -1,5 +1,5 @@
-"""Lab 4.1's figure: the repository's roofline (the roofs, every placed kernel coloured by lab, the named points, the
-k-FMA sweep) beside every placed kernel's fraction of its roof, lab by lab."""
+"""Lab 4.1's figure: the repository's roofline (the roofs, each lab's headline pair - its best kernel and its library
+peer - coloured by lab with one label a lab, the k-FMA sweep) beside the list of those pairs."""
 from __future__ import annotations
 
 import math
@@ -43,19 +43,39 @@ def _lab_title(lab_name: str) -> str:
     return _short_lab(lab_name).replace("_", " ")
 
 
-def point_label(n: dict, placed: list[dict], said: bool = False) -> str:
-    """Two lines: 'lab: best kernel [dtype] fraction-of-roof' and 'peer: ... fraction' (the dtype only where the lab
-    put several on the roofline); said: in the chosen language (the plot; the JSON keeps the English)."""
-    dtypes = {p.get("dtype") for p in placed if p["lab"] == n["lab"] and on_roofline(p)}
+def _short_name(name: str, width: int = 34) -> str:
+    name = _normalized(name)
+    return name if len(name) <= width else name[:width - 1].rstrip(" ,") + "\u2026"
+
+
+def point_label(n: dict, placed: list[dict] = (), said: bool = False) -> str:
+    """The one label of a lab on the roofline: its number and title ('1.2 vector add'); the pair itself is listed
+    beside the plot (pair_lines)."""
+    return _lab_title(n["lab"])
+
+
+def pair_lines(n: dict, said: bool = False) -> tuple[str, str]:
+    """Two lines for the list beside the roofline: 'lab (case): ours vs peer x.xx' and 'ours name f | peer name f'
+    (f: fraction of its roof)."""
+    t = tr if said else (lambda s: s)
+    ratio = f"{n['ratio']:.2f}x" if isinstance(n.get("ratio"), (int, float)) else "-"
+    head = f"{_lab_title(n['lab'])}  ({n.get('case', '')}): {t('ours vs peer')} {ratio}"
+    if not n.get("on_roofline"):
+        head += t(" - no roofline point")
 
     def one(p):
-        dt = f" {DSHORT.get(p.get('dtype'), p.get('dtype'))}" if len(dtypes) > 1 else ""
-        name = _normalized(p["variant"])
-        name = name if len(name) <= 40 else name[:39].rstrip(" ,") + "\u2026"
-        return f"{name}{dt} {p['frac_roof']:.2f}"
+        return f"{_short_name(p['variant'])} {p['frac_roof']:.2f}" if p else "-"
 
-    peer = f"peer {one(n['peer'])}" if n["peer"] else (tr("(no library peer)") if said else "(no library peer)")
-    return f"{_lab_title(n['lab'])}: {one(n['best'])}\n{peer}"
+    peer = f"peer {one(n['peer'])}" if n["peer"] else t("(no library peer)")
+    return head, f"   {one(n['best'])}  |  {peer}"
+
+
+def headline_entry(n: dict) -> dict:
+    """A named pair as the JSON records it (in English)."""
+    b, p = n["best"], n["peer"] or {}
+    return {"lab": n["lab"], "case": n.get("case"), "ratio": n.get("ratio"), "ours": b["variant"],
+            "ours_frac_roof": b.get("frac_roof"), "peer": p.get("variant"), "peer_frac_roof": p.get("frac_roof"),
+            "on_roofline": n.get("on_roofline"), "label": point_label(n)}
 
 
 def _stack(fig, ax, items: list[dict], x_px: float, y_top_px: float, step_px: float):
@@ -87,32 +107,33 @@ def roof_label_groups(ceil: Ceilings, within: float = 1.1) -> list[list[str]]:
 
 def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dict], title: str,
                   missing: list[str] = ()) -> str:
-    """One figure for the repository: the roofline (left: points coloured by lab, each lab's best kernel and its peer
-    named, the roofs labelled in the right margin) and every placed kernel's fraction of its roof, lab by lab (right:
-    also the kernels with no FLOPs or no bytes, which have no point on the roofline). The full list is the table the
-    lab prints and the JSON's placed rows. `missing`: what the figure lacks (a GPU without recorded results, roofs
-    rebuilt), written in a box on the roofline."""
+    """One figure for the repository: the roofline (left) with each lab's headline pair only - its best kernel and
+    its library peer at the lab's headline case, as the READMEs choose them - one label a lab, the roofs labelled in
+    the right margin, the k-FMA sweep; and (right) the list of those pairs, each kernel's fraction of its roof. Every
+    other placed kernel is in the table the lab prints and the JSON's placed rows, not on the plot. `missing`: what the
+    figure lacks (a GPU without recorded results, roofs rebuilt), written in a box on the roofline."""
     plt = report.pyplot()
     from matplotlib.gridspec import GridSpec
     from matplotlib.lines import Line2D
 
     fig = plt.figure(figsize=(18, 10.5))
-    gs = GridSpec(1, 2, width_ratios=[2.3, 1], figure=fig, left=0.045, right=0.985, bottom=0.065, top=0.93,
-                  wspace=0.6)
+    gs = GridSpec(1, 2, width_ratios=[2.0, 1.2], figure=fig, left=0.045, right=0.99, bottom=0.065, top=0.93,
+                  wspace=0.3)
     ax = fig.add_subplot(gs[0, 0])
     axs = fig.add_subplot(gs[0, 1])
-    colors = lab_colors(placed)
-    pts = [p for p in placed if on_roofline(p)]
     named = named_points(placed)
+    colors = lab_colors([p for n in named for p in (n["best"], n["peer"]) if p is not None])
+    shown = [n for n in named if n["on_roofline"]]
+    pts = [p for n in shown for p in (n["best"], n["peer"]) if p is not None and on_roofline(p)]
     ais = [p["ai"] for p in pts] + [r.get("ai") or 0 for r in sweep]
     ridges = {u: ceil.ridge(u) for u in UNITS if ceil.ridge(u)}
     xmin = max(min([a for a in ais if a > 0] or [0.1]) / 3, 1e-3)
     xmax = max(max(ais or [1.0]), *(ridges.values() or [1.0])) * 4
     top = max(list(ceil.peaks.values()) or [p["achieved_tflops"] for p in pts] + [r["tflops"] for r in sweep]
               or [1.0])
-    n_compute = sum(1 for n in named if n["bound"] == "compute")
+    n_compute = sum(1 for n in shown if n["bound"] == "compute")
     ymin = min([p["achieved_tflops"] for p in pts] + [r["tflops"] for r in sweep] + [top]) / 3
-    ymax = top * 1.4 * 10 ** (0.2 * max(n_compute, 1))          # room above the roofs for the compute-bound names
+    ymax = top * 1.4 * 10 ** (0.12 * max(n_compute, 1))          # room above the roofs for the compute-bound names
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(xmin, xmax)
@@ -142,19 +163,14 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
         ax.annotate(f"{names} {what}\n{figs} TFLOP/s, ridge {ridge}", xy=(1.0, pk),
                     xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points", ha="left",
                     va="center", fontsize=7.5, color=unit_colors[g[0]], annotation_clip=False)
-    # the points: colour = lab, marker = ours (CUDA C / Triton) or library peer
-    for p in pts:
-        col = colors[p["lab"]]
-        peer = p["impl"] == "peer"
-        ax.scatter([p["ai"]], [p["achieved_tflops"]], marker=IMPL_MARKERS.get(p["impl"], "s"), s=30 if peer else 26,
-                   color=col, zorder=3, linewidths=1.2, alpha=0.9)
-    for n in named:                  # the named pair: ringed, and joined by a dotted line
+    # the pairs: colour = lab, marker = ours (CUDA C / Triton) or the library peer, joined by a dotted line
+    for n in shown:
         col = colors[n["lab"]]
         for p in (n["best"], n["peer"]):
-            if p is not None:
-                ax.scatter([p["ai"]], [p["achieved_tflops"]], marker="o", s=90, facecolors="none", edgecolors=col,
-                           linewidths=1.0, zorder=4)
-        if n["peer"] is not None:
+            if p is not None and on_roofline(p):
+                ax.scatter([p["ai"]], [p["achieved_tflops"]], marker=IMPL_MARKERS.get(p["impl"], "s"),
+                           s=44 if p["impl"] == "peer" else 36, color=col, zorder=4, linewidths=1.4)
+        if n["peer"] is not None and on_roofline(n["peer"]):
             ax.plot([n["best"]["ai"], n["peer"]["ai"]], [n["best"]["achieved_tflops"], n["peer"]["achieved_tflops"]],
                     color=col, ls=":", lw=1.0, zorder=3)
     if sweep:
@@ -165,27 +181,27 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
     ax.set_title(title, fontsize=11)
     ax.grid(True, which="major", alpha=0.25)
     handles = [Line2D([], [], color="k", marker=m, ls="", label=tr(IMPL_NAMES[k])) for k, m in IMPL_MARKERS.items()]
-    handles += [Line2D([], [], color="k", marker="o", ms=9, mfc="none", ls=":",
-                       label=tr("named: each lab's best kernel and its peer\n(label: fraction of its roof)")),
+    handles += [Line2D([], [], color="k", ls=":", label=tr("a lab's headline: its best kernel and its peer")),
                 Line2D([], [], color="gray", ls="--", label=tr("datasheet roofs"))]
     if sweep:
         handles.append(Line2D([], [], color=SWEEP_COLOR, marker="s", label=tr("k-FMA chain sweep (this lab)")))
-    ax.legend(handles=handles, fontsize=7.5, loc="upper left", title=tr("colour = lab (named in the right panel)"),
+    ax.legend(handles=handles, fontsize=7.5, loc="upper left", title=tr("colour = lab (its pair listed at right)"),
               title_fontsize=7.5, framealpha=0.9)
     # the names, placed where nothing else is (display pixels, after the layout is final)
     fig.canvas.draw()
     to_px = ax.transData.transform
     dpi_scale = fig.dpi / 72.0
-    line_px = 7 * 1.25 * dpi_scale
-    mem = [n for n in named if n["bound"] == "memory"]
-    comp = [n for n in named if n["bound"] == "compute"]
+    line_px = 7.5 * 1.3 * dpi_scale
+    mem = [n for n in shown if n["bound"] == "memory"]
+    comp = [n for n in shown if n["bound"] == "compute"]
     if mem:
-        # left-aligned in the empty band right of the memory-bound points and under the k-FMA sweep; the leaders run
-        # left to the points, ordered so that they do not cross (by angle from the column)
-        x_right = max(to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))[0] for n in mem)
-        x_col = x_right + 14 * dpi_scale
-        floor_px = to_px((xmin, ymin))[1] + 4 * dpi_scale
-        step = 2 * line_px + 3 * dpi_scale
+        # a column right of the memory-bound points, from the floor up; the leaders run left to the points, ordered
+        # so that they do not cross (by angle from the column)
+        x_right = max(to_px((p["ai"], p["achieved_tflops"]))[0] for n in mem for p in (n["best"], n["peer"])
+                      if p is not None and on_roofline(p))
+        x_col = x_right + 40 * dpi_scale
+        floor_px = to_px((xmin, ymin))[1] + 8 * dpi_scale
+        step = line_px + 4 * dpi_scale
         y_top = floor_px + step * (len(mem) - 0.5)
         y_mid = (y_top + floor_px) / 2
 
@@ -193,23 +209,22 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
             px, py = to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))
             return math.atan2(py - y_mid, x_col - px)
 
-        items = [{"text": point_label(n, placed, said=True), "xy": (n["best"]["ai"], n["best"]["achieved_tflops"]),
+        items = [{"text": point_label(n), "xy": (n["best"]["ai"], n["best"]["achieved_tflops"]),
                   "color": colors[n["lab"]]} for n in sorted(mem, key=angle, reverse=True)]
         _stack(fig, ax, items, x_col, y_top, step)
     if comp:
         # above the roofs, right-aligned at each point's x: a staircase (the leftmost point's name lowest), so each
         # leader drops to its point without crossing another name
         comp = sorted(comp, key=lambda n: (n["best"]["ai"], n["best"]["achieved_tflops"]))
-        y_base = to_px((xmin, top * 1.4))[1] + line_px
-        step = 2 * line_px + 4 * dpi_scale
+        y_base = to_px((xmin, top * 1.25))[1] + line_px
+        step = line_px + 5 * dpi_scale
         prev = -1e9
         for k, n in enumerate(comp):
             px = max(to_px((n["best"]["ai"], n["best"]["achieved_tflops"]))[0], prev + 10 * dpi_scale)
             prev = px
             tx, ty = ax.transData.inverted().transform((px, y_base + k * step))
-            ax.annotate(point_label(n, placed, said=True), xy=(n["best"]["ai"], n["best"]["achieved_tflops"]),
-                        xytext=(tx, ty),
-                        ha="right", va="bottom", fontsize=7, color=colors[n["lab"]], zorder=6, linespacing=1.05,
+            ax.annotate(point_label(n), xy=(n["best"]["ai"], n["best"]["achieved_tflops"]), xytext=(tx, ty),
+                        ha="right", va="bottom", fontsize=7.5, color=colors[n["lab"]], zorder=6,
                         bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85),
                         arrowprops=dict(arrowstyle="-", color=colors[n["lab"]], lw=0.7, alpha=0.8, shrinkA=0,
                                         shrinkB=3, relpos=(1.0, 0.0)))
@@ -225,55 +240,32 @@ def plot_roofline(path: str, placed: list[dict], ceil: Ceilings, sweep: list[dic
                 transform=ax.transAxes, ha="right",
                 va="bottom", fontsize=7.5, color="dimgray", zorder=7,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="lightgray", alpha=0.9))
-    _fraction_panel(axs, placed, colors, named)
+    _pairs_panel(axs, named, colors)
     fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
 
 
-def _fraction_panel(ax, placed: list[dict], colors: dict, named: list[dict]) -> None:
-    """Every placed kernel as a fraction of its roof, one row per lab: the roofline's points and the kernels that
-    have no point there (no FLOPs counted: GB/s over HBM; no bytes: TFLOP/s over the unit's peak)."""
-    labs = sorted({p["lab"] for p in placed if p.get("frac_roof") is not None}, key=_lab_key)
-    ys = {name: i for i, name in enumerate(labs[::-1])}
-    best_ids = {id(n["best"]) for n in named} | {id(n["peer"]) for n in named if n["peer"]}
-    xmax = 1.2
-    for p in placed:
-        f = p.get("frac_roof")
-        if f is None:
-            continue
-        y = ys[p["lab"]]
-        col = SWEEP_COLOR if p.get("sweep") else colors.get(p["lab"], NO_POINT_COLOR)
-        shown = min(f, xmax - 0.02)
-        mk = "s" if p.get("sweep") else IMPL_MARKERS.get(p["impl"], "s")
-        ax.scatter([shown], [y], marker=mk, s=30, color=col, alpha=0.85, linewidths=1.2,
-                   zorder=3)
-        if id(p) in best_ids:
-            ax.scatter([shown], [y], marker="o", s=90, facecolors="none", edgecolors=col, linewidths=1.0, zorder=4)
-    ax.axvline(1.0, color="black", lw=1.2)
-    ax.set_xlim(0, xmax)
-    ax.set_ylim(-0.7, len(labs) - 0.3)
-    ax.set_yticks([ys[n] for n in labs])
-    kinds = {}
-    for p in placed:
-        kinds.setdefault(p["lab"], set()).add("point" if on_roofline(p) else "sweep" if p.get("sweep") else "bar")
-    labels = []
-    for n in labs:
-        extra = "" if "point" in kinds[n] else (tr(" (line)") if kinds[n] == {"sweep"} else " *")
-        labels.append(_lab_title(n) + extra)
-    ax.set_yticklabels(labels, fontsize=7.5)
-    for t, n in zip(ax.get_yticklabels(), labs):
-        t.set_color(SWEEP_COLOR if kinds[n] == {"sweep"} else colors.get(n, NO_POINT_COLOR))
+def _pairs_panel(ax, named: list[dict], colors: dict) -> None:
+    """The headline pairs, lab by lab, in the lab's colour: case, ours vs the peer (the README's ratio), and each
+    kernel's fraction of its roof."""
+    ax.set_axis_off()
+    ax.set_title(tr("each lab's headline (as in the README): its best kernel vs its library peer\n"
+                    "number after a kernel = its fraction of the roof (achieved / min(peak, AI x HBM))"), fontsize=8.5,
+                 loc="left")
+    n_lines = max(2 * len(named), 1)
+    step = min(1.0 / n_lines, 0.03)
+    y = 1.0
     prev_phase = None
-    for n in labs:
-        ph = _lab_key(n)[0]
-        if prev_phase is not None and ph != prev_phase:
-            ax.axhline(ys[n] + 0.5, color="gray", lw=0.6)
-        prev_phase = ph
-    ax.grid(True, axis="x", alpha=0.3)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.set_xlabel(tr("fraction of the roof (achieved / min(peak of its unit, AI x HBM))"), fontsize=8.5)
-    ax.annotate("roof", xy=(1.0, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
-                ha="center", va="bottom", fontsize=8)
-    ax.set_title(tr("every placed kernel, lab by lab: how close to its roof\n"
-                    "(* = no point on the roofline: no FLOPs or no bytes counted)"), fontsize=8.5, pad=14)
+    for n in named:
+        phase = _lab_key(n["lab"])[0]
+        if prev_phase is not None and phase != prev_phase:
+            ax.axhline(y + step * 0.15, color="lightgray", lw=0.6)
+        prev_phase = phase
+        head, pair = pair_lines(n, said=True)
+        col = colors.get(n["lab"], NO_POINT_COLOR)
+        ax.text(0.0, y, head, transform=ax.transAxes, fontsize=7.5, color=col, va="top", fontweight="bold")
+        ax.text(0.0, y - step, pair, transform=ax.transAxes, fontsize=7.2, color=col, va="top")
+        y -= 2 * step
+    if not named:
+        ax.text(0.0, 1.0, tr("(no headline pair recorded)"), transform=ax.transAxes, fontsize=8, va="top")

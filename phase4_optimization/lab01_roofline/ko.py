@@ -70,12 +70,16 @@ KO = {
     "duplicates, rows without counts: see 'left_out' in the JSON).":
         "배치한 커널 {placed}개 중 {mem}개는 memory-bound, {compute}개는 compute-bound입니다. 행 {left}개는 "
         "제외했습니다(sweep 점, 중복, 셈이 없는 행: JSON의 'left_out'을 보십시오).",
-    "Every kernel on the roofline ({n} placed; frac_roof = achieved / min(peak of its unit, AI x HBM); memory-only "
-    "kernels: GB/s / HBM; on_plot: 'named' = labelled on the roofline, 'point' = an unlabelled point there, 'right "
-    "panel' = only in the fraction-of-roof panel)":
-        "roofline 위의 모든 커널 ({n}개 배치, frac_roof = 달성값 / min(연산 장치의 최고 성능, AI x HBM), 메모리만 쓰는 "
-        "커널은 GB/s / HBM, on_plot: '이름 표시' = roofline에 이름을 붙인 점, '점' = 이름 없는 점, '오른쪽 패널' = "
-        "roof 대비 비율 패널에만 있음)",
+    "Every kernel placed ({n}; frac_roof = achieved / min(peak of its unit, AI x HBM); memory-only kernels: GB/s / "
+    "HBM; on_plot: 'named' = a lab's headline pair, numbered on the roofline, 'listed' = a headline pair with no "
+    "point there (no FLOPs), listed beside it, 'table only' = here and in the JSON)":
+        "배치한 모든 커널 ({n}개, frac_roof = 달성값 / min(연산 장치의 최고 성능, AI x HBM), 메모리만 쓰는 커널은 "
+        "GB/s / HBM, on_plot: '이름 표시' = 랩의 headline 쌍으로 roofline에 이름을 붙인 점, '목록' = roofline에 점이 "
+        "없는 headline 쌍(FLOPs 없음)으로 옆 목록에만 있음, '표에만' = 이 표와 JSON에만 있음)",
+    "exit 1 if the roofline JSON in DIR (default results/h200/) is older than the results files it read (a recorded "
+    "content hash no longer matches, or a lab's file is new), 0 if current":
+        "DIR(기본값 results/h200/)의 roofline JSON이 읽은 결과 파일보다 오래되었으면(기록한 내용 hash가 더는 맞지 "
+        "않거나 랩의 파일이 새로 생겼으면) 1로, 최신이면 0으로 종료합니다",
     "achieved": "달성값",
     "bound": "병목",
     "frac_roof": "roof 대비",
@@ -83,9 +87,9 @@ KO = {
     "on_plot": "plot 위치",
     "counts": "셈 출처",
     "named": "이름 표시",
-    "point": "점",
+    "listed": "목록",
     "sweep line": "sweep 선",
-    "right panel": "오른쪽 패널",
+    "table only": "표에만",
     "memory": "메모리",
     "compute": "연산",
     "memory (no compute peak known)": "메모리 (연산 최고 성능을 모름)",
@@ -97,6 +101,7 @@ KO = {
     "lab's roofline_counts": "랩의 roofline_counts",
     "GEMM model: 2MNK FLOPs, (MK+KN+MN) x elt bytes": "GEMM 모델: 2MNK FLOPs, (MK+KN+MN) x 원소 바이트",
     "softmax model: 5 FLOP/elt": "softmax 모델: 원소당 5 FLOP",
+    "attention model: Q, K, V, O once": "attention 모델: Q, K, V, O 한 번씩",
     "layernorm model: 8 (fwd) / 12 (bwd) FLOP/elt": "layernorm 모델: 원소당 8 (fwd) / 12 (bwd) FLOP",
     "The k-FMA sweep's predictions": "k-FMA sweep의 예측",
     "predicted": "예측",
@@ -124,19 +129,25 @@ KO = {
         "커널은 기록된 결과로 배치했습니다.",
 
     # the plot
-    "Roofline of {gpu}: every kernel of the repository (HBM {gbps:,.0f} GB/s; roofs: {roof})":
-        "{gpu}의 roofline: 저장소의 모든 커널 (HBM {gbps:,.0f} GB/s, roof: {roof})",
+    "Roofline of {gpu}: each lab's headline kernel and its library peer (HBM {gbps:,.0f} GB/s; roofs: {roof})":
+        "{gpu}의 roofline: 랩마다 headline 커널과 그 라이브러리 peer (HBM {gbps:,.0f} GB/s, roof: {roof})",
     "arithmetic intensity (FLOP per byte of compulsory HBM traffic)": "arithmetic intensity (꼭 필요한 HBM traffic 1바이트당 FLOP)",
     "achieved TFLOP/s": "달성한 TFLOP/s",
     "FFMA (CUDA cores)": "FFMA (CUDA core)",
     "ours, CUDA C": "우리 커널, CUDA C",
     "ours, Triton": "우리 커널, Triton",
     "library peer": "라이브러리 peer",
-    "named: each lab's best kernel and its peer\n(label: fraction of its roof)":
-        "이름 표시: 랩마다 가장 좋은 커널과 그 peer\n(label: roof 대비 비율)",
+    "a lab's headline: its best kernel and its peer": "랩의 headline: 가장 좋은 커널과 그 peer",
     "datasheet roofs": "datasheet 기준 roof",
     "k-FMA chain sweep (this lab)": "k-FMA chain sweep (이 랩)",
-    "colour = lab (named in the right panel)": "색 = 랩 (오른쪽 패널에 이름)",
+    "colour = lab (its pair listed at right)": "색 = 랩 (그 쌍은 오른쪽 목록에)",
+    "ours vs peer": "우리 커널 / peer",
+    " - no roofline point": " - roofline에 점 없음",
+    "(no headline pair recorded)": "(기록된 headline 쌍 없음)",
+    "each lab's headline (as in the README): its best kernel vs its library peer\nnumber after a kernel = its "
+    "fraction of the roof (achieved / min(peak, AI x HBM))":
+        "랩마다 headline (README와 같음): 가장 좋은 커널 대 라이브러리 peer\n커널 뒤의 수 = roof 대비 비율 "
+        "(달성값 / min(최고 성능, AI x HBM))",
     "(no library peer)": "(라이브러리 peer 없음)",
     "clock x bus": "clock x bus",
     "no roofs in the JSON: rebuilt from its rows' HBM ceiling and the datasheet":
@@ -144,10 +155,4 @@ KO = {
     "nothing placed: no recorded kernel and no k-FMA sweep": "배치한 것 없음: 기록된 커널도, k-FMA sweep도 없습니다",
     "no roofline drawn: the JSON has no roofs and none can be rebuilt ({error})":
         "roofline을 그리지 않았습니다: JSON에 roof가 없고 다시 만들 수도 없습니다 ({error})",
-    "fraction of the roof (achieved / min(peak of its unit, AI x HBM))":
-        "roof 대비 비율 (달성값 / min(연산 장치의 최고 성능, AI x HBM))",
-    "every placed kernel, lab by lab: how close to its roof\n(* = no point on the roofline: no FLOPs or no bytes "
-    "counted)":
-        "배치한 모든 커널, 랩별: roof에 얼마나 가까운가\n(* = roofline 위에 점이 없음: FLOPs나 바이트를 세지 않음)",
-    " (line)": " (선)",
 }

@@ -268,6 +268,12 @@ def _softmax_model(row):
     return None, 5.0 * _prod(row["shape"])
 
 
+def _attention_model(row):
+    """Compulsory bytes of attention on (B, H, S, D): read Q, K, V and write O once, 4 B H S D x elt (the FLOPs are
+    recorded; the S x S scores never reach HBM in a flash kernel)."""
+    return 4 * _prod(row["shape"]) * ELT_BYTES.get(row.get("dtype"), 2), None
+
+
 def _layernorm_model(row):
     """~8 FLOPs an element forward, ~12 backward (phase 3 lab 4's docstring)."""
     back = re.search(r"bwd|backward", row.get("variant", ""), re.I)
@@ -276,8 +282,10 @@ def _layernorm_model(row):
 
 # (test on the row, model, what to call it)
 MODELS = [
-    (lambda r: any(w in r["lab"] for w in ("matmul", "gemm")) and len(r.get("shape") or []) == 3, _gemm_model,
-     "GEMM model: 2MNK FLOPs, (MK+KN+MN) x elt bytes"),
+    (lambda r: (any(w in r["lab"] for w in ("matmul", "gemm")) or r["variant"].startswith("linear_"))
+     and len(r.get("shape") or []) == 3, _gemm_model, "GEMM model: 2MNK FLOPs, (MK+KN+MN) x elt bytes"),
+    (lambda r: "attention" in r["lab"] and len(r.get("shape") or []) == 4, _attention_model,
+     "attention model: Q, K, V, O once"),
     (lambda r: "softmax" in r["lab"] and len(r.get("shape") or []) == 2, _softmax_model, "softmax model: 5 FLOP/elt"),
     (lambda r: "layernorm" in r["lab"] and len(r.get("shape") or []) == 2, _layernorm_model,
      "layernorm model: 8 (fwd) / 12 (bwd) FLOP/elt"),

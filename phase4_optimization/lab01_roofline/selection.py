@@ -8,7 +8,9 @@ import re
 
 from common import report
 
+from .headline import choose, headline_rows
 from .lab import LAB, Ceilings, _prod, counts, place, unit_for
+from .staleness import counts_as_results
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -34,6 +36,7 @@ def load_rows(results_dir: str) -> tuple[list[dict], list[dict], str]:
     """Every row of every JSON under results_dir (with its file), the file headers, and the GPU name they name.
 
     This lab's own placed rows are skipped (they are an output); its AI-sweep rows are kept (they are measurements).
+    Files with neither kernel rows nor ceilings (headline.json, the mutation log) are not results (staleness.py).
     """
     rows, headers, gpu = [], [], ""
     for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
@@ -41,9 +44,9 @@ def load_rows(results_dir: str) -> tuple[list[dict], list[dict], str]:
             doc = report.read_json(path)
         except (OSError, ValueError):
             continue
-        if not isinstance(doc, dict):
-            continue
         name = os.path.basename(path)
+        if not isinstance(doc, dict) or not (name == f"{LAB}.json" or counts_as_results(name, doc)):
+            continue
         headers.append(dict({k: v for k, v in doc.items() if k != "rows"}, file=name))
         if not gpu and isinstance(doc.get("gpu"), str) and not doc["gpu"].startswith("none"):
             gpu = doc["gpu"]
@@ -133,20 +136,80 @@ def _short_lab(lab_name: str) -> str:
     return f"{int(m.group(1))}.{int(m.group(2))} {m.group(3)}" if m else (lab_name or "?")
 
 
-def analyze(rows: list[dict], ceil: Ceilings) -> tuple[list[dict], list[dict]]:
-    """Place every selected row: (placed rows, rows left out with why)."""
+def _placed(r: dict, ceil: Ceilings) -> dict | None:
+    nbytes, flops, src = counts(r)
+    if nbytes is None and flops is None:
+        return None
+    p = place(nbytes, flops, r["ms"], unit_for(r["lab"], r["variant"], r.get("dtype")), ceil)
+    return dict(kind="placed", lab=r["lab"], variant=r["variant"], impl=r["impl"], shape=r.get("shape"),
+                dtype=r.get("dtype"), ms=r["ms"], bytes=nbytes, flops=flops, counts=src,
+                file=r.get("_file", "this run"), index=r.get("_index"), note=r.get("_note", ""),
+                sweep=r.get("kind") == "sweep", k=r.get("k"), **p)
+
+
+def _order(p: dict):
+    return (p["impl"] == "peer", p["lab"], p["k"] or 0, p["variant"], p["dtype"] or "")
+
+
+def analyze(rows: list[dict], ceil: Ceilings, headers: list[dict] = ()) -> tuple[list[dict], list[dict]]:
+    """Place every selected row: (placed rows, rows left out with why). With the files' headers, each lab's headline
+    pair (headline.py: its best kernel and its library peer at its headline case, as the READMEs choose them) is
+    placed too - in place of the row select() kept for the same kernel where that was another case - and marked:
+    'headline' is 'ours' or 'peer' on those two rows."""
     chosen, left = select(rows)
     placed = []
     for r in chosen:
-        nbytes, flops, src = counts(r)
-        if nbytes is None and flops is None:
+        p = _placed(r, ceil)
+        if p is None:
             left.append({"lab": r["lab"], "variant": r["variant"], "why": "no byte or FLOP count"})
             continue
-        unit = unit_for(r["lab"], r["variant"], r.get("dtype"))
-        p = place(nbytes, flops, r["ms"], unit, ceil)
-        placed.append(dict(
-            kind="placed", lab=r["lab"], variant=r["variant"], impl=r["impl"], shape=r.get("shape"),
-            dtype=r.get("dtype"), ms=r["ms"], bytes=nbytes, flops=flops, counts=src, file=r.get("_file", "this run"),
-            note=r.get("_note", ""), sweep=r.get("kind") == "sweep", k=r.get("k"), **p))
-    placed.sort(key=lambda p: (p["impl"] == "peer", p["lab"], p["k"] or 0, p["variant"], p["dtype"] or ""))
+        placed.append(p)
+    for labn, h, pair in headline_pairs(rows, headers):
+        for role, r in zip(("ours", "peer"), pair):
+            if r is None:
+                continue
+            same = [p for p in placed if (p["file"], p["index"]) == (r["_file"], r["_index"])]
+            if not same:
+                new = _placed(r, ceil)
+                if new is None:
+                    continue
+                key = (r["lab"], r["variant"], r.get("dtype"), r["impl"])
+                placed = [p for p in placed if (p["lab"], p["variant"], p["dtype"], p["impl"]) != key]
+                same = [new]
+                placed.append(new)
+            same[0].update(headline=role, headline_case=h["case"], headline_ratio=h["ratio"],
+                           headline_name=h[role])
+    placed.sort(key=_order)
     return placed, left
+
+
+def _is_a_lab(stem: str) -> bool:
+    """Whether a results stem ('phase2_lab07_softmax') is a lab of the course - its folder or flat module exists -
+    and not a side file of one ('phase4_lab03_wgmma', '..._tuned')."""
+    m = re.match(r"phase(\d+)_(lab\d+_.+)$", stem)
+    if not m:
+        return True                 # a results folder made by hand (the tests' fixtures): its files are its labs
+    where = os.path.join(report.ROOT, f"phase{m.group(1)}_*", m.group(2))
+    return bool(glob.glob(where) or glob.glob(where + ".py"))
+
+
+def headline_pairs(rows: list[dict], headers: list[dict]) -> list[tuple[str, dict, tuple]]:
+    """(lab, headline, (ours row, peer row)) of every results file that is a lab's own (its stem is the lab its rows
+    name: not a _tuned or a side file), in the course's order; a row is None where none matches."""
+    out = []
+    for hdr in headers:
+        stem = hdr["file"][:-5]
+        mine = [r for r in rows if r.get("_file") == hdr["file"] and r.get("lab") == stem]
+        if not mine or stem == LAB or not _is_a_lab(stem):
+            continue
+        doc = {k: v for k, v in hdr.items() if k != "file"}
+        doc["rows"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows
+                       if r.get("_file") == hdr["file"]]
+        h = choose(doc, stem)
+        if h is None:
+            continue
+        usable = [r for r in mine if isinstance(r.get("ms"), (int, float)) and r["ms"] > 0
+                  and (r.get("gbps") is not None or r.get("tflops") is not None)
+                  and r.get("level") in (None, "hbm", "HBM", "dram", "DRAM")]
+        out.append((stem, h, headline_rows(usable, h)))
+    return out

@@ -2,7 +2,6 @@
 library peer."""
 from __future__ import annotations
 
-import math
 import re
 
 from common.i18n import tr
@@ -30,26 +29,22 @@ def _lab_key(lab_name: str):
 
 
 def named_points(placed: list[dict]) -> list[dict]:
-    """The few points the roofline names: per lab with points on the roofline, its best kernel (ours: the highest
-    achieved TFLOP/s) and its closest library peer (same dtype first, then the nearest AI - the same case - then the
-    fastest). Every other kernel is in the table. Returns [{lab, best, peer (or None), bound}] in the course's order."""
+    """The few points the roofline names: per lab, its headline pair - its best kernel and its library peer at the
+    lab's headline case, as the READMEs' headline table chooses them (headline.py; analyze() marks the two rows).
+    Returns [{lab, best, peer (or None), bound, case, ratio, on_roofline}] in the course's order; every other kernel
+    is in the table and the JSON, not on the plot."""
     by_lab: dict = {}
     for p in placed:
-        if on_roofline(p):
-            by_lab.setdefault(p["lab"], []).append(p)
+        if p.get("headline") in ("ours", "peer"):
+            by_lab.setdefault(p["lab"], {})[p["headline"]] = p
     out = []
     for labn in sorted(by_lab, key=_lab_key):
-        ps = by_lab[labn]
-        ours = [p for p in ps if p["impl"] != "peer"]
-        if not ours:
+        best, peer = by_lab[labn].get("ours"), by_lab[labn].get("peer")
+        if best is None:
             continue
-        best = max(ours, key=lambda p: (p["achieved_tflops"], p.get("frac_roof") or 0.0))
-        peers = [p for p in ps if p["impl"] == "peer"]
-        peer = min(peers, key=lambda q: (q.get("dtype") != best.get("dtype"),
-                                         round(abs(math.log2(q["ai"] / best["ai"])), 1), -q["achieved_tflops"])) \
-            if peers else None
         bound = "compute" if str(best.get("bound", "")).startswith("compute") else "memory"
-        out.append({"lab": labn, "best": best, "peer": peer, "bound": bound})
+        out.append({"lab": labn, "best": best, "peer": peer, "bound": bound, "case": best.get("headline_case", ""),
+                    "ratio": best.get("headline_ratio"), "on_roofline": on_roofline(best)})
     return out
 
 
@@ -69,8 +64,8 @@ def table_rows(placed: list[dict], said: bool = False) -> list[dict]:
         else:
             ach = f"{p['achieved_gbps']:.0f} GB/s" if p["achieved_gbps"] else "-"
             roof = "HBM" if p["achieved_gbps"] else "-"
-        on_plot = ("named" if _is_named(p, named) else "point") if on_roofline(p) else \
-            ("sweep line" if p.get("sweep") else "right panel")
+        on_plot = ("named" if on_roofline(p) else "listed") if _is_named(p, named) else \
+            ("sweep line" if p.get("sweep") else "table only")
         on_plot = tr(on_plot) if said else on_plot
         out.append({"n": i, "lab": _short_lab(p["lab"]), "variant": (p["variant"] + (" [peer]" if p["impl"] == "peer"
                                                                                       else ""))[:48],
