@@ -1,9 +1,10 @@
-"""python -m course list | exercise ID [--begin | --solution | --file PATH] [--lang en|ko]"""
+"""python -m course list | exercise ID [--begin | --hint [N] | --solution | --file PATH] [--lang en|ko]"""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import textwrap
 
 from common import i18n
 from common.i18n import tr
@@ -17,6 +18,7 @@ def _usage() -> str:
     lines = [("python -m course list", tr("every exercise, by phase, and where it runs (CPU or GPU)")),
              ("python -m course exercise 1.2.1", tr("check your answer to exercise 1.2.1")),
              ("python -m course exercise 1.2.1 --begin", tr("copy the starting point to my_work/1.2.1/ to edit")),
+             ("python -m course exercise 1.2.1 --hint", tr("the next hint (three at most, each nearer the fix)")),
              ("python -m course exercise 1.2.1 --solution", tr("show the solution (try first)")),
              ("python -m course list --lang ko", tr("in Korean (or COURSE_LANG=ko, or a Korean locale)"))]
     return "\n".join([f"    {cmd:42s} # {what}" for cmd, what in lines] + ["", tr(
@@ -29,7 +31,8 @@ STATES = {"done": "done", "tried": "tried", "partial": "compiled"}
 
 
 def _progress() -> dict:
-    """{exercise id: 'done' | 'tried' | 'partial'} from the last verdicts; {} when there are none or unreadable."""
+    """{exercise id: 'done' | 'tried' | 'partial'} from the last verdicts, and "hints": {exercise id: how many hints
+    `--hint` has shown}; {} when there are none or unreadable."""
     import json
 
     try:
@@ -40,9 +43,9 @@ def _progress() -> dict:
         return {}
 
 
-def _record(ex_id: str, state: str) -> None:
-    """Keep the last verdict of `ex_id` in my_work/.progress.json, for `list`; a file that cannot be written is no
-    reason to fail a check."""
+def _record(ex_id: str, state) -> None:
+    """Keep the last verdict of `ex_id` in my_work/.progress.json, for `list` (or, under the key "hints", the hints
+    shown); a file that cannot be written is no reason to fail a check."""
     import json
 
     seen = _progress()
@@ -53,6 +56,46 @@ def _record(ex_id: str, state: str) -> None:
             json.dump(seen, f, indent=1, sort_keys=True)
     except OSError:
         pass
+
+
+def _hints_seen(ex_id: str) -> int:
+    """How many of `ex_id`'s hints `--hint` has shown (kept under "hints" in my_work/.progress.json)."""
+    seen = _progress().get("hints")
+    n = seen.get(ex_id, 0) if isinstance(seen, dict) else 0
+    return n if isinstance(n, int) and n > 0 else 0
+
+
+def _hint(ap: argparse.ArgumentParser, x, which: str) -> int:
+    """`--hint`: the next hint not yet seen; `--hint N`: hint N. Hints come graduated - where to look, the mechanism,
+    nearly the fix - and after the last one the solution is next."""
+    hints = x.hints
+    solution = f"python -m course exercise {x.id} --solution"
+    if which == "":
+        k = _hints_seen(x.id) + 1
+        if k > len(hints):
+            print(tr("no hints left for {id}: you have seen all {n}. Next: `{solution}`", id=x.id, n=len(hints),
+                     solution=solution))
+            return 0
+    elif which.isdigit() and 1 <= int(which) <= len(hints):
+        k = int(which)
+    else:
+        ap.error(tr("--hint N: N is a hint's number, 1 to {n}, for exercise {id} (not {got})", n=len(hints), id=x.id,
+                    got=which))
+    print(tr("hint {k} of {n} for {id}:", k=k, n=len(hints), id=x.id))
+    print(textwrap.fill(hints[k - 1], width=112, initial_indent="  ", subsequent_indent="  ", break_long_words=False,
+                        break_on_hyphens=False))
+    seen = _hints_seen(x.id)
+    if k == len(hints):
+        print(tr("(that was the last hint. Next: `{solution}`)", solution=solution))
+    elif k >= seen:
+        print(tr("(`python -m course exercise {id} --hint` again for hint {next})", id=x.id, next=k + 1))
+    else:
+        print(tr("(hint {next}: `python -m course exercise {id} --hint {next}`)", id=x.id, next=k + 1))
+    if k > seen:
+        progress = _progress()
+        shown = progress.get("hints") if isinstance(progress.get("hints"), dict) else {}
+        _record("hints", {**shown, x.id: k})
+    return 0
 
 
 def _lang_option(p: argparse.ArgumentParser, default) -> None:
@@ -88,6 +131,8 @@ def main(argv=None) -> int:
     e.add_argument("id", help=tr("the exercise, e.g. 1.2.1"))
     g = e.add_mutually_exclusive_group()
     g.add_argument("--begin", action="store_true", help=tr("copy the starting point to my_work/<id>/ to edit"))
+    g.add_argument("--hint", nargs="?", const="", default=None, metavar="N",
+                   help=tr("the next hint not yet seen, or hint N (1 to 3); after the last, --solution"))
     g.add_argument("--solution", action="store_true", help=tr("print the solution file"))
     g.add_argument("--file", default=None, help=tr("check this file instead of my_work/<id>/<file>"))
     for p in (ls, e):                   # --lang after the subcommand too; SUPPRESS keeps one given before it
@@ -123,6 +168,8 @@ def main(argv=None) -> int:
         print(tr("copied the starting point to {path}; the task: {readme}; check with `python -m course exercise {id}`",
                  path=os.path.relpath(x.work), readme=os.path.relpath(x.readme), id=x.id))
         return 0
+    if args.hint is not None:
+        return _hint(ap, x, args.hint)
     if args.solution:
         print(open(x.solution_path(), encoding="utf-8").read())
         return 0

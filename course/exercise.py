@@ -4,6 +4,8 @@ An exercise is a folder course/exercises/ex_<phase>_<lab>_<n>_<slug>/ holding:
   README.md (+ README.ko.md)   the task, as a kernel engineer would set it; the solution's explanation folded away
   exercise.py                  ID ("2.6.3"), TITLE, TIER ("cpu" | "gpu"), FILE (the file the learner edits, e.g.
                                "kernel.cu"), and check(path) -> Verdict: is the file at `path` a right answer?
+                               HINTS: one to three hints, each nearer the fix (where to look, the mechanism, nearly
+                               the fix; never the solution's code), shown one at a time by `--hint`
   solution/<FILE>              a right answer
   the starting point           start/<FILE> (a knob to turn, a rung to write), or - for "fix the broken kernel" -
                                BREAK in exercise.py: [(text of the solution, what it becomes), ...], applied to the
@@ -133,6 +135,11 @@ class Exercise:
     def title_text(self) -> str:
         """TITLE in the chosen language (course/ko.py holds the Korean titles)."""
         return i18n.tr(self.title)
+
+    @property
+    def hints(self) -> list[str]:
+        """HINTS in the chosen language (course/ko_phase<N>.py holds the Korean lines)."""
+        return [i18n.tr(h) for h in getattr(self.module, "HINTS", [])]
 
     @property
     def work(self) -> str:

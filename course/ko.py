@@ -8,6 +8,7 @@ KO = {
     "every exercise, by phase, and where it runs (CPU or GPU)": "phase별 모든 연습 문제와 실행되는 곳(CPU 또는 GPU)",
     "check your answer to exercise 1.2.1": "연습 문제 1.2.1의 답을 검사합니다",
     "copy the starting point to my_work/1.2.1/ to edit": "시작 파일을 my_work/1.2.1/에 복사해 고칠 수 있게 합니다",
+    "the next hint (three at most, each nearer the fix)": "다음 힌트를 보여 줍니다(최대 세 개, 갈수록 답에 가깝습니다)",
     "show the solution (try first)": "풀이를 보여 줍니다(먼저 직접 풀어 봅니다)",
     "in Korean (or COURSE_LANG=ko, or a Korean locale)": "한국어로 출력합니다(COURSE_LANG=ko나 한국어 locale도 같습니다)",
     "language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)":
@@ -19,6 +20,8 @@ KO = {
     "the exercise, e.g. 1.2.1": "연습 문제 번호, 예: 1.2.1",
     "copy the starting point to my_work/<id>/ to edit": "시작 파일을 my_work/<id>/에 복사해 고칠 수 있게 합니다",
     "print the solution file": "풀이 파일을 출력합니다",
+    "the next hint not yet seen, or hint N (1 to 3); after the last, --solution":
+        "아직 보지 않은 다음 힌트, 또는 N번 힌트(1에서 3)를 보여 줍니다. 마지막 힌트 다음은 --solution입니다",
     "check this file instead of my_work/<id>/<file>": "my_work/<id>/<file> 대신 이 파일을 검사합니다",
     "CPU only": "CPU만 있음",
     "{n} exercises (this machine: {here}); `python -m course exercise ID --begin` to start one\n":
@@ -210,6 +213,17 @@ KO = {
     "whether the kernel is right on every case": "kernel이 모든 경우에 맞는지",
     "checked on this CPU: it compiles for sm_90, and {right}": "이 CPU에서 검사함: sm_90용으로 컴파일되고, {right}",
     "whether it is right on every length and grid (the tail, the last float4)": "모든 길이와 grid에서 맞는지(tail, 마지막 float4)",
+    # ---- course/__main__.py: `--hint` (how many were shown is kept in my_work/.progress.json) ----------------------
+    "hint {k} of {n} for {id}:": "{id}의 힌트 {n}개 중 {k}번:",
+    "(`python -m course exercise {id} --hint` again for hint {next})":
+        "(힌트 {next}번은 `python -m course exercise {id} --hint`를 한 번 더 실행합니다)",
+    "(hint {next}: `python -m course exercise {id} --hint {next}`)":
+        "(힌트 {next}번: `python -m course exercise {id} --hint {next}`)",
+    "(that was the last hint. Next: `{solution}`)": "(마지막 힌트였습니다. 다음은 `{solution}`입니다)",
+    "no hints left for {id}: you have seen all {n}. Next: `{solution}`":
+        "{id}의 힌트가 더 없습니다. {n}개를 모두 보았습니다. 다음은 `{solution}`입니다",
+    "--hint N: N is a hint's number, 1 to {n}, for exercise {id} (not {got})":
+        "--hint N: N은 연습 문제 {id}의 힌트 번호로 1에서 {n}까지입니다({got}는 아닙니다)",
     # ---- course/__main__.py: `list`'s progress, from my_work/.progress.json ------------------------------------------
     "done": "완료",
     "tried": "시도함",

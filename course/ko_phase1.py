@@ -102,4 +102,89 @@ KO = {
         "row < M과 col < N을 검사합니까?",
     "{m} x {n} x {k}: the kernel failed ({error}: {detail}); an index past the end of A, B or C is the usual cause":
         "{m} x {n} x {k}: 커널이 실패했습니다({error}: {detail}). 보통은 A, B, C의 끝을 넘는 index 때문입니다",
+
+    # ---- the hints (HINTS in each exercise.py, `python -m course exercise ID --hint`) --------------------------------
+    # 1.2.1
+    "Look at grid(n) and at the tl.load and tl.store lines: for n = 1000 and BLOCK = 256, how many programs does n // "
+    "BLOCK launch, and which elements does no program reach?":
+        "grid(n)과 tl.load, tl.store 줄을 봅니다. n = 1000, BLOCK = 256이면 n // BLOCK은 program을 몇 개 띄우고, 어느 "
+        "원소에는 아무 program도 닿지 않습니까?",
+    "Two things are wrong: the grid must round up, so that the partial last block gets a program too, and in that "
+    "last program the lanes whose offset is n or more must neither load nor store: a mask.":
+        "두 가지가 틀렸습니다. grid는 올림으로 세어 덜 찬 마지막 block도 program을 받아야 하고, 그 마지막 program에서 "
+        "offset이 n 이상인 lane은 load도 store도 하지 않아야 합니다. 그것이 mask입니다.",
+    "Build one boolean per lane, true where its offset is below n, and pass it as mask= to both loads and to the "
+    "store; make grid() return the ceiling of n / BLOCK (triton.cdiv computes it).":
+        "lane마다 offset이 n보다 작은지를 나타내는 boolean을 만들어 두 load와 store에 mask=로 넘깁니다. grid()는 n / "
+        "BLOCK의 올림을 돌려주게 합니다(triton.cdiv가 계산해 줍니다).",
+    # 1.5.1
+    "For each kernel count the blocks per SM four times, once per limit: threads (2048 / block size), blocks (32), "
+    "registers and shared memory. The answer is the smallest count, and its limit is the one that gives it.":
+        "커널마다 SM당 block 수를 제한마다 한 번씩, 네 번 셉니다. thread(2048 / block 크기), block(32), register, "
+        "shared memory입니다. 답은 그중 가장 작은 값이고, 그 값을 준 제한이 답의 제한입니다.",
+    "Registers are handed out per warp in units of 256: a block needs (registers per thread x 32, rounded up to a "
+    "multiple of 256) x its warps, out of 65536. Shared memory per block is what the kernel asks for plus the 1 KiB "
+    "the runtime reserves, out of 228 KiB.":
+        "register는 warp 단위로 256개씩 나눠 줍니다. block 하나에는 (thread당 register x 32를 256의 배수로 올림) x "
+        "block의 warp 수가 필요하고, SM에는 65536개가 있습니다. block당 shared memory는 커널이 요청한 양에 runtime이 "
+        "잡아 두는 1 KiB를 더한 값이고, SM에는 228 KiB가 있습니다.",
+    "Take the 1024-thread kernel: 40 x 32 = 1280 registers a warp (already a multiple of 256), times its 32 warps, "
+    "against 65536 - how many whole blocks fit? For the last kernel: 48 KiB + 1 KiB per block against 228 KiB, "
+    "rounded down.":
+        "1024-thread 커널을 예로 들면 warp당 40 x 32 = 1280 register(이미 256의 배수)에 block의 warp 32개를 곱해 "
+        "65536과 비교합니다. 온전한 block이 몇 개 들어갑니까? 마지막 커널은 block당 48 KiB + 1 KiB를 228 KiB와 비교해 "
+        "내림합니다.",
+    # 1.5.2
+    "Each answer is the resident threads per SM x the bytes one thread has in flight. Start from the registers: the "
+    "labs' compile reports (python -m phase1_architecture.lab04_memory_hierarchy --quick, and labs 1.2 and 1.5) list "
+    "each kernel's.":
+        "답은 모두 SM당 상주 thread 수 x thread 하나가 기다리는 load 바이트입니다. register부터 봅니다. 랩의 compile "
+        "report(python -m phase1_architecture.lab04_memory_hierarchy --quick, 랩 1.2와 1.5도)에 커널마다 나와 "
+        "있습니다.",
+    "Resident threads come from the occupancy rules of lab 1.5 for 256-thread blocks: 2048 per SM, unless the "
+    "registers allow fewer blocks. A thread's bytes in flight are the loads it issues before its first wait: two "
+    "4-byte loads, two float4, or UNROLL = 4 float4. The need per SM is bandwidth x latency / SMs.":
+        "상주 thread 수는 256-thread block에 랩 1.5의 occupancy 규칙을 적용해 구합니다. register가 block 수를 줄이지 "
+        "않으면 SM당 2048개입니다. thread 하나의 in-flight 바이트는 처음 기다리기 전에 낸 load입니다. 4바이트 load 두 "
+        "개, float4 두 개, 또는 UNROLL = 4개의 float4입니다. SM당 필요한 양은 대역폭 x latency / SM 수입니다.",
+    "For each kernel multiply blocks per SM x 256 x its bytes per thread; a kernel with more than 32 registers a "
+    "thread fits fewer than 8 blocks. The need is 4.8e12 x 0.6e-6 / 132, about 21 KB; COVERS is True exactly for the "
+    "kernels that reach it.":
+        "커널마다 SM당 block 수 x 256 x thread당 바이트를 곱합니다. thread당 register가 32개를 넘는 커널은 block이 "
+        "8개보다 적게 들어갑니다. 필요한 양은 4.8e12 x 0.6e-6 / 132, 약 21 KB이고, COVERS는 이 값에 닿는 커널에서만 "
+        "True입니다.",
+    # 1.6.1
+    "Write down the byte address each lane reads for A[row, k] and for B[k, col] (the docstring says which element): "
+    "element (r, c) of a row-major matrix with C columns is at 4 x (r x C + c). Then count the distinct 32-byte "
+    "sectors, address // 32.":
+        "lane마다 A[row, k]와 B[k, col]에서 읽는 바이트 주소를 적습니다(어느 원소인지는 docstring에 있습니다). 열이 "
+        "C개인 row-major 행렬의 원소 (r, c)는 4 x (r x C + c)에 있습니다. 그다음 서로 다른 32바이트 sector(주소 // "
+        "32)를 셉니다.",
+    "Lanes that read one address share its sector; lanes 4 bytes apart fill a sector 8 at a time; lanes a whole row "
+    "apart (4 x K bytes) need a sector each unless a row is shorter than 32 bytes. A row of B that does not start on "
+    "a 32-byte boundary spreads its 128 bytes over one more sector.":
+        "같은 주소를 읽는 lane들은 sector 하나를 나눠 씁니다. 4바이트 간격의 lane은 8개가 sector 하나를 채웁니다. 한 "
+        "행씩(4 x K 바이트) 떨어진 lane은 행이 32바이트보다 짧지 않으면 각자 sector가 필요합니다. 32바이트 경계에서 "
+        "시작하지 않는 B의 행은 128바이트가 sector 하나에 더 걸칩니다.",
+    "For the ratio, add the A and B sectors per step of each mapping and divide the row-walking one by the "
+    "column-walking one. At N = 4100, row k of B starts at 4 x 4100 x k bytes: take that mod 32 for k = 1 and 2, and "
+    "average B's sectors over the two kinds of rows.":
+        "비율은 mapping마다 step당 A와 B의 sector를 더한 다음, 행을 따라가는 쪽을 열을 따라가는 쪽으로 나눕니다. N = "
+        "4100에서 B의 k번째 행은 4 x 4100 x k 바이트에서 시작합니다. k = 1과 2에서 그 값을 32로 나눈 나머지를 보고, "
+        "두 종류의 행에 걸쳐 B의 sector를 평균합니다.",
+    # 1.6.2
+    "Look at the two lines that compute row and col from threadIdx: which one does threadIdx.x - the index that "
+    "changes fastest within a warp - feed?":
+        "threadIdx로 row와 col을 계산하는 두 줄을 봅니다. warp 안에서 가장 빨리 바뀌는 index인 threadIdx.x는 어느 "
+        "쪽에 들어갑니까?",
+    "A warp is 16 consecutive threadIdx.x at two threadIdx.y. With threadIdx.x on the row, its lanes read A from 16 "
+    "rows K floats apart (16 sectors) and B at two addresses. With threadIdx.x on the column, each half-warp reads "
+    "one A address and 16 consecutive floats of B: 4 sectors in all.":
+        "warp는 threadIdx.y 두 값에서 연속된 threadIdx.x 16개입니다. threadIdx.x가 행에 들어가면 lane들은 A를 K float "
+        "간격의 16개 행에서 읽어 sector 16개를 건드리고, B는 주소 두 개만 읽습니다. 열에 들어가면 half-warp마다 A "
+        "주소 하나와 B의 연속된 float 16개를 읽어 모두 sector 4개입니다.",
+    "Swap the two roles: threadIdx.y picks the row of C and threadIdx.x the column, with the blockIdx offsets, the "
+    "bounds check and the launch left as they are.":
+        "두 역할을 바꿉니다. threadIdx.y가 C의 행을, threadIdx.x가 열을 고르게 하고, blockIdx offset과 경계 검사, "
+        "launch는 그대로 둡니다.",
 }

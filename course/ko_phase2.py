@@ -213,4 +213,116 @@ KO = {
     "launched with (32, 4)-thread blocks (a warp per row)":
         'extern "C" __global__ void softmax_warp_rows(const float* x, float* y, long long rows, int cols) '
         "((32, 4) thread block으로 launch, 행마다 warp 하나)",
+
+    # ---- the hints (HINTS in each exercise.py, `python -m course exercise ID --hint`) --------------------------------
+    # 2.1.1
+    "Look between the loop that writes the tile into shared memory and the loop that reads it back transposed: what "
+    "makes a warp wait until the other warps have written?":
+        "tile을 shared memory에 쓰는 loop와 전치해서 다시 읽는 loop 사이를 봅니다. 다른 warp가 다 쓸 때까지 warp를 "
+        "기다리게 하는 것이 무엇입니까?",
+    "Thread (tx, ty) reads row tx of the tile, which other warps of the block wrote. Warps run independently, so "
+    "without a barrier a fast warp reads shared memory nobody has written yet: a race, different from run to run and "
+    "likelier with many blocks.":
+        "thread (tx, ty)는 tile의 tx번째 행을 읽는데, 그 행은 block의 다른 warp가 썼습니다. warp는 서로 독립적으로 "
+        "돌기 때문에 barrier가 없으면 빠른 warp가 아직 아무도 쓰지 않은 shared memory를 읽습니다. 실행마다 달라지고 "
+        "block이 많을수록 잦은 race입니다.",
+    "Put a block-wide barrier after the store loop and before the read loop, where every thread of the block reaches "
+    "it (not inside a branch that only some threads take).":
+        "store loop 뒤, read loop 앞에 block 전체의 barrier를 둡니다. block의 모든 thread가 거기에 닿아야 합니다(일부 "
+        "thread만 들어가는 분기 안에 두면 안 됩니다).",
+    # 2.2.1
+    "Every case is one rule: bank = word % 32, and the passes are the most distinct words any one bank is asked for. "
+    "For each case, list the words lanes 0 .. 31 read and tally them by bank.":
+        "모든 경우가 규칙 하나로 풀립니다. bank = word % 32이고, pass 수는 한 bank에 요청된 서로 다른 word 수의 "
+        "최댓값입니다. 경우마다 lane 0 .. 31이 읽는 word를 적고 bank별로 셉니다.",
+    "For word s x i the banks repeat every 32 / gcd(s, 32) lanes, so each bank gets gcd(s, 32) distinct words; a "
+    "column of tile[32][P] is the same rule with the pitch P as the stride. Lanes that read the same word count once "
+    "(a broadcast).":
+        "word s x i이면 bank가 lane 32 / gcd(s, 32)개마다 반복되므로 bank마다 서로 다른 word가 gcd(s, 32)개씩 옵니다. "
+        "tile[32][P]의 열은 pitch P를 stride로 둔 같은 규칙입니다. 같은 word를 읽는 lane은 한 번으로 "
+        "셉니다(broadcast).",
+    "PAD: the smallest p with gcd(32 + p, 32) = 1. ALIGNED_PAD: only pitches that are multiples of 4 qualify, so the "
+    "gcd is at least 4 - find the first one that reaches it. For the XOR swizzle and tile[64][65], compute each "
+    "lane's bank and see whether the 32 banks all differ.":
+        "PAD는 gcd(32 + p, 32) = 1이 되는 가장 작은 p입니다. ALIGNED_PAD는 4의 배수인 pitch만 되므로 gcd가 적어도 "
+        "4입니다. 그 값에 닿는 첫 pitch를 찾습니다. XOR swizzle과 tile[64][65]는 lane마다 bank를 계산해 32개가 모두 "
+        "다른지 봅니다.",
+    # 2.4.1
+    "Start with blocks per SM: the smallest of 2048 / threads per block, 32, and what the registers allow (24 a "
+    "thread, allocated per warp in units of 256). A wave is 132 x that many blocks.":
+        "SM당 block 수부터 구합니다. 2048 / block당 thread 수, 32, register가 허락하는 수(thread당 24개, warp 단위로 "
+        "256개씩 할당) 중 가장 작은 값입니다. wave 하나는 그 block 수 x 132입니다.",
+    "Waves = the grid's blocks / a wave's blocks, a fraction. Little's law: GB/s = 2 x resident threads x 16 B / "
+    "0.557 us, capped at 4341, with every block of the grid resident. For the tail, the quantized model rounds the "
+    "waves up and the fluid model does not.":
+        "wave 수 = grid의 block 수 / wave 하나의 block 수이고, 분수로 씁니다. Little의 법칙: GB/s = 2 x 상주 thread "
+        "수 x 16 B / 0.557 us, 상한 4341이고, grid의 block이 모두 상주한다고 봅니다. tail에서 quantized 모델은 wave "
+        "수를 올림하고 fluid 모델은 올림하지 않습니다.",
+    "Little's-law tail: the full waves run at the ceiling; a partial wave with a fraction f of the blocks has f of "
+    "the threads, so f x the full wave's uncapped GB/s. Its time is its f of the work over that bandwidth, in "
+    "wave-times: f cancels while that bandwidth stays under the ceiling.":
+        "Little의 법칙 tail: 꽉 찬 wave는 상한 속도로 돕니다. block의 비율 f만 찬 wave는 thread도 f배이므로 대역폭은 "
+        "꽉 찬 wave의 상한 없는 GB/s의 f배입니다. 그 wave의 시간은 일의 f를 그 대역폭으로 나눈 값(wave 시간 "
+        "단위)이고, 그 대역폭이 상한 아래인 동안 f가 약분됩니다.",
+    # 2.4.2
+    "The loop moves one float per iteration. See the array as n / 4 whole float4 followed by at most 3 leftover "
+    "floats, and ask which pointer type makes one load move 16 bytes.":
+        "이 loop는 iteration마다 float 하나를 옮깁니다. 배열을 온전한 float4 n / 4개와 남는 float 3개 이하로 보고, "
+        "어떤 pointer 타입이면 load 하나가 16바이트를 옮기는지 생각합니다.",
+    "Reinterpret x and y as float4 pointers (they start on 16-byte boundaries), run the grid-stride loop over the n / "
+    "4 whole quads computing .x .y .z .w, then let a second grid-stride loop do the last n % 4 elements as single "
+    "floats.":
+        "x와 y를 float4 pointer로 reinterpret합니다(16바이트 경계에서 시작합니다). grid-stride loop를 온전한 quad n / "
+        "4개에 돌려 .x .y .z .w를 계산하고, 두 번째 grid-stride loop가 마지막 n % 4개 원소를 float 하나씩 처리합니다.",
+    "Both loops keep one iteration at a time (the unroll pragma stays); the quad loop stops at n / 4 in integer "
+    "division, the tail loop starts at 4 x (n / 4) plus the thread's first index, with the same step. Build the "
+    "result with make_float4 so that the store is a single STG.E.128.":
+        "두 loop 모두 한 번에 iteration 하나를 유지합니다(unroll pragma는 그대로). quad loop는 정수 나눗셈 n / 4에서 "
+        "멈추고, tail loop는 4 x (n / 4)에 thread의 첫 index를 더한 곳에서 같은 step으로 시작합니다. 결과는 "
+        "make_float4로 만들어 store가 STG.E.128 하나가 되게 합니다.",
+    # 2.5.1
+    "Read the compile report of the start: registers, spill bytes, stack frame. The register array v[MAX_ROWS] keeps "
+    "32 values of a thread alive at once; with the addresses and the sum that is more than the 32 registers the "
+    "promise leaves.":
+        "시작 파일의 compile report에서 register, spill 바이트, stack frame을 읽습니다. register 배열 v[MAX_ROWS]는 "
+        "thread마다 값 32개를 한꺼번에 살려 둡니다. 주소와 합까지 더하면 약속이 남겨 주는 register 32개를 넘습니다.",
+    "__launch_bounds__(256, 8) stays, so the kernel must need fewer registers: the values only have to live until the "
+    "norm is known. Read the column twice instead of keeping it - once for the sum of squares, once to scale and "
+    "write.":
+        "__launch_bounds__(256, 8)는 그대로이므로 커널이 register를 덜 써야 합니다. 값은 norm을 알 때까지만 살아 "
+        "있으면 됩니다. 열을 들고 있지 말고 두 번 읽습니다. 한 번은 제곱합을 위해, 한 번은 크기를 바꿔 쓰기 "
+        "위해서입니다.",
+    "Drop the array: a first loop over the rows adds the squares of x into one float; a second loop reads x again, "
+    "multiplies by the inverse norm and writes y. Only the running sum lives across a loop, and although y may be x, "
+    "each value is read before it is overwritten.":
+        "배열을 없앱니다. 첫 loop는 행을 돌며 x의 제곱을 float 하나에 더하고, 두 번째 loop는 x를 다시 읽어 norm의 "
+        "역수를 곱해 y에 씁니다. loop를 넘어 살아 있는 것은 누적 합뿐이고, y가 x일 수도 있지만 값마다 덮어쓰기 전에 "
+        "읽습니다.",
+    # 2.6.1
+    "Count what the kernel reads: head single floats before the first 16-byte boundary, then quads whole float4. "
+    "Compare head + 4 x quads with n for n = 1001, or for a view that starts 4 bytes past a boundary.":
+        "커널이 읽는 원소를 셉니다. 첫 16바이트 경계 앞의 float head개, 그다음 온전한 float4 quads개입니다. n = "
+        "1001일 때, 또는 경계에서 4바이트 지나 시작하는 view일 때 head + 4 x quads를 n과 비교합니다.",
+    "Up to 3 elements after the last whole float4 are never read: the tail. The second launch, the same kernel over "
+    "the partials, loses its own tail the same way whenever the partials do not end on a whole float4.":
+        "마지막 온전한 float4 뒤의 원소 3개까지는 아무도 읽지 않습니다. 그것이 tail입니다. partial 위에 같은 커널을 "
+        "다시 띄우는 두 번째 launch도 partial이 온전한 float4로 끝나지 않으면 같은 식으로 tail을 잃습니다.",
+    "After the float4 loop and the head, let thread t of the grid add one more element, the one at head + 4 x quads + "
+    "t, when t is below the number of elements left; the block reduction then sums it with the rest.":
+        "float4 loop와 head 다음에, grid의 thread t가 남은 원소 수보다 t가 작을 때 원소 하나를 더 더하게 합니다. head "
+        "+ 4 x quads + t에 있는 원소입니다. 그다음 block reduction이 나머지와 함께 더합니다.",
+    # 2.7.1
+    "Look at the two expf calls, in the sum and in the output, and at what the kernel computes before them and then "
+    "never uses.":
+        "합과 출력에 있는 expf 호출 두 개를 보고, 커널이 그 앞에서 계산해 놓고 쓰지 않는 값을 봅니다.",
+    "expf overflows fp32 past about 88.7 and underflows below about -87.3: rows near +100 give inf / inf = NaN, rows "
+    "near -120 give 0 / 0. Softmax does not change when the same constant is subtracted from every element of a row: "
+    "subtract the row's max.":
+        "expf는 약 88.7을 넘으면 fp32에서 overflow하고 약 -87.3보다 작으면 underflow합니다. +100 근처의 행은 inf / "
+        "inf = NaN, -120 근처의 행은 0 / 0이 됩니다. softmax는 행의 모든 원소에서 같은 상수를 빼도 바뀌지 않습니다. "
+        "행의 최댓값을 뺍니다.",
+    "Give both expf calls the element minus m, the row max the kernel already has: the largest exponent becomes 0, "
+    "the sum is at least 1, and nothing overflows or divides 0 by 0.":
+        "두 expf 호출 모두에 원소에서 m(커널이 이미 구한 행 최댓값)을 뺀 값을 넘깁니다. 가장 큰 지수가 0이 되어 합이 "
+        "1 이상이 되고, overflow도 0 / 0도 생기지 않습니다.",
 }

@@ -130,4 +130,94 @@ KO = {
     "{what}: mean wrong ({message}): the mean is the sum of the row's N values over N":
         "{what}: mean이 틀렸습니다({message}). 평균은 행의 값 N개의 합을 N으로 나눈 값입니다",
     "{what}: {name} wrong ({message}). ": "{what}: {name} 값이 틀렸습니다({message}). ",
+
+    # ---- the hints (HINTS in each exercise.py, `python -m course exercise ID --hint`) --------------------------------
+    # 3.1.1
+    "First find how many consecutive floats each thread holds: BLOCK / (32 x num_warps). That caps the width of one "
+    "load: 1 float is 4 bytes, 2 are 8, 4 or more allow 16.":
+        "먼저 thread마다 연속된 float을 몇 개 갖는지 구합니다. BLOCK / (32 x num_warps)입니다. 그것이 load 하나의 "
+        "폭을 제한합니다. float 1개면 4바이트, 2개면 8바이트, 4개 이상이면 16바이트까지 됩니다.",
+    "A vector load is all or nothing under its mask, so Triton widens a load only where it can prove offs < n is the "
+    "same for every float of the vector. n known divisible by 16 proves it; with an odd n each float gets its own "
+    "4-byte load and its own mask bit.":
+        "vector load는 mask 아래에서 전부 하거나 전부 안 하므로, Triton은 vector의 모든 float에서 offs < n이 같다고 "
+        "증명할 수 있을 때만 load를 넓힙니다. n이 16으로 나누어떨어진다고 알려지면 증명됩니다. n이 홀수면 float마다 "
+        "4바이트 load와 mask bit가 따로 붙습니다.",
+    "Per case: bytes per load = 4 x min(4, floats per thread) when n is known divisible by 16, else 4; loads per "
+    "thread per array = floats per thread x 4 / bytes per load.":
+        "경우마다: n이 16으로 나누어떨어진다고 알려지면 load당 바이트 = 4 x min(4, thread당 float 수), 아니면 "
+        "4입니다. 배열마다 thread당 load 수 = thread당 float 수 x 4 / load당 바이트입니다.",
+    # 3.1.2
+    "Look at the mask of the tl.load in the column loop: it has a term for the rows only. What does the last BLOCK_N "
+    "step load at columns n_cols and beyond?":
+        "column loop 안 tl.load의 mask를 봅니다. 행에 대한 항만 있습니다. 마지막 BLOCK_N step은 n_cols 이상의 열에서 "
+        "무엇을 읽습니까?",
+    "When n_cols is not a multiple of BLOCK_N, the last step's columns past the row's end are the next row's first "
+    "elements (past the matrix, for the last row), and they are added in. The mask must be 2-D: the row in range and "
+    "the column in range.":
+        "n_cols가 BLOCK_N의 배수가 아니면 마지막 step에서 행 끝을 넘은 열은 다음 행의 첫 원소들이고(마지막 행이면 "
+        "행렬 밖), 합에 더해집니다. mask는 2차원이어야 합니다. 행도 범위 안이고 열도 범위 안이어야 합니다.",
+    "Combine the row mask, broadcast along the columns, with the test cols < n_cols, broadcast along the rows, into "
+    "one BLOCK_M x BLOCK_N mask with &, and load with it; the load's other= already keeps masked elements out of the "
+    "sum.":
+        "열 방향으로 broadcast한 행 mask와 행 방향으로 broadcast한 cols < n_cols 검사를 &로 묶어 BLOCK_M x BLOCK_N "
+        "mask 하나를 만들고 그것으로 load합니다. load의 other=가 이미 mask된 원소를 합에서 빼 줍니다.",
+    # 3.1.3
+    "At 128 columns a program loads one 512-byte row: 4 bytes per thread of its 4 warps, then a reduction and one "
+    "store. Count what each of the 262144 programs pays besides its loads, and how little each thread has in flight.":
+        "열이 128개면 program 하나가 512바이트 행 하나를 읽습니다. warp 4개의 thread마다 4바이트이고, 그다음 "
+        "reduction과 store 하나입니다. program 262144개가 load 말고 무엇을 치르는지, thread마다 in-flight 바이트가 "
+        "얼마나 적은지 셉니다.",
+    "Give a program several rows: a BLOCK_M x BLOCK_N tile, so that it loads kilobytes and one reduction along axis 1 "
+    "serves BLOCK_M rows. Lab 3.1's rowsum_tile_kernel, and exercise 3.1.2's fix, show the 2-D mask it needs.":
+        "program 하나에 행 여러 개를 줍니다. BLOCK_M x BLOCK_N tile이면 program이 킬로바이트 단위로 읽고, axis 1 방향 "
+        "reduction 하나가 BLOCK_M개 행을 처리합니다. 필요한 2차원 mask는 랩 3.1의 rowsum_tile_kernel과 연습 문제 "
+        "3.1.2의 풀이에 있습니다.",
+    "Choose BLOCK_N as the row length's next power of 2 (capped) and BLOCK_M so that the tile holds about 4096 "
+    "elements; launch ceil(rows / BLOCK_M) programs; mask rows and columns on the load and rows on the store. Long "
+    "rows then get BLOCK_M = 1 and keep their speed.":
+        "BLOCK_N은 행 길이 이상인 가장 작은 2의 거듭제곱(상한 있음)으로, BLOCK_M은 tile이 원소 4096개쯤 되게 "
+        "고릅니다. program은 ceil(rows / BLOCK_M)개 띄우고, load에서는 행과 열을, store에서는 행을 mask합니다. 그러면 "
+        "긴 행은 BLOCK_M = 1이 되어 속도가 그대로입니다.",
+    # 3.2.1
+    "Look at the accumulator's dtype in three places: the tl.zeros it starts from, the out_dtype of tl.dot, and what "
+    "the store writes.":
+        "accumulator의 dtype을 세 곳에서 봅니다. 시작하는 tl.zeros, tl.dot의 out_dtype, store가 쓰는 값입니다.",
+    "At K = 4096 with BLOCK_K = 32 an fp16 accumulator is rounded 128 times to 11 bits, and those errors add up to "
+    "much more than the one rounding of the output that fp16 cannot avoid. Accumulate in fp32 (24 bits) and round to "
+    "fp16 once, at the end.":
+        "K = 4096, BLOCK_K = 32이면 fp16 accumulator는 11비트로 128번 반올림되고, 그 오차가 쌓이면 fp16이 피할 수 "
+        "없는 출력의 반올림 한 번보다 훨씬 커집니다. fp32(24비트)로 누적하고 끝에서 한 번만 fp16으로 반올림합니다.",
+    "Start the accumulator as fp32 zeros, let tl.dot add the fp16 x fp16 products into it in fp32 (no fp16 "
+    "out_dtype), and convert to the output pointer's element type only in the store.":
+        "accumulator를 fp32 0으로 시작하고, tl.dot이 fp16 x fp16 곱을 fp32로 더하게 합니다(fp16 out_dtype 없이). 출력 "
+        "pointer의 원소 타입으로는 store에서만 변환합니다.",
+    # 3.3.1
+    "Look at tl.exp(x): what is exp(100) in fp32, and exp(-120)? Then look at what the masked lanes load, and what "
+    "that would do to a maximum of the row.":
+        "tl.exp(x)를 봅니다. fp32에서 exp(100)과 exp(-120)은 무엇입니까? 그다음 mask된 lane이 무엇을 읽는지, 그것이 "
+        "행의 최댓값에 어떤 영향을 주는지 봅니다.",
+    "Softmax is unchanged when a constant is subtracted from the whole row; subtracting the row max makes the largest "
+    "exponent 0, so nothing overflows and the sum is at least 1. The row is already in registers, so a max reduction "
+    "costs no pass over memory, and lanes that load -inf leave the max alone.":
+        "softmax는 행 전체에서 상수 하나를 빼도 바뀌지 않습니다. 행 최댓값을 빼면 가장 큰 지수가 0이 되어 overflow가 "
+        "없고 합은 1 이상입니다. 행은 이미 register에 있으므로 max reduction은 메모리를 다시 훑지 않고, -inf를 읽은 "
+        "lane은 최댓값을 바꾸지 않습니다.",
+    "Reduce the loaded row with tl.max along axis 0 and exponentiate x minus that max; the single load, the sum and "
+    "the division stay as they are.":
+        "읽어 온 행을 axis 0 방향 tl.max로 줄이고, x에서 그 최댓값을 뺀 값에 exp를 취합니다. load 한 번, 합, 나눗셈은 "
+        "그대로 둡니다.",
+    # 3.4.1
+    "Look at the line that computes var: what does it divide the sum of squared deviations by?":
+        "var를 계산하는 줄을 봅니다. 편차 제곱합을 무엇으로 나눕니까?",
+    "LayerNorm (torch.nn.functional.layer_norm) uses the population variance, over N, not the sample variance over N "
+    "- 1. The variance is then off by N / (N - 1) and rstd by its square root: about 1.2e-4 at N = 4096, more than "
+    "fp32's 1e-5 tolerance; at N = 1 it divides by zero.":
+        "LayerNorm(torch.nn.functional.layer_norm)은 N - 1로 나누는 표본 분산이 아니라 N으로 나누는 모분산을 씁니다. "
+        "그러면 분산은 N / (N - 1)배, rstd는 그 제곱근만큼 어긋납니다. N = 4096에서 약 1.2e-4로 fp32 허용치 1e-5보다 "
+        "크고, N = 1에서는 0으로 나눕니다.",
+    "Divide the centred sum of squares by n_cols instead of n_cols - 1; nothing else changes (the mean already "
+    "divides by n_cols).":
+        "중심화한 제곱합을 n_cols - 1 대신 n_cols로 나눕니다. 다른 것은 바꾸지 않습니다(평균은 이미 n_cols로 "
+        "나눕니다).",
 }

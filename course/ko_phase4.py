@@ -182,4 +182,112 @@ KO = {
         ". 빨라도 맞아야 인정됩니다. causal query i는 key 0 .. i를 봅니다. 건너뛰는 tile에는 그 block의 어떤 query도 "
         "보는 key가 없어야 합니다",
     "the NaN probe failed to run ({error}: {detail})": "NaN 검사를 실행하지 못했습니다({error}: {detail})",
+
+    # ---- the hints (HINTS in each exercise.py, `python -m course exercise ID --hint`) --------------------------------
+    # 4.1.1
+    "Fill one column at a time for all six: first the bytes (each input read once and each output written once, at "
+    "the dtype's size), then the FLOPs (an FMA is 2); only then the unit, the bound and the roof.":
+        "여섯 개 모두 한 열씩 채웁니다. 먼저 바이트(입력은 한 번 읽고 출력은 한 번 쓰며, dtype 크기로), 그다음 "
+        "FLOP(FMA는 2)이고, 그 뒤에 unit, bound, roof입니다.",
+    "Arithmetic intensity is FLOPs / bytes, and a unit's ridge is its peak / HBM bandwidth (51.3 / 4.34 for fp32, 680 "
+    "/ 4.34 for bf16, in FLOP/B). Left of the ridge a kernel is memory-bound and its roof is AI x 4.34 TB/s; right of "
+    "it, the unit's peak.":
+        "arithmetic intensity는 FLOP / 바이트이고, unit의 ridge는 peak / HBM 대역폭입니다(FLOP/B로 fp32는 51.3 / "
+        "4.34, bf16은 680 / 4.34). ridge 왼쪽이면 memory-bound이고 roof는 AI x 4.34 TB/s, 오른쪽이면 unit의 "
+        "peak입니다.",
+    "Vector add: 12 bytes and 1 FLOP an element; softmax: 8 bytes and 5 FLOPs; the k-FMA chain: 8 bytes and 2k FLOPs. "
+    "A GEMM moves its three matrices once for 2 M N K FLOPs. Naive attention moves S and P twice each (written, then "
+    "read back) at 2 bytes, plus Q, K, V and O: it falls left of the bf16 ridge.":
+        "vector add는 원소당 12바이트와 1 FLOP, softmax는 8바이트와 5 FLOP, k-FMA chain은 8바이트와 2k FLOP입니다. "
+        "GEMM은 행렬 세 개를 한 번씩 옮기고 2 M N K FLOP을 합니다. naive attention은 S와 P를 두 번씩(쓰고 다시 읽고) "
+        "2바이트로 옮기고 Q, K, V, O도 옮깁니다. bf16 ridge의 왼쪽에 놓입니다.",
+    # 4.2.1
+    "Write each chain as the separate kernels it is unfused, and list for each kernel the full M x N matrices it "
+    "reads and writes; then do the same for the single fused kernel.":
+        "각 chain을 fusion 전의 개별 커널로 적고, 커널마다 읽고 쓰는 M x N 행렬을 나열합니다. 그다음 fusion된 커널 "
+        "하나에 대해서도 똑같이 합니다.",
+    "Unfused, every intermediate is written by one kernel and read back by the next: 2 M N more per intermediate. "
+    "Fused, only the chain's inputs are read and only what the caller keeps is written - a kept h is still written "
+    "once. Bias rows and layernorm weights are too small to count.":
+        "fusion 전에는 중간 결과마다 한 커널이 쓰고 다음 커널이 다시 읽으므로 중간 결과 하나에 2 M N씩 더 듭니다. "
+        "fusion하면 chain의 입력만 읽고 호출자가 갖는 것만 씁니다. 호출자가 갖는 h는 여전히 한 번 씁니다. bias 행과 "
+        "layernorm 가중치는 너무 작아 세지 않습니다.",
+    "GEMM epilogue: the GEMM takes 2 x 4096^3 FLOPs / 700 TFLOP/s; unfused, the bias kernel and the GELU kernel each "
+    "read and write one 4096 x 4096 bf16 matrix at 4.4 TB/s; the speed-up is (GEMM time + those two kernels' time) / "
+    "GEMM time.":
+        "GEMM epilogue: GEMM은 2 x 4096^3 FLOP / 700 TFLOP/s가 걸립니다. fusion 전에는 bias 커널과 GELU 커널이 각각 "
+        "4096 x 4096 bf16 행렬 하나를 4.4 TB/s로 읽고 씁니다. 속도 향상은 (GEMM 시간 + 두 커널 시간) / GEMM "
+        "시간입니다.",
+    # 4.3.1
+    "Three numbers per configuration: warps = (BM / WM) x (BN / WN); shared memory = STAGES x (BM x BK + BK x BN) "
+    "bf16 elements; and whether ptxas spills, which depends on the register cap.":
+        "설정마다 숫자 세 개입니다. warp 수 = (BM / WM) x (BN / WN), shared memory = STAGES x (BM x BK + BK x BN)개의 "
+        "bf16 원소, 그리고 ptxas가 spill하는지인데 이것은 register 상한에 달려 있습니다.",
+    "The cap is 65536 / (threads per block x MIN_BLOCKS), and never more than 255. A 64 x 64 warp tile needs about "
+    "240 registers (128 accumulators, its fragments, its addresses): ptxas spills when the cap is below what the warp "
+    "tile needs.":
+        "상한은 65536 / (block당 thread 수 x MIN_BLOCKS)이고 255를 넘지 않습니다. 64 x 64 warp tile은 register가 약 "
+        "240개 필요합니다(accumulator 128개, fragment, 주소). 상한이 warp tile에 필요한 양보다 작으면 ptxas가 "
+        "spill합니다.",
+    "Threads = 32 x warps, so a 512-thread block caps a thread at 128 registers even with MIN_BLOCKS = 1; a 64 x 32 "
+    "warp tile needs about half of 240 and fits that. Shared memory in KiB: the element count x 2 bytes / 1024.":
+        "thread 수 = 32 x warp 수이므로 512-thread block은 MIN_BLOCKS = 1이어도 thread당 register 상한이 128입니다. "
+        "64 x 32 warp tile은 240의 절반쯤이 필요해 거기에 들어갑니다. shared memory의 KiB는 원소 수 x 2바이트 / "
+        "1024입니다.",
+    # 4.4.1
+    "Three small models, one per dictionary: waves, reuse and stages. For the waves, count the tiles first: ceil(M / "
+    "BM) x ceil(N / BN).":
+        "dictionary마다 작은 모델 하나, 모두 셋입니다. wave, reuse, stage입니다. wave는 먼저 tile 수를 셉니다. ceil(M "
+        "/ BM) x ceil(N / BN)입니다.",
+    "Slots = 132 x blocks per SM; waves = tiles / slots, rounded up; efficiency = tiles / (waves x slots). Reuse: 2 "
+    "BM BN BK FLOPs per k-step over (BM + BN) x BK elements of 2 bytes. A stage holds one A tile and one B tile, the "
+    "same (BM + BN) x BK x 2 bytes.":
+        "slot = 132 x SM당 block 수, wave = tile 수 / slot 수를 올림, 효율 = tile 수 / (wave x slot)입니다. reuse는 "
+        "k-step마다 2 BM BN BK FLOP을 2바이트 원소 (BM + BN) x BK개로 나눈 값입니다. stage 하나는 A tile과 B tile "
+        "하나씩, 역시 (BM + BN) x BK x 2바이트입니다.",
+    "At M = N = 4224 a 128-row tile needs 33 tiles a side instead of 32: about 6% more tiles, and they spill into an "
+    "extra wave that is mostly empty. For stages, divide 227 KiB by one stage's bytes and round down.":
+        "M = N = 4224에서 128행 tile은 한 변에 32개가 아니라 33개가 필요합니다. tile이 6%쯤 늘고, 대부분 빈 wave가 "
+        "하나 더 생깁니다. stage는 227 KiB를 stage 하나의 바이트로 나눠 내림합니다.",
+    # 4.5.1
+    "Start with fp16's limits: the largest finite value is 65504 and a sum of 65520 or more rounds to inf, which then "
+    "stays inf whatever is added. How many steps of +32 get there?":
+        "fp16의 한계부터 봅니다. 가장 큰 유한 값은 65504이고, 65520 이상인 합은 inf로 반올림되며 그 뒤로는 무엇을 "
+        "더해도 inf입니다. +32를 몇 번 더하면 거기에 닿습니까?",
+    "With cancellation the running sum climbs through all K / 2 positive products before the first -32: it ends at "
+    "inf exactly when that peak overflows. A long sum's rounding errors grow like a random walk, as the square root "
+    "of K; with bf16 inputs and an fp32 sum, the inputs' rounding sets the error and does not grow with K.":
+        "상쇄가 있으면 누적 합은 첫 -32가 오기 전에 양수 곱 K / 2개를 모두 거쳐 올라갑니다. 그 최고점이 overflow할 "
+        "때에만 inf로 끝납니다. 긴 합의 반올림 오차는 random walk처럼 K의 제곱근으로 자랍니다. bf16 입력과 fp32 "
+        "합에서는 입력의 반올림이 오차를 정하고 K에 따라 자라지 않습니다.",
+    "The fp16 growth is the square root of 16384 / 1024, the bf16 one about 1. For the bf16 error: each input's "
+    "rounding errs by up to 2^-8 relative, about 2^-8 / sqrt(3) on average, and a product carries two of them.":
+        "fp16의 증가 배수는 16384 / 1024의 제곱근이고 bf16은 약 1입니다. bf16 오차는 입력마다 반올림의 상대 오차가 "
+        "최대 2^-8, 평균 약 2^-8 / sqrt(3)이고, 곱 하나에 그런 오차가 두 개 있습니다.",
+    # 4.6.1
+    "Look at the causal mask inside the key loop, where a key's index is compared with a query's: which keys does it "
+    "let query i attend?":
+        "key loop 안에서 key index를 query index와 비교하는 causal mask를 봅니다. query i가 어느 key를 보게 합니까?",
+    "Causal attention lets query i attend keys 0 .. i, its own included. A strict comparison drops the diagonal: row "
+    "0 attends no key at all (0 / 0 in the softmax) and every other row misses its own key.":
+        "causal attention에서 query i는 자기 자신을 포함해 key 0 .. i를 봅니다. 엄격한 부등호는 대각선을 빼 버립니다. "
+        "0번 행은 key를 하나도 보지 않고(softmax에서 0 / 0), 다른 행은 모두 자기 key를 놓칩니다.",
+    "Make the comparison keep the key whose index equals the query's: keep key j for query i when j is not greater "
+    "than i.":
+        "index가 query와 같은 key도 남도록 비교를 바꿉니다. j가 i보다 크지 않으면 query i에 key j를 남깁니다.",
+    # 4.6.2
+    "Look at the bound of the key loop: with causal on, how many key tiles does it visit for the first query block, "
+    "and for the last?":
+        "key loop의 상한을 봅니다. causal이 켜져 있을 때 첫 query block과 마지막 query block에서 key tile을 몇 개 "
+        "돕니까?",
+    "A query block holds queries m0 .. m0 + BLOCK_M - 1, and none of them attends a key at or past m0 + BLOCK_M: "
+    "those tiles are fully masked, yet the loop still loads them, paying their bytes and FLOPs (and 0 x NaN is NaN if "
+    "they hold NaN).":
+        "query block은 query m0 .. m0 + BLOCK_M - 1을 갖고, 그중 어느 것도 m0 + BLOCK_M 이상의 key를 보지 않습니다. "
+        "그 tile은 모두 mask되는데도 loop는 그것을 읽어 바이트와 FLOP을 치릅니다(그 안에 NaN이 있으면 0 x NaN은 "
+        "NaN입니다).",
+    "When CAUSAL, end the loop at the smaller of (the program's query block index + 1) x BLOCK_M and seq; otherwise "
+    "at seq. Keep the mask: the diagonal tile is only partly visible.":
+        "CAUSAL이면 loop를 (program의 query block 번호 + 1) x BLOCK_M과 seq 중 작은 값에서 끝내고, 아니면 seq에서 "
+        "끝냅니다. mask는 그대로 둡니다. 대각선 tile은 일부만 보입니다.",
 }

@@ -7,6 +7,16 @@ ID = "1.2.1"
 TITLE = "Fix the tail of a Triton vector add (any n, not only multiples of the block)"
 TIER = "cpu"
 FILE = "add.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase1.py.
+HINTS = [
+    "Look at grid(n) and at the tl.load and tl.store lines: for n = 1000 and BLOCK = 256, how many programs does n // "
+    "BLOCK launch, and which elements does no program reach?",
+    "Two things are wrong: the grid must round up, so that the partial last block gets a program too, and in that "
+    "last program the lanes whose offset is n or more must neither load nor store: a mask.",
+    "Build one boolean per lane, true where its offset is below n, and pass it as mask= to both loads and to the "
+    "store; make grid() return the ceiling of n / BLOCK (triton.cdiv computes it).",
+]
 SIZES = (1, 255, 256, 257, 1000, 4097)
 # the starting point: the solution without its mask and with a grid that rounds down, under this docstring
 TASK = "Exercise 1.2.1: this Triton vector add is wrong for some sizes. Find out which, then fix it."

@@ -5,6 +5,18 @@ ID = "1.5.1"
 TITLE = "Predict the occupancy of four kernels on sm_90, and what limits each"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase1.py.
+HINTS = [
+    "For each kernel count the blocks per SM four times, once per limit: threads (2048 / block size), blocks (32), "
+    "registers and shared memory. The answer is the smallest count, and its limit is the one that gives it.",
+    "Registers are handed out per warp in units of 256: a block needs (registers per thread x 32, rounded up to a "
+    "multiple of 256) x its warps, out of 65536. Shared memory per block is what the kernel asks for plus the 1 KiB "
+    "the runtime reserves, out of 228 KiB.",
+    "Take the 1024-thread kernel: 40 x 32 = 1280 registers a warp (already a multiple of 256), times its 32 warps, "
+    "against 65536 - how many whole blocks fit? For the last kernel: 48 KiB + 1 KiB per block against 228 KiB, "
+    "rounded down.",
+]
 # the answer's words -> the calculator's names of the limits (threads per SM are counted in warps)
 NAMES = {"threads": "warps", "warps": "warps", "blocks": "blocks", "registers": "registers",
          "shared memory": "shared memory"}

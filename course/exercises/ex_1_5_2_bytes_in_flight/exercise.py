@@ -9,6 +9,19 @@ ID = "1.5.2"
 TITLE = "Little's law: predict the bytes in flight per SM of four streaming kernels, and which cover HBM latency"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase1.py.
+HINTS = [
+    "Each answer is the resident threads per SM x the bytes one thread has in flight. Start from the registers: the "
+    "labs' compile reports (python -m phase1_architecture.lab04_memory_hierarchy --quick, and labs 1.2 and 1.5) list "
+    "each kernel's.",
+    "Resident threads come from the occupancy rules of lab 1.5 for 256-thread blocks: 2048 per SM, unless the "
+    "registers allow fewer blocks. A thread's bytes in flight are the loads it issues before its first wait: two "
+    "4-byte loads, two float4, or UNROLL = 4 float4. The need per SM is bandwidth x latency / SMs.",
+    "For each kernel multiply blocks per SM x 256 x its bytes per thread; a kernel with more than 32 registers a "
+    "thread fits fewer than 8 blocks. The need is 4.8e12 x 0.6e-6 / 132, about 21 KB; COVERS is True exactly for the "
+    "kernels that reach it.",
+]
 ARCH, THREADS = "sm_90", 256
 BANDWIDTH, LATENCY, SMS = 4.8e12, 0.6e-6, 132       # the task's numbers: datasheet bytes/s, a loaded HBM round trip
 NAMES = ("BYTES_IN_FLIGHT_PER_SM", "COVERS")

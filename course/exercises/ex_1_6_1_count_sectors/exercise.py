@@ -9,6 +9,19 @@ ID = "1.6.1"
 TITLE = "Count the 32-byte sectors a warp's loads touch in the naive matmul (both mappings, awkward shapes)"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase1.py.
+HINTS = [
+    "Write down the byte address each lane reads for A[row, k] and for B[k, col] (the docstring says which element): "
+    "element (r, c) of a row-major matrix with C columns is at 4 x (r x C + c). Then count the distinct 32-byte "
+    "sectors, address // 32.",
+    "Lanes that read one address share its sector; lanes 4 bytes apart fill a sector 8 at a time; lanes a whole row "
+    "apart (4 x K bytes) need a sector each unless a row is shorter than 32 bytes. A row of B that does not start on "
+    "a 32-byte boundary spreads its 128 bytes over one more sector.",
+    "For the ratio, add the A and B sectors per step of each mapping and divide the row-walking one by the "
+    "column-walking one. At N = 4100, row k of B starts at 4 x 4100 x k bytes: take that mod 32 for k = 1 and 2, and "
+    "average B's sectors over the two kinds of rows.",
+]
 NAMES = ("SECTORS", "RATIO")
 
 

@@ -11,6 +11,17 @@ ID = "1.6.2"
 TITLE = "Coalesce a naive matmul: fix the index so each warp's loads touch 4 sectors, not 17 (timed on a GPU)"
 TIER = "gpu"
 FILE = "kernel.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase1.py.
+HINTS = [
+    "Look at the two lines that compute row and col from threadIdx: which one does threadIdx.x - the index that "
+    "changes fastest within a warp - feed?",
+    "A warp is 16 consecutive threadIdx.x at two threadIdx.y. With threadIdx.x on the row, its lanes read A from 16 "
+    "rows K floats apart (16 sectors) and B at two addresses. With threadIdx.x on the column, each half-warp reads "
+    "one A address and 16 consecutive floats of B: 4 sectors in all.",
+    "Swap the two roles: threadIdx.y picks the row of C and threadIdx.x the column, with the blockIdx offsets, the "
+    "bounds check and the launch left as they are.",
+]
 KERNEL = "mm_tile16"
 TILE = 16
 CASES = ((1, 1, 1), (17, 33, 9), (65, 31, 100), (100, 257, 64), (300, 1, 500), (6, 5, 0))   # (M, N, K)

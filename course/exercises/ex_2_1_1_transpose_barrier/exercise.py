@@ -12,6 +12,17 @@ ID = "2.1.1"
 TITLE = "A tiled transpose that is sometimes wrong: find the race between its warps and fix it (GPU)"
 TIER = "gpu"
 FILE = "transpose.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Look between the loop that writes the tile into shared memory and the loop that reads it back transposed: what "
+    "makes a warp wait until the other warps have written?",
+    "Thread (tx, ty) reads row tx of the tile, which other warps of the block wrote. Warps run independently, so "
+    "without a barrier a fast warp reads shared memory nobody has written yet: a race, different from run to run and "
+    "likelier with many blocks.",
+    "Put a block-wide barrier after the store loop and before the read loop, where every thread of the block reaches "
+    "it (not inside a branch that only some threads take).",
+]
 KERNEL = "transpose_tiled"
 SIGNATURE = ('extern "C" __global__ void transpose_tiled(const float* in, float* out, long long M, long long N) '
              "launched with (32, 8)-thread blocks")

@@ -9,6 +9,18 @@ ID = "2.2.1"
 TITLE = "Pad a shared tile: predict the bank-conflict passes of 17 warp loads and choose the padding"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Every case is one rule: bank = word % 32, and the passes are the most distinct words any one bank is asked for. "
+    "For each case, list the words lanes 0 .. 31 read and tally them by bank.",
+    "For word s x i the banks repeat every 32 / gcd(s, 32) lanes, so each bank gets gcd(s, 32) distinct words; a "
+    "column of tile[32][P] is the same rule with the pitch P as the stride. Lanes that read the same word count once "
+    "(a broadcast).",
+    "PAD: the smallest p with gcd(32 + p, 32) = 1. ALIGNED_PAD: only pitches that are multiples of 4 qualify, so the "
+    "gcd is at least 4 - find the first one that reaches it. For the XOR swizzle and tile[64][65], compute each "
+    "lane's bank and see whether the 32 banks all differ.",
+]
 LAB = "phase2_lab02_bank_conflicts"
 NAMES = ("STRIDE_PASSES", "COLUMN_PASSES", "PATTERN_PASSES", "PAD", "ALIGNED_PAD")
 COLUMN = 0              # which column the COLUMN_PASSES read walks (any column gives the same passes)

@@ -9,6 +9,18 @@ ID = "2.4.1"
 TITLE = "Waves and the tail: predict blocks per SM, waves, Little's-law GB/s and a partial wave's cost (lab 2.4)"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Start with blocks per SM: the smallest of 2048 / threads per block, 32, and what the registers allow (24 a "
+    "thread, allocated per warp in units of 256). A wave is 132 x that many blocks.",
+    "Waves = the grid's blocks / a wave's blocks, a fraction. Little's law: GB/s = 2 x resident threads x 16 B / "
+    "0.557 us, capped at 4341, with every block of the grid resident. For the tail, the quantized model rounds the "
+    "waves up and the fluid model does not.",
+    "Little's-law tail: the full waves run at the ceiling; a partial wave with a fraction f of the blocks has f of "
+    "the threads, so f x the full wave's uncapped GB/s. Its time is its f of the work over that bandwidth, in "
+    "wave-times: f cancels while that bandwidth stays under the ceiling.",
+]
 NAMES = ("BLOCKS_PER_SM", "WAVES", "GBPS", "TAIL")
 KERNEL, ARCH, SMS = "scale_grid_stride_float4", "sm_90", 132
 # The exercise's givens, as the starting point states them: the H200's fitted latency and HBM ceiling

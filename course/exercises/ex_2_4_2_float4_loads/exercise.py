@@ -11,6 +11,18 @@ ID = "2.4.2"
 TITLE = "Make a grid-stride loop's loads and stores 16 bytes wide (LDG.E.128 in the SASS; any n)"
 TIER = "cpu"
 FILE = "affine.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "The loop moves one float per iteration. See the array as n / 4 whole float4 followed by at most 3 leftover "
+    "floats, and ask which pointer type makes one load move 16 bytes.",
+    "Reinterpret x and y as float4 pointers (they start on 16-byte boundaries), run the grid-stride loop over the n / "
+    "4 whole quads computing .x .y .z .w, then let a second grid-stride loop do the last n % 4 elements as single "
+    "floats.",
+    "Both loops keep one iteration at a time (the unroll pragma stays); the quad loop stops at n / 4 in integer "
+    "division, the tail loop starts at 4 x (n / 4) plus the thread's first index, with the same step. Build the "
+    "result with make_float4 so that the store is a single STG.E.128.",
+]
 KERNEL = "affine"
 SIGNATURE = ('extern "C" __global__ void affine(const float* x, float* y, float alpha, float beta, long long n)')
 ALPHA, BETA = 1.75, -0.5

@@ -10,6 +10,19 @@ ID = "2.5.1"
 TITLE = "Remove the spill of a kernel under __launch_bounds__(256, 8) without losing its occupancy (compile report)"
 TIER = "cpu"
 FILE = "colnorm.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Read the compile report of the start: registers, spill bytes, stack frame. The register array v[MAX_ROWS] keeps "
+    "32 values of a thread alive at once; with the addresses and the sum that is more than the 32 registers the "
+    "promise leaves.",
+    "__launch_bounds__(256, 8) stays, so the kernel must need fewer registers: the values only have to live until the "
+    "norm is known. Read the column twice instead of keeping it - once for the sum of squares, once to scale and "
+    "write.",
+    "Drop the array: a first loop over the rows adds the squares of x into one float; a second loop reads x again, "
+    "multiplies by the inverse norm and writes y. Only the running sum lives across a loop, and although y may be x, "
+    "each value is read before it is overwritten.",
+]
 KERNEL = "colnorm"
 SIGNATURE = 'extern "C" __global__ void colnorm(const float* x, float* y, int rows, long long cols)'
 THREADS, BLOCKS = 256, 8            # the launch the task keeps: 8 blocks of 256 threads per SM, 100% occupancy

@@ -12,6 +12,16 @@ ID = "2.6.1"
 TITLE = "A float4 reduction that is right only for some lengths: find what it drops and fix it (GPU)"
 TIER = "gpu"
 FILE = "reduce.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Count what the kernel reads: head single floats before the first 16-byte boundary, then quads whole float4. "
+    "Compare head + 4 x quads with n for n = 1001, or for a view that starts 4 bytes past a boundary.",
+    "Up to 3 elements after the last whole float4 are never read: the tail. The second launch, the same kernel over "
+    "the partials, loses its own tail the same way whenever the partials do not end on a whole float4.",
+    "After the float4 loop and the head, let thread t of the grid add one more element, the one at head + 4 x quads + "
+    "t, when t is below the number of elements left; the block reduction then sums it with the rest.",
+]
 KERNEL = "sum_float4"
 SIGNATURE = 'extern "C" __global__ void sum_float4(const float* x, float* out, long long n)'
 # the starting point: the solution without the elements after the last whole float4

@@ -12,6 +12,17 @@ ID = "2.7.1"
 TITLE = "A CUDA C softmax that breaks on large-magnitude rows: find the rows and fix it (GPU)"
 TIER = "gpu"
 FILE = "softmax.cu"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase2.py.
+HINTS = [
+    "Look at the two expf calls, in the sum and in the output, and at what the kernel computes before them and then "
+    "never uses.",
+    "expf overflows fp32 past about 88.7 and underflows below about -87.3: rows near +100 give inf / inf = NaN, rows "
+    "near -120 give 0 / 0. Softmax does not change when the same constant is subtracted from every element of a row: "
+    "subtract the row's max.",
+    "Give both expf calls the element minus m, the row max the kernel already has: the largest exponent becomes 0, "
+    "the sum is at least 1, and nothing overflows or divides 0 by 0.",
+]
 KERNEL = "softmax_warp_rows"
 SIGNATURE = ('extern "C" __global__ void softmax_warp_rows(const float* x, float* y, long long rows, int cols) '
              "launched with (32, 4)-thread blocks (a warp per row)")

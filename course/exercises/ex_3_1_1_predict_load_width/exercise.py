@@ -8,6 +8,17 @@ ID = "3.1.1"
 TITLE = "Predict the load width Triton generates (BLOCK, num_warps, n % 16), checked against the compiler"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "First find how many consecutive floats each thread holds: BLOCK / (32 x num_warps). That caps the width of one "
+    "load: 1 float is 4 bytes, 2 are 8, 4 or more allow 16.",
+    "A vector load is all or nothing under its mask, so Triton widens a load only where it can prove offs < n is the "
+    "same for every float of the vector. n known divisible by 16 proves it; with an odd n each float gets its own "
+    "4-byte load and its own mask bit.",
+    "Per case: bytes per load = 4 x min(4, floats per thread) when n is known divisible by 16, else 4; loads per "
+    "thread per array = floats per thread x 4 / bytes per load.",
+]
 WIDTH = {"b32": 4, "v2.b32": 8, "v4.b32": 16}     # PTX ld.global.<...> -> bytes per load instruction
 
 

@@ -7,6 +7,18 @@ ID = "3.1.2"
 TITLE = "Fix the 2-D mask of a row-sum tile kernel (rows of any length)"
 TIER = "cpu"
 FILE = "rowsum_tile.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "Look at the mask of the tl.load in the column loop: it has a term for the rows only. What does the last BLOCK_N "
+    "step load at columns n_cols and beyond?",
+    "When n_cols is not a multiple of BLOCK_N, the last step's columns past the row's end are the next row's first "
+    "elements (past the matrix, for the last row), and they are added in. The mask must be 2-D: the row in range and "
+    "the column in range.",
+    "Combine the row mask, broadcast along the columns, with the test cols < n_cols, broadcast along the rows, into "
+    "one BLOCK_M x BLOCK_N mask with &, and load with it; the load's other= already keeps masked elements out of the "
+    "sum.",
+]
 # (rows, cols): a row length that is a multiple of BLOCK_N = 128 first (the starting point is right there), then
 # ragged ones; 37 and 40 rows leave the last program's tile partly empty
 CASES = ((37, 128), (37, 100), (5, 300), (1, 1), (40, 129), (3, 5))

@@ -8,6 +8,17 @@ ID = "3.1.3"
 TITLE = "Short rows: row sums of 262144 x 128 at least 2x faster than one program per row"
 TIER = "gpu"
 FILE = "rowsum.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "At 128 columns a program loads one 512-byte row: 4 bytes per thread of its 4 warps, then a reduction and one "
+    "store. Count what each of the 262144 programs pays besides its loads, and how little each thread has in flight.",
+    "Give a program several rows: a BLOCK_M x BLOCK_N tile, so that it loads kilobytes and one reduction along axis 1 "
+    "serves BLOCK_M rows. Lab 3.1's rowsum_tile_kernel, and exercise 3.1.2's fix, show the 2-D mask it needs.",
+    "Choose BLOCK_N as the row length's next power of 2 (capped) and BLOCK_M so that the tile holds about 4096 "
+    "elements; launch ceil(rows / BLOCK_M) programs; mask rows and columns on the load and rows on the store. Long "
+    "rows then get BLOCK_M = 1 and keep their speed.",
+]
 CASES = ((1, 1), (37, 100), (5, 300), (1000, 128), (3, 5000), (33, 4096))    # every row length stays right
 BENCH_SHAPE = (262144, 128)
 NEEDED = 2.0             # speed-up over one program per row (lab 3.1 measured several times that with a 2-D tile)

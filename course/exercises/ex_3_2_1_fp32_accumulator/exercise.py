@@ -7,6 +7,17 @@ ID = "3.2.1"
 TITLE = "Accumulate an fp16 matmul in fp32 (the result as accurate as fp16 output allows)"
 TIER = "cpu"
 FILE = "matmul.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "Look at the accumulator's dtype in three places: the tl.zeros it starts from, the out_dtype of tl.dot, and what "
+    "the store writes.",
+    "At K = 4096 with BLOCK_K = 32 an fp16 accumulator is rounded 128 times to 11 bits, and those errors add up to "
+    "much more than the one rounding of the output that fp16 cannot avoid. Accumulate in fp32 (24 bits) and round to "
+    "fp16 once, at the end.",
+    "Start the accumulator as fp32 zeros, let tl.dot add the fp16 x fp16 products into it in fp32 (no fp16 "
+    "out_dtype), and convert to the output pointer's element type only in the store.",
+]
 # (M, N, K, inputs): long K first (where a 16-bit accumulator is rounded K / BLOCK_K times), then ragged tiles
 CASES = ((16, 16, 4096, "normal"), (20, 12, 8192, "uniform"), (17, 9, 300, "normal"), (40, 33, 100, "uniform"))
 U16 = 2.0**-11          # one rounding to fp16 (unit roundoff, common.check.UNIT_ROUNDOFF["float16"])

@@ -7,6 +7,17 @@ ID = "3.3.1"
 TITLE = "Make a fused softmax survive rows of large magnitude (the max subtraction)"
 TIER = "cpu"
 FILE = "softmax.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "Look at tl.exp(x): what is exp(100) in fp32, and exp(-120)? Then look at what the masked lanes load, and what "
+    "that would do to a maximum of the row.",
+    "Softmax is unchanged when a constant is subtracted from the whole row; subtracting the row max makes the largest "
+    "exponent 0, so nothing overflows and the sum is at least 1. The row is already in registers, so a max reduction "
+    "costs no pass over memory, and lanes that load -inf leave the max alone.",
+    "Reduce the loaded row with tl.max along axis 0 and exponentiate x minus that max; the single load, the sum and "
+    "the division stay as they are.",
+]
 # (rows, cols, dtype); every case has rows at each of the offsets below
 CASES = ((6, 1, "float32"), (6, 5, "float32"), (12, 1000, "float32"), (6, 33, "float16"), (6, 2100, "float32"))
 # each row is offset + 2 N(0, 1): 0 and 30 are harmless, 100 and 89 overflow exp in fp32, -120 and -90 underflow it

@@ -7,6 +7,16 @@ ID = "3.4.1"
 TITLE = "Fix the variance of a LayerNorm forward (biased, over N, not N - 1)"
 TIER = "cpu"
 FILE = "layernorm.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase3.py.
+HINTS = [
+    "Look at the line that computes var: what does it divide the sum of squared deviations by?",
+    "LayerNorm (torch.nn.functional.layer_norm) uses the population variance, over N, not the sample variance over N "
+    "- 1. The variance is then off by N / (N - 1) and rstd by its square root: about 1.2e-4 at N = 4096, more than "
+    "fp32's 1e-5 tolerance; at N = 1 it divides by zero.",
+    "Divide the centred sum of squares by n_cols instead of n_cols - 1; nothing else changes (the mean already "
+    "divides by n_cols).",
+]
 # (rows, N, dtype): a mid-sized row first (the error is N-dependent, so it shows as one factor), then a long fp32 row
 # (a small factor, still far outside fp32's tolerance), one column (where N - 1 = 0), and fp16 storage
 CASES = ((4, 37, "float32"), (3, 4096, "float32"), (2, 1, "float32"), (4, 300, "float16"), (5, 2, "float32"))

@@ -9,6 +9,18 @@ ID = "4.1.1"
 TITLE = "Place six kernels on the roofline by hand: bytes, FLOPs, unit, bound, roof"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Fill one column at a time for all six: first the bytes (each input read once and each output written once, at "
+    "the dtype's size), then the FLOPs (an FMA is 2); only then the unit, the bound and the roof.",
+    "Arithmetic intensity is FLOPs / bytes, and a unit's ridge is its peak / HBM bandwidth (51.3 / 4.34 for fp32, 680 "
+    "/ 4.34 for bf16, in FLOP/B). Left of the ridge a kernel is memory-bound and its roof is AI x 4.34 TB/s; right of "
+    "it, the unit's peak.",
+    "Vector add: 12 bytes and 1 FLOP an element; softmax: 8 bytes and 5 FLOPs; the k-FMA chain: 8 bytes and 2k FLOPs. "
+    "A GEMM moves its three matrices once for 2 M N K FLOPs. Naive attention moves S and P twice each (written, then "
+    "read back) at 2 bytes, plus Q, K, V and O: it falls left of the bf16 ridge.",
+]
 REL = 0.02
 
 

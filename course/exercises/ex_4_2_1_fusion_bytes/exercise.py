@@ -7,6 +7,18 @@ ID = "4.2.1"
 TITLE = "Count the bytes a fusion saves, and the speed-up they predict"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Write each chain as the separate kernels it is unfused, and list for each kernel the full M x N matrices it "
+    "reads and writes; then do the same for the single fused kernel.",
+    "Unfused, every intermediate is written by one kernel and read back by the next: 2 M N more per intermediate. "
+    "Fused, only the chain's inputs are read and only what the caller keeps is written - a kept h is still written "
+    "once. Bias rows and layernorm weights are too small to count.",
+    "GEMM epilogue: the GEMM takes 2 x 4096^3 FLOPs / 700 TFLOP/s; unfused, the bias kernel and the GELU kernel each "
+    "read and write one 4096 x 4096 bf16 matrix at 4.4 TB/s; the speed-up is (GEMM time + those two kernels' time) / "
+    "GEMM time.",
+]
 # Each chain as its unfused kernels, (matrices read, matrices written) each, and what the fused kernel reads and
 # writes; the three of lab 4.2 name its byte model's case, to be checked against it.
 CHAINS = {

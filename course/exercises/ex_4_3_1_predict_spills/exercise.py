@@ -7,6 +7,17 @@ ID = "4.3.1"
 TITLE = "Predict warps, shared memory and spills of six mma.sync tile configurations (NVRTC compile report)"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Three numbers per configuration: warps = (BM / WM) x (BN / WN); shared memory = STAGES x (BM x BK + BK x BN) "
+    "bf16 elements; and whether ptxas spills, which depends on the register cap.",
+    "The cap is 65536 / (threads per block x MIN_BLOCKS), and never more than 255. A 64 x 64 warp tile needs about "
+    "240 registers (128 accumulators, its fragments, its addresses): ptxas spills when the cap is below what the warp "
+    "tile needs.",
+    "Threads = 32 x warps, so a 512-thread block caps a thread at 128 registers even with MIN_BLOCKS = 1; a 64 x 32 "
+    "warp tile needs about half of 240 and fits that. Shared memory in KiB: the element count x 2 bytes / 1024.",
+]
 KEYS = ("BM", "BN", "BK", "WM", "WN", "STAGES", "MIN_BLOCKS")
 
 

@@ -6,6 +6,17 @@ ID = "4.4.1"
 TITLE = "Predict a GEMM tile's waves, reuse and the pipeline stages that fit (lab 4.4's models)"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Three small models, one per dictionary: waves, reuse and stages. For the waves, count the tiles first: ceil(M / "
+    "BM) x ceil(N / BN).",
+    "Slots = 132 x blocks per SM; waves = tiles / slots, rounded up; efficiency = tiles / (waves x slots). Reuse: 2 "
+    "BM BN BK FLOPs per k-step over (BM + BN) x BK elements of 2 bytes. A stage holds one A tile and one B tile, the "
+    "same (BM + BN) x BK x 2 bytes.",
+    "At M = N = 4224 a 128-row tile needs 33 tiles a side instead of 32: about 6% more tiles, and they spill into an "
+    "extra wave that is mostly empty. For stages, divide 227 KiB by one stage's bytes and round down.",
+]
 SMS = 132
 SMEM = 227 * 1024
 

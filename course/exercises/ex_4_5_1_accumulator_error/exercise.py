@@ -13,6 +13,17 @@ ID = "4.5.1"
 TITLE = "fp16 accumulation against fp32: when it overflows, how its error grows with K, what bf16 inputs cost"
 TIER = "cpu"
 FILE = "answers.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Start with fp16's limits: the largest finite value is 65504 and a sum of 65520 or more rounds to inf, which then "
+    "stays inf whatever is added. How many steps of +32 get there?",
+    "With cancellation the running sum climbs through all K / 2 positive products before the first -32: it ends at "
+    "inf exactly when that peak overflows. A long sum's rounding errors grow like a random walk, as the square root "
+    "of K; with bf16 inputs and an fp32 sum, the inputs' rounding sets the error and does not grow with K.",
+    "The fp16 growth is the square root of 16384 / 1024, the bf16 one about 1. For the bf16 error: each input's "
+    "rounding errs by up to 2^-8 relative, about 2^-8 / sqrt(3) on average, and a product carries two of them.",
+]
 NAMES = ("FIRST_INF_K", "CANCEL_INF_K", "FP16_ACC_GROWTH", "BF16_GROWTH", "BF16_ERROR")
 
 

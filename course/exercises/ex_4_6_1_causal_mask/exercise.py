@@ -6,6 +6,16 @@ ID = "4.6.1"
 TITLE = "Fix the causal mask of a flash-attention forward (one key off)"
 TIER = "cpu"
 FILE = "flash_fwd.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Look at the causal mask inside the key loop, where a key's index is compared with a query's: which keys does it "
+    "let query i attend?",
+    "Causal attention lets query i attend keys 0 .. i, its own included. A strict comparison drops the diagonal: row "
+    "0 attends no key at all (0 / 0 in the softmax) and every other row misses its own key.",
+    "Make the comparison keep the key whose index equals the query's: keep key j for query i when j is not greater "
+    "than i.",
+]
 # the starting point: the solution with the mask one key off (j < i), under this docstring; exercise 4.6.2 starts
 # from the solution
 TASK = """\

@@ -7,6 +7,17 @@ ID = "4.6.2"
 TITLE = "Causal attention at the causal price: skip the key tiles past the diagonal"
 TIER = "cpu"
 FILE = "flash_causal.py"
+# `--hint` shows these one at a time: where to look, the mechanism, nearly the fix (never the code). Their
+# Korean lines are in course/ko_phase4.py.
+HINTS = [
+    "Look at the bound of the key loop: with causal on, how many key tiles does it visit for the first query block, "
+    "and for the last?",
+    "A query block holds queries m0 .. m0 + BLOCK_M - 1, and none of them attends a key at or past m0 + BLOCK_M: "
+    "those tiles are fully masked, yet the loop still loads them, paying their bytes and FLOPs (and 0 x NaN is NaN if "
+    "they hold NaN).",
+    "When CAUSAL, end the loop at the smaller of (the program's query block index + 1) x BLOCK_M and seq; otherwise "
+    "at seq. Keep the mask: the diagonal tile is only partly visible.",
+]
 # the starting point: exercise 4.6.1's solution (right, causal or not; every key tile read), under this docstring
 START_FROM = "4.6.1"
 TASK = """\
