@@ -41,8 +41,9 @@ def add_arguments(p) -> None:
     p.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
                    help=tr("run the k-FMA AI sweep on a GPU"))
     p.add_argument("--check", nargs="?", const="", default=None, metavar="DIR",
-                   help=tr("exit 1 if the roofline JSON in DIR (default results/h200/) is older than the results files "
-                           "it read (a recorded content hash no longer matches, or a lab's file is new), 0 if current"))
+                   help=tr("exit 1 if the roofline JSON in DIR (default: the README's results folder) is older than "
+                           "the results files it read (a recorded content hash no longer matches, or a lab's file is "
+                           "new), 0 if current"))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

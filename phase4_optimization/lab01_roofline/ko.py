@@ -76,9 +76,9 @@ KO = {
         "배치한 모든 커널 ({n}개, frac_roof = 달성값 / min(연산 장치의 최고 성능, AI x HBM), 메모리만 쓰는 커널은 "
         "GB/s / HBM, on_plot: '이름 표시' = 랩의 headline 쌍으로 roofline에 이름을 붙인 점, '목록' = roofline에 점이 "
         "없는 headline 쌍(FLOPs 없음)으로 옆 목록에만 있음, '표에만' = 이 표와 JSON에만 있음)",
-    "exit 1 if the roofline JSON in DIR (default results/h200/) is older than the results files it read (a recorded "
-    "content hash no longer matches, or a lab's file is new), 0 if current":
-        "DIR(기본값 results/h200/)의 roofline JSON이 읽은 결과 파일보다 오래되었으면(기록한 내용 hash가 더는 맞지 "
+    "exit 1 if the roofline JSON in DIR (default: the README's results folder) is older than the results files it read "
+    "(a recorded content hash no longer matches, or a lab's file is new), 0 if current":
+        "DIR(기본값: README가 보여 주는 결과 폴더)의 roofline JSON이 읽은 결과 파일보다 오래되었으면(기록한 내용 hash가 더는 맞지 "
         "않거나 랩의 파일이 새로 생겼으면) 1로, 최신이면 0으로 종료합니다",
     "achieved": "달성값",
     "bound": "병목",

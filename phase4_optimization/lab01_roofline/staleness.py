@@ -8,7 +8,7 @@ import hashlib
 import json
 import os
 
-from common import report
+from common import lab, report
 
 from .lab import LAB, ROOT
 
@@ -59,9 +59,9 @@ def stale(results_dir: str) -> list[str]:
 
 
 def check(results_dir: str | None = None) -> int:
-    """Print whether the roofline of results_dir (default results/h200/) is current: 0 yes, 1 no (naming the files),
-    2 no such folder."""
-    folder = os.path.abspath(results_dir or os.path.join(ROOT, "results", "h200"))
+    """Print whether the roofline of results_dir (default: the folder of the GPU the READMEs show) is current: 0 yes,
+    1 no (naming the files), 2 no such folder."""
+    folder = os.path.abspath(results_dir or os.path.join(ROOT, "results", lab.REFERENCE_GPU))
     if not os.path.isdir(folder):
         print(f"--check: no folder {folder}")
         return 2
