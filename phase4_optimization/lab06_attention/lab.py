@@ -142,28 +142,12 @@ NAIVE_BF16_ELEM_FACTOR = 2             # the naive version's bf16 element limit 
 
 
 def tolerance(size, dtype: str, variant=None) -> check.Tol:
-    # The dtype's default norm limit, with wider per-element limits where 16-bit attention gradients are known to
-    # stray (the lesson, README.md "The tolerance", has every case measured and the sweeps behind these numbers):
-    #   * bf16: 3x the default element limit (0.15 x (|ref| + mean|ref|)), fp16 2x. A gradient row of an early causal
-    #     query sums over a handful of keys, so the 16-bit roundings of O (inside delta = rowsum(dO * O)) and of dS are
-    #     not averaged away; at long causal rows the Triton kernels, the CUDA C forward and torch's SDPA flash backend
-    #     all put the same element of a bf16 gradient past 2x: a property of bf16 gradients, not of one kernel. The
-    #     naive version stores S = QK^T in 16 bits before its softmax, which costs fp16 the same doubling.
-    #   * short rows (S <= 16 keys): an absolute floor of 16 u (u = 2^-8 bf16, 2^-11 fp16; the inputs are standard
-    #     normal, so gradients are of order 1). There dS = P (dP - delta) is a difference of a handful of dP values,
-    #     and the roundings the algorithm makes on purpose are not small next to it: sweeps of seeds at S = 2, 3, 5
-    #     found absolute errors of at most 8 u. A masking or indexing bug costs order 1, still 16x over the floor.
-    #     Where dQ or dK is 0 in exact arithmetic (S = 1) the kernels leave ~1e-7 of fp32 rounding; compare() then
-    #     judges the difference's norm in absolute terms, far below the limit.
-    #   * the naive version in bf16 (variant: the lab.Variant under check, which the check driver passes where
-    #     tolerance() takes it; None, or any other variant, gets the limits above): twice the flash kernels' element
-    #     limit (0.3 x (|ref| + mean|ref|)). It rounds S to bf16 before the softmax, then P, where the flash kernels
-    #     keep S in fp32: a logit is off by up to u times its size, so P's error grows with the score. A NumPy
-    #     emulation of its roundings, and torch's own bf16 attention written the same way, reproduce the worst element
-    #     seen to the bit; over a sweep of seeds the worst reached 1.37x the 3x limit at S = 4097, inside the 2x
-    #     (forward) to 3x (gradients) FlashAttention's tests allow a kernel over a reference. A causal mask one key
-    #     too wide still fails it (tests/test_phase4_lab06_attention_naive_tolerance.py). fp16 (u 8x smaller) keeps
-    #     the limits above.
+    """The dtype's default limits, wider where 16-bit attention gradients are known to stray; every case, the sweeps
+    behind each number and why it is a property of 16-bit gradients and not of one kernel are in the lesson (README.md,
+    "The tolerance"). In short: the element limit x3 in bf16 and x2 in fp16; an absolute floor of 16 u for rows of at
+    most 16 keys (u = 2^-8 bf16, 2^-11 fp16; the sweeps found at most 8 u); and twice that bf16 element limit for the
+    naive version (`variant`: the lab.Variant under check), which rounds S to bf16 before its softmax. A causal mask
+    one key too wide still fails every one of them (tests/test_phase4_lab06_attention_naive_tolerance.py)."""
     t = check.tolerance(dtype)
     elem_factor = {"bfloat16": 3, "float16": 2}.get(dtype)
     if elem_factor is None:
