@@ -141,6 +141,9 @@ KO = {
 
     # compile reports
     "{file} compiled with NVRTC {version} for {arch}:": "{file}을 NVRTC {version}으로 {arch}용 컴파일:",
+    # the compile report names each kernel's variants as the correctness table does
+    "used by": "쓰는 variant",
+    "used by: {variants}": "쓰는 variant: {variants}",
     "SASS excerpt of {kernel} (memory and sync instructions):": "{kernel}의 SASS 일부 (메모리와 동기화 명령):",
     "(no cuobjdump found: SASS columns are empty; it ships with the triton wheel)":
         "(cuobjdump를 찾지 못해 SASS 열이 비어 있습니다. cuobjdump는 triton wheel에 들어 있습니다)",

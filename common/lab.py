@@ -512,7 +512,10 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     if bench is not None and hasattr(bench, "extra_checks"):
         ok = bool(bench.extra_checks(args)) and ok
     if bench is not None and hasattr(bench, "compile_report"):
-        bench.compile_report(args)
+        from . import report
+
+        with report.compiling(lab.__package__ or lab.__name__, args.arch):    # its tables name each kernel's variants
+            bench.compile_report(args)
     config.print_used()
     if not gpu:
         print(tr(getattr(bench, "CPU_NOTE", CPU_NOTE)))
