@@ -494,19 +494,17 @@ def sass_excerpt(lines: list[str], pattern: str = r"LDG|STG|LDS|STS|BAR|SHFL|HMM
 def print_compile_report(path: str, arch: str = device.DEFAULT_ARCH, defines: dict | None = None,
                          kernels: list[str] | None = None, excerpt_of: str | None = None, file=None) -> CompileReport:
     """Compile and print the resource table (and a SASS excerpt of one kernel). Each kernel row also names the
-    variants that launch it, as the correctness table names them (the plan of the lab the file belongs to,
-    common.report.kernel_users); a helper kernel no variant launches names none."""
-    from . import report
-    from .table import width
+    variants that launch it, as the correctness table names them (common.plan.kernel_users, while common.lab.run
+    prints the lab's compile report); a helper kernel no variant launches names none."""
+    from .table import kernel_names, print_kernel_table, width
 
     rep = compile_report(path, arch, defines=defines)
     rows = [r for r in rep.rows() if kernels is None or r["kernel"] in kernels]
     head = tr("{file} compiled with NVRTC {version} for {arch}:", file=os.path.basename(path), version=nvrtc_version(),
               arch=rep.arch)
     print("\n" + head, file=file)
-    lab = report.lab_of_file(path) or report.lab_on_stack()[0]
-    used = report.kernel_users(lab, rep.arch, [r["kernel"] for r in rows]) if lab else {}
-    report.print_table(rows, file=file, used_by=used, width=width(head))
+    used = kernel_names([r["kernel"] for r in rows], rep.arch)
+    print_kernel_table(rows, file=file, used_by=used, width=width(head))
     if excerpt_of and excerpt_of in rep.kernels:
         ex = sass_excerpt(rep.kernels[excerpt_of].sass)
         if ex:

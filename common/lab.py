@@ -512,9 +512,10 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     if bench is not None and hasattr(bench, "extra_checks"):
         ok = bool(bench.extra_checks(args)) and ok
     if bench is not None and hasattr(bench, "compile_report"):
-        from . import report
+        from . import plan, table
 
-        with report.compiling(lab.__package__ or lab.__name__, args.arch):    # its tables name each kernel's variants
+        name = lab.__package__ or lab.__name__                  # its tables name the variants of each kernel
+        with table.naming(lambda kernels, arch: plan.kernel_users(name, arch or args.arch, kernels)):
             bench.compile_report(args)
     config.print_used()
     if not gpu:

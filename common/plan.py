@@ -20,8 +20,14 @@ A lab takes part through two optional functions:
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
+import importlib.util
 import inspect
+import io
 import math
+import re
 from dataclasses import dataclass, field
 
 from . import device
@@ -281,3 +287,50 @@ def fmt_size(size) -> str:
     if isinstance(size, (tuple, list)):
         return "x".join(str(s) for s in size)
     return str(size)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Which variants launch a kernel: the names a compile report shows beside each kernel (common.table.naming)
+# ---------------------------------------------------------------------------------------------------------------------
+_RUNG = re.compile(r"^(.*?_\d{2})[a-z]?(?:_|$)")   # softmax_05_block_row_f32_scalar -> softmax_05
+
+
+def kernel_users(lab: str, arch: str = device.DEFAULT_ARCH, kernels: list[str] | None = None) -> dict:
+    """{kernel: [variant, ...]}: the variants whose launches (the lab's plan on the GPU of `arch`,
+    make()) use each kernel, in the lab's order. A kernel of `kernels` the plan does not launch (a fallback
+    such as *_scalar, a dtype the benchmark case does not take) takes the variants of the plan's kernels of its rung
+    (softmax_05_block_row_f32_scalar: those of softmax_05_*); one no variant names (a helper) is left out."""
+    named, order = _plan_users(lab, arch)
+    out = {k: list(v) for k, v in named.items()}
+    for k in kernels or ():
+        m = _RUNG.match(k)
+        if k in out or not m:
+            continue
+        found = {v for other, vs in named.items() if (_RUNG.match(other) or [None, None])[1] == m.group(1)
+                 for v in vs}
+        if found:
+            out[k] = sorted(found, key=lambda n: order.index(n) if n in order else len(order))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _plan_users(lab: str, arch: str) -> tuple[dict, list]:
+    """({kernel: (variant, ...)}, [variant names in order]) of the lab's plan for `arch`; empty where the lab has
+    no plan (or it cannot be made here: the names are a help, never a reason for a compile report to fail)."""
+    try:
+        lab_mod = importlib.import_module(lab + ".lab")
+        bench = importlib.import_module(lab + ".bench") if importlib.util.find_spec(lab + ".bench") else None
+        gpu = device.current(arch)
+        if gpu.arch != device.arch_info(arch).arch:
+            gpu = device.profile_info(device.arch_info(arch).example)
+        with contextlib.redirect_stdout(io.StringIO()):
+            p = make(lab_mod, bench, gpu)
+    except Exception:  # noqa: BLE001 - any failure only means no names
+        return {}, []
+    order = [v.name for v in p.variants]
+    out: dict[str, list[str]] = {}
+    for x in p.launches:
+        if x.variant and x.variant not in out.setdefault(x.kernel, []):
+            out[x.kernel].append(x.variant)
+    return ({k: tuple(sorted(v, key=lambda n: order.index(n) if n in order else len(order)))
+             for k, v in out.items() if v}, order)

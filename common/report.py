@@ -6,17 +6,11 @@ library versions, date and git commit. Labs add their own columns (vs_peer, sect
 """
 from __future__ import annotations
 
-import contextlib
 import datetime
-import functools
-import importlib
-import importlib.util
-import io
 import json
 import math
 import os
 import platform
-import re
 import subprocess
 import sys
 
@@ -25,7 +19,6 @@ from .i18n import tr
 from .table import _fmt  # noqa: F401 - the report API
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-USED_BY = "used by"      # the compile report's column: the variants (correctness-table names) that launch a kernel
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -35,136 +28,16 @@ def print_table(rows: list[dict], columns: list[str] | None = None, *, title: st
                 used_by: dict | None = None, width: int = 0) -> None:
     """A plain aligned table (common.table.print_table). A table with a "kernel" column also says which variants
     launch each kernel, under the names the correctness table gives them: `used_by` {kernel: [variant, ...]}, or,
-    left out, worked out from the lab's plan while the lab's compile_report hook is printing (kernel_users).
-    The names never make a line longer than the table (or its title, or `width`) already was: a "used by" column
-    where it fits (a variant a line where a kernel has several), else a line under each kernel row."""
+    left out, the names of the lab whose compile report is printing (common.table.naming, set by common.lab.run)."""
     cols = list(columns or (rows[0].keys() if rows else []))
-    if used_by is None and "kernel" in cols and not {"variant", USED_BY} & set(cols):
-        lab, arch = lab_on_stack()
-        if lab:
-            used_by = kernel_users(lab, arch or _arch_of(rows), [str(r.get("kernel", "")) for r in rows])
-    names = {str(r.get("kernel")): list(used_by.get(str(r.get("kernel")), ())) for r in rows} if used_by else {}
-    if not any(names.values()):
-        table.print_table(rows, columns, title=title, file=file)
-        return
-    if title:
-        print(f"\n{tr(title)}", file=file)
-        width = max(width, table.width(tr(title)))
-    heads = [tr(c) for c in cols]
-    cells = [[_fmt(r.get(c)) for c in cols] for r in rows]
-    widths = [max(table.width(h), *(table.width(row_[i]) for row_ in cells)) for i, h in enumerate(heads)]
-    line = sum(widths) + 2 * (len(widths) - 1)
-    width = max(width, line)
-    used = [names[str(r.get("kernel"))] for r in rows]
-    head = tr(USED_BY)
-    room = width - line - 2
-    need = max(table.width(head), *(table.width("; ".join(u)) for u in used))
-
-    def show(parts):
-        print("  ".join(table._pad(v, w) for v, w in zip(parts, widths + [0])).rstrip(), file=file)
-
-    if room >= need:                                   # one more column, one line a row
-        show(heads + [head])
-        print("  ".join("-" * w for w in widths + [need]), file=file)
-        for row_, u in zip(cells, used):
-            show(row_ + ["; ".join(u)])
-    elif room >= (one := max(table.width(head), *(table.width(n) for u in used for n in u))):
-        show(heads + [head])                          # one more column, a variant a line
-        print("  ".join("-" * w for w in widths + [one]), file=file)
-        for row_, u in zip(cells, used):
-            show(row_ + (u[:1] or [""]))
-            for more in u[1:]:
-                show([""] * len(widths) + [more])
-    else:                                             # no room for a column: the names under the kernel's row
-        show(heads)
-        print("  ".join("-" * w for w in widths), file=file)
-        for row_, u in zip(cells, used):
-            show(row_)
-            said = tr("used by: {variants}", variants="; ".join(u))
-            if u and table.width(said) + 2 > width:        # too long for one line: a line a variant
-                for name in u:
-                    print("  " + tr("used by: {variants}", variants=name), file=file)
-            elif u:
-                print("  " + said, file=file)
-
-
-_LAB_DIR = re.compile(r"^(phase\d+_\w+)/(lab\d+\w*)/")
-
-
-_COMPILING: list[tuple[str, str | None]] = []       # the compile report being printed: (lab, arch), set by run()
-
-
-@contextlib.contextmanager
-def compiling(lab_name: str, arch: str | None):
-    """While a lab's compile_report(args) hook runs (common.lab.run wraps the call): its kernel tables name the
-    variants that launch each kernel (kernel_users); tables printed elsewhere (a benchmark's) are left as they are."""
-    _COMPILING.append((lab_name, arch))
-    try:
-        yield
-    finally:
-        _COMPILING.pop()
-
-
-def lab_on_stack() -> tuple[str | None, str | None]:
-    """(lab, arch) of the compile report being printed (compiling()), or (None, None)."""
-    return _COMPILING[-1] if _COMPILING else (None, None)
-
-
-def lab_of_file(path: str) -> str | None:
-    """The lab a file belongs to: phase2_cuda/lab07_softmax/kernels.cu -> "phase2_cuda.lab07_softmax"."""
-    m = _LAB_DIR.match(os.path.relpath(os.path.abspath(path), ROOT).replace(os.sep, "/"))
-    return f"{m.group(1)}.{m.group(2)}" if m else None
+    if used_by is None and "kernel" in cols and not {"variant", table.USED_BY} & set(cols):
+        used_by = table.kernel_names([str(r.get("kernel", "")) for r in rows], _arch_of(rows))
+    table.print_kernel_table(rows, columns, title=title, file=file, used_by=used_by, width=width)
 
 
 def _arch_of(rows: list[dict]) -> str:
     archs = {str(r["arch"]) for r in rows if r.get("arch")}
     return archs.pop() if len(archs) == 1 else device.DEFAULT_ARCH
-
-
-_RUNG = re.compile(r"^(.*?_\d{2})[a-z]?(?:_|$)")   # softmax_05_block_row_f32_scalar -> softmax_05
-
-
-def kernel_users(lab: str, arch: str = device.DEFAULT_ARCH, kernels: list[str] | None = None) -> dict:
-    """{kernel: [variant, ...]}: the variants whose launches (the lab's plan on the GPU of `arch`,
-    common.plan.make) use each kernel, in the lab's order. A kernel of `kernels` the plan does not launch (a fallback
-    such as *_scalar, a dtype the benchmark case does not take) takes the variants of the plan's kernels of its rung
-    (softmax_05_block_row_f32_scalar: those of softmax_05_*); one no variant names (a helper) is left out."""
-    named, order = _plan_users(lab, arch)
-    out = {k: list(v) for k, v in named.items()}
-    for k in kernels or ():
-        m = _RUNG.match(k)
-        if k in out or not m:
-            continue
-        found = {v for other, vs in named.items() if (_RUNG.match(other) or [None, None])[1] == m.group(1)
-                 for v in vs}
-        if found:
-            out[k] = sorted(found, key=lambda n: order.index(n) if n in order else len(order))
-    return out
-
-
-@functools.lru_cache(maxsize=None)
-def _plan_users(lab: str, arch: str) -> tuple[dict, list]:
-    """({kernel: (variant, ...)}, [variant names in order]) of the lab's plan for `arch`; empty where the lab has
-    no plan (or it cannot be made here: the names are a help, never a reason for a compile report to fail)."""
-    from . import plan
-
-    try:
-        lab_mod = importlib.import_module(lab + ".lab")
-        bench = importlib.import_module(lab + ".bench") if importlib.util.find_spec(lab + ".bench") else None
-        gpu = device.current(arch)
-        if gpu.arch != device.arch_info(arch).arch:
-            gpu = device.profile_info(device.arch_info(arch).example)
-        with contextlib.redirect_stdout(io.StringIO()):
-            p = plan.make(lab_mod, bench, gpu)
-    except Exception:  # noqa: BLE001 - any failure only means no names
-        return {}, []
-    order = [v.name for v in p.variants]
-    out: dict[str, list[str]] = {}
-    for x in p.launches:
-        if x.variant and x.variant not in out.setdefault(x.kernel, []):
-            out[x.kernel].append(x.variant)
-    return ({k: tuple(sorted(v, key=lambda n: order.index(n) if n in order else len(order)))
-             for k, v in out.items() if v}, order)
 
 
 def git_commit() -> str:

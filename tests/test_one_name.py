@@ -116,9 +116,17 @@ def test_a_wide_column_fits_or_moves_under_the_row(capsys):
 
 
 def test_a_fallback_kernel_takes_its_rungs_variants():
-    users = report.kernel_users("phase2_cuda.lab07_softmax", "sm_90",
+    users = plan.kernel_users("phase2_cuda.lab07_softmax", "sm_90",
                                 ["softmax_05_block_row_f32_scalar", "softmax_01a_row_max", "no_such_helper"])
     assert users["softmax_05_block_row_f32_scalar"] == ["cuda 05 registers, 16-byte loads"]
     assert users["softmax_01a_row_max"] == ["cuda 01 three kernels"]
     assert "no_such_helper" not in users
-    assert report.lab_of_file("phase4_optimization/lab02_fusion/kernels.cu") == "phase4_optimization.lab02_fusion"
+
+
+def test_names_only_inside_a_compile_report(capsys):
+    rows = [{"kernel": "k_01_a", "regs": 32}]
+    with table.naming(lambda kernels, arch: {"k_01_a": ["cuda 01 one"]}):
+        report.print_table(rows)
+    assert "used by: cuda 01 one" in capsys.readouterr().out
+    report.print_table(rows)
+    assert "used by" not in capsys.readouterr().out
