@@ -39,7 +39,7 @@ def _expected_hmma(cfg) -> int:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("cfg", tc.CONFIGS, ids=tc.short)
 def test_every_config_compiles_without_spills_with_hmma_ldsm_ldgsts(cfg, arch):
-    rep = cuda.compile_report(tc.CU, arch, defines=cfg)
+    rep = cuda.compile_report(tc.CU, arch, defines=tc.defines("bfloat16", "bfloat16", cfg))
     k = rep.kernels["tc_02_mma_sync"]
     assert k.registers > 0 and k.spills == 0, f"tc_02 spills on {arch}: {k.spill_stores}/{k.spill_loads} B"
     assert k.registers <= 255
@@ -64,8 +64,7 @@ def test_every_config_compiles_without_spills_with_hmma_ldsm_ldgsts(cfg, arch):
 
 def test_fp16_inputs_and_fp32_output_compile():
     """The other branches of the dtype macros (bf16 in / bf16 out is the default, compiled above)."""
-    defines = {"IN_FP16": 1, "OUT_F32": 1}
-    rep = cuda.compile_report(tc.CU, "sm_90", defines=dict(tc.DEFAULT_CONFIG, **defines))
+    rep = cuda.compile_report(tc.CU, "sm_90", defines=tc.defines("float16", "float32"))
     for name in ("tc_01_wmma", "tc_02_mma_sync"):
         assert rep.kernels[name].spills == 0
     mma = [ln for ln in rep.ptx.splitlines() if "mma.sync.aligned.m16n8k16" in ln]
@@ -234,7 +233,7 @@ def test_plan_on_hopper_lists_every_wgmma_build_with_one_block_per_sm(no_overrid
     assert {x.variant for x in w} == set(WGMMA_NAMES) and all(x.arch == "sm_90a" for x in w)
     assert all(x.grid == (g.sms,) and x.dyn_smem <= g.smem_per_block_optin for x in w)
     cl2 = [x for x in w if x.variant == tc.WGMMA_CLUSTER_NAME]
-    assert cl2 and all(x.defines.get("CLUSTER") == 2 and "EPI_TMA" not in x.defines for x in cl2)
+    assert cl2 and all(x.defines["CLUSTER"] == 2 and x.defines["EPI_TMA"] == 0 for x in cl2)
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(H200, tc.TUNED + ".json")), reason="no committed H200 record")

@@ -98,9 +98,11 @@ def test_the_shared_primitives_come_from_hopper_cuh():
 
 
 def test_python_constants_match_the_kernel_file():
-    defs = dict(re.findall(r"^#define (\w+) (\d+)\b", CU, re.M))
-    assert int(defs["BM"]) == wg.BM and int(defs["BN"]) == wg.BN and int(defs["BK"]) == wg.BK
-    assert int(defs["STAGES"]) == wg.STAGES and int(defs["CONSUMERS"]) == wg.CONSUMERS
+    # the shape has one home, wgmma_kernel.CONFIG; the .cu's static_asserts accept exactly those values
+    fixed = dict(re.findall(r"static_assert\((\w+) == (\d+),", CU))
+    assert {k: int(v) for k, v in fixed.items()} == {k: wg.CONFIG[k] for k in ("BM", "BN", "BK", "CONSUMERS")}
+    assert (wg.BM, wg.BN, wg.BK, wg.STAGES, wg.CONSUMERS) == tuple(wg.CONFIG[k] for k in
+                                                                  ("BM", "BN", "BK", "STAGES", "CONSUMERS"))
     # the descriptors the Python model checks are the ones the kernel builds
     assert "wgmma_desc_128b(a0 + 32 * kk, 16, 1024)" in CU
     assert "wgmma_desc_128b(b0 + 2048 * kk, B_BOX_BYTES, 1024)" in CU
@@ -109,7 +111,7 @@ def test_python_constants_match_the_kernel_file():
     assert '#define TNSP_B "1"' in CU and '#define TNSP_B "0"' in CU
     assert "wgmma_desc_128b(b0 + 32 * kk, 16, 1024)" in CU             # the B_KMAJOR fallback
     # EPI_TMA: its stage count, C boxes and the st.shared address the NumPy model mirrors
-    assert re.search(r"#if EPI_TMA && C_PASSES == 1\n#define STAGES (\d+)", CU).group(1) == str(wg.EPI_STAGES)
+    assert wg.defines(tma_store=True)["STAGES"] == wg.EPI_STAGES and wg.defines()["STAGES"] == wg.CONFIG["STAGES"]
     assert wg.stages(True, 1) == wg.EPI_STAGES and wg.stages(True, 2) == wg.stages() == wg.STAGES
     assert "#define C_BOX_BYTES (64 * 64 * 2)" in CU and wg.C_BOX_BYTES == 64 * 64 * 2
     assert "#define C_BOXES (4 / C_PASSES)" in CU

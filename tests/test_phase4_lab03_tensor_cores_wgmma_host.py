@@ -211,7 +211,8 @@ def test_grid_is_one_block_per_sm_of_the_gpu_asked_about():
         assert wg.grid_size(8192, 8192, gpu=g) == g.sms
         blocks, smem, defs = wg.launch_shape(8192, 8192, "bfloat16", False, 2, True, 1, gpu=g)
         assert blocks == g.sms // 2 * 2 and smem == wg.smem_bytes(True, 1)
-        assert defs == {"GEMM_F16": 0, "MBAR_TIMEOUT": 1, "B_KMAJOR": 0, "CLUSTER": 2, "EPI_TMA": 1}
+        assert defs == dict(wg.CONFIG, GEMM_F16=0, MBAR_TIMEOUT=1, B_KMAJOR=0, CLUSTER=2, EPI_TMA=1, C_PASSES=1,
+                            EPI_OPS=0, STAGES=wg.EPI_STAGES)
     assert wg.launch_cluster(128, 2) == 1 and wg.launch_cluster(129, 2) == 2     # one tile row: no partner
 
 

@@ -153,10 +153,13 @@ def ceiling_facts(c: dict) -> list[dict]:
              "value": c["target_fraction_of_ceiling"], "unit": ""}]
 
 
-def mma_peak_launch(like, iters: int = 4096, chains: int = 8) -> tuple:
+def mma_peak_launch(like, iters: int = 4096) -> tuple:
     """(a zero-argument launch of tc_00_mma_peak over one full wave, the FLOPs it does): the ceiling measurement
-    here and tools/profile.py's mma_peak case run the same launch (L.peak_blocks: the plan lists it too)."""
-    k = L._kernel("tc_00_mma_peak", tuple(sorted(L._defines("bfloat16", "bfloat16", None).items())), 0)
+    here and tools/profile.py's mma_peak case run the same launch (L.peak_blocks: the plan lists it too). The chains
+    per warp are the build's PEAK_CHAINS (mma_configs.CONFIG)."""
+    defs = L._defines("bfloat16", "bfloat16", None)
+    chains = defs["PEAK_CHAINS"]
+    k = L._kernel("tc_00_mma_peak", tuple(sorted(defs.items())), 0)
     blocks = L.peak_blocks(int(k.attributes["num_regs"]), device.info())
     threads = L.PEAK_THREADS
     out = arrays.empty((blocks * threads,), "float32", like)
@@ -176,7 +179,8 @@ def mma_ceiling(n: int = 4096, rounds: int = 3) -> dict:
     cub = ts["cublas"].tflops(2.0 * n ** 3)
     a = b = c = peak = None
     _free()
-    return {"what": "mma.sync m16n8k16 bf16 issue ceiling (tc_00_mma_peak, 8 chains/warp, 8 warps/block)",
+    return {"what": f"mma.sync m16n8k16 bf16 issue ceiling (tc_00_mma_peak, {L.CONFIG['PEAK_CHAINS']} chains/warp, "
+                    f"{L.PEAK_THREADS // 32} warps/block)",
             "mma_peak_tflops": peak_tflops, "cublas_tflops": cub, "ceiling_vs_cublas": peak_tflops / cub,
             "target_fraction_of_ceiling": L.TARGET * cub / peak_tflops, "steady": steady, "rounds_run": tries}
 

@@ -1,4 +1,5 @@
-"""Lab 4.3, the CUDA C rungs 01 (tc_01_wmma) and 02 (tc_02_mma_sync) of kernels.cu: their grids and -D defines,
+"""Lab 4.3, the CUDA C rungs 01 (tc_01_wmma) and 02 (tc_02_mma_sync) of kernels.cu: their grids and -D defines
+(defines: mma_configs.CONFIG, the config asked for, the build's dtypes - every compile of kernels.cu takes them),
 compiling and launching them (gemm_wmma, gemm_mma), the launch a plan lists for rung 02 (mma_launch), and what the
 compiler made of both (compile_rows: lab 4.4 builds its tile table on it)."""
 from __future__ import annotations
@@ -10,13 +11,15 @@ import numpy as np
 
 from common import arrays, cuda, device, lab, plan
 
-from .mma_configs import DEFAULT_CONFIG, config_smem, config_threads, mma_config, short, validate_config
+from .mma_configs import CONFIG, DEFAULT_CONFIG, config_smem, config_threads, mma_config, short, validate_config
 from .operands import prepare, vec_flags
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CU = os.path.join(HERE, "kernels.cu")
 TC_ARCHS = ("sm_80+",)          # bf16 mma.sync, cp.async, ldmatrix: compute capability 8.0 and later
-WMMA_TILE = (64, 64)
+WMMA_TILE = (CONFIG["WMMA_BM"], CONFIG["WMMA_BN"])     # tc_01's block tile (CONFIG; fixed by its warp layout)
+BUILD_DEFINES = ("IN_FP16", "OUT_F32")                 # chosen per build by defines()'s dtype arguments
+DTYPE_NAMES = ("bfloat16", "float16")
 
 
 def _available() -> tuple[bool, str]:
@@ -30,9 +33,10 @@ def _available() -> tuple[bool, str]:
 
 def wmma_grid(m: int, n: int) -> tuple[int, int, int]:
     """tc_01_wmma's grid: one block of 128 threads per 64 x 64 tile of C, (column tiles, row tiles)."""
-    grid_n, grid_m = -(-n // WMMA_TILE[1]), -(-m // WMMA_TILE[0])
+    bm, bn = CONFIG["WMMA_BM"], CONFIG["WMMA_BN"]
+    grid_n, grid_m = -(-n // bn), -(-m // bm)
     if grid_m > 65535:
-        raise ValueError(f"a: M = {m} needs {grid_m} > 65535 row blocks of {WMMA_TILE[0]}")
+        raise ValueError(f"a: M = {m} needs {grid_m} > 65535 row blocks of {bm}")
     return grid_n, grid_m, 1
 
 
@@ -44,11 +48,25 @@ def mma_grid(m: int, n: int, cfg: dict) -> tuple[int, int, int]:
     return tiles, 1, 1
 
 
-def _defines(dtype: str, out_dt: str, cfg: dict | None) -> dict:
-    d = {"IN_FP16": int(dtype == "float16"), "OUT_F32": int(out_dt == "float32")}
-    if cfg:
-        d.update(cfg)
+def defines(dtype: str = "bfloat16", out_dt: str | None = None, cfg: dict | None = None) -> dict:
+    """kernels.cu's -D values for one build: the whole mma_configs.CONFIG, with rung 02's tile keys replaced by `cfg`'s
+    (a config as validate_config takes it: keys it leaves out keep CONFIG's values), and the build's IN_FP16
+    (dtype: bfloat16 or float16) and OUT_F32 (out_dt float32; default: the inputs' dtype). Every path that compiles
+    kernels.cu passes this whole set; the file has no value of its own."""
+    if dtype not in DTYPE_NAMES:
+        raise ValueError(f"dtype: expected one of {DTYPE_NAMES}, got {dtype!r}")
+    unknown = sorted(set(cfg or {}) - set(CONFIG))
+    if unknown:
+        raise ValueError(f"config: unknown keys {unknown} (kernels.cu's knobs: {', '.join(CONFIG)})")
+    d = {k: int(v) for k, v in CONFIG.items()}
+    d.update({k: int(v) for k, v in (cfg or {}).items()})
+    d.update({"IN_FP16": int(dtype == "float16"), "OUT_F32": int((out_dt or dtype) == "float32")})
     return d
+
+
+def _defines(dtype: str, out_dt: str, cfg: dict | None) -> dict:
+    """defines() under its older name (bench.py, bench_timing.py, lab 4.4 reach it as lab._defines)."""
+    return defines(dtype, out_dt, cfg)
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,7 +127,7 @@ def compile_rows(arch: str, configs=None) -> list[dict]:
     """Registers, shared memory, spills and the tensor-core instruction census of both rungs, per config."""
     rows = []
     for i, cfg in enumerate(configs if configs is not None else [DEFAULT_CONFIG]):
-        rep = cuda.compile_report(CU, arch, defines=cfg)
+        rep = cuda.compile_report(CU, arch, defines=defines("bfloat16", "bfloat16", cfg))
         names = ["tc_01_wmma", "tc_02_mma_sync"] if i == 0 else ["tc_02_mma_sync"]
         for name in names:
             k = rep.kernels[name]

@@ -29,11 +29,13 @@
 #include <mma.h>
 #include "mma_sm80.cuh"      // cp.async (cp_async.cuh), ldmatrix, mma_16816, the XOR swizzle
 
+// Every compile-time value of this file comes from Python as -DNAME=VALUE: mma_configs.CONFIG (the tile knobs below)
+// and the build's IN_FP16 / OUT_F32 (cuda_rungs.defines); none has a default here, a compile without one stops.
 #ifndef IN_FP16
-#define IN_FP16 0
+#error "IN_FP16 is set by defines(dtype) in cuda_rungs.py (the inputs' dtype: 0 bf16, 1 fp16)"
 #endif
 #ifndef OUT_F32
-#define OUT_F32 0
+#error "OUT_F32 is set by defines(dtype, out_dtype) in cuda_rungs.py (1: fp32 output, 0: the inputs' dtype)"
 #endif
 
 #if IN_FP16
@@ -91,8 +93,13 @@ __device__ __forceinline__ void store_pair(out_t* p, float x, float y) {
 //   leave the tensor cores idle most of the time. The SASS adds a reason: NVRTC 13.0 loads the fragments with
 //   generic LD instructions (it does not prove the pointers shared), 32 of them for 16 HMMA per k-step, where
 //   rung 02 needs 8 ldmatrix for 64.
-#define WMMA_BM 64
-#define WMMA_BN 64
+#ifndef WMMA_BM
+#error "WMMA_BM is set by CONFIG in mma_configs.py (edit it there)"
+#endif
+#ifndef WMMA_BN
+#error "WMMA_BN is set by CONFIG in mma_configs.py (edit it there)"
+#endif
+static_assert(WMMA_BM == 64 && WMMA_BN == 64, "WMMA_BM, WMMA_BN: 64 (4 warps in a 2 x 2 grid of 32 x 32 warp tiles)");
 #define WMMA_BK 32
 #define WMMA_PAD 8
 
@@ -235,35 +242,40 @@ extern "C" __global__ void __launch_bounds__(128) tc_01_wmma(int M, int N, int K
 //   it - the fixed gap after each HMMA stays, and two warps per scheduler remain; 0.55-0.65x cuBLAS, so the 0.65x
 //   target is within reach only at the top of that range.
 #ifndef BM
-#define BM 128
+#error "BM is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set BM=...)"
 #endif
 #ifndef BN
-#define BN 256
+#error "BN is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set BN=...)"
 #endif
 #ifndef BK
-#define BK 32
+#error "BK is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set BK=...)"
 #endif
 #ifndef WM
-#define WM 64
+#error "WM is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set WM=...)"
 #endif
 #ifndef WN
-#define WN 64
+#error "WN is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set WN=...)"
 #endif
 #ifndef STAGES
-#define STAGES 4
+#error "STAGES is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set STAGES=...)"
 #endif
 #ifndef GROUP_M
-#define GROUP_M 8
+#error "GROUP_M is set by CONFIG in mma_configs.py (edit it there)"
 #endif
+// MIN_BLOCKS: __launch_bounds__'s blocks per SM: 2 caps registers at 65536 / (2 NTHREADS)
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1                 // __launch_bounds__'s blocks per SM: 2 caps registers at 65536 / (2 NTHREADS)
+#error "MIN_BLOCKS is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set MIN_BLOCKS=...)"
 #endif
+// DB = 1: the fragments of 16-deep step kk + 1 are loaded (ldmatrix) before step kk's mma.sync, into a second set
+//   of registers (an attempt; see the README)
 #ifndef DB
-#define DB 0                         // 1: the fragments of 16-deep step kk + 1 are loaded (ldmatrix) before step kk's
-#endif                               //    mma.sync, into a second set of registers (an attempt; see the README)
+#error "DB is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set DB=...)"
+#endif
+// XT = 1: the cross-tile main loop (attempt 2, "XT" below); fragments always double-buffered there, so DB must
+//   stay 0
 #ifndef XT
-#define XT 0                         // 1: the cross-tile main loop (attempt 2, "XT" below); fragments always double-
-#endif                               //    buffered there, so DB must stay 0
+#error "XT is set by CONFIG in mma_configs.py (python -m phase4_optimization.lab03_tensor_cores --set XT=...)"
+#endif
 
 #define WARPS_M (BM / WM)
 #define WARPS_N (BN / WN)
@@ -571,8 +583,9 @@ tc_02_mma_sync(int M, int N, int K, const in_t* __restrict__ A, int lda, const i
 // Why it is here: rung 02's target is a fraction of cuBLAS, which on sm_90 runs wgmma. This kernel measures how many
 //   TFLOP/s mma.sync itself can issue on the GPU at hand, so the README can say how far rung 02 is from the
 //   instruction's own ceiling and whether a target is reachable with it at all.
+// PEAK_CHAINS: independent mma.sync chains per warp (mma_configs.CONFIG)
 #ifndef PEAK_CHAINS
-#define PEAK_CHAINS 8
+#error "PEAK_CHAINS is set by CONFIG in mma_configs.py (edit it there)"
 #endif
 extern "C" __global__ void __launch_bounds__(256) tc_00_mma_peak(int iters, float* __restrict__ out) {
     const unsigned one = 0x3F803F80u ^ (threadIdx.x & 1u);   // a pair of 16-bit values near 1, per-thread different

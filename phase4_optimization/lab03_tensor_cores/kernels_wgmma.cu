@@ -107,44 +107,60 @@
 // parity (r - 1) & 1; round 0 needs no wait (the ring starts empty). Neither side can get two phases ahead of
 // the other, so one parity bit is enough.
 
-#ifndef GEMM_F16
-#define GEMM_F16 0            // 0: bf16 inputs/outputs, 1: fp16
+// Every compile-time value of this file comes from Python as -DNAME=VALUE: wgmma_kernel.CONFIG (the shape, the ring
+// depth, GROUP_M, MBAR_TIMEOUT) and the build's GEMM_F16, B_KMAJOR, CLUSTER, EPI_TMA, C_PASSES, EPI_OPS
+// (wgmma_kernel.defines); none has a default here, and a compile without one stops with an #error naming it.
+#ifndef GEMM_F16              // 0: bf16 inputs/outputs, 1: fp16
+#error "GEMM_F16 is set by defines(dtype) in wgmma_kernel.py (the build's dtype)"
 #endif
-#ifndef EPI_TMA
-#define EPI_TMA 0             // 1: C leaves through a shared-memory buffer and TMA stores (below), 3 stages
+#ifndef EPI_TMA               // 1: C leaves through a shared-memory buffer and TMA stores (below), 3 stages
+#error "EPI_TMA is set by defines(tma_store) in wgmma_kernel.py (the build's epilogue; --set WGMMA_TMA_STORE=1)"
 #endif
-#ifndef C_PASSES
-#define C_PASSES 1            // EPI_TMA: 1 = the whole 128 x 256 C tile staged at once, 2 = in two halves of columns
+#ifndef C_PASSES              // EPI_TMA: 1 = the whole 128 x 256 C tile staged at once, 2 = in two halves of columns
+#error "C_PASSES is set by defines(c_passes) in wgmma_kernel.py (the build's C passes; --set WGMMA_C_PASSES=2)"
 #endif
 #if C_PASSES != 1 && C_PASSES != 2
 #error "C_PASSES: 1 or 2"
 #endif
-#ifndef STAGES
-#if EPI_TMA && C_PASSES == 1
-#define STAGES 3              // the C buffer (64 KiB) takes the fourth stage's room
-#else
-#define STAGES 4
+#ifndef STAGES                // the ring's depth: CONFIG's STAGES (4); EPI_TMA with C_PASSES = 1 takes EPI_STAGES (3):
+#error "STAGES is set by CONFIG in wgmma_kernel.py (STAGES, or EPI_STAGES for the TMA-store build; edit them there)"
+#endif                        // the C buffer (64 KiB) takes the fourth stage's room
+#ifndef GROUP_M               // tile rows per group of the persistent order (L2 reuse)
+#error "GROUP_M is set by CONFIG in wgmma_kernel.py (edit it there)"
 #endif
+#ifndef B_KMAJOR              // 1: B arrives transposed (N x K, K contiguous) -- the fallback layout, see below
+#error "B_KMAJOR is set by defines(b_kmajor) in wgmma_kernel.py (the build's B layout; WGMMA_B_KMAJOR=1 in the environment)"
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8             // tile rows per group of the persistent order (L2 reuse)
+#ifndef CLUSTER               // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
+#error "CLUSTER is set by defines(cluster) in wgmma_kernel.py (the build's cluster size; --set WGMMA_CLUSTER=2)"
 #endif
-#ifndef B_KMAJOR
-#define B_KMAJOR 0            // 1: B arrives transposed (N x K, K contiguous) -- the fallback layout, see below
-#endif
-#ifndef CLUSTER
-#define CLUSTER 1             // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
-#endif
-#ifndef EPI_OPS
-#define EPI_OPS 0             // fused epilogue bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col] (below)
+#ifndef EPI_OPS               // fused epilogue bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col] (below)
+#error "EPI_OPS is set by defines(epi_ops) in wgmma_kernel.py (the build's fused epilogue, from gemm_wgmma's arguments)"
 #endif
 #if EPI_OPS < 0 || EPI_OPS > 7
 #error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual)"
 #endif
-#ifndef MBAR_TIMEOUT
-#define MBAR_TIMEOUT 1        // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
+#ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
+#error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
 #endif
-
+// The compile-time shape (CONFIG's BM, BN, BK, CONSUMERS): fixed by the instructions and the layouts built on them,
+// so a value other than these is refused here rather than compiled into a kernel whose descriptors no longer fit.
+#ifndef BM
+#error "BM is set by CONFIG in wgmma_kernel.py (128: fixed, see the static_assert below)"
+#endif
+#ifndef BN
+#error "BN is set by CONFIG in wgmma_kernel.py (256: fixed, see the static_assert below)"
+#endif
+#ifndef BK
+#error "BK is set by CONFIG in wgmma_kernel.py (64: fixed, see the static_assert below)"
+#endif
+#ifndef CONSUMERS
+#error "CONSUMERS is set by CONFIG in wgmma_kernel.py (2: fixed, see the static_assert below)"
+#endif
+static_assert(BM == 128, "BM: 128 rows, two consumer warpgroups of wgmma's M = 64 (the A box and C boxes assume it)");
+static_assert(BN == 256, "BN: 256, one wgmma.m64n256k16 per 16-deep step (its 128 accumulators, four 64-wide B boxes)");
+static_assert(BK == 64, "BK: 64 16-bit elements = one 128-byte swizzled row (the descriptors' +32 B per 16 K)");
+static_assert(CONSUMERS == 2, "CONSUMERS: 2 warpgroups of 64 rows make BM = 128 (setmaxnreg's split assumes 3 groups)");
 #if CLUSTER != 1 && CLUSTER != 2
 #error "CLUSTER: 1 or 2"
 #endif
@@ -156,10 +172,6 @@
 #else
 #define CLUSTER_ATTR
 #endif
-#define BM 128
-#define BN 256
-#define BK 64
-#define CONSUMERS 2
 #define THREADS (128 * (CONSUMERS + 1))
 #define A_STAGE_BYTES (BM * BK * 2)          // 16 KiB
 #define B_BOX_BYTES (64 * BK * 2)            // 8 KiB: one {64 N, 64 K} box

@@ -17,8 +17,10 @@ You will learn
     the general code) removes them (tools/profile.py shows the before and after);
   * rung 03 (gemm_wgmma_tma, sm_90a, kernels_wgmma.cu + wgmma.py): Hopper's warpgroup MMA reading operands from
     shared memory through descriptors, fed by TMA tile copies on an mbarrier ring, with warp specialization;
-  * tile parameters as -D defines (BM, BN, BK, WM, WN, STAGES), validated in Python (shared memory within this GPU's
-    opt-in limit per block, warps tile the block, registers), and a small CONFIGS list that --tune times at 4096^3
+  * tile parameters as -D defines (BM, BN, BK, WM, WN, STAGES; every compile-time value of both .cu files is set
+    in Python - mma_configs.CONFIG, wgmma_kernel.CONFIG - and reaches the kernel as -D), validated in Python
+    (shared memory within this GPU's opt-in limit per block, warps tile the block, registers), and a small CONFIGS
+    list that --tune times at 4096^3
     (lab 4.4 sweeps it); --tune also times rung 03's builds (clusters, epilogues) on sm_90: each GPU's winners are
     recorded in results/, none is written into a kernel; `--set STAGES=3` (or any key) overrides one for a run;
   * the same product in Triton (tl.dot; on Hopper the compiler emits wgmma itself), and cuBLAS via torch/CuPy;
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 
 import numpy as np
 
@@ -72,11 +75,11 @@ from common.triton_support import INTERPRETER
 # The lab's modules. Each import names everything the module offers, used here or not: lab 4.4, tools/profile.py, the
 # course's exercises, bench.py and the tests reach those names as lab.X (hence noqa: F401, re-exports).
 from . import wgmma as wg
-from .cuda_rungs import (CU, HERE, TC_ARCHS, WMMA_TILE, _available, _defines, _kernel, _run,  # noqa: F401
-                         compile_rows, gemm_mma, gemm_wmma, mma_grid, mma_launch, wmma_grid)
-from .mma_configs import (CONFIG_KEYS, CONFIGS, DEFAULT_CONFIG, OPTIONAL, TUNED, _cfg, _check_winner,  # noqa: F401
-                          config_problems, config_smem, config_threads, ldmatrix_conflicts, mma_config, short,
-                          swizzle, validate_config)
+from .cuda_rungs import (BUILD_DEFINES, CU, HERE, TC_ARCHS, WMMA_TILE, _available, _defines, _kernel,  # noqa: F401
+                         _run, compile_rows, defines, gemm_mma, gemm_wmma, mma_grid, mma_launch, wmma_grid)
+from .mma_configs import (CONFIG, CONFIG_KEYS, CONFIGS, DEFAULT_CONFIG, OPTIONAL, OPTIONAL_KEYS, TILE_KEYS,  # noqa: F401
+                          TUNED, _cfg, _check_winner, config_problems, config_smem, config_threads, ldmatrix_conflicts,
+                          mma_config, short, swizzle, validate_config)
 from .operands import (DTYPES, MAX_DIM, VEC_A, VEC_B, VEC_C, _elem_strides, _row_stride, prepare,  # noqa: F401
                        vec_flags)
 from .triton_gemm import (TRITON_COMPACT, TRITON_CONFIGS, TRITON_INTERPRETER, TRITON_KEYS,  # noqa: F401
@@ -94,6 +97,22 @@ WGMMA_NAME = "cuda 03 wgmma+TMA"
 WGMMA_CLUSTER_NAME = "cuda 03 wgmma+TMA, 2-block clusters"
 WGMMA_TMA_STORE_NAME = "cuda 03 wgmma+TMA, TMA-store epilogue"
 WGMMA_CLUSTER_TMA_STORE_NAME = "cuda 03 wgmma+TMA, 2-block clusters, TMA-store epilogue"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The -D values of a compile outside the wrappers
+# ---------------------------------------------------------------------------------------------------------------------
+def compile_defines(path: str = CU, arch: str | None = None) -> dict:
+    """The -D values a compile of this lab's .cu file `path` needs (for tools and tests that compile it outside the
+    wrappers; neither file has a value of its own): kernels.cu's build from CONFIG (bf16 in and out; no value of it
+    depends on `arch`), kernels_wgmma.cu's default build (wgmma_kernel.defines: bf16, N-major B, single blocks, C from
+    registers; sm_90a only)."""
+    path = os.path.abspath(path)
+    if path == os.path.abspath(wg.KERNEL_PATH):
+        return wg.defines("bfloat16")
+    if path != os.path.abspath(CU):
+        raise ValueError(f"{path}: not a CUDA C file of this lab ({CU}, {wg.KERNEL_PATH})")
+    return defines("bfloat16", "bfloat16")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

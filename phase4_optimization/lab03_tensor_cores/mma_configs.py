@@ -1,7 +1,8 @@
-"""Lab 4.3, rung 02's configurations: the -D tile parameters of tc_02_mma_sync (BM, BN, BK, WM, WN, STAGES and the
-optional MIN_BLOCKS, DB, XT), the short list --tune times (CONFIGS), what makes one valid on a GPU (config_problems,
-mirroring the kernel's static_asserts; the XOR swizzle and ldmatrix's bank conflicts on it), and which one runs here
-(mma_config: the default, this GPU's --tune record, --set)."""
+"""Lab 4.3, kernels.cu's configuration: CONFIG, every compile-time knob of the file in one place (rung 02's tile BM,
+BN, BK, WM, WN, STAGES and its optional MIN_BLOCKS, DB, XT, GROUP_M; tc_00's PEAK_CHAINS; tc_01's fixed tile), the
+short list --tune times (CONFIGS), what makes one valid on a GPU (config_problems, mirroring the kernel's
+static_asserts; the XOR swizzle and ldmatrix's bank conflicts on it), and which one runs here (mma_config: CONFIG, this
+GPU's --tune record, --set)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,27 @@ import numpy as np
 from common import config, device, tuned
 
 TUNED = "phase4_lab03_tensor_cores_tuned"     # the --tune record of the winner (lab.py: LAB + "_tuned")
+
+# CONFIG: kernels.cu's compile-time knobs, in ONE place. Every entry reaches the kernel as -DNAME=VALUE on every compile
+# (cuda_rungs.defines: the wrappers, the compile report, --plan, lab 4.4, the tests), beside the build's IN_FP16 and
+# OUT_F32 (cuda_rungs.BUILD_DEFINES); kernels.cu holds no value of its own, and a compile without one stops with an
+# #error naming it. Rung 02's tile (the first nine) is what mma_config resolves: this GPU's --tune record and --set
+# BM=.. (and the others of those nine) override it for a run; a config passed to gemm_mma replaces them.
+#   BM, BN, BK = 128, 256, 32   rung 02's block tile (the reasoning: DEFAULT_CONFIG below)
+#   WM, WN = 64, 64             its warp tile: eight warps of 64 x 64
+#   STAGES = 4                  cp.async pipeline depth (k-tiles in shared memory)
+#   MIN_BLOCKS = 1              __launch_bounds__' blocks per SM (2 caps registers at 65536 / (2 x threads))
+#   DB = 0                      1: fragments double-buffered in registers (an attempt; README)
+#   XT = 0                      1: the cross-tile main loop (attempt 2; kernels.cu's header); needs DB = 0
+#   GROUP_M = 8                 tile rows per group of rung 02's block order (L2 reuse)
+#   PEAK_CHAINS = 8             tc_00_mma_peak: independent mma.sync chains per warp
+#   WMMA_BM, WMMA_BN = 64, 64   tc_01_wmma's block tile: fixed by its 2 x 2 warps of 32 x 32 (the .cu's static_assert
+#                               refuses another value); wmma_grid reads it
+CONFIG = dict(BM=128, BN=256, BK=32, WM=64, WN=64, STAGES=4, MIN_BLOCKS=1, DB=0, XT=0, GROUP_M=8, PEAK_CHAINS=8,
+              WMMA_BM=64, WMMA_BN=64)
 CONFIG_KEYS = ("BM", "BN", "BK", "WM", "WN", "STAGES")
+OPTIONAL_KEYS = ("MIN_BLOCKS", "DB", "XT")    # a config may leave these out: CONFIG's values apply
+TILE_KEYS = CONFIG_KEYS + OPTIONAL_KEYS       # what mma_config resolves (--set, the --tune record)
 
 
 def _cfg(bm, bn, bk, wm, wn, stages) -> dict:
@@ -21,10 +42,10 @@ def _cfg(bm, bn, bk, wm, wn, stages) -> dict:
 # SM (register-limited), 3 tiles in flight to cover the global latency. 96 KiB fits every GPU that has mma.sync: the
 # smallest opt-in limit among them is 99 KiB a block (sm_86, sm_89, sm_120), so the default needs no GPU-dependent
 # fallback (tests/test_phase4_lab03_tensor_cores.py checks it against every profile).
-DEFAULT_CONFIG = _cfg(128, 256, 32, 64, 64, 4)
-# The optional keys of a config and the kernel's behaviour without them (the .cu's #ifndef values): a resolved config
+DEFAULT_CONFIG = {k: CONFIG[k] for k in CONFIG_KEYS}
+# The optional keys of a config and what the kernel gets without them (CONFIG's values): a resolved config
 # (mma_config) carries all of them, so --set XT=1 and a tuned record's XT reach the kernel and the run lists them.
-OPTIONAL = {"MIN_BLOCKS": 1, "DB": 0, "XT": 0}
+OPTIONAL = {k: CONFIG[k] for k in OPTIONAL_KEYS}
 CONFIGS: list[dict] = [
     DEFAULT_CONFIG,
     _cfg(128, 256, 64, 64, 64, 3),      # 64-deep k-tiles: half the barriers, 144 KiB
@@ -59,7 +80,7 @@ def config_problems(cfg: dict, smem_limit: int | None = None, gpu: device.Device
     missing = [k for k in CONFIG_KEYS if k not in cfg]
     if missing:
         return [f"missing keys {missing} (a config is a dict of {', '.join(CONFIG_KEYS)})"]
-    extra = sorted(set(cfg) - set(CONFIG_KEYS) - {"GROUP_M", "MIN_BLOCKS", "DB", "XT"})
+    extra = sorted(set(cfg) - set(TILE_KEYS) - {"GROUP_M"})
     if extra:
         return [f"unknown keys {extra}"]
     if not all(isinstance(cfg[k], (int, np.integer)) and not isinstance(cfg[k], bool)
@@ -88,15 +109,16 @@ def config_problems(cfg: dict, smem_limit: int | None = None, gpu: device.Device
         p.append("STAGES must be >= 2")
     if config_smem(cfg) > smem_limit:
         p.append(f"{config_smem(cfg)} B of shared memory > {smem_limit} B per block")
-    if int(cfg.get("DB", 0)) > 1:
+    db, xt = int(cfg.get("DB", CONFIG["DB"])), int(cfg.get("XT", CONFIG["XT"]))
+    if db > 1:
         p.append("DB must be 0 or 1")
-    if int(cfg.get("XT", 0)) > 1:
+    if xt > 1:
         p.append("XT must be 0 or 1")
-    elif cfg.get("XT", 0) and cfg.get("DB", 0):
+    elif xt and db:
         p.append("XT double-buffers the fragments itself: DB must be 0 with XT = 1")
-    if int(cfg.get("GROUP_M", 8)) < 1:
+    if int(cfg.get("GROUP_M", CONFIG["GROUP_M"])) < 1:
         p.append("GROUP_M must be >= 1")
-    mb, per_sm = int(cfg.get("MIN_BLOCKS", 1)), gpu.max_threads_per_sm
+    mb, per_sm = int(cfg.get("MIN_BLOCKS", CONFIG["MIN_BLOCKS"])), gpu.max_threads_per_sm
     if threads and not 1 <= mb <= per_sm // threads:
         p.append(f"MIN_BLOCKS must be 1..{per_sm // threads} ({threads} threads per block, {per_sm} per SM)")
     return p
@@ -114,7 +136,7 @@ def validate_config(cfg: dict | None, smem_limit: int | None = None, gpu: device
     """A checked copy of a config (the default when None); ValueError naming every problem otherwise (on `gpu`,
     default device.current(), as config_problems)."""
     if cfg is None:
-        return dict(DEFAULT_CONFIG)
+        return {k: int(CONFIG[k]) for k in CONFIG_KEYS}
     if not isinstance(cfg, dict):
         raise TypeError(f"config: expected a dict with keys {CONFIG_KEYS}, got {type(cfg).__name__}")
     bad = config_problems(cfg, smem_limit, gpu)
@@ -157,14 +179,17 @@ def _check_winner(w: dict) -> dict:
 
 def mma_config(gpu: device.DeviceInfo | None = None) -> config.Resolved:
     """The mma.sync configuration gemm_mma runs on `gpu` (default: the GPU every prediction uses here), the one place
-    it is decided: DEFAULT_CONFIG, then the --tune winner recorded for this GPU (results/<gpu>/<TUNED>.json), then
-    --set BM=.. BN=.. BK=.. WM=.. WN=.. STAGES=.. MIN_BLOCKS=.. DB=.. XT=..; the result is checked against this GPU's
-    limits (its opt-in shared memory per block, threads per SM) and refused with a ValueError naming what is wrong."""
+    it is decided: CONFIG's tile (TILE_KEYS), then the --tune winner recorded for this GPU
+    (results/<gpu>/<TUNED>.json), then --set BM=.. BN=.. BK=.. WM=.. WN=.. STAGES=.. MIN_BLOCKS=.. DB=.. XT=..; the
+    result is checked against this GPU's limits (its opt-in shared memory per block, threads per SM) and refused with
+    a ValueError naming what is wrong."""
     gpu = gpu or device.current()
     winner, source = tuned.record(TUNED, _check_winner, gpu=gpu)
 
     def check(v: dict) -> dict:
         return validate_config(v, gpu=gpu)
 
-    return config.resolve("tc_02_mma_sync", dict(DEFAULT_CONFIG, **OPTIONAL),
-                          tuned=dict(OPTIONAL, **winner) if winner else None, tuned_source=source, validate=check)
+    base = {k: int(CONFIG[k]) for k in TILE_KEYS}
+    optional = {k: base[k] for k in OPTIONAL_KEYS}
+    return config.resolve("tc_02_mma_sync", base, tuned=dict(optional, **winner) if winner else None,
+                          tuned_source=source, validate=check)

@@ -1,6 +1,7 @@
-"""Lab 4.3, rung 03: the kernel file kernels_wgmma.cu as the host sees it - its compile-time shape (mirrored here; the
-tests check the two agree), the -D defines of each build and the checks on them, the shared memory and stage count a
-build takes, and its NVRTC compile for sm_90a (no GPU needed)."""
+"""Lab 4.3, rung 03: the kernel file kernels_wgmma.cu as the host sees it - CONFIG, the one home of its compile-time
+values (the shape, the ring depth, GROUP_M, MBAR_TIMEOUT), the -D defines of each build (defines: CONFIG and the
+build's dtype, B layout, cluster and epilogue) and the checks on them, the shared memory and stage count a build takes,
+and its NVRTC compile for sm_90a (no GPU needed)."""
 from __future__ import annotations
 
 import os
@@ -12,15 +13,28 @@ KERNEL_PATH = os.path.join(HERE, "kernels_wgmma.cu")
 KERNEL = "gemm_wgmma_tma"
 ARCH = "sm_90a"
 
-# mirror of the .cu file's compile-time shape (tests check the two agree through the compile report)
-BM, BN, BK, STAGES, CONSUMERS = 128, 256, 64, 4, 2
+# CONFIG: kernels_wgmma.cu's compile-time values, in ONE place. Every entry reaches the kernel as -DNAME=VALUE on every
+# compile (defines(): the wrappers, the compile report, --plan, lab 4.7, the tests), beside the build's own
+# BUILD_DEFINES; kernels_wgmma.cu holds no value of its own, and a compile without one stops with an #error naming it.
+# The host side (grid, tensor-map boxes, shared memory) reads the same values.
+#   BM = 128, BN = 256, BK = 64   the tile: two consumer warpgroups of wgmma's M = 64, one m64n256k16 per 16-deep step,
+#                                 64-element (128-byte swizzled) K rows. Fixed by the instructions and the descriptors:
+#   CONSUMERS = 2                 the .cu's static_asserts refuse any other value (1 producer warpgroup more: THREADS)
+#   STAGES = 4                    the ring's depth (EPI_STAGES below for the TMA-store build with the whole C tile)
+#   GROUP_M = 8                   tile rows per group of the persistent order (L2 reuse)
+#   MBAR_TIMEOUT = 1              1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+CONFIG = dict(BM=128, BN=256, BK=64, CONSUMERS=2, STAGES=4, GROUP_M=8, MBAR_TIMEOUT=1)
+BUILD_DEFINES = ("GEMM_F16", "B_KMAJOR", "CLUSTER", "EPI_TMA", "C_PASSES", "EPI_OPS")   # chosen per build by defines()
+# module names of CONFIG's values (read at import: the launch code, the layout model, lab 4.6)
+BM, BN, BK, STAGES, CONSUMERS = CONFIG["BM"], CONFIG["BN"], CONFIG["BK"], CONFIG["STAGES"], CONFIG["CONSUMERS"]
 THREADS = 128 * (CONSUMERS + 1)
 A_STAGE_BYTES = BM * BK * 2
 B_BOX_BYTES = 64 * BK * 2
 B_STAGE_BYTES = BN * BK * 2
 SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + 16 * STAGES
 # -DEPI_TMA=1 (tma_store=True): C leaves through a shared buffer (4 boxes {64 N, 64 M} per consumer) and TMA stores;
-# the buffer takes the fourth stage's room. -DC_PASSES=2 (c_passes=2): half the buffer, C in two passes, 4 stages
+# the buffer takes the fourth stage's room: that build's ring is EPI_STAGES deep (defines() passes it as STAGES).
+# -DC_PASSES=2 (c_passes=2): half the buffer, C in two passes, CONFIG's STAGES
 EPI_STAGES = 3
 C_BOX_BYTES = 64 * 64 * 2
 C_BYTES = CONSUMERS * 4 * C_BOX_BYTES
@@ -37,30 +51,35 @@ def epi_mask(bias: bool, activation: str | None, residual: bool) -> int:
     return EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
 
 
-def _defines(dtype: str, timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
-             tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> dict:
-    d = {"GEMM_F16": int(dtype == "float16"), "MBAR_TIMEOUT": int(timeout), "B_KMAJOR": int(b_kmajor)}
-    if cluster != 1:
-        d["CLUSTER"] = int(cluster)
-    if tma_store:
-        d["EPI_TMA"] = 1
-        if c_passes != 1:
-            d["C_PASSES"] = int(c_passes)
-    if epi_ops:
-        d["EPI_OPS"] = int(epi_ops)
+def defines(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajor: bool = False, cluster: int = 1,
+            tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> dict:
+    """kernels_wgmma.cu's -D values for one build: the whole CONFIG (STAGES: this build's ring, stages()), the
+    build's GEMM_F16, B_KMAJOR, CLUSTER, EPI_TMA, C_PASSES, EPI_OPS, and MBAR_TIMEOUT = timeout (default CONFIG's)."""
+    d = {k: int(v) for k, v in CONFIG.items()}
+    d.update({"GEMM_F16": int(dtype == "float16"), "B_KMAJOR": int(bool(b_kmajor)), "CLUSTER": int(cluster),
+              "EPI_TMA": int(bool(tma_store)), "C_PASSES": int(c_passes), "EPI_OPS": int(epi_ops),
+              "STAGES": stages(tma_store, c_passes)})
+    if timeout is not None:
+        d["MBAR_TIMEOUT"] = int(bool(timeout))
     return d
 
 
+_defines = defines          # the older name (wgmma_launch.py, lab 4.7's plan through launch_shape)
+
+
 def stages(tma_store: bool = False, c_passes: int = 1) -> int:
-    """The ring's stage count of a build: 4, or 3 when EPI_TMA stages the whole C tile (c_passes = 1)."""
-    return EPI_STAGES if tma_store and c_passes == 1 else STAGES
+    """The ring's stage count of a build: CONFIG's STAGES, or EPI_STAGES when EPI_TMA stages the whole C tile
+    (c_passes = 1)."""
+    return EPI_STAGES if tma_store and c_passes == 1 else CONFIG["STAGES"]
 
 
 def smem_bytes(tma_store: bool = False, c_passes: int = 1) -> int:
-    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes)."""
+    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes),
+    from CONFIG's shape."""
     st = stages(tma_store, c_passes)
-    c = C_BYTES // c_passes if tma_store else 0
-    return 1024 + st * (A_STAGE_BYTES + B_STAGE_BYTES) + c + 16 * st
+    bm, bn, bk = CONFIG["BM"], CONFIG["BN"], CONFIG["BK"]
+    c = CONFIG["CONSUMERS"] * 4 * C_BOX_BYTES // c_passes if tma_store else 0
+    return 1024 + st * (bm * bk * 2 + bn * bk * 2) + c + 16 * st
 
 
 def _check_tma_store(tma_store, c_passes: int = 1) -> None:
@@ -79,7 +98,7 @@ def _check_cluster(cluster, b_kmajor: bool) -> None:
         raise ValueError("cluster=2 multicasts B's N-major boxes; it does not combine with b_kmajor=True")
 
 
-def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool = False, cluster: int = 1,
+def compile_report(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajor: bool = False, cluster: int = 1,
                    tma_store: bool = False, c_passes: int = 1, epi_ops: int = 0) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS (HGMMA, UTMALDG, SYNCS)."""
     if dtype not in DTYPES:
@@ -89,7 +108,7 @@ def compile_report(dtype: str = "bfloat16", timeout: bool = True, b_kmajor: bool
     if not 0 <= epi_ops <= EPI_BIAS | EPI_GELU | EPI_RES:
         raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, got {epi_ops!r}")
     return cuda.compile_report(KERNEL_PATH, ARCH,
-                               defines=_defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
+                               defines=defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 
 
 def _layout(kmajor: bool) -> str:

@@ -11,7 +11,7 @@ from common import arrays, device, hopper
 from common.i18n import tr
 
 from .wgmma_builds import _check_arguments, default_b_kmajor, resolve_build
-from .wgmma_kernel import (ACTIVATIONS, BK, BM, BN, DTYPES, KERNEL, THREADS, _defines, compile_report, epi_mask,
+from .wgmma_kernel import (ACTIVATIONS, BK, BM, BN, DTYPES, KERNEL, THREADS, compile_report, defines, epi_mask,
                            smem_bytes)
 
 
@@ -233,7 +233,7 @@ def launch_shape(m: int, n: int, dtype: str, b_kmajor: bool, cluster: int, tma_s
     """(blocks, dynamic shared memory bytes, -D defines) of one launch of a build on an m x n output: what _launch
     launches and what lab 4.3's plan lists for a GPU (resident: clusters that fit at once, else one block per SM)."""
     return (grid_size(m, n, cluster, resident, gpu), smem_bytes(tma_store, c_passes),
-            _defines(dtype, True, b_kmajor, cluster, tma_store, c_passes, epi_ops))
+            defines(dtype, None, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 
 
 def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1,

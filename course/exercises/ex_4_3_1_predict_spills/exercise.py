@@ -27,7 +27,7 @@ def compiled(cfg: dict):
     from common import cuda
     from phase4_optimization.lab03_tensor_cores import lab as L
 
-    k = cuda.compile_report(L.CU, "sm_90", defines=cfg)["tc_02_mma_sync"]
+    k = cuda.compile_report(L.CU, "sm_90", defines=L.defines("bfloat16", "bfloat16", cfg))["tc_02_mma_sync"]
     return k.registers, k.spills
 
 
