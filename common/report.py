@@ -234,15 +234,16 @@ def plot_lines(path: str, x, series: dict, *, xlabel: str, ylabel: str, title: s
 
 def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title: str,
               colors: list[str] | None = None, hlines: dict | None = None, annotate_fmt: str = "{:.0f}",
-              note: str | None = None, missing: str = "not run") -> str:
+              note: str | None = None, missing: str = "not run", legend: dict | None = None) -> str:
     """Horizontal bars (a ladder of versions), each annotated with its value.
 
     A value of None draws no bar, only `missing` in gray on its row (a rung that was not run at this size); note:
-    small print under the axes (a footnote).
+    small print under the axes (a footnote); legend: {label: colour}, what each bar colour means, in one row under
+    the x label.
     """
     plt = pyplot()
     n_note = note.count("\n") + 1 if note else 0
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6 + 0.16 * n_note))
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.6 + 0.16 * n_note + (0.4 if legend else 0)))
     ys = list(range(len(labels)))[::-1]
     ax.barh(ys, [0.0 if v is None else v for v in values], color=colors)
     for y, v in zip(ys, values):
@@ -261,6 +262,14 @@ def plot_bars(path: str, labels: list[str], values: list, *, ylabel: str, title:
     ax.set_xlabel(tr(ylabel))
     ax.set_title(tr(title), fontsize=11)
     ax.grid(True, axis="x", alpha=0.3)
+    if legend:
+        from matplotlib.patches import Patch
+        from matplotlib.transforms import ScaledTranslation
+
+        ax.legend(handles=[Patch(color=c, label=tr(label)) for label, c in legend.items()], loc="upper center",
+                  bbox_to_anchor=(0.5, 0),
+                  bbox_transform=ax.transAxes + ScaledTranslation(0, -0.5, fig.dpi_scale_trans),  # under the x label
+                  ncol=len(legend), fontsize=8.5, frameon=False)
     return save(fig, path, note=tr(note) if note else note)
 
 

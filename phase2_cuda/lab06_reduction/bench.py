@@ -344,30 +344,13 @@ LADDER_LEGEND = {"cuda": "CUDA C (ours: the ladder's rungs)", "triton": "Triton 
 def plot_ladder(rows: list[dict], ceiling: float, path: str, gpu: str = "GPU") -> str:
     """Every rung's GB/s as a bar, coloured by what wrote it (a legend under the axes says which colour is which),
     the measured HBM ceiling dashed."""
-    from matplotlib.patches import Patch
-    from matplotlib.transforms import ScaledTranslation
-
-    plt = report.pyplot()
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 2.0))
-    ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [r["gbps"] for r in rows], color=[report.IMPL_COLORS[r["impl"]] for r in rows])
-    for y, r in zip(ys, rows):
-        ax.annotate(f"{r['gbps']:.0f}", xy=(r["gbps"], y), xytext=(3, 0), textcoords="offset points", va="center",
-                    fontsize=8)
-    ax.axvline(ceiling, ls="--", color="gray", lw=1)
-    ax.annotate(tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling), xy=(ceiling, 1.0),
-                xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top", fontsize=8)
-    ax.set_yticks(ys)
-    ax.set_yticklabels([r["variant"] for r in rows], fontsize=8)
-    ax.set_xlabel(tr("GB/s (4 n bytes read)"))
-    ax.set_title(tr("Sum of {n:,} fp32 on {gpu}: the ladder", n=rows[0]["shape"][0], gpu=gpu), fontsize=11)
-    ax.grid(True, axis="x", alpha=0.3)
-    impls = list(dict.fromkeys(r["impl"] for r in rows))
-    ax.legend(handles=[Patch(color=report.IMPL_COLORS[i], label=tr(LADDER_LEGEND.get(i, i))) for i in impls],
-              loc="upper center", bbox_to_anchor=(0.5, 0),
-              bbox_transform=ax.transAxes + ScaledTranslation(0, -0.5, fig.dpi_scale_trans),   # under the x label
-              ncol=len(impls), fontsize=8.5, frameon=False)
-    return report.save(fig, path)
+    impls = dict.fromkeys(r["impl"] for r in rows)
+    return report.plot_bars(path, [r["variant"] for r in rows], [r["gbps"] for r in rows],
+                            ylabel="GB/s (4 n bytes read)",
+                            title=tr("Sum of {n:,} fp32 on {gpu}: the ladder", n=rows[0]["shape"][0], gpu=gpu),
+                            colors=[report.IMPL_COLORS[r["impl"]] for r in rows],
+                            hlines={tr("measured HBM ceiling {gbps:.0f} GB/s", gbps=ceiling): ceiling},
+                            legend={LADDER_LEGEND.get(i, i): report.IMPL_COLORS[i] for i in impls})
 
 
 def plot_sweep(rows: list[dict], ceiling: float, path: str, gpu: str = "GPU", l2_bytes: int | None = None) -> str:

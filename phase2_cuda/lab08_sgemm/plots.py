@@ -50,37 +50,15 @@ def plot_ladder(path: str, entries: list[tuple], *, at: int, gpu: str, cub: floa
     """The ladder at at^3: [(variant, TFLOP/s or None, impl)] as bars coloured by what wrote them (a legend under the
     axes says which colour is which), a rung not run at this size marked on its row, cuBLAS and 0.9x cuBLAS dashed;
     note: the footnote on the rungs left out."""
-    from matplotlib.patches import Patch
-    from matplotlib.transforms import ScaledTranslation
-
-    plt = report.pyplot()
-    n_note = note.count("\n") + 1 if note else 0
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(entries) + 2.0 + 0.16 * n_note))
-    ys = list(range(len(entries)))[::-1]
-    ax.barh(ys, [v or 0.0 for _, v, _ in entries], color=[report.IMPL_COLORS.get(i, "tab:blue") for _, _, i in entries])
-    for y, (_, v, _) in zip(ys, entries):
-        if v is None:
-            ax.annotate(tr("not run at {at}^3 (see the note below)", at=at), xy=(0, y), xytext=(3, 0),
-                        textcoords="offset points", va="center", fontsize=8, color="gray", style="italic")
-        else:
-            ax.annotate(f"{v:.1f}", xy=(v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
-    if cub:
-        for label, x in ((f"cuBLAS {cub:.1f}", cub), (tr("0.90x cuBLAS {tflops:.1f}", tflops=0.9 * cub), 0.9 * cub)):
-            ax.axvline(x, ls="--", color="gray", lw=1)
-            ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), rotation=90, ha="right", va="top",
-                        fontsize=8)
-    ax.set_yticks(ys)
-    ax.set_yticklabels([e[0] for e in entries], fontsize=8)
-    ax.set_xlabel("TFLOP/s")
-    ax.set_title(tr("SGEMM {at}^3 on {gpu}: every rung against cuBLAS", at=at, gpu=gpu), fontsize=11)
-    ax.grid(True, axis="x", alpha=0.3)
-    impls = list(dict.fromkeys(i for _, _, i in entries))
-    ax.legend(handles=[Patch(color=report.IMPL_COLORS.get(i, "tab:blue"), label=tr(LADDER_LEGEND.get(i, i)))
-                       for i in impls],
-              loc="upper center", bbox_to_anchor=(0.5, 0),
-              bbox_transform=ax.transAxes + ScaledTranslation(0, -0.5, fig.dpi_scale_trans),   # under the x label
-              ncol=len(impls), fontsize=8.5, frameon=False)
-    return report.save(fig, path, note=note)
+    impls = dict.fromkeys(i for _, _, i in entries)
+    return report.plot_bars(
+        path, [e[0] for e in entries], [e[1] for e in entries], ylabel="TFLOP/s",
+        title=tr("SGEMM {at}^3 on {gpu}: every rung against cuBLAS", at=at, gpu=gpu),
+        colors=[report.IMPL_COLORS.get(i, "tab:blue") for _, _, i in entries],
+        hlines=({f"cuBLAS {cub:.1f}": cub, tr("0.90x cuBLAS {tflops:.1f}", tflops=0.9 * cub): 0.9 * cub}
+                if cub else None),
+        annotate_fmt="{:.1f}", note=note, missing=tr("not run at {at}^3 (see the note below)", at=at),
+        legend={LADDER_LEGEND.get(i, i): report.IMPL_COLORS.get(i, "tab:blue") for i in impls})
 
 
 def plot(data: dict, out_dir: str) -> list[str]:
