@@ -2,8 +2,10 @@
 inputs from a fixed seed, an array moved to the GPU, the mark for tests that read SASS, the skip of a variant that
 cannot run here."""
 import argparse
+import contextlib
 import importlib
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -157,3 +159,34 @@ def parser_of(module: str) -> argparse.ArgumentParser:
                 mod = importlib.import_module(module + ".__main__")
             _CACHE[module] = capture_parser(lambda: mod.main([]))
     return _CACHE[module]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One CONFIG per lab: a .cu file holds no default of its own
+# ---------------------------------------------------------------------------------------------------------------------
+def config_guards(path: str, owners: tuple[str, ...]) -> list[str]:
+    """The knobs a .cu file leaves to Python, in order: every `#ifndef X` must be a guard - the next line an
+    `#error "X is set by ..."` naming one of `owners` (the .py files that set it), then `#endif` - never a default."""
+    lines = open(path, encoding="utf-8").read().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*#ifndef\s+(\w+)", line)
+        if not m:
+            continue
+        name, nxt = m.group(1), lines[i + 1].strip()
+        assert nxt.startswith("#error") and f'"{name} is set by' in nxt and any(f in nxt for f in owners), \
+            f"{os.path.basename(path)}:{i + 1}: #ifndef {name} must be followed by an #error naming it, got {nxt!r}"
+        assert lines[i + 2].strip().startswith("#endif"), f"{os.path.basename(path)}:{i + 3}: #endif expected"
+        out.append(name)
+    return out
+
+
+@contextlib.contextmanager
+def files_unchanged(paths: list[str]):
+    """Asserts that none of `paths` was written (modification time and size) while the block ran."""
+    def stamp():
+        return {p: (os.path.getmtime(p), os.path.getsize(p)) for p in paths if os.path.isfile(p)}
+
+    before = stamp()
+    yield
+    assert stamp() == before, "a lab file or tuning record was written"

@@ -10,11 +10,11 @@ NVRTC only, no GPU; nothing tracked is written (the lab folders and their tuning
 """
 import glob
 import os
-import re
 
 import pytest
 
 from common import config, cuda, device
+from tests.helpers import config_guards, files_unchanged
 from phase2_cuda.lab07_softmax import lab as sm
 from phase2_cuda.lab08_sgemm import lab as sg
 
@@ -25,18 +25,13 @@ WATCHED = sorted([p for d in LAB_DIRS for p in glob.glob(os.path.join(d, "*")) i
 CU_FILES = [sm.CU, sg.CU, sg.CU_ASYNC]
 
 
-def _stamp() -> dict:
-    return {p: (os.path.getmtime(p), os.path.getsize(p)) for p in WATCHED if os.path.exists(p)}
-
-
 @pytest.fixture(autouse=True)
 def nothing_written():
     """No test here writes a tracked file of these labs (CONFIG is changed in memory only)."""
     config.set_overrides([])
-    before = _stamp()
-    yield
-    config.set_overrides([])
-    assert _stamp() == before, "a lab file or tuning record was written"
+    with files_unchanged(WATCHED):
+        yield
+        config.set_overrides([])
 
 
 def _untuned() -> device.DeviceInfo:
@@ -51,17 +46,7 @@ def _untuned() -> device.DeviceInfo:
 # ---------------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", CU_FILES, ids=os.path.basename)
 def test_every_ifndef_is_a_guard_not_a_default(path):
-    lines = open(path, encoding="utf-8").read().splitlines()
-    guarded = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\s*#ifndef\s+(\w+)", line)
-        if not m:
-            continue
-        name = m.group(1)
-        nxt = lines[i + 1].strip()
-        assert nxt.startswith("#error") and f'"{name} is set by' in nxt and "lab.py" in nxt, \
-            f"{os.path.basename(path)}:{i + 1}: #ifndef {name} must be followed by an #error naming it, got {nxt!r}"
-        guarded.append(name)
+    guarded = config_guards(path, ("lab.py",))
     own = sm.CONFIG if path == sm.CU else sg.CONFIG if path == sg.CU else sg.ASYNC_DEFAULT.defines
     assert set(guarded) == set(own), f"{os.path.basename(path)}: guards {guarded}, CONFIG {sorted(own)}"
 

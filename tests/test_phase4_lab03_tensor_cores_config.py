@@ -16,6 +16,7 @@ from phase4_optimization.lab03_tensor_cores import cuda_rungs as cr
 from phase4_optimization.lab03_tensor_cores import lab as tc
 from phase4_optimization.lab03_tensor_cores import mma_configs as mc
 from phase4_optimization.lab03_tensor_cores import wgmma_kernel as wk
+from tests.helpers import config_guards, files_unchanged
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CU_FILES = {cr.CU: ("mma_configs.py", "cuda_rungs.py"), wk.KERNEL_PATH: ("wgmma_kernel.py",)}
@@ -23,18 +24,13 @@ WATCHED = sorted(glob.glob(os.path.join(os.path.dirname(cr.CU), "*"))
                  + glob.glob(os.path.join(ROOT, "results", "*", "phase4_lab03_tensor_cores*.json")))
 
 
-def _stamp() -> dict:
-    return {p: (os.path.getmtime(p), os.path.getsize(p)) for p in WATCHED if os.path.isfile(p)}
-
-
 @pytest.fixture(autouse=True)
 def nothing_written():
     """No --set left behind, and no lab file or tuning record written (CONFIG is changed in memory only)."""
     config.set_overrides([])
-    before = _stamp()
-    yield
-    config.set_overrides([])
-    assert _stamp() == before, "a lab file or tuning record was written"
+    with files_unchanged(WATCHED):
+        yield
+        config.set_overrides([])
 
 
 def _untuned() -> device.DeviceInfo:
@@ -44,18 +40,7 @@ def _untuned() -> device.DeviceInfo:
 
 
 def _guards(path: str) -> list[str]:
-    lines = open(path, encoding="utf-8").read().splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\s*#ifndef\s+(\w+)", line)
-        if m:
-            name, nxt = m.group(1), lines[i + 1].strip()
-            assert nxt.startswith("#error") and f'"{name} is set by' in nxt \
-                and any(f in nxt for f in CU_FILES[path]), \
-                f"{os.path.basename(path)}:{i + 1}: #ifndef {name} must be followed by an #error naming it, got {nxt!r}"
-            assert lines[i + 2].strip().startswith("#endif"), f"{os.path.basename(path)}:{i + 3}: #endif expected"
-            out.append(name)
-    return out
+    return config_guards(path, CU_FILES[path])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

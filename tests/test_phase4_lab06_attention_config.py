@@ -12,6 +12,7 @@ from common import config, cuda, device
 from phase4_optimization.lab06_attention import cuda_rungs as cr
 from phase4_optimization.lab06_attention import hopper as hp
 from phase4_optimization.lab06_attention import lab as att
+from tests.helpers import config_guards
 
 CU_FILES = {cr.CU: "cuda_rungs.py", hp.KERNEL_PATH: "hopper.py"}
 
@@ -24,17 +25,7 @@ def no_overrides():
 
 
 def _guards(path: str) -> list[str]:
-    lines = open(path, encoding="utf-8").read().splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        m = re.match(r"\s*#ifndef\s+(\w+)", line)
-        if m:
-            name, nxt = m.group(1), lines[i + 1].strip()
-            assert nxt.startswith("#error") and f'"{name} is set by' in nxt and CU_FILES[path] in nxt, \
-                f"{os.path.basename(path)}:{i + 1}: #ifndef {name} must be followed by an #error naming it, got {nxt!r}"
-            assert lines[i + 2].strip().startswith("#endif"), f"{os.path.basename(path)}:{i + 3}: #endif expected"
-            out.append(name)
-    return out
+    return config_guards(path, (CU_FILES[path],))
 
 
 def test_the_guards_are_exactly_what_python_passes():
