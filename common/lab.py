@@ -345,12 +345,11 @@ def chosen_cases(args, cases: list) -> list:
     return [c for c in cases if c[1] in dtypes]
 
 
-def chosen_names(args, lab) -> list[str] | None:
+def chosen_names(args) -> list[str] | None:
     """The variant names --variant picked (None: all of them), for a bench.py that times variants one by one."""
     if not getattr(args, "variant", None):
         return None
-    return [v.name for v in pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])),
-                                          args.variant)]
+    return [v.name for v in args.picked]
 
 
 def add_common_choices(p: argparse.ArgumentParser, lab) -> bool:
@@ -466,14 +465,15 @@ def lab_parser(lab, bench=None) -> tuple[argparse.ArgumentParser, bool]:
 
 def parse_args(lab, bench, argv, *, from_phase: bool = False) -> argparse.Namespace:
     """The lab's arguments, checked against the lab itself (a --size of another form, a --variant it does not have:
-    a usage error, exit 2). `size_checks` on the result: whether --size sets the checked size."""
+    a usage error, exit 2). On the result, `size_checks`: whether --size sets the checked size; `picked`: the
+    variants and peers --variant leaves (all of them without it)."""
     p, size_checks = lab_parser(lab, bench)
     args = p.parse_known_args(argv)[0] if from_phase else p.parse_args(argv)
     if size_checks and args.size is not None and not size_like_cases(lab, args.size):
         p.error(tr("--size {size}: this lab's sizes look like {example}", size=cli.size_text(args.size),
                    example=size_example(lab)))
     try:
-        pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])), args.variant)
+        args.picked = pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])), args.variant)
     except ValueError as e:
         p.error(str(e))
     args.size_checks = size_checks
@@ -488,10 +488,7 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     from_phase: called by a phase runner, which has validated the common flags once; flags meant for other labs of
     the phase (say --tune) are ignored here instead of being a usage error.
     """
-    args = parse_args(lab, bench, argv, from_phase=from_phase)
-    picked = pick_variants(list(getattr(lab, "VARIANTS", [])) + list(getattr(lab, "PEERS", [])), args.variant)
-    size_checks = args.size_checks
-    args = cli.finish_args(args)
+    args = cli.finish_args(parse_args(lab, bench, argv, from_phase=from_phase))
     if getattr(args, "replot", None) is not None:
         return replot(lab, bench, args.replot or None, args.out)
     if getattr(args, "plan", False):
@@ -505,10 +502,11 @@ def run(lab, bench=None, argv=None, *, from_phase: bool = False) -> int:
     if bench is not None and hasattr(bench, "explain"):
         bench.explain(args)
     ok = True
-    variants = [v for v in picked if v.impl != "peer" or gpu]
+    variants = [v for v in args.picked if v.impl != "peer" or gpu]
     if variants:
         dts = (args.dtype,) if getattr(args, "dtype", None) else None
-        _, ok = check_variants(lab, variants, check_cases(lab, args.quick, dts, args.size if size_checks else None))
+        size = args.size if args.size_checks else None        # a bench's own --size means its own thing
+        _, ok = check_variants(lab, variants, check_cases(lab, args.quick, dts, size))
     if bench is not None and hasattr(bench, "extra_checks"):
         ok = bool(bench.extra_checks(args)) and ok
     if bench is not None and hasattr(bench, "compile_report"):

@@ -270,7 +270,7 @@ def benchmark(ctx) -> lab.Result:
     cases, notes = L.bench_cases(device.info(), lab.chosen_cases(ctx.args, QUICK_CASES if ctx.quick else TARGET_CASES))
     for note in notes:
         print(tr(note))
-    names = lab.chosen_names(ctx.args, L)
+    names = lab.chosen_names(ctx.args)
     compiled = not ctx.quick
     lad = []
     for shape, dtype in cases:
