@@ -129,9 +129,10 @@ def in_english(fn, *args, **kw):
         set_lang("ko")
 
 
-def yes_no(met: bool):
-    """A target's verdict as printed: True / False (the JSON, and English), 예 / 아니오 in a Korean printout."""
-    return (tr("yes") if met else tr("no")) if korean() else met
+def yes_no(met: bool | None):
+    """A verdict as printed: True / False (the JSON, and English), 예 / 아니오 in a Korean printout; None (not
+    measured) stays None."""
+    return (tr("yes") if met else tr("no")) if korean() and met is not None else met
 
 
 def placeholders(text: str) -> set[str]:

@@ -8,7 +8,7 @@ import os
 
 from common import bench, check, cli, cuda, device, lab, plan, report, table
 from common import triton_support as ts
-from common.i18n import korean, tr
+from common.i18n import korean, tr, yes_no
 
 from . import lab as L
 
@@ -181,7 +181,7 @@ def _said(rows: list[dict]) -> list[dict]:
     """The target rows as printed: in Korean, met says 예 / 아니오 (the JSON keeps True / False)."""
     if not korean():
         return rows
-    return [dict(r, met=None if r["met"] is None else tr("yes") if r["met"] else tr("no")) for r in rows]
+    return [dict(r, met=yes_no(r["met"])) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

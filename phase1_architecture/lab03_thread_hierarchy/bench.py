@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from common import bench, check, cli, cuda, device, lab, plan, report
-from common.i18n import korean, tr
+from common.i18n import korean, tr, yes_no
 
 from . import lab as L
 
@@ -40,7 +40,7 @@ def extra_checks(args) -> bool:
     report.print_table(L.mapping_table(rec), title=tr("hier_01_whoami, {blocks} blocks of {block} threads "
                                                       "(selected rows)", blocks=L.MAP_BLOCKS, block=L.MAP_BLOCK))
     print(tr("%laneid and the formula (tx + ty * bx) % 32 agree for all {n} threads: {ok}", n=len(rec),
-             ok=rule_ok if not korean() else tr("yes") if rule_ok else tr("no")))
+             ok=yes_no(rule_ok)))
     return rule_ok
 
 
@@ -188,7 +188,7 @@ def said(targets: list[dict]) -> list[dict]:
     the English."""
     if not korean():
         return targets
-    return [dict(r, target=tr(r["target"]), met=tr("yes") if r["met"] else tr("no")) for r in targets]
+    return [dict(r, target=tr(r["target"]), met=yes_no(r["met"])) for r in targets]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

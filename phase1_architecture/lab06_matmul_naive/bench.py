@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from common import bench, check, cli, cuda, device, lab, report
-from common.i18n import korean, tr
+from common.i18n import korean, tr, yes_no
 
 from . import lab as L
 
@@ -147,7 +147,7 @@ def benchmark(ctx) -> lab.Result:
                 "predicted": ratio, "measured": t1 / t2, "met": 0.5 <= (t1 / t2) / ratio <= 2.0},
                {"target": "cuBLAS error is fp32-level (TF32 off)", "predicted": f"<= {tol:.1e}",
                 "measured": peer["peer_rel_err"], "met": peer["peer_rel_err"] <= tol}]
-    said = targets if not korean() else [dict(t, target=tr(t["target"]), met=tr("yes") if t["met"] else tr("no"))
+    said = targets if not korean() else [dict(t, target=tr(t["target"]), met=yes_no(t["met"]))
                                          for t in targets]
     return lab.Result(
         rows=rows,

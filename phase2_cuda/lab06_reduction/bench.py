@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from common import bench, cli, cuda, device, lab, plan, report
-from common.i18n import korean, tr
+from common.i18n import korean, tr, yes_no
 
 from . import lab as L
 
@@ -279,8 +279,7 @@ def benchmark(ctx) -> lab.Result:
                 (lad, ["variant", "impl", "ms", "gbps", "frac_ceiling", "vs_torch_sum", "spread"],
                  tr("the ladder at n = {n:,} ({gib:.2f} GiB read), measured ceiling {hbm:.0f} GB/s", n=n,
                     gib=4 * n / 2**30, hbm=hbm)),
-                ([dict(r, met=r["met"] if r["met"] is None or not korean() else tr("yes") if r["met"] else tr("no"))
-                  for r in tg], None, "targets (interleaved rounds, same run)")])
+                ([dict(r, met=yes_no(r["met"])) for r in tg], None, "targets (interleaved rounds, same run)")])
 
 
 def tune_sweep(n: int = L.N_MAIN, rounds: int = 3) -> list[dict]:

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from common import arrays, bench, check, cli, cuda, device, lab, occupancy, report, tuned
-from common.i18n import korean, tr
+from common.i18n import korean, tr, yes_no
 
 from . import lab as L
 
@@ -62,12 +62,12 @@ def explain(args) -> None:
             p = L.plan_05(32768 if cols <= 4096 else 4096, cols, dt, vec, cfg=k)
             if p is None:
                 q = L.plan_06(4096, cols, dt, vec, gpu, cfg=k)
-                rows.append({"cols": cols, "dtype": dt, "16-byte loads": _yes_no(vec), "kernel": tr("06 online split"),
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": yes_no(vec), "kernel": tr("06 online split"),
                              "launch": tr("{grid} blocks x {block} ({chunks} per row)", grid=q["grid"],
                                           block=q["block"], chunks=q["chunks"]),
                              "HBM reads": tr("2 (1 if in L2)")})
             else:
-                rows.append({"cols": cols, "dtype": dt, "16-byte loads": _yes_no(vec), "kernel": p["kernel"],
+                rows.append({"cols": cols, "dtype": dt, "16-byte loads": yes_no(vec), "kernel": p["kernel"],
                              "launch": tr("{grid} blocks x {block}", grid=p["grid"], block=p["block"]),
                              "HBM reads": "1"})
     report.print_table(rows, title=tr("rung 05's dispatch by row length on {gpu} (R = 32768 rows up to 4096 columns, "
@@ -76,11 +76,6 @@ def explain(args) -> None:
     report.print_table([{"prediction": name, "value": v} for name, v in predict(gpu).items()],
                        title=tr("predictions for {gpu} (python -m {lab} --plan lists every launch)", gpu=gpu.name,
                                 lab=L.__package__))
-
-
-def _yes_no(v: bool):
-    """True / False as printed: unchanged in English, 예 / 아니오 in Korean."""
-    return (tr("yes") if v else tr("no")) if korean() else v
 
 
 def predict(gpu: device.DeviceInfo) -> dict:
@@ -297,8 +292,8 @@ def _said_target(r: dict) -> dict:
     target = r["target"]
     if target.endswith(" (peer not measured)"):
         target = target[: -len(" (peer not measured)")] + tr(" (peer not measured)")
-    return dict(r, target=target, met=r["met"] if r["met"] is None else _yes_no(r["met"]),
-                steady=_yes_no(r["steady"]))
+    return dict(r, target=target, met=yes_no(r["met"]),
+                steady=yes_no(r["steady"]))
 
 
 def tune(ctx) -> lab.Result:
