@@ -123,16 +123,31 @@ def test_a_notebook_runs_every_lab_of_its_phase_and_shows_a_committed_plot(phase
 
 @pytest.mark.slow
 @pytest.mark.parametrize("py", SOURCES, ids=lambda p: p.stem)
-def test_notebook_executes_on_the_cpu(py, monkeypatch):
-    nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed: run `make setup`")
-    monkeypatch.setenv("COURSE_FORCE_CPU", "1")  # the CPU mode the notebooks describe, even on a GPU machine
-    nb = nbformat.read(py.with_suffix(".ipynb"), as_version=4)
+def test_notebook_executes_on_the_cpu(py, tmp_path):
+    """python -m notebooks.execute --cpu, one notebook: every cell runs, in CPU mode, and nothing is written into
+    the repository."""
+    pytest.importorskip("nbclient", reason="nbclient is not installed: run `make setup`")
+    pytest.importorskip("ipykernel", reason="ipykernel is not installed: run `make setup`")
+    from notebooks import execute
+
     before = _status_of("notebooks", "results")
-    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()  # raises CellExecutionError, with the cell and its traceback, when a cell fails
+    run = execute.run(py.stem, tmp_path, cpu=True, timeout=CELL_TIMEOUT_S)
+    assert run["error"] is None, run["error"]
+    assert [c["ok"] for c in run["cells"]] and all(c["ok"] for c in run["cells"])
+    nb = nbformat.read(tmp_path / f"{py.stem}.ipynb", as_version=4)
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "COURSE_FORCE_CPU=1 is set" in outputs, "the labs did not run in CPU mode"
     assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs), \
         "the H200 plot was not displayed"
     assert _status_of("notebooks", "results") == before, "the notebook wrote into the repository"
+
+
+def test_execute_cli_refuses_what_it_cannot_run(capsys):
+    from notebooks import execute
+
+    with pytest.raises(SystemExit) as e:
+        execute.main(["phase9"])
+    assert e.value.code == 2 and "no notebook phase9" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        execute.main(["--timeout", "0"])
+    assert e.value.code == 2
