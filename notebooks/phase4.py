@@ -34,56 +34,22 @@
 # repository (`--no-json --no-plot`, and a temporary results folder).
 
 # %%
-import importlib
-import os
-import re
 import subprocess
 import sys
-import tempfile
-from importlib import metadata
 from pathlib import Path
-
-from IPython.display import Image, display
 
 GITHUB_REPO = "OWNER/REPO"  # the course on GitHub; `python -m notebooks --repo OWNER/NAME` sets it in every notebook
 
-if "google.colab" in sys.modules:
+if "google.colab" in sys.modules:  # fetch the course; elsewhere the notebook runs from this checkout
     if GITHUB_REPO == "OWNER/REPO":
         raise RuntimeError("GITHUB_REPO is still the placeholder: set it to the course's owner/name on GitHub")
     ROOT = Path("/content") / GITHUB_REPO.split("/")[1]
     if not ROOT.exists():
         subprocess.run(["git", "clone", "--depth", "1", f"https://github.com/{GITHUB_REPO}", str(ROOT)], check=True)
-    # requirements/cuda12.txt pins the versions the course was tested with; a package Colab already has (torch,
-    # triton, numpy, matplotlib...) is left as it is, so only the pins of the packages Colab lacks apply
-    def _norm(name):
-        return re.sub(r"[-_.]+", "-", name).lower()
-    have = {_norm(d.metadata["Name"] or "") for d in metadata.distributions()}
-    pins = [line for line in (ROOT / "requirements" / "cuda12.txt").read_text().splitlines()
-            if "==" in line and not line.startswith("#") and _norm(line.split("==")[0]) not in have]
-    constraints = Path(tempfile.mkdtemp()) / "constraints.txt"
-    constraints.write_text("\n".join(pins) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-c", str(constraints), "-e", f"{ROOT}[cuda12]"],
-                   check=True)
 else:
     ROOT = Path.cwd() if (Path.cwd() / "pyproject.toml").exists() else Path.cwd().parent
-os.chdir(ROOT)
 sys.path.insert(0, str(ROOT))
-os.environ["COURSE_RESULTS"] = tempfile.mkdtemp(prefix="course-results-")  # any JSON or plot goes here
-os.environ["COURSE_LANG"] = "en"
-QUICK = ["--quick", "--no-json", "--no-plot"]
-
-
-def run_lab(name, *flags):
-    """Run one lab in this kernel, as `python -m NAME --quick --no-json --no-plot` does; stop on a failed check."""
-    print(f"$ python -m {name} {' '.join(QUICK + list(flags))}", flush=True)
-    status = importlib.import_module(f"{name}.__main__").main(QUICK + list(flags))
-    assert status == 0, f"{name} exited with status {status}"
-
-
-def show(png, width=900):
-    """A plot the course measured on an H200 (committed under results/h200/)."""
-    display(Image(filename=str(ROOT / "results" / "h200" / png), width=width))
-
+from notebooks.helpers import run_lab, show  # noqa: E402 - on Colab it installs what Colab lacks (notebooks/helpers.py)
 
 # %% [markdown]
 # ## Lab 4.1 - The roofline

@@ -103,8 +103,10 @@ def test_the_set_up_cell_is_the_same_in_every_notebook():
     setups = {py.name: _code_cells(jupytext.read(py))[0] for py in SOURCES}
     assert len(set(setups.values())) == 1, "the first code cells differ: keep them identical (copy phase1's)"
     setup = next(iter(setups.values()))
-    assert '"google.colab" in sys.modules' in setup and "requirements\" / \"cuda12.txt" in setup
-    assert '"--no-json", "--no-plot"' in setup
+    assert '"google.colab" in sys.modules' in setup and "from notebooks.helpers import run_lab, show" in setup
+    assert len(setup.splitlines()) <= 20, "the set-up cell clones and imports; the rest belongs in notebooks/helpers.py"
+    helpers = (NOTEBOOKS / "helpers.py").read_text(encoding="utf-8")
+    assert 'ROOT / "requirements" / "cuda12.txt"' in helpers and '"--no-json", "--no-plot"' in helpers
 
 
 @pytest.mark.parametrize("phase", PHASES)
