@@ -75,13 +75,15 @@ KO = {
         " H200에서 측정한 값({lab}.json): 1.1, 1.25, 2.5 wave에서 각각 wave 시간의 {t0:.3f}, {t1:.3f}, {t2:.3f}배이고, "
         "256-thread block의 1/8, 1/4, 1 wave에서 {g0:,.0f}, {g1:,.0f}, {g2:,.0f} GB/s입니다. 커널이 latency-bound인 "
         "곳에서는 모델이 맞고, 메모리 시스템의 대기열이 latency를 늘리는 곳에서는 모델이 너무 좋게 예측합니다.",
-    "every started wave costs a whole one: ceil(w)": "시작한 wave는 모두 wave 하나의 시간이 듭니다: ceil(w)",
-    "time in proportion to the work: w": "시간이 일의 양에 비례합니다: w",
-    "{full} full wave(s), then the last {f:.2g} of a wave with {threads:,.0f} threads resident: {gbps:,.0f} GB/s "
-    "against {ceiling:,.0f} for a full wave, so that part takes {f:.2g} x {ceiling:,.0f} / that":
-        "가득 찬 wave {full}개 다음에 마지막 {f:.2g} wave가 남고, 그때 상주 thread는 {threads:,.0f}개입니다. 가득 찬 "
-        "wave의 {ceiling:,.0f} GB/s 대신 {gbps:,.0f} GB/s이므로 그 부분은 {f:.2g} x {ceiling:,.0f} / 그 값만큼 걸립니다",
-    "{name} is {v:.3g}, not {s} ({why})": "{name}: 답은 {s}, 정답은 {v:.3g}입니다({why})",
+    "every wave that starts costs a whole wave's time, a partial one too":
+        "시작한 wave는 덜 찼더라도 모두 wave 하나의 시간이 듭니다",
+    "time in proportion to the work, so a partial wave costs its fraction of a wave":
+        "시간이 일의 양에 비례하므로 덜 찬 wave는 찬 비율만큼의 wave 시간이 듭니다",
+    "the full waves run at the ceiling; in the partial wave only its own blocks are resident - what GB/s does "
+    "Little's law give their threads, and how long does its share of the work take at that, in wave-times?":
+        "가득 찬 wave는 한계 대역폭으로 돕니다. 덜 찬 wave에서는 그 wave의 block만 상주합니다. Little의 법칙으로 그 "
+        "thread들이 내는 GB/s는 얼마이고, 그 속도로 그 wave가 맡은 일은 wave 시간으로 얼마나 걸립니까?",
+    "{name}: {s} is {off}: {why}": "{name}: {s}라고 답했고 {off}. {why}",
     "all {total} right: residency is the smallest of the SM's limits (32-thread blocks hit the 32-block limit at half "
     "the threads), a wave is 132 x that, and a memory-bound kernel's bandwidth is bytes in flight over latency until "
     "the ceiling. A partial wave is latency-bound, so its time does not shrink with its size: any last wave under "
@@ -95,19 +97,23 @@ KO = {
         "컴파일이 필요합니다",
     "TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)":
         "TAIL[{w}]: 아직 답이 없습니다(숫자 세 개: quantized, fluid, Little의 법칙)",
-    "BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {limits} - threads allow {by_threads}, blocks 32, "
-    "registers ({regs} a thread, {per_warp} a warp) {by_regs}":
-        "BLOCKS_PER_SM[{t}]: 답은 {said}이고, 정답은 {bps}입니다. 제한하는 자원은 {limits}입니다. thread로는 "
-        "{by_threads}, block으로는 32, register로는(thread당 {regs}개, warp당 {per_warp}개) {by_regs}입니다",
-    "WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} = {wave} blocks, so "
-    "{grid} blocks are {waves:.4g} waves":
-        "WAVES[{t}, {grid}]: 답은 {said}입니다. {t}-thread block의 wave 하나는 SM {sms}개 x {per_sm} = block "
-        "{wave}개이므로 block {grid}개는 {waves:.4g} wave입니다",
-    " - more than the ceiling, so the ceiling": " (한계보다 크므로 한계)",
-    "GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = {kib:,.0f} KiB of loads in flight, / "
-    "{us} us = {reads:,.0f} GB/s of reads, x 2 for the writes{capped}: {want:,.0f} GB/s":
-        "GBPS[{t}, {grid}]: 답은 {said}입니다. 상주 thread {resident:,}개 x 16 B = in-flight load {kib:,.0f} KiB, "
-        "/ {us} us = 읽기 {reads:,.0f} GB/s, 쓰기까지 x 2{capped}: {want:,.0f} GB/s",
+    "BLOCKS_PER_SM[{t}]: {said} blocks is {off}: how many of these blocks does each limit of the SM allow - its "
+    "threads, its blocks, its registers ({regs} a thread, allocated per warp in units of 256)? The SM holds as many as "
+    "the scarcest allows":
+        "BLOCKS_PER_SM[{t}]: block {said}개는 {off}. SM의 제한마다(thread 수, block 수, register 수: thread당 "
+        "{regs}개를 warp 단위로 256개씩 할당) 이 block이 몇 개 들어갑니까? SM은 가장 부족한 자원이 허락하는 만큼만 "
+        "담습니다",
+    "WAVES[{t}, {grid}]: {said} is {off}: a wave is the blocks the whole GPU holds at once, {sms} SMs x the blocks one "
+    "SM holds; the grid's blocks over a wave's blocks is a fraction, not rounded":
+        "WAVES[{t}, {grid}]: {said}라고 답했고 {off}. wave는 GPU 전체가 한 번에 담는 block 수, 곧 SM {sms}개 x SM "
+        "하나가 담는 block 수입니다. grid의 block 수를 wave 하나의 block 수로 나눈 값은 분수이고, 정수로 맞추지 "
+        "않습니다",
+    "GBPS[{t}, {grid}]: {said} GB/s is {off}: by Little's law, how many threads are resident (the grid's, but never "
+    "more than a full wave), how many bytes of loads each keeps in flight, over the {us} us latency - and twice that "
+    "for the writes, up to the HBM ceiling?":
+        "GBPS[{t}, {grid}]: {said} GB/s라고 답했고 {off}. Little의 법칙으로 셉니다. 상주 thread는 몇 개입니까(grid의 "
+        "thread, 단 가득 찬 wave 하나를 넘지 않음)? thread마다 in-flight load는 몇 바이트입니까? 그것을 latency "
+        "{us} us로 나누고, 쓰기까지 세어 두 배로 합니다. HBM 한계를 넘지는 않습니다",
 
     # ---- 2.4.2 -------------------------------------------------------------------------------------------------------
     "{why} (the compile report for sm_90: {report})": "{why} (sm_90의 compile report: {report})",

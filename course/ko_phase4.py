@@ -62,24 +62,22 @@ KO = {
         "64 x 32 warp tile(약 128개)은 warp 16개에 들어갑니다. 여기서 결과를 정한 것은 shared memory가 아니라 "
         "register였습니다",
     "{name}: not answered yet (warps, KiB, spills)": "{name}: 아직 답이 없습니다(warp 수, KiB, spill 여부)",
-    "{name}: {warps} warps, not {said} - one warp per {wm}x{wn} warp tile: ({bm} / {wm}) x ({bn} / {wn})":
-        "{name}: warp {warps}개입니다(답은 {said}). {wm}x{wn} warp tile마다 warp 하나: ({bm} / {wm}) x ({bn} / {wn})",
-    "{name}: {kib:g} KiB, not {said} - {stages} stages x ({bm} x {bk} + {bk} x {bn}) x 2 bytes":
-        "{name}: {kib:g} KiB입니다(답은 {said}). stage {stages}개 x ({bm} x {bk} + {bk} x {bn}) x 2바이트",
-    "spills {spills} bytes at {regs} registers": "register {regs}개에서 {spills}바이트를 spill함",
-    "fits in {regs} registers, no spill": "register {regs}개에 들어가고 spill 없음",
-    "{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at min(255, 65536 / "
-    "{per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a {wm}x{wn} warp tile) need more than that "
-    "with their fragments and addresses":
-        "{name}: ptxas 결과는 {how}입니다. thread {threads}개 x SM당 block {min_blocks}개이면 thread당 register 상한은 "
-        "min(255, 65536 / {per_sm}) = {cap}개입니다. thread당 fp32 accumulator {acc}개({wm}x{wn} warp tile)는 "
-        "fragment와 주소까지 합치면 그보다 많이 필요합니다",
-    "{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at min(255, 65536 / "
-    "{per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a {wm}x{wn} warp tile) need no more than that "
-    "with their fragments and addresses":
-        "{name}: ptxas 결과는 {how}입니다. thread {threads}개 x SM당 block {min_blocks}개이면 thread당 register 상한은 "
-        "min(255, 65536 / {per_sm}) = {cap}개입니다. thread당 fp32 accumulator {acc}개({wm}x{wn} warp tile)는 "
-        "fragment와 주소까지 합쳐도 그 안에 들어갑니다",
+    "{name}: {said} warps is {off}: a block has one warp per warp tile - how many WM x WN warp tiles cover its BM x BN "
+    "block tile?":
+        "{name}: warp {said}개는 {off}. block은 warp tile마다 warp 하나를 둡니다. BM x BN block tile을 WM x WN warp "
+        "tile 몇 개가 덮습니까?",
+    "{name}: {said} KiB is {off}: each of the STAGES buffers holds a BM x BK tile of A and a BK x BN tile of B, 2 bytes "
+    "an element; a KiB is 1024 bytes":
+        "{name}: {said} KiB는 {off}. STAGES개의 buffer마다 A의 BM x BK tile과 B의 BK x BN tile이 들어가고, 원소 하나는 "
+        "2바이트입니다. 1 KiB는 1024바이트입니다",
+    "{name}: write whether ptxas spills as True or False, not {said!r}":
+        "{name}: ptxas가 spill하는지는 {said!r}가 아니라 True나 False로 씁니다",
+    "{name}: spills = {said} is not what ptxas does: __launch_bounds__(threads, MIN_BLOCKS) caps a thread at 65536 / "
+    "(threads x MIN_BLOCKS) registers, and never more than 255 - is that cap under what a WM x WN warp tile needs for "
+    "its fp32 accumulators, its fragments and its addresses?":
+        "{name}: spills = {said}는 ptxas의 결과와 다릅니다. __launch_bounds__(threads, MIN_BLOCKS)는 thread당 register를 "
+        "65536 / (threads x MIN_BLOCKS)개로 제한하고, 255개를 넘지 않게 합니다. 그 상한이 WM x WN warp tile의 fp32 "
+        "accumulator, fragment, 주소에 필요한 register 수보다 작습니까?",
 
     # ---- 4.4.1 -------------------------------------------------------------------------------------------------------
     "{bm}x{bn} tiles at M = N = {mn}, {per_sm} block(s) per SM": "M = N = {mn}에서 {bm}x{bn} tile, SM당 block {per_sm}개",
@@ -94,19 +92,24 @@ KO = {
     "{name}: not answered yet (tiles, waves, efficiency)": "{name}: 아직 답이 없습니다(tile 수, wave 수, 효율)",
     "{bm}x{bn} reuse: not answered yet": "{bm}x{bn} 재사용: 아직 답이 없습니다",
     "{bm}x{bn}x{bk} stages: not answered yet": "{bm}x{bn}x{bk} stage 수: 아직 답이 없습니다",
-    "{name}: {rows} x {cols} = {tiles} tiles on {slots} slots = {waves:.2f} waves, so {rounds} rounds, the last "
-    "{fill:.0%} full: efficiency {tiles} / ({rounds} x {slots}) = {efficiency:.3f}; you said {said}":
-        "{name}: {rows} x {cols} = tile {tiles}개를 slot {slots}개에 놓으면 {waves:.2f} wave이므로 {rounds}번 돌고, "
-        "마지막은 {fill:.0%}만 찹니다. 효율은 {tiles} / ({rounds} x {slots}) = {efficiency:.3f}입니다. 답은 "
-        "{said}입니다",
-    "{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x {bn} / {sum} = {want:.1f} "
-    "FLOP/B, not {said}":
-        "{bm}x{bn} 재사용: 2 x {bm} x {bn} x BK FLOP / (({bm} + {bn}) x BK x 2바이트) = {bm} x {bn} / {sum} = "
-        "{want:.1f} FLOP/B입니다(답은 {said})",
-    "{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of them fit in 227 KiB "
-    "({total} KiB), {more} would not; you said {said}":
-        "{bm}x{bn}x{bk} stage 수: stage 하나는 ({bm} + {bn}) x {bk} x 2 B = {kib} KiB입니다. {want}개는 227 KiB에 "
-        "들어가고({total} KiB), {more}개는 들어가지 않습니다. 답은 {said}입니다",
+    "{said} tiles is {off}: one block per BM x BN tile of the M x N output, and a partial tile at an edge is still a "
+    "whole block - count the tiles a side, rounded up":
+        "tile {said}개는 {off}. M x N 출력의 BM x BN tile 하나에 block 하나이고, 가장자리의 덜 찬 tile도 block "
+        "하나입니다. 한 변의 tile 수를 올림해서 셉니다",
+    "{said} waves is {off}: a wave puts one tile on every slot, {sms} SMs x the blocks per SM, and a last wave that is "
+    "only partly full still counts as one":
+        "wave {said}개는 {off}. wave 하나는 모든 slot(SM {sms}개 x SM당 block 수)에 tile을 하나씩 놓습니다. 마지막 "
+        "wave는 일부만 차도 한 번으로 셉니다",
+    "efficiency {said} is {off}: the tiles over the slots the waves offer, tiles / (waves x slots)":
+        "효율 {said}는 {off}. tile 수를 wave들이 내주는 slot 수로 나눕니다: tiles / (waves x slots)",
+    "{bm}x{bn} reuse: {said} FLOP/B is {off}: per k-step the tile does 2 BM BN BK FLOPs and loads (BM + BN) x BK "
+    "elements of 2 bytes - divide, and BK cancels":
+        "{bm}x{bn} 재사용: {said} FLOP/B는 {off}. k-step마다 tile은 2 BM BN BK FLOP을 계산하고 2바이트 원소 "
+        "(BM + BN) x BK개를 load합니다. 나누면 BK는 약분됩니다",
+    "{bm}x{bn}x{bk} stages: {said} is {off}: one stage holds a BM x BK tile of A and a BK x BN tile of B, 2 bytes an "
+    "element - how many whole stages fit in 227 KiB?":
+        "{bm}x{bn}x{bk} stage 수: {said}개는 {off}. stage 하나에는 A의 BM x BK tile과 B의 BK x BN tile이 들어가고, "
+        "원소 하나는 2바이트입니다. 227 KiB에 stage가 몇 개까지 온전히 들어갑니까?",
 
     # ---- 4.5.1 -------------------------------------------------------------------------------------------------------
     "K = {k} already ends at inf": "K = {k}에서 이미 inf로 끝납니다",

@@ -55,7 +55,7 @@ def _measured(L) -> str:
 
 
 def check(path):
-    from course.checks import both, sentences
+    from course.checks import off, sentences
     from course.exercise import Verdict
     from course.exercises.phase2_checks import answers, close, not_yet
     from phase2_cuda.lab04_launch_config import lab as L
@@ -72,24 +72,23 @@ def check(path):
                                  "report needs the same", lab="2.4", error=type(e).__name__, detail=str(e)[:200]))
     for t, said in mod.BLOCKS_PER_SM.items():
         total += 1
-        bps, limits, regs = per_sm[t]
+        bps, _, regs = per_sm[t]
         if said is None:
             wrong.append(tr("{name}: no answer yet", name=f"BLOCKS_PER_SM[{t}]"))
         elif said != bps:
-            per_warp = math.ceil(regs * 32 / 256) * 256
-            wrong.append(tr("BLOCKS_PER_SM[{t}]: you said {said}; it is {bps}, limited by {limits} - threads allow "
-                            "{by_threads}, blocks 32, registers ({regs} a thread, {per_warp} a warp) {by_regs}", t=t,
-                            said=said, bps=bps, limits=both(limits), by_threads=2048 // t, regs=regs,
-                            per_warp=per_warp, by_regs=65536 // (per_warp * (t // 32))))
+            wrong.append(tr("BLOCKS_PER_SM[{t}]: {said} blocks is {off}: how many of these blocks does each limit of "
+                            "the SM allow - its threads, its blocks, its registers ({regs} a thread, allocated per "
+                            "warp in units of 256)? The SM holds as many as the scarcest allows", t=t, said=said,
+                            off=off(said, bps), regs=regs))
     for (t, grid), said in mod.WAVES.items():
         total += 1
         wave = SMS * per_sm[t][0]
         if said is None:
             wrong.append(tr("{name}: no answer yet", name=f"WAVES[{t}, {grid}]"))
         elif not close(said, grid / wave):
-            wrong.append(tr("WAVES[{t}, {grid}]: you said {said}; a wave of {t}-thread blocks is {sms} SMs x {per_sm} "
-                            "= {wave} blocks, so {grid} blocks are {waves:.4g} waves", t=t, grid=grid, said=said,
-                            sms=SMS, per_sm=per_sm[t][0], wave=wave, waves=grid / wave))
+            wrong.append(tr("WAVES[{t}, {grid}]: {said} is {off}: a wave is the blocks the whole GPU holds at once, "
+                            "{sms} SMs x the blocks one SM holds; the grid's blocks over a wave's blocks is a "
+                            "fraction, not rounded", t=t, grid=grid, said=said, off=off(said, grid / wave), sms=SMS))
     for (t, grid), said in mod.GBPS.items():
         total += 1
         resident = min(grid, SMS * per_sm[t][0]) * t
@@ -97,12 +96,10 @@ def check(path):
         if said is None:
             wrong.append(tr("{name}: no answer yet", name=f"GBPS[{t}, {grid}]"))
         elif not close(said, want):
-            capped = tr(" - more than the ceiling, so the ceiling") if want >= CEILING_GBPS else ""
-            wrong.append(tr("GBPS[{t}, {grid}]: you said {said}; {resident:,} resident threads x 16 B = {kib:,.0f} KiB "
-                            "of loads in flight, / {us} us = {reads:,.0f} GB/s of reads, x 2 for the writes{capped}: "
-                            "{want:,.0f} GB/s", t=t, grid=grid, said=said, resident=resident,
-                            kib=resident * 16 / 1024, us=LATENCY_US, reads=resident * 16 / LATENCY_US / 1e3,
-                            capped=capped, want=want))
+            wrong.append(tr("GBPS[{t}, {grid}]: {said} GB/s is {off}: by Little's law, how many threads are resident "
+                            "(the grid's, but never more than a full wave), how many bytes of loads each keeps in "
+                            "flight, over the {us} us latency - and twice that for the writes, up to the HBM ceiling?",
+                            t=t, grid=grid, said=said, off=off(said, want), us=LATENCY_US))
     wave = SMS * per_sm[TAIL_THREADS][0]
     for w, said in mod.TAIL.items():
         total += 1
@@ -110,15 +107,12 @@ def check(path):
         if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
             wrong.append(tr("TAIL[{w}]: no answer yet (three numbers: quantized, fluid, Little's law)", w=w))
             continue
-        f = w - math.floor(w)
-        why = {"quantized": tr("every started wave costs a whole one: ceil(w)"),
-               "fluid": tr("time in proportion to the work: w"),
-               "Little's law": tr("{full} full wave(s), then the last {f:.2g} of a wave with {threads:,.0f} threads "
-                                  "resident: {gbps:,.0f} GB/s against {ceiling:,.0f} for a full wave, so that part "
-                                  "takes {f:.2g} x {ceiling:,.0f} / that", full=math.floor(w), f=f,
-                                  threads=f * wave * TAIL_THREADS, ceiling=CEILING_GBPS,
-                                  gbps=L.little_gbps(f * wave * TAIL_THREADS, LATENCY_US, CEILING_GBPS))}
-        bad = [tr("{name} is {v:.3g}, not {s} ({why})", name=name, v=v, s=s, why=why[name]) for name, s, v in
+        why = {"quantized": tr("every wave that starts costs a whole wave's time, a partial one too"),
+               "fluid": tr("time in proportion to the work, so a partial wave costs its fraction of a wave"),
+               "Little's law": tr("the full waves run at the ceiling; in the partial wave only its own blocks are "
+                                  "resident - what GB/s does Little's law give their threads, and how long does its "
+                                  "share of the work take at that, in wave-times?")}
+        bad = [tr("{name}: {s} is {off}: {why}", name=tr(name), s=s, off=off(s, v), why=why[name]) for name, s, v in
                zip(("quantized", "fluid", "Little's law"), said, want) if not close(s, v)]
         if bad:
             wrong.append(f"TAIL[{w}]: " + sentences(bad))
@@ -137,6 +131,10 @@ def check(path):
 ATTEMPTS = [
     ('blocks per SM of 32-thread blocks from the thread limit',
      [('BLOCKS_PER_SM = {32: 32,', 'BLOCKS_PER_SM = {32: 64,')],
-     '32'),
-    ('waves rounded down', [('(256, 1320): 1.25', '(256, 1320): 1')], '1320'),
+     'BLOCKS_PER_SM[32]: 64 blocks is too high'),
+    ('waves rounded down', [('(256, 1320): 1.25', '(256, 1320): 1')], 'WAVES[256, 1320]: 1 is too low'),
+    ("Little's law without the writes", [('(256, 132): 1942', '(256, 132): 971')],
+     'GBPS[256, 132]: 971 GB/s is too low'),
+    ("the partial wave at the full wave's bandwidth (the fluid model again)",
+     [('1.25: (2, 1.25, 1.28)', '1.25: (2, 1.25, 1.25)')], "Little's law: 1.25 is too low"),
 ]

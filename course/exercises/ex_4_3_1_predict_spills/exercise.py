@@ -32,6 +32,7 @@ def compiled(cfg: dict):
 
 
 def check(path):
+    from course.checks import off
     from course.exercise import Verdict
     from course.exercises.phase4_checks import answers, verdict
     from phase4_optimization.lab03_tensor_cores import lab as L
@@ -47,34 +48,26 @@ def check(path):
             wrong.append(tr("{name}: not answered yet (warps, KiB, spills)", name=name))
             continue
         try:
-            regs, spills = compiled(cfg)
+            _, spills = compiled(cfg)
         except Exception as e:  # noqa: BLE001 - NVRTC, not the answer: say so plainly
             return Verdict(False, tr("could not compile lab {lab}'s kernels.cu here ({error}: {detail}); its compile "
                                      "report needs the same", lab="4.3", error=type(e).__name__, detail=str(e)[:200]))
-        threads = L.config_threads(cfg)
-        warps, kib = threads // 32, L.config_smem(cfg) / 1024
-        cap = min(255, 65536 // (threads * cfg["MIN_BLOCKS"]))
-        acc = cfg["WM"] * cfg["WN"] // 32
+        warps, kib = L.config_threads(cfg) // 32, L.config_smem(cfg) / 1024
         if said[0] != warps:
-            wrong.append(tr("{name}: {warps} warps, not {said} - one warp per {wm}x{wn} warp tile: ({bm} / {wm}) x "
-                            "({bn} / {wn})", name=name, warps=warps, said=said[0], wm=cfg["WM"], wn=cfg["WN"],
-                            bm=cfg["BM"], bn=cfg["BN"]))
+            wrong.append(tr("{name}: {said} warps is {off}: a block has one warp per warp tile - how many WM x WN warp "
+                            "tiles cover its BM x BN block tile?", name=name, said=said[0], off=off(said[0], warps)))
         if not isinstance(said[1], (int, float)) or abs(said[1] - kib) > 0.5:
-            wrong.append(tr("{name}: {kib:g} KiB, not {said} - {stages} stages x ({bm} x {bk} + {bk} x {bn}) x 2 bytes",
-                            name=name, kib=kib, said=said[1], stages=cfg["STAGES"], bm=cfg["BM"], bk=cfg["BK"],
-                            bn=cfg["BN"]))
-        if bool(said[2]) != (spills > 0) or not isinstance(said[2], bool):
-            how = (tr("spills {spills} bytes at {regs} registers", spills=spills, regs=regs) if spills else
-                   tr("fits in {regs} registers, no spill", regs=regs))
-            facts = dict(name=name, how=how, threads=threads, min_blocks=cfg["MIN_BLOCKS"],
-                         per_sm=threads * cfg["MIN_BLOCKS"], cap=cap, acc=acc, wm=cfg["WM"], wn=cfg["WN"])
-            wrong.append(tr("{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at "
-                            "min(255, 65536 / {per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a "
-                            "{wm}x{wn} warp tile) need more than that with their fragments and addresses", **facts)
-                         if spills else
-                         tr("{name}: ptxas {how} - {threads} threads x {min_blocks} block(s) per SM cap a thread at "
-                            "min(255, 65536 / {per_sm}) = {cap} registers, and {acc} fp32 accumulators a thread (a "
-                            "{wm}x{wn} warp tile) need no more than that with their fragments and addresses", **facts))
+            wrong.append(tr("{name}: {said} KiB is {off}: each of the STAGES buffers holds a BM x BK tile of A and a "
+                            "BK x BN tile of B, 2 bytes an element; a KiB is 1024 bytes", name=name, said=said[1],
+                            off=off(said[1], kib)))
+        if not isinstance(said[2], bool):
+            wrong.append(tr("{name}: write whether ptxas spills as True or False, not {said!r}", name=name,
+                            said=said[2]))
+        elif said[2] != (spills > 0):
+            wrong.append(tr("{name}: spills = {said} is not what ptxas does: __launch_bounds__(threads, MIN_BLOCKS) "
+                            "caps a thread at 65536 / (threads x MIN_BLOCKS) registers, and never more than 255 - is "
+                            "that cap under what a WM x WN warp tile needs for its fp32 accumulators, its fragments "
+                            "and its addresses?", name=name, said=said[2]))
     return verdict(wrong, tr("all six as ptxas has them: a 64 x 64 warp tile (128 accumulators, ~240 registers) spills "
                              "whenever 65536 / (threads x MIN_BLOCKS) falls under that - 8 warps at 2 blocks, 4 warps "
                              "at 3, 16 warps at 1 - and a 64 x 32 warp tile (~128) fits 16 warps; shared memory never "
@@ -87,8 +80,11 @@ def check(path):
 ATTEMPTS = [
     ('the cap from 255 forgotten',
      [('(128, 128, 32, 64, 64, 4, 2): (4, 64, False)', '(128, 128, 32, 64, 64, 4, 2): (4, 64, True)')],
-     '128x128x32, warp 64x64, MIN_BLOCKS 2'),
+     '128x128x32, warp 64x64, MIN_BLOCKS 2: spills = True is not what ptxas does'),
     ('accumulators per thread doubled',
      [('(128, 256, 32, 64, 64, 4, 1): (8, 96, False)', '(128, 256, 32, 64, 64, 4, 1): (16, 96, False)')],
-     '128x256x32'),
+     '128x256x32, warp 64x64, MIN_BLOCKS 1: 16 warps is too high'),
+    ('shared memory of one stage, not of all of them',
+     [('(128, 128, 32, 64, 64, 4, 3): (4, 64, True)', '(128, 128, 32, 64, 64, 4, 3): (4, 16, True)')],
+     '128x128x32, warp 64x64, MIN_BLOCKS 3: 16 KiB is too low'),
 ]

@@ -31,6 +31,7 @@ def _max_stages(bm, bn, bk) -> int:
 
 
 def _waves(got) -> list[str]:
+    from course.checks import off, sentences
     from course.exercises.phase4_checks import close
     from phase4_optimization.lab04_tiling_strategy import lab as L
 
@@ -40,16 +41,26 @@ def _waves(got) -> list[str]:
         name = tr("{bm}x{bn} tiles at M = N = {mn}, {per_sm} block(s) per SM", bm=bm, bn=bn, mn=mn, per_sm=per_sm)
         if not isinstance(said, (tuple, list)) or len(said) != 3 or None in said:
             wrong.append(tr("{name}: not answered yet (tiles, waves, efficiency)", name=name))
-        elif said[0] != w["tiles"] or said[1] != w["wave_count"] or not close(said[2], w["efficiency"], 0.01):
-            wrong.append(tr("{name}: {rows} x {cols} = {tiles} tiles on {slots} slots = {waves:.2f} waves, so {rounds} "
-                            "rounds, the last {fill:.0%} full: efficiency {tiles} / ({rounds} x {slots}) = "
-                            "{efficiency:.3f}; you said {said}", name=name, rows=-(-mn // bm), cols=-(-mn // bn),
-                            tiles=w["tiles"], slots=SMS * per_sm, waves=w["waves"], rounds=w["wave_count"],
-                            fill=w["last_wave_fill"], efficiency=w["efficiency"], said=tuple(said)))
+        else:
+            bad = []
+            if said[0] != w["tiles"]:
+                bad.append(tr("{said} tiles is {off}: one block per BM x BN tile of the M x N output, and a partial "
+                              "tile at an edge is still a whole block - count the tiles a side, rounded up",
+                              said=said[0], off=off(said[0], w["tiles"])))
+            if said[1] != w["wave_count"]:
+                bad.append(tr("{said} waves is {off}: a wave puts one tile on every slot, {sms} SMs x the blocks per "
+                              "SM, and a last wave that is only partly full still counts as one", said=said[1],
+                              off=off(said[1], w["wave_count"]), sms=SMS))
+            if not close(said[2], w["efficiency"], 0.01):
+                bad.append(tr("efficiency {said} is {off}: the tiles over the slots the waves offer, tiles / (waves x "
+                              "slots)", said=said[2], off=off(said[2], w["efficiency"])))
+            if bad:
+                wrong.append(f"{name}: " + sentences(bad))
     return wrong
 
 
 def check(path):
+    from course.checks import off
     from course.exercise import Verdict
     from course.exercises.phase4_checks import answers, close, verdict
     from phase4_optimization.lab04_tiling_strategy import lab as L
@@ -65,18 +76,17 @@ def check(path):
         if said is None:
             wrong.append(tr("{bm}x{bn} reuse: not answered yet", bm=bm, bn=bn))
         elif not close(said, want, 0.01):
-            wrong.append(tr("{bm}x{bn} reuse: 2 x {bm} x {bn} x BK FLOPs / (({bm} + {bn}) x BK x 2 bytes) = {bm} x "
-                            "{bn} / {sum} = {want:.1f} FLOP/B, not {said}", bm=bm, bn=bn, sum=bm + bn, want=want,
-                            said=said))
+            wrong.append(tr("{bm}x{bn} reuse: {said} FLOP/B is {off}: per k-step the tile does 2 BM BN BK FLOPs and "
+                            "loads (BM + BN) x BK elements of 2 bytes - divide, and BK cancels", bm=bm, bn=bn,
+                            said=said, off=off(said, want)))
     for (bm, bn, bk), said in parts["MAX_STAGES"].items():
         want = _max_stages(bm, bn, bk)
         if said is None:
             wrong.append(tr("{bm}x{bn}x{bk} stages: not answered yet", bm=bm, bn=bn, bk=bk))
         elif said != want:
-            stage = (bm + bn) * bk * 2
-            wrong.append(tr("{bm}x{bn}x{bk} stages: one stage is ({bm} + {bn}) x {bk} x 2 B = {kib} KiB, {want} of "
-                            "them fit in 227 KiB ({total} KiB), {more} would not; you said {said}", bm=bm, bn=bn, bk=bk,
-                            kib=stage // 1024, want=want, total=want * stage // 1024, more=want + 1, said=said))
+            wrong.append(tr("{bm}x{bn}x{bk} stages: {said} is {off}: one stage holds a BM x BK tile of A and a BK x BN "
+                            "tile of B, 2 bytes an element - how many whole stages fit in 227 KiB?", bm=bm, bn=bn,
+                            bk=bk, said=said, off=off(said, want)))
     return verdict(wrong, tr("all right: 6% more work at 4224 costs a 5th wave a quarter full (0.97 to 0.85 "
                              "efficiency); two blocks per SM halve the waves but not the quantization; reuse grows "
                              "with the tile (BM BN / (BM + BN) FLOP/B) while the stages it can afford shrink - 4 for "
@@ -90,6 +100,8 @@ def check(path):
 ATTEMPTS = [
     ('waves rounded down',
      [('(128, 256, 4224, 1): (561, 5, 0.850)', '(128, 256, 4224, 1): (561, 4, 0.850)')],
-     '4224'),
-    ('stages from 256 KiB', [('(128, 256, 64): 4,', '(128, 256, 64): 5,')], '128x256x64 stages'),
+     '128x256 tiles at M = N = 4224, 1 block(s) per SM: 4 waves is too low'),
+    ('stages from 256 KiB', [('(128, 256, 64): 4,', '(128, 256, 64): 5,')], '128x256x64 stages: 5 is too high'),
+    ('reuse without the 2 bytes an element', [('(128, 128): 64.0', '(128, 128): 128.0')],
+     '128x128 reuse: 128.0 FLOP/B is too high'),
 ]
