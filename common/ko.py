@@ -91,6 +91,7 @@ KO = {
     "configuration": "설정",
     "from": "출처",
     "case": "케이스",
+    "goal": "목표",
     "fixed": "고정",
     "configurations": "설정",
     "kernel family": "커널 묶음",

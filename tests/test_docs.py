@@ -108,7 +108,7 @@ def test_headline_logic_on_synthetic_results():
     assert (h["peer"], h["case"], h["ratio"]) == ("torch.compile", "4x1024x768 bfloat16", 1.1)
     unmeasured = {"targets": [{"case": "c", "peer": "torch SDPA cuDNN", "target": ">= 0.9", "met": "not measured: x"}]}
     assert rt.headline(unmeasured, "x") is None
-    assert rt.target_rows({"x": unmeasured})[0][4] == "not measured: x"
+    assert rt.target_rows({"x": unmeasured})[0][6] == "not measured: x"
     first = rt.labs()[0]
     page = rt.results_page({first["stem"]: dict(rows, gpu="NVIDIA GeForce RTX 4090")}, "rtx-4090")
     assert page.startswith("# Results on NVIDIA GeForce RTX 4090")

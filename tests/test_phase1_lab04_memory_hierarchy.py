@@ -152,9 +152,9 @@ def test_targets_from_synthetic_latencies():
            {"level": "L2 (fits half)", "cycles_per_load": 290.0, "chase_ok": True},
            {"level": "HBM", "cycles_per_load": 2000.0, "chase_ok": False}]
     tg = l4b.targets(lat, 75 * mib, 60 * mib)
-    assert [t["met"] for t in tg] == [True, True, False, True, False]     # L1, L2, HBM, L2 edge, every chase
-    assert tg[1]["range"] == "180-550 cycles" and tg[3]["range"] == "30-90 MiB" and tg[4]["measured"] == 2
-    assert [t["met"] for t in l4b.targets(lat, 100 * mib, 60 * mib) if "plateau" in t["target"]] == [False]
+    assert [t.met for t in tg] == [True, True, False, True, False]     # L1, L2, HBM, L2 edge, every chase
+    assert tg[1].goal == "180-550 cycles" and tg[3].goal == "30-90 MiB" and tg[4].ratio == 2
+    assert [t.met for t in l4b.targets(lat, 100 * mib, 60 * mib) if "plateau" in t.case] == [False]
 
 
 @cpu_only

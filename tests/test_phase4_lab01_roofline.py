@@ -419,7 +419,7 @@ def test_quick_benchmark_on_a_gpu_without_recorded_results_plots(tmp_path, monke
     assert res.meta["results_dir"] is None and any(gpu.slug in m for m in res.meta["missing"])
     placed = [r for r in res.rows if r.get("kind") == "placed"]
     assert len(placed) == 6 and all(p["lab"] == rl.LAB and p["sweep"] for p in placed)
-    assert {t["target"][:22] for t in res.meta["targets"]} == {"k-FMA sweep, k <= 8 (A", "k-FMA sweep, k >= 512 "}
+    assert {t["case"][:22] for t in res.meta["targets"]} == {"k-FMA sweep, k <= 8 (A", "k-FMA sweep, k >= 512 "}
     paths = rlb.plot(dict(res.meta, rows=res.rows, gpu=gpu.name), str(tmp_path))       # what run() then does
     assert paths and os.path.getsize(paths[0]) > 20_000
 

@@ -80,10 +80,11 @@ TEXT = {
         "head_note": ("Ratio = speed of our kernel / speed of the peer in the same run (above 1: ours is faster). "
                       "From `{src}`; regenerate with `python -m tools.regenerate`."),
         "none": "(no results under `{src}` yet: run `python -m tools.regenerate` on a GPU)",
-        "t_head": "| results file | case | measured | target | met | commit |",
-        "yes": "yes", "no": "**no**",
-        "t_sum": ("{met} of {n} targets and predictions met. Ratios are ours / the peer named in the case "
-                  "(or measured / predicted), from one run each."),
+        "t_head": "| results file | case | ours | peer | measured | target | met | commit |",
+        "yes": "yes", "no": "**no**", "unsteady": "no verdict (spread > 3%)", "not_measured": "not measured",
+        "t_sum": ("{met} of {n} targets and predictions met. Measured: ours / peer (speed, above 1: ours is "
+                  "faster) where a peer is named, else the measured value the prediction is about; from one run "
+                  "each."),
         "p_missing": "Not measured yet (the lab writes it on a GPU): {names}.",
         "dev": ("Measured on an **{gpu}** ({sms} SMs, {arch}), CUDA driver {drv}, runtime {rt}; CuPy {cupy}, "
                 "Triton {triton}, torch {torch}; {date}, commit {commit}."),
@@ -129,10 +130,10 @@ TEXT = {
         "head_note": ("비율 = 같은 실행에서 잰 우리 커널의 속도 / peer의 속도 (1보다 크면 우리가 더 빠름). "
                       "출처 `{src}`; `python -m tools.regenerate`로 다시 만듭니다."),
         "none": "(`{src}`에 아직 결과가 없습니다: GPU에서 `python -m tools.regenerate`를 실행하세요)",
-        "t_head": "| 결과 파일 | 케이스 | 측정값 | 목표 | 달성 | 커밋 |",
-        "yes": "예", "no": "**아니오**",
-        "t_sum": ("목표와 예측 {n}개 중 {met}개 달성. 비율은 우리 / 케이스에 적힌 peer (또는 측정 / 예측)이며, "
-                  "각각 한 번의 실행에서 잰 값입니다."),
+        "t_head": "| 결과 파일 | 케이스 | 우리 | peer | 측정값 | 목표 | 달성 | 커밋 |",
+        "yes": "예", "no": "**아니오**", "unsteady": "판정 없음 (spread > 3%)", "not_measured": "측정 안 함",
+        "t_sum": ("목표와 예측 {n}개 중 {met}개 달성. 측정값은 peer가 있으면 우리 / peer 속도 비율(1보다 크면 "
+                  "우리가 더 빠름)이고, 없으면 예측이 다루는 값을 잰 것입니다. 각각 한 번의 실행에서 잰 값입니다."),
         "p_missing": "아직 측정되지 않음 (GPU에서 랩이 만듭니다): {names}.",
         "dev": ("측정 환경: **{gpu}** (SM {sms}개, {arch}), CUDA driver {drv}, runtime {rt}; CuPy {cupy}, "
                 "Triton {triton}, torch {torch}; {date}, 커밋 {commit}."),
@@ -259,12 +260,12 @@ def plots_block(gpu: str, lang: str = "en", rel: str = "") -> str:
 
 def targets_block(docs: dict[str, dict], gpu: str, lang: str = "en") -> str:
     T = TEXT[lang]
-    rows = target_rows(docs, T["yes"], T["no"])
+    rows = target_rows(docs, T["yes"], T["no"], T["unsteady"], T["not_measured"])
     if not rows:
         return T["none"].format(src=f"results/{gpu}/")
-    out = [T["t_head"], "|---|---|---|---|---|---|"]
+    out = [T["t_head"], "|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
-    met = sum(r[4] == T["yes"] for r in rows)
+    met = sum(r[6] == T["yes"] for r in rows)
     out += ["", T["t_sum"].format(met=met, n=len(rows))]
     return "\n".join(out)
 
@@ -292,9 +293,10 @@ def answer_block(lab: dict, docs: dict[str, dict], gpu: str, rel: str, lang: str
         tgt = T["a_tgt"].format(target=h["target"], met=met) if h["target"] else ""
         lines.append(T["a_best"].format(ours=h["ours"], case=h["case"], ratio=_fmt(h["ratio"]), peer=h["peer"],
                                         tgt=tgt))
-    for r in target_rows({lab["stem"]: doc}, T["met"], T["missed"]):
-        what = r[1] if lang == "en" else f"`{r[1]}`"
-        lines.append(T["a_row"].format(what=what, measured=r[2], target=r[3], met=r[4]))
+    for r in target_rows({lab["stem"]: doc}, T["met"], T["missed"], T["unsteady"], T["not_measured"]):
+        what = ", ".join(x for x in (r[1], r[2]) if x) + (f" vs {r[3]}" if r[3] else "")
+        what = what if lang == "en" else f"`{what}`"
+        lines.append(T["a_row"].format(what=what, measured=r[4], target=r[5], met=r[6]))
     for f in doc.get("facts") or []:         # other measured figures a lab names (a ceiling, a fraction of it)
         if isinstance(f, dict) and _is_num(f.get("value")):
             fact = _cell(f.get("fact", "")) if lang == "en" else f"`{_cell(f.get('fact', ''))}`"

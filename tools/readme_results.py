@@ -5,11 +5,11 @@ peer at the lab's headline case. Nothing here needs a GPU."""
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import re
 
 from common.headline import HEADLINE_CASE, HEADLINE_FROM_ROWS, choose  # noqa: F401 - the rule's names
+from common.target import Target, finite, fmt, recorded, shape_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PHASES = ["phase1_architecture", "phase2_cuda", "phase3_triton", "phase4_optimization"]
@@ -40,83 +40,44 @@ def labs() -> list[dict]:
     return out
 
 
-def _fmt(v) -> str:
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and 0 < abs(v) < 1e-3:
-        return f"{v:.2e}"
-    if isinstance(v, float) and abs(v - 1) < 5e-4 and v != 1:
-        return f"{v:.5f}"           # a ratio within rounding of 1.000: show which side of it
-    if isinstance(v, float):
-        if abs(v) >= 1000:
-            return f"{v:,.0f}"
-        return f"{v:.3f}".rstrip("0").rstrip(".") if abs(v) < 10 else f"{v:.1f}"
-    if isinstance(v, int) and v >= 2**10 and (v & (v - 1)) == 0:
-        return f"2^{v.bit_length() - 1}"
-    return str(v)
+_fmt = fmt                   # the READMEs' number format (common/target.py: one for the headline and the tables)
 
 
 def _cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def all_targets(doc: dict) -> list[dict]:
-    """Targets wherever a lab put them: header 'targets' (list) or 'target' (dict or list), or rows of impl 'target'."""
-    out = []
-    for key in ("targets", "target"):
-        t = doc.get(key)
-        if isinstance(t, dict):
-            out.append(t)
-        elif isinstance(t, list):
-            out += [x for x in t if isinstance(x, dict)]
-    out += [r for r in doc.get("rows") or [] if isinstance(r, dict) and r.get("impl") == "target"]
-    return out
+_is_num = finite
 
 
-_WHAT = ("case", "size", "shape", "n", "variant")
-_MEASURED = ("ratio", "vs_cublas", "vs_peer", "vs torch.add", "vs torch.sum", "measured")
+def _verdict(t: Target, words: dict) -> str:
+    """How the targets table says a record's verdict: yes / no, or why there is none."""
+    if t.met is not None:
+        shown = words["yes"] if t.met else words["no"]
+        if t.met is False and t.steady is False:
+            shown += " (spread > 3%)"      # a legacy record: called missed from rounds that were not steady
+        return shown
+    if t.note:
+        return _cell(t.note)
+    return words["unsteady"] if t.steady is False else words["unmeasured"]
 
 
-def _is_num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-
-
-def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**") -> list[list[str]]:
+def target_rows(docs: dict[str, dict], yes: str = "yes", no: str = "**no**", unsteady: str = "no verdict (spread > 3%)",
+                unmeasured: str = "not measured") -> list[list[str]]:
+    """Every target and prediction of the documents, as recorded (common.target.recorded): results file, case,
+    ours, peer, measured, goal, verdict, commit. Reference lines (no goal) are left out."""
+    words = {"yes": yes, "no": no, "unsteady": unsteady, "unmeasured": unmeasured}
     rows = []
     for stem, doc in docs.items():
-        for t in all_targets(doc):
-            if t.get("met") is None:
-                continue            # a reference row (the peer itself), not a target
-            met = t["met"]
-            if "predicted" in t or "range" in t:
-                what, goal = t.get("target", ""), t.get("predicted", t.get("range"))
-            else:
-                what = ", ".join(_fmt(t[k]) for k in _WHAT if k in t and t[k] not in (None, ""))
-                goal = t.get("target", "")
-            meas = next((t[k] for k in _MEASURED if k in t), "")
-            shown = (yes if met else no) if isinstance(met, bool) else _cell(met)
-            if met is False and t.get("steady") is False:
-                shown += " (spread > 3%)"      # not quotable either way: too few steady rounds
-            rows.append([stem, _cell(what), _fmt(meas), _cell(_fmt(goal)), shown,
-                         str(doc.get("commit", "?"))])
+        for t in recorded(doc):
+            if t.is_target:
+                rows.append([stem, _cell(t.case), _cell(t.ours), _cell(t.peer),
+                             _fmt(t.ratio) if t.ratio is not None else "", _cell(t.goal), _verdict(t, words),
+                             str(doc.get("commit", "?"))])
     return rows
 
 
-
-
-
-
-def _shape_label(shape, dtype: str) -> str:
-    shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
-    if len(shape) == 1:
-        s = _fmt(shape[0])
-    elif len(set(shape)) == 1 and len(shape) == 3:
-        s = f"{shape[0]}^3"
-    else:
-        s = "x".join(str(x) for x in shape)
-    return f"{s} {dtype}".strip()
+_shape_label = shape_text
 
 
 def headline(doc: dict, stem: str) -> dict | None:

@@ -13,7 +13,8 @@ Blocks (between <!-- NAME:start --> and <!-- NAME:end --> markers):
   headline        per lab: its best kernel vs its best library peer at the lab's headline case, as a ratio
   gpus            the headline ratios on every GPU with committed results (results/<gpu>/), side by side
   plots           the key plots that exist under results/<gpu>/, and the ones not measured yet
-  targets         every performance target and prediction recorded in results/<gpu>/*.json, met or not
+  targets         every performance target and prediction recorded in results/<gpu>/*.json, met or not: the
+                  common.target.Target records as they are (older files read by Target.from_legacy)
   answer-LABNAME  (phase READMEs) what the lab measured: headline, targets, plots; or "not yet measured"
 Nothing in these blocks is typed by hand: change the code or the results, then run this again.
 The headline case of a lab is the case of its first performance target against a peer (HEADLINE_CASE picks another

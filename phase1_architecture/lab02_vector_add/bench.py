@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import os
 
-from common import bench, check, cli, cuda, device, lab, plan, report, table
+from common import bench, check, cli, cuda, device, lab, plan, report, table, target
 from common import triton_support as ts
-from common.i18n import korean, tr, yes_no
+from common.i18n import tr
 
 from . import lab as L
 
@@ -91,22 +91,23 @@ def _fns(n: int, contenders: dict):
     return {name: (lambda f=f: f(a, b, out=out)) for name, f in contenders.items()}, (a, b, out)
 
 
-def head_to_head(sizes=(2**28, 2**29), rounds: int = 7) -> list[dict]:
+def head_to_head(sizes=(2**28, 2**29), rounds: int = 7) -> list[target.Target]:
     """The target: at 2^28 elements and above, the float4 CUDA kernels and Triton reach >= 1.0x torch.add.
 
-    Measured in interleaved rounds (common.bench.interleaved) so slow drift cannot favour one contender.
-    """
+    Measured in steady interleaved rounds (common.bench.steady) so slow drift cannot favour one contender, and a
+    round too noisy to compare is rerun; torch.add's own line is a reference (no goal)."""
     out = []
     for n in cli.progress(sizes, "head-to-head sizes"):
         fns, keep = _fns(n, {"torch.add": L.peer_torch_add, "cuda 03 float4": L.add_cuda_03,
                              "cuda 04 float4 streaming store": L.add_cuda_04, "triton": L.add_triton})
-        ts_ = bench.interleaved(fns, rounds=rounds, flush_l2=True)
+        ts_, tries, steady = bench.steady(fns, rounds=rounds, flush_l2=True)
         peer = ts_["torch.add"]
         for name, t in ts_.items():
-            out.append({"n": n, "variant": name, "ms": t.median_ms, "GB/s": t.gbps(12 * n),
-                        "vs torch.add": peer.median_ms / t.median_ms, "spread": t.spread,
-                        "target": "" if name == "torch.add" else ">= 1.00",
-                        "met": None if name == "torch.add" else peer.median_ms / t.median_ms >= 1.0})
+            out.append(target.versus(target.fmt(n), name, "torch.add",
+                                     peer.median_ms / t.median_ms, steady=steady,
+                                     at_least=None if name == "torch.add" else 1.0,
+                                     detail={"ms": t.median_ms, "GB/s": t.gbps(12 * n), "spread": t.spread,
+                                             "rounds_run": tries}))
         del keep
     return out
 
@@ -145,8 +146,9 @@ def benchmark(ctx) -> lab.Result:
                tr("n = 2^{log} (12 n = {gib:.2f} GiB moved), measured ceiling {ceiling:.0f} GB/s",
                   log=int(math.log2(sizes[-1])), gib=12 * sizes[-1] / 2**30, ceiling=ceiling["hbm_gbps"]))]
     if tg:
-        tables.append((_said(tg), None, "target: >= 1.0x torch.add at 2^28 elements and above (interleaved rounds)"))
-    return lab.Result(rows=rows, meta=dict(ceiling=ceiling, targets=tg, device=device.info().as_dict()),
+        tables.append((target.said(tg), None,
+                       "target: >= 1.0x torch.add at 2^28 elements and above (interleaved rounds)"))
+    return lab.Result(rows=rows, meta=dict(ceiling=ceiling, targets=target.records(tg), device=device.info().as_dict()),
                       tables=tables)
 
 
@@ -175,13 +177,6 @@ def tune(ctx) -> lab.Result:
     rows = tune_sweep()
     return lab.Result(rows=rows, tables=[(rows, None, tr("vadd_04 / Triton launch parameters at n = 2^28 "
                                                          "(interleaved rounds)"))])
-
-
-def _said(rows: list[dict]) -> list[dict]:
-    """The target rows as printed: in Korean, met says 예 / 아니오 (the JSON keeps True / False)."""
-    if not korean():
-        return rows
-    return [dict(r, met=yes_no(r["met"])) for r in rows]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from common import bench, check, cli, cuda, device, lab, plan, report
-from common.i18n import korean, tr, yes_no
+from common import bench, check, cli, cuda, device, lab, plan, report, target
+from common.i18n import tr, yes_no
 
 from . import lab as L
 
@@ -118,13 +118,13 @@ def timeline_record(tl_: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------------------
 # Divergence benchmark (GPU)
 # ---------------------------------------------------------------------------------------------------------------------
-def divergence_bench(n: int, rounds: int) -> tuple[list[dict], list[dict]]:
+def divergence_bench(n: int, rounds: int) -> tuple[list[dict], list[target.Target]]:
     import cupy
 
     x, _ = L.make_inputs(n, "int32", check.rng(7), "cuda")
     out = cupy.empty_like(x)
     fns = {v.name: (lambda f=v.fn: f(x, rounds, out=out)) for v in L.VARIANTS}
-    ts = bench.interleaved(fns, rounds=3)
+    ts, _, steady = bench.steady(fns, rounds=3)
     uniform = ts[L.VARIANTS[1].name].median_ms
     int_ops = L.HASH_OPS_PER_ROUND * rounds * n
     predicted_uniform_ms = L.hash_ms(device.info(), n, rounds)
@@ -137,8 +137,8 @@ def divergence_bench(n: int, rounds: int) -> tuple[list[dict], list[dict]]:
         r["predicted_ms"] = predicted_uniform_ms * (1 if "uniform" in v.name else 2)
         rows.append(r)
     ratio = ts[L.VARIANTS[0].name].median_ms / uniform
-    targets.append({"target": "divergent / uniform time = (f + g) / max(f, g)", "predicted": 2.0,
-                    "measured": ratio, "met": abs(ratio - 2.0) <= 0.3})
+    targets.append(target.prediction("divergent / uniform time = (f + g) / max(f, g)", ratio, at_least=1.7,
+                                     at_most=2.3, goal="2 (1.7 .. 2.3)", steady=steady))
     x = out = None
     return rows, targets
 
@@ -175,20 +175,12 @@ def benchmark(ctx) -> lab.Result:
     rows, targets = divergence_bench(n, ctx.args.rounds)
     return lab.Result(
         rows=rows,
-        meta=dict(targets=targets, timeline=stats, mapping=L.mapping_table(rec), timeline_blocks=timeline_record(tl_),
-                  device=device.info().as_dict()),
+        meta=dict(targets=target.records(targets), timeline=stats, mapping=L.mapping_table(rec),
+                  timeline_blocks=timeline_record(tl_), device=device.info().as_dict()),
         tables=[([{"quantity": tr(k), "value": v} for k, v in stats.items()], None, "Blocks on SMs over time"),
                 (rows, ["variant", "impl", "ms", "predicted_ms", "vs_uniform", "spread"],
                  tr("Warp divergence: n = {n}, {rounds} rounds (interleaved rounds)", n=n, rounds=ctx.args.rounds)),
-                (said(targets), None, "Prediction vs measurement")])
-
-
-def said(targets: list[dict]) -> list[dict]:
-    """The target rows as printed: in Korean, the target's sentence and met (예 / 아니오) translated; the JSON keeps
-    the English."""
-    if not korean():
-        return targets
-    return [dict(r, target=tr(r["target"]), met=yes_no(r["met"])) for r in targets]
+                (target.said(targets, translate=("case",)), None, "Prediction vs measurement")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 
-from common import bench, cli, cuda, device, gpu_specs, lab, report
+from common import bench, cli, cuda, device, gpu_specs, lab, report, target
 from common.device import GiB, KiB, MiB
-from common.i18n import in_english, tr, yes_no
+from common.i18n import in_english, tr
 
 from . import lab as L
 
@@ -250,8 +250,9 @@ def level_table(onchip: list[dict], levels: dict, dev: dict) -> list[dict]:
     ]
 
 
-def targets(lat: list[dict], edge: float | None, l2_bytes: int) -> list[dict]:
-    """Latencies in their published ranges, the L2 plateau's end near the L2 size, every chase where it should end."""
+def targets(lat: list[dict], edge: float | None, l2_bytes: int) -> list[target.Target]:
+    """Latencies in their published ranges, the L2 plateau's end near the L2 size, every chase where it should end
+    (predictions: no peer, the measured value against its range)."""
     out = []
     for names, key in ((("L1",), "l1_latency_cycles"), (("L2 (fits half)",), "l2_latency_cycles"),
                        (("HBM",), "hbm_latency_cycles")):
@@ -259,17 +260,17 @@ def targets(lat: list[dict], edge: float | None, l2_bytes: int) -> list[dict]:
         lo, hi, src = L.PUBLISHED[key]
         if v:
             m = float(np.median(v))
-            out.append({"target": tr("{level} latency in the published range", level="/".join(tr(n) for n in names)),
-                        "measured": m, "range": tr("{lo}-{hi} cycles", lo=lo, hi=hi), "source": tr(src),
-                        "met": yes_no(lo <= m <= hi)})
+            out.append(target.prediction(tr("{level} latency in the published range",
+                                            level="/".join(tr(n) for n in names)), m, at_least=lo, at_most=hi,
+                                         goal=tr("{lo}-{hi} cycles", lo=lo, hi=hi), note=tr(src)))
     if edge:
-        out.append({"target": tr("L2 plateau ends near the L2 size (0.5x .. 1.5x)"), "measured": edge / MiB,
-                    "range": f"{0.5 * l2_bytes / MiB:.0f}-{1.5 * l2_bytes / MiB:.0f} MiB",
-                    "source": f"cudaDevAttrL2CacheSize = {l2_bytes / MiB:.0f} MiB",
-                    "met": yes_no(0.5 * l2_bytes <= edge <= 1.5 * l2_bytes)})
-    out.append({"target": tr("every pointer chase ended where the host's walk ends"), "measured":
-                sum(r["chase_ok"] for r in lat), "range": tr("{n} of {total}", n=len(lat), total=len(lat)),
-                "source": "-", "met": yes_no(all(r["chase_ok"] for r in lat))})
+        out.append(target.prediction(tr("L2 plateau ends near the L2 size (0.5x .. 1.5x)"), edge / MiB,
+                                     at_least=0.5 * l2_bytes / MiB, at_most=1.5 * l2_bytes / MiB,
+                                     goal=f"{0.5 * l2_bytes / MiB:.0f}-{1.5 * l2_bytes / MiB:.0f} MiB",
+                                     note=f"cudaDevAttrL2CacheSize = {l2_bytes / MiB:.0f} MiB"))
+    out.append(target.prediction(tr("every pointer chase ended where the host's walk ends"),
+                                 sum(bool(r["chase_ok"]) for r in lat), at_least=len(lat), at_most=len(lat),
+                                 goal=tr("{n} of {total}", n=len(lat), total=len(lat))))
     return out
 
 
@@ -294,7 +295,7 @@ def benchmark(ctx) -> lab.Result:
         tri_rows.append({"working_set_bytes": r["working_set_bytes"], "GB/s cuda 02": c["gbps"],
                          "GB/s triton": r["gbps"], "triton / cuda": r["gbps"] / c["gbps"]})
     lvl_rows = in_english(level_table, onchip, levels, dev)
-    tg = in_english(targets, lat, edge, d.l2_bytes)
+    tg = target.records(in_english(targets, lat, edge, d.l2_bytes))
     tables = [([r for r in sweep if r["variant"].startswith("cuda")],
                ["working_set_bytes", "ms", "gbps", "frac_ceiling", "per_block"],
                "Read bandwidth vs working set (cuda 02, float4)")]
@@ -304,7 +305,7 @@ def benchmark(ctx) -> lab.Result:
                ([dict(r, variant=tr(r["variant"])) for r in onchip], ["variant", "ms", "gbps", "tflops"],
                 "On-chip levels"),
                (level_table(onchip, levels, dev), None, "Each level against its published figure"),
-               (targets(lat, edge, d.l2_bytes), None, "Predictions and published ranges vs measurement")]
+               (target.said(targets(lat, edge, d.l2_bytes)), None, "Predictions and published ranges vs measurement")]
     return lab.Result(rows=sweep + onchip, tables=tables, ok=all(r["chase_ok"] for r in lat),
                       meta=dict(latency=lat, levels=levels, l2_edge_bytes=edge, level_table=lvl_rows, targets=tg,
                                 published=L.PUBLISHED, ceiling=ceiling, device=dev))

@@ -9,8 +9,8 @@ import json
 import os
 import sys
 
-from common import bench, cli, cuda, device, lab, occupancy, plan, report
-from common.i18n import in_english, tr, yes_no
+from common import bench, cli, cuda, device, lab, occupancy, plan, report, target
+from common.i18n import in_english, tr
 
 from . import lab as L
 
@@ -136,24 +136,23 @@ def benchmark(ctx) -> lab.Result:
     def at(name, w):
         return next((r["gbps"] for r in rows if r["variant"].startswith(name) and r["warps_per_sm"] == w), None)
 
-    def verdicts():
-        targets = [{"target": tr("calculator == driver for every live case"), "predicted": len(cases),
-                    "measured": len(cases) - len(bad), "met": yes_no(not bad)},
-                   {"target": tr("forced blocks/SM == driver's blocks/SM at every sweep point"), "predicted": len(rows),
-                    "measured": sum(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows),
-                    "met": yes_no(all(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows))}]
+    def verdicts() -> list[target.Target]:
+        """The predictions checked (counts and bandwidth ratios of single timings: no peer, no rounds)."""
+        agree = sum(r["blocks_per_sm"] == r["driver_blocks_per_sm"] for r in rows)
+        targets = [target.prediction(tr("calculator == driver for every live case"), len(cases) - len(bad),
+                                     at_least=len(cases), at_most=len(cases)),
+                   target.prediction(tr("forced blocks/SM == driver's blocks/SM at every sweep point"), agree,
+                                     at_least=len(rows), at_most=len(rows))]
         s1, s16, f16, ffull = at("cuda 01", 1), at("cuda 01", 16), at("cuda 02", 16), at("cuda 02", full)
         if s1 and s16:
-            targets.append({"target": tr("scalar: 16 warps/SM carry ~16x the bandwidth of 1 (Little's law, below the "
-                                         "ceiling)"), "predicted": 16.0, "measured": s16 / s1,
-                            "met": yes_no(s16 / s1 >= 10)})
+            targets.append(target.prediction(tr("scalar: 16 warps/SM carry ~16x the bandwidth of 1 (Little's law, "
+                                                "below the ceiling)"), s16 / s1, at_least=10, goal="16 (>= 10)"))
         if f16 and ffull:
-            targets.append({"target": tr("float4 x4: >= 80% of its {full}-warp (full occupancy) bandwidth at 16 "
-                                         "warps/SM", full=full),
-                            "predicted": ">= 0.8", "measured": f16 / ffull, "met": yes_no(f16 / ffull >= 0.8)})
+            targets.append(target.prediction(tr("float4 x4: >= 80% of its {full}-warp (full occupancy) bandwidth "
+                                                "at 16 warps/SM", full=full), f16 / ffull, at_least=0.8))
         return targets
 
-    targets = in_english(verdicts)
+    targets = target.records(in_english(verdicts))
     return lab.Result(
         rows=rows, ok=not bad,
         meta=dict(targets=targets, latency_ns=latency_ns, live_cases=cases, live_mismatches=bad,
@@ -162,7 +161,7 @@ def benchmark(ctx) -> lab.Result:
                         "gbps", "predicted_gbps", "frac_ceiling"],
                  tr("Bandwidth vs resident warps per SM (latency fitted on the 1-warp point: {ns:.0f} ns)",
                     ns=latency_ns)),
-                (verdicts(), None, "Predictions vs measurement")])
+                (target.said(verdicts()), None, "Predictions vs measurement")])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from common import bench, check, cli, cuda, device, lab, report
-from common.i18n import korean, tr, yes_no
+from common import bench, check, cli, cuda, device, lab, report, target
+from common.i18n import tr
 
 from . import lab as L
 
@@ -143,15 +143,16 @@ def benchmark(ctx) -> lab.Result:
     ratio, un, co = L.predicted_ratio(*shapes[0])
     peer = next(r for r in first if r["impl"] == "peer")
     tol = L.tolerance(shapes[0], "float32").rel_norm
-    targets = [{"target": "coalesced beats uncoalesced by the sector ratio (within 0.5x .. 2x)",
-                "predicted": ratio, "measured": t1 / t2, "met": 0.5 <= (t1 / t2) / ratio <= 2.0},
-               {"target": "cuBLAS error is fp32-level (TF32 off)", "predicted": f"<= {tol:.1e}",
-                "measured": peer["peer_rel_err"], "met": peer["peer_rel_err"] <= tol}]
-    said = targets if not korean() else [dict(t, target=tr(t["target"]), met=yes_no(t["met"]))
-                                         for t in targets]
+    # predictions (single timings and an error: no peer, no rounds)
+    targets = [target.prediction("coalesced beats uncoalesced by the sector ratio (within 0.5x .. 2x)", t1 / t2,
+                                 at_least=0.5 * ratio, at_most=2.0 * ratio,
+                                 goal=f"{target.fmt(ratio)} (0.5x .. 2x)"),
+               target.prediction("cuBLAS error is fp32-level (TF32 off)", peer["peer_rel_err"], at_most=tol,
+                                 goal=f"<= {tol:.1e}")]
+    said = target.said(targets, translate=("case",))
     return lab.Result(
         rows=rows,
-        meta=dict(targets=targets, tf32=L.tf32_state(), sectors={"uncoalesced": un, "coalesced": co},
+        meta=dict(targets=target.records(targets), tf32=L.tf32_state(), sectors={"uncoalesced": un, "coalesced": co},
                   device=device.info().as_dict()),
         tables=[(rows, ["variant", "shape", "ms", "gflops", "frac_cublas", "peer_rel_err", "spread"],
                  "Naive matmul, fp32 (GFLOP/s and the fraction of cuBLAS; peer_rel_err: cuBLAS vs float64)"),

@@ -3,18 +3,20 @@ a copy of the same bytes, transpose_04's alternative parameters, the strided cop
 compiler made of each kernel, and the plots (redrawn from the JSON by --replot)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, report
-from common.i18n import in_english, tr, yes_no
+from common import arrays, bench, check, cli, cuda, device, lab, report, target
+from common.i18n import in_english, tr
 
 from . import lab as L
 
 CPU_NOTE = ("\nCUDA C kernels were compiled, not run (no GPU); the Triton transpose ran in the interpreter. The sector "
             "and bank models printed first are what the GPU run measures.")
+COPY_PEER = "device copy (the lab's HBM ceiling)"   # the faster of copy_tiled and cupy.copyto, same rounds
 # the kernel behind each timed row, for the driver's resident-blocks figure
 OCCUPANCY_OF = {"cuda 02 smem tiled": "transpose_02_smem_tiled", "cuda 03 padded": "transpose_03_padded",
                 "cuda 04 padded ilp": "transpose_04_padded_ilp", "cuda 01 naive": "transpose_01_naive",
@@ -188,22 +190,22 @@ def bench_main(side: int, ceiling: dict, tune: bool = True) -> tuple[list[dict],
     copy_best = max(r["gbps"] for r in rows if r["variant"] in ("copy_tiled (probe)", "cupy.copyto (flat copy)"))
     for r in rows:
         r["vs_copy"] = r["gbps"] / copy_best
-    # the target, measured head to head so that drift cannot favour one side
-    ts = bench.interleaved({"copy_tiled (probe)": fns["copy_tiled (probe)"][1],
-                            "cupy.copyto (flat copy)": fns["cupy.copyto (flat copy)"][1],
-                            "cuda 03 padded": fns["cuda 03 padded"][1],
-                            "cuda 04 padded ilp": fns["cuda 04 padded ilp"][1]}, rounds=5)
+    # the target, measured head to head in steady rounds so that drift cannot favour one side
+    ts, tries, steady = bench.steady({"copy_tiled (probe)": fns["copy_tiled (probe)"][1],
+                                      "cupy.copyto (flat copy)": fns["cupy.copyto (flat copy)"][1],
+                                      "cuda 03 padded": fns["cuda 03 padded"][1],
+                                      "cuda 04 padded ilp": fns["cuda 04 padded ilp"][1]}, rounds=5)
     copy_gbps = max(ts["copy_tiled (probe)"].gbps(nbytes), ts["cupy.copyto (flat copy)"].gbps(nbytes))
     targets = []
     for name in ("cuda 03 padded", "cuda 04 padded ilp"):
         g = ts[name].gbps(nbytes)
-        targets.append({"variant": name, "shape": f"{m}x{n}", "GB/s": g, "copy GB/s (best of 2)": copy_gbps,
-                        "ratio": g / copy_gbps, "spread": ts[name].spread, "target": f">= {L.TARGET:.2f}",
-                        "met": g / copy_gbps >= L.TARGET})
-    best = max(targets, key=lambda r: r["ratio"])
-    targets.append({"variant": "best padded transpose (the lab's target)", "shape": f"{m}x{n}", "GB/s": best["GB/s"],
-                    "copy GB/s (best of 2)": copy_gbps, "ratio": best["ratio"], "spread": best["spread"],
-                    "target": f">= {L.TARGET:.2f}", "met": best["met"]})
+        targets.append(target.versus(f"{m}x{n}", name, COPY_PEER, g / copy_gbps, steady=steady,
+                                     at_least=L.TARGET,
+                                     detail={"GB/s": g, "copy GB/s (best of 2)": copy_gbps, "spread": ts[name].spread,
+                                             "rounds_run": tries}))
+    # the lab's target: met when either padded kernel meets it
+    targets.append(dataclasses.replace(max(targets, key=lambda t: t.ratio),
+                                       ours="best padded transpose (the lab's target)"))
     tuned = []
     if tune:
         used = L.t04_config()
@@ -269,11 +271,11 @@ def benchmark(ctx) -> lab.Result:
     if tuned:
         tables.append((tuned, None, "transpose_04's compile-time parameters vs the flat copy (interleaved rounds); "
                                     "the lab's default is T04 in lab.py"))
-    tables.append(([dict(r, variant=tr(r["variant"]), met=yes_no(r["met"])) for r in targets], None,
+    tables.append((target.said(targets, translate=("ours",)), None,
                    tr("target: padded transpose >= {frac:.0%} of the copy bandwidth (interleaved rounds, same run)",
                       frac=L.TARGET)))
     return lab.Result(rows=rows + strided, tables=tables,
-                      meta=dict(ceiling=ceiling, targets=targets, t04_alternatives=tuned,
+                      meta=dict(ceiling=ceiling, targets=target.records(targets), t04_alternatives=tuned,
                                 device=device.info().as_dict()))
 
 
@@ -285,8 +287,8 @@ def plot(data: dict, out_dir: str) -> list[str]:
     rows = [r for r in data["rows"] if r["lab"] == L.LAB]
     strided = [r for r in data["rows"] if r["lab"] == L.LAB + "_strided"]
     copies = [r["gbps"] for r in rows if r["variant"] in ("copy_tiled (probe)", "cupy.copyto (flat copy)")]
-    targets = data.get("targets") or []
-    copy_gbps = targets[-1]["copy GB/s (best of 2)"] if targets else max(copies)
+    recorded = [t.detail["copy GB/s (best of 2)"] for t in target.recorded(data) if "copy GB/s (best of 2)" in t.detail]
+    copy_gbps = recorded[-1] if recorded else max(copies)
     paths = []
     if rows:
         paths.append(report.plot_bars(

@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from common import bench, cli, cuda, device, lab, plan, report
-from common.i18n import korean, tr, yes_no
+from common import bench, cli, cuda, device, lab, plan, report, target
+from common.i18n import korean, tr
 
 from . import lab as L
 
@@ -235,25 +235,22 @@ def sweep(sizes, ceiling_gbps: float) -> list[dict]:
     return rows
 
 
-def head_to_head(n: int = L.N_MAIN, rounds: int = 7) -> list[dict]:
-    """The lab's targets, in interleaved rounds: the best rung >= 1.0x torch.sum; rung 01 below 0.15x."""
+def head_to_head(n: int = L.N_MAIN, rounds: int = 7) -> list[target.Target]:
+    """The lab's targets, in steady interleaved rounds: the best rung >= 1.0x torch.sum; rung 01 at most 0.15x (the
+    other contenders are reference lines, no goal)."""
     x = _device_input(n)
     names = ["torch.sum", "cupy.sum", L.BEST, "cuda 10 single pass, Kahan", "triton chunked, 2 passes",
              "cuda 01 interleaved, divergent"]
     fns, _ = _bench_fns(x, names)
-    ts = bench.interleaved(fns, rounds=rounds, flush_l2=True)
+    ts, tries, steady = bench.steady(fns, rounds=rounds, flush_l2=True)
     peer = ts["torch.sum"].median_ms
+    goals = {L.BEST: {"at_least": 1.0}, "cuda 01 interleaved, divergent": {"at_most": 0.15}}
     rows = []
     for name, t in ts.items():
-        ratio = peer / t.median_ms
-        target, met = "", None
-        if name == L.BEST:
-            target, met = ">= 1.00 x torch.sum", ratio >= 1.0
-        elif name == "cuda 01 interleaved, divergent":
-            target, met = "< 0.15 x torch.sum", ratio < 0.15
-        rows.append({"case": f"sum 2^{int(math.log2(n))} fp32" if n & (n - 1) == 0 else f"sum {n} fp32",
-                     "variant": name, "ms": t.median_ms, "GB/s": t.gbps(4 * n), "vs torch.sum": ratio,
-                     "spread": t.spread, "target": target, "met": met})
+        rows.append(target.versus(f"sum 2^{int(math.log2(n))} fp32" if n & (n - 1) == 0 else f"sum {n} fp32", name,
+                                  "torch.sum", peer / t.median_ms, steady=steady, **goals.get(name, {}),
+                                  detail={"ms": t.median_ms, "GB/s": t.gbps(4 * n), "spread": t.spread,
+                                          "rounds_run": tries}))
     del x
     return rows
 
@@ -271,7 +268,7 @@ def benchmark(ctx) -> lab.Result:
     tg = head_to_head(n, rounds=3 if ctx.quick else 7)
     return lab.Result(
         rows=lad + sw,
-        meta=dict(ceiling=ceiling, targets=tg, numerics=num, knobs=L.fast_config().values,
+        meta=dict(ceiling=ceiling, targets=target.records(tg), numerics=num, knobs=L.fast_config().values,
                   device=device.info().as_dict()),
         tables=[(said_numerics(num), None, tr("numerics: sum of {n:,} uniform [0, 1) fp32 values vs float64", n=n)),
                 (sw, ["variant", "shape", "ms", "gbps", "frac_ceiling", "vs_torch_sum"],
@@ -279,7 +276,7 @@ def benchmark(ctx) -> lab.Result:
                 (lad, ["variant", "impl", "ms", "gbps", "frac_ceiling", "vs_torch_sum", "spread"],
                  tr("the ladder at n = {n:,} ({gib:.2f} GiB read), measured ceiling {hbm:.0f} GB/s", n=n,
                     gib=4 * n / 2**30, hbm=hbm)),
-                ([dict(r, met=yes_no(r["met"])) for r in tg], None, "targets (interleaved rounds, same run)")])
+                (target.said(tg), None, "targets (interleaved rounds, same run)")])
 
 
 def tune_sweep(n: int = L.N_MAIN, rounds: int = 3) -> list[dict]:

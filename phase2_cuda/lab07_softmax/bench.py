@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from common import arrays, bench, check, cli, cuda, device, lab, occupancy, report, tuned
-from common.i18n import korean, tr, yes_no
+from common import arrays, bench, check, cli, cuda, device, lab, occupancy, report, target, tuned
+from common.i18n import tr, yes_no
 
 from . import lab as L
 
@@ -212,8 +212,9 @@ def ladder(shape, dtype, ceiling_gbps: float, compiled: bool, names=None) -> lis
             for name, t in ts.items()]
 
 
-def head_to_head(cases, rounds: int, compiled: bool) -> list[dict]:
-    """The targets in interleaved rounds (best rung against the peer the target names)."""
+def head_to_head(cases, rounds: int, compiled: bool) -> list[target.Target]:
+    """The targets in interleaved rounds (best rung against the peer the target names; the other contenders against
+    the same peer are reference lines, no goal)."""
     out = []
     for shape, dtype in cases:
         x = _device_input(shape, dtype)
@@ -223,17 +224,12 @@ def head_to_head(cases, rounds: int, compiled: bool) -> list[dict]:
         # from a steady set of rounds
         ts, tries, steady = bench.steady(fns, rounds=rounds, flush_l2=True)
         for name, t in ts.items():
-            r = {"case": f"{shape[0]}x{shape[1]} {dtype}", "variant": name, "ms": t.median_ms,
-                 "GB/s": t.gbps(_nbytes(shape, dtype)), "spread": t.spread, "vs_peer": None, "target": "",
-                 "met": None, "rounds_run": tries, "steady": steady}
-            if peer in ts:
-                r["vs_peer"] = ts[peer].median_ms / t.median_ms
-                if name == L.BEST:
-                    r["target"] = f">= {factor:.1f} x {peer}"
-                    r["met"] = r["vs_peer"] >= factor and steady
-            elif name == L.BEST:
-                r["target"], r["met"] = f">= {factor:.1f} x {peer} (peer not measured)", None
-            out.append(r)
+            out.append(target.versus(f"{shape[0]}x{shape[1]} {dtype}", name, peer,
+                                     ts[peer].median_ms / t.median_ms if peer in ts else None, steady=steady,
+                                     at_least=factor if name == L.BEST else None,
+                                     note="peer not measured" if name == L.BEST and peer not in ts else "",
+                                     detail={"ms": t.median_ms, "GB/s": t.gbps(_nbytes(shape, dtype)),
+                                             "spread": t.spread, "rounds_run": tries}))
         x = None
     return out
 
@@ -277,23 +273,12 @@ def benchmark(ctx) -> lab.Result:
     tg = head_to_head(cases, rounds=3 if ctx.quick else 5, compiled=compiled) if own_cases else []
     return lab.Result(
         rows=lad + sw,
-        meta=dict(ceiling=ceiling, targets=tg, knobs=L.knobs(), knobs_source=L.knobs_source(),
+        meta=dict(ceiling=ceiling, targets=target.records(tg), knobs=L.knobs(), knobs_source=L.knobs_source(),
                   device=device.info().as_dict()),
         tables=[(sw, ["variant", "shape", "ms", "gbps", "frac_ceiling"], "row-length sweep (fp32)"),
                 (lad, ["variant", "shape", "dtype", "ms", "gbps", "frac_ceiling", "vs_eager", "vs_compile"],
                  tr("the ladder (L2 flushed; measured ceiling {hbm:.0f} GB/s)", hbm=hbm)),
-                ([_said_target(r) for r in tg], None, "targets (interleaved rounds, same run)")])
-
-
-def _said_target(r: dict) -> dict:
-    """A target row as printed: in Korean, its target and verdict translated (the JSON keeps the English)."""
-    if not korean():
-        return r
-    target = r["target"]
-    if target.endswith(" (peer not measured)"):
-        target = target[: -len(" (peer not measured)")] + tr(" (peer not measured)")
-    return dict(r, target=target, met=yes_no(r["met"]),
-                steady=yes_no(r["steady"]))
+                (target.said(tg), None, "targets (interleaved rounds, same run)")])
 
 
 def tune(ctx) -> lab.Result:

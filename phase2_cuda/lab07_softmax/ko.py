@@ -73,7 +73,7 @@ KO = {
     "vs_peer": "비교 대상 대비",
     "rounds_run": "실행한 round",
     "steady": "안정",
-    " (peer not measured)": " (비교 대상을 재지 못함)",
+    "peer not measured": "비교 대상을 재지 못함",
 
     # --tune (GPU)
     "tuning cases": "tuning 케이스",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from common import cli, config, cuda, device, lab, tuned
+from common import cli, config, cuda, device, lab, target, tuned
 from common import plan as course_plan
 from common.i18n import in_english, korean, tr
 
@@ -117,10 +117,10 @@ def benchmark(ctx) -> lab.Result:
                        "irregular and skinny shapes: best rung vs cuBLAS (checked on sampled rows; a ratio, no "
                        "target)"))
     if tg:
-        tables.append(([_said(r, "met", "steady") for r in tg], None,
+        tables.append((target.said(tg), None,
                        "targets: best rung vs cuBLAS SGEMM (interleaved rounds, same run)"))
     return lab.Result(rows=rows, tables=tables, ok=all(r["check"] == "ok" for r in irregular),
-                      meta=dict(targets=tg, irregular=irregular, peer_precision=prec,
+                      meta=dict(targets=target.records(tg), irregular=irregular, peer_precision=prec,
                                 resources=in_english(resource_rows, ctx.args.arch),
                                 rung11_config=cfg.defines, rung11_source=src,
                                 cupy_compute_type=L._cupy_compute_type(), device=device.info().as_dict()))

@@ -2,7 +2,7 @@
 at the target sizes (interleaved rounds), the irregular and skinny shapes, and the peers' precision (no TF32)."""
 from __future__ import annotations
 
-from common import bench, check, cli, device, lab, report
+from common import bench, check, cli, device, lab, report, target
 from common.i18n import tr
 
 from . import lab as L
@@ -56,7 +56,7 @@ def sweep(sizes) -> list[dict]:
     return rows
 
 
-def head_to_head(sizes, rounds: int = 5) -> list[dict]:
+def head_to_head(sizes, rounds: int = 5) -> list[target.Target]:
     """The lab's targets: the best rung against cuBLAS, interleaved rounds at each target size."""
     import cupy
 
@@ -74,10 +74,9 @@ def head_to_head(sizes, rounds: int = 5) -> list[dict]:
                                          rounds=rounds, warmup_ms=10, rep_ms=60, min_reps=5)
         flops = 2.0 * n ** 3
         ratio = ts["cuBLAS"].median_ms / ts[BEST].median_ms
-        out.append({"size": f"{n}^3", "variant": BEST, "tflops": ts[BEST].tflops(flops),
-                    "cublas_tflops": ts["cuBLAS"].tflops(flops), "vs_cublas": ratio, "target": f">= {TARGETS[n]:.2f}",
-                    "met": ratio >= TARGETS[n] and steady, "spread": max(ts[BEST].spread, ts["cuBLAS"].spread),
-                    "steady": steady, "rounds_run": tries})
+        out.append(target.versus(f"{n}^3", BEST, "cuBLAS (cupy)", ratio, steady=steady, at_least=TARGETS[n],
+                                 detail={"tflops": ts[BEST].tflops(flops), "cublas_tflops": ts["cuBLAS"].tflops(flops),
+                                         "spread": max(ts[BEST].spread, ts["cuBLAS"].spread), "rounds_run": tries}))
         a = b = c = c2 = None
         cupy.get_default_memory_pool().free_all_blocks()
     return out

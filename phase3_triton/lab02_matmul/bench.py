@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report, tuned
+from common import arrays, bench, check, cli, device, lab, report, target, tuned
 from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
@@ -496,11 +496,11 @@ def benchmark(ctx) -> lab.Result:
     irregular = [] if ctx.quick else bench_irregular()
     targets_out = []
     for (dtype, n, goal), r in zip(targets, size_rows):
-        targets_out.append({"case": f"matmul {dtype} {n}^3", "peer": "cuBLAS (torch.matmul)", "kernel": r["kernel"],
-                            "triton TFLOP/s": r["triton_tflops"], "peer TFLOP/s": r["cublas_tflops"],
-                            "ratio": r["ratio"], "target": f">= {goal:.2f}", "met": r["ratio"] >= goal and r["steady"],
-                            "steady": r["steady"], "rounds_run": r["rounds_run"],
-                            "grid per tile vs cuBLAS": r.get("grid_per_tile_ratio")})
+        targets_out.append(target.versus(f"matmul {dtype} {n}^3", "triton matmul", "cuBLAS (torch.matmul)", r["ratio"],
+                                         steady=r["steady"], at_least=goal, checked=r["ok"],
+                                         detail={"kernel": r["kernel"], "triton TFLOP/s": r["triton_tflops"],
+                                                 "peer TFLOP/s": r["cublas_tflops"], "rounds_run": r["rounds_run"],
+                                                 "grid per tile vs cuBLAS": r.get("grid_per_tile_ratio")}))
     cols = ["dtype", "n", "kernel", "config", "triton_tflops", "cublas_tflops", "ratio", "grid_per_tile_ratio",
             "spread", "check"]
     tables = [(size_rows, cols, tr("Targets: Triton vs cuBLAS, interleaved rounds (grid_per_tile_ratio: the "
@@ -517,7 +517,7 @@ def benchmark(ctx) -> lab.Result:
         tables.append((tuning, None, tr("The autotuner's timings at bf16 4096^3 (best first)")))
     if order:
         tables.append((order, None, tr("Program order measured at 8192^3 bf16 (same tile config)")))
-    tables.append((targets_out, None, tr("Performance targets")))
+    tables.append((target.said(targets_out), None, tr("Performance targets")))
     all_checked = all(r["ok"] for r in size_rows + small + fp32 + irregular)
     if not all_checked:
         print(tr("a benchmarked result failed its sampled check (see the 'check' column)"))
@@ -528,7 +528,8 @@ def benchmark(ctx) -> lab.Result:
                          spread=r["spread"], check=r["check"], cuda_c=r.get("cuda_c")))
         rows.append(dict(lab=L.LAB, variant="cuBLAS", impl="peer", shape=[r["n"]] * 3, dtype=r["dtype"],
                          ms=r["cublas_ms"], tflops=r["cublas_tflops"], spread=r["spread"]))
-    meta = dict(targets=targets_out, ordering=order, irregular=irregular, tma_source=L.tma_config(4096, 4096, 4096)[1],
+    meta = dict(targets=target.records(targets_out), ordering=order, irregular=irregular,
+                tma_source=L.tma_config(4096, 4096, 4096)[1],
                 configs_picked={f"{r['dtype']} {r['n']}": r["config"] for r in size_rows + small + fp32},
                 tuning=tuning, compile_report=compile_table(device.arch_info(ctx.args.arch).cc),
                 configs_16=L.CONFIGS_16, device=device.info().as_dict())

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, config, device, lab, report, tuned
+from common import arrays, bench, check, cli, config, device, lab, report, target, tuned
 from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
@@ -175,7 +175,7 @@ def check_sample(out, x, dtype: str, n_rows: int = 256) -> check.Comparison:
     return check.compare(take(out), L.reference(take(x)), dtype)
 
 
-def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dict]]:
+def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[target.Target]]:
     rows, targets = [], []
     for dtype, goal in TARGETS:
         shape, note = L.fit_shape(TARGET_SHAPE, dtype, device.info())
@@ -208,12 +208,12 @@ def bench_targets(ceiling: float, rounds: int = 3) -> tuple[list[dict], list[dic
                                    config=config_str(L.softmax_config(n, dtype).values) if impl == "triton" else "",
                                    rounds_run=tries, steady=steady))
         ratio = ts_["torch.compile"].median_ms / ts_["triton (tuned)"].median_ms
-        targets.append({"case": f"softmax {m}x{n} {dtype}", "peer": "torch.compile",
-                        "triton GB/s": ts_["triton (tuned)"].gbps(nbytes),
-                        "peer GB/s": ts_["torch.compile"].gbps(nbytes),
-                        "ratio": ratio, "target": f">= {goal:.1f}", "met": ratio >= goal and c.ok and steady,
-                        "steady": steady, "rounds_run": tries,
-                        "vs unfused": ts_["torch unfused ops"].median_ms / ts_["triton (tuned)"].median_ms})
+        targets.append(target.versus(f"softmax {m}x{n} {dtype}", "triton (tuned)", "torch.compile", ratio,
+                                     steady=steady, at_least=goal, checked=c.ok,
+                                     detail={"triton GB/s": ts_["triton (tuned)"].gbps(nbytes),
+                                             "peer GB/s": ts_["torch.compile"].gbps(nbytes), "rounds_run": tries,
+                                             "vs unfused": ts_["torch unfused ops"].median_ms
+                                             / ts_["triton (tuned)"].median_ms}))
     return rows, targets
 
 
@@ -320,8 +320,8 @@ def benchmark(ctx) -> lab.Result:
               (sweep, ["variant", "kernel", "shape", "ms", "gbps", "frac_ceiling", "spread"],
                tr("Row length sweep, fp32 (past {max_fused} columns the online kernel reads each row twice)",
                   max_fused=L.MAX_FUSED))]
-    tables.append((targets, None, tr("Performance targets")))
-    meta = dict(targets=targets, bytes_moved=bytes_table(), compile_report=compile_table(ctx.args.arch),
+    tables.append((target.said(targets), None, tr("Performance targets")))
+    meta = dict(targets=target.records(targets), bytes_moved=bytes_table(), compile_report=compile_table(ctx.args.arch),
                 ceiling_gbps=ceiling, device=device.info().as_dict(), tuned_source=L.tuned_source())
     ok = all("MISMATCH" not in str(r.get("check", "")) for r in rows)
     return lab.Result(rows=rows + sweep, meta=meta, tables=tables, ok=ok)

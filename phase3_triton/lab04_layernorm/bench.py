@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report, tuned
+from common import arrays, bench, check, cli, device, lab, report, target, tuned
 from common.i18n import tr
 from common import config as cfgmod
 from common.arrays import device_randn
@@ -278,7 +278,7 @@ def check_big(x, w, b, dy, n_rows: int = 128, fwd_config: dict | None = None,
     return worst
 
 
-def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dict]]:
+def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[target.Target]]:
     import torch
     import torch.nn.functional as F
 
@@ -323,11 +323,12 @@ def bench_targets(ceiling: float, rounds: int = 5) -> tuple[list[dict], list[dic
             goal = next(g for k_, d_, g in TARGETS if k_ == kind and d_ == dtype)
             ratio = ts_[comp].median_ms / ts_[mine].median_ms
             eager = next(k for k in ts_ if "eager" in k)
-            targets.append({"case": f"layernorm {kind} {m}x{n} {dtype}", "peer": "torch.compile",
-                            "triton GB/s": ts_[mine].gbps(nbytes), "peer GB/s": ts_[comp].gbps(nbytes),
-                            "ratio": ratio, "vs eager": ts_[eager].median_ms / ts_[mine].median_ms,
-                            "target": f">= {goal:g}", "met": ratio >= goal and c.ok and steady, "steady": steady,
-                            "rounds_run": tries})
+            targets.append(target.versus(f"layernorm {kind} {m}x{n} {dtype}", mine, "torch.compile", ratio,
+                                         steady=steady, at_least=goal, checked=c.ok,
+                                         detail={"triton GB/s": ts_[mine].gbps(nbytes),
+                                                 "peer GB/s": ts_[comp].gbps(nbytes),
+                                                 "vs eager": ts_[eager].median_ms / ts_[mine].median_ms,
+                                                 "rounds_run": tries}))
     return rows, targets
 
 
@@ -344,8 +345,8 @@ def benchmark(ctx) -> lab.Result:
                tr("LayerNorm {m} x {n} (GB/s counts the bytes that must move: fwd 2 MN, bwd 3 MN elements, for every "
                   "contender; Triton configs: {source})", m=TARGET_SHAPE[0], n=TARGET_SHAPE[1],
                   source=cfgmod.say_source(L.tuned_source())))]
-    tables.append((targets, None, tr("Performance targets")))
-    meta = dict(targets=targets, compile_report=compile_table(ctx.args.arch), ceiling_gbps=ceiling,
+    tables.append((target.said(targets), None, tr("Performance targets")))
+    meta = dict(targets=target.records(targets), compile_report=compile_table(ctx.args.arch), ceiling_gbps=ceiling,
                 device=device.info().as_dict(), tuned_source=L.tuned_source())
     # exit status 1 = a correctness check failed (a missed performance target is reported, not an error)
     ok = all(r.get("check") in ("", "ok") for r in rows)

@@ -11,7 +11,7 @@ import argparse
 import os
 import re
 
-from common import device, lab, plan, report
+from common import device, lab, plan, report, target
 from common.i18n import tr
 
 from .figure import headline_entry, plot_roofline, point_label, roof_label_groups  # noqa: F401 - the tests' too
@@ -157,12 +157,12 @@ def placement(args, sweep_rows=(), measured: dict | None = None, *, gpu: device.
                   "= a headline pair with no point there (no FLOPs), listed beside it, 'table only' = here and in the "
                   "JSON)", n=len(placed)))]
     if targets:
-        tables.append(([dict(t, target=tr(t["target"])) for t in targets], ["target", "predicted", "measured", "met"],
+        tables.append((target.said(targets, translate=("case",)), ["case", "goal", "measured", "met"],
                        "The k-FMA sweep's predictions"))
     return lab.Result(rows=kept + placed, tables=tables,
                       meta=dict(ceilings=ceil.as_dict(), results_dir=os.path.relpath(results_dir, ROOT)
                                 if results_dir else None, left_out=left, missing=missing,
-                                source_gpu=gpu_name, targets=targets, roof=args.roof, summary=summary,
+                                source_gpu=gpu_name, targets=target.records(targets), roof=args.roof, summary=summary,
                                 inputs=fingerprint(results_dir) if results_dir else {},
                                 headlines=[headline_entry(n) for n in named]))
 

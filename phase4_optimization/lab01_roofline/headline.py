@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from common.headline import HEADLINE_CASE, HEADLINE_FROM_ROWS, choose, targets  # noqa: F401 - the lab's names
+from common.headline import HEADLINE_CASE, HEADLINE_FROM_ROWS, choose  # noqa: F401 - the lab's names
 
 # ---------------------------------------------------------------------------------------------------------------------
 # The rows a headline names (its names are the README's words: 'triton', 'cuBLAS', 'torch.compile')

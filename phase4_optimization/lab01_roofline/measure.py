@@ -2,7 +2,7 @@
 k-FMA sweep from the memory roof to the compute roof, and the sweep's predictions checked."""
 from __future__ import annotations
 
-from common import bench, cli, device, report
+from common import bench, cli, device, report, target
 
 from .lab import LAB, SWEEP_KS, SWEEP_N, Ceilings, fma_chain, sweep_counts
 from .phrases import TARGET_HIGH, TARGET_LOW
@@ -65,16 +65,17 @@ def run_sweep(ks=SWEEP_KS, n: int = SWEEP_N, hbm_gbps: float | None = None) -> l
     return rows
 
 
-def sweep_targets(sweep: list[dict], ceil: Ceilings) -> list[dict]:
-    """The lab's predictions for the k-FMA sweep, measured: both ends of the roof reached."""
+def sweep_targets(sweep: list[dict], ceil: Ceilings) -> list[target.Target]:
+    """The lab's predictions for the k-FMA sweep, measured: both ends of the roof reached (fractions of single
+    timings against a roof: no peer, no rounds)."""
     out = []
     low = [r["gbps"] / ceil.hbm_gbps for r in sweep if r.get("k") is not None and r["k"] <= 8 and r.get("gbps")]
     ds = ceil.datasheet.get("fp32")
     high = [r["tflops"] / ds for r in sweep if ds and r.get("k") is not None and r["k"] >= 512 and r.get("tflops")]
     if low:
-        out.append({"target": TARGET_LOW, "predicted": ">= 0.85", "measured": min(low), "met": min(low) >= 0.85})
+        out.append(target.prediction(TARGET_LOW, min(low), at_least=0.85))
     if high:
-        out.append({"target": TARGET_HIGH, "predicted": ">= 0.75", "measured": min(high), "met": min(high) >= 0.75})
+        out.append(target.prediction(TARGET_HIGH, min(high), at_least=0.75))
     return out
 
 

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cuda, device, lab, occupancy, report
+from common import arrays, bench, check, cuda, device, lab, occupancy, report, target
 from common.i18n import tr
 
 from . import lab as L
@@ -255,7 +255,8 @@ def bench_layernorm(ceiling: float, rounds: int, do_tune: bool, shape=LN_SHAPE) 
            "cuda 03 fused": lambda: L.residual_layernorm_cuda(x, r, w, b, out=(yc, hc_)),
            "torch eager": lambda: torch.nn.functional.layer_norm(tx + tr, (n,), tw, tb, L.EPS),
            "torch.compile": lambda: comp(tx, tr, tw, tb)}
-    ts_ = bench.interleaved(fns, rounds=rounds)
+    # the target's contenders in steady rounds (a round where any spreads more than 3% is repeated)
+    ts_, tries, steady = bench.steady(fns, rounds=rounds)
     rows = []
     for name, t in ts_.items():
         fused = name in ("triton fused", "cuda 03 fused", "torch.compile")
@@ -274,7 +275,7 @@ def bench_layernorm(ceiling: float, rounds: int, do_tune: bool, shape=LN_SHAPE) 
             "triton measured": ts_["triton unfused"].median_ms / ts_["triton fused"].median_ms,
             "cuda 03 vs triton fused": ts_["triton fused"].median_ms / ts_["cuda 03 fused"].median_ms,
             "torch eager -> compile": ts_["torch eager"].median_ms / ts_["torch.compile"].median_ms,
-            "_ok": all(c[0].ok and c[1].ok for c in checks.values())}
+            "steady": steady, "rounds_run": tries, "_ok": all(c[0].ok and c[1].ok for c in checks.values())}
     # the target is about the fused kernel, either implementation: the faster of the Triton and the CUDA C one
     best = min(("triton fused", "cuda 03 fused"), key=lambda k: ts_[k].median_ms)
     summ.update({"best fused": best, "best fused vs compile": ts_["torch.compile"].median_ms / ts_[best].median_ms,
@@ -401,20 +402,18 @@ def benchmark(ctx) -> lab.Result:
     ln_rows, ln_summ, ln_tune = bench_layernorm(ceiling, rounds, do_tune=not ctx.quick, shape=ln_shape)
     lin_rows, lin_summ, lin_tune = bench_linear(rounds, do_tune=not ctx.quick, n=gn, dt=gdt, hbm_gbps=ceiling)
     summary = ew_summ + [ln_summ, lin_summ]
-    targets = [{"case": f"GEMM + bias + gelu_tanh {gname} {gn}^3", "peer": TARGETS["linear_gelu_tanh"][0],
-                "ours": lin_summ["kernel"], "ratio": lin_summ["fused vs pair"],
-                "target": f">= {TARGETS['linear_gelu_tanh'][1]}", "steady": lin_summ["steady"],
-                "met": lin_summ["fused vs pair"] >= TARGETS["linear_gelu_tanh"][1] and lin_summ["_ok"]
-                and lin_summ["steady"]},
-               {"case": f"the fused GEMM's main loop, {gname} {gn}^3 (no epilogue)", "peer": "cuBLAS GEMM alone",
-                "ours": lin_summ["kernel"], "ratio": lin_summ["main loop vs cuBLAS"],
-                "target": f">= {MAIN_LOOP_TARGET}", "steady": lin_summ["steady"],
-                "met": lin_summ["main loop vs cuBLAS"] >= MAIN_LOOP_TARGET and lin_summ["_ok"] and lin_summ["steady"]},
-               {"case": f"residual + layernorm bf16 {ln_shape[0]}x{ln_shape[1]}", "peer": "torch.compile",
-                "ours": ln_summ["best fused"],
-                "ratio": ln_summ["best fused vs compile"], "target": f">= {TARGETS['residual_layernorm'][1]}",
-                "vs eager": ln_summ["fused vs eager"],
-                "met": ln_summ["best fused vs compile"] >= TARGETS["residual_layernorm"][1] and ln_summ["_ok"]}]
+    targets = [target.versus(f"GEMM + bias + gelu_tanh {gname} {gn}^3", lin_summ["kernel"],
+                             TARGETS["linear_gelu_tanh"][0], lin_summ["fused vs pair"], steady=lin_summ["steady"],
+                             at_least=TARGETS["linear_gelu_tanh"][1], checked=lin_summ["_ok"],
+                             detail={"rounds_run": lin_summ["rounds_run"]}),
+               target.versus(f"the fused GEMM's main loop, {gname} {gn}^3 (no epilogue)", lin_summ["kernel"],
+                             "cuBLAS GEMM alone", lin_summ["main loop vs cuBLAS"], steady=lin_summ["steady"],
+                             at_least=MAIN_LOOP_TARGET, checked=lin_summ["_ok"],
+                             detail={"rounds_run": lin_summ["rounds_run"]}),
+               target.versus(f"residual + layernorm bf16 {ln_shape[0]}x{ln_shape[1]}", ln_summ["best fused"],
+                             "torch.compile", ln_summ["best fused vs compile"], steady=ln_summ["steady"],
+                             at_least=TARGETS["residual_layernorm"][1], checked=ln_summ["_ok"],
+                             detail={"vs eager": ln_summ["fused vs eager"], "rounds_run": ln_summ["rounds_run"]})]
     rows = ew_rows + ln_rows + lin_rows
     bad = [r for r in rows if r.get("check") not in ("", "ok")]
     if bad:
@@ -435,9 +434,9 @@ def benchmark(ctx) -> lab.Result:
                           "cuda 03 vs triton fused", "torch eager -> compile", "fused vs eager", "fused vs pair",
                           "best fused vs compile"],
                 tr("Predicted (byte ratio) vs measured speed-up of fusing, and ratios vs the peers")),
-               (targets, None, tr("Performance targets"))]
+               (target.said(targets), None, tr("Performance targets"))]
     return lab.Result(rows=rows, tables=tables, ok=not bad,
-                      meta=dict(targets=targets, summary=summary, tuning=ln_tune + lin_tune,
+                      meta=dict(targets=target.records(targets), summary=summary, tuning=ln_tune + lin_tune,
                                 cuda_compile_report=ctab, linear_compile_report=ltab, ceiling_gbps=ceiling,
                                 bytes_prediction=byte_table(*ew_shape, *ln_shape, gn, **rates_of(gpu, ceiling)),
                                 device=device.info().as_dict()))

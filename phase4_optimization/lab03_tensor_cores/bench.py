@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from common import cli, config, cuda, device, lab, occupancy, plan, report, tuned
+from common import cli, config, cuda, device, lab, occupancy, plan, report, target, tuned
 from common.i18n import korean, tr
 
 from . import lab as L
@@ -170,10 +170,11 @@ def benchmark(ctx) -> lab.Result:
                                   n=n)))
     meta = dict(mma_config=cfg, mma_config_source=src, resources=_RESOURCES, device=gpu.as_dict())
     mma_runs = next(v for v in L.VARIANTS if v.name == L.MMA).available()[0]
+    targets = []                    # the mma.sync target, then wgmma's (common.target records, under "targets")
     if 4096 in sizes and mma_runs:
-        meta["target"] = head_to_head(4096, rounds=3 if ctx.quick else 5)
-        tables.append(([meta["target"]], None, tr("target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved "
-                                                  "rounds")))
+        targets.append(head_to_head(4096, rounds=3 if ctx.quick else 5))
+        tables.append((target.said(targets), None, tr("target: mma.sync vs cuBLAS, bf16 4096^3, steady interleaved "
+                                                      "rounds")))
         meta["mma_ceiling"] = mma_ceiling(4096, rounds=2 if ctx.quick else 3)
         meta["facts"] = ceiling_facts(meta["mma_ceiling"])
         tables.append(([meta["mma_ceiling"]], None, tr("the mma.sync ceiling (no memory traffic) vs cuBLAS, same "
@@ -188,12 +189,13 @@ def benchmark(ctx) -> lab.Result:
         meta["wgmma"] = h2h
         # the targets quote the build a user gets by default (the --tune record's, else the default build), timed in
         # the head to head's rounds; the fastest build of the run is in the head to head's table
-        meta["targets"] = [{"case": f"bf16 {r['shape']}", "variant": f"{L.WGMMA_NAME}, {r['build']}",
-                            "build source": r["build source"], "ratio": r["ratio"],
-                            "target": f">= {L.WGMMA_TARGET:.2f} x cuBLAS", "steady": r["steady"],
-                            "met": r["ratio"] >= L.WGMMA_TARGET and r["steady"]}
-                           for r in h2h if r["dtype"] == "bfloat16"
-                           and r["shape"] in {f"{s}x{s}x{s}" for s in L.WGMMA_TARGET_SIZES}]
+        wg_targets = [target.versus(f"bf16 {r['shape']}", f"{L.WGMMA_NAME}, {r['build']}", L.CUBLAS, r["ratio"],
+                                    steady=r["steady"], at_least=L.WGMMA_TARGET,
+                                    checked=all(p["ok"] for p in r["builds"] if p["build"] == r["build"]),
+                                    detail={"build source": r["build source"], "rounds_run": r["rounds_run"]})
+                      for r in h2h if r["dtype"] == "bfloat16"
+                      and r["shape"] in {f"{s}x{s}x{s}" for s in L.WGMMA_TARGET_SIZES}]
+        targets += wg_targets
         tables.append((h2h, ["shape", "dtype", "B layout"]
                        + [f"ratio {wg.build_label(bd)}" for bd in wg.builds()]
                        + ["build", "ratio", "wgmma_tflops", "cublas_tflops", "best build", "best ratio", "spread",
@@ -201,9 +203,12 @@ def benchmark(ctx) -> lab.Result:
                        tr("rung 03, wgmma + TMA (single blocks / 2-block clusters sharing B by multicast; C stored "
                           "from registers / through shared memory by TMA) vs cuBLAS (torch.matmul), steady "
                           "interleaved rounds, L2 flushed; build/ratio: the build gemm_wgmma runs by default here")))
-        if meta["targets"]:
-            tables.append((meta["targets"], None, tr("targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3, the "
-                                                     "build gemm_wgmma runs by default (its source in the row)")))
+        if wg_targets:
+            tables.append((target.said(wg_targets), None,
+                           tr("targets: wgmma + TMA vs cuBLAS, bf16 4096^3 and 8192^3, the build gemm_wgmma runs by "
+                              "default (its source in the row)")))
+    if targets:
+        meta["targets"] = target.records(targets)
     return lab.Result(rows=rows, meta=meta, tables=tables, ok=ok)
 
 

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report
+from common import arrays, bench, check, cli, device, lab, report, target
 from common.i18n import tr
 
 from . import lab as L
@@ -128,7 +128,7 @@ def sweep(sizes, dtype: str) -> list[dict]:
     return rows
 
 
-def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> dict:
+def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> target.Target:
     """The mma.sync target: mma.sync against cuBLAS (torch.matmul), interleaved rounds, same run."""
     a, b, c = _square(n, dtype, 7)
     c2 = arrays.empty((n, n), dtype, a)
@@ -139,10 +139,9 @@ def head_to_head(n: int = 4096, dtype: str = "bfloat16", rounds: int = 5) -> dic
     ratio = ts[L.CUBLAS].median_ms / ts[L.MMA].median_ms
     a = b = c = c2 = None          # the closures above hold them; let the pool reclaim the memory
     _free()
-    return {"size": f"{n}^3", "dtype": dtype, "variant": L.MMA, "tflops": ts[L.MMA].tflops(flops),
-            "cublas_tflops": ts[L.CUBLAS].tflops(flops), "vs_cublas": ratio, "target": f">= {L.TARGET:.2f}",
-            "met": ratio >= L.TARGET and steady, "steady": steady, "rounds_run": tries,
-            "spread": max(ts[L.MMA].spread, ts[L.CUBLAS].spread)}
+    return target.versus(f"{n}^3 {dtype}", L.MMA, L.CUBLAS, ratio, steady=steady, at_least=L.TARGET,
+                         detail={"tflops": ts[L.MMA].tflops(flops), "cublas_tflops": ts[L.CUBLAS].tflops(flops),
+                                 "rounds_run": tries, "spread": max(ts[L.MMA].spread, ts[L.CUBLAS].spread)})
 
 
 def ceiling_facts(c: dict) -> list[dict]:

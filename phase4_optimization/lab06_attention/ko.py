@@ -221,4 +221,5 @@ KO = {
     "  cols by 8-wide block: {blocks}  col % 8: {mod}": "  폭 8 block별 열: {blocks}  col % 8: {mod}",
     "  first: {cells}": "  처음 틀린 곳: {cells}",
     "{p} got {got:.4g} want {want:.4g}": "{p} 결과 {got:.4g}, 기대값 {want:.4g}",
+    "not measured: no SDPA backend ran": "재지 못함: 실행된 SDPA backend가 없음",
 }

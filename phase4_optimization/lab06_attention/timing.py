@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from common import bench, check, device, lab, report
+from common import bench, check, device, lab, report, target
 from common.i18n import tr
 
 from . import lab as L
@@ -133,9 +133,11 @@ def _fitted(shape, nbytes, label: str, batch_only: bool = False) -> tuple:
     return shape
 
 
-def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], list[dict], list[dict]]:
+def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], list[target.Target], list[dict]]:
     """The four targets: the Triton flash kernels (tuned first unless --quick), the SDPA backends and the CUDA C
-    forward in interleaved rounds, each checked at the benchmark shape on sampled heads."""
+    forward in interleaved rounds, each checked at the benchmark shape on sampled heads. The targets' contenders
+    (Triton, the peer, the Hopper rungs) are timed in steady rounds; the others, context only, in plain interleaved
+    rounds afterwards (one noisy bystander would make every round unsteady)."""
     import torch
 
     from . import hopper
@@ -186,7 +188,12 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             ref = _naive_torch_heads(q, k, v, causal, do)
             cs = [_sample_compare(g, r, dtype) for g, r in zip((dq, dk, dv), ref)]
             c = next((x for x in cs if not x.ok), cs[0])
-        ts = bench.interleaved(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
+        quoted = {"triton flash", peer, *(HOPPER_ROWS.values() if hc is not None else ())}
+        ts, tries, steady = bench.steady({k: f for k, f in fns.items() if k in quoted}, rounds=rounds, rep_ms=60,
+                                         warmup_ms=20)
+        context = {k: f for k, f in fns.items() if k not in quoted}
+        if context:
+            ts.update(bench.interleaved(context, rounds=rounds, rep_ms=60, warmup_ms=20))
         for name, t in ts.items():
             impl = "triton" if name.startswith("triton") else "cuda" if name.startswith("cuda") else "peer"
             # compute-bound: TFLOP/s is the figure of merit (no GB/s column); one table per case (part)
@@ -199,33 +206,37 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                                    ("ok" if hc[name].ok else hc[name].message) if name in (hc or {}) else ""))
         if peer in ts:
             ratio = ts[peer].median_ms / ts["triton flash"].median_ms
-            targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer,
-                            "triton TFLOP/s": ts["triton flash"].tflops(flops), "peer TFLOP/s": ts[peer].tflops(flops),
-                            "ratio": ratio, "target": f">= {goal:.2f}", "met": bool(ratio >= goal and c.ok)})
+            targets.append(target.versus(f"{label} B{b} H{h} S{s} bf16", "triton flash", peer, ratio, steady=steady,
+                                         at_least=goal, checked=c.ok,
+                                         detail={"triton TFLOP/s": ts["triton flash"].tflops(flops),
+                                                 "peer TFLOP/s": ts[peer].tflops(flops), "rounds_run": tries}))
         else:
-            targets.append({"case": f"{label} B{b} H{h} S{s} bf16", "peer": peer, "target": f">= {goal:.2f}",
-                            "met": f"not measured: {L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')}"})
+            why = L.sdpa_unavailable('cudnn' if 'cuDNN' in peer else 'flash')
+            targets.append(target.versus(f"{label} B{b} H{h} S{s} bf16", "triton flash", peer, None, steady=steady,
+                                         at_least=goal, note=f"not measured: {why}"))
         if label in HOPPER_CASES:
             for build in hopper.BENCH_BUILDS:
                 row_name = HOPPER_ROWS[build]
                 targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
-                                             hopper.unavailable_reason(), row_name))
+                                             hopper.unavailable_reason(), row_name, steady=steady))
     return rows, targets, tuning
 
 
 def hopper_target(label: str, shape, ts: dict, peer: str, flops: float, hc, why: str | None,
-                  row_name: str = HOPPER_ROW) -> dict:
-    """A Hopper rung's target row: row_name against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL."""
+                  row_name: str = HOPPER_ROW, *, steady: bool) -> target.Target:
+    """A Hopper rung's target: row_name against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL (its case
+    names the rung, so the lab's headline stays the Triton kernel's)."""
     b, h, s, _ = shape
-    row = {"case": f"{label} B{b} H{h} S{s} bf16, {row_name}", "peer": peer, "target": f">= {HOPPER_GOAL:.2f}"}
+    case = f"{label} B{b} H{h} S{s} bf16, {row_name}"
     if why or row_name not in ts or peer not in ts:
-        return dict(row, met=f"not measured: {why or L.sdpa_unavailable('cudnn')}")
-    ratio = ts[peer].median_ms / ts[row_name].median_ms
-    return dict(row, ratio=ratio, **{"peer TFLOP/s": ts[peer].tflops(flops)},
-                met=bool(ratio >= HOPPER_GOAL and hc is not None and hc.ok))
+        return target.versus(case, row_name, peer, None, steady=steady, at_least=HOPPER_GOAL,
+                             note=f"not measured: {why or L.sdpa_unavailable('cudnn')}")
+    return target.versus(case, row_name, peer, ts[peer].median_ms / ts[row_name].median_ms, steady=steady,
+                         at_least=HOPPER_GOAL, checked=hc is not None and hc.ok,
+                         detail={"peer TFLOP/s": ts[peer].tflops(flops)})
 
 
-def bench_gqa(rounds: int = 3) -> tuple[list[dict], dict]:
+def bench_gqa(rounds: int = 3) -> tuple[list[dict], target.Target]:
     """The grouped-query forward against SDPA, interleaved rounds, checked on sampled heads against float64 (the
     sampled query heads read key/value head 0, whose expanded copy the float64 check uses)."""
     import torch
@@ -251,23 +262,24 @@ def bench_gqa(rounds: int = 3) -> tuple[list[dict], dict]:
                                                                               enable_gqa=True)
     except (TypeError, RuntimeError):
         pass
-    ts = bench.interleaved(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
+    ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
     peers = {n: t for n, t in ts.items() if not n.startswith("triton")}
     rows = [report.row(L.LAB, f"{name} fwd", "triton" if name.startswith("triton") else "peer", (b, hq, s, d), dtype,
                        t, flops=flops, part=label, case=label, causal=causal, kv_heads=hkv,
                        check=("ok" if c.ok else c.message) if name.startswith("triton") else "")
             for name, t in ts.items()]
     if not peers:
-        return rows, {"case": label, "peer": "torch SDPA", "target": f">= {goal:.2f}",
-                      "met": "not measured: no SDPA backend ran"}
+        return rows, target.versus(label, "triton flash (GQA)", "torch SDPA", None, steady=steady, at_least=goal,
+                                   note="not measured: no SDPA backend ran")
     best = min(peers, key=lambda n: peers[n].median_ms)
     ratio = peers[best].median_ms / ts["triton flash (GQA)"].median_ms
-    target = {"case": f"{label} B{b} S{s} bf16", "peer": f"{best} (SDPA's fastest here)",
-              "triton TFLOP/s": ts["triton flash (GQA)"].tflops(flops), "peer TFLOP/s": peers[best].tflops(flops),
-              "ratio": ratio, "target": f">= {goal:.2f}", "met": bool(ratio >= goal and c.ok)}
+    gqa = target.versus(f"{label} B{b} S{s} bf16", "triton flash (GQA)", f"{best} (SDPA's fastest here)", ratio,
+                        steady=steady, at_least=goal, checked=c.ok,
+                        detail={"triton TFLOP/s": ts["triton flash (GQA)"].tflops(flops),
+                                "peer TFLOP/s": peers[best].tflops(flops), "rounds_run": tries})
     q = k = v = ke = ve = o = lse = None      # the closures above hold them; let the allocator have them back
     torch.cuda.empty_cache()
-    return rows, target
+    return rows, gqa
 
 
 def bench_naive(rounds: int = 3) -> list[dict]:
@@ -297,7 +309,7 @@ def config_name(kernel, nwarps=None, min_blocks=None) -> str:
     return L.KERNELS[kernel] + (f" ({extra})" if extra else "")
 
 
-def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
+def bench_cuda_shapes(quick: bool) -> tuple[list[dict], target.Target]:
     """The CUDA C rungs and rung 02's occupancy shapes against SDPA's flash and cuDNN backends (interleaved rounds),
     causal and not, at CUDA_SHAPE (S = 1024 with --quick): rows, and the rung-02 target against SDPA flash."""
     import torch
@@ -307,13 +319,14 @@ def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
     q, k, v = (_randn((b, h, s, d), "bfloat16", 400 + i) for i in range(3))
     o = torch.empty_like(q)
     lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+    steadiness = {}
     for causal in (False, True):
         fns = {config_name(kern, nw, mb): (lambda c=causal, kern=kern, nw=nw, mb=mb: L.flash_attn_cuda(
             q, k, v, c, out=o, lse=lse, kernel=kern, nwarps=nw, min_blocks=mb)) for kern, nw, mb in CUDA_CONFIGS}
         for name, backend in (("torch SDPA flash", "flash"), ("torch SDPA cuDNN", "cudnn")):
             if not L.sdpa_unavailable(backend):
                 fns[name] = (lambda c=causal, be=backend: L.sdpa_fwd(q, k, v, c, be))
-        ts = bench.interleaved(fns, rounds=3 if quick else 5, rep_ms=30 if quick else 60)
+        ts, _, steadiness[causal] = bench.steady(fns, rounds=3 if quick else 5, rep_ms=30 if quick else 60)
         fl = L.attn_flops(b, h, s, d, causal)
         flash_ms = ts["torch SDPA flash"].median_ms if "torch SDPA flash" in ts else None
         for name, t in ts.items():
@@ -322,11 +335,11 @@ def bench_cuda_shapes(quick: bool) -> tuple[list[dict], dict]:
                                    vs_flash=flash_ms / t.median_ms if flash_ms else None))
     cand = [r for r in rows if not r["causal"] and r["variant"].startswith((L.KERNELS["02"], L.KERNELS["02w"]))]
     best = max(cand, key=lambda r: r["tflops"])
-    target = {"case": f"cuda fwd D{d} non-causal B{b} H{h} S{s} bf16", "peer": "torch SDPA flash",
-              "variant": best["variant"], "ratio": best["vs_flash"], "target": f">= {CUDA_GOAL:.2f}",
-              "met": (bool(best["vs_flash"] >= CUDA_GOAL) if best["vs_flash"] is not None else "not measured")
-              if not quick else "--quick: not the target size"}
-    return rows, target
+    # --quick times a smaller S: a reference line there, not the target
+    note = "--quick: not the target size" if quick else "" if best["vs_flash"] is not None else "not measured"
+    return rows, target.versus(f"cuda fwd D{d} non-causal B{b} H{h} S{s} bf16", best["variant"], "torch SDPA flash",
+                               best["vs_flash"], steady=steadiness[False], at_least=None if quick else CUDA_GOAL,
+                               note=note)
 
 
 def benchmark(ctx) -> lab.Result:
@@ -356,8 +369,8 @@ def benchmark(ctx) -> lab.Result:
         tables.append(([dict(r, config=str(r["config"])) for r in tuning],
                        ["kind", "shape", "causal", "config", "ms", "tflops", "error"],
                        tr("Tuning at the target shapes (one timing per candidate; the fastest is used above)")))
-    tables.append((targets, None, tr("Performance targets (same run)")))
+    tables.append((target.said(targets), None, tr("Performance targets (same run)")))
     all_rows = rows + naive_rows
-    return lab.Result(rows=all_rows + cuda_rows, meta=dict(targets=targets, tuning=tuning,
+    return lab.Result(rows=all_rows + cuda_rows, meta=dict(targets=target.records(targets), tuning=tuning,
                                                            device=device.info().as_dict()),
                       tables=tables, ok=all(r.get("check") in ("", "ok") for r in all_rows))

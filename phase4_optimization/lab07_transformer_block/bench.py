@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from common import bench, check, cli, device, lab, report
+from common import bench, check, cli, device, lab, report, target
 from common.i18n import korean, tr
 
 from . import lab as L
@@ -139,7 +139,8 @@ GEMM_NAMES = {"triton": "lab 4.2 Triton linear()", "wgmma": "lab 4.3 wgmma + TMA
 ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "triton": "lab 4.6 Triton flash forward"}
 
 
-def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[list[dict], list[dict], list[dict]]:
+def bench_case(case, dtype: str, ceiling_gbps: float,
+               rounds: int = 5) -> tuple[list[dict], list[dict], list[dict], list[target.Target]]:
     """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor. A case the
     GPU's memory cannot hold runs with B halved (L.fit_case), and its targets are then not judged (they are set
     for the full case)."""
@@ -198,7 +199,8 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
         else:
             print(tr("  (left out of the timing: {rel_w:.2e} is far from the Triton GEMMs' {rel:.2e})", rel_w=rel_w,
                      rel=rel))
-    ts = bench.interleaved({**contenders, "torch eager": eager, "torch.compile": comp}, rounds=rounds, rep_ms=80)
+    ts, tries, steady = bench.steady({**contenders, "torch eager": eager, "torch.compile": comp}, rounds=rounds,
+                                     rep_ms=80)
     fl = L.flops(*case)
     rows = []
     for name, t in ts.items():
@@ -208,10 +210,9 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
                                rel_diff_vs_eager=rel_w if name == OURS_WGMMA else rel))
     # the target is read off the faster of our blocks in these rounds (it says which)
     best = min(contenders, key=lambda k: ts[k].median_ms)
-    for peer, need in TARGETS.get(tuple(case), {}).items():
-        ratio = ts[peer].median_ms / ts[best].median_ms
-        rows.append({"lab": L.LAB, "variant": f"target vs {peer}", "impl": "target", "shape": list(case),
-                     "dtype": dtype, "ratio": ratio, "target": need, "met": ratio >= need, "ours": best})
+    targets = [target.versus(target.shape_text(list(case), dtype), best, peer, ts[peer].median_ms / ts[best].median_ms,
+                             steady=steady, at_least=need, detail={"rounds_run": tries})
+               for peer, need in TARGETS.get(tuple(case), {}).items()]
     floors = stage_floors(plan, ceiling_gbps)
 
     def timed(stage, kind, fn, floor, kernel):
@@ -241,25 +242,24 @@ def bench_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5) -> tuple[
                        "floor": "sum of the floors"})
     plan = module = compiled = None
     torch.cuda.empty_cache()
-    return rows, stage_rows, tuning
+    return rows, stage_rows, tuning, targets
 
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
-    rows, stage_rows, tuning = [], [], []
+    rows, stage_rows, tuning, targets = [], [], [], []
     todo = BENCH_CASES[1:] if ctx.quick else BENCH_CASES
     for case in cli.progress(todo, "block cases"):
-        r, s, t = bench_case(case, "bfloat16", ceiling)
+        r, s, t, g = bench_case(case, "bfloat16", ceiling)
         rows += r
         stage_rows += s
         tuning += t
+        targets += g
     return lab.Result(
-        rows=rows + stage_rows, meta=dict(ceiling_gbps=ceiling, gemm_tuning=tuning),
-        tables=[([r for r in rows if r["impl"] != "target"], ["variant", "shape", "ms", "tflops", "vs_eager",
-                                                              "vs_compile"],
+        rows=rows + stage_rows, meta=dict(ceiling_gbps=ceiling, gemm_tuning=tuning, targets=target.records(targets)),
+        tables=[(rows, ["variant", "shape", "ms", "tflops", "vs_eager", "vs_compile"],
                  tr("whole block forward, bf16 (interleaved rounds)")),
-                ([r for r in rows if r["impl"] == "target"], ["variant", "shape", "ours", "ratio", "target", "met"],
-                 tr("targets (ours: the faster of our blocks in the same rounds)")),
+                (target.said(targets), None, tr("targets (ours: the faster of our blocks in the same rounds)")),
                 (stage_rows, ["case", "stage", "kernel", "ms", "floor_ms", "frac_of_floor", "floor"],
                  tr("our stages vs their floors (each stage timed alone; floor/time = how close to the roof)"))])
 
