@@ -19,10 +19,6 @@ KO = {
     "{n} of 4 not yet right: {reasons}": "4개 중 {n}개가 아직 맞지 않습니다:{reasons}",
 
     # ---- 1.5.2 -------------------------------------------------------------------------------------------------------
-    "NVRTC gives it {regs} registers, so {blocks} blocks of {size} fit an SM ({limit} limit): {threads} threads x "
-    "{per_thread} B":
-        "NVRTC가 register {regs}개를 주므로 SM 하나에 {size}-thread block {blocks}개가 들어갑니다({limit} 제한). "
-        "thread {threads}개 x {per_thread} B",
     "all right: bytes in flight per SM = resident threads (from registers and the occupancy rules) x the bytes each "
     "thread has outstanding, against bandwidth x latency / SMs. One float per thread leaves HBM waiting even at full "
     "occupancy; 16-byte loads, or several of them per thread, cover it with room to spare - even at the 75% occupancy "
@@ -31,34 +27,26 @@ KO = {
         "기다리는 load 바이트이고, 이것을 대역폭 x latency / SM 수와 비교합니다. thread마다 float 하나면 occupancy가 "
         "가득 차도 HBM이 기다립니다. 16바이트 load나 thread마다 그런 load 여러 개면 넉넉히 가립니다. mem_02의 "
         "register가 허락하는 75% occupancy에서도 그렇습니다",
-    "two 4-byte loads, a[i] and b[i]": "4바이트 load 두 개, a[i]와 b[i]",
-    "two 16-byte loads, a float4 of a and one of b": "16바이트 load 두 개, a의 float4 하나와 b의 float4 하나",
-    "{n} independent 16-byte loads before the first add": "첫 덧셈 전에 서로 독립인 16바이트 load {n}개",
-    "{n} independent 16-byte loads before the first multiply": "첫 곱셈 전에 서로 독립인 16바이트 load {n}개",
     "{name}: no answer yet": "{name}: 아직 답이 없습니다",
     "could not compile the labs' kernels here ({error}: {detail}); the labs' compile reports need the same NVRTC":
         "여기서는 랩의 커널을 컴파일할 수 없습니다({error}: {detail}). 랩의 compile report에도 같은 NVRTC가 필요합니다",
-    "NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} MB in flight on the "
-    "whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM":
-        "NEEDED_PER_SM: 답은 {said}입니다. Little의 법칙으로 {tbps:.1f} TB/s x {us:.1f} us = GPU 전체에서 in-flight "
-        "{mb:.2f} MB이고, / SM {sms}개 = SM당 {needed:,.0f}바이트입니다",
-    "{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes":
-        "{name}: 답은 {said}바이트입니다. {how} ({what}) = {nbytes:,}바이트입니다",
-    "COVERS[{name}]: {nbytes:,} bytes in flight >= the {needed:,.0f} needed, so it does cover the latency":
-        "COVERS[{name}]: in-flight {nbytes:,}바이트 >= 필요한 {needed:,.0f}바이트이므로 latency를 가립니다",
-    "COVERS[{name}]: {nbytes:,} bytes in flight < the {needed:,.0f} needed, so it does not cover the latency":
-        "COVERS[{name}]: in-flight {nbytes:,}바이트 < 필요한 {needed:,.0f}바이트이므로 latency를 가리지 못합니다",
+    "{name}: {said} bytes is {off}: NVRTC gives it {regs} registers a thread - how many {size}-thread blocks does "
+    "that let an SM hold, so how many threads are resident? And which loads, how wide each, does one thread issue "
+    "before its first wait?":
+        "{name}: {said}바이트라고 답했고 {off}. NVRTC는 이 커널에 thread당 register {regs}개를 줍니다. 그러면 SM "
+        "하나에 {size}-thread block이 몇 개 들어가고, 상주 thread는 몇 개입니까? 그리고 thread 하나가 처음 기다리기 "
+        "전에 어떤 load를 몇 바이트 폭으로 냅니까?",
+    "NEEDED_PER_SM: {said} bytes is {off}: by Little's law the whole GPU keeps bandwidth x latency bytes in flight - "
+    "at {tbps:.1f} TB/s and {us:.1f} us, in bytes/s and seconds - and its {sms} SMs share them":
+        "NEEDED_PER_SM: {said}바이트라고 답했고 {off}. Little의 법칙으로 GPU 전체의 in-flight 바이트는 대역폭 x "
+        "latency입니다({tbps:.1f} TB/s와 {us:.1f} us를 바이트/s와 초로 바꿔서 곱합니다). 그 바이트를 SM {sms}개가 "
+        "나눠 가집니다",
+    "COVERS[{name}]: {said!r} is not what the model says: compare the bytes this kernel keeps in flight per SM with "
+    "the bytes per SM Little's law asks for - it covers the latency when they are at least as many":
+        "COVERS[{name}]: {said!r}는 모델의 답과 다릅니다. 이 커널이 SM당 in flight로 유지하는 바이트를 Little의 "
+        "법칙이 요구하는 SM당 바이트와 비교합니다. 요구하는 만큼 이상이면 latency를 가립니다",
 
     # ---- 1.6.1 -------------------------------------------------------------------------------------------------------
-    "the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, {offset} "
-    "bytes into a sector: {count} sectors":
-        "lane들은 B의 {kk}행에서 연속된 128바이트를 읽습니다. 그 행은 {kk} x {n} x 4 = {start}바이트에서 시작하고, "
-        "sector 안으로 {offset}바이트 들어간 곳입니다: sector {count}개",
-    "every lane reads the same {matrix} element: one address, 1 sector (a broadcast)":
-        "모든 lane이 {matrix}의 같은 원소를 읽습니다. 주소 하나, sector 1개입니다(broadcast)",
-    "lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning {span} bytes, in {count} sectors":
-        "lane l은 A[l, {kk}]를 읽고, lane l - 1보다 {stride}바이트 뒤입니다. 주소 32개가 {span}바이트에 걸쳐 "
-        "sector {count}개에 들어갑니다",
     "all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a broadcast, four for 128 "
     "aligned contiguous bytes, a fifth when the row starts mid-sector, and one per lane once lanes are 32 bytes or "
     "more apart. The same instructions, another mapping: 33 sectors against 5 per step, the 6.6x lab 1.6 predicts (the "
@@ -70,11 +58,24 @@ KO = {
     "{case}: no answer yet (write a pair: A sectors, B sectors)":
         "{case}: 아직 답이 없습니다(A sector 수, B sector 수의 쌍으로 씁니다)",
     "RATIO at {shape}: no answer yet": "{shape}의 RATIO: 아직 답이 없습니다",
-    "RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + {ub:g} sectors and the "
-    "coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the model predicts {ratio:.2f}x":
-        "{shape}의 RATIO: 답은 {said}입니다. k step마다 coalescing되지 않은 warp는 sector {ua:g} + {ub:g}개, "
-        "coalescing된 warp는 {ca:g} + {cb:g}개를 건드립니다(8 step 평균). 그래서 모델은 {ratio:.2f}배로 예측합니다",
-    "{case}, {matrix}: you said {said}; {why}": "{case}, {matrix}: 답은 {said}입니다. {why}",
+    "which element of {matrix} does each lane read in this mapping - how many different addresses is that? Lanes that "
+    "read one address share its sector":
+        "이 mapping에서 lane마다 {matrix}의 어느 원소를 읽습니까? 서로 다른 주소는 몇 개입니까? 같은 주소를 읽는 "
+        "lane들은 그 sector를 함께 씁니다",
+    "lane l reads A[l, k], one row of A (K floats) after lane l - 1: how far apart are the lanes in bytes, and how "
+    "many distinct 32-byte sectors do the 32 addresses fall in?":
+        "lane l은 A[l, k]를 읽습니다. lane l - 1보다 A의 한 행(float K개) 뒤입니다. lane 사이는 몇 바이트이고, 주소 "
+        "32개는 서로 다른 32바이트 sector 몇 개에 들어갑니까?",
+    "the lanes read 32 consecutive floats of row k of B, which starts k x N floats after B's first one: does that put "
+    "it on a 32-byte boundary, and how many 32-byte sectors do those bytes overlap from there?":
+        "lane들은 B의 k행에서 연속된 float 32개를 읽습니다. 그 행은 B의 첫 원소에서 float k x N개 뒤에서 시작합니다. "
+        "그러면 32바이트 경계에서 시작합니까? 거기서부터 그 바이트들은 32바이트 sector 몇 개에 걸칩니까?",
+    "RATIO at {shape}: {said} is {off} - add A's and B's sectors per k step for each mapping, B's averaged over the "
+    "first 8 steps where its rows differ, and divide the uncoalesced warp's sum by the coalesced one's":
+        "{shape}의 RATIO: {said}라고 답했고 {off}. mapping마다 k step당 A와 B의 sector를 더합니다. 행마다 sector 수가 "
+        "다른 B는 처음 8 step의 평균을 씁니다. 그다음 coalescing되지 않은 warp의 합을 coalescing된 warp의 합으로 "
+        "나눕니다",
+    "{case}, {matrix}: {said} is {off} - {why}": "{case}, {matrix}: {said}라고 답했고 {off}. {why}",
 
     # ---- 1.6.2 -------------------------------------------------------------------------------------------------------
     "right on every shape, and at {m}^3 {yours:.2f} TFLOP/s against {first:.2f} for the starting kernel ({ratio:.1f}x; "

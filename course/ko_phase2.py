@@ -27,24 +27,10 @@ KO = {
         "((32, 8) thread block으로 launch)",
 
     # ---- 2.2.1 -------------------------------------------------------------------------------------------------------
-    "a column read of tile[32][32 + p] takes gcd(32 + p, 32) passes, which is 1 for every odd pitch":
-        "tile[32][32 + p]의 열 읽기는 gcd(32 + p, 32)번의 pass가 걸립니다. pitch가 홀수면 모두 1입니다",
-    "a pitch that keeps rows 16-byte aligned is a multiple of 4, so gcd(pitch, 32) >= 4: no padding of an aligned tile "
-    "gets under 4 passes, and pitch 36 is the first to reach 4 (40 gives 8, 48 gives 16)":
-        "행을 16바이트로 정렬하는 pitch는 4의 배수이므로 gcd(pitch, 32) >= 4입니다. 정렬된 tile은 어떤 padding으로도 "
-        "pass 4번 아래로 내려가지 않습니다. 4에 처음 닿는 pitch는 36입니다(40은 8, 48은 16)",
     " Measured on the H200, stride 16 took {s16:.2f} SM clocks per warp load and stride 33 {s33:.2f} ({lab}.json).":
         " H200에서 측정하면 warp load 하나에 stride 16은 SM clock {s16:.2f}, stride 33은 {s33:.2f}이 걸렸습니다"
         "({lab}.json).",
-    "lane i asks bank {s} i % 32, which takes {values} different values, each asked by {lanes} for different words "
-    "(gcd({s}, 32) = {g})":
-        "lane i는 bank {s} i % 32에 요청합니다. 이 값은 서로 다른 {values}가지이고, bank마다 {lanes}가 서로 다른 "
-        "word를 요청합니다(gcd({s}, 32) = {g})",
     "column of tile[32][{pitch}]": "tile[32][{pitch}]의 열",
-    "lane i reads word {pitch} i + c, bank ({bank} i + c) % 32: the pitch acts as the lane stride, gcd({pitch}, 32) = "
-    "{g}":
-        "lane i는 word {pitch} i + c, bank ({bank} i + c) % 32를 읽습니다. pitch가 lane stride 역할을 합니다. "
-        "gcd({pitch}, 32) = {g}",
     "all {total} right: passes = the most distinct words one bank is asked for, so a lane stride (or a tile's pitch, "
     "for a column read) costs gcd(stride, 32), shared words are free, and one word of padding makes a 32-wide column "
     "conflict-free - but an aligned pitch cannot beat 4 passes, which is why tensor-core kernels swizzle (1 pass, no "
@@ -53,20 +39,48 @@ KO = {
         "(열 읽기에서는 tile의 pitch)는 gcd(stride, 32)의 비용이 들고, 같은 word는 공짜이며, word 하나의 padding으로 "
         "폭 32인 열에서 bank conflict가 사라집니다. 하지만 정렬된 pitch는 pass 4번보다 나아질 수 없습니다. 그래서 "
         "tensor core 커널은 padding 대신 swizzle을 씁니다(pass 1번, padding 없음).",
-    "{case}: you said {said}; it is {got} - {why}": "{case}: 답은 {said}이고, 정답은 {got}입니다. {why}",
-    "{n} lane": "lane {n}개",
-    "{n} lanes": "lane {n}개",
-    "one word for all 32 lanes is a broadcast: 1 pass": "32개 lane 모두에 word 하나면 broadcast입니다: pass 1번",
-    "16 distinct words in 16 different banks, each read by two lanes (a broadcast within the pair): 1 pass":
-        "서로 다른 bank 16개에 서로 다른 word 16개가 있고, 각각 lane 두 개가 읽습니다(쌍 안에서는 broadcast): pass 1번",
-    "16 distinct words 0, 32, 64, ..., all in bank 0: 16 passes (pairs of lanes share a word, so not 32)":
-        "서로 다른 word 0, 32, 64, ... 16개가 모두 bank 0에 있습니다: pass 16번(lane 쌍이 word를 함께 쓰므로 32번이 "
-        "아닙니다)",
-    "bank (5 ^ i) % 32, and i -> 5 ^ i is a permutation of 0..31: 1 pass":
-        "bank (5 ^ i) % 32이고, i -> 5 ^ i는 0..31의 순열입니다: pass 1번",
-    "word 65 i + 2087, bank (i + 7) % 32 since 65 = 2 x 32 + 1 and 2087 = 65 x 32 + 7: 32 different banks, 1 pass":
-        "word 65 i + 2087이고, 65 = 2 x 32 + 1이며 2087 = 65 x 32 + 7이므로 bank는 (i + 7) % 32입니다: 서로 다른 "
-        "bank 32개, pass 1번",
+    "{case}: {said} is {off} - {why}": "{case}: {said}라고 답했고 {off}. {why}",
+    "not a whole number": "정수가 아님",
+    "pad": "pad",
+    "{what} {said} is {off}": "{what} {said}: {off}",
+    "ALIGNED_PAD: write a pair (pad, its passes), not {said!r}":
+        "ALIGNED_PAD: {said!r}가 아니라 (pad, 그 pass 수)의 쌍으로 씁니다",
+    "ALIGNED_PAD: {bad} - a row stays 16-byte aligned only when the pitch is a whole number of float4s: what does "
+    "that force on the banks a column read's lanes can reach, and so on its passes? Then take the smallest pad that "
+    "gets there":
+        "ALIGNED_PAD: {bad}. pitch가 float4의 정수배일 때만 모든 행이 16바이트로 정렬됩니다. 그러면 열 읽기에서 "
+        "lane들이 닿을 수 있는 bank는 어떻게 제한되고, 그래서 pass 수는 어떻게 됩니까? 그다음 그 pass 수에 닿는 가장 "
+        "작은 pad를 고릅니다",
+    "lane i reads word s i, in bank (s i) % 32: how many different banks do the 32 lanes reach, and so how many "
+    "different words does the busiest bank get?":
+        "lane i는 bank (s i) % 32에 있는 word s i를 읽습니다. lane 32개는 서로 다른 bank 몇 개에 닿고, 그래서 가장 "
+        "바쁜 bank는 서로 다른 word를 몇 개 요청받습니까?",
+    "lane i reads word P i + c, one row (the pitch P) after lane i - 1: the pitch acts as the lane stride - how many "
+    "different banks do the 32 lanes reach, and how many different words does the busiest one get?":
+        "lane i는 word P i + c를 읽습니다. lane i - 1보다 한 행(pitch P) 뒤입니다. pitch가 lane stride 역할을 합니다. "
+        "lane 32개는 서로 다른 bank 몇 개에 닿고, 가장 바쁜 bank는 서로 다른 word를 몇 개 요청받습니까?",
+    "a column read of tile[32][32 + p] is a lane stride of 32 + p words: for which pitches does every lane of the "
+    "column get a bank of its own, and which is the smallest pad that makes one?":
+        "tile[32][32 + p]의 열 읽기는 lane stride가 word 32 + p개인 접근입니다. 어떤 pitch에서 열의 모든 lane이 "
+        "저마다 다른 bank를 받습니까? 그런 pitch를 만드는 가장 작은 pad는 무엇입니까?",
+    "all 32 lanes ask for one and the same word - how many distinct words is that, and does a bank serve a word many "
+    "lanes want more than once?":
+        "lane 32개가 모두 같은 word 하나를 요청합니다. 서로 다른 word는 몇 개이고, 여러 lane이 원하는 word 하나를 "
+        "bank가 여러 번 내줍니까?",
+    "pairs of lanes ask for one word: which bank is each distinct word in, and does a word two lanes share cost a "
+    "second pass?":
+        "lane 두 개씩 word 하나를 요청합니다. 서로 다른 word는 각각 어느 bank에 있고, 두 lane이 함께 읽는 word가 "
+        "pass를 한 번 더 씁니까?",
+    "list the words the lanes read: which bank is each in, and how many of them are distinct? A word two lanes share "
+    "counts once":
+        "lane들이 읽는 word를 적어 봅니다. 각각 어느 bank에 있고, 그중 서로 다른 word는 몇 개입니까? 두 lane이 함께 "
+        "읽는 word는 한 번만 셉니다",
+    "32 i is a whole number of rows of banks, so the bank is (5 ^ i) % 32 - do two lanes ever land in the same bank?":
+        "32 i는 bank 한 줄의 정수배이므로 bank는 (5 ^ i) % 32입니다. 두 lane이 같은 bank에 닿는 일이 있습니까?",
+    "lane i reads word 65 (i + 32) + 7, and 65 is two rows of banks and one bank more - which bank does each lane "
+    "land in, and do two lanes ever share one?":
+        "lane i는 word 65 (i + 32) + 7을 읽고, 65는 bank 두 줄에 bank 하나를 더한 수입니다. lane마다 어느 bank에 "
+        "닿고, 두 lane이 bank 하나를 함께 쓰는 일이 있습니까?",
 
     # ---- 2.4.1 -------------------------------------------------------------------------------------------------------
     " Measured on the H200 ({lab}.json): {t0:.3f}, {t1:.3f} and {t2:.3f} wave-times at 1.1, 1.25 and 2.5 waves; "

@@ -36,22 +36,25 @@ KO = {
         "fused 커널은 입력마다 한 번 옮기고 호출한 쪽이 간직할 것만 씁니다(bias + GELU는 2.0배, residual이 더해지면 "
         "2.33배, h를 간직하는 residual + layernorm은 1.25배, 간직하지 않으면 1.67배). compute-bound GEMM이 fusion으로 "
         "얻는 것은 elementwise tail뿐입니다({want:.3f}배)",
-    "{read} in, {written} out": "{read} 읽기, {written} 쓰기",
     "{key}: not answered yet": "{key}: 아직 답이 없습니다",
     "of {n}": "{n}개 중",
     "{key}: not answered yet (two numbers: unfused, fused)": "{key}: 아직 답이 없습니다(숫자 두 개: unfused, fused)",
-    "GEMM_EPILOGUE_SPEEDUP: you said {said}, lab 4.2 predicts {want:.3f}: the GEMM's 2 M N K = 137.4 GFLOP take "
-    "{gemm_ms:.3f} ms at 700 TFLOP/s either way (compute-bound: fusing changes none of its bytes), and only the tail "
-    "goes - the bias kernel and the GELU kernel each read and write M N bf16 elements, 4 M N x 2 B = 134 MB, "
-    "{tail_ms:.4f} ms at 4.4 TB/s":
-        "GEMM_EPILOGUE_SPEEDUP: 답은 {said}이고, 랩 4.2의 예측은 {want:.3f}입니다. GEMM의 2 M N K = 137.4 GFLOP은 "
-        "어느 쪽이든 700 TFLOP/s에서 {gemm_ms:.3f} ms가 걸립니다(compute-bound라 fusion이 그 바이트를 하나도 바꾸지 "
-        "않습니다). 사라지는 것은 tail뿐입니다. bias 커널과 GELU 커널은 각각 bf16 원소 M N개를 읽고 쓰므로 "
-        "4 M N x 2 B = 134 MB이고, 4.4 TB/s에서 {tail_ms:.4f} ms입니다",
-    "{key}: you said {said}, the byte model says ({unf}, {fu}): unfused {how} = {unf} M N, fused {how_fused} = {fu} M "
-    "N, so {ratio:.2f}x at equal bandwidth":
-        "{key}: 답은 {said}이고, 바이트 모델은 ({unf}, {fu})입니다. unfused는 {how} = {unf} M N, fused는 {how_fused} "
-        "= {fu} M N이므로 대역폭이 같으면 {ratio:.2f}배입니다",
+    "unfused {said} M N is {off}: each of its kernels reads every full M x N matrix it takes and writes the one it "
+    "makes, so an intermediate is written once and read back once - count kernel by kernel":
+        "unfused {said} M N이라고 답했고 {off}. 커널마다 받는 M x N 행렬을 모두 읽고 만드는 행렬 하나를 씁니다. "
+        "그래서 중간 결과는 한 번 쓰이고 한 번 다시 읽힙니다. 커널 하나씩 셉니다",
+    "fused {said} M N is {off}: the one kernel reads each full-size input of the chain once and writes only the "
+    "matrices the caller keeps":
+        "fused {said} M N이라고 답했고 {off}. 커널 하나가 chain의 전체 크기 입력을 한 번씩 읽고, 호출한 쪽이 간직하는 "
+        "행렬만 씁니다",
+    "GEMM_EPILOGUE_SPEEDUP: {said} is {off}: the GEMM's 2 M N K FLOPs at 700 TFLOP/s take the same time fused or not "
+    "(it is compute-bound, and fusing changes none of its bytes); what goes is the elementwise tail - how many bytes "
+    "do the bias kernel and the GELU kernel move between them, and how long do those take at 4.4 TB/s? The speed-up "
+    "is (GEMM time + tail time) / GEMM time":
+        "GEMM_EPILOGUE_SPEEDUP: {said}라고 답했고 {off}. GEMM의 2 M N K FLOP은 fusion 여부와 관계없이 700 TFLOP/s에서 "
+        "같은 시간이 걸립니다(compute-bound이고, fusion이 그 바이트를 하나도 바꾸지 않습니다). 사라지는 것은 "
+        "elementwise tail입니다. bias 커널과 GELU 커널이 함께 옮기는 바이트는 몇 바이트이고, 4.4 TB/s에서 얼마나 "
+        "걸립니까? speed-up은 (GEMM 시간 + tail 시간) / GEMM 시간입니다",
 
     # ---- 4.3.1 -------------------------------------------------------------------------------------------------------
     "all six as ptxas has them: a 64 x 64 warp tile (128 accumulators, ~240 registers) spills whenever 65536 / "
@@ -112,9 +115,6 @@ KO = {
         "원소 하나는 2바이트입니다. 227 KiB에 stage가 몇 개까지 온전히 들어갑니까?",
 
     # ---- 4.5.1 -------------------------------------------------------------------------------------------------------
-    "K = {k} already ends at inf": "K = {k}에서 이미 inf로 끝납니다",
-    "an integer K >= {step}": "K >= {step}인 정수를 씁니다",
-    "K = {k} still ends finite in fp16": "K = {k}에서는 fp16으로도 아직 유한하게 끝납니다",
     "all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = 4096 when the answer is 0 - "
     "and its error doubles for every 4x K ({ratio:.2f}x measured over 16x); bf16 inputs with an fp32 accumulator cost "
     "their 8-bit rounding, {err:.1e}, the same at every K: accumulation precision is what grows with K, storage "
@@ -124,30 +124,33 @@ KO = {
         "accumulator를 쓰는 bf16 입력은 8비트 반올림의 비용 {err:.1e}만 치르고, 이 값은 K와 관계없이 같습니다. K와 함께 "
         "커지는 것은 누적 정밀도이고, 저장 정밀도는 그렇지 않습니다",
     "not answered yet: {names}": "아직 답이 없습니다: {names}",
-    "FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes 65536, past the 65520 "
-    "from which fp16 rounds to inf, and inf + 32 stays inf":
-        "FIRST_INF_K: {why}. 2047 x 32 = 65504는 정확히 fp16의 최댓값입니다. 32를 한 번 더 더하면 65536으로, fp16이 "
-        "inf로 반올림하는 65520을 넘습니다. inf + 32는 계속 inf입니다",
-    "CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = 2048 they reach 65536 "
-    "= inf, and inf - 32 is inf, although the answer is 0":
-        "CANCEL_INF_K: {why}. 부분합은 -32가 시작되기 전에 32 K / 2까지 올라갑니다. K / 2 = 2048에서 65536 = inf에 "
-        "닿고, inf - 32는 inf입니다. 답은 0인데도 그렇습니다",
-    "FP16_ACC_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you said {said}): "
-    "each rounding of the running sum is a random error of about u x |sum|, and independent errors add like a random "
-    "walk, so the error grows like sqrt(K): sqrt(16) = 4 for 16x the K":
-        "FP16_ACC_GROWTH: H200에서 K = 1024일 때 {lo:.2e}, 16384일 때 {hi:.2e}로 {ratio:.2f}배를 측정했습니다(답은 "
-        "{said}). 누적 합을 반올림할 때마다 약 u x |sum| 크기의 무작위 오차가 생기고, 독립인 오차는 random walk처럼 "
-        "더해집니다. 그래서 오차는 sqrt(K)처럼 커집니다: K가 16배면 sqrt(16) = 4배",
-    "BF16_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you said {said}): in "
-    "fp32 the sum itself adds almost nothing; the error is each input's rounding to 8 bits, a relative error per "
-    "product that does not grow when more products are summed":
-        "BF16_GROWTH: H200에서 K = 1024일 때 {lo:.2e}, 16384일 때 {hi:.2e}로 {ratio:.2f}배를 측정했습니다(답은 "
-        "{said}). fp32에서는 합 자체가 더하는 오차가 거의 없습니다. 오차는 입력마다 8비트로 반올림한 것이고, 곱마다의 "
-        "상대 오차라서 더하는 곱이 늘어도 커지지 않습니다",
-    "BF16_ERROR: the H200 measured {err:.2e} at K = 4096 (you said {said}): rounding to 8 bits errs by up to u = 2^-8 "
-    "= 3.9e-3 relative, about u / sqrt(3) on average, and each product carries two such roundings":
-        "BF16_ERROR: H200에서 K = 4096일 때 {err:.2e}를 측정했습니다(답은 {said}). 8비트로 반올림하면 상대 오차가 최대 "
-        "u = 2^-8 = 3.9e-3, 평균 약 u / sqrt(3)이고, 곱 하나에는 그런 반올림이 두 번 들어 있습니다",
+    "{said!r} is not an integer K >= {step}": "{said!r}는 K >= {step}인 정수가 아닙니다",
+    "{k} is {off}: K = {k} still ends finite in fp16":
+        "{k}라고 답했고 {off}. K = {k}에서는 fp16으로도 아직 유한하게 끝납니다",
+    "{said} is {off}: K = {k} already ends at inf": "{said}라고 답했고 {off}. K = {k}에서 이미 inf로 끝납니다",
+    "FIRST_INF_K: {why} - the running sum climbs by 32 a product: which product first takes it to 65520 or more, from "
+    "where fp16 rounds to inf (and inf + 32 stays inf)?":
+        "FIRST_INF_K: {why}. 누적 합은 곱 하나마다 32씩 올라갑니다. 몇 번째 곱에서 처음으로 65520 이상이 됩니까? "
+        "fp16은 거기서부터 inf로 반올림합니다(inf + 32는 계속 inf입니다)",
+    "CANCEL_INF_K: {why} - the partial sums climb through all K / 2 of the +32s before the first -32: for which K "
+    "does that peak first round to inf, from where inf - 32 never comes back down to the exact 0?":
+        "CANCEL_INF_K: {why}. 부분합은 첫 -32가 오기 전에 +32 K / 2개를 모두 거쳐 올라갑니다. 어떤 K에서 그 최고점이 "
+        "처음으로 inf로 반올림됩니까? inf - 32는 정확한 답 0으로 돌아오지 않습니다",
+    "FP16_ACC_GROWTH: {said} is {off} (within 20% passes): each rounding of the running sum is a random error of "
+    "about u x |sum|, and independent errors add like a random walk - how does the size of a random walk grow with "
+    "its number of steps, when K grows 16x?":
+        "FP16_ACC_GROWTH: {said}라고 답했고 {off}(20% 안이면 통과). 누적 합을 반올림할 때마다 약 u x |sum| 크기의 "
+        "무작위 오차가 생기고, 독립인 오차는 random walk처럼 더해집니다. random walk의 크기는 걸음 수에 따라 어떻게 "
+        "커지고, K가 16배가 되면 몇 배가 됩니까?",
+    "BF16_GROWTH: {said} is {off} (within 20% passes): with an fp32 accumulator, which errors are left - the sum's "
+    "roundings, or each input's rounding to 8 bits - and does that one depend on how many products are summed?":
+        "BF16_GROWTH: {said}라고 답했고 {off}(20% 안이면 통과). fp32 accumulator에서 남는 오차는 합의 반올림입니까, "
+        "입력마다 8비트로 반올림한 것입니까? 그 오차는 더하는 곱의 수에 따라 달라집니까?",
+    "BF16_ERROR: {said} is {off} (within a factor of 2 passes): how far off is one input rounded to bf16's 8 "
+    "significant bits, relative and on average (not at most), and how do the two independent roundings a product "
+    "carries add up?":
+        "BF16_ERROR: {said}라고 답했고 {off}(2배 안이면 통과). 입력 하나를 bf16의 유효 비트 8개로 반올림하면 상대 "
+        "오차는 평균(최대가 아니라) 얼마입니까? 곱 하나에 들어 있는 독립인 반올림 두 번은 어떻게 더해집니까?",
 
     # ---- 4.6.1, 4.6.2 ------------------------------------------------------------------------------------------------
     "right on all {n} cases, causal and not: query i keeps keys j <= i (its own key too, so row 0 always has one key "

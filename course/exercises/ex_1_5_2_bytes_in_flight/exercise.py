@@ -28,35 +28,28 @@ NAMES = ("BYTES_IN_FLIGHT_PER_SM", "COVERS")
 
 
 def kernels() -> dict:
-    """kernel -> (its lab module, bytes of loads one thread has outstanding when it first waits, what those loads are).
-    The unrolled kernels' bytes come from the labs' own UNROLL (kernels.cu's default, mirrored in lab.py)."""
+    """kernel -> (its lab module, bytes of loads one thread has outstanding when it first waits). The unrolled kernels'
+    bytes come from the labs' own UNROLL (kernels.cu's default, mirrored in lab.py)."""
     from common.lab import lab_module
 
     l2 = lab_module("phase1_architecture", "lab02_vector_add")
     l4 = lab_module("phase1_architecture", "lab04_memory_hierarchy")
     l5 = lab_module("phase1_architecture", "lab05_occupancy")
     return {
-        "vadd_01_one_thread_per_element": (l2, 2 * 4, tr("two 4-byte loads, a[i] and b[i]")),
-        "vadd_03_float4": (l2, 2 * 16, tr("two 16-byte loads, a float4 of a and one of b")),
-        "mem_02_read_sweep_float4": (l4, l4.UNROLL * 16, tr("{n} independent 16-byte loads before the first add",
-                                                            n=l4.UNROLL)),
-        "occ_02_scale_float4_ilp": (l5, l5.UNROLL * 16, tr("{n} independent 16-byte loads before the first multiply",
-                                                           n=l5.UNROLL)),
+        "vadd_01_one_thread_per_element": (l2, 2 * 4),      # two 4-byte loads, a[i] and b[i]
+        "vadd_03_float4": (l2, 2 * 16),                     # two 16-byte loads, a float4 of a and one of b
+        "mem_02_read_sweep_float4": (l4, l4.UNROLL * 16),   # UNROLL independent float4 loads before the first add
+        "occ_02_scale_float4_ilp": (l5, l5.UNROLL * 16),    # UNROLL independent float4 loads before the first multiply
     }
 
 
-def in_flight(name: str, lab, per_thread: int) -> tuple[int, str]:
-    """(bytes of loads in flight per SM, how they follow from registers and occupancy) for the kernel as compiled."""
+def in_flight(name: str, lab, per_thread: int) -> tuple[int, int]:
+    """(bytes of loads in flight per SM, the kernel's registers) for the kernel as compiled."""
     from common import cuda, occupancy
 
     k = cuda.compile_report(lab.CU, ARCH)[name]
     occ = occupancy.occupancy(ARCH, THREADS, k.registers, k.smem_bytes)
-    threads = occ.blocks_per_sm * THREADS
-    limit = " = ".join("threads" if x == "warps" else x for x in occ.limiters)
-    return threads * per_thread, tr("NVRTC gives it {regs} registers, so {blocks} blocks of {size} fit an SM ({limit} "
-                                    "limit): {threads} threads x {per_thread} B", regs=k.registers,
-                                    blocks=occ.blocks_per_sm, size=THREADS, limit=limit, threads=threads,
-                                    per_thread=per_thread)
+    return occ.blocks_per_sm * THREADS * per_thread, k.registers
 
 
 def _close(said, want: float, rel: float) -> bool:
@@ -64,6 +57,7 @@ def _close(said, want: float, rel: float) -> bool:
 
 
 def check(path):
+    from course.checks import off
     from course.exercise import Verdict
     from course.exercises.phase1_checks import answers, not_yet
 
@@ -73,34 +67,36 @@ def check(path):
         return mod
     needed = BANDWIDTH * LATENCY / SMS
     try:
-        truth = {name: (*in_flight(name, lab, b), what) for name, (lab, b, what) in kernels().items()}
+        truth = {name: in_flight(name, lab, b) for name, (lab, b) in kernels().items()}
     except Exception as e:  # noqa: BLE001 - the compiler, not the answer: say so plainly
         return Verdict(False, tr("could not compile the labs' kernels here ({error}: {detail}); the labs' compile "
                                  "reports need the same NVRTC", error=type(e).__name__, detail=str(e)[:200]))
     wrong = []
-    for name, (nbytes, how, what) in truth.items():
+    for name, (nbytes, regs) in truth.items():
         said = mod.BYTES_IN_FLIGHT_PER_SM[name]
         if said is None:
             wrong.append(tr("{name}: no answer yet", name=name))
         elif not _close(said, nbytes, 0.02):
-            wrong.append(tr("{name}: you said {said} bytes; {how} ({what}) = {nbytes:,} bytes", name=name, said=said,
-                            how=how, what=what, nbytes=nbytes))
+            wrong.append(tr("{name}: {said} bytes is {off}: NVRTC gives it {regs} registers a thread - how many "
+                            "{size}-thread blocks does that let an SM hold, so how many threads are resident? And "
+                            "which loads, how wide each, does one thread issue before its first wait?", name=name,
+                            said=said, off=off(said, nbytes), regs=regs, size=THREADS))
     said = getattr(mod, "NEEDED_PER_SM", None)
     if said is None:
         wrong.append(tr("{name}: no answer yet", name="NEEDED_PER_SM"))
     elif not _close(said, needed, 0.05):
-        wrong.append(tr("NEEDED_PER_SM: you said {said}; Little's law gives {tbps:.1f} TB/s x {us:.1f} us = {mb:.2f} "
-                        "MB in flight on the whole GPU, / {sms} SMs = {needed:,.0f} bytes per SM", said=said,
-                        tbps=BANDWIDTH / 1e12, us=LATENCY * 1e6, mb=BANDWIDTH * LATENCY / 1e6, sms=SMS, needed=needed))
-    for name, (nbytes, _, _) in truth.items():
+        wrong.append(tr("NEEDED_PER_SM: {said} bytes is {off}: by Little's law the whole GPU keeps bandwidth x latency "
+                        "bytes in flight - at {tbps:.1f} TB/s and {us:.1f} us, in bytes/s and seconds - and its {sms} "
+                        "SMs share them", said=said, off=off(said, needed), tbps=BANDWIDTH / 1e12, us=LATENCY * 1e6,
+                        sms=SMS))
+    for name, (nbytes, _) in truth.items():
         covers = nbytes >= needed
         if mod.COVERS[name] is None:
             wrong.append(tr("{name}: no answer yet", name=f"COVERS[{name}]"))
         elif mod.COVERS[name] is not covers:
-            wrong.append(tr("COVERS[{name}]: {nbytes:,} bytes in flight >= the {needed:,.0f} needed, so it does cover "
-                            "the latency", name=name, nbytes=nbytes, needed=needed) if covers else
-                         tr("COVERS[{name}]: {nbytes:,} bytes in flight < the {needed:,.0f} needed, so it does not "
-                            "cover the latency", name=name, nbytes=nbytes, needed=needed))
+            wrong.append(tr("COVERS[{name}]: {said!r} is not what the model says: compare the bytes this kernel keeps "
+                            "in flight per SM with the bytes per SM Little's law asks for - it covers the latency when "
+                            "they are at least as many", name=name, said=mod.COVERS[name]))
     if wrong:
         return Verdict(False, not_yet(wrong, 2 * len(truth) + 1))
     return Verdict(True, tr("all right: bytes in flight per SM = resident threads (from registers and the occupancy "
@@ -116,8 +112,11 @@ def check(path):
 ATTEMPTS = [
     ('float4 loads counted as 4 bytes',
      [('"vadd_03_float4": 2048 * 32,', '"vadd_03_float4": 2048 * 8,')],
-     'vadd_03_float4'),
+     'vadd_03_float4: 16384 bytes is too low'),
     ("the wrong Little's law latency",
      [('NEEDED_PER_SM = 4.8e12 * 0.6e-6 / 132', 'NEEDED_PER_SM = 4.8e12 * 0.6e-9 / 132')],
-     'NEEDED_PER_SM'),
+     'NEEDED_PER_SM: 21.8'),
+    ('one float a thread taken to cover the latency at full occupancy',
+     [('"vadd_01_one_thread_per_element": False,', '"vadd_01_one_thread_per_element": True,')],
+     'COVERS[vadd_01_one_thread_per_element]: True is not what the model says'),
 ]

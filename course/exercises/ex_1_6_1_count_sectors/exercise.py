@@ -25,20 +25,20 @@ HINTS = [
 NAMES = ("SECTORS", "RATIO")
 
 
-def _why(mapping: str, n: int, k: int, kk: int, matrix: str, count: int) -> str:
-    """The addresses behind a sector count, in words."""
+def _why(mapping: str, matrix: str) -> str:
+    """What to look at in the addresses behind a sector count (never the count)."""
     if (matrix == "A") == (mapping == "coalesced"):      # A of mm_02, B of mm_01
-        return tr("every lane reads the same {matrix} element: one address, 1 sector (a broadcast)", matrix=matrix)
+        return tr("which element of {matrix} does each lane read in this mapping - how many different addresses is "
+                  "that? Lanes that read one address share its sector", matrix=matrix)
     if matrix == "A":       # uncoalesced: lane l reads A[l, kk], K floats apart
-        stride = 4 * k
-        return tr("lane l reads A[l, {kk}], {stride} bytes after lane l - 1: 32 addresses spanning {span} bytes, in "
-                  "{count} sectors", kk=kk, stride=stride, span=31 * stride + 4, count=count)
-    start = 4 * kk * n     # coalesced: lane l reads B[kk, l], 32 consecutive floats of row kk
-    return tr("the lanes read 128 consecutive bytes of row {kk} of B, which starts at byte {kk} x {n} x 4 = {start}, "
-              "{offset} bytes into a sector: {count} sectors", kk=kk, n=n, start=start, offset=start % 32, count=count)
+        return tr("lane l reads A[l, k], one row of A (K floats) after lane l - 1: how far apart are the lanes in "
+                  "bytes, and how many distinct 32-byte sectors do the 32 addresses fall in?")
+    return tr("the lanes read 32 consecutive floats of row k of B, which starts k x N floats after B's first one: "
+              "does that put it on a 32-byte boundary, and how many 32-byte sectors do those bytes overlap from there?")
 
 
 def check(path):
+    from course.checks import off
     from course.exercise import Verdict
     from course.exercises.phase1_checks import answers, not_yet
     from phase1_architecture.lab06_matmul_naive import lab as L
@@ -58,18 +58,17 @@ def check(path):
             if s is None:
                 wrong.append(tr("{name}: no answer yet", name=f"{case}, {matrix}"))
             elif s != got[matrix]:
-                wrong.append(tr("{case}, {matrix}: you said {said}; {why}", case=case, matrix=matrix, said=s,
-                                why=_why(mapping, n, k, kk, matrix, got[matrix])))
+                wrong.append(tr("{case}, {matrix}: {said} is {off} - {why}", case=case, matrix=matrix, said=s,
+                                off=off(s, got[matrix]), why=_why(mapping, matrix)))
     for (m, n, k), said in mod.RATIO.items():
-        ratio, un, co = L.predicted_ratio(m, n, k)
+        ratio, _, _ = L.predicted_ratio(m, n, k)
         shape = f"{m}x{n}x{k}"
         if said is None:
             wrong.append(tr("RATIO at {shape}: no answer yet", shape=shape))
         elif not isinstance(said, (int, float)) or abs(said - ratio) > 0.02 * ratio:
-            wrong.append(tr("RATIO at {shape}: you said {said}; per k step the uncoalesced warp touches {ua:g} + "
-                            "{ub:g} sectors and the coalesced one {ca:g} + {cb:g} (averaged over 8 steps), so the "
-                            "model predicts {ratio:.2f}x", shape=shape, said=said, ua=un["A"], ub=un["B"], ca=co["A"],
-                            cb=co["B"], ratio=ratio))
+            wrong.append(tr("RATIO at {shape}: {said} is {off} - add A's and B's sectors per k step for each mapping, "
+                            "B's averaged over the first 8 steps where its rows differ, and divide the uncoalesced "
+                            "warp's sum by the coalesced one's", shape=shape, said=said, off=off(said, ratio)))
     if wrong:
         return Verdict(False, not_yet(wrong, 2 * len(mod.SECTORS) + len(mod.RATIO)))
     return Verdict(True, tr("all right: a load costs the distinct 32-byte sectors its 32 addresses fall in - one for a "
@@ -85,8 +84,11 @@ def check(path):
 ATTEMPTS = [
     ('coalesced B counted as one sector',
      [('("coalesced", 4096, 4096, 4096, 0): (1, 4)', '("coalesced", 4096, 4096, 4096, 0): (1, 1)')],
-     'coalesced'),
+     'coalesced 4096x4096x4096, k = 0, B: 1 is too low'),
     ('the misaligned row counted as aligned',
      [('("coalesced", 4096, 4100, 4096, 1): (1, 5)', '("coalesced", 4096, 4100, 4096, 1): (1, 4)')],
-     '4100'),
+     'coalesced 4096x4100x4096, k = 1, B: 4 is too low'),
+    ("the ratio at N = 4100 as at 4096 (B's misaligned rows forgotten)",
+     [('(4096, 4100, 4096): 33 / 5.5,', '(4096, 4100, 4096): 33 / 5,')],
+     'RATIO at 4096x4100x4096: 6.6 is too high'),
 ]

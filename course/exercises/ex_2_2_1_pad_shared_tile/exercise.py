@@ -1,9 +1,7 @@
 """Exercise 2.2.1 - predict the shared-memory passes of one warp load (lane strides, columns of padded tiles,
 broadcasts, the XOR swizzle, transpose_04's tile) and pick the padding, checked against lab 2.2's bank model
 (`passes` in phase2_cuda/lab02_bank_conflicts/lab.py: the most distinct words asked of one bank)."""
-import math
-
-from common.i18n import plural, tr
+from common.i18n import tr
 
 ID = "2.2.1"
 TITLE = "Pad a shared tile: predict the bank-conflict passes of 17 warp loads and choose the padding"
@@ -24,17 +22,20 @@ HINTS = [
 LAB = "phase2_lab02_bank_conflicts"
 NAMES = ("STRIDE_PASSES", "COLUMN_PASSES", "PATTERN_PASSES", "PAD", "ALIGNED_PAD")
 COLUMN = 0              # which column the COLUMN_PASSES read walks (any column gives the same passes)
-PATTERNS = {            # the words lane i reads, and why the passes are what they are
-    "every lane reads word 0": (lambda i: 0, "one word for all 32 lanes is a broadcast: 1 pass"),
-    "lane i reads word i // 2": (lambda i: i // 2, "16 distinct words in 16 different banks, each read by two lanes "
-                                                   "(a broadcast within the pair): 1 pass"),
-    "lane i reads word 32 * (i // 2)": (lambda i: 32 * (i // 2), "16 distinct words 0, 32, 64, ..., all in bank 0: "
-                                                                 "16 passes (pairs of lanes share a word, so not 32)"),
-    "lane i reads word 32 * i + (5 ^ i)": (lambda i: 32 * i + (5 ^ i), "bank (5 ^ i) % 32, and i -> 5 ^ i is a "
-                                                                      "permutation of 0..31: 1 pass"),
+PATTERNS = {            # the words lane i reads, and what to look at when the passes are wrong (never how many)
+    "every lane reads word 0": (lambda i: 0, "all 32 lanes ask for one and the same word - how many distinct words is "
+                                             "that, and does a bank serve a word many lanes want more than once?"),
+    "lane i reads word i // 2": (lambda i: i // 2, "pairs of lanes ask for one word: which bank is each distinct word "
+                                                   "in, and does a word two lanes share cost a second pass?"),
+    "lane i reads word 32 * (i // 2)": (lambda i: 32 * (i // 2), "list the words the lanes read: which bank is each "
+                                                                 "in, and how many of them are distinct? A word two "
+                                                                 "lanes share counts once"),
+    "lane i reads word 32 * i + (5 ^ i)": (lambda i: 32 * i + (5 ^ i), "32 i is a whole number of rows of banks, so "
+                                                                      "the bank is (5 ^ i) % 32 - do two lanes ever "
+                                                                      "land in the same bank?"),
     "lane i reads tile[i + 32][7] of float tile[64][65]": (
-        lambda i: (i + 32) * 65 + 7, "word 65 i + 2087, bank (i + 7) % 32 since 65 = 2 x 32 + 1 and 2087 = 65 x 32 + "
-                                     "7: 32 different banks, 1 pass"),
+        lambda i: (i + 32) * 65 + 7, "lane i reads word 65 (i + 32) + 7, and 65 is two rows of banks and one bank "
+                                     "more - which bank does each lane land in, and do two lanes ever share one?"),
 }
 
 
@@ -56,12 +57,39 @@ def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _judge(wrong: list, case: str, said, got, why: str) -> None:
-    """Add `case` to `wrong` unless `said` is `got` (a whole number); None is 'not answered yet'."""
-    if said is None or (isinstance(said, (tuple, list)) and None in said):
+def _off(said, got) -> str:
+    """Which way a wrong whole number is off ('too high', 'too low'), or that it is not a whole number."""
+    from course.checks import off
+
+    return off(said, got) if _whole(said) else tr("not a whole number")
+
+
+def _judge(wrong: list, case: str, said, got: int, why: str) -> None:
+    """Add `case` to `wrong` unless `said` is `got` (a whole number): which way it is off and what to look at, never
+    `got`. None is 'not answered yet'."""
+    if said is None:
         wrong.append(tr("{name}: no answer yet", name=case))
-    elif said != got or not all(map(_whole, said if isinstance(said, (tuple, list)) else [said])):
-        wrong.append(tr("{case}: you said {said}; it is {got} - {why}", case=case, said=said, got=got, why=why))
+    elif said != got or not _whole(said):
+        wrong.append(tr("{case}: {said} is {off} - {why}", case=case, said=said if _whole(said) else repr(said),
+                        off=_off(said, got), why=why))
+
+
+def _judge_aligned(wrong: list, said, got: tuple[int, int]) -> None:
+    """ALIGNED_PAD, a pair (pad, passes): each wrong half says which way it is off."""
+    from course.checks import both
+
+    if isinstance(said, (tuple, list)) and None in said:
+        wrong.append(tr("{name}: no answer yet", name="ALIGNED_PAD"))
+        return
+    if not isinstance(said, (tuple, list)) or len(said) != 2:
+        wrong.append(tr("ALIGNED_PAD: write a pair (pad, its passes), not {said!r}", said=said))
+        return
+    bad = [tr("{what} {said} is {off}", what=what, said=s if _whole(s) else repr(s), off=_off(s, g))
+           for what, s, g in zip((tr("pad"), tr("passes")), said, got) if s != g or not _whole(s)]
+    if bad:
+        wrong.append(tr("ALIGNED_PAD: {bad} - a row stays 16-byte aligned only when the pitch is a whole number of "
+                        "float4s: what does that force on the banks a column read's lanes can reach, and so on its "
+                        "passes? Then take the smallest pad that gets there", bad=both(bad)))
 
 
 def check(path):
@@ -75,28 +103,25 @@ def check(path):
     wrong, total = [], 0
     for s, said in mod.STRIDE_PASSES.items():
         total += 1
-        g = math.gcd(s, 32)
         _judge(wrong, f"stride {s}", said, L.stride_passes(s),
-               tr("lane i asks bank {s} i % 32, which takes {values} different values, each asked by {lanes} for "
-                  "different words (gcd({s}, 32) = {g})", s=s, values=32 // g, g=g,
-                  lanes=plural(g, "{n} lane", "{n} lanes")))
+               tr("lane i reads word s i, in bank (s i) % 32: how many different banks do the 32 lanes reach, and so "
+                  "how many different words does the busiest bank get?"))
     for pitch, said in mod.COLUMN_PASSES.items():
         total += 1
         _judge(wrong, tr("column of tile[32][{pitch}]", pitch=pitch), said, _column(L, pitch),
-               tr("lane i reads word {pitch} i + c, bank ({bank} i + c) % 32: the pitch acts as the lane stride, "
-                  "gcd({pitch}, 32) = {g}", pitch=pitch, bank=pitch % 32, g=math.gcd(pitch, 32)))
+               tr("lane i reads word P i + c, one row (the pitch P) after lane i - 1: the pitch acts as the lane "
+                  "stride - how many different banks do the 32 lanes reach, and how many different words does the "
+                  "busiest one get?"))
     for name, said in mod.PATTERN_PASSES.items():
         total += 1
         words, why = PATTERNS[name]
         _judge(wrong, name, said, L.passes(words(i) for i in range(32)), tr(why))
     total += 2
     pad = next(p for p in range(33) if _column(L, 32 + p) == 1)
-    _judge(wrong, "PAD", mod.PAD, pad, tr("a column read of tile[32][32 + p] takes gcd(32 + p, 32) passes, which is 1 "
-                                          "for every odd pitch"))
-    said = mod.ALIGNED_PAD
-    _judge(wrong, "ALIGNED_PAD", tuple(said) if isinstance(said, (tuple, list)) else said, _aligned_pad(L),
-           tr("a pitch that keeps rows 16-byte aligned is a multiple of 4, so gcd(pitch, 32) >= 4: no padding of an "
-              "aligned tile gets under 4 passes, and pitch 36 is the first to reach 4 (40 gives 8, 48 gives 16)"))
+    _judge(wrong, "PAD", mod.PAD, pad, tr("a column read of tile[32][32 + p] is a lane stride of 32 + p words: for "
+                                          "which pitches does every lane of the column get a bank of its own, and "
+                                          "which is the smallest pad that makes one?"))
+    _judge_aligned(wrong, mod.ALIGNED_PAD, _aligned_pad(L))
     if wrong:
         return Verdict(False, not_yet(wrong, total))
     s16, s33 = (h200_row(LAB, variant=f"stride {s}").get("cycles_per_load") for s in (16, 33))
@@ -113,6 +138,9 @@ def check(path):
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [
-    ('pad of 32 (no change of bank)', [('PAD = 1 ', 'PAD = 32 ')], 'PAD'),
-    ('stride 16 counted as 2-way', [('16: 16, 24: 8', '16: 2, 24: 8')], '16'),
+    ('pad of 32 (no change of bank)', [('PAD = 1 ', 'PAD = 32 ')], 'PAD: 32 is too high'),
+    ('stride 16 counted as 2-way', [('16: 16, 24: 8', '16: 2, 24: 8')], 'stride 16: 2 is too low'),
+    ('lanes that share a word counted twice',
+     [('"lane i reads word 32 * (i // 2)": 16,', '"lane i reads word 32 * (i // 2)": 32,')],
+     'lane i reads word 32 * (i // 2): 32 is too high'),
 ]

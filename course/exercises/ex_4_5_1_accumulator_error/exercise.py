@@ -46,18 +46,19 @@ def _sweep() -> dict:
 
 
 def _first(said, cancel: bool, step: int) -> str | None:
-    """None when `said` is the first K (in steps of `step`) whose fp16 sum ends inf, else why not."""
+    """None when `said` is the first K (in steps of `step`) whose fp16 sum ends inf, else which way it is off and the
+    run of the sum that shows it (never the first K)."""
     if not isinstance(said, (int, np.integer)) or isinstance(said, bool) or said < step:
-        return tr("an integer K >= {step}", step=step)
+        return tr("{said!r} is not an integer K >= {step}", said=said, step=step)
     if _ends_inf(said, cancel) and not _ends_inf(said - step, cancel):
         return None
     if not _ends_inf(said, cancel):
-        return tr("K = {k} still ends finite in fp16", k=said)
-    return tr("K = {k} already ends at inf", k=said - step)
+        return tr("{k} is {off}: K = {k} still ends finite in fp16", k=said, off=tr("too low"))
+    return tr("{said} is {off}: K = {k} already ends at inf", said=said, k=said - step, off=tr("too high"))
 
 
 def check(path):
-    from course.checks import load_module
+    from course.checks import load_module, off
     from course.exercise import Verdict
     from course.exercises.phase4_checks import close, verdict
 
@@ -74,27 +75,29 @@ def check(path):
     wrong = []
     why = _first(said["FIRST_INF_K"], False, 1)
     if why:
-        wrong.append(tr("FIRST_INF_K: {why} - 2047 x 32 = 65504 is fp16's largest value, exactly; one more 32 makes "
-                        "65536, past the 65520 from which fp16 rounds to inf, and inf + 32 stays inf", why=why))
+        wrong.append(tr("FIRST_INF_K: {why} - the running sum climbs by 32 a product: which product first takes it to "
+                        "65520 or more, from where fp16 rounds to inf (and inf + 32 stays inf)?", why=why))
     why = _first(said["CANCEL_INF_K"], True, 2)
     if why:
-        wrong.append(tr("CANCEL_INF_K: {why} - the partial sums climb to 32 K / 2 before the -32s start: at K / 2 = "
-                        "2048 they reach 65536 = inf, and inf - 32 is inf, although the answer is 0", why=why))
-    if not close(said["FP16_ACC_GROWTH"], acc[1] / acc[0], 0.2):
-        wrong.append(tr("FP16_ACC_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x "
-                        "(you said {said}): each rounding of the running sum is a random error of about u x |sum|, and "
-                        "independent errors add like a random walk, so the error grows like sqrt(K): sqrt(16) = 4 for "
-                        "16x the K", lo=acc[0], hi=acc[1], ratio=acc[1] / acc[0], said=said["FP16_ACC_GROWTH"]))
-    if not close(said["BF16_GROWTH"], bf[2] / bf[0], 0.2):
-        wrong.append(tr("BF16_GROWTH: the H200 measured {lo:.2e} at K = 1024 and {hi:.2e} at 16384, {ratio:.2f}x (you "
-                        "said {said}): in fp32 the sum itself adds almost nothing; the error is each input's rounding "
-                        "to 8 bits, a relative error per product that does not grow when more products are summed",
-                        lo=bf[0], hi=bf[2], ratio=bf[2] / bf[0], said=said["BF16_GROWTH"]))
+        wrong.append(tr("CANCEL_INF_K: {why} - the partial sums climb through all K / 2 of the +32s before the first "
+                        "-32: for which K does that peak first round to inf, from where inf - 32 never comes back down "
+                        "to the exact 0?", why=why))
+    growth = said["FP16_ACC_GROWTH"]
+    if not close(growth, acc[1] / acc[0], 0.2):
+        wrong.append(tr("FP16_ACC_GROWTH: {said} is {off} (within 20% passes): each rounding of the running sum is a "
+                        "random error of about u x |sum|, and independent errors add like a random walk - how does the "
+                        "size of a random walk grow with its number of steps, when K grows 16x?", said=growth,
+                        off=off(growth, acc[1] / acc[0])))
+    growth = said["BF16_GROWTH"]
+    if not close(growth, bf[2] / bf[0], 0.2):
+        wrong.append(tr("BF16_GROWTH: {said} is {off} (within 20% passes): with an fp32 accumulator, which errors are "
+                        "left - the sum's roundings, or each input's rounding to 8 bits - and does that one depend on "
+                        "how many products are summed?", said=growth, off=off(growth, bf[2] / bf[0])))
     err = said["BF16_ERROR"]
     if isinstance(err, bool) or not isinstance(err, (int, float)) or not 0.5 * bf[1] <= err <= 2 * bf[1]:
-        wrong.append(tr("BF16_ERROR: the H200 measured {err:.2e} at K = 4096 (you said {said}): rounding to 8 bits "
-                        "errs by up to u = 2^-8 = 3.9e-3 relative, about u / sqrt(3) on average, and each product "
-                        "carries two such roundings", err=bf[1], said=err))
+        wrong.append(tr("BF16_ERROR: {said} is {off} (within a factor of 2 passes): how far off is one input rounded "
+                        "to bf16's 8 significant bits, relative and on average (not at most), and how do the two "
+                        "independent roundings a product carries add up?", said=err, off=off(err, bf[1])))
     return verdict(wrong, tr("all five right: an fp16 accumulator overflows at K = 2048 products of 32 - and at K = "
                              "4096 when the answer is 0 - and its error doubles for every 4x K ({ratio:.2f}x measured "
                              "over 16x); bf16 inputs with an fp32 accumulator cost their 8-bit rounding, {err:.1e}, "
@@ -106,6 +109,11 @@ def check(path):
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [
-    ('the first inf a power of two too late', [('FIRST_INF_K = 2048', 'FIRST_INF_K = 4096')], 'FIRST_INF_K'),
-    ("bf16's error the fp16 one", [('BF16_ERROR = 3e-3', 'BF16_ERROR = 5e-4')], 'BF16_ERROR'),
+    ('the first inf a power of two too late', [('FIRST_INF_K = 2048', 'FIRST_INF_K = 4096')],
+     'FIRST_INF_K: 4096 is too high'),
+    ("bf16's error the fp16 one", [('BF16_ERROR = 3e-3', 'BF16_ERROR = 5e-4')], 'BF16_ERROR: 0.0005 is too low'),
+    ("the fp16 accumulator's error growing in proportion to K", [('FP16_ACC_GROWTH = 4', 'FP16_ACC_GROWTH = 16')],
+     'FP16_ACC_GROWTH: 16 is too high'),
+    ("bf16's error growing like the fp16 accumulator's", [('BF16_GROWTH = 1', 'BF16_GROWTH = 4')],
+     'BF16_GROWTH: 4 is too high'),
 ]
