@@ -1,6 +1,7 @@
-// hopper.cuh - the sm_90a primitives a warp-specialized kernel is built from: mbarriers (with a bounded wait that
-// records who hung instead of hanging), TMA tensor copies that complete on an mbarrier, the wgmma shared-memory
-// matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with -arch=sm_90a.
+// hopper.cuh - the sm_90a primitives a warp-specialized kernel is built from: mbarriers (a plain wait, and for debug
+// builds a bounded one that records who hung instead of hanging), TMA tensor copies that complete on an mbarrier, the
+// wgmma shared-memory matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with
+// -arch=sm_90a.
 //
 // Users: lab 4.6's kernels_hopper.cu (attention) and lab 4.3's kernels_wgmma.cu (GEMM), which keeps only its own
 // bounded wait (a 4-word hang record) and its 2-D TMA, multicast and cluster helpers. The host twin of this header,
@@ -57,18 +58,31 @@ __device__ __forceinline__ hop_u32 mbar_try_wait(hop_u32 bar, hop_u32 parity)
     return ok;
 }
 
-// Wait for the phase of `bar` with parity `parity`. With a timeout (spin_cycles > 0): false after that many clock
-// cycles, and the first thread of the grid to time out writes {1, block x, block y, thread, (bar << 2) | (what << 1)
-// | parity} into `record` (a __device__ array of 5 words the host reads after the launch). The caller then leaves the
-// kernel instead of trapping, so the context survives and the record can be read. No printf here: a function call in
-// a wgmma kernel makes ptxas serialize the wgmmas (warning C7510).
+// Wait for the phase of `bar` with parity `parity` to complete. try_wait itself suspends the thread for a while (a
+// hardware time limit) before it answers "not yet", so the loop is no busy spin. The first try is apart from the loop:
+// in the steady state the phase has completed by the time a thread asks, and the loop stays out of the hot path.
+__device__ __forceinline__ void mbar_wait_parity(hop_u32 bar, hop_u32 parity)
+{
+    if (mbar_try_wait(bar, parity)) return;
+    while (!mbar_try_wait(bar, parity)) {
+    }
+}
+
+// The debug twin of mbar_wait_parity: it stops waiting, and returns false, after spin_cycles clock cycles - or at once
+// once another thread of the grid has timed out (record[0] != 0), so that one lost phase ends the whole grid's waits
+// quickly instead of each wait spinning its own time out. The first thread to time out writes {1, block x, block y,
+// thread, (bar << 2) | (what << 1) | parity} into `record` (a __device__ array of 5 words the host reads after the
+// launch). The caller carries on as if the phase had completed (its results are garbage): the kernel runs out instead
+// of trapping, so the context survives and the record can be read. No printf here: a function call in a wgmma kernel
+// makes ptxas serialize the wgmmas (warning C7510).
 __device__ __forceinline__ bool mbar_wait_bounded(hop_u32 bar, hop_u32 parity, hop_u32 what, hop_u32* record,
                                                   long long spin_cycles)
 {
     if (mbar_try_wait(bar, parity)) return true;
     const long long t0 = clock64();
     while (!mbar_try_wait(bar, parity)) {
-        if (spin_cycles > 0 && clock64() - t0 > spin_cycles) {
+        if (*(volatile hop_u32*)record != 0u) return false;
+        if (clock64() - t0 > spin_cycles) {
             if (atomicCAS(&record[0], 0u, 1u) == 0u) {
                 record[1] = blockIdx.x;
                 record[2] = blockIdx.y;

@@ -42,7 +42,8 @@ command line in hopper_check.py.
 
 Run: python -m phase4_optimization.lab06_attention.hopper --check   (small cases against float64 on an sm_90 GPU,
 printing per case the max error and, for a failing case, where it fails; --help for the options; hopper_check.py
-runs it).
+runs it). A kernel that hangs on a barrier: ATTN_MBAR_TIMEOUT=1 in front of the command builds the debug waits, and the
+check prints who waited on what (hang_report).
 """
 from __future__ import annotations
 
@@ -91,10 +92,12 @@ HEAD_DIMS = (64, 128)
 #   CONSUMER_REGS = 240  setmaxnreg.inc: each consumer's (24 + 2 x 240 = 504 <= 512 per lane across the 3 groups)
 #   BOX_BYTES = 16384    one TMA box {64 16-bit elements, 128 rows} with the 128-byte swizzle
 #   SINK_BYTES = 64      rung 05's per-warp scratch words after the barriers (the sink store: 12 warps x 4 B)
-#   MBAR_TIMEOUT = 1     1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
+#   MBAR_TIMEOUT = 0     0: plain barrier waits. 1, the debug build: a wait that spins ~4 s records who waited on what
+#                        (hang_report prints it) and the kernel runs out instead of hanging; the launches build it
+#                        with ATTN_MBAR_TIMEOUT=1 in the environment (debug_waits), compile_report with timeout=True
 #   STAGES = 2           the K/V ring depth of a build that names none; each rung's own: DEFAULT_STAGES above
 CONFIG = dict(BLOCK_M=128, BLOCK_N=128, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240, BOX_BYTES=128 * 128,
-              SINK_BYTES=64, MBAR_TIMEOUT=1, STAGES=2)
+              SINK_BYTES=64, MBAR_TIMEOUT=0, STAGES=2)
 BUILD_DEFINES = ("HEAD_DIM", "ATTN_FP16", "V_KMAJOR")      # chosen per build by defines()'s arguments
 # module names of CONFIG's values (read at import: hopper_models, hopper_check and lab 4.7 use them)
 BLOCK_M, BLOCK_N, STAGES, CONSUMERS = CONFIG["BLOCK_M"], CONFIG["BLOCK_N"], CONFIG["STAGES"], CONFIG["CONSUMERS"]
@@ -204,33 +207,41 @@ def _compile_row(k, name: str, d: int, dt: str, vk: bool, stages: int = STAGES) 
             "BAR.ARV": sum("BAR.ARV" in s for s in sass) if sass else None}
 
 
+def debug_waits() -> bool:
+    """Whether the launches use the debug build's bounded barrier waits (MBAR_TIMEOUT=1: a wait that never completes
+    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else CONFIG's
+    MBAR_TIMEOUT (0: plain waits)."""
+    return os.environ.get("ATTN_MBAR_TIMEOUT", str(CONFIG["MBAR_TIMEOUT"])) == "1"
+
+
 @functools.lru_cache(maxsize=None)
-def _module(head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES):
+def _module(head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES, timeout: bool = False):
     """The loaded sm_90a cubin (every rung of one build; CuPy's RawModule would add its own -arch)."""
     from cupy.cuda import function as cfunc
 
-    cubin = compile_report(head_dim, dtype, v_kmajor, stages=stages).cubin
+    cubin = compile_report(head_dim, dtype, v_kmajor, timeout=timeout, stages=stages).cubin
     mod = cfunc.Module()
     mod.load(bytes(cubin))
-    _LOADED.add((head_dim, dtype, v_kmajor, stages))
+    _LOADED.add((head_dim, dtype, v_kmajor, stages, timeout))
     return mod
 
 
 @functools.lru_cache(maxsize=None)
-def _function(kernel: str, head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES):
+def _function(kernel: str, head_dim: int, dtype: str, v_kmajor: bool, stages: int = STAGES, timeout: bool = False):
     from cupy_backends.cuda.api import driver
 
-    fn = _module(head_dim, dtype, v_kmajor, stages).get_function(KERNELS[kernel])
+    fn = _module(head_dim, dtype, v_kmajor, stages, timeout).get_function(KERNELS[kernel])
     driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             smem_bytes(head_dim, stages))
     return fn
 
 
-_LOADED: set[tuple[int, str, bool, int]] = set()
+_LOADED: set[tuple[int, str, bool, int, bool]] = set()
 
 
 def hang_report(reset: bool = True) -> str | None:
-    """None, or what a loaded module's barrier-timeout record says (a wait that never completed: see the .cu)."""
+    """None, or what a loaded module's barrier-timeout record says (a wait that never completed, in a debug build:
+    debug_waits; see the .cu's WAIT)."""
     import cupy
 
     out = []
@@ -475,7 +486,7 @@ class HopperLaunch:
     def __init__(self, kernel, d, dt, maps, out, lse, s, hq, group, scale, causal, stages, o_strides, blocks=None,
                  refill=None):
         self.out, self.lse, self.refill = out, lse, refill
-        self.fn = _function(kernel, d, dt, refill is not None, stages)
+        self.fn = _function(kernel, d, dt, refill is not None, stages, debug_waits())
         b_h = int(out.shape[0]) * hq
         self.maps = maps
         self.args = [ctypes.c_void_p(arrays.ptr(out)), ctypes.c_void_p(arrays.ptr(lse)), ctypes.c_int32(s),

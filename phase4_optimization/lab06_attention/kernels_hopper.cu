@@ -156,8 +156,8 @@
 #ifndef V_KMAJOR               // 1: V arrives transposed (B Hkv, D, S_pad) and is read K-major (debug fallback)
 #error "V_KMAJOR is set by hopper.defines(v_kmajor) in hopper.py (ATTN_V_KMAJOR=1 in the environment)"
 #endif
-#ifndef MBAR_TIMEOUT           // 1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
-#error "MBAR_TIMEOUT is set by CONFIG in hopper.py (hopper.defines(timeout=...))"
+#ifndef MBAR_TIMEOUT           // 0: plain barrier waits; 1: the debug build's bounded ones (WAIT, below)
+#error "MBAR_TIMEOUT is set by CONFIG in hopper.py (hopper.defines(timeout=...), ATTN_MBAR_TIMEOUT=1 for the launches)"
 #endif
 
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
@@ -217,12 +217,21 @@ typedef BF16 pack_t;
 static_assert(BLOCK_N == 128 && BLOCK_M == 128, "the descriptors below assume 128-row boxes");
 static_assert(CONSUMERS == 2 && BOX_BYTES == 128 * 128, "two consumers of 64 rows; a box is 128 rows of 128 bytes");
 
+// ---------------------------------------------------------------------------------------------------------------------
+// Barrier waits: WAIT(bar, parity) is every mbarrier wait in this file. The default build (MBAR_TIMEOUT = 0) waits
+// until the phase completes. The debug build (-DMBAR_TIMEOUT=1: ATTN_MBAR_TIMEOUT=1 in the environment for the
+// launches, hopper.compile_report(timeout=True) for the SASS) gives a wait ~4 s; the first one that runs out records
+// who waited on what in attn_hopper_hang (hopper.py: hang_report prints it) and from then on every wait of the grid
+// gives up at once, so a kernel that would hang runs out with garbage in O instead, and the host can read the record.
+// ---------------------------------------------------------------------------------------------------------------------
 __device__ u32 attn_hopper_hang[5];   // the first barrier wait that timed out (hopper.py: hang_report)
 
-__device__ __forceinline__ bool wait_bar(u32 bar, u32 parity, u32 what)
-{
-    return mbar_wait_bounded(bar, parity, what, attn_hopper_hang, MBAR_TIMEOUT ? 8000000000LL : 0LL);
-}
+#if MBAR_TIMEOUT
+// the record's `what` bit: 1 for the producer warpgroup (it waits on empty barriers), 0 for a consumer (full ones)
+#define WAIT(bar, parity) mbar_wait_bounded((bar), (parity), threadIdx.x < 128, attn_hopper_hang, 8000000000LL)
+#else
+#define WAIT(bar, parity) mbar_wait_parity((bar), (parity))
+#endif
 
 // ---------------------------------------------------------------------------------------------------------------------
 // The two wgmma shapes: S (64 x 128) = Q (64 x 16, shared, K-major) K^T (16 x 128, shared, K-major), and
@@ -290,11 +299,11 @@ __device__ __forceinline__ u64 desc_v(u32 sV, int kk)
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// One tile's softmax step on a consumer's 64 x 128 scores (fp32 accumulators, the m64nNk16 layout), in two halves:
+// One tile's softmax step on a consumer's 64 x 128 scores (fp32 accumulators, the m64nNk16 layout), in three pieces:
 // softmax_scores (mask, online max and sum, P = exp2 in place of S, alpha = the rescale of O) touches neither O nor P's
 // packed registers, so rung 05 runs it while P_{j-1} V_{j-1} still owns them; pack_p (P into the A fragments of the
-// P V wgmmas) waits for that GEMM, and rescale_o (O *= alpha) runs before the next P V is issued. softmax_step is the
-// three back to back (rungs 03, 04).
+// P V wgmmas) waits for that GEMM, and rescale_o (O *= alpha) runs before the next P V is issued. Rungs 03 and 04 run
+// the three back to back.
 // ---------------------------------------------------------------------------------------------------------------------
 struct RowTile {
     int row0;            // first query row of this consumer warpgroup
@@ -372,6 +381,7 @@ __device__ __forceinline__ void rescale_o(float (&o)[HEAD_DIM / 2], const float 
     }
 }
 
+// the three back to back (rung 03)
 __device__ __forceinline__ void softmax_step(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
                                              float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
                                              const RowTile& rt, int n0)
@@ -392,36 +402,157 @@ __device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync 
 __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Pieces every rung shares. The ring position g counts K/V tiles from the kernel's start (one Q tile's n_tiles in the
-// non-persistent rungs; every tile the block has walked so far in rung 07): slot g % STAGES, round g / STAGES.
+// Pieces every rung shares: where things lie in shared memory, the (query tile, head) a block works on, the setup, the
+// producer, the GEMM issues, the release of a ring slot and the epilogue. The ring position g counts K/V tiles from the
+// kernel's start (a Q tile's n_tiles in rungs 03-06; every key tile the block has walked so far in rung 07): slot
+// g % STAGES, round g / STAGES.
 // ---------------------------------------------------------------------------------------------------------------------
-// Producer: K and V of key tile j of (kv_head, batch) into slot g % STAGES, after the consumers released the slot's
-// previous round. False when that wait timed out.
-__device__ __forceinline__ bool load_kv_tile(u32 sKV, u32 bars, int g, int j, int kv_head, int batch,
-                                             const TmaMap& tma_k, const TmaMap& tma_v)
+struct Smem {
+    u32 sQ;      // Q: HEAD_DIM / 64 boxes
+    u32 sKV;     // the K/V ring: stage s holds K at sKV + s STAGE_BYTES, V KV_BYTES further
+    u32 bars;    // q_full, full[0 .. STAGES-1], empty[0 .. STAGES-1] (8 bytes each), then the sink area
+};
+
+__device__ __forceinline__ Smem carve_smem()
+{
+    extern __shared__ unsigned char smem_raw[];
+    // the 128B swizzle repeats every 1024 bytes and both TMA and wgmma compute it from address bits
+    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    return {base, base + Q_BYTES, base + Q_BYTES + STAGES * STAGE_BYTES};
+}
+
+__device__ __forceinline__ u32 full_bar(u32 bars, int s) { return bars + 8 * (1 + s); }            // stage s loaded
+__device__ __forceinline__ u32 empty_bar(u32 bars, int s) { return bars + 8 * (1 + STAGES + s); }  // stage s read
+__device__ __forceinline__ u32 q_empty_bar(u32 bars) { return bars + 8 * (1 + 2 * STAGES) + 48; }  // rung 07's Q free
+__device__ __forceinline__ u32 stage_k(u32 sKV, int s) { return sKV + s * STAGE_BYTES; }
+__device__ __forceinline__ u32 stage_v(u32 sKV, int s) { return sKV + s * STAGE_BYTES + KV_BYTES; }
+// rung 05's sink word of this warp, in the sink area (q_empty sits past the 12 warps' words)
+__device__ __forceinline__ u32 sink_word(u32 bars) { return bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32); }
+
+// The kernels' arguments after the three tensor maps (one signature for every rung; rung 07 adds the count B Hq)
+struct Args {
+    elem_t* O;             // (B, Hq, S, D) through the strides o_sb, o_sh, o_ss (elements)
+    float* LSE;            // (B, Hq, S) contiguous
+    int S, Hq, group;      // group = Hq / Hkv (grouped-query heads)
+    float scale_log2;      // sm_scale log2(e)
+    int causal;
+    long long o_sb, o_sh, o_ss;
+};
+
+// One item of work: query rows m0 .. m0 + BLOCK_M - 1 of head `head` of batch `batch`
+struct Tile {
+    int m0, bh, batch, head, kv_head;   // bh = batch Hq + head; kv_head = head / group
+    int n_tiles;                        // the key tiles it attends to (causal: up to the diagonal one, which is last)
+};
+
+__device__ __forceinline__ Tile make_tile(int m_block, int bh, const Args& a)
+{
+    Tile t;
+    t.m0 = m_block * BLOCK_M;
+    t.bh = bh;
+    t.batch = bh / a.Hq;
+    t.head = bh % a.Hq;
+    t.kv_head = t.head / a.group;
+    t.n_tiles = ((a.causal ? min(a.S, t.m0 + BLOCK_M) : a.S) + BLOCK_N - 1) / BLOCK_N;
+    return t;
+}
+
+// Thread 0 initializes the barriers (with_q_empty: rung 07's second Q barrier too), then the block's last block-wide
+// barrier: after the role split each side syncs only through mbarriers
+__device__ __forceinline__ void init_barriers(u32 bars, bool with_q_empty)
+{
+    if (threadIdx.x == 0) {
+        mbar_init(bars, 1);                                               // q_full: the producer + Q's bytes
+        if (with_q_empty) mbar_init(q_empty_bar(bars), CONSUMERS * 4);   // lane 0 of each consumer warp
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full_bar(bars, s), 1);                              // the producer + K's and V's bytes
+            mbar_init(empty_bar(bars, s), CONSUMERS * 4);                 // lane 0 of each consumer warp
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+}
+
+// Producer: Q of tile t, one phase of q_full
+__device__ __forceinline__ void load_q(const Smem& sm, const Tile& t, const TmaMap& tma_q)
+{
+    mbar_arrive_expect_tx(sm.bars, Q_BYTES);
+    for (int b = 0; b < D_BOXES; ++b)
+        tma_load_4d(sm.sQ + b * BOX_BYTES, &tma_q, 64 * b, t.head, t.m0, t.batch, sm.bars);
+}
+
+// Producer: K and V of key tile j of tile t into ring position g, once the consumers released the slot's last round
+__device__ __forceinline__ void load_kv_tile(const Smem& sm, int g, int j, const Tile& t, const TmaMap& tma_k,
+                                             const TmaMap& tma_v)
 {
     const int s = g % STAGES, r = g / STAGES;
-    if (r > 0 && !wait_bar(bars + 8 * (1 + STAGES + s), (r - 1) & 1, 1)) return false;
-    const u32 full = bars + 8 * (1 + s);
-    const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
+    if (r > 0) WAIT(empty_bar(sm.bars, s), (r - 1) & 1);
+    const u32 full = full_bar(sm.bars, s), sK = stage_k(sm.sKV, s), sV = stage_v(sm.sKV, s);
     mbar_arrive_expect_tx(full, STAGE_BYTES);
     for (int b = 0; b < D_BOXES; ++b)
-        tma_load_4d(sK + b * BOX_BYTES, &tma_k, 64 * b, kv_head, j * BLOCK_N, batch, full);
+        tma_load_4d(sK + b * BOX_BYTES, &tma_k, 64 * b, t.kv_head, j * BLOCK_N, t.batch, full);
 #if V_KMAJOR
     for (int b = 0; b < BLOCK_N / 64; ++b)    // V^T: boxes of 64 keys x HEAD_DIM rows of d
-        tma_load_4d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, kv_head, batch, full);
+        tma_load_4d(sV + b * VT_BOX_BYTES, &tma_v, j * BLOCK_N + 64 * b, 0, t.kv_head, t.batch, full);
 #else
     for (int b = 0; b < D_BOXES; ++b)
-        tma_load_4d(sV + b * BOX_BYTES, &tma_v, 64 * b, kv_head, j * BLOCK_N, batch, full);
+        tma_load_4d(sV + b * BOX_BYTES, &tma_v, 64 * b, t.kv_head, j * BLOCK_N, t.batch, full);
 #endif
-    return true;
+}
+
+// Producer of rungs 03-06 (one thread): Q, then the K/V tiles one by one as the ring's slots free up
+__device__ __forceinline__ void producer(const Smem& sm, const Tile& t, const TmaMap& tma_q, const TmaMap& tma_k,
+                                         const TmaMap& tma_v)
+{
+    load_q(sm, t, tma_q);
+    for (int j = 0; j < t.n_tiles; ++j) load_kv_tile(sm, j, j, t, tma_k, tma_v);
+}
+
+// A consumer thread's rows: warpgroup 1 + cw holds rows 64 cw .. 64 cw + 63 of the Q tile, and there (m64nNk16
+// layout) thread t of warp w rows 16w + t/4 and 16w + t/4 + 8, columns 2 (t % 4) + {0, 1} of every 8-wide block
+__device__ __forceinline__ RowTile row_tile(int m0, int cw, const Args& a)
+{
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int row_a = m0 + cw * 64 + warp * 16 + lane / 4;
+    return {m0 + cw * 64, row_a, row_a + 8, 2 * (lane % 4), a.S, a.causal, a.scale_log2};
+}
+
+// A Q tile's start: O = 0 and S = 0 (the wgmmas' "+f" operands read them), running max -inf, running sum 0
+__device__ __forceinline__ void start_tile(float (&o)[HEAD_DIM / 2], float (&sc)[BLOCK_N / 2], float (&m_run)[2],
+                                           float (&l_run)[2])
+{
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) o[i] = 0.f;
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
+    m_run[0] = m_run[1] = neg_inf();     // of the raw scores, rows a and b
+    l_run[0] = l_run[1] = 0.f;           // of exp over this thread's columns (the quad adds them up at the end)
+}
+
+// S = Q K^T for the warpgroup's 64 rows: HEAD_DIM / 16 wgmmas along the head dim (the first overwrites S)
+__device__ __forceinline__ void issue_qk(float (&sc)[BLOCK_N / 2], u32 sQ, int cw, u32 sK)
+{
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+}
+
+// O += P V: BLOCK_N / 16 wgmmas along the tile's keys, P's A fragments from registers
+__device__ __forceinline__ void issue_pv(float (&o)[HEAD_DIM / 2], const u32 (&pa)[BLOCK_N / 16][4], u32 sV)
+{
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
+}
+
+// This warp is done with ring slot s (its wgmmas that read it have retired): lane 0 arrives on empty[s]
+__device__ __forceinline__ void release_slot(u32 bars, int s)
+{
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) mbar_arrive(empty_bar(bars, s));
 }
 
 // Consumer epilogue: the quad's partial sums, O / l into O (through its strides), LSE = m sm_scale + ln l.
 __device__ __forceinline__ void store_tile(const float (&o)[HEAD_DIM / 2], float (&l_run)[2], const float (&m_run)[2],
-                                           elem_t* __restrict__ O, float* __restrict__ LSE, int S, int bh, int batch,
-                                           int head, int row_a, int quad_col, int lane, float scale_log2,
-                                           long long o_sb, long long o_sh, long long o_ss)
+                                           const RowTile& rt, const Tile& t, const Args& a)
 {
     const float ln2 = 0.6931471805599453f;
 #pragma unroll
@@ -430,397 +561,366 @@ __device__ __forceinline__ void store_tile(const float (&o)[HEAD_DIM / 2], float
         l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
     }
     const float inv[2] = {1.f / l_run[0], 1.f / l_run[1]};
-    const int rows[2] = {row_a, row_a + 8};
+    const int rows[2] = {rt.row_a, rt.row_b};
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        if (rows[h] >= S) continue;
-        elem_t* out = O + batch * o_sb + head * o_sh + rows[h] * o_ss + quad_col;
+        if (rows[h] >= a.S) continue;
+        elem_t* out = a.O + t.batch * a.o_sb + t.head * a.o_sh + rows[h] * a.o_ss + rt.quad_col;
 #pragma unroll
         for (int jj = 0; jj < HEAD_DIM / 8; ++jj)
             *reinterpret_cast<u32*>(out + 8 * jj) =
                 pack2(pack_t(), o[4 * jj + 2 * h] * inv[h], o[4 * jj + 2 * h + 1] * inv[h]);
-        if (lane % 4 == 0) LSE[(size_t)bh * S + rows[h]] = (m_run[h] * scale_log2 + log2f(l_run[h])) * ln2;
+        if (threadIdx.x % 4 == 0)
+            a.LSE[(size_t)t.bh * a.S + rows[h]] = (m_run[h] * a.scale_log2 + log2f(l_run[h])) * ln2;
     }
 }
 
-// Consumer, rungs 05-07: one Q tile's key loop in rung 05's schedule (PP: rung 06's turns at the GEMM issue), its K/V
-// tiles at ring positions g0 .. g0 + n_tiles - 1. O, m and l start from what the caller set; ok goes false when a
-// barrier wait timed out (the loop still runs to keep any turn-taking balanced).
-template <bool PP>
-__device__ __forceinline__ bool overlap_tile(float (&sc)[BLOCK_N / 2], u32 (&pa)[BLOCK_N / 16][4],
-                                             float (&o)[HEAD_DIM / 2], float (&m_run)[2], float (&l_run)[2],
-                                             const RowTile& rt, u32 sQ, u32 sKV, u32 bars, int cw, int lane,
-                                             int n_tiles, int g0, bool ok)
+// ---------------------------------------------------------------------------------------------------------------------
+// The consumers, one per rung: each is the whole of what consumer warpgroup 1 + cw does with its 64 query rows (cw = 0:
+// rows 0-63 of the Q tile, 1: rows 64-127), from its first barrier wait to its last store.
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 03: each key tile in turn - wait for its K and V, S_j = Q K_j^T, wait, softmax, O += P_j V_j, wait, release the
+// slot. wgmma reads Q, K and V straight from the swizzled shared memory (descriptors) and P from registers (S's
+// accumulators packed to 16 bits). The ring: WAIT on full[s] is for K_j and V_j to land, release_slot hands slot s back
+// to the producer for tile j + STAGES; the producer stays up to STAGES tiles ahead. The tensor cores idle during every
+// softmax, unless the other consumer warpgroup's GEMMs happen to fill them.
+__device__ __forceinline__ void consumer_03(const Smem& sm, const Tile& t, const Args& a, int cw)
 {
-    // Rung 05 (FlashAttention-3's intra-warpgroup overlap). Step j issues S_j = Q K_j^T (one commit group),
-    // rescales O by alpha_{j-1} while that runs, issues O += P_{j-1} V_{j-1} (a second group), waits for the
-    // first group only (wgmma.wait_group 1: groups retire in order) and runs softmax_scores on S_j while the
-    // tensor cores still work on P_{j-1} V_{j-1}; then it waits for that GEMM, packs P_j and releases stage j-1.
-    // Invariant: before step j, O holds sum_{i < j-1} P_i V_i scaled to the row max m_{j-2}; O *= alpha_{j-1} =
-    // exp2(m_{j-2} - m_{j-1}) moves it to m_{j-1}, the scale P_{j-1} was computed against. The registers a GEMM
-    // in flight owns (O, P's A fragments) are not touched between its issue and its wait; S's are, after the
-    // wait for the first group. Step 0 is S_0 alone, the last step P V alone (peeled, like rung 04's loop). No
-    // named barriers: the two consumer warpgroups interleave as the warp schedulers see fit.
-    // The sink store: ptxas schedules a wgmma wait like any instruction without operands, and it moved
-    // wait_group 0 up to just after the row max, ahead of every exp2 - no overlap left (seen in the SASS). A
-    // shared-memory store of a value that depends on the whole softmax (the row sums) must stay before the wait
-    // (wgmma reads shared memory), so the exp2s stay between the two waits. One store per warp (lane 0) to its
-    // own word: no thread reads it, no two threads write it.
-    // Rung 06 = this schedule + rung 04's turn-taking (FlashAttention-3 uses both): only the issue of a step's
-    // GEMMs is gated (named barrier 1 + c, the same protocol as rung 04: consumer 1 lets consumer 0 go first,
-    // n_tiles + 1 gated phases a side, consumer 1 skips its last arrive); the waits and the softmax are not, so
-    // one warpgroup's softmax runs under the other's GEMMs as well as under its own P V.
-    const u32 sink = bars + 8 * (1 + 2 * STAGES) + 4 * (threadIdx.x / 32);
-    float alpha[2];
-    ok = ok && wait_bar(bars + 8 * (1 + g0 % STAGES), (g0 / STAGES) & 1, 0);
+    const RowTile rt = row_tile(t.m0, cw, a);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2];
+    u32 pa[BLOCK_N / 16][4];                             // P_j as the A fragments of the P V wgmmas
+    start_tile(o, sc, m_run, l_run);
+
+    WAIT(sm.bars, 0);                                    // q_full: Q has landed
+    for (int j = 0; j < t.n_tiles; ++j) {
+        const int s = j % STAGES;                        // key tile j's ring slot, in round j / STAGES
+        WAIT(full_bar(sm.bars, s), (j / STAGES) & 1);
+        __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
+
+        // ---- S_j = Q K_j^T: 64 rows x 128 keys ----
+        wgmma_fence();
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(sc);
+
+        // ---- softmax: mask, online max and sum, P_j = exp2(S_j - m_j) packed to 16 bits, O *= exp2(m_{j-1} - m_j)
+        softmax_step(sc, pa, o, m_run, l_run, rt, j * BLOCK_N);   // softmax_scores, pack_p, rescale_o
+
+        // ---- O += P_j V_j ----
+        wgmma_fence();   // o and pa were written by the threads
+        issue_pv(o, pa, stage_v(sm.sKV, s));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(o);
+        release_slot(sm.bars, s);                        // K_j and V_j are no longer read
+    }
+    store_tile(o, l_run, m_run, rt, t, a);
+}
+
+// Rung 04 = rung 03 software-pipelined by one GEMM, the two consumers taking turns at the tensor cores ("ping-pong").
+// Step j issues O += P_{j-1} V_{j-1} and S_j = Q K_j^T as one commit group, waits, releases stage j-1 and runs
+// softmax_j (step 0: S_0 alone; a last step: P V alone). The turns: named barrier `mine` gates this warpgroup's GEMM
+// phase and it opens `other` once its wgmmas are issued (bar.sync on its own, bar.arrive on the other's, 256 threads
+// each), so one's softmax runs while the other's GEMMs keep the tensor cores busy. Consumer 0 goes first (consumer 1
+// arrives once up front); each side has n_tiles + 1 phases and consumer 1 skips its last arrive, so every barrier
+// generation is complete when the block ends. The wgmmas sit on no branch (a conditional wgmma makes ptxas serialize
+// them all, C7520).
+__device__ __forceinline__ void consumer_04(const Smem& sm, const Tile& t, const Args& a, int cw)
+{
+    const int mine = 1 + cw, other = 2 - cw;             // named barriers 1 and 2
+    const RowTile rt = row_tile(t.m0, cw, a);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2], alpha[2];
+    u32 pa[BLOCK_N / 16][4];
+    start_tile(o, sc, m_run, l_run);
+
+    WAIT(sm.bars, 0);                                    // q_full
+    if (cw == 1) named_bar_arrive(1);                    // consumer 0 takes the first turn
+    WAIT(full_bar(sm.bars, 0), 0);                       // step 0: S_0 = Q K_0^T alone
     __syncwarp();
-    if (PP) named_bar_sync(1 + cw);
+    named_bar_sync(mine);
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < HEAD_DIM / 16; ++kk)
-        wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV + (g0 % STAGES) * STAGE_BYTES, kk), kk != 0);
+    issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, 0));
     wgmma_commit();
-    if (PP) named_bar_arrive(1 + (1 - cw));
+    named_bar_arrive(other);
     wgmma_wait<0>();
     fence_regs(sc);
     softmax_scores(sc, m_run, l_run, alpha, rt, 0);
     pack_p(sc, pa);
-    for (int j = 1; j < n_tiles; ++j) {
-        const int s = (g0 + j) % STAGES, sp = (g0 + j - 1) % STAGES;
-        ok = ok && wait_bar(bars + 8 * (1 + s), ((g0 + j) / STAGES) & 1, 0);
+    rescale_o(o, alpha);
+    for (int j = 1; j < t.n_tiles; ++j) {
+        const int s = j % STAGES, sp = (j - 1) % STAGES;
+        WAIT(full_bar(sm.bars, s), (j / STAGES) & 1);
         __syncwarp();
-        const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
-        if (PP) named_bar_sync(1 + cw);
+        named_bar_sync(mine);                            // my turn: both GEMMs, one commit group
+        wgmma_fence();   // o and pa were written by the threads
+        issue_pv(o, pa, stage_v(sm.sKV, sp));            // O += P_{j-1} V_{j-1}
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s));     // S_j = Q K_j^T
+        wgmma_commit();
+        named_bar_arrive(other);                         // the other side's turn
+        wgmma_wait<0>();
+        fence_regs(sc);
+        fence_regs(o);
+        release_slot(sm.bars, sp);                       // stage j-1 read by the P V that just retired
+        softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);   // while the other side's GEMMs run
+        pack_p(sc, pa);
+        rescale_o(o, alpha);
+    }
+    const int sl = (t.n_tiles - 1) % STAGES;             // last step: O += P_{n-1} V_{n-1} alone
+    named_bar_sync(mine);
+    wgmma_fence();
+    issue_pv(o, pa, stage_v(sm.sKV, sl));
+    wgmma_commit();
+    if (cw == 0) named_bar_arrive(2);                    // opens consumer 1's last turn (consumer 0 has none left)
+    wgmma_wait<0>();
+    fence_regs(o);
+    release_slot(sm.bars, sl);
+    store_tile(o, l_run, m_run, rt, t, a);
+}
+
+// Rung 05 = rung 03 with FlashAttention-3's intra-warpgroup overlap. Step j issues S_j = Q K_j^T (one commit group),
+// rescales O by alpha_{j-1} while that runs, issues O += P_{j-1} V_{j-1} (a second group), waits for the first group
+// only (wgmma.wait_group 1: groups retire in order) and runs softmax_scores on S_j while the tensor cores still work on
+// P_{j-1} V_{j-1}; then it waits for that GEMM, packs P_j and releases stage j-1. Invariant: before step j, O holds
+// sum_{i < j-1} P_i V_i scaled to the row max m_{j-2}; O *= alpha_{j-1} = exp2(m_{j-2} - m_{j-1}) moves it to m_{j-1},
+// the max P_{j-1} was computed against. Registers a GEMM in flight owns (O, P's A fragments) are not touched between
+// its issue and its wait. Step 0 is S_0 alone, the last step P V alone (peeled, like rung 04's). No named barriers.
+// The sink store: ptxas schedules a wgmma wait like any instruction without operands, and it moved wait_group 0 up to
+// just after the row max, ahead of every exp2 - no overlap left (seen in the SASS). A shared-memory store of a value
+// that depends on the whole softmax (the row sums) must stay before the wait (wgmma reads shared memory), so the exp2s
+// stay between the two waits. One store per warp (lane 0) to its own word: no thread reads it.
+__device__ __forceinline__ void consumer_05(const Smem& sm, const Tile& t, const Args& a, int cw)
+{
+    const int lane = threadIdx.x % 32;
+    const RowTile rt = row_tile(t.m0, cw, a);
+    const u32 sink = sink_word(sm.bars);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2], alpha[2];
+    u32 pa[BLOCK_N / 16][4];
+    start_tile(o, sc, m_run, l_run);
+
+    WAIT(sm.bars, 0);                                    // q_full
+    WAIT(full_bar(sm.bars, 0), 0);                       // step 0: S_0 = Q K_0^T alone
+    __syncwarp();
+    wgmma_fence();
+    issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, 0));
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(sc);
+    softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+    pack_p(sc, pa);
+    for (int j = 1; j < t.n_tiles; ++j) {
+        const int s = j % STAGES, sp = (j - 1) % STAGES;
+        WAIT(full_bar(sm.bars, s), (j / STAGES) & 1);
+        __syncwarp();
         wgmma_fence();   // pa was written by the threads
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s));     // group 1: S_j = Q K_j^T
+        wgmma_commit();
+        rescale_o(o, alpha);                             // O to the max P_{j-1} was computed against
+        wgmma_fence();   // o was written by the threads
+        issue_pv(o, pa, stage_v(sm.sKV, sp));            // group 2: O += P_{j-1} V_{j-1}
+        wgmma_commit();
+        wgmma_wait<1>();                                 // S_j is in; P_{j-1} V_{j-1} may still run
+        fence_regs(sc);
+        softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
+        if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);   // keeps the softmax above the next wait
+        wgmma_wait<0>();                                 // P_{j-1} V_{j-1} retired: O and pa are free
+        fence_regs(o);
+        pack_p(sc, pa);
+        release_slot(sm.bars, sp);
+    }
+    const int sl = (t.n_tiles - 1) % STAGES;             // last step: O += P_{n-1} V_{n-1} alone
+    rescale_o(o, alpha);
+    wgmma_fence();
+    issue_pv(o, pa, stage_v(sm.sKV, sl));
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(o);
+    release_slot(sm.bars, sl);
+    store_tile(o, l_run, m_run, rt, t, a);
+}
+
+// Rung 06 = rung 05 + rung 04's turn-taking, at the GEMM issue only (FlashAttention-3 uses both overlaps): a step's
+// GEMMs are issued inside this warpgroup's turn (the same named-barrier protocol as rung 04: consumer 1 lets consumer 0
+// go first, n_tiles + 1 turns a side, consumer 1 skips its last arrive); the waits and the softmax are outside it, so
+// one warpgroup's softmax runs under the other's GEMMs as well as under its own P V.
+__device__ __forceinline__ void consumer_06(const Smem& sm, const Tile& t, const Args& a, int cw)
+{
+    const int lane = threadIdx.x % 32;
+    const int mine = 1 + cw, other = 2 - cw;             // named barriers 1 and 2
+    const RowTile rt = row_tile(t.m0, cw, a);
+    const u32 sink = sink_word(sm.bars);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2], alpha[2];
+    u32 pa[BLOCK_N / 16][4];
+    start_tile(o, sc, m_run, l_run);
+
+    WAIT(sm.bars, 0);                                    // q_full
+    if (cw == 1) named_bar_arrive(1);                    // consumer 0 takes the first turn
+    WAIT(full_bar(sm.bars, 0), 0);                       // step 0: S_0 = Q K_0^T alone
+    __syncwarp();
+    named_bar_sync(mine);
+    wgmma_fence();
+    issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, 0));
+    wgmma_commit();
+    named_bar_arrive(other);
+    wgmma_wait<0>();
+    fence_regs(sc);
+    softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+    pack_p(sc, pa);
+    for (int j = 1; j < t.n_tiles; ++j) {
+        const int s = j % STAGES, sp = (j - 1) % STAGES;
+        WAIT(full_bar(sm.bars, s), (j / STAGES) & 1);
+        __syncwarp();
+        named_bar_sync(mine);                            // my turn: issue both groups
+        wgmma_fence();   // pa was written by the threads
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s));     // group 1: S_j = Q K_j^T
         wgmma_commit();
         rescale_o(o, alpha);
         wgmma_fence();   // o was written by the threads
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
+        issue_pv(o, pa, stage_v(sm.sKV, sp));            // group 2: O += P_{j-1} V_{j-1}
         wgmma_commit();
-        if (PP) named_bar_arrive(1 + (1 - cw));
-        wgmma_wait<1>();   // S_j is in; P_{j-1} V_{j-1} may still run
+        named_bar_arrive(other);                         // the other side's turn; the waits are outside mine
+        wgmma_wait<1>();                                 // S_j is in; P_{j-1} V_{j-1} may still run
         fence_regs(sc);
         softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
-        if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);
+        if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);   // rung 05's sink store
         wgmma_wait<0>();
         fence_regs(o);
         pack_p(sc, pa);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
+        release_slot(sm.bars, sp);
     }
-    const int sl = (g0 + n_tiles - 1) % STAGES;
-    if (PP) named_bar_sync(1 + cw);
+    const int sl = (t.n_tiles - 1) % STAGES;             // last step: O += P_{n-1} V_{n-1} alone
+    named_bar_sync(mine);
     rescale_o(o, alpha);
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
+    issue_pv(o, pa, stage_v(sm.sKV, sl));
     wgmma_commit();
-    if (PP && cw == 0) named_bar_arrive(2);
+    if (cw == 0) named_bar_arrive(2);                    // consumer 1's last turn
     wgmma_wait<0>();
     fence_regs(o);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
-    return ok;
+    release_slot(sm.bars, sl);
+    store_tile(o, l_run, m_run, rt, t, a);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// All rungs: the setup and the producer are the same; SCHED picks the consumers' schedule.
-#define SCHED_SERIAL 0      // rung 03: GEMM, wait, softmax, GEMM, wait
-#define SCHED_PINGPONG 1    // rung 04: the two consumer warpgroups take turns at the tensor cores
-#define SCHED_OVERLAP 2     // rung 05: inside a warpgroup, softmax_j runs while P_{j-1} V_{j-1} is on the tensor cores
-#define SCHED_OVERLAP_PP 3  // rung 06: rung 05 + rung 04's turn-taking at the GEMM issue
+// Rung 07: rung 05 made persistent. gridDim.x blocks (one per SM) walk the (query tile, head) work items
+// w = blockIdx.x, blockIdx.x + gridDim.x, ... in head-major order (a head's query tiles next to each other, so the
+// blocks running at once share a few heads' K and V in L2; causal: a head's longest rows first). The K/V ring runs on
+// across tiles (ring position g counts every key tile the block has loaded), Q gets a second barrier: q_empty (one
+// arrive per consumer warp, once its warpgroup's last wgmma of the tile has retired). The producer puts the next
+// tile's first K/V tiles in the ring as slots free up, and its Q as soon as q_empty completes, while the consumers
+// normalize and store this tile's O.
 // ---------------------------------------------------------------------------------------------------------------------
-template <int SCHED>
-__device__ __forceinline__ void attention_hopper(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
-                                                 elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,
-                                                 int group, float scale_log2, int causal, long long o_sb,
-                                                 long long o_sh, long long o_ss)
+__device__ __forceinline__ Tile walk_tile(int w, int n_m, const Args& a)
 {
-    extern __shared__ unsigned char smem_raw[];
-    // the 128B swizzle repeats every 1024 bytes and both TMA and wgmma compute it from address bits
-    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const u32 sQ = base;
-    const u32 sKV = base + Q_BYTES;                     // stage s: K at sKV + s STAGE_BYTES, V KV_BYTES further
-    const u32 bars = sKV + STAGES * STAGE_BYTES;
-    const u32 q_full = bars;                            // full[s] = bars + 8 (1 + s), empty[s] = bars + 8 (1 + STAGES + s)
+    const int m = w % n_m;
+    return make_tile(a.causal ? n_m - 1 - m : m, w / n_m, a);
+}
 
-    const int m_block = causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    const int m0 = m_block * BLOCK_M;
-    const int bh = blockIdx.y;                          // b Hq + h
-    const int batch = bh / Hq, head = bh % Hq, kv_head = head / group;
-    const int kv_end = causal ? min(S, m0 + BLOCK_M) : S;
-    const int n_tiles = (kv_end + BLOCK_N - 1) / BLOCK_N;
-    const int wg = threadIdx.x / 128;
-
-    if (threadIdx.x == 0) {
-        mbar_init(q_full, 1);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(bars + 8 * (1 + s), 1);
-            mbar_init(bars + 8 * (1 + STAGES + s), CONSUMERS * 4);
-        }
-        mbar_init_fence();
+// Rung 07's producer (one thread): per tile of the walk, its first K/V tiles as soon as ring slots free up (the
+// previous tile's last steps release them), then Q once both consumers are done with the previous tile (q_empty), then
+// the rest. At most STAGES K/V tiles may go ahead of Q: a further one would wait on a slot that only this tile's
+// consumers, still waiting for Q, can free (FlashAttention-3's order; a model of every interleaving found no deadlock
+// with STAGES and one with STAGES + 1)
+__device__ __forceinline__ void producer_07(const Smem& sm, const Args& a, int n_m, int n_work, const TmaMap& tma_q,
+                                            const TmaMap& tma_k, const TmaMap& tma_v)
+{
+    int g = 0;
+    for (int w = blockIdx.x, it = 0; w < n_work; w += gridDim.x, ++it) {
+        const Tile t = walk_tile(w, n_m, a);
+        const int ahead = min(STAGES, t.n_tiles);
+        for (int j = 0; j < ahead; ++j) load_kv_tile(sm, g + j, j, t, tma_k, tma_v);
+        if (it > 0) WAIT(q_empty_bar(sm.bars), (it - 1) & 1);
+        load_q(sm, t, tma_q);
+        for (int j = ahead; j < t.n_tiles; ++j) load_kv_tile(sm, g + j, j, t, tma_k, tma_v);
+        g += t.n_tiles;
     }
-    __syncthreads();   // the last block-wide barrier: after the role split each side syncs only through mbarriers
+}
 
-    if (wg == 0) {
-        // ------------------------------------------------------------------ producer warpgroup
-        setmaxnreg_dec<PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
-            mbar_arrive_expect_tx(q_full, Q_BYTES);
-            for (int b = 0; b < D_BOXES; ++b)
-                tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
-            for (int j = 0; j < n_tiles; ++j)
-                if (!load_kv_tile(sKV, bars, j, j, kv_head, batch, tma_k, tma_v)) break;
-        }
-        return;
-    }
-
-    // ---------------------------------------------------------------------- consumer warpgroups
-    setmaxnreg_inc<CONSUMER_REGS>();
-    const int cw = wg - 1;                               // which 64-row half of the Q tile
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    const int quad_col = 2 * (lane % 4);
-    const int row_a = m0 + cw * 64 + warp * 16 + lane / 4, row_b = row_a + 8;
-
-    float o[HEAD_DIM / 2];
-#pragma unroll
-    for (int i = 0; i < HEAD_DIM / 2; ++i) o[i] = 0.f;
-    float sc[BLOCK_N / 2];
-#pragma unroll
-    for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
+// Rung 07's consumer = rung 05's key loop once per tile of the walk, its ring positions starting at g; Q's phase is
+// the tile's count `it`, and Q is handed back (q_empty) before the epilogue, so the next Q lands under the stores.
+__device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n_m, int n_work, int cw)
+{
+    const int lane = threadIdx.x % 32;
+    const u32 sink = sink_word(sm.bars);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2], alpha[2];
     u32 pa[BLOCK_N / 16][4];
-    float m_run[2] = {neg_inf(), neg_inf()};    // running max of the raw scores, rows a and b
-    float l_run[2] = {0.f, 0.f};                // running sum of exp over this thread's columns (the quad adds at the end)
-    const RowTile rt = {m0 + cw * 64, row_a, row_b, quad_col, S, causal, scale_log2};
-
-    bool ok = wait_bar(q_full, 0, 0);
-    if (SCHED == SCHED_SERIAL) {
-        for (int j = 0; ok && j < n_tiles; ++j) {
-            const int s = j % STAGES;
-            if (!wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0)) {
-                ok = false;
-                break;
-            }
-            __syncwarp();   // the lanes left the polling loop one by one; wgmma.* below are .sync.aligned
-            const u32 sK = sKV + s * STAGE_BYTES, sV = sK + KV_BYTES;
-
-            // ---- S = Q K^T: 64 rows x 128 keys, HEAD_DIM / 16 wgmmas ----
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
-            wgmma_commit();
-            wgmma_wait<0>();
-            fence_regs(sc);
-
-            softmax_step(sc, pa, o, m_run, l_run, rt, j * BLOCK_N);
-
-            // ---- O += P V: BLOCK_N / 16 wgmmas, P from registers ----
-            wgmma_fence();   // o and pa were written by the threads
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
-            wgmma_commit();
-            wgmma_wait<0>();
-            fence_regs(o);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + s));   // this warp is done with stage s
-        }
-    } else if (SCHED == SCHED_PINGPONG) {
-        // Rung 04. Step j issues O += P_{j-1} V_{j-1} and S_j = Q K_j^T together (one GEMM phase), waits, releases
-        // stage j-1 and runs softmax_j (step 0: S_0 alone; a last step: P V alone). The two consumer warpgroups
-        // take turns at the GEMM phases through named barriers 1 and 2 (bar.sync on its own, bar.arrive on the
-        // other's, 256 threads each), so one's softmax runs while the other's GEMMs keep the tensor cores busy.
-        // Consumer 0 goes first (consumer 1 arrives once up front); each side has n_tiles + 1 phases and consumer 1
-        // skips its last arrive, so every barrier generation is complete when the block ends. The wgmmas sit on no
-        // branch (a conditional wgmma makes ptxas serialize them all, C7520): a side whose mbarrier wait timed out
-        // stops waiting but keeps computing (on whatever shared memory holds) and taking its turns, so the other
-        // side never waits on a named barrier forever; it stores nothing.
-        if (cw == 1) named_bar_arrive(1);
-        ok = ok && wait_bar(bars + 8, 0, 0);
+    int g = 0;                                           // ring position of the tile's first key tile
+    for (int w = blockIdx.x, it = 0; w < n_work; w += gridDim.x, ++it) {
+        const Tile t = walk_tile(w, n_m, a);
+        const RowTile rt = row_tile(t.m0, cw, a);
+        start_tile(o, sc, m_run, l_run);
+        WAIT(sm.bars, it & 1);                           // q_full: this tile's Q
+        WAIT(full_bar(sm.bars, g % STAGES), (g / STAGES) & 1);   // step 0: S_0 = Q K_0^T alone
         __syncwarp();
-        named_bar_sync(1 + cw);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sKV, kk), kk != 0);
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, g % STAGES));
         wgmma_commit();
-        named_bar_arrive(1 + (1 - cw));
         wgmma_wait<0>();
         fence_regs(sc);
-        softmax_step(sc, pa, o, m_run, l_run, rt, 0);
-        for (int j = 1; j < n_tiles; ++j) {
-            const int s = j % STAGES, sp = (j - 1) % STAGES;
-            ok = ok && wait_bar(bars + 8 * (1 + s), (j / STAGES) & 1, 0);
+        softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+        pack_p(sc, pa);
+        for (int j = 1; j < t.n_tiles; ++j) {
+            const int s = (g + j) % STAGES, sp = (g + j - 1) % STAGES;
+            WAIT(full_bar(sm.bars, s), ((g + j) / STAGES) & 1);
             __syncwarp();
-            const u32 sK = sKV + s * STAGE_BYTES, sVp = sKV + sp * STAGE_BYTES + KV_BYTES;
-            named_bar_sync(1 + cw);
-            wgmma_fence();   // o and pa were written by the threads
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sVp, kk));
-#pragma unroll
-            for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+            wgmma_fence();
+            issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s)); // group 1: S_j = Q K_j^T
             wgmma_commit();
-            named_bar_arrive(1 + (1 - cw));
-            wgmma_wait<0>();
+            rescale_o(o, alpha);
+            wgmma_fence();
+            issue_pv(o, pa, stage_v(sm.sKV, sp));        // group 2: O += P_{j-1} V_{j-1}
+            wgmma_commit();
+            wgmma_wait<1>();
             fence_regs(sc);
+            softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
+            if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);   // rung 05's sink store
+            wgmma_wait<0>();
             fence_regs(o);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sp));   // this warp is done with stage j-1
-            softmax_step(sc, pa, o, m_run, l_run, rt, j * BLOCK_N);
+            pack_p(sc, pa);
+            release_slot(sm.bars, sp);
         }
-        const int sl = (n_tiles - 1) % STAGES;
-        named_bar_sync(1 + cw);
+        const int sl = (g + t.n_tiles - 1) % STAGES;     // last step: P V alone
+        rescale_o(o, alpha);
         wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sKV + sl * STAGE_BYTES + KV_BYTES, kk));
+        issue_pv(o, pa, stage_v(sm.sKV, sl));
         wgmma_commit();
-        if (cw == 0) named_bar_arrive(2);
         wgmma_wait<0>();
         fence_regs(o);
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bars + 8 * (1 + STAGES + sl));
-    } else {
-        constexpr bool PP = SCHED == SCHED_OVERLAP_PP;
-        if (PP && cw == 1) named_bar_arrive(1);
-        ok = overlap_tile<PP>(sc, pa, o, m_run, l_run, rt, sQ, sKV, bars, cw, lane, n_tiles, 0, ok);
+        release_slot(sm.bars, sl);
+        g += t.n_tiles;
+        __syncwarp();   // this warpgroup's last wgmma of the tile has retired, every Q K^T before it: Q is free
+        if (lane == 0) mbar_arrive(q_empty_bar(sm.bars));
+        store_tile(o, l_run, m_run, rt, t, a);
     }
-    // a barrier wait timed out (attn_hopper_hang says which): leave the poisoned output as it is. The waits time out
-    // lane by lane, so the warp agrees first (the epilogue's shuffles need every lane)
-    ok = __all_sync(0xffffffffu, ok);
-    if (!ok) return;
-
-    store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh, o_ss);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Rung 07: rung 05 made persistent. gridDim.x blocks (one per SM) walk the (query tile, head) tiles t = blockIdx.x,
-// blockIdx.x + gridDim.x, ... in head-major order (a head's query tiles next to each other, so the blocks running at
-// once share a few heads' K and V in L2; causal: a head's longest rows first). The K/V ring runs on across tiles (ring
-// position g counts every key tile the block has loaded), Q gets a second barrier: q_empty (one arrive per consumer
-// warp, once its warpgroup's last wgmma of the tile has retired). The producer puts the next tile's first K/V tiles
-// in the ring as slots free up, and its Q as soon as q_empty completes, while the consumers normalize and store this
-// tile's O.
+// The kernels. Rungs 03-06: one block per (query tile, head) - the same setup and producer, the consumer is the rung.
+// Causal: block x takes query tile gridDim.x - 1 - x, so the longest rows start first.
 // ---------------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ void tile_coords(int t, int n_m, int causal, int& m_block, int& bh)
-{
-    bh = t / n_m;
-    const int m = t % n_m;
-    m_block = causal ? n_m - 1 - m : m;
-}
-
-__device__ __forceinline__ void attention_hopper_persistent(const TmaMap& tma_q, const TmaMap& tma_k,
-                                                            const TmaMap& tma_v, elem_t* __restrict__ O,
-                                                            float* __restrict__ LSE, int S, int Hq, int group,
-                                                            float scale_log2, int causal, long long o_sb,
-                                                            long long o_sh, long long o_ss, int n_bh)
-{
-    extern __shared__ unsigned char smem_raw[];
-    const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const u32 sQ = base;
-    const u32 sKV = base + Q_BYTES;
-    const u32 bars = sKV + STAGES * STAGE_BYTES;
-    const u32 q_full = bars;
-    const u32 q_empty = bars + 8 * (1 + 2 * STAGES) + 48;   // in the sink area, past the consumer warps' words
-    const int n_m = (S + BLOCK_M - 1) / BLOCK_M;
-    const int n_work = n_m * n_bh;
-    const int wg = threadIdx.x / 128;
-
-    if (threadIdx.x == 0) {
-        mbar_init(q_full, 1);
-        mbar_init(q_empty, CONSUMERS * 4);
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(bars + 8 * (1 + s), 1);
-            mbar_init(bars + 8 * (1 + STAGES + s), CONSUMERS * 4);
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
-
-    if (wg == 0) {
-        // ------------------------------------------------------------------ producer warpgroup
-        setmaxnreg_dec<PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
-            int g = 0;
-            bool ok = true;
-            for (int t = blockIdx.x, it = 0; ok && t < n_work; t += gridDim.x, ++it) {
-                int m_block, bh;
-                tile_coords(t, n_m, causal, m_block, bh);
-                const int m0 = m_block * BLOCK_M;
-                const int batch = bh / Hq, head = bh % Hq, kv_head = head / group;
-                const int n_tiles = ((causal ? min(S, m0 + BLOCK_M) : S) + BLOCK_N - 1) / BLOCK_N;
-                // the tile's first K/V tiles as soon as ring slots free up (the previous tile's last steps release
-                // them), then Q once both consumers are done with the previous tile (q_empty), then the rest. At
-                // most STAGES K/V tiles may go ahead of Q: a further one would wait on a slot that only this tile's
-                // consumers, still waiting for Q, can free (FlashAttention-3's order; a model of every interleaving
-                // found no deadlock with STAGES and one with STAGES + 1)
-                const int ahead = min(STAGES, n_tiles);
-                for (int j = 0; ok && j < ahead; ++j)
-                    ok = load_kv_tile(sKV, bars, g + j, j, kv_head, batch, tma_k, tma_v);
-                if (!ok || (it > 0 && !wait_bar(q_empty, (it - 1) & 1, 1))) break;
-                mbar_arrive_expect_tx(q_full, Q_BYTES);
-                for (int b = 0; b < D_BOXES; ++b)
-                    tma_load_4d(sQ + b * BOX_BYTES, &tma_q, 64 * b, head, m0, batch, q_full);
-                for (int j = ahead; ok && j < n_tiles; ++j)
-                    ok = load_kv_tile(sKV, bars, g + j, j, kv_head, batch, tma_k, tma_v);
-                g += n_tiles;
-            }
-        }
-        return;
-    }
-
-    // ---------------------------------------------------------------------- consumer warpgroups
-    setmaxnreg_inc<CONSUMER_REGS>();
-    const int cw = wg - 1;
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    const int quad_col = 2 * (lane % 4);
-    float o[HEAD_DIM / 2], sc[BLOCK_N / 2];
-    u32 pa[BLOCK_N / 16][4];
-    int g = 0;
-    bool ok = true;
-    for (int t = blockIdx.x, it = 0; t < n_work; t += gridDim.x, ++it) {
-        int m_block, bh;
-        tile_coords(t, n_m, causal, m_block, bh);
-        const int m0 = m_block * BLOCK_M;
-        const int batch = bh / Hq, head = bh % Hq;
-        const int n_tiles = ((causal ? min(S, m0 + BLOCK_M) : S) + BLOCK_N - 1) / BLOCK_N;
-        const int row_a = m0 + cw * 64 + warp * 16 + lane / 4;
-#pragma unroll
-        for (int i = 0; i < HEAD_DIM / 2; ++i) o[i] = 0.f;
-#pragma unroll
-        for (int i = 0; i < BLOCK_N / 2; ++i) sc[i] = 0.f;
-        float m_run[2] = {neg_inf(), neg_inf()};
-        float l_run[2] = {0.f, 0.f};
-        const RowTile rt = {m0 + cw * 64, row_a, row_a + 8, quad_col, S, causal, scale_log2};
-        ok = ok && wait_bar(q_full, it & 1, 0);
-        ok = overlap_tile<false>(sc, pa, o, m_run, l_run, rt, sQ, sKV, bars, cw, lane, n_tiles, g, ok);
-        g += n_tiles;
-        // overlap_tile's last wgmma (the tail's P V) has retired, and every Q K^T before it: Q is no longer read
-        __syncwarp();
-        if (lane == 0) mbar_arrive(q_empty);
-        // A wait that timed out (attn_hopper_hang says which) leaves the output poisoned - but the warp keeps walking
-        // its tiles: the four warps of a warpgroup must issue the same wgmmas (.sync.aligned), and its neighbours
-        // may not have timed out (the waits skip once ok is false, so the walk ends quickly)
-        ok = __all_sync(0xffffffffu, ok);
-        if (ok)
-            store_tile(o, l_run, m_run, O, LSE, S, bh, batch, head, row_a, quad_col, lane, scale_log2, o_sb, o_sh,
-                       o_ss);
-    }
-}
-
-// Rungs 03-06 share one body and one signature: each entry point is attention_hopper with its schedule.
-#define HOPPER_RUNG(NAME, SCHED)                                                                                       \
+#define HOPPER_RUNG(NAME, CONSUMER)                                                                                    \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                           \
     NAME(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,                                   \
          const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,         \
          int group, float scale_log2, int causal, long long o_sb, long long o_sh, long long o_ss)                     \
     {                                                                                                                  \
-        attention_hopper<SCHED>(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss);      \
+        const Args a = {O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss};                                  \
+        const Smem sm = carve_smem();                                                                                  \
+        const Tile t = make_tile(causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x, blockIdx.y, a);        \
+        const int wg = threadIdx.x / 128;                                                                              \
+        init_barriers(sm.bars, false);                                                                                 \
+        if (wg == 0) {                       /* warpgroup 0: the producer, one thread issuing every TMA copy */        \
+            setmaxnreg_dec<PRODUCER_REGS>();                                                                           \
+            if (threadIdx.x == 0) producer(sm, t, tma_q, tma_k, tma_v);                                                \
+            return;                                                                                                    \
+        }                                                                                                              \
+        setmaxnreg_inc<CONSUMER_REGS>();     /* warpgroups 1 and 2: the consumers of Q rows 0-63 and 64-127 */         \
+        CONSUMER(sm, t, a, wg - 1);                                                                                    \
     }
-HOPPER_RUNG(attn_03_wgmma, SCHED_SERIAL)
-HOPPER_RUNG(attn_04_wgmma_pingpong, SCHED_PINGPONG)
-HOPPER_RUNG(attn_05_wgmma_overlap, SCHED_OVERLAP)
-HOPPER_RUNG(attn_06_wgmma_overlap_pingpong, SCHED_OVERLAP_PP)
+HOPPER_RUNG(attn_03_wgmma, consumer_03)
+HOPPER_RUNG(attn_04_wgmma_pingpong, consumer_04)
+HOPPER_RUNG(attn_05_wgmma_overlap, consumer_05)
+HOPPER_RUNG(attn_06_wgmma_overlap_pingpong, consumer_06)
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
@@ -828,6 +928,16 @@ attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_cons
                          int S, int Hq, int group, float scale_log2, int causal, long long o_sb, long long o_sh,
                          long long o_ss, int n_bh)
 {
-    attention_hopper_persistent(tma_q, tma_k, tma_v, O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss,
-                                n_bh);
+    const Args a = {O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss};
+    const Smem sm = carve_smem();
+    const int n_m = (S + BLOCK_M - 1) / BLOCK_M, n_work = n_m * n_bh;   // query tiles per head; work items
+    const int wg = threadIdx.x / 128;
+    init_barriers(sm.bars, true);
+    if (wg == 0) {                                       // warpgroup 0: the producer
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) producer_07(sm, a, n_m, n_work, tma_q, tma_k, tma_v);
+        return;
+    }
+    setmaxnreg_inc<CONSUMER_REGS>();
+    consumer_07(sm, a, n_m, n_work, wg - 1);
 }

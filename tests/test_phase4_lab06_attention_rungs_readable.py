@@ -1,0 +1,83 @@
+"""Lab 4.6's Hopper rungs read one at a time (kernels_hopper.cu): each of rungs 03-07 is a consumer function of its own,
+short enough to read top to bottom, that its kernel calls; every mbarrier wait goes through the one WAIT macro, with
+no flag threaded through the calls; and the default build has plain waits, the bounded wait that records a hang
+being the opt-in debug build (MBAR_TIMEOUT=1: hopper.defines(timeout=True), ATTN_MBAR_TIMEOUT=1 for the launches).
+CPU tier: the source, and two NVRTC compiles at D = 64."""
+import re
+
+import pytest
+
+from phase4_optimization.lab06_attention import hopper as hp
+
+CU = open(hp.KERNEL_PATH, encoding="utf-8").read()
+LINES = CU.splitlines()
+RUNGS = ("03", "04", "05", "06", "07")
+
+
+def _function(name: str) -> tuple[int, int]:
+    """(lines of the function with the comment block just above it, lines of the function alone)."""
+    start = [i for i, x in enumerate(LINES) if re.match(rf"__device__ __forceinline__ void {name}\(", x)]
+    assert len(start) == 1, f"{name}: {len(start)} definitions"
+    end = next(i for i in range(start[0], len(LINES)) if LINES[i] == "}")
+    top = start[0]
+    while LINES[top - 1].startswith("//") and not LINES[top - 1].startswith("// ---"):
+        top -= 1
+    return end - top + 1, end - start[0] + 1
+
+
+@pytest.mark.parametrize("rung", RUNGS)
+def test_each_rung_is_one_consumer_function_of_readable_length(rung):
+    with_comment, body = _function(f"consumer_{rung}")
+    assert 35 <= with_comment <= 80 and body <= 70, (with_comment, body)
+    # the rung's kernel calls it
+    kernel = hp.KERNELS[rung]
+    if rung in hp.PERSISTENT:
+        src = CU[CU.index(f"{kernel}("):]
+        assert f"consumer_{rung}(" in src[:src.index("\n}\n")]
+    else:
+        assert f"HOPPER_RUNG({kernel}, consumer_{rung})" in CU
+    # each says what it changed since the previous rung
+    if rung != "03":
+        assert re.search(rf"^// Rung {rung} = rung 0\d", CU, re.M) or f"Rung {rung}: rung 05 made persistent" in CU
+
+
+def test_no_schedule_template_and_no_ok_flag():
+    assert "SCHED" not in CU and "template" not in CU and "overlap_tile" not in CU
+    assert not re.search(r"\bbool ok\b|\bok &&|\bok = ", CU)
+    assert "__all_sync" not in CU
+
+
+def test_every_barrier_wait_goes_through_WAIT():
+    defs = [x for x in LINES if x.startswith("#define WAIT(")]
+    assert len(defs) == 2, defs                                   # the debug one and the plain one
+    body = "\n".join(x for x in LINES if not x.startswith("#define WAIT("))
+    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
+    assert len(re.findall(r"\bWAIT\(", body)) >= 10
+    # the plain wait is the #else branch of #if MBAR_TIMEOUT
+    i = CU.index("#if MBAR_TIMEOUT")
+    block = CU[i:CU.index("#endif", i)]
+    assert block.index("mbar_wait_bounded") < block.index("#else") < block.index("mbar_wait_parity")
+
+
+def test_bounded_wait_is_opt_in(monkeypatch):
+    assert hp.CONFIG["MBAR_TIMEOUT"] == 0 and hp.defines(64)["MBAR_TIMEOUT"] == 0
+    assert hp.defines(64, timeout=True)["MBAR_TIMEOUT"] == 1
+    monkeypatch.delenv("ATTN_MBAR_TIMEOUT", raising=False)
+    assert hp.debug_waits() is False
+    monkeypatch.setenv("ATTN_MBAR_TIMEOUT", "1")
+    assert hp.debug_waits() is True
+
+
+def test_default_build_has_no_bounded_wait_code():
+    """The debug build's wait reads the clock, polls the hang record and CASes it (CS2R SR_CLOCKLO, LDG, ATOMG); the
+    default build has none of it, only the try-wait loops."""
+    plain, debug = hp.compile_report(64), hp.compile_report(64, timeout=True)
+    for rung, name in hp.KERNELS.items():
+        p, d = plain.kernels[name].sass, debug.kernels[name].sass
+        if not p:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        assert any("SYNCS.PHASECHK" in x for x in p)
+        assert not any("SR_CLOCK" in x or "ATOMG" in x or x.split()[0].startswith("LDG") for x in p if x.strip()), name
+        assert any("SR_CLOCK" in x for x in d) and any("ATOMG" in x for x in d), name
+        assert plain.kernels[name].spills == 0 and debug.kernels[name].spills == 0
+    assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
