@@ -74,4 +74,22 @@ KO = {
         "stage의 하한 = 이 GPU에서 그 stage가 낼 수 있는 가장 빠른 시간: {parts}. 우리 stage 안의 숫자: 하한 / 우리 시간 "
         "(1.00 = 하한에 도달). stage는 따로 측정하고(호출 20번의 CUDA graph), block 전체는 번갈아 재는 round로 "
         "측정합니다.",
+
+    # the training step (backward.py, train_bench.py)
+    "{label}: the training step's floor": "{label}: 학습 step의 하한",
+    "{label}: share of the floor, GEMMs / attention / memory-bound":
+        "{label}: 하한에서 차지하는 몫, GEMM / attention / 메모리 한계 pass",
+    "  SDPA {backend} backward: unavailable ({error})": "  SDPA {backend} backward: 사용할 수 없음 ({error})",
+    "  GEMM tiles tuned in {secs:.0f} s": "  GEMM 타일 튜닝에 {secs:.0f}초 걸림",
+    "  torch.compile of the block's forward + backward took {secs:.1f} s (first call)":
+        "  block의 forward + backward를 torch.compile하는 데 {secs:.1f}초 걸림 (첫 호출)",
+    "  ours vs the eager module's autograd: largest relative difference {rel:.2e} ({name})":
+        "  우리 학습 step 대 eager module의 autograd: 가장 큰 상대 차이 {rel:.2e} ({name})",
+    "scaled down: the target is set for the full case": "줄인 크기: 목표는 원래 크기에 대해 정한 것입니다",
+    "training step at B{b} S{s} d{d} H{h}": "B{b} S{s} d{d} H{h}의 학습 step",
+    "training step: forward + backward, bf16 (steady interleaved rounds)":
+        "학습 step: forward + backward, bf16 (안정된 교차 round)",
+    "training-step targets": "학습 step의 목표",
+    "our backward, stage by stage, vs each stage's floor (each stage timed alone)":
+        "우리 backward의 stage별 시간 대 각 stage의 하한 (stage마다 따로 측정)",
 }

@@ -33,6 +33,10 @@ Triton GEMMs reach ~95% of cuBLAS the block lands near 1.0-1.05x torch.compile; 
 cuBLAS speed. The second case has more glue per FLOP: a better chance against eager. What was measured, stage by
 stage, and what it taught: README.md.
 
+The training step - this forward keeping what the backward needs, then the block's backward from the same labs'
+kernels, against torch.compile of the module's forward + backward - is backward.py (its equations, FLOPs and prediction
+there; its kernels backward_kernels.py, its timing train_bench.py).
+
 Without a GPU the block runs its Triton kernels in the interpreter at tiny sizes (the torch peers need a GPU). On a
 GPU whose memory cannot hold a benchmark case, the case runs with B halved until it fits (and says so); `--plan [--gpu
 NAME]` prints every launch of both cases on a GPU, with the configuration each kernel gets from its own lab (lab 3.4's
@@ -188,7 +192,7 @@ class BlockPlan:
         if tuple(y.shape) != (bsz, s, d) or y.dtype != dt or not y.is_contiguous():
             raise ValueError(f"out: expected a contiguous {dt} tensor of shape {(bsz, s, d)}")
         lse = e(bsz, n_heads, s, dtype=torch.float32)
-        stats = [e(m, dtype=torch.float32) for _ in range(4)]      # mean and rstd of the two layernorms (unused here)
+        stats = [e(m, dtype=torch.float32) for _ in range(4)]      # mean and rstd of the two layernorms (backward.py)
         # Q, K, V are strided views into the QKV GEMM's output (B, S, 3, H, D): no copy. The attention output is
         # written through a (B, H, S, D) view of a (B, S, H, D) buffer, which is the (M, d) row-major matrix the
         # output projection reads: no copy either.
@@ -211,7 +215,8 @@ class BlockPlan:
         # the other kernel, for the benchmark's comparison (None where only one can run here)
         self.attention_alternative = ("triton", triton_attn) if self.attention == "hopper" else None
         gc = self.gemm_configs = dict(gemm_configs or {})     # read by the stages at call time (tune_gemms)
-        self.buffers = {"a": a, "qkv": qkv, "o": o, "h": h, "g": g, "f": f, "y": y, "lse": lse}
+        self.buffers = {"a": a, "qkv": qkv, "o": o, "h": h, "g": g, "f": f, "y": y, "lse": lse,
+                        **dict(zip(("mean1", "rstd1", "mean2", "rstd2"), stats))}
         # The four GEMMs, (stage, key, x, w, bias, activation, residual, out): lab 4.2's Triton linear() by default;
         # gemm="wgmma": lab 4.3's wgmma + TMA kernel (CUDA C, sm_90) with the same epilogues fused (-DEPI_OPS)
         gemms = [("QKV GEMM + bias", "qkv", a, w["w_qkv"], w["b_qkv"], None, None, qkv),

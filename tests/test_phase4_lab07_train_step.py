@@ -1,0 +1,227 @@
+"""Lab 4.7's training step (backward.py): the block's forward keeping its activations and its backward, from lab 4.6's
+attention backward, lab 3.4's layernorm backward (fused with the skip gradient and bias sums) and the strided GEMM
+with the backward's epilogues, against torch.autograd.
+
+The rule, for y, dX and every weight and bias gradient g (relative norm errors to a float64 torch-autograd run of
+the same block on the same rounded inputs, e = ||g - g64|| / ||g64||):
+    e(ours) <= F x e(torch, same dtype) + floor,
+where torch is the plain module (lab.torch_module) with torch.autograd in the same 16-bit dtype (the CPU's kernels
+here, SDPA and cuBLAS on a GPU). F = 3 where both round to nearest: fp16 everywhere, bf16 on a GPU. Measured ratios,
+6 seeds, sizes (1, 5, 64, 2) and (2, 17, 96, 3): fp16 0.69-1.16. In the interpreter a bf16 store truncates instead
+of rounding to nearest (Triton 3.9's interpreter converts fp32 to bf16 by dropping bits: rms error ulp / sqrt(3)
+against ulp / (2 sqrt(3)), twice the error of every stored activation and gradient), so bf16 on the CPU takes
+F = 2 x 3 = 6; measured 1.8-4.5 there. floor = u / 20 (u = 2^-8 bf16, 2^-11 fp16: 2e-4 and 2.4e-5), for a gradient
+whose torch error could vanish (an exactly representable result); torch's own errors measured >= 1.4e-3 (bf16) and
+1.8e-4 (fp16), so the floor is under a seventh of them and never decides a case. Element by element (a single wrong
+element hides in a norm): max |g - g64| <= 2 F x torch's max + floor x max |g64|; measured max ratios fp16 0.58-1.60,
+bf16 in the interpreter 2.0-5.9 (5 seeds). Every output and intermediate buffer is NaN-filled before the run, so an
+unwritten element fails (a NaN fails both rules).
+
+Sizes: D = d / H = 32, the smallest head dim lab 4.6's Triton kernels take (16 is not one); S 5 and 17, not multiples
+of any tile; d 64 and 96 (3d = 288, 4d = 384 columns: ragged and multi-tile). CPU tier a few seconds a case.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from common import check, device, lab
+from phase4_optimization.lab07_transformer_block import backward as B
+from phase4_optimization.lab07_transformer_block import backward_kernels as K
+from phase4_optimization.lab07_transformer_block import lab as tb
+from phase4_optimization.lab07_transformer_block import train_bench as TB
+
+ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11}
+
+
+def _case(size, dtype, seed):
+    import torch
+
+    rng = check.rng(seed)
+    x, h, *w = tb.make_inputs(size, dtype, rng, lab.where())
+    dy = torch.from_numpy(rng.standard_normal(tuple(x.shape)).astype(np.float32)).to(x.device, x.dtype)
+    return x, h, w, dy
+
+
+def _rel(a, ref) -> float:
+    a = lab._np64(a)
+    return float(np.linalg.norm(a - ref) / np.linalg.norm(ref))
+
+
+def _check_step(size, dtype, seed, factor, **kw):
+    x, h, w, dy = _case(size, dtype, seed)
+    plan = B.TrainPlan(x, dy, h, *w, **kw)
+    for t in [*plan.grads.values(), *(plan.buffers[k] for k in ("y", "z", "f", "dz", "dg", "dh", "do", "heads",
+                                                               "dqkv", "da"))]:
+        check.poison(t)
+    y, grads = plan.run()
+    y64, g64 = B.reference_grads(x, h, *w, dy=dy)
+    yt, gt = B.torch_grads(x, h, *w, dy=dy)
+    floor = ROUNDOFF[dtype] / 20
+    report = []
+    for name, ours, peer, ref in [("y", y, yt, y64), *((k, grads[k], gt[k], g64[k]) for k in g64)]:
+        assert tuple(ours.shape) == ref.shape, name
+        e_ours, e_peer = _rel(ours, ref), _rel(peer, ref)
+        m_ours, m_peer = (float(np.abs(lab._np64(t) - ref).max()) for t in (ours, peer))
+        report.append(f"{name}: ours {e_ours:.2e} torch {e_peer:.2e}")
+        assert e_ours <= factor * e_peer + floor, f"{name}: ours {e_ours:.2e} > {factor} x torch {e_peer:.2e}"
+        assert m_ours <= 2 * factor * m_peer + floor * np.abs(ref).max(), \
+            f"{name}: largest error ours {m_ours:.2e} > {2 * factor} x torch's {m_peer:.2e}"
+    return report
+
+
+@pytest.mark.parametrize("size,dtype", [((1, 5, 64, 2), "float16"), ((2, 17, 96, 3), "float16"),
+                                        ((2, 17, 96, 3), "bfloat16")])
+def test_train_step_matches_autograd(size, dtype):
+    """Every gradient (and y) of the step against float64 autograd, within F x the same-dtype torch module's error
+    (F = 3; 6 for bf16 in the interpreter, whose bf16 stores truncate: the module docstring has the numbers)."""
+    factor = 6 if dtype == "bfloat16" and not device.has_gpu() else 3
+    _check_step(size, dtype, 31, factor)
+
+
+SMALL = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=2, num_warps=4, num_stages=1)
+
+
+def _gelu(z):
+    return 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
+
+
+def _gelu_grad(z):
+    c = math.sqrt(2 / math.pi)
+    t = np.tanh(c * (z + 0.044715 * z ** 3))
+    return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_grad_gemm_layouts_epilogues_and_split_k(dtype):
+    """The GEMM on transposed views (A = X^T with stride_am 1, B = W^T with stride_bk 1), small tiles so M, N and K
+    each span several ragged tiles: plain (split-K 1 and 3), dZ = product * gelu'(z) with the column sums of the
+    stored dZ, and the forward's bias + GELU keeping z; against float64 NumPy, outputs poisoned."""
+    import torch
+
+    rng = check.rng(5)
+    tdt = getattr(torch, dtype)
+    m, n, k = 45, 70, 37
+    t = (lambda a: torch.from_numpy(np.asarray(a, np.float32)).to(lab.where()).to(tdt))
+    a = t(rng.standard_normal((k, m))).t()
+    b = t(rng.standard_normal((n, k))).t()
+    assert a.stride()[0] == 1 and b.stride()[0] == 1
+    ref = lab._np64(a) @ lab._np64(b)
+    tol = check.Tol(1e-2, 5e-2) if dtype == "bfloat16" else check.Tol(2e-3, 1e-2)
+    new = (lambda *shape: check.poisoned(shape, dtype, a))
+    for split in (1, 3):
+        c = new(m, n)
+        g = B.Gemm(a, b, c, weight_grad=True)
+        g.config, g.split_k = SMALL, split
+        check.assert_close(g(), ref, dtype, tol, what=f"plain, split-K {split}")
+    z = t(2 * rng.standard_normal((m, n)))
+    c = new(m, n)
+    g = B.Gemm(a, b, c, epi=K.EPI_DGELU, z=z, colsum=True)
+    g.config = SMALL
+    check.assert_close(g(), ref * _gelu_grad(lab._np64(z)), dtype, tol, what="dgelu")
+    sums = new(n)
+    B.colsum(g.part, sums)
+    assert tuple(g.part.shape) == (2, n)
+    check.assert_close(sums, lab._np64(c).sum(axis=0), dtype, tol, what="column sums of the stored dZ")
+    bias = t(rng.standard_normal(n))
+    zz, c = new(m, n), new(m, n)
+    g = B.Gemm(a, b, c, epi=K.EPI_GELU_KEEP, z=zz, bias=bias)
+    g.config = SMALL
+    g()
+    zr = ref + lab._np64(bias)
+    check.assert_close(zz, zr, dtype, tol, what="kept z")
+    check.assert_close(c, _gelu(zr), dtype, tol, what="gelu(z)")
+    with pytest.raises(ValueError, match="split-K"):
+        g.split_k = 2
+        g()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fused_layernorm_backward_is_lab_3_4s_plus_the_skip(dtype):
+    """ln_bwd_residual_kernel's dx is lab 3.4's layernorm_bwd dx + the skip gradient, its dw, db are lab 3.4's, and
+    its extra column sums are those of the skip gradient and of the stored dx (ragged width 72, 9 rows)."""
+    import torch
+
+    ln = tb._kernels()[0]
+    rng = check.rng(9)
+    rows, n = 9, 72
+    t = (lambda a: torch.from_numpy(np.asarray(a, np.float32)).to(lab.where()).to(getattr(torch, dtype)))
+    x, dy, res = (t(rng.standard_normal((rows, n))) for _ in range(3))
+    w, b = t(1 + 0.1 * rng.standard_normal(n)), t(0.1 * rng.standard_normal(n))
+    _, mean, rstd = ln.layernorm_fwd(x, w, b)
+    dx34, dw34, db34 = ln.layernorm_bwd(dy, x, w, mean, rstd)
+    out, sums = check.poisoned((rows, n), dtype, x), check.poisoned((4 * n,), dtype, x)
+    op = B.LnBackward(x, w, dy, res, mean, rstd, out, sums, sum_res=True, sum_out=True)
+    op()
+    op.finish()
+    tol = check.Tol(1e-2, 5e-2) if dtype == "bfloat16" else check.Tol(2e-3, 1e-2)
+    want = lab._np64(dx34) + lab._np64(res)
+    check.assert_close(out, want, dtype, tol, what="dx + skip")
+    for i, (name, ref) in enumerate((("dw", lab._np64(dw34)), ("db", lab._np64(db34)),
+                                     ("sum res", lab._np64(res).sum(0)), ("sum dx", lab._np64(out).sum(0)))):
+        check.assert_close(sums[i * n:(i + 1) * n], ref, dtype, tol, what=name)
+
+
+def test_train_step_checks_dy_and_keeps_the_forward():
+    x, h, w, dy = _case((1, 5, 64, 2), "float16", 1)
+    with pytest.raises(ValueError, match="dy"):
+        B.TrainPlan(x, dy[:, :4], h, *w)
+    with pytest.raises(ValueError, match="dy"):
+        B.TrainPlan(x, dy.float(), h, *w)
+    plan = B.TrainPlan(x, dy, h, *w)
+    names = [s[0] for s in plan.stages]
+    assert "FC GEMM + bias + GELU, Z kept" in names and len(names) == 7 and len(plan.bwd_stages) == 13
+    assert set(plan.grads) == {"x", *tb.PARAM_NAMES}
+    for key in ("mean1", "rstd1", "mean2", "rstd2"):          # the forward keeps the LN statistics
+        assert tuple(plan.buffers[key].shape) == (5,)
+
+
+def test_flops_split_and_prediction():
+    """The step's FLOPs are 3x the forward's GEMMs + 3.5x its attention (5.43 TFLOP at the main case); split-K only
+    where a weight gradient's tiles leave half the SMs idle; the prediction and the memory fit on an H100."""
+    assert B.train_flops(8, 2048, 2048, 16) == 3 * 24.0 * 16384 * 2048 ** 2 + 3.5 * 2.0 * 8 * 16 * 2048 ** 2 * 128
+    assert abs(B.train_flops(8, 2048, 2048, 16) / 1e12 - 5.43) < 0.01
+    big = dict(BLOCK_M=128, BLOCK_N=256)
+    assert B.default_split(1024, 1024, 16384, big, 132) == 4          # 32 tiles -> 128 programs
+    assert B.default_split(2048, 8192, 16384, big, 132) == 1          # 512 tiles
+    assert B.default_split(1024, 1024, 1024, big, 132) == 1           # too little K to split
+    gpu = device.profile_info("h100-sxm")
+    p = TB.predict_train(gpu)
+    assert any("training step's floor" in k for k in p) and all(TB.fit_case(c, gpu)[1] == "" for c in tb.BENCH_CASES)
+    assert set(TB.TRAIN_TARGETS) == set(tb.BENCH_CASES)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier: medium sizes, bf16 and fp16, the rule with F = 3 against the module on the GPU (cuBLAS, SDPA)
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("size,dtype", [((2, 129, 256, 4), "bfloat16"), ((2, 129, 256, 4), "float16"),
+                                        ((1, 1000, 512, 4), "bfloat16"), ((3, 200, 384, 3), "float16")])
+def test_train_step_matches_autograd_on_gpu(size, dtype):
+    _check_step(size, dtype, 41, 3)
+
+
+@pytest.mark.gpu
+def test_train_step_with_the_triton_attention_forward_on_gpu():
+    """The same rule with lab 4.6's Triton forward (where the Hopper one is the default, its LSE feeds the backward
+    just as well)."""
+    _check_step((2, 300, 256, 2), "bfloat16", 43, 3, attention="triton")
+
+
+@pytest.mark.gpu
+def test_tuned_tiles_keep_the_answer_on_gpu():
+    """TrainPlan.tune picks a tile (and split-K) per GEMM stage by timing; the step's gradients are the same within
+    rounding afterwards."""
+    import torch
+
+    x, h, w, dy = _case((2, 256, 512, 4), "bfloat16", 47)
+    plan = B.TrainPlan(x, dy, h, *w)
+    _, before = plan.run()
+    before = {k: v.clone() for k, v in before.items()}
+    fu = tb._kernels()[1]
+    rows = plan.tune(fu.LINEAR_CONFIGS[3:4], rep_ms=5.0)
+    assert rows and all(g.config is not None for g in plan.gemms.values())
+    _, after = plan.run()
+    for k, v in after.items():
+        rel = float((v.float() - before[k].float()).norm() / before[k].float().norm())
+        assert rel < 2e-2 and torch.isfinite(v).all(), k
