@@ -25,6 +25,9 @@ CPU_NOTE = ("\nThe block ran its Triton kernels (lab 3.4's layernorm, lab 4.2's 
 
 def add_arguments(p) -> None:
     cli.add_dtype(p, L.DTYPES)
+    p.add_argument("--train", action="store_true",
+                   help="time the training step (forward + backward, train_bench.py) against torch.compile of the "
+                        "module's forward + backward, instead of the forward; writes <LAB>_train.json")
 
 
 def explain(args) -> None:
@@ -247,6 +250,14 @@ def bench_case(case, dtype: str, ceiling_gbps: float,
 
 def benchmark(ctx) -> lab.Result:
     ceiling = ctx.ceiling()["hbm_gbps"]
+    if getattr(ctx.args, "train", False):
+        from . import train_bench as T   # the training step's own bench (it never imports this module)
+
+        rows, stage_rows, targets, tuning = T.benchmark_train(ceiling, quick=ctx.quick)
+        return lab.Result(rows=rows + stage_rows, name=f"{L.LAB}_train", tables=T.tables(rows, stage_rows, targets),
+                          meta=dict(kind="train", ceiling_gbps=ceiling, gemm_tuning=tuning,
+                                    targets=target.records(targets)),
+                          ok=all(t.detail["largest rel diff vs eager"] <= T.SAME_ANSWER for t in targets))
     rows, stage_rows, tuning, targets = [], [], [], []
     todo = BENCH_CASES[1:] if ctx.quick else BENCH_CASES
     for case in cli.progress(todo, "block cases"):
@@ -305,7 +316,10 @@ def floor_note(stage_rows: list[dict], ceiling_gbps: float | None) -> str:
 
 def plot(data: dict, out_dir: str) -> list[str]:
     """Per case: stacked bars of our stage times next to their floors, and the whole block (ours, torch eager,
-    torch.compile) (<LAB>.png). One legend for both panels, outside them; a note says what the floors are."""
+    torch.compile) (<LAB>.png). One legend for both panels, outside them; a note says what the floors are. The
+    training step's JSON (--train) has no plot yet: its tables are the result."""
+    if data.get("kind") == "train":
+        return []
     rows = [r for r in data["rows"] if "stage" not in r]
     # the stages the block ran (the attention kernel it did not pick is a row of its own, kind "alternative")
     stage_rows = [r for r in data["rows"] if "stage" in r and r.get("kind") != "alternative"]
