@@ -6,7 +6,8 @@ You will learn
   * which fusions phase 4 showed to pay, applied to a whole block: bias and GELU and the residual add done in the GEMM
     epilogue (lab 4.2), flash attention reading Q, K, V straight out of the QKV projection's output through strides
     and writing its output in the layout the next GEMM reads (lab 4.6), layernorm as one row kernel (lab 3.4). The
-    block reuses those labs' kernels on purpose (normal imports, made late): it writes no kernel of its own;
+    forward reuses those labs' kernels on purpose (normal imports, made late): it writes no kernel of its own (the
+    training step's backward adds the lab's own Triton kernels, backward_kernels.py, for fusions no earlier lab offers);
   * how to judge a whole model's kernels: a per-stage time breakdown next to each stage's floor - every GEMM at the
     cuBLAS rate for its exact shape, attention at the best SDPA backend's rate, the memory-bound rest at the measured
     HBM bandwidth - so the learner sees which stage is far from its roof and which already sits on it;
@@ -34,8 +35,9 @@ cuBLAS speed. The second case has more glue per FLOP: a better chance against ea
 stage, and what it taught: README.md.
 
 The training step - this forward keeping what the backward needs, then the block's backward from the same labs'
-kernels, against torch.compile of the module's forward + backward - is backward.py (its equations, FLOPs and prediction
-there; its kernels backward_kernels.py, its timing train_bench.py).
+kernels and this lab's own (backward_kernels.py), against torch.compile of the module's forward + backward - is
+backward.py (its equations, FLOPs and prediction there; its timing train_bench.py). `--train` times it on a GPU
+instead of the forward.
 
 Without a GPU the block runs its Triton kernels in the interpreter at tiny sizes (the torch peers need a GPU). On a
 GPU whose memory cannot hold a benchmark case, the case runs with B halved until it fits (and says so); `--plan [--gpu
@@ -43,7 +45,7 @@ NAME]` prints every launch of both cases on a GPU, with the configuration each k
 layernorm, lab 4.2's GEMM tiles, lab 4.6's attention tile or Hopper rung) and where that came from.
 
 Run: python -m phase4_optimization.lab07_transformer_block [--quick] [--no-bench] [--dtype bfloat16] [--replot]
-     [--plan [--gpu NAME]] [--set GEMM_STAGES=3] [--set FWD_BLOCK_N=64]
+     [--plan [--gpu NAME]] [--set GEMM_STAGES=3] [--set FWD_BLOCK_N=64] [--train]
 """
 from __future__ import annotations
 
