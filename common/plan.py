@@ -314,9 +314,10 @@ def kernel_users(lab: str, arch: str = device.DEFAULT_ARCH, kernels: list[str] |
 
 
 @functools.lru_cache(maxsize=None)
-def _plan_users(lab: str, arch: str) -> tuple[dict, list]:
-    """({kernel: (variant, ...)}, [variant names in order]) of the lab's plan for `arch`; empty where the lab has
-    no plan (or it cannot be made here: the names are a help, never a reason for a compile report to fail)."""
+def _lab_plan(lab: str, arch: str) -> Plan | None:
+    """The lab's plan on the GPU of `arch` (the one at hand where it is of that architecture, else the architecture's
+    example profile); None where the lab has no plan or it cannot be made here (the names are a help, never a reason
+    for a compile report to fail)."""
     try:
         lab_mod = importlib.import_module(lab + ".lab")
         bench = importlib.import_module(lab + ".bench") if importlib.util.find_spec(lab + ".bench") else None
@@ -324,8 +325,31 @@ def _plan_users(lab: str, arch: str) -> tuple[dict, list]:
         if gpu.arch != device.arch_info(arch).arch:
             gpu = device.profile_info(device.arch_info(arch).example)
         with contextlib.redirect_stdout(io.StringIO()):
-            p = make(lab_mod, bench, gpu)
+            return make(lab_mod, bench, gpu)
     except Exception:  # noqa: BLE001 - any failure only means no names
+        return None
+
+
+def build_users(lab: str, arch: str, kernel: str, defines: dict | None = None, **more) -> list[str]:
+    """The variants (in the lab's order) whose launches in the lab's plan for `arch` run `kernel` built as a lab's own
+    compile table shows it: the same -D defines (CUDA C) or constexprs (Triton), compared whole, and where given the
+    same `more` fields of the Launch (num_warps, num_stages, options, signature). [] where no variant launches that
+    build (a study point: a sweep point, a setting compiled to compare) or the plan cannot be made here."""
+    p = _lab_plan(lab, arch)
+    if p is None:
+        return []
+    want = dict(defines or {})
+    found = {x.variant for x in p.launches if x.variant and x.kernel == kernel and dict(x.defines) == want
+             and all(getattr(x, k) == (tuple(v) if k == "options" else v) for k, v in more.items())}
+    return [v.name for v in p.variants if v.name in found]
+
+
+@functools.lru_cache(maxsize=None)
+def _plan_users(lab: str, arch: str) -> tuple[dict, list]:
+    """({kernel: (variant, ...)}, [variant names in order]) of the lab's plan for `arch`; empty where the lab has
+    no plan (or it cannot be made here: the names are a help, never a reason for a compile report to fail)."""
+    p = _lab_plan(lab, arch)
+    if p is None:
         return {}, []
     order = [v.name for v in p.variants]
     out: dict[str, list[str]] = {}

@@ -89,15 +89,21 @@ def kernel_names(kernels: list[str], arch: str) -> dict:
 
 
 def print_kernel_table(rows: list[dict], columns: list[str] | None = None, *, title: str | None = None, file=None,
-                       used_by: dict | None = None, width: int = 0) -> None:
+                       used_by: dict | list | None = None, width: int = 0, study: str = "") -> None:
     """print_table, and the variants that launch each kernel (`used_by`), never making a line longer than the table
     (or its title, or `width`) already was: a "used by" column where it fits (a variant a line where a kernel has
-    several), else a line under each kernel row."""
+    several), else a line under each kernel row. `used_by` is {kernel: [variant, ...]} (by a row's "kernel" cell), or
+    a lab's own table of builds (settings, tiles, dtypes) gives a list, [variant, ...] a row. `study`, where given, is
+    what a row no variant launches says in the names' place (a study point: a sweep point, a build to compare)."""
     from .i18n import tr
 
     cols = list(columns or (rows[0].keys() if rows else []))
-    names = {str(r.get("kernel")): list(used_by.get(str(r.get("kernel")), ())) for r in rows} if used_by else {}
-    if not any(names.values()):
+    if isinstance(used_by, list):
+        used = [list(u or ()) for u in used_by]
+    else:
+        names = {str(r.get("kernel")): list(used_by.get(str(r.get("kernel")), ())) for r in rows} if used_by else {}
+        used = [names.get(str(r.get("kernel")), []) for r in rows]
+    if not rows or not (any(used) or study):
         print_table(rows, columns, title=title, file=file)
         return
     if title:
@@ -108,10 +114,10 @@ def print_kernel_table(rows: list[dict], columns: list[str] | None = None, *, ti
     widths = [max(_text_width(h), *(_text_width(row_[i]) for row_ in cells)) for i, h in enumerate(heads)]
     line = sum(widths) + 2 * (len(widths) - 1)
     width = max(width, line)
-    used = [names[str(r.get("kernel"))] for r in rows]
+    shown = [u or ([study] if study else []) for u in used]        # a column's cells: the names, or the study mark
     head = tr(USED_BY)
     room = width - line - 2
-    need = max(_text_width(head), *(_text_width("; ".join(u)) for u in used))
+    need = max(_text_width(head), *(_text_width("; ".join(u)) for u in shown))
 
     def show(parts):
         print("  ".join(_pad(v, w) for v, w in zip(parts, widths + [0])).rstrip(), file=file)
@@ -119,12 +125,12 @@ def print_kernel_table(rows: list[dict], columns: list[str] | None = None, *, ti
     if room >= need:                                   # one more column, one line a row
         show(heads + [head])
         print("  ".join("-" * w for w in widths + [need]), file=file)
-        for row_, u in zip(cells, used):
+        for row_, u in zip(cells, shown):
             show(row_ + ["; ".join(u)])
-    elif room >= (one := max(_text_width(head), *(_text_width(n) for u in used for n in u))):
+    elif room >= (one := max(_text_width(head), *(_text_width(n) for u in shown for n in u))):
         show(heads + [head])                          # one more column, a variant a line
         print("  ".join("-" * w for w in widths + [one]), file=file)
-        for row_, u in zip(cells, used):
+        for row_, u in zip(cells, shown):
             show(row_ + (u[:1] or [""]))
             for more in u[1:]:
                 show([""] * len(widths) + [more])
@@ -139,3 +145,5 @@ def print_kernel_table(rows: list[dict], columns: list[str] | None = None, *, ti
                     print("  " + tr("used by: {variants}", variants=name), file=file)
             elif u:
                 print("  " + said, file=file)
+            elif study:
+                print("  " + study, file=file)

@@ -127,7 +127,7 @@ def test_aot_layernorm_reports():
     assert s["ptx_mem"].get("ld.global.v4.b32", 0) >= 4 and s["local"] in (0, None)
     sb = ts.summarize(lnb.aot_bwd(90, "bfloat16", 4096))
     assert sb["ptx_mem"].get("ld.global.v4.b32", 0) >= 2 and sb["local"] in (0, None)
-    assert len(lnb.compile_table("sm_90")) == 6
+    assert len(lnb.compile_table("sm_90")) == 8
 
 
 @pytest.mark.parametrize("cols, block_n, even", [(4096, 2048, True), (4099, 2048, False)])

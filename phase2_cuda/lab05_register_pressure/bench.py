@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from common import bench, cli, cuda, device, lab, plan, report
+from common import bench, cli, cuda, device, lab, plan, report, table
 from common.i18n import tr
 from common.occupancy import occupancy
 
@@ -94,12 +94,19 @@ def predict(gpu: device.DeviceInfo) -> dict:
     return out
 
 
+def setting_users(sets: list[L.Setting], arch: str) -> list[list[str]]:
+    """The correctness-table variants that launch each setting (the lab's plan for `arch`): [] for a study point."""
+    return [plan.build_users(__package__, arch, s.kernel, s.defines, options=s.options) for s in sets]
+
+
 def compile_report(args) -> None:
-    sets = L.settings(args.quick)
+    sets = L.settings(args.quick, variants=True)
     rows = [compile_row(s, args.arch) for s in cli.progress(sets, tr("compiling for {arch}", arch=args.arch))]
-    report.print_table(rows, title=tr("{file} compiled with NVRTC {version} for {arch}: one row per setting ({threads} "
-                                      "threads per block)", file=os.path.basename(L.CU),
-                                      version=cuda.nvrtc_version(), arch=args.arch, threads=L.THREADS))
+    table.print_kernel_table(rows, title=tr("{file} compiled with NVRTC {version} for {arch}: one row per setting "
+                                            "({threads} threads per block)", file=os.path.basename(L.CU),
+                                            version=cuda.nvrtc_version(), arch=args.arch, threads=L.THREADS),
+                             used_by=setting_users(sets, args.arch),
+                             study=tr("study point: no variant launches this setting"))
     rise, spill = registers_rise_and_spills_appear(rows)
     print(tr("-> as WORK grows, registers {rise} and spills {appear} (values from the compile report above).",
              rise=tr("rise") if rise else tr("DO NOT rise"), appear=tr("appear") if spill else tr("DO NOT appear")))

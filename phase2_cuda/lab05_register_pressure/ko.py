@@ -10,6 +10,7 @@ KO = {
     "{file} compiled with NVRTC {version} for {arch}: one row per setting ({threads} threads per block)":
         "{arch}용 NVRTC {version} 컴파일 결과, {file}: 설정마다 한 행 (block당 thread {threads}개)",
     "setting": "설정",
+    "study point: no variant launches this setting": "비교용 지점: 이 설정을 launch하는 variant는 없습니다",
     "work": "WORK",
     "stack": "stack",
     "max loads in flight/SM (B)": "SM당 최대 in flight load (B)",

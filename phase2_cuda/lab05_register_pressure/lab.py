@@ -81,10 +81,14 @@ CAP_SETTINGS = [
 ]
 
 
-def settings(quick: bool) -> list[Setting]:
-    works = QUICK_WORK if quick else SWEEP_WORK
+def settings(quick: bool, variants: bool = False) -> list[Setting]:
+    """The settings the benchmark times (quick: fewer); variants=True adds any setting checked as a variant that the
+    sweep leaves out (the compile report shows every variant's build: WORK=16 in --quick)."""
+    works = set(QUICK_WORK if quick else SWEEP_WORK)
+    if variants:
+        works |= {s.capacity for _, s in VARIANT_SETTINGS if s.kernel == "colnorm_01_registers" and not s.options}
     caps = [CAP_SETTINGS[0], CAP_SETTINGS[3], CAP_SETTINGS[4]] if quick else CAP_SETTINGS
-    return [work_setting(w) for w in works] + caps
+    return [work_setting(w) for w in sorted(works)] + caps
 
 
 # ---------------------------------------------------------------------------------------------------------------------

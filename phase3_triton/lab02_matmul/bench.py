@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report, target, tuned
+from common import arrays, bench, check, cli, device, lab, plan, report, table, target, tuned
 from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
@@ -189,44 +189,59 @@ def aot_tma(cc: int, dtype: str = "bfloat16", cfg: dict | None = None, programs:
     return aot(matmul_tma_kernel, sig, const, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
 
 
+def compile_cases(cc: int) -> list[tuple[str, str, str, dict]]:
+    """The builds of the compile table for compute capability `cc`, (kernel, dtype, precision, config) each: the grid
+    kernel's, then (sm_90+) the persistent TMA kernel's."""
+    base = L.CONFIGS_16[0]
+    cases = [("matmul_kernel", "bfloat16", "tf32", dict(base, num_stages=s)) for s in (1, 3, 4)]
+    cases += [("matmul_kernel", "float32", "tf32", L.CONFIGS_TF32[0]),
+              ("matmul_kernel", "float32", "ieee", L.CONFIGS_IEEE[0])]
+    if cc >= L.TMA_MIN_CC * 10:
+        cases += [("matmul_tma_kernel", "bfloat16", "tf32", cfg)
+                  for cfg in (L.TMA_DEFAULT, dict(L.TMA_DEFAULT, num_stages=4, EPI_SPLIT=1))]
+    return cases
+
+
+def case_users(arch: str) -> list[list[str]]:
+    """The correctness-table variants that launch each build of compile_table (the lab's plan for `arch`: the same
+    signature, constexprs, warps and stages); [] for a build no variant launches (a study point)."""
+    cc = device.arch_info(arch).cc
+    out = []
+    for kernel, dtype, prec, cfg in compile_cases(cc):
+        sig, const = (L.tma_signature(dtype, cfg, device.current(f"sm_{cc}").sms) if kernel == "matmul_tma_kernel"
+                      else L.matmul_signature(dtype, prec, cfg))
+        out.append(plan.build_users(__package__, arch, kernel, const, signature=sig, num_warps=cfg["num_warps"],
+                                    num_stages=cfg["num_stages"]))
+    return out
+
+
 def compile_table(cc: int, gpu: device.DeviceInfo | None = None) -> list[dict]:
     """What the compiler made of the kernel for compute capability `cc`, and whether each build's shared memory fits a
     block of `gpu` (default: the GPU every prediction uses for that architecture)."""
     limit = (gpu or device.current(f"sm_{cc}")).smem_per_block_optin
     rows = []
-    base = L.CONFIGS_16[0]
-    cases = [("bfloat16", "tf32", dict(base, num_stages=s)) for s in (1, 3, 4)]
-    cases += [("float32", "tf32", L.CONFIGS_TF32[0]), ("float32", "ieee", L.CONFIGS_IEEE[0])]
-    for dtype, prec, cfg in cases:
-        s = summarize(aot_matmul(cc, dtype, prec, cfg))
+    for kernel, dtype, prec, cfg in compile_cases(cc):
+        tma = kernel == "matmul_tma_kernel"
+        s = summarize(aot_tma(cc, dtype, cfg) if tma else aot_matmul(cc, dtype, prec, cfg))
         c = s["sass"]
-        rows.append({"dtype": dtype if dtype != "float32" else f"fp32 {prec}",
-                     "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
-                     "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024,
+        label = ("bfloat16 TMA persistent" + (" split" if cfg["EPI_SPLIT"] else "") if tma
+                 else dtype if dtype != "float32" else f"fp32 {prec}")
+        rows.append({"dtype": label, "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}",
+                     "warps": s["num_warps"], "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024,
                      f"fits {limit // 1024} KiB": "yes" if s["shared"] <= limit else "no", "regs": s["regs"],
                      "local B": s["local"], "cp.async": s["cp_async"], "wgmma": s["wgmma"], "mma.sync": s["mma_sync"],
                      "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
-                     "global loads": load_summary(s)})
-    if cc >= L.TMA_MIN_CC * 10:
-        for cfg in (L.TMA_DEFAULT, dict(L.TMA_DEFAULT, num_stages=4, EPI_SPLIT=1)):
-            s = summarize(aot_tma(cc, "bfloat16", cfg))
-            c = s["sass"]
-            rows.append({"dtype": "bfloat16 TMA persistent" + (" split" if cfg["EPI_SPLIT"] else ""),
-                         "tile": f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']}", "warps": s["num_warps"],
-                         "stages": cfg["num_stages"], "shared KiB": s["shared"] / 1024,
-                         f"fits {limit // 1024} KiB": "yes" if s["shared"] <= limit else "no", "regs": s["regs"],
-                         "local B": s["local"], "cp.async": s["cp_async"], "wgmma": s["wgmma"],
-                         "mma.sync": s["mma_sync"],
-                         "SASS HGMMA/HMMA/FFMA": f"{c.get('HGMMA', 0)}/{c.get('HMMA', 0)}/{c.get('FFMA', 0)}",
-                         "global loads": f"{c.get('UTMALDG', 0)} x UTMALDG (TMA tile copies)"})
+                     "global loads": f"{c.get('UTMALDG', 0)} x UTMALDG (TMA tile copies)" if tma
+                     else load_summary(s)})
     return rows
 
 
 def show_compile_report(arch: str) -> list[dict]:
     cc = device.arch_info(arch).cc
     rows = compile_table(cc)
-    report.print_table(_shown(rows), title=tr("matmul_kernel compiled ahead of time for {arch}: what num_stages, the "
-                                              "dtype and input_precision turn into", arch=arch))
+    table.print_kernel_table(_shown(rows), title=tr("matmul_kernel compiled ahead of time for {arch}: what num_stages, "
+                                                    "the dtype and input_precision turn into", arch=arch),
+                             used_by=case_users(arch), study=tr("study point: no variant launches this build"))
     base = L.CONFIGS_16[0]
     stage_bytes = (base["BLOCK_M"] + base["BLOCK_N"]) * base["BLOCK_K"] * 2
     print(tr("  one stage of A + B tiles = ({bm} + {bn}) x {bk} x 2 B = {kib} KiB: shared memory grows by that per "

@@ -70,6 +70,7 @@ KO = {
     # the compile report
     "matmul_kernel compiled ahead of time for {arch}: what num_stages, the dtype and input_precision turn into":
         "{arch}용으로 ahead-of-time 컴파일한 matmul_kernel: num_stages, dtype, input_precision이 만드는 코드",
+    "study point: no variant launches this build": "비교용 지점: 이 build를 launch하는 variant는 없습니다",
     "fits {kib} KiB": "{kib} KiB에 맞음",
     "global loads": "global load 수와 폭",
     "{n} x UTMALDG (TMA tile copies)": "{n} x UTMALDG (TMA tile 복사)",

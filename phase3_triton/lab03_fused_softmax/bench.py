@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, config, device, lab, report, target, tuned
+from common import arrays, bench, check, cli, config, device, lab, plan, report, table, target, tuned
 from common.i18n import tr
 from common.arrays import device_randn
 from common.bench import runs
@@ -112,13 +112,33 @@ def programs_per_sm(s: dict, arch: str) -> int | None:
     return occupancy(arch, 32 * s["num_warps"], s["regs"], smem_dynamic=s["shared"]).blocks_per_sm
 
 
+# The compile table's builds: (kernel, dtype, columns (the online kernel: its chunk), warps (None: the default)); the
+# last is the online variant's own at 4096 columns (a quarter row a step)
+COMPILE_CASES = [("fused", "float32", 4096, None), ("fused", "bfloat16", 4096, None), ("fused", "float32", 4096, 4),
+                 ("fused", "float32", 4096, 16), ("fused", "float32", 16384, None), ("fused", "float32", 128, None),
+                 ("online", "float32", L.ONLINE_BLOCK, 8),
+                 ("online", "float32", L.forced_online_chunk(4096), L.online_warps(L.forced_online_chunk(4096)))]
+
+
+def case_users(arch: str) -> list[list[str]]:
+    """The correctness-table variants that launch each build of compile_table (the lab's plan for `arch`: the same
+    kernel, dtype, tile and warps); [] for a build no variant launches (a study point)."""
+    out = []
+    for kind, dtype, cols, warps in COMPILE_CASES:
+        if kind == "fused":
+            bm, bn, nw = L.rows_config(cols)
+            out.append(plan.build_users(__package__, arch, "softmax_rows_kernel", {"BLOCK_M": bm, "BLOCK_N": bn},
+                                        signature=L.rows_signature(dtype), num_warps=warps or nw))
+        else:
+            out.append(plan.build_users(__package__, arch, "softmax_online_kernel", {"BLOCK_N": cols},
+                                        signature=L.online_signature(dtype), num_warps=warps))
+    return out
+
+
 def compile_table(arch: str) -> list[dict]:
     cc = device.arch_info(arch).cc
     rows = []
-    cases = [("fused", "float32", 4096, None), ("fused", "bfloat16", 4096, None), ("fused", "float32", 4096, 4),
-             ("fused", "float32", 4096, 16), ("fused", "float32", 16384, None), ("fused", "float32", 128, None),
-             ("online", "float32", L.ONLINE_BLOCK, 8)]
-    for kind, dtype, cols, warps in cases:
+    for kind, dtype, cols, warps in COMPILE_CASES:
         k = aot_rows(cc, dtype, cols, warps) if kind == "fused" else aot_online(cc, dtype, cols, warps)
         s = summarize(k)
         bm, bn, _ = L.rows_config(cols) if kind == "fused" else (1, cols, warps)
@@ -132,8 +152,9 @@ def compile_table(arch: str) -> list[dict]:
 
 def show_compile_report(arch: str) -> list[dict]:
     rows = compile_table(arch)
-    report.print_table(rows, title=tr("softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, aligned)",
-                                      arch=arch))
+    table.print_kernel_table(rows, title=tr("softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, "
+                                            "aligned)", arch=arch),
+                             used_by=case_users(arch), study=tr("study point: no variant launches this build"))
     print(tr("  One 16-byte load moves 4 fp32 or 8 bf16 values; a thread holding 16 values issues four (fp32) or two "
              "(bf16)\n  loads up front. programs/SM x row bytes = bytes in flight per SM, what hides HBM latency."))
     return rows

@@ -37,6 +37,7 @@ KO = {
     "softmax kernels compiled ahead of time for {arch} (cols % 16 == 0, aligned)":
         "{arch}용으로 ahead-of-time 컴파일한 softmax 커널 (cols % 16 == 0, 정렬됨)",
     "values/thread": "thread당 값",
+    "study point: no variant launches this build": "비교용 지점: 이 build를 launch하는 variant는 없습니다",
     "programs/SM": "SM당 program",
     "  One 16-byte load moves 4 fp32 or 8 bf16 values; a thread holding 16 values issues four (fp32) or two (bf16)\n"
     "  loads up front. programs/SM x row bytes = bytes in flight per SM, what hides HBM latency.":

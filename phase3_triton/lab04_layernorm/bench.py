@@ -4,12 +4,13 @@ torch eager and torch.compile in interleaved rounds with a check of the benchmar
 the JSON by --replot)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 
 import numpy as np
 
-from common import arrays, bench, check, cli, device, lab, report, target, tuned
+from common import arrays, bench, check, cli, device, lab, plan, report, table, target, tuned
 from common.i18n import tr
 from common import config as cfgmod
 from common.arrays import device_randn
@@ -29,6 +30,8 @@ CPU_NOTE = ("\nThe Triton kernels ran in the interpreter (forward, backward and 
 # ---------------------------------------------------------------------------------------------------------------------
 _TY = L._TY
 _DIVISIBLE = ("x_ptr", "w_ptr", "b_ptr", "y_ptr", "mean_ptr", "rstd_ptr", "n_cols", "x_row_stride", "y_row_stride")
+_BWD_DIVISIBLE = ("x_ptr", "w_ptr", "dy_ptr", "mean_ptr", "rstd_ptr", "dx_ptr", "dw_part_ptr", "db_part_ptr", "n_cols",
+                  "x_row_stride", "dy_row_stride", "dx_row_stride")
 
 
 def aot_fwd(cc: int, dtype: str = "float32", cols: int = 4096, cfg: dict | None = None):
@@ -48,28 +51,58 @@ def aot_fwd_welford(cc: int, dtype: str = "float32", cols: int = 4096, block_n: 
 
 def aot_bwd(cc: int, dtype: str = "float32", cols: int = 4096, num_warps: int | None = None):
     return aot(layernorm_bwd_kernel, L.bwd_signature(dtype), {"BLOCK_N": triton.next_power_of_2(cols), "SINGLE": True},
-               cc=cc, num_warps=num_warps or L.bwd_default(cols)["num_warps"],
-               divisible_by_16=("x_ptr", "w_ptr", "dy_ptr", "mean_ptr", "rstd_ptr", "dx_ptr", "dw_part_ptr",
-                                "db_part_ptr", "n_cols", "x_row_stride", "dy_row_stride", "dx_row_stride"))
+               cc=cc, num_warps=num_warps or L.bwd_default(cols)["num_warps"], divisible_by_16=_BWD_DIVISIBLE)
+
+
+COMPILE_N = 4096
+
+
+def compile_cases() -> list[tuple[str, str, object, dict, int, object]]:
+    """The compile table's builds at N = COMPILE_N, as the wrappers launch them (lab.fwd_launch, lab.bwd_launch):
+    (kernel column, dtype, kernel, constexprs, warps, rows/program). The forward's default, in bf16, with 4 rows a
+    program, with the long-row path forced (the looped variant's: chunks of a quarter row) and the two-pass Welford
+    variant's; the backward's default, in bf16 and with its long-row path forced."""
+    n, out = COMPILE_N, []
+    fwd_cases = [("float32", None, False), ("bfloat16", None, False),
+                 ("float32", {"BLOCK_M": 4, "num_warps": 16}, False), ("float32", None, True),
+                 ("float32", L.welford_forced_config(n), False)]
+    for dtype, cfg, looped in fwd_cases:
+        with L.long_rows_forced(n) if looped else contextlib.nullcontext():
+            kernel, _, const, warps = L.fwd_launch(1, n, cfg or L.fwd_default(n), 1)
+        welford = kernel is layernorm_fwd_welford_kernel
+        label = "fwd welford" if welford else "fwd" if const["SINGLE"] else "fwd chunked"
+        out.append((label, dtype, kernel, const, warps,
+                    f"1, chunks of {const['BLOCK_N']}" if welford or not const["SINGLE"] else const["BLOCK_M"]))
+    for dtype, looped in (("float32", False), ("bfloat16", False), ("float32", True)):
+        with L.long_rows_forced(n) if looped else contextlib.nullcontext():
+            _, const, warps = L.bwd_launch(1, n, L.bwd_default(n), 1)
+        out.append(("bwd" if const["SINGLE"] else "bwd chunked", dtype, layernorm_bwd_kernel, const, warps,
+                    "strided loop"))
+    return out
+
+
+def _signature(kernel, dtype: str) -> dict:
+    if kernel is layernorm_bwd_kernel:
+        return L.bwd_signature(dtype)
+    return L.fwd_signature(dtype, welford=kernel is layernorm_fwd_welford_kernel)
+
+
+def case_users(arch: str) -> list[list[str]]:
+    """The correctness-table variants that launch each build of compile_table (the lab's plan for `arch`: the same
+    kernel, dtype, constexprs and warps); [] for a build no variant launches (a study point)."""
+    return [plan.build_users(__package__, arch, kernel.__name__, const, signature=_signature(kernel, dtype),
+                             num_warps=warps) for _, dtype, kernel, const, warps, _ in compile_cases()]
 
 
 def compile_table(arch: str) -> list[dict]:
     cc = device.arch_info(arch).cc
     rows = []
-    for kind, dtype, extra in (("fwd", "float32", None), ("fwd", "bfloat16", None),
-                               ("fwd", "float32", {"BLOCK_M": 4, "num_warps": 16}),
-                               ("fwd welford", "float32", {"BLOCK_N": 2048, "num_warps": 8}),
-                               ("bwd", "float32", None), ("bwd", "bfloat16", None)):
-        if kind == "fwd welford":
-            k, rpp = aot_fwd_welford(cc, dtype, 4096, extra["BLOCK_N"], extra["num_warps"]), \
-                f"1, chunks of {extra['BLOCK_N']}"
-        elif kind == "fwd":
-            k, rpp = aot_fwd(cc, dtype, 4096, extra), (extra or L.fwd_default(4096))["BLOCK_M"]
-        else:
-            k, rpp = aot_bwd(cc, dtype, 4096, extra), "strided loop"
+    for label, dtype, kernel, const, warps, rpp in compile_cases():
+        k = aot(kernel, _signature(kernel, dtype), const, cc=cc, num_warps=warps,
+                divisible_by_16=_BWD_DIVISIBLE if kernel is layernorm_bwd_kernel else _DIVISIBLE)
         s = summarize(k)
         threads = 32 * s["num_warps"]
-        rows.append({"kernel": kind, "dtype": dtype, "rows/program": rpp,
+        rows.append({"kernel": label, "dtype": dtype, "rows/program": rpp,
                      "warps": s["num_warps"], "regs": s["regs"], "local B": s["local"], "shared B": s["shared"],
                      "programs/SM": (occupancy(arch, threads, s["regs"], smem_dynamic=s["shared"]).blocks_per_sm
                                      if s["regs"] else None),
@@ -78,9 +111,11 @@ def compile_table(arch: str) -> list[dict]:
 
 
 def compile_report(args) -> None:
-    report.print_table([dict(r, **{"rows/program": _say_rows(r["rows/program"])}) for r in compile_table(args.arch)],
-                       title=tr("layernorm kernels compiled ahead of time for {arch}, N = 4096 (aligned, N % 16 == 0)",
-                                arch=args.arch))
+    table.print_kernel_table([dict(r, **{"rows/program": _say_rows(r["rows/program"])})
+                              for r in compile_table(args.arch)],
+                             title=tr("layernorm kernels compiled ahead of time for {arch}, N = 4096 (aligned, N % 16 "
+                                      "== 0)", arch=args.arch),
+                             used_by=case_users(args.arch), study=tr("study point: no variant launches this build"))
     print(tr("  The backward holds x, dy, w, xhat and two accumulators per element: more registers, fewer programs "
              "per SM;\n  G = programs_per_sm x SMs programs walk the rows, so the partial dw/db buffer has G rows."))
 

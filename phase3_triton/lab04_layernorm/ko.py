@@ -32,6 +32,7 @@ KO = {
     "rows/program": "program당 행",
     "strided loop": "strided loop 방식",
     "1, chunks of {chunk}": "1, chunk {chunk}",
+    "study point: no variant launches this build": "비교용 지점: 이 build를 launch하는 variant는 없습니다",
     "  The backward holds x, dy, w, xhat and two accumulators per element: more registers, fewer programs per SM;\n"
     "  G = programs_per_sm x SMs programs walk the rows, so the partial dw/db buffer has G rows.":
         "  backward는 원소마다 x, dy, w, xhat과 누적값 두 개를 붙잡습니다. 그래서 register가 늘고 SM당 program이\n"

@@ -78,6 +78,10 @@ def show_compile_report(arch: str) -> None:
                     "loads {loads} (compiled as the sweep launches it: 16-byte aligned pointers, n % 16 == 0). The "
                     "{per} chains of a thread are independent: that is what hides the FFMA latency.", cc=cc,
                     n_fma=n_fma, paired=paired, main=4 * per, per=per, loads=sorted(set(loads))))
+    users = plan.build_users(__package__, arch, "fma_chain_kernel", {"BLOCK": cfg["BLOCK"]},
+                             signature=dict(FMA_SIGNATURE), num_warps=cfg["num_warps"])
+    if users:                                    # the correctness table's name for the kernel
+        print("  " + tr("used by: {variants}", variants="; ".join(users)))
 
 
 def compile_report(args) -> None:

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from common import bench, cli, cuda, device, lab, occupancy, plan, report
+from common import bench, cli, cuda, device, lab, occupancy, plan, report, table
 from common.i18n import tr
 
 from .lab import (LAB, MMA_LARGE, MMA_SMALL, SWEEP_SIZE, TILE_SIDES, WAVE_K, WAVE_SIZES, bench_bytes, mma_grid, tc,
@@ -231,8 +231,12 @@ def compile_table(arch: str, configs, gpu: device.DeviceInfo | None = None) -> l
                      "smem KiB": tc.config_smem(cfg) / 1024, "spills": r["spills"], "HMMA": r["HMMA"],
                      "blocks/SM": occ.blocks_per_sm, "limited by": "/".join(occ.limiters),
                      "waves at 4096": round(w["waves"], 2)})
-    report.print_table(rows, title=tr("mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator; "
-                                      "waves on {gpu}'s {sms} SMs)", arch=arch, gpu=gpu.name, sms=gpu.sms))
+    users = [plan.build_users(__package__, arch, "tc_02_mma_sync", tc.defines("bfloat16", "bfloat16", cfg))
+             for cfg in configs]
+    table.print_kernel_table(rows, title=tr("mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the "
+                                            "calculator; waves on {gpu}'s {sms} SMs)", arch=arch, gpu=gpu.name,
+                                            sms=gpu.sms),
+                             used_by=users, study=tr("study point of the sweep: no variant launches this tile shape"))
     return rows
 
 
@@ -307,7 +311,8 @@ def compile_report(args) -> None:
                  "cp.async (sm_80 or later)", arch=arch))
         return
     grid = mma_grid(gpu=gpu)
-    compile_table(arch, grid[:3] if args.quick else grid, gpu)
+    variants = (MMA_SMALL, MMA_LARGE)            # --quick: the sweep's first shapes and the variants' own
+    compile_table(arch, [c for i, c in enumerate(grid) if i < 3 or c in variants] if args.quick else grid, gpu)
 
 
 def benchmark(ctx) -> lab.Result:

@@ -34,6 +34,8 @@ KO = {
     "compiling {n} mma.sync tile shapes for {arch}": "{arch}용 mma.sync tile shape {n}개 컴파일",
     "mma.sync tile shapes compiled for {arch} (NVRTC; occupancy from the calculator; waves on {gpu}'s {sms} SMs)":
         "{arch}용으로 컴파일한 mma.sync tile shape (NVRTC, occupancy는 계산기로, wave는 {gpu}의 SM {sms}개 기준)",
+    "study point of the sweep: no variant launches this tile shape":
+        "sweep의 비교용 지점: 이 tile shape를 launch하는 variant는 없습니다",
     "smem KiB": "smem KiB",
     "blocks/SM": "SM당 block",
     "limited by": "제한 요인",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from common import cuda, device, lab, plan, report
+from common import cuda, device, lab, plan, report, table
 from common.i18n import tr
 
 from . import lab as L
@@ -36,11 +36,14 @@ def show_compile_report(arch: str) -> list[dict]:
         rows.append({"build": f"ACC_HALF={d} ({acc} accumulator)", "arch": arch, "regs": k.registers,
                      "smem B": k.smem_bytes, "spills B": k.spills, "HMMA": k.sass_counts.get("HMMA", 0),
                      "HMMA opcode": " ".join(hmma) or "(no cuobjdump)"})
-    report.print_table([dict(r, build=tr("ACC_HALF={d} ({acc} accumulator)", d=d, acc=acc))
-                        for r, (acc, d) in zip(rows, (("fp32", 0), ("fp16", 1)))],
-                       title=tr("{file} compiled with NVRTC for {arch}: the one define changes the accumulator (HMMA "
-                                ".F32 vs .F16) and halves the accumulator staging", file=os.path.basename(L.CU),
-                                arch=arch))
+    builds = (("fp32", 0), ("fp16", 1))
+    table.print_kernel_table([dict(r, build=tr("ACC_HALF={d} ({acc} accumulator)", d=d, acc=acc))
+                              for r, (acc, d) in zip(rows, builds)],
+                             title=tr("{file} compiled with NVRTC for {arch}: the one define changes the accumulator "
+                                      "(HMMA .F32 vs .F16) and halves the accumulator staging",
+                                      file=os.path.basename(L.CU), arch=arch),
+                             used_by=[plan.build_users(__package__, arch, L.WMMA_KERNEL, {"ACC_HALF": d})
+                                      for _, d in builds])
     return rows
 
 
