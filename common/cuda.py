@@ -175,9 +175,13 @@ def load_module(path: str, options: tuple[str, ...] = (), defines: dict | None =
 
 def get_kernel(path: str, name: str, options: tuple[str, ...] = (), defines: dict | None = None):
     """One kernel of a .cu file as a cupy.RawKernel (compiled on first use)."""
+    import cupy
+
     mod = load_module(path, options, defines)
     try:
         return mod.get_function(name)   # CuPy compiles here, on first use
+    except cupy.cuda.compiler.CompileException as e:   # the same error as the compile report's, wherever it shows
+        raise CompileError(f"{os.path.basename(path)} failed to compile:\n{e}") from None
     except (ImportError, OSError, RuntimeError) as e:
         if "nvrtc" in str(e).lower():
             _nvrtc()   # NVRTC itself cannot be loaded: raises ToolMissing with the install hint

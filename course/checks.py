@@ -144,8 +144,14 @@ def compile_report(path: str, arch: str = "sm_90", defines: dict | None = None):
         with _with_headers(path) as src:
             return cuda.compile_report(src, arch, defines=defines)
     except cuda.CompileError as e:
-        lines = [ln for ln in str(e).splitlines() if "error" in ln.lower()][:3]
-        return Verdict(False, tr("it does not compile: {errors}", errors=" | ".join(lines) or str(e)[:300]))
+        return does_not_compile(e)
+
+
+def does_not_compile(e: Exception) -> Verdict:
+    """A compile error, said the same way wherever it was found (the compile report, or the GPU's own compile): its
+    first three error lines."""
+    lines = [ln for ln in str(e).splitlines() if "error" in ln.lower()][:3]
+    return Verdict(False, tr("it does not compile: {errors}", errors=" | ".join(lines) or str(e)[:300]))
 
 
 def gpu_kernel(path: str, name: str, defines: dict | None = None):
@@ -155,7 +161,9 @@ def gpu_kernel(path: str, name: str, defines: dict | None = None):
     try:
         with _with_headers(path) as src:
             return cuda.get_kernel(src, name, defines=defines)
-    except Exception as e:  # noqa: BLE001 - a compile error or a missing kernel is a wrong answer
+    except cuda.CompileError as e:
+        return does_not_compile(e)
+    except Exception as e:  # noqa: BLE001 - a missing kernel (or any other failure) is a wrong answer
         return Verdict(False, tr("kernel {name}: {error}: {detail}", name=name, error=type(e).__name__,
                                  detail=str(e)[:300]))
 

@@ -85,14 +85,16 @@ def tuning_record(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tuned, "ROOT", str(tmp_path))
 
+    made_on = device.info().name if device.has_gpu() else "test"    # a record of another GPU is never applied
+
     def write(name, winner=None, slug=None, *, text=None):
         folder = tmp_path / "results" / (slug or device.gpu_slug())
         folder.mkdir(parents=True, exist_ok=True)
-        made_on = device.info().name if device.has_gpu() else "test"    # a record of another GPU is never applied
         (folder / (name + ".json")).write_text(text if text is not None
                                                else json.dumps({"gpu": made_on, "winner": winner}))
         tuned.forget()
 
+    write.made_on = made_on      # what a source line says the record was tuned on ("test" without a GPU)
     tuned.forget()
     yield write
     tuned.forget()

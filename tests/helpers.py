@@ -190,3 +190,15 @@ def files_unchanged(paths: list[str]):
     before = stamp()
     yield
     assert stamp() == before, "a lab file or tuning record was written"
+
+
+def needs_setup(what: str) -> None:
+    """`what` (a tool or package `make setup` installs) is missing: skip with the one-line reason on a machine that was
+    not set up (a GPU box running the suite from a plain checkout), fail where COURSE_REQUIRE_SETUP=1 (CI: its fresh
+    machine is set up by the project's own files, so a missing one is an install step missing)."""
+    import pytest
+
+    msg = f"{what} is not installed in this environment: run `make setup`"
+    if os.environ.get("COURSE_REQUIRE_SETUP") == "1":
+        pytest.fail(msg + " (COURSE_REQUIRE_SETUP=1)")
+    pytest.skip(msg)

@@ -64,3 +64,18 @@ def test_cli_lists_begins_and_checks(tmp_path, monkeypatch):
     r = _course("exercise", x.id, "--file", x.start)
     assert r.returncode == 1 and "NOT YET" in r.stdout
     assert os.path.basename(EXERCISES) == "exercises"
+
+
+def test_a_compile_error_on_the_gpu_reads_as_on_the_cpu(monkeypatch, tmp_path):
+    """On a GPU a learner's kernel is compiled by CuPy at its first use; a typo must still read "it does not compile"
+    with the compiler's error line, as the NVRTC compile report says it without a GPU."""
+    from common import cuda
+    from course import checks
+
+    def typo(*_a, **_k):
+        raise cuda.CompileError('x.cu failed to compile:\nx.cu(12): error: expected a ";"\n1 error detected')
+
+    monkeypatch.setattr(cuda, "get_kernel", typo)
+    (tmp_path / "x.cu").write_text("", encoding="utf-8")
+    v = checks.gpu_kernel(str(tmp_path / "x.cu"), "k")
+    assert not v.ok and v.why.startswith("it does not compile") and 'expected a ";"' in v.why

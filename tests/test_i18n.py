@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from common import i18n
+from tests.helpers import needs_setup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = sorted(p for pat in ("common/*.py", "course/**/*.py", "tools/*.py", "phase*/*.py", "phase*/lab*/*.py")
@@ -159,6 +160,10 @@ def test_the_exercise_list_is_korean():
 
 def test_a_plot_drawn_for_korean_has_a_font_with_hangul(tmp_path):
     """koreanize-matplotlib's font draws every character of a Korean title (no missing-glyph boxes)."""
+    import importlib.util
+
+    if importlib.util.find_spec("koreanize_matplotlib") is None:
+        needs_setup("koreanize-matplotlib")
     code = ("from common import i18n, report; i18n.set_lang('ko'); plt = report.pyplot(); "
             "from matplotlib import font_manager as fm; import matplotlib; "
             "f = fm.findfont(matplotlib.rcParams['font.family'][0], fallback_to_default=False); "

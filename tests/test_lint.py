@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-import pytest
+from tests.helpers import needs_setup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_LINES = 600
@@ -19,7 +19,7 @@ def _tool(name: str) -> str:
     path = os.path.join(os.path.dirname(sys.executable), name)
     found = path if os.path.exists(path) else shutil.which(name)
     if not found:
-        pytest.fail(f"{name} is not installed in this environment: run `make setup` (it is in the test extra)")
+        needs_setup(f"{name} (the test extra)")
     return found
 
 

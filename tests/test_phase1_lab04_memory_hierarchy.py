@@ -90,7 +90,7 @@ def test_l1_of_each_architecture():
     gets as L1."""
     want = {"sm_75": 64, "sm_80": 192, "sm_86": 128, "sm_89": 128, "sm_90": 256, "sm_100": 256, "sm_120": 128}
     for arch, kib in want.items():
-        assert l4.l1_bytes(device.current(arch)) == kib * 1024, arch
+        assert l4.l1_bytes(device.profile_info(device.arch_info(arch).example)) == kib * 1024, arch  # any machine
 
 
 @pytest.mark.parametrize("slug,per_sm", [("t4", 4), ("h100-sxm", 6)])

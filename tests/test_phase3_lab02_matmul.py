@@ -308,7 +308,7 @@ def test_tma_config_comes_from_the_nearest_tuned_size(tuning_record, monkeypatch
     assert mm.tma_config(16384, 8192, 8192)[0] == big
     assert mm.tma_config(2048, 2048, 2048)[0] == small
     cfg, source = mm.tma_config(5000, 5000, 5000)
-    assert cfg == small and "tuned on test" in source                         # log-nearest: 5000^3 is nearer 4096^3
+    assert cfg == small and f"tuned on {tuning_record.made_on}" in source   # log-nearest: 5000^3 is nearer 4096^3
     tuning_record(mm.TUNED_RECORD, [{"shape": [4096] * 3, "config": dict(small, BLOCK_K=48)}])
     with pytest.warns(UserWarning, match="unusable"):
         assert mm.tma_config(4096, 4096, 4096)[0] == mm.TMA_DEFAULT

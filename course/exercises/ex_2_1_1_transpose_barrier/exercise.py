@@ -84,9 +84,10 @@ def check(path):
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [
-    ('the barrier moved inside the loop',
+    # (a barrier moved INTO the load loop is still right: its last pass comes after every store, before any read)
+    ('the barrier before the loads instead of between loads and reads',
      [('    __syncthreads();\n', ''),
-      ('tile[ty + j][tx] = in[r * N + c];', 'tile[ty + j][tx] = in[r * N + c];\n        __syncthreads();')],
+      ('c0 = (long long)blockIdx.x * TILE;', 'c0 = (long long)blockIdx.x * TILE;\n    __syncthreads();')],
      ('not run', None)),
     ('__syncwarp() for __syncthreads()', [('__syncthreads();', '__syncwarp();')], ('not run', None)),
 ]
