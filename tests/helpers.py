@@ -202,3 +202,23 @@ def needs_setup(what: str) -> None:
     if os.environ.get("COURSE_REQUIRE_SETUP") == "1":
         pytest.fail(msg + " (COURSE_REQUIRE_SETUP=1)")
     pytest.skip(msg)
+
+
+def every_launch_fits(phase: str, name: str) -> None:
+    """Every launch of the lab's plan on every GPU profile compiles (NVRTC for CUDA C, Triton ahead of time) for that
+    GPU's architecture and fits its limits (tests/test_gpu_plans*.py, one file per phase group)."""
+    import pytest
+
+    from common import device, lab, plan
+
+    mod, bench = lab.lab_module(phase, name), lab.bench_module(phase, name)
+    if not hasattr(mod, "launches"):
+        pytest.skip(f"{name} declares no launches (common.plan)")
+    bad = []
+    for slug in device.profiles():
+        gpu = device.profile_info(slug)
+        for f in plan.verify(plan.make(mod, bench, gpu)):
+            if f.problems:
+                bad.append(f"{slug} ({gpu.arch}) {f.launch.variant or '-'} / {f.launch.kernel}: "
+                           + "; ".join(f.problems))
+    assert not bad, "\n".join(bad)
