@@ -82,7 +82,7 @@ import os
 from common import check, cuda, device, lab, plan
 from common.i18n import tr
 
-from . import hopper
+from . import hopper, hopper_bwd
 # The lab's pieces (see "Where things are" above), re-exported: other labs, the course's exercises, tools/ and the tests
 # reach them as lab.X
 from .cases import (  # noqa: F401 - re-exported
@@ -123,12 +123,15 @@ def compile_defines(path: str = CU, arch: str | None = None) -> dict:
     """The -D values a compile of this lab's .cu file `path` needs (for tools and tests that compile it outside the
     wrappers; neither file has a default of its own): kernels.cu's shipped build at D = 128, bf16, for `arch` (default:
     the lowest register caps over the architectures the file claims, so one set compiles without a spill on each);
-    kernels_hopper.cu's hopper.defines(128) (sm_90a only)."""
+    kernels_hopper.cu's hopper.defines(128) and kernels_hopper_bwd.cu's hopper_bwd.defines(128) (sm_90a only)."""
     path = os.path.abspath(path)
     if path == os.path.abspath(hopper.KERNEL_PATH):
         return hopper.defines(128)
+    if path == os.path.abspath(hopper_bwd.KERNEL_PATH):
+        return hopper_bwd.defines(128)
     if path != os.path.abspath(CU):
-        raise ValueError(f"{path}: not a CUDA C file of this lab ({CU}, {hopper.KERNEL_PATH})")
+        raise ValueError(f"{path}: not a CUDA C file of this lab ({CU}, {hopper.KERNEL_PATH}, "
+                         f"{hopper_bwd.KERNEL_PATH})")
     if arch is not None:
         return defines(128, arch=arch)
     builds = [defines(128, arch=a) for a in cuda.claimed_archs(CU)]

@@ -1,0 +1,179 @@
+"""Lab 4.6, the Hopper backward's host side: kernels_hopper_bwd.cu compiled for sm_90a through
+common.cuda, and flash_attn_bwd_hopper, with the API of the Triton backward (flash.flash_attn_bwd) so that the two can
+be compared call for call.
+
+Three launches (the .cu's header has the design, the shared-memory budget, the FLOPs and the prediction):
+  attn_bwd_delta       Delta = rowsum(dO * O) (fp32, B Hq S), and dQ's fp32 accumulator zeroed row by row
+  attn_bwd_01_mma      one block per (64-key tile, batch, key/value head): dK, dV (summed over the group's query heads
+                       inside the block), dQ added into the accumulator with red.global.add.f32
+  attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
+                       applied in the backward kernel's epilogue)
+
+This first rung runs mma.sync (HMMA) with cp.async loads; the wgmma / TMA rungs that follow keep this module's API,
+CONFIG and launches (the .cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every
+build and read its registers, spills and HMMA count; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
+checks dQ, dK, dV against float64 on an sm_90 GPU.
+
+Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py
+The compile report (any machine): python -m phase4_optimization.lab06_attention.hopper_bwd
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+
+from common import arrays, cuda
+
+from . import hopper as hp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
+KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "convert": "attn_bwd_dq_convert"}
+ARCH = "sm_90a"
+DTYPES = ("bfloat16", "float16")
+HEAD_DIMS = (64, 128)
+# CONFIG: kernels_hopper_bwd.cu's compile-time constants, in one place; each reaches the kernel as -DNAME=VALUE beside
+# the build's HEAD_DIM and ATTN_FP16, and the .cu holds no value of its own.
+#   BLOCK_N = 64      keys per block (warp w owns keys 16w .. 16w+15)      NWARPS = 4   (128 threads, BLOCK_N / 16)
+#   BLOCK_M = 64      query rows per step (== BLOCK_N: causal skipping)   DELTA_ROWS = 4  rows (warps) per delta block
+CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4)
+THREADS = 32 * CONFIG["NWARPS"]
+CONVERT_THREADS = 256
+
+
+def smem_bytes(head_dim: int) -> int:
+    """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES): K, V, Q, dO tiles of 64 rows, dS^T
+    (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M floats each)."""
+    return 4 * 64 * head_dim * 2 + CONFIG["BLOCK_N"] * CONFIG["BLOCK_M"] * 2 + 2 * CONFIG["BLOCK_M"] * 4
+
+
+def defines(head_dim: int, dtype: str = "bfloat16") -> dict:
+    """-D values of one build: CONFIG, HEAD_DIM and ATTN_FP16."""
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head_dim: expected one of {HEAD_DIMS}, got {head_dim!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
+    return {**{k: int(v) for k, v in CONFIG.items()}, "HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16")}
+
+
+def compile_report(head_dim: int = 128, dtype: str = "bfloat16") -> cuda.CompileReport:
+    """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS of the three kernels."""
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype))
+
+
+def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
+    """One row per build and kernel: registers, spills, stack, shared memory, tensor-core instructions in the SASS."""
+    rows = []
+    for d in head_dims:
+        for dt in dtypes:
+            rep = compile_report(d, dt)
+            for name in KERNELS.values():
+                k = rep.kernels[name]
+                sass = k.sass
+                rows.append({"kernel": name, "D": d, "dtype": dt, "regs": k.registers, "spill B": k.spills,
+                             "stack B": k.stack_bytes, "smem B": smem_bytes(d) if name == KERNELS["01"] else 0,
+                             "HMMA": sum("HMMA" in s for s in sass) if sass else None,
+                             "RED": sum(s.startswith("RED") for s in sass) if sass else None})
+    return rows
+
+
+@functools.lru_cache(maxsize=None)
+def _functions(head_dim: int, dtype: str):
+    """The loaded cubin's three kernels (the backward's dynamic shared memory opted in)."""
+    from cupy.cuda import function as cfunc
+    from cupy_backends.cuda.api import driver
+
+    mod = cfunc.Module()
+    mod.load(bytes(compile_report(head_dim, dtype).cubin))
+    fns = {key: mod.get_function(name) for key, name in KERNELS.items()}
+    driver.funcSetAttribute(fns["01"].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
+    return mod, fns
+
+
+def _launch(fn, grid, block, smem, stream, *args):
+    from cupy_backends.cuda.api import driver
+
+    ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
+    driver.launchKernel(fn.ptr, *grid, block, 1, 1, smem, stream, ctypes.addressof(ptrs), 0)
+
+
+def _check_rows_view(name, x, shape, dt):
+    """do / o: (B, Hq, S, D) like q, the last dim contiguous, other strides 16-byte units (cp.async's rule)."""
+    arrays.check_array(name, x, dtypes=(dt,), ndim=4, device=None, contiguous=False, libs=("torch", "cupy"))
+    if tuple(int(n) for n in x.shape) != shape:
+        raise ValueError(f"{name}: expected shape {shape} like q, got {tuple(x.shape)}")
+    hp.check_tma_view(x, names=(name,))
+
+
+def check_inputs(do, q, k, v, o, lse, causal, sm_scale, out):
+    """Every refusal before any launch: (b, hq, hkv, s, d, dtype, scale, (dq, dk, dv) or None); TypeError /
+    ValueError naming the argument."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        arrays.check_array(name, x, dtypes=DTYPES, ndim=4, device=None, contiguous=False, libs=("torch", "cupy"))
+    b, hq, hkv, s, d, dt, scale = hp.check_inputs(q, k, v, causal, sm_scale)
+    _check_rows_view("do", do, (b, hq, s, d), dt)
+    _check_rows_view("o", o, (b, hq, s, d), dt)
+    arrays.check_array("lse", lse, dtypes=("float32",), ndim=3, device=True, libs=(arrays.library(q),))
+    if tuple(int(n) for n in lse.shape) != (b, hq, s):
+        raise ValueError(f"lse: expected shape {(b, hq, s)}, got {tuple(lse.shape)}")
+    if out is None:
+        return b, hq, hkv, s, d, dt, scale, None
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise ValueError("out: expected a tuple (dq, dk, dv) of arrays (or None for fresh ones)")
+    outs = []
+    for name, x, shape in (("out[0] (dq)", out[0], (b, hq, s, d)), ("out[1] (dk)", out[1], (b, hkv, s, d)),
+                           ("out[2] (dv)", out[2], (b, hkv, s, d))):
+        if x is not None:
+            arrays.check_array(name, x, dtypes=(dt,), ndim=4, device=True, contiguous=True,
+                               libs=(arrays.library(q),))
+            if tuple(int(n) for n in x.shape) != shape:
+                raise ValueError(f"{name}: expected shape {shape}, got {tuple(x.shape)}")
+            if not arrays.aligned(x, 4):
+                raise ValueError(f"{name}: the data must start 4-byte aligned (the kernels store element pairs)")
+        outs.append(x)
+    return b, hq, hkv, s, d, dt, scale, tuple(outs)
+
+
+def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None):
+    """Gradients of attention for an upstream dO, by the Hopper backward: (dq, dk, dv) in q's dtype, dq like q
+    (B, Hq, S, D), dk and dv (B, Hkv, S, D) summed over each group's Hq / Hkv query heads - flash.flash_attn_bwd's
+    arguments and results (o and lse: the forward's; lse natural log, fp32, (B, Hq, S) contiguous).
+
+    q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
+    D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated).
+    Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
+    b, hq, hkv, s, d, dt, scale, outs = check_inputs(do, q, k, v, o, lse, causal, sm_scale, out)
+    if not arrays.is_contiguous(lse):
+        raise ValueError("lse: expected a contiguous array")
+    why = hp.unavailable_reason()
+    if why:
+        raise RuntimeError(f"flash_attn_bwd_hopper cannot run here: {why}")
+    outs = outs or (None, None, None)
+    dq = outs[0] if outs[0] is not None else arrays.empty((b, hq, s, d), dt, q)
+    dk = outs[1] if outs[1] is not None else arrays.empty((b, hkv, s, d), dt, q)
+    dv = outs[2] if outs[2] is not None else arrays.empty((b, hkv, s, d), dt, q)
+    delta = arrays.empty((b, hq, s), "float32", q)
+    dq_acc = arrays.empty((b, hq, s, d), "float32", q)        # zeroed by attn_bwd_delta
+    _, fns = _functions(d, dt)
+    stream = hp._stream_ptr(q)
+    P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
+    st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),
+                                                                       ("o", o))}
+    rows = CONFIG["DELTA_ROWS"]
+    _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
+            P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
+    _launch(fns["01"], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d), stream,
+            *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
+            I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
+    n2 = b * hq * s * d // 2
+    _launch(fns["convert"], (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1), CONVERT_THREADS, 0, stream,
+            P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)), I64(n2), F(scale))
+    # the temporaries must outlive the launches on the stream: torch's caching allocator reuses a freed block only
+    # for work queued later on the same stream, so dropping them here is safe
+    return dq, dk, dv
+
+
+if __name__ == "__main__":
+    for row in compile_rows():
+        print("  ".join(f"{k_} {v_}" for k_, v_ in row.items()))

@@ -1,0 +1,375 @@
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, first rung.
+// archs: sm_90a
+//
+//   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
+//   attn_bwd_01_mma          the backward proper, one block per (64-key tile, batch, key/value head): dK, dV of its
+//                            keys (registers, summed over the group's query heads and all query tiles), dQ added
+//                            into the fp32 accumulator with red.global.add.f32
+//   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper, the same API as flash.flash_attn_bwd). Nothing here has run on a
+// GPU yet: the CPU tests check that it compiles for sm_90a with no spill; tests/test_phase4_lab06_attention_hopper_bwd.py's
+// GPU tier checks dQ, dK, dV against float64 on an sm_90 GPU.
+//
+// What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
+//   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
+//   dV  += P^T dO                  dP = dO V^T          dS = P * (dP - Delta)       (Delta from attn_bwd_delta)
+//   dK  += dS^T Q                  dQ += dS K
+// and sm_scale is applied exactly once to each of dK and dQ: dK in this kernel's epilogue (fp32 x sm_scale before the
+// rounding), dQ in attn_bwd_dq_convert (the accumulator holds dS K unscaled). dV needs none.
+//
+// THIS RUNG: mma.sync m16n8k16 (HMMA), not wgmma. The design below is the one the wgmma rung keeps (key tile per
+// block, K and V resident, the query tiles walked, dK and dV in registers, dQ by atomics); what changes in the next
+// rungs is only how the operands reach the tensor cores. Chosen so because nothing can be run before the GPU session,
+// and the mma.sync fragment algebra is the one lab 4.6's rungs 01/02 (kernels.cu) already verified on hardware:
+//   block      4 warps (128 threads), BLOCK_N = 64 keys, warp w owns keys 16w .. 16w+15 (the M = 16 of every mma it
+//              issues for dK, dV, S^T and dP^T). BLOCK_M = 64 query rows per step.
+//   per step   (one query tile of one query head of the group)
+//              1. all threads copy Q, dO (64 x D each, cp.async, zero past S), LSE log2e and Delta (64 floats each)
+//              2. S^T = K Q^T and dP^T = V dO^T per warp (16 keys x 64 queries each: A = K / V by ldmatrix, B = Q / dO
+//                 by ldmatrix, both K-major: no transpose), P^T and dS^T in fp32 registers, masks applied
+//              3. dV += P^T dO and dK += dS^T Q: P^T and dS^T go from the accumulator registers straight into A
+//                 fragments (the forward's "P from registers" trick, transposed), B = dO / Q by ldmatrix.trans
+//              4. dS^T (16-bit) to shared memory; barrier; dQ (64 queries x D) = dS (64 x 64 keys) K (64 x D): warp w
+//                 takes queries 16w .. 16w+15, A = dS by ldmatrix.trans, B = K by ldmatrix.trans, then one
+//                 red.global.add.f32 per accumulator element into dQ_acc (B, Hq, S, D) fp32
+//   GQA        the block loops over the group's query heads itself (h = hkv group .. hkv group + group - 1), so dK, dV
+//              stay in its registers across the group and are written once, no atomics for them
+//   causal     Sq == Sk and BLOCK_M == BLOCK_N, so key tile n0 meets query tiles m0 >= n0 only: the walk starts at
+//              m0 = n0 (tiles above the diagonal are skipped entirely) and only m0 == n0 is masked (query < key).
+//              Block x takes key tile x: the lowest key tiles have the most query tiles and start first.
+//   ragged S   rows past S are copied as zeros; their LSE is +inf (so P = 0) and Delta 0; keys past S get P = 0 too;
+//              dK, dV rows past S and dQ rows past S are never stored.
+//   smem       K, V, Q, dO: 4 x 64 D 2 bytes (64 KiB at D = 128, 32 KiB at D = 64) + dS^T 64 x 64 x 2 = 8 KiB + LSE,
+//              Delta 2 x 256 B = 74240 B at D = 128 (41472 B at D = 64): 3 blocks would fit an SM's 228 KiB at
+//              D = 128, but the registers allow 2 (below).
+//   registers  per thread: dK, dV accumulators 2 x (16 x D / 32) = D floats (128 at D = 128), S^T and dP^T 2 x 32;
+//              __launch_bounds__(128, 1). NVRTC for sm_90a (hopper_bwd.compile_rows): 255 registers at D = 128, 241
+//              at D = 64, bf16 and fp16 alike, no spill, no stack: 2 blocks (8 warps) per SM at D = 128.
+//   why 64 keys: the block holds dK and dV for its keys in registers, 2 BLOCK_N D floats spread over its threads,
+//              and mma.sync gives each warp M = 16 keys: 64 keys = 4 warps at 128 floats a thread (D = 128). A
+//              128-key tile would take 8 warps (same registers a thread, smem K, V 64 KiB + Q, dO 32 KiB + dS^T 16
+//              KiB = 112 KiB) and halve the L2 re-reads of Q and dO and the dQ atomics per key; it is the wgmma
+//              rungs' tile (2 consumer warpgroups x 64 keys, FlashAttention-3's choice at D = 128), not this one's.
+//   FLOPs      5 GEMMs of 2 S^2 D per head (S^T, dP^T, dV, dK, dQ): 10 B Hq S^2 D = 2.75 TFLOP at B=4 H=32 S=4096
+//              D=128 non-causal (2.5x the forward), halved causal. Bytes: Q, dO re-read per key tile from L2 (S / 64
+//              x 2 S D 2 bytes per head), dQ_acc's atomics S / 64 x S D 4 bytes per head - 32 GiB of L2 atomics at
+//              that shape, the largest traffic of this rung (FlashAttention-2/3 do the same at 128-key tiles).
+//   prediction 0.3-0.45x SDPA cuDNN's backward at B=4 H=32 S=4096 D=128 bf16: mma.sync tops out near 2/3 of the
+//              wgmma peak on Hopper (lab 4.3), this rung does no copy/compute overlap (a barrier-separated load per
+//              query tile), reloads every K/V fragment from shared memory for each step, and pays the dQ atomics in
+//              line. cuDNN's Hopper backward (wgmma, TMA, warp-specialized) runs near 0.5 of the dense bf16 peak.
+//
+// NEXT RUNGS (in this order, each measured against the previous on the same GPU):
+//   02  wgmma for the two GEMMs whose operands sit in shared memory: S^T = K Q^T (m64n64k16, A = K, B = Q) and
+//       dP^T = V dO^T as one 64-key warpgroup; TMA for Q and dO through an mbarrier ring (producer warp,
+//       kernels_hopper.cu's WAIT, descriptors and 4-D tensor maps from hopper.py), K and V loaded once by TMA.
+//   03  dV += P^T dO and dK += dS^T Q as wgmma with A from registers (P^T / dS^T accumulators repacked as in the
+//       forward's P V), B = dO / Q MN-major from the same swizzled boxes; 2 consumer warpgroups x 64 keys = 128-key
+//       tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB + dS 32 KiB = 160 KiB, one block per SM).
+//   04  dQ: either the atomics of this rung from a wgmma dQ = dS K (dS through shared memory), or a separate dQ pass
+//       (one block per query tile walking the key tiles, recomputing P and dS: +2 GEMMs, no atomics) - measure both.
+//
+// Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
+//   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
+//   B[2t..][g], b1 = B[2t+8..][g];  C (16 x 8): c0, c1 = C[g][2t..2t+1], c2, c3 = C[g+8][2t..2t+1].
+//   S^T (16 keys x 64 queries) as 8 C tiles: thread holds key 16w + g (+8 for c2, c3), queries 8 nt + 2t + {0, 1}.
+//   The A fragment of P^T for queries 16 kq .. 16 kq + 15 is (pack(c0, c1), pack(c2, c3)) of tile 2 kq followed by
+//   the same of tile 2 kq + 1: a0..a3, exactly as the forward's P.
+//   ldmatrix.x4 (lane l gives the row address of matrix l >> 3, row l & 7; every lane gets row g, cols 2t.. of each):
+//     A row-major (K, V: rows = keys, cols = d):        lane l -> row (l & 15), chunk 2 kk + (l >> 4)
+//     B with B[k][n] = X[n][k] (Q, dO for S^T, dP^T):   lane l -> row (l & 7) + 8 (l >> 4), chunk 2 kk + ((l >> 3) & 1)
+//                                                       (b0, b1 of query tile 2 np, then of 2 np + 1)
+//     B with B[k][n] = X[k][n] (.trans: dO, Q for dV, dK; K for dQ): lane l -> row (l & 7) + 8 ((l >> 3) & 1),
+//                                                       chunk 2 dp + (l >> 4)   (b0, b1 of d tile 2 dp, then 2 dp + 1)
+//     A with A[m][k] = X[k][m] (.trans: dS from dS^T): lane l -> row (key) 16 kk + (l & 7) + 8 (l >> 4),
+//                                                       chunk (query) 2 w + ((l >> 3) & 1)
+// Shared tiles are swizzled (chunk c of row r at c ^ (r & 7), mma_sm80.cuh's swizzle<CPR>): conflict-free ldmatrix.
+
+#include "mma_sm80.cuh"
+#include "half_bits.cuh"
+
+// Every value comes from hopper_bwd.py as -DNAME=VALUE (hopper_bwd.defines); none is defaulted here.
+#ifndef HEAD_DIM
+#error "HEAD_DIM is set by hopper_bwd.defines(head_dim) (64 or 128)"
+#endif
+#ifndef ATTN_FP16
+#error "ATTN_FP16 is set by hopper_bwd.defines(dtype)"
+#endif
+#ifndef BLOCK_N
+#error "BLOCK_N is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef BLOCK_M
+#error "BLOCK_M is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef NWARPS
+#error "NWARPS is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef DELTA_ROWS
+#error "DELTA_ROWS is set by CONFIG in hopper_bwd.py"
+#endif
+
+static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
+static_assert(BLOCK_N == 16 * NWARPS && BLOCK_M == 64 && BLOCK_N == BLOCK_M,
+              "warp w owns 16 keys; causal skipping assumes BLOCK_M == BLOCK_N; dQ splits 64 queries over 4 warps");
+
+typedef unsigned short elem_t;
+#if ATTN_FP16
+typedef __half mma_t;
+typedef F16 pack_t;
+#else
+typedef __nv_bfloat16 mma_t;
+typedef BF16 pack_t;
+#endif
+
+#define THREADS (32 * NWARPS)
+#define CHUNKS (HEAD_DIM / 8)             // 16-byte chunks per row of Q, K, V, dO
+#define DK (HEAD_DIM / 16)                // k16 steps over d
+#define DT (HEAD_DIM / 8)                 // n8 tiles over d
+#define QT (BLOCK_M / 8)                  // n8 tiles over the query tile
+#define TILE_BYTES (64 * HEAD_DIM * 2)
+#define DS_BYTES (BLOCK_N * BLOCK_M * 2)
+#define SMEM_BYTES (4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)
+#define LOG2E_F 1.4426950408889634f
+
+__device__ __forceinline__ unsigned off_d(int r, int c) { return (unsigned)swizzle<CHUNKS>(r, c) * 16u; }
+__device__ __forceinline__ unsigned off_s(int r, int c) { return (unsigned)swizzle<8>(r, c) * 16u; }
+
+// 64 rows [row0, row0 + 64) of one head (base: its row 0, row stride ss elements) into a swizzled tile; rows >= S
+// are zero-filled (cp.async src-size 0, the address clamped to the base)
+__device__ __forceinline__ void load_tile(unsigned dst, const elem_t* base, long long ss, int row0, int S)
+{
+    for (int i = threadIdx.x; i < 64 * CHUNKS; i += THREADS) {
+        const int r = i / CHUNKS, c = i % CHUNKS;
+        const bool in = row0 + r < S;
+        const elem_t* src = in ? base + (long long)(row0 + r) * ss + 8 * c : base;
+        cp_async_16(dst + off_d(r, c), src, in ? 16 : 0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Delta = rowsum(dO * O) per (b, h, row), one warp per row; the same warp zeroes the row's dQ accumulator.
+// grid (ceil(S / DELTA_ROWS), B Hq), DELTA_ROWS warps per block.
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_delta(
+    const elem_t* __restrict__ o, const elem_t* __restrict__ dout, float* __restrict__ delta,
+    float* __restrict__ dq_acc, int S, int Hq, long long o_sb, long long o_sh, long long o_ss, long long do_sb,
+    long long do_sh, long long do_ss)
+{
+    const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= S) return;
+    const int b = blockIdx.y / Hq, h = blockIdx.y % Hq;
+    const elem_t* op = o + b * o_sb + h * o_sh + row * o_ss;
+    const elem_t* dp = dout + b * do_sb + h * do_sh + row * do_ss;
+    float acc = 0.f;
+#pragma unroll
+    for (int d = 2 * lane; d < HEAD_DIM; d += 64) {
+        const unsigned ow = *reinterpret_cast<const unsigned*>(op + d);
+        const unsigned dw = *reinterpret_cast<const unsigned*>(dp + d);
+        acc += widen(pack_t(), (elem_t)(ow & 0xffff)) * widen(pack_t(), (elem_t)(dw & 0xffff));
+        acc += widen(pack_t(), (elem_t)(ow >> 16)) * widen(pack_t(), (elem_t)(dw >> 16));
+    }
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    const long long r = (long long)blockIdx.y * S + row;
+    if (lane == 0) delta[r] = acc;
+    float2* z = reinterpret_cast<float2*>(dq_acc + r * HEAD_DIM);
+    for (int d = lane; d < HEAD_DIM / 2; d += 32) z[d] = make_float2(0.f, 0.f);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// dQ = sm_scale x dQ_acc in the output dtype; dq contiguous (B, Hq, S, D) like dQ_acc; n2 = element pairs in all.
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(256) attn_bwd_dq_convert(const float* __restrict__ dq_acc,
+                                                                       elem_t* __restrict__ dq, long long n2,
+                                                                       float sm_scale)
+{
+    for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n2; i += (long long)gridDim.x * 256) {
+        const float2 a = reinterpret_cast<const float2*>(dq_acc)[i];
+        reinterpret_cast<unsigned*>(dq)[i] = pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The backward proper. grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES dynamic shared memory.
+// q, dout (B, Hq, S, D) and k, v (B, Hkv, S, D): element strides (sb, sh, ss), last dim contiguous, rows 16-byte
+// aligned; lse, delta (B, Hq, S) fp32 contiguous; dq_acc (B, Hq, S, D) fp32 zeroed; dk, dv (B, Hkv, S, D) contiguous.
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
+    const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,
+    const elem_t* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
+    float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group,
+    float sm_scale, int causal, long long q_sb, long long q_sh, long long q_ss, long long k_sb, long long k_sh,
+    long long k_ss, long long v_sb, long long v_sh, long long v_ss, long long do_sb, long long do_sh,
+    long long do_ss)
+{
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const unsigned sK = smem_u32(smem), sV = sK + TILE_BYTES, sQ = sV + TILE_BYTES, sdO = sQ + TILE_BYTES;
+    const unsigned sdS = sdO + TILE_BYTES;
+    float* s_lse = reinterpret_cast<float*>(smem + 4 * TILE_BYTES + DS_BYTES);   // LSE log2e per query row
+    float* s_delta = s_lse + BLOCK_M;
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
+    const int n0 = blockIdx.x * BLOCK_N;
+    const float scale_log2 = sm_scale * LOG2E_F;
+
+    // ---- K and V of this block's keys: loaded once ----
+    load_tile(sK, k + b * k_sb + hkv * k_sh, k_ss, n0, S);
+    load_tile(sV, v + b * v_sb + hkv * v_sh, v_ss, n0, S);
+    cp_async_commit();
+
+    float acc_dk[DT][4], acc_dv[DT][4];
+#pragma unroll
+    for (int i = 0; i < DT; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_dk[i][e] = acc_dv[i][e] = 0.f;
+
+    // per-lane ldmatrix row / chunk-parity choices (see the header)
+    const int a_row = 16 * warp + (lane & 15), a_hi = lane >> 4;                  // K, V as A (this warp's keys)
+    const int bn_row = (lane & 7) + 8 * (lane >> 4), bn_hi = (lane >> 3) & 1;     // Q, dO as B (non-trans)
+    const int bt_row = (lane & 7) + 8 * ((lane >> 3) & 1), bt_hi = lane >> 4;     // dO, Q, K as B (.trans)
+    const int key_a = n0 + 16 * warp + g, key_b = key_a + 8;                       // this thread's two keys
+
+    const int m_start = causal ? n0 : 0;
+    for (int hh = 0; hh < group; ++hh) {
+        const int h = hkv * group + hh;
+        const elem_t* qh = q + b * q_sb + h * q_sh;
+        const elem_t* doh = dout + b * do_sb + h * do_sh;
+        const long long bh_rows = ((long long)b * Hq + h) * S;
+        for (int m0 = m_start; m0 < S; m0 += BLOCK_M) {
+            // ---- 1. Q, dO, LSE, Delta of this query tile ----
+            __syncthreads();                              // the previous step's reads of sQ, sdO, sdS are done
+            load_tile(sQ, qh, q_ss, m0, S);
+            load_tile(sdO, doh, do_ss, m0, S);
+            cp_async_commit();
+            for (int i = threadIdx.x; i < BLOCK_M; i += THREADS) {
+                const bool in = m0 + i < S;
+                s_lse[i] = in ? lse[bh_rows + m0 + i] * LOG2E_F : __int_as_float(0x7f800000);
+                s_delta[i] = in ? delta[bh_rows + m0 + i] : 0.f;
+            }
+            cp_async_wait_all();
+            __syncthreads();
+
+            // ---- 2. S^T = K Q^T, dP^T = V dO^T (16 keys x 64 queries per warp) ----
+            float st[QT][4], dpt[QT][4];
+#pragma unroll
+            for (int i = 0; i < QT; ++i)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) st[i][e] = dpt[i][e] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < DK; ++kk) {
+                unsigned ka[4], va[4];
+                ldmatrix_x4(ka[0], ka[1], ka[2], ka[3], sK + off_d(a_row, 2 * kk + a_hi));
+                ldmatrix_x4(va[0], va[1], va[2], va[3], sV + off_d(a_row, 2 * kk + a_hi));
+#pragma unroll
+                for (int np = 0; np < QT / 2; ++np) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4(b0, b1, b2, b3, sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi));
+                    mma_16816(st[2 * np], ka, b0, b1, mma_t());
+                    mma_16816(st[2 * np + 1], ka, b2, b3, mma_t());
+                    ldmatrix_x4(b0, b1, b2, b3, sdO + off_d(16 * np + bn_row, 2 * kk + bn_hi));
+                    mma_16816(dpt[2 * np], va, b0, b1, mma_t());
+                    mma_16816(dpt[2 * np + 1], va, b2, b3, mma_t());
+                }
+            }
+
+            // ---- P^T = exp2(S^T scale log2e - LSE log2e), masked; dS^T = P^T (dP^T - Delta), into st / dpt ----
+            const bool diag = causal && m0 == n0;
+#pragma unroll
+            for (int nt = 0; nt < QT; ++nt) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int qi = 8 * nt + 2 * t + (e & 1);
+                    const int key = e < 2 ? key_a : key_b;
+                    float p = fast_exp2(st[nt][e] * scale_log2 - s_lse[qi]);
+                    if (key >= S || (diag && m0 + qi < key)) p = 0.f;
+                    st[nt][e] = p;
+                    dpt[nt][e] = p * (dpt[nt][e] - s_delta[qi]);
+                }
+            }
+
+            // ---- 3. dV += P^T dO, dK += dS^T Q (A from the registers above, B by ldmatrix.trans) ----
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+                unsigned pa[4], sa[4];
+                pa[0] = pack2(pack_t(), st[2 * kq][0], st[2 * kq][1]);
+                pa[1] = pack2(pack_t(), st[2 * kq][2], st[2 * kq][3]);
+                pa[2] = pack2(pack_t(), st[2 * kq + 1][0], st[2 * kq + 1][1]);
+                pa[3] = pack2(pack_t(), st[2 * kq + 1][2], st[2 * kq + 1][3]);
+                sa[0] = pack2(pack_t(), dpt[2 * kq][0], dpt[2 * kq][1]);
+                sa[1] = pack2(pack_t(), dpt[2 * kq][2], dpt[2 * kq][3]);
+                sa[2] = pack2(pack_t(), dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
+                sa[3] = pack2(pack_t(), dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
+                // dS^T (16-bit) to shared memory for step 4: rows = keys, 8-query chunks; a pair per 32-bit store
+                const int kr = 16 * warp + g;
+                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
+                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
+                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
+                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
+#pragma unroll
+                for (int dp = 0; dp < DT / 2; ++dp) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4_trans(b0, b1, b2, b3, sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
+                    mma_16816(acc_dv[2 * dp], pa, b0, b1, mma_t());
+                    mma_16816(acc_dv[2 * dp + 1], pa, b2, b3, mma_t());
+                    ldmatrix_x4_trans(b0, b1, b2, b3, sQ + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
+                    mma_16816(acc_dk[2 * dp], sa, b0, b1, mma_t());
+                    mma_16816(acc_dk[2 * dp + 1], sa, b2, b3, mma_t());
+                }
+            }
+            __syncthreads();                              // every warp's dS^T is in sdS
+
+            // ---- 4. dQ (queries 16 warp .. +15 of the tile) += dS K, added into dq_acc ----
+            unsigned da[BLOCK_N / 16][4];
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+                ldmatrix_x4_trans(da[kk][0], da[kk][1], da[kk][2], da[kk][3],
+                                  sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1)));
+            const int qa = m0 + 16 * warp + g, qb = qa + 8;
+            float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
+            float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
+#pragma unroll
+            for (int dp = 0; dp < DT / 2; ++dp) {
+                float c[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4_trans(b0, b1, b2, b3, sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi));
+                    mma_16816(c[0], da[kk], b0, b1, mma_t());
+                    mma_16816(c[1], da[kk], b2, b3, mma_t());
+                }
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    const int col = 8 * (2 * dp + j) + 2 * t;
+                    if (qa < S) {
+                        atomicAdd(rowa + col, c[j][0]);
+                        atomicAdd(rowa + col + 1, c[j][1]);
+                    }
+                    if (qb < S) {
+                        atomicAdd(rowb + col, c[j][2]);
+                        atomicAdd(rowb + col + 1, c[j][3]);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- epilogue: dV, and dK x sm_scale (dK's only scaling), rounded to the dtype; rows past S not stored ----
+    const long long kv_rows = ((long long)b * Hkv + hkv) * S;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+        const int col = 8 * dt + 2 * t;
+        if (key_a < S) {
+            reinterpret_cast<unsigned*>(dv + (kv_rows + key_a) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dv[dt][0], acc_dv[dt][1]);
+            reinterpret_cast<unsigned*>(dk + (kv_rows + key_a) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dk[dt][0] * sm_scale, acc_dk[dt][1] * sm_scale);
+        }
+        if (key_b < S) {
+            reinterpret_cast<unsigned*>(dv + (kv_rows + key_b) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dv[dt][2], acc_dv[dt][3]);
+            reinterpret_cast<unsigned*>(dk + (kv_rows + key_b) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dk[dt][2] * sm_scale, acc_dk[dt][3] * sm_scale);
+        }
+    }
+}

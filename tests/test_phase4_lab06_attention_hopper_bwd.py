@@ -1,0 +1,434 @@
+"""Lab 4.6, the Hopper attention backward, first rung (kernels_hopper_bwd.cu, host side hopper_bwd.py).
+
+CPU tier: every build the host uses (D 64 and 128, bf16 and fp16; causal and the GQA group are run-time arguments, so
+each build serves both) compiles with NVRTC for sm_90a, spills nothing, keeps its registers within the launch bounds,
+and issues tensor-core MMAs (HMMA in the SASS, mma.sync in the PTX) and dQ's reductions (RED); the shared-memory
+mirror; the refusals name their argument; a lane-by-lane NumPy model of ldmatrix / mma.m16n8k16 running one step of
+the kernel with its own lane addresses (pinned to the .cu's lines) against the step's matrices; a float64 model of the
+kernels' loops (grid, GQA group loop, causal skipping and masking, ragged S, where sm_scale goes) against attention's
+backward. GPU tier (marked gpu, sm_90 only): dQ, dK, dV against a float64 reference
+at awkward sizes (S not a multiple of the 64-row tiles, causal and not, GQA and MQA, D 64 and 128, fp16 and bf16,
+strided q/k/v views), outputs poisoned inside guard bands, judged by FlashAttention's rule (at most 3x the error of
+torch's same-precision SDPA backward: within_peer_rule of the GQA tests).
+"""
+import re
+
+import numpy as np
+import pytest
+
+from common import check, device
+from phase4_optimization.lab06_attention import hopper as hp
+from phase4_optimization.lab06_attention import hopper_bwd as hb
+
+gpu = pytest.mark.gpu
+BUILDS = [(d, dt) for d in hb.HEAD_DIMS for dt in hb.DTYPES]
+MAX_REGS = 255                      # __launch_bounds__(128, 1): 65536 / 128 capped at the ISA's 255
+
+
+@pytest.fixture(scope="module", params=BUILDS, ids=[f"d{d}-{dt}" for d, dt in BUILDS])
+def build(request):
+    d, dt = request.param
+    return d, dt, hb.compile_report(d, dt)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: compile
+# ---------------------------------------------------------------------------------------------------------------------
+def test_builds_compile_without_spills_within_launch_bounds(build):
+    d, dt, rep = build
+    assert rep.arch == "sm_90a"
+    for name in hb.KERNELS.values():
+        k = rep.kernels[name]
+        assert k.spills == 0 and k.stack_bytes == 0, f"{name} D{d} {dt}: spills {k.spills} B, stack {k.stack_bytes} B"
+        assert 0 < k.registers <= MAX_REGS, f"{name} D{d} {dt}: {k.registers} registers"
+
+
+def test_backward_uses_tensor_cores_and_red_for_dq(build):
+    """The PTX always: mma.sync m16n8k16 of the build's dtype, ldmatrix (plain and .trans), cp.async, and dQ's
+    atomics as reductions (atomicAdd with the result unused). The SASS when cuobjdump is there: HMMA, RED, and the
+    count of HMMAs the loops imply (5 GEMMs per step: S^T, dP^T, dV, dK, dQ)."""
+    d, dt, rep = build
+    ptx = rep.ptx
+    kind = "f16.f16" if dt == "float16" else "bf16.bf16"
+    assert len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{kind}\.f32", ptx)) > 0
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx and "cp.async.cg.shared.global" in ptx
+    assert re.search(r"red(\.relaxed\.gpu)?\.global\.add\.f32|atom\.global\.add\.f32", ptx)
+    sass = rep.kernels[hb.KERNELS["01"]].sass
+    if not sass:
+        pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS counts are not checked")
+    hmma = sum("HMMA" in s for s in sass)
+    # per step: S^T, dP^T 2 x (D/16) x 8; dV, dK 2 x 4 x (D/8); dQ (D/8) x 4
+    assert hmma == 2 * (d // 16) * 8 + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
+    assert sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass) == 4 * (d // 8)
+    assert not any("HGMMA" in s for s in sass), "rung 01 is mma.sync; wgmma comes with the next rung"
+
+
+def test_shared_memory_mirror_and_budget():
+    """hopper_bwd.smem_bytes mirrors the .cu's SMEM_BYTES, and 3 blocks fit an sm_90 SM at D = 128."""
+    src = open(hb.KERNEL_PATH).read()
+    assert "#define SMEM_BYTES (4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)" in src
+    assert "// archs: sm_90a" in src
+    assert hb.smem_bytes(128) == 4 * 64 * 128 * 2 + 64 * 64 * 2 + 2 * 64 * 4 == 74240
+    assert hb.smem_bytes(64) == 41472
+    assert 3 * (hb.smem_bytes(128) + 1024) <= device.arch_info("sm_90").smem_per_sm
+
+
+def test_defines_carry_config_and_refuse_other_builds():
+    dd = hb.defines(64, "float16")
+    assert dd == {**hb.CONFIG, "HEAD_DIM": 64, "ATTN_FP16": 1}
+    with pytest.raises(ValueError, match="head_dim"):
+        hb.defines(96)
+    with pytest.raises(ValueError, match="dtype"):
+        hb.defines(64, "float32")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: refusals (host tensors: every one of these is refused before the device is asked for)
+# ---------------------------------------------------------------------------------------------------------------------
+def _t(shape, dtype="bfloat16"):
+    import torch
+
+    return torch.zeros(shape, dtype=getattr(torch, dtype))
+
+
+def _call(q=None, k_shape=(1, 2, 8), causal=False, sm_scale=None, d=64, dtype="bfloat16"):
+    q = _t((1, 4, 8, d), dtype) if q is None else q
+    k = _t((*k_shape, d), dtype)
+    v = _t(tuple(k.shape), dtype)
+    return hb.flash_attn_bwd_hopper(_t(tuple(q.shape), dtype), q, k, v, _t(tuple(q.shape), dtype),
+                                    _t(tuple(q.shape[:3]), "float32"), causal, sm_scale)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(d=96), ValueError, "q: head dimension 96"),
+    (dict(dtype="float32"), TypeError, "q: dtype float32"),
+    (dict(k_shape=(1, 2, 16)), ValueError, "k: Sk = 16"),
+    (dict(k_shape=(1, 3, 8)), ValueError, "k: its 3 heads"),
+    (dict(causal=1), TypeError, "causal"),
+    (dict(sm_scale=-1.0), ValueError, "sm_scale"),
+])
+def test_refusals_name_the_argument(kwargs, exc, match):
+    pytest.importorskip("torch")
+    with pytest.raises(exc, match=match):
+        _call(**kwargs)
+
+
+def test_refuses_a_transposed_head_dim_and_host_arrays():
+    pytest.importorskip("torch")
+    q = _t((1, 4, 64, 8)).transpose(2, 3)              # (1, 4, 8, 64) with D strided
+    with pytest.raises(ValueError, match="q: the last dimension must be contiguous"):
+        _call(q=q)
+    with pytest.raises(TypeError, match="q: expected a GPU array"):
+        _call()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GPU tier (sm_90 only)
+# ---------------------------------------------------------------------------------------------------------------------
+def _hopper_ready():
+    return device.has_gpu() and not hp.unavailable_reason()
+
+
+hopper_gpu = pytest.mark.skipif(not _hopper_ready(), reason="the Hopper backward needs an sm_90 GPU")
+
+# (B, Hq, Hkv, S, D, causal, dtype): S past a 64-row tile by a little and by a lot, S = 1, one exact tile; grouped
+# (4q / 2kv), multi-query (Hkv 1) and Hq = Hkv; both head dims and dtypes
+GPU_CASES = [(1, 2, 2, 113, 64, False, "bfloat16"), (2, 4, 2, 203, 128, True, "float16"),
+             (1, 4, 1, 130, 128, False, "bfloat16"), (2, 4, 2, 64, 64, True, "bfloat16"),
+             (1, 2, 2, 1, 128, True, "float16"), (1, 4, 2, 257, 64, True, "float16"),
+             (1, 2, 1, 300, 128, True, "bfloat16"), (2, 2, 2, 191, 64, False, "float16"),
+             (1, 8, 2, 1024, 128, True, "bfloat16"), (1, 4, 4, 65, 128, False, "float16")]
+
+
+@gpu
+@hopper_gpu
+@pytest.mark.parametrize("b, hq, hkv, s, d, causal, dtype", GPU_CASES)
+def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype):
+    """dQ, dK, dV into poisoned guarded outputs, from the exact O (rounded to the dtype) and LSE (fp32), each within
+    3x the same-precision SDPA backward's error against float64 (FlashAttention's rule)."""
+    import torch
+
+    from tests.test_phase4_lab06_attention_gqa import _exact_reference, _inputs, _peer_grads, within_peer_rule
+
+    q, k, v, do = _inputs(b, hq, hkv, s, s, d, dtype, 500 + s + d + hq, "cuda")
+    o, lse, rdq, rdk, rdv = _exact_reference(q, k, v, do, causal)
+    o = o.to(q.dtype).contiguous()
+    lse = lse.float().contiguous()
+    outs = (check.guarded((b, hq, s, d), dtype, q), check.guarded((b, hkv, s, d), dtype, q),
+            check.guarded((b, hkv, s, d), dtype, q))
+    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=outs)
+    torch.cuda.synchronize()
+    assert all(g is x for g, x in zip(got, outs)), "the gradients must be written into out"
+    for g, name in zip(got, ("dq", "dk", "dv")):
+        damage = check.guard_damage(g)
+        assert not damage, f"{name}: {damage}"
+    peer = _peer_grads(q, k, v, do, causal)
+    what = f"B{b} Hq{hq} Hkv{hkv} S{s} D{d} causal={causal}"
+    within_peer_rule(got[0], peer[1], rdq, 3, dtype, f"{what} dq")
+    within_peer_rule(got[1], peer[2], rdk, 3, dtype, f"{what} dk")
+    within_peer_rule(got[2], peer[3], rdv, 3, dtype, f"{what} dv")
+
+
+@gpu
+@hopper_gpu
+def test_gpu_backward_matches_triton_backward_and_fresh_outputs():
+    """The Hopper backward beside the lab's Triton one on the Hopper forward's own O and LSE (the real pipeline),
+    outputs allocated by the wrapper."""
+    import torch
+
+    from phase4_optimization.lab06_attention.flash import flash_attn_bwd
+    from tests.test_phase4_lab06_attention_gqa import _inputs
+
+    q, k, v, do = _inputs(2, 4, 2, 333, 333, 128, "bfloat16", 77, "cuda")
+    o, lse = hp.flash_attn_hopper(q, k, v, True)
+    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, True)
+    ref = flash_attn_bwd(do, q, k, v, o, lse, True)
+    torch.cuda.synchronize()
+    for g, r, name in zip(got, ref, ("dq", "dk", "dv")):
+        assert tuple(g.shape) == tuple(r.shape) and g.dtype == r.dtype, name
+        err = (g.double() - r.double()).abs().max().item()
+        assert np.isfinite(err) and err <= 0.05 * max(1.0, r.double().abs().max().item()), f"{name}: {err:.3e}"
+
+
+@gpu
+@hopper_gpu
+def test_gpu_refuses_misshapen_backward_arguments():
+    import torch
+
+    q = torch.zeros((1, 4, 8, 64), dtype=torch.bfloat16, device="cuda")
+    k = torch.zeros((1, 2, 8, 64), dtype=torch.bfloat16, device="cuda")
+    lse = torch.zeros((1, 4, 8), dtype=torch.float32, device="cuda")
+    with pytest.raises(ValueError, match="do: expected shape"):
+        hb.flash_attn_bwd_hopper(q[:, :2], q, k, k, q, lse)
+    with pytest.raises(ValueError, match="o: expected shape"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q[:, :, :4], lse)
+    with pytest.raises(ValueError, match="lse: expected shape"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q, lse[:, :2])
+    with pytest.raises(TypeError, match="lse: dtype"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q, lse.double())
+    with pytest.raises(ValueError, match=r"out\[1\] \(dk\): expected shape"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q, lse, out=(None, q, None))
+    with pytest.raises(ValueError, match="out: expected a tuple"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q, lse, out=q)
+
+
+def test_compile_rows_report_every_build():
+    """compile_rows (the report the lead reads): one row per build and kernel, none spilling."""
+    rows = hb.compile_rows()
+    assert len(rows) == len(BUILDS) * len(hb.KERNELS)
+    assert all(r["spill B"] == 0 for r in rows)
+    assert {r["kernel"] for r in rows} == set(hb.KERNELS.values())
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# CPU tier: the kernel's fragment algebra, lane by lane. A NumPy model of ldmatrix (.x4, plain and .trans), of
+# mma.m16n8k16's A / B / C fragments and of the swizzled tiles runs one step of attn_bwd_01_mma (all 4 warps) with the
+# .cu's own lane-address formulas, and must give S^T, P, dP, dS, dV, dK and dQ of the step exactly as the matrices do.
+# A wrong row / chunk choice in any ldmatrix, a mis-packed fragment or a wrong dS^T store address fails here, before
+# any GPU.
+# ---------------------------------------------------------------------------------------------------------------------
+def _swz(cpr, r, c):
+    return r * cpr + (c ^ (r & 7)) if cpr >= 8 else r * cpr + (c ^ ((r >> 1) & 3))
+
+
+def _tile(x):
+    """A (rows, 8 cpr) matrix as the kernel's swizzled shared tile: a flat array, 16-byte chunk c of row r at chunk
+    _swz(cpr, r, c); addresses below are element offsets (the kernel's byte offsets / 2)."""
+    rows, cols = x.shape
+    cpr = cols // 8
+    flat = np.zeros(rows * cols)
+    for r in range(rows):
+        for c in range(cpr):
+            flat[_swz(cpr, r, c) * 8: _swz(cpr, r, c) * 8 + 8] = x[r, 8 * c: 8 * c + 8]
+    return flat, cpr
+
+
+_LANE = np.arange(32)
+_G, _T = _LANE >> 2, _LANE & 3
+
+
+def _ldsm(tile, rows, chunks, trans=False):
+    """ldmatrix.x4: lane l gives the address of row l & 7 of matrix l >> 3; returns regs (4, 32 lanes, 2 values)."""
+    flat, cpr = tile
+    addr = np.array([_swz(cpr, int(r), int(c)) * 8 for r, c in zip(rows, chunks)])
+    out = np.zeros((4, 32, 2))
+    for i in range(4):
+        m = np.stack([flat[addr[8 * i + r]: addr[8 * i + r] + 8] for r in range(8)])
+        out[i] = np.stack([m[_G, 2 * _T], m[_G, 2 * _T + 1]], 1) if not trans else \
+            np.stack([m[2 * _T, _G], m[2 * _T + 1, _G]], 1)
+    return out
+
+
+def _mma(c, a, b0, b1):
+    """c (32, 4) += A (16 x 16, from a (4, 32, 2)) B (16 x 8, from b0, b1 (32, 2)), mma.m16n8k16's fragments."""
+    am, bm, cm = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
+    for e in range(2):
+        am[_G, 2 * _T + e], am[_G + 8, 2 * _T + e] = a[0][:, e], a[1][:, e]
+        am[_G, 2 * _T + 8 + e], am[_G + 8, 2 * _T + 8 + e] = a[2][:, e], a[3][:, e]
+        bm[2 * _T + e, _G], bm[2 * _T + 8 + e, _G] = b0[:, e], b1[:, e]
+        cm[_G, 2 * _T + e], cm[_G + 8, 2 * _T + e] = c[:, e], c[:, 2 + e]
+    cm = cm + am @ bm
+    return np.stack([cm[_G, 2 * _T], cm[_G, 2 * _T + 1], cm[_G + 8, 2 * _T], cm[_G + 8, 2 * _T + 1]], 1)
+
+
+def _simulate_step(k, v, q, do, lse2, delta, scale2, key0, s, diag):
+    """One query-tile step of attn_bwd_01_mma, warp by warp, with the .cu's addresses. k, v, q, do (64, D) tiles,
+    lse2 (64,) = LSE log2e, delta (64,); key0 = n0 (keys are n0 + row); diag: mask query < key (m0 == n0).
+    Returns dV, dK (unscaled), dQ (64 x D each) of the step."""
+    d = k.shape[1]
+    sk, sv, sq, sdo = _tile(k), _tile(v), _tile(q), _tile(do)
+    ds_t = np.zeros(64 * 64)                      # dS^T: rows = keys, 8 chunks of 8 queries
+    dv, dk, dq = np.zeros((64, d)), np.zeros((64, d)), np.zeros((64, d))
+    for w in range(4):
+        a_row, a_hi = 16 * w + (_LANE & 15), _LANE >> 4
+        bn_row, bn_hi = (_LANE & 7) + 8 * (_LANE >> 4), (_LANE >> 3) & 1
+        st, dpt = [np.zeros((32, 4)) for _ in range(8)], [np.zeros((32, 4)) for _ in range(8)]
+        for kk in range(d // 16):
+            ka, va = _ldsm(sk, a_row, 2 * kk + a_hi), _ldsm(sv, a_row, 2 * kk + a_hi)
+            for np_ in range(4):
+                b = _ldsm(sq, 16 * np_ + bn_row, 2 * kk + bn_hi)
+                st[2 * np_], st[2 * np_ + 1] = _mma(st[2 * np_], ka, b[0], b[1]), _mma(st[2 * np_ + 1], ka, b[2], b[3])
+                b = _ldsm(sdo, 16 * np_ + bn_row, 2 * kk + bn_hi)
+                dpt[2 * np_], dpt[2 * np_ + 1] = (_mma(dpt[2 * np_], va, b[0], b[1]),
+                                                  _mma(dpt[2 * np_ + 1], va, b[2], b[3]))
+        for nt in range(8):
+            for e in range(4):
+                qi = 8 * nt + 2 * _T + (e & 1)
+                key = key0 + 16 * w + _G + 8 * (e >> 1)
+                p = np.exp2(st[nt][:, e] * scale2 - lse2[qi])
+                p = np.where((key >= s) | (diag & (qi + key0 < key)), 0.0, p)
+                st[nt][:, e], dpt[nt][:, e] = p, p * (dpt[nt][:, e] - delta[qi])
+        for kq in range(4):
+            pa = np.stack([st[2 * kq][:, 0:2], st[2 * kq][:, 2:4], st[2 * kq + 1][:, 0:2], st[2 * kq + 1][:, 2:4]])
+            sa = np.stack([dpt[2 * kq][:, 0:2], dpt[2 * kq][:, 2:4], dpt[2 * kq + 1][:, 0:2],
+                           dpt[2 * kq + 1][:, 2:4]])
+            kr = 16 * w + _G
+            for i, (r, c) in enumerate(((kr, 2 * kq), (kr + 8, 2 * kq), (kr, 2 * kq + 1), (kr + 8, 2 * kq + 1))):
+                at = np.array([_swz(8, int(r_), int(c_)) * 8 for r_, c_ in zip(r, np.broadcast_to(c, 32))]) + 2 * _T
+                ds_t[at], ds_t[at + 1] = sa[i][:, 0], sa[i][:, 1]
+            bt_row, bt_hi = (_LANE & 7) + 8 * ((_LANE >> 3) & 1), _LANE >> 4
+            for dp in range(d // 16):
+                for tile, acc, af in ((sdo, dv, pa), (sq, dk, sa)):
+                    b = _ldsm(tile, 16 * kq + bt_row, 2 * dp + bt_hi, trans=True)
+                    for j in range(2):
+                        c = _mma(np.zeros((32, 4)), af, b[2 * j], b[2 * j + 1])
+                        col = 8 * (2 * dp + j) + 2 * _T
+                        for e in range(4):
+                            acc[16 * w + _G + 8 * (e >> 1), col + (e & 1)] += c[:, e]
+    sds = (ds_t, 8)
+    for w in range(4):                              # step 4, after the barrier: dQ rows 16 w .. 16 w + 15
+        da = [_ldsm(sds, 16 * kk + (_LANE & 7) + 8 * (_LANE >> 4), 2 * w + ((_LANE >> 3) & 1), trans=True)
+              for kk in range(4)]
+        bt_row, bt_hi = (_LANE & 7) + 8 * ((_LANE >> 3) & 1), _LANE >> 4
+        for dp in range(d // 16):
+            c = [np.zeros((32, 4)), np.zeros((32, 4))]
+            for kk in range(4):
+                b = _ldsm(sk, 16 * kk + bt_row, 2 * dp + bt_hi, trans=True)
+                c[0], c[1] = _mma(c[0], da[kk], b[0], b[1]), _mma(c[1], da[kk], b[2], b[3])
+            for j in range(2):
+                col = 8 * (2 * dp + j) + 2 * _T
+                for e in range(4):
+                    dq[16 * w + _G + 8 * (e >> 1), col + (e & 1)] += c[j][:, e]
+    return dv, dk, dq
+
+
+@pytest.mark.parametrize("d, key0, s, diag", [(64, 0, 64, False), (128, 64, 100, True), (64, 128, 150, False)])
+def test_fragment_model_of_one_step_matches_the_matrices(d, key0, s, diag):
+    """The model above against the step's matrices in float64 (keys key0 + row, queries key0 + row when diag: the
+    diagonal tile; a ragged S masks the keys past it)."""
+    rng = np.random.default_rng(d + key0 + s)
+    k, v, q, do = (rng.standard_normal((64, d)) for _ in range(4))
+    scale2 = d ** -0.5 * 1.4426950408889634
+    lse2, delta = rng.standard_normal(64) + 3.0, rng.standard_normal(64)
+    dv, dk, dq = _simulate_step(k, v, q, do, lse2, delta, scale2, key0, s, diag)
+    p = np.exp2(q @ k.T * scale2 - lse2[:, None])               # (queries, keys)
+    keys, queries = key0 + np.arange(64), key0 + np.arange(64)
+    p[:, keys >= s] = 0.0
+    if diag:
+        p[queries[:, None] < keys[None, :]] = 0.0
+    ds = p * (do @ v.T - delta[:, None])
+    np.testing.assert_allclose(dv, p.T @ do, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dk, ds.T @ q, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dq, ds @ k, rtol=1e-10, atol=1e-10)
+
+
+def test_fragment_model_uses_the_kernels_own_addresses():
+    """The model's lane formulas are the .cu's, line for line (a change to one must be made to the other)."""
+    src = open(hb.KERNEL_PATH).read()
+    for line in ("const int a_row = 16 * warp + (lane & 15), a_hi = lane >> 4;",
+                 "const int bn_row = (lane & 7) + 8 * (lane >> 4), bn_hi = (lane >> 3) & 1;",
+                 "const int bt_row = (lane & 7) + 8 * ((lane >> 3) & 1), bt_hi = lane >> 4;",
+                 "sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1))",
+                 "smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];",
+                 "smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];",
+                 "sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi)",
+                 "sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi)",
+                 "sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi)",
+                 "if (key >= S || (diag && m0 + qi < key)) p = 0.f;"):
+        assert line in src, line
+
+
+def _model_backward(q, k, v, do, o, lse, causal, scale):
+    """The three kernels' loops in float64 (one step as matrices; the step's fragments are checked above): blocks
+    per (key tile, b, kv head), the group's heads and the query tiles from m_start walked in order, rows past S zero
+    with LSE +inf and Delta 0, keys past S masked, dK x scale in the epilogue, dQ = scale x the accumulated dS K."""
+    b_, hq, s, d = q.shape
+    hkv = k.shape[1]
+    group = hq // hkv
+    delta = (do * o).sum(-1)                                      # attn_bwd_delta
+    dq_acc, dk, dv = np.zeros(q.shape), np.zeros(k.shape), np.zeros(k.shape)
+
+    def rows(x, r0):
+        t = np.zeros((64,) + x.shape[1:])
+        t[: max(0, min(64, s - r0))] = x[r0: r0 + 64]
+        return t
+
+    for b in range(b_):
+        for g in range(hkv):
+            for n0 in range(0, s, 64):
+                kt, vt = rows(k[b, g], n0), rows(v[b, g], n0)
+                adk, adv = np.zeros((64, d)), np.zeros((64, d))
+                keys = n0 + np.arange(64)
+                for h in range(g * group, (g + 1) * group):
+                    for m0 in range(n0 if causal else 0, s, 64):
+                        qt, dot = rows(q[b, h], m0), rows(do[b, h], m0)
+                        n = max(0, min(64, s - m0))
+                        lse2 = np.full(64, np.inf)                       # rows past S: +inf, so P = 0
+                        lse2[:n] = lse[b, h, m0: m0 + n] * 1.4426950408889634
+                        dl = rows(delta[b, h], m0)
+                        p = np.exp2(qt @ kt.T * scale * 1.4426950408889634 - lse2[:, None])
+                        p[:, keys >= s] = 0.0
+                        if causal and m0 == n0:
+                            p[(m0 + np.arange(64))[:, None] < keys[None, :]] = 0.0
+                        ds = p * (dot @ vt.T - dl[:, None])
+                        adv += p.T @ dot
+                        adk += ds.T @ qt
+                        dq_acc[b, h, m0: m0 + n] += (ds @ kt)[:n]
+                n = min(64, s - n0)
+                dk[b, g, n0: n0 + n], dv[b, g, n0: n0 + n] = (adk * scale)[:n], adv[:n]
+    return dq_acc * scale, dk, dv
+
+
+@pytest.mark.parametrize("hq, hkv, s, causal", [(2, 2, 150, False), (4, 2, 150, True), (3, 1, 64, True),
+                                                (2, 1, 1, True), (2, 2, 129, True)])
+def test_loop_model_matches_float64_attention_backward(hq, hkv, s, causal):
+    """_model_backward (the grid, the group loop, causal skipping and masking, ragged S, where sm_scale goes) against
+    attention's backward computed directly in float64."""
+    rng = np.random.default_rng(hq + 10 * s + int(causal))
+    d, scale = 64, 64 ** -0.5
+    q, do = rng.standard_normal((2, hq, s, d)), rng.standard_normal((2, hq, s, d))
+    k, v = rng.standard_normal((2, hkv, s, d)), rng.standard_normal((2, hkv, s, d))
+    kx, vx = np.repeat(k, hq // hkv, 1), np.repeat(v, hq // hkv, 1)
+    sc = q @ kx.swapaxes(-1, -2) * scale
+    if causal:
+        sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
+    lse = np.log(np.exp(sc - sc.max(-1, keepdims=True)).sum(-1)) + sc.max(-1)
+    p = np.exp(sc - lse[..., None])
+    o = p @ vx
+    dp = do @ vx.swapaxes(-1, -2)
+    ds = p * (dp - (do * o).sum(-1)[..., None])
+    dq_ref = ds @ kx * scale
+    dk_ref = (ds.swapaxes(-1, -2) @ q * scale).reshape(2, hkv, hq // hkv, s, d).sum(2)
+    dv_ref = (p.swapaxes(-1, -2) @ do).reshape(2, hkv, hq // hkv, s, d).sum(2)
+    for got, ref in zip(_model_backward(q, k, v, do, o, lse, causal, scale), (dq_ref, dk_ref, dv_ref)):
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
