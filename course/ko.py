@@ -196,14 +196,8 @@ KO = {
     "checked on this CPU: rowsum is right for every row length in the Triton interpreter":
         "이 CPU에서 검사함: Triton interpreter에서 모든 행 길이에 대해 rowsum이 맞습니다",
     "its speed against one program per row": "행마다 program 하나인 kernel 대비 속도",
-    "bytes: you said {said}, {off} (count {why})": "bytes: {said}라고 답했고 {off}. ({why}를 셉니다)",
-    "FLOPs: you said {said}, {off} (count {why})": "FLOPs: {said}라고 답했고 {off}. ({why}를 셉니다)",
     "unit: not {said!r}: which units run 16-bit matmuls, and which run fp32 arithmetic, whatever the kernel is?":
         "unit: {said!r}가 아닙니다. kernel이 무엇이든 16-bit matmul은 어느 unit이, fp32 연산은 어느 unit이 실행합니까?",
-    "bound: not {said}: compare the arithmetic intensity, FLOPs / bytes, with the ridge of its unit, peak "
-    "TFLOP/s / HBM TB/s":
-        "bound: {said}가 아닙니다. arithmetic intensity(FLOPs / bytes)를 그 unit의 ridge(peak TFLOP/s / HBM TB/s)와 "
-        "비교하세요",
     "roof: you said {said} TFLOP/s, {off}: the roof is min(the unit's peak, AI x HBM bandwidth)":
         "roof: {said} TFLOP/s라고 답했고 {off}. roof는 min(unit의 peak, AI x HBM bandwidth)입니다",
     "not run: no GPU here ({why}), so {what} is unchecked: run this again on a machine with one":

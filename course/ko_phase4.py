@@ -11,17 +11,48 @@ KO = {
         "왼쪽, k = 64 chain(16 FLOP/B)은 fp32 ridge(11.8)의 바로 오른쪽, 두 GEMM은 1365 FLOP/B로 각자의 ridge보다 훨씬 "
         "오른쪽입니다. naive attention은 matmul 두 개인데도 S와 P가 HBM을 거치므로 bf16 ridge의 왼쪽(157 FLOP/B 대 "
         "60)에 있어 memory-bound입니다",
-    "read a and b, write c: 3 x 4 bytes an element": "a와 b를 읽고 c를 씁니다: 원소마다 3 x 4바이트",
-    "one add an element": "원소마다 덧셈 하나",
-    "read x, write y: 2 x 4 bytes an element": "x를 읽고 y를 씁니다: 원소마다 2 x 4바이트",
-    "5 an element": "원소마다 5",
-    "read x, write y: 8 bytes an element, whatever k": "x를 읽고 y를 씁니다: k와 관계없이 원소마다 8바이트",
-    "k FMAs of 2 FLOPs an element": "원소마다 2 FLOP짜리 FMA k개",
-    "(M K + K N + M N) x 4 bytes": "(M K + K N + M N) x 4바이트",
-    "(M K + K N + M N) x 2 bytes": "(M K + K N + M N) x 2바이트",
-    "Q, K, V read and O written (4 B H S D) plus S written, S read, P written, P read (4 B H S^2), 2 bytes each":
-        "Q, K, V 읽기와 O 쓰기(4 B H S D), 그리고 S 쓰기, S 읽기, P 쓰기, P 읽기(4 B H S^2), 각각 2바이트",
-    "4 B H S^2 D: two matmuls of 2 S^2 D per head": "4 B H S^2 D: head마다 2 S^2 D짜리 matmul 두 개",
+    "only the compulsory traffic counts: A, B and C each cross HBM once - how many elements has each of the three, "
+    "and how many bytes is one element of the kernel's dtype?":
+        "compulsory traffic만 셉니다. A, B, C는 저마다 HBM을 한 번 지나갑니다. 세 행렬의 원소는 각각 몇 개이고, 이 "
+        "커널의 dtype 원소 하나는 몇 바이트입니까?",
+    "how many multiply-adds does one element of C take, how many FLOPs is a multiply-add, and how many elements has "
+    "C?":
+        "C의 원소 하나에 곱셈-덧셈이 몇 번 들고, 곱셈-덧셈 하나는 몇 FLOP이며, C의 원소는 몇 개입니까?",
+    "which arrays of n elements does c = a + b read from HBM, which does it write, and how many bytes is one fp32 "
+    "element?":
+        "c = a + b는 원소 n개짜리 배열 가운데 어느 것을 HBM에서 읽고 어느 것을 씁니까? fp32 원소 하나는 몇 "
+        "바이트입니까?",
+    "how many floating-point operations does c = a + b do on one element, and on how many elements?":
+        "c = a + b는 원소 하나에 부동소수점 연산을 몇 번 하고, 원소는 몇 개입니까?",
+    "the fused kernel keeps a row on chip between its passes: which whole arrays cross HBM then, and how many bytes "
+    "is one fp32 element?":
+        "fused 커널은 pass 사이에 행을 칩 안에 둡니다. 그러면 HBM을 지나가는 전체 배열은 무엇이고, fp32 원소 하나는 "
+        "몇 바이트입니까?",
+    "which operations does a numerically stable softmax do on one element, pass by pass (lab 4.1 counts each as one "
+    "FLOP), and on how many elements?":
+        "수치적으로 안정한 softmax는 pass마다 원소 하나에 어떤 연산을 합니까(랩 4.1은 연산 하나를 1 FLOP으로 "
+        "셉니다)? 원소는 몇 개입니까?",
+    "the k FMAs run in registers: how many bytes does one element cost in HBM, read and written, and does k change "
+    "that?":
+        "FMA k개는 register 안에서 실행됩니다. 원소 하나가 HBM에서 읽히고 쓰이는 바이트는 몇 개이고, k가 그 수를 "
+        "바꿉니까?",
+    "how many FMAs does the chain do on one element, how many FLOPs is an FMA, and on how many elements?":
+        "chain은 원소 하나에 FMA를 몇 번 하고, FMA 하나는 몇 FLOP이며, 원소는 몇 개입니까?",
+    "besides reading Q, K and V and writing O, the naive kernel puts the scores S and the probabilities P through "
+    "HBM: how many times does each of them cross it, how many elements has each per head, and how many bytes is one "
+    "bf16 element?":
+        "naive 커널은 Q, K, V를 읽고 O를 쓰는 것 말고도 score S와 확률 P를 HBM에 거치게 합니다. 둘은 저마다 HBM을 "
+        "몇 번 지나가고, head마다 원소는 몇 개이며, bf16 원소 하나는 몇 바이트입니까?",
+    "which matmuls does attention do per head, of which shapes (the softmax between them is small beside them and "
+    "not counted), and how many heads are there in all?":
+        "attention은 head마다 어떤 matmul을 어떤 shape으로 합니까(그 사이의 softmax는 matmul에 비해 작아 세지 "
+        "않습니다)? head는 모두 몇 개입니까?",
+    "bytes: you said {said}, {off}: {why}": "bytes: {said}라고 답했고 {off}. {why}",
+    "FLOPs: you said {said}, {off}: {why}": "FLOPs: {said}라고 답했고 {off}. {why}",
+    "bound: {said!r} is not what the model says: compare the arithmetic intensity, FLOPs / bytes, with the ridge of "
+    "its unit, peak TFLOP/s / HBM TB/s":
+        "bound: {said!r}는 모델의 답과 다릅니다. arithmetic intensity(FLOPs / bytes)를 그 unit의 ridge(peak TFLOP/s / "
+        "HBM TB/s)와 비교하세요",
     "{key}: {fields} not answered yet": "{key}: {fields}에 아직 답이 없습니다",
     "of {n} kernels": "커널 {n}개 중",
     "{key}: write a dict(bytes=..., flops=..., unit=..., bound=..., roof_tflops=...)":

@@ -1,9 +1,9 @@
 """A checker never gives the answer away (issue 31): for every realistic wrong attempt of exercises 1.5.2, 1.6.1,
-2.2.1, 2.4.1, 4.2.1, 4.3.1, 4.4.1 and 4.5.1, the verdict says which way the wrong item is off and what to re-check,
-but holds neither the solution's value for that item nor the intermediate number that gives it by one step - each
-written the way the old messages wrote it ('it is 32', '1,941 GB/s', 'Little's law is 1.28', 'fits in 242 registers,
-no spill', '4 of them fit', '= 65,536 bytes', 'the model predicts 6.00x', 'the byte model says (4, 2)', 'the H200
-measured 2.88e-03')."""
+2.2.1, 2.4.1, 4.1.1, 4.2.1, 4.3.1, 4.4.1 and 4.5.1, the verdict says which way the wrong item is off and what to
+re-check, but holds neither the solution's value for that item nor the intermediate number that gives it by one step -
+each written the way the old messages wrote it ('it is 32', '1,941 GB/s', '3 x 4 bytes an element', 'Little's law is
+1.28', 'fits in 242 registers, no spill', '4 of them fit', '= 65,536 bytes', 'the model predicts 6.00x', 'the byte
+model says (4, 2)', 'the H200 measured 2.88e-03')."""
 import os
 import re
 
@@ -12,8 +12,8 @@ import pytest
 from common import i18n
 from course.exercise import all_exercises
 
-EXS = {x.id: x for x in all_exercises() if x.id in ("1.5.2", "1.6.1", "2.2.1", "2.4.1", "4.2.1", "4.3.1", "4.4.1",
-                                                      "4.5.1")}
+EXS = {x.id: x for x in all_exercises() if x.id in ("1.5.2", "1.6.1", "2.2.1", "2.4.1", "4.1.1", "4.2.1", "4.3.1",
+                                                      "4.4.1", "4.5.1")}
 
 
 def _attempt_text(x, attempt) -> str:
@@ -73,6 +73,19 @@ def _ratio(n: int) -> list[str]:
     return [f"{ratio:.2f}", f"{ratio:g}", f"{un['A'] + un['B']:g}", f"{co['A'] + co['B']:g}", f"{co['B']:g}"]
 
 
+def _roofline(key: str, what: str) -> list[str]:
+    """'count read a and b, write c: 3 x 4 bytes an element' (and 'S written, S read, P written, P read'): the right
+    bytes or FLOPs of a kernel of exercise 4.1.1, as a number and in the counts an element or a pass that give it."""
+    from course.exercises.ex_4_1_1_place_on_roofline import exercise as E
+
+    nbytes, flops = E._truth()[key][:2]
+    want = nbytes if what == "bytes" else flops
+    counts = {"vector add, fp32, n = 2^29": ["3 x 4", "12", "12 bytes", "1 FLOP", "one add"],
+              "naive attention, bf16, B 4, H 32, S 2048, D 128":
+                  ["4 B H S^2", "4 B H S D", "S written", "P read", "twice", "2 bytes each"]}[key]
+    return [str(int(want)), f"{want:,.0f}", f"{want:.3g}", f"{want:.3e}"] + counts
+
+
 def _speedup() -> list[str]:
     """'lab 4.2 predicts 1.155: ... take 0.196 ms ..., 4 M N x 2 B = 134 MB, 0.0305 ms at 4.4 TB/s'."""
     from course.exercises.ex_4_2_1_fusion_bytes import exercise as E
@@ -116,6 +129,13 @@ SECRETS = {
     ("2.2.1", "pad of 32 (no change of bank)"): ("PAD", lambda: ["1"]),
     ("2.2.1", "stride 16 counted as 2-way"): ("stride 16", lambda: ["16"]),
     ("2.2.1", "lanes that share a word counted twice"): ("lane i reads word 32 * (i // 2)", lambda: ["16"]),
+    ("4.1.1", "the vector add's bytes without the write"):
+        ("vector add, fp32, n = 2^29", lambda: _roofline("vector add, fp32, n = 2^29", "bytes")),
+    ("4.1.1", "naive attention called compute-bound"):
+        ("naive attention, bf16, B 4, H 32, S 2048, D 128", lambda: ["memory", "60", "156.7", "157"]),
+    ("4.1.1", "naive attention's bytes counted as a flash kernel's: Q, K, V and O only"):
+        ("naive attention, bf16, B 4, H 32, S 2048, D 128",
+         lambda: _roofline("naive attention, bf16, B 4, H 32, S 2048, D 128", "bytes")),
     ("4.2.1", "bias + GELU counted unfused as 3 passes"):
         ("bias + GELU: y = gelu(x + b)", lambda: ["4", "(4, 2)", "2.00", "x in, t out"]),
     ("4.2.1", "h not kept counted as kept"):

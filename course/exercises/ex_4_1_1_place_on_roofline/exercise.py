@@ -35,33 +35,47 @@ def _ceilings():
 
 
 def _truth() -> dict:
-    """key -> (bytes, FLOPs, (lab, variant, dtype) of the result row, what the bytes are, what the FLOPs are)."""
+    """key -> (bytes, FLOPs, (lab, variant, dtype) of the result row, then a question on what moves the bytes and one
+    on what makes the FLOPs, for a wrong answer: they point at the mechanism and hold no count, not even a count an
+    element, which leaves the answer one multiplication away)."""
     from phase4_optimization.lab01_roofline import lab as R
     from phase4_optimization.lab06_attention import lab as A
 
     n, (m, c) = 2**29, (32768, 4096)
+    gemm_bytes = tr("only the compulsory traffic counts: A, B and C each cross HBM once - how many elements has each "
+                    "of the three, and how many bytes is one element of the kernel's dtype?")
+    gemm_flops = tr("how many multiply-adds does one element of C take, how many FLOPs is a multiply-add, and how "
+                    "many elements has C?")
     return {
         "vector add, fp32, n = 2^29": (12.0 * n, float(n), ("phase1_lab02_vector_add", "cuda 03 float4", "float32"),
-                                       tr("read a and b, write c: 3 x 4 bytes an element"), tr("one add an element")),
+                                       tr("which arrays of n elements does c = a + b read from HBM, which does it "
+                                          "write, and how many bytes is one fp32 element?"),
+                                       tr("how many floating-point operations does c = a + b do on one element, and "
+                                          "on how many elements?")),
         "softmax, fp32, 32768 x 4096": (2.0 * m * c * 4, R._softmax_model({"shape": [m, c]})[1],
                                         ("phase3_lab03_fused_softmax", "triton fused", "float32"),
-                                        tr("read x, write y: 2 x 4 bytes an element"), tr("5 an element")),
+                                        tr("the fused kernel keeps a row on chip between its passes: which whole "
+                                           "arrays cross HBM then, and how many bytes is one fp32 element?"),
+                                        tr("which operations does a numerically stable softmax do on one element, pass "
+                                           "by pass (lab 4.1 counts each as one FLOP), and on how many elements?")),
         "k-FMA chain, fp32, n = 2^26, k = 64": (*R.sweep_counts(2**26, 64),
                                                 ("phase4_lab01_roofline", "triton fma chain k=64", "float32"),
-                                                tr("read x, write y: 8 bytes an element, whatever k"),
-                                                tr("k FMAs of 2 FLOPs an element")),
+                                                tr("the k FMAs run in registers: how many bytes does one element cost "
+                                                   "in HBM, read and written, and does k change that?"),
+                                                tr("how many FMAs does the chain do on one element, how many FLOPs is "
+                                                   "an FMA, and on how many elements?")),
         "SGEMM, fp32, 8192^3": (*R._gemm_model({"shape": [8192] * 3, "dtype": "float32"}),
-                                ("phase2_lab08_sgemm", "cuda 11 autotuned", "float32"),
-                                tr("(M K + K N + M N) x 4 bytes"), "2 M N K"),
+                                ("phase2_lab08_sgemm", "cuda 11 autotuned", "float32"), gemm_bytes, gemm_flops),
         "GEMM, bf16, 4096^3": (*R._gemm_model({"shape": [4096] * 3, "dtype": "bfloat16"}),
-                               ("phase4_lab03_tensor_cores", "cuda 02 mma.sync", "bfloat16"),
-                               tr("(M K + K N + M N) x 2 bytes"), "2 M N K"),
+                               ("phase4_lab03_tensor_cores", "cuda 02 mma.sync", "bfloat16"), gemm_bytes, gemm_flops),
         "naive attention, bf16, B 4, H 32, S 2048, D 128": (
             float(A.naive_bytes(4, 32, 2048, 128, 2)), A.attn_flops(4, 32, 2048, 128, False),
             ("phase4_lab06_attention", "naive fwd", "bfloat16"),
-            tr("Q, K, V read and O written (4 B H S D) plus S written, S read, P written, P read (4 B H S^2), 2 bytes "
-               "each"),
-            tr("4 B H S^2 D: two matmuls of 2 S^2 D per head")),
+            tr("besides reading Q, K and V and writing O, the naive kernel puts the scores S and the probabilities P "
+               "through HBM: how many times does each of them cross it, how many elements has each per head, and how "
+               "many bytes is one bf16 element?"),
+            tr("which matmuls does attention do per head, of which shapes (the softmax between them is small beside "
+               "them and not counted), and how many heads are there in all?")),
     }
 
 
@@ -79,17 +93,17 @@ def _wrong(key, said, truth, ceil) -> list[str]:
 
     bad = []
     if not close(said.get("bytes"), nbytes, REL):
-        bad.append(tr("bytes: you said {said}, {off} (count {why})", said=said.get("bytes"),
+        bad.append(tr("bytes: you said {said}, {off}: {why}", said=said.get("bytes"),
                       off=off(said.get("bytes"), nbytes), why=bytes_why))
     if not close(said.get("flops"), flops, REL):
-        bad.append(tr("FLOPs: you said {said}, {off} (count {why})", said=said.get("flops"),
+        bad.append(tr("FLOPs: you said {said}, {off}: {why}", said=said.get("flops"),
                       off=off(said.get("flops"), flops), why=flops_why))
     if said.get("unit") != unit:
         bad.append(tr("unit: not {said!r}: which units run 16-bit matmuls, and which run fp32 arithmetic, whatever "
                       "the kernel is?", said=said.get("unit")))
     if said.get("bound") != p["bound"]:
-        bad.append(tr("bound: not {said}: compare the arithmetic intensity, FLOPs / bytes, with the ridge of its unit, "
-                      "peak TFLOP/s / HBM TB/s", said=said.get("bound")))
+        bad.append(tr("bound: {said!r} is not what the model says: compare the arithmetic intensity, FLOPs / bytes, "
+                      "with the ridge of its unit, peak TFLOP/s / HBM TB/s", said=said.get("bound")))
     if not close(said.get("roof_tflops"), p["roof_tflops"], REL):
         bad.append(tr("roof: you said {said} TFLOP/s, {off}: the roof is min(the unit's peak, AI x HBM bandwidth)",
                       said=said.get("roof_tflops"), off=off(said.get("roof_tflops"), p["roof_tflops"])))
@@ -130,5 +144,7 @@ ATTEMPTS = [
        '                                                            bound="memory"',
        'flops=4 * 128 * 2048**2 * 128, unit="bf16",\n'
        '                                                            bound="compute"')],
-     'bound: not compute'),
+     "bound: 'compute' is not what"),
+    ("naive attention's bytes counted as a flash kernel's: Q, K, V and O only",
+     [('bytes=2 * (4 * 128 * 2048 * 128 + 4 * 128 * 2048**2)', 'bytes=2 * 4 * 128 * 2048 * 128')], 'too low'),
 ]
