@@ -62,7 +62,12 @@ def versions() -> dict:
         m = sys.modules.get(mod)
         if m is None:
             try:
-                m = __import__(mod)
+                if mod == "triton":
+                    # through common.triton_support, which picks the interpreter or the compiler before Triton's first
+                    # import (imported bare here, every kernel this process builds later would get the wrong one)
+                    from .triton_support import triton as m
+                else:
+                    m = __import__(mod)
             except Exception:  # noqa: BLE001 - any import failure just means "not available"
                 v[mod] = "missing"
                 continue
