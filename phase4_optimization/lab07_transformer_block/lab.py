@@ -474,10 +474,11 @@ def bench_bytes(case) -> int:
     return 2 * (43 * m * d + 24 * d * d)
 
 
-def fit_case(case, gpu=None):
-    """(case, note): a benchmark case whose bytes fit the GPU's memory (common.plan.fit), B halved until they do."""
-    return plan.fit(tuple(case), bench_bytes, gpu, shrink=lambda c: (max(1, c[0] // 2), *c[1:]),
-                    what=f"case B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
+def fit_case(case, gpu=None, nbytes=bench_bytes, what: str = "case"):
+    """(case, note): a benchmark case whose bytes (nbytes(case); the training step passes its own) fit the GPU's
+    memory (common.plan.fit), B halved until they do."""
+    return plan.fit(tuple(case), nbytes, gpu, shrink=lambda c: (max(1, c[0] // 2), *c[1:]),
+                    what=f"{what} B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
 
 
 def _ln_launch(variant: str, name: str, rows: int, n: int, dt: str, gpu, case: str) -> plan.Launch:

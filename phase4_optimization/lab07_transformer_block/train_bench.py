@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from common import bench, check, device, lab, plan, report, target
+from common import bench, check, device, lab, report, target
 from common.i18n import tr
 
 from . import backward as B
@@ -40,8 +40,8 @@ def bench_bytes(case) -> int:
 
 
 def fit_case(case, gpu=None):
-    return plan.fit(tuple(case), bench_bytes, gpu, shrink=lambda c: (max(1, c[0] // 2), *c[1:]),
-                    what=f"training step B{case[0]} S{case[1]} d{case[2]} H{case[3]}")
+    """(case, note): the block's fit_case on the training step's bytes."""
+    return L.fit_case(case, gpu, nbytes=bench_bytes, what="training step")
 
 
 def predict_train(gpu) -> dict:
