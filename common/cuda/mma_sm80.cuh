@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include "cp_async.cuh"      // smem_u32
+#include "half_bits.cuh"     // pack2
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr)
 {
@@ -39,6 +40,18 @@ __device__ __forceinline__ void mma_16816(float* d, const unsigned* a, unsigned 
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The A fragment of the next mma from two accumulators side by side (n-tiles 2k and 2k+1 of a 16-row strip): an
+// m16n8k16 accumulator is laid out as the A operand of the next one, once each pair is rounded to 16 bits (P into
+// P V, dS into dS K). T (F16 / BF16 of half_bits.cuh) picks pack2's rounding.
+template <typename T>
+__device__ __forceinline__ void a_from_acc(unsigned* a, const float* lo, const float* hi)
+{
+    a[0] = pack2(T(), lo[0], lo[1]);
+    a[1] = pack2(T(), lo[2], lo[3]);
+    a[2] = pack2(T(), hi[0], hi[1]);
+    a[3] = pack2(T(), hi[2], hi[3]);
 }
 
 // The XOR swizzle: 16-byte chunk c of row r of a tile with CPR chunks per row lives at chunk index swizzle<CPR>(r, c).

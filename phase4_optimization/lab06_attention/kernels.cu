@@ -395,12 +395,7 @@ __device__ __forceinline__ void attention_body(const elem_t* __restrict__ Q, con
         for (int kk = 0; kk < NTB / 2; ++kk) {
             unsigned pa[MT][4];
 #pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                pa[mt][0] = pack2(pack_t(), s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                pa[mt][1] = pack2(pack_t(), s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                pa[mt][2] = pack2(pack_t(), s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                pa[mt][3] = pack2(pack_t(), s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
+            for (int mt = 0; mt < MT; ++mt) a_from_acc<pack_t>(pa[mt], s[mt][2 * kk], s[mt][2 * kk + 1]);
 #pragma unroll
             for (int dp = 0; dp < DT / 2; ++dp) {
                 unsigned b0, b1, b2, b3;

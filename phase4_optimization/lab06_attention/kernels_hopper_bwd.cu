@@ -292,14 +292,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
 #pragma unroll
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
                 unsigned pa[4], sa[4];
-                pa[0] = pack2(pack_t(), st[2 * kq][0], st[2 * kq][1]);
-                pa[1] = pack2(pack_t(), st[2 * kq][2], st[2 * kq][3]);
-                pa[2] = pack2(pack_t(), st[2 * kq + 1][0], st[2 * kq + 1][1]);
-                pa[3] = pack2(pack_t(), st[2 * kq + 1][2], st[2 * kq + 1][3]);
-                sa[0] = pack2(pack_t(), dpt[2 * kq][0], dpt[2 * kq][1]);
-                sa[1] = pack2(pack_t(), dpt[2 * kq][2], dpt[2 * kq][3]);
-                sa[2] = pack2(pack_t(), dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
-                sa[3] = pack2(pack_t(), dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
+                a_from_acc<pack_t>(pa, st[2 * kq], st[2 * kq + 1]);
+                a_from_acc<pack_t>(sa, dpt[2 * kq], dpt[2 * kq + 1]);
                 // dS^T (16-bit) to shared memory for step 4: rows = keys, 8-query chunks; a pair per 32-bit store
                 const int kr = 16 * warp + g;
                 *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
