@@ -192,16 +192,21 @@ def files_unchanged(paths: list[str]):
     assert stamp() == before, "a lab file or tuning record was written"
 
 
-def needs_setup(what: str) -> None:
-    """`what` (a tool or package `make setup` installs) is missing: skip with the one-line reason on a machine that was
-    not set up (a GPU box running the suite from a plain checkout), fail where COURSE_REQUIRE_SETUP=1 (CI: its fresh
-    machine is set up by the project's own files, so a missing one is an install step missing)."""
+def skip_or_fail(why: str, required_by: str = "COURSE_REQUIRE_SETUP") -> None:
+    """Something a test needs is missing: skip with the one-line reason, except where the environment variable
+    `required_by` is 1 - CI sets COURSE_REQUIRE_SETUP (its fresh machine is set up by the project's own files, so a
+    missing package is an install step missing) and COURSE_REQUIRE_BROWSER (it installs Chromium) - where it fails."""
     import pytest
 
-    msg = f"{what} is not installed in this environment: run `make setup`"
-    if os.environ.get("COURSE_REQUIRE_SETUP") == "1":
-        pytest.fail(msg + " (COURSE_REQUIRE_SETUP=1)")
-    pytest.skip(msg)
+    if os.environ.get(required_by) == "1":
+        pytest.fail(f"{required_by}=1 but {why}")
+    pytest.skip(why)
+
+
+def needs_setup(what: str) -> None:
+    """`what` (a tool or package `make setup` installs) is missing: skip on a machine that was not set up (a GPU box
+    running the suite from a plain checkout), fail in CI."""
+    skip_or_fail(f"{what} is not installed in this environment: run `make setup`")
 
 
 def every_launch_fits(phase: str, name: str) -> None:

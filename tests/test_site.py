@@ -30,16 +30,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from site_browser import Browser, browser_missing, serve  # noqa: E402
 
-REQUIRE = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
+from tests.helpers import skip_or_fail  # noqa: E402
+
 LABS = ["phase1_architecture/lab02_vector_add/", "phase2_cuda/lab07_softmax/", "phase3_triton/lab03_fused_softmax/",
         "phase4_optimization/lab06_attention/"]
 PAGES = ["", "start-here/"] + LABS
 
 
 def _skip_or_fail(why: str):
-    if REQUIRE:
-        pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but {why}")
-    pytest.skip(why)
+    skip_or_fail(why, required_by="COURSE_REQUIRE_BROWSER")
 
 
 @pytest.fixture(scope="module")
