@@ -52,29 +52,21 @@ def run(name: str, out: Path, cpu: bool, timeout: int = CELL_TIMEOUT_S) -> dict:
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(HERE)}})
     cells, t0, error = [], time.perf_counter(), None
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)  # the kernel is a child process: it inherits this environment
-    try:
-        with client.setup_kernel():
-            for i, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                t = time.perf_counter()
-                try:
-                    client.execute_cell(cell, i)
-                except nbclient.exceptions.CellExecutionError as e:
-                    error = f"cell {i}: {e}"
-                secs = time.perf_counter() - t
-                cells.append({"cell": i, "code": _first_line(cell.source), "secs": round(secs, 1),
-                              "ok": error is None})
-                print(f"  {name} cell {i:2d} {secs:7.1f} s  {'ok  ' if error is None else 'FAIL'}  "
-                      f"{_first_line(cell.source)}", flush=True)
-                if error is not None:
-                    break
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with client.setup_kernel(env=env):   # the kernel's own environment; this process's is left as it is
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            t = time.perf_counter()
+            try:
+                client.execute_cell(cell, i)
+            except nbclient.exceptions.CellExecutionError as e:
+                error = f"cell {i}: {e}"
+            secs = time.perf_counter() - t
+            cells.append({"cell": i, "code": _first_line(cell.source), "secs": round(secs, 1), "ok": error is None})
+            print(f"  {name} cell {i:2d} {secs:7.1f} s  {'ok  ' if error is None else 'FAIL'}  "
+                  f"{_first_line(cell.source)}", flush=True)
+            if error is not None:
+                break
     out.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out / f"{name}.ipynb")
     return {"notebook": name, "mode": "cpu" if cpu else "gpu if present", "secs": round(time.perf_counter() - t0, 1),
