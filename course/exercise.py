@@ -173,32 +173,57 @@ def find(ex_id: str) -> Exercise:
     raise KeyError(ex_id)
 
 
-def _check_child(ex_id: str, path: str, lang: str, conn) -> None:
-    """In a child process: exercise `ex_id`'s verdict on `path`, sent back through `conn` as a tuple."""
+def _check_child(ex_id: str, path: str, lang: str, conn, err_path: str) -> None:
+    """In a child process: exercise `ex_id`'s verdict on `path`, sent back through `conn` as a tuple. What the child
+    writes to stderr (file descriptor 2, so C++ and the driver too) goes to `err_path`."""
+    fd = os.open(err_path, os.O_WRONLY | os.O_APPEND)
+    os.dup2(fd, 2)
+    os.close(fd)
     i18n.set_lang(lang)
     v = find(ex_id).check(path)
     conn.send((v.ok, v.why, v.not_run))
     conn.close()
 
 
+def _printable(raw: bytes, last: int | None = None) -> str:
+    """Bytes a process wrote to stderr as text: a kernel that wrote over the process's memory can leave bytes that are
+    not UTF-8 in a dying backtrace; those are shown as U+FFFD. `last`: keep only the last that many lines."""
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines if last is None else lines[-last:])
+
+
 def check_isolated(x: Exercise, path: str) -> Verdict:
     """x.check(path) in a child process: a learner's kernel that writes far outside its arrays can corrupt the memory
     of the process that runs it and abort it (glibc's 'invalid pointer', a segfault); that is said as a verdict, not
-    a crash of the checker."""
+    a crash of the checker. The child's stderr is passed on when it finished (warnings the learner should see); when
+    it died, only its last lines, under the verdict's explanation."""
     import multiprocessing as mp
+    import sys
+    import tempfile
 
     ctx = mp.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_check_child, args=(x.id, os.path.abspath(path), i18n.lang(), send))
-    p.start()
-    send.close()
+    with tempfile.NamedTemporaryFile(prefix="course-check-", suffix=".stderr", delete=False) as f:
+        err_path = f.name
     try:
-        got = recv.recv()
-    except EOFError:
-        got = None
-    p.join()
+        p = ctx.Process(target=_check_child, args=(x.id, os.path.abspath(path), i18n.lang(), send, err_path))
+        p.start()
+        send.close()
+        try:
+            got = recv.recv()
+        except EOFError:
+            got = None
+        p.join()
+        with open(err_path, "rb") as f:
+            err = f.read()
+    finally:
+        os.unlink(err_path)
     if got is not None:
+        if err:
+            sys.stderr.write(_printable(err) + "\n")
         return Verdict(*got)
+    if err:
+        sys.stderr.write(i18n.tr("the last lines the process wrote as it died:") + "\n" + _printable(err, 8) + "\n")
     return Verdict(False, i18n.tr("the check stopped: the process that ran your code died (exit status {rc}). A kernel "
                                   "that writes far past the end of an array corrupts the memory around it, and on a "
                                   "GPU the launch faults: check every index against its bound", rc=p.exitcode))

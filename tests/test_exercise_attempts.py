@@ -84,7 +84,7 @@ def test_wrong_attempt_fails_with_the_right_message(x, i, attempt, tmp_path):
 
 def _course(*args):
     return subprocess.run([sys.executable, "-m", "course", *args], capture_output=True, text=True, timeout=900,
-                          cwd=ROOT, env={**os.environ, "COURSE_LANG": "en"})
+                          errors="replace", cwd=ROOT, env={**os.environ, "COURSE_LANG": "en"})
 
 
 def test_cli_half_fix_says_how_far_past_the_end_it_wrote(tmp_path):
@@ -152,3 +152,17 @@ def test_a_wrong_number_gets_a_direction_not_the_value(tmp_path):
     v = x.check(str(path))
     assert not v.ok and "too low" in v.why, v.why
     assert str(12 * 2**29) not in v.why.replace(",", "") and "6.44e+09" not in v.why, v.why
+
+
+def test_cli_a_process_that_dies_with_bytes_that_are_not_utf8_is_a_verdict(tmp_path):
+    """The learner's file aborts the checking process after writing bytes that are not UTF-8 to its stderr (what a
+    dying C++ backtrace printed once, after a kernel wrote over the process's memory): NOT YET, exit 1, and the
+    process's last words come through readable, with U+FFFD in place of the bad bytes."""
+    x = next(x for x in EXS if x.id == "1.2.1")
+    path = tmp_path / x.file
+    path.write_text("import os\nos.write(2, b'backtrace \\xad\\xff frame #29\\n')\nos.abort()\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "course", "exercise", x.id, "--file", str(path)], capture_output=True,
+                       cwd=ROOT, env={**os.environ, "COURSE_LANG": "en"}, timeout=900)
+    out, err = r.stdout.decode("utf-8"), r.stderr.decode("utf-8")    # strict: what the course prints is UTF-8
+    assert r.returncode == 1 and out.startswith("NOT YET") and "died" in out, out + err
+    assert "backtrace \ufffd\ufffd frame #29" in err, err
