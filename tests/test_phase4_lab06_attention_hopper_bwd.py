@@ -1,10 +1,13 @@
-"""Lab 4.6, the Hopper attention backward, first rung (kernels_hopper_bwd.cu, host side hopper_bwd.py).
+"""Lab 4.6, the Hopper attention backward, rungs 01 (mma.sync) and 02 (wgmma for S^T and dP^T) (kernels_hopper_bwd.cu,
+host side hopper_bwd.py).
 
 CPU tier: every build the host uses (D 64 and 128, bf16 and fp16; causal and the GQA group are run-time arguments, so
 each build serves both) compiles with NVRTC for sm_90a, spills nothing, keeps its registers within the launch bounds,
 and issues tensor-core MMAs (HMMA in the SASS, mma.sync in the PTX) and dQ's reductions (RED); the shared-memory
 mirror; the refusals name their argument; a lane-by-lane NumPy model of ldmatrix / mma.m16n8k16 running one step of
-the kernel with its own lane addresses (pinned to the .cu's lines) against the step's matrices; a float64 model of the
+the kernel with its own lane addresses (pinned to the .cu's lines) against the step's matrices; rung 02's wgmma
+operands read from that shared memory through its own descriptors (common.hopper's model of the 128-byte swizzle); a
+float64 model of the
 kernels' loops (grid, GQA group loop, causal skipping and masking, ragged S, where sm_scale goes) against attention's
 backward. GPU tier (marked gpu, sm_90 only): dQ, dK, dV against a float64 reference
 at awkward sizes (S not a multiple of the 64-row tiles, causal and not, GQA and MQA, D 64 and 128, fp16 and bf16,
@@ -43,33 +46,42 @@ def test_builds_compile_without_spills_within_launch_bounds(build):
         assert 0 < k.registers <= MAX_REGS, f"{name} D{d} {dt}: {k.registers} registers"
 
 
-def test_backward_uses_tensor_cores_and_red_for_dq(build):
+@pytest.mark.parametrize("rung", hb.RUNGS)
+def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     """The PTX always: mma.sync m16n8k16 of the build's dtype, ldmatrix (plain and .trans), cp.async, and dQ's
     atomics as reductions (atomicAdd with the result unused). The SASS when cuobjdump is there: HMMA, RED, and the
-    count of HMMAs the loops imply (5 GEMMs per step: S^T, dP^T, dV, dK, dQ)."""
+    count of HMMAs the loops imply (5 GEMMs per step: S^T, dP^T, dV, dK, dQ); rung 02 issues S^T and dP^T as HGMMA
+    (m64n64k16, D / 16 each) and the other three as HMMA."""
     d, dt, rep = build
     ptx = rep.ptx
     kind = "f16.f16" if dt == "float16" else "bf16.bf16"
     assert len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{kind}\.f32", ptx)) > 0
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx and "cp.async.cg.shared.global" in ptx
     assert re.search(r"red(\.relaxed\.gpu)?\.global\.add\.f32|atom\.global\.add\.f32", ptx)
-    sass = rep.kernels[hb.KERNELS["01"]].sass
+    if rung == "02":
+        assert len(re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.{kind}", ptx)) > 0
+        assert "fence.proxy.async.shared::cta" in ptx, "cp.async's copies must be fenced before wgmma reads them"
+    sass = rep.kernels[hb.KERNELS[rung]].sass
     if not sass:
         pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS counts are not checked")
     hmma = sum("HMMA" in s for s in sass)
-    # per step: S^T, dP^T 2 x (D/16) x 8; dV, dK 2 x 4 x (D/8); dQ (D/8) x 4
-    assert hmma == 2 * (d // 16) * 8 + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
+    hgmma = sum("HGMMA" in s for s in sass)
+    # per step: S^T, dP^T 2 x (D/16) x 8 HMMA (rung 01) or 2 x (D/16) HGMMA m64n64k16 (rung 02); dV, dK 2 x 4 x (D/8);
+    # dQ (D/8) x 4
+    st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
+    assert hmma == st_dp + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
+    assert hgmma == (0 if rung == "01" else 2 * (d // 16)), hgmma
     assert sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass) == 4 * (d // 8)
-    assert not any("HGMMA" in s for s in sass), "rung 01 is mma.sync; wgmma comes with the next rung"
 
 
 def test_shared_memory_mirror_and_budget():
-    """hopper_bwd.smem_bytes mirrors the .cu's SMEM_BYTES, and 3 blocks fit an sm_90 SM at D = 128."""
+    """hopper_bwd.smem_bytes mirrors the .cu's SMEM_BYTES (1024 bytes of it to align the tiles), and 3 blocks fit an
+    sm_90 SM at D = 128."""
     src = open(hb.KERNEL_PATH).read()
-    assert "#define SMEM_BYTES (4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)" in src
+    assert "#define SMEM_BYTES (1024 + 4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)" in src
     assert "// archs: sm_90a" in src
-    assert hb.smem_bytes(128) == 4 * 64 * 128 * 2 + 64 * 64 * 2 + 2 * 64 * 4 == 74240
-    assert hb.smem_bytes(64) == 41472
+    assert hb.smem_bytes(128) == 1024 + 4 * 64 * 128 * 2 + 64 * 64 * 2 + 2 * 64 * 4 == 75264
+    assert hb.smem_bytes(64) == 42496
     assert 3 * (hb.smem_bytes(128) + 1024) <= device.arch_info("sm_90").smem_per_sm
 
 
@@ -113,6 +125,11 @@ def test_refusals_name_the_argument(kwargs, exc, match):
         _call(**kwargs)
 
 
+def test_refuses_an_unknown_rung_first():
+    with pytest.raises(ValueError, match="rung: expected one of"):
+        hb.flash_attn_bwd_hopper(None, None, None, None, None, None, rung="03")
+
+
 def test_refuses_a_transposed_head_dim_and_host_arrays():
     pytest.importorskip("torch")
     q = _t((1, 4, 64, 8)).transpose(2, 3)              # (1, 4, 8, 64) with D strided
@@ -142,8 +159,9 @@ GPU_CASES = [(1, 2, 2, 113, 64, False, "bfloat16"), (2, 4, 2, 203, 128, True, "f
 
 @gpu
 @hopper_gpu
+@pytest.mark.parametrize("rung", hb.RUNGS)
 @pytest.mark.parametrize("b, hq, hkv, s, d, causal, dtype", GPU_CASES)
-def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype):
+def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung):
     """dQ, dK, dV into poisoned guarded outputs, from the exact O (rounded to the dtype) and LSE (fp32), each within
     3x the same-precision SDPA backward's error against float64 (FlashAttention's rule)."""
     import torch
@@ -156,14 +174,14 @@ def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype):
     lse = lse.float().contiguous()
     outs = (check.guarded((b, hq, s, d), dtype, q), check.guarded((b, hkv, s, d), dtype, q),
             check.guarded((b, hkv, s, d), dtype, q))
-    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=outs)
+    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=outs, rung=rung)
     torch.cuda.synchronize()
     assert all(g is x for g, x in zip(got, outs)), "the gradients must be written into out"
     for g, name in zip(got, ("dq", "dk", "dv")):
         damage = check.guard_damage(g)
         assert not damage, f"{name}: {damage}"
     peer = _peer_grads(q, k, v, do, causal)
-    what = f"B{b} Hq{hq} Hkv{hkv} S{s} D{d} causal={causal}"
+    what = f"rung {rung} B{b} Hq{hq} Hkv{hkv} S{s} D{d} causal={causal}"
     within_peer_rule(got[0], peer[1], rdq, 3, dtype, f"{what} dq")
     within_peer_rule(got[1], peer[2], rdk, 3, dtype, f"{what} dk")
     within_peer_rule(got[2], peer[3], rdv, 3, dtype, f"{what} dv")
@@ -171,7 +189,8 @@ def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype):
 
 @gpu
 @hopper_gpu
-def test_gpu_backward_matches_triton_backward_and_fresh_outputs():
+@pytest.mark.parametrize("rung", hb.RUNGS)
+def test_gpu_backward_matches_triton_backward_and_fresh_outputs(rung):
     """The Hopper backward beside the lab's Triton one on the Hopper forward's own O and LSE (the real pipeline),
     outputs allocated by the wrapper."""
     import torch
@@ -181,7 +200,7 @@ def test_gpu_backward_matches_triton_backward_and_fresh_outputs():
 
     q, k, v, do = _inputs(2, 4, 2, 333, 333, 128, "bfloat16", 77, "cuda")
     o, lse = hp.flash_attn_hopper(q, k, v, True)
-    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, True)
+    got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, True, rung=rung)
     ref = flash_attn_bwd(do, q, k, v, o, lse, True)
     torch.cuda.synchronize()
     for g, r, name in zip(got, ref, ("dq", "dk", "dv")):
@@ -228,7 +247,9 @@ def test_compile_rows_report_every_build():
 # any GPU.
 # ---------------------------------------------------------------------------------------------------------------------
 def _swz(cpr, r, c):
-    return r * cpr + (c ^ (r & 7)) if cpr >= 8 else r * cpr + (c ^ ((r >> 1) & 3))
+    """The chunk index of chunk c of row r in a 64-row tile with cpr 16-byte chunks a row: the .cu's off_d (and off_s),
+    64-column boxes of 64 rows with the 128-byte swizzle inside each."""
+    return (c >> 3) * 64 * 8 + r * 8 + ((c & 7) ^ (r & 7))
 
 
 def _tile(x):
@@ -350,6 +371,38 @@ def test_fragment_model_of_one_step_matches_the_matrices(d, key0, s, diag):
     np.testing.assert_allclose(dv, p.T @ do, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(dk, ds.T @ q, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(dq, ds @ k, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("d", hb.HEAD_DIMS)
+def test_rung02_wgmma_reads_the_tiles_the_copies_wrote(d):
+    """Rung 02's step 2: the K, Q, V, dO tiles as the .cu's off_d lays them out (the model's _tile), read back through
+    the .cu's desc_kmajor descriptors by common.hopper's model of what wgmma reads for a K-major, 128B-swizzled
+    operand, give S^T = K Q^T and dP^T = V dO^T exactly - the cp.async layout and the descriptors agree."""
+    from common import hopper as ch
+
+    rng = np.random.default_rng(d)
+    k, q, v, do = (rng.standard_normal((64, d)) for _ in range(4))
+    tile_bytes = 64 * d * 2
+    smem = np.zeros(4 * tile_bytes // 2)
+    base = {}
+    for i, (name, x) in enumerate((("k", k), ("v", v), ("q", q), ("do", do))):   # the .cu's sK, sV, sQ, sdO
+        base[name] = i * tile_bytes
+        smem[base[name] // 2: base[name] // 2 + 64 * d] = _tile(x)[0]
+
+    def desc_kmajor(tile, kk):                                      # the .cu's desc_kmajor
+        return ch.smem_descriptor(tile + (kk // 4) * (64 * 128) + 32 * (kk % 4), 16, 1024)
+
+    for a, b_, want in (("k", "q", k @ q.T), ("v", "do", v @ do.T)):
+        got = sum(ch.wgmma_read_kmajor(smem, desc_kmajor(base[a], kk), 64, 16)
+                  @ ch.wgmma_read_kmajor(smem, desc_kmajor(base[b_], kk), 64, 16).T for kk in range(d // 16))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    src = open(hb.KERNEL_PATH).read()
+    for line in ("return wgmma_desc_128b(tile + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);",
+                 "return (unsigned)((c >> 3) * BOX_BYTES + r * 128 + (((c & 7) ^ (r & 7)) << 4));",
+                 "#define BOX_BYTES (64 * 128)",
+                 "wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);",
+                 "wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);"):
+        assert line in src, line
 
 
 def test_fragment_model_uses_the_kernels_own_addresses():

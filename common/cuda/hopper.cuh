@@ -3,9 +3,10 @@
 // wgmma shared-memory matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with
 // -arch=sm_90a.
 //
-// Users: lab 4.6's kernels_hopper.cu (attention) and lab 4.3's kernels_wgmma.cu (GEMM), which keeps only its own
-// bounded wait (a 4-word hang record) and its 2-D TMA, multicast and cluster helpers. The host twin of this header,
-// tensor maps, descriptors and launches, is common/hopper.py.
+// Users: lab 4.6's kernels_hopper.cu (attention forward), kernels_hopper_bwd.cu (the backward's wgmma rung) and lab
+// 4.3's kernels_wgmma.cu (GEMM), which keeps only its own bounded wait (a 4-word hang record) and its 2-D TMA,
+// multicast and cluster helpers. The host twin of this header, tensor maps, descriptors and launches, is
+// common/hopper.py.
 #pragma once
 
 #include "cp_async.cuh"       // smem_u32
@@ -147,6 +148,23 @@ __device__ __forceinline__ void fence_regs(float (&d)[N])
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+
+// Order this thread's generic-proxy shared-memory writes (st.shared, cp.async) before later reads by the async proxy
+// (wgmma's shared operands, a TMA store): each writer fences, then the threads meet at a barrier.
+__device__ __forceinline__ void fence_proxy_async_smem()
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// The accumulator operand lists of a wgmma's inline asm: ACC32(d, i) binds d[i .. i+31] read-write, REGS32 / REGS64
+// name the first 32 / 64 operands ({%0, ..} in the instruction's accumulator list).
+#define ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                   "+f"(d[i + 6]), "+f"(d[i + 7])
+#define ACC32(d, i) ACC8(d, i), ACC8(d, i + 8), ACC8(d, i + 16), ACC8(d, i + 24)
+#define REGS32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define REGS64 REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 
 // Hand registers from one warpgroup to another: the count is per thread, a multiple of 8 in [24, 256].
 template <int R>

@@ -319,10 +319,6 @@ template <int N>
 __device__ __forceinline__ void bulk_wait() {
     asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
-// order this thread's generic-proxy shared writes (st.shared) before later async-proxy reads (the TMA store)
-__device__ __forceinline__ void fence_proxy_async_smem() {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
 // a barrier among `count` threads only (here one consumer warpgroup), id 1.. (0 is __syncthreads')
 __device__ __forceinline__ void named_bar_sync(u32 id, u32 count) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");

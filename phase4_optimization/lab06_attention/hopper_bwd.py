@@ -6,13 +6,15 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
   attn_bwd_delta       Delta = rowsum(dO * O) (fp32, B Hq S), and dQ's fp32 accumulator zeroed row by row
   attn_bwd_01_mma      one block per (64-key tile, batch, key/value head): dK, dV (summed over the group's query heads
                        inside the block), dQ added into the accumulator with red.global.add.f32
+    or attn_bwd_02_wgmma  the same with S^T = K Q^T and dP^T = V dO^T as wgmma (rung="02")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
-This first rung runs mma.sync (HMMA) with cp.async loads; the wgmma / TMA rungs that follow keep this module's API,
-CONFIG and launches (the .cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every
-build and read its registers, spills and HMMA count; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
-checks dQ, dK, dV against float64 on an sm_90 GPU.
+Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA); the TMA
+rungs that follow keep this module's API, CONFIG and launches (the .cu's header lists them). Nothing here has run on a
+GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the
+shared-memory addressing of both rungs lane by lane; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
+checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py
 The compile report (any machine): python -m phase4_optimization.lab06_attention.hopper_bwd
@@ -29,7 +31,10 @@ from . import hopper as hp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
-KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "convert": "attn_bwd_dq_convert"}
+KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
+           "convert": "attn_bwd_dq_convert"}
+RUNGS = ("01", "02")                # the backward proper's rungs, in KERNELS
+DEFAULT_RUNG = "01"                 # until a GPU run measures rung 02 against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -43,9 +48,10 @@ CONVERT_THREADS = 256
 
 
 def smem_bytes(head_dim: int) -> int:
-    """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES): K, V, Q, dO tiles of 64 rows, dS^T
-    (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M floats each)."""
-    return 4 * 64 * head_dim * 2 + CONFIG["BLOCK_N"] * CONFIG["BLOCK_M"] * 2 + 2 * CONFIG["BLOCK_M"] * 4
+    """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, either rung): 1024 bytes to align the tiles
+    for the 128-byte swizzle, K, V, Q, dO tiles of 64 rows, dS^T (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M
+    floats each)."""
+    return 1024 + 4 * 64 * head_dim * 2 + CONFIG["BLOCK_N"] * CONFIG["BLOCK_M"] * 2 + 2 * CONFIG["BLOCK_M"] * 4
 
 
 def defines(head_dim: int, dtype: str = "bfloat16") -> dict:
@@ -72,8 +78,10 @@ def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
                 k = rep.kernels[name]
                 sass = k.sass
                 rows.append({"kernel": name, "D": d, "dtype": dt, "regs": k.registers, "spill B": k.spills,
-                             "stack B": k.stack_bytes, "smem B": smem_bytes(d) if name == KERNELS["01"] else 0,
+                             "stack B": k.stack_bytes,
+                             "smem B": smem_bytes(d) if name in (KERNELS[r] for r in RUNGS) else 0,
                              "HMMA": sum("HMMA" in s for s in sass) if sass else None,
+                             "HGMMA": sum("HGMMA" in s for s in sass) if sass else None,
                              "RED": sum(s.startswith("RED") for s in sass) if sass else None})
     return rows
 
@@ -87,7 +95,9 @@ def _functions(head_dim: int, dtype: str):
     mod = cfunc.Module()
     mod.load(bytes(compile_report(head_dim, dtype).cubin))
     fns = {key: mod.get_function(name) for key, name in KERNELS.items()}
-    driver.funcSetAttribute(fns["01"].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes(head_dim))
+    for rung in RUNGS:
+        driver.funcSetAttribute(fns[rung].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                smem_bytes(head_dim))
     return mod, fns
 
 
@@ -135,14 +145,18 @@ def check_inputs(do, q, k, v, o, lse, causal, sm_scale, out):
     return b, hq, hkv, s, d, dt, scale, tuple(outs)
 
 
-def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None):
+def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, out=None,
+                          rung: str = DEFAULT_RUNG):
     """Gradients of attention for an upstream dO, by the Hopper backward: (dq, dk, dv) in q's dtype, dq like q
     (B, Hq, S, D), dk and dv (B, Hkv, S, D) summed over each group's Hq / Hkv query heads - flash.flash_attn_bwd's
     arguments and results (o and lse: the forward's; lse natural log, fp32, (B, Hq, S) contiguous).
 
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
-    D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated).
+    D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
+    (mma.sync) or "02" (S^T and dP^T by wgmma).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
+    if rung not in RUNGS:
+        raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
     b, hq, hkv, s, d, dt, scale, outs = check_inputs(do, q, k, v, o, lse, causal, sm_scale, out)
     if not arrays.is_contiguous(lse):
         raise ValueError("lse: expected a contiguous array")
@@ -163,7 +177,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     rows = CONFIG["DELTA_ROWS"]
     _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
             P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
-    _launch(fns["01"], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d), stream,
+    _launch(fns[rung], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d), stream,
             *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
             I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2

@@ -237,13 +237,7 @@ __device__ u32 attn_hopper_hang[5];   // the first barrier wait that timed out (
 // The two wgmma shapes: S (64 x 128) = Q (64 x 16, shared, K-major) K^T (16 x 128, shared, K-major), and
 // O (64 x HEAD_DIM) += P (64 x 16, registers) V (16 x HEAD_DIM, shared, MN-major; K-major with V_KMAJOR)
 // ---------------------------------------------------------------------------------------------------------------------
-#define ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-                   "+f"(d[i + 6]), "+f"(d[i + 7])
-#define ACC32(d, i) ACC8(d, i), ACC8(d, i + 8), ACC8(d, i + 16), ACC8(d, i + 24)
-#define REGS32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define REGS64 REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-               "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+// (ACC32 / REGS64: the accumulator operand lists, in hopper.cuh)
 
 // scale_d = 0: D = A B (the first d-slice), 1: D += A B
 __device__ __forceinline__ void wgmma_qk(float (&d)[64], u64 desc_q, u64 desc_k, int scale_d)

@@ -1,14 +1,17 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, first rung.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 and 02.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
 //   attn_bwd_01_mma          the backward proper, one block per (64-key tile, batch, key/value head): dK, dV of its
 //                            keys (registers, summed over the group's query heads and all query tiles), dQ added
 //                            into the fp32 accumulator with red.global.add.f32
+//   attn_bwd_02_wgmma        rung 01 with S^T = K Q^T and dP^T = V dO^T as wgmma (one warpgroup, operands read from
+//                            shared memory through descriptors); everything else as rung 01 (RUNG 02, below)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper, the same API as flash.flash_attn_bwd). Nothing here has run on a
-// GPU yet: the CPU tests check that it compiles for sm_90a with no spill; tests/test_phase4_lab06_attention_hopper_bwd.py's
-// GPU tier checks dQ, dK, dV against float64 on an sm_90 GPU.
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" | "02"), the same API as flash.flash_attn_bwd).
+// Nothing here has run on a GPU yet: the CPU tests check that both rungs compile for sm_90a with no spill and model
+// their shared-memory addressing lane by lane; tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ,
+// dK, dV of each rung against float64 on an sm_90 GPU.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -40,11 +43,14 @@
 //   ragged S   rows past S are copied as zeros; their LSE is +inf (so P = 0) and Delta 0; keys past S get P = 0 too;
 //              dK, dV rows past S and dQ rows past S are never stored.
 //   smem       K, V, Q, dO: 4 x 64 D 2 bytes (64 KiB at D = 128, 32 KiB at D = 64) + dS^T 64 x 64 x 2 = 8 KiB + LSE,
-//              Delta 2 x 256 B = 74240 B at D = 128 (41472 B at D = 64): 3 blocks would fit an SM's 228 KiB at
-//              D = 128, but the registers allow 2 (below).
+//              Delta 2 x 256 B + 1024 B to align the tiles = 75264 B at D = 128 (42496 B at D = 64): 3 blocks would
+//              fit an SM's 228 KiB at D = 128, but the registers allow 2 (below).
 //   registers  per thread: dK, dV accumulators 2 x (16 x D / 32) = D floats (128 at D = 128), S^T and dP^T 2 x 32;
-//              __launch_bounds__(128, 1). NVRTC for sm_90a (hopper_bwd.compile_rows): 255 registers at D = 128, 241
-//              at D = 64, bf16 and fp16 alike, no spill, no stack: 2 blocks (8 warps) per SM at D = 128.
+//              __launch_bounds__(128, 1). NVRTC for sm_90a (hopper_bwd.compile_rows): 255 registers at D = 128 for
+//              both rungs, about 240 at D = 64, bf16 and fp16 alike, no spill, no stack: 2 blocks (8 warps) per SM
+//              at D = 128. It fits only because the tile addresses are made opaque once per query tile (the asm
+//              statement at step 1): left visible, the compiler hoists every per-lane ldmatrix address of the
+//              unrolled steps out of the query loop and keeps them all in registers, and D = 128 spilled 24-40 B.
 //   why 64 keys: the block holds dK and dV for its keys in registers, 2 BLOCK_N D floats spread over its threads,
 //              and mma.sync gives each warp M = 16 keys: 64 keys = 4 warps at 128 floats a thread (D = 128). A
 //              128-key tile would take 8 warps (same registers a thread, smem K, V 64 KiB + Q, dO 32 KiB + dS^T 16
@@ -59,10 +65,23 @@
 //              query tile), reloads every K/V fragment from shared memory for each step, and pays the dQ atomics in
 //              line. cuDNN's Hopper backward (wgmma, TMA, warp-specialized) runs near 0.5 of the dense bf16 peak.
 //
+// RUNG 02 (attn_bwd_02_wgmma): the two GEMMs whose operands both sit in shared memory go to wgmma.
+//   what changed  step 2 only: the block's 4 warps are one warpgroup, and S^T (64 keys x 64 queries) = K Q^T is
+//                 D / 16 wgmma.m64n64k16 with A = K and B = Q^T read by descriptors (both K-major: d contiguous per
+//                 key and per query, the forward's S = Q K^T with the roles swapped), dP^T = V dO^T the same; one
+//                 commit, one wait. wgmma's m64nNk16 accumulator gives warp w of the warpgroup rows 16w .. 16w+15
+//                 with each n8 block laid out as mma.m16n8k16's C fragment (kernels_hopper.cu's header), so st / dpt
+//                 hold exactly rung 01's values in the same registers and steps 3 and 4 are unchanged.
+//   why it is legal  the tiles are laid out as wgmma's 128-byte swizzle wants (off_d below: both rungs use it), each
+//                 1024-byte aligned; cp.async writes them through the generic proxy, so every thread fences
+//                 (fence.proxy.async) after its copies land and before the barrier that precedes the wgmmas.
+//   prediction    1.10-1.25x rung 01: S^T and dP^T are 2 of the step's 5 GEMMs (40% of its FLOPs); wgmma runs them
+//                 near 1.5x mma.sync's rate and needs no ldmatrix of K, V, Q, dO for them (rung 01 re-reads K and V
+//                 fragments every step). Steps 3 and 4 (dV, dK, dQ: 60% of the FLOPs) and the serial loads bound it.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   02  wgmma for the two GEMMs whose operands sit in shared memory: S^T = K Q^T (m64n64k16, A = K, B = Q) and
-//       dP^T = V dO^T as one 64-key warpgroup; TMA for Q and dO through an mbarrier ring (producer warp,
-//       kernels_hopper.cu's WAIT, descriptors and 4-D tensor maps from hopper.py), K and V loaded once by TMA.
+//   TMA for Q and dO through an mbarrier ring (producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D tensor
+//       maps from hopper.py), K and V loaded once by TMA.
 //   03  dV += P^T dO and dK += dS^T Q as wgmma with A from registers (P^T / dS^T accumulators repacked as in the
 //       forward's P V), B = dO / Q MN-major from the same swizzled boxes; 2 consumer warpgroups x 64 keys = 128-key
 //       tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB + dS 32 KiB = 160 KiB, one block per SM).
@@ -83,10 +102,13 @@
 //                                                       chunk 2 dp + (l >> 4)   (b0, b1 of d tile 2 dp, then 2 dp + 1)
 //     A with A[m][k] = X[k][m] (.trans: dS from dS^T): lane l -> row (key) 16 kk + (l & 7) + 8 (l >> 4),
 //                                                       chunk (query) 2 w + ((l >> 3) & 1)
-// Shared tiles are swizzled (chunk c of row r at c ^ (r & 7), mma_sm80.cuh's swizzle<CPR>): conflict-free ldmatrix.
+// Shared tiles: K, V, Q, dO in wgmma's 128-byte swizzle, which rung 01 uses too (so the rungs differ in step 2 only):
+// 64-column boxes of 64 rows x 128 bytes, box b holding d = 64b .. 64b+63, 16-byte chunk c of row r at chunk
+// c ^ (r & 7) of the row (off_d); dS^T the same swizzle in one 64 x 64 box (off_s). Conflict-free ldmatrix either way.
 
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
+#include "hopper.cuh"
 
 // Every value comes from hopper_bwd.py as -DNAME=VALUE (hopper_bwd.defines); none is defaulted here.
 #ifndef HEAD_DIM
@@ -116,9 +138,11 @@ typedef unsigned short elem_t;
 #if ATTN_FP16
 typedef __half mma_t;
 typedef F16 pack_t;
+#define WGMMA_TYPES "f16.f16"
 #else
 typedef __nv_bfloat16 mma_t;
 typedef BF16 pack_t;
+#define WGMMA_TYPES "bf16.bf16"
 #endif
 
 #define THREADS (32 * NWARPS)
@@ -128,10 +152,15 @@ typedef BF16 pack_t;
 #define QT (BLOCK_M / 8)                  // n8 tiles over the query tile
 #define TILE_BYTES (64 * HEAD_DIM * 2)
 #define DS_BYTES (BLOCK_N * BLOCK_M * 2)
-#define SMEM_BYTES (4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)
+#define BOX_BYTES (64 * 128)             // one 64-row box of 64 16-bit columns
+#define SMEM_BYTES (1024 + 4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)   // + 1024: the tiles' alignment
 #define LOG2E_F 1.4426950408889634f
 
-__device__ __forceinline__ unsigned off_d(int r, int c) { return (unsigned)swizzle<CHUNKS>(r, c) * 16u; }
+// chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
+__device__ __forceinline__ unsigned off_d(int r, int c)
+{
+    return (unsigned)((c >> 3) * BOX_BYTES + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
 __device__ __forceinline__ unsigned off_s(int r, int c) { return (unsigned)swizzle<8>(r, c) * 16u; }
 
 // 64 rows [row0, row0 + 64) of one head (base: its row 0, row stride ss elements) into a swizzled tile; rows >= S
@@ -190,11 +219,44 @@ extern "C" __global__ void __launch_bounds__(256) attn_bwd_dq_convert(const floa
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// S^T (64 keys x 64 queries) += A (64 x 16, K or V) B (16 x 64, Q^T or dO^T): one wgmma for the warpgroup, both
+// operands K-major in shared memory (descriptors: desc_kmajor). scale_d = 0: D = A B (the first d-slice).
+// ---------------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void wgmma_ss_64x64(float (&d)[32], hop_u64 desc_a, hop_u64 desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {" REGS32 "}, %32, %33, p, 1, 1, 0, 0;\n\t}"
+        : ACC32(d, 0)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// The k-th 16-wide slice of d of a 64-row tile (K, V, Q, dO): box kk / 4, + 32 bytes per slice inside the box; rows
+// 128 bytes apart, 8-row groups SBO = 1024 apart (LBO unused for a K-major swizzled operand: 16)
+__device__ __forceinline__ hop_u64 desc_kmajor(unsigned tile, int kk)
+{
+    return wgmma_desc_128b(tile + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // The backward proper. grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES dynamic shared memory.
 // q, dout (B, Hq, S, D) and k, v (B, Hkv, S, D): element strides (sb, sh, ss), last dim contiguous, rows 16-byte
 // aligned; lse, delta (B, Hq, S) fp32 contiguous; dq_acc (B, Hq, S, D) fp32 zeroed; dk, dv (B, Hkv, S, D) contiguous.
+// WG: step 2 by wgmma (rung 02) instead of mma.sync (rung 01).
 // ---------------------------------------------------------------------------------------------------------------------
-extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
+#define BWD_PARAMS                                                                                                     \
+    const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,                         \
+        const elem_t* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,              \
+        float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group,      \
+        float sm_scale, int causal, long long q_sb, long long q_sh, long long q_ss, long long k_sb, long long k_sh,   \
+        long long k_ss, long long v_sb, long long v_sh, long long v_ss, long long do_sb, long long do_sh,            \
+        long long do_ss
+#define BWD_ARGS q, k, v, dout, lse, delta, dq_acc, dk, dv, S, Hq, group, sm_scale, causal, q_sb, q_sh, q_ss, k_sb, \
+                 k_sh, k_ss, v_sb, v_sh, v_ss, do_sb, do_sh, do_ss
+
+template <bool WG>
+__device__ __forceinline__ void bwd_body(
     const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,
     const elem_t* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
     float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group,
@@ -202,9 +264,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
     long long k_ss, long long v_sb, long long v_sh, long long v_ss, long long do_sb, long long do_sh,
     long long do_ss)
 {
-    extern __shared__ __align__(1024) unsigned char smem[];
-    const unsigned sK = smem_u32(smem), sV = sK + TILE_BYTES, sQ = sV + TILE_BYTES, sdO = sQ + TILE_BYTES;
-    const unsigned sdS = sdO + TILE_BYTES;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
+    unsigned sK = smem_u32(smem), sV = sK + TILE_BYTES, sQ = sV + TILE_BYTES, sdO = sQ + TILE_BYTES;
+    unsigned sdS = sdO + TILE_BYTES;
     float* s_lse = reinterpret_cast<float*>(smem + 4 * TILE_BYTES + DS_BYTES);   // LSE log2e per query row
     float* s_delta = s_lse + BLOCK_M;
 
@@ -238,6 +301,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
         const long long bh_rows = ((long long)b * Hq + h) * S;
         for (int m0 = m_start; m0 < S; m0 += BLOCK_M) {
             // ---- 1. Q, dO, LSE, Delta of this query tile ----
+            // the tile addresses made opaque once per step: otherwise the compiler hoists every per-lane ldmatrix
+            // address of steps 2-4 out of this loop and holds them all in registers, and D = 128 spills
+            asm volatile("" : "+r"(sK), "+r"(sV), "+r"(sQ), "+r"(sdO), "+r"(sdS));
             __syncthreads();                              // the previous step's reads of sQ, sdO, sdS are done
             load_tile(sQ, qh, q_ss, m0, S);
             load_tile(sdO, doh, do_ss, m0, S);
@@ -248,28 +314,41 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
                 s_delta[i] = in ? delta[bh_rows + m0 + i] : 0.f;
             }
             cp_async_wait_all();
+            if constexpr (WG) fence_proxy_async_smem();   // the generic proxy's copies, before wgmma reads them
             __syncthreads();
 
-            // ---- 2. S^T = K Q^T, dP^T = V dO^T (16 keys x 64 queries per warp) ----
-            float st[QT][4], dpt[QT][4];
+            // ---- 2. S^T = K Q^T, dP^T = V dO^T (16 keys x 64 queries per warp; n8 tile nt in st[4 nt ..]) ----
+            float st[4 * QT], dpt[4 * QT];
+            if constexpr (WG) {
+                wgmma_fence();                            // st, dpt were written by the previous step's threads
 #pragma unroll
-            for (int i = 0; i < QT; ++i)
+                for (int kk = 0; kk < DK; ++kk)
+                    wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);
 #pragma unroll
-                for (int e = 0; e < 4; ++e) st[i][e] = dpt[i][e] = 0.f;
+                for (int kk = 0; kk < DK; ++kk)
+                    wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);
+                wgmma_commit();
+                wgmma_wait<0>();
+                fence_regs(st);
+                fence_regs(dpt);
+            } else {
 #pragma unroll
-            for (int kk = 0; kk < DK; ++kk) {
-                unsigned ka[4], va[4];
-                ldmatrix_x4(ka[0], ka[1], ka[2], ka[3], sK + off_d(a_row, 2 * kk + a_hi));
-                ldmatrix_x4(va[0], va[1], va[2], va[3], sV + off_d(a_row, 2 * kk + a_hi));
+                for (int i = 0; i < 4 * QT; ++i) st[i] = dpt[i] = 0.f;
 #pragma unroll
-                for (int np = 0; np < QT / 2; ++np) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4(b0, b1, b2, b3, sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi));
-                    mma_16816(st[2 * np], ka, b0, b1, mma_t());
-                    mma_16816(st[2 * np + 1], ka, b2, b3, mma_t());
-                    ldmatrix_x4(b0, b1, b2, b3, sdO + off_d(16 * np + bn_row, 2 * kk + bn_hi));
-                    mma_16816(dpt[2 * np], va, b0, b1, mma_t());
-                    mma_16816(dpt[2 * np + 1], va, b2, b3, mma_t());
+                for (int kk = 0; kk < DK; ++kk) {
+                    unsigned ka[4], va[4];
+                    ldmatrix_x4(ka[0], ka[1], ka[2], ka[3], sK + off_d(a_row, 2 * kk + a_hi));
+                    ldmatrix_x4(va[0], va[1], va[2], va[3], sV + off_d(a_row, 2 * kk + a_hi));
+#pragma unroll
+                    for (int np = 0; np < QT / 2; ++np) {
+                        unsigned b0, b1, b2, b3;
+                        ldmatrix_x4(b0, b1, b2, b3, sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi));
+                        mma_16816(st + 8 * np, ka, b0, b1, mma_t());
+                        mma_16816(st + 8 * np + 4, ka, b2, b3, mma_t());
+                        ldmatrix_x4(b0, b1, b2, b3, sdO + off_d(16 * np + bn_row, 2 * kk + bn_hi));
+                        mma_16816(dpt + 8 * np, va, b0, b1, mma_t());
+                        mma_16816(dpt + 8 * np + 4, va, b2, b3, mma_t());
+                    }
                 }
             }
 
@@ -281,10 +360,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
                 for (int e = 0; e < 4; ++e) {
                     const int qi = 8 * nt + 2 * t + (e & 1);
                     const int key = e < 2 ? key_a : key_b;
-                    float p = fast_exp2(st[nt][e] * scale_log2 - s_lse[qi]);
+                    float p = fast_exp2(st[4 * nt + e] * scale_log2 - s_lse[qi]);
                     if (key >= S || (diag && m0 + qi < key)) p = 0.f;
-                    st[nt][e] = p;
-                    dpt[nt][e] = p * (dpt[nt][e] - s_delta[qi]);
+                    st[4 * nt + e] = p;
+                    dpt[4 * nt + e] = p * (dpt[4 * nt + e] - s_delta[qi]);
                 }
             }
 
@@ -292,8 +371,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
 #pragma unroll
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
                 unsigned pa[4], sa[4];
-                a_from_acc<pack_t>(pa, st[2 * kq], st[2 * kq + 1]);
-                a_from_acc<pack_t>(sa, dpt[2 * kq], dpt[2 * kq + 1]);
+                a_from_acc<pack_t>(pa, st + 8 * kq, st + 8 * kq + 4);
+                a_from_acc<pack_t>(sa, dpt + 8 * kq, dpt + 8 * kq + 4);
                 // dS^T (16-bit) to shared memory for step 4: rows = keys, 8-query chunks; a pair per 32-bit store
                 const int kr = 16 * warp + g;
                 *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
@@ -367,3 +446,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(
         }
     }
 }
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(BWD_PARAMS) { bwd_body<false>(BWD_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_02_wgmma(BWD_PARAMS) { bwd_body<true>(BWD_ARGS); }
