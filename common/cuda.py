@@ -27,7 +27,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import device
+from . import compile_cache, device
 from .i18n import tr
 
 ALL_ARCHS = ("sm_75", "sm_80", "sm_90")   # what every kernel must compile for, unless its file claims otherwise
@@ -341,10 +341,17 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
     includes = [f"-I{os.path.dirname(path)}"] + [f"-I{d}" for d in _header_dirs()]
     includes += [f"-I{d}" for d in _crt_dirs() if d not in _header_dirs()]
     opts = list(BASE_OPTIONS) + [f"-arch={gpu_arch}", "--ptxas-options=-v"] + includes + list(options)
-    # NVRTC 13 on a GPU machine was seen to skip ptxas (and print no resource report) for code it had compiled
-    # before, even in another process: an unused, uniquely named global makes every report's PTX new.
-    src = src + f"\n__device__ int course_report_nonce_{os.getpid()}_{next(_NONCE)};\n"
-    ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path), opts)
+    # the same compile done before, by this or another process (common/compile_cache.py: keyed by the source, the
+    # project's headers, the options and NVRTC's version)
+    key = compile_key(src, path, opts)
+    hit = compile_cache.get(key)
+    if hit is not None:
+        ok, (log, ptx, cubin) = True, hit
+    else:
+        # NVRTC 13 on a GPU machine was seen to skip ptxas (and print no resource report) for code it had compiled
+        # before, even in another process: an unused, uniquely named global makes every report's PTX new.
+        src = src + f"\n__device__ int course_report_nonce_{os.getpid()}_{next(_NONCE)};\n"
+        ok, log, ptx, cubin = _nvrtc_compile(nvrtc, src, os.path.basename(path), opts)
     if not ok:
         raise CompileError(f"{os.path.basename(path)} failed to compile for {gpu_arch} "
                            f"({' '.join(options) or 'no extra options'}):\n{log}")
@@ -353,12 +360,19 @@ def _compile(path: str, arch: str, options: tuple[str, ...], mtime: float) -> Co
     if not parsed:
         raise CompileError(f"{os.path.basename(path)}: NVRTC compiled for {gpu_arch} but returned no ptxas report "
                            f"(log: {log[:300]!r})")
+    if hit is None:
+        compile_cache.put(key, (log, ptx, cubin))
     order = kernel_names(path)
     kernels = {k: parsed[k] for k in sorted(parsed, key=lambda k: order.index(k) if k in order else len(order))}
     rep = CompileReport(path=path, arch=gpu_arch, options=options, log=log, ptx=ptx, cubin=cubin, kernels=kernels)
     for k in kernels.values():
         k._report = rep
     return rep
+
+
+def compile_key(src: str, path: str, opts) -> str:
+    """The disk cache's key of one compile of `path` (whose text is `src`) with NVRTC options `opts`."""
+    return compile_cache.compile_key(src, (os.path.dirname(path), HEADER_DIR), tuple(opts), nvrtc_version())
 
 
 def _complete_elf(cubin: bytes) -> bytes:
@@ -426,6 +440,13 @@ def cuobjdump(cubin: bytes, option: str, timeout: float = 120) -> str | None:
 
 def disassemble(cubin: bytes) -> dict[str, list[str]]:
     """{kernel name: [SASS instruction, ...]}; empty when no cuobjdump is available."""
+    exe = find_cuobjdump()
+    if exe is None:
+        return {}
+    key = compile_cache.sass_key(cubin, exe)
+    hit = compile_cache.get(key)
+    if hit is not None:
+        return hit
     text = cuobjdump(cubin, "--dump-sass")
     if text is None:
         return {}
@@ -438,6 +459,8 @@ def disassemble(cubin: bytes) -> dict[str, list[str]]:
             continue
         if cur is not None and (m := _INSN.search(line)):
             cur.append(m.group(1).strip())
+    if out:
+        compile_cache.put(key, out)
     return out
 
 
