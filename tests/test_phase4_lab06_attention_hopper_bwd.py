@@ -485,3 +485,18 @@ def test_loop_model_matches_float64_attention_backward(hq, hkv, s, causal):
     dv_ref = (p.swapaxes(-1, -2) @ do).reshape(2, hkv, hq // hkv, s, d).sum(2)
     for got, ref in zip(_model_backward(q, k, v, do, o, lse, causal, scale), (dq_ref, dk_ref, dv_ref)):
         np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_bench_cli_without_an_sm90_gpu_shows_the_compile_report_and_why_not(capsys):
+    """python -m ...hopper_bwd_bench: the compile report anywhere; off an sm_90 GPU 'not run: <why>', exit 0; bad
+    --rounds refused by argparse."""
+    from phase4_optimization.lab06_attention import hopper_bwd_bench as hbb
+
+    if not hbb.unavailable():
+        pytest.skip("an sm_90 GPU with cuDNN is here: the bench would run (the GPU session runs it)")
+    assert hbb.main([]) == 0
+    out = capsys.readouterr().out
+    assert "attn_bwd_02_wgmma" in out and "not run:" in out
+    with pytest.raises(SystemExit):
+        hbb.main(["--rounds", "0"])
+    assert set(hbb.ROWS) == set(hb.RUNGS)
