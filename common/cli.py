@@ -118,9 +118,14 @@ def parser(description: str, *, size: bool = False, dtype: tuple[str, ...] | Non
     p.add_argument("--set", action="append", default=[], type=set_value, metavar="NAME=VALUE",
                    help=tr("override one configuration value of a kernel, e.g. --set EPT=16 (repeatable)"))
     p.add_argument("--device-info", action="store_true", help=tr("describe the GPU (or --arch without one) and exit"))
+    add_lang(p)
+    return p
+
+
+def add_lang(p: argparse.ArgumentParser) -> None:
+    """--lang en|ko, for every command of the course (args.lang: None when not given; i18n.set_lang(args.lang))."""
     p.add_argument("--lang", choices=("en", "ko"), default=None,
                    help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
-    return p
 
 
 def add_size(p: argparse.ArgumentParser, help: str) -> None:

@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 
-from common import bench, device, report, target
+from common import bench, cli, device, report, target
 from common.i18n import set_lang, tr
 
 from . import hopper
@@ -99,8 +99,7 @@ def main(argv=None) -> int:
     p.add_argument("--causal", choices=("both", "no", "yes"), default="both", help=tr("which masks (default both)"))
     p.add_argument("--rung", choices=(*hb.RUNGS, "all"), default="all", help=tr("which rung (default all)"))
     p.add_argument("--json", metavar="PATH", help=tr("also write the rows and targets to this JSON file"))
-    p.add_argument("--lang", choices=("en", "ko"), default=None,
-                   help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
+    cli.add_lang(p)
     args = p.parse_args(argv)
     if args.lang:
         set_lang(args.lang)

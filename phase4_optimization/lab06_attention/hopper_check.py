@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from common import check
+from common import check, cli
 from common.i18n import set_lang, tr
 
 from . import lab as L
@@ -206,8 +206,7 @@ def main(argv=None) -> int:
     p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
                    help=tr("the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all"))
     p.add_argument("--no-compile-report", action="store_true", help=tr("skip the sm_90a compile table"))
-    p.add_argument("--lang", choices=("en", "ko"), default=None,
-                   help=tr("language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)"))
+    cli.add_lang(p)
     args = p.parse_args(argv)
     if args.lang:
         set_lang(args.lang)
