@@ -68,9 +68,14 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     hgmma = sum("HGMMA" in s for s in sass)
     # per step: S^T, dP^T 2 x (D/16) x 8 HMMA (rung 01) or 2 x (D/16) HGMMA m64n64k16 (rung 02); dV, dK 2 x 4 x (D/8);
     # dQ (D/8) x 4
+    # rung 03: every GEMM an HGMMA - S^T, dP^T 2 x (D/16); dV, dK 2 x 4 (m64n{D}k16 over 64 queries); dQ (D/64) x 4
     st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
-    assert hmma == st_dp + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
-    assert hgmma == (0 if rung == "01" else 2 * (d // 16)), hgmma
+    if rung == "03":
+        assert hmma == 0 and not any(s.startswith("LDSM") for s in sass), "rung 03 has no mma.sync / ldmatrix left"
+        assert hgmma == 2 * (d // 16) + 2 * 4 + (d // 64) * 4, hgmma
+    else:
+        assert hmma == st_dp + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
+        assert hgmma == (0 if rung == "01" else 2 * (d // 16)), hgmma
     assert sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass) == 4 * (d // 8)
 
 
@@ -127,7 +132,7 @@ def test_refusals_name_the_argument(kwargs, exc, match):
 
 def test_refuses_an_unknown_rung_first():
     with pytest.raises(ValueError, match="rung: expected one of"):
-        hb.flash_attn_bwd_hopper(None, None, None, None, None, None, rung="03")
+        hb.flash_attn_bwd_hopper(None, None, None, None, None, None, rung="99")
 
 
 def test_refuses_a_transposed_head_dim_and_host_arrays():
@@ -373,6 +378,20 @@ def test_fragment_model_of_one_step_matches_the_matrices(d, key0, s, diag):
     np.testing.assert_allclose(dq, ds @ k, rtol=1e-10, atol=1e-10)
 
 
+def _shared_tiles(**tiles):
+    """The block's shared memory as the .cu lays it out: sK, sV, sQ, sdO (64 x D tiles, TILE_BYTES apart from the
+    aligned base 0), then sdS (64 x 64) - each written by the model's _tile (off_d / off_s). (smem as float64 per
+    16-bit element, {name: byte address})."""
+    tile_bytes = 64 * tiles["k"].shape[1] * 2
+    smem = np.zeros((4 * tile_bytes + 64 * 64 * 2) // 2)
+    base = {}
+    for i, name in enumerate(("k", "v", "q", "do", "ds")):
+        if name in tiles:
+            base[name] = i * tile_bytes
+            smem[base[name] // 2: base[name] // 2 + tiles[name].size] = _tile(tiles[name])[0]
+    return smem, base
+
+
 @pytest.mark.parametrize("d", hb.HEAD_DIMS)
 def test_rung02_wgmma_reads_the_tiles_the_copies_wrote(d):
     """Rung 02's step 2: the K, Q, V, dO tiles as the .cu's off_d lays them out (the model's _tile), read back through
@@ -382,12 +401,7 @@ def test_rung02_wgmma_reads_the_tiles_the_copies_wrote(d):
 
     rng = np.random.default_rng(d)
     k, q, v, do = (rng.standard_normal((64, d)) for _ in range(4))
-    tile_bytes = 64 * d * 2
-    smem = np.zeros(4 * tile_bytes // 2)
-    base = {}
-    for i, (name, x) in enumerate((("k", k), ("v", v), ("q", q), ("do", do))):   # the .cu's sK, sV, sQ, sdO
-        base[name] = i * tile_bytes
-        smem[base[name] // 2: base[name] // 2 + 64 * d] = _tile(x)[0]
+    smem, base = _shared_tiles(k=k, v=v, q=q, do=do)
 
     def desc_kmajor(tile, kk):                                      # the .cu's desc_kmajor
         return ch.smem_descriptor(tile + (kk // 4) * (64 * 128) + 32 * (kk % 4), 16, 1024)
@@ -402,6 +416,43 @@ def test_rung02_wgmma_reads_the_tiles_the_copies_wrote(d):
                  "#define BOX_BYTES (64 * 128)",
                  "wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);",
                  "wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);"):
+        assert line in src, line
+
+
+@pytest.mark.parametrize("d", hb.HEAD_DIMS)
+def test_rung03_wgmma_reads_mn_major_slices_and_the_transposed_ds(d):
+    """Rung 03's steps 3 and 4: through the .cu's desc_mnmajor, common.hopper's model of an MN-major 128B-swizzled
+    read gives the k-th 16-row slice of dO and Q (B of dV, dK: all of d at once, the second 64 columns one box on),
+    of K per 64-wide half of d (B of dQ), and of dS^T (dQ's A, read transposed) - so the three GEMMs are P^T dO,
+    dS^T Q and dS K."""
+    from common import hopper as ch
+
+    rng = np.random.default_rng(100 + d)
+    k, v, q, do = (rng.standard_normal((64, d)) for _ in range(4))
+    ds_t = rng.standard_normal((64, 64))
+    p_t = rng.standard_normal((64, 64))                              # P^T, S^T's layout: keys x queries
+    smem, base = _shared_tiles(k=k, v=v, q=q, do=do, ds=ds_t)
+
+    def desc_mnmajor(tile, kk):                                       # the .cu's desc_mnmajor
+        return ch.smem_descriptor(tile + 2048 * kk, 64 * 128, 1024)
+
+    def read(name, kk, n, col0=0):
+        return ch.wgmma_read_mnmajor(smem, desc_mnmajor(base[name] + col0 * 128, kk), n, 16)
+
+    dv = sum(p_t[:, 16 * kq: 16 * kq + 16] @ read("do", kq, d) for kq in range(4))
+    dk = sum(ds_t[:, 16 * kq: 16 * kq + 16] @ read("q", kq, d) for kq in range(4))
+    dq = np.concatenate([sum(read("ds", kk, 64).T @ read("k", kk, 64, col0=64 * half) for kk in range(4))
+                         for half in range(d // 64)], axis=1)
+    np.testing.assert_allclose(dv, p_t @ do, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dk, ds_t @ q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dq, ds_t.T @ k, rtol=1e-12, atol=1e-12)
+    src = open(hb.KERNEL_PATH).read()
+    for line in ("return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
+                 "wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));",
+                 "wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));",
+                 "wgmma_ss_tt_64x64(dqh, desc_mnmajor(sdS, kk), desc_mnmajor(sK + half * BOX_BYTES, kk),",
+                 "unsigned sdS = sdO + TILE_BYTES;",
+                 "const int col = 64 * half + 8 * j + 2 * t;"):
         assert line in src, line
 
 

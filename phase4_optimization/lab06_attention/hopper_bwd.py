@@ -7,13 +7,14 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
   attn_bwd_01_mma      one block per (64-key tile, batch, key/value head): dK, dV (summed over the group's query heads
                        inside the block), dQ added into the accumulator with red.global.add.f32
     or attn_bwd_02_wgmma  the same with S^T = K Q^T and dP^T = V dO^T as wgmma (rung="02")
+    or attn_bwd_03_wgmma_all  every GEMM as wgmma (rung="03")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
-Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA); the TMA
-rungs that follow keep this module's API, CONFIG and launches (the .cu's header lists them). Nothing here has run on a
-GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the
-shared-memory addressing of both rungs lane by lane; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
+Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
+five; the TMA rungs that follow keep this module's API, CONFIG and launches (the .cu's header lists them). Nothing
+here has run on a GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts,
+and model the shared-memory addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
 checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py
@@ -32,8 +33,8 @@ from . import hopper as hp
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
-           "convert": "attn_bwd_dq_convert"}
-RUNGS = ("01", "02")                # the backward proper's rungs, in KERNELS
+           "03": "attn_bwd_03_wgmma_all", "convert": "attn_bwd_dq_convert"}
+RUNGS = ("01", "02", "03")                # the backward proper's rungs, in KERNELS
 DEFAULT_RUNG = "01"                 # until a GPU run measures rung 02 against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -153,7 +154,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
 
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
-    (mma.sync) or "02" (S^T and dP^T by wgmma).
+    (mma.sync), "02" (S^T and dP^T by wgmma) or "03" (every GEMM by wgmma).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")

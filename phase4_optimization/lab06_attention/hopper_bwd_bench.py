@@ -29,7 +29,8 @@ from .timing import _fitted, _naive_torch_heads, _randn, _sample_compare
 SHAPE = (4, 32, 4096, 128)             # (B, H, S, D): the backward target's shape (cases.TARGETS)
 PEER = "torch SDPA cuDNN"
 GOAL = 1.0                             # issue: the Hopper backward >= SDPA cuDNN's
-ROWS = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T"}
+ROWS = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
+        "03": "cuda hopper bwd 03 wgmma every GEMM"}
 
 
 def unavailable() -> str:

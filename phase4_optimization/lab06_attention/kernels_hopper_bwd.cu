@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 and 02.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 03.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -7,11 +7,14 @@
 //                            into the fp32 accumulator with red.global.add.f32
 //   attn_bwd_02_wgmma        rung 01 with S^T = K Q^T and dP^T = V dO^T as wgmma (one warpgroup, operands read from
 //                            shared memory through descriptors); everything else as rung 01 (RUNG 02, below)
+//   attn_bwd_03_wgmma_all    every GEMM on wgmma: dV, dK with A (P^T, dS^T) from registers, dQ with dS^T read
+//                            transposed from shared memory (RUNG 03, below)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" | "02"), the same API as flash.flash_attn_bwd).
-// Nothing here has run on a GPU yet: the CPU tests check that both rungs compile for sm_90a with no spill and model
-// their shared-memory addressing lane by lane; tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ,
-// dK, dV of each rung against float64 on an sm_90 GPU.
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" | "02" | "03"), flash.flash_attn_bwd's API).
+// Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
+// its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
+// tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
+// sm_90 GPU.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -79,14 +82,29 @@
 //                 near 1.5x mma.sync's rate and needs no ldmatrix of K, V, Q, dO for them (rung 01 re-reads K and V
 //                 fragments every step). Steps 3 and 4 (dV, dK, dQ: 60% of the FLOPs) and the serial loads bound it.
 //
+// RUNG 03 (attn_bwd_03_wgmma_all): the other three GEMMs go to wgmma too - no mma.sync and no ldmatrix left.
+//   what changed  step 3: P^T and dS^T are packed once into 4 A fragments each (the registers mma.sync used, and
+//                 exactly wgmma's A-from-registers layout: per warp, mma.m16n8k16's A); dV += P^T dO and dK += dS^T Q
+//                 are 4 + 4 wgmma.m64n{D}k16 with B = dO / Q read MN-major (B[query][d] = X[query][d], d contiguous:
+//                 the forward's V descriptor, desc_mnmajor), committed and left running while dS^T goes to shared
+//                 memory. Step 4: dQ = dS K as wgmma.m64n64k16 per 64-wide half of d, both operands MN-major
+//                 (imm-trans-a: A[query][key] = dS^T[key][query], the 64 queries of a dS^T row contiguous; B = K),
+//                 waited, then the same red.global.add.f32 per element; the first wait also retires dV and dK.
+//                 The accumulators of dV and dK are wgmma's m64n{D} layout = rung 01's C fragments: same epilogue.
+//   why halves    dQ's accumulator for all of d would be 64 more registers at D = 128 beside dV, dK (128) and the
+//                 A fragments that wgmma may still be reading (32); halves keep 32 (254 registers, no spill).
+//   prediction    1.3-1.6x rung 02: the 60% of the FLOPs rung 02 left on mma.sync move to wgmma (near 1.5x the rate)
+//                 and 2 x 4 x D / 8 + D / 8 x 4 ldmatrix.x4 per step go away. Still serial inside a step (load, S^T
+//                 and dP^T, softmax-like work, dV dK dQ) with one warpgroup per block and 2 blocks per SM: 0.5-0.7x
+//                 SDPA cuDNN's backward at B=4 H=32 S=4096 D=128 bf16.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   TMA for Q and dO through an mbarrier ring (producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D tensor
-//       maps from hopper.py), K and V loaded once by TMA.
-//   03  dV += P^T dO and dK += dS^T Q as wgmma with A from registers (P^T / dS^T accumulators repacked as in the
-//       forward's P V), B = dO / Q MN-major from the same swizzled boxes; 2 consumer warpgroups x 64 keys = 128-key
-//       tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB + dS 32 KiB = 160 KiB, one block per SM).
-//   04  dQ: either the atomics of this rung from a wgmma dQ = dS K (dS through shared memory), or a separate dQ pass
-//       (one block per query tile walking the key tiles, recomputing P and dS: +2 GEMMs, no atomics) - measure both.
+//   04  TMA for Q and dO through an mbarrier ring (a producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D
+//       tensor maps from hopper.py), K and V loaded once by TMA: the loads leave the critical path.
+//   05  2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB +
+//       dS 32 KiB = 160 KiB, one block per SM): half the L2 re-reads of Q and dO and half the dQ atomics per key.
+//   06  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
+//       and dS: +2 GEMMs, no atomics) - measure both.
 //
 // Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
 //   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
@@ -175,6 +193,16 @@ __device__ __forceinline__ void load_tile(unsigned dst, const elem_t* base, long
     }
 }
 
+// dS^T (16-bit) to shared memory: this thread's A fragment of query slice kq (keys kr and kr + 8, queries 16 kq + 2t
+// + {0, 1} and + 8), rows = keys, 8-query chunks at off_s, a pair per 32-bit store
+__device__ __forceinline__ void store_ds_t(unsigned char* smem, int kr, int kq, int t, const unsigned (&sa)[4])
+{
+    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
+    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
+    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
+    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Delta = rowsum(dO * O) per (b, h, row), one warp per row; the same warp zeroes the row's dQ accumulator.
 // grid (ceil(S / DELTA_ROWS), B Hq), DELTA_ROWS warps per block.
@@ -239,11 +267,57 @@ __device__ __forceinline__ hop_u64 desc_kmajor(unsigned tile, int kk)
     return wgmma_desc_128b(tile + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);
 }
 
+// Rung 03: the same tiles read MN-major, the k-th 16-ROW slice (rows 16 kk .. 16 kk + 15: queries of Q / dO, keys of
+// K / dS^T) as a 16 x N operand whose N runs along the row: start + 16 rows x 128 bytes, 64-wide column blocks one
+// box apart (LBO = BOX_BYTES), 8-row groups SBO = 1024 apart (the forward's V descriptor, for 64-row boxes)
+__device__ __forceinline__ hop_u64 desc_mnmajor(unsigned tile, int kk)
+{
+    return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);
+}
+
+// acc (64 keys x HEAD_DIM) += A (64 keys x 16 queries: P^T or dS^T, registers, mma's A fragment per warp) B (16
+// queries x HEAD_DIM: dO or Q, shared, MN-major): dV and dK in rung 03
+#if HEAD_DIM == 128
+__device__ __forceinline__ void wgmma_rs_acc(float (&d)[64], const unsigned (&a)[4], hop_u64 desc_b)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %69, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPES " {" REGS64 "}, {%64, %65, %66, %67}, %68, p, 1, 1, "
+        "1;\n\t}"
+        : ACC32(d, 0), ACC32(d, 32)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+#else
+__device__ __forceinline__ void wgmma_rs_acc(float (&d)[32], const unsigned (&a)[4], hop_u64 desc_b)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %37, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {" REGS32 "}, {%32, %33, %34, %35}, %36, p, 1, 1, "
+        "1;\n\t}"
+        : ACC32(d, 0)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+#endif
+
+// dQ half (64 queries x 64 of d) (+)= dS (64 queries x 16 keys: dS^T in shared memory, read transposed) K (16 keys x
+// 64 of d, MN-major): both operands MN-major (imm-trans-a = imm-trans-b = 1); scale_d = 0 for the first key slice
+__device__ __forceinline__ void wgmma_ss_tt_64x64(float (&d)[32], hop_u64 desc_a, hop_u64 desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %34, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {" REGS32 "}, %32, %33, p, 1, 1, 1, 1;\n\t}"
+        : ACC32(d, 0)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // The backward proper. grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES dynamic shared memory.
 // q, dout (B, Hq, S, D) and k, v (B, Hkv, S, D): element strides (sb, sh, ss), last dim contiguous, rows 16-byte
 // aligned; lse, delta (B, Hq, S) fp32 contiguous; dq_acc (B, Hq, S, D) fp32 zeroed; dk, dv (B, Hkv, S, D) contiguous.
-// WG: step 2 by wgmma (rung 02) instead of mma.sync (rung 01).
+// RUNG 1: mma.sync throughout; 2: step 2 by wgmma; 3: every GEMM by wgmma.
 // ---------------------------------------------------------------------------------------------------------------------
 #define BWD_PARAMS                                                                                                     \
     const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,                         \
@@ -255,7 +329,7 @@ __device__ __forceinline__ hop_u64 desc_kmajor(unsigned tile, int kk)
 #define BWD_ARGS q, k, v, dout, lse, delta, dq_acc, dk, dv, S, Hq, group, sm_scale, causal, q_sb, q_sh, q_ss, k_sb, \
                  k_sh, k_ss, v_sb, v_sh, v_ss, do_sb, do_sh, do_ss
 
-template <bool WG>
+template <int RUNG>
 __device__ __forceinline__ void bwd_body(
     const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,
     const elem_t* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
@@ -281,11 +355,10 @@ __device__ __forceinline__ void bwd_body(
     load_tile(sV, v + b * v_sb + hkv * v_sh, v_ss, n0, S);
     cp_async_commit();
 
-    float acc_dk[DT][4], acc_dv[DT][4];
+    constexpr bool WG = RUNG >= 2;                        // step 2 (S^T, dP^T) on wgmma
+    float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];     // n8 tile j of d in [4 j .. 4 j + 3]: mma's C fragment
 #pragma unroll
-    for (int i = 0; i < DT; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_dk[i][e] = acc_dv[i][e] = 0.f;
+    for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
 
     // per-lane ldmatrix row / chunk-parity choices (see the header)
     const int a_row = 16 * warp + (lane & 15), a_hi = lane >> 4;                  // K, V as A (this warp's keys)
@@ -367,60 +440,109 @@ __device__ __forceinline__ void bwd_body(
                 }
             }
 
-            // ---- 3. dV += P^T dO, dK += dS^T Q (A from the registers above, B by ldmatrix.trans) ----
-#pragma unroll
-            for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
-                unsigned pa[4], sa[4];
-                a_from_acc<pack_t>(pa, st + 8 * kq, st + 8 * kq + 4);
-                a_from_acc<pack_t>(sa, dpt + 8 * kq, dpt + 8 * kq + 4);
-                // dS^T (16-bit) to shared memory for step 4: rows = keys, 8-query chunks; a pair per 32-bit store
+            if constexpr (RUNG == 3) {
+                // ---- 3. (rung 03) P^T, dS^T packed into wgmma A fragments; dS^T to shared memory; dV += P^T dO and
+                // dK += dS^T Q as 2 x 4 wgmmas (A from registers, B = dO / Q MN-major), left running ----
+                unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
                 const int kr = 16 * warp + g;
-                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
-                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
-                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
-                *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
+#pragma unroll
+                for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+                    a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
+                    a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
+                    store_ds_t(smem, kr, kq, t, sa[kq]);
+                }
+                wgmma_fence();                            // pa, sa, acc_dv, acc_dk were written by the threads
+#pragma unroll
+                for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));
+#pragma unroll
+                for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));
+                wgmma_commit();
+                fence_proxy_async_smem();                 // this thread's dS^T stores, before wgmma reads them
+                __syncthreads();                          // every warp's dS^T is in sdS
+
+                // ---- 4. (rung 03) dQ = dS K in 64-wide halves of d (wgmma, both operands MN-major), each added
+                // into dq_acc; the first wait also retires step 3's dV, dK ----
+                const int qa = m0 + 16 * warp + g, qb = qa + 8;
+                float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
+                float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
+#pragma unroll
+                for (int half = 0; half < HEAD_DIM / 64; ++half) {
+                    float dqh[32];
+                    wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+                        wgmma_ss_tt_64x64(dqh, desc_mnmajor(sdS, kk), desc_mnmajor(sK + half * BOX_BYTES, kk),
+                                          kk > 0);
+                    wgmma_commit();
+                    wgmma_wait<0>();
+                    fence_regs(dqh);
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        const int col = 64 * half + 8 * j + 2 * t;
+                        if (qa < S) {
+                            atomicAdd(rowa + col, dqh[4 * j]);
+                            atomicAdd(rowa + col + 1, dqh[4 * j + 1]);
+                        }
+                        if (qb < S) {
+                            atomicAdd(rowb + col, dqh[4 * j + 2]);
+                            atomicAdd(rowb + col + 1, dqh[4 * j + 3]);
+                        }
+                    }
+                }
+                fence_regs(acc_dv);
+                fence_regs(acc_dk);
+            } else {
+                // ---- 3. dV += P^T dO, dK += dS^T Q (A from the registers above, B by ldmatrix.trans) ----
+#pragma unroll
+                for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+                    unsigned pa[4], sa[4];
+                    a_from_acc<pack_t>(pa, st + 8 * kq, st + 8 * kq + 4);
+                    a_from_acc<pack_t>(sa, dpt + 8 * kq, dpt + 8 * kq + 4);
+                    store_ds_t(smem, 16 * warp + g, kq, t, sa);       // dS^T for step 4
+#pragma unroll
+                    for (int dp = 0; dp < DT / 2; ++dp) {
+                        unsigned b0, b1, b2, b3;
+                        ldmatrix_x4_trans(b0, b1, b2, b3, sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
+                        mma_16816(acc_dv + 8 * dp, pa, b0, b1, mma_t());
+                        mma_16816(acc_dv + 8 * dp + 4, pa, b2, b3, mma_t());
+                        ldmatrix_x4_trans(b0, b1, b2, b3, sQ + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
+                        mma_16816(acc_dk + 8 * dp, sa, b0, b1, mma_t());
+                        mma_16816(acc_dk + 8 * dp + 4, sa, b2, b3, mma_t());
+                    }
+                }
+                __syncthreads();                              // every warp's dS^T is in sdS
+
+                // ---- 4. dQ (queries 16 warp .. +15 of the tile) += dS K, added into dq_acc ----
+                unsigned da[BLOCK_N / 16][4];
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+                    ldmatrix_x4_trans(
+                        da[kk][0], da[kk][1], da[kk][2], da[kk][3],
+                        sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1)));
+                const int qa = m0 + 16 * warp + g, qb = qa + 8;
+                float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
+                float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
 #pragma unroll
                 for (int dp = 0; dp < DT / 2; ++dp) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4_trans(b0, b1, b2, b3, sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
-                    mma_16816(acc_dv[2 * dp], pa, b0, b1, mma_t());
-                    mma_16816(acc_dv[2 * dp + 1], pa, b2, b3, mma_t());
-                    ldmatrix_x4_trans(b0, b1, b2, b3, sQ + off_d(16 * kq + bt_row, 2 * dp + bt_hi));
-                    mma_16816(acc_dk[2 * dp], sa, b0, b1, mma_t());
-                    mma_16816(acc_dk[2 * dp + 1], sa, b2, b3, mma_t());
-                }
-            }
-            __syncthreads();                              // every warp's dS^T is in sdS
-
-            // ---- 4. dQ (queries 16 warp .. +15 of the tile) += dS K, added into dq_acc ----
-            unsigned da[BLOCK_N / 16][4];
+                    float c[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
-            for (int kk = 0; kk < BLOCK_N / 16; ++kk)
-                ldmatrix_x4_trans(da[kk][0], da[kk][1], da[kk][2], da[kk][3],
-                                  sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1)));
-            const int qa = m0 + 16 * warp + g, qb = qa + 8;
-            float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
-            float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
-#pragma unroll
-            for (int dp = 0; dp < DT / 2; ++dp) {
-                float c[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-#pragma unroll
-                for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4_trans(b0, b1, b2, b3, sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi));
-                    mma_16816(c[0], da[kk], b0, b1, mma_t());
-                    mma_16816(c[1], da[kk], b2, b3, mma_t());
-                }
-#pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    const int col = 8 * (2 * dp + j) + 2 * t;
-                    if (qa < S) {
-                        atomicAdd(rowa + col, c[j][0]);
-                        atomicAdd(rowa + col + 1, c[j][1]);
+                    for (int kk = 0; kk < BLOCK_N / 16; ++kk) {
+                        unsigned b0, b1, b2, b3;
+                        ldmatrix_x4_trans(b0, b1, b2, b3, sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi));
+                        mma_16816(c[0], da[kk], b0, b1, mma_t());
+                        mma_16816(c[1], da[kk], b2, b3, mma_t());
                     }
-                    if (qb < S) {
-                        atomicAdd(rowb + col, c[j][2]);
-                        atomicAdd(rowb + col + 1, c[j][3]);
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const int col = 8 * (2 * dp + j) + 2 * t;
+                        if (qa < S) {
+                            atomicAdd(rowa + col, c[j][0]);
+                            atomicAdd(rowa + col + 1, c[j][1]);
+                        }
+                        if (qb < S) {
+                            atomicAdd(rowb + col, c[j][2]);
+                            atomicAdd(rowb + col + 1, c[j][3]);
+                        }
                     }
                 }
             }
@@ -434,18 +556,19 @@ __device__ __forceinline__ void bwd_body(
         const int col = 8 * dt + 2 * t;
         if (key_a < S) {
             reinterpret_cast<unsigned*>(dv + (kv_rows + key_a) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dv[dt][0], acc_dv[dt][1]);
+                pack2(pack_t(), acc_dv[4 * dt], acc_dv[4 * dt + 1]);
             reinterpret_cast<unsigned*>(dk + (kv_rows + key_a) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dk[dt][0] * sm_scale, acc_dk[dt][1] * sm_scale);
+                pack2(pack_t(), acc_dk[4 * dt] * sm_scale, acc_dk[4 * dt + 1] * sm_scale);
         }
         if (key_b < S) {
             reinterpret_cast<unsigned*>(dv + (kv_rows + key_b) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dv[dt][2], acc_dv[dt][3]);
+                pack2(pack_t(), acc_dv[4 * dt + 2], acc_dv[4 * dt + 3]);
             reinterpret_cast<unsigned*>(dk + (kv_rows + key_b) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dk[dt][2] * sm_scale, acc_dk[dt][3] * sm_scale);
+                pack2(pack_t(), acc_dk[4 * dt + 2] * sm_scale, acc_dk[4 * dt + 3] * sm_scale);
         }
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(BWD_PARAMS) { bwd_body<false>(BWD_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_02_wgmma(BWD_PARAMS) { bwd_body<true>(BWD_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(BWD_PARAMS) { bwd_body<1>(BWD_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_02_wgmma(BWD_PARAMS) { bwd_body<2>(BWD_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_03_wgmma_all(BWD_PARAMS) { bwd_body<3>(BWD_ARGS); }
