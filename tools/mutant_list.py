@@ -52,6 +52,7 @@ MP = guards(f"{P4}/lab05_mixed_precision", "test_phase4_lab05_mixed_precision.py
 WG = "tests/test_phase4_lab03_tensor_cores_wgmma_gpu.py"    # rung 03 (wgmma) against float64, every build family
 ATT_CU = ("tests/test_phase4_lab06_attention_cuda.py", "-k", "gpu_matches_float64")   # rungs 01/02/02w, causal too
 ATT_H = ("tests/test_phase4_lab06_attention_hopper.py", "-k", "gpu_matches_float64")  # the Hopper rungs
+ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd.py",)   # the Hopper backward's rungs (GPU) and their models
 
 MUTANTS = [
     # ---- phase 1
@@ -272,4 +273,23 @@ MUTANTS = [
     Mutant("CUDA Hopper attention: causal mask off by one", f"{P4}/lab06_attention/kernels_hopper.cu",
            "(rt.causal && col > row)", "(rt.causal && col >= row)", ATT_H, tier="gpu",
            why="each query stops attending to itself"),
+    Mutant("CUDA Hopper backward: causal mask off by one", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "if (key >= S || (diag && m0 + qi < key)) p = 0.f;", "if (key >= S || (diag && m0 + qi <= key)) p = 0.f;",
+           ATT_HB, tier="gpu", why="the diagonal's P zeroed: no query's gradient flows to its own key"),
+    Mutant("CUDA Hopper backward: dK without its softmax scale", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "pack2(pack_t(), acc_dk[4 * dt] * sm_scale, acc_dk[4 * dt + 1] * sm_scale);",
+           "pack2(pack_t(), acc_dk[4 * dt], acc_dk[4 * dt + 1] * sm_scale);", ATT_HB, tier="gpu",
+           why="dK = dS^T Q needs sm_scale once; forgotten on half the columns"),
+    Mutant("CUDA Hopper backward: dQ accumulated without its scale", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);", "pack2(pack_t(), a.x, a.y);", ATT_HB, tier="gpu",
+           why="the accumulator holds dS K unscaled; the conversion is where sm_scale goes, and it was left out"),
+    Mutant("CUDA Hopper backward: GQA heads mapped interleaved, not grouped",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "const int h = hkv * group + hh;", "const int h = hh * Hkv + hkv;", ATT_HB, tier="gpu",
+           why="query head h belongs to key/value head h / group; h % Hkv is the other convention, and wrong here"),
+    Mutant("CUDA Hopper backward 03: MN-major slice stepped 8 rows, not 16",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
+           "return wgmma_desc_128b(tile + 1024 * kk, BOX_BYTES, 1024);", ATT_HB, tier="gpu",
+           why="a k16 slice of an MN-major operand is 16 rows of 128 bytes; stepping by one 8-row core matrix"),
 ]
