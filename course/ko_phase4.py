@@ -177,10 +177,10 @@ KO = {
     "roundings, or each input's rounding to 8 bits - and does that one depend on how many products are summed?":
         "BF16_GROWTH: {said}라고 답했고 {off}(20% 안이면 통과). fp32 accumulator에서 남는 오차는 합의 반올림입니까, "
         "입력마다 8비트로 반올림한 것입니까? 그 오차는 더하는 곱의 수에 따라 달라집니까?",
-    "BF16_ERROR: {said} is {off} (within a factor of 2 passes): how far off is one input rounded to bf16's 8 "
+    "BF16_ERROR: {said} is {off} (within 20% passes): how far off is one input rounded to bf16's 8 "
     "significant bits, relative and on average (not at most), and how do the two independent roundings a product "
     "carries add up?":
-        "BF16_ERROR: {said}라고 답했고 {off}(2배 안이면 통과). 입력 하나를 bf16의 유효 비트 8개로 반올림하면 상대 "
+        "BF16_ERROR: {said}라고 답했고 {off}(20% 안이면 통과). 입력 하나를 bf16의 유효 비트 8개로 반올림하면 상대 "
         "오차는 평균(최대가 아니라) 얼마입니까? 곱 하나에 들어 있는 독립인 반올림 두 번은 어떻게 더해집니까?",
 
     # ---- 4.6.1, 4.6.2 ------------------------------------------------------------------------------------------------

@@ -144,6 +144,10 @@ SECRETS = {
         ("GEMM_EPILOGUE_SPEEDUP", _speedup),
     ("4.5.1", "the first inf a power of two too late"): ("FIRST_INF_K", lambda: ["2048", "2047", "65536", "65504"]),
     ("4.5.1", "bf16's error the fp16 one"): ("BF16_ERROR", lambda: _measured("bf16")[-1:] + ["3.9e-3", "2^-8"]),
+    ("4.5.1", "bf16's error u = 2^-8 itself: one rounding at its worst"):
+        ("BF16_ERROR", lambda: _measured("bf16")[-1:] + ["3.2e-3", "3.19e-3"]),
+    ("4.5.1", "bf16's error one average rounding, u / sqrt(3): the product's second one forgotten"):
+        ("BF16_ERROR", lambda: _measured("bf16")[-1:] + ["3.2e-3", "3.19e-3", "sqrt(2)"]),
     ("4.5.1", "the fp16 accumulator's error growing in proportion to K"):
         ("FP16_ACC_GROWTH", lambda: _measured("fp16") + ["4", "sqrt(16)"]),
     ("4.5.1", "bf16's error growing like the fp16 accumulator's"):

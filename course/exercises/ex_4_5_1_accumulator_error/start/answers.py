@@ -20,5 +20,5 @@ FP16_ACC_GROWTH = None
 #    rounding of the inputs to bf16 counts. By what factor does its relative error grow from K = 1024 to K = 16384?
 BF16_GROWTH = None
 
-# 5. ... and about how large is that error (relative, in norm) at K = 4096? Within a factor of 2 passes.
+# 5. ... and about how large is that error (relative, in norm) at K = 4096? Within 20% passes.
 BF16_ERROR = None
