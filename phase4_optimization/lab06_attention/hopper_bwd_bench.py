@@ -91,10 +91,10 @@ def measure(shape=SHAPE, causals=(False, True), rungs=hb.RUNGS, rounds: int = 3)
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m phase4_optimization.lab06_attention.hopper_bwd_bench",
                                 description=tr("The Hopper attention backward's rungs against SDPA cuDNN's backward "
-                                               "(and the Triton backward) at B4 H32 S4096 D128 bf16, causal and not: "
-                                               "checked against float64 on sampled heads, then timed in steady "
+                                               "(and the Triton backward) at (B, H, S, D) = {shape}, bf16, causal and "
+                                               "not: checked against float64 on sampled heads, then timed in steady "
                                                "interleaved rounds. Needs an sm_90 GPU; anywhere else the compile "
-                                               "report."))
+                                               "report.", shape=SHAPE))
     p.add_argument("--quick", action="store_true", help=tr("one round and a quarter of the sequence length"))
     p.add_argument("--rounds", type=int, default=3, help=tr("steady interleaved rounds (default 3)"))
     p.add_argument("--causal", choices=("both", "no", "yes"), default="both", help=tr("which masks (default both)"))

@@ -228,12 +228,12 @@ KO = {
     "{case}: checking rung {rung} against float64 on sampled heads":
         "{case}: 표본 head에서 rung {rung}을 float64와 비교하는 중",
     "{case}: timing {n} contenders in steady interleaved rounds": "{case}: 경쟁자 {n}개를 안정된 교대 라운드로 측정하는 중",
-    "The Hopper attention backward's rungs against SDPA cuDNN's backward (and the Triton backward) at B4 H32 S4096 "
-    "D128 bf16, causal and not: checked against float64 on sampled heads, then timed in steady interleaved rounds. "
-    "Needs an sm_90 GPU; anywhere else the compile report.":
-        "Hopper attention backward의 rung들을 SDPA cuDNN의 backward(그리고 Triton backward)와 B4 H32 S4096 D128 bf16, "
-        "causal과 non-causal에서 비교합니다. 표본 head에서 float64와 대조한 뒤 안정된 교대 라운드로 시간을 잽니다. "
-        "sm_90 GPU가 필요하고, 그 밖의 머신에서는 컴파일 보고만 보여 줍니다.",
+    "The Hopper attention backward's rungs against SDPA cuDNN's backward (and the Triton backward) at (B, H, S, D) = "
+    "{shape}, bf16, causal and not: checked against float64 on sampled heads, then timed in steady interleaved "
+    "rounds. Needs an sm_90 GPU; anywhere else the compile report.":
+        "Hopper attention backward의 rung들을 SDPA cuDNN의 backward(그리고 Triton backward)와 (B, H, S, D) = {shape}, "
+        "bf16, causal과 non-causal에서 비교합니다. 표본 head에서 float64와 대조한 뒤 안정된 교대 라운드로 시간을 "
+        "잽니다. sm_90 GPU가 필요하고, 그 밖의 머신에서는 컴파일 보고만 보여 줍니다.",
     "one round and a quarter of the sequence length": "라운드 한 번, 시퀀스 길이는 4분의 1",
     "steady interleaved rounds (default 3)": "안정된 교대 라운드 수 (기본 3)",
     "which masks (default both)": "어느 mask (기본 both)",
