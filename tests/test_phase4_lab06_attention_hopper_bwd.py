@@ -58,6 +58,8 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     assert len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{kind}\.f32", ptx)) > 0
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx and "cp.async.cg.shared.global" in ptx
     assert re.search(r"red(\.relaxed\.gpu)?\.global\.add\.f32|atom\.global\.add\.f32", ptx)
+    if rung == "04":
+        assert "cp.async.wait_group 1;" in ptx, "rung 04 waits for all but the next step's copies"
     if rung == "02":
         assert len(re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.{kind}", ptx)) > 0
         assert "fence.proxy.async.shared::cta" in ptx, "cp.async's copies must be fenced before wgmma reads them"
@@ -70,7 +72,7 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ (D/8) x 4
     # rung 03: every GEMM an HGMMA - S^T, dP^T 2 x (D/16); dV, dK 2 x 4 (m64n{D}k16 over 64 queries); dQ (D/64) x 4
     st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
-    if rung == "03":
+    if rung in ("03", "04"):
         assert hmma == 0 and not any(s.startswith("LDSM") for s in sass), "rung 03 has no mma.sync / ldmatrix left"
         assert hgmma == 2 * (d // 16) + 2 * 4 + (d // 64) * 4, hgmma
     else:
@@ -87,6 +89,10 @@ def test_shared_memory_mirror_and_budget():
     assert "// archs: sm_90a" in src
     assert hb.smem_bytes(128) == 1024 + 4 * 64 * 128 * 2 + 64 * 64 * 2 + 2 * 64 * 4 == 75264
     assert hb.smem_bytes(64) == 42496
+    # rung 04: a second stage of Q, dO (2 tiles), LSE and Delta at the next 1024-byte boundary; 2 blocks still fit
+    assert "#define SMEM_BYTES_2STAGE (1024 + STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)" in src
+    assert hb.smem_bytes(128, "04") == 1024 + 74752 + 2 * 64 * 128 * 2 + 2 * 64 * 4 == 109056
+    assert 2 * (hb.smem_bytes(128, "04") + 1024) <= device.arch_info("sm_90").smem_per_sm
     assert 3 * (hb.smem_bytes(128) + 1024) <= device.arch_info("sm_90").smem_per_sm
 
 
@@ -551,3 +557,27 @@ def test_bench_cli_without_an_sm90_gpu_shows_the_compile_report_and_why_not(caps
     with pytest.raises(SystemExit):
         hbb.main(["--rounds", "0"])
     assert set(hbb.ROWS) == set(hb.RUNGS)
+
+
+@pytest.mark.parametrize("s, causal, group, n0", [(1, False, 1, 0), (64, True, 2, 0), (130, False, 3, 64),
+                                                   (257, True, 2, 192), (300, True, 4, 256)])
+def test_rung04_prefetches_exactly_the_walks_next_step(s, causal, group, n0):
+    """Rung 04 loads step i + 1 while step i computes: its rule (this head's next tile, else the next head's first
+    at m_start, nothing after the last) - mirrored from the .cu's lines - names every step of the walk once, in
+    order, and the first step is the prologue's."""
+    m_start = n0 if causal else 0
+    walk = [(hh, m0) for hh in range(group) for m0 in range(m_start, s, 64)]
+    got = [(0, m_start)]                                  # the prologue: head hkv * group, tile m_start
+    for hh, m0 in walk:
+        last_tile = m0 + 64 >= s
+        if not last_tile or hh + 1 < group:
+            hn = 1 if last_tile else 0
+            got.append((hh + hn, m_start if last_tile else m0 + 64))
+    assert got == walk
+    src = open(hb.KERNEL_PATH).read()
+    for line in ("const bool last_tile = m0 + BLOCK_M >= S;", "if (!last_tile || hh + 1 < group) {",
+                 "const int hn = last_tile ? 1 : 0;     // 1: the next head",
+                 "last_tile ? m_start : m0 + BLOCK_M, S);",
+                 "q_ss, doh + hn * do_sh, do_ss, lse, delta, bh_rows + hn * S,",
+                 "if constexpr (RUNG == 4) stage ^= 1;"):
+        assert line in src, line

@@ -8,6 +8,7 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                        inside the block), dQ added into the accumulator with red.global.add.f32
     or attn_bwd_02_wgmma  the same with S^T = K Q^T and dP^T = V dO^T as wgmma (rung="02")
     or attn_bwd_03_wgmma_all  every GEMM as wgmma (rung="03")
+    or attn_bwd_04_wgmma_2stage  rung 03 with the next step's loads under this step's work (rung="04")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
@@ -33,8 +34,8 @@ from . import hopper as hp
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
-           "03": "attn_bwd_03_wgmma_all", "convert": "attn_bwd_dq_convert"}
-RUNGS = ("01", "02", "03")                # the backward proper's rungs, in KERNELS
+           "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "convert": "attn_bwd_dq_convert"}
+RUNGS = ("01", "02", "03", "04")                # the backward proper's rungs, in KERNELS
 DEFAULT_RUNG = "01"                 # until a GPU run measures rung 02 against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -48,11 +49,16 @@ THREADS = 32 * CONFIG["NWARPS"]
 CONVERT_THREADS = 256
 
 
-def smem_bytes(head_dim: int) -> int:
-    """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, either rung): 1024 bytes to align the tiles
+def smem_bytes(head_dim: int, rung: str = "01") -> int:
+    """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, rungs 01-03): 1024 bytes to align the tiles
     for the 128-byte swizzle, K, V, Q, dO tiles of 64 rows, dS^T (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M
-    floats each)."""
-    return 1024 + 4 * 64 * head_dim * 2 + CONFIG["BLOCK_N"] * CONFIG["BLOCK_M"] * 2 + 2 * CONFIG["BLOCK_M"] * 4
+    floats each); rung 04 (SMEM_BYTES_2STAGE) adds a second stage of Q, dO, LSE and Delta at the next 1024-byte
+    boundary."""
+    tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
+    one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
+    if rung == "04":
+        return 1024 + -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
+    return 1024 + one
 
 
 def defines(head_dim: int, dtype: str = "bfloat16") -> dict:
@@ -80,7 +86,7 @@ def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
                 sass = k.sass
                 rows.append({"kernel": name, "D": d, "dtype": dt, "regs": k.registers, "spill B": k.spills,
                              "stack B": k.stack_bytes,
-                             "smem B": smem_bytes(d) if name in (KERNELS[r] for r in RUNGS) else 0,
+                             "smem B": next((smem_bytes(d, r) for r in RUNGS if KERNELS[r] == name), 0),
                              "HMMA": sum("HMMA" in s for s in sass) if sass else None,
                              "HGMMA": sum("HGMMA" in s for s in sass) if sass else None,
                              "RED": sum(s.startswith("RED") for s in sass) if sass else None})
@@ -98,7 +104,7 @@ def _functions(head_dim: int, dtype: str):
     fns = {key: mod.get_function(name) for key, name in KERNELS.items()}
     for rung in RUNGS:
         driver.funcSetAttribute(fns[rung].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                smem_bytes(head_dim))
+                                smem_bytes(head_dim, rung))
     return mod, fns
 
 
@@ -154,7 +160,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
 
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
-    (mma.sync), "02" (S^T and dP^T by wgmma) or "03" (every GEMM by wgmma).
+    (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma) or "04" (03, loads double-buffered).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -178,7 +184,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     rows = CONFIG["DELTA_ROWS"]
     _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
             P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
-    _launch(fns[rung], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d), stream,
+    _launch(fns[rung], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d, rung), stream,
             *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
             I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2

@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 03.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 04.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -9,8 +9,9 @@
 //                            shared memory through descriptors); everything else as rung 01 (RUNG 02, below)
 //   attn_bwd_03_wgmma_all    every GEMM on wgmma: dV, dK with A (P^T, dS^T) from registers, dQ with dS^T read
 //                            transposed from shared memory (RUNG 03, below)
+//   attn_bwd_04_wgmma_2stage rung 03 with the next query tile's loads issued before this one's work (RUNG 04)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" | "02" | "03"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "04"), flash.flash_attn_bwd's API).
 // Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
 // its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
@@ -98,12 +99,22 @@
 //                 and dP^T, softmax-like work, dV dK dQ) with one warpgroup per block and 2 blocks per SM: 0.5-0.7x
 //                 SDPA cuDNN's backward at B=4 H=32 S=4096 D=128 bf16.
 //
+// RUNG 04 (attn_bwd_04_wgmma_2stage): rung 03 with its loads under the previous step's work.
+//   what changed  two stages of Q, dO, LSE and Delta (SMEM_BYTES_2STAGE: 106.5 KiB at D = 128, still 2 blocks an
+//                 SM): after the step's opening barrier, its threads issue the NEXT step's copies (this head's next
+//                 query tile, else the next head's first) into the other stage and wait only for this step's
+//                 (cp.async.wait_group 1), so a step no longer starts with the L2 -> shared round trip of 32 KiB.
+//                 Only the stage index is carried (both stages' addresses held at once spilled 40 B at D = 128).
+//   prediction    1.15-1.35x rung 03: a step's 5 GEMMs of 64 x 64 x D are ~0.7 us of an SM's tensor cores at
+//                 D = 128, the same order as the copy's latency that rung 03 waits out every step (the other block
+//                 on the SM hides part of it); what remains serial is the softmax-like work and dQ's atomics.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   04  TMA for Q and dO through an mbarrier ring (a producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D
-//       tensor maps from hopper.py), K and V loaded once by TMA: the loads leave the critical path.
-//   05  2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB +
+//   05  TMA for Q and dO through an mbarrier ring (a producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D
+//       tensor maps from hopper.py), K and V loaded once by TMA: no thread issues copies.
+//   06  2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB +
 //       dS 32 KiB = 160 KiB, one block per SM): half the L2 re-reads of Q and dO and half the dQ atomics per key.
-//   06  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
+//   07  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
 //       and dS: +2 GEMMs, no atomics) - measure both.
 //
 // Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
@@ -172,6 +183,9 @@ typedef BF16 pack_t;
 #define DS_BYTES (BLOCK_N * BLOCK_M * 2)
 #define BOX_BYTES (64 * 128)             // one 64-row box of 64 16-bit columns
 #define SMEM_BYTES (1024 + 4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4)   // + 1024: the tiles' alignment
+// rung 04's second stage of Q, dO, LSE and Delta, after the above at the next 1024-byte boundary
+#define STAGE1_OFF (((4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4) + 1023) / 1024 * 1024)
+#define SMEM_BYTES_2STAGE (1024 + STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)
 #define LOG2E_F 1.4426950408889634f
 
 // chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
@@ -201,6 +215,22 @@ __device__ __forceinline__ void store_ds_t(unsigned char* smem, int kr, int kq, 
     *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
     *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
     *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
+}
+
+// One query tile's Q and dO (cp.async, one commit group) and its LSE log2e and Delta (plain loads; rows past S: LSE
+// +inf so that P = 0, Delta 0) into a stage. rows: the head's first row in lse / delta (b Hq + h) S.
+__device__ __forceinline__ void load_step(unsigned dst_q, unsigned dst_do, float* dst_lse, float* dst_delta,
+                                          const elem_t* qh, long long q_ss, const elem_t* doh, long long do_ss,
+                                          const float* lse, const float* delta, long long rows, int m0, int S)
+{
+    load_tile(dst_q, qh, q_ss, m0, S);
+    load_tile(dst_do, doh, do_ss, m0, S);
+    cp_async_commit();
+    for (int i = threadIdx.x; i < BLOCK_M; i += THREADS) {
+        const bool in = m0 + i < S;
+        dst_lse[i] = in ? lse[rows + m0 + i] * LOG2E_F : __int_as_float(0x7f800000);
+        dst_delta[i] = in ? delta[rows + m0 + i] : 0.f;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -317,7 +347,8 @@ __device__ __forceinline__ void wgmma_ss_tt_64x64(float (&d)[32], hop_u64 desc_a
 // The backward proper. grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES dynamic shared memory.
 // q, dout (B, Hq, S, D) and k, v (B, Hkv, S, D): element strides (sb, sh, ss), last dim contiguous, rows 16-byte
 // aligned; lse, delta (B, Hq, S) fp32 contiguous; dq_acc (B, Hq, S, D) fp32 zeroed; dk, dv (B, Hkv, S, D) contiguous.
-// RUNG 1: mma.sync throughout; 2: step 2 by wgmma; 3: every GEMM by wgmma.
+// RUNG 1: mma.sync throughout; 2: step 2 by wgmma; 3: every GEMM by wgmma; 4: rung 3 with the next step's Q, dO,
+// LSE and Delta loaded while this step computes (two stages).
 // ---------------------------------------------------------------------------------------------------------------------
 #define BWD_PARAMS                                                                                                     \
     const elem_t* __restrict__ q, const elem_t* __restrict__ k, const elem_t* __restrict__ v,                         \
@@ -344,6 +375,13 @@ __device__ __forceinline__ void bwd_body(
     unsigned sdS = sdO + TILE_BYTES;
     float* s_lse = reinterpret_cast<float*>(smem + 4 * TILE_BYTES + DS_BYTES);   // LSE log2e per query row
     float* s_delta = s_lse + BLOCK_M;
+    // rung 04: two stages (SMEM_BYTES_2STAGE) - stage 1's Q, dO, LSE and Delta at STAGE1_OFF; only the index of the
+    // stage in use is carried from step to step (addresses held for both stages cost registers D = 128 lacks)
+    int stage = 0;
+    auto stage_q = [&](int s_) { return sK + (s_ ? STAGE1_OFF : 2 * TILE_BYTES); };
+    auto stage_lse = [&](int s_) {
+        return reinterpret_cast<float*>(smem + (s_ ? STAGE1_OFF + 2 * TILE_BYTES : 4 * TILE_BYTES + DS_BYTES));
+    };
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
@@ -367,6 +405,11 @@ __device__ __forceinline__ void bwd_body(
     const int key_a = n0 + 16 * warp + g, key_b = key_a + 8;                       // this thread's two keys
 
     const int m_start = causal ? n0 : 0;
+    if constexpr (RUNG == 4) {                            // the first step's loads (stage 0)
+        const int h = hkv * group;
+        load_step(sQ, sdO, s_lse, s_delta, q + b * q_sb + h * q_sh, q_ss, dout + b * do_sb + h * do_sh, do_ss, lse,
+                  delta, ((long long)b * Hq + h) * S, m_start, S);
+    }
     for (int hh = 0; hh < group; ++hh) {
         const int h = hkv * group + hh;
         const elem_t* qh = q + b * q_sb + h * q_sh;
@@ -378,15 +421,26 @@ __device__ __forceinline__ void bwd_body(
             // address of steps 2-4 out of this loop and holds them all in registers, and D = 128 spills
             asm volatile("" : "+r"(sK), "+r"(sV), "+r"(sQ), "+r"(sdO), "+r"(sdS));
             __syncthreads();                              // the previous step's reads of sQ, sdO, sdS are done
-            load_tile(sQ, qh, q_ss, m0, S);
-            load_tile(sdO, doh, do_ss, m0, S);
-            cp_async_commit();
-            for (int i = threadIdx.x; i < BLOCK_M; i += THREADS) {
-                const bool in = m0 + i < S;
-                s_lse[i] = in ? lse[bh_rows + m0 + i] * LOG2E_F : __int_as_float(0x7f800000);
-                s_delta[i] = in ? delta[bh_rows + m0 + i] : 0.f;
+            if constexpr (RUNG == 4) {
+                // the next step (this head's next tile, else the next head's first) into the other stage, whose
+                // last reader was the previous step; then wait for every commit group but that newest one
+                const bool last_tile = m0 + BLOCK_M >= S;
+                sQ = stage_q(stage), sdO = sQ + TILE_BYTES;
+                s_lse = stage_lse(stage), s_delta = s_lse + BLOCK_M;
+                if (!last_tile || hh + 1 < group) {
+                    const int hn = last_tile ? 1 : 0;     // 1: the next head
+                    float* nl = stage_lse(stage ^ 1);
+                    load_step(stage_q(stage ^ 1), stage_q(stage ^ 1) + TILE_BYTES, nl, nl + BLOCK_M, qh + hn * q_sh,
+                              q_ss, doh + hn * do_sh, do_ss, lse, delta, bh_rows + hn * S,
+                              last_tile ? m_start : m0 + BLOCK_M, S);
+                    cp_async_wait<1>();
+                } else {
+                    cp_async_wait_all();
+                }
+            } else {
+                load_step(sQ, sdO, s_lse, s_delta, qh, q_ss, doh, do_ss, lse, delta, bh_rows, m0, S);
+                cp_async_wait_all();
             }
-            cp_async_wait_all();
             if constexpr (WG) fence_proxy_async_smem();   // the generic proxy's copies, before wgmma reads them
             __syncthreads();
 
@@ -440,7 +494,7 @@ __device__ __forceinline__ void bwd_body(
                 }
             }
 
-            if constexpr (RUNG == 3) {
+            if constexpr (RUNG >= 3) {
                 // ---- 3. (rung 03) P^T, dS^T packed into wgmma A fragments; dS^T to shared memory; dV += P^T dO and
                 // dK += dS^T Q as 2 x 4 wgmmas (A from registers, B = dO / Q MN-major), left running ----
                 unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
@@ -491,6 +545,7 @@ __device__ __forceinline__ void bwd_body(
                 }
                 fence_regs(acc_dv);
                 fence_regs(acc_dk);
+                if constexpr (RUNG == 4) stage ^= 1;     // the stage just loaded is the next step's
             } else {
                 // ---- 3. dV += P^T dO, dK += dS^T Q (A from the registers above, B by ldmatrix.trans) ----
 #pragma unroll
@@ -572,3 +627,4 @@ __device__ __forceinline__ void bwd_body(
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(BWD_PARAMS) { bwd_body<1>(BWD_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_02_wgmma(BWD_PARAMS) { bwd_body<2>(BWD_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_03_wgmma_all(BWD_PARAMS) { bwd_body<3>(BWD_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_04_wgmma_2stage(BWD_PARAMS) { bwd_body<4>(BWD_ARGS); }
