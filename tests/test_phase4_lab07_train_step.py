@@ -168,6 +168,8 @@ def test_train_step_checks_dy_and_keeps_the_forward():
         B.TrainPlan(x, dy[:, :4], h, *w)
     with pytest.raises(ValueError, match="dy"):
         B.TrainPlan(x, dy.float(), h, *w)
+    with pytest.raises(ValueError, match="attention_bwd: expected 'triton' or a Hopper rung"):
+        B.TrainPlan(x, dy, h, *w, attention_bwd="cudnn")
     plan = B.TrainPlan(x, dy, h, *w)
     names = [s[0] for s in plan.stages]
     assert "FC GEMM + bias + GELU, Z kept" in names and len(names) == 7 and len(plan.bwd_stages) == 13
@@ -206,6 +208,21 @@ def test_train_step_with_the_triton_attention_forward_on_gpu():
     """The same rule with lab 4.6's Triton forward (where the Hopper one is the default, its LSE feeds the backward
     just as well)."""
     _check_step((2, 300, 256, 2), "bfloat16", 43, 3, attention="triton")
+
+
+def _hopper_ready() -> bool:
+    from phase4_optimization.lab06_attention import hopper
+
+    return device.has_gpu() and not hopper.unavailable_reason()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _hopper_ready(), reason="the Hopper attention backward needs an sm_90 GPU")
+@pytest.mark.parametrize("rung", ["01", "02", "03", "04"])
+def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
+    """The step with lab 4.6's Hopper CUDA C backward in place of the Triton one (D = 128 and 64), the same rule."""
+    _check_step((2, 129, 256, 2), "bfloat16", 49, 3, attention_bwd=rung)
+    _check_step((1, 200, 256, 4), "float16", 51, 3, attention_bwd=rung)
 
 
 @pytest.mark.gpu

@@ -214,11 +214,19 @@ VECTOR_GRADS = (("ln1_w", "ln1_b"), ("ln2_w", "ln2_b", "b_proj", "b_o"), ("b_fc"
 
 class TrainPlan:
     """The training step over buffers allocated once: lab.BlockPlan's forward with its FC stage replaced by one that
-    keeps Z, then the backward's stages. stages / bwd_stages: [(name, kind, fn)]; run() -> (y, grads)."""
+    keeps Z, then the backward's stages. stages / bwd_stages: [(name, kind, fn)]; run() -> (y, grads).
+    attention_bwd: "triton" (lab 4.6's Triton backward, every GPU) or a rung of lab 4.6's Hopper CUDA C backward
+    (hopper_bwd.RUNGS, sm_90 only)."""
 
-    def __init__(self, x, dy, n_heads, *weights, attention: str = "auto", attn_bwd_config=None):
+    def __init__(self, x, dy, n_heads, *weights, attention: str = "auto", attn_bwd_config=None,
+                 attention_bwd: str = "triton"):
         import torch
 
+        from phase4_optimization.lab06_attention import hopper_bwd
+
+        if attention_bwd != "triton" and attention_bwd not in hopper_bwd.RUNGS:
+            raise ValueError(f"attention_bwd: expected 'triton' or a Hopper rung {hopper_bwd.RUNGS}, got "
+                             f"{attention_bwd!r}")
         at = L._kernels()[2]
         tiles = {key: INTERPRETER_TILE for key in L.BlockPlan.GEMM_KEYS.values()} if INTERPRETER else None
         fwd = self.fwd = L.BlockPlan(x, n_heads, *weights, attention=attention, gemm_configs=tiles)
@@ -272,8 +280,12 @@ class TrainPlan:
         o_view = buf["o"].view(bsz, s, nh, dh).permute(0, 2, 1, 3)
         do_view = do.view(bsz, s, nh, dh).permute(0, 2, 1, 3)
         outs = tuple(heads)
-        attn = (lambda: at.flash_attn_bwd(do_view, q, k, v, o_view, buf["lse"], True, out=outs,
-                                          config=attn_bwd_config))
+        if attention_bwd == "triton":
+            attn = (lambda: at.flash_attn_bwd(do_view, q, k, v, o_view, buf["lse"], True, out=outs,
+                                              config=attn_bwd_config))
+        else:
+            attn = (lambda: hopper_bwd.flash_attn_bwd_hopper(do_view, q, k, v, o_view, buf["lse"], True, out=outs,
+                                                             rung=attention_bwd))
         qkv_part = torch.empty(bsz * triton.cdiv(s, PACK_ROWS), 3 * d, device=x.device, dtype=torch.float32)
         block_d = at.block_d(dh)
 
@@ -352,10 +364,10 @@ class TrainPlan:
         return rows
 
 
-def train_step(x, n_heads, *weights, dy, attention: str = "auto"):
+def train_step(x, n_heads, *weights, dy, attention: str = "auto", attention_bwd: str = "triton"):
     """The block's forward (keeping its activations) and backward from the repository's kernels: returns (y, grads),
     grads = {"x": dX, "ln1_w": ..., every name of lab.PARAM_NAMES}: each the gradient of sum(y * dy), in x's dtype."""
-    return TrainPlan(x, dy, n_heads, *weights, attention=attention).run()
+    return TrainPlan(x, dy, n_heads, *weights, attention=attention, attention_bwd=attention_bwd).run()
 
 
 def train_flops(bsz: int, s: int, d: int, n_heads: int) -> float:

@@ -128,9 +128,11 @@ def _rel(a, b) -> float:
     return float((a - b).norm() / b.norm().clamp_min(1e-30))
 
 
-def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tune: bool = True):
+def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tune: bool = True,
+                     attention_bwd: str = "triton"):
     """One case: tune our GEMM tiles, check our gradients against the eager module's, time the three steps in steady
-    interleaved rounds, then each backward stage alone. Returns (rows, stage_rows, targets, tuning)."""
+    interleaved rounds, then each backward stage alone. attention_bwd: backward.TrainPlan's. Returns (rows,
+    stage_rows, targets, tuning)."""
     import torch
 
     full = tuple(case)
@@ -141,7 +143,7 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
     rng = check.rng(200)
     x, nh, *weights = L.make_inputs(case, dtype, rng, lab.where())
     dy = torch.randn(x.shape, device=x.device, dtype=torch.float32).to(x.dtype)
-    tp = B.TrainPlan(x, dy, nh, *weights)
+    tp = B.TrainPlan(x, dy, nh, *weights, attention_bwd=attention_bwd)
     tuning = []
     if tune:
         fu = L._kernels()[1]
@@ -210,12 +212,13 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
     return rows, stage_rows, targets, tuning
 
 
-def benchmark_train(ceiling_gbps: float, quick: bool = False, dtype: str = "bfloat16"):
+def benchmark_train(ceiling_gbps: float, quick: bool = False, dtype: str = "bfloat16", attention_bwd: str = "triton"):
     """Every case (quick: the second one, 1 round, untuned): (rows, stage_rows, targets, tuning)."""
     rows, stage_rows, targets, tuning = [], [], [], []
     for case in (L.BENCH_CASES[1:] if quick else L.BENCH_CASES):
         print(tr("training step at B{b} S{s} d{d} H{h}", b=case[0], s=case[1], d=case[2], h=case[3]))
-        r, s_, t, tu = bench_train_case(case, dtype, ceiling_gbps, rounds=1 if quick else 5, tune=not quick)
+        r, s_, t, tu = bench_train_case(case, dtype, ceiling_gbps, rounds=1 if quick else 5, tune=not quick,
+                                        attention_bwd=attention_bwd)
         rows += r
         stage_rows += s_
         targets += t
@@ -239,9 +242,14 @@ def main(argv=None) -> int:
     Without a GPU: the prediction only, for the profile device.current() picks (--gpu / COURSE_GPU, else sm_90's)."""
     import argparse
 
+    from phase4_optimization.lab06_attention import hopper_bwd
+
     p = argparse.ArgumentParser(description="lab 4.7's training step against torch.compile")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default=None)
+    p.add_argument("--attn-bwd", default="triton", choices=("triton", *hopper_bwd.RUNGS),
+                   help="the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C "
+                        "backward (sm_90 only; not yet run on a GPU)")
     args = p.parse_args(argv)
     gpu = device.current()
     report.print_table([{"prediction": k, "value": v} for k, v in predict_train(gpu).items()],
@@ -249,7 +257,7 @@ def main(argv=None) -> int:
     if not device.has_gpu():
         return 0
     ceiling = bench.ceilings()["hbm_gbps"]
-    rows, stage_rows, targets, tuning = benchmark_train(ceiling, quick=args.quick)
+    rows, stage_rows, targets, tuning = benchmark_train(ceiling, quick=args.quick, attention_bwd=args.attn_bwd)
     for rs, cols, title in tables(rows, stage_rows, targets):
         report.print_table(rs, cols, title=title)
     path = report.write_json(f"{L.LAB}_train", rows + stage_rows, out_dir=args.out, targets=target.records(targets),
