@@ -81,6 +81,24 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     assert sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass) == 4 * (d // 8)
 
 
+@pytest.mark.parametrize("rung", ["02", "03", "04"])
+def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
+    """ptxas serializes wgmmas (info C7510-C7519 in its log, a WARPGROUP.DEPBAR after every HGMMA) when the code
+    touches registers an in-flight wgmma owns: the log has none, and the SASS waits exactly once per commit group (S^T
+    and dP^T: 1; rung 03/04 adds dV + dK + dQ half 0, then dQ half 1 at D = 128). The first HGMMA of every chain
+    zeroes its accumulator (scale-d 0 folded: RZ, !UPT), which is what makes passing st, dpt, dqh uninitialized safe."""
+    d, dt, rep = build
+    assert "C751" not in rep.log, [line for line in rep.log.splitlines() if "C751" in line]
+    sass = rep.kernels[hb.KERNELS[rung]].sass
+    if not sass:
+        pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS is not checked")
+    waits = sum(s.startswith("WARPGROUP.DEPBAR") for s in sass)
+    zero_starts = sum("HGMMA" in s and "RZ, !UPT" in s for s in sass)
+    chains = 2 if rung == "02" else 2 + d // 64          # S^T, dP^T, then one dQ chain per 64-wide half of d
+    assert zero_starts == chains, zero_starts
+    assert waits == (1 if rung == "02" else 1 + d // 64), waits
+
+
 def test_shared_memory_mirror_and_budget():
     """hopper_bwd.smem_bytes mirrors the .cu's SMEM_BYTES (1024 bytes of it to align the tiles), and 3 blocks fit an
     sm_90 SM at D = 128."""

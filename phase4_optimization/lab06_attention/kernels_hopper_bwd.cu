@@ -44,7 +44,7 @@
 //   causal     Sq == Sk and BLOCK_M == BLOCK_N, so key tile n0 meets query tiles m0 >= n0 only: the walk starts at
 //              m0 = n0 (tiles above the diagonal are skipped entirely) and only m0 == n0 is masked (query < key).
 //              Block x takes key tile x: the lowest key tiles have the most query tiles and start first.
-//   ragged S   rows past S are copied as zeros; their LSE is +inf (so P = 0) and Delta 0; keys past S get P = 0 too;
+//   ragged S   rows past S are copied as zeros; their LSE is set to +inf (so P = 0), Delta is 0; keys past S get P = 0;
 //              dK, dV rows past S and dQ rows past S are never stored.
 //   smem       K, V, Q, dO: 4 x 64 D 2 bytes (64 KiB at D = 128, 32 KiB at D = 64) + dS^T 64 x 64 x 2 = 8 KiB + LSE,
 //              Delta 2 x 256 B + 1024 B to align the tiles = 75264 B at D = 128 (42496 B at D = 64): 3 blocks would
@@ -217,20 +217,31 @@ __device__ __forceinline__ void store_ds_t(unsigned char* smem, int kr, int kq, 
     *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
 }
 
-// One query tile's Q and dO (cp.async, one commit group) and its LSE log2e and Delta (plain loads; rows past S: LSE
-// +inf so that P = 0, Delta 0) into a stage. rows: the head's first row in lse / delta (b Hq + h) S.
+// One query tile's Q, dO, LSE and Delta into a stage, all by cp.async in one commit group (rows past S zero-filled),
+// so that nothing here waits for memory - rung 04 issues it for the next step and moves on. Thread i copies LSE row
+// i; once its copy has landed the same thread turns it into LSE log2e, +inf past S (lse_to_log2). rows: (b Hq + h) S,
+// the head's first row in lse / delta.
 __device__ __forceinline__ void load_step(unsigned dst_q, unsigned dst_do, float* dst_lse, float* dst_delta,
                                           const elem_t* qh, long long q_ss, const elem_t* doh, long long do_ss,
                                           const float* lse, const float* delta, long long rows, int m0, int S)
 {
     load_tile(dst_q, qh, q_ss, m0, S);
     load_tile(dst_do, doh, do_ss, m0, S);
-    cp_async_commit();
     for (int i = threadIdx.x; i < BLOCK_M; i += THREADS) {
         const bool in = m0 + i < S;
-        dst_lse[i] = in ? lse[rows + m0 + i] * LOG2E_F : __int_as_float(0x7f800000);
-        dst_delta[i] = in ? delta[rows + m0 + i] : 0.f;
+        const long long r = in ? rows + m0 + i : rows;           // past S: any valid address, 0 bytes copied
+        cp_async_4(dst_lse + i, lse + r, in ? 4 : 0);
+        cp_async_4(dst_delta + i, delta + r, in ? 4 : 0);
     }
+    cp_async_commit();
+}
+
+// After the wait for a stage's copies: each thread's own LSE rows (the ones it copied in load_step, so they are
+// visible to it without a barrier) to LSE log2e, and +inf for rows past S, so that P = exp2(.. - LSE log2e) = 0 there
+__device__ __forceinline__ void lse_to_log2(float* s_lse, int m0, int S)
+{
+    for (int i = threadIdx.x; i < BLOCK_M; i += THREADS)
+        s_lse[i] = m0 + i < S ? s_lse[i] * LOG2E_F : __int_as_float(0x7f800000);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -441,6 +452,7 @@ __device__ __forceinline__ void bwd_body(
                 load_step(sQ, sdO, s_lse, s_delta, qh, q_ss, doh, do_ss, lse, delta, bh_rows, m0, S);
                 cp_async_wait_all();
             }
+            lse_to_log2(s_lse, m0, S);
             if constexpr (WG) fence_proxy_async_smem();   // the generic proxy's copies, before wgmma reads them
             __syncthreads();
 
