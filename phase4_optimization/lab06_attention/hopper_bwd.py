@@ -18,7 +18,8 @@ here has run on a GPU yet: the CPU tests compile every build and read its regist
 and model the shared-memory addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
 checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
-Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py
+Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
+python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
 The compile report (any machine): python -m phase4_optimization.lab06_attention.hopper_bwd
 """
 from __future__ import annotations

@@ -242,4 +242,24 @@ KO = {
     "--rounds must be at least 1, got {n}": "--rounds는 1 이상이어야 합니다. 받은 값: {n}",
     "The Hopper backward against SDPA cuDNN (vs_peer = cuDNN time / this time)":
         "Hopper backward 대 SDPA cuDNN (vs_peer = cuDNN 시간 / 이 시간)",
+    "key": "key",
+    "query": "query",
+    "  {name}: {bad}/{size} wrong, {nan} NaN (never written, or poisoned)":
+        "  {name}: {bad}/{size} 틀림, NaN {nan}개 (쓰지 않았거나 오염된 값)",
+    "    rows by 64-row {what} tile: {tiles}": "    64행 {what} tile별 행: {tiles}",
+    "    by warp slab (row % 64 // 16): {slabs}  row % 16: {mod}": "    warp slab별 (row % 64 // 16): {slabs}  row % 16: {mod}",
+    "    cols by half of d: {halves}  by 8-wide block: {blocks}  col % 8: {mod}":
+        "    d의 절반별 열: {halves}  폭 8 block별: {blocks}  col % 8: {mod}",
+    "    first: {cells}": "    처음 틀린 곳: {cells}",
+    "  {name}: wrote outside its array: {damage}": "  {name}: 배열 밖에 썼습니다: {damage}",
+    "[{i}/{n}] rung {rung} ({kernel}) B{b} Hq{hq} Hkv{hkv} S{s} D{d} {mask} {dtype}":
+        "[{i}/{n}] rung {rung} ({kernel}) B{b} Hq{hq} Hkv{hkv} S{s} D{d} {mask} {dtype}",
+    "rung {rung}: {result}": "rung {rung}: {result}",
+    "cases {cases} failed": "케이스 {cases} 실패",
+    "Lab 4.6's Hopper attention backward on small awkward cases against float64 on an sm_90 GPU: per case the error "
+    "of dQ, dK and dV and, for a wrong one, where it is wrong (tiles, warp slabs, rows, columns).":
+        "랩 4.6의 Hopper attention backward를 sm_90 GPU에서 작고 까다로운 케이스로 float64와 비교합니다. 케이스마다 dQ, "
+        "dK, dV의 오차를, 틀린 것은 어디가 틀렸는지(tile, warp slab, 행, 열)를 보여 줍니다.",
+    "three of the cases": "케이스 세 개만",
+    "non-causal": "non-causal",
 }
