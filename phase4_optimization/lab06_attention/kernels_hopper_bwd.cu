@@ -24,10 +24,11 @@
 // and sm_scale is applied exactly once to each of dK and dQ: dK in this kernel's epilogue (fp32 x sm_scale before the
 // rounding), dQ in attn_bwd_dq_convert (the accumulator holds dS K unscaled). dV needs none.
 //
-// THIS RUNG: mma.sync m16n8k16 (HMMA), not wgmma. The design below is the one the wgmma rung keeps (key tile per
-// block, K and V resident, the query tiles walked, dK and dV in registers, dQ by atomics); what changes in the next
-// rungs is only how the operands reach the tensor cores. Chosen so because nothing can be run before the GPU session,
-// and the mma.sync fragment algebra is the one lab 4.6's rungs 01/02 (kernels.cu) already verified on hardware:
+// RUNG 01 (attn_bwd_01_mma): mma.sync m16n8k16 (HMMA), not wgmma. The design below is the one the wgmma rungs keep
+// (key tile per block, K and V resident, the query tiles walked, dK and dV in registers, dQ by atomics); what changes
+// in rungs 02-04 is how the operands reach the tensor cores and when the next tile's loads are issued. Rung 01 comes
+// first because nothing could be run before the GPU session, and the mma.sync fragment algebra is the one lab 4.6's
+// rungs 01/02 (kernels.cu) already verified on hardware:
 //   block      4 warps (128 threads), BLOCK_N = 64 keys, warp w owns keys 16w .. 16w+15 (the M = 16 of every mma it
 //              issues for dK, dV, S^T and dP^T). BLOCK_M = 64 query rows per step.
 //   per step   (one query tile of one query head of the group)
@@ -102,8 +103,9 @@
 // RUNG 04 (attn_bwd_04_wgmma_2stage): rung 03 with its loads under the previous step's work.
 //   what changed  two stages of Q, dO, LSE and Delta (SMEM_BYTES_2STAGE: 106.5 KiB at D = 128, still 2 blocks an
 //                 SM): after the step's opening barrier, its threads issue the NEXT step's copies (this head's next
-//                 query tile, else the next head's first) into the other stage and wait only for this step's
-//                 (cp.async.wait_group 1), so a step no longer starts with the L2 -> shared round trip of 32 KiB.
+//                 query tile, else the next head's first; Q, dO, and LSE, Delta by 4-byte cp.async too, so that no
+//                 thread waits for them) into the other stage and wait only for this step's (cp.async.wait_group
+//                 1): a step no longer starts with the L2 -> shared round trip of 32 KiB.
 //                 Only the stage index is carried (both stages' addresses held at once spilled 40 B at D = 128).
 //   prediction    1.15-1.35x rung 03: a step's 5 GEMMs of 64 x 64 x D are ~0.7 us of an SM's tensor cores at
 //                 D = 128, the same order as the copy's latency that rung 03 waits out every step (the other block
