@@ -92,4 +92,14 @@ KO = {
     "training-step targets": "학습 step의 목표",
     "our backward, stage by stage, vs each stage's floor (each stage timed alone)":
         "우리 backward의 stage별 시간 대 각 stage의 하한 (stage마다 따로 측정)",
+    "lab 4.7's training step (forward + backward) against the same block in PyTorch, eager and torch.compile'd; "
+    "without a GPU, the prediction":
+        "랩 4.7의 학습 step(forward + backward)을 PyTorch로 쓴 같은 block(eager, torch.compile)과 비교합니다. GPU가 없으면 "
+        "예측만 보여 줍니다",
+    "the second case only, one round, GEMM tiles untuned": "두 번째 케이스만, round 한 번, GEMM tile은 튜닝하지 않음",
+    "where the JSON goes (default: results/<gpu>/)": "JSON을 쓸 곳 (기본: results/<gpu>/)",
+    "the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C backward (sm_90 only; not "
+    "yet run on a GPU)":
+        "attention backward: 랩 4.6의 Triton backward(기본) 또는 Hopper CUDA C backward의 rung 하나(sm_90 전용, 아직 "
+        "GPU에서 실행된 적 없음)",
 }

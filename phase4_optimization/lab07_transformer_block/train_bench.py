@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
-from common import bench, check, device, lab, report, target
-from common.i18n import tr
+from common import bench, check, cli, device, lab, report, target
+from common.i18n import set_lang, tr
 
 from . import backward as B
 from . import lab as L
@@ -244,13 +244,19 @@ def main(argv=None) -> int:
 
     from phase4_optimization.lab06_attention import hopper_bwd
 
-    p = argparse.ArgumentParser(description="lab 4.7's training step against torch.compile")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--out", default=None)
+    p = argparse.ArgumentParser(prog="python -m phase4_optimization.lab07_transformer_block.train_bench",
+                                description=tr("lab 4.7's training step (forward + backward) against the same block "
+                                               "in PyTorch, eager and torch.compile'd; without a GPU, the prediction"))
+    p.add_argument("--quick", action="store_true", help=tr("the second case only, one round, GEMM tiles untuned"))
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help=tr("where the JSON goes (default: results/<gpu>/)"))
     p.add_argument("--attn-bwd", default="triton", choices=("triton", *hopper_bwd.RUNGS),
-                   help="the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C "
-                        "backward (sm_90 only; not yet run on a GPU)")
+                   help=tr("the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C "
+                           "backward (sm_90 only; not yet run on a GPU)"))
+    cli.add_lang(p)
     args = p.parse_args(argv)
+    if args.lang:
+        set_lang(args.lang)
     gpu = device.current()
     report.print_table([{"prediction": k, "value": v} for k, v in predict_train(gpu).items()],
                        title=tr("what the lesson predicts for {gpu}", gpu=gpu.label()))
