@@ -18,6 +18,14 @@ from phase4_optimization.lab06_attention import hopper_bwd as hb
 # A wrong row / chunk choice in any ldmatrix, a mis-packed fragment or a wrong dS^T store address fails here, before
 # any GPU.
 # ---------------------------------------------------------------------------------------------------------------------
+def _pinned(*lines):
+    """The models below are the .cu's formulas: each of `lines` stands in kernels_hopper_bwd.cu as written (a change
+    to one must be made to the other)."""
+    src = open(hb.KERNEL_PATH).read()
+    for line in lines:
+        assert line in src, line
+
+
 def _swz(cpr, r, c):
     """The chunk index of chunk c of row r in a 64-row tile with cpr 16-byte chunks a row: the .cu's off_d (and off_s),
     64-column boxes of 64 rows with the 128-byte swizzle inside each."""
@@ -177,13 +185,11 @@ def test_rung02_wgmma_reads_the_tiles_the_copies_wrote(d):
         got = sum(ch.wgmma_read_kmajor(smem, desc_kmajor(base[a], kk), 64, 16)
                   @ ch.wgmma_read_kmajor(smem, desc_kmajor(base[b_], kk), 64, 16).T for kk in range(d // 16))
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    src = open(hb.KERNEL_PATH).read()
-    for line in ("return wgmma_desc_128b(tile + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);",
-                 "return (unsigned)((c >> 3) * BOX_BYTES + r * 128 + (((c & 7) ^ (r & 7)) << 4));",
-                 "#define BOX_BYTES (64 * 128)",
-                 "wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);",
-                 "wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);"):
-        assert line in src, line
+    _pinned("return wgmma_desc_128b(tile + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);",
+            "return (unsigned)((c >> 3) * BOX_BYTES + r * 128 + (((c & 7) ^ (r & 7)) << 4));",
+            "#define BOX_BYTES (64 * 128)",
+            "wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);",
+            "wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);")
 
 
 @pytest.mark.parametrize("d", hb.HEAD_DIMS)
@@ -213,30 +219,26 @@ def test_rung03_wgmma_reads_mn_major_slices_and_the_transposed_ds(d):
     np.testing.assert_allclose(dv, p_t @ do, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dk, ds_t @ q, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dq, ds_t.T @ k, rtol=1e-12, atol=1e-12)
-    src = open(hb.KERNEL_PATH).read()
-    for line in ("return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
-                 "wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));",
-                 "wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));",
-                 "wgmma_ss_tt_64x64(dqh, desc_mnmajor(sdS, kk), desc_mnmajor(sK + half * BOX_BYTES, kk),",
-                 "unsigned sdS = sdO + TILE_BYTES;",
-                 "const int col = 64 * half + 8 * j + 2 * t;"):
-        assert line in src, line
+    _pinned("return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
+            "wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));",
+            "wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));",
+            "wgmma_ss_tt_64x64(dqh, desc_mnmajor(sdS, kk), desc_mnmajor(sK + half * BOX_BYTES, kk),",
+            "unsigned sdS = sdO + TILE_BYTES;",
+            "const int col = 64 * half + 8 * j + 2 * t;")
 
 
 def test_fragment_model_uses_the_kernels_own_addresses():
     """The model's lane formulas are the .cu's, line for line (a change to one must be made to the other)."""
-    src = open(hb.KERNEL_PATH).read()
-    for line in ("const int a_row = 16 * warp + (lane & 15), a_hi = lane >> 4;",
-                 "const int bn_row = (lane & 7) + 8 * (lane >> 4), bn_hi = (lane >> 3) & 1;",
-                 "const int bt_row = (lane & 7) + 8 * ((lane >> 3) & 1), bt_hi = lane >> 4;",
-                 "sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1))",
-                 "smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];",
-                 "smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];",
-                 "sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi)",
-                 "sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi)",
-                 "sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi)",
-                 "if (key >= S || (diag && m0 + qi < key)) p = 0.f;"):
-        assert line in src, line
+    _pinned("const int a_row = 16 * warp + (lane & 15), a_hi = lane >> 4;",
+            "const int bn_row = (lane & 7) + 8 * (lane >> 4), bn_hi = (lane >> 3) & 1;",
+            "const int bt_row = (lane & 7) + 8 * ((lane >> 3) & 1), bt_hi = lane >> 4;",
+            "sdS + off_s(16 * kk + (lane & 7) + 8 * (lane >> 4), 2 * warp + ((lane >> 3) & 1))",
+            "smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];",
+            "smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];",
+            "sK + off_d(16 * kk + bt_row, 2 * dp + bt_hi)",
+            "sdO + off_d(16 * kq + bt_row, 2 * dp + bt_hi)",
+            "sQ + off_d(16 * np + bn_row, 2 * kk + bn_hi)",
+            "if (key >= S || (diag && m0 + qi < key)) p = 0.f;")
 
 
 def _model_backward(q, k, v, do, o, lse, causal, scale):
@@ -320,10 +322,8 @@ def test_rung04_prefetches_exactly_the_walks_next_step(s, causal, group, n0):
             hn = 1 if last_tile else 0
             got.append((hh + hn, m_start if last_tile else m0 + 64))
     assert got == walk
-    src = open(hb.KERNEL_PATH).read()
-    for line in ("const bool last_tile = m0 + BLOCK_M >= S;", "if (!last_tile || hh + 1 < group) {",
-                 "const int hn = last_tile ? 1 : 0;     // 1: the next head",
-                 "last_tile ? m_start : m0 + BLOCK_M, S);",
-                 "q_ss, doh + hn * do_sh, do_ss, lse, delta, bh_rows + hn * S,",
-                 "if constexpr (RUNG == 4) stage ^= 1;"):
-        assert line in src, line
+    _pinned("const bool last_tile = m0 + BLOCK_M >= S;", "if (!last_tile || hh + 1 < group) {",
+            "const int hn = last_tile ? 1 : 0;     // 1: the next head",
+            "last_tile ? m_start : m0 + BLOCK_M, S);",
+            "q_ss, doh + hn * do_sh, do_ss, lse, delta, bh_rows + hn * S,",
+            "if constexpr (RUNG == 4) stage ^= 1;")

@@ -24,6 +24,7 @@ from common.i18n import set_lang, tr
 from . import hopper
 from . import hopper_bwd as hb
 from . import lab as L
+from .hopper_check import make_case
 from .reference import reference
 
 # (B, Hq, Hkv, S, D, causal, dtype): one 64-row tile and a bit, one exact tile, S = 1, several tiles ragged; GQA 4/2,
@@ -69,15 +70,15 @@ def where_wrong(name: str, got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> 
 
 
 def check_case(case, rung: str, seed: int = 0) -> tuple[bool, list[str]]:
-    """One case, one rung: (ok, lines). O and LSE come from the float64 reference (O rounded to the dtype)."""
+    """One case, one rung: (ok, lines). q, k, v as the forward's check draws them (hopper_check.make_case), dO
+    standard normal; O and LSE come from the float64 reference (O rounded to the dtype)."""
     import torch
 
     b, hq, hkv, s, d, causal, dtype = case
-    rng = check.rng(seed)
-    tdt = getattr(torch, dtype)
-    host = [rng.standard_normal(shape) for shape in ((b, hq, s, d), (b, hkv, s, d), (b, hkv, s, d), (b, hq, s, d))]
-    q, k, v, do = (torch.from_numpy(x.astype(np.float32)).to(device="cuda", dtype=tdt) for x in host)
-    q64, k64, v64, do64 = (x.float().cpu().numpy().astype(np.float64) for x in (q, k, v, do))
+    q, k, v, (q64, k64, v64) = make_case((b, hq, hkv, s, d, causal), dtype, seed)
+    tdt = q.dtype
+    do = torch.from_numpy(check.rng(seed + 1000).standard_normal((b, hq, s, d)).astype(np.float32)).to("cuda", tdt)
+    do64 = do.float().cpu().numpy().astype(np.float64)
     o_ref, lse_ref, dq_ref, dk_ref, dv_ref = reference(q64, k64, v64, do64, causal)
     o = torch.from_numpy(o_ref.astype(np.float32)).to(device="cuda", dtype=tdt)
     lse = torch.from_numpy(lse_ref.astype(np.float32)).to("cuda")
