@@ -10,7 +10,9 @@ compile is a pure function of its inputs, so its outputs are kept on disk under 
   NVRTC version (which stands for the CUDA headers of the wheel it came with).
 
 A disassembly is keyed by the cubin's bytes and the cuobjdump binary's path and size. Entries are written to a
-temporary file and renamed into place, so a reader never sees half an entry; an unreadable entry is a miss.
+temporary file and renamed into place, so a reader never sees half an entry; an unreadable entry is a miss. Every
+edit of a kernel makes new keys, so the folder is kept under MAX_BYTES: a hit marks its entry used, and the first write
+of a process removes the least recently used entries past the limit.
 
 Where: $COURSE_COMPILE_CACHE (a folder), else <the system's temporary folder>/gpu-course-compile-<uid>.
 COURSE_COMPILE_CACHE=0 turns the cache off (every compile runs NVRTC). `python -m common.compile_cache --help`.
@@ -25,6 +27,8 @@ import tempfile
 
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp")
 VERSION = 1                          # bumped when an entry's layout changes: older entries are then never read
+MAX_BYTES = 1 << 30                  # past this, the least recently used entries go (checked once a process)
+_pruned = False
 
 
 def folder() -> str | None:
@@ -74,18 +78,26 @@ def get(key: str):
     where = folder()
     if where is None:
         return None
+    path = os.path.join(where, key)
     try:
-        with open(os.path.join(where, key), "rb") as f:
-            return pickle.load(f)
+        with open(path, "rb") as f:
+            value = pickle.load(f)
+        os.utime(path)                                            # used now: the last to go when the folder is full
+        return value
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
         return None
 
 
 def put(key: str, value) -> None:
-    """Store `value` under `key` (atomically: a temporary file renamed into place); a failure to write is ignored."""
+    """Store `value` under `key` (atomically: a temporary file renamed into place); a failure to write is ignored.
+    The first write of a process first trims the folder to MAX_BYTES (prune)."""
+    global _pruned
     where = folder()
     if where is None:
         return
+    if not _pruned:
+        _pruned = True
+        prune(where)
     try:
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
@@ -95,13 +107,42 @@ def put(key: str, value) -> None:
         pass
 
 
+def _entries(where: str) -> list[str]:
+    """The paths of every entry in the cache folder `where` (not the temporary files of a write under way)."""
+    return glob.glob(os.path.join(where, "nvrtc-*")) + glob.glob(os.path.join(where, "sass-*"))
+
+
+def prune(where: str, max_bytes: int | None = None) -> int:
+    """Remove the least recently used entries of `where` until the rest fit in max_bytes (MAX_BYTES); the number
+    removed."""
+    limit = MAX_BYTES if max_bytes is None else max_bytes
+    stats = []
+    for p in _entries(where):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        stats.append((st.st_mtime, st.st_size, p))
+    total, n = sum(size for _, size, _ in stats), 0
+    for _, size, p in sorted(stats):                              # oldest use first
+        if total <= limit:
+            break
+        try:
+            os.unlink(p)
+            total -= size
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
 def clear() -> int:
     """Remove every entry; the number removed."""
     where = folder()
     if where is None:
         return 0
     n = 0
-    for p in glob.glob(os.path.join(where, "nvrtc-*")) + glob.glob(os.path.join(where, "sass-*")):
+    for p in _entries(where):
         try:
             os.unlink(p)
             n += 1
@@ -126,7 +167,7 @@ def main(argv=None) -> int:
     if args.clear:
         print(f"removed {clear()} entries from {where}")
         return 0
-    entries = glob.glob(os.path.join(where, "nvrtc-*")) + glob.glob(os.path.join(where, "sass-*"))
+    entries = _entries(where)
     size = sum(os.path.getsize(p) for p in entries if os.path.exists(p))
     print(f"{where}: {len(entries)} entries, {size / 2**20:.1f} MiB")
     return 0

@@ -82,3 +82,22 @@ def test_the_cli_says_where_and_clears(cache, capsys):
     assert compile_cache.main(["--clear"]) == 0 and "removed 1" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         compile_cache.main(["--help"])
+
+
+def test_the_folder_is_kept_under_its_limit_least_recently_used_first(cache, monkeypatch):
+    """Every kernel edit makes new keys: prune removes the least recently used entries past the limit (a hit counts as
+    a use), and the first write of a process prunes."""
+    import time
+
+    for i in range(4):
+        compile_cache.put(f"nvrtc-{i}", b"x" * 1000)
+    now = time.time()
+    for i in range(4):
+        os.utime(cache / f"nvrtc-{i}", (now - 100 + i, now - 100 + i))     # 0 oldest ... 3 newest
+    assert compile_cache.get("nvrtc-0") is not None                       # used now: the newest
+    assert compile_cache.prune(str(cache), max_bytes=2500) == 2
+    assert sorted(os.listdir(cache)) == ["nvrtc-0", "nvrtc-3"]
+    monkeypatch.setattr(compile_cache, "_pruned", False)
+    monkeypatch.setattr(compile_cache, "MAX_BYTES", 1500)
+    compile_cache.put("nvrtc-new", b"y" * 10)
+    assert sorted(os.listdir(cache)) == ["nvrtc-0", "nvrtc-new"]
