@@ -13,10 +13,10 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
-five; the TMA rungs that follow keep this module's API, CONFIG and launches (the .cu's header lists them). Nothing
-here has run on a GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts,
-and model the shared-memory addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py
-checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
+five, rung 04 double-buffers the loads; the TMA rungs that follow keep this module's API, CONFIG and launches (the
+.cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
+registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
+tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
 python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
@@ -37,7 +37,7 @@ KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "convert": "attn_bwd_dq_convert"}
 RUNGS = ("01", "02", "03", "04")                # the backward proper's rungs, in KERNELS
-DEFAULT_RUNG = "01"                 # until a GPU run measures rung 02 against it
+DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
