@@ -54,7 +54,7 @@ run: $(STAMP)
 	@$(PY) -m tools.run_phases $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 fuzz: $(STAMP)
 	$(PY) -m tools.fuzz --seeds $(SEEDS) $(ARGS)

@@ -32,6 +32,9 @@ from site_browser import Browser, browser_missing, serve  # noqa: E402
 
 from tests.helpers import skip_or_fail  # noqa: E402
 
+# one worker builds the site for every test here (`make test` runs --dist loadgroup; each worker would build its own)
+pytestmark = pytest.mark.xdist_group("site")
+
 LABS = ["phase1_architecture/lab02_vector_add/", "phase2_cuda/lab07_softmax/", "phase3_triton/lab03_fused_softmax/",
         "phase4_optimization/lab06_attention/"]
 PAGES = ["", "start-here/"] + LABS
