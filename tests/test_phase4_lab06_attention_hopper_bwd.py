@@ -1,4 +1,4 @@
-"""Lab 4.6, the Hopper attention backward's rungs 01-04 (kernels_hopper_bwd.cu, host side hopper_bwd.py).
+"""Lab 4.6, the Hopper attention backward's rungs 01-05 (kernels_hopper_bwd.cu, host side hopper_bwd.py).
 
 CPU tier: every build the host uses (D 64 and 128, bf16 and fp16; causal and the GQA group are run-time arguments, so
 each build serves both) compiles with NVRTC for sm_90a, spills nothing, keeps its registers within the launch bounds,
@@ -54,6 +54,9 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     assert len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{kind}\.f32", ptx)) > 0
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx and "cp.async.cg.shared.global" in ptx
     assert re.search(r"red(\.relaxed\.gpu)?\.global\.add\.f32|atom\.global\.add\.f32", ptx)
+    if rung == "05":
+        assert "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
+        assert "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx, "LSE / Delta: a bulk copy"
     if rung == "04":
         assert "cp.async.wait_group 1;" in ptx, "rung 04 waits for all but the next step's copies"
     if rung == "02":
@@ -68,20 +71,27 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ (D/8) x 4
     # rung 03: every GEMM an HGMMA - S^T, dP^T 2 x (D/16); dV, dK 2 x 4 (m64n{D}k16 over 64 queries); dQ (D/64) x 4
     st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
-    if rung in ("03", "04"):
+    if rung in ("03", "04", "05"):
         assert hmma == 0 and not any(s.startswith("LDSM") for s in sass), "rung 03 has no mma.sync / ldmatrix left"
         assert hgmma == 2 * (d // 16) + 2 * 4 + (d // 64) * 4, hgmma
     else:
         assert hmma == st_dp + 2 * 4 * (d // 8) + (d // 8) * 4, hmma
         assert hgmma == (0 if rung == "01" else 2 * (d // 16)), hgmma
+    # rung 05: no thread copies with cp.async; one thread's TMA copies - K, V once and Q, dO of the first step (D / 64
+    # boxes each), Q, dO of every next step - and the LSE / Delta bulk copy of the first and of every next step
+    copies = sum(any(tok.startswith("LDGSTS") for tok in s.split()[:2]) for s in sass)
+    assert (copies == 0) == (rung == "05"), copies
+    if rung == "05":
+        assert sum("UTMALDG" in s for s in sass) == 6 * (d // 64), sum("UTMALDG" in s for s in sass)
+        assert sum("UBLKCP" in s for s in sass) == 2
     assert sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass) == 4 * (d // 8)
 
 
-@pytest.mark.parametrize("rung", ["02", "03", "04"])
+@pytest.mark.parametrize("rung", ["02", "03", "04", "05"])
 def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     """ptxas serializes wgmmas (info C7510-C7519 in its log, a WARPGROUP.DEPBAR after every HGMMA) when the code
     touches registers an in-flight wgmma owns: the log has none, and the SASS waits exactly once per commit group (S^T
-    and dP^T: 1; rung 03/04 adds dV + dK + dQ half 0, then dQ half 1 at D = 128). The first HGMMA of every chain
+    and dP^T: 1; rungs 03-05 add dV + dK + dQ half 0, then dQ half 1 at D = 128). The first HGMMA of every chain
     zeroes its accumulator (scale-d 0 folded: RZ, !UPT), which is what makes passing st, dpt, dqh uninitialized safe."""
     d, dt, rep = build
     assert "C751" not in rep.log, [line for line in rep.log.splitlines() if "C751" in line]
@@ -107,6 +117,11 @@ def test_shared_memory_mirror_and_budget():
     assert "#define SMEM_BYTES_2STAGE (1024 + STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)" in src
     assert hb.smem_bytes(128, "04") == 1024 + 74752 + 2 * 64 * 128 * 2 + 2 * 64 * 4 == 109056
     assert 2 * (hb.smem_bytes(128, "04") + 1024) <= device.arch_info("sm_90").smem_per_sm
+    # rung 05: rung 04's layout and three mbarriers after it
+    assert "#define BAR_OFF (STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)" in src
+    assert "#define SMEM_BYTES_TMA (1024 + BAR_OFF + 3 * 8)" in src
+    assert hb.smem_bytes(128, "05") == hb.smem_bytes(128, "04") + 24
+    assert 2 * (hb.smem_bytes(128, "05") + 1024) <= device.arch_info("sm_90").smem_per_sm
     assert 3 * (hb.smem_bytes(128) + 1024) <= device.arch_info("sm_90").smem_per_sm
 
 

@@ -292,4 +292,9 @@ MUTANTS = [
            "return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
            "return wgmma_desc_128b(tile + 1024 * kk, BOX_BYTES, 1024);", ATT_HB, tier="gpu",
            why="a k16 slice of an MN-major operand is 16 rows of 128 bytes; stepping by one 8-row core matrix"),
+    Mutant("CUDA Hopper backward 05: a stage's mbarrier waited with the wrong parity",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);", "mbar_wait_parity(full0 + 8 * s, step & 1);", ATT_HB,
+           tier="gpu", why="stage s is used by every other step, so its k-th use waits for phase k: parity (step / 2) "
+                           "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land"),
 ]

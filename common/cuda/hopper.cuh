@@ -3,7 +3,7 @@
 // wgmma shared-memory matrix descriptor and the wgmma fence / commit / wait, and setmaxnreg. PTX ISA 8.x; compile with
 // -arch=sm_90a.
 //
-// Users: lab 4.6's kernels_hopper.cu (attention forward), kernels_hopper_bwd.cu (the backward's wgmma rung) and lab
+// Users: lab 4.6's kernels_hopper.cu (attention forward), kernels_hopper_bwd.cu (the backward's wgmma rungs) and lab
 // 4.3's kernels_wgmma.cu (GEMM), which keeps only its own bounded wait (a 4-word hang record) and its 2-D TMA,
 // multicast and cluster helpers. The host twin of this header, tensor maps, descriptors and launches, is
 // common/hopper.py.
@@ -117,6 +117,15 @@ __device__ __forceinline__ void tma_load_4d(hop_u32 dst, const TmaMap* map, int 
         "[%6];"
         ::"r"(dst), "l"((hop_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
         : "memory");
+}
+
+// A plain bulk copy (no tensor map): `bytes` contiguous bytes global -> shared, completing on an mbarrier like a TMA
+// box; both addresses 16-byte aligned, bytes a multiple of 16 (lab 4.6's backward: a query tile's LSE and Delta).
+__device__ __forceinline__ void bulk_load(hop_u32 dst, const void* src, hop_u32 bytes, hop_u32 bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

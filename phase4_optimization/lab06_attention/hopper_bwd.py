@@ -9,12 +9,14 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
     or attn_bwd_02_wgmma  the same with S^T = K Q^T and dP^T = V dO^T as wgmma (rung="02")
     or attn_bwd_03_wgmma_all  every GEMM as wgmma (rung="03")
     or attn_bwd_04_wgmma_2stage  rung 03 with the next step's loads under this step's work (rung="04")
+    or attn_bwd_05_tma   rung 04 with every copy a TMA one, issued by one thread (rung="05"; attn_bwd_prep instead of
+                         attn_bwd_delta before it, packing each query tile's LSE log2e and Delta into one bulk copy)
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
-five, rung 04 double-buffers the loads; the TMA rungs that follow keep this module's API, CONFIG and launches (the
-.cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
+five, rung 04 double-buffers the loads, rung 05 makes them TMA copies; the rungs that follow keep this module's API and
+CONFIG (the .cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
 registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
 tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
@@ -34,9 +36,11 @@ from . import hopper as hp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
-KERNELS = {"delta": "attn_bwd_delta", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
-           "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "convert": "attn_bwd_dq_convert"}
-RUNGS = ("01", "02", "03", "04")                # the backward proper's rungs, in KERNELS
+KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
+           "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
+           "convert": "attn_bwd_dq_convert"}
+RUNGS = ("01", "02", "03", "04", "05")          # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05",)                 # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
 DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -54,11 +58,12 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, rungs 01-03): 1024 bytes to align the tiles
     for the 128-byte swizzle, K, V, Q, dO tiles of 64 rows, dS^T (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M
     floats each); rung 04 (SMEM_BYTES_2STAGE) adds a second stage of Q, dO, LSE and Delta at the next 1024-byte
-    boundary."""
+    boundary; rung 05 (SMEM_BYTES_TMA) the same and three 8-byte mbarriers."""
     tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
     one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
-    if rung == "04":
-        return 1024 + -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
+    if rung in ("04", "05"):
+        two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
+        return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
     return 1024 + one
 
 
@@ -90,6 +95,7 @@ def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
                              "smem B": next((smem_bytes(d, r) for r in RUNGS if KERNELS[r] == name), 0),
                              "HMMA": sum("HMMA" in s for s in sass) if sass else None,
                              "HGMMA": sum("HGMMA" in s for s in sass) if sass else None,
+                             "TMA": sum("UTMALDG" in s or "UBLKCP" in s for s in sass) if sass else None,
                              "RED": sum(s.startswith("RED") for s in sass) if sass else None})
     return rows
 
@@ -113,6 +119,16 @@ def _launch(fn, grid, block, smem, stream, *args):
     from cupy_backends.cuda.api import driver
 
     ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
+    driver.launchKernel(fn.ptr, *grid, block, 1, 1, smem, stream, ctypes.addressof(ptrs), 0)
+
+
+def _launch_with_maps(fn, grid, block, smem, stream, maps, *args):
+    """_launch with the tensor maps first, by value (the kernel's `const __grid_constant__ TmaMap` parameters);
+    cuLaunchKernel copies them before it returns."""
+    from cupy_backends.cuda.api import driver
+
+    ptrs = (ctypes.c_void_p * (len(maps) + len(args)))(*[mp.ctypes.data for mp in maps],
+                                                        *[ctypes.addressof(a) for a in args])
     driver.launchKernel(fn.ptr, *grid, block, 1, 1, smem, stream, ctypes.addressof(ptrs), 0)
 
 
@@ -161,7 +177,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
 
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
-    (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma) or "04" (03, loads double-buffered).
+    (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
+    "05" (04's schedule, every copy a TMA one).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -175,19 +192,34 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     dq = outs[0] if outs[0] is not None else arrays.empty((b, hq, s, d), dt, q)
     dk = outs[1] if outs[1] is not None else arrays.empty((b, hkv, s, d), dt, q)
     dv = outs[2] if outs[2] is not None else arrays.empty((b, hkv, s, d), dt, q)
-    delta = arrays.empty((b, hq, s), "float32", q)
-    dq_acc = arrays.empty((b, hq, s, d), "float32", q)        # zeroed by attn_bwd_delta
+    delta = arrays.empty((b, hq, s), "float32", q) if rung not in TMA_RUNGS else None
+    dq_acc = arrays.empty((b, hq, s, d), "float32", q)        # zeroed by attn_bwd_delta (attn_bwd_prep)
     _, fns = _functions(d, dt)
     stream = hp._stream_ptr(q)
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
     st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),
                                                                        ("o", o))}
-    rows = CONFIG["DELTA_ROWS"]
-    _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
-            P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
-    _launch(fns[rung], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1), THREADS, smem_bytes(d, rung), stream,
-            *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
-            I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
+    rows, grid = CONFIG["DELTA_ROWS"], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1)
+    if rung in TMA_RUNGS:
+        # attn_bwd_prep packs each query tile's LSE log2e and Delta into 512 bytes (rows past S: +inf, 0); the
+        # backward reads q, k, v, do through 4-D tensor maps (the forward's geometry: boxes of 64 d x 64 rows)
+        m = CONFIG["BLOCK_M"]
+        n_tiles = -(-s // m)
+        lsd = arrays.empty((b * hq, n_tiles, 2, m), "float32", q)
+        _launch(fns["prep"], (n_tiles * m // rows, b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)),
+                P(arrays.ptr(do)), P(arrays.ptr(lse)), P(arrays.ptr(lsd)), P(arrays.ptr(dq_acc)), I32(s), I32(hq),
+                *st["o"], *st["do"])
+        maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
+                for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
+        _launch_with_maps(fns[rung], grid, THREADS, smem_bytes(d, rung), stream, maps,
+                          *[P(arrays.ptr(x)) for x in (lsd, dq_acc, dk, dv)], I32(s), I32(hq), I32(hq // hkv),
+                          F(scale), I32(int(bool(causal))))
+    else:
+        _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
+                P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
+        _launch(fns[rung], grid, THREADS, smem_bytes(d, rung), stream,
+                *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
+                I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2
     _launch(fns["convert"], (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1), CONVERT_THREADS, 0, stream,
             P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)), I64(n2), F(scale))

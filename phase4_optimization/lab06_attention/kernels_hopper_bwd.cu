@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 04.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 05.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -10,8 +10,10 @@
 //   attn_bwd_03_wgmma_all    every GEMM on wgmma: dV, dK with A (P^T, dS^T) from registers, dQ with dS^T read
 //                            transposed from shared memory (RUNG 03, below)
 //   attn_bwd_04_wgmma_2stage rung 03 with the next query tile's loads issued before this one's work (RUNG 04)
+//   attn_bwd_prep            rung 05's preprocessing: attn_bwd_delta's work, with LSE log2e and Delta packed per tile
+//   attn_bwd_05_tma          rung 04's schedule with every copy a TMA one, issued by one thread (RUNG 05)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "04"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "05"), flash.flash_attn_bwd's API).
 // Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
 // its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
@@ -111,11 +113,27 @@
 //                 D = 128, the same order as the copy's latency that rung 03 waits out every step (the other block
 //                 on the SM hides part of it); what remains serial is the softmax-like work and dQ's atomics.
 //
+// RUNG 05 (attn_bwd_05_tma): rung 04's schedule, and no thread copies anything but thread 0, through TMA.
+//   what changed  Q and dO arrive as TMA boxes (4-D tensor maps (D, H, S, B) built by hopper_bwd.py, the forward's
+//                 geometry: boxes of 64 d x 64 rows with the 128-byte swizzle, which is off_d's layout, rows past S
+//                 zero-filled by the copy engine), K and V the same once per block; LSE and Delta as one 512-byte bulk
+//                 copy per step from attn_bwd_prep's packed array (LSE already x log2e and +inf past S, Delta 0 there:
+//                 the per-row fix-up of lse_to_log2 is gone). Thread 0 issues a step's copies and arrives on the
+//                 stage's mbarrier with the bytes to expect (full[s]); every thread waits on full[s] for the parity
+//                 of its use of the stage ((step / 2) & 1). The barrier that opens a step still guards the stage
+//                 being refilled (its last reader was the previous step) and dS^T. No cp.async, no wait_group, no
+//                 fence.proxy.async after copies (TMA writes through the async proxy, which wgmma reads).
+//   what it saves  per step and thread, rung 04 issues 16 16-byte cp.async at D = 128 (address arithmetic, predicates)
+//                 and 1 LSE / Delta pair; here one thread issues 2 D / 64 + 1 instructions. Registers: 254 at D = 128
+//                 (rung 04: 255), 188 at D = 64 (211).
+//   prediction    1.0-1.1x rung 04: the copies were already under the previous step's work; what is saved is issue
+//                 slots of the 4 warps that also run the softmax-like work. The rest of the gap to cuDNN is the
+//                 single warpgroup's serial chain (GEMMs, P / dS, atomics) - the next rung's target.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   05  TMA for Q and dO through an mbarrier ring (a producer warp, kernels_hopper.cu's WAIT, descriptors and 4-D
-//       tensor maps from hopper.py), K and V loaded once by TMA: no thread issues copies.
-//   06  2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128: K, V 64 KiB + 2 stages of Q, dO 64 KiB +
-//       dS 32 KiB = 160 KiB, one block per SM): half the L2 re-reads of Q and dO and half the dQ atomics per key.
+//   06  a producer warpgroup (setmaxnreg down) and 2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128:
+//       K, V 64 KiB + 2 stages of Q, dO 64 KiB + dS 32 KiB = 160 KiB, one block per SM): half the L2 re-reads of Q
+//       and dO and half the dQ atomics per key, and one warpgroup's softmax-like work under the other's GEMMs.
 //   07  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
 //       and dS: +2 GEMMs, no atomics) - measure both.
 //
@@ -188,6 +206,9 @@ typedef BF16 pack_t;
 // rung 04's second stage of Q, dO, LSE and Delta, after the above at the next 1024-byte boundary
 #define STAGE1_OFF (((4 * TILE_BYTES + DS_BYTES + 2 * BLOCK_M * 4) + 1023) / 1024 * 1024)
 #define SMEM_BYTES_2STAGE (1024 + STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)
+// rung 05: rung 04's layout, then three mbarriers (full[0], full[1]: a stage's copies have landed; kv: K and V have)
+#define BAR_OFF (STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)
+#define SMEM_BYTES_TMA (1024 + BAR_OFF + 3 * 8)
 #define LOG2E_F 1.4426950408889634f
 
 // chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
@@ -246,6 +267,32 @@ __device__ __forceinline__ void lse_to_log2(float* s_lse, int m0, int S)
         s_lse[i] = m0 + i < S ? s_lse[i] * LOG2E_F : __int_as_float(0x7f800000);
 }
 
+// the dynamic shared memory of the backward kernels (aligned to 1024 bytes inside each kernel)
+extern __shared__ unsigned char smem_raw[];
+
+// rowsum(dO * O) of one row (op, dp: its first element), by one warp: lane l takes the element pairs 2l, 2l + 64
+__device__ __forceinline__ float row_delta(const elem_t* op, const elem_t* dp, int lane)
+{
+    float acc = 0.f;
+#pragma unroll
+    for (int d = 2 * lane; d < HEAD_DIM; d += 64) {
+        const unsigned ow = *reinterpret_cast<const unsigned*>(op + d);
+        const unsigned dw = *reinterpret_cast<const unsigned*>(dp + d);
+        acc += widen(pack_t(), (elem_t)(ow & 0xffff)) * widen(pack_t(), (elem_t)(dw & 0xffff));
+        acc += widen(pack_t(), (elem_t)(ow >> 16)) * widen(pack_t(), (elem_t)(dw >> 16));
+    }
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    return acc;
+}
+
+// one row of dQ's fp32 accumulator zeroed by one warp
+__device__ __forceinline__ void zero_row(float* row, int lane)
+{
+    float2* z = reinterpret_cast<float2*>(row);
+    for (int d = lane; d < HEAD_DIM / 2; d += 32) z[d] = make_float2(0.f, 0.f);
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Delta = rowsum(dO * O) per (b, h, row), one warp per row; the same warp zeroes the row's dQ accumulator.
 // grid (ceil(S / DELTA_ROWS), B Hq), DELTA_ROWS warps per block.
@@ -258,22 +305,40 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_delta(
     const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= S) return;
     const int b = blockIdx.y / Hq, h = blockIdx.y % Hq;
-    const elem_t* op = o + b * o_sb + h * o_sh + row * o_ss;
-    const elem_t* dp = dout + b * do_sb + h * do_sh + row * do_ss;
-    float acc = 0.f;
-#pragma unroll
-    for (int d = 2 * lane; d < HEAD_DIM; d += 64) {
-        const unsigned ow = *reinterpret_cast<const unsigned*>(op + d);
-        const unsigned dw = *reinterpret_cast<const unsigned*>(dp + d);
-        acc += widen(pack_t(), (elem_t)(ow & 0xffff)) * widen(pack_t(), (elem_t)(dw & 0xffff));
-        acc += widen(pack_t(), (elem_t)(ow >> 16)) * widen(pack_t(), (elem_t)(dw >> 16));
-    }
-#pragma unroll
-    for (int m = 16; m > 0; m >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    const float acc = row_delta(o + b * o_sb + h * o_sh + row * o_ss, dout + b * do_sb + h * do_sh + row * do_ss, lane);
     const long long r = (long long)blockIdx.y * S + row;
     if (lane == 0) delta[r] = acc;
-    float2* z = reinterpret_cast<float2*>(dq_acc + r * HEAD_DIM);
-    for (int d = lane; d < HEAD_DIM / 2; d += 32) z[d] = make_float2(0.f, 0.f);
+    zero_row(dq_acc + r * HEAD_DIM, lane);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 05's preprocessing: attn_bwd_delta's work, and the forward's LSE in log2 units beside Delta, packed per 64-row
+// query tile as [LSE log2e x 64 | Delta x 64] - 512 bytes, one bulk copy per step - with the rows past S as LSE = +inf
+// (so P = 0 there) and Delta = 0. lsd (B Hq, ceil(S / 64), 2, 64) fp32; grid (ceil(S / 64) 64 / DELTA_ROWS, B Hq).
+// ---------------------------------------------------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
+    const elem_t* __restrict__ o, const elem_t* __restrict__ dout, const float* __restrict__ lse,
+    float* __restrict__ lsd, float* __restrict__ dq_acc, int S, int Hq, long long o_sb, long long o_sh,
+    long long o_ss, long long do_sb, long long do_sh, long long do_ss)
+{
+    const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
+    float* tile = lsd + ((long long)blockIdx.y * n_tiles + row / BLOCK_M) * (2 * BLOCK_M);
+    if (row >= S) {                                       // the last tile's rows past S
+        if (lane == 0) {
+            tile[row % BLOCK_M] = __int_as_float(0x7f800000);
+            tile[BLOCK_M + row % BLOCK_M] = 0.f;
+        }
+        return;
+    }
+    const int b = blockIdx.y / Hq, h = blockIdx.y % Hq;
+    const float acc = row_delta(o + b * o_sb + h * o_sh + row * o_ss, dout + b * do_sb + h * do_sh + row * do_ss, lane);
+    const long long r = (long long)blockIdx.y * S + row;
+    if (lane == 0) {
+        tile[row % BLOCK_M] = lse[r] * LOG2E_F;
+        tile[BLOCK_M + row % BLOCK_M] = acc;
+    }
+    zero_row(dq_acc + r * HEAD_DIM, lane);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -357,6 +422,130 @@ __device__ __forceinline__ void wgmma_ss_tt_64x64(float (&d)[32], hop_u64 desc_a
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// The steps of one query tile, shared by the rungs that run them the same way (each rung's kernel below says which).
+// warp: the warp within its warpgroup (its 16 keys), g = lane / 4, t = lane % 4 (the fragment coordinates).
+// ---------------------------------------------------------------------------------------------------------------------
+// Step 2 on wgmma (rungs 02-05): S^T = K Q^T and dP^T = V dO^T, 64 keys x 64 queries each, both operands K-major in
+// shared memory; waited, so st and dpt hold mma.m16n8k16's C fragments (n8 tile nt in [4 nt ..]) on return.
+__device__ __forceinline__ void sdp_t_wgmma(float (&st)[4 * QT], float (&dpt)[4 * QT], unsigned sK, unsigned sV,
+                                            unsigned sQ, unsigned sdO)
+{
+    wgmma_fence();                                        // st, dpt were written by the previous step's threads
+#pragma unroll
+    for (int kk = 0; kk < DK; ++kk) wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);
+#pragma unroll
+    for (int kk = 0; kk < DK; ++kk) wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(st);
+    fence_regs(dpt);
+}
+
+// P^T = exp2(S^T scale log2e - LSE log2e), masked (keys past S; on the causal diagonal tile, query < key), and
+// dS^T = P^T (dP^T - Delta), in place: st becomes P^T, dpt dS^T. s_lse holds LSE log2e (+inf past S).
+__device__ __forceinline__ void p_and_ds(float (&st)[4 * QT], float (&dpt)[4 * QT], const float* s_lse,
+                                         const float* s_delta, float scale_log2, int key_a, int key_b, int S,
+                                         bool diag, int m0, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < QT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int qi = 8 * nt + 2 * t + (e & 1);
+            const int key = e < 2 ? key_a : key_b;
+            float p = fast_exp2(st[4 * nt + e] * scale_log2 - s_lse[qi]);
+            if (key >= S || (diag && m0 + qi < key)) p = 0.f;
+            st[4 * nt + e] = p;
+            dpt[4 * nt + e] = p * (dpt[4 * nt + e] - s_delta[qi]);
+        }
+    }
+}
+
+// Steps 3 and 4 on wgmma (rungs 03-05): dV += P^T dO, dK += dS^T Q, then dQ = dS K added into dq_acc (the tile's
+// queries m0 .., rows bh_rows + query of dq_acc). st, dpt: P^T and dS^T from p_and_ds.
+__device__ __forceinline__ void dvdk_dq_wgmma(float (&acc_dv)[HEAD_DIM / 2], float (&acc_dk)[HEAD_DIM / 2],
+                                              float (&st)[4 * QT], float (&dpt)[4 * QT], unsigned char* smem,
+                                              unsigned sQ, unsigned sdO, unsigned sdS, unsigned sK,
+                                              float* dq_acc, long long bh_rows, int m0, int S, int warp,
+                                              int g, int t)
+{
+    // ---- 3. P^T, dS^T packed into wgmma A fragments; dS^T to shared memory; dV += P^T dO and
+    // dK += dS^T Q as 2 x 4 wgmmas (A from registers, B = dO / Q MN-major), left running ----
+    unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
+    const int kr = 16 * warp + g;
+#pragma unroll
+    for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+        a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
+        a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
+        store_ds_t(smem, kr, kq, t, sa[kq]);
+    }
+    wgmma_fence();                            // pa, sa, acc_dv, acc_dk were written by the threads
+#pragma unroll
+    for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));
+#pragma unroll
+    for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));
+    wgmma_commit();
+    fence_proxy_async_smem();                 // this thread's dS^T stores, before wgmma reads them
+    __syncthreads();                          // every warp's dS^T is in sdS
+
+    // ---- 4. dQ = dS K in 64-wide halves of d (wgmma, both operands MN-major), each added
+    // into dq_acc; the first wait also retires step 3's dV, dK ----
+    const int qa = m0 + 16 * warp + g, qb = qa + 8;
+    float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
+    float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
+#pragma unroll
+    for (int half = 0; half < HEAD_DIM / 64; ++half) {
+        float dqh[32];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; ++kk)
+            wgmma_ss_tt_64x64(dqh, desc_mnmajor(sdS, kk), desc_mnmajor(sK + half * BOX_BYTES, kk),
+                              kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(dqh);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int col = 64 * half + 8 * j + 2 * t;
+            if (qa < S) {
+                atomicAdd(rowa + col, dqh[4 * j]);
+                atomicAdd(rowa + col + 1, dqh[4 * j + 1]);
+            }
+            if (qb < S) {
+                atomicAdd(rowb + col, dqh[4 * j + 2]);
+                atomicAdd(rowb + col + 1, dqh[4 * j + 3]);
+            }
+        }
+    }
+    fence_regs(acc_dv);
+    fence_regs(acc_dk);
+}
+
+// The epilogue: dV, and dK x sm_scale (dK's only scaling), rounded to the dtype; rows past S not stored. kv_rows: the
+// (batch, key/value head)'s row 0 in dk, dv.
+__device__ __forceinline__ void store_dv_dk(elem_t* __restrict__ dv, elem_t* __restrict__ dk,
+                                            const float (&acc_dv)[HEAD_DIM / 2], const float (&acc_dk)[HEAD_DIM / 2],
+                                            long long kv_rows, int key_a, int key_b, int S, float sm_scale, int t)
+{
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+        const int col = 8 * dt + 2 * t;
+        if (key_a < S) {
+            reinterpret_cast<unsigned*>(dv + (kv_rows + key_a) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dv[4 * dt], acc_dv[4 * dt + 1]);
+            reinterpret_cast<unsigned*>(dk + (kv_rows + key_a) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dk[4 * dt] * sm_scale, acc_dk[4 * dt + 1] * sm_scale);
+        }
+        if (key_b < S) {
+            reinterpret_cast<unsigned*>(dv + (kv_rows + key_b) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dv[4 * dt + 2], acc_dv[4 * dt + 3]);
+            reinterpret_cast<unsigned*>(dk + (kv_rows + key_b) * HEAD_DIM + col)[0] =
+                pack2(pack_t(), acc_dk[4 * dt + 2] * sm_scale, acc_dk[4 * dt + 3] * sm_scale);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // The backward proper. grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES dynamic shared memory.
 // q, dout (B, Hq, S, D) and k, v (B, Hkv, S, D): element strides (sb, sh, ss), last dim contiguous, rows 16-byte
 // aligned; lse, delta (B, Hq, S) fp32 contiguous; dq_acc (B, Hq, S, D) fp32 zeroed; dk, dv (B, Hkv, S, D) contiguous.
@@ -382,7 +571,6 @@ __device__ __forceinline__ void bwd_body(
     long long k_ss, long long v_sb, long long v_sh, long long v_ss, long long do_sb, long long do_sh,
     long long do_ss)
 {
-    extern __shared__ unsigned char smem_raw[];
     unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
     unsigned sK = smem_u32(smem), sV = sK + TILE_BYTES, sQ = sV + TILE_BYTES, sdO = sQ + TILE_BYTES;
     unsigned sdS = sdO + TILE_BYTES;
@@ -461,17 +649,7 @@ __device__ __forceinline__ void bwd_body(
             // ---- 2. S^T = K Q^T, dP^T = V dO^T (16 keys x 64 queries per warp; n8 tile nt in st[4 nt ..]) ----
             float st[4 * QT], dpt[4 * QT];
             if constexpr (WG) {
-                wgmma_fence();                            // st, dpt were written by the previous step's threads
-#pragma unroll
-                for (int kk = 0; kk < DK; ++kk)
-                    wgmma_ss_64x64(st, desc_kmajor(sK, kk), desc_kmajor(sQ, kk), kk > 0);
-#pragma unroll
-                for (int kk = 0; kk < DK; ++kk)
-                    wgmma_ss_64x64(dpt, desc_kmajor(sV, kk), desc_kmajor(sdO, kk), kk > 0);
-                wgmma_commit();
-                wgmma_wait<0>();
-                fence_regs(st);
-                fence_regs(dpt);
+                sdp_t_wgmma(st, dpt, sK, sV, sQ, sdO);
             } else {
 #pragma unroll
                 for (int i = 0; i < 4 * QT; ++i) st[i] = dpt[i] = 0.f;
@@ -494,21 +672,11 @@ __device__ __forceinline__ void bwd_body(
             }
 
             // ---- P^T = exp2(S^T scale log2e - LSE log2e), masked; dS^T = P^T (dP^T - Delta), into st / dpt ----
-            const bool diag = causal && m0 == n0;
-#pragma unroll
-            for (int nt = 0; nt < QT; ++nt) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int qi = 8 * nt + 2 * t + (e & 1);
-                    const int key = e < 2 ? key_a : key_b;
-                    float p = fast_exp2(st[4 * nt + e] * scale_log2 - s_lse[qi]);
-                    if (key >= S || (diag && m0 + qi < key)) p = 0.f;
-                    st[4 * nt + e] = p;
-                    dpt[4 * nt + e] = p * (dpt[4 * nt + e] - s_delta[qi]);
-                }
-            }
+            p_and_ds(st, dpt, s_lse, s_delta, scale_log2, key_a, key_b, S, causal && m0 == n0, m0, t);
 
             if constexpr (RUNG >= 3) {
+                // (steps 3 and 4 are dvdk_dq_wgmma's, kept in line here: calling it changes rung 04's register
+                // allocation, 20 B of spill at D = 128 with NVRTC 13)
                 // ---- 3. (rung 03) P^T, dS^T packed into wgmma A fragments; dS^T to shared memory; dV += P^T dO and
                 // dK += dS^T Q as 2 x 4 wgmmas (A from registers, B = dO / Q MN-major), left running ----
                 unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
@@ -618,27 +786,101 @@ __device__ __forceinline__ void bwd_body(
         }
     }
 
-    // ---- epilogue: dV, and dK x sm_scale (dK's only scaling), rounded to the dtype; rows past S not stored ----
-    const long long kv_rows = ((long long)b * Hkv + hkv) * S;
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt) {
-        const int col = 8 * dt + 2 * t;
-        if (key_a < S) {
-            reinterpret_cast<unsigned*>(dv + (kv_rows + key_a) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dv[4 * dt], acc_dv[4 * dt + 1]);
-            reinterpret_cast<unsigned*>(dk + (kv_rows + key_a) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dk[4 * dt] * sm_scale, acc_dk[4 * dt + 1] * sm_scale);
-        }
-        if (key_b < S) {
-            reinterpret_cast<unsigned*>(dv + (kv_rows + key_b) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dv[4 * dt + 2], acc_dv[4 * dt + 3]);
-            reinterpret_cast<unsigned*>(dk + (kv_rows + key_b) * HEAD_DIM + col)[0] =
-                pack2(pack_t(), acc_dk[4 * dt + 2] * sm_scale, acc_dk[4 * dt + 3] * sm_scale);
-        }
-    }
+    store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * Hkv + hkv) * S, key_a, key_b, S, sm_scale, t);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_01_mma(BWD_PARAMS) { bwd_body<1>(BWD_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_02_wgmma(BWD_PARAMS) { bwd_body<2>(BWD_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_03_wgmma_all(BWD_PARAMS) { bwd_body<3>(BWD_ARGS); }
 extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_04_wgmma_2stage(BWD_PARAMS) { bwd_body<4>(BWD_ARGS); }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 05: rung 04's schedule with every copy a TMA one, issued by one thread, awaited on mbarriers (the header's RUNG
+// 05). grid (ceil(S / BLOCK_N), B Hkv), THREADS threads, SMEM_BYTES_TMA. tma_q, tma_do over q, dout and tma_k, tma_v
+// over k, v: hopper_bwd.py's 4-D maps (D, H, S, B), boxes of 64 d x 64 rows, 128-byte swizzle (= off_d's layout).
+// lsd: attn_bwd_prep's LSE log2e and Delta. dq_acc, dk, dv, S, Hq, group, sm_scale, causal: as BWD_PARAMS.
+// ---------------------------------------------------------------------------------------------------------------------
+// One step's copies into a stage (Q at dst_q, dO a tile after it, LSE / Delta at dst_lsd): Q and dO of query tile m0
+// of head h, HEAD_DIM / 64 boxes each (rows past S zero-filled by TMA and counted in the bytes), and the tile's 512
+// bytes of lsd; all complete on `bar`, which this thread arrives on with the bytes to expect.
+__device__ __forceinline__ void tma_step(unsigned dst_q, unsigned dst_lsd, const TmaMap* tq, const TmaMap* tdo,
+                                         const float* lsd_tile, int h, int m0, int b, unsigned bar)
+{
+    mbar_arrive_expect_tx(bar, 2 * TILE_BYTES + 2 * BLOCK_M * 4);
+#pragma unroll
+    for (int c = 0; c < HEAD_DIM / 64; ++c) {
+        tma_load_4d(dst_q + c * BOX_BYTES, tq, 64 * c, h, m0, b, bar);
+        tma_load_4d(dst_q + TILE_BYTES + c * BOX_BYTES, tdo, 64 * c, h, m0, b, bar);
+    }
+    bulk_load(dst_lsd, lsd_tile, 2 * BLOCK_M * 4, bar);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
+    const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v,
+    const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,
+    elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal)
+{
+    unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
+    unsigned sK = smem_u32(smem), sV = sK + TILE_BYTES, sdS = sK + 4 * TILE_BYTES;
+    const unsigned full0 = sK + BAR_OFF, kv_full = full0 + 16;                 // full[s] = full0 + 8 s
+    // stage s: Q, dO at byte q_off(s) of smem, LSE log2e and Delta (2 x 64 floats) at lsd_off(s) - rung 04's places
+    auto q_off = [](int s_) { return s_ ? STAGE1_OFF : 2 * TILE_BYTES; };
+    auto lsd_off = [](int s_) { return s_ ? STAGE1_OFF + 2 * TILE_BYTES : 4 * TILE_BYTES + DS_BYTES; };
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
+    const int n0 = blockIdx.x * BLOCK_N, n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
+    const float scale_log2 = sm_scale * LOG2E_F;
+    const int m_start = causal ? n0 : 0;
+    auto lsd_tile = [&](int h, int m0) {                  // query tile m0 of head h in attn_bwd_prep's lsd
+        return lsd + ((long long)(b * Hq + h) * n_tiles + m0 / BLOCK_M) * (2 * BLOCK_M);
+    };
+
+    if (threadIdx.x == 0) {                               // the barriers, then K, V and the first step's copies
+        mbar_init(full0, 1);
+        mbar_init(full0 + 8, 1);
+        mbar_init(kv_full, 1);
+        mbar_init_fence();
+        mbar_arrive_expect_tx(kv_full, 2 * TILE_BYTES);
+#pragma unroll
+        for (int c = 0; c < HEAD_DIM / 64; ++c) {
+            tma_load_4d(sK + c * BOX_BYTES, &tma_k, 64 * c, hkv, n0, b, kv_full);
+            tma_load_4d(sV + c * BOX_BYTES, &tma_v, 64 * c, hkv, n0, b, kv_full);
+        }
+        const int h = hkv * group;
+        tma_step(sK + q_off(0), sK + lsd_off(0), &tma_q, &tma_do, lsd_tile(h, m_start), h, m_start, b, full0);
+    }
+    __syncthreads();                                      // no thread waits on a barrier before it is initialised
+
+    float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];     // n8 tile j of d in [4 j .. 4 j + 3]: mma's C fragment
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
+    const int key_a = n0 + 16 * warp + g, key_b = key_a + 8;                   // this thread's two keys
+    mbar_wait_parity(kv_full, 0);
+
+    int step = 0;                                         // steps so far: this one's stage is step & 1
+    for (int h = hkv * group; h < (hkv + 1) * group; ++h) {       // the group's query heads
+        const long long bh_rows = ((long long)b * Hq + h) * S;
+        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+            const int s = step & 1;
+            asm volatile("" : "+r"(sK), "+r"(sV), "+r"(sdS));   // as rungs 01-04: no per-lane addresses hoisted
+            __syncthreads();                              // the previous step's reads of its stage and of sdS are done
+            if (threadIdx.x == 0) {                       // the next step (this head's next tile, else the next
+                const bool last_tile = m0 + BLOCK_M >= S; // head's first) into the other stage
+                const int hn = h + (last_tile ? 1 : 0), mn = last_tile ? m_start : m0 + BLOCK_M;
+                if (hn < (hkv + 1) * group)
+                    tma_step(sK + q_off(s ^ 1), sK + lsd_off(s ^ 1), &tma_q, &tma_do, lsd_tile(hn, mn), hn, mn, b,
+                             full0 + 8 * (s ^ 1));
+            }
+            mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);    // this step's Q, dO, LSE, Delta have landed
+            const unsigned sQ = sK + q_off(s), sdO = sQ + TILE_BYTES;
+            const float* s_lse = reinterpret_cast<const float*>(smem + lsd_off(s));
+
+            float st[4 * QT], dpt[4 * QT];
+            sdp_t_wgmma(st, dpt, sK, sV, sQ, sdO);
+            p_and_ds(st, dpt, s_lse, s_lse + BLOCK_M, scale_log2, key_a, key_b, S, causal && m0 == n0, m0, t);
+            dvdk_dq_wgmma(acc_dv, acc_dk, st, dpt, smem, sQ, sdO, sdS, sK, dq_acc, bh_rows, m0, S, warp, g, t);
+        }
+    }
+    store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * Hkv + hkv) * S, key_a, key_b, S, sm_scale, t);
+}
