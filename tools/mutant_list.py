@@ -297,4 +297,10 @@ MUTANTS = [
            "mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);", "mbar_wait_parity(full0 + 8 * s, step & 1);", ATT_HB,
            tier="gpu", why="stage s is used by every other step, so its k-th use waits for phase k: parity (step / 2) "
                            "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land"),
+    Mutant("CUDA Hopper backward 06: every consumer's dQ half reads K's first 64 columns",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "desc_mnmajor(base + (kk / 4) * TILE_BYTES + c * BOX_BYTES, kk % 4)",
+           "desc_mnmajor(base + (kk / 4) * TILE_BYTES, kk % 4)", ATT_HB, tier="gpu",
+           why="consumer c adds dQ's columns 64 c .. + 63, which are dS times K's box c; box 0 for both gives the "
+               "second half the first half's values"),
 ]

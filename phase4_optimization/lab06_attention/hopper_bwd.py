@@ -11,12 +11,15 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
     or attn_bwd_04_wgmma_2stage  rung 03 with the next step's loads under this step's work (rung="04")
     or attn_bwd_05_tma   rung 04 with every copy a TMA one, issued by one thread (rung="05"; attn_bwd_prep instead of
                          attn_bwd_delta before it, packing each query tile's LSE log2e and Delta into one bulk copy)
+    or attn_bwd_06_ws    warp-specialized: a producer warpgroup issuing the copies through a 2-stage mbarrier ring
+                         and 2 consumer warpgroups of 64 keys each, 128 keys a block (rung="06")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
-five, rung 04 double-buffers the loads, rung 05 makes them TMA copies; the rungs that follow keep this module's API and
-CONFIG (the .cu's header lists them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
+five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
+consumers) over 128-key blocks; the rungs that follow keep this module's API and CONFIG (the .cu's header lists
+them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
 registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
 tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
@@ -38,9 +41,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
-           "convert": "attn_bwd_dq_convert"}
-RUNGS = ("01", "02", "03", "04", "05")          # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05",)                 # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
+           "06": "attn_bwd_06_ws", "convert": "attn_bwd_dq_convert"}
+RUNGS = ("01", "02", "03", "04", "05", "06")    # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05", "06")            # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
 DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -49,8 +52,11 @@ HEAD_DIMS = (64, 128)
 # the build's HEAD_DIM and ATTN_FP16, and the .cu holds no value of its own.
 #   BLOCK_N = 64      keys per block (warp w owns keys 16w .. 16w+15)      NWARPS = 4   (128 threads, BLOCK_N / 16)
 #   BLOCK_M = 64      query rows per step (== BLOCK_N: causal skipping)   DELTA_ROWS = 4  rows (warps) per delta block
-CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4)
+#   CONSUMERS = 2     rung 06: consumer warpgroups, BLOCK_N keys each (a block: CONSUMERS x BLOCK_N keys)
+#   PRODUCER_REGS = 24, CONSUMER_REGS = 240   rung 06's setmaxnreg split (24 + 2 x 240 <= 512 per lane, as the forward)
+CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240)
 THREADS = 32 * CONFIG["NWARPS"]
+THREADS_WS = 128 * (CONFIG["CONSUMERS"] + 1)    # rung 06: a producer warpgroup and the consumers
 CONVERT_THREADS = 256
 
 
@@ -58,9 +64,13 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, rungs 01-03): 1024 bytes to align the tiles
     for the 128-byte swizzle, K, V, Q, dO tiles of 64 rows, dS^T (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M
     floats each); rung 04 (SMEM_BYTES_2STAGE) adds a second stage of Q, dO, LSE and Delta at the next 1024-byte
-    boundary; rung 05 (SMEM_BYTES_TMA) the same and three 8-byte mbarriers."""
+    boundary; rung 05 (SMEM_BYTES_TMA) the same and three 8-byte mbarriers; rung 06 its own layout (SMEM_BYTES_6)."""
     tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
     one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
+    if rung == "06":                # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
+        c = CONFIG["CONSUMERS"]
+        stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
+        return 1024 + stages + 2 * (2 * tile + 1024) + 5 * 8
     if rung in ("04", "05"):
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
@@ -178,7 +188,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
     (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
-    "05" (04's schedule, every copy a TMA one).
+    "05" (04's schedule, every copy a TMA one) or "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
+    of 64 keys each).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -199,7 +210,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
     st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),
                                                                        ("o", o))}
-    rows, grid = CONFIG["DELTA_ROWS"], (-(-s // CONFIG["BLOCK_N"]), b * hkv, 1)
+    keys = CONFIG["BLOCK_N"] * (CONFIG["CONSUMERS"] if rung == "06" else 1)     # per block
+    rows, grid = CONFIG["DELTA_ROWS"], (-(-s // keys), b * hkv, 1)
     if rung in TMA_RUNGS:
         # attn_bwd_prep packs each query tile's LSE log2e and Delta into 512 bytes (rows past S: +inf, 0); the
         # backward reads q, k, v, do through 4-D tensor maps (the forward's geometry: boxes of 64 d x 64 rows)
@@ -211,7 +223,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
                 *st["o"], *st["do"])
         maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
-        _launch_with_maps(fns[rung], grid, THREADS, smem_bytes(d, rung), stream, maps,
+        _launch_with_maps(fns[rung], grid, THREADS_WS if rung == "06" else THREADS, smem_bytes(d, rung), stream, maps,
                           *[P(arrays.ptr(x)) for x in (lsd, dq_acc, dk, dv)], I32(s), I32(hq), I32(hq // hkv),
                           F(scale), I32(int(bool(causal))))
     else:

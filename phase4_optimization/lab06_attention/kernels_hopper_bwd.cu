@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 05.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 06.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -12,8 +12,9 @@
 //   attn_bwd_04_wgmma_2stage rung 03 with the next query tile's loads issued before this one's work (RUNG 04)
 //   attn_bwd_prep            rung 05's preprocessing: attn_bwd_delta's work, with LSE log2e and Delta packed per tile
 //   attn_bwd_05_tma          rung 04's schedule with every copy a TMA one, issued by one thread (RUNG 05)
+//   attn_bwd_06_ws           a TMA producer warpgroup and 2 consumer warpgroups of 64 keys each (RUNG 06)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "05"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "06"), flash.flash_attn_bwd's API).
 // Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
 // its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
@@ -125,17 +126,36 @@
 //                 fence.proxy.async after copies (TMA writes through the async proxy, which wgmma reads).
 //   what it saves  per step and thread, rung 04 issues 16 16-byte cp.async at D = 128 (address arithmetic, predicates)
 //                 and 1 LSE / Delta pair; here one thread issues 2 D / 64 + 1 instructions. Registers: 254 at D = 128
-//                 (rung 04: 255), 188 at D = 64 (211).
+//                 (rung 04: 255), 184 at D = 64 (211).
 //   prediction    1.0-1.1x rung 04: the copies were already under the previous step's work; what is saved is issue
 //                 slots of the 4 warps that also run the softmax-like work. The rest of the gap to cuDNN is the
 //                 single warpgroup's serial chain (GEMMs, P / dS, atomics) - the next rung's target.
 //
+// RUNG 06 (attn_bwd_06_ws): warp specialization, FlashAttention-3's backward layout.
+//   what changed  a block is 3 warpgroups and 128 keys: warpgroup 0 is the producer (setmaxnreg down to
+//                 PRODUCER_REGS; its thread 0 issues every copy: K, V of both consumers once, then each step's Q, dO,
+//                 LSE / Delta into a 2-stage ring), warpgroups 1 and 2 are consumers (setmaxnreg up to CONSUMER_REGS),
+//                 consumer c owning keys n0 + 64 c .. + 63 and running rung 05's steps on them. The ring has both
+//                 directions now: full[s] (the producer's bytes landed) and empty[s] (lane 0 of each of the 8
+//                 consumer warps arrives once its step's last wgmma that reads stage s has retired), so no
+//                 block-wide barrier is left after the setup.
+//                 dQ at D = 128: consumer c computes the 64-wide half c of dQ over all 128 keys (8 k-slices of
+//                 dS K), reading both consumers' dS^T - they meet at named barrier 1 (256 threads) between the
+//                 dS^T stores and the dQ wgmmas; dS^T is double-buffered by step parity so that no second barrier
+//                 guards its reuse. Each dQ element gets one red.global.add per block and step: half the atomics per
+//                 key of rungs 01-05 (and half the L2 re-reads of Q and dO: a query tile now serves 128 keys).
+//                 At D = 64 (one 64-wide block of d) each consumer adds its own 64 keys' dQ, as rung 05.
+//   smem          D = 128: K, V 64 KiB + dS^T 2 x 2 x 8 KiB + 2 stages of (Q, dO 32 KiB + 1 KiB) = 163 KiB: one
+//                 block (12 warps) per SM, against rung 05's 2 blocks of 4 warps.
+//   prediction    1.3-1.6x rung 05: the consumers' softmax-like work and atomics run while the other consumer's
+//                 wgmmas use the tensor cores (the two are not synchronized but at the dQ barrier), no thread but
+//                 the producer's waits on a copy, and half the atomics. cuDNN's backward is this design (with dQ
+//                 through shared memory and a bulk reduction); 0.8-1.0x SDPA cuDNN.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   06  a producer warpgroup (setmaxnreg down) and 2 consumer warpgroups x 64 keys = 128-key tiles (smem at D = 128:
-//       K, V 64 KiB + 2 stages of Q, dO 64 KiB + dS 32 KiB = 160 KiB, one block per SM): half the L2 re-reads of Q
-//       and dO and half the dQ atomics per key, and one warpgroup's softmax-like work under the other's GEMMs.
 //   07  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
-//       and dS: +2 GEMMs, no atomics) - measure both.
+//       and dS: +2 GEMMs, no atomics), or dQ staged in shared memory and added by a bulk reduction
+//       (cp.reduce.async.bulk .add.f32) - measure them.
 //
 // Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
 //   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
@@ -178,6 +198,15 @@
 #ifndef DELTA_ROWS
 #error "DELTA_ROWS is set by CONFIG in hopper_bwd.py"
 #endif
+#ifndef CONSUMERS
+#error "CONSUMERS is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef PRODUCER_REGS
+#error "PRODUCER_REGS is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef CONSUMER_REGS
+#error "CONSUMER_REGS is set by CONFIG in hopper_bwd.py"
+#endif
 
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(BLOCK_N == 16 * NWARPS && BLOCK_M == 64 && BLOCK_N == BLOCK_M,
@@ -209,6 +238,16 @@ typedef BF16 pack_t;
 // rung 05: rung 04's layout, then three mbarriers (full[0], full[1]: a stage's copies have landed; kv: K and V have)
 #define BAR_OFF (STAGE1_OFF + 2 * TILE_BYTES + 2 * BLOCK_M * 4)
 #define SMEM_BYTES_TMA (1024 + BAR_OFF + 3 * 8)
+// rung 06 (one block of CONSUMERS x BLOCK_N keys): K, V tiles of every consumer, dS^T boxes per (step parity,
+// consumer), two stages of Q, dO and LSE / Delta (a stage 1024-byte aligned), then five mbarriers (full[2], empty[2],
+// kv)
+#define KEYS6 (CONSUMERS * BLOCK_N)
+#define THREADS6 (128 * (CONSUMERS + 1))
+#define DS6_OFF (2 * CONSUMERS * TILE_BYTES)
+#define STAGE6_BYTES (2 * TILE_BYTES + 1024)
+#define STAGE6_OFF (DS6_OFF + 2 * CONSUMERS * DS_BYTES)
+#define BAR6_OFF (STAGE6_OFF + 2 * STAGE6_BYTES)
+#define SMEM_BYTES_6 (1024 + BAR6_OFF + 5 * 8)
 #define LOG2E_F 1.4426950408889634f
 
 // chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
@@ -230,14 +269,14 @@ __device__ __forceinline__ void load_tile(unsigned dst, const elem_t* base, long
     }
 }
 
-// dS^T (16-bit) to shared memory: this thread's A fragment of query slice kq (keys kr and kr + 8, queries 16 kq + 2t
-// + {0, 1} and + 8), rows = keys, 8-query chunks at off_s, a pair per 32-bit store
-__device__ __forceinline__ void store_ds_t(unsigned char* smem, int kr, int kq, int t, const unsigned (&sa)[4])
+// dS^T (16-bit) to shared memory at ds (a 64 x 64 box, off_s): this thread's A fragment of query slice kq (keys kr and
+// kr + 8, queries 16 kq + 2t + {0, 1} and + 8), rows = keys, 8-query chunks at off_s, a pair per 32-bit store
+__device__ __forceinline__ void store_ds_t(unsigned char* ds, int kr, int kq, int t, const unsigned (&sa)[4])
 {
-    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq) + 4 * t) = sa[0];
-    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
-    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
-    *reinterpret_cast<unsigned*>(smem + 4 * TILE_BYTES + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
+    *reinterpret_cast<unsigned*>(ds + off_s(kr, 2 * kq) + 4 * t) = sa[0];
+    *reinterpret_cast<unsigned*>(ds + off_s(kr + 8, 2 * kq) + 4 * t) = sa[1];
+    *reinterpret_cast<unsigned*>(ds + off_s(kr, 2 * kq + 1) + 4 * t) = sa[2];
+    *reinterpret_cast<unsigned*>(ds + off_s(kr + 8, 2 * kq + 1) + 4 * t) = sa[3];
 }
 
 // One query tile's Q, dO, LSE and Delta into a stage, all by cp.async in one commit group (rows past S zero-filled),
@@ -477,7 +516,7 @@ __device__ __forceinline__ void dvdk_dq_wgmma(float (&acc_dv)[HEAD_DIM / 2], flo
     for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
         a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
         a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
-        store_ds_t(smem, kr, kq, t, sa[kq]);
+        store_ds_t(smem + 4 * TILE_BYTES, kr, kq, t, sa[kq]);
     }
     wgmma_fence();                            // pa, sa, acc_dv, acc_dk were written by the threads
 #pragma unroll
@@ -685,7 +724,7 @@ __device__ __forceinline__ void bwd_body(
                 for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
                     a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
                     a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
-                    store_ds_t(smem, kr, kq, t, sa[kq]);
+                    store_ds_t(smem + 4 * TILE_BYTES, kr, kq, t, sa[kq]);
                 }
                 wgmma_fence();                            // pa, sa, acc_dv, acc_dk were written by the threads
 #pragma unroll
@@ -735,7 +774,7 @@ __device__ __forceinline__ void bwd_body(
                     unsigned pa[4], sa[4];
                     a_from_acc<pack_t>(pa, st + 8 * kq, st + 8 * kq + 4);
                     a_from_acc<pack_t>(sa, dpt + 8 * kq, dpt + 8 * kq + 4);
-                    store_ds_t(smem, 16 * warp + g, kq, t, sa);       // dS^T for step 4
+                    store_ds_t(smem + 4 * TILE_BYTES, 16 * warp + g, kq, t, sa);       // dS^T for step 4
 #pragma unroll
                     for (int dp = 0; dp < DT / 2; ++dp) {
                         unsigned b0, b1, b2, b3;
@@ -883,4 +922,165 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
         }
     }
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * Hkv + hkv) * S, key_a, key_b, S, sm_scale, t);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 06: warp-specialized, FlashAttention-3's backward layout (the header's RUNG 06). grid (ceil(S / KEYS6), B Hkv),
+// THREADS6 threads, SMEM_BYTES_6; the arguments of rung 05. Warpgroup 0 is the producer (thread 0 issues every copy);
+// warpgroup 1 + c, c < CONSUMERS, owns keys n0 + 64 c .. + 63 and runs rung 05's steps on them.
+// ---------------------------------------------------------------------------------------------------------------------
+// named barrier `id` (1..15; 0 is __syncthreads) among `n` threads, whole warps
+__device__ __forceinline__ void named_bar_sync(int id, int n)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
+}
+
+// The producer: K and V of every consumer once (on kv), then each step's Q, dO, LSE and Delta into stage step & 1 once
+// the consumers released that stage's previous use (empty[s], CONSUMERS x 4 warp arrivals).
+__device__ __forceinline__ void producer_06(unsigned base, const TmaMap* tq, const TmaMap* tk, const TmaMap* tv,
+                                           const TmaMap* tdo, const float* lsd, int b, int hkv, int n0, int S,
+                                           int Hq, int group, int m_start)
+{
+    const unsigned full0 = base + BAR6_OFF, empty0 = full0 + 16, kv_full = full0 + 32;
+    const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
+    mbar_arrive_expect_tx(kv_full, 2 * CONSUMERS * TILE_BYTES);
+    for (int c = 0; c < CONSUMERS; ++c)
+        for (int x = 0; x < HEAD_DIM / 64; ++x) {
+            tma_load_4d(base + c * TILE_BYTES + x * BOX_BYTES, tk, 64 * x, hkv, n0 + 64 * c, b, kv_full);
+            tma_load_4d(base + (CONSUMERS + c) * TILE_BYTES + x * BOX_BYTES, tv, 64 * x, hkv, n0 + 64 * c, b,
+                        kv_full);
+        }
+    int step = 0;
+    for (int h = hkv * group; h < (hkv + 1) * group; ++h)
+        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+            const int s = step & 1;
+            if (step >= 2) mbar_wait_parity(empty0 + 8 * s, ((step >> 1) - 1) & 1);
+            const unsigned q = base + STAGE6_OFF + s * STAGE6_BYTES;
+            tma_step(q, q + 2 * TILE_BYTES, tq, tdo, lsd + ((long long)(b * Hq + h) * n_tiles + m0 / BLOCK_M) *
+                     (2 * BLOCK_M), h, m0, b, full0 + 8 * s);
+        }
+}
+
+// Consumer c: per step, wait for its stage; S^T, dP^T; P^T, dS^T; dS^T into this step's box; dV, dK; then (D = 128)
+// dQ's 64-wide half c over all KEYS6 keys - both consumers' dS^T, so the two meet at named barrier 1 first - or
+// (D = 64) dQ over its own 64 keys; the stage released once the step's last wgmma that reads it has retired.
+__device__ __forceinline__ void consumer_06(unsigned char* smem, int c, float* __restrict__ dq_acc,
+                                           elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
+                                           int S, int Hq, int group, float sm_scale, int causal, int m_start)
+{
+    const unsigned base = smem_u32(smem), full0 = base + BAR6_OFF, empty0 = full0 + 16, kv_full = full0 + 32;
+    unsigned sK = base + c * TILE_BYTES, sV = base + (CONSUMERS + c) * TILE_BYTES;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int key_a = n0 + 64 * c + 16 * warp + g, key_b = key_a + 8;   // this thread's two keys
+    const float scale_log2 = sm_scale * LOG2E_F;
+    float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
+    mbar_wait_parity(kv_full, 0);
+
+    int step = 0;
+    for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
+        const long long bh_rows = ((long long)b * Hq + h) * S;
+        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+            const int s = step & 1;
+            asm volatile("" : "+r"(sK), "+r"(sV));       // as rungs 01-05: no per-lane addresses hoisted
+            mbar_wait_parity(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
+            const unsigned sQ = base + STAGE6_OFF + s * STAGE6_BYTES, sdO = sQ + TILE_BYTES;
+            const float* s_lse = reinterpret_cast<const float*>(smem + STAGE6_OFF + s * STAGE6_BYTES + 2 * TILE_BYTES);
+            // dS^T boxes of this step: consumer x's at ds0 + x DS_BYTES (step parity s: the box a consumer writes was
+            // last read two steps ago, before both passed named barrier 1 of the step in between)
+            const unsigned ds0 = base + DS6_OFF + s * CONSUMERS * DS_BYTES;
+
+            float st[4 * QT], dpt[4 * QT];
+            sdp_t_wgmma(st, dpt, sK, sV, sQ, sdO);
+            p_and_ds(st, dpt, s_lse, s_lse + BLOCK_M, scale_log2, key_a, key_b, S, causal && m0 < n0 + KEYS6, m0, t);
+
+            // ---- 3. P^T, dS^T as A fragments; dS^T to this consumer's box; dV += P^T dO, dK += dS^T Q ----
+            unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+                a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
+                a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
+                store_ds_t(smem + (ds0 - base) + c * DS_BYTES, 16 * warp + g, kq, t, sa[kq]);
+            }
+            wgmma_fence();
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dv, pa[kq], desc_mnmajor(sdO, kq));
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));
+            wgmma_commit();
+            fence_proxy_async_smem();                     // this thread's dS^T stores, before wgmma reads them
+
+            // ---- 4. dQ, added into dq_acc ----
+            const int qa = m0 + 16 * warp + g, qb = qa + 8;
+            float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
+            float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
+            float dqh[32];
+#if HEAD_DIM == 128
+            named_bar_sync(1, 256);                       // both consumers' dS^T are in their boxes
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < KEYS6 / 16; ++kk)        // dQ[:, 64 c ..] = sum over the block's keys of dS K
+                wgmma_ss_tt_64x64(dqh, desc_mnmajor(ds0 + (kk / 4) * DS_BYTES, kk % 4),
+                                  desc_mnmajor(base + (kk / 4) * TILE_BYTES + c * BOX_BYTES, kk % 4), kk > 0);
+            const int col0 = 64 * c;
+#else
+            named_bar_sync(1 + c, 128);                   // this warpgroup's dS^T is in its box
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk)     // dQ over this consumer's 64 keys
+                wgmma_ss_tt_64x64(dqh, desc_mnmajor(ds0 + c * DS_BYTES, kk), desc_mnmajor(sK, kk), kk > 0);
+            const int col0 = 0;
+#endif
+            wgmma_commit();
+            wgmma_wait<0>();                              // also retires step 3's dV, dK: the stage is free
+            fence_regs(dqh);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty0 + 8 * s);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const int col = col0 + 8 * j + 2 * t;
+                if (qa < S) {
+                    atomicAdd(rowa + col, dqh[4 * j]);
+                    atomicAdd(rowa + col + 1, dqh[4 * j + 1]);
+                }
+                if (qb < S) {
+                    atomicAdd(rowb + col, dqh[4 * j + 2]);
+                    atomicAdd(rowb + col + 1, dqh[4 * j + 3]);
+                }
+            }
+            fence_regs(acc_dv);
+            fence_regs(acc_dk);
+        }
+    }
+    store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(
+    const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v,
+    const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,
+    elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal)
+{
+    unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
+    const unsigned base = smem_u32(smem), full0 = base + BAR6_OFF;
+    const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
+    const int n0 = blockIdx.x * KEYS6, m_start = causal ? n0 : 0;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < 2; ++s) {
+            mbar_init(full0 + 8 * s, 1);                  // the producer's arrival + the stage's bytes
+            mbar_init(full0 + 16 + 8 * s, CONSUMERS * 4); // lane 0 of every consumer warp
+        }
+        mbar_init(full0 + 32, 1);                         // kv: the producer + K's and V's bytes
+        mbar_init_fence();
+    }
+    __syncthreads();                                      // the last block-wide barrier: then mbarriers only
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {                                        // warpgroup 0: the producer, one thread issuing every copy
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0)
+            producer_06(base, &tma_q, &tma_k, &tma_v, &tma_do, lsd, b, hkv, n0, S, Hq, group, m_start);
+        return;
+    }
+    setmaxnreg_inc<CONSUMER_REGS>();
+    consumer_06(smem, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
