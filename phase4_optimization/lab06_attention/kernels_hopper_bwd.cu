@@ -500,6 +500,23 @@ __device__ __forceinline__ void p_and_ds(float (&st)[4 * QT], float (&dpt)[4 * Q
     }
 }
 
+// A 64-wide block of dQ (wgmma's m64n64 accumulator: this thread's rows a, b, columns col + 8 j + {0, 1}) added into
+// dq_acc's rows rowa, rowb (red.global.add.f32, the result unused); rows past S (in_a / in_b false) not touched
+__device__ __forceinline__ void add_dq(float* rowa, float* rowb, const float (&dqh)[32], int col, bool in_a, bool in_b)
+{
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (in_a) {
+            atomicAdd(rowa + col + 8 * j, dqh[4 * j]);
+            atomicAdd(rowa + col + 8 * j + 1, dqh[4 * j + 1]);
+        }
+        if (in_b) {
+            atomicAdd(rowb + col + 8 * j, dqh[4 * j + 2]);
+            atomicAdd(rowb + col + 8 * j + 1, dqh[4 * j + 3]);
+        }
+    }
+}
+
 // Steps 3 and 4 on wgmma (rungs 03-05): dV += P^T dO, dK += dS^T Q, then dQ = dS K added into dq_acc (the tile's
 // queries m0 .., rows bh_rows + query of dq_acc). st, dpt: P^T and dS^T from p_and_ds.
 __device__ __forceinline__ void dvdk_dq_wgmma(float (&acc_dv)[HEAD_DIM / 2], float (&acc_dk)[HEAD_DIM / 2],
@@ -543,18 +560,7 @@ __device__ __forceinline__ void dvdk_dq_wgmma(float (&acc_dv)[HEAD_DIM / 2], flo
         wgmma_commit();
         wgmma_wait<0>();
         fence_regs(dqh);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const int col = 64 * half + 8 * j + 2 * t;
-            if (qa < S) {
-                atomicAdd(rowa + col, dqh[4 * j]);
-                atomicAdd(rowa + col + 1, dqh[4 * j + 1]);
-            }
-            if (qb < S) {
-                atomicAdd(rowb + col, dqh[4 * j + 2]);
-                atomicAdd(rowb + col + 1, dqh[4 * j + 3]);
-            }
-        }
+        add_dq(rowa, rowb, dqh, 64 * half + 2 * t, qa < S, qb < S);
     }
     fence_regs(acc_dv);
     fence_regs(acc_dk);
@@ -1037,18 +1043,7 @@ __device__ __forceinline__ void consumer_06(unsigned char* smem, int c, float* _
             fence_regs(dqh);
             __syncwarp();
             if (lane == 0) mbar_arrive(empty0 + 8 * s);
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const int col = col0 + 8 * j + 2 * t;
-                if (qa < S) {
-                    atomicAdd(rowa + col, dqh[4 * j]);
-                    atomicAdd(rowa + col + 1, dqh[4 * j + 1]);
-                }
-                if (qb < S) {
-                    atomicAdd(rowb + col, dqh[4 * j + 2]);
-                    atomicAdd(rowb + col + 1, dqh[4 * j + 3]);
-                }
-            }
+            add_dq(rowa, rowb, dqh, col0 + 2 * t, qa < S, qb < S);
             fence_regs(acc_dv);
             fence_regs(acc_dk);
         }
