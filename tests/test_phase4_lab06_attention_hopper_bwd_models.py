@@ -327,3 +327,70 @@ def test_rung04_prefetches_exactly_the_walks_next_step(s, causal, group, n0):
             "last_tile ? m_start : m0 + BLOCK_M, S);",
             "q_ss, doh + hn * do_sh, do_ss, lse, delta, bh_rows + hn * S,",
             "if constexpr (RUNG == 4) stage ^= 1;")
+
+
+def _passes(completed: int, parity: int) -> bool:
+    """mbarrier.try_wait.parity: the wait passes once the phase of that parity has completed - that is, when the
+    barrier's current phase (its count of completed phases) has the other parity."""
+    return completed % 2 != parity
+
+
+@pytest.mark.parametrize("s, causal, group, n0", [(1, False, 1, 0), (130, True, 2, 64), (300, True, 3, 256),
+                                                   (257, False, 2, 0)])
+def test_rung05_ring_walks_every_step_and_waits_for_exactly_its_copies(s, causal, group, n0):
+    """Rung 05's thread 0 issues step i + 1's copies (this head's next tile, else the next head's first) into stage
+    (i + 1) % 2 at the top of step i; every thread waits on full[i % 2] for parity (i / 2) % 2. Modelled: the issues
+    name the walk's steps once, in order; and the wait of step i passes when step i's copies have landed and not
+    before - whatever the earlier steps' copies did - which a parity of i % 2 would not do (it passes at once on
+    stage 1's first use)."""
+    m_start = n0 if causal else 0
+    walk = [(h, m0) for h in range(group) for m0 in range(m_start, s, 64)]
+    issued = [(0, m_start)]                               # the setup's: head hkv * group, tile m_start
+    for h, m0 in walk:
+        last_tile = m0 + 64 >= s
+        hn, mn = h + (1 if last_tile else 0), m_start if last_tile else m0 + 64
+        if hn < group:
+            issued.append((hn, mn))
+    assert issued == walk
+    for i in range(len(walk)):
+        k = i // 2                                        # stage i % 2's completed phases before step i's copies
+        assert _passes(k + 1, (i >> 1) & 1) and not _passes(k, (i >> 1) & 1)
+    assert any(_passes(i // 2, i & 1) for i in range(1, len(walk))) or len(walk) < 2
+    _pinned("const int hn = h + (last_tile ? 1 : 0), mn = last_tile ? m_start : m0 + BLOCK_M;",
+            "if (hn < (hkv + 1) * group)", "mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);",
+            "for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {")
+
+
+def _dq_index(bh, n_tiles, row, col, d):
+    """The .cu's dq_index: rung 07's tiled dQ accumulator."""
+    r, p = row % 64, (col % 64) // 2
+    return ((bh * n_tiles + row // 64) * (d // 64) + col // 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2)) + (col & 1)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_rung07_staging_block_is_the_accumulators_block_and_spreads_the_banks(d):
+    """dq_index maps every (head, row, column) of the padded accumulator to its own float; a consumer's staging
+    store (row ra, pair p at ra x 256 + 8 (p ^ 4 (ra % 8)) bytes) puts each value where dq_index puts it inside the
+    block that one bulk reduction adds (so the copy engine needs no layout of its own); and among the 8-byte stores of
+    one j by a half-warp's 16 lanes (g, t: rows 16 w + g, pairs 4 j + t) no bank is hit more than twice."""
+    n_tiles, heads = 3, 2
+    idx = np.array([[[_dq_index(bh, n_tiles, r, c, d) for c in range(d)] for r in range(64 * n_tiles)]
+                    for bh in range(heads)])
+    assert sorted(idx.ravel().tolist()) == list(range(heads * n_tiles * 64 * d))
+    for row in (0, 7, 13, 64 + 9, 191):
+        for col in range(0, d, 2):
+            blk = _dq_index(1, n_tiles, row - row % 64, col - col % 64, d)     # the block's first float
+            ra, p = row % 64, (col % 64) // 2
+            assert (ra * 256 + 8 * (p ^ ((ra & 7) << 2))) // 4 == _dq_index(1, n_tiles, row, col, d) - blk
+    for w in range(4):
+        for j in range(8):
+            for half in (range(0, 16), range(16, 32)):
+                banks = [((16 * w + lane // 4) * 256 + 8 * ((4 * j + lane % 4) ^ (((16 * w + lane // 4) & 7) << 2)))
+                         // 4 % 32 for lane in half]
+                assert max(np.bincount(banks, minlength=32)) <= 2, banks
+    _pinned("const int r = row % 64, p = (col % 64) / 2;",
+            "return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + col / 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2))"
+            " +",
+            "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);",
+            "st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);",
+            "const int p = 4 * j + t;")

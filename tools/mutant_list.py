@@ -303,4 +303,10 @@ MUTANTS = [
            "desc_mnmajor(base + (kk / 4) * TILE_BYTES, kk % 4)", ATT_HB, tier="gpu",
            why="consumer c adds dQ's columns 64 c .. + 63, which are dS times K's box c; box 0 for both gives the "
                "second half the first half's values"),
+    Mutant("CUDA Hopper backward 07: dQ staged with the other swizzle than the accumulator's",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);",
+           "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 1)), dqh[4 * j], dqh[4 * j + 1]);", ATT_HB,
+           tier="gpu", why="the bulk reduction copies the staging block as it is, so its layout must be dq_index's; "
+                           "a different swizzle adds row a's pairs into the wrong columns"),
 ]

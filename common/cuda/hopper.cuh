@@ -4,8 +4,8 @@
 // -arch=sm_90a.
 //
 // Users: lab 4.6's kernels_hopper.cu (attention forward), kernels_hopper_bwd.cu (the backward's wgmma rungs) and lab
-// 4.3's kernels_wgmma.cu (GEMM), which keeps only its own bounded wait (a 4-word hang record) and its 2-D TMA,
-// multicast and cluster helpers. The host twin of this header, tensor maps, descriptors and launches, is
+// 4.3's kernels_wgmma.cu (GEMM), which keeps only its own bounded wait (a 4-word hang record), its 2-D TMA load and
+// store, multicast and cluster helpers. The host twin of this header, tensor maps, descriptors and launches, is
 // common/hopper.py.
 #pragma once
 
@@ -126,6 +126,37 @@ __device__ __forceinline__ void bulk_load(hop_u32 dst, const void* src, hop_u32 
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
+}
+
+// The reverse direction with a reduction: `bytes` contiguous fp32 values of shared memory added into global memory
+// (element-wise, atomically with respect to other reductions) by the copy engine - one instruction for what would be
+// bytes / 4 red.global.add.f32. Completion through bulk groups (below). Addresses 16-byte aligned, bytes a multiple of
+// 16.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, hop_u32 src, hop_u32 bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
+                 ::"l"(dst), "r"(src), "r"(bytes)
+                 : "memory");
+}
+// bulk groups of this thread's bulk copies and reductions (a TMA store too): commit the ones issued since the last
+// commit; wait until at most N groups still READ their shared source (it may be rewritten), or are incomplete at all
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// a barrier among `count` threads only (whole warps; e.g. one or two consumer warpgroups), id 1..15 (0 is
+// __syncthreads')
+__device__ __forceinline__ void named_bar_sync(hop_u32 id, hop_u32 count)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

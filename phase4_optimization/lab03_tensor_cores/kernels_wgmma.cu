@@ -308,21 +308,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaMap* map, u32 src, int c0,
                  ::"l"((u64)map), "r"(c0), "r"(c1), "r"(src)
                  : "memory");
 }
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-// wait until at most N of this thread's bulk groups still READ their shared source (the buffer may be rewritten)
-template <int N>
-__device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
-// wait until at most N of this thread's bulk groups are incomplete (their global writes done)
-template <int N>
-__device__ __forceinline__ void bulk_wait() {
-    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
-}
-// a barrier among `count` threads only (here one consumer warpgroup), id 1.. (0 is __syncthreads')
-__device__ __forceinline__ void named_bar_sync(u32 id, u32 count) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
-}
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }

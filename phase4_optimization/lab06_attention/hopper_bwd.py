@@ -13,14 +13,16 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                          attn_bwd_delta before it, packing each query tile's LSE log2e and Delta into one bulk copy)
     or attn_bwd_06_ws    warp-specialized: a producer warpgroup issuing the copies through a 2-stage mbarrier ring
                          and 2 consumer warpgroups of 64 keys each, 128 keys a block (rung="06")
+    or attn_bwd_07_ws_bulk_dq  rung 06 with each consumer's dQ block staged in shared memory and added into a tiled
+                         accumulator by one bulk reduction (rung="07"; attn_bwd_dq_convert_tiled reads it)
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
-consumers) over 128-key blocks; the rungs that follow keep this module's API and CONFIG (the .cu's header lists
-them). Nothing here has run on a GPU yet: the CPU tests compile every build and read its
-registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
+consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics. Nothing here has
+run on a GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model
+the shared-memory addressing of every rung; the GPU tier of
 tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
@@ -41,9 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
-           "06": "attn_bwd_06_ws", "convert": "attn_bwd_dq_convert"}
-RUNGS = ("01", "02", "03", "04", "05", "06")    # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05", "06")            # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
+           "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "convert": "attn_bwd_dq_convert",
+           "convert_tiled": "attn_bwd_dq_convert_tiled"}
+RUNGS = ("01", "02", "03", "04", "05", "06", "07")  # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05", "06", "07")      # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
+WS_RUNGS = ("06", "07")             # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
 DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -64,13 +68,14 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     """The backward kernel's dynamic shared memory (the .cu's SMEM_BYTES, rungs 01-03): 1024 bytes to align the tiles
     for the 128-byte swizzle, K, V, Q, dO tiles of 64 rows, dS^T (BLOCK_N x BLOCK_M 16-bit), LSE and Delta (BLOCK_M
     floats each); rung 04 (SMEM_BYTES_2STAGE) adds a second stage of Q, dO, LSE and Delta at the next 1024-byte
-    boundary; rung 05 (SMEM_BYTES_TMA) the same and three 8-byte mbarriers; rung 06 its own layout (SMEM_BYTES_6)."""
+    boundary; rung 05 (SMEM_BYTES_TMA) the same and three 8-byte mbarriers; rungs 06 and 07 their own layout
+    (SMEM_BYTES_6, SMEM_BYTES_7)."""
     tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
     one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
-    if rung == "06":                # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
-        c = CONFIG["CONSUMERS"]
+    if rung in WS_RUNGS:            # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
+        c = CONFIG["CONSUMERS"]     # (rung 07: and a 64 x 64 fp32 dQ block per consumer)
         stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
-        return 1024 + stages + 2 * (2 * tile + 1024) + 5 * 8
+        return 1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung == "07" else 0) + 5 * 8
     if rung in ("04", "05"):
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
@@ -188,8 +193,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     q, k, v, do, o: views with a contiguous last dim and 16-byte strides (hopper.check_tma_view), bf16 (torch) or fp16,
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
     (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
-    "05" (04's schedule, every copy a TMA one) or "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
-    of 64 keys each).
+    "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
+    of 64 keys each) or "07" (06 with dQ added by bulk reductions from shared memory).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -204,26 +209,28 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     dk = outs[1] if outs[1] is not None else arrays.empty((b, hkv, s, d), dt, q)
     dv = outs[2] if outs[2] is not None else arrays.empty((b, hkv, s, d), dt, q)
     delta = arrays.empty((b, hq, s), "float32", q) if rung not in TMA_RUNGS else None
-    dq_acc = arrays.empty((b, hq, s, d), "float32", q)        # zeroed by attn_bwd_delta (attn_bwd_prep)
+    m = CONFIG["BLOCK_M"]
+    n_tiles = -(-s // m)
+    # zeroed by attn_bwd_delta (attn_bwd_prep); rung 07's is tiled by 64 query rows x 64 columns (the .cu's dq_index)
+    dq_acc = arrays.empty((b * hq * n_tiles * m * d,) if rung == "07" else (b, hq, s, d), "float32", q)
     _, fns = _functions(d, dt)
     stream = hp._stream_ptr(q)
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
     st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),
                                                                        ("o", o))}
-    keys = CONFIG["BLOCK_N"] * (CONFIG["CONSUMERS"] if rung == "06" else 1)     # per block
+    keys = CONFIG["BLOCK_N"] * (CONFIG["CONSUMERS"] if rung in WS_RUNGS else 1)     # per block
     rows, grid = CONFIG["DELTA_ROWS"], (-(-s // keys), b * hkv, 1)
     if rung in TMA_RUNGS:
         # attn_bwd_prep packs each query tile's LSE log2e and Delta into 512 bytes (rows past S: +inf, 0); the
         # backward reads q, k, v, do through 4-D tensor maps (the forward's geometry: boxes of 64 d x 64 rows)
-        m = CONFIG["BLOCK_M"]
-        n_tiles = -(-s // m)
         lsd = arrays.empty((b * hq, n_tiles, 2, m), "float32", q)
         _launch(fns["prep"], (n_tiles * m // rows, b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)),
                 P(arrays.ptr(do)), P(arrays.ptr(lse)), P(arrays.ptr(lsd)), P(arrays.ptr(dq_acc)), I32(s), I32(hq),
-                *st["o"], *st["do"])
+                *st["o"], *st["do"], I32(int(rung == "07")))
         maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
-        _launch_with_maps(fns[rung], grid, THREADS_WS if rung == "06" else THREADS, smem_bytes(d, rung), stream, maps,
+        threads = THREADS_WS if rung in WS_RUNGS else THREADS
+        _launch_with_maps(fns[rung], grid, threads, smem_bytes(d, rung), stream, maps,
                           *[P(arrays.ptr(x)) for x in (lsd, dq_acc, dk, dv)], I32(s), I32(hq), I32(hq // hkv),
                           F(scale), I32(int(bool(causal))))
     else:
@@ -233,8 +240,13 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
                 *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
                 I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2
-    _launch(fns["convert"], (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1), CONVERT_THREADS, 0, stream,
-            P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)), I64(n2), F(scale))
+    cgrid = (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1)
+    if rung == "07":
+        _launch(fns["convert_tiled"], cgrid, CONVERT_THREADS, 0, stream, P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)),
+                I64(n2), I32(s), F(scale))
+    else:
+        _launch(fns["convert"], cgrid, CONVERT_THREADS, 0, stream, P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)), I64(n2),
+                F(scale))
     # the temporaries must outlive the launches on the stream: torch's caching allocator reuses a freed block only
     # for work queued later on the same stream, so dropping them here is safe
     return dq, dk, dv

@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 06.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 07.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -13,8 +13,9 @@
 //   attn_bwd_prep            rung 05's preprocessing: attn_bwd_delta's work, with LSE log2e and Delta packed per tile
 //   attn_bwd_05_tma          rung 04's schedule with every copy a TMA one, issued by one thread (RUNG 05)
 //   attn_bwd_06_ws           a TMA producer warpgroup and 2 consumer warpgroups of 64 keys each (RUNG 06)
-//   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "06"), flash.flash_attn_bwd's API).
+//   attn_bwd_07_ws_bulk_dq   rung 06 with dQ added by bulk reductions from shared memory (RUNG 07)
+//   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "07"), flash.flash_attn_bwd's API).
 // Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
 // its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
@@ -152,10 +153,24 @@
 //                 the producer's waits on a copy, and half the atomics. cuDNN's backward is this design (with dQ
 //                 through shared memory and a bulk reduction); 0.8-1.0x SDPA cuDNN.
 //
+// RUNG 07 (attn_bwd_07_ws_bulk_dq): rung 06 with dQ added by the copy engine instead of per-element atomics.
+//   what changed  after its dQ wgmmas a consumer stores its 64 x 64 fp32 block into its own staging block in shared
+//                 memory (16 KiB, the pairs of a row swizzled by row % 8 so that a warp's 8 rows fall in different
+//                 banks), fences, meets its own warpgroup at a named barrier, and one thread adds the whole block into
+//                 dQ's accumulator with one cp.reduce.async.bulk .add.f32 (bulk_reduce_add_f32) - where rung 06
+//                 issued 32 red.global.add.f32 per thread. For that the accumulator is tiled (dq_index): each
+//                 (head, query tile, 64 columns) block contiguous in the staging layout, which
+//                 attn_bwd_dq_convert_tiled reads back into (B, Hq, S, D). Before the next step overwrites the staging
+//                 block, the issuing thread waits for the reduction to have read it (bulk_wait_read) ahead of the
+//                 named barrier that every consumer thread passes before its next dQ; the kernel's end waits for the
+//                 additions themselves.
+//   smem          + 2 x 16 KiB of staging: 195 KiB at D = 128, still one block per SM.
+//   prediction    1.05-1.2x rung 06 where the atomics are the bottleneck (L2 atomic throughput: 1 x 4 bytes per
+//                 red, 32 per thread per step), less where they already hide under the next step's GEMMs.
+//
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   07  dQ: the atomics above, or a separate dQ pass (one block per query tile walking the key tiles, recomputing P
-//       and dS: +2 GEMMs, no atomics), or dQ staged in shared memory and added by a bulk reduction
-//       (cp.reduce.async.bulk .add.f32) - measure them.
+//   08  dQ in a separate pass (one block per query tile walking the key tiles, recomputing P and dS: +2 GEMMs, no
+//       reductions at all) against rung 07's bulk reductions - the issue's "atomics or a separate pass".
 //
 // Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
 //   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
@@ -248,6 +263,11 @@ typedef BF16 pack_t;
 #define STAGE6_OFF (DS6_OFF + 2 * CONSUMERS * DS_BYTES)
 #define BAR6_OFF (STAGE6_OFF + 2 * STAGE6_BYTES)
 #define SMEM_BYTES_6 (1024 + BAR6_OFF + 5 * 8)
+// rung 07: rung 06's layout with each consumer's dQ staging block (64 rows x 64 fp32, DQ_BLOCK_BYTES) before the
+// mbarriers; dq_acc tiled as dq_index below
+#define DQ_BLOCK_BYTES (64 * 64 * 4)
+#define BAR7_OFF (BAR6_OFF + CONSUMERS * DQ_BLOCK_BYTES)
+#define SMEM_BYTES_7 (1024 + BAR7_OFF + 5 * 8)
 #define LOG2E_F 1.4426950408889634f
 
 // chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
@@ -267,6 +287,12 @@ __device__ __forceinline__ void load_tile(unsigned dst, const elem_t* base, long
         const elem_t* src = in ? base + (long long)(row0 + r) * ss + 8 * c : base;
         cp_async_16(dst + off_d(r, c), src, in ? 16 : 0);
     }
+}
+
+// two floats to a shared-memory address (8-byte aligned)
+__device__ __forceinline__ void st_shared_f2(unsigned addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
 // dS^T (16-bit) to shared memory at ds (a 64 x 64 box, off_s): this thread's A fragment of query slice kq (keys kr and
@@ -332,6 +358,23 @@ __device__ __forceinline__ void zero_row(float* row, int lane)
     for (int d = lane; d < HEAD_DIM / 2; d += 32) z[d] = make_float2(0.f, 0.f);
 }
 
+// 64 floats zeroed by one warp (a row of one of rung 07's 64-wide dQ blocks; the pair swizzle only permutes them)
+__device__ __forceinline__ void zero_row64(float* row, int lane)
+{
+    reinterpret_cast<float2*>(row)[lane] = make_float2(0.f, 0.f);
+}
+
+// Rung 07's dQ accumulator: tiled so that what one consumer adds per step - 64 query rows x 64 columns of d - is one
+// contiguous 16 KiB block, added by one bulk reduction from a shared-memory block of the same layout. Block (head bh,
+// query tile row / 64, columns col / 64 .. + 63): row r = row % 64 at r x 64 floats, the float pair p = (col % 64) / 2
+// at pair p ^ 4 (r % 8) of its row (the swizzle spreads the 8 rows g of a warp's stores over the banks).
+__device__ __forceinline__ long long dq_index(long long bh, int n_tiles, int row, int col)
+{
+    const int r = row % 64, p = (col % 64) / 2;
+    return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + col / 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2)) +
+           (col & 1);
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Delta = rowsum(dO * O) per (b, h, row), one warp per row; the same warp zeroes the row's dQ accumulator.
 // grid (ceil(S / DELTA_ROWS), B Hq), DELTA_ROWS warps per block.
@@ -354,11 +397,12 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_delta(
 // Rung 05's preprocessing: attn_bwd_delta's work, and the forward's LSE in log2 units beside Delta, packed per 64-row
 // query tile as [LSE log2e x 64 | Delta x 64] - 512 bytes, one bulk copy per step - with the rows past S as LSE = +inf
 // (so P = 0 there) and Delta = 0. lsd (B Hq, ceil(S / 64), 2, 64) fp32; grid (ceil(S / 64) 64 / DELTA_ROWS, B Hq).
+// dq_tiled: dq_acc in rung 07's tiled layout (dq_index), else row by row as attn_bwd_delta zeroes it.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
     const elem_t* __restrict__ o, const elem_t* __restrict__ dout, const float* __restrict__ lse,
     float* __restrict__ lsd, float* __restrict__ dq_acc, int S, int Hq, long long o_sb, long long o_sh,
-    long long o_ss, long long do_sb, long long do_sh, long long do_ss)
+    long long o_ss, long long do_sb, long long do_sh, long long do_ss, int dq_tiled)
 {
     const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
@@ -377,7 +421,18 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
         tile[row % BLOCK_M] = lse[r] * LOG2E_F;
         tile[BLOCK_M + row % BLOCK_M] = acc;
     }
-    zero_row(dq_acc + r * HEAD_DIM, lane);
+    if (!dq_tiled) {
+        zero_row(dq_acc + r * HEAD_DIM, lane);
+        return;
+    }
+    for (int c = 0; c < HEAD_DIM / 64; ++c)               // rung 07's layout: the row's 64-wide blocks
+        zero_row64(dq_acc + dq_index(blockIdx.y, n_tiles, row, 64 * c), lane);
+}
+
+// dQ's only scaling: two accumulator values x sm_scale, rounded to the dtype as a packed pair
+__device__ __forceinline__ unsigned scaled_pair(float2 a, float sm_scale)
+{
+    return pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -388,8 +443,21 @@ extern "C" __global__ void __launch_bounds__(256) attn_bwd_dq_convert(const floa
                                                                        float sm_scale)
 {
     for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n2; i += (long long)gridDim.x * 256) {
-        const float2 a = reinterpret_cast<const float2*>(dq_acc)[i];
-        reinterpret_cast<unsigned*>(dq)[i] = pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);
+        reinterpret_cast<unsigned*>(dq)[i] = scaled_pair(reinterpret_cast<const float2*>(dq_acc)[i], sm_scale);
+    }
+}
+
+// The same from rung 07's tiled accumulator (dq_index); dq contiguous (B, Hq, S, D), n2 = B Hq S D / 2 pairs.
+extern "C" __global__ void __launch_bounds__(256) attn_bwd_dq_convert_tiled(const float* __restrict__ dq_acc,
+                                                                             elem_t* __restrict__ dq, long long n2,
+                                                                             int S, float sm_scale)
+{
+    const int n_tiles = (S + 63) / 64;
+    for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n2; i += (long long)gridDim.x * 256) {
+        const long long e = 2 * i, rows = e / HEAD_DIM;             // element e: (head bh, row, col)
+        const int col = (int)(e % HEAD_DIM), row = (int)(rows % S);
+        const float2 a = *reinterpret_cast<const float2*>(dq_acc + dq_index(rows / S, n_tiles, row, col));
+        reinterpret_cast<unsigned*>(dq)[i] = scaled_pair(a, sm_scale);
     }
 }
 
@@ -935,19 +1003,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
 // THREADS6 threads, SMEM_BYTES_6; the arguments of rung 05. Warpgroup 0 is the producer (thread 0 issues every copy);
 // warpgroup 1 + c, c < CONSUMERS, owns keys n0 + 64 c .. + 63 and runs rung 05's steps on them.
 // ---------------------------------------------------------------------------------------------------------------------
-// named barrier `id` (1..15; 0 is __syncthreads) among `n` threads, whole warps
-__device__ __forceinline__ void named_bar_sync(int id, int n)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory");
-}
 
 // The producer: K and V of every consumer once (on kv), then each step's Q, dO, LSE and Delta into stage step & 1 once
 // the consumers released that stage's previous use (empty[s], CONSUMERS x 4 warp arrivals).
-__device__ __forceinline__ void producer_06(unsigned base, const TmaMap* tq, const TmaMap* tk, const TmaMap* tv,
-                                           const TmaMap* tdo, const float* lsd, int b, int hkv, int n0, int S,
-                                           int Hq, int group, int m_start)
+__device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const TmaMap* tq, const TmaMap* tk,
+                                           const TmaMap* tv, const TmaMap* tdo, const float* lsd, int b, int hkv,
+                                           int n0, int S, int Hq, int group, int m_start)
 {
-    const unsigned full0 = base + BAR6_OFF, empty0 = full0 + 16, kv_full = full0 + 32;
+    const unsigned empty0 = full0 + 16, kv_full = full0 + 32;     // the mbarriers at full0: full[2], empty[2], kv
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
     mbar_arrive_expect_tx(kv_full, 2 * CONSUMERS * TILE_BYTES);
     for (int c = 0; c < CONSUMERS; ++c)
@@ -969,12 +1032,18 @@ __device__ __forceinline__ void producer_06(unsigned base, const TmaMap* tq, con
 
 // Consumer c: per step, wait for its stage; S^T, dP^T; P^T, dS^T; dS^T into this step's box; dV, dK; then (D = 128)
 // dQ's 64-wide half c over all KEYS6 keys - both consumers' dS^T, so the two meet at named barrier 1 first - or
-// (D = 64) dQ over its own 64 keys; the stage released once the step's last wgmma that reads it has retired.
-__device__ __forceinline__ void consumer_06(unsigned char* smem, int c, float* __restrict__ dq_acc,
+// (D = 64) dQ over its own 64 keys; the stage released once the step's last wgmma that reads it has retired. dQ's
+// block goes into dq_acc by red.global.add per element (rung 06) or, BULK_DQ (rung 07), through this consumer's
+// staging block in shared memory and one bulk reduction (dq_acc tiled: dq_index).
+template <bool BULK_DQ>
+__device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                            elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
                                            int S, int Hq, int group, float sm_scale, int causal, int m_start)
 {
-    const unsigned base = smem_u32(smem), full0 = base + BAR6_OFF, empty0 = full0 + 16, kv_full = full0 + 32;
+    const unsigned base = smem_u32(smem), empty0 = full0 + 16, kv_full = full0 + 32;
+    const unsigned stage_dq = base + BAR6_OFF + c * DQ_BLOCK_BYTES;   // rung 07: this consumer's dQ block
+    const bool issuer = (threadIdx.x & 127) == 0;                      // rung 07: issues its bulk reductions
+    const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
     unsigned sK = base + c * TILE_BYTES, sV = base + (CONSUMERS + c) * TILE_BYTES;
     const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int key_a = n0 + 64 * c + 16 * warp + g, key_b = key_a + 8;   // this thread's two keys
@@ -1022,6 +1091,8 @@ __device__ __forceinline__ void consumer_06(unsigned char* smem, int c, float* _
             float* rowa = dq_acc + (bh_rows + qa) * HEAD_DIM;
             float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
             float dqh[32];
+            // rung 07: the previous step's reduction has read this consumer's dQ block before anyone writes it again
+            if (BULK_DQ && issuer) bulk_wait_read<0>();
 #if HEAD_DIM == 128
             named_bar_sync(1, 256);                       // both consumers' dS^T are in their boxes
             wgmma_fence();
@@ -1043,21 +1114,48 @@ __device__ __forceinline__ void consumer_06(unsigned char* smem, int c, float* _
             fence_regs(dqh);
             __syncwarp();
             if (lane == 0) mbar_arrive(empty0 + 8 * s);
-            add_dq(rowa, rowb, dqh, col0 + 2 * t, qa < S, qb < S);
+            if constexpr (BULK_DQ) {
+                // the block into shared memory in dq_index's layout (rows 16 warp + g, + 8; pairs 4 j + t), then one
+                // thread adds all of it into dq_acc's block for (h, m0, col0) (rows past S add zeros: dS is 0 there)
+                const int ra = 16 * warp + g, rb = ra + 8;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const int p = 4 * j + t;
+                    st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);
+                    st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);
+                }
+                fence_proxy_async_smem();                 // generic stores, read by the bulk copy's async proxy
+                named_bar_sync(3 + c, 128);               // this consumer's block is complete
+                if (issuer) {
+                    bulk_reduce_add_f32(dq_acc + dq_index((long long)b * Hq + h, n_tiles, m0, col0), stage_dq,
+                                        DQ_BLOCK_BYTES);
+                    bulk_commit();
+                }
+            } else {
+                add_dq(rowa, rowb, dqh, col0 + 2 * t, qa < S, qb < S);
+            }
             fence_regs(acc_dv);
             fence_regs(acc_dk);
         }
     }
+    if (BULK_DQ && issuer) bulk_wait<0>();               // the last reduction done before the block exits
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(
-    const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v,
-    const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,
-    elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal)
+// Rungs 06 and 07: one setup, the producer, and the consumers (BULK_DQ: rung 07's dQ). grid (ceil(S / KEYS6),
+// B Hkv), THREADS6 threads, SMEM_BYTES_6 / SMEM_BYTES_7; the arguments of rung 05.
+#define WS_PARAMS                                                                                                      \
+    const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
+        const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
+        elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal
+template <bool BULK_DQ>
+__device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
+                                        const TmaMap& tma_do, const float* __restrict__ lsd,
+                                        float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv,
+                                        int S, int Hq, int group, float sm_scale, int causal)
 {
     unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
-    const unsigned base = smem_u32(smem), full0 = base + BAR6_OFF;
+    const unsigned base = smem_u32(smem), full0 = base + (BULK_DQ ? BAR7_OFF : BAR6_OFF);
     const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
     const int n0 = blockIdx.x * KEYS6, m_start = causal ? n0 : 0;
     if (threadIdx.x == 0) {
@@ -1073,9 +1171,12 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(
     if (wg == 0) {                                        // warpgroup 0: the producer, one thread issuing every copy
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            producer_06(base, &tma_q, &tma_k, &tma_v, &tma_do, lsd, b, hkv, n0, S, Hq, group, m_start);
+            producer_06(base, full0, &tma_q, &tma_k, &tma_v, &tma_do, lsd, b, hkv, n0, S, Hq, group, m_start);
         return;
     }
     setmaxnreg_inc<CONSUMER_REGS>();
-    consumer_06(smem, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
+    consumer_ws<BULK_DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
+#define WS_ARGS tma_q, tma_k, tma_v, tma_do, lsd, dq_acc, dk, dv, S, Hq, group, sm_scale, causal
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(WS_PARAMS) { ws_body<false>(WS_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_07_ws_bulk_dq(WS_PARAMS) { ws_body<true>(WS_ARGS); }
