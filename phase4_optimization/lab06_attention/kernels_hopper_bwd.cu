@@ -170,7 +170,7 @@
 //
 // NEXT RUNGS (in this order, each measured against the previous on the same GPU):
 //   08  dQ in a separate pass (one block per query tile walking the key tiles, recomputing P and dS: +2 GEMMs, no
-//       reductions at all) against rung 07's bulk reductions - the issue's "atomics or a separate pass".
+//       reductions at all) against rung 07's bulk reductions: which of the two costs less, measured.
 //
 // Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
 //   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
