@@ -1,4 +1,4 @@
-"""Lab 4.6, the Hopper attention backward's rungs 01-07 (kernels_hopper_bwd.cu, host side hopper_bwd.py).
+"""Lab 4.6, the Hopper attention backward's rungs 01-08 (kernels_hopper_bwd.cu, host side hopper_bwd.py).
 
 CPU tier: every build the host uses (D 64 and 128, bf16 and fp16; causal and the GQA group are run-time arguments, so
 each build serves both) compiles with NVRTC for sm_90a, spills nothing, keeps its registers within the launch bounds,
@@ -71,7 +71,13 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ (D/8) x 4
     # rung 03: every GEMM an HGMMA - S^T, dP^T 2 x (D/16); dV, dK 2 x 4 (m64n{D}k16 over 64 queries); dQ (D/64) x 4
     st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
-    if rung in hb.WS_RUNGS:
+    if rung == "08":
+        # the dK, dV pass: no dQ (its own pass: S, dP 2 x D / 16 and dQ 4 over a key tile's 4 k-slices, no RED)
+        assert hmma == 0 and hgmma == 2 * (d // 16) + 2 * 4, (hmma, hgmma)
+        dq = rep.kernels[hb.KERNELS["dq08"]].sass
+        assert sum("HGMMA" in s for s in dq) == 2 * (d // 16) + 4 and sum("UTMALDG" in s for s in dq) == 6 * (d // 64)
+        assert not any(any(tok.startswith(("RED", "ATOM")) for tok in s.split()[:2]) for s in dq)
+    elif rung in hb.WS_RUNGS:
         # dQ: at D = 128 a consumer's 64-wide half over the block's 128 keys (8 k-slices), at D = 64 its own 64 keys
         assert hmma == 0 and hgmma == 2 * (d // 16) + 2 * 4 + (8 if d == 128 else 4), (hmma, hgmma)
     elif rung in ("03", "04", "05"):
@@ -91,11 +97,11 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ's reductions: a 64-wide block of d per accumulator pass (rung 06: one pass, its consumer's half or all of D 64;
     # rung 07: none per element, one bulk reduction of the block)
     red = sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass)
-    assert red == {"06": 32, "07": 0}.get(rung, 4 * (d // 8)), red
+    assert red == {"06": 32, "07": 0, "08": 0}.get(rung, 4 * (d // 8)), red
     assert sum("UBLKRED" in s for s in sass) == (1 if rung == "07" else 0)
 
 
-@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07"])
+@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07", "08"])
 def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     """ptxas serializes wgmmas (info C7510-C7519 in its log, a WARPGROUP.DEPBAR after every HGMMA) when the code
     touches registers an in-flight wgmma owns: the log has none, and the SASS waits exactly once per commit group (S^T
@@ -109,10 +115,9 @@ def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     waits = sum(s.startswith("WARPGROUP.DEPBAR") for s in sass)
     zero_starts = sum("HGMMA" in s and "RZ, !UPT" in s for s in sass)
     # S^T, dP^T, then one dQ chain per 64-wide half of d (rung 06: one, its consumer's half)
-    halves = 1 if rung in hb.WS_RUNGS else d // 64
-    chains = 2 if rung == "02" else 2 + halves
-    assert zero_starts == chains, zero_starts
-    assert waits == (1 if rung == "02" else 1 + halves), waits
+    halves = {"02": 0, "08": 0}.get(rung, 1 if rung in hb.WS_RUNGS else d // 64)
+    assert zero_starts == 2 + halves, zero_starts
+    assert waits == (1 if rung == "02" else 2 if rung == "08" else 1 + halves), waits   # 08: S^T, dP^T; dV, dK
 
 
 def test_shared_memory_mirror_and_budget():

@@ -309,4 +309,8 @@ MUTANTS = [
            "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 1)), dqh[4 * j], dqh[4 * j + 1]);", ATT_HB,
            tier="gpu", why="the bulk reduction copies the staging block as it is, so its layout must be dq_index's; "
                            "a different swizzle adds row a's pairs into the wrong columns"),
+    Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",
+           ATT_HB, tier="gpu", why="each query's own key dropped from dQ (dK, dV keep it): dQ alone is wrong"),
 ]

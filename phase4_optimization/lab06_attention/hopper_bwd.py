@@ -15,12 +15,15 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                          and 2 consumer warpgroups of 64 keys each, 128 keys a block (rung="06")
     or attn_bwd_07_ws_bulk_dq  rung 06 with each consumer's dQ block staged in shared memory and added into a tiled
                          accumulator by one bulk reduction (rung="07"; attn_bwd_dq_convert_tiled reads it)
+    or attn_bwd_08_dkdv + attn_bwd_08_dq  rung 06 without dQ, then a dQ pass (one block per 128 query rows walking
+                         the key tiles, recomputing S and dP): no reductions, no accumulator, no convert (rung="08")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
-consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics. Nothing here has
+consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics, rung 08 computes
+dQ in a pass of its own instead. Nothing here has
 run on a GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model
 the shared-memory addressing of every rung; the GPU tier of
 tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
@@ -43,11 +46,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
-           "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "convert": "attn_bwd_dq_convert",
-           "convert_tiled": "attn_bwd_dq_convert_tiled"}
-RUNGS = ("01", "02", "03", "04", "05", "06", "07")  # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05", "06", "07")      # rungs whose copies are TMA ones: tensor maps, and attn_bwd_prep's packed LSE/Delta
-WS_RUNGS = ("06", "07")             # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
+           "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "08": "attn_bwd_08_dkdv", "dq08": "attn_bwd_08_dq",
+           "convert": "attn_bwd_dq_convert", "convert_tiled": "attn_bwd_dq_convert_tiled"}
+RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08")    # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05", "06", "07", "08")    # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
+WS_RUNGS = ("06", "07", "08")       # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
 DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
@@ -80,6 +83,13 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
     return 1024 + one
+
+
+def smem_bytes_dq_pass(head_dim: int) -> int:
+    """Rung 08's dQ pass (the .cu's SMEM_BYTES_8DQ): Q and dO of CONSUMERS x 64 rows, two stages of (K, V) tiles, five
+    mbarriers, and 1024 bytes to align the tiles."""
+    tile = 64 * head_dim * 2
+    return 1024 + 2 * CONFIG["CONSUMERS"] * tile + 4 * tile + 5 * 8
 
 
 def defines(head_dim: int, dtype: str = "bfloat16") -> dict:
@@ -127,6 +137,8 @@ def _functions(head_dim: int, dtype: str):
     for rung in RUNGS:
         driver.funcSetAttribute(fns[rung].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                 smem_bytes(head_dim, rung))
+    driver.funcSetAttribute(fns["dq08"].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            smem_bytes_dq_pass(head_dim))
     return mod, fns
 
 
@@ -194,7 +206,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
     (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
     "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
-    of 64 keys each) or "07" (06 with dQ added by bulk reductions from shared memory).
+    of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory) or "08" (06 without dQ, and dQ
+    by a pass of its own with no reductions).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -212,12 +225,14 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     m = CONFIG["BLOCK_M"]
     n_tiles = -(-s // m)
     # zeroed by attn_bwd_delta (attn_bwd_prep); rung 07's is tiled by 64 query rows x 64 columns (the .cu's dq_index)
-    dq_acc = arrays.empty((b * hq * n_tiles * m * d,) if rung == "07" else (b, hq, s, d), "float32", q)
+    dq_acc = (None if rung == "08" else
+              arrays.empty((b * hq * n_tiles * m * d,) if rung == "07" else (b, hq, s, d), "float32", q))
     _, fns = _functions(d, dt)
     stream = hp._stream_ptr(q)
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
     st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),
                                                                        ("o", o))}
+    acc = P(arrays.ptr(dq_acc) if dq_acc is not None else 0)
     keys = CONFIG["BLOCK_N"] * (CONFIG["CONSUMERS"] if rung in WS_RUNGS else 1)     # per block
     rows, grid = CONFIG["DELTA_ROWS"], (-(-s // keys), b * hkv, 1)
     if rung in TMA_RUNGS:
@@ -225,28 +240,34 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
         # backward reads q, k, v, do through 4-D tensor maps (the forward's geometry: boxes of 64 d x 64 rows)
         lsd = arrays.empty((b * hq, n_tiles, 2, m), "float32", q)
         _launch(fns["prep"], (n_tiles * m // rows, b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)),
-                P(arrays.ptr(do)), P(arrays.ptr(lse)), P(arrays.ptr(lsd)), P(arrays.ptr(dq_acc)), I32(s), I32(hq),
-                *st["o"], *st["do"], I32(int(rung == "07")))
+                P(arrays.ptr(do)), P(arrays.ptr(lse)), P(arrays.ptr(lsd)), acc, I32(s), I32(hq),
+                *st["o"], *st["do"], I32({"07": 1, "08": 2}.get(rung, 0)))
         maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
         threads = THREADS_WS if rung in WS_RUNGS else THREADS
-        _launch_with_maps(fns[rung], grid, threads, smem_bytes(d, rung), stream, maps,
-                          *[P(arrays.ptr(x)) for x in (lsd, dq_acc, dk, dv)], I32(s), I32(hq), I32(hq // hkv),
-                          F(scale), I32(int(bool(causal))))
+        _launch_with_maps(fns[rung], grid, threads, smem_bytes(d, rung), stream, maps, P(arrays.ptr(lsd)), acc,
+                          P(arrays.ptr(dk)), P(arrays.ptr(dv)), I32(s), I32(hq), I32(hq // hkv), F(scale),
+                          I32(int(bool(causal))))
+        if rung == "08":            # the dQ pass: one block per CONSUMERS x 64 query rows and query head, dq written
+            rows8 = 64 * CONFIG["CONSUMERS"]
+            _launch_with_maps(fns["dq08"], (-(-s // rows8), b * hq, 1), THREADS_WS, smem_bytes_dq_pass(d), stream,
+                              maps, P(arrays.ptr(lsd)), P(arrays.ptr(dq)), I32(s), I32(hq), I32(hq // hkv), F(scale),
+                              I32(int(bool(causal))))
+            return dq, dk, dv
     else:
         _launch(fns["delta"], (-(-s // rows), b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)), P(arrays.ptr(do)),
-                P(arrays.ptr(delta)), P(arrays.ptr(dq_acc)), I32(s), I32(hq), *st["o"], *st["do"])
+                P(arrays.ptr(delta)), acc, I32(s), I32(hq), *st["o"], *st["do"])
         _launch(fns[rung], grid, THREADS, smem_bytes(d, rung), stream,
-                *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta, dq_acc, dk, dv)], I32(s), I32(hq),
+                *[P(arrays.ptr(x)) for x in (q, k, v, do, lse, delta)], acc, P(arrays.ptr(dk)), P(arrays.ptr(dv)),
+                I32(s), I32(hq),
                 I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2
     cgrid = (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1)
     if rung == "07":
-        _launch(fns["convert_tiled"], cgrid, CONVERT_THREADS, 0, stream, P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)),
-                I64(n2), I32(s), F(scale))
-    else:
-        _launch(fns["convert"], cgrid, CONVERT_THREADS, 0, stream, P(arrays.ptr(dq_acc)), P(arrays.ptr(dq)), I64(n2),
+        _launch(fns["convert_tiled"], cgrid, CONVERT_THREADS, 0, stream, acc, P(arrays.ptr(dq)), I64(n2), I32(s),
                 F(scale))
+    else:
+        _launch(fns["convert"], cgrid, CONVERT_THREADS, 0, stream, acc, P(arrays.ptr(dq)), I64(n2), F(scale))
     # the temporaries must outlive the launches on the stream: torch's caching allocator reuses a freed block only
     # for work queued later on the same stream, so dropping them here is safe
     return dq, dk, dv

@@ -32,7 +32,8 @@ GOAL = 1.0                             # issue: the Hopper backward >= SDPA cuDN
 ROWS = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
         "03": "cuda hopper bwd 03 wgmma every GEMM", "04": "cuda hopper bwd 04 wgmma, loads double-buffered",
         "05": "cuda hopper bwd 05 wgmma, TMA loads", "06": "cuda hopper bwd 06 warp-specialized, 128 keys",
-        "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction"}
+        "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction",
+        "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own"}
 
 
 def unavailable() -> str:

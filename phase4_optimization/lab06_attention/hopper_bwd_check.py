@@ -8,7 +8,7 @@ blocks and columns mod 8 (the fragment's 2t, 2t + 1), the halves of d (rung 03's
 which piece to read. The pytest tier (tests/test_phase4_lab06_attention_hopper_bwd.py) judges by FlashAttention's
 rule; this command diagnoses.
 
-Run: python -m phase4_optimization.lab06_attention.hopper_bwd_check [--rung 01 .. 07|all] [--quick] [--seed N]
+Run: python -m phase4_optimization.lab06_attention.hopper_bwd_check [--rung 01 .. 08|all] [--quick] [--seed N]
 Anywhere else it prints why it cannot run (exit 0) - the compile report is hopper_bwd's own command.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 07.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 08.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -14,8 +14,9 @@
 //   attn_bwd_05_tma          rung 04's schedule with every copy a TMA one, issued by one thread (RUNG 05)
 //   attn_bwd_06_ws           a TMA producer warpgroup and 2 consumer warpgroups of 64 keys each (RUNG 06)
 //   attn_bwd_07_ws_bulk_dq   rung 06 with dQ added by bulk reductions from shared memory (RUNG 07)
+//   attn_bwd_08_dkdv         rung 06 without dQ; attn_bwd_08_dq: dQ by a pass of its own, no reductions (RUNG 08)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "07"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "08"), flash.flash_attn_bwd's API).
 // Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
 // its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
@@ -168,27 +169,24 @@
 //   prediction    1.05-1.2x rung 06 where the atomics are the bottleneck (L2 atomic throughput: 1 x 4 bytes per
 //                 red, 32 per thread per step), less where they already hide under the next step's GEMMs.
 //
-// NEXT RUNGS (in this order, each measured against the previous on the same GPU):
-//   08  dQ in a separate pass (one block per query tile walking the key tiles, recomputing P and dS: +2 GEMMs, no
-//       reductions at all) against rung 07's bulk reductions: which of the two costs less, measured.
+// RUNG 08 (attn_bwd_08_dkdv, then attn_bwd_08_dq): dQ by a pass of its own, with no reduction at all.
+//   what changed  the dK, dV kernel is rung 06 with its dQ removed (no dS^T to shared memory, no named barriers:
+//                 each step waits for its dV, dK wgmmas and releases the stage). A second kernel, one block per 128
+//                 query rows and query head, walks the key tiles the rows need (causal: up to the diagonal, the
+//                 longest rows first) with K and V through a 2-stage ring: per tile it recomputes S = Q K^T and
+//                 dP = dO V^T, P and dS (rows = queries: p_and_ds_rows, LSE and Delta of its two rows from lsd), and
+//                 adds dQ += dS K in registers; its epilogue writes dQ x sm_scale in the dtype.
+//   the trade     2 more GEMMs (S and dP again: 7 instead of 5, +40% FLOPs) for no dQ traffic at all: rung 06 adds
+//                 64 x D fp32 per consumer and step into L2 (rung 07 the same by bulk reductions), and the dQ
+//                 accumulator (4 bytes x B Hq S D) is written, re-read and converted; here dQ is written once, 2 bytes
+//                 per element, and the two kernels run one after the other.
+//   prediction    0.85-1.0x rung 07: at D = 128 the atomics of rung 06/07 are a small share of a step once they are
+//                 bulk reductions, and 40% more tensor-core work does not pay for them; where rung 06's red.global
+//                 traffic is what limits it (many query heads per key/value head, small D), the pass wins.
 //
-// Fragment algebra (lane = 4 g + t; PTX ISA "Matrix fragments for mma.m16n8k16"; kernels.cu's header derives it):
-//   A (16 x 16): a0 = A[g][2t..], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..];  B (16 x 8): b0 =
-//   B[2t..][g], b1 = B[2t+8..][g];  C (16 x 8): c0, c1 = C[g][2t..2t+1], c2, c3 = C[g+8][2t..2t+1].
-//   S^T (16 keys x 64 queries) as 8 C tiles: thread holds key 16w + g (+8 for c2, c3), queries 8 nt + 2t + {0, 1}.
-//   The A fragment of P^T for queries 16 kq .. 16 kq + 15 is (pack(c0, c1), pack(c2, c3)) of tile 2 kq followed by
-//   the same of tile 2 kq + 1: a0..a3, exactly as the forward's P.
-//   ldmatrix.x4 (lane l gives the row address of matrix l >> 3, row l & 7; every lane gets row g, cols 2t.. of each):
-//     A row-major (K, V: rows = keys, cols = d):        lane l -> row (l & 15), chunk 2 kk + (l >> 4)
-//     B with B[k][n] = X[n][k] (Q, dO for S^T, dP^T):   lane l -> row (l & 7) + 8 (l >> 4), chunk 2 kk + ((l >> 3) & 1)
-//                                                       (b0, b1 of query tile 2 np, then of 2 np + 1)
-//     B with B[k][n] = X[k][n] (.trans: dO, Q for dV, dK; K for dQ): lane l -> row (l & 7) + 8 ((l >> 3) & 1),
-//                                                       chunk 2 dp + (l >> 4)   (b0, b1 of d tile 2 dp, then 2 dp + 1)
-//     A with A[m][k] = X[k][m] (.trans: dS from dS^T): lane l -> row (key) 16 kk + (l & 7) + 8 (l >> 4),
-//                                                       chunk (query) 2 w + ((l >> 3) & 1)
-// Shared tiles: K, V, Q, dO in wgmma's 128-byte swizzle, which rung 01 uses too (so the rungs differ in step 2 only):
-// 64-column boxes of 64 rows x 128 bytes, box b holding d = 64b .. 64b+63, 16-byte chunk c of row r at chunk
-// c ^ (r & 7) of the row (off_d); dS^T the same swizzle in one 64 x 64 box (off_s). Conflict-free ldmatrix either way.
+// NEXT (each measured against the previous on the same GPU): the dK, dV consumers' softmax-like work overlapped with
+// the other consumer's GEMMs by turns (the forward's rung 04 ping-pong), and 2-CTA clusters sharing Q and dO by TMA
+// multicast.
 
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
@@ -268,6 +266,11 @@ typedef BF16 pack_t;
 #define DQ_BLOCK_BYTES (64 * 64 * 4)
 #define BAR7_OFF (BAR6_OFF + CONSUMERS * DQ_BLOCK_BYTES)
 #define SMEM_BYTES_7 (1024 + BAR7_OFF + 5 * 8)
+// rung 08's dQ pass (one block of CONSUMERS x 64 query rows): Q, dO of its rows, a 2-stage ring of (K, V) tiles, then
+// five mbarriers (full[2], empty[2], q_full)
+#define RING8_OFF (2 * CONSUMERS * TILE_BYTES)
+#define BAR8_OFF (RING8_OFF + 2 * 2 * TILE_BYTES)
+#define SMEM_BYTES_8DQ (1024 + BAR8_OFF + 5 * 8)
 #define LOG2E_F 1.4426950408889634f
 
 // chunk c (8 elements, d = 8c ..) of row r of a K, V, Q or dO tile: box c / 8, row r, chunk (c % 8) ^ (r % 8)
@@ -397,12 +400,12 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_delta(
 // Rung 05's preprocessing: attn_bwd_delta's work, and the forward's LSE in log2 units beside Delta, packed per 64-row
 // query tile as [LSE log2e x 64 | Delta x 64] - 512 bytes, one bulk copy per step - with the rows past S as LSE = +inf
 // (so P = 0 there) and Delta = 0. lsd (B Hq, ceil(S / 64), 2, 64) fp32; grid (ceil(S / 64) 64 / DELTA_ROWS, B Hq).
-// dq_tiled: dq_acc in rung 07's tiled layout (dq_index), else row by row as attn_bwd_delta zeroes it.
+// dq_layout: 0 dq_acc row by row (zeroed as attn_bwd_delta does), 1 in rung 07's tiled layout (dq_index), 2 none.
 // ---------------------------------------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
     const elem_t* __restrict__ o, const elem_t* __restrict__ dout, const float* __restrict__ lse,
     float* __restrict__ lsd, float* __restrict__ dq_acc, int S, int Hq, long long o_sb, long long o_sh,
-    long long o_ss, long long do_sb, long long do_sh, long long do_ss, int dq_tiled)
+    long long o_ss, long long do_sb, long long do_sh, long long do_ss, int dq_layout)
 {
     const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
@@ -421,10 +424,11 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
         tile[row % BLOCK_M] = lse[r] * LOG2E_F;
         tile[BLOCK_M + row % BLOCK_M] = acc;
     }
-    if (!dq_tiled) {
+    if (dq_layout == 0) {                                 // rungs 05, 06: row by row
         zero_row(dq_acc + r * HEAD_DIM, lane);
         return;
     }
+    if (dq_layout == 2) return;                           // rung 08: no accumulator
     for (int c = 0; c < HEAD_DIM / 64; ++c)               // rung 07's layout: the row's 64-wide blocks
         zero_row64(dq_acc + dq_index(blockIdx.y, n_tiles, row, 64 * c), lane);
 }
@@ -1033,9 +1037,11 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
 // Consumer c: per step, wait for its stage; S^T, dP^T; P^T, dS^T; dS^T into this step's box; dV, dK; then (D = 128)
 // dQ's 64-wide half c over all KEYS6 keys - both consumers' dS^T, so the two meet at named barrier 1 first - or
 // (D = 64) dQ over its own 64 keys; the stage released once the step's last wgmma that reads it has retired. dQ's
-// block goes into dq_acc by red.global.add per element (rung 06) or, BULK_DQ (rung 07), through this consumer's
-// staging block in shared memory and one bulk reduction (dq_acc tiled: dq_index).
-template <bool BULK_DQ>
+// block goes into dq_acc by red.global.add per element (DQ_RED, rung 06) or (DQ_BULK, rung 07) through this
+// consumer's staging block in shared memory and one bulk reduction (dq_acc tiled: dq_index); DQ_NONE (rung 08's dK,
+// dV pass) computes no dQ at all, and no dS^T goes to shared memory.
+enum { DQ_RED = 0, DQ_BULK = 1, DQ_NONE = 2 };
+template <int DQ>
 __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                            elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
                                            int S, int Hq, int group, float sm_scale, int causal, int m_start)
@@ -1076,7 +1082,8 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
                 a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
                 a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
-                store_ds_t(smem + (ds0 - base) + c * DS_BYTES, 16 * warp + g, kq, t, sa[kq]);
+                if constexpr (DQ != DQ_NONE)
+                    store_ds_t(smem + (ds0 - base) + c * DS_BYTES, 16 * warp + g, kq, t, sa[kq]);
             }
             wgmma_fence();
 #pragma unroll
@@ -1084,6 +1091,14 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
 #pragma unroll
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_mnmajor(sQ, kq));
             wgmma_commit();
+            if constexpr (DQ == DQ_NONE) {                // rung 08: dQ is the other pass's; the stage is free once
+                wgmma_wait<0>();                          // dV, dK have read it
+                __syncwarp();
+                if (lane == 0) mbar_arrive(empty0 + 8 * s);
+                fence_regs(acc_dv);
+                fence_regs(acc_dk);
+                continue;
+            }
             fence_proxy_async_smem();                     // this thread's dS^T stores, before wgmma reads them
 
             // ---- 4. dQ, added into dq_acc ----
@@ -1092,7 +1107,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             float* rowb = dq_acc + (bh_rows + qb) * HEAD_DIM;
             float dqh[32];
             // rung 07: the previous step's reduction has read this consumer's dQ block before anyone writes it again
-            if (BULK_DQ && issuer) bulk_wait_read<0>();
+            if (DQ == DQ_BULK && issuer) bulk_wait_read<0>();
 #if HEAD_DIM == 128
             named_bar_sync(1, 256);                       // both consumers' dS^T are in their boxes
             wgmma_fence();
@@ -1114,7 +1129,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             fence_regs(dqh);
             __syncwarp();
             if (lane == 0) mbar_arrive(empty0 + 8 * s);
-            if constexpr (BULK_DQ) {
+            if constexpr (DQ == DQ_BULK) {
                 // the block into shared memory in dq_index's layout (rows 16 warp + g, + 8; pairs 4 j + t), then one
                 // thread adds all of it into dq_acc's block for (h, m0, col0) (rows past S add zeros: dS is 0 there)
                 const int ra = 16 * warp + g, rb = ra + 8;
@@ -1138,24 +1153,24 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             fence_regs(acc_dk);
         }
     }
-    if (BULK_DQ && issuer) bulk_wait<0>();               // the last reduction done before the block exits
+    if (DQ == DQ_BULK && issuer) bulk_wait<0>();         // the last reduction done before the block exits
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
 }
 
-// Rungs 06 and 07: one setup, the producer, and the consumers (BULK_DQ: rung 07's dQ). grid (ceil(S / KEYS6),
-// B Hkv), THREADS6 threads, SMEM_BYTES_6 / SMEM_BYTES_7; the arguments of rung 05.
+// Rungs 06, 07 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
+// grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK); the arguments of rung 05.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
         const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
         elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal
-template <bool BULK_DQ>
+template <int DQ>
 __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                         const TmaMap& tma_do, const float* __restrict__ lsd,
                                         float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv,
                                         int S, int Hq, int group, float sm_scale, int causal)
 {
     unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
-    const unsigned base = smem_u32(smem), full0 = base + (BULK_DQ ? BAR7_OFF : BAR6_OFF);
+    const unsigned base = smem_u32(smem), full0 = base + (DQ == DQ_BULK ? BAR7_OFF : BAR6_OFF);
     const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
     const int n0 = blockIdx.x * KEYS6, m_start = causal ? n0 : 0;
     if (threadIdx.x == 0) {
@@ -1175,8 +1190,135 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
         return;
     }
     setmaxnreg_inc<CONSUMER_REGS>();
-    consumer_ws<BULK_DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
+    consumer_ws<DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
 #define WS_ARGS tma_q, tma_k, tma_v, tma_do, lsd, dq_acc, dk, dv, S, Hq, group, sm_scale, causal
-extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(WS_PARAMS) { ws_body<false>(WS_ARGS); }
-extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_07_ws_bulk_dq(WS_PARAMS) { ws_body<true>(WS_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(WS_PARAMS) { ws_body<DQ_RED>(WS_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_07_ws_bulk_dq(WS_PARAMS)
+{
+    ws_body<DQ_BULK>(WS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dkdv(WS_PARAMS) { ws_body<DQ_NONE>(WS_ARGS); }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 08's dQ pass (attn_bwd_08_dq): dQ with no reduction at all - one block per (CONSUMERS x 64 query rows, batch,
+// query head) walks the key tiles and recomputes what it needs. grid (ceil(S / (64 CONSUMERS)), B Hq), THREADS6
+// threads, SMEM_BYTES_8DQ. Warpgroup 0 is the producer (Q and dO of the block's rows once, then K, V tile by tile
+// through the ring); consumer c owns rows m0 + 64 c .. + 63 and per key tile of 64 computes S = Q K^T and dP = dO V^T
+// (sdp_t_wgmma with the operands of rungs 02-07 in the other roles), P and dS with rows = queries (p_and_ds_rows),
+// and dQ += dS K (A = dS from registers, B = K MN-major). Its epilogue writes dQ x sm_scale in the dtype: no
+// accumulator in memory, no convert kernel, no zeroing. Runs after attn_bwd_08_dkdv (DQ_NONE), and both read
+// attn_bwd_prep's lsd.
+// ---------------------------------------------------------------------------------------------------------------------
+// P = exp2(S scale log2e - LSE log2e) and dS = P (dP - Delta), rows = queries: this thread's rows a and b (lse2,
+// delta per row), keys k0 + 8 nt + 2 t + {0, 1}; masked past S and, causal, where key > query
+__device__ __forceinline__ void p_and_ds_rows(float (&sc)[4 * QT], float (&dp)[4 * QT], const float (&lse2)[2],
+                                              const float (&delta)[2], float scale_log2, int row_a, int k0, int S,
+                                              bool causal, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < QT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int key = k0 + 8 * nt + 2 * t + (e & 1), row = row_a + (e < 2 ? 0 : 8);
+            float p = fast_exp2(sc[4 * nt + e] * scale_log2 - lse2[e >> 1]);
+            if (key >= S || (causal && key > row)) p = 0.f;
+            dp[4 * nt + e] = p * (dp[4 * nt + e] - delta[e >> 1]);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dq(
+    const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v,
+    const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, elem_t* __restrict__ dq, int S, int Hq,
+    int group, float sm_scale, int causal)
+{
+    unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
+    const unsigned base = smem_u32(smem), full0 = base + BAR8_OFF, empty0 = full0 + 16, q_full = full0 + 32;
+    const int rows = 64 * CONSUMERS, n_blk = (S + rows - 1) / rows;
+    const int m0 = (causal ? n_blk - 1 - (int)blockIdx.x : (int)blockIdx.x) * rows;   // causal: longest rows first
+    const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / group;
+    const int n_kt = ((causal ? min(S, m0 + rows) : S) + 63) / 64;                     // key tiles this block needs
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < 2; ++s) {
+            mbar_init(full0 + 8 * s, 1);                  // the producer + a stage's K and V bytes
+            mbar_init(empty0 + 8 * s, CONSUMERS * 4);     // lane 0 of every consumer warp
+        }
+        mbar_init(q_full, 1);                             // the producer + Q's and dO's bytes
+        mbar_init_fence();
+    }
+    __syncthreads();                                      // the last block-wide barrier: then mbarriers only
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {                                        // the producer: one thread
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x != 0) return;
+        mbar_arrive_expect_tx(q_full, 2 * CONSUMERS * TILE_BYTES);
+        for (int c = 0; c < CONSUMERS; ++c)
+            for (int x = 0; x < HEAD_DIM / 64; ++x) {
+                tma_load_4d(base + c * TILE_BYTES + x * BOX_BYTES, &tma_q, 64 * x, h, m0 + 64 * c, b, q_full);
+                tma_load_4d(base + (CONSUMERS + c) * TILE_BYTES + x * BOX_BYTES, &tma_do, 64 * x, h, m0 + 64 * c, b,
+                            q_full);
+            }
+        for (int j = 0; j < n_kt; ++j) {
+            const int s = j & 1;
+            if (j >= 2) mbar_wait_parity(empty0 + 8 * s, ((j >> 1) - 1) & 1);
+            const unsigned k_dst = base + RING8_OFF + s * 2 * TILE_BYTES;
+            mbar_arrive_expect_tx(full0 + 8 * s, 2 * TILE_BYTES);
+            for (int x = 0; x < HEAD_DIM / 64; ++x) {
+                tma_load_4d(k_dst + x * BOX_BYTES, &tma_k, 64 * x, hkv, 64 * j, b, full0 + 8 * s);
+                tma_load_4d(k_dst + TILE_BYTES + x * BOX_BYTES, &tma_v, 64 * x, hkv, 64 * j, b, full0 + 8 * s);
+            }
+        }
+        return;
+    }
+    setmaxnreg_inc<CONSUMER_REGS>();
+
+    // ---- consumer c: rows r0 .. r0 + 63; this thread's rows row_a = r0 + 16 warp + g and row_a + 8 ----
+    const int c = wg - 1, r0 = m0 + 64 * c;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int row_a = r0 + 16 * warp + g;
+    const unsigned sQ = base + c * TILE_BYTES, sdO = base + (CONSUMERS + c) * TILE_BYTES;
+    const float scale_log2 = sm_scale * LOG2E_F;
+    float lse2[2] = {__int_as_float(0x7f800000), __int_as_float(0x7f800000)}, delta[2] = {0.f, 0.f};
+    const int n_tiles = (S + 63) / 64;
+    if (r0 < S) {                                         // rows past the last tile: P = 0 (lse2 = +inf)
+        const float* tile = lsd + ((long long)blockIdx.y * n_tiles + r0 / 64) * (2 * BLOCK_M);
+        lse2[0] = tile[16 * warp + g], lse2[1] = tile[16 * warp + g + 8];
+        delta[0] = tile[64 + 16 * warp + g], delta[1] = tile[64 + 16 * warp + g + 8];
+    }
+    float acc_dq[HEAD_DIM / 2];
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dq[i] = 0.f;
+    mbar_wait_parity(q_full, 0);
+    for (int j = 0; j < n_kt; ++j) {
+        const int s = j & 1;
+        mbar_wait_parity(full0 + 8 * s, (j >> 1) & 1);
+        const unsigned sK = base + RING8_OFF + s * 2 * TILE_BYTES, sV = sK + TILE_BYTES;
+        float sc[4 * QT], dp[4 * QT];
+        sdp_t_wgmma(sc, dp, sQ, sdO, sK, sV);            // S = Q K^T, dP = dO V^T (64 rows x 64 keys)
+        p_and_ds_rows(sc, dp, lse2, delta, scale_log2, row_a, 64 * j, S, causal, t);
+        unsigned sa[4][4];                                // dS as 4 A fragments of 16 keys
+#pragma unroll
+        for (int kq = 0; kq < 4; ++kq) a_from_acc<pack_t>(sa[kq], dp + 8 * kq, dp + 8 * kq + 4);
+        wgmma_fence();
+#pragma unroll
+        for (int kq = 0; kq < 4; ++kq) wgmma_rs_acc(acc_dq, sa[kq], desc_mnmajor(sK, kq));   // dQ += dS K
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(acc_dq);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty0 + 8 * s);       // K and V of this stage are read
+    }
+    // ---- dQ x sm_scale, rounded; rows past S not stored ----
+    elem_t* out = dq + (long long)blockIdx.y * S * HEAD_DIM;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+        const int col = 8 * dt + 2 * t;
+        if (row_a < S)
+            reinterpret_cast<unsigned*>(out + (long long)row_a * HEAD_DIM + col)[0] =
+                scaled_pair(make_float2(acc_dq[4 * dt], acc_dq[4 * dt + 1]), sm_scale);
+        if (row_a + 8 < S)
+            reinterpret_cast<unsigned*>(out + (long long)(row_a + 8) * HEAD_DIM + col)[0] =
+                scaled_pair(make_float2(acc_dq[4 * dt + 2], acc_dq[4 * dt + 3]), sm_scale);
+    }
+}
