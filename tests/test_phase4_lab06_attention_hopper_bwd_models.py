@@ -377,6 +377,12 @@ def test_rung07_staging_block_is_the_accumulators_block_and_spreads_the_banks(d)
     idx = np.array([[[_dq_index(bh, n_tiles, r, c, d) for c in range(d)] for r in range(64 * n_tiles)]
                     for bh in range(heads)])
     assert sorted(idx.ravel().tolist()) == list(range(heads * n_tiles * 64 * d))
+    # attn_bwd_prep zeroes a row's part of each block from dq_row64 on: exactly the row's own floats
+    for bh in range(heads):
+        for row in range(64 * n_tiles):
+            for c in range(d // 64):
+                start = ((bh * n_tiles + row // 64) * (d // 64) + c) * 4096 + (row % 64) * 64
+                assert set(range(start, start + 64)) == set(idx[bh, row, 64 * c:64 * c + 64].tolist())
     for row in (0, 7, 13, 64 + 9, 191):
         for col in range(0, d, 2):
             blk = _dq_index(1, n_tiles, row - row % 64, col - col % 64, d)     # the block's first float
@@ -393,4 +399,6 @@ def test_rung07_staging_block_is_the_accumulators_block_and_spreads_the_banks(d)
             " +",
             "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);",
             "st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);",
-            "const int p = 4 * j + t;")
+            "const int p = 4 * j + t;",
+            "return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + c) * 4096 + (row % 64) * 64;",
+            "zero_row64(dq_acc + dq_row64(blockIdx.y, n_tiles, row, c), lane);")

@@ -361,7 +361,7 @@ __device__ __forceinline__ void zero_row(float* row, int lane)
     for (int d = lane; d < HEAD_DIM / 2; d += 32) z[d] = make_float2(0.f, 0.f);
 }
 
-// 64 floats zeroed by one warp (a row of one of rung 07's 64-wide dQ blocks; the pair swizzle only permutes them)
+// 64 floats zeroed by one warp (a row of one of rung 07's 64-wide dQ blocks, from its start: dq_row64)
 __device__ __forceinline__ void zero_row64(float* row, int lane)
 {
     reinterpret_cast<float2*>(row)[lane] = make_float2(0.f, 0.f);
@@ -376,6 +376,13 @@ __device__ __forceinline__ long long dq_index(long long bh, int n_tiles, int row
     const int r = row % 64, p = (col % 64) / 2;
     return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + col / 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2)) +
            (col & 1);
+}
+
+// Where row `row`'s part of 64-wide block c starts in that layout (its 64 floats, in swizzled order, follow): not
+// dq_index(.., 64 c), which the swizzle moves 8 (row % 8) floats into the row
+__device__ __forceinline__ long long dq_row64(long long bh, int n_tiles, int row, int c)
+{
+    return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + c) * 4096 + (row % 64) * 64;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -430,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
     }
     if (dq_layout == 2) return;                           // rung 08: no accumulator
     for (int c = 0; c < HEAD_DIM / 64; ++c)               // rung 07's layout: the row's 64-wide blocks
-        zero_row64(dq_acc + dq_index(blockIdx.y, n_tiles, row, 64 * c), lane);
+        zero_row64(dq_acc + dq_row64(blockIdx.y, n_tiles, row, c), lane);
 }
 
 // dQ's only scaling: two accumulator values x sm_scale, rounded to the dtype as a packed pair
