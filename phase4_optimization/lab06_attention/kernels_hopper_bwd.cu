@@ -1300,6 +1300,11 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dq(
     for (int j = 0; j < n_kt; ++j) {
         const int s = j & 1;
         mbar_wait_parity(full0 + 8 * s, (j >> 1) & 1);
+        if (causal && 64 * j > r0 + 63) {                 // consumer 0's last tile, above its diagonal: all masked -
+            __syncwarp();                                 // released at once, its tensor-core time left to the other
+            if (lane == 0) mbar_arrive(empty0 + 8 * s);
+            continue;
+        }
         const unsigned sK = base + RING8_OFF + s * 2 * TILE_BYTES, sV = sK + TILE_BYTES;
         float sc[4 * QT], dp[4 * QT];
         sdp_t_wgmma(sc, dp, sQ, sdO, sK, sV);            // S = Q K^T, dP = dO V^T (64 rows x 64 keys)
