@@ -71,7 +71,11 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ (D/8) x 4
     # rung 03: every GEMM an HGMMA - S^T, dP^T 2 x (D/16); dV, dK 2 x 4 (m64n{D}k16 over 64 queries); dQ (D/64) x 4
     st_dp = 2 * (d // 16) * 8 if rung == "01" else 0
+    # the warp-specialized rungs hand registers from the producer to the consumers as CONFIG says; the others do not
+    want = f"{hb.CONFIG['PRODUCER_REGS']}/{hb.CONFIG['CONSUMER_REGS']}" if rung in hb.WS_RUNGS else ""
+    assert hb.setmaxnreg(sass) == want, hb.setmaxnreg(sass)
     if rung == "08":
+        assert hb.setmaxnreg(rep.kernels[hb.KERNELS["dq08"]].sass) == want
         # the dK, dV pass: no dQ (its own pass: S, dP 2 x D / 16 and dQ 4 over a key tile's 4 k-slices, no RED)
         assert hmma == 0 and hgmma == 2 * (d // 16) + 2 * 4, (hmma, hgmma)
         dq = rep.kernels[hb.KERNELS["dq08"]].sass

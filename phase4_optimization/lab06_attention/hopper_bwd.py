@@ -117,12 +117,24 @@ def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
                 sass = k.sass
                 rows.append({"kernel": name, "D": d, "dtype": dt, "regs": k.registers, "spill B": k.spills,
                              "stack B": k.stack_bytes,
-                             "smem B": next((smem_bytes(d, r) for r in RUNGS if KERNELS[r] == name), 0),
+                             "smem B": (smem_bytes_dq_pass(d) if name == KERNELS["dq08"] else
+                                        next((smem_bytes(d, r) for r in RUNGS if KERNELS[r] == name), 0)),
                              "HMMA": sum("HMMA" in s for s in sass) if sass else None,
                              "HGMMA": sum("HGMMA" in s for s in sass) if sass else None,
                              "TMA": sum("UTMALDG" in s or "UBLKCP" in s for s in sass) if sass else None,
+                             "setmaxnreg": setmaxnreg(sass),
                              "RED": sum(s.startswith("RED") for s in sass) if sass else None})
     return rows
+
+
+def setmaxnreg(sass) -> str:
+    """The register split a kernel's SASS asks for, "dec/inc" per thread (USETMAXREG .DEALLOC / .TRY_ALLOC: the
+    producer's and the consumers'), "" where it has none, None without SASS."""
+    if not sass:
+        return None
+    got = {kind: int(line.rsplit(",", 1)[-1].split()[-1], 16) for line in sass if "USETMAXREG" in line
+           for kind in ("DEALLOC", "TRY_ALLOC") if f".{kind}" in line}
+    return f"{got['DEALLOC']}/{got['TRY_ALLOC']}" if len(got) == 2 else ""
 
 
 @functools.lru_cache(maxsize=None)
