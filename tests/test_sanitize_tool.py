@@ -246,3 +246,46 @@ def test_parse_racecheck_summary_line():
     two = CLEAN.replace("========= ERROR SUMMARY: 0 errors",
                         "========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)")
     assert S.parse_log(two, OURS)["summary_errors"] == 2
+
+
+def test_a_labs_extras_are_planned_and_run_like_variants(monkeypatch, capsys):
+    """Kernels that are not a lab's variants (lab 4.6's Hopper backward rungs) come from its sanitize_extras module:
+    planned after the variants, each prepared outside the markers, run inside, judged after; one that cannot run here
+    is a SKIP with its reason, a wrong one an END with its mismatch."""
+    from phase4_optimization.lab06_attention import hopper_bwd as hb
+
+    ex = S.extras("phase4_optimization.lab06_attention")
+    assert [e.name.split()[3] for e in ex] == list(hb.RUNGS) and all(e.impl == "cuda" for e in ex)
+    items = S.plan(S.lab_modules(only=["lab06_attention"]))
+    assert [i["variant"] for i in items if i.get("extra")] == [e.name for e in ex]
+    assert S.extras("phase1_architecture.lab02_vector_add") == []
+
+    calls = []
+
+    class Fake:
+        name, impl, size, dtype = "fake", "cuda", (3,), "float32"
+
+        def __init__(self, ok, right):
+            self.ok, self.right = ok, right
+
+        def available(self):
+            return self.ok, "" if self.ok else "no such GPU"
+
+        def prepare(self, seed):
+            calls.append("prepare")
+            return {"seed": seed}
+
+        def run(self, state):
+            calls.append("run")
+
+        def check(self, state):
+            return self.right, "" if self.right else "dq: 3/10 wrong"
+
+    it = {"lab": "lab", "size": (3,), "dtype": "float32"}
+    for fake, want in ((Fake(False, True), "SKIP\tlab\tfake\tno such GPU"), (Fake(True, True), "END\tlab\tfake\tok"),
+                       (Fake(True, False), "END\tlab\tfake\tmismatch: dq: 3/10 wrong")):
+        S._run_extra(fake, it, 0, 0.0)
+        out = capsys.readouterr().out
+        assert want in out, out
+        assert ("BEGIN" in out) == fake.ok
+    assert calls == ["prepare", "run", "prepare", "run"]

@@ -116,8 +116,21 @@ def sanitize_cases(mod, variant) -> list:
     return []
 
 
+def extras(qual: str) -> list:
+    """A lab's kernels that are not its variants (a backward under construction, say): EXTRAS of the lab's
+    sanitize_extras module when it has one, each with name, impl, size, dtype, available() -> (ok, why),
+    prepare(seed) -> state, run(state) and check(state) -> (ok, message)."""
+    import importlib
+    import importlib.util
+
+    name = f"{qual}.sanitize_extras"
+    if importlib.util.find_spec(name) is None:
+        return []
+    return list(importlib.import_module(name).EXTRAS)
+
+
 def plan(labs=None, only=None) -> list[dict]:
-    """Every (lab, variant, case) the worker will run, in order."""
+    """Every (lab, variant, case) the worker will run, in order: the variants, then the lab's extras."""
     out = []
     for qual, mod in (labs if labs is not None else lab_modules(only=only)):
         if only and not any(o in qual for o in only):
@@ -127,6 +140,9 @@ def plan(labs=None, only=None) -> list[dict]:
                 continue
             for size, dtype in sanitize_cases(mod, v):
                 out.append({"lab": qual, "variant": v.name, "impl": v.impl, "size": size, "dtype": dtype})
+        for ex in extras(qual):
+            out.append({"lab": qual, "variant": ex.name, "impl": ex.impl, "size": ex.size, "dtype": ex.dtype,
+                        "extra": True})
     return out
 
 
@@ -189,6 +205,9 @@ def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
     _mark("START", tool, len(items))
     for i, it in enumerate(items):
         mod = mods[it["lab"]]
+        if it.get("extra"):
+            _run_extra(next(x for x in extras(it["lab"]) if x.name == it["variant"]), it, i, settle_s)
+            continue
         v = next(v for v in mod.VARIANTS if v.name == it["variant"])
         ok_here, why = v.available()
         if not ok_here:
@@ -221,6 +240,39 @@ def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
         _mark("END", it["lab"], v.name, status)
     _mark("DONE", tool)
     return 0
+
+
+def _run_extra(ex, it: dict, i: int, settle_s: float) -> None:
+    """An extra's item, like a variant's: prepared outside the markers, run inside, judged after."""
+    from common import check
+
+    ok_here, why = ex.available()
+    if not ok_here:
+        _mark("SKIP", it["lab"], ex.name, why)
+        return
+    try:
+        state = ex.prepare(check.seed() + i)
+        _sync()
+    except Exception as e:  # noqa: BLE001
+        _mark("SKIP", it["lab"], ex.name, f"inputs failed: {type(e).__name__}: {e}")
+        return
+    time.sleep(settle_s)
+    _mark("BEGIN", it["lab"], ex.name, ex.impl, it["size"], it["dtype"])
+    status = "ok"
+    try:
+        ex.run(state)
+        _sync()
+    except Exception as e:  # noqa: BLE001 - reported in the row, the sweep goes on
+        status = f"{type(e).__name__}: {e}"
+    time.sleep(settle_s)
+    if status == "ok":
+        try:
+            ok, msg = ex.check(state)
+            if not ok:
+                status = f"mismatch: {msg}"
+        except Exception as e:  # noqa: BLE001
+            status = f"check failed: {type(e).__name__}: {e}"
+    _mark("END", it["lab"], ex.name, status)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

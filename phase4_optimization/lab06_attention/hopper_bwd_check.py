@@ -69,9 +69,10 @@ def where_wrong(name: str, got: np.ndarray, ref: np.ndarray, tol: check.Tol) -> 
     return lines
 
 
-def check_case(case, rung: str, seed: int = 0) -> tuple[bool, list[str]]:
-    """One case, one rung: (ok, lines). q, k, v as the forward's check draws them (hopper_check.make_case), dO
-    standard normal; O and LSE come from the float64 reference (O rounded to the dtype)."""
+def prepare_case(case, seed: int = 0) -> dict:
+    """One case's inputs and references, and its outputs poisoned inside guard bands: q, k, v as the forward's check
+    draws them (hopper_check.make_case), dO standard normal; O and LSE come from the float64 reference (O rounded to
+    the dtype)."""
     import torch
 
     b, hq, hkv, s, d, causal, dtype = case
@@ -84,14 +85,24 @@ def check_case(case, rung: str, seed: int = 0) -> tuple[bool, list[str]]:
     lse = torch.from_numpy(lse_ref.astype(np.float32)).to("cuda")
     outs = (check.guarded((b, hq, s, d), dtype, q), check.guarded((b, hkv, s, d), dtype, q),
             check.guarded((b, hkv, s, d), dtype, q))
-    try:
-        hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=outs, rung=rung)
-        torch.cuda.synchronize()
-    except Exception as e:  # noqa: BLE001 - reported, and the next case runs (a fault ends the process anyway)
-        return False, [tr("  launch failed: {error}", error=f"{type(e).__name__}: {e}")]
+    return {"case": case, "args": (do, q, k, v, o, lse, causal), "outs": outs, "refs": (dq_ref, dk_ref, dv_ref)}
+
+
+def launch(state: dict, rung: str) -> None:
+    """The rung on a prepared case, into its guarded outputs, synchronized."""
+    import torch
+
+    hb.flash_attn_bwd_hopper(*state["args"], out=state["outs"], rung=rung)
+    torch.cuda.synchronize()
+
+
+def judge(state: dict) -> tuple[bool, list[str]]:
+    """(ok, lines) of a launched case: guard bands intact, each gradient within the lab's tolerance of float64, and
+    for a wrong one where it is wrong (where_wrong)."""
+    b, hq, hkv, s, d, causal, dtype = state["case"]
     tol = L.tolerance((b, hq, s, d, causal), dtype)
     ok, lines, msgs = True, [], []
-    for name, got, ref in (("dq", outs[0], dq_ref), ("dk", outs[1], dk_ref), ("dv", outs[2], dv_ref)):
+    for name, got, ref in zip(("dq", "dk", "dv"), state["outs"], state["refs"]):
         damage = check.guard_damage(got)
         if damage:
             ok = False
@@ -103,6 +114,16 @@ def check_case(case, rung: str, seed: int = 0) -> tuple[bool, list[str]]:
             ok = False
             lines += where_wrong(name, g, ref, tol)
     return ok, ["  " + " | ".join(msgs)] + lines
+
+
+def check_case(case, rung: str, seed: int = 0) -> tuple[bool, list[str]]:
+    """One case, one rung: (ok, lines) - prepare_case, launch, judge."""
+    state = prepare_case(case, seed)
+    try:
+        launch(state, rung)
+    except Exception as e:  # noqa: BLE001 - reported, and the next case runs (a fault ends the process anyway)
+        return False, [tr("  launch failed: {error}", error=f"{type(e).__name__}: {e}")]
+    return judge(state)
 
 
 def run(rungs=hb.RUNGS, quick: bool = False, seed: int = 0) -> int:
