@@ -284,7 +284,7 @@ def test_a_labs_extras_are_planned_and_run_like_variants(monkeypatch, capsys):
     it = {"lab": "lab", "size": (3,), "dtype": "float32"}
     for fake, want in ((Fake(False, True), "SKIP\tlab\tfake\tno such GPU"), (Fake(True, True), "END\tlab\tfake\tok"),
                        (Fake(True, False), "END\tlab\tfake\tmismatch: dq: 3/10 wrong")):
-        S._run_extra(fake, it, 0, 0.0)
+        S._run_item(S._ExtraTarget(fake), it, 0, 0.0)
         out = capsys.readouterr().out
         assert want in out, out
         assert ("BEGIN" in out) == fake.ok

@@ -196,83 +196,101 @@ def _sync() -> None:
         pass
 
 
-def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
-    from common import check, lab
+class _VariantTarget:
+    """A lab variant seen as a sweep target (the extras' protocol): inputs, reference and poisoned outputs from the
+    lab's prepare_case ('cpu' without a GPU: a smoke test), judged by its compare_case."""
 
+    def __init__(self, mod, v, it: dict):
+        self.mod, self.v, self.it = mod, v, it
+        self.name, self.impl = v.name, v.impl
+
+    def available(self):
+        return self.v.available()
+
+    def prepare(self, i: int):
+        from common import check, lab
+
+        return lab.prepare_case(self.mod, self.it["size"], self.it["dtype"], check.rng(i))
+
+    def run(self, state):
+        inputs, _, out = state
+        return self.v.fn(*inputs, out=out)
+
+    def check(self, state, res):
+        from common import lab
+
+        _, ref, out = state
+        c = lab.compare_case(self.mod, res, ref, self.it["size"], self.it["dtype"], out)
+        return c.ok, c.message
+
+
+class _ExtraTarget:
+    """A lab's extra (sanitize_extras.EXTRAS) as a sweep target: seeded from the process seed, judged on its state."""
+
+    def __init__(self, ex):
+        self.ex, self.name, self.impl = ex, ex.name, ex.impl
+
+    def available(self):
+        return self.ex.available()
+
+    def prepare(self, i: int):
+        from common import check
+
+        return self.ex.prepare(check.seed() + i)
+
+    def run(self, state):
+        self.ex.run(state)
+
+    def check(self, state, res):
+        return self.ex.check(state)
+
+
+def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
     labs = lab_modules(only=only)
     items = plan(labs, only)
     mods = dict(labs)
     _mark("START", tool, len(items))
     for i, it in enumerate(items):
-        mod = mods[it["lab"]]
         if it.get("extra"):
-            _run_extra(next(x for x in extras(it["lab"]) if x.name == it["variant"]), it, i, settle_s)
-            continue
-        v = next(v for v in mod.VARIANTS if v.name == it["variant"])
-        ok_here, why = v.available()
-        if not ok_here:
-            _mark("SKIP", it["lab"], v.name, why)
-            continue
-        try:
-            # inputs, reference and poisoned outputs outside the markers ('cpu' without a GPU: a smoke test)
-            inputs, ref, out = lab.prepare_case(mod, it["size"], it["dtype"], check.rng(i))
-            _sync()
-        except Exception as e:  # noqa: BLE001
-            _mark("SKIP", it["lab"], v.name, f"inputs failed: {type(e).__name__}: {e}")
-            continue
-        time.sleep(settle_s)
-        _mark("BEGIN", it["lab"], v.name, v.impl, it["size"], it["dtype"])
-        status = "ok"
-        res = None
-        try:
-            res = v.fn(*inputs, out=out)
-            _sync()
-        except Exception as e:  # noqa: BLE001 - reported in the row, the sweep goes on
-            status = f"{type(e).__name__}: {e}"
-        time.sleep(settle_s)   # let the sanitizer print what it found before the END marker
-        if status == "ok":
-            try:
-                c = lab.compare_case(mod, res, ref, it["size"], it["dtype"], out)
-                if not c.ok:
-                    status = f"mismatch: {c.message}"
-            except Exception as e:  # noqa: BLE001
-                status = f"check failed: {type(e).__name__}: {e}"
-        _mark("END", it["lab"], v.name, status)
+            target = _ExtraTarget(next(x for x in extras(it["lab"]) if x.name == it["variant"]))
+        else:
+            mod = mods[it["lab"]]
+            target = _VariantTarget(mod, next(v for v in mod.VARIANTS if v.name == it["variant"]), it)
+        _run_item(target, it, i, settle_s)
     _mark("DONE", tool)
     return 0
 
 
-def _run_extra(ex, it: dict, i: int, settle_s: float) -> None:
-    """An extra's item, like a variant's: prepared outside the markers, run inside, judged after."""
-    from common import check
-
-    ok_here, why = ex.available()
+def _run_item(target, it: dict, i: int, settle_s: float) -> None:
+    """One item: skipped with its reason where it cannot run; prepared outside the markers; run between BEGIN and
+    END; judged after (a mismatch or an exception is the END's status)."""
+    ok_here, why = target.available()
     if not ok_here:
-        _mark("SKIP", it["lab"], ex.name, why)
+        _mark("SKIP", it["lab"], target.name, why)
         return
     try:
-        state = ex.prepare(check.seed() + i)
+        state = target.prepare(i)
         _sync()
     except Exception as e:  # noqa: BLE001
-        _mark("SKIP", it["lab"], ex.name, f"inputs failed: {type(e).__name__}: {e}")
+        _mark("SKIP", it["lab"], target.name, f"inputs failed: {type(e).__name__}: {e}")
         return
     time.sleep(settle_s)
-    _mark("BEGIN", it["lab"], ex.name, ex.impl, it["size"], it["dtype"])
-    status = "ok"
+    _mark("BEGIN", it["lab"], target.name, target.impl, it["size"], it["dtype"])
+    status, res = "ok", None
     try:
-        ex.run(state)
+        res = target.run(state)
         _sync()
     except Exception as e:  # noqa: BLE001 - reported in the row, the sweep goes on
         status = f"{type(e).__name__}: {e}"
-    time.sleep(settle_s)
+    time.sleep(settle_s)   # let the sanitizer print what it found before the END marker
     if status == "ok":
         try:
-            ok, msg = ex.check(state)
+            ok, msg = target.check(state, res)
             if not ok:
                 status = f"mismatch: {msg}"
         except Exception as e:  # noqa: BLE001
             status = f"check failed: {type(e).__name__}: {e}"
-    _mark("END", it["lab"], ex.name, status)
+    _mark("END", it["lab"], target.name, status)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
