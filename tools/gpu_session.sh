@@ -5,7 +5,10 @@
 #   COURSE_COMMIT=abc123 TESTS=1 LABS="phase1_architecture.lab02_vector_add phase2_cuda.lab08_sgemm:--tune" \
 #       DEADLINE=540 bash tools/gpu_session.sh
 #
-# A lab may carry its own arguments after a colon (commas for spaces): "phase2_cuda.lab08_sgemm:--tune".
+# A lab may carry its own arguments after a colon (commas for spaces): "phase2_cuda.lab08_sgemm:--tune", and a time
+# limit of its own after an @ (seconds; default: what is left of the deadline), so that one step that hangs - a new
+# kernel waiting on a barrier forever, say - costs its limit and not the call: "phase4_optimization.lab06_attention.
+# hopper_bwd_check:--rung,06@60".
 # PRE is an optional command run first (e.g. recording a fixture). Each step gets what is left of DEADLINE seconds;
 # a step that cannot start with 30 s left is skipped and named in $OUT/skipped.txt, so the next call can resume.
 # ALSO: commands separated by ';' run in the background alongside the steps (each logs to $OUT/also_N.log and is
@@ -20,11 +23,12 @@ log=$OUT/session.log
 : > "$OUT/skipped.txt"
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 pack() { tar czf "$OUT/results.tgz" results/ $(ls tests/data/*.json 2>/dev/null) 2>/dev/null; }
-step() {  # step NAME CMD...
+step() {  # step NAME CMD...   (STEP_LIMIT: at most this many seconds)
   local name=$1; shift
   local l; l=$(left)
   if [ "$l" -lt 30 ]; then echo "$name" >> "$OUT/skipped.txt"; echo "== SKIP $name (deadline)" | tee -a "$log"; return; fi
   echo "== $name (${l}s left)" | tee -a "$log"
+  [ -n "${STEP_LIMIT:-}" ] && [ "$STEP_LIMIT" -lt "$l" ] && l=$STEP_LIMIT
   local t=$(date +%s)
   timeout "$l" "$@" > "$OUT/step.log" 2>&1
   local rc=$?
@@ -60,9 +64,11 @@ if [ "${TESTS:-0}" = 1 ]; then
   [ -s "$log.failed" ] && { echo "== failed tests:"; cat "$log.failed"; } >> "$log"; rm -f "$log.failed"
 fi
 for item in ${LABS:-}; do
+  limit=""
+  case "$item" in *@*) limit=${item##*@}; item=${item%@*};; esac
   lab=${item%%:*}; args=""
   [ "$item" != "$lab" ] && args=$(echo "${item#*:}" | tr ',' ' ')
-  step "$lab $args" $PY -m "$lab" $args
+  STEP_LIMIT=$limit step "$lab $args" $PY -m "$lab" $args
 done
 for pid in "${also_pids[@]}"; do wait "$pid"; done
 for f in "$OUT"/also_*.log; do [ -e "$f" ] && tail -n 3 "$f" | tee -a "$log"; done
