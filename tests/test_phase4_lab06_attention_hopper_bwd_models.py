@@ -395,8 +395,7 @@ def test_rung07_staging_block_is_the_accumulators_block_and_spreads_the_banks(d)
                          // 4 % 32 for lane in half]
                 assert max(np.bincount(banks, minlength=32)) <= 2, banks
     _pinned("const int r = row % 64, p = (col % 64) / 2;",
-            "return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + col / 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2))"
-            " +",
+            "return dq_row64(bh, n_tiles, row, col / 64) + 2 * (p ^ ((r & 7) << 2)) + (col & 1);",
             "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);",
             "st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);",
             "const int p = 4 * j + t;",

@@ -367,22 +367,27 @@ __device__ __forceinline__ void zero_row64(float* row, int lane)
     reinterpret_cast<float2*>(row)[lane] = make_float2(0.f, 0.f);
 }
 
+// attn_bwd_prep's packed LSE log2e / Delta (rungs 05-08): the offset in lsd of the 64-row tile holding row `row` of
+// head bh (b Hq + h) - its 64 LSE log2e values, then its 64 Delta
+__device__ __forceinline__ long long lsd_offset(long long bh, int n_tiles, int row)
+{
+    return (bh * n_tiles + row / BLOCK_M) * (2 * BLOCK_M);
+}
+
 // Rung 07's dQ accumulator: tiled so that what one consumer adds per step - 64 query rows x 64 columns of d - is one
 // contiguous 16 KiB block, added by one bulk reduction from a shared-memory block of the same layout. Block (head bh,
 // query tile row / 64, columns col / 64 .. + 63): row r = row % 64 at r x 64 floats, the float pair p = (col % 64) / 2
 // at pair p ^ 4 (r % 8) of its row (the swizzle spreads the 8 rows g of a warp's stores over the banks).
-__device__ __forceinline__ long long dq_index(long long bh, int n_tiles, int row, int col)
-{
-    const int r = row % 64, p = (col % 64) / 2;
-    return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + col / 64) * 4096 + r * 64 + 2 * (p ^ ((r & 7) << 2)) +
-           (col & 1);
-}
-
-// Where row `row`'s part of 64-wide block c starts in that layout (its 64 floats, in swizzled order, follow): not
-// dq_index(.., 64 c), which the swizzle moves 8 (row % 8) floats into the row
+// dq_row64: where row `row`'s part of 64-wide block c starts (its 64 floats, in swizzled order, follow); dq_index:
+// the float of (row, col) - not dq_index(.., 64 c) for the row's start, which the swizzle moves 8 (row % 8) floats in.
 __device__ __forceinline__ long long dq_row64(long long bh, int n_tiles, int row, int c)
 {
     return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + c) * 4096 + (row % 64) * 64;
+}
+__device__ __forceinline__ long long dq_index(long long bh, int n_tiles, int row, int col)
+{
+    const int r = row % 64, p = (col % 64) / 2;
+    return dq_row64(bh, n_tiles, row, col / 64) + 2 * (p ^ ((r & 7) << 2)) + (col & 1);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -416,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(32 * DELTA_ROWS) attn_bwd_prep(
 {
     const int row = blockIdx.x * DELTA_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
-    float* tile = lsd + ((long long)blockIdx.y * n_tiles + row / BLOCK_M) * (2 * BLOCK_M);
+    float* tile = lsd + lsd_offset(blockIdx.y, n_tiles, row);
     if (row >= S) {                                       // the last tile's rows past S
         if (lane == 0) {
             tile[row % BLOCK_M] = __int_as_float(0x7f800000);
@@ -956,9 +961,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
     const int n0 = blockIdx.x * BLOCK_N, n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
     const float scale_log2 = sm_scale * LOG2E_F;
     const int m_start = causal ? n0 : 0;
-    auto lsd_tile = [&](int h, int m0) {                  // query tile m0 of head h in attn_bwd_prep's lsd
-        return lsd + ((long long)(b * Hq + h) * n_tiles + m0 / BLOCK_M) * (2 * BLOCK_M);
-    };
+    auto lsd_tile = [&](int h, int m0) { return lsd + lsd_offset((long long)b * Hq + h, n_tiles, m0); };
 
     if (threadIdx.x == 0) {                               // the barriers, then K, V and the first step's copies
         mbar_init(full0, 1);
@@ -1036,8 +1039,8 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
             const int s = step & 1;
             if (step >= 2) mbar_wait_parity(empty0 + 8 * s, ((step >> 1) - 1) & 1);
             const unsigned q = base + STAGE6_OFF + s * STAGE6_BYTES;
-            tma_step(q, q + 2 * TILE_BYTES, tq, tdo, lsd + ((long long)(b * Hq + h) * n_tiles + m0 / BLOCK_M) *
-                     (2 * BLOCK_M), h, m0, b, full0 + 8 * s);
+            tma_step(q, q + 2 * TILE_BYTES, tq, tdo, lsd + lsd_offset((long long)b * Hq + h, n_tiles, m0), h, m0, b,
+                     full0 + 8 * s);
         }
 }
 
@@ -1289,7 +1292,7 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dq(
     float lse2[2] = {__int_as_float(0x7f800000), __int_as_float(0x7f800000)}, delta[2] = {0.f, 0.f};
     const int n_tiles = (S + 63) / 64;
     if (r0 < S) {                                         // rows past the last tile: P = 0 (lse2 = +inf)
-        const float* tile = lsd + ((long long)blockIdx.y * n_tiles + r0 / 64) * (2 * BLOCK_M);
+        const float* tile = lsd + lsd_offset(blockIdx.y, n_tiles, r0);
         lse2[0] = tile[16 * warp + g], lse2[1] = tile[16 * warp + g + 8];
         delta[0] = tile[64 + 16 * warp + g], delta[1] = tile[64 + 16 * warp + g + 8];
     }
