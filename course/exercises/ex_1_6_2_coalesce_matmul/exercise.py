@@ -117,6 +117,6 @@ ATTEMPTS = [
     ('rows and columns swapped the wrong way back',
      [('int row = blockIdx.y * 16 + threadIdx.y;', 'int row = blockIdx.y * 16 + threadIdx.x;'),
       ('int col = blockIdx.x * 16 + threadIdx.x;', 'int col = blockIdx.x * 16 + threadIdx.y;')],
-     ('not run', None)),
+     ('not run', 'which of row and col should the 16 fast lanes walk')),
     ('a typo: it does not compile', [('float acc = 0.f;', 'float acc = 0.f')], 'does not compile'),
 ]

@@ -88,6 +88,7 @@ ATTEMPTS = [
     ('the barrier before the loads instead of between loads and reads',
      [('    __syncthreads();\n', ''),
       ('c0 = (long long)blockIdx.x * TILE;', 'c0 = (long long)blockIdx.x * TILE;\n    __syncthreads();')],
-     ('not run', None)),
-    ('__syncwarp() for __syncthreads()', [('__syncthreads();', '__syncwarp();')], ('not run', None)),
+     ('not run', 'were they in the tile yet?')),
+    ('__syncwarp() for __syncthreads()', [('__syncthreads();', '__syncwarp();')],
+     ('not run', 'were they in the tile yet?')),
 ]

@@ -103,7 +103,8 @@ def check(path):
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [
-    ('the off-by-one tail (i <= n)', [('i < n; i += step', 'i <= n; i += step')], ('not run', None)),
+    ('the off-by-one tail (i <= n)', [('i < n; i += step', 'i <= n; i += step')],
+     ('not run', 'past its end')),
     ('float4 everywhere, no scalar tail',
      [('    for (long long i = 4 * quads + first; i < n; i += step) {     // the tail: at most 3 elements, single '
        'floats\n'

@@ -107,5 +107,5 @@ ATTEMPTS = [
     ('the off-by-one pass (k <= rows)',
      [('for (int k = 0; k < rows; ++k) {                       // pass 2',
        'for (int k = 0; k <= rows; ++k) {                       // pass 2')],
-     ('not run', None)),
+     ('not run', 'past its end')),
 ]

@@ -120,6 +120,8 @@ def check(path):
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [
-    ('the off-by-one tail (t <= n - done)', [('if (t < n - done)', 'if (t <= n - done)')], ('not run', None)),
-    ('the misaligned head dropped', [('    if (t < head) acc += x[t];\n', '')], ('not run', None)),
+    ('the off-by-one tail (t <= n - done)', [('if (t < n - done)', 'if (t <= n - done)')],
+     ('not run', 'read past the end')),
+    ('the misaligned head dropped', [('    if (t < head) acc += x[t];\n', '')],
+     ('not run', 'before the first float4')),
 ]
