@@ -101,11 +101,11 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ's reductions: a 64-wide block of d per accumulator pass (rung 06: one pass, its consumer's half or all of D 64;
     # rung 07: none per element, one bulk reduction of the block)
     red = sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass)
-    assert red == {"06": 32, "07": 0, "08": 0}.get(rung, 4 * (d // 8)), red
-    assert sum("UBLKRED" in s for s in sass) == (1 if rung == "07" else 0)
+    assert red == {"06": 32, "07": 0, "08": 0, "09": 0}.get(rung, 4 * (d // 8)), red
+    assert sum("UBLKRED" in s for s in sass) == (1 if rung in hb.BULK_DQ_RUNGS else 0)
 
 
-@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07", "08"])
+@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07", "08", "09"])
 def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     """ptxas serializes wgmmas (info C7510-C7519 in its log, a WARPGROUP.DEPBAR after every HGMMA) when the code
     touches registers an in-flight wgmma owns: the log has none, and the SASS waits exactly once per commit group (S^T
@@ -121,7 +121,24 @@ def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     # S^T, dP^T, then one dQ chain per 64-wide half of d (rung 06: one, its consumer's half)
     halves = {"02": 0, "08": 0}.get(rung, 1 if rung in hb.WS_RUNGS else d // 64)
     assert zero_starts == 2 + halves, zero_starts
-    assert waits == (1 if rung == "02" else 2 if rung == "08" else 1 + halves), waits   # 08: S^T, dP^T; dV, dK
+    # 08: S^T, dP^T; dV, dK. 09: S^T (dP^T may run), dP^T; dV and dQ (dK may run), dK
+    assert waits == {"02": 1, "08": 2, "09": 4}.get(rung, 1 + halves), waits
+
+
+def test_rung09_has_an_unmasked_path_paired_loads_and_uniform_descriptors(build):
+    """Rung 09 against rung 07 in the SASS: P^T's exp2 twice (the masked path for the diagonal and ragged steps, the
+    plain one for every other step; rung 07 masks every step), LSE and Delta read as pairs (LDS.64), and the wgmma
+    descriptors built in uniform registers (the consumer index broadcast by a shuffle; rung 07 moves each descriptor
+    from per-thread registers, R2UR, before every wgmma)."""
+    d, dt, rep = build
+    s9, s7 = rep.kernels[hb.KERNELS["09"]].sass, rep.kernels[hb.KERNELS["07"]].sass
+    if not s9:
+        pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS is not checked")
+    exp2 = [sum(line.startswith("MUFU.EX2") for line in s) for s in (s9, s7)]
+    assert exp2 == [64, 32], exp2                         # 64 queries x 64 keys over 128 threads: 32 a path
+    assert any(line.startswith("LDS.64") for line in s9) and not any(line.startswith("LDS.64") for line in s7)
+    r2ur = [sum(line.startswith("R2UR") for line in s) for s in (s9, s7)]
+    assert r2ur[0] * 3 < r2ur[1], r2ur
 
 
 def test_shared_memory_mirror_and_budget():

@@ -401,3 +401,93 @@ def test_rung07_staging_block_is_the_accumulators_block_and_spreads_the_banks(d)
             "const int p = 4 * j + t;",
             "return ((bh * n_tiles + row / 64) * (HEAD_DIM / 64) + c) * 4096 + (row % 64) * 64;",
             "zero_row64(dq_acc + dq_row64(blockIdx.y, n_tiles, row, c), lane);")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Rung 09: descriptors moved in place, the unmasked path, and the causal block order (the .cu's formulas, pinned).
+# ---------------------------------------------------------------------------------------------------------------------
+def _desc_at(desc, nbytes):
+    """The .cu's desc_at: the low word + bytes / 16, the high word kept."""
+    return (desc & 0xFFFFFFFF00000000) | ((desc + (nbytes >> 4)) & 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("d", hb.HEAD_DIMS)
+def test_rung09_descriptors_moved_in_place_are_the_ones_built_again(d):
+    """Every descriptor rung 09 moves with desc_at (K-major slices of K, V, Q, dO; MN-major slices of Q, dO, dS^T and
+    of the block's K tiles) equals the one desc_kmajor / desc_mnmajor builds from the moved address, for tile bases
+    anywhere in an SM's shared memory: the start-address field never carries into the next."""
+    from common import hopper as ch
+
+    box, tile, ds = 64 * 128, 64 * d * 2, 64 * 64 * 2
+    kmajor = [(kk // 4) * box + 32 * (kk % 4) for kk in range(d // 16)]
+    mnmajor = ([2048 * kq for kq in range(4)] + [(kk // 4) * ds + 2048 * (kk % 4) for kk in range(8)]
+               + [(kk // 4) * tile + c * box + 2048 * (kk % 4) for kk in range(8) for c in range(2)])
+    top = hb.smem_bytes(d, "09")
+    for base in range(0, top, 1024):
+        for offs, lbo in ((kmajor, 16), (mnmajor, box)):
+            for off in offs:
+                if base + off + 1024 > top:
+                    continue
+                assert _desc_at(ch.smem_descriptor(base, lbo, 1024), off) == ch.smem_descriptor(base + off, lbo, 1024)
+    _pinned("return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + (bytes >> 4));",
+            "const unsigned off = (kk / 4) * BOX_BYTES + 32 * (kk % 4);",
+            "wgmma_ss_tt_64x64(dqh, desc_at(dSmn, (kk / 4) * DS_BYTES + 2048 * (kk % 4)),",
+            "desc_at(dKmn, (kk / 4) * TILE_BYTES + c * BOX_BYTES + 2048 * (kk % 4)), kk > 0);",
+            "wgmma_rs_acc(acc_dk, sa[kq], desc_at(dQmn, 2048 * kq));")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_rung09_unmasked_steps_need_no_mask(causal):
+    """A step takes rung 09's unmasked path only when no key of the block is past S and the query tile lies below the
+    block's diagonal: then the mask (key >= S, or causal and query < key) zeroes nothing, for any S, block and tile."""
+    keys = hb.CONFIG["CONSUMERS"] * hb.CONFIG["BLOCK_N"]
+    for s in (1, 63, 64, 65, 127, 128, 129, 200, 256, 257, 384, 517):
+        for n0 in range(0, s, keys):
+            for m0 in range(n0 if causal else 0, s, 64):
+                ragged, diag = n0 + keys > s, causal and m0 < n0 + keys
+                if ragged or diag:
+                    continue
+                key, q = np.arange(n0, n0 + keys)[:, None], np.arange(m0, m0 + 64)[None, :]
+                assert not ((key >= s) | (causal & (q < key))).any(), (s, n0, m0)
+    _pinned("const bool ragged = n0 + KEYS6 > S;", "const bool diag = causal && m0 < n0 + KEYS6;",
+            "if (ragged || diag)", "p = key >= S || (diag && m0 + qi < key) ? 0.f : p;")
+
+
+def _longest_first(bx, by, nb, heads, lpt):
+    """The .cu's longest_first: (key block, batch x key/value head) of block (bx, by)."""
+    lin = bx + nb * by
+    grp = lin // (lpt * nb)
+    r, gh = lin - grp * lpt * nb, min(lpt, heads - lpt * grp)
+    return r // gh, lpt * grp + r % gh
+
+
+def _makespan(work, sms):
+    """Blocks handed out in launch order to the first free SM (one block per SM, as rung 09's shared memory allows):
+    when the last one ends."""
+    import heapq
+
+    free = [0.0] * sms
+    for w in work:
+        heapq.heappush(free, heapq.heappop(free) + w)
+    return max(free)
+
+
+@pytest.mark.parametrize("nb,heads", [(1, 1), (3, 5), (7, 2), (5, 9), (32, 128)])
+def test_rung09_longest_first_visits_every_block_once_heaviest_first(nb, heads):
+    """longest_first maps the causal grid onto every (key block, head) once; in each group of LPT_HEADS heads the key
+    blocks come in order (block n walks nb - n query-tile pairs: the heaviest first); and at the backward target's
+    grid (32 key blocks x 128 heads) on 132 SMs, in-order dispatch ends sooner than with blockIdx taken as it is."""
+    lpt = hb.CONFIG["LPT_HEADS"]
+    order = [_longest_first(bx, by, nb, heads, lpt) for by in range(heads) for bx in range(nb)]
+    assert sorted(order) == sorted((n, h) for n in range(nb) for h in range(heads))
+    for g0 in range(0, heads, lpt):
+        seq = [n for n, h in order if g0 <= h < g0 + lpt]
+        assert seq == sorted(seq), seq
+    if (nb, heads) == (32, 128):
+        plain = [nb - bx for by in range(heads) for bx in range(nb)]
+        assert _makespan([nb - n for n, _ in order], 132) < _makespan(plain, 132)
+    _pinned("const int nb = gridDim.x, heads = gridDim.y, L = blockIdx.x + nb * blockIdx.y;",
+            "const int grp = L / (LPT_HEADS * nb), r = L - grp * LPT_HEADS * nb;",
+            "const int gh = min(LPT_HEADS, heads - LPT_HEADS * grp);",
+            "return make_int2(r / gh, LPT_HEADS * grp + r % gh);",
+            "const int2 blk = DQ == DQ_SCHED && causal ? longest_first() : make_int2(blockIdx.x, blockIdx.y);")

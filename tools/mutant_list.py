@@ -309,6 +309,11 @@ MUTANTS = [
            "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 1)), dqh[4 * j], dqh[4 * j + 1]);", ATT_HB,
            tier="gpu", why="the bulk reduction copies the staging block as it is, so its layout must be dq_index's; "
                            "a different swizzle adds row a's pairs into the wrong columns"),
+    Mutant("CUDA Hopper backward 09: the second consumer's diagonal tile takes the unmasked path",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "const bool diag = causal && m0 < n0 + KEYS6;", "const bool diag = causal && m0 < n0 + BLOCK_N;", ATT_HB,
+           tier="gpu", why="a block's 128 keys meet the diagonal in two query tiles (m0 = n0 and n0 + 64: consumer "
+                           "1's); the second one unmasked lets its queries attend to later keys"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",

@@ -17,16 +17,20 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                          accumulator by one bulk reduction (rung="07"; attn_bwd_dq_convert_tiled reads it)
     or attn_bwd_08_dkdv + attn_bwd_08_dq  rung 06 without dQ, then a dQ pass (one block per 128 query rows walking
                          the key tiles, recomputing S and dP): no reductions, no accumulator, no convert (rung="08")
+    or attn_bwd_09_ws_overlap  rung 07 with its step re-ordered and slimmed: P from S while dP is on the tensor
+                         cores, dV issued before the dQ barrier, dQ's staging under dK, no mask where no element
+                         needs one, descriptors moved in place; causal blocks heaviest first (rung="09")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
 Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five GEMMs to wgmma (HGMMA), rung 03 all
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
 consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics, rung 08 computes
-dQ in a pass of its own instead. Nothing here has
-run on a GPU yet: the CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model
-the shared-memory addressing of every rung; the GPU tier of
-tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
+dQ in a pass of its own instead, rung 09 orders rung 07's step so that the tensor cores have work while the threads
+compute. The CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the
+shared-memory addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK,
+dV of each rung against float64 on an sm_90 GPU. Rungs 01-08 have been checked and timed on an H100
+(logs/h100-80gb-hbm3/session13/); rung 09 has not run on a GPU yet. DEFAULT_RUNG is the fastest rung measured.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
 python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
@@ -47,11 +51,13 @@ KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
            "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "08": "attn_bwd_08_dkdv", "dq08": "attn_bwd_08_dq",
-           "convert": "attn_bwd_dq_convert", "convert_tiled": "attn_bwd_dq_convert_tiled"}
-RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08")    # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05", "06", "07", "08")    # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
-WS_RUNGS = ("06", "07", "08")       # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
-DEFAULT_RUNG = "01"                 # until a GPU run measures the later rungs against it
+           "09": "attn_bwd_09_ws_overlap", "convert": "attn_bwd_dq_convert",
+           "convert_tiled": "attn_bwd_dq_convert_tiled"}
+RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")    # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05", "06", "07", "08", "09")    # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
+WS_RUNGS = ("06", "07", "08", "09")       # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
+BULK_DQ_RUNGS = ("07", "09")        # dQ by bulk reductions into the tiled accumulator (dq_index; convert_tiled)
+DEFAULT_RUNG = "07"                 # the fastest rung of the H100's bench (hopper_bwd_bench) among those run
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -61,7 +67,10 @@ HEAD_DIMS = (64, 128)
 #   BLOCK_M = 64      query rows per step (== BLOCK_N: causal skipping)   DELTA_ROWS = 4  rows (warps) per delta block
 #   CONSUMERS = 2     rung 06: consumer warpgroups, BLOCK_N keys each (a block: CONSUMERS x BLOCK_N keys)
 #   PRODUCER_REGS = 24, CONSUMER_REGS = 240   rung 06's setmaxnreg split (24 + 2 x 240 <= 512 per lane, as the forward)
-CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240)
+#   LPT_HEADS = 4     rung 09, causal: the grid read in groups of this many heads, key block first in a group
+#                     (longest_first: the heaviest blocks start first, the grid ends on light ones)
+CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240,
+              LPT_HEADS=4)
 THREADS = 32 * CONFIG["NWARPS"]
 THREADS_WS = 128 * (CONFIG["CONSUMERS"] + 1)    # rung 06: a producer warpgroup and the consumers
 CONVERT_THREADS = 256
@@ -76,9 +85,9 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
     one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
     if rung in WS_RUNGS:            # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
-        c = CONFIG["CONSUMERS"]     # (rung 07: and a 64 x 64 fp32 dQ block per consumer)
+        c = CONFIG["CONSUMERS"]     # (rungs 07, 09: and a 64 x 64 fp32 dQ block per consumer)
         stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
-        return 1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung == "07" else 0) + 5 * 8
+        return 1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung in BULK_DQ_RUNGS else 0) + 5 * 8
     if rung in ("04", "05"):
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
@@ -218,8 +227,9 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
     (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
     "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
-    of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory) or "08" (06 without dQ, and dQ
-    by a pass of its own with no reductions).
+    of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory; the default), "08" (06 without
+    dQ, and dQ by a pass of its own with no reductions) or "09" (07 with the step re-ordered: softmax and dQ's staging
+    under the GEMMs).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -236,9 +246,9 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     delta = arrays.empty((b, hq, s), "float32", q) if rung not in TMA_RUNGS else None
     m = CONFIG["BLOCK_M"]
     n_tiles = -(-s // m)
-    # zeroed by attn_bwd_delta (attn_bwd_prep); rung 07's is tiled by 64 query rows x 64 columns (the .cu's dq_index)
+    # zeroed by attn_bwd_delta (attn_bwd_prep); rungs 07 and 09 tile it by 64 query rows x 64 columns (dq_index)
     dq_acc = (None if rung == "08" else
-              arrays.empty((b * hq * n_tiles * m * d,) if rung == "07" else (b, hq, s, d), "float32", q))
+              arrays.empty((b * hq * n_tiles * m * d,) if rung in BULK_DQ_RUNGS else (b, hq, s, d), "float32", q))
     _, fns = _functions(d, dt)
     stream = hp._stream_ptr(q)
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
@@ -253,7 +263,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
         lsd = arrays.empty((b * hq, n_tiles, 2, m), "float32", q)
         _launch(fns["prep"], (n_tiles * m // rows, b * hq, 1), 32 * rows, 0, stream, P(arrays.ptr(o)),
                 P(arrays.ptr(do)), P(arrays.ptr(lse)), P(arrays.ptr(lsd)), acc, I32(s), I32(hq),
-                *st["o"], *st["do"], I32({"07": 1, "08": 2}.get(rung, 0)))
+                *st["o"], *st["do"], I32(1 if rung in BULK_DQ_RUNGS else 2 if rung == "08" else 0))
         maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
         threads = THREADS_WS if rung in WS_RUNGS else THREADS
@@ -275,7 +285,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
                 I32(hq // hkv), F(scale), I32(int(bool(causal))), *st["q"], *st["k"], *st["v"], *st["do"])
     n2 = b * hq * s * d // 2
     cgrid = (min(-(-n2 // CONVERT_THREADS), 65535), 1, 1)
-    if rung == "07":
+    if rung in BULK_DQ_RUNGS:
         _launch(fns["convert_tiled"], cgrid, CONVERT_THREADS, 0, stream, acc, P(arrays.ptr(dq)), I64(n2), I32(s),
                 F(scale))
     else:

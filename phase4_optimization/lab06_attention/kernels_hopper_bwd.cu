@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 08.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 09.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -15,12 +15,15 @@
 //   attn_bwd_06_ws           a TMA producer warpgroup and 2 consumer warpgroups of 64 keys each (RUNG 06)
 //   attn_bwd_07_ws_bulk_dq   rung 06 with dQ added by bulk reductions from shared memory (RUNG 07)
 //   attn_bwd_08_dkdv         rung 06 without dQ; attn_bwd_08_dq: dQ by a pass of its own, no reductions (RUNG 08)
+//   attn_bwd_09_ws_overlap   rung 07's step re-ordered: softmax and dQ's staging under the GEMMs (RUNG 09)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "08"), flash.flash_attn_bwd's API).
-// Nothing here has run on a GPU yet: the CPU tests check that every rung compiles for sm_90a with no spill and model
-// its shared-memory addressing (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "09"), flash.flash_attn_bwd's API).
+// The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
+// (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
-// sm_90 GPU.
+// sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an H100 (every case of
+// hopper_bwd_check right, and the measured ratios to cuDNN in logs/h100-80gb-hbm3/session13/); rung 09 was written
+// from that run's profile and has not run yet.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -184,9 +187,30 @@
 //                 bulk reductions, and 40% more tensor-core work does not pay for them; where rung 06's red.global
 //                 traffic is what limits it (many query heads per key/value head, small D), the pass wins.
 //
-// NEXT (each measured against the previous on the same GPU): the dK, dV consumers' softmax-like work overlapped with
-// the other consumer's GEMMs by turns (the forward's rung 04 ping-pong), and 2-CTA clusters sharing Q and dO by TMA
-// multicast.
+// RUNG 09 (attn_bwd_09_ws_overlap): rung 07's block, producer, shared memory and dQ path; its consumer (consumer_09)
+// orders and slims the step, from the H100 profile of rung 07 against cuDNN's backward (ncu, B4 H32 S4096 D128:
+// the tensor pipe did the same work in both, but ours issued more instructions and left the tensor pipe idle while
+// the two consumers - in step with each other through the dQ barrier - ran their softmax-like work and dQ staging).
+//   what changed  1. S^T and dP^T are two commit groups: P^T = exp2(..) is computed once S^T retires (wait_group 1),
+//                    while dP^T still runs; dS^T after it.
+//                 2. dV += P^T dO is issued as soon as P^T is packed, before dS^T is stored and the consumers meet.
+//                 3. After the barrier, dQ's wgmmas go first and dK's after them; waiting for all but the last group
+//                    retires dV and dQ, so dQ's staging and bulk reduction run while dK is on the tensor cores.
+//                 4. Fewer instructions a step: the mask only on the steps that need one (the block's diagonal
+//                    tiles, a block with keys past S; a uniform branch between two copies of P's loop), LSE and
+//                    Delta read as pairs, and the wgmma descriptors built once per block or stage and moved by a
+//                    32-bit add (desc_at) in uniform registers - the consumer index broadcast by a shuffle so the
+//                    compiler knows it is the same across a warp (the CPU tier compares the SASS with rung 07's).
+//                 5. Causal: the grid read heaviest key block first in groups of LPT_HEADS heads (longest_first), so
+//                    that the grid does not end waiting on the heaviest blocks of its last heads.
+//   registers     the same split (24 / 240) and no spill: dQ's 32 accumulators are live while dK runs, P^T's packed
+//                 fragments are dead by then.
+//   prediction    1.05-1.15x rung 07 non-causal (the softmax's exp2 half under dP^T, the staging under dK, fewer issue
+//                 slots on the critical path), and a few % more causal from the block order (the models' in-order
+//                 dispatch to 132 SMs ends sooner at the target's grid); about 1.0x SDPA cuDNN.
+//
+// NEXT (each measured against the previous on the same GPU): the two consumers out of step (dQ's halves exchanged
+// through the staging blocks instead of a barrier), and 2-CTA clusters sharing Q and dO by TMA multicast.
 
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
@@ -219,6 +243,9 @@
 #endif
 #ifndef CONSUMER_REGS
 #error "CONSUMER_REGS is set by CONFIG in hopper_bwd.py"
+#endif
+#ifndef LPT_HEADS
+#error "LPT_HEADS is set by CONFIG in hopper_bwd.py"
 #endif
 
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
@@ -1044,13 +1071,37 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         }
 }
 
+// Rungs 07 and 09: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
+// in dq_index's layout (rows 16 warp + g and + 8; the pair 4 j + t of a row at p ^ ((row % 8) << 2), so that a warp's
+// 8 rows fall in different banks), then one thread adds all of it into dq_acc's block for (bh, m0, col0) with one
+// bulk reduction (rows past S add zeros: dS is 0 there). The caller has made sure the previous reduction has read the
+// staging block.
+__device__ __forceinline__ void reduce_dq_block(float* __restrict__ dq_acc, long long bh, int n_tiles, int m0,
+                                                int col0, unsigned stage_dq, const float (&dqh)[32], int warp, int g,
+                                                int t, int c, bool issuer)
+{
+    const int ra = 16 * warp + g, rb = ra + 8;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const int p = 4 * j + t;
+        st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);
+        st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);
+    }
+    fence_proxy_async_smem();                             // generic stores, read by the bulk copy's async proxy
+    named_bar_sync(3 + c, 128);                           // this consumer's block is complete
+    if (issuer) {
+        bulk_reduce_add_f32(dq_acc + dq_index(bh, n_tiles, m0, col0), stage_dq, DQ_BLOCK_BYTES);
+        bulk_commit();
+    }
+}
+
 // Consumer c: per step, wait for its stage; S^T, dP^T; P^T, dS^T; dS^T into this step's box; dV, dK; then (D = 128)
 // dQ's 64-wide half c over all KEYS6 keys - both consumers' dS^T, so the two meet at named barrier 1 first - or
 // (D = 64) dQ over its own 64 keys; the stage released once the step's last wgmma that reads it has retired. dQ's
 // block goes into dq_acc by red.global.add per element (DQ_RED, rung 06) or (DQ_BULK, rung 07) through this
 // consumer's staging block in shared memory and one bulk reduction (dq_acc tiled: dq_index); DQ_NONE (rung 08's dK,
 // dV pass) computes no dQ at all, and no dS^T goes to shared memory.
-enum { DQ_RED = 0, DQ_BULK = 1, DQ_NONE = 2 };
+enum { DQ_RED = 0, DQ_BULK = 1, DQ_NONE = 2, DQ_SCHED = 3 };   // DQ_SCHED: rung 09 (consumer_09)
 template <int DQ>
 __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                            elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
@@ -1140,22 +1191,8 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             __syncwarp();
             if (lane == 0) mbar_arrive(empty0 + 8 * s);
             if constexpr (DQ == DQ_BULK) {
-                // the block into shared memory in dq_index's layout (rows 16 warp + g, + 8; pairs 4 j + t), then one
-                // thread adds all of it into dq_acc's block for (h, m0, col0) (rows past S add zeros: dS is 0 there)
-                const int ra = 16 * warp + g, rb = ra + 8;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    const int p = 4 * j + t;
-                    st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);
-                    st_shared_f2(stage_dq + rb * 256 + 8 * (p ^ ((rb & 7) << 2)), dqh[4 * j + 2], dqh[4 * j + 3]);
-                }
-                fence_proxy_async_smem();                 // generic stores, read by the bulk copy's async proxy
-                named_bar_sync(3 + c, 128);               // this consumer's block is complete
-                if (issuer) {
-                    bulk_reduce_add_f32(dq_acc + dq_index((long long)b * Hq + h, n_tiles, m0, col0), stage_dq,
-                                        DQ_BLOCK_BYTES);
-                    bulk_commit();
-                }
+                reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c,
+                                issuer);
             } else {
                 add_dq(rowa, rowb, dqh, col0 + 2 * t, qa < S, qb < S);
             }
@@ -1167,7 +1204,183 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
 }
 
-// Rungs 06, 07 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
+// ---------------------------------------------------------------------------------------------------------------------
+// Rung 09 (attn_bwd_09_ws_overlap): rung 07's block, producer and dQ path, with a consumer that orders its step so
+// that the tensor cores have work while its threads compute (the header's RUNG 09).
+// ---------------------------------------------------------------------------------------------------------------------
+
+// P^T = exp2(S^T scale log2e - LSE log2e) in place (st), MASK: keys past S and, with diag, query < key set to 0 - the
+// steps that need no mask (every key of the block in range, the tile below the diagonal) skip its compares. lse:
+// the stage's LSE log2e (+inf past S), read as pairs (a thread's queries 8 nt + 2 t and + 1 are adjacent).
+template <bool MASK>
+__device__ __forceinline__ void p_from_s(float (&st)[4 * QT], const float* lse, float scale_log2, int key_a,
+                                         int key_b, int S, bool diag, int m0, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < QT; ++nt) {
+        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * nt + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float p = fast_exp2(st[4 * nt + e] * scale_log2 - ((e & 1) ? l.y : l.x));
+            if (MASK) {
+                const int qi = 8 * nt + 2 * t + (e & 1), key = e < 2 ? key_a : key_b;
+                p = key >= S || (diag && m0 + qi < key) ? 0.f : p;
+            }
+            st[4 * nt + e] = p;
+        }
+    }
+}
+
+// dS^T = P^T (dP^T - Delta) in place (dpt), Delta read as pairs like p_from_s's LSE
+__device__ __forceinline__ void ds_from_p(const float (&pt)[4 * QT], float (&dpt)[4 * QT], const float* delta, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < QT; ++nt) {
+        const float2 dl = *reinterpret_cast<const float2*>(delta + 8 * nt + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dpt[4 * nt + e] = pt[4 * nt + e] * (dpt[4 * nt + e] - ((e & 1) ? dl.y : dl.x));
+    }
+}
+
+// Rung 09: descriptor d moved by `bytes` (a multiple of 16) inside shared memory. Only the start-address field (bits
+// 0-13, address >> 4) changes, and it cannot carry out (the tiles lie below 256 KiB): a 32-bit add on the low word,
+// where building each descriptor from its address again (desc_kmajor, desc_mnmajor) costs a handful of instructions.
+__device__ __forceinline__ hop_u64 desc_at(hop_u64 d, unsigned bytes)
+{
+    return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + (bytes >> 4));
+}
+
+// Consumer c of rung 09. The step of rung 07 (same smem, same named barriers, same dQ staging), in this order:
+//   2. S^T and dP^T as two commit groups; P^T computed once S^T has retired, while dP^T is still on the tensor cores
+//   3. dV += P^T dO issued as soon as P^T is packed (it needs no other warpgroup); dS^T packed and stored meanwhile
+//   4. at the named barrier, dQ (half c of d over the block's keys at D = 128) issued, then dK += dS^T Q; dQ retires
+//      first, so its staging and bulk reduction run while dK is still on the tensor cores; the stage is released
+//      once dK (the step's last reader of Q) has retired
+__device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
+                                            elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
+                                            int S, int Hq, int group, float sm_scale, int causal, int m_start)
+{
+    const unsigned base = smem_u32(smem), empty0 = full0 + 16, kv_full = full0 + 32;
+    const unsigned stage_dq = base + BAR6_OFF + c * DQ_BLOCK_BYTES;   // this consumer's dQ block
+    const bool issuer = (threadIdx.x & 127) == 0;                      // issues its bulk reductions
+    const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
+    const unsigned sK = base + c * TILE_BYTES, sV = base + (CONSUMERS + c) * TILE_BYTES;
+    // descriptors built once: K and V K-major (S^T, dP^T's A), the block's K tiles MN-major (dQ's B)
+    const hop_u64 dK = desc_kmajor(sK, 0), dV = desc_kmajor(sV, 0), dKmn = desc_mnmajor(base, 0);
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int key_a = n0 + 64 * c + 16 * warp + g, key_b = key_a + 8;   // this thread's two keys
+    const float scale_log2 = sm_scale * LOG2E_F;
+    const bool ragged = n0 + KEYS6 > S;                                 // the block has keys past S: every step masks
+    float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];
+#pragma unroll
+    for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
+    mbar_wait_parity(kv_full, 0);
+
+    int step = 0;
+    for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
+        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+            const int s = step & 1;
+            mbar_wait_parity(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
+            const unsigned sQ = base + STAGE6_OFF + s * STAGE6_BYTES, sdO = sQ + TILE_BYTES;
+            const float* s_lse = reinterpret_cast<const float*>(smem + STAGE6_OFF + s * STAGE6_BYTES + 2 * TILE_BYTES);
+            const unsigned ds0 = base + DS6_OFF + s * CONSUMERS * DS_BYTES;   // dS^T boxes, as rung 07
+            // this stage's descriptors: Q, dO K-major (S^T, dP^T's B) and MN-major (dK's, dV's B); dS^T MN-major
+            const hop_u64 dQk = desc_kmajor(sQ, 0), ddOk = desc_kmajor(sdO, 0);
+            const hop_u64 dQmn = desc_mnmajor(sQ, 0), ddOmn = desc_mnmajor(sdO, 0), dSmn = desc_mnmajor(ds0, 0);
+
+            // ---- 2. S^T, then dP^T, each its own group; P^T while dP^T runs; then dS^T ----
+            float st[4 * QT], dpt[4 * QT];
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < DK; ++kk) {             // slice kk of d: box kk / 4, + 32 bytes a slice inside it
+                const unsigned off = (kk / 4) * BOX_BYTES + 32 * (kk % 4);
+                wgmma_ss_64x64(st, desc_at(dK, off), desc_at(dQk, off), kk > 0);
+            }
+            wgmma_commit();
+#pragma unroll
+            for (int kk = 0; kk < DK; ++kk) {
+                const unsigned off = (kk / 4) * BOX_BYTES + 32 * (kk % 4);
+                wgmma_ss_64x64(dpt, desc_at(dV, off), desc_at(ddOk, off), kk > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<1>();                              // S^T has retired (dP^T may still run)
+            fence_regs(st);
+            const bool diag = causal && m0 < n0 + KEYS6;
+            if (ragged || diag)
+                p_from_s<true>(st, s_lse, scale_log2, key_a, key_b, S, diag, m0, t);
+            else
+                p_from_s<false>(st, s_lse, scale_log2, key_a, key_b, S, false, m0, t);
+            wgmma_wait<0>();
+            fence_regs(dpt);
+            ds_from_p(st, dpt, s_lse + BLOCK_M, t);
+
+            // ---- 3. dV += P^T dO issued first; dS^T packed and into this consumer's box meanwhile ----
+            unsigned pa[BLOCK_M / 16][4], sa[BLOCK_M / 16][4];
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) a_from_acc<pack_t>(pa[kq], st + 8 * kq, st + 8 * kq + 4);
+            wgmma_fence();
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dv, pa[kq], desc_at(ddOmn, 2048 * kq));
+            wgmma_commit();
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) {
+                a_from_acc<pack_t>(sa[kq], dpt + 8 * kq, dpt + 8 * kq + 4);
+                store_ds_t(smem + (ds0 - base) + c * DS_BYTES, 16 * warp + g, kq, t, sa[kq]);
+            }
+            fence_proxy_async_smem();                     // this thread's dS^T stores, before wgmma reads them
+            if (issuer) bulk_wait_read<0>();              // the previous reduction has read the staging block
+
+            // ---- 4. dQ, then dK += dS^T Q; dQ staged and reduced while dK runs ----
+            float dqh[32];
+#if HEAD_DIM == 128
+            named_bar_sync(1, 256);                       // both consumers' dS^T are in their boxes
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < KEYS6 / 16; ++kk)        // dQ[:, 64 c ..] = sum over the block's keys of dS K
+                wgmma_ss_tt_64x64(dqh, desc_at(dSmn, (kk / 4) * DS_BYTES + 2048 * (kk % 4)),
+                                  desc_at(dKmn, (kk / 4) * TILE_BYTES + c * BOX_BYTES + 2048 * (kk % 4)), kk > 0);
+            const int col0 = 64 * c;
+#else
+            named_bar_sync(1 + c, 128);                   // this warpgroup's dS^T is in its box
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_N / 16; ++kk)     // dQ over this consumer's 64 keys
+                wgmma_ss_tt_64x64(dqh, desc_at(dSmn, c * DS_BYTES + 2048 * kk),
+                                  desc_at(dKmn, c * TILE_BYTES + 2048 * kk), kk > 0);
+            const int col0 = 0;
+#endif
+            wgmma_commit();
+#pragma unroll
+            for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_at(dQmn, 2048 * kq));
+            wgmma_commit();
+            wgmma_wait<1>();                              // dV and dQ have retired; dK may still run
+            fence_regs(dqh);
+            reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c, issuer);
+            wgmma_wait<0>();                              // dK has retired: nothing reads the stage any more
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty0 + 8 * s);
+            fence_regs(acc_dv);
+            fence_regs(acc_dk);
+        }
+    }
+    if (issuer) bulk_wait<0>();                           // the last reduction done before the block exits
+    store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
+}
+
+// Rung 09's block order when causal: the key blocks of a (batch, key/value head) differ in work (block n0 walks the
+// query tiles from n0 on), and blockIdx.x = key block puts the heaviest block of the last heads among the grid's last
+// blocks, so the GPU ends waiting on a few long ones. Here the grid is read in groups of LPT_HEADS heads, and inside a
+// group key block first: every group's heaviest blocks start before its lightest ones, and the grid ends on light
+// blocks (longest processing time first). Returns (key block, batch x key/value head).
+__device__ __forceinline__ int2 longest_first(void)
+{
+    const int nb = gridDim.x, heads = gridDim.y, L = blockIdx.x + nb * blockIdx.y;
+    const int grp = L / (LPT_HEADS * nb), r = L - grp * LPT_HEADS * nb;   // the group, the block inside it
+    const int gh = min(LPT_HEADS, heads - LPT_HEADS * grp);                 // the group's heads (the last: fewer)
+    return make_int2(r / gh, LPT_HEADS * grp + r % gh);
+}
+
+// Rungs 06, 07, 09 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
 // grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK); the arguments of rung 05.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
@@ -1180,9 +1393,10 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
                                         int S, int Hq, int group, float sm_scale, int causal)
 {
     unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
-    const unsigned base = smem_u32(smem), full0 = base + (DQ == DQ_BULK ? BAR7_OFF : BAR6_OFF);
-    const int Hkv = Hq / group, b = blockIdx.y / Hkv, hkv = blockIdx.y % Hkv;
-    const int n0 = blockIdx.x * KEYS6, m_start = causal ? n0 : 0;
+    const unsigned base = smem_u32(smem), full0 = base + (DQ == DQ_BULK || DQ == DQ_SCHED ? BAR7_OFF : BAR6_OFF);
+    const int2 blk = DQ == DQ_SCHED && causal ? longest_first() : make_int2(blockIdx.x, blockIdx.y);
+    const int Hkv = Hq / group, b = blk.y / Hkv, hkv = blk.y % Hkv;
+    const int n0 = blk.x * KEYS6, m_start = causal ? n0 : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 2; ++s) {
             mbar_init(full0 + 8 * s, 1);                  // the producer's arrival + the stage's bytes
@@ -1200,7 +1414,11 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
         return;
     }
     setmaxnreg_inc<CONSUMER_REGS>();
-    consumer_ws<DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
+    if constexpr (DQ == DQ_SCHED)    // the consumer index broadcast from lane 0: the compiler then knows it is the
+        consumer_09(smem, full0, __shfl_sync(0xffffffffu, wg - 1, 0), dq_acc, dk, dv, b, hkv, n0, S, Hq, group,
+                    sm_scale, causal, m_start);       // same in a warp and keeps what it derives in uniform registers
+    else
+        consumer_ws<DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
 #define WS_ARGS tma_q, tma_k, tma_v, tma_do, lsd, dq_acc, dk, dv, S, Hq, group, sm_scale, causal
 extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_06_ws(WS_PARAMS) { ws_body<DQ_RED>(WS_ARGS); }
@@ -1209,6 +1427,10 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_07_ws_bulk_dq
     ws_body<DQ_BULK>(WS_ARGS);
 }
 extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dkdv(WS_PARAMS) { ws_body<DQ_NONE>(WS_ARGS); }
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_09_ws_overlap(WS_PARAMS)
+{
+    ws_body<DQ_SCHED>(WS_ARGS);
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Rung 08's dQ pass (attn_bwd_08_dq): dQ with no reduction at all - one block per (CONSUMERS x 64 query rows, batch,

@@ -12,7 +12,7 @@ from common.i18n import tr
 from . import lab as L
 from . import tiles
 from .cases import (BWD_CANDIDATES, CUDA_CONFIGS, CUDA_GOAL, CUDA_SHAPE, FWD_CANDIDATES, GQA_TARGET, HOPPER_CASES,
-                    HOPPER_GOAL, HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE, TARGETS)
+                    HOPPER_BWD_GOAL, HOPPER_GOAL, HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE, TARGETS)
 
 
 def _randn(shape, dtype: str, seed: int):
@@ -140,7 +140,7 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
     rounds afterwards (one noisy bystander would make every round unsteady)."""
     import torch
 
-    from . import hopper
+    from . import hopper, hopper_bwd
 
     rows, targets, tuning = [], [], []
     cuda_ok = not L.unavailable_reason()
@@ -188,7 +188,13 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             ref = _naive_torch_heads(q, k, v, causal, do)
             cs = [_sample_compare(g, r, dtype) for g, r in zip((dq, dk, dv), ref)]
             c = next((x for x in cs if not x.ok), cs[0])
-        quoted = {"triton flash", peer, *(HOPPER_ROWS.values() if hc is not None else ())}
+            if hopper_ok and d in hopper_bwd.HEAD_DIMS:     # the CUDA C backward's default rung, checked the same way
+                row_name = f"cuda hopper bwd {hopper_bwd.DEFAULT_RUNG}"
+                hg = hopper_bwd.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal)
+                hcs = [_sample_compare(g, r, dtype) for g, r in zip(hg, ref)]
+                hc = {row_name: next((x for x in hcs if not x.ok), hcs[0])}
+                fns[row_name] = (lambda o_=hg: hopper_bwd.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=o_))
+        quoted = {"triton flash", peer, *(hc or {})}
         ts, tries, steady = bench.steady({k: f for k, f in fns.items() if k in quoted}, rounds=rounds, rep_ms=60,
                                          warmup_ms=20)
         context = {k: f for k, f in fns.items() if k not in quoted}
@@ -219,20 +225,25 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                 row_name = HOPPER_ROWS[build]
                 targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
                                              hopper.unavailable_reason(), row_name, steady=steady))
+        if kind == "bwd" and d in hopper_bwd.HEAD_DIMS:
+            row_name = f"cuda hopper bwd {hopper_bwd.DEFAULT_RUNG}"
+            targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
+                                         hopper.unavailable_reason(), row_name, steady=steady, goal=HOPPER_BWD_GOAL))
     return rows, targets, tuning
 
 
 def hopper_target(label: str, shape, ts: dict, peer: str, flops: float, hc, why: str | None,
-                  row_name: str = HOPPER_ROW, *, steady: bool) -> target.Target:
-    """A Hopper rung's target: row_name against `peer` (SDPA cuDNN) in the same rounds, >= HOPPER_GOAL (its case
-    names the rung, so the lab's headline stays the Triton kernel's)."""
+                  row_name: str = HOPPER_ROW, *, steady: bool, goal: float = HOPPER_GOAL) -> target.Target:
+    """A Hopper rung's target: row_name against `peer` (SDPA cuDNN) in the same rounds, >= goal (HOPPER_GOAL for the
+    forward's rungs, HOPPER_BWD_GOAL for the backward's; its case names the rung, so the lab's headline stays the
+    Triton kernel's)."""
     b, h, s, _ = shape
     case = f"{label} B{b} H{h} S{s} bf16, {row_name}"
     if why or row_name not in ts or peer not in ts:
-        return target.versus(case, row_name, peer, None, steady=steady, at_least=HOPPER_GOAL,
+        return target.versus(case, row_name, peer, None, steady=steady, at_least=goal,
                              note=f"not measured: {why or L.sdpa_unavailable('cudnn')}")
     return target.versus(case, row_name, peer, ts[peer].median_ms / ts[row_name].median_ms, steady=steady,
-                         at_least=HOPPER_GOAL, checked=hc is not None and hc.ok,
+                         at_least=goal, checked=hc is not None and hc.ok,
                          detail={"peer TFLOP/s": ts[peer].tflops(flops)})
 
 
