@@ -168,7 +168,7 @@ def test_train_step_checks_dy_and_keeps_the_forward():
         B.TrainPlan(x, dy[:, :4], h, *w)
     with pytest.raises(ValueError, match="dy"):
         B.TrainPlan(x, dy.float(), h, *w)
-    with pytest.raises(ValueError, match="attention_bwd: expected 'triton' or a Hopper rung"):
+    with pytest.raises(ValueError, match="attention_bwd: expected 'triton', 'auto' or a Hopper rung"):
         B.TrainPlan(x, dy, h, *w, attention_bwd="cudnn")
     plan = B.TrainPlan(x, dy, h, *w)
     names = [s[0] for s in plan.stages]
@@ -218,7 +218,7 @@ def _hopper_ready() -> bool:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _hopper_ready(), reason="the Hopper attention backward needs an sm_90 GPU")
-@pytest.mark.parametrize("rung", ["01", "02", "03", "04"])
+@pytest.mark.parametrize("rung", ["01", "02", "03", "04", "05", "06", "07", "08", "09"])
 def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
     """The step with lab 4.6's Hopper CUDA C backward in place of the Triton one (D = 128 and 64), the same rule."""
     _check_step((2, 129, 256, 2), "bfloat16", 49, 3, attention_bwd=rung)

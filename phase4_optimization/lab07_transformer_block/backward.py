@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from common import device
 from common.triton_support import INTERPRETER, launch, triton
 
 from . import backward_kernels as K
@@ -212,20 +213,33 @@ class LnBackward:
 VECTOR_GRADS = (("ln1_w", "ln1_b"), ("ln2_w", "ln2_b", "b_proj", "b_o"), ("b_fc",), ("b_qkv",))
 
 
+def resolve_attention_bwd(choice: str, head_dim: int) -> str:
+    """"auto" -> lab 4.6's Hopper backward at its default rung where it can run (an sm_90 GPU, a head dim it
+    builds), else "triton"; any other choice as it is."""
+    if choice != "auto":
+        return choice
+    from phase4_optimization.lab06_attention import hopper, hopper_bwd
+
+    if device.has_gpu() and hopper.unavailable_reason() is None and head_dim in hopper_bwd.HEAD_DIMS:
+        return hopper_bwd.DEFAULT_RUNG
+    return "triton"
+
+
 class TrainPlan:
     """The training step over buffers allocated once: lab.BlockPlan's forward with its FC stage replaced by one that
     keeps Z, then the backward's stages. stages / bwd_stages: [(name, kind, fn)]; run() -> (y, grads).
-    attention_bwd: "triton" (lab 4.6's Triton backward, every GPU) or a rung of lab 4.6's Hopper CUDA C backward
-    (hopper_bwd.RUNGS, sm_90 only)."""
+    attention_bwd: "triton" (lab 4.6's Triton backward, every GPU), a rung of lab 4.6's Hopper CUDA C backward
+    (hopper_bwd.RUNGS, sm_90 only) or "auto" (resolve_attention_bwd: the Hopper default rung where it runs, else
+    Triton); self.attention_bwd is the one used."""
 
     def __init__(self, x, dy, n_heads, *weights, attention: str = "auto", attn_bwd_config=None,
-                 attention_bwd: str = "triton"):
+                 attention_bwd: str = "auto"):
         import torch
 
         from phase4_optimization.lab06_attention import hopper_bwd
 
-        if attention_bwd != "triton" and attention_bwd not in hopper_bwd.RUNGS:
-            raise ValueError(f"attention_bwd: expected 'triton' or a Hopper rung {hopper_bwd.RUNGS}, got "
+        if attention_bwd not in ("triton", "auto") and attention_bwd not in hopper_bwd.RUNGS:
+            raise ValueError(f"attention_bwd: expected 'triton', 'auto' or a Hopper rung {hopper_bwd.RUNGS}, got "
                              f"{attention_bwd!r}")
         at = L._kernels()[2]
         tiles = {key: INTERPRETER_TILE for key in L.BlockPlan.GEMM_KEYS.values()} if INTERPRETER else None
@@ -235,6 +249,7 @@ class TrainPlan:
             raise ValueError(f"dy: expected a contiguous {x.dtype} tensor of x's shape {tuple(x.shape)} on {x.device}")
         bsz, s, d, nh = fwd.shape
         m, dh = bsz * s, d // nh
+        attention_bwd = self.attention_bwd = resolve_attention_bwd(attention_bwd, dh)
         w = dict(zip(L.PARAM_NAMES, weights))
         buf = fwd.buffers
         e = lambda *shp: torch.empty(shp, device=x.device, dtype=x.dtype)  # noqa: E731
@@ -364,7 +379,7 @@ class TrainPlan:
         return rows
 
 
-def train_step(x, n_heads, *weights, dy, attention: str = "auto", attention_bwd: str = "triton"):
+def train_step(x, n_heads, *weights, dy, attention: str = "auto", attention_bwd: str = "auto"):
     """The block's forward (keeping its activations) and backward from the repository's kernels: returns (y, grads),
     grads = {"x": dX, "ln1_w": ..., every name of lab.PARAM_NAMES}: each the gradient of sum(y * dy), in x's dtype."""
     return TrainPlan(x, dy, n_heads, *weights, attention=attention, attention_bwd=attention_bwd).run()

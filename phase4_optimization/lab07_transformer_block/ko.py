@@ -98,8 +98,8 @@ KO = {
         "예측만 보여 줍니다",
     "the second case only, one round, GEMM tiles untuned": "두 번째 케이스만, round 한 번, GEMM tile은 튜닝하지 않음",
     "where the JSON goes (default: results/<gpu>/)": "JSON을 쓸 곳 (기본: results/<gpu>/)",
-    "the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C backward (sm_90 only; not "
-    "yet run on a GPU)":
-        "attention backward: 랩 4.6의 Triton backward(기본) 또는 Hopper CUDA C backward의 rung 하나(sm_90 전용, 아직 "
-        "GPU에서 실행된 적 없음)",
+    "the attention backward: auto (default: lab 4.6's Hopper CUDA C backward at its default rung on an sm_90 GPU, "
+    "else its Triton one), triton, or a rung of the Hopper backward (sm_90 only)":
+        "attention backward: auto(기본: sm_90 GPU에서는 랩 4.6의 Hopper CUDA C backward의 기본 rung, 그 밖에서는 "
+        "Triton backward), triton, 또는 Hopper backward의 rung 하나(sm_90 전용)",
 }

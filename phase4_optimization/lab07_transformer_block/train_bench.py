@@ -129,7 +129,7 @@ def _rel(a, b) -> float:
 
 
 def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tune: bool = True,
-                     attention_bwd: str = "triton"):
+                     attention_bwd: str = "auto"):
     """One case: tune our GEMM tiles, check our gradients against the eager module's, time the three steps in steady
     interleaved rounds, then each backward stage alone. attention_bwd: backward.TrainPlan's. Returns (rows,
     stage_rows, targets, tuning)."""
@@ -180,8 +180,9 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
     label = f"training step (forward + backward) B{bsz} S{s} d{d} H{nh} {dtype}"
     ratio = ts["torch.compile"].median_ms / ts["ours"].median_ms
     scaled = case != full
-    targets = [target.versus(label, "ours: lab 4.2/3.2 GEMMs, lab 4.6 attention, fused LN/GELU'/bias backward",
-                             "torch.compile", ratio, steady=steady,
+    attn = ("Triton" if tp.attention_bwd == "triton" else f"Hopper CUDA C rung {tp.attention_bwd}") + " backward"
+    targets = [target.versus(label, f"ours: lab 4.2/3.2 GEMMs, lab 4.6 attention ({attn}), fused LN/GELU'/bias "
+                             "backward", "torch.compile", ratio, steady=steady,
                              at_least=None if scaled else TRAIN_TARGETS.get(full), checked=ok,
                              note="scaled down: the target is set for the full case" if scaled else "",
                              detail={"ours ms": ts["ours"].median_ms, "peer ms": ts["torch.compile"].median_ms,
@@ -212,7 +213,7 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
     return rows, stage_rows, targets, tuning
 
 
-def benchmark_train(ceiling_gbps: float, quick: bool = False, dtype: str = "bfloat16", attention_bwd: str = "triton"):
+def benchmark_train(ceiling_gbps: float, quick: bool = False, dtype: str = "bfloat16", attention_bwd: str = "auto"):
     """Every case (quick: the second one, 1 round, untuned): (rows, stage_rows, targets, tuning)."""
     rows, stage_rows, targets, tuning = [], [], [], []
     for case in (L.BENCH_CASES[1:] if quick else L.BENCH_CASES):
@@ -250,9 +251,10 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help=tr("the second case only, one round, GEMM tiles untuned"))
     p.add_argument("--out", default=None, metavar="DIR",
                    help=tr("where the JSON goes (default: results/<gpu>/)"))
-    p.add_argument("--attn-bwd", default="triton", choices=("triton", *hopper_bwd.RUNGS),
-                   help=tr("the attention backward: lab 4.6's Triton one (default) or a rung of its Hopper CUDA C "
-                           "backward (sm_90 only; not yet run on a GPU)"))
+    p.add_argument("--attn-bwd", default="auto", choices=("auto", "triton", *hopper_bwd.RUNGS),
+                   help=tr("the attention backward: auto (default: lab 4.6's Hopper CUDA C backward at its default "
+                           "rung on an sm_90 GPU, else its Triton one), triton, or a rung of the Hopper backward "
+                           "(sm_90 only)"))
     cli.add_lang(p)
     args = p.parse_args(argv)
     if args.lang:
