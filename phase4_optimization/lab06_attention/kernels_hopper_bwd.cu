@@ -1381,7 +1381,7 @@ __device__ __forceinline__ int2 longest_first(void)
 }
 
 // Rungs 06, 07, 09 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
-// grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK); the arguments of rung 05.
+// grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK, DQ_SCHED); rung 05's arguments.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
         const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
