@@ -21,8 +21,8 @@
 // The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
 // (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
-// sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an H100 (every case of
-// hopper_bwd_check right, and the measured ratios to cuDNN in logs/h100-80gb-hbm3/session13/); rung 09 was written
+// sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
+// hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
 // from that run's profile and has not run yet.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
@@ -188,9 +188,10 @@
 //                 traffic is what limits it (many query heads per key/value head, small D), the pass wins.
 //
 // RUNG 09 (attn_bwd_09_ws_overlap): rung 07's block, producer, shared memory and dQ path; its consumer (consumer_09)
-// orders and slims the step, from the H100 profile of rung 07 against cuDNN's backward (ncu, B4 H32 S4096 D128:
-// the tensor pipe did the same work in both, but ours issued more instructions and left the tensor pipe idle while
-// the two consumers - in step with each other through the dQ barrier - ran their softmax-like work and dQ staging).
+// orders and slims the step, from an sm_90 profile of rung 07 against cuDNN's backward (ncu, at the backward
+// target's shape: the tensor pipe did the same work in both, but ours issued more instructions and left the tensor
+// pipe idle while the two consumers - in step with each other through the dQ barrier - ran their softmax-like work
+// and dQ staging).
 //   what changed  1. S^T and dP^T are two commit groups: P^T = exp2(..) is computed once S^T retires (wait_group 1),
 //                    while dP^T still runs; dS^T after it.
 //                 2. dV += P^T dO is issued as soon as P^T is packed, before dS^T is stored and the consumers meet.
