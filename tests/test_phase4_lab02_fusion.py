@@ -42,6 +42,32 @@ def test_gelu_references_match_torch():
     assert 1e-5 < np.max(np.abs(fz.gelu_tanh_ref(t) - fz.gelu_erf_ref(t))) < 1e-2
 
 
+def test_gelu_tanh_kernel_form_is_the_function_and_compiles_to_approximate_ops():
+    """gelu_tanh as the kernels compute it - exp2(t (K1 + K2 t^2)) with log2 e folded into K1, K2, and an approximate
+    division - is the tanh GELU: in float64 the folded constants give the reference to 1e-14 over the range where it
+    is not ~0, and at -inf, +inf, very negative and very positive t it ends as the written-out form does (NaN, inf,
+    -0, t). Compiled for sm_90 (no GPU needed), the elementwise kernel's PTX has ex2.approx and div.approx and no
+    full-range or IEEE division."""
+    from common.triton_support import aot
+    from phase4_optimization.lab02_fusion import triton_kernels as tk
+
+    k1, k2 = -2.302208198144325, -0.1029432395800235
+    assert k1 == pytest.approx(-2 * np.sqrt(2 / np.pi) / np.log(2), rel=1e-15) and k2 == pytest.approx(0.044715 * k1)
+    t = np.linspace(-8.0, 12.0, 4001)
+    np.testing.assert_allclose(t / (1 + np.exp2(t * (k1 + k2 * t * t))), fz.gelu_tanh_ref(t), rtol=1e-12, atol=1e-14)
+    with np.errstate(over="ignore", invalid="ignore"):
+        edge = np.array([-np.inf, np.inf, -1e4, -40.0, 40.0, 1e4], dtype=np.float32)
+        got = edge / (np.float32(1) + np.exp2(edge * (np.float32(k1) + np.float32(k2) * edge * edge)))
+    assert np.isnan(got[0]) and got[1] == np.inf and got[2] == got[3] == 0 and np.signbit(got[2])
+    assert got[4] == 40.0 and got[5] == 1e4
+    sig = {"x_ptr": "*fp32", "bias_ptr": "*fp32", "c_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32",
+           "HAS_BIAS": "constexpr", "ACT": "constexpr", "HAS_C": "constexpr", "BLOCK_M": "constexpr",
+           "BLOCK_N": "constexpr"}
+    ptx = aot(tk.elementwise_kernel, sig, dict(HAS_BIAS=False, ACT=1, HAS_C=False, BLOCK_M=4, BLOCK_N=64)).asm["ptx"]
+    assert "ex2.approx" in ptx and "div.approx.f32" in ptx, "gelu_tanh: exp2 and the approximate division"
+    assert "div.full.f32" not in ptx and "div.rn.f32" not in ptx
+
+
 def test_reference_ops():
     import torch
     import torch.nn.functional as F

@@ -162,6 +162,25 @@ def test_fused_layernorm_backward_is_lab_3_4s_plus_the_skip(dtype):
         check.assert_close(sums[i * n:(i + 1) * n], ref, dtype, tol, what=name)
 
 
+def test_gelu_derivative_constants_are_the_derivative():
+    """_gelu_tanh_grad's folded form - s = 1 / (1 + exp2(z (K1 + K2 z^2))), q = z (Q1 + Q2 z^2), s + q s (1 - s) -
+    is d/dz of gelu_tanh in float64 (the centered difference of tb's reference to 1e-8), with the constants the
+    kernel holds (pinned: a change to one must be made to the other)."""
+    k1, k2, q1, q2 = -2.302208198144325, -0.1029432395800235, 1.5957691216057308, 0.21406444881780076
+    c, a = math.sqrt(2 / math.pi), 0.044715
+    assert (k1, k2, q1, q2) == pytest.approx((-2 * c / math.log(2), -2 * c * a / math.log(2), 2 * c, 6 * c * a),
+                                             rel=1e-15)
+    z = np.linspace(-9.0, 9.0, 3601)
+    s = 1 / (1 + np.exp2(z * (k1 + k2 * z * z)))
+    q = z * (q1 + q2 * z * z)
+    h = 1e-5
+    fd = (tb.gelu_tanh(z + h) - tb.gelu_tanh(z - h)) / (2 * h)
+    np.testing.assert_allclose(s + q * s * (1 - s), fd, rtol=1e-7, atol=1e-8)
+    src = open(K.__file__).read()
+    assert "tl.exp2(z * (-2.302208198144325 + -0.1029432395800235 * z2))" in src
+    assert "q = z * (1.5957691216057308 + 0.21406444881780076 * z2)" in src
+
+
 def test_train_step_checks_dy_and_keeps_the_forward():
     x, h, w, dy = _case((1, 5, 64, 2), "float16", 1)
     with pytest.raises(ValueError, match="dy"):

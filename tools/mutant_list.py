@@ -53,6 +53,7 @@ WG = "tests/test_phase4_lab03_tensor_cores_wgmma_gpu.py"    # rung 03 (wgmma) ag
 ATT_CU = ("tests/test_phase4_lab06_attention_cuda.py", "-k", "gpu_matches_float64")   # rungs 01/02/02w, causal too
 ATT_H = ("tests/test_phase4_lab06_attention_hopper.py", "-k", "gpu_matches_float64")  # the Hopper rungs
 ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd.py",)   # the Hopper backward's rungs (GPU) and their models
+TRAIN = ("tests/test_phase4_lab07_train_step.py",)      # lab 4.7's training step against autograd
 
 MUTANTS = [
     # ---- phase 1
@@ -127,12 +128,17 @@ MUTANTS = [
     # ---- phase 4
     Mutant("fused GEMM: bias added after GELU", f"{P4}/lab02_fusion/triton_kernels.py",
            "    if HAS_BIAS:\n        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]\n"
-           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)"
-           "      # gelu_tanh, as in elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))",
-           "    if ACT == 1:\n        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)"
-           "      # gelu_tanh, as in elementwise_kernel\n        acc = acc / (1.0 + tl.exp(-2.0 * u))\n"
+           "    if ACT == 1:\n        acc = gelu_tanh(acc)",
+           "    if ACT == 1:\n        acc = gelu_tanh(acc)\n"
            "    if HAS_BIAS:\n        acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]",
            FUS, why="the epilogue applied in the wrong order"),
+    Mutant("gelu_tanh: the cubic term's folded constant dropped", f"{P4}/lab02_fusion/triton_kernels.py",
+           "(-2.302208198144325 + -0.1029432395800235 * (t * t))", "(-2.302208198144325 + 0.0 * (t * t))", FUS,
+           why="K2 = 0.044715 K1 carries u's 0.044715 t^3; without it the kernels compute t sigmoid(1.596 t), "
+               "GELU's sigmoid approximation, not its tanh form"),
+    Mutant("training step: GELU's derivative without its cubic term", f"{P4}/lab07_transformer_block/"
+           "backward_kernels.py", "q = z * (1.5957691216057308 + 0.21406444881780076 * z2)",
+           "q = z * 1.5957691216057308", TRAIN, why="u'(z) = c (1 + 3 a z^2): the 3 a z^2 folded into 6 c a"),
     Mutant("attention: causal mask off by one", f"{P4}/lab06_attention/triton_kernels.py",
            "keep = keep & (k_idx <= q_idx + shift)", "keep = keep & (k_idx < q_idx + shift)", ATT,
            why="each query stops attending to itself"),

@@ -19,6 +19,17 @@ ACT_NONE, ACT_GELU_TANH, ACT_GELU_ERF = 0, 1, 2
 #   fused: bias + gelu (HAS_BIAS + ACT), bias + residual (HAS_BIAS + HAS_C) in one launch.
 # ---------------------------------------------------------------------------------------------------------------------
 @triton.jit
+def gelu_tanh(t):
+    # gelu_tanh, every kernel's (elementwise, both GEMM epilogues, lab 4.7's forward): 0.5 t (1 + tanh(u)) =
+    # t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3), written for few instructions, because in a GEMM epilogue
+    # it runs on every element of the tile after the main loop. exp(-2u) = exp2(t (K1 + K2 t^2)) with
+    # K1 = -2 sqrt(2/pi) log2(e) and K2 = 0.044715 K1 (one multiply, one FMA, one multiply, then ex2: the log2(e)
+    # that exp would multiply by is folded in), and the division approximate (div.approx: t x 1 / y, 2 ulp). Ends:
+    # t -> +inf gives t; t -> -inf overflows the exp to inf and gives -0 (for t = -inf itself: NaN, as -inf / inf)
+    return tl.fdiv(t, 1.0 + tl.exp2(t * (-2.302208198144325 + -0.1029432395800235 * (t * t))), approx=True)
+
+
+@triton.jit
 def elementwise_kernel(x_ptr, bias_ptr, c_ptr, y_ptr, M, N, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
                        HAS_C: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     # A BLOCK_M x BLOCK_N tile per program: rows on grid axis 0 (up to 2^31 - 1 programs), column blocks on axis 1.
@@ -32,12 +43,9 @@ def elementwise_kernel(x_ptr, bias_ptr, c_ptr, y_ptr, M, N, HAS_BIAS: tl.constex
     t = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     if HAS_BIAS:
         t += tl.load(bias_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
-    # GELU written out in the kernel (the same four lines as linear_kernel's epilogue below)
+    # GELU in the kernel (gelu_tanh below: the same function as linear_kernel's epilogue)
     if ACT == 1:
-        # gelu_tanh: 0.5 t (1 + tanh(u)) = t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3): one exp and one
-        # division; t -> -inf gives -0 (exp overflows to inf), t -> +inf gives t
-        u = 0.7978845608028654 * (t + 0.044715 * t * t * t)
-        t = t / (1.0 + tl.exp(-2.0 * u))
+        t = gelu_tanh(t)
     if ACT == 2:
         # gelu_erf, the exact GELU: 0.5 t (1 + erf(t / sqrt 2))
         t = 0.5 * t * (1.0 + tl.math.erf(t * 0.7071067811865476))
@@ -146,8 +154,7 @@ def linear_kernel(x_ptr, w_ptr, bias_ptr, res_ptr, y_ptr, M, N, K,
     if HAS_BIAS:
         acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     if ACT == 1:
-        u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)      # gelu_tanh, as in elementwise_kernel
-        acc = acc / (1.0 + tl.exp(-2.0 * u))
+        acc = gelu_tanh(acc)
     y_offs = offs_m[:, None] * N + offs_n[None, :]
     if EVEN_MN:
         if HAS_RES:
@@ -179,8 +186,7 @@ def linear_tma_kernel(x_desc, w_desc, y_desc, res_desc, bias_ptr, M, N, K,
             offs_n = col + tl.arange(0, BLOCK_N)
             acc += tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
         if ACT == 1:
-            u = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)     # gelu_tanh, as in linear_kernel
-            acc = acc / (1.0 + tl.exp(-2.0 * u))
+            acc = gelu_tanh(acc)
         if HAS_RES:
             acc += res_desc.load([row, col]).to(tl.float32)
         y_desc.store([row, col], acc.to(y_desc.dtype))
