@@ -142,6 +142,27 @@ GEMM_NAMES = {"triton": "lab 4.2 Triton linear()", "wgmma": "lab 4.3 wgmma + TMA
 ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "triton": "lab 4.6 Triton flash forward"}
 
 
+def pick_gemm_kernels(plan, rep_ms: float = 25.0) -> list[dict]:
+    """Each GEMM stage of `plan` (a lab.BlockPlan) that has an alternative kernel - lab 4.3's wgmma + TMA GEMM beside
+    lab 4.2's Triton linear() at its tuned tile - runs the faster of the two on its own shape and epilogue from now
+    on: the block made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's
+    alternative. Both compute the same stage (the lab's variants check each against float64). Returns one row per
+    stage: both times and the pick."""
+    rows = []
+    for i, (name, kind, fn) in enumerate(plan.stages):
+        if name not in plan.gemm_alternatives:
+            continue
+        alt, alt_fn = plan.gemm_alternatives[name]
+        cur = plan.gemm_kernels[name]
+        t_cur, t_alt = (bench.bench(f, rep_ms=rep_ms).median_ms for f in (fn, alt_fn))
+        if t_alt < t_cur:
+            plan.stages[i] = (name, kind, alt_fn)
+            plan.gemm_alternatives[name] = (cur, fn)
+            plan.gemm_kernels[name] = alt
+        rows.append({"stage": name, f"{cur} ms": t_cur, f"{alt} ms": t_alt, "picked": plan.gemm_kernels[name]})
+    return rows
+
+
 def bench_case(case, dtype: str, ceiling_gbps: float,
                rounds: int = 5) -> tuple[list[dict], list[dict], list[dict], list[target.Target]]:
     """Whole block: ours vs eager vs torch.compile (interleaved); then each of our stages vs its floor. A case the
@@ -168,6 +189,13 @@ def bench_case(case, dtype: str, ceiling_gbps: float,
     print(tr("  GEMM configs picked: {list}", list="; ".join(
         f"{k}: {c and (c['BLOCK_M'], c['BLOCK_N'], c['BLOCK_K'], c['num_warps'], c['num_stages'])}"
         for k, c in plan.gemm_configs.items())))
+    # then each GEMM stage's kernel: the tuned Triton linear() or lab 4.3's wgmma GEMM, whichever is faster there
+    picks = pick_gemm_kernels(plan)
+    for r in picks:
+        r["case"] = list(case)
+    tuning += picks
+    if picks:
+        print(tr("  GEMM kernels picked: {list}", list="; ".join(f"{r['stage']}: {r['picked']}" for r in picks)))
     module = L.torch_module(x, nh, *weights)
     t0 = time.perf_counter()
     compiled = torch.compile(module)
@@ -228,7 +256,8 @@ def bench_case(case, dtype: str, ceiling_gbps: float,
                 "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms, "floor": f["how"], "clock": t.clock,
                 "floor_clock": f.get("clock", ""), "kernel": kernel}
 
-    stage_rows = [timed(name, kind, fn, name, ATTENTION_NAMES[plan.attention] if kind == "attention" else "")
+    stage_rows = [timed(name, kind, fn, name, ATTENTION_NAMES[plan.attention] if kind == "attention" else
+                        GEMM_NAMES[plan.gemm_kernels[name]] if kind == "gemm" else "")
                   for name, kind, fn in plan.stages]
     total = sum(r["ms"] for r in stage_rows)
     floor_total = sum(r["floor_ms"] for r in stage_rows)
@@ -239,7 +268,7 @@ def bench_case(case, dtype: str, ceiling_gbps: float,
         stage_rows.append(timed("attention (causal), not used", "alternative", fn, "attention (causal)",
                                 ATTENTION_NAMES[alt]))
     for name, (alt, fn) in plan.gemm_alternatives.items():
-        stage_rows.append(timed(f"{name}, by wgmma", "alternative", fn, name, GEMM_NAMES[alt]))
+        stage_rows.append(timed(f"{name}, by {alt}", "alternative", fn, name, GEMM_NAMES[alt]))
     stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": "sum of stages", "kind": "",
                        "ms": total, "floor_ms": floor_total, "frac_of_floor": floor_total / total,
                        "floor": "sum of the floors"})

@@ -34,6 +34,7 @@ KO = {
     "lab 4.6 Hopper CUDA C forward (wgmma + TMA)": "랩 4.6의 Hopper CUDA C forward (wgmma + TMA)",
     "lab 4.6 Triton flash forward": "랩 4.6의 Triton flash forward",
     "  GEMM configs picked: {list}": "  고른 GEMM config: {list}",
+    "  GEMM kernels picked: {list}": "  고른 GEMM 커널: {list}",
     "  torch.compile of the block took {secs:.1f} s (first call)": "  block의 torch.compile에 {secs:.1f}초 걸림 (첫 호출)",
     "  ours vs the eager module at this size: relative difference {rel:.2e}":
         "  이 크기에서 우리 block 대 eager module: 상대 차이 {rel:.2e}",

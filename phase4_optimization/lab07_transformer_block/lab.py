@@ -236,7 +236,9 @@ class BlockPlan:
 
         make = wgmma_gemm if self.gemm == "wgmma" else triton_gemm
         run_gemm = {name: make(*rest) for name, *rest in gemms}
-        # the other GEMM kernel per stage, for the benchmark's comparison (empty where only one can run here)
+        # the kernel each GEMM stage runs ("triton" | "wgmma"; bench.pick_gemm_kernels may change it per stage), and
+        # the other one, for the benchmark's comparison (empty where only one can run here)
+        self.gemm_kernels = {name: self.gemm for name, *_ in gemms}
         self.gemm_alternatives = {}
         if self.gemm == "triton" and _wgmma_unavailable(x) is None:
             self.gemm_alternatives = {name: ("wgmma", wgmma_gemm(*rest)) for name, *rest in gemms}
