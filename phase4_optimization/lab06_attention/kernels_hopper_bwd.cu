@@ -210,8 +210,11 @@
 //                 slots on the critical path), and a few % more causal from the block order (the models' in-order
 //                 dispatch to 132 SMs ends sooner at the target's grid); about 1.0x SDPA cuDNN.
 //
-// NEXT (each measured against the previous on the same GPU): the two consumers out of step (dQ's halves exchanged
-// through the staging blocks instead of a barrier), and 2-CTA clusters sharing Q and dO by TMA multicast.
+// NEXT (each measured against the previous on the same GPU): the query tiles walked in an order rotated per key
+// block (the blocks of one head run together and, all starting at the same tile, add their dQ blocks into the same
+// addresses at the same time: the L2's reductions on one tile serialize - ncu's L2 counters would show it), the two
+// consumers out of step (dQ's halves exchanged through the staging blocks instead of a barrier), and 2-CTA clusters
+// sharing Q and dO by TMA multicast.
 
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
