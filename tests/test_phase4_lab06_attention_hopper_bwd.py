@@ -225,12 +225,14 @@ def _hopper_ready():
 hopper_gpu = pytest.mark.skipif(not _hopper_ready(), reason="the Hopper backward needs an sm_90 GPU")
 
 # (B, Hq, Hkv, S, D, causal, dtype): S past a 64-row tile by a little and by a lot, S = 1, one exact tile; grouped
-# (4q / 2kv), multi-query (Hkv 1) and Hq = Hkv; both head dims and dtypes
+# (4q / 2kv), multi-query (Hkv 1) and Hq = Hkv; both head dims and dtypes; causal with B Hkv = 6 (rung 09's
+# longest_first: a full group of LPT_HEADS heads and a short one)
 GPU_CASES = [(1, 2, 2, 113, 64, False, "bfloat16"), (2, 4, 2, 203, 128, True, "float16"),
              (1, 4, 1, 130, 128, False, "bfloat16"), (2, 4, 2, 64, 64, True, "bfloat16"),
              (1, 2, 2, 1, 128, True, "float16"), (1, 4, 2, 257, 64, True, "float16"),
              (1, 2, 1, 300, 128, True, "bfloat16"), (2, 2, 2, 191, 64, False, "float16"),
-             (1, 8, 2, 1024, 128, True, "bfloat16"), (1, 4, 4, 65, 128, False, "float16")]
+             (1, 8, 2, 1024, 128, True, "bfloat16"), (1, 4, 4, 65, 128, False, "float16"),
+             (3, 2, 2, 200, 64, True, "bfloat16")]
 
 
 @gpu

@@ -8,6 +8,7 @@ from . import hopper_bwd as hb
 from . import hopper_bwd_check as hbc
 
 CASE = (2, 4, 2, 130, 128, False, "bfloat16")     # (B, Hq, Hkv, S, D, causal, dtype): hopper_bwd_check's 4th case
+CAUSAL = (3, 2, 2, 200, 128, True, "bfloat16")    # its last: causal over 6 (batch, head)s, rung 09's block order
 
 
 class BackwardRung:
@@ -18,7 +19,7 @@ class BackwardRung:
 
     def __init__(self, rung: str, case=CASE):
         self.rung, self.case = rung, case
-        self.name = f"cuda hopper bwd {rung} ({hb.KERNELS[rung]})"
+        self.name = f"cuda hopper bwd {rung} ({hb.KERNELS[rung]}){', causal' if case[5] else ''}"
         self.size, self.dtype = case[:6], case[6]
 
     def available(self):
@@ -36,4 +37,4 @@ class BackwardRung:
         return ok, " ".join(line.strip() for line in lines)
 
 
-EXTRAS = [BackwardRung(r) for r in hb.RUNGS]
+EXTRAS = [BackwardRung(r) for r in hb.RUNGS] + [BackwardRung("09", CAUSAL)]   # + rung 09's causal-only path
