@@ -290,3 +290,14 @@ def test_a_labs_extras_are_planned_and_run_like_variants(monkeypatch, capsys):
         assert want in out, out
         assert ("BEGIN" in out) == fake.ok
     assert calls == ["prepare", "run", "prepare", "run"]
+
+
+def test_variants_narrows_the_plan_and_reaches_the_workers():
+    """--variants SUBSTR keeps the variants and extras whose name contains it - lab 4.6's Hopper backward rungs alone,
+    say, for racecheck, which is slow on the forward's kernels - and the worker's command line carries it."""
+    items = S.plan(S.lab_modules(only=["lab06_attention"]), ["lab06_attention"], ["hopper bwd"])
+    assert items and all("hopper bwd" in i["variant"] and i.get("extra") for i in items)
+    everything = S.plan(S.lab_modules(only=["lab06_attention"]), ["lab06_attention"])
+    assert len(everything) > len(items)
+    cmd = S.sanitizer_command("compute-sanitizer", "racecheck", ["attention"], ["hopper bwd"])
+    assert cmd[-4:] == ["--labs", "attention", "--variants", "hopper bwd"]

@@ -3,6 +3,7 @@
     python -m tools.sanitize                 # GPU only: memcheck, racecheck, initcheck, synccheck, in parallel
     python -m tools.sanitize --dry-run       # list what would run (works without a GPU)
     python -m tools.sanitize --tools memcheck --labs vector_add --timeout 120
+    python -m tools.sanitize --tools racecheck --labs attention --variants "hopper bwd"   # some variants / extras only
 
 Design (one GPU, a few minutes):
   * one Python worker per tool (`python -m tools.sanitize --worker --tool X`), the four in parallel, each under
@@ -129,8 +130,9 @@ def extras(qual: str) -> list:
     return list(importlib.import_module(name).EXTRAS)
 
 
-def plan(labs=None, only=None) -> list[dict]:
-    """Every (lab, variant, case) the worker will run, in order: the variants, then the lab's extras."""
+def plan(labs=None, only=None, variants=None) -> list[dict]:
+    """Every (lab, variant, case) the worker will run, in order: the variants, then the lab's extras (with
+    `variants`, only those whose name contains one of those strings)."""
     out = []
     for qual, mod in (labs if labs is not None else lab_modules(only=only)):
         if only and not any(o in qual for o in only):
@@ -143,7 +145,7 @@ def plan(labs=None, only=None) -> list[dict]:
         for ex in extras(qual):
             out.append({"lab": qual, "variant": ex.name, "impl": ex.impl, "size": ex.size, "dtype": ex.dtype,
                         "extra": True})
-    return out
+    return [it for it in out if not variants or any(v in it["variant"] for v in variants)]
 
 
 def our_kernel_names(labs=None) -> set[str]:
@@ -245,9 +247,9 @@ class _ExtraTarget:
         return self.ex.check(state)
 
 
-def worker(tool: str, only=None, settle_s: float = 0.02) -> int:
+def worker(tool: str, only=None, settle_s: float = 0.02, variants=None) -> int:
     labs = lab_modules(only=only)
-    items = plan(labs, only)
+    items = plan(labs, only, variants)
     mods = dict(labs)
     _mark("START", tool, len(items))
     for i, it in enumerate(items):
@@ -307,11 +309,13 @@ def find_sanitizer() -> str | None:
     return None
 
 
-def sanitizer_command(exe: str, tool: str, only=None) -> list[str]:
+def sanitizer_command(exe: str, tool: str, only=None, variants=None) -> list[str]:
     cmd = [exe, "--tool", tool] + COMMON_OPTIONS + TOOL_OPTIONS[tool]
     cmd += [sys.executable, "-m", "tools.sanitize", "--worker", "--tool", tool]
     for o in only or []:
         cmd += ["--labs", o]
+    for v in variants or []:
+        cmd += ["--variants", v]
     return cmd
 
 
@@ -398,9 +402,9 @@ def write_results(results: dict, items, tools, out_dir: str, command: str) -> tu
     return jpath, mpath
 
 
-def _run_tool(exe, tool, only, timeout, log_path, results, lock, on_done, ours):
+def _run_tool(exe, tool, only, timeout, log_path, results, lock, on_done, ours, variants=None):
     t0 = time.time()
-    cmd = sanitizer_command(exe, tool, only)
+    cmd = sanitizer_command(exe, tool, only, variants)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     timed_out = False
     with open(log_path, "w") as log:
@@ -433,6 +437,8 @@ def main(argv=None) -> int:
     p.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}")
     p.add_argument("--labs", action="append", default=None, metavar="SUBSTR",
                    help="only labs whose qualified name contains this (repeatable)")
+    p.add_argument("--variants", action="append", default=None, metavar="SUBSTR",
+                   help="only variants (and extras) whose name contains this (repeatable): e.g. 'hopper bwd'")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per tool (default %(default)s)")
     p.add_argument("--out", default=None, help="results folder (default results/<gpu>/)")
     p.add_argument("--dry-run", action="store_true", help="list the variants, cases and commands; run nothing")
@@ -444,7 +450,7 @@ def main(argv=None) -> int:
     if bad:
         p.error(f"--tools: unknown {', '.join(bad)}; choose from {', '.join(TOOLS)}")
     if args.worker:
-        return worker(args.tool or "memcheck", args.labs)
+        return worker(args.tool or "memcheck", args.labs, variants=args.variants)
 
     from common import device
 
@@ -452,7 +458,7 @@ def main(argv=None) -> int:
         print(f"tools.sanitize needs a CUDA GPU and none is usable ({device.no_gpu_reason()}); "
               "run it on a GPU machine, or use --dry-run to see what it would run.")
         return 2
-    items = plan(only=args.labs)
+    items = plan(only=args.labs, variants=args.variants)
     for qual, err in BROKEN.items():
         print(f"{qual}: does not import, not sanitized ({err})")
     exe = find_sanitizer()
@@ -461,7 +467,7 @@ def main(argv=None) -> int:
             print(f"{it['lab']:45s} {it['impl']:6s} {it['variant']:45s} {it['size']} {it['dtype']}")
         print(f"\n{len(items)} runs per tool ({len({(i['lab'], i['variant']) for i in items})} variants); commands:")
         for t in tools:
-            print("  " + " ".join(sanitizer_command(exe or "compute-sanitizer", t, args.labs)))
+            print("  " + " ".join(sanitizer_command(exe or "compute-sanitizer", t, args.labs, args.variants)))
         return 0
     if exe is None:
         print("tools.sanitize needs compute-sanitizer (part of the CUDA toolkit) on the PATH and found none; "
@@ -482,7 +488,7 @@ def main(argv=None) -> int:
 
     threads = [threading.Thread(target=_run_tool, args=(exe, t, args.labs, args.timeout,
                                                         os.path.join(log_dir, f"{t}.log"), results, lock, done,
-                                                        ours)) for t in tools]
+                                                        ours), kwargs={"variants": args.variants}) for t in tools]
     for th in threads:
         th.start()
     for th in threads:
