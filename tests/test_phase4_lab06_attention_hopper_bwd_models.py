@@ -6,6 +6,8 @@ through the .cu's descriptors (common.hopper's model of the 128-byte swizzle); a
 rung 04's prefetch rule against the walk. The compile, refusal and GPU tiers are in
 tests/test_phase4_lab06_attention_hopper_bwd.py.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -413,9 +415,10 @@ def _desc_at(desc, nbytes):
 
 @pytest.mark.parametrize("d", hb.HEAD_DIMS)
 def test_rung09_descriptors_moved_in_place_are_the_ones_built_again(d):
-    """Every descriptor rung 09 moves with desc_at (K-major slices of K, V, Q, dO; MN-major slices of Q, dO, dS^T and
-    of the block's K tiles) equals the one desc_kmajor / desc_mnmajor builds from the moved address, for tile bases
-    anywhere in an SM's shared memory: the start-address field never carries into the next."""
+    """Every descriptor rung 09 moves with desc_at (common/cuda/hopper.cuh: K-major slices of K, V, Q, dO; MN-major
+    slices of Q, dO, dS^T and of the block's K tiles) equals the one desc_kmajor / desc_mnmajor builds from the moved
+    address, for tile bases anywhere in an SM's shared memory: the start-address field never carries into the next.
+    The forward's slices (kernels_hopper.cu's kslice_bytes, vslice_bytes: 128-row boxes, V K-major or not) too."""
     from common import hopper as ch
 
     box, tile, ds = 64 * 128, 64 * d * 2, 64 * 64 * 2
@@ -423,14 +426,24 @@ def test_rung09_descriptors_moved_in_place_are_the_ones_built_again(d):
     mnmajor = ([2048 * kq for kq in range(4)] + [(kk // 4) * ds + 2048 * (kk % 4) for kk in range(8)]
                + [(kk // 4) * tile + c * box + 2048 * (kk % 4) for kk in range(8) for c in range(2)])
     top = hb.smem_bytes(d, "09")
+    vt_box = d * 128                                               # the forward's V^T box (V_KMAJOR)
+    kmajor += [(kk // 4) * box + 32 * (kk % 4) for kk in range(8)] + [(kk // 4) * vt_box + 32 * (kk % 4)
+                                                                      for kk in range(8)]
+    mnmajor += [2048 * kk for kk in range(8)]
     for base in range(0, top, 1024):
         for offs, lbo in ((kmajor, 16), (mnmajor, box)):
             for off in offs:
                 if base + off + 1024 > top:
                     continue
                 assert _desc_at(ch.smem_descriptor(base, lbo, 1024), off) == ch.smem_descriptor(base + off, lbo, 1024)
-    _pinned("return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + (bytes >> 4));",
-            "const unsigned off = (kk / 4) * BOX_BYTES + 32 * (kk % 4);",
+    header = open(os.path.join(os.path.dirname(hb.HERE), "..", "common", "cuda", "hopper.cuh")).read()
+    assert "return (d & 0xFFFFFFFF00000000ull) | (hop_u32)((hop_u32)d + (bytes >> 4));" in header
+    fwd = open(os.path.join(hb.HERE, "kernels_hopper.cu")).read()
+    for line in ("__device__ __forceinline__ u32 kslice_bytes(int kk) { return (kk / 4) * BOX_BYTES + 32 * (kk % 4); }",
+                 "return (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4);", "return 2048 * kk;",
+                 "#define VT_BOX_BYTES (HEAD_DIM * 128)"):
+        assert line in fwd, line
+    _pinned("const unsigned off = (kk / 4) * BOX_BYTES + 32 * (kk % 4);",
             "wgmma_ss_tt_64x64(dqh, desc_at(dSmn, (kk / 4) * DS_BYTES + 2048 * (kk % 4)),",
             "desc_at(dKmn, (kk / 4) * TILE_BYTES + c * BOX_BYTES + 2048 * (kk % 4)), kk > 0);",
             "wgmma_rs_acc(acc_dk, sa[kq], desc_at(dQmn, 2048 * kq));")

@@ -171,6 +171,14 @@ __device__ __forceinline__ hop_u64 wgmma_desc_128b(hop_u32 addr, hop_u32 lbo, ho
            ((hop_u64)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
 
+// Descriptor d moved by `bytes` (a multiple of 16) inside shared memory. Only the start-address field (bits 0-13,
+// address >> 4) changes, and it cannot carry out (shared memory lies below 256 KiB): a 32-bit add on the low word,
+// where building each descriptor from its address again (wgmma_desc_128b) costs a handful of instructions.
+__device__ __forceinline__ hop_u64 desc_at(hop_u64 d, hop_u32 bytes)
+{
+    return (d & 0xFFFFFFFF00000000ull) | (hop_u32)((hop_u32)d + (bytes >> 4));
+}
+
 // before the first wgmma that reads registers (accumulators, A fragments) the threads wrote
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

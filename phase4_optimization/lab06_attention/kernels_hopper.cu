@@ -274,22 +274,26 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[32], const u32 (&a)[4], u64 
 }
 #endif
 
-// descriptors (the Python model in hopper.py computes the same ones)
-__device__ __forceinline__ u64 desc_q(u32 sQ, int consumer, int kk)
-{
-    return wgmma_desc_128b(sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024);
-}
-__device__ __forceinline__ u64 desc_k(u32 sK, int kk)
-{
-    return wgmma_desc_128b(sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024);
-}
-__device__ __forceinline__ u64 desc_v(u32 sV, int kk)
+// descriptors (the Python model in hopper.py computes the same ones). Slice kk of Q or K (16 of d) starts
+// kslice_bytes(kk) into the tile, slice kk of V (16 keys) vslice_bytes(kk); issue_qk and issue_pv build a tile's first
+// descriptor once and move it by these offsets (desc_at), which is the same descriptor in fewer instructions.
+__device__ __forceinline__ u32 kslice_bytes(int kk) { return (kk / 4) * BOX_BYTES + 32 * (kk % 4); }
+__device__ __forceinline__ u32 vslice_bytes(int kk)
 {
 #if V_KMAJOR
-    return wgmma_desc_128b(sV + (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4), 16, 1024);
+    return (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4);
 #else
-    return wgmma_desc_128b(sV + 2048 * kk, BOX_BYTES, 1024);
+    return 2048 * kk;
 #endif
+}
+__device__ __forceinline__ u64 desc_q(u32 sQ, int consumer, int kk)
+{
+    return wgmma_desc_128b(sQ + consumer * (64 * 128) + kslice_bytes(kk), 16, 1024);
+}
+__device__ __forceinline__ u64 desc_k(u32 sK, int kk) { return wgmma_desc_128b(sK + kslice_bytes(kk), 16, 1024); }
+__device__ __forceinline__ u64 desc_v(u32 sV, int kk)
+{
+    return wgmma_desc_128b(sV + vslice_bytes(kk), V_KMAJOR ? 16 : BOX_BYTES, 1024);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -526,15 +530,18 @@ __device__ __forceinline__ void start_tile(float (&o)[HEAD_DIM / 2], float (&sc)
 // S = Q K^T for the warpgroup's 64 rows: HEAD_DIM / 16 wgmmas along the head dim (the first overwrites S)
 __device__ __forceinline__ void issue_qk(float (&sc)[BLOCK_N / 2], u32 sQ, int cw, u32 sK)
 {
+    const u64 dq = desc_q(sQ, cw, 0), dk = desc_k(sK, 0);
 #pragma unroll
-    for (int kk = 0; kk < HEAD_DIM / 16; ++kk) wgmma_qk(sc, desc_q(sQ, cw, kk), desc_k(sK, kk), kk != 0);
+    for (int kk = 0; kk < HEAD_DIM / 16; ++kk)
+        wgmma_qk(sc, desc_at(dq, kslice_bytes(kk)), desc_at(dk, kslice_bytes(kk)), kk != 0);
 }
 
 // O += P V: BLOCK_N / 16 wgmmas along the tile's keys, P's A fragments from registers
 __device__ __forceinline__ void issue_pv(float (&o)[HEAD_DIM / 2], const u32 (&pa)[BLOCK_N / 16][4], u32 sV)
 {
+    const u64 dv = desc_v(sV, 0);
 #pragma unroll
-    for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_v(sV, kk));
+    for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_pv(o, pa[kk], desc_at(dv, vslice_bytes(kk)));
 }
 
 // This warp is done with ring slot s (its wgmmas that read it have retired): lane 0 arrives on empty[s]
@@ -890,7 +897,10 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
 
 // ---------------------------------------------------------------------------------------------------------------------
 // The kernels. Rungs 03-06: one block per (query tile, head) - the same setup and producer, the consumer is the rung.
-// Causal: block x takes query tile gridDim.x - 1 - x, so the longest rows start first.
+// Causal: block x takes query tile gridDim.x - 1 - x, so the longest rows start first. The consumer index is passed
+// broadcast from lane 0 (__shfl_sync): the same value, but one the compiler then knows is equal across the warp, so
+// the wgmma descriptors built from it (desc_q) stay in uniform registers instead of being moved there (R2UR) before
+// every wgmma - fewer instructions a step, the same descriptors (the CPU tier compares the SASS).
 // ---------------------------------------------------------------------------------------------------------------------
 #define HOPPER_RUNG(NAME, CONSUMER)                                                                                    \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                           \
@@ -909,7 +919,7 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
             return;                                                                                                    \
         }                                                                                                              \
         setmaxnreg_inc<CONSUMER_REGS>();     /* warpgroups 1 and 2: the consumers of Q rows 0-63 and 64-127 */         \
-        CONSUMER(sm, t, a, wg - 1);                                                                                    \
+        CONSUMER(sm, t, a, __shfl_sync(0xffffffffu, wg - 1, 0));    /* the index, uniform (above) */               \
     }
 HOPPER_RUNG(attn_03_wgmma, consumer_03)
 HOPPER_RUNG(attn_04_wgmma_pingpong, consumer_04)
@@ -933,5 +943,5 @@ attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_cons
         return;
     }
     setmaxnreg_inc<CONSUMER_REGS>();
-    consumer_07(sm, a, n_m, n_work, wg - 1);
+    consumer_07(sm, a, n_m, n_work, __shfl_sync(0xffffffffu, wg - 1, 0));
 }

@@ -1246,14 +1246,6 @@ __device__ __forceinline__ void ds_from_p(const float (&pt)[4 * QT], float (&dpt
     }
 }
 
-// Rung 09: descriptor d moved by `bytes` (a multiple of 16) inside shared memory. Only the start-address field (bits
-// 0-13, address >> 4) changes, and it cannot carry out (the tiles lie below 256 KiB): a 32-bit add on the low word,
-// where building each descriptor from its address again (desc_kmajor, desc_mnmajor) costs a handful of instructions.
-__device__ __forceinline__ hop_u64 desc_at(hop_u64 d, unsigned bytes)
-{
-    return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + (bytes >> 4));
-}
-
 // Consumer c of rung 09. The step of rung 07 (same smem, same named barriers, same dQ staging), in this order:
 //   2. S^T and dP^T as two commit groups; P^T computed once S^T has retired, while dP^T is still on the tensor cores
 //   3. dV += P^T dO issued as soon as P^T is packed (it needs no other warpgroup); dS^T packed and stored meanwhile
