@@ -357,19 +357,21 @@ def test_a_case_too_big_for_the_gpu_is_scaled_down():
 
 
 def test_pick_gemm_kernels_keeps_the_faster_kernel_per_stage(monkeypatch):
-    """bench.pick_gemm_kernels on a stand-in plan (stage functions whose 'time' is known): a GEMM stage whose
+    """stage_picks.pick_gemm_kernels on a stand-in plan (stage functions whose 'time' is known): a GEMM stage whose
     alternative is faster runs the alternative from then on and keeps its old kernel as the alternative; a stage
     whose own kernel is faster, and a stage with no alternative, are left as they are; the rows say both times."""
     from types import SimpleNamespace
 
     times = {"t_qkv": 2.0, "w_qkv": 1.0, "t_fc": 1.0, "w_fc": 3.0, "ln": 0.1}
     fns = {k: (lambda k_=k: k_) for k in times}
-    monkeypatch.setattr(tbb.bench, "bench", lambda fn, **kw: SimpleNamespace(median_ms=times[fn()]))
+    from phase4_optimization.lab07_transformer_block import stage_picks
+
+    monkeypatch.setattr(stage_picks.bench, "bench", lambda fn, **kw: SimpleNamespace(median_ms=times[fn()]))
     plan = SimpleNamespace(
         stages=[("LN1", "memory", fns["ln"]), ("QKV", "gemm", fns["t_qkv"]), ("FC", "gemm", fns["t_fc"])],
         gemm_kernels={"QKV": "triton", "FC": "triton"},
         gemm_alternatives={"QKV": ("wgmma", fns["w_qkv"]), "FC": ("wgmma", fns["w_fc"])})
-    rows = tbb.pick_gemm_kernels(plan)
+    rows = stage_picks.pick_gemm_kernels(plan)
     assert [fn() for _, _, fn in plan.stages] == ["ln", "w_qkv", "t_fc"]
     assert plan.gemm_kernels == {"QKV": "wgmma", "FC": "triton"}
     assert plan.gemm_alternatives["QKV"][0] == "triton" and plan.gemm_alternatives["QKV"][1]() == "t_qkv"

@@ -141,7 +141,7 @@ def contenders(num: str):
         fu = lab.lab_module("phase4_optimization", "lab02_fusion")
         plan.tune_gemms(fu.LINEAR_CONFIGS[:4])
         # and each GEMM stage's kernel, as the lab's benchmark picks it (the faster of Triton and wgmma, where both run)
-        lab.lab_module("phase4_optimization", "lab07_transformer_block", "bench").pick_gemm_kernels(plan)
+        lab.lab_module("phase4_optimization", "lab07_transformer_block", "stage_picks").pick_gemm_kernels(plan)
         module = L.torch_module(x, nh, *weights)
         compiled = torch.compile(module)
         with torch.no_grad():

@@ -14,6 +14,7 @@ from common import bench, check, cli, device, lab, report, target
 from common.i18n import korean, tr
 
 from . import lab as L
+from .stage_picks import pick_gemm_kernels
 
 BENCH_CASES = L.BENCH_CASES
 TARGETS = {(8, 2048, 2048, 16): {"torch.compile": 1.08}, (16, 1024, 1024, 16): {"torch eager": 1.3,
@@ -140,27 +141,6 @@ def stage_floors(plan: L.BlockPlan, ceiling_gbps: float) -> dict[str, dict]:
 OURS_WGMMA = "ours, wgmma GEMMs"
 GEMM_NAMES = {"triton": "lab 4.2 Triton linear()", "wgmma": "lab 4.3 wgmma + TMA (CUDA C), fused epilogue"}
 ATTENTION_NAMES = {"hopper": "lab 4.6 Hopper CUDA C forward (wgmma + TMA)", "triton": "lab 4.6 Triton flash forward"}
-
-
-def pick_gemm_kernels(plan, rep_ms: float = 25.0) -> list[dict]:
-    """Each GEMM stage of `plan` (a lab.BlockPlan) that has an alternative kernel - lab 4.3's wgmma + TMA GEMM beside
-    lab 4.2's Triton linear() at its tuned tile - runs the faster of the two on its own shape and epilogue from now
-    on: the block made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's
-    alternative. Both compute the same stage (the lab's variants check each against float64). Returns one row per
-    stage: both times and the pick."""
-    rows = []
-    for i, (name, kind, fn) in enumerate(plan.stages):
-        if name not in plan.gemm_alternatives:
-            continue
-        alt, alt_fn = plan.gemm_alternatives[name]
-        cur = plan.gemm_kernels[name]
-        t_cur, t_alt = (bench.bench(f, rep_ms=rep_ms).median_ms for f in (fn, alt_fn))
-        if t_alt < t_cur:
-            plan.stages[i] = (name, kind, alt_fn)
-            plan.gemm_alternatives[name] = (cur, fn)
-            plan.gemm_kernels[name] = alt
-        rows.append({"stage": name, f"{cur} ms": t_cur, f"{alt} ms": t_alt, "picked": plan.gemm_kernels[name]})
-    return rows
 
 
 def bench_case(case, dtype: str, ceiling_gbps: float,

@@ -16,6 +16,7 @@ from common.i18n import set_lang, tr
 
 from . import backward as B
 from . import lab as L
+from .stage_picks import pick_gemm_kernels
 
 TRAIN_TARGETS = {(8, 2048, 2048, 16): 1.05, (16, 1024, 1024, 16): 1.05}     # >= x torch.compile, same rounds
 # timing as bench.py's stages and floors (a graph of 20 back-to-back calls); not imported from bench.py, which will
@@ -150,6 +151,9 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
         cands = [c for c in fu.LINEAR_CONFIGS[:4] if fu.ring_bytes(c) <= device.info().smem_per_block_optin]
         t0 = time.perf_counter()
         tuning = tp.fwd.tune_gemms(cands) + tp.tune(cands)
+        # the forward's GEMM stages on the faster of the Triton and wgmma kernels, as the forward's benchmark runs them
+        # (the FC stage keeps its own kernel: it also stores Z)
+        tuning += pick_gemm_kernels(tp.fwd)
         for r in tuning:
             r["case"] = list(case)
         print(tr("  GEMM tiles tuned in {secs:.0f} s", secs=time.perf_counter() - t0))

@@ -1,0 +1,26 @@
+"""Lab 4.7: each GEMM stage of a block on the faster of the kernels the repository has for it (the benchmark's and the
+training step's forward, and tools/headline, call it after tuning the tiles)."""
+from __future__ import annotations
+
+from common import bench
+
+
+def pick_gemm_kernels(plan, rep_ms: float = 25.0) -> list[dict]:
+    """Each GEMM stage of `plan` (a lab.BlockPlan) that has an alternative kernel - lab 4.3's wgmma + TMA GEMM beside
+    lab 4.2's Triton linear() at its tuned tile - runs the faster of the two on its own shape and epilogue from now
+    on: the block made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's
+    alternative. Both compute the same stage (the lab's variants check each against float64). Returns one row per
+    stage: both times and the pick."""
+    rows = []
+    for i, (name, kind, fn) in enumerate(plan.stages):
+        if name not in plan.gemm_alternatives:
+            continue
+        alt, alt_fn = plan.gemm_alternatives[name]
+        cur = plan.gemm_kernels[name]
+        t_cur, t_alt = (bench.bench(f, rep_ms=rep_ms).median_ms for f in (fn, alt_fn))
+        if t_alt < t_cur:
+            plan.stages[i] = (name, kind, alt_fn)
+            plan.gemm_alternatives[name] = (cur, fn)
+            plan.gemm_kernels[name] = alt
+        rows.append({"stage": name, f"{cur} ms": t_cur, f"{alt} ms": t_alt, "picked": plan.gemm_kernels[name]})
+    return rows
