@@ -222,11 +222,14 @@ def _build(path: str, defines: dict | None = None, source: str | None = None, he
         cpp = os.path.join(work, "kernel.cpp")
         with open(cpp, "w") as f:
             f.write(full)
+        # the library is built inside this build's own folder and renamed into place: two test workers building the
+        # same key at once each rename a finished file (a shared name.tmp was renamed away under the other's feet)
+        built = os.path.join(work, "emu.so")
         cmd = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-fsanitize=alignment",
-               "-fno-sanitize-recover=all", "-w", *opts, f"-I{work}", "-o", so + ".tmp", cpp]
+               "-fno-sanitize-recover=all", "-w", *opts, f"-I{work}", "-o", built, cpp]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"g++ failed on {os.path.basename(path)}:\n{r.stderr[-3000:]}"
-        os.replace(so + ".tmp", so)
+        os.replace(built, so)
         shutil.rmtree(work, ignore_errors=True)
     return so
 

@@ -138,11 +138,16 @@ def test_kernel_constants_come_from_config():
                                                                       ("BLOCK_M", "BLOCK_N", "CONSUMERS", "STAGES"))
     assert (hp.PRODUCER_REGS, hp.CONSUMER_REGS, hp.SINK_BYTES, hp.BOX_BYTES) == tuple(
         hp.CONFIG[k] for k in ("PRODUCER_REGS", "CONSUMER_REGS", "SINK_BYTES", "BOX_BYTES"))
-    # the descriptors the Python model checks are the ones the kernel builds
-    assert "sQ + (kk / 4) * BOX_BYTES + consumer * (64 * 128) + 32 * (kk % 4), 16, 1024" in CU
-    assert "sK + (kk / 4) * BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU
-    assert "sV + 2048 * kk, BOX_BYTES, 1024" in CU
-    assert "sV + (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4), 16, 1024" in CU
+    # the descriptors the Python model checks are the ones the kernel builds: slice kk of Q / K at kslice_bytes(kk),
+    # of V at vslice_bytes(kk) (MN-major: 2048 kk; K-major: the K layout in VT boxes), and every wgmma's descriptor the
+    # slice-0 one moved by desc_at (its identity: tests/test_phase4_lab06_attention_hopper_bwd_models.py)
+    assert "u32 kslice_bytes(int kk) { return (kk / 4) * BOX_BYTES + 32 * (kk % 4); }" in CU
+    assert "return wgmma_desc_128b(sQ + consumer * (64 * 128) + kslice_bytes(kk), 16, 1024);" in CU
+    assert "return wgmma_desc_128b(sK + kslice_bytes(kk), 16, 1024);" in CU
+    assert "return wgmma_desc_128b(sV + vslice_bytes(kk), V_KMAJOR ? 16 : BOX_BYTES, 1024);" in CU
+    assert "return 2048 * kk;" in CU and "return (kk / 4) * VT_BOX_BYTES + 32 * (kk % 4);" in CU
+    assert "wgmma_qk(sc, desc_at(dq, kslice_bytes(kk)), desc_at(dk, kslice_bytes(kk)), kk != 0);" in CU
+    assert "wgmma_pv(o, pa[kk], desc_at(dv, vslice_bytes(kk)));" in CU
     assert '}, %64, %65, p, 1, 1, 0, 0;' in CU                  # Q K^T: neither operand transposed
     assert '#define TNSP_V "1"' in CU and '#define TNSP_V "0"' in CU
 
