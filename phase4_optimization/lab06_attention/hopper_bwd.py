@@ -58,6 +58,13 @@ TMA_RUNGS = ("05", "06", "07", "08", "09")    # copies by TMA: tensor maps, and 
 WS_RUNGS = ("06", "07", "08", "09")       # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
 BULK_DQ_RUNGS = ("07", "09")        # dQ by bulk reductions into the tiled accumulator (dq_index; convert_tiled)
 DEFAULT_RUNG = "07"                 # the fastest rung hopper_bwd_bench has measured (of those that have run)
+# each rung's name in the benchmarks' tables (hopper_bwd_bench, the lab's backward targets in timing.py)
+ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
+             "03": "cuda hopper bwd 03 wgmma every GEMM", "04": "cuda hopper bwd 04 wgmma, loads double-buffered",
+             "05": "cuda hopper bwd 05 wgmma, TMA loads", "06": "cuda hopper bwd 06 warp-specialized, 128 keys",
+             "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction",
+             "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own",
+             "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs"}
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)

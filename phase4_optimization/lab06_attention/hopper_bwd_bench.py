@@ -30,12 +30,7 @@ from .timing import _fitted, _naive_torch_heads, _randn, _sample_compare
 SHAPE = (4, 32, 4096, 128)             # (B, H, S, D): the backward target's shape (cases.TARGETS)
 PEER = "torch SDPA cuDNN"
 GOAL = HOPPER_BWD_GOAL                 # the Hopper backward against SDPA cuDNN's (cases.py)
-ROWS = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
-        "03": "cuda hopper bwd 03 wgmma every GEMM", "04": "cuda hopper bwd 04 wgmma, loads double-buffered",
-        "05": "cuda hopper bwd 05 wgmma, TMA loads", "06": "cuda hopper bwd 06 warp-specialized, 128 keys",
-        "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction",
-        "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own",
-        "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs"}
+ROWS = hb.ROW_NAMES                     # each rung's row
 
 
 def unavailable() -> str:

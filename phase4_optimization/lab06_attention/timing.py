@@ -143,6 +143,7 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
     from . import hopper, hopper_bwd
 
     rows, targets, tuning = [], [], []
+    bwd_row = hopper_bwd.ROW_NAMES[hopper_bwd.DEFAULT_RUNG]       # the CUDA C backward's row and target
     cuda_ok = not L.unavailable_reason()
     hopper_ok = hopper.unavailable_reason() is None
     for label, kind, shape, causal, peer, goal in TARGETS:
@@ -189,11 +190,10 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
             cs = [_sample_compare(g, r, dtype) for g, r in zip((dq, dk, dv), ref)]
             c = next((x for x in cs if not x.ok), cs[0])
             if hopper_ok and d in hopper_bwd.HEAD_DIMS:     # the CUDA C backward's default rung, checked the same way
-                row_name = f"cuda hopper bwd {hopper_bwd.DEFAULT_RUNG}"
                 hg = hopper_bwd.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal)
                 hcs = [_sample_compare(g, r, dtype) for g, r in zip(hg, ref)]
-                hc = {row_name: next((x for x in hcs if not x.ok), hcs[0])}
-                fns[row_name] = (lambda o_=hg: hopper_bwd.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=o_))
+                hc = {bwd_row: next((x for x in hcs if not x.ok), hcs[0])}
+                fns[bwd_row] = (lambda o_=hg: hopper_bwd.flash_attn_bwd_hopper(do, q, k, v, o, lse, causal, out=o_))
         quoted = {"triton flash", peer, *(hc or {})}
         ts, tries, steady = bench.steady({k: f for k, f in fns.items() if k in quoted}, rounds=rounds, rep_ms=60,
                                          warmup_ms=20)
@@ -226,9 +226,8 @@ def bench_targets(rounds: int = 3, do_tune: bool = True) -> tuple[list[dict], li
                 targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
                                              hopper.unavailable_reason(), row_name, steady=steady))
         if kind == "bwd" and d in hopper_bwd.HEAD_DIMS:
-            row_name = f"cuda hopper bwd {hopper_bwd.DEFAULT_RUNG}"
-            targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(row_name),
-                                         hopper.unavailable_reason(), row_name, steady=steady, goal=HOPPER_BWD_GOAL))
+            targets.append(hopper_target(label, shape, ts, peer, flops, (hc or {}).get(bwd_row),
+                                         hopper.unavailable_reason(), bwd_row, steady=steady, goal=HOPPER_BWD_GOAL))
     return rows, targets, tuning
 
 

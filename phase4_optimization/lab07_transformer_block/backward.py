@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from common import device
+from common import arrays
 from common.triton_support import INTERPRETER, launch, triton
 
 from . import backward_kernels as K
@@ -213,14 +213,14 @@ class LnBackward:
 VECTOR_GRADS = (("ln1_w", "ln1_b"), ("ln2_w", "ln2_b", "b_proj", "b_o"), ("b_fc",), ("b_qkv",))
 
 
-def resolve_attention_bwd(choice: str, head_dim: int) -> str:
-    """"auto" -> lab 4.6's Hopper backward at its default rung where it can run (an sm_90 GPU, a head dim it
-    builds), else "triton"; any other choice as it is."""
+def resolve_attention_bwd(choice: str, head_dim: int, x) -> str:
+    """"auto" -> lab 4.6's Hopper backward at its default rung where it can run (x on the GPU, an sm_90 GPU, a head
+    dim it builds: lab.resolve_attention's rule for the forward), else "triton"; any other choice as it is."""
     if choice != "auto":
         return choice
     from phase4_optimization.lab06_attention import hopper, hopper_bwd
 
-    if device.has_gpu() and hopper.unavailable_reason() is None and head_dim in hopper_bwd.HEAD_DIMS:
+    if arrays.on_device(x) and head_dim in hopper_bwd.HEAD_DIMS and hopper.unavailable_reason() is None:
         return hopper_bwd.DEFAULT_RUNG
     return "triton"
 
@@ -249,7 +249,7 @@ class TrainPlan:
             raise ValueError(f"dy: expected a contiguous {x.dtype} tensor of x's shape {tuple(x.shape)} on {x.device}")
         bsz, s, d, nh = fwd.shape
         m, dh = bsz * s, d // nh
-        attention_bwd = self.attention_bwd = resolve_attention_bwd(attention_bwd, dh)
+        attention_bwd = self.attention_bwd = resolve_attention_bwd(attention_bwd, dh, x)
         w = dict(zip(L.PARAM_NAMES, weights))
         buf = fwd.buffers
         e = lambda *shp: torch.empty(shp, device=x.device, dtype=x.dtype)  # noqa: E731
