@@ -23,7 +23,7 @@
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
 // sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
 // hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
-// from that run's profile and has not run yet.
+// from that run's profile, then checked and timed the same way.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -141,9 +141,12 @@
 //                 PRODUCER_REGS; its thread 0 issues every copy: K, V of both consumers once, then each step's Q, dO,
 //                 LSE / Delta into a 2-stage ring), warpgroups 1 and 2 are consumers (setmaxnreg up to CONSUMER_REGS),
 //                 consumer c owning keys n0 + 64 c .. + 63 and running rung 05's steps on them. The ring has both
-//                 directions now: full[s] (the producer's bytes landed) and empty[s] (lane 0 of each of the 8
-//                 consumer warps arrives once its step's last wgmma that reads stage s has retired), so no
-//                 block-wide barrier is left after the setup.
+//                 directions now: full[s] (the producer's bytes landed) and empty[s] (every consumer thread
+//                 arrives once its step's last wgmma that reads stage s has retired), so no block-wide barrier is
+//                 left after the setup. Every thread, not lane 0 of each warp after __syncwarp: the threads read
+//                 the stage's LSE / Delta with plain loads, an mbarrier arrive releases only its own thread's
+//                 reads, and compute-sanitizer's racecheck (which reported the lane-0 version's loads against
+//                 the producer's next bulk copy) sees each thread's read ordered before the copy that overwrites it.
 //                 dQ at D = 128: consumer c computes the 64-wide half c of dQ over all 128 keys (8 k-slices of
 //                 dS K), reading both consumers' dS^T - they meet at named barrier 1 (256 threads) between the
 //                 dS^T stores and the dQ wgmmas; dS^T is double-buffered by step parity so that no second barrier
@@ -1158,8 +1161,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             wgmma_commit();
             if constexpr (DQ == DQ_NONE) {                // rung 08: dQ is the other pass's; the stage is free once
                 wgmma_wait<0>();                          // dV, dK have read it
-                __syncwarp();
-                if (lane == 0) mbar_arrive(empty0 + 8 * s);
+                mbar_arrive(empty0 + 8 * s);              // every thread: its own LSE / Delta loads released
                 fence_regs(acc_dv);
                 fence_regs(acc_dk);
                 continue;
@@ -1192,8 +1194,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
             wgmma_commit();
             wgmma_wait<0>();                              // also retires step 3's dV, dK: the stage is free
             fence_regs(dqh);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty0 + 8 * s);
+            mbar_arrive(empty0 + 8 * s);                  // every thread (see empty[s] in RUNG 06)
             if constexpr (DQ == DQ_BULK) {
                 reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c,
                                 issuer);
@@ -1353,8 +1354,7 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
             fence_regs(dqh);
             reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c, issuer);
             wgmma_wait<0>();                              // dK has retired: nothing reads the stage any more
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty0 + 8 * s);
+            mbar_arrive(empty0 + 8 * s);                  // every thread (see empty[s] in RUNG 06)
             fence_regs(acc_dv);
             fence_regs(acc_dk);
         }
@@ -1396,7 +1396,7 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
     if (threadIdx.x == 0) {
         for (int s = 0; s < 2; ++s) {
             mbar_init(full0 + 8 * s, 1);                  // the producer's arrival + the stage's bytes
-            mbar_init(full0 + 16 + 8 * s, CONSUMERS * 4); // lane 0 of every consumer warp
+            mbar_init(full0 + 16 + 8 * s, CONSUMERS * 128);   // every consumer thread
         }
         mbar_init(full0 + 32, 1);                         // kv: the producer + K's and V's bytes
         mbar_init_fence();
