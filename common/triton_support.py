@@ -16,6 +16,7 @@ LLVM IR, PTX and the cubin, so a learner can see what Triton made of a kernel on
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import re
 import sys
@@ -276,6 +277,21 @@ def compile_for(kernel, signature: dict, constexprs: dict | None = None, *, cc: 
 # ---------------------------------------------------------------------------------------------------------------------
 # @triton.jit helpers every tiled kernel of the course shares
 # ---------------------------------------------------------------------------------------------------------------------
+# tl.fdiv(x, y, approx=True) is div.approx.f32 (x times an approximate 1/y: 2 ulp for |y| in [2^-126, 2^126], 0 past
+# it); Triton before 3.9 has no approx= and its fdiv default, div.full.f32 (the full range, also about 2 ulp, a few
+# more instructions), is the nearest. fast_div picks at compile time (a constexpr branch: the other is never compiled)
+FDIV_APPROX = tl.constexpr("approx" in inspect.signature(tl.fdiv).parameters)
+
+
+@triton.jit
+def fast_div(x, y):
+    if FDIV_APPROX:
+        q = tl.fdiv(x, y, approx=True)
+    else:
+        q = tl.fdiv(x, y)
+    return q
+
+
 @triton.jit
 def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     """(pid_m, pid_n) of program `pid` in grouped order. Programs are numbered down a column of GROUP_M tile-rows,

@@ -5,7 +5,7 @@ Each kernel takes flags that switch its optional operands on and off at compile 
 launch the same kernel once per op and the fused ones once per chain: the only difference is the bytes that go
 through memory between the ops.
 """
-from common.triton_support import grouped_tile, tile_offsets, tl, triton
+from common.triton_support import fast_div, grouped_tile, tile_offsets, tl, triton
 # the GEMM of Part 3 is lab 3.2's (its K step, and its TMA main loop on Hopper), + epilogue
 from phase3_triton.lab02_matmul.triton_kernels import load_k_step, tma_tile_product
 
@@ -24,9 +24,9 @@ def gelu_tanh(t):
     # t / (1 + exp(-2u)), u = sqrt(2/pi) (t + 0.044715 t^3), written for few instructions, because in a GEMM epilogue
     # it runs on every element of the tile after the main loop. exp(-2u) = exp2(t (K1 + K2 t^2)) with
     # K1 = -2 sqrt(2/pi) log2(e) and K2 = 0.044715 K1 (one multiply, one FMA, one multiply, then ex2: the log2(e)
-    # that exp would multiply by is folded in), and the division approximate (div.approx: t x 1 / y, 2 ulp). Ends:
+    # that exp would multiply by is folded in), and the division approximate (fast_div: t x 1 / y, 2 ulp). Ends:
     # t -> +inf gives t; t -> -inf overflows the exp to inf and gives -0 (for t = -inf itself: NaN, as -inf / inf)
-    return tl.fdiv(t, 1.0 + tl.exp2(t * (-2.302208198144325 + -0.1029432395800235 * (t * t))), approx=True)
+    return fast_div(t, 1.0 + tl.exp2(t * (-2.302208198144325 + -0.1029432395800235 * (t * t))))
 
 
 @triton.jit

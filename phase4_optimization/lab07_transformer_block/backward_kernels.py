@@ -16,7 +16,7 @@ needs that the earlier labs' kernels do not offer. The forward still writes no k
                         matrix the QKV GEMMs read, with the bias gradient's column sums on the way;
   colsum_kernel         the second level of every column sum above (and of split-K): sums P partial rows.
 """
-from common.triton_support import grouped_tile, tl, triton
+from common.triton_support import fast_div, grouped_tile, tl, triton
 # the GEMM's main loop is lab 3.2's K step (lab 4.2's fused GEMM walks K with it too)
 from phase3_triton.lab02_matmul.triton_kernels import load_k_step
 # gelu_tanh: lab 4.2's, so that the training forward's F is the inference forward's
@@ -32,7 +32,7 @@ def _gelu_tanh_grad(z):
     # from gelu_tanh's exp2 (log2 e folded into its constants) and one approximate division; 2 c and 6 c a folded
     # too: per element 5 multiplies, 3 FMAs, 2 adds and 2 MUFU (ex2, rcp)
     z2 = z * z
-    s = tl.fdiv(1.0, 1.0 + tl.exp2(z * (-2.302208198144325 + -0.1029432395800235 * z2)), approx=True)
+    s = fast_div(1.0, 1.0 + tl.exp2(z * (-2.302208198144325 + -0.1029432395800235 * z2)))
     q = z * (1.5957691216057308 + 0.21406444881780076 * z2)     # 2 c z (1 + 3 a z^2)
     return tl.fma(q * s, 1.0 - s, s)
 
