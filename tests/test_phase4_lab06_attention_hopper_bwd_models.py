@@ -504,3 +504,37 @@ def test_rung09_longest_first_visits_every_block_once_heaviest_first(nb, heads):
             "const int gh = min(LPT_HEADS, heads - LPT_HEADS * grp);",
             "return make_int2(r / gh, LPT_HEADS * grp + r % gh);",
             "const int2 blk = DQ == DQ_SCHED && causal ? longest_first() : make_int2(blockIdx.x, blockIdx.y);")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Rung 10: the query tiles of a non-causal block in an order of its own (the .cu's formulas, pinned).
+# ---------------------------------------------------------------------------------------------------------------------
+def _rotate_tile(j, rot, n_tiles, bm=64):
+    """The .cu's rotate_tile: position j's query row moved rot tiles on, modulo n_tiles tiles."""
+    m = j + rot * bm
+    return m - n_tiles * bm if m >= n_tiles * bm else m
+
+
+@pytest.mark.parametrize("s", [1, 63, 64, 65, 127, 128, 129, 130, 200, 300, 517, 4096])
+def test_rung10_rotated_order_visits_every_query_tile_once_from_a_start_of_its_own(s):
+    """Non-causal, key block n of N starts at query tile n T / N (T tiles) and walks every tile once, wrapping
+    around; the producer and the consumers compute the same order from the same formula; and the blocks of one head
+    start at N different tiles when T >= N (T = 2 N at the target: 128-key blocks, 64-row tiles), so at each step
+    they add their dQ blocks into different tiles of dq_acc. Causal blocks keep rung 09's order (rot = 0)."""
+    bm, keys = hb.CONFIG["BLOCK_M"], hb.CONFIG["CONSUMERS"] * hb.CONFIG["BLOCK_N"]
+    n_tiles, nb = -(-s // bm), -(-s // keys)
+    starts = []
+    for n in range(nb):
+        rot = n * n_tiles // nb
+        assert 0 <= rot < n_tiles
+        order = [_rotate_tile(j, rot, n_tiles, bm) for j in range(0, s, bm)]
+        assert sorted(order) == list(range(0, n_tiles * bm, bm)), (s, n, order)
+        starts.append(order[0])
+    assert len(set(starts)) == nb or n_tiles < nb
+    for step in range(n_tiles):
+        at = [_rotate_tile(step * bm, n * n_tiles // nb, n_tiles, bm) for n in range(nb)]
+        assert len(set(at)) == min(nb, n_tiles), (s, step, at)
+    _pinned("const int m = j + rot * BLOCK_M;", "return m >= n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;",
+            "const int rot = ROT && !causal ? blk.x * ((S + BLOCK_M - 1) / BLOCK_M) / (int)gridDim.x : 0;")
+    src = open(os.path.join(hb.HERE, "kernels_hopper_bwd.cu")).read()
+    assert src.count("const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;") == 2     # producer and consumer

@@ -320,6 +320,12 @@ MUTANTS = [
            "const bool diag = causal && m0 < n0 + KEYS6;", "const bool diag = causal && m0 < n0 + BLOCK_N;", ATT_HB,
            tier="gpu", why="a block's 128 keys meet the diagonal in two query tiles (m0 = n0 and n0 + 64: consumer "
                            "1's); the second one unmasked lets its queries attend to later keys"),
+    Mutant("CUDA Hopper backward 10: the rotated walk wraps one tile late",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "return m >= n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;",
+           "return m > n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;", ATT_HB,
+           tier="gpu", why="a block that starts past tile 0 reaches row n_tiles x 64 instead of row 0: it never sees "
+                           "query tile 0 (dK, dV short of its rows) and adds a tile past the end"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",

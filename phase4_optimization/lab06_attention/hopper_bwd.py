@@ -20,6 +20,8 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
     or attn_bwd_09_ws_overlap  rung 07 with its step re-ordered and slimmed: P from S while dP is on the tensor
                          cores, dV issued before the dQ barrier, dQ's staging under dK, no mask where no element
                          needs one, descriptors moved in place; causal blocks heaviest first (rung="09")
+    or attn_bwd_10_ws_rotate  rung 09 with each non-causal block walking the query tiles from a tile of its own, so
+                         that the blocks of a head running together add dQ into different tiles (rung="10")
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
@@ -27,10 +29,10 @@ Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five 
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
 consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics, rung 08 computes
 dQ in a pass of its own instead, rung 09 orders rung 07's step so that the tensor cores have work while the threads
-compute. The CPU tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the
-shared-memory addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK,
-dV of each rung against float64 on an sm_90 GPU. Every rung has been checked and timed on an sm_90 GPU (the session
-logs under logs/). DEFAULT_RUNG is the fastest rung measured.
+compute, rung 10 rotates rung 09's query-tile order per key block. The CPU tests compile every build and read its
+registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
+tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU. Rungs 01-09 have been checked and timed on an sm_90 GPU (the session
+logs under logs/); rung 10 has not run on a GPU yet. DEFAULT_RUNG is the fastest rung measured.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
 python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
@@ -51,12 +53,12 @@ KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
            "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "08": "attn_bwd_08_dkdv", "dq08": "attn_bwd_08_dq",
-           "09": "attn_bwd_09_ws_overlap", "convert": "attn_bwd_dq_convert",
+           "09": "attn_bwd_09_ws_overlap", "10": "attn_bwd_10_ws_rotate", "convert": "attn_bwd_dq_convert",
            "convert_tiled": "attn_bwd_dq_convert_tiled"}
-RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")    # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05", "06", "07", "08", "09")    # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
-WS_RUNGS = ("06", "07", "08", "09")       # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
-BULK_DQ_RUNGS = ("07", "09")        # dQ by bulk reductions into the tiled accumulator (dq_index; convert_tiled)
+RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10")   # the backward proper's rungs, in KERNELS
+TMA_RUNGS = ("05", "06", "07", "08", "09", "10")   # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
+WS_RUNGS = ("06", "07", "08", "09", "10")   # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
+BULK_DQ_RUNGS = ("07", "09", "10")  # dQ by bulk reductions into the tiled accumulator (dq_index; convert_tiled)
 DEFAULT_RUNG = "09"                 # the fastest rung hopper_bwd_bench has measured
 # each rung's name in the benchmarks' tables (hopper_bwd_bench, the lab's backward targets in timing.py)
 ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
@@ -64,7 +66,8 @@ ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmm
              "05": "cuda hopper bwd 05 wgmma, TMA loads", "06": "cuda hopper bwd 06 warp-specialized, 128 keys",
              "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction",
              "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own",
-             "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs"}
+             "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs",
+             "10": "cuda hopper bwd 10 rung 09, query tiles rotated per key block"}
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -92,7 +95,7 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     tile, m = 64 * head_dim * 2, CONFIG["BLOCK_M"]
     one = 4 * tile + CONFIG["BLOCK_N"] * m * 2 + 2 * m * 4
     if rung in WS_RUNGS:            # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
-        c = CONFIG["CONSUMERS"]     # (rungs 07, 09: and a 64 x 64 fp32 dQ block per consumer)
+        c = CONFIG["CONSUMERS"]     # (BULK_DQ_RUNGS: and a 64 x 64 fp32 dQ block each)
         stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
         return 1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung in BULK_DQ_RUNGS else 0) + 5 * 8
     if rung in ("04", "05"):
@@ -234,9 +237,9 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     D in {64, 128}, Sq == Sk. out=(dq, dk, dv): contiguous arrays to fill (None entries are allocated). rung: "01"
     (mma.sync), "02" (S^T and dP^T by wgmma), "03" (every GEMM by wgmma), "04" (03, loads double-buffered) or
     "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
-    of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory; the default), "08" (06 without
-    dQ, and dQ by a pass of its own with no reductions) or "09" (07 with the step re-ordered: softmax and dQ's staging
-    under the GEMMs).
+    of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory), "08" (06 without dQ, and dQ by
+    a pass of its own with no reductions), "09" (07 with the step re-ordered: softmax and dQ's staging under the
+    GEMMs; the default) or "10" (09 with each non-causal block's query tiles rotated).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -253,7 +256,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     delta = arrays.empty((b, hq, s), "float32", q) if rung not in TMA_RUNGS else None
     m = CONFIG["BLOCK_M"]
     n_tiles = -(-s // m)
-    # zeroed by attn_bwd_delta (attn_bwd_prep); rungs 07 and 09 tile it by 64 query rows x 64 columns (dq_index)
+    # zeroed by attn_bwd_delta (attn_bwd_prep); BULK_DQ_RUNGS tile it by 64 query rows x 64 columns (dq_index)
     dq_acc = (None if rung == "08" else
               arrays.empty((b * hq * n_tiles * m * d,) if rung in BULK_DQ_RUNGS else (b, hq, s, d), "float32", q))
     _, fns = _functions(d, dt)

@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 09.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 10.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -16,14 +16,15 @@
 //   attn_bwd_07_ws_bulk_dq   rung 06 with dQ added by bulk reductions from shared memory (RUNG 07)
 //   attn_bwd_08_dkdv         rung 06 without dQ; attn_bwd_08_dq: dQ by a pass of its own, no reductions (RUNG 08)
 //   attn_bwd_09_ws_overlap   rung 07's step re-ordered: softmax and dQ's staging under the GEMMs (RUNG 09)
+//   attn_bwd_10_ws_rotate    rung 09 with each non-causal block's query tiles in an order of its own (RUNG 10)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "09"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "10"), flash.flash_attn_bwd's API).
 // The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
 // (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
 // sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
 // hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
-// from that run's profile, then checked and timed the same way.
+// from that run's profile, then checked and timed the same way; rung 10 (rung 09's NEXT) has not run on a GPU yet.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -213,11 +214,21 @@
 //                 slots on the critical path), and a few % more causal from the block order (the models' in-order
 //                 dispatch to 132 SMs ends sooner at the target's grid); about 1.0x SDPA cuDNN.
 //
-// NEXT (each measured against the previous on the same GPU): the query tiles walked in an order rotated per key
-// block (the blocks of one head run together and, all starting at the same tile, add their dQ blocks into the same
-// addresses at the same time: the L2's reductions on one tile serialize - ncu's L2 counters would show it), the two
-// consumers out of step (dQ's halves exchanged through the staging blocks instead of a barrier), and 2-CTA clusters
-// sharing Q and dO by TMA multicast.
+//
+// RUNG 10 (attn_bwd_10_ws_rotate): rung 09 with the query tiles of a non-causal block walked from a tile of its own.
+//   what changed  Non-causal, the blocks of one (batch, head) run at the same time (they are neighbours in the grid)
+//                 and every one of them walks the query tiles 0, 1, 2, ...: at each step all of them bulk-add their
+//                 dQ blocks into the same tile of dq_acc, and the L2 serializes reductions into the same addresses.
+//                 Block n (of N key blocks) now starts at query tile n T / N (T tiles) and wraps around
+//                 (rotate_tile), so the concurrent blocks of a head add into N different tiles; the producer and the
+//                 consumers walk the same order. Causal blocks keep rung 09's order (they start at their own
+//                 diagonal tile already, and longest_first spreads them), so causal rung 10 is rung 09.
+//   registers     as rung 09 (one more add and compare per step, in uniform registers).
+//   prediction    non-causal 1.0-1.05x rung 09 (if the same-tile reductions cost time; the L2 read of Q and dO per
+//                 step is then spread over more tiles, which the 50 MB L2 holds at the target's 4 concurrent heads).
+//
+// NEXT (each measured against the previous on the same GPU): the two consumers out of step (dQ's halves exchanged
+// through the staging blocks instead of a barrier), and 2-CTA clusters sharing Q and dO by TMA multicast.
 
 #include "mma_sm80.cuh"
 #include "half_bits.cuh"
@@ -1052,11 +1063,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
 // warpgroup 1 + c, c < CONSUMERS, owns keys n0 + 64 c .. + 63 and runs rung 05's steps on them.
 // ---------------------------------------------------------------------------------------------------------------------
 
+// Rung 10's order: the query tile of position j (m_start, m_start + BLOCK_M, ...) moved rot tiles on, modulo the
+// T = n_tiles tiles - a block that starts at 0 then walks rot, rot + 1, .., T - 1, 0, .., rot - 1.
+__device__ __forceinline__ int rotate_tile(int j, int rot, int n_tiles)
+{
+    const int m = j + rot * BLOCK_M;
+    return m >= n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;
+}
+
 // The producer: K and V of every consumer once (on kv), then each step's Q, dO, LSE and Delta into stage step & 1 once
-// the consumers released that stage's previous use (empty[s], CONSUMERS x 4 warp arrivals).
+// the consumers released that stage's previous use (empty[s], CONSUMERS x 128 thread arrivals). ROT (rung 10): the
+// query tiles in rotate_tile's order.
+template <bool ROT = false>
 __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const TmaMap* tq, const TmaMap* tk,
                                            const TmaMap* tv, const TmaMap* tdo, const float* lsd, int b, int hkv,
-                                           int n0, int S, int Hq, int group, int m_start)
+                                           int n0, int S, int Hq, int group, int m_start, int rot = 0)
 {
     const unsigned empty0 = full0 + 16, kv_full = full0 + 32;     // the mbarriers at full0: full[2], empty[2], kv
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
@@ -1069,7 +1090,8 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         }
     int step = 0;
     for (int h = hkv * group; h < (hkv + 1) * group; ++h)
-        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+        for (int j = m_start; j < S; j += BLOCK_M, ++step) {
+            const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;
             const int s = step & 1;
             if (step >= 2) mbar_wait_parity(empty0 + 8 * s, ((step >> 1) - 1) & 1);
             const unsigned q = base + STAGE6_OFF + s * STAGE6_BYTES;
@@ -1078,7 +1100,7 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         }
 }
 
-// Rungs 07 and 09: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
+// Rungs 07, 09 and 10: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
 // in dq_index's layout (rows 16 warp + g and + 8; the pair 4 j + t of a row at p ^ ((row % 8) << 2), so that a warp's
 // 8 rows fall in different banks), then one thread adds all of it into dq_acc's block for (bh, m0, col0) with one
 // bulk reduction (rows past S add zeros: dS is 0 there). The caller has made sure the previous reduction has read the
@@ -1108,7 +1130,7 @@ __device__ __forceinline__ void reduce_dq_block(float* __restrict__ dq_acc, long
 // block goes into dq_acc by red.global.add per element (DQ_RED, rung 06) or (DQ_BULK, rung 07) through this
 // consumer's staging block in shared memory and one bulk reduction (dq_acc tiled: dq_index); DQ_NONE (rung 08's dK,
 // dV pass) computes no dQ at all, and no dS^T goes to shared memory.
-enum { DQ_RED = 0, DQ_BULK = 1, DQ_NONE = 2, DQ_SCHED = 3 };   // DQ_SCHED: rung 09 (consumer_09)
+enum { DQ_RED = 0, DQ_BULK = 1, DQ_NONE = 2, DQ_SCHED = 3 };   // DQ_SCHED: rungs 09, 10 (consumer_09)
 template <int DQ>
 __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                            elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
@@ -1253,9 +1275,12 @@ __device__ __forceinline__ void ds_from_p(const float (&pt)[4 * QT], float (&dpt
 //   4. at the named barrier, dQ (half c of d over the block's keys at D = 128) issued, then dK += dS^T Q; dQ retires
 //      first, so its staging and bulk reduction run while dK is still on the tensor cores; the stage is released
 //      once dK (the step's last reader of Q) has retired
+// ROT (rung 10): the query tiles in rotate_tile's order, as the producer loads them.
+template <bool ROT = false>
 __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                             elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
-                                            int S, int Hq, int group, float sm_scale, int causal, int m_start)
+                                            int S, int Hq, int group, float sm_scale, int causal, int m_start,
+                                            int rot = 0)
 {
     const unsigned base = smem_u32(smem), empty0 = full0 + 16, kv_full = full0 + 32;
     const unsigned stage_dq = base + BAR6_OFF + c * DQ_BLOCK_BYTES;   // this consumer's dQ block
@@ -1275,7 +1300,8 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
 
     int step = 0;
     for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
-        for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
+        for (int j = m_start; j < S; j += BLOCK_M, ++step) {
+            const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;
             const int s = step & 1;
             mbar_wait_parity(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
             const unsigned sQ = base + STAGE6_OFF + s * STAGE6_BYTES, sdO = sQ + TILE_BYTES;
@@ -1376,13 +1402,13 @@ __device__ __forceinline__ int2 longest_first(void)
     return make_int2(r / gh, LPT_HEADS * grp + r % gh);
 }
 
-// Rungs 06, 07, 09 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
+// Rungs 06, 07, 09, 10 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
 // grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK, DQ_SCHED); rung 05's arguments.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
         const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
         elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal
-template <int DQ>
+template <int DQ, bool ROT = false>   // ROT: rung 10 (with DQ_SCHED)
 __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                         const TmaMap& tma_do, const float* __restrict__ lsd,
                                         float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv,
@@ -1393,6 +1419,8 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
     const int2 blk = DQ == DQ_SCHED && causal ? longest_first() : make_int2(blockIdx.x, blockIdx.y);
     const int Hkv = Hq / group, b = blk.y / Hkv, hkv = blk.y % Hkv;
     const int n0 = blk.x * KEYS6, m_start = causal ? n0 : 0;
+    // rung 10, non-causal: key block blk.x of gridDim.x starts at query tile blk.x T / gridDim.x (T query tiles)
+    const int rot = ROT && !causal ? blk.x * ((S + BLOCK_M - 1) / BLOCK_M) / (int)gridDim.x : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < 2; ++s) {
             mbar_init(full0 + 8 * s, 1);                  // the producer's arrival + the stage's bytes
@@ -1406,13 +1434,14 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
     if (wg == 0) {                                        // warpgroup 0: the producer, one thread issuing every copy
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            producer_06(base, full0, &tma_q, &tma_k, &tma_v, &tma_do, lsd, b, hkv, n0, S, Hq, group, m_start);
+            producer_06<ROT>(base, full0, &tma_q, &tma_k, &tma_v, &tma_do, lsd, b, hkv, n0, S, Hq, group, m_start,
+                             rot);
         return;
     }
     setmaxnreg_inc<CONSUMER_REGS>();
     if constexpr (DQ == DQ_SCHED)    // the consumer index broadcast from lane 0: the compiler then knows it is the
-        consumer_09(smem, full0, __shfl_sync(0xffffffffu, wg - 1, 0), dq_acc, dk, dv, b, hkv, n0, S, Hq, group,
-                    sm_scale, causal, m_start);       // same in a warp and keeps what it derives in uniform registers
+        consumer_09<ROT>(smem, full0, __shfl_sync(0xffffffffu, wg - 1, 0), dq_acc, dk, dv, b, hkv, n0, S, Hq, group,
+                         sm_scale, causal, m_start, rot);   // same in a warp; what it derives stays in uniform registers
     else
         consumer_ws<DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
@@ -1426,6 +1455,10 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dkdv(WS_PA
 extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_09_ws_overlap(WS_PARAMS)
 {
     ws_body<DQ_SCHED>(WS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_10_ws_rotate(WS_PARAMS)
+{
+    ws_body<DQ_SCHED, true>(WS_ARGS);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
