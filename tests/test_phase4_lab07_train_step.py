@@ -261,3 +261,43 @@ def test_tuned_tiles_keep_the_answer_on_gpu():
     for k, v in after.items():
         rel = float((v.float() - before[k].float()).norm() / before[k].float().norm())
         assert rel < 2e-2 and torch.isfinite(v).all(), k
+
+
+def _grad_gemm_resources(cfg: dict, epi: int, cc: int) -> dict:
+    """grad_gemm_kernel compiled for `cc` (no GPU needed) as the proj dX stage launches it: bf16, A = dY row-major and
+    B = W^T (both unit strides along K, which a launch specializes), COLSUM with the dGELU epilogue, pointers and
+    sizes 16-divisible as the bench's are. Its registers and stack (spills) per thread."""
+    from common.triton_support import aot, cubin_resources
+
+    sig = {n: "*bf16" for n in ("a_ptr", "b_ptr", "c_ptr", "z_ptr", "bias_ptr")}
+    sig.update(part_ptr="*fp32", M="i32", N="i32", K="i32", stride_am="i32", stride_ak="constexpr",
+               stride_bk="constexpr", stride_bn="i32", stride_cm="i32")
+    cx = dict(stride_ak=1, stride_bk=1, EPI=epi, HAS_BIAS=False, COLSUM=epi == K.EPI_DGELU, SPLIT_K=1,
+              BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=cfg["GROUP_M"],
+              EVEN_K=True, EVEN_MN=True, INDEX_64=False, UPCAST=False)
+    sig.update({name: "constexpr" for name in cx})
+    div = ("a_ptr", "b_ptr", "c_ptr", "z_ptr", "bias_ptr", "part_ptr", "M", "N", "K", "stride_am", "stride_bn",
+           "stride_cm")
+    k = aot(K.grad_gemm_kernel, sig, cx, cc=cc, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+            divisible_by_16=div)
+    return cubin_resources(k.asm["cubin"])["grad_gemm_kernel"]
+
+
+@pytest.mark.parametrize("slug,cc", [("h100-sxm", 90), ("rtx-4090", 89)])
+def test_dgelu_stage_default_tile_compiles_without_spills(slug, cc):
+    """The proj dX stage (dZ = dY W^T * gelu'(z), bias sums) at the lab's training case, M N K = 16384 4096 1024: its
+    default tile on a GPU (backward._tile, the GPU's limits from its profile) holds at most DGELU_ACC_PER_THREAD
+    accumulator elements a thread and compiles with no spill; lab 4.2's own big default for that shape (128 x 256
+    over 8 warps, 128 a thread), with this epilogue, spills at 255 registers on sm_90 - why the stage has its own."""
+    gpu = device.profile_info(slug)
+    cfg = B._tile(16384, 4096, 1024, "bfloat16", K.EPI_DGELU, gpu=gpu)
+    assert B.acc_per_thread(cfg) <= B.DGELU_ACC_PER_THREAD, cfg
+    res = _grad_gemm_resources(cfg, K.EPI_DGELU, cc)
+    assert res["STACK"] == 0 and res["LOCAL"] == 0, (cfg, res)
+    if cc == 90:
+        fu = tb._kernels()[1]
+        big = fu.tile_of(fu.linear_config(16384, 4096, 1024, "bfloat16", gpu=gpu).values, "GEMM_")
+        assert B.acc_per_thread(big) > B.DGELU_ACC_PER_THREAD
+        assert B._tile(16384, 4096, 1024, "bfloat16", K.EPI_NONE, gpu=gpu) == big     # other epilogues keep it
+        spilled = _grad_gemm_resources(big, K.EPI_DGELU, cc)
+        assert spilled["REG"] == 255 and spilled["STACK"] > 0, spilled
