@@ -170,7 +170,7 @@ def test_cuda_variants_are_guarded():
     from phase4_optimization.lab06_attention import hopper
 
     cuda_v = [v for v in att.VARIANTS if v.impl == "cuda"]
-    assert [v.name.split()[1] for v in cuda_v] == ["01", "02", "02w", "03", "04", "05", "06", "07"]
+    assert [v.name.split()[1] for v in cuda_v] == ["01", "02", "02w", "03", "04", "05", "06", "07", "08"]
     for v in cuda_v:
         ok, why = v.available()
         reason = att.unavailable_reason() if v.name.split()[1] in ("01", "02", "02w") else hopper.unavailable_reason()

@@ -311,7 +311,7 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="dtype"):
         hp.defines(128, "float32")
     with pytest.raises(ValueError, match="kernel"):
-        hp.flash_attn_hopper(q, q, q, kernel="08")
+        hp.flash_attn_hopper(q, q, q, kernel="09")
     with pytest.raises(ValueError, match="blocks: a positive int for the persistent"):
         hp.flash_attn_hopper(q, q, q, kernel="05", blocks=4)
     with pytest.raises(ValueError, match="blocks"):
@@ -450,18 +450,20 @@ def test_gpu_strided_qkv_views_and_output(kernel, b, s, h, d, causal):
 
 def test_persistent_grid():
     assert hp.persistent_grid(5, 132) == 5 and hp.persistent_grid(4096, 132) == 132 and hp.persistent_grid(0, 8) == 1
-    assert hp.PERSISTENT == ("07",) and hp.DEFAULT_STAGES["07"] == 3
+    assert hp.PERSISTENT == ("07", "08") and hp.DEFAULT_STAGES["07"] == hp.DEFAULT_STAGES["08"] == 3
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", hp.PERSISTENT)
 @pytest.mark.parametrize("blocks", [1, 3, 7])
 @pytest.mark.parametrize("size,dtype", [((2, 3, 3, 300, 128, False), "bfloat16"),
                                         ((2, 4, 2, 385, 128, True), "float16"),
                                         ((1, 3, 1, 129, 64, True), "bfloat16"), ((3, 2, 2, 1, 64, False), "float16")])
-def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
-    """Rung 07 with its grid capped (blocks=): each block walks several (query tile, head) tiles, so the K/V ring runs
-    on across tiles and Q's buffer is handed back (q_empty) between them - what the small check cases, one tile per
-    block on a 132-SM GPU, never exercise. Outputs poisoned first, against float64."""
+def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks, kernel):
+    """Rungs 07 and 08 with the grid capped (blocks=): each block walks several (query tile, head) tiles, so the K/V
+    ring runs on across tiles, Q's buffer is handed back (q_empty) between them and (08) the consumers' turns run on
+    tile after tile - what the small check cases, one tile per block on a 132-SM GPU, never exercise. Outputs
+    poisoned first, against float64."""
     _need_hopper()
     import torch
 
@@ -469,7 +471,7 @@ def test_gpu_persistent_blocks_walk_many_tiles(size, dtype, blocks):
     q, k, v, (q64, k64, v64) = hc.make_case(size, dtype, seed=blocks + s)
     o = check.poisoned((b, hq, s, d), dtype, q)
     lse = check.poisoned((b, hq, s), "float32", q)
-    hp.flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel="07", blocks=blocks)
+    hp.flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel=kernel, blocks=blocks)
     torch.cuda.synchronize()
     assert hp.hang_report() is None
     o_ref, lse_ref = att.forward_reference(q64, k64, v64, causal)

@@ -32,7 +32,8 @@ HOPPER_ROWS = {("03", 2): HOPPER_ROW, ("04", 2): "cuda 04 wgmma+TMA ping-pong fl
                ("05", 2): "cuda 05 wgmma+TMA overlapped-softmax flash, 2 stages",
                ("03", 3): "cuda 03 wgmma+TMA flash, 3 stages",
                ("06", 3): "cuda 06 wgmma+TMA overlapped-softmax ping-pong flash",
-               ("07", 3): "cuda 07 wgmma+TMA persistent overlapped-softmax flash"}
+               ("07", 3): "cuda 07 wgmma+TMA persistent overlapped-softmax flash",
+               ("08", 3): "cuda 08 wgmma+TMA persistent overlapped-softmax ping-pong flash"}
 HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
 HOPPER_GOAL = 0.95
 HOPPER_BWD_GOAL = 1.0                    # the CUDA C backward's default rung against SDPA cuDNN's backward

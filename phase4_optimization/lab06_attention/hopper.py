@@ -1,7 +1,9 @@
 """Lab 4.6, the Hopper rungs' host side: the flash-attention forward with wgmma + TMA (kernels_hopper.cu): rung 03
 (attn_03_wgmma), rung 04 (attn_04_wgmma_pingpong, the two consumer warpgroups taking turns at the tensor cores) and
-rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own previous P V) and rung 06
-(attn_06_wgmma_overlap_pingpong: both), the K/V ring 2 or 3 stages deep (a build option).
+rung 05 (attn_05_wgmma_overlap, each consumer's softmax running under its own previous P V), rung 06
+(attn_06_wgmma_overlap_pingpong: both), rung 07 (attn_07_wgmma_persistent: rung 05 with one block per SM walking the
+tiles) and rung 08 (attn_08_wgmma_persistent_pingpong: rung 07 with rung 06's turns), the K/V ring 2 or 3 stages deep
+(a build option).
 
 A module of its own, like lab 4.3's wgmma.py, on which it builds on purpose: the same 128-byte swizzle, the same
 shared-memory matrix descriptors (K-major for Q and K, MN-major for V), the same tensor maps - here 4-D, (D, H, S, B),
@@ -28,8 +30,9 @@ The two numbers (bf16, B 4, H 32, S 4096, D 128, non-causal): FLOPs = 4 B H S^2 
 4 B H S D x 2 = 537 MB: 2048 FLOP/B, about ten times the bf16 ridge point of a Hopper GPU (`--plan` prints this GPU's):
 compute-bound.
 Predictions: 0.75-0.9x SDPA cuDNN for rung 03 (its softmax is not overlapped with the GEMMs), 1.10-1.25x rung 03
-for rung 04, 1.05-1.15x rung 03 for rung 05, 1.00-1.05x rung 05 for rung 06; the header of kernels_hopper.cu has the
-reasoning. Target: >= 0.95x SDPA cuDNN, causal and not.
+for rung 04, 1.05-1.15x rung 03 for rung 05, 1.00-1.05x rung 05 for rung 06, 1.03-1.10x rung 05 for rung 07,
+1.00-1.04x rung 07 for rung 08; the header of kernels_hopper.cu has the reasoning. Target: >= 0.95x SDPA cuDNN,
+causal and not.
 
 Inputs: q (B, Hq, S, D), k and v (B, Hkv, S, D) with Hkv dividing Hq (grouped-query): any views with a contiguous
 last dim whose start and other strides are whole 16-byte units (check_tma_view), bf16 (torch tensors) or fp16 (torch
@@ -63,19 +66,20 @@ from .shared import LOG2E, _check_dims_and_flags
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL_PATH = os.path.join(HERE, "kernels_hopper.cu")
 KERNELS = {"03": "attn_03_wgmma", "04": "attn_04_wgmma_pingpong", "05": "attn_05_wgmma_overlap",
-           "06": "attn_06_wgmma_overlap_pingpong", "07": "attn_07_wgmma_persistent"}
-PERSISTENT = ("07",)             # one block per SM walking the (query tile, head) tiles; takes the head count too
+           "06": "attn_06_wgmma_overlap_pingpong", "07": "attn_07_wgmma_persistent",
+           "08": "attn_08_wgmma_persistent_pingpong"}
+PERSISTENT = ("07", "08")        # one block per SM walking the (query tile, head) tiles; takes the head count too
 # the rung flash_attn_hopper (and lab 4.7's block, causal) runs unless told: rung 06, the fastest causal in the lab's
 # committed benchmark and level with rung 07 non-causal (the lesson, README.md, has the targets table)
 DEFAULT_KERNEL = "06"
 # The K/V ring's depth is a build option (-DSTAGES): 2 unless told. Rungs 04 and 05 release a stage one step later
 # than rung 03 (after the next step's P V), so with 2 stages their producer's lead shrinks to about one softmax;
-# rungs 05, 06 and 07 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 B, within sm_90's
+# rungs 05-08 default to 3 (one block still fits at D = 128: smem_bytes(128, 3) = 230520 B, within sm_90's
 # opt-in shared memory per block). Each rung's depth is resolved by stages_config (--set STAGES_06=2 and the like).
 STAGE_CHOICES = (2, 3)
-DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3, "07": 3}
+DEFAULT_STAGES = {"03": 2, "04": 2, "05": 3, "06": 3, "07": 3, "08": 3}
 # What bench.py times beside SDPA (rung, stages): each rung at its default, and the ring depth changed alone
-BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("06", 3), ("07", 3), ("03", 3), ("04", 3), ("05", 2))
+BENCH_BUILDS = (("03", 2), ("04", 2), ("05", 3), ("06", 3), ("07", 3), ("08", 3), ("03", 3), ("04", 3), ("05", 2))
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -419,8 +423,9 @@ def flash_attn_hopper(q, k, v, causal=False, sm_scale=None, out=None, *, lse=Non
     q (B, Hq, S, D), k and v (B, Hkv, S, D), Hkv dividing Hq, views TMA can read in place (check_tma_view), bf16
     (torch) or fp16, D in {64, 128}. out= / lse=: arrays to fill (out any view with a contiguous last dim, lse
     contiguous). kernel: "03" (attn_03_wgmma), "04" (attn_04_wgmma_pingpong), "05" (attn_05_wgmma_overlap), "06"
-    (attn_06_wgmma_overlap_pingpong) or "07" (attn_07_wgmma_persistent; blocks= caps its grid, one block per SM
-    unless told - a small cap makes each block walk many tiles, which the tests use). stages: the K/V ring's depth,
+    (attn_06_wgmma_overlap_pingpong), "07" (attn_07_wgmma_persistent) or "08" (attn_08_wgmma_persistent_pingpong);
+    for 07 and 08 blocks= caps the grid, one block per SM unless told - a small cap makes each block walk many tiles,
+    which the tests use. stages: the K/V ring's depth,
     2 or 3 (default DEFAULT_STAGES[kernel]).
     v_kmajor=True (default: ATTN_V_KMAJOR=1 in the environment) runs the debug fallback on a transposed, zero-padded
     copy of V.

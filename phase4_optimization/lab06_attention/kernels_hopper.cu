@@ -13,6 +13,7 @@
 //                            full schedule)
 //   attn_07_wgmma_persistent rung 05, persistent: one block per SM walks the (query tile, head) tiles, the K/V
 //                            ring running on across them, Q handed back through a second barrier
+//   attn_08_wgmma_persistent_pingpong  rung 07 + rung 06's turn-taking at the GEMM issue, tile by tile
 // Run: python -m phase4_optimization.lab06_attention.hopper --check (on an sm_90 GPU; the host side is hopper.py; the
 // measured figures are in this lab's README, not here).
 //
@@ -107,6 +108,18 @@
 //   prediction 1.03-1.10x rung 05 non-causal (one tile is ~32 key tiles of work, and a cold start costs about one
 //              of them plus the epilogue); causal gains less, since the static round-robin order does not balance
 //              the triangle's unequal tiles (a longest-first queue would).
+//
+// attn_08_wgmma_persistent_pingpong
+//   computes, launch, roles, bytes: as attn_07_wgmma_persistent.
+//   what changed since rung 07: rung 06's turns (named barriers 1 and 2 around each side's GEMM issue, the waits
+//              and the softmax outside them) inside rung 07's walk; each tile's turns balance on their own (consumer
+//              1 opens consumer 0's first turn, consumer 0 opens consumer 1's last), so the protocol simply repeats
+//              per tile. Rungs 06 and 07 were the two fastest non-causal rungs, level with each other, each from a
+//              different overlap (06: a second warpgroup's GEMMs under a softmax; 07: the next tile's loads and
+//              this tile's stores under the other warpgroup's work); this is the two together, FlashAttention-3's
+//              full forward schedule.
+//   prediction 1.00-1.04x rung 07 non-causal (06's gain over 05, on top of 07's), about rung 06 causal (the walk's
+//              round-robin order leaves the triangle's unequal tiles unbalanced, as in rung 07).
 //
 // Shared memory (every tile 1024-byte aligned, as the 128B swizzle requires). A "box" is one TMA copy {64 elements,
 // 128 rows}: 128 rows of 128 bytes, written with the 128B swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)).
@@ -895,6 +908,73 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
     }
 }
 
+// Rung 08 = rung 07 + rung 06's turns: the same walk, ring and Q hand-back, and around each GEMM issue the
+// named-barrier protocol of rung 06, whole per tile (consumer 1 opens consumer 0's first turn of a tile, consumer 0
+// opens consumer 1's last), so that one warpgroup's softmax runs under the other's GEMMs within every tile.
+__device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n_m, int n_work, int cw)
+{
+    const int lane = threadIdx.x % 32;
+    const int mine = 1 + cw, other = 2 - cw;             // named barriers 1 and 2
+    const u32 sink = sink_word(sm.bars);
+    float o[HEAD_DIM / 2], sc[BLOCK_N / 2], m_run[2], l_run[2], alpha[2];
+    u32 pa[BLOCK_N / 16][4];
+    int g = 0;                                           // ring position of the tile's first key tile
+    for (int w = blockIdx.x, it = 0; w < n_work; w += gridDim.x, ++it) {
+        const Tile t = walk_tile(w, n_m, a);
+        const RowTile rt = row_tile(t.m0, cw, a);
+        start_tile(o, sc, m_run, l_run);
+        WAIT(sm.bars, it & 1);                           // q_full: this tile's Q
+        if (cw == 1) named_bar_arrive(1);                // consumer 0 takes the tile's first turn
+        WAIT(full_bar(sm.bars, g % STAGES), (g / STAGES) & 1);   // step 0: S_0 = Q K_0^T alone
+        __syncwarp();
+        named_bar_sync(mine);
+        wgmma_fence();
+        issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, g % STAGES));
+        wgmma_commit();
+        named_bar_arrive(other);
+        wgmma_wait<0>();
+        fence_regs(sc);
+        softmax_scores(sc, m_run, l_run, alpha, rt, 0);
+        pack_p(sc, pa);
+        for (int j = 1; j < t.n_tiles; ++j) {
+            const int s = (g + j) % STAGES, sp = (g + j - 1) % STAGES;
+            WAIT(full_bar(sm.bars, s), ((g + j) / STAGES) & 1);
+            __syncwarp();
+            named_bar_sync(mine);                        // my turn: issue both groups
+            wgmma_fence();
+            issue_qk(sc, sm.sQ, cw, stage_k(sm.sKV, s)); // group 1: S_j = Q K_j^T
+            wgmma_commit();
+            rescale_o(o, alpha);
+            wgmma_fence();
+            issue_pv(o, pa, stage_v(sm.sKV, sp));        // group 2: O += P_{j-1} V_{j-1}
+            wgmma_commit();
+            named_bar_arrive(other);                     // the other side's turn; the waits are outside mine
+            wgmma_wait<1>();
+            fence_regs(sc);
+            softmax_scores(sc, m_run, l_run, alpha, rt, j * BLOCK_N);
+            if (lane == 0) st_shared_f32(sink, l_run[0] + l_run[1]);   // rung 05's sink store
+            wgmma_wait<0>();
+            fence_regs(o);
+            pack_p(sc, pa);
+            release_slot(sm.bars, sp);
+        }
+        const int sl = (g + t.n_tiles - 1) % STAGES;     // last step: P V alone
+        named_bar_sync(mine);
+        rescale_o(o, alpha);
+        wgmma_fence();
+        issue_pv(o, pa, stage_v(sm.sKV, sl));
+        wgmma_commit();
+        if (cw == 0) named_bar_arrive(2);                // consumer 1's last turn of the tile
+        wgmma_wait<0>();
+        fence_regs(o);
+        release_slot(sm.bars, sl);
+        g += t.n_tiles;
+        __syncwarp();   // this warpgroup's last wgmma of the tile has retired, every Q K^T before it: Q is free
+        if (lane == 0) mbar_arrive(q_empty_bar(sm.bars));
+        store_tile(o, l_run, m_run, rt, t, a);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // The kernels. Rungs 03-06: one block per (query tile, head) - the same setup and producer, the consumer is the rung.
 // Causal: block x takes query tile gridDim.x - 1 - x, so the longest rows start first. The consumer index is passed
@@ -926,22 +1006,26 @@ HOPPER_RUNG(attn_04_wgmma_pingpong, consumer_04)
 HOPPER_RUNG(attn_05_wgmma_overlap, consumer_05)
 HOPPER_RUNG(attn_06_wgmma_overlap_pingpong, consumer_06)
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-attn_07_wgmma_persistent(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,
-                         const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE,
-                         int S, int Hq, int group, float scale_log2, int causal, long long o_sb, long long o_sh,
-                         long long o_ss, int n_bh)
-{
-    const Args a = {O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss};
-    const Smem sm = carve_smem();
-    const int n_m = (S + BLOCK_M - 1) / BLOCK_M, n_work = n_m * n_bh;   // query tiles per head; work items
-    const int wg = threadIdx.x / 128;
-    init_barriers(sm.bars, true);
-    if (wg == 0) {                                       // warpgroup 0: the producer
-        setmaxnreg_dec<PRODUCER_REGS>();
-        if (threadIdx.x == 0) producer_07(sm, a, n_m, n_work, tma_q, tma_k, tma_v);
-        return;
+// Rungs 07 and 08: one block per SM (the host's grid) walking the work items with rung 07's producer; the consumer
+// is the rung.
+#define HOPPER_PERSISTENT(NAME, CONSUMER)                                                                              \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                           \
+    NAME(const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k,                                   \
+         const __grid_constant__ TmaMap tma_v, elem_t* __restrict__ O, float* __restrict__ LSE, int S, int Hq,         \
+         int group, float scale_log2, int causal, long long o_sb, long long o_sh, long long o_ss, int n_bh)            \
+    {                                                                                                                  \
+        const Args a = {O, LSE, S, Hq, group, scale_log2, causal, o_sb, o_sh, o_ss};                                  \
+        const Smem sm = carve_smem();                                                                                  \
+        const int n_m = (S + BLOCK_M - 1) / BLOCK_M, n_work = n_m * n_bh;   /* query tiles per head; work items */   \
+        const int wg = threadIdx.x / 128;                                                                              \
+        init_barriers(sm.bars, true);                                                                                  \
+        if (wg == 0) {                       /* warpgroup 0: the producer */                                           \
+            setmaxnreg_dec<PRODUCER_REGS>();                                                                           \
+            if (threadIdx.x == 0) producer_07(sm, a, n_m, n_work, tma_q, tma_k, tma_v);                                \
+            return;                                                                                                    \
+        }                                                                                                              \
+        setmaxnreg_inc<CONSUMER_REGS>();                                                                               \
+        CONSUMER(sm, a, n_m, n_work, __shfl_sync(0xffffffffu, wg - 1, 0));                                             \
     }
-    setmaxnreg_inc<CONSUMER_REGS>();
-    consumer_07(sm, a, n_m, n_work, __shfl_sync(0xffffffffu, wg - 1, 0));
-}
+HOPPER_PERSISTENT(attn_07_wgmma_persistent, consumer_07)
+HOPPER_PERSISTENT(attn_08_wgmma_persistent_pingpong, consumer_08)

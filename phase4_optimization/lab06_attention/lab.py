@@ -331,6 +331,8 @@ HOPPER_RUNGS = [
      "attn_06_wgmma_overlap_pingpong", "rung 05 + turns at issue"),
     ("07", "cuda 07 wgmma+TMA persistent overlapped-softmax flash fwd (+ triton bwd)", "attn_07_wgmma_persistent",
      "rung 05, one block per SM"),
+    ("08", "cuda 08 wgmma+TMA persistent overlapped-softmax ping-pong flash fwd (+ triton bwd)",
+     "attn_08_wgmma_persistent_pingpong", "rung 07 + rung 06's turns"),
 ]
 HOPPER_VARIANTS = [_HopperVariant(name, attention_hopper_fwd_triton_bwd if rung == "03" else _hopper_rung(rung, what),
                                   "cuda", dtypes=DTYPES, archs=("sm_90",), unavailable=_hopper_unavailable,
