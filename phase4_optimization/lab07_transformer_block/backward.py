@@ -96,7 +96,7 @@ def _tile(m: int, n: int, k: int, dt: str, epi: int = K.EPI_NONE, gpu: device.De
     and --set GEMM_...); for the dGELU epilogue, where that default is lab 4.2's own and holds more than
     DGELU_ACC_PER_THREAD accumulator elements a thread, the first of lab 4.2's LINEAR_CONFIGS that fits this GPU and
     holds no more (where none fits, the default with 8 warps); INTERPRETER_TILE without a GPU. gpu: a GPU's limits
-    instead of this machine's, e.g. device.profile_info("h100-sxm")."""
+    instead of this machine's (a profile of common.device: device.profile_info(slug))."""
     if INTERPRETER and gpu is None:
         return dict(INTERPRETER_TILE)
     fu = L._kernels()[1]
