@@ -538,3 +538,37 @@ def test_rung10_rotated_order_visits_every_query_tile_once_from_a_start_of_its_o
             "const int rot = ROT && !causal ? blk.x * ((S + BLOCK_M - 1) / BLOCK_M) / (int)gridDim.x : 0;")
     src = open(os.path.join(hb.HERE, "kernels_hopper_bwd.cu")).read()
     assert src.count("const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;") == 2     # producer and consumer
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Rung 11: dQ converted by the consumer whose reduction is a block's last (the .cu's count, pinned).
+# ---------------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d", hb.HEAD_DIMS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_rung11_expected_adds_are_the_walks_reductions(d, causal):
+    """Every dq_acc block (query head, 64-row tile, 64-wide column block) gets exactly dq_block_adds(m0) reductions
+    from the walk - each (key block, consumer) that visits the tile adds once into its column block (D = 128: consumer
+    c into block c; D = 64: both into the one block) - for ragged S, GQA groups and causal, so the count that reaches
+    it is the last one and the block is converted exactly once, after every add (one short: never converted; one
+    over: converted early, missing adds)."""
+    keys, bm, cons = hb.CONFIG["CONSUMERS"] * hb.CONFIG["BLOCK_N"], hb.CONFIG["BLOCK_M"], hb.CONFIG["CONSUMERS"]
+    for s in (1, 63, 64, 65, 127, 128, 129, 200, 257, 300, 517):
+        n_tiles, nb = -(-s // bm), -(-s // keys)
+        for group in (1, 3):
+            adds = {}
+            for n in range(nb):                             # key block n of one (batch, key/value head)
+                for h in range(group):                      # the group's query heads, in the block's walk
+                    for m0 in range(n * keys if causal else 0, s, bm):
+                        for c in range(cons):
+                            blk = (h, m0 // bm, c if d == 128 else 0)
+                            adds[blk] = adds.get(blk, 0) + 1
+            assert len(adds) == group * n_tiles * (d // 64), (s, group)
+            for (h, tile, cb), got in adds.items():
+                m0 = tile * bm
+                expected = (m0 // keys + 1 if causal else nb) * (1 if d == 128 else cons)
+                assert got == expected, (s, group, h, tile, cb, got, expected)
+    _pinned("return (causal ? m0 / KEYS6 + 1 : (int)gridDim.x) * (HEAD_DIM == 64 ? CONSUMERS : 1);",
+            "return old == expected - 1;",
+            "flags[(step + 1) & 1] = count_dq_add(dq_count + (dq_index(bh1, n_tiles, m1, cb0) >> 12),",
+            "if (m2 >= 0 && flags[step & 1])")
+    assert hb.smem_bytes(d, "11") == hb.smem_bytes(d, "10") + 16

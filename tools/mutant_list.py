@@ -326,6 +326,11 @@ MUTANTS = [
            "return m > n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;", ATT_HB,
            tier="gpu", why="a block that starts past tile 0 reaches row n_tiles x 64 instead of row 0: it never sees "
                            "query tile 0 (dK, dV short of its rows) and adds a tile past the end"),
+    Mutant("CUDA Hopper backward 11: a dQ block converted one reduction early",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu", "return old == expected - 1;",
+           "return old == expected - 2;", ATT_HB,
+           tier="gpu", why="the consumer whose count is the second to last converts the block: the last key block's "
+                           "adds are missing from dq (and the block is never converted where only one add lands)"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",

@@ -22,6 +22,8 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                          needs one, descriptors moved in place; causal blocks heaviest first (rung="09")
     or attn_bwd_10_ws_rotate  rung 09 with each non-causal block walking the query tiles from a tile of its own, so
                          that the blocks of a head running together add dQ into different tiles (rung="10")
+    or attn_bwd_11_ws_fused_dq  rung 10 with dQ converted by the kernel itself: the consumer whose reduction is a
+                         dq_acc block's last (a counter per block) writes that block into dq (rung="11"; no convert)
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
@@ -29,11 +31,12 @@ Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five 
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
 consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics, rung 08 computes
 dQ in a pass of its own instead, rung 09 orders rung 07's step so that the tensor cores have work while the threads
-compute, rung 10 rotates rung 09's query-tile order per key block. The CPU tests compile every build and read its
-registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
-tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
-Rungs 01-09 have been checked and timed on an sm_90 GPU (the session logs under logs/); rung 10 has not run on a GPU
-yet. DEFAULT_RUNG is the fastest rung measured.
+compute, rung 10 rotates rung 09's query-tile order per key block, rung 11 converts dQ inside the kernel. The CPU
+tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the shared-memory
+addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each
+rung against float64 on an sm_90 GPU.
+Rungs 01-09 have been checked and timed on an sm_90 GPU (the session logs under logs/); rungs 10 and 11 have not run
+on a GPU yet. DEFAULT_RUNG is the fastest rung measured.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
 python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
@@ -54,12 +57,14 @@ KERNEL_PATH = os.path.join(HERE, "kernels_hopper_bwd.cu")
 KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_01_mma", "02": "attn_bwd_02_wgmma",
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
            "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "08": "attn_bwd_08_dkdv", "dq08": "attn_bwd_08_dq",
-           "09": "attn_bwd_09_ws_overlap", "10": "attn_bwd_10_ws_rotate", "convert": "attn_bwd_dq_convert",
+           "09": "attn_bwd_09_ws_overlap", "10": "attn_bwd_10_ws_rotate", "11": "attn_bwd_11_ws_fused_dq",
+           "convert": "attn_bwd_dq_convert",
            "convert_tiled": "attn_bwd_dq_convert_tiled"}
-RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10")   # the backward proper's rungs, in KERNELS
-TMA_RUNGS = ("05", "06", "07", "08", "09", "10")   # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
-WS_RUNGS = ("06", "07", "08", "09", "10")   # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
-BULK_DQ_RUNGS = ("07", "09", "10")  # dQ by bulk reductions into the tiled accumulator (dq_index; convert_tiled)
+RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11")   # the backward's rungs, in KERNELS
+TMA_RUNGS = RUNGS[4:]               # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
+WS_RUNGS = RUNGS[5:]                # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
+BULK_DQ_RUNGS = ("07", "09", "10", "11")   # dQ by bulk reductions into the tiled accumulator (dq_index)
+FUSED_DQ_RUNGS = ("11",)            # dQ converted by the backward kernel itself (no convert_tiled; dq_count)
 DEFAULT_RUNG = "09"                 # the fastest rung hopper_bwd_bench has measured
 # each rung's name in the benchmarks' tables (hopper_bwd_bench, the lab's backward targets in timing.py)
 ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
@@ -68,7 +73,8 @@ ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmm
              "07": "cuda hopper bwd 07 warp-specialized, dQ by bulk reduction",
              "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own",
              "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs",
-             "10": "cuda hopper bwd 10 rung 09, query tiles rotated per key block"}
+             "10": "cuda hopper bwd 10 rung 09, query tiles rotated per key block",
+             "11": "cuda hopper bwd 11 rung 10, dQ converted in the kernel"}
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -98,7 +104,8 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
     if rung in WS_RUNGS:            # K, V of every consumer, dS^T per (step parity, consumer), 2 stages, 5 mbarriers
         c = CONFIG["CONSUMERS"]     # (BULK_DQ_RUNGS: and a 64 x 64 fp32 dQ block each)
         stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
-        return 1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung in BULK_DQ_RUNGS else 0) + 5 * 8
+        return (1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung in BULK_DQ_RUNGS else 0) + 5 * 8
+                + (16 if rung in FUSED_DQ_RUNGS else 0))      # rung 11: a flag word per consumer (SMEM_BYTES_11)
     if rung in ("04", "05"):
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
@@ -240,7 +247,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
     of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory), "08" (06 without dQ, and dQ by
     a pass of its own with no reductions), "09" (07 with the step re-ordered: softmax and dQ's staging under the
-    GEMMs; the default) or "10" (09 with each non-causal block's query tiles rotated).
+    GEMMs; the default), "10" (09 with each non-causal block's query tiles rotated) or "11" (10 with dQ converted in
+    the kernel).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
@@ -278,9 +286,16 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
         maps = [hp.encode_tensor_map(arrays.ptr(x), dt, *hp.map_geometry(x.shape, hp._strides(x), 2, m), name)
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
         threads = THREADS_WS if rung in WS_RUNGS else THREADS
+        fused = []
+        if rung in FUSED_DQ_RUNGS:  # rung 11 writes dq itself; one count per dq_acc block (64 rows x 64 columns)
+            count = arrays.empty((b * hq * n_tiles * (d // 64),), "int32", q)
+            arrays.fill(count, 0)
+            fused = [P(arrays.ptr(dq)), P(arrays.ptr(count))]
         _launch_with_maps(fns[rung], grid, threads, smem_bytes(d, rung), stream, maps, P(arrays.ptr(lsd)), acc,
                           P(arrays.ptr(dk)), P(arrays.ptr(dv)), I32(s), I32(hq), I32(hq // hkv), F(scale),
-                          I32(int(bool(causal))))
+                          I32(int(bool(causal))), *fused)
+        if rung in FUSED_DQ_RUNGS:
+            return dq, dk, dv
         if rung == "08":            # the dQ pass: one block per CONSUMERS x 64 query rows and query head, dq written
             rows8 = 64 * CONFIG["CONSUMERS"]
             _launch_with_maps(fns["dq08"], (-(-s // rows8), b * hq, 1), THREADS_WS, smem_bytes_dq_pass(d), stream,

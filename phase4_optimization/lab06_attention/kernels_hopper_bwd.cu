@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 10.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 11.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -17,14 +17,15 @@
 //   attn_bwd_08_dkdv         rung 06 without dQ; attn_bwd_08_dq: dQ by a pass of its own, no reductions (RUNG 08)
 //   attn_bwd_09_ws_overlap   rung 07's step re-ordered: softmax and dQ's staging under the GEMMs (RUNG 09)
 //   attn_bwd_10_ws_rotate    rung 09 with each non-causal block's query tiles in an order of its own (RUNG 10)
+//   attn_bwd_11_ws_fused_dq  rung 10 with dQ converted by the last consumer to add into each block (RUNG 11)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "10"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "11"), flash.flash_attn_bwd's API).
 // The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
 // (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
 // sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
 // hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
-// from that run's profile, then checked and timed the same way; rung 10 (rung 09's NEXT) has not run on a GPU yet.
+// from that run's profile, then checked and timed the same way; rungs 10 and 11 have not run on a GPU yet.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -227,6 +228,21 @@
 //   prediction    non-causal 1.0-1.05x rung 09 (if the same-tile reductions cost time; the L2 read of Q and dO per
 //                 step is then spread over more tiles, which the 50 MB L2 holds at the target's 4 concurrent heads).
 //
+// RUNG 11 (attn_bwd_11_ws_fused_dq): rung 10 with dQ's conversion inside the kernel.
+//   what changed  Rungs 07-10 end with attn_bwd_dq_convert_tiled, a pass over dq_acc (4 B and 2 B a dQ element: at
+//                 the target 0.4 GB, about 3% of the non-causal backward's time and 5% of the causal one's) that runs
+//                 after the last block. Here a counter per dq_acc block (zeroed by the host) counts its reductions;
+//                 the issuing thread waits for its reduction to complete (cp.async.bulk.wait_group 0, not only the
+//                 read of the staging block), and counts it with a release-acquire atomic after a proxy fence; the
+//                 consumer whose count is the block's last (dq_block_adds: every key block non-causal, those at or
+//                 below the tile causal; both consumers at D = 64) reads the block back through L2 and writes it
+//                 into dq, scaled and rounded. Off the barriers' path: step j counts step j-1's reduction and
+//                 converts step j-2's block while its own dQ and dK wgmmas run (two flag words a consumer, by step
+//                 parity, carry the count's answer to its 128 threads across the barriers between).
+//   registers     as rung 10 (the conversion: 8 floats a thread at a time).
+//   prediction    1.02-1.05x rung 10 (the convert kernel's time, less what the counts and conversions cost inside
+//                 the steps: one GPU-scope fence and atomic per consumer and step, on one thread).
+//
 // NEXT (each measured against the previous on the same GPU): the two consumers out of step (dQ's halves exchanged
 // through the staging blocks instead of a barrier), and 2-CTA clusters sharing Q and dO by TMA multicast.
 
@@ -311,6 +327,9 @@ typedef BF16 pack_t;
 #define DQ_BLOCK_BYTES (64 * 64 * 4)
 #define BAR7_OFF (BAR6_OFF + CONSUMERS * DQ_BLOCK_BYTES)
 #define SMEM_BYTES_7 (1024 + BAR7_OFF + 5 * 8)
+// rung 11: rung 07's layout and, after the mbarriers, two flag words per consumer (a dQ block whole, by step parity)
+#define FLAG11_OFF (BAR7_OFF + 5 * 8)
+#define SMEM_BYTES_11 (SMEM_BYTES_7 + 16)
 // rung 08's dQ pass (one block of CONSUMERS x 64 query rows): Q, dO of its rows, a 2-stage ring of (K, V) tiles, then
 // five mbarriers (full[2], empty[2], q_full)
 #define RING8_OFF (2 * CONSUMERS * TILE_BYTES)
@@ -519,6 +538,52 @@ extern "C" __global__ void __launch_bounds__(256) attn_bwd_dq_convert_tiled(cons
         const int col = (int)(e % HEAD_DIM), row = (int)(rows % S);
         const float2 a = *reinterpret_cast<const float2*>(dq_acc + dq_index(rows / S, n_tiles, row, col));
         reinterpret_cast<unsigned*>(dq)[i] = scaled_pair(a, sm_scale);
+    }
+}
+
+// Rung 11: how many bulk reductions add into one dq_acc block (query tile m0, one 64-wide block of columns): one per
+// key block that visits the tile - every one non-causal, causal those with n0 <= m0 - and per consumer adding into it
+// (D = 128: consumer c alone adds into column block c; D = 64: both consumers into the one block).
+__device__ __forceinline__ int dq_block_adds(int m0, int causal)
+{
+    return (causal ? m0 / KEYS6 + 1 : (int)gridDim.x) * (HEAD_DIM == 64 ? CONSUMERS : 1);
+}
+
+// Rung 11, the issuing thread once its reduction into a dq_acc block has completed (bulk_wait, not only its read of
+// the staging block): count it in the block's counter; true when it was the block's last, so that its consumer
+// converts the block. The proxy fence orders the bulk reduction's writes (async proxy) before this thread's generic
+// accesses, the release half of the atomic publishes them with the count, and its acquire half makes every earlier
+// count's block adds visible here - and, through the named barrier that follows, to the consumer's other threads.
+__device__ __forceinline__ bool count_dq_add(int* count, int expected)
+{
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.s32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
+    return old == expected - 1;
+}
+
+// Rung 11: dq_acc's block (head bh, query tile m0, columns col0 .. + 63) x sm_scale into dq (contiguous (B, Hq, S,
+// D)), by a consumer's 128 threads: thread i takes half i % 2 of row i / 2 - 4 runs of 4 float pairs (the swizzle
+// moves a run of 4 pairs as a whole: two 16-byte loads) each rounded into one 16-byte store; rows past S skipped. The
+// loads go through L2 (ld.global.cg): the block's adds came from other SMs.
+__device__ __forceinline__ void convert_dq_block(const float* __restrict__ dq_acc, elem_t* __restrict__ dq,
+                                                 long long bh, int n_tiles, int m0, int col0, int S, float sm_scale,
+                                                 int i)
+{
+    const int r = i >> 1, half = i & 1;
+    if (m0 + r >= S) return;
+    const float* row = dq_acc + dq_row64(bh, n_tiles, m0 + r, col0 / 64);
+    elem_t* out = dq + (bh * S + m0 + r) * HEAD_DIM + col0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int p = 16 * half + 4 * j;                  // the run's first pair: columns 2 p .. 2 p + 7
+        const float4* src = reinterpret_cast<const float4*>(row + 2 * (p ^ ((r & 7) << 2)));
+        const float4 lo = __ldcg(src), hi = __ldcg(src + 1);
+        const uint4 v = make_uint4(scaled_pair(make_float2(lo.x, lo.y), sm_scale),
+                                   scaled_pair(make_float2(lo.z, lo.w), sm_scale),
+                                   scaled_pair(make_float2(hi.x, hi.y), sm_scale),
+                                   scaled_pair(make_float2(hi.z, hi.w), sm_scale));
+        *reinterpret_cast<uint4*>(out + 2 * p) = v;
     }
 }
 
@@ -1100,7 +1165,7 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         }
 }
 
-// Rungs 07, 09 and 10: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
+// Rungs 07, 09-11: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
 // in dq_index's layout (rows 16 warp + g and + 8; the pair 4 j + t of a row at p ^ ((row % 8) << 2), so that a warp's
 // 8 rows fall in different banks), then one thread adds all of it into dq_acc's block for (bh, m0, col0) with one
 // bulk reduction (rows past S add zeros: dS is 0 there). The caller has made sure the previous reduction has read the
@@ -1275,17 +1340,25 @@ __device__ __forceinline__ void ds_from_p(const float (&pt)[4 * QT], float (&dpt
 //   4. at the named barrier, dQ (half c of d over the block's keys at D = 128) issued, then dK += dS^T Q; dQ retires
 //      first, so its staging and bulk reduction run while dK is still on the tensor cores; the stage is released
 //      once dK (the step's last reader of Q) has retired
-// ROT (rung 10): the query tiles in rotate_tile's order, as the producer loads them.
-template <bool ROT = false>
+// ROT (rung 10): the query tiles in rotate_tile's order, as the producer loads them. FUSE (rung 11): dQ's conversion
+// here, off the barriers' path - while step j's dQ and dK run on the tensor cores, the issuing thread waits for step
+// j-1's reduction to complete and counts it (its flag word for that step's parity), and the consumer converts step
+// j-2's block into dq if its count was the block's last; the walk's last two blocks after the loop. No convert kernel.
+template <bool ROT = false, bool FUSE = false>
 __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                             elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
                                             int S, int Hq, int group, float sm_scale, int causal, int m_start,
-                                            int rot = 0)
+                                            int rot = 0, elem_t* __restrict__ dq = nullptr,
+                                            int* __restrict__ dq_count = nullptr)
 {
     const unsigned base = smem_u32(smem), empty0 = full0 + 16, kv_full = full0 + 32;
     const unsigned stage_dq = base + BAR6_OFF + c * DQ_BLOCK_BYTES;   // this consumer's dQ block
     const bool issuer = (threadIdx.x & 127) == 0;                      // issues its bulk reductions
     const int n_tiles = (S + BLOCK_M - 1) / BLOCK_M;
+    int* const flags = reinterpret_cast<int*>(smem + FLAG11_OFF) + 2 * c;   // rung 11: "whole", by step parity
+    const int cb0 = HEAD_DIM == 128 ? 64 * c : 0;                       // rung 11: this consumer's column block
+    long long bh1 = 0, bh2 = 0;                                         // rung 11: the blocks of steps j-1, j-2
+    int m1 = -1, m2 = -1;
     const unsigned sK = base + c * TILE_BYTES, sV = base + (CONSUMERS + c) * TILE_BYTES;
     // descriptors built once: K and V K-major (S^T, dP^T's A), the block's K tiles MN-major (dQ's B)
     const hop_u64 dK = desc_kmajor(sK, 0), dV = desc_kmajor(sV, 0), dKmn = desc_mnmajor(base, 0);
@@ -1376,16 +1449,42 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
 #pragma unroll
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_at(dQmn, 2048 * kq));
             wgmma_commit();
+            if (FUSE) {                                   // rung 11, while dQ and dK run: step j-2's block into dq if
+                if (m2 >= 0 && flags[step & 1])           // whole (its count, a step ago, was the last); then step
+                    convert_dq_block(dq_acc, dq, bh2, n_tiles, m2, cb0, S, sm_scale, threadIdx.x & 127);
+                if (issuer && m1 >= 0) {                  // j-1's reduction completed and counted
+                    bulk_wait<0>();
+                    flags[(step + 1) & 1] = count_dq_add(dq_count + (dq_index(bh1, n_tiles, m1, cb0) >> 12),
+                                                         dq_block_adds(m1, causal));
+                }
+            }
             wgmma_wait<1>();                              // dV and dQ have retired; dK may still run
             fence_regs(dqh);
             reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c, issuer);
+            if (FUSE) {
+                bh2 = bh1, m2 = m1;
+                bh1 = (long long)b * Hq + h, m1 = m0;
+            }
             wgmma_wait<0>();                              // dK has retired: nothing reads the stage any more
             mbar_arrive(empty0 + 8 * s);                  // every thread (see empty[s] in RUNG 06)
             fence_regs(acc_dv);
             fence_regs(acc_dk);
         }
     }
-    if (issuer) bulk_wait<0>();                           // the last reduction done before the block exits
+    if (FUSE) {                                           // rung 11: the walk's last two blocks (steps N-2, N-1)
+        if (issuer) {
+            bulk_wait<0>();
+            flags[(step + 1) & 1] = count_dq_add(dq_count + (dq_index(bh1, n_tiles, m1, cb0) >> 12),
+                                                 dq_block_adds(m1, causal));
+        }
+        named_bar_sync(3 + c, 128);
+        if (m2 >= 0 && flags[step & 1])
+            convert_dq_block(dq_acc, dq, bh2, n_tiles, m2, cb0, S, sm_scale, threadIdx.x & 127);
+        if (flags[(step + 1) & 1])
+            convert_dq_block(dq_acc, dq, bh1, n_tiles, m1, cb0, S, sm_scale, threadIdx.x & 127);
+    } else if (issuer) {
+        bulk_wait<0>();                                   // the last reduction done before the block exits
+    }
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * (Hq / group) + hkv) * S, key_a, key_b, S, sm_scale, t);
 }
 
@@ -1402,17 +1501,18 @@ __device__ __forceinline__ int2 longest_first(void)
     return make_int2(r / gh, LPT_HEADS * grp + r % gh);
 }
 
-// Rungs 06, 07, 09, 10 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if at all).
+// Rungs 06, 07, 09-11 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if any).
 // grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK, DQ_SCHED); rung 05's arguments.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
         const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
         elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal
-template <int DQ, bool ROT = false>   // ROT: rung 10 (with DQ_SCHED)
+template <int DQ, bool ROT = false, bool FUSE = false>   // with DQ_SCHED: ROT rungs 10, 11; FUSE rung 11
 __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                         const TmaMap& tma_do, const float* __restrict__ lsd,
                                         float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv,
-                                        int S, int Hq, int group, float sm_scale, int causal)
+                                        int S, int Hq, int group, float sm_scale, int causal,
+                                        elem_t* __restrict__ dq = nullptr, int* __restrict__ dq_count = nullptr)
 {
     unsigned char* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);   // tiles 1024-byte aligned
     const unsigned base = smem_u32(smem), full0 = base + (DQ == DQ_BULK || DQ == DQ_SCHED ? BAR7_OFF : BAR6_OFF);
@@ -1440,8 +1540,8 @@ __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k
     }
     setmaxnreg_inc<CONSUMER_REGS>();
     if constexpr (DQ == DQ_SCHED)    // the consumer index broadcast from lane 0: the compiler then knows it is the
-        consumer_09<ROT>(smem, full0, __shfl_sync(0xffffffffu, wg - 1, 0), dq_acc, dk, dv, b, hkv, n0, S, Hq, group,
-                         sm_scale, causal, m_start, rot);   // same in a warp; what it derives stays in uniform registers
+        consumer_09<ROT, FUSE>(smem, full0, __shfl_sync(0xffffffffu, wg - 1, 0), dq_acc, dk, dv, b, hkv, n0, S, Hq,
+                               group, sm_scale, causal, m_start, rot, dq, dq_count);   // same across a warp
     else
         consumer_ws<DQ>(smem, full0, wg - 1, dq_acc, dk, dv, b, hkv, n0, S, Hq, group, sm_scale, causal, m_start);
 }
@@ -1459,6 +1559,12 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_09_ws_overlap
 extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_10_ws_rotate(WS_PARAMS)
 {
     ws_body<DQ_SCHED, true>(WS_ARGS);
+}
+// rung 11: SMEM_BYTES_11; dq (contiguous (B, Hq, S, D)) written here, dq_count (one int per dq_acc block) zeroed
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_11_ws_fused_dq(WS_PARAMS, elem_t* __restrict__ dq,
+                                                                                   int* __restrict__ dq_count)
+{
+    ws_body<DQ_SCHED, true, true>(WS_ARGS, dq, dq_count);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

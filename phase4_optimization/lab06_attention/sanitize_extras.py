@@ -8,7 +8,7 @@ from . import hopper_bwd as hb
 from . import hopper_bwd_check as hbc
 
 CASE = (2, 4, 2, 130, 128, False, "bfloat16")     # (B, Hq, Hkv, S, D, causal, dtype): hopper_bwd_check's 4th case
-CAUSAL = (3, 2, 2, 200, 128, True, "bfloat16")    # its last: causal over 6 (batch, head)s, rung 09's block order
+CAUSAL = (3, 2, 2, 200, 128, True, "bfloat16")    # causal over 6 (batch, head)s: rung 09's block order, 11's counts
 
 
 class BackwardRung:
@@ -37,4 +37,4 @@ class BackwardRung:
         return ok, " ".join(line.strip() for line in lines)
 
 
-EXTRAS = [BackwardRung(r) for r in hb.RUNGS] + [BackwardRung("09", CAUSAL)]   # + rung 09's causal-only path
+EXTRAS = [BackwardRung(r) for r in hb.RUNGS] + [BackwardRung(r, CAUSAL) for r in ("09", "11")]   # causal-only paths
