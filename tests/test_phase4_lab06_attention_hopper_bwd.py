@@ -343,6 +343,9 @@ def test_gpu_refuses_misshapen_backward_arguments():
         hb.flash_attn_bwd_hopper(q, q, k, k, q, lse, out=(None, q, None))
     with pytest.raises(ValueError, match="out: expected a tuple"):
         hb.flash_attn_bwd_hopper(q, q, k, k, q, lse, out=q)
+    odd = torch.zeros((1 * 4 * 8 * 64 + 2,), dtype=torch.bfloat16, device="cuda")[2:].view(1, 4, 8, 64)
+    with pytest.raises(ValueError, match=r"out\[0\] \(dq\): rung 11 stores 16-byte vectors"):
+        hb.flash_attn_bwd_hopper(q, q, k, k, q, lse, out=(odd, None, None), rung="11")
 
 
 def test_compile_rows_report_every_build():

@@ -253,6 +253,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
     b, hq, hkv, s, d, dt, scale, outs = check_inputs(do, q, k, v, o, lse, causal, sm_scale, out)
+    if rung in FUSED_DQ_RUNGS and outs and outs[0] is not None and not arrays.aligned(outs[0], 16):
+        raise ValueError("out[0] (dq): rung 11 stores 16-byte vectors; the data must start 16-byte aligned")
     if not arrays.is_contiguous(lse):
         raise ValueError("lse: expected a contiguous array")
     why = hp.unavailable_reason()
