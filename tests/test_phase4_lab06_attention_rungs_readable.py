@@ -32,7 +32,7 @@ def test_each_rung_is_one_consumer_function_of_readable_length(rung):
     # the rung's kernel calls it
     kernel = hp.KERNELS[rung]
     if rung in hp.PERSISTENT:
-        assert f"HOPPER_PERSISTENT({kernel}, consumer_{rung})" in CU
+        assert f"HOPPER_PERSISTENT({kernel}, consumer_{rung}, " in CU
     else:
         assert f"HOPPER_RUNG({kernel}, consumer_{rung})" in CU
     # each says what it changed since the previous rung

@@ -100,8 +100,9 @@ HEAD_DIMS = (64, 128)
 #                        (hang_report prints it) and the kernel runs out instead of hanging; the launches build it
 #                        with ATTN_MBAR_TIMEOUT=1 in the environment (debug_waits), compile_report with timeout=True
 #   STAGES = 2           the K/V ring depth of a build that names none; each rung's own: DEFAULT_STAGES above
+#   WALK_HEADS = 4       rung 08, causal: its walk goes by groups of this many heads, heaviest query tiles first
 CONFIG = dict(BLOCK_M=128, BLOCK_N=128, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240, BOX_BYTES=128 * 128,
-              SINK_BYTES=64, MBAR_TIMEOUT=0, STAGES=2)
+              SINK_BYTES=64, MBAR_TIMEOUT=0, STAGES=2, WALK_HEADS=4)
 BUILD_DEFINES = ("HEAD_DIM", "ATTN_FP16", "V_KMAJOR")      # chosen per build by defines()'s arguments
 # module names of CONFIG's values (read at import: hopper_models, hopper_check and lab 4.7 use them)
 BLOCK_M, BLOCK_N, STAGES, CONSUMERS = CONFIG["BLOCK_M"], CONFIG["BLOCK_N"], CONFIG["STAGES"], CONFIG["CONSUMERS"]
