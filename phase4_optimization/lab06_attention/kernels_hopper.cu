@@ -833,7 +833,7 @@ __device__ __forceinline__ void consumer_06(const Smem& sm, const Tile& t, const
 // at 132 blocks and 32 tiles a head, some blocks get only the longest rows of every fourth tile and the others the
 // shortest - a model of the static walk has the last block ending 12.5% after the average, against 3% (the
 // non-causal walk's own rounding) for the grouped one; the group of a few heads keeps the blocks running at once on
-// a few heads' K and V in L2, as head-major did (tests/test_phase4_lab06_attention_hopper.py has the model).
+// a few heads' K and V in L2, as head-major did (tests/test_phase4_lab06_attention_hopper_walk.py has the model).
 __device__ __forceinline__ Tile walk_tile(int w, int n_m, int n_work, const Args& a, bool lpt)
 {
     if (lpt && a.causal) {
