@@ -101,11 +101,11 @@ def test_backward_uses_tensor_cores_and_red_for_dq(build, rung):
     # dQ's reductions: a 64-wide block of d per accumulator pass (rung 06: one pass, its consumer's half or all of D 64;
     # rung 07: none per element, one bulk reduction of the block)
     red = sum(any(tok.startswith("RED") for tok in s.split()[:2]) for s in sass)
-    assert red == {"06": 32, "07": 0, "08": 0, "09": 0, "10": 0, "11": 0}.get(rung, 4 * (d // 8)), red
+    assert red == {"06": 32, "07": 0, "08": 0, "09": 0, "10": 0, "11": 0, "12": 0}.get(rung, 4 * (d // 8)), red
     assert sum("UBLKRED" in s for s in sass) == (1 if rung in hb.BULK_DQ_RUNGS else 0)
 
 
-@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07", "08", "09", "10", "11"])
+@pytest.mark.parametrize("rung", ["02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"])
 def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     """ptxas serializes wgmmas (info C7510-C7519 in its log, a WARPGROUP.DEPBAR after every HGMMA) when the code
     touches registers an in-flight wgmma owns: the log has none, and the SASS waits exactly once per commit group (S^T
@@ -121,8 +121,8 @@ def test_wgmma_chains_are_not_serialized_and_start_from_zero(build, rung):
     # S^T, dP^T, then one dQ chain per 64-wide half of d (rung 06: one, its consumer's half)
     halves = {"02": 0, "08": 0}.get(rung, 1 if rung in hb.WS_RUNGS else d // 64)
     assert zero_starts == 2 + halves, zero_starts
-    # 08: S^T, dP^T; dV, dK. 09-11: S^T (dP^T may run), dP^T; dV and dQ (dK may run), dK
-    assert waits == {"02": 1, "08": 2, "09": 4, "10": 4, "11": 4}.get(rung, 1 + halves), waits
+    # 08: S^T, dP^T; dV, dK. 09-12: S^T (dP^T may run), dP^T; dV and dQ (dK may run), dK
+    assert waits == {"02": 1, "08": 2, "09": 4, "10": 4, "11": 4, "12": 4}.get(rung, 1 + halves), waits
 
 
 def test_rung09_has_an_unmasked_path_paired_loads_and_uniform_descriptors(build):
@@ -155,26 +155,44 @@ def test_rung10_is_rung09_with_a_rotated_walk(build):
     assert 0 < len(s10) - len(s9) <= 64, (len(s10), len(s9))
 
 
+def _fused_like_rung10(build, rung):
+    """The SASS of a rung that converts dQ itself (11, 12), after checking that it has rung 10's tensor-core, copy,
+    reduction, exp2 and wgmma-wait instructions, count for count."""
+    d, dt, rep = build
+    sf, s10 = rep.kernels[hb.KERNELS[rung]].sass, rep.kernels[hb.KERNELS["10"]].sass
+    if not sf:
+        pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS is not checked")
+    for op in ("HGMMA", "UTMALDG", "UBLKCP", "UBLKRED", "MUFU.EX2", "WARPGROUP.DEPBAR"):
+        n = [sum(line.startswith(op) for line in s) for s in (sf, s10)]
+        assert n[0] == n[1], (op, n)
+    return sf
+
+
 def test_rung11_counts_and_converts_while_dq_and_dk_run(build):
     """Rung 11 is rung 10 plus dQ's conversion: the same tensor-core, copy and reduction instructions; two counts (one
     a step, one after the walk: an atomic add at GPU scope) and the block conversions' 16-byte loads through L2; and
     in the step, the count and the conversion sit between the dK wgmmas' issue and the wait for dV and dQ
     (WARPGROUP.DEPBAR 1), not before the consumers' barrier and not after a wait ptxas might have hoisted."""
-    d, dt, rep = build
-    s11, s10 = rep.kernels[hb.KERNELS["11"]].sass, rep.kernels[hb.KERNELS["10"]].sass
-    if not s11:
-        pytest.skip("no cuobjdump (it ships with the triton wheel): the SASS is not checked")
-    for op in ("HGMMA", "UTMALDG", "UBLKCP", "UBLKRED", "MUFU.EX2", "WARPGROUP.DEPBAR"):
-        n = [sum(line.startswith(op) for line in s) for s in (s11, s10)]
-        assert n[0] == n[1], (op, n)
+    s11 = _fused_like_rung10(build, "11")
     atoms = [i for i, line in enumerate(s11) if "ATOM.E.ADD" in line]
-    assert len(atoms) == 2 and not any("ATOM" in line for line in s10), atoms
+    assert len(atoms) == 2, atoms
     assert any(line.startswith("LDG.E.128.STRONG.GPU") for line in s11)
     first = atoms[0]
     before = [i for i, line in enumerate(s11[:first]) if line.startswith(("HGMMA", "WARPGROUP.DEPBAR", "BAR.SYNC"))]
     after = next(line for line in s11[first:] if line.startswith(("HGMMA", "WARPGROUP.DEPBAR", "BAR.SYNC")))
     assert s11[before[-1]].startswith("HGMMA"), s11[before[-1]]          # dK's wgmmas issued just before
     assert after.startswith("WARPGROUP.DEPBAR.LE gsb0, 0x1"), after        # then the wait for dV and dQ
+
+
+def test_rung12_counts_once_per_head_after_the_walk(build):
+    """Rung 12 is rung 10 plus one count per query head after the walk: the same tensor-core, copy and reduction
+    instructions; one atomic add at GPU scope (in the loop over the group's heads, after the last HGMMA) and the
+    conversion's 16-byte loads through L2 after it - nothing of it inside the steps."""
+    s12 = _fused_like_rung10(build, "12")
+    atoms = [i for i, line in enumerate(s12) if "ATOM.E.ADD" in line]
+    loads = [i for i, line in enumerate(s12) if line.startswith("LDG.E.128.STRONG.GPU")]
+    last_mma = max(i for i, line in enumerate(s12) if line.startswith("HGMMA"))
+    assert len(atoms) == 1 and atoms[0] > last_mma and loads and min(loads) > atoms[0], (atoms, last_mma, loads[:1])
 
 
 def test_shared_memory_mirror_and_budget():

@@ -571,4 +571,7 @@ def test_rung11_expected_adds_are_the_walks_reductions(d, causal):
             "return old == expected - 1;",
             "flags[(step + 1) & 1] = count_dq_add(dq_count + (dq_index(bh1, n_tiles, m1, cb0) >> 12),",
             "if (m2 >= 0 && flags[step & 1])")
-    assert hb.smem_bytes(d, "11") == hb.smem_bytes(d, "10") + 16
+    assert hb.smem_bytes(d, "11") == hb.smem_bytes(d, "10") + 16 == hb.smem_bytes(d, "12")
+    # rung 12: every key block of a (batch, key/value head) walks each query head of its group (causal too: block n's
+    # walk starts at its own diagonal tile, inside S), so a head's count ends at gridDim.x
+    _pinned("if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x);")

@@ -237,7 +237,7 @@ def _hopper_ready() -> bool:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _hopper_ready(), reason="the Hopper attention backward needs an sm_90 GPU")
-@pytest.mark.parametrize("rung", ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11"])
+@pytest.mark.parametrize("rung", ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"])
 def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
     """The step with lab 4.6's Hopper CUDA C backward in place of the Triton one (D = 128 and 64), the same rule."""
     _check_step((2, 129, 256, 2), "bfloat16", 49, 3, attention_bwd=rung)

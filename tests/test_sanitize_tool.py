@@ -255,7 +255,7 @@ def test_a_labs_extras_are_planned_and_run_like_variants(monkeypatch, capsys):
     from phase4_optimization.lab06_attention import hopper_bwd as hb
 
     ex = S.extras("phase4_optimization.lab06_attention")
-    assert [e.name.split()[3] for e in ex] == [*hb.RUNGS, "09", "11"] and all(e.impl == "cuda" for e in ex)
+    assert [e.name.split()[3] for e in ex] == [*hb.RUNGS, "09", "11", "12"] and all(e.impl == "cuda" for e in ex)
     assert ex[-1].case[5] and ex[-1].name.endswith(", causal")
     items = S.plan(S.lab_modules(only=["lab06_attention"]))
     assert [i["variant"] for i in items if i.get("extra")] == [e.name for e in ex]

@@ -331,6 +331,12 @@ MUTANTS = [
            "return old == expected - 2;", ATT_HB,
            tier="gpu", why="the consumer whose count is the second to last converts the block: the last key block's "
                            "adds are missing from dq (and the block is never converted where only one add lands)"),
+    Mutant("CUDA Hopper backward 12: a head converted before its last key block has counted",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x);",
+           "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x - 1);", ATT_HB,
+           tier="gpu", why="the second to last key block converts the head: the last one's dQ adds are missing (and "
+                           "with one key block the head is never converted)"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",

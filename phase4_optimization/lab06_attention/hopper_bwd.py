@@ -24,6 +24,8 @@ Three launches (the .cu's header has the design, the shared-memory budget, the F
                          that the blocks of a head running together add dQ into different tiles (rung="10")
     or attn_bwd_11_ws_fused_dq  rung 10 with dQ converted by the kernel itself: the consumer whose reduction is a
                          dq_acc block's last (a counter per block) writes that block into dq (rung="11"; no convert)
+    or attn_bwd_12_ws_head_dq  rung 10 with dQ converted by the last key block of each query head, at the end of its
+                         walk (a counter per head; rung="12"; no convert)
   attn_bwd_dq_convert  dQ = sm_scale x accumulator in the inputs' dtype (where dQ's softmax scale is applied; dK's is
                        applied in the backward kernel's epilogue)
 
@@ -31,12 +33,12 @@ Rung 01 runs mma.sync (HMMA) with cp.async loads, rung 02 moves two of its five 
 five, rung 04 double-buffers the loads, rung 05 makes them TMA copies, rung 06 specializes warpgroups (a producer, two
 consumers) over 128-key blocks, rung 07 adds dQ by bulk reductions instead of per-element atomics, rung 08 computes
 dQ in a pass of its own instead, rung 09 orders rung 07's step so that the tensor cores have work while the threads
-compute, rung 10 rotates rung 09's query-tile order per key block, rung 11 converts dQ inside the kernel. The CPU
-tests compile every build and read its registers, spills and HMMA / HGMMA counts, and model the shared-memory
-addressing of every rung; the GPU tier of tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each
-rung against float64 on an sm_90 GPU.
-Rungs 01-09 have been checked and timed on an sm_90 GPU (the session logs under logs/); rungs 10 and 11 have not run
-on a GPU yet. DEFAULT_RUNG is the fastest rung measured.
+compute, rung 10 rotates rung 09's query-tile order per key block, rungs 11 and 12 convert dQ inside the kernel
+(per block as it completes, or per head by its last key block). The CPU tests compile every build and read its
+registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier of
+tests/test_phase4_lab06_attention_hopper_bwd.py checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
+Rungs 01-09 have been checked and timed on an sm_90 GPU (the session logs under logs/); rungs 10-12 have not run on
+a GPU yet. DEFAULT_RUNG is the fastest rung measured.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd.py, and for where a rung is wrong
 python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)
@@ -58,13 +60,13 @@ KERNELS = {"delta": "attn_bwd_delta", "prep": "attn_bwd_prep", "01": "attn_bwd_0
            "03": "attn_bwd_03_wgmma_all", "04": "attn_bwd_04_wgmma_2stage", "05": "attn_bwd_05_tma",
            "06": "attn_bwd_06_ws", "07": "attn_bwd_07_ws_bulk_dq", "08": "attn_bwd_08_dkdv", "dq08": "attn_bwd_08_dq",
            "09": "attn_bwd_09_ws_overlap", "10": "attn_bwd_10_ws_rotate", "11": "attn_bwd_11_ws_fused_dq",
-           "convert": "attn_bwd_dq_convert",
+           "12": "attn_bwd_12_ws_head_dq", "convert": "attn_bwd_dq_convert",
            "convert_tiled": "attn_bwd_dq_convert_tiled"}
-RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11")   # the backward's rungs, in KERNELS
+RUNGS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # the backward's rungs (KERNELS)
 TMA_RUNGS = RUNGS[4:]               # copies by TMA: tensor maps, and attn_bwd_prep's packed LSE / Delta
 WS_RUNGS = RUNGS[5:]                # warp-specialized: THREADS_WS threads, CONSUMERS x BLOCK_N keys a block
-BULK_DQ_RUNGS = ("07", "09", "10", "11")   # dQ by bulk reductions into the tiled accumulator (dq_index)
-FUSED_DQ_RUNGS = ("11",)            # dQ converted by the backward kernel itself (no convert_tiled; dq_count)
+BULK_DQ_RUNGS = ("07", "09", "10", "11", "12")   # dQ by bulk reductions into the tiled accumulator (dq_index)
+FUSED_DQ_RUNGS = ("11", "12")       # dQ converted by the backward kernel itself (no convert_tiled; dq_count)
 DEFAULT_RUNG = "09"                 # the fastest rung hopper_bwd_bench has measured
 # each rung's name in the benchmarks' tables (hopper_bwd_bench, the lab's backward targets in timing.py)
 ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmma S^T, dP^T",
@@ -74,7 +76,8 @@ ROW_NAMES = {"01": "cuda hopper bwd 01 mma.sync", "02": "cuda hopper bwd 02 wgmm
              "08": "cuda hopper bwd 08 warp-specialized, dQ pass of its own",
              "09": "cuda hopper bwd 09 warp-specialized, softmax and dQ under the GEMMs",
              "10": "cuda hopper bwd 10 rung 09, query tiles rotated per key block",
-             "11": "cuda hopper bwd 11 rung 10, dQ converted in the kernel"}
+             "11": "cuda hopper bwd 11 rung 10, dQ converted in the kernel",
+             "12": "cuda hopper bwd 12 rung 10, dQ converted by each head's last block"}
 ARCH = "sm_90a"
 DTYPES = ("bfloat16", "float16")
 HEAD_DIMS = (64, 128)
@@ -105,7 +108,7 @@ def smem_bytes(head_dim: int, rung: str = "01") -> int:
         c = CONFIG["CONSUMERS"]     # (BULK_DQ_RUNGS: and a 64 x 64 fp32 dQ block each)
         stages = 2 * c * tile + 2 * c * CONFIG["BLOCK_N"] * m * 2
         return (1024 + stages + 2 * (2 * tile + 1024) + (c * 64 * 64 * 4 if rung in BULK_DQ_RUNGS else 0) + 5 * 8
-                + (16 if rung in FUSED_DQ_RUNGS else 0))      # rung 11: a flag word per consumer (SMEM_BYTES_11)
+                + (16 if rung in FUSED_DQ_RUNGS else 0))      # rungs 11, 12: flag words (SMEM_BYTES_11)
     if rung in ("04", "05"):
         two = -(-one // 1024) * 1024 + 2 * tile + 2 * m * 4
         return 1024 + two + (3 * 8 if rung == "05" else 0)     # rung 05: + its three mbarriers (SMEM_BYTES_TMA)
@@ -247,14 +250,14 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     "05" (04's schedule, every copy a TMA one), "06" (warp-specialized: a TMA producer and 2 consumer warpgroups
     of 64 keys each), "07" (06 with dQ added by bulk reductions from shared memory), "08" (06 without dQ, and dQ by
     a pass of its own with no reductions), "09" (07 with the step re-ordered: softmax and dQ's staging under the
-    GEMMs; the default), "10" (09 with each non-causal block's query tiles rotated) or "11" (10 with dQ converted in
-    the kernel).
+    GEMMs; the default), "10" (09 with each non-causal block's query tiles rotated), "11" (10 with dQ converted in
+    the kernel, block by block) or "12" (10 with dQ converted by each head's last key block).
     Raises TypeError / ValueError naming the argument; RuntimeError off an sm_90 GPU (hopper.unavailable_reason)."""
     if rung not in RUNGS:
         raise ValueError(f"rung: expected one of {RUNGS}, got {rung!r}")
     b, hq, hkv, s, d, dt, scale, outs = check_inputs(do, q, k, v, o, lse, causal, sm_scale, out)
     if rung in FUSED_DQ_RUNGS and outs and outs[0] is not None and not arrays.aligned(outs[0], 16):
-        raise ValueError("out[0] (dq): rung 11 stores 16-byte vectors; the data must start 16-byte aligned")
+        raise ValueError(f"out[0] (dq): rung {rung} stores 16-byte vectors; the data must start 16-byte aligned")
     if not arrays.is_contiguous(lse):
         raise ValueError("lse: expected a contiguous array")
     why = hp.unavailable_reason()
@@ -289,8 +292,8 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
                 for name, x in (("q", q), ("k", k), ("v", v), ("do", do))]
         threads = THREADS_WS if rung in WS_RUNGS else THREADS
         fused = []
-        if rung in FUSED_DQ_RUNGS:  # rung 11 writes dq itself; one count per dq_acc block (64 rows x 64 columns)
-            count = arrays.empty((b * hq * n_tiles * (d // 64),), "int32", q)
+        if rung in FUSED_DQ_RUNGS:  # they write dq themselves; a count per dq_acc block (11) or query head (12)
+            count = arrays.empty((b * hq * (n_tiles * (d // 64) if rung == "11" else 1),), "int32", q)
             arrays.fill(count, 0)
             fused = [P(arrays.ptr(dq)), P(arrays.ptr(count))]
         _launch_with_maps(fns[rung], grid, threads, smem_bytes(d, rung), stream, maps, P(arrays.ptr(lsd)), acc,

@@ -1,4 +1,4 @@
-// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 11.
+// Lab 4.6, the Hopper backward: the flash-attention backward in CUDA C for sm_90a, rungs 01 to 12.
 // archs: sm_90a
 //
 //   attn_bwd_delta           preprocessing: Delta_i = rowsum(dO_i * O_i) (fp32), and zeroes dQ's fp32 accumulator
@@ -18,14 +18,15 @@
 //   attn_bwd_09_ws_overlap   rung 07's step re-ordered: softmax and dQ's staging under the GEMMs (RUNG 09)
 //   attn_bwd_10_ws_rotate    rung 09 with each non-causal block's query tiles in an order of its own (RUNG 10)
 //   attn_bwd_11_ws_fused_dq  rung 10 with dQ converted by the last consumer to add into each block (RUNG 11)
+//   attn_bwd_12_ws_head_dq   rung 10 with dQ converted by each head's last key block (RUNG 12)
 //   attn_bwd_dq_convert      dQ = sm_scale x accumulator, rounded to the output dtype (_tiled: from rung 07's layout)
-// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "11"), flash.flash_attn_bwd's API).
+// Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "12"), flash.flash_attn_bwd's API).
 // The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
 // (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
 // tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
 // sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
 // hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
-// from that run's profile, then checked and timed the same way; rungs 10 and 11 have not run on a GPU yet.
+// from that run's profile, then checked and timed the same way; rungs 10-12 have not run on a GPU yet.
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
@@ -242,6 +243,15 @@
 //   registers     as rung 10 (the conversion: 8 floats a thread at a time).
 //   prediction    1.02-1.05x rung 10 (the convert kernel's time, less what the counts and conversions cost inside
 //                 the steps: one GPU-scope fence and atomic per consumer and step, on one thread).
+//
+// RUNG 12 (attn_bwd_12_ws_head_dq): rung 10 with dQ converted per query head, by the head's last key block.
+//   what changed  Rung 11's alternative, with nothing in the steps: at the end of its walk a block waits for its
+//                 reductions, counts itself once per query head of its group (one counter per head, gridDim.x key
+//                 blocks each), and the block whose count is a head's last converts the whole head (S x D floats,
+//                 both consumers, block by block) before it exits. The conversion's time moves from a kernel of its
+//                 own onto one SM per head, under the other SMs' work, except for the grid's last heads.
+//   prediction    1.01-1.04x rung 10; above rung 11 if rung 11's fence and atomic a step cost more than the heads'
+//                 conversions that end the grid.
 //
 // NEXT (each measured against the previous on the same GPU): the two consumers out of step (dQ's halves exchanged
 // through the staging blocks instead of a barrier), and 2-CTA clusters sharing Q and dO by TMA multicast.
@@ -1165,7 +1175,7 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         }
 }
 
-// Rungs 07, 09-11: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
+// Rungs 07, 09-12: consumer c's 64 x 64 block of dQ (wgmma's accumulator dqh) into its staging block in shared memory
 // in dq_index's layout (rows 16 warp + g and + 8; the pair 4 j + t of a row at p ^ ((row % 8) << 2), so that a warp's
 // 8 rows fall in different banks), then one thread adds all of it into dq_acc's block for (bh, m0, col0) with one
 // bulk reduction (rows past S add zeros: dS is 0 there). The caller has made sure the previous reduction has read the
@@ -1344,7 +1354,9 @@ __device__ __forceinline__ void ds_from_p(const float (&pt)[4 * QT], float (&dpt
 // here, off the barriers' path - while step j's dQ and dK run on the tensor cores, the issuing thread waits for step
 // j-1's reduction to complete and counts it (its flag word for that step's parity), and the consumer converts step
 // j-2's block into dq if its count was the block's last; the walk's last two blocks after the loop. No convert kernel.
-template <bool ROT = false, bool FUSE = false>
+// FUSE = 2 (rung 12): no count in the steps; at the end of its walk the block counts itself once per query head of its
+// group, and the block whose count is a head's last (of gridDim.x key blocks) converts that whole head.
+template <bool ROT = false, int FUSE = 0>
 __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0, int c, float* __restrict__ dq_acc,
                                             elem_t* __restrict__ dk, elem_t* __restrict__ dv, int b, int hkv, int n0,
                                             int S, int Hq, int group, float sm_scale, int causal, int m_start,
@@ -1449,7 +1461,7 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
 #pragma unroll
             for (int kq = 0; kq < BLOCK_M / 16; ++kq) wgmma_rs_acc(acc_dk, sa[kq], desc_at(dQmn, 2048 * kq));
             wgmma_commit();
-            if (FUSE) {                                   // rung 11, while dQ and dK run: step j-2's block into dq if
+            if (FUSE == 1) {                              // rung 11, while dQ and dK run: step j-2's block into dq if
                 if (m2 >= 0 && flags[step & 1])           // whole (its count, a step ago, was the last); then step
                     convert_dq_block(dq_acc, dq, bh2, n_tiles, m2, cb0, S, sm_scale, threadIdx.x & 127);
                 if (issuer && m1 >= 0) {                  // j-1's reduction completed and counted
@@ -1461,7 +1473,7 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
             wgmma_wait<1>();                              // dV and dQ have retired; dK may still run
             fence_regs(dqh);
             reduce_dq_block(dq_acc, (long long)b * Hq + h, n_tiles, m0, col0, stage_dq, dqh, warp, g, t, c, issuer);
-            if (FUSE) {
+            if (FUSE == 1) {
                 bh2 = bh1, m2 = m1;
                 bh1 = (long long)b * Hq + h, m1 = m0;
             }
@@ -1471,7 +1483,7 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
             fence_regs(acc_dk);
         }
     }
-    if (FUSE) {                                           // rung 11: the walk's last two blocks (steps N-2, N-1)
+    if (FUSE == 1) {                                      // rung 11: the walk's last two blocks (steps N-2, N-1)
         if (issuer) {
             bulk_wait<0>();
             flags[(step + 1) & 1] = count_dq_add(dq_count + (dq_index(bh1, n_tiles, m1, cb0) >> 12),
@@ -1482,6 +1494,22 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
             convert_dq_block(dq_acc, dq, bh2, n_tiles, m2, cb0, S, sm_scale, threadIdx.x & 127);
         if (flags[(step + 1) & 1])
             convert_dq_block(dq_acc, dq, bh1, n_tiles, m1, cb0, S, sm_scale, threadIdx.x & 127);
+    } else if (FUSE == 2) {                               // rung 12: the block counts itself once per head
+        if (issuer) {
+            bulk_wait<0>();                               // its consumer's reductions have completed
+            asm volatile("fence.proxy.async.global;" ::: "memory");
+        }
+        int* const last = reinterpret_cast<int*>(smem + FLAG11_OFF);
+        for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
+            const long long bh = (long long)b * Hq + h;
+            named_bar_sync(5, 256);                       // both consumers done (and the previous head's flag read)
+            if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x);
+            named_bar_sync(5, 256);
+            if (*last)                                    // every key block has added into head bh: convert all of it
+                for (int blk = c; blk < n_tiles * (HEAD_DIM / 64); blk += CONSUMERS)
+                    convert_dq_block(dq_acc, dq, bh, n_tiles, 64 * (blk / (HEAD_DIM / 64)),
+                                     64 * (blk % (HEAD_DIM / 64)), S, sm_scale, threadIdx.x & 127);
+        }
     } else if (issuer) {
         bulk_wait<0>();                                   // the last reduction done before the block exits
     }
@@ -1501,13 +1529,13 @@ __device__ __forceinline__ int2 longest_first(void)
     return make_int2(r / gh, LPT_HEADS * grp + r % gh);
 }
 
-// Rungs 06, 07, 09-11 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if any).
+// Rungs 06, 07, 09-12 and 08's dK, dV pass: one setup, the producer, and the consumers (DQ: how dQ is added, if any).
 // grid (ceil(S / KEYS6), B Hkv), THREADS6 threads, SMEM_BYTES_6 (SMEM_BYTES_7: DQ_BULK, DQ_SCHED); rung 05's arguments.
 #define WS_PARAMS                                                                                                      \
     const __grid_constant__ TmaMap tma_q, const __grid_constant__ TmaMap tma_k, const __grid_constant__ TmaMap tma_v, \
         const __grid_constant__ TmaMap tma_do, const float* __restrict__ lsd, float* __restrict__ dq_acc,             \
         elem_t* __restrict__ dk, elem_t* __restrict__ dv, int S, int Hq, int group, float sm_scale, int causal
-template <int DQ, bool ROT = false, bool FUSE = false>   // with DQ_SCHED: ROT rungs 10, 11; FUSE rung 11
+template <int DQ, bool ROT = false, int FUSE = 0>   // with DQ_SCHED: ROT rungs 10-12; FUSE 1 rung 11, 2 rung 12
 __device__ __forceinline__ void ws_body(const TmaMap& tma_q, const TmaMap& tma_k, const TmaMap& tma_v,
                                         const TmaMap& tma_do, const float* __restrict__ lsd,
                                         float* __restrict__ dq_acc, elem_t* __restrict__ dk, elem_t* __restrict__ dv,
@@ -1564,7 +1592,13 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_10_ws_rotate(
 extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_11_ws_fused_dq(WS_PARAMS, elem_t* __restrict__ dq,
                                                                                    int* __restrict__ dq_count)
 {
-    ws_body<DQ_SCHED, true, true>(WS_ARGS, dq, dq_count);
+    ws_body<DQ_SCHED, true, 1>(WS_ARGS, dq, dq_count);
+}
+// rung 12: as rung 11, dq_count one int per query head (B Hq)
+extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_12_ws_head_dq(WS_PARAMS, elem_t* __restrict__ dq,
+                                                                                  int* __restrict__ dq_count)
+{
+    ws_body<DQ_SCHED, true, 2>(WS_ARGS, dq, dq_count);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

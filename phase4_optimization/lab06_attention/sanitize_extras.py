@@ -37,4 +37,4 @@ class BackwardRung:
         return ok, " ".join(line.strip() for line in lines)
 
 
-EXTRAS = [BackwardRung(r) for r in hb.RUNGS] + [BackwardRung(r, CAUSAL) for r in ("09", "11")]   # causal-only paths
+EXTRAS = [BackwardRung(r) for r in hb.RUNGS] + [BackwardRung(r, CAUSAL) for r in ("09", "11", "12")]   # causal paths
