@@ -95,6 +95,22 @@ def test_shared_memory_fits_one_block():
     assert {b for b in hp.BENCH_BUILDS} >= {(k, s) for k, s in hp.DEFAULT_STAGES.items()}
 
 
+def test_gqa_targets_time_the_default_and_persistent_rungs():
+    """The Hopper forward's grouped-query targets time the default kernel and the persistent rungs at their default
+    ring depths (rows the benchmark names), at a real grouping; without sm_90 both cases say why, nothing timed."""
+    from phase4_optimization.lab06_attention import cases, timing
+
+    assert hp.DEFAULT_KERNEL in cases.HOPPER_GQA_RUNGS and set(hp.PERSISTENT) <= set(cases.HOPPER_GQA_RUNGS)
+    assert all((r, hp.DEFAULT_STAGES[r]) in cases.HOPPER_ROWS for r in cases.HOPPER_GQA_RUNGS)
+    _b, hq, hkv, _s, d = cases.HOPPER_GQA[1]
+    assert hq % hkv == 0 and hq > hkv > 1 and d in hp.HEAD_DIMS
+    if hp.unavailable_reason() is None:
+        pytest.skip("sm_90 here: the GPU tier's benchmark run times these targets")
+    rows, targets = timing.bench_hopper_gqa(rounds=1)
+    assert rows == [] and [t.goal for t in targets] == [f">= {cases.HOPPER_GOAL:g}"] * 2
+    assert all(t.ratio is None and t.note.startswith("not measured: ") for t in targets)
+
+
 def test_ring_depth_is_a_build_option():
     """-DSTAGES changes the kernel's shared memory by exactly one K + V stage (the ptxas report counts only static
     shared memory, so the check is on the define list and smem_bytes), and bad depths are refused."""

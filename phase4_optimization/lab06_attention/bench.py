@@ -14,7 +14,7 @@ from common.i18n import tr
 from . import lab as L
 from .cases import (  # noqa: F401 - re-exported
     BWD_CANDIDATES, CUDA_CONFIGS, CUDA_GOAL, CUDA_SHAPE, FWD_CANDIDATES, GQA_TARGET, HOPPER_CASES, HOPPER_GOAL,
-    HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE, TARGETS)
+    HOPPER_GQA, HOPPER_GQA_RUNGS, HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE, TARGETS)
 from .compiled import (  # noqa: F401 - re-exported
     aot_kernel, compile_report, compile_rows, compile_summary, compile_table)
 from .diagnosis import (  # noqa: F401 - re-exported
@@ -27,7 +27,7 @@ from .predict import (  # noqa: F401 - re-exported
     _ridge, explain, predict)
 from .timing import (  # noqa: F401 - re-exported
     _config_label, _fitted, _naive_torch_heads, _randn, _sample_compare, bench_cuda_shapes, bench_gqa, bench_naive,
-    bench_targets, benchmark, config_name, hopper_target, tune, tune_configs)
+    bench_hopper_gqa, bench_targets, benchmark, config_name, hopper_target, tune, tune_configs)
 
 
 CPU_NOTE = ("\nRan in the interpreter: the naive attention (torch matmuls + the Triton softmax kernel) and the flash "

@@ -35,7 +35,12 @@ HOPPER_ROWS = {("03", 2): HOPPER_ROW, ("04", 2): "cuda 04 wgmma+TMA ping-pong fl
                ("07", 3): "cuda 07 wgmma+TMA persistent overlapped-softmax flash",
                ("08", 3): "cuda 08 wgmma+TMA persistent overlapped-softmax ping-pong flash"}
 HOPPER_CASES = ("fwd D128 non-causal", "fwd D128 causal")
-HOPPER_GOAL = 0.95
+HOPPER_GOAL = 1.02                       # the Hopper forward's rungs against SDPA cuDNN: past it, MHA and GQA
+# The Hopper forward's grouped-query cases, causal and not: (label, (B, Hq, Hkv, S, D)), against SDPA's fastest
+# grouped-query forward (cuDNN on k, v expanded, or native enable_gqa); the rungs timed there, each at its default
+# K/V ring depth (the default kernel and the persistent ones)
+HOPPER_GQA = ("fwd GQA 32 q / 8 kv heads, D128", (4, 32, 8, 4096, 128))
+HOPPER_GQA_RUNGS = ("06", "07", "08")
 HOPPER_BWD_GOAL = 1.0                    # the CUDA C backward's default rung against SDPA cuDNN's backward
 FWD_CANDIDATES = {128: [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
                         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},

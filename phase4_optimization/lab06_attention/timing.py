@@ -11,8 +11,9 @@ from common.i18n import tr
 
 from . import lab as L
 from . import tiles
-from .cases import (BWD_CANDIDATES, CUDA_CONFIGS, CUDA_GOAL, CUDA_SHAPE, FWD_CANDIDATES, GQA_TARGET, HOPPER_CASES,
-                    HOPPER_BWD_GOAL, HOPPER_GOAL, HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE, TARGETS)
+from .cases import (BWD_CANDIDATES, CUDA_CONFIGS, CUDA_GOAL, CUDA_SHAPE, FWD_CANDIDATES, GQA_TARGET, HOPPER_BWD_GOAL,
+                    HOPPER_CASES, HOPPER_GOAL, HOPPER_GQA, HOPPER_GQA_RUNGS, HOPPER_ROW, HOPPER_ROWS, NAIVE_SHAPE,
+                    TARGETS)
 
 
 def _randn(shape, dtype: str, seed: int):
@@ -250,7 +251,6 @@ def bench_gqa(rounds: int = 3) -> tuple[list[dict], target.Target]:
     """The grouped-query forward against SDPA, interleaved rounds, checked on sampled heads against float64 (the
     sampled query heads read key/value head 0, whose expanded copy the float64 check uses)."""
     import torch
-    import torch.nn.functional as F
 
     label, shape, causal, goal = GQA_TARGET
     b, hq, hkv, s, d = _fitted(shape, L.gqa_bytes, label, batch_only=True)
@@ -262,16 +262,8 @@ def bench_gqa(rounds: int = 3) -> tuple[list[dict], target.Target]:
     ke, ve = (t.repeat_interleave(group, dim=1).contiguous() for t in (k, v))
     c = _sample_compare(o, _naive_torch_heads(q, ke, ve, causal), dtype)
     flops = L.attn_flops(b, hq, s, d, causal)
-    fns = {"triton flash (GQA)": lambda: L.flash_attn_fwd(q, k, v, causal, out=(o, lse))}
-    for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
-        if not L.sdpa_unavailable(backend):
-            fns[f"{name}, k/v expanded"] = (lambda b_=backend: L.sdpa_fwd(q, ke, ve, causal, b_))
-    try:                                      # native grouped-query SDPA (whichever backend torch picks)
-        F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-        fns["torch SDPA enable_gqa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal,
-                                                                              enable_gqa=True)
-    except (TypeError, RuntimeError):
-        pass
+    fns = {"triton flash (GQA)": lambda: L.flash_attn_fwd(q, k, v, causal, out=(o, lse)),
+           **_gqa_peers(q, k, v, ke, ve, causal)}
     ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
     peers = {n: t for n, t in ts.items() if not n.startswith("triton")}
     rows = [report.row(L.LAB, f"{name} fwd", "triton" if name.startswith("triton") else "peer", (b, hq, s, d), dtype,
@@ -290,6 +282,83 @@ def bench_gqa(rounds: int = 3) -> tuple[list[dict], target.Target]:
     q = k = v = ke = ve = o = lse = None      # the closures above hold them; let the allocator have them back
     torch.cuda.empty_cache()
     return rows, gqa
+
+
+def _gqa_peers(q, k, v, ke, ve, causal: bool) -> dict:
+    """SDPA's ways to a grouped-query forward here: its cuDNN and FlashAttention-2 backends on k, v expanded to every
+    query head beforehand, and native enable_gqa (whichever backend torch picks); those this torch can run."""
+    import torch.nn.functional as F
+
+    fns = {}
+    for name, backend in (("torch SDPA cuDNN", "cudnn"), ("torch SDPA flash", "flash")):
+        if not L.sdpa_unavailable(backend):
+            fns[f"{name}, k/v expanded"] = (lambda b_=backend: L.sdpa_fwd(q, ke, ve, causal, b_))
+    try:
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        fns["torch SDPA enable_gqa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                              enable_gqa=True)
+    except (TypeError, RuntimeError):
+        pass
+    return fns
+
+
+def bench_hopper_gqa(rounds: int = 3) -> tuple[list[dict], list[target.Target]]:
+    """The Hopper forward's grouped-query targets, causal and not: HOPPER_GQA_RUNGS (each at its default ring depth)
+    against SDPA's fastest grouped-query forward in the same steady rounds, >= HOPPER_GOAL; each rung checked first
+    against float64 on sampled heads (query heads 0 and `group`, which read key/value heads 0 and 1)."""
+    import torch
+
+    from . import hopper
+
+    label, shape = HOPPER_GQA
+    why = hopper.unavailable_reason()
+    if why:
+        return [], [target.versus(f"{label} {c}", "cuda", "torch SDPA", None, steady=False, at_least=HOPPER_GOAL,
+                                  note=f"not measured: {why}") for c in ("non-causal", "causal")]
+    b, hq, hkv, s, d = _fitted(shape, L.gqa_bytes, label, batch_only=True)
+    dtype, group = "bfloat16", hq // hkv
+    q = _randn((b, hq, s, d), dtype, 300)
+    k, v = (_randn((b, hkv, s, d), dtype, 301 + i) for i in range(2))
+    ke, ve = (t.repeat_interleave(group, dim=1).contiguous() for t in (k, v))
+    heads = [0, group] if group < hq else [0]
+    o = torch.empty_like(q)
+    lse = torch.empty((b, hq, s), device="cuda", dtype=torch.float32)
+    rows, targets = [], []
+    for causal in (False, True):
+        case = f"{label} {'causal' if causal else 'non-causal'}"
+        flops = L.attn_flops(b, hq, s, d, causal)
+        ref = _naive_torch_heads(q[:, heads], ke[:, heads], ve[:, heads], causal, heads=len(heads))
+        fns, checks = _gqa_peers(q, k, v, ke, ve, causal), {}
+        for rung in HOPPER_GQA_RUNGS:
+            row_name = HOPPER_ROWS[(rung, hopper.DEFAULT_STAGES[rung])]
+            o.fill_(float("nan"))
+            hopper.flash_attn_hopper(q, k, v, causal=causal, out=o, lse=lse, kernel=rung)
+            checks[row_name] = _sample_compare(o[:, heads], ref, dtype, heads=len(heads))
+            fns[row_name] = (lambda r_=rung, c_=causal: hopper.flash_attn_hopper(q, k, v, causal=c_, out=o, lse=lse,
+                                                                               kernel=r_))
+        ts, tries, steady = bench.steady(fns, rounds=rounds, rep_ms=60, warmup_ms=20)
+        peers = {n: t for n, t in ts.items() if n not in checks}
+        best = min(peers, key=lambda n: peers[n].median_ms) if peers else None
+        for name, t in ts.items():
+            rows.append(report.row(L.LAB, f"{name} fwd", "peer" if name in peers else "cuda", (b, hq, s, d), dtype, t,
+                                   flops=flops, part=case, case=case, causal=causal, kv_heads=hkv,
+                                   vs_peer=peers[best].median_ms / t.median_ms if best else None,
+                                   check=("ok" if checks[name].ok else checks[name].message) if name in checks
+                                   else ""))
+        for name, c in checks.items():
+            full = f"{case} B{b} S{s} bf16, {name}"
+            if best is None:
+                targets.append(target.versus(full, name, "torch SDPA", None, steady=steady, at_least=HOPPER_GOAL,
+                                             note="not measured: no SDPA backend ran"))
+                continue
+            targets.append(target.versus(full, name, f"{best} (SDPA's fastest here)",
+                                         peers[best].median_ms / ts[name].median_ms, steady=steady,
+                                         at_least=HOPPER_GOAL, checked=c.ok,
+                                         detail={"TFLOP/s": ts[name].tflops(flops),
+                                                 "peer TFLOP/s": peers[best].tflops(flops), "rounds_run": tries}))
+    q = k = v = ke = ve = o = lse = None      # the closures above hold them; let the allocator have them back
+    torch.cuda.empty_cache()
+    return rows, targets
 
 
 def bench_naive(rounds: int = 3) -> list[dict]:
@@ -362,6 +431,9 @@ def benchmark(ctx) -> lab.Result:
     gqa_rows, gqa_target = bench_gqa(rounds=1 if quick else 3)
     rows += gqa_rows
     targets.append(gqa_target)
+    hgqa_rows, hgqa_targets = bench_hopper_gqa(rounds=1 if quick else 3)
+    rows += hgqa_rows
+    targets += hgqa_targets
     naive_rows = bench_naive(rounds=1 if quick else 2)
     cuda_rows = []
     if not L.unavailable_reason():
