@@ -67,6 +67,16 @@ def test_gpu_fallback_b_kmajor(m, n, k):
     assert c.ok, f"{m}x{n}x{k} (B K-major fallback): {c.message} [seed {check.seed()}]"
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(1, 8, 8), (127, 129, 136), (33, 70, 13), (300, 1000, 520), (2048, 1024, 4096)])
+def test_gpu_b_kmajor_on_a_transposed_weight(m, n, k):
+    """B = W.t() read as it is (no copy; K = 13 takes the padded copy): dX = dY W^T, lab 4.7's input gradients."""
+    _needs_hopper()
+    for dtype in ("bfloat16", "float16"):
+        c = wg.check_shape(m, n, k, dtype, seed=m + 3 * n + k, b_kmajor=True, b_view=True)
+        assert c.ok, f"{m}x{n}x{k} {dtype} (B = W^T, K-major): {c.message} [seed {check.seed()}]"
+
+
 # odd and even tile rows (a CLUSTER = 2 partner below M), one tile row (falls back to single blocks), K tails, N
 # edges that leave some B boxes out (the multicast split of boxes 0, 2 / 1, 3), a product of more tiles than SMs
 CLUSTER_SHAPES = [(1, 1, 1), (300, 255, 517), (257, 520, 64), (384, 130, 1001), (1000, 1000, 1000),

@@ -122,6 +122,28 @@ def test_host_path_tensor_maps(monkeypatch, tuning_record, m, n, k, b_kmajor, tm
     assert epi_l is tma_store and (map_c_l is not None) == c_map and passes_l == 1
 
 
+@pytest.mark.parametrize("n, k, copied", [(264, 520, False), (70, 13, True), (8, 8, False)])
+def test_b_kmajor_reads_a_transposed_weight_without_a_copy(monkeypatch, tuning_record, n, k, copied):
+    """b_kmajor with B = W.t() (W (N, K) contiguous, as a layer's weight in dX = dY W^T): B's tensor map points at W
+    itself unless K breaks TMA's stride rule (then a padded copy); a view is refused without b_kmajor, which would
+    need a copy of its own."""
+    torch = pytest.importorskip("torch")
+    maps = []
+
+    def fake_encode(buf, dtype, rank, ptr, dims, strides, box, estr, inter, swz, l2, oob):
+        maps.append(dict(ptr=ptr.value or 0, dims=(dims[0], dims[1]), stride=strides[0]))
+        return 0
+
+    fake_driver(monkeypatch, encode=fake_encode, launch=lambda *args: None)
+    a = torch.zeros((33, k), dtype=torch.bfloat16)
+    w = torch.zeros((n, k), dtype=torch.bfloat16)
+    wg.gemm_wgmma(a, w.t(), b_kmajor=True, tma_store=False)
+    assert maps[0]["dims"] == (k, n) and (maps[0]["ptr"] == w.data_ptr()) is not copied
+    assert maps[0]["stride"] == 2 * (-(-k // 8) * 8)
+    with pytest.raises(ValueError, match="b: expected a C-contiguous"):
+        wg.gemm_wgmma(a, w.t(), b_kmajor=False)
+
+
 def test_tma_store_argument_is_checked(monkeypatch):
     with pytest.raises(ValueError, match="tma_store"):
         wg.compile_report(tma_store=1)

@@ -48,9 +48,13 @@ def _rel(a, ref) -> float:
     return float(np.linalg.norm(a - ref) / np.linalg.norm(ref))
 
 
-def _check_step(size, dtype, seed, factor, **kw):
+def _check_step(size, dtype, seed, factor, alternatives: bool = False, **kw):
     x, h, w, dy = _case(size, dtype, seed)
     plan = B.TrainPlan(x, dy, h, *w, **kw)
+    if alternatives:         # every backward GEMM stage with a second kernel on it, as pick_gemm_kernels may leave it
+        assert plan.gemm_alternatives
+        plan.bwd_stages = [(n, k, plan.gemm_alternatives[n][1] if n in plan.gemm_alternatives else f)
+                           for n, k, f in plan.bwd_stages]
     for t in [*plan.grads.values(), *(plan.buffers[k] for k in ("y", "z", "f", "dz", "dg", "dh", "do", "heads",
                                                                "dqkv", "da"))]:
         check.poison(t)
@@ -193,6 +197,9 @@ def test_train_step_checks_dy_and_keeps_the_forward():
     names = [s[0] for s in plan.stages]
     assert "FC GEMM + bias + GELU, Z kept" in names and len(names) == 7 and len(plan.bwd_stages) == 13
     assert set(plan.grads) == {"x", *tb.PARAM_NAMES}
+    assert plan.gemm_kernels == {n: "triton" for n in plan.gemms}       # the Triton grad GEMM unless a pick says so
+    assert set(plan.gemm_alternatives) <= {"FC dX GEMM", "out dX GEMM", "QKV dX GEMM"}
+    assert bool(plan.gemm_alternatives) is (tb._wgmma_unavailable(x) is None)
     for key in ("mean1", "rstd1", "mean2", "rstd2"):          # the forward keeps the LN statistics
         assert tuple(plan.buffers[key].shape) == (5,)
 
@@ -242,6 +249,15 @@ def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
     """The step with lab 4.6's Hopper CUDA C backward in place of the Triton one (D = 128 and 64), the same rule."""
     _check_step((2, 129, 256, 2), "bfloat16", 49, 3, attention_bwd=rung)
     _check_step((1, 200, 256, 4), "float16", 51, 3, attention_bwd=rung)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _hopper_ready(), reason="lab 4.3's wgmma GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("size,dtype", [((2, 129, 256, 4), "bfloat16"), ((1, 77, 100, 4), "float16")])
+def test_train_step_with_the_wgmma_input_gradients_on_gpu(size, dtype):
+    """The input gradients' plain GEMMs on lab 4.3's wgmma kernel reading W as B^T (d = 100: K = d is no multiple of
+    8 for the out projection's, which takes the padded copy), the same rule."""
+    _check_step(size, dtype, 53, 3, alternatives=True)
 
 
 @pytest.mark.gpu

@@ -378,3 +378,7 @@ def test_pick_gemm_kernels_keeps_the_faster_kernel_per_stage(monkeypatch):
     assert plan.gemm_alternatives["FC"][0] == "wgmma"
     assert rows == [{"stage": "QKV", "triton ms": 2.0, "wgmma ms": 1.0, "picked": "wgmma"},
                     {"stage": "FC", "triton ms": 1.0, "wgmma ms": 3.0, "picked": "triton"}]
+    train = SimpleNamespace(bwd_stages=[("FC dX", "gemm", fns["t_qkv"])], gemm_kernels={"FC dX": "triton"},
+                            gemm_alternatives={"FC dX": ("wgmma", fns["w_qkv"])})      # a TrainPlan's backward
+    assert stage_picks.pick_gemm_kernels(train, "bwd_stages")[0]["picked"] == "wgmma"
+    assert train.bwd_stages[0][2]() == "w_qkv" and train.gemm_kernels == {"FC dX": "wgmma"}

@@ -42,9 +42,12 @@ def make_inputs(m, n, k, dtype: str, seed: int = 0):
 
 def check_shape(m, n, k, dtype: str = "bfloat16", seed: int = 0, b_kmajor: bool | None = None,
                 cluster: int | None = None, tma_store: bool | None = None,
-                c_passes: int | None = None) -> check.Comparison:
-    """Poisoned output, float64 reference of the rounded inputs."""
+                c_passes: int | None = None, b_view: bool = False) -> check.Comparison:
+    """Poisoned output, float64 reference of the rounded inputs. b_view: B passed as the transposed view of a
+    contiguous (N, K) matrix (a weight W as W.t()), which the K-major B kernel reads without a copy."""
     a, b, a_f64, b_f64 = make_inputs(m, n, k, dtype, seed)
+    if b_view:
+        b = b.t().contiguous().t() if arrays.library(b) == "torch" else b.T.copy().T
     out = check.poisoned((m, n), dtype, a)
     gemm_wgmma(a, b, out=out, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
     c = check.compare(out, reference(a_f64, b_f64), dtype, tolerance(k, dtype))

@@ -83,8 +83,15 @@ _LOADED: set[tuple[str, bool, int, bool, int, int]] = set()   # modules loaded (
 # ---------------------------------------------------------------------------------------------------------------------
 # The wrapper
 # ---------------------------------------------------------------------------------------------------------------------
-def prepare(a, b, out=None):
-    """Validate (everything that can be checked without a GPU first) and return (a, b, out, M, N, K, dtype)."""
+def transposed_view(x) -> bool:
+    """Whether 2-D x is the transpose of a C-contiguous matrix (a weight W (N, K) passed as W.t()): what the K-major B
+    kernel reads as it is."""
+    return x.ndim == 2 and arrays.is_contiguous(x.t() if arrays.library(x) == "torch" else x.T)
+
+
+def prepare(a, b, out=None, *, b_kmajor: bool = False):
+    """Validate (everything that can be checked without a GPU first) and return (a, b, out, M, N, K, dtype). With
+    b_kmajor, b may also be a transposed view (transposed_view)."""
     for name, x in (("a", a), ("b", b)):
         lib = arrays.library(x)
         if lib not in ("torch", "cupy", "numpy"):
@@ -102,7 +109,8 @@ def prepare(a, b, out=None):
         if v >= 2**31 - BN:
             raise ValueError(f"{name} = {v}: the kernel indexes tiles with 32-bit integers (limit 2^31 - {BN})")
     arrays.check_array("a", a, dtypes=DTYPES, ndim=2, libs=("torch", "cupy"))
-    arrays.check_array("b", b, dtypes=DTYPES, ndim=2, libs=("torch", "cupy"))
+    arrays.check_array("b", b, dtypes=DTYPES, ndim=2, libs=("torch", "cupy"),
+                       contiguous=not (b_kmajor and transposed_view(b)))
     if arrays.library(a) != arrays.library(b):
         raise TypeError(f"a, b: must come from the same library, got {arrays.library(a)} and {arrays.library(b)}")
     if arrays.library(a) == "torch" and a.device != b.device:
@@ -122,8 +130,10 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
     (M, N) of the same dtype and library. When K or N is not a multiple of 8 (or a base address is not 16-byte
     aligned) that operand is first copied into a zero-padded buffer with an aligned row stride (TMA's rule).
-    b_kmajor=True (default: WGMMA_B_KMAJOR=1 in the environment, else False) runs the fallback kernel on a
-    transposed copy of B (an extra pass over B; kept to separate an MN-major descriptor bug from anything else).
+    b_kmajor=True (default: WGMMA_B_KMAJOR=1 in the environment, else False) runs the kernel that reads B^T (N x K,
+    K contiguous): on B^T as it is when b is a transposed view of a contiguous matrix with K a multiple of 8 and an
+    aligned base (a weight W (N, K) passed as W.t(): dX = dY W^T with no copy), else on a transposed copy of B (an
+    extra pass over B; also the fallback that separates an MN-major descriptor bug from anything else).
 
     The build - cluster, tma_store, c_passes - is resolve_build's: each argument left None comes from the
     environment (WGMMA_CLUSTER=1|2, WGMMA_TMA_STORE=0|1, WGMMA_C_PASSES=1|2), else from this GPU's --tune record
@@ -140,7 +150,7 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
     _check_arguments(b_kmajor, cluster, tma_store, c_passes)         # before anything else, GPU or not
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: expected one of {ACTIVATIONS}, got {activation!r}")
-    a, b, out, m, n, k, dt = prepare(a, b, out)
+    a, b, out, m, n, k, dt = prepare(a, b, out, b_kmajor=b_kmajor)
     epi_ops = epi_mask(bias is not None, activation, residual is not None)
     ldr = _check_epilogue(bias, residual, out, a, m, n, k, dt)
     build, _ = resolve_build(m, n, k, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
@@ -154,7 +164,9 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         a = hopper.padded(a, -(-k // 8) * 8)
     if b_kmajor:
         bt = b.t() if arrays.library(b) == "torch" else b.T
-        b = hopper.padded(bt, -(-k // 8) * 8)              # B^T, N x K, K contiguous
+        if not arrays.is_contiguous(bt) or hopper.needs_padding(bt, k):
+            bt = hopper.padded(bt, -(-k // 8) * 8)         # B^T, N x K, K contiguous: a copy
+        b = bt
         map_b = _tensor_map(arrays.ptr(b), dt, n, k, int(b.shape[1]) * 2, BN, BK, "b")
     else:
         if hopper.needs_padding(b, n):

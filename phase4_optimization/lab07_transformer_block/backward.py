@@ -306,6 +306,17 @@ class TrainPlan:
             "QKV dX GEMM": Gemm(dqkv, w["w_qkv"].t(), da),
             "QKV dW GEMM": Gemm(a.t(), dqkv, grads["w_qkv"], weight_grad=True),
         }
+        # the input gradients' plain GEMMs (dX = dY W^T) have a second kernel where it runs: lab 4.3's wgmma + TMA
+        # GEMM reading the weight W as B^T, K-major, with no copy; pick_gemm_kernels(self, "bwd_stages") times both
+        # and keeps the faster (each stage's kernel: self.gemm_kernels)
+        self.gemm_kernels = {name: "triton" for name in self.gemms}
+        self.gemm_alternatives = {}
+        if L._wgmma_unavailable(x) is None:
+            wg = L._wgmma()
+            self.gemm_alternatives = {
+                name: ("wgmma", lambda a_=a_, w_=w_, c_=c_: wg.gemm_wgmma(a_, w_.t(), out=c_, b_kmajor=True))
+                for name, a_, w_, c_ in (("FC dX GEMM", dz, w["w_fc"], dg), ("out dX GEMM", dh_, w["w_o"], do),
+                                         ("QKV dX GEMM", dqkv, w["w_qkv"], da))}
         self.ln2 = LnBackward(h, w["ln2_w"], dg, dy2, buf["mean2"], buf["rstd2"], dh_,
                               vec[2 * d:6 * d], sum_res=True, sum_out=True)
         self.ln1 = LnBackward(x.view(m, d), w["ln1_w"], da, dh_, buf["mean1"], buf["rstd1"], dx.view(m, d),

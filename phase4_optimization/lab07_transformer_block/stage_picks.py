@@ -5,21 +5,23 @@ from __future__ import annotations
 from common import bench
 
 
-def pick_gemm_kernels(plan, rep_ms: float = 25.0) -> list[dict]:
-    """Each GEMM stage of `plan` (a lab.BlockPlan) that has an alternative kernel - lab 4.3's wgmma + TMA GEMM beside
-    lab 4.2's Triton linear() at its tuned tile - runs the faster of the two on its own shape and epilogue from now
-    on: the block made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's
-    alternative. Both compute the same stage (the lab's variants check each against float64). Returns one row per
-    stage: both times and the pick."""
+def pick_gemm_kernels(plan, stages: str = "stages", rep_ms: float = 25.0) -> list[dict]:
+    """Each GEMM stage of `plan` (a lab.BlockPlan, or a backward.TrainPlan with stages="bwd_stages") that has an
+    alternative kernel - lab 4.3's wgmma + TMA GEMM beside lab 4.2's Triton linear() at its tuned tile, or the
+    backward's Triton grad GEMM - runs the faster of the two on its own shape and epilogue from now on: the block
+    made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's alternative. Both
+    compute the same stage (the lab's variants and the training step's gradient check test each). Returns one row
+    per stage: both times and the pick."""
     rows = []
-    for i, (name, kind, fn) in enumerate(plan.stages):
+    steps = getattr(plan, stages)
+    for i, (name, kind, fn) in enumerate(steps):
         if name not in plan.gemm_alternatives:
             continue
         alt, alt_fn = plan.gemm_alternatives[name]
         cur = plan.gemm_kernels[name]
         t_cur, t_alt = (bench.bench(f, rep_ms=rep_ms).median_ms for f in (fn, alt_fn))
         if t_alt < t_cur:
-            plan.stages[i] = (name, kind, alt_fn)
+            steps[i] = (name, kind, alt_fn)
             plan.gemm_alternatives[name] = (cur, fn)
             plan.gemm_kernels[name] = alt
         rows.append({"stage": name, f"{cur} ms": t_cur, f"{alt} ms": t_alt, "picked": plan.gemm_kernels[name]})

@@ -154,6 +154,8 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
         # the forward's GEMM stages on the faster of the Triton and wgmma kernels, as the forward's benchmark runs them
         # (the FC stage keeps its own kernel: it also stores Z)
         tuning += pick_gemm_kernels(tp.fwd)
+        # the input gradients' plain GEMMs likewise: the Triton grad GEMM or lab 4.3's wgmma reading W as it is
+        tuning += pick_gemm_kernels(tp, "bwd_stages")
         for r in tuning:
             r["case"] = list(case)
         print(tr("  GEMM tiles tuned in {secs:.0f} s", secs=time.perf_counter() - t0))
@@ -203,6 +205,7 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
         t = bench.bench(fn, **STAGE_TIMING)
         f = floors[name]
         stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": name, "kind": kind,
+                           "kernel": tp.gemm_kernels.get(name, "triton" if kind == "gemm" else ""),
                            "ms": t.median_ms, "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms,
                            "floor": f["how"], "clock": t.clock, "floor_clock": f.get("clock", "")})
     bwd = [r for r in stage_rows if r["kind"] != "forward"]
@@ -236,7 +239,7 @@ def tables(rows, stage_rows, targets) -> list[tuple]:
     return [(rows, ["variant", "shape", "ms", "tflops", "vs_eager", "vs_compile", "steady"],
              tr("training step: forward + backward, bf16 (steady interleaved rounds)")),
             (target.said(targets), None, tr("training-step targets")),
-            (stage_rows, ["case", "stage", "ms", "floor_ms", "frac_of_floor", "floor"],
+            (stage_rows, ["case", "stage", "kernel", "ms", "floor_ms", "frac_of_floor", "floor"],
              tr("our backward, stage by stage, vs each stage's floor (each stage timed alone)"))]
 
 
