@@ -867,7 +867,7 @@ __device__ __forceinline__ void producer_07(const Smem& sm, const Args& a, int n
 
 // Rung 07's consumer = rung 05's key loop once per tile of the walk, its ring positions starting at g; Q's phase is
 // the tile's count `it`, and Q is handed back (q_empty) before the epilogue, so the next Q lands under the stores.
-__device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n_m, int n_work, int cw)
+__device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n_m, int n_work, int cw, bool lpt)
 {
     const int lane = threadIdx.x % 32;
     const u32 sink = sink_word(sm.bars);
@@ -875,7 +875,7 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
     u32 pa[BLOCK_N / 16][4];
     int g = 0;                                           // ring position of the tile's first key tile
     for (int w = blockIdx.x, it = 0; w < n_work; w += gridDim.x, ++it) {
-        const Tile t = walk_tile(w, n_m, n_work, a, false);
+        const Tile t = walk_tile(w, n_m, n_work, a, lpt);   // the producer's walk (its LPT flag too)
         const RowTile rt = row_tile(t.m0, cw, a);
         start_tile(o, sc, m_run, l_run);
         WAIT(sm.bars, it & 1);                           // q_full: this tile's Q
@@ -926,7 +926,7 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
 // Rung 08 = rung 07 + rung 06's turns: the same walk, ring and Q hand-back, and around each GEMM issue the
 // named-barrier protocol of rung 06, whole per tile (consumer 1 opens consumer 0's first turn of a tile, consumer 0
 // opens consumer 1's last), so that one warpgroup's softmax runs under the other's GEMMs within every tile.
-__device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n_m, int n_work, int cw)
+__device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n_m, int n_work, int cw, bool lpt)
 {
     const int lane = threadIdx.x % 32;
     const int mine = 1 + cw, other = 2 - cw;             // named barriers 1 and 2
@@ -935,7 +935,7 @@ __device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n
     u32 pa[BLOCK_N / 16][4];
     int g = 0;                                           // ring position of the tile's first key tile
     for (int w = blockIdx.x, it = 0; w < n_work; w += gridDim.x, ++it) {
-        const Tile t = walk_tile(w, n_m, n_work, a, true);   // causal: grouped, heaviest first
+        const Tile t = walk_tile(w, n_m, n_work, a, lpt);    // rung 08's causal walk: grouped, heaviest first
         const RowTile rt = row_tile(t.m0, cw, a);
         start_tile(o, sc, m_run, l_run);
         WAIT(sm.bars, it & 1);                           // q_full: this tile's Q
@@ -1040,7 +1040,7 @@ HOPPER_RUNG(attn_06_wgmma_overlap_pingpong, consumer_06)
             return;                                                                                                    \
         }                                                                                                              \
         setmaxnreg_inc<CONSUMER_REGS>();                                                                               \
-        CONSUMER(sm, a, n_m, n_work, __shfl_sync(0xffffffffu, wg - 1, 0));                                             \
+        CONSUMER(sm, a, n_m, n_work, __shfl_sync(0xffffffffu, wg - 1, 0), LPT);                                        \
     }
 HOPPER_PERSISTENT(attn_07_wgmma_persistent, consumer_07, false)
 HOPPER_PERSISTENT(attn_08_wgmma_persistent_pingpong, consumer_08, true)
