@@ -575,7 +575,9 @@ __device__ __forceinline__ bool count_dq_add(int* count, int expected)
 // Rung 11: dq_acc's block (head bh, query tile m0, columns col0 .. + 63) x sm_scale into dq (contiguous (B, Hq, S,
 // D)), by a consumer's 128 threads: thread i takes half i % 2 of row i / 2 - 4 runs of 4 float pairs (the swizzle
 // moves a run of 4 pairs as a whole: two 16-byte loads) each rounded into one 16-byte store; rows past S skipped. The
-// loads go through L2 (ld.global.cg): the block's adds came from other SMs.
+// loads go through L2 (ld.global.cg): the block's adds came from other SMs. All eight loads are issued before the
+// first store, so a block costs one L2 round trip, not four (the loads are volatile asm: the compiler keeps them in
+// program order and would not move them above a store).
 __device__ __forceinline__ void convert_dq_block(const float* __restrict__ dq_acc, elem_t* __restrict__ dq,
                                                  long long bh, int n_tiles, int m0, int col0, int S, float sm_scale,
                                                  int i)
@@ -584,15 +586,21 @@ __device__ __forceinline__ void convert_dq_block(const float* __restrict__ dq_ac
     if (m0 + r >= S) return;
     const float* row = dq_acc + dq_row64(bh, n_tiles, m0 + r, col0 / 64);
     elem_t* out = dq + (bh * S + m0 + r) * HEAD_DIM + col0;
+    float4 lo[4], hi[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
         const int p = 16 * half + 4 * j;                  // the run's first pair: columns 2 p .. 2 p + 7
         const float4* src = reinterpret_cast<const float4*>(row + 2 * (p ^ ((r & 7) << 2)));
-        const float4 lo = __ldcg(src), hi = __ldcg(src + 1);
-        const uint4 v = make_uint4(scaled_pair(make_float2(lo.x, lo.y), sm_scale),
-                                   scaled_pair(make_float2(lo.z, lo.w), sm_scale),
-                                   scaled_pair(make_float2(hi.x, hi.y), sm_scale),
-                                   scaled_pair(make_float2(hi.z, hi.w), sm_scale));
+        lo[j] = __ldcg(src);
+        hi[j] = __ldcg(src + 1);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int p = 16 * half + 4 * j;
+        const uint4 v = make_uint4(scaled_pair(make_float2(lo[j].x, lo[j].y), sm_scale),
+                                   scaled_pair(make_float2(lo[j].z, lo[j].w), sm_scale),
+                                   scaled_pair(make_float2(hi[j].x, hi[j].y), sm_scale),
+                                   scaled_pair(make_float2(hi[j].z, hi[j].w), sm_scale));
         *reinterpret_cast<uint4*>(out + 2 * p) = v;
     }
 }
