@@ -924,8 +924,10 @@ __device__ __forceinline__ void consumer_07(const Smem& sm, const Args& a, int n
 }
 
 // Rung 08 = rung 07 + rung 06's turns: the same walk, ring and Q hand-back, and around each GEMM issue the
-// named-barrier protocol of rung 06, whole per tile (consumer 1 opens consumer 0's first turn of a tile, consumer 0
-// opens consumer 1's last), so that one warpgroup's softmax runs under the other's GEMMs within every tile.
+// named-barrier protocol of rung 06, whole per tile (consumer 0 opens consumer 1's last turn of a tile; consumer 1
+// opens consumer 0's first turn of the next tile as soon as it has issued its own last GEMM of this one, so that its
+// epilogue runs under consumer 0's first Q K^T instead of ahead of it), so that one warpgroup's softmax runs under
+// the other's GEMMs within every tile, and one's epilogue under the other's GEMMs across tiles.
 __device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n_m, int n_work, int cw, bool lpt)
 {
     const int lane = threadIdx.x % 32;
@@ -939,7 +941,7 @@ __device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n
         const RowTile rt = row_tile(t.m0, cw, a);
         start_tile(o, sc, m_run, l_run);
         WAIT(sm.bars, it & 1);                           // q_full: this tile's Q
-        if (cw == 1) named_bar_arrive(1);                // consumer 0 takes the tile's first turn
+        if (cw == 1 && it == 0) named_bar_arrive(1);     // consumer 0 takes the first tile's first turn
         WAIT(full_bar(sm.bars, g % STAGES), (g / STAGES) & 1);   // step 0: S_0 = Q K_0^T alone
         __syncwarp();
         named_bar_sync(mine);
@@ -980,6 +982,7 @@ __device__ __forceinline__ void consumer_08(const Smem& sm, const Args& a, int n
         issue_pv(o, pa, stage_v(sm.sKV, sl));
         wgmma_commit();
         if (cw == 0) named_bar_arrive(2);                // consumer 1's last turn of the tile
+        else if (w + (int)gridDim.x < n_work) named_bar_arrive(1);   // consumer 0's first turn of the next tile
         wgmma_wait<0>();
         fence_regs(o);
         release_slot(sm.bars, sl);
