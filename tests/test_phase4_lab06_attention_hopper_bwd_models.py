@@ -3,8 +3,8 @@ a lane-by-lane model of ldmatrix / mma.m16n8k16 running one step of the kernel w
 the .cu's lines) against the step's matrices; rung 02's and rung 03's wgmma operands read from that shared memory
 through the .cu's descriptors (common.hopper's model of the 128-byte swizzle); a float64 model of the kernels' loops
 (grid, GQA group loop, causal skipping and masking, ragged S, where sm_scale goes) against attention's backward; and
-rung 04's prefetch rule against the walk. The compile, refusal and GPU tiers are in
-tests/test_phase4_lab06_attention_hopper_bwd.py.
+rung 04's prefetch rule against the walk. The compile and refusal tiers are in
+tests/test_phase4_lab06_attention_hopper_bwd.py, the GPU tier in tests/test_phase4_lab06_attention_hopper_bwd_gpu.py.
 """
 import os
 

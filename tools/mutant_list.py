@@ -51,8 +51,9 @@ TC = guards(f"{P4}/lab03_tensor_cores", "test_phase4_lab03_tensor_cores_gpu.py")
 MP = guards(f"{P4}/lab05_mixed_precision", "test_phase4_lab05_mixed_precision.py")
 WG = "tests/test_phase4_lab03_tensor_cores_wgmma_gpu.py"    # rung 03 (wgmma) against float64, every build family
 ATT_CU = ("tests/test_phase4_lab06_attention_cuda.py", "-k", "gpu_matches_float64")   # rungs 01/02/02w, causal too
-ATT_H = ("tests/test_phase4_lab06_attention_hopper.py", "-k", "gpu_matches_float64")  # the Hopper rungs
-ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd.py",)   # the Hopper backward's rungs (GPU) and their models
+ATT_H = ("tests/test_phase4_lab06_attention_hopper_gpu.py", "-k", "gpu_matches_float64")  # the Hopper rungs
+ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd_gpu.py",    # the Hopper backward's rungs (GPU), and their
+          "tests/test_phase4_lab06_attention_hopper_bwd.py")        # compiles
 TRAIN = ("tests/test_phase4_lab07_train_step.py",)      # lab 4.7's training step against autograd
 
 MUTANTS = [

@@ -5,7 +5,7 @@ reference (reference.reference) at the lab's tolerance; for a failing gradient i
 or never written, and how they fall on the kernel's structure - 64-row tiles (dK, dV: key tiles, one block each; dQ:
 query tiles), 16-row warp slabs (a warp's M = 16 in every rung), rows mod 16 (the fragment's g and g + 8), 8-column
 blocks and columns mod 8 (the fragment's 2t, 2t + 1), the halves of d (rung 03's dQ wgmmas) - so that one run says
-which piece to read. The pytest tier (tests/test_phase4_lab06_attention_hopper_bwd.py) judges by FlashAttention's
+which piece to read. The pytest tier (tests/test_phase4_lab06_attention_hopper_bwd_gpu.py) judges by FlashAttention's
 rule; this command diagnoses.
 
 Run: python -m phase4_optimization.lab06_attention.hopper_bwd_check [--rung 01 .. 08|all] [--quick] [--seed N]
