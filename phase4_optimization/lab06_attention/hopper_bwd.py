@@ -37,8 +37,8 @@ compute, rung 10 rotates rung 09's query-tile order per key block, rungs 11 and 
 (per block as it completes, or per head by its last key block). The CPU tests compile every build and read its
 registers, spills and HMMA / HGMMA counts, and model the shared-memory addressing of every rung; the GPU tier,
 tests/test_phase4_lab06_attention_hopper_bwd_gpu.py, checks dQ, dK, dV of each rung against float64 on an sm_90 GPU.
-Rungs 01-09 have been checked and timed on an sm_90 GPU (the session logs under logs/); rungs 10-12 have not run on
-a GPU yet. DEFAULT_RUNG is the fastest rung measured.
+Rungs 01-12 have been checked and timed on an sm_90 GPU (the session logs under logs/). DEFAULT_RUNG is the fastest
+rung measured.
 
 Run on an sm_90 GPU: python -m pytest -q tests/test_phase4_lab06_attention_hopper_bwd_gpu.py, and for where a rung is
 wrong python -m phase4_optimization.lab06_attention.hopper_bwd_check (its speed: .hopper_bwd_bench)

@@ -23,10 +23,11 @@
 // Host side: hopper_bwd.py (flash_attn_bwd_hopper(..., rung="01" .. "12"), flash.flash_attn_bwd's API).
 // The CPU tests check that every rung compiles for sm_90a with no spill and model its shared-memory addressing
 // (ldmatrix lane by lane, the wgmma descriptors through a model of the swizzle);
-// tests/test_phase4_lab06_attention_hopper_bwd.py's GPU tier checks dQ, dK, dV of each rung against float64 on an
-// sm_90 GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
+// tests/test_phase4_lab06_attention_hopper_bwd_gpu.py checks dQ, dK, dV of each rung against float64 on an sm_90
+// GPU. Rungs 01-08 were written before any of them ran, then checked and timed on an sm_90 GPU (every case of
 // hopper_bwd_check right; the measured ratios to cuDNN are in the session logs under logs/); rung 09 was written
-// from that run's profile, then checked and timed the same way; rungs 10-12 have not run on a GPU yet.
+// from that run's profile, then checked and timed the same way, and so were rungs 10-12 (right the first time;
+// slower than rung 09: the README's lessons say by how much and why).
 //
 // What it computes (per batch b, query head h, key/value head h / group; Sq == Sk = S; scores unscaled S = Q K^T):
 //   P    = exp2(S sm_scale log2e - LSE log2e)          (LSE: the forward's natural-log row logsumexp)
