@@ -380,5 +380,5 @@ def test_pick_gemm_kernels_keeps_the_faster_kernel_per_stage(monkeypatch):
                     {"stage": "FC", "triton ms": 1.0, "wgmma ms": 3.0, "picked": "triton"}]
     train = SimpleNamespace(bwd_stages=[("FC dX", "gemm", fns["t_qkv"])], gemm_kernels={"FC dX": "triton"},
                             gemm_alternatives={"FC dX": ("wgmma", fns["w_qkv"])})      # a TrainPlan's backward
-    assert stage_picks.pick_gemm_kernels(train, "bwd_stages")[0]["picked"] == "wgmma"
+    assert stage_picks.pick_gemm_kernels(train, train.bwd_stages)[0]["picked"] == "wgmma"
     assert train.bwd_stages[0][2]() == "w_qkv" and train.gemm_kernels == {"FC dX": "wgmma"}

@@ -86,7 +86,7 @@ _LOADED: set[tuple[str, bool, int, bool, int, int]] = set()   # modules loaded (
 def transposed_view(x) -> bool:
     """Whether 2-D x is the transpose of a C-contiguous matrix (a weight W (N, K) passed as W.t()): what the K-major B
     kernel reads as it is."""
-    return x.ndim == 2 and arrays.is_contiguous(x.t() if arrays.library(x) == "torch" else x.T)
+    return x.ndim == 2 and arrays.is_contiguous(x.T)
 
 
 def prepare(a, b, out=None, *, b_kmajor: bool = False):
@@ -163,7 +163,7 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
     if hopper.needs_padding(a, k):
         a = hopper.padded(a, -(-k // 8) * 8)
     if b_kmajor:
-        bt = b.t() if arrays.library(b) == "torch" else b.T
+        bt = b.T                                           # a view in torch and CuPy alike
         if not arrays.is_contiguous(bt) or hopper.needs_padding(bt, k):
             bt = hopper.padded(bt, -(-k // 8) * 8)         # B^T, N x K, K contiguous: a copy
         b = bt

@@ -307,7 +307,7 @@ class TrainPlan:
             "QKV dW GEMM": Gemm(a.t(), dqkv, grads["w_qkv"], weight_grad=True),
         }
         # the input gradients' plain GEMMs (dX = dY W^T) have a second kernel where it runs: lab 4.3's wgmma + TMA
-        # GEMM reading the weight W as B^T, K-major, with no copy; pick_gemm_kernels(self, "bwd_stages") times both
+        # GEMM reading the weight W as B^T, K-major, with no copy; pick_gemm_kernels(self, self.bwd_stages) times both
         # and keeps the faster (each stage's kernel: self.gemm_kernels)
         self.gemm_kernels = {name: "triton" for name in self.gemms}
         self.gemm_alternatives = {}

@@ -5,15 +5,15 @@ from __future__ import annotations
 from common import bench
 
 
-def pick_gemm_kernels(plan, stages: str = "stages", rep_ms: float = 25.0) -> list[dict]:
-    """Each GEMM stage of `plan` (a lab.BlockPlan, or a backward.TrainPlan with stages="bwd_stages") that has an
-    alternative kernel - lab 4.3's wgmma + TMA GEMM beside lab 4.2's Triton linear() at its tuned tile, or the
-    backward's Triton grad GEMM - runs the faster of the two on its own shape and epilogue from now on: the block
-    made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's alternative. Both
-    compute the same stage (the lab's variants and the training step's gradient check test each). Returns one row
-    per stage: both times and the pick."""
+def pick_gemm_kernels(plan, stages: list | None = None, rep_ms: float = 25.0) -> list[dict]:
+    """Each GEMM stage in `stages` of `plan` (default plan.stages, a lab.BlockPlan's; or a backward.TrainPlan's
+    bwd_stages) that has an alternative kernel - lab 4.3's wgmma + TMA GEMM beside lab 4.2's Triton linear() at its
+    tuned tile, or the backward's Triton grad GEMM - runs the faster of the two on its own shape and epilogue from
+    now on: the block made of the fastest kernels the repository has, stage by stage; the slower becomes the stage's
+    alternative. Both compute the same stage (the lab's variants and the training step's gradient check test each).
+    Returns one row per stage: both times and the pick."""
     rows = []
-    steps = getattr(plan, stages)
+    steps = plan.stages if stages is None else stages     # changed in place
     for i, (name, kind, fn) in enumerate(steps):
         if name not in plan.gemm_alternatives:
             continue

@@ -155,7 +155,7 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
         # (the FC stage keeps its own kernel: it also stores Z)
         tuning += pick_gemm_kernels(tp.fwd)
         # the input gradients' plain GEMMs likewise: the Triton grad GEMM or lab 4.3's wgmma reading W as it is
-        tuning += pick_gemm_kernels(tp, "bwd_stages")
+        tuning += pick_gemm_kernels(tp, tp.bwd_stages)
         for r in tuning:
             r["case"] = list(case)
         print(tr("  GEMM tiles tuned in {secs:.0f} s", secs=time.perf_counter() - t0))
@@ -205,7 +205,7 @@ def bench_train_case(case, dtype: str, ceiling_gbps: float, rounds: int = 5, tun
         t = bench.bench(fn, **STAGE_TIMING)
         f = floors[name]
         stage_rows.append({"lab": L.LAB, "case": list(case), "dtype": dtype, "stage": name, "kind": kind,
-                           "kernel": tp.gemm_kernels.get(name, "triton" if kind == "gemm" else ""),
+                           "kernel": tp.gemm_kernels.get(name, ""),
                            "ms": t.median_ms, "floor_ms": f["ms"], "frac_of_floor": f["ms"] / t.median_ms,
                            "floor": f["how"], "clock": t.clock, "floor_clock": f.get("clock", "")})
     bwd = [r for r in stage_rows if r["kind"] != "forward"]
