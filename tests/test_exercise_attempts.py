@@ -3,7 +3,6 @@ wrong attempts each exercise lists (ATTEMPTS in its exercise.py: the half-fix, t
 fail with the message that names the mistake - never a crash. A kernel that writes past its output's end is run in a
 subprocess (it could corrupt the memory of the process running it). Without a GPU a CUDA kernel is compiled, not run:
 its verdict says so (Verdict.not_run) and `python -m course` exits 3, never 0."""
-import json
 import os
 import re
 import subprocess
@@ -11,36 +10,9 @@ import sys
 
 import pytest
 
-from common import device
-from course.exercise import all_exercises
+from tests.attempts import EXS, GPU, ROOT, attempt_text, attempts, check_wrong_attempt
 
-EXS = all_exercises()
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPU = device.has_gpu()
-ATTEMPTS = [(x, i, a) for x in EXS for i, a in enumerate(getattr(x.module, "ATTEMPTS", []))]
-
-
-def _attempt_text(x, attempt) -> str:
-    """The attempt's file: the solution (or, with "start", the starting point) with each (good, bad) pair applied."""
-    _, pairs, _, *base = attempt
-    text = x.start_text("en") if base == ["start"] else open(x.solution, encoding="utf-8").read()
-    for good, bad in pairs:
-        assert text.count(good) == 1, f"{x.id}: attempt text {good[:40]!r} is not in the file exactly once"
-        text = text.replace(good, bad)
-    return text
-
-
-_CHILD = ("import json, sys\nfrom common import i18n\nfrom course.exercise import find\ni18n.set_lang('en')\n"
-          "v = find(sys.argv[1]).check(sys.argv[2])\nprint('VERDICT ' + json.dumps([v.ok, v.why, v.not_run]))\n")
-
-
-def _verdict_in_child(ex_id: str, path: str):
-    """(ok, why, not_run) of the checker run on `path` in a fresh process; a crash fails the test with its output."""
-    r = subprocess.run([sys.executable, "-c", _CHILD, ex_id, path], capture_output=True, text=True, timeout=900,
-                       cwd=ROOT, env={**os.environ, "COURSE_LANG": "en"})
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("VERDICT ")), None)
-    assert r.returncode == 0 and line, f"{ex_id}: the checker crashed (exit {r.returncode}): {r.stderr[-1500:]}"
-    return json.loads(line[len("VERDICT "):])
+ATTEMPTS = attempts("12")
 
 
 def test_every_exercise_lists_two_realistic_wrong_attempts():
@@ -48,8 +20,8 @@ def test_every_exercise_lists_two_realistic_wrong_attempts():
         atts = getattr(x.module, "ATTEMPTS", [])
         assert len(atts) >= 2, f"{x.id}: list at least two realistic wrong attempts in ATTEMPTS"
         for a in atts:
-            _attempt_text(x, a)                         # every pair applies
-            assert _attempt_text(x, a) != open(x.solution, encoding="utf-8").read()
+            attempt_text(x, a)                          # every pair applies
+            assert attempt_text(x, a) != open(x.solution, encoding="utf-8").read()
 
 
 @pytest.mark.parametrize("x", EXS, ids=[x.id for x in EXS])
@@ -68,18 +40,9 @@ def test_start_fails_and_solution_passes_here(x):
 
 @pytest.mark.parametrize("x,i,attempt", ATTEMPTS, ids=[f"{x.id}-{i}" for x, i, _ in ATTEMPTS])
 def test_wrong_attempt_fails_with_the_right_message(x, i, attempt, tmp_path):
-    label, _, expect, *_ = attempt
-    path = tmp_path / x.file
-    path.write_text(_attempt_text(x, attempt), encoding="utf-8")
-    ok, why, not_run = _verdict_in_child(x.id, str(path))
-    assert not (ok and not not_run), f"{x.id}, {label}: the checker says RIGHT: {why}"
-    if isinstance(expect, tuple):
-        expect = expect[1] if GPU else expect[0]
-        if not GPU:                                     # compiled, not run: neither RIGHT nor a made-up fault
-            assert ok and not_run, f"{x.id}, {label}: without a GPU it compiles and is not run: {why}"
-    if expect:
-        assert expect in why + " " + not_run, f"{x.id}, {label}: want {expect!r} in the verdict: {why} {not_run}"
-    assert "Traceback" not in why
+    """Phases 1 and 2 (3 and 4: tests/test_exercise_attempts_phases34.py, a file of its own so that the GPU suite's
+    workers share the work)."""
+    check_wrong_attempt(x, attempt, tmp_path)
 
 
 def _course(*args):
@@ -93,7 +56,7 @@ def test_cli_half_fix_says_how_far_past_the_end_it_wrote(tmp_path):
     x = next(x for x in EXS if x.id == "1.2.1")
     half = next(a for a in x.module.ATTEMPTS if a[0].startswith("the half-fix"))
     path = tmp_path / x.file
-    path.write_text(_attempt_text(x, half), encoding="utf-8")
+    path.write_text(attempt_text(x, half), encoding="utf-8")
     r = _course("exercise", x.id, "--file", str(path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert re.search(r"wrote \d+ elements past the end of c", r.stdout), r.stdout
@@ -103,7 +66,7 @@ def test_cli_a_kernel_that_writes_far_past_the_end_is_a_verdict(tmp_path):
     """A grid a hundred times too large and no mask writes far beyond the guard bands: whatever that does to the
     process running it, the learner gets NOT YET and exit 1, not a crash."""
     x = next(x for x in EXS if x.id == "1.2.1")
-    text = _attempt_text(x, next(a for a in x.module.ATTEMPTS if a[0].startswith("the half-fix")))
+    text = attempt_text(x, next(a for a in x.module.ATTEMPTS if a[0].startswith("the half-fix")))
     text = text.replace("(triton.cdiv(n, BLOCK),)", "(100 * triton.cdiv(n, BLOCK),)")
     path = tmp_path / x.file
     path.write_text(text, encoding="utf-8")
@@ -116,7 +79,7 @@ def test_cli_cuda_on_a_cpu_exits_3_and_says_what_was_not_run(tmp_path):
     """2.4.2 with the off-by-one tail (i <= n) is only compiled here: not RIGHT, exit 3, 'not run' in the verdict."""
     x = next(x for x in EXS if x.id == "2.4.2")
     path = tmp_path / x.file
-    path.write_text(_attempt_text(x, x.module.ATTEMPTS[0]), encoding="utf-8")
+    path.write_text(attempt_text(x, x.module.ATTEMPTS[0]), encoding="utf-8")
     r = _course("exercise", x.id, "--file", str(path))
     assert r.returncode == 3 and "RIGHT" not in r.stdout and "not run" in r.stdout, r.stdout + r.stderr
     g = next(x for x in EXS if x.tier == "gpu" and x.file.endswith(".cu"))
@@ -148,7 +111,7 @@ def test_a_wrong_number_gets_a_direction_not_the_value(tmp_path):
     x = next(x for x in EXS if x.id == "4.1.1")
     a = next(a for a in x.module.ATTEMPTS if "without the write" in a[0])
     path = tmp_path / x.file
-    path.write_text(_attempt_text(x, a), encoding="utf-8")
+    path.write_text(attempt_text(x, a), encoding="utf-8")
     v = x.check(str(path))
     assert not v.ok and "too low" in v.why, v.why
     assert str(12 * 2**29) not in v.why.replace(",", "") and "6.44e+09" not in v.why, v.why

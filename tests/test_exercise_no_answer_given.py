@@ -11,17 +11,10 @@ import pytest
 
 from common import i18n
 from course.exercise import all_exercises
+from tests.attempts import attempt_text
 
 EXS = {x.id: x for x in all_exercises() if x.id in ("1.5.2", "1.6.1", "2.2.1", "2.4.1", "4.1.1", "4.2.1", "4.3.1",
                                                       "4.4.1", "4.5.1")}
-
-
-def _attempt_text(x, attempt) -> str:
-    """The solution with the attempt's (good, bad) pairs applied (as tests/test_exercise_attempts.py makes it)."""
-    text = open(x.solution, encoding="utf-8").read()
-    for good, bad in attempt[1]:
-        text = text.replace(good, bad)
-    return text
 
 
 def _gbps(threads: int) -> float:
@@ -187,7 +180,7 @@ def test_a_wrong_attempt_is_told_the_direction_not_the_answer(x, attempt, tmp_pa
     item, secrets = SECRETS[(x.id, attempt[0])]
     path = os.path.join(tmp_path, x.file)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(_attempt_text(x, attempt))
+        f.write(attempt_text(x, attempt))
     v = x.check(path)
     assert not v.ok and item in v.why, v.why
     told = v.why.split(item, 1)[1]

@@ -11,6 +11,7 @@ import pytest
 from common import check, device
 from phase4_optimization.lab06_attention import hopper as hp
 from phase4_optimization.lab06_attention import hopper_bwd as hb
+from tests.attention_rule import exact_reference, inputs, peer_grads, within_peer_rule
 
 gpu = pytest.mark.gpu
 
@@ -44,10 +45,8 @@ def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung
     3x the same-precision SDPA backward's error against float64 (FlashAttention's rule)."""
     import torch
 
-    from tests.test_phase4_lab06_attention_gqa import _exact_reference, _inputs, _peer_grads, within_peer_rule
-
-    q, k, v, do = _inputs(b, hq, hkv, s, s, d, dtype, 500 + s + d + hq, "cuda")
-    o, lse, rdq, rdk, rdv = _exact_reference(q, k, v, do, causal)
+    q, k, v, do = inputs(b, hq, hkv, s, s, d, dtype, 500 + s + d + hq, "cuda")
+    o, lse, rdq, rdk, rdv = exact_reference(q, k, v, do, causal)
     o = o.to(q.dtype).contiguous()
     lse = lse.float().contiguous()
     outs = (check.guarded((b, hq, s, d), dtype, q), check.guarded((b, hkv, s, d), dtype, q),
@@ -58,7 +57,7 @@ def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung
     for g, name in zip(got, ("dq", "dk", "dv")):
         damage = check.guard_damage(g)
         assert not damage, f"{name}: {damage}"
-    peer = _peer_grads(q, k, v, do, causal)
+    peer = peer_grads(q, k, v, do, causal)
     what = f"rung {rung} B{b} Hq{hq} Hkv{hkv} S{s} D{d} causal={causal}"
     within_peer_rule(got[0], peer[1], rdq, 3, dtype, f"{what} dq")
     within_peer_rule(got[1], peer[2], rdk, 3, dtype, f"{what} dk")
@@ -74,9 +73,8 @@ def test_gpu_backward_matches_triton_backward_and_fresh_outputs(rung):
     import torch
 
     from phase4_optimization.lab06_attention.flash import flash_attn_bwd
-    from tests.test_phase4_lab06_attention_gqa import _inputs
 
-    q, k, v, do = _inputs(2, 4, 2, 333, 333, 128, "bfloat16", 77, "cuda")
+    q, k, v, do = inputs(2, 4, 2, 333, 333, 128, "bfloat16", 77, "cuda")
     o, lse = hp.flash_attn_hopper(q, k, v, True)
     got = hb.flash_attn_bwd_hopper(do, q, k, v, o, lse, True, rung=rung)
     ref = flash_attn_bwd(do, q, k, v, o, lse, True)

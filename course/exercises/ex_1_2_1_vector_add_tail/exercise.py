@@ -66,7 +66,7 @@ def check(path):
                             sizes=", ".join(map(str, SIZES))))
 
 
-# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# Realistic wrong answers (tests/test_exercise_attempts*.py): (what the learner did, [(text of the solution, what
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [

@@ -80,7 +80,7 @@ def check(path, shape=SHAPE):
                             said=said, bh=bh, s=s, d=d, causal=causal, full=full, ratio=causal / full, spread=spread))
 
 
-# Realistic wrong answers (tests/test_exercise_attempts.py): (what the learner did, [(text of the solution, what
+# Realistic wrong answers (tests/test_exercise_attempts*.py): (what the learner did, [(text of the solution, what
 # it became), ...], words the verdict must hold[, "start": made from the starting point instead]); a tuple of
 # words is (without a GPU: the kernel compiled, not run; with one: None = any NOT YET).
 ATTEMPTS = [

@@ -1,0 +1,12 @@
+"""The realistic wrong attempts of the exercises of phases 3 and 4 fail with the message that names the mistake, never
+a crash (phases 1 and 2, and the rest of the checkers' tests: tests/test_exercise_attempts.py)."""
+import pytest
+
+from tests.attempts import attempts, check_wrong_attempt
+
+ATTEMPTS = attempts("34")
+
+
+@pytest.mark.parametrize("x,i,attempt", ATTEMPTS, ids=[f"{x.id}-{i}" for x, i, _ in ATTEMPTS])
+def test_wrong_attempt_fails_with_the_right_message(x, i, attempt, tmp_path):
+    check_wrong_attempt(x, attempt, tmp_path)
