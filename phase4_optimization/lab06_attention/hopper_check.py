@@ -201,10 +201,11 @@ def main(argv=None) -> int:
                    help=tr("V's layout: mn (default, read in place), k (the transposed-copy fallback) or both"))
     p.add_argument("--seed", type=int, default=0, help=tr("first input seed (case i uses seed + i)"))
     p.add_argument("--kernel", choices=(*KERNELS, "all"), default="all",
-                   help=tr("which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), "
-                           "06 (attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)"))
+                   help=tr("which rung: {rungs} or all (default)",
+                           rungs=", ".join(f"{k} ({name})" for k, name in KERNELS.items())))
     p.add_argument("--stages", choices=("default", *map(str, STAGE_CHOICES), "all"), default="default",
-                   help=tr("the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all"))
+                   help=tr("the K/V ring's depth: each rung's default ({defaults}), 2, 3, or all",
+                           defaults=", ".join(f"{k}: {n}" for k, n in DEFAULT_STAGES.items())))
     p.add_argument("--no-compile-report", action="store_true", help=tr("skip the sm_90a compile table"))
     cli.add_lang(p)
     args = p.parse_args(argv)

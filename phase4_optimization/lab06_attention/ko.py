@@ -176,12 +176,9 @@ KO = {
     "V's layout: mn (default, read in place), k (the transposed-copy fallback) or both":
         "V의 layout: mn (기본값, 제자리에서 읽음), k (전치한 복사본을 쓰는 대체 경로), both (둘 다)",
     "first input seed (case i uses seed + i)": "첫 입력 seed (케이스 i는 seed + i를 씀)",
-    "which rung: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), 06 "
-    "(attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent) or all (default)":
-        "어느 rung인지: 03 (attn_03_wgmma), 04 (attn_04_wgmma_pingpong), 05 (attn_05_wgmma_overlap), 06 "
-        "(attn_06_wgmma_overlap_pingpong), 07 (attn_07_wgmma_persistent), all (기본값)",
-    "the K/V ring's depth: each rung's default (03, 04: 2; 05-07: 3), 2, 3, or all":
-        "K/V ring의 깊이: rung마다의 기본값 (03, 04: 2, 05-07: 3), 2, 3, all",
+    "which rung: {rungs} or all (default)": "어느 rung인지: {rungs}, all (기본값)",
+    "the K/V ring's depth: each rung's default ({defaults}), 2, 3, or all":
+        "K/V ring의 깊이: rung마다의 기본값 ({defaults}), 2, 3, all",
     "skip the sm_90a compile table": "sm_90a 컴파일 표를 건너뜁니다",
     "language of the output: en or ko (default: COURSE_LANG, else the locale; ko = Korean)":
         '출력 언어: en 또는 ko (기본값: COURSE_LANG, 없으면 locale. ko는 한국어)',
