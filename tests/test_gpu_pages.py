@@ -65,4 +65,13 @@ def test_the_readme_shows_every_gpu_side_by_side(tmp_path, monkeypatch):
     assert head.index("NVIDIA H200") < head.index("NVIDIA H100 80GB HBM3")   # the README's GPU first
     row = next(ln for ln in text.splitlines() if ln.startswith("| 2.8 |"))
     assert "**0.88**" in row and "**0.91** (2048^3)" in row and "0.5" not in row
+    # header, separator and rows have the same cells (the header once ran 'headline case' into the first GPU's name)
+    assert head.startswith("| lab | headline case | NVIDIA H200 |")
+    assert {ln.count("|") for ln in text.splitlines()[:3]} == {5}
     assert "GPUS.ko.md" in rt.gpus_block("ko")
+    # a GPU whose folder holds no lab's headline (only a training-step file, say) gets no column of dashes
+    d = os.path.join(tmp_path, "results", "a100-sxm4-80gb")
+    os.makedirs(d)
+    with open(os.path.join(d, "phase4_lab07_transformer_block_train.json"), "w") as f:
+        json.dump({"gpu": "NVIDIA A100-SXM4-80GB", "rows": []}, f)
+    assert "A100" not in rt.gpus_block("en").splitlines()[0]

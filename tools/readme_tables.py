@@ -64,16 +64,20 @@ def committed_gpus() -> list[str]:
 
 
 def gpus_block(lang: str = "en") -> str:
-    """The headline ratio of every lab on every GPU with committed results, side by side."""
+    """The headline ratio of every lab on every GPU with committed results, side by side: a column per GPU with at
+    least one lab's headline (a folder holding only, say, a training-step file has its own results page, no column
+    of dashes here)."""
     T = TEXT[lang]
-    gpus = committed_gpus()
-    docs = {g: load_results(g) for g in gpus}
+    docs = {g: load_results(g) for g in committed_gpus()}
+    heads_of = {lab["stem"]: {g: headline(docs[g][lab["stem"]], lab["stem"]) if lab["stem"] in docs[g] else None
+                              for g in docs} for lab in labs()}
+    gpus = [g for g in docs if any(h[g] for h in heads_of.values())]
     names = {g: next((d.get("gpu") for d in docs[g].values() if d.get("gpu")), g) for g in gpus}
     if len(gpus) < 2:
         return T["gpus_one"].format(gpu=", ".join(names.get(g, g) for g in gpus) or "-")
-    lines = [T["gpus_head"][:-1] + "".join(f" {names[g]} |" for g in gpus), "|---|---|" + "---|" * len(gpus)]
+    lines = [T["gpus_head"] + "".join(f" {names[g]} |" for g in gpus), "|---|---|" + "---|" * len(gpus)]
     for lab in labs():
-        heads = {g: headline(docs[g][lab["stem"]], lab["stem"]) if lab["stem"] in docs[g] else None for g in gpus}
+        heads = {g: heads_of[lab["stem"]][g] for g in gpus}
         if not any(heads.values()):
             continue
         case = next(h["case"] for h in heads.values() if h)
