@@ -79,34 +79,21 @@ SPLIT_MIN_K = 1024                                     # a K slice of split-K ke
 INTERPRETER_TILE = dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=2, num_warps=4, num_stages=1)
 
 
-# The dGELU epilogue (EPI_DGELU) holds z's tile beside the fp32 accumulator and computes gelu'(z) on it: at more than
-# this many accumulator elements per thread the two no longer fit 255 registers and ptxas spills (lab 4.2's big
-# default, 128 x 256 over 8 warps, is 128 a thread; tests/test_phase4_lab07_train_step.py compiles the stage's
-# default for sm_90 and reads its spills)
-DGELU_ACC_PER_THREAD = 64
+# The dGELU epilogue (EPI_DGELU) holds z's tile beside the fp32 accumulator: at lab 4.2's big default (128 x 256 over
+# 8 warps, 128 accumulator elements a thread) ptxas spills on sm_90 (tests/test_phase4_lab07_train_step.py compiles it
+# and reads the spills). A tile that fits without spilling (128 x 128, 64 a thread) was the stage's default for a
+# while and measured slower on the H100 (ncu: logs/h100-80gb-hbm3/session16/): half the tile's width costs more than
+# the spills do. So this stage starts from lab 4.2's default like the others, and the tuning picks per GPU.
 
 
-def acc_per_thread(cfg: dict) -> int:
-    """A tile's fp32 accumulator elements per thread: BLOCK_M x BLOCK_N over 32 num_warps threads."""
-    return cfg["BLOCK_M"] * cfg["BLOCK_N"] // (32 * cfg["num_warps"])
-
-
-def _tile(m: int, n: int, k: int, dt: str, epi: int = K.EPI_NONE, gpu: device.DeviceInfo | None = None) -> dict:
+def _tile(m: int, n: int, k: int, dt: str, gpu: device.DeviceInfo | None = None) -> dict:
     """A GEMM stage's default tile: lab 4.2's linear_config for this M N K (its default on this GPU, this run's tuning
-    and --set GEMM_...); for the dGELU epilogue, where that default is lab 4.2's own and holds more than
-    DGELU_ACC_PER_THREAD accumulator elements a thread, the first of lab 4.2's LINEAR_CONFIGS that fits this GPU and
-    holds no more (where none fits, the default with 8 warps); INTERPRETER_TILE without a GPU. gpu: a GPU's limits
-    instead of this machine's (a profile of common.device: device.profile_info(slug))."""
+    and --set GEMM_...); INTERPRETER_TILE without a GPU. gpu: a GPU's limits instead of this machine's (a profile of
+    common.device: device.profile_info(slug))."""
     if INTERPRETER and gpu is None:
         return dict(INTERPRETER_TILE)
     fu = L._kernels()[1]
-    res = fu.linear_config(m, n, k, dt, gpu=gpu)
-    cfg = fu.tile_of(res.values, "GEMM_")
-    if epi == K.EPI_DGELU and res.source() == "default" and acc_per_thread(cfg) > DGELU_ACC_PER_THREAD:
-        smem = (gpu or device.info()).smem_per_block_optin
-        cfg = next((dict(c) for c in fu.LINEAR_CONFIGS if acc_per_thread(c) <= DGELU_ACC_PER_THREAD
-                    and fu.ring_bytes(c) <= smem), dict(cfg, num_warps=8))
-    return cfg
+    return fu.tile_of(fu.linear_config(m, n, k, dt, gpu=gpu).values, "GEMM_")
 
 
 def default_split(m: int, n: int, k: int, cfg: dict, sms: int) -> int:
@@ -147,7 +134,7 @@ class Gemm:
         if self.config:
             return self.config
         if self._default is None:
-            self._default = _tile(self.m, self.n, self.k, self.dt, self.epi)
+            self._default = _tile(self.m, self.n, self.k, self.dt)
         return self._default
 
     def splits(self, cfg: dict) -> int:
