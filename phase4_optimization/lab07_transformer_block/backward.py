@@ -82,7 +82,7 @@ INTERPRETER_TILE = dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=2, num_warp
 # The dGELU epilogue (EPI_DGELU) holds z's tile beside the fp32 accumulator: at lab 4.2's big default (128 x 256 over
 # 8 warps, 128 accumulator elements a thread) ptxas spills on sm_90 (tests/test_phase4_lab07_train_step.py compiles it
 # and reads the spills). A tile that fits without spilling (128 x 128, 64 a thread) was the stage's default for a
-# while and measured slower on the H100 (ncu: logs/h100-80gb-hbm3/session16/): half the tile's width costs more than
+# while and measured slower on an sm_90 GPU (ncu: logs/h100-80gb-hbm3/session16/): half the tile's width costs more than
 # the spills do. So this stage starts from lab 4.2's default like the others, and the tuning picks per GPU.
 
 
