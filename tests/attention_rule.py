@@ -42,7 +42,6 @@ def guarded_outs(q, k, dtype):
                   (kshape, dtype)))
 
 
-
 def within_peer_rule(got, peer, ref, factor: float, dtype: str, what: str = ""):
     """FlashAttention's test rule: our max abs error against an exact reference (computed from the same 16-bit
     inputs, upcast) at most `factor` times a same-precision library kernel's on the same inputs, plus a tiny absolute
@@ -119,6 +118,7 @@ def exact_reference(q, k, v, do, causal):
 
 
 def peer_grads(q, k, v, do, causal):
+    """(o, dq, dk, dv) of the same-precision SDPA peer on the 16-bit inputs (bottom-right causal mask when causal)."""
     import torch
 
     qq, kk, vv = (t.detach().clone().requires_grad_(True) for t in (q, k, v))

@@ -1,6 +1,7 @@
 """Checkers a learner can trust: for every exercise the starting point fails, the solution passes, and the realistic
 wrong attempts each exercise lists (ATTEMPTS in its exercise.py: the half-fix, the off-by-one tail, a wrong constant)
-fail with the message that names the mistake - never a crash. A kernel that writes past its output's end is run in a
+fail with the message that names the mistake - never a crash (here phases 1 and 2's attempts; every other phase's in
+tests/test_exercise_attempts_phases34.py). A kernel that writes past its output's end is run in a
 subprocess (it could corrupt the memory of the process running it). Without a GPU a CUDA kernel is compiled, not run:
 its verdict says so (Verdict.not_run) and `python -m course` exits 3, never 0."""
 import os
@@ -12,7 +13,7 @@ import pytest
 
 from tests.attempts import EXS, GPU, ROOT, attempt_text, attempts, check_wrong_attempt
 
-ATTEMPTS = attempts("12")
+ATTEMPTS = attempts(phases=(1, 2))
 
 
 def test_every_exercise_lists_two_realistic_wrong_attempts():

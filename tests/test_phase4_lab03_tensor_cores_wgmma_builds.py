@@ -14,7 +14,7 @@ from common import arrays, bench, check, config, device, tuned
 from phase4_optimization.lab03_tensor_cores import bench_wgmma
 from phase4_optimization.lab03_tensor_cores import lab as tc
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
-from tests.test_phase4_lab03_tensor_cores_wgmma_host import fake_driver
+from tests.wgmma_fakes import fake_driver
 
 ENV_VARS = ("WGMMA_CLUSTER", "WGMMA_TMA_STORE", "WGMMA_C_PASSES", "WGMMA_B_KMAJOR")
 TWO_SIZES = [{"shape": [4096, 4096, 4096], "build": {"cluster": 2, "tma_store": True, "c_passes": 2}},

@@ -2,36 +2,16 @@
 before any launch, the tensor maps and launch arguments the wrapper builds (the driver calls replaced by recorders),
 the build arguments and the fused epilogue's operands checked by name; where rung 03 runs (no GPU, GPUs off Hopper)
 and its persistent grid; the debugging aid's probes and summary; the lab's CLI without a GPU."""
-import functools
 
 import numpy as np
 import pytest
 
-from common import arrays, device, hopper
+from common import device
 from phase4_optimization.lab03_tensor_cores import bench_compile
 from phase4_optimization.lab03_tensor_cores import lab as tc
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
-from phase4_optimization.lab03_tensor_cores import wgmma_launch
 from tests.helpers import lab_main
-
-
-def fake_driver(monkeypatch, encode=None, launch=None) -> list:
-    """gemm_wgmma's host path without a GPU, for one test: a fresh tensor-map cache (no fake map outlives the test),
-    the driver's encoder replaced by `encode` (default: one that writes nothing and succeeds) and the launch by
-    `launch` (default: a recorder). Returns the default recorder's list of launches: (cluster, tma_store, c_passes)
-    and, with a fused epilogue, (its mask, the residual's row stride)."""
-    launches = []
-    fresh = functools.lru_cache(maxsize=256)(wgmma_launch._tensor_map.__wrapped__)
-    monkeypatch.setattr(wgmma_launch, "_tensor_map", fresh)
-    monkeypatch.setattr(arrays, "on_device", lambda x: True)
-    monkeypatch.setattr(wgmma_launch, "unavailable_reason", lambda: None)
-    monkeypatch.setattr(hopper, "encoder", lambda: (encode or (lambda *args: 0), ""))
-
-    def record(dt, ma, mb, out, m, n, k, kmaj, cl, epi, mc, cp, *ops):
-        launches.append((cl, epi, cp) + ((ops[0], ops[3]) if ops and ops[0] else ()))
-
-    monkeypatch.setattr(wgmma_launch, "_launch", launch or record)
-    return launches
+from tests.wgmma_fakes import fake_driver
 
 
 @pytest.fixture

@@ -96,7 +96,9 @@ TEXT = {
                       "that GPU in one run (`results/<gpu>/*.json`; a case in brackets where that GPU's headline case "
                       "differs; - not measured there). Ratios travel between GPUs; times do not. What runs on other "
                       "GPUs, and why: [GPUS.md](GPUS.md)."),
-        "gpus_one": "Only one GPU has committed results so far ({gpu}); what runs on other GPUs: [GPUS.md](GPUS.md).",
+        "gpus_one": ("Only one GPU has committed headline results so far ({gpu}){others}; what runs on other GPUs: "
+                     "[GPUS.md](GPUS.md)."),
+        "gpus_others": "; other results: {links}",
         "a_none": ("*Not yet measured on the {gpu}.* On a GPU, `python -m {module}` writes "
                    "`results/<your-gpu>/{stem}.json`; `python -m tools.regenerate --only {name}` also writes your "
                    "results page."),
@@ -144,8 +146,9 @@ TEXT = {
                       "비율입니다(`results/<gpu>/*.json`). 그 GPU의 기준 케이스가 다르면 괄호 안에 적고, 측정하지 "
                       "않은 칸은 비워 둡니다. 비율은 GPU가 바뀌어도 비교할 수 있지만 시간은 그렇지 않습니다. 다른 "
                       "GPU에서 무엇이 실행되고 왜 그런지는 [GPUS.ko.md](GPUS.ko.md)에 있습니다."),
-        "gpus_one": ("아직 한 GPU({gpu})의 결과만 커밋되어 있습니다. 다른 GPU에서 무엇이 실행되는지는 "
+        "gpus_one": ("아직 한 GPU({gpu})의 기준 결과만 커밋되어 있습니다{others}. 다른 GPU에서 무엇이 실행되는지는 "
                      "[GPUS.ko.md](GPUS.ko.md)에 있습니다."),
+        "gpus_others": "(그 밖의 결과: {links})",
         "a_none": ("*{gpu}에서는 아직 측정하지 않았습니다.* GPU에서 `python -m {module}`을 실행하면 "
                    "`results/<your-gpu>/{stem}.json`이 만들어집니다. `python -m tools.regenerate --only {name}`은 "
                    "결과 페이지도 함께 씁니다."),

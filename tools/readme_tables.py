@@ -74,7 +74,11 @@ def gpus_block(lang: str = "en") -> str:
     gpus = [g for g in docs if any(h[g] for h in heads_of.values())]
     names = {g: next((d.get("gpu") for d in docs[g].values() if d.get("gpu")), g) for g in gpus}
     if len(gpus) < 2:
-        return T["gpus_one"].format(gpu=", ".join(names.get(g, g) for g in gpus) or "-")
+        rest = [g for g in docs if g not in gpus]
+        links = ", ".join(f"[{next((d['gpu'] for d in docs[g].values() if d.get('gpu')), g)}](results/{g}/"
+                          f"{'README.ko.md' if lang == 'ko' else 'README.md'})" for g in rest)
+        return T["gpus_one"].format(gpu=", ".join(names.get(g, g) for g in gpus) or "-",
+                                    others=T["gpus_others"].format(links=links) if rest else "")
     lines = [T["gpus_head"] + "".join(f" {names[g]} |" for g in gpus), "|---|---|" + "---|" * len(gpus)]
     for lab in labs():
         heads = {g: heads_of[lab["stem"]][g] for g in gpus}

@@ -101,9 +101,9 @@ def compile_report(args) -> None:
                                     version=cuda.nvrtc_version(), builds=builds, block_n=L.CUDA_BLOCK_N))
     if device.arch_info(args.arch).cc == 90:
         report.print_table(hopper.compile_rows(),
-                           title="kernels_hopper.cu (rungs 03-07) compiled with NVRTC for sm_90a: registers at "
-                                 "launch, the setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers "
-                                 "(BAR.ARV) in the SASS")
+                           title=tr("kernels_hopper.cu (rungs {rungs}) compiled with NVRTC for sm_90a: registers at "
+                                    "launch, the setmaxnreg split, wgmma (HGMMA), TMA (UTMALDG) and named barriers "
+                                    "(BAR.ARV) in the SASS", rungs=f"{min(hopper.KERNELS)}-{max(hopper.KERNELS)}"))
     else:
         print(tr("kernels_hopper.cu: not compiled for {arch} ({why})", arch=args.arch,
                  why=hopper.hopper_only(args.arch)))

@@ -99,9 +99,9 @@ KO = {
         "kernels.cu: {arch}용으로 컴파일하지 않음 (mma.sync bf16, ldmatrix, cp.async에는 sm_80 이상이 필요)",
     "kernels.cu compiled with NVRTC {version} ({builds}; BLOCK_N={block_n})":
         "NVRTC {version}로 컴파일한 kernels.cu ({builds}, BLOCK_N={block_n})",
-    "kernels_hopper.cu (rungs 03-07) compiled with NVRTC for sm_90a: registers at launch, the setmaxnreg split, wgmma "
-    "(HGMMA), TMA (UTMALDG) and named barriers (BAR.ARV) in the SASS":
-        "NVRTC로 sm_90a용 컴파일한 kernels_hopper.cu (rung 03-07): launch 때 register, setmaxnreg 분배, SASS의 wgmma "
+    "kernels_hopper.cu (rungs {rungs}) compiled with NVRTC for sm_90a: registers at launch, the setmaxnreg split, "
+    "wgmma (HGMMA), TMA (UTMALDG) and named barriers (BAR.ARV) in the SASS":
+        "NVRTC로 sm_90a용 컴파일한 kernels_hopper.cu (rung {rungs}): launch 때 register, setmaxnreg 분배, SASS의 wgmma "
         "(HGMMA), TMA (UTMALDG), named barrier (BAR.ARV)",
     "kernels_hopper.cu: not compiled for {arch} ({why})": "kernels_hopper.cu: {arch}용으로 컴파일하지 않음 ({why})",
     "\nRan in the interpreter: the naive attention (torch matmuls + the Triton softmax kernel) and the flash forward "

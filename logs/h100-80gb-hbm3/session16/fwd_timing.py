@@ -1,6 +1,7 @@
 """The forward timing of session 16's H100 call (run from the repository root): rungs 06-08 of lab 4.6's Hopper forward
-and SDPA cuDNN at B4 H32 S4096 D128 bf16, interleaved steady rounds (common.bench.steady); argv[1] rounds (5, then 9
-for the causal repeat)."""
+and SDPA cuDNN at B4 H32 S4096 D128 bf16, interleaved steady rounds (common.bench.steady); argv[1] rounds. The call
+ran it inline with 5 rounds, both modes (fwd_mha.log's first two blocks), then the causal mode alone with 9 rounds
+(its third block)."""
 import sys
 
 import torch

@@ -1,7 +1,9 @@
 """ncu target: one stage of lab 4.7's training step, inside an NVTX range "stage".
 argv[1]: a substring of the stage name; argv[2]: case index of L.BENCH_CASES (default 1); argv[3] (optional):
 "alt" = the stage's alternative kernel (plan.gemm_alternatives: lab 4.3's wgmma for a dX GEMM), "big" = a grad GEMM
-at lab 4.2's default tile (for proj dX: the tile before the dGELU cap of DGELU_ACC_PER_THREAD)."""
+at lab 4.2's default tile (in session 16's run the proj dX stage's default was a capped tile; since 9cfe380 it is this
+one), "small" = the first of lab 4.2's LINEAR_CONFIGS with 64 accumulator elements a thread (the tile that does not
+spill with the dGELU epilogue)."""
 import sys
 
 import torch
@@ -27,6 +29,11 @@ elif mode == "big":
     fu = L._kernels()[1]
     g.config = fu.tile_of(fu.linear_config(g.m, g.n, g.k, g.dt).values, "GEMM_")
     kernel = f"grad GEMM at lab 4.2's default tile {g.config}"
+elif mode == "small":
+    g = tp.gemms[name]
+    fu = L._kernels()[1]
+    g.config = dict(next(c for c in fu.LINEAR_CONFIGS if c["BLOCK_M"] * c["BLOCK_N"] // (32 * c["num_warps"]) == 64))
+    kernel = f"grad GEMM at the small tile {g.config}"
 else:
     kernel = tp.gemm_kernels.get(name, "")
     if name in tp.gemms:
