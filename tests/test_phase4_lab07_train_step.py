@@ -300,6 +300,11 @@ def _grad_gemm_resources(cfg: dict, epi: int, cc: int) -> dict:
     return cubin_resources(k.asm["cubin"])["grad_gemm_kernel"]
 
 
+def _acc_per_thread(cfg: dict) -> int:
+    """A tile's fp32 accumulator elements per thread: BLOCK_M x BLOCK_N over 32 num_warps threads."""
+    return cfg["BLOCK_M"] * cfg["BLOCK_N"] // (32 * cfg["num_warps"])
+
+
 def test_dgelu_stage_default_tile_is_lab_4_2s_and_spills_on_sm_90():
     """The proj dX stage (dZ = dY W^T * gelu'(z), bias sums) at the lab's training case, M N K = 16384 4096 1024:
     its default tile on an H100 (backward._tile, the GPU's limits from its profile) is lab 4.2's, as every stage's,
@@ -310,9 +315,9 @@ def test_dgelu_stage_default_tile_is_lab_4_2s_and_spills_on_sm_90():
     fu = tb._kernels()[1]
     cfg = B._tile(16384, 4096, 1024, "bfloat16", gpu=gpu)
     assert cfg == fu.tile_of(fu.linear_config(16384, 4096, 1024, "bfloat16", gpu=gpu).values, "GEMM_")
-    assert cfg["BLOCK_M"] * cfg["BLOCK_N"] // (32 * cfg["num_warps"]) == 128, cfg
+    assert _acc_per_thread(cfg) == 128, cfg
     spilled = _grad_gemm_resources(cfg, K.EPI_DGELU, 90)
     assert spilled["REG"] == 255 and spilled["STACK"] > 0, spilled
-    small = next(c for c in fu.LINEAR_CONFIGS if c["BLOCK_M"] * c["BLOCK_N"] // (32 * c["num_warps"]) == 64)
+    small = next(c for c in fu.LINEAR_CONFIGS if _acc_per_thread(c) == 64)
     res = _grad_gemm_resources(small, K.EPI_DGELU, 90)
     assert res["STACK"] == 0 and res["LOCAL"] == 0, (small, res)

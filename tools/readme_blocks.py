@@ -402,10 +402,15 @@ def best_row(doc: dict, lang: str = "en") -> str:
     return ""
 
 
+def gpu_name(docs: dict[str, dict], gpu: str) -> str:
+    """The GPU's name as its results files record it (the first that does), else its folder's name."""
+    return next((d.get("gpu") for d in docs.values() if d.get("gpu")), gpu)
+
+
 def results_page(docs: dict[str, dict], gpu: str, lang: str = "en") -> str:
     """results/<gpu>/README.md (README.ko.md): the same tables and plots as the README, for one GPU's results."""
     T = TEXT[lang]
-    name = next((d.get("gpu") for d in docs.values() if d.get("gpu")), gpu)
+    name = gpu_name(docs, gpu)
     return "\n".join([
         T["page_title"].format(gpu=name), "", T["page_intro"].format(slug=gpu), "",
         T["page_device"], "", device_block(docs, lang),

@@ -34,8 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 # the blocks and what they are made of (re-exported: other tools and the tests read them from here)
-from tools.readme_blocks import (TEXT, answer_block as answer_block, device_block, headline_block,  # noqa: E402
-                                 labs_block, measured_block, plots_block, results_page, targets_block)
+from tools.readme_blocks import (TEXT, answer_block as answer_block, device_block, gpu_name,  # noqa: E402
+                                 headline_block, labs_block, measured_block, plots_block, results_page, targets_block)
 from tools.readme_results import (PHASES as PHASES, README_GPU, _cell, _fmt as _fmt, headline,  # noqa: E402
                                   labs, target_rows as target_rows)
 
@@ -72,12 +72,12 @@ def gpus_block(lang: str = "en") -> str:
     heads_of = {lab["stem"]: {g: headline(docs[g][lab["stem"]], lab["stem"]) if lab["stem"] in docs[g] else None
                               for g in docs} for lab in labs()}
     gpus = [g for g in docs if any(h[g] for h in heads_of.values())]
-    names = {g: next((d.get("gpu") for d in docs[g].values() if d.get("gpu")), g) for g in gpus}
+    names = {g: gpu_name(docs[g], g) for g in docs}
     if len(gpus) < 2:
         rest = [g for g in docs if g not in gpus]
-        links = ", ".join(f"[{next((d['gpu'] for d in docs[g].values() if d.get('gpu')), g)}](results/{g}/"
-                          f"{'README.ko.md' if lang == 'ko' else 'README.md'})" for g in rest)
-        return T["gpus_one"].format(gpu=", ".join(names.get(g, g) for g in gpus) or "-",
+        page = "README.ko.md" if lang == "ko" else "README.md"
+        links = ", ".join(f"[{names[g]}](results/{g}/{page})" for g in rest)
+        return T["gpus_one"].format(gpu=", ".join(names[g] for g in gpus) or "-",
                                     others=T["gpus_others"].format(links=links) if rest else "")
     lines = [T["gpus_head"] + "".join(f" {names[g]} |" for g in gpus), "|---|---|" + "---|" * len(gpus)]
     for lab in labs():
