@@ -162,6 +162,20 @@ def test_wgmma_config_reaches_the_kernel(monkeypatch):
         assert sum("CLOCK" in s for s in sass) < sum("CLOCK" in s for s in sass0)   # no clock64() timeout check
 
 
+def test_wgmma_store_race_reaches_only_the_tma_store_epilogue(monkeypatch):
+    """CONFIG's STORE_RACE (a GPU test's knob) adds a clock64() wait to the TMA-store build; 0 compiles it out, and the
+    register-epilogue build has no such path at all."""
+    assert wk.CONFIG["STORE_RACE"] == 0
+    base, regs = wk.compile_report(tma_store=True), wk.compile_report()
+    monkeypatch.setitem(wk.CONFIG, "STORE_RACE", 20000)
+    assert wk.defines(tma_store=True)["STORE_RACE"] == 20000
+    raced = wk.compile_report(tma_store=True).kernels[wk.KERNEL].sass
+    sass0 = base.kernels[wk.KERNEL].sass
+    if sass0:
+        assert sum("CLOCK" in s for s in raced) > sum("CLOCK" in s for s in sass0)
+        assert wk.compile_report().kernels[wk.KERNEL].sass == regs.kernels[wk.KERNEL].sass
+
+
 def test_wgmma_stages_reach_the_kernel_and_the_shared_memory(monkeypatch):
     assert wk.smem_bytes() == wk.SMEM_BYTES
     before = wk.smem_bytes()

@@ -185,6 +185,39 @@ def test_gpu_tma_store_epilogue(m, n, k, cluster, c_passes):
     assert wg.hang_report() is None
 
 
+@pytest.fixture
+def store_race(monkeypatch):
+    """The builds loaded while CONFIG's STORE_RACE is raised, and unloaded again after the test (the module caches are
+    keyed by the build's arguments, not by CONFIG)."""
+    from phase4_optimization.lab03_tensor_cores import wgmma_kernel as wk
+
+    def clear():
+        wg._loaded.cache_clear()
+        wg.max_clusters.cache_clear()
+    clear()
+    monkeypatch.setitem(wk.CONFIG, "STORE_RACE", 20000)
+    yield
+    monkeypatch.undo()
+    clear()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cluster,c_passes", [(1, 1), (2, 2)])
+def test_gpu_tma_store_waits_for_its_slowest_writer(store_race, cluster, c_passes):
+    """Warps 1-3 of each consumer write C into the buffer ~20000 cycles late (STORE_RACE): the fence and the
+    warpgroup's barrier before the store must hold the store back, or their rows leave unwritten (a race that an
+    ordinary launch shows only now and then)."""
+    _needs_hopper()
+    m, n, k = 300, 520, 136
+    a, b, a64, b64 = wg.make_inputs(m, n, k, "bfloat16", seed=m + n + c_passes)
+    out = check.guarded((m, n), "bfloat16", a)
+    wg.gemm_wgmma(a, b, out=out, b_kmajor=False, cluster=cluster, tma_store=True, c_passes=c_passes)
+    c = check.compare(out, wg.reference(a64, b64), "bfloat16", wg.tolerance(k, "bfloat16"))
+    assert c.ok, f"{m}x{n}x{k} (writers held back, cluster {cluster}, {c_passes} pass(es)): {c.message}"
+    assert check.guard_damage(out) == ""
+    assert wg.hang_report() is None
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k", [(127, 136, 136), (33, 70, 13), (256, 512, 1000)])
 def test_gpu_tma_store_epilogue_fp16_and_b_kmajor(m, n, k):

@@ -108,7 +108,7 @@
 // the other, so one parity bit is enough.
 
 // Every compile-time value of this file comes from Python as -DNAME=VALUE: wgmma_kernel.CONFIG (the shape, the ring
-// depth, GROUP_M, MBAR_TIMEOUT) and the build's GEMM_F16, B_KMAJOR, CLUSTER, EPI_TMA, C_PASSES, EPI_OPS
+// depth, GROUP_M, MBAR_TIMEOUT, STORE_RACE) and the build's GEMM_F16, B_KMAJOR, CLUSTER, EPI_TMA, C_PASSES, EPI_OPS
 // (wgmma_kernel.defines); none has a default here, and a compile without one stops with an #error naming it.
 #ifndef GEMM_F16              // 0: bf16 inputs/outputs, 1: fp16
 #error "GEMM_F16 is set by defines(dtype) in wgmma_kernel.py (the build's dtype)"
@@ -142,6 +142,9 @@
 #endif
 #ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
+#endif
+#ifndef STORE_RACE            // > 0, a test's build only: see the TMA-store epilogue below (0: compiled out)
+#error "STORE_RACE is set by CONFIG in wgmma_kernel.py (0; a test raises it)"
 #endif
 // The compile-time shape (CONFIG's BM, BN, BK, CONSUMERS): fixed by the instructions and the layouts built on them,
 // so a value other than these is refused here rather than compiled into a kernel whose descriptors no longer fit.
@@ -612,6 +615,12 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
                 for (int h = 0; h < C_PASSES; ++h) {
                     if (issuer) bulk_wait_read<0>();  // the previous store (last tile's, or pass h-1) read the buffer
                     named_bar_sync(1 + cw, 128);      // ... and every thread of the warpgroup knows it
+#if STORE_RACE > 0
+                    // a test's build: warps 1-3 start writing STORE_RACE cycles late, so a store issued before the
+                    // barrier below would read their rows unwritten on every launch, not only on an unlucky one
+                    if (warp != 0)
+                        for (const long long t0 = clock64(); clock64() - t0 < STORE_RACE;) {}
+#endif
 #pragma unroll
                     for (int jj = 0; jj < 32 / C_PASSES; ++jj) {
                         const int j = h * (32 / C_PASSES) + jj;

@@ -23,7 +23,10 @@ ARCH = "sm_90a"
 #   STAGES = 4                    the ring's depth (EPI_STAGES below for the TMA-store build with the whole C tile)
 #   GROUP_M = 8                   tile rows per group of the persistent order (L2 reuse)
 #   MBAR_TIMEOUT = 1              1: a barrier wait that spins ~4 s records who waited on what and leaves (no hang)
-CONFIG = dict(BM=128, BN=256, BK=64, CONSUMERS=2, STAGES=4, GROUP_M=8, MBAR_TIMEOUT=1)
+#   STORE_RACE = 0                for a test only: > 0 makes warps 1-3 of each consumer wait this many cycles before
+#                                 writing C into the TMA-store buffer, so a store issued without the barrier that waits
+#                                 for them reads stale rows on every launch (the race made visible; 0: compiled out)
+CONFIG = dict(BM=128, BN=256, BK=64, CONSUMERS=2, STAGES=4, GROUP_M=8, MBAR_TIMEOUT=1, STORE_RACE=0)
 BUILD_DEFINES = ("GEMM_F16", "B_KMAJOR", "CLUSTER", "EPI_TMA", "C_PASSES", "EPI_OPS")   # chosen per build by defines()
 # module names of CONFIG's values (read at import: the launch code, the layout model, lab 4.6)
 BM, BN, BK, STAGES, CONSUMERS = CONFIG["BM"], CONFIG["BN"], CONFIG["BK"], CONFIG["STAGES"], CONFIG["CONSUMERS"]
