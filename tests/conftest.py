@@ -1,4 +1,5 @@
 """Two tiers: the CPU tier always runs real code; tests marked `gpu` run on a CUDA GPU and skip elsewhere."""
+import json
 import os
 import tempfile
 
@@ -17,11 +18,29 @@ os.environ.setdefault("COURSE_RESULTS", tempfile.mkdtemp(prefix="course-results-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from common import check, device  # noqa: E402 - after the seed is fixed
-from tests.helpers import PHASES, changed_entries, git_status, lab_modules  # noqa: E402,F401 - for the hooks below
+from tests.helpers import PHASES, changed_entries, git_status, heaviest_files_first, lab_modules  # noqa: E402,F401
 
+
+
+def pytest_configure(config):
+    # pytest-xdist's --dist loadfile hands out whole files in the collection's order once this is off (it sorts them
+    # by item count otherwise); the collection's order is set below, heaviest files first
+    if getattr(config.option, "dist", "no") == "loadfile" and hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _file_seconds() -> dict:
+    try:
+        with open(os.path.join(ROOT, "tests", "file_seconds.json")) as f:
+            return json.load(f)["seconds"]
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def pytest_collection_modifyitems(config, items):
+    if getattr(config.option, "dist", "no") == "loadfile":
+        # the longest files first, so that none starts when the others are nearly done (tools/suite_weights.py)
+        items[:] = heaviest_files_first(items, _file_seconds())
     if device.has_gpu():
         skip = pytest.mark.skip(reason="interpreter test on host arrays; the GPU tier checks the same kernel on the "
                                        "device")

@@ -227,3 +227,20 @@ def every_launch_fits(phase: str, name: str) -> None:
                 bad.append(f"{slug} ({gpu.arch}) {f.launch.variant or '-'} / {f.launch.kernel}: "
                            + "; ".join(f.problems))
     assert not bad, "\n".join(bad)
+
+
+def heaviest_files_first(items, seconds: dict[str, float]) -> list:
+    """`items` (pytest items, or anything with a .nodeid) reordered file by file, the files by their time in
+    `seconds` (tests/file_seconds.json, tools/suite_weights.py), heaviest first; a file it does not list counts its
+    items times the listed files' mean time an item (0 without any). Each file's items stay together and in order."""
+    def path(item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[path(item)] = counts.get(path(item), 0) + 1
+    known = [f for f in counts if f in seconds]
+    per_item = sum(seconds[f] for f in known) / max(1, sum(counts[f] for f in known))
+    weight = {f: seconds.get(f, per_item * n) for f, n in counts.items()}
+    first = {f: i for i, f in enumerate(counts)}           # dicts keep the collection order: ties keep it too
+    return sorted(items, key=lambda item: (-weight[path(item)], first[path(item)]))
