@@ -141,6 +141,32 @@ def test_grad_gemm_layouts_epilogues_and_split_k(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("m,n,rows", [(1, 1, 16), (37, 130, 64), (131, 257, 32)])
+def test_dgelu_pass_matches_the_fused_epilogue_rule(dtype, m, n, rows):
+    """dgelu_colsum (the proj dX stage's second half when its GEMM runs on wgmma): dZ = dF * gelu'(z) against float64
+    inside poisoned guard bands, and its column sums of the stored dZ in `rows`-row blocks (Gemm's COLSUM layout) -
+    sizes of 1, primes, neither a multiple of the 16-row step nor of the 128-column tile."""
+    import torch
+
+    rng = check.rng(m + n)
+    t = (lambda a: torch.from_numpy(np.asarray(a, np.float32)).to(lab.where()).to(getattr(torch, dtype)))
+    df, z = t(rng.standard_normal((m, n))), t(2 * rng.standard_normal((m, n)))
+    dz = check.guarded((m, n), dtype, df)
+    blocks = -(-m // rows)
+    part = check.guarded((blocks, n), "float32", df)
+    B.dgelu_colsum(df, z, dz, part, rows)
+    tol = check.Tol(1e-2, 2e-2) if dtype == "bfloat16" else check.Tol(2e-3, 4e-3)
+    check.assert_close(dz, lab._np64(df) * _gelu_grad(lab._np64(z)), dtype, tol, what="dgelu")
+    stored = np.pad(lab._np64(dz), ((0, blocks * rows - m), (0, 0))).reshape(blocks, rows, n).sum(axis=1)
+    check.assert_close(part, stored, "float32", check.Tol(1e-5, 1e-5), what="column sums of the stored dZ")
+    assert check.guard_damage(dz) == "" and check.guard_damage(part) == ""
+    with pytest.raises(ValueError, match="part"):
+        B.dgelu_colsum(df, z, dz, part[:, :-1] if n > 1 else part[:0], rows)
+    with pytest.raises(ValueError, match="one shape"):
+        B.dgelu_colsum(df, z[:, :0], dz, part, rows)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_fused_layernorm_backward_is_lab_3_4s_plus_the_skip(dtype):
     """ln_bwd_residual_kernel's dx is lab 3.4's layernorm_bwd dx + the skip gradient, its dw, db are lab 3.4's, and
     its extra column sums are those of the skip gradient and of the stored dx (ragged width 72, 9 rows)."""
@@ -198,7 +224,8 @@ def test_train_step_checks_dy_and_keeps_the_forward():
     assert "FC GEMM + bias + GELU, Z kept" in names and len(names) == 7 and len(plan.bwd_stages) == 13
     assert set(plan.grads) == {"x", *tb.PARAM_NAMES}
     assert plan.gemm_kernels == {n: "triton" for n in plan.gemms}       # the Triton grad GEMM unless a pick says so
-    assert set(plan.gemm_alternatives) <= {"FC dX GEMM", "out dX GEMM", "QKV dX GEMM"}
+    assert set(plan.gemm_alternatives) <= {"FC dX GEMM", "out dX GEMM", "QKV dX GEMM",
+                                           "proj dX GEMM + GELU' + bias sums"}
     assert bool(plan.gemm_alternatives) is (tb._wgmma_unavailable(x) is None)
     for key in ("mean1", "rstd1", "mean2", "rstd2"):          # the forward keeps the LN statistics
         assert tuple(plan.buffers[key].shape) == (5,)

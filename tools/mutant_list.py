@@ -140,6 +140,14 @@ MUTANTS = [
     Mutant("training step: GELU's derivative without its cubic term", f"{P4}/lab07_transformer_block/"
            "backward_kernels.py", "q = z * (1.5957691216057308 + 0.21406444881780076 * z2)",
            "q = z * 1.5957691216057308", TRAIN, why="u'(z) = c (1 + 3 a z^2): the 3 a z^2 folded into 6 c a"),
+    Mutant("training step: the GELU' pass sums dZ before its rounding", f"{P4}/lab07_transformer_block/"
+           "backward_kernels.py", "sums += tl.sum(tl.where(mask, dz.to(tl.float32), 0.0), axis=0)",
+           "sums += tl.sum(tl.where(mask, df * _gelu_tanh_grad(z), 0.0), axis=0)", TRAIN,
+           why="the bias gradient must sum the dZ the next GEMMs read (the fused epilogue's rule), not the fp32 "
+               "values before the store"),
+    Mutant("training step: the GELU' pass skips each block's last rows", f"{P4}/lab07_transformer_block/"
+           "backward_kernels.py", "for r0 in range(0, BLOCK_R, SUB_R):", "for r0 in range(0, BLOCK_R - SUB_R, SUB_R):",
+           TRAIN, why="a loop bound one step short: rows past it keep their poison"),
     Mutant("attention: causal mask off by one", f"{P4}/lab06_attention/triton_kernels.py",
            "keep = keep & (k_idx <= q_idx + shift)", "keep = keep & (k_idx < q_idx + shift)", ATT,
            why="each query stops attending to itself"),

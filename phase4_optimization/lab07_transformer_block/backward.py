@@ -67,6 +67,7 @@ from . import lab as L
 
 COLSUM_TILE = dict(BLOCK_P=32, BLOCK_C=128)            # colsum_kernel on a GPU: 32 partial rows a step, 128 columns
 COLSUM_TILE_INTERPRETER = dict(BLOCK_P=8, BLOCK_C=128)
+DGELU_TILE = dict(SUB_R=16, BLOCK_C=128)               # dgelu_colsum_kernel: 16 rows x 128 columns a step (4 KiB)
 PACK_ROWS = 32 if INTERPRETER else 64                  # rows of one head a pack program moves (64 x 128 bf16 = 16 KiB)
 SPLIT_MIN_K = 1024                                     # a K slice of split-K keeps at least this many rows
 
@@ -176,6 +177,20 @@ class Gemm:
         if split > 1:
             colsum(part, self.c.view(-1))
         return self.c
+
+
+def dgelu_colsum(df, z, dz, part, rows: int) -> None:
+    """dz = df * gelu_tanh'(z) (row-major (M, N), one layout), and the column sums of the stored dz in `rows`-row
+    blocks into part (cdiv(M, rows), N) fp32 - Gemm's COLSUM layout at BLOCK_M = rows (dgelu_colsum_kernel)."""
+    m, n = (int(v) for v in df.shape)
+    if any(tuple(t.shape) != (m, n) or not t.is_contiguous() for t in (z, dz)) or not df.is_contiguous():
+        raise ValueError("dgelu_colsum: df, z and dz must be contiguous and of one shape")
+    sub = min(DGELU_TILE["SUB_R"], rows)
+    if rows % sub or tuple(part.shape) != (triton.cdiv(m, rows), n):
+        raise ValueError(f"dgelu_colsum: rows {rows} must be a multiple of {sub} and part "
+                         f"({triton.cdiv(m, rows)}, {n})")
+    launch(K.dgelu_colsum_kernel, (triton.cdiv(m, rows), triton.cdiv(n, DGELU_TILE["BLOCK_C"])), df, z, dz, part,
+           m, n, BLOCK_R=rows, SUB_R=sub, BLOCK_C=DGELU_TILE["BLOCK_C"], num_warps=4)
 
 
 def colsum(part, out) -> None:
@@ -293,9 +308,10 @@ class TrainPlan:
             "QKV dX GEMM": Gemm(dqkv, w["w_qkv"].t(), da),
             "QKV dW GEMM": Gemm(a.t(), dqkv, grads["w_qkv"], weight_grad=True),
         }
-        # the input gradients' plain GEMMs (dX = dY W^T) have a second kernel where it runs: lab 4.3's wgmma + TMA
-        # GEMM reading the weight W as B^T, K-major, with no copy; pick_gemm_kernels(self, self.bwd_stages) times both
-        # and keeps the faster (each stage's kernel: self.gemm_kernels)
+        # the input gradients' GEMMs (dX = dY W^T) have a second kernel where it runs: lab 4.3's wgmma + TMA GEMM
+        # reading the weight W as B^T, K-major, with no copy; pick_gemm_kernels(self, self.bwd_stages) times both and
+        # keeps the faster (each stage's kernel: self.gemm_kernels). Both of a stage write its column sums, if any,
+        # into the Triton GEMM's partial buffer (Gemm.part), which the second-level sums read
         self.gemm_kernels = {name: "triton" for name in self.gemms}
         self.gemm_alternatives = {}
         if L._wgmma_unavailable(x) is None:
@@ -304,6 +320,17 @@ class TrainPlan:
                 name: ("wgmma", lambda a_=a_, w_=w_, c_=c_: wg.gemm_wgmma(a_, w_.t(), out=c_, b_kmajor=True))
                 for name, a_, w_, c_ in (("FC dX GEMM", dz, w["w_fc"], dg), ("out dX GEMM", dh_, w["w_o"], do),
                                          ("QKV dX GEMM", dqkv, w["w_qkv"], da))}
+            # proj dX too, unfused: the wgmma GEMM writes dF = dY W_proj^T, then dgelu_colsum's pass makes dZ and
+            # the bias sums (dF written and read back: 2 M 4d 16-bit values more than the fused epilogue moves,
+            # against a main loop the epilogue does not hold up)
+            df = self.buffers["df"] = e(m, 4 * d)
+            proj = self.gemms["proj dX GEMM + GELU' + bias sums"]
+
+            def proj_dx_wgmma():
+                wg.gemm_wgmma(dy2, w["w_proj"].t(), out=df, b_kmajor=True)
+                rows = proj.tile()["BLOCK_M"]
+                dgelu_colsum(df, z, dz, proj._buffer(triton.cdiv(m, rows), 4 * d), rows)
+            self.gemm_alternatives["proj dX GEMM + GELU' + bias sums"] = ("wgmma + GELU' pass", proj_dx_wgmma)
         self.ln2 = LnBackward(h, w["ln2_w"], dg, dy2, buf["mean2"], buf["rstd2"], dh_,
                               vec[2 * d:6 * d], sum_res=True, sum_out=True)
         self.ln1 = LnBackward(x.view(m, d), w["ln1_w"], da, dh_, buf["mean1"], buf["rstd1"], dx.view(m, d),

@@ -14,6 +14,9 @@ needs that the earlier labs' kernels do not offer. The forward still writes no k
                         bias gradient of a neighbouring GEMM) taken while the rows are in registers;
   pack_qkv_grad_kernel  lab 4.6's dQ, dK, dV (contiguous (B, H, S, D) each, all its backward writes) into the (M, 3d)
                         matrix the QKV GEMMs read, with the bias gradient's column sums on the way;
+  dgelu_colsum_kernel   dZ = dF * gelu_tanh'(z) as a pass of its own, with grad_gemm_kernel's COLSUM rows: the
+                        second half of the proj dX stage when its GEMM runs on lab 4.3's wgmma kernel, which has no
+                        derivative in its epilogue;
   colsum_kernel         the second level of every column sum above (and of split-K): sums P partial rows.
 """
 from common.triton_support import fast_div, grouped_tile, tl, triton
@@ -186,6 +189,29 @@ def pack_qkv_grad_kernel(src_ptr, dst_ptr, part_ptr, seq, n_heads, HEAD_DIM: tl.
     sums = tl.sum(tl.where(mask, t.to(tl.float32), 0.0), axis=0)
     prow = tl.cast(b * tl.num_programs(0) + pid_s, tl.int64)
     tl.store(part_ptr + prow * (3 * d_model) + w * d_model + h * HEAD_DIM + cols, sums, mask=col_ok)
+
+
+@triton.jit
+def dgelu_colsum_kernel(df_ptr, z_ptr, dz_ptr, part_ptr, M, N, BLOCK_R: tl.constexpr, SUB_R: tl.constexpr,
+                        BLOCK_C: tl.constexpr):
+    # Program (i, j) takes rows [i BLOCK_R, (i+1) BLOCK_R) and columns [j BLOCK_C, (j+1) BLOCK_C) of the row-major
+    # (M, N) dF, z and dZ, SUB_R rows a step: dZ = dF * gelu'(z) rounded once, and the column sums of the stored
+    # (rounded) dZ into row i of a (cdiv(M, BLOCK_R), N) fp32 buffer - the layout grad_gemm_kernel's COLSUM writes
+    # with BLOCK_R = its BLOCK_M, so one second-level colsum serves either kernel. dF's write and this read of it
+    # are what the fused epilogue saves, paid here so that the GEMM itself runs on the faster kernel.
+    cols = tl.cast(tl.program_id(1), tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_ok = cols < N
+    sums = tl.zeros((BLOCK_C,), dtype=tl.float32)
+    for r0 in range(0, BLOCK_R, SUB_R):
+        rows = tl.cast(tl.program_id(0), tl.int64) * BLOCK_R + r0 + tl.arange(0, SUB_R)
+        mask = (rows < M)[:, None] & col_ok[None, :]
+        offs = rows[:, None] * N + cols[None, :]
+        df = tl.load(df_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        dz = (df * _gelu_tanh_grad(z)).to(dz_ptr.dtype.element_ty)
+        tl.store(dz_ptr + offs, dz, mask=mask)
+        sums += tl.sum(tl.where(mask, dz.to(tl.float32), 0.0), axis=0)
+    tl.store(part_ptr + tl.cast(tl.program_id(0), tl.int64) * N + cols, sums, mask=col_ok)
 
 
 @triton.jit
