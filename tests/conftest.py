@@ -24,9 +24,19 @@ from tests.helpers import PHASES, changed_entries, git_status, heaviest_files_fi
 
 def pytest_configure(config):
     # pytest-xdist's --dist loadfile hands out whole files in the collection's order once this is off (it sorts them
-    # by item count otherwise); the collection's order is set below, heaviest files first
+    # by item count otherwise); the workers collect, and set that order below, heaviest files first
     if getattr(config.option, "dist", "no") == "loadfile" and hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    # a worker runs with dist "no": it learns the controller's mode from its workerinput
+    node.workerinput["course_dist"] = node.config.getvalue("dist")
+
+
+def _dist(config) -> str:
+    return getattr(config, "workerinput", {}).get("course_dist", getattr(config.option, "dist", "no"))
 
 
 def _file_seconds() -> dict:
@@ -38,7 +48,7 @@ def _file_seconds() -> dict:
 
 
 def pytest_collection_modifyitems(config, items):
-    if getattr(config.option, "dist", "no") == "loadfile":
+    if _dist(config) == "loadfile":
         # the longest files first, so that none starts when the others are nearly done (tools/suite_weights.py)
         items[:] = heaviest_files_first(items, _file_seconds())
     if device.has_gpu():

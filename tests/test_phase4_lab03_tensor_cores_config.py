@@ -173,7 +173,10 @@ def test_wgmma_store_race_reaches_only_the_tma_store_epilogue(monkeypatch):
     sass0 = base.kernels[wk.KERNEL].sass
     if sass0:
         assert sum("CLOCK" in s for s in raced) > sum("CLOCK" in s for s in sass0)
-        assert wk.compile_report().kernels[wk.KERNEL].sass == regs.kernels[wk.KERNEL].sass
+        # (not the SASS compared whole: every compile carries a nonce global of its own, which moves ptxas's
+        # choices a little - common/cuda.py)
+        clocks = (lambda r: sum("CLOCK" in s for s in r.kernels[wk.KERNEL].sass))
+        assert clocks(wk.compile_report()) == clocks(regs)
 
 
 def test_wgmma_stages_reach_the_kernel_and_the_shared_memory(monkeypatch):

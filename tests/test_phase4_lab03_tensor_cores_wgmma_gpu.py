@@ -194,11 +194,16 @@ def store_race(monkeypatch):
     def clear():
         wg._loaded.cache_clear()
         wg.max_clusters.cache_clear()
+    # hang_report reloads every build in _LOADED: during the test, only the raced ones (the set is shared, mutated)
+    saved = set(wg._LOADED)
+    wg._LOADED.clear()
     clear()
     monkeypatch.setitem(wk.CONFIG, "STORE_RACE", 20000)
     yield
     monkeypatch.undo()
     clear()
+    wg._LOADED.clear()
+    wg._LOADED.update(saved)
 
 
 @pytest.mark.gpu

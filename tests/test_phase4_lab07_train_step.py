@@ -55,8 +55,8 @@ def _check_step(size, dtype, seed, factor, alternatives: bool = False, **kw):
         assert plan.gemm_alternatives
         plan.bwd_stages = [(n, k, plan.gemm_alternatives[n][1] if n in plan.gemm_alternatives else f)
                            for n, k, f in plan.bwd_stages]
-    for t in [*plan.grads.values(), *(plan.buffers[k] for k in ("y", "z", "f", "dz", "dg", "dh", "do", "heads",
-                                                               "dqkv", "da"))]:
+    keys = ("y", "z", "f", "dz", "dg", "dh", "do", "heads", "dqkv", "da", "df")     # df: the wgmma dZ stage's (sm_90)
+    for t in [*plan.grads.values(), *(plan.buffers[k] for k in keys if k in plan.buffers)]:
         check.poison(t)
     y, grads = plan.run()
     y64, g64 = B.reference_grads(x, h, *w, dy=dy)
@@ -282,9 +282,10 @@ def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
 @pytest.mark.skipif(not _hopper_ready(), reason="lab 4.3's wgmma GEMM needs an sm_90 GPU")
 @pytest.mark.parametrize("size,dtype", [((2, 129, 256, 4), "bfloat16"), ((1, 77, 160, 2), "float16")])
 def test_train_step_with_the_wgmma_input_gradients_on_gpu(size, dtype):
-    """The input gradients' plain GEMMs on lab 4.3's wgmma kernel reading W as B^T in place, the same rule (head dim
-    80 at d = 160: N = d not a multiple of the 256-wide tile). Every head dim the attention takes is a multiple of 8,
-    so d and 4d are too and no stage takes the padded copy; lab 4.3's tests cover that path (K = 13)."""
+    """The input gradients' GEMMs on lab 4.3's wgmma kernel reading W as B^T in place (dZ's followed by the GELU'
+    pass, dgelu_colsum), the same rule (head dim 80 at d = 160: N = d not a multiple of the 256-wide tile). Every
+    head dim the attention takes is a multiple of 8, so d and 4d are too and no stage takes the padded copy; lab
+    4.3's tests cover that path (K = 13)."""
     _check_step(size, dtype, 53, 3, alternatives=True)
 
 

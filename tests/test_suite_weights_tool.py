@@ -89,3 +89,29 @@ def test_the_committed_times_name_test_files_that_exist():
     assert not stale, (f"tests/file_seconds.json lists files that are gone: {stale} - drop them, or regenerate it "
                        "from a GPU run (python -m tools.suite_weights JUNIT)")
     assert rec["gpu"] and rec["commit"] and rec["seconds"]
+
+
+def _file_order(args: list[str]) -> list[str]:
+    """The test files in the order a pytest run reports them (collected or run), each once."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    out = []
+    for line in r.stdout.splitlines():
+        for word in line.split():
+            f = word.split("::", 1)[0]
+            if f.startswith("tests/test_") and f.endswith(".py") and "::" in word and f not in out:
+                out.append(f)
+    return out
+
+
+def test_xdist_workers_hand_out_the_files_heaviest_first():
+    """Under -n --dist loadfile the workers collect (with dist "no" of their own): the controller passes its mode on
+    (pytest_configure_node), so the files run in tests/file_seconds.json's order - here given on the command line in
+    the reverse of it, which is the order a scheduler left to itself would keep."""
+    files = ["tests/test_common_choices.py", "tests/test_headline_tool.py", "tests/test_profile_tool.py"]
+    want = _file_order(["--collect-only", "-q", "--dist", "loadfile", *files])
+    assert sorted(want) == sorted(files)
+    given = want[::-1]
+    assert given != want, "the three files weigh the same: pick files whose recorded times differ"
+    assert _file_order(["-n", "1", "--dist", "loadfile", "-v", *given]) == want

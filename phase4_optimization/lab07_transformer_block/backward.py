@@ -183,8 +183,11 @@ def dgelu_colsum(df, z, dz, part, rows: int) -> None:
     """dz = df * gelu_tanh'(z) (row-major (M, N), one layout), and the column sums of the stored dz in `rows`-row
     blocks into part (cdiv(M, rows), N) fp32 - Gemm's COLSUM layout at BLOCK_M = rows (dgelu_colsum_kernel)."""
     m, n = (int(v) for v in df.shape)
-    if any(tuple(t.shape) != (m, n) or not t.is_contiguous() for t in (z, dz)) or not df.is_contiguous():
-        raise ValueError("dgelu_colsum: df, z and dz must be contiguous and of one shape")
+    if any(tuple(t.shape) != (m, n) or not t.is_contiguous() or t.dtype != df.dtype or t.device != df.device
+           for t in (df, z, dz)):
+        raise ValueError("dgelu_colsum: df, z and dz must be contiguous, of one shape, dtype and device")
+    if str(part.dtype) != "torch.float32" or not part.is_contiguous() or part.device != df.device:
+        raise ValueError("dgelu_colsum: part must be a contiguous float32 tensor on df's device")
     sub = min(DGELU_TILE["SUB_R"], rows)
     if rows % sub or tuple(part.shape) != (triton.cdiv(m, rows), n):
         raise ValueError(f"dgelu_colsum: rows {rows} must be a multiple of {sub} and part "
