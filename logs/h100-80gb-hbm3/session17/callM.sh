@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Issue 33's measurements on one GPU (either), in parts: PART=1 lab 4.6's full run (its Hopper MHA and GQA forward
+# targets, the backward rows) into res/; PART=2 lab 4.7's training step (both cases tuned) into res/, then ncu of the
+# training step's proj dX stage: the fused Triton GEMM (lab 4.2's default tile) and the wgmma GEMM + GELU' pass, both cases.
+set -u
+HERE=$(dirname "$0"); O=${OUT:?}/l; mkdir -p "$O"; T0=$(date +%s)   # run from the repository root
+left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
+run() { local name=$1 lim=$2; shift 2; local l; l=$(left); [ "$l" -lt 20 ] && { echo "== SKIP $name" | tee -a "$O/runlog"; return; }
+  [ "$lim" -gt "$l" ] && lim=$l; local t=$(date +%s)
+  timeout "$lim" "$@" > "$O/$name.log" 2>&1; local rc=$?
+  echo "== $name: exit $rc in $(( $(date +%s) - t ))s" | tee -a "$O/runlog"; tail -n "${TAILN:-12}" "$O/$name.log"
+  ( cd "$OUT" && tar czf l.tgz l ); }
+{ echo "commit ${COURSE_COMMIT:-?} part $PART"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee -a "$O/gpu.txt"
+export PYTHONPATH=.
+S="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats"
+if [[ "$PART" == *1* ]]; then
+  TAILN=40 run lab46 400 python3 -m phase4_optimization.lab06_attention --out "$O/res"
+fi
+if [[ "$PART" == *2* ]]; then
+  TAILN=60 run train 300 python3 -m phase4_optimization.lab07_transformer_block.train_bench --out "$O/res"
+  for st in "proj dX:1:" "proj dX:1:alt" "proj dX:0:" "proj dX:0:alt"; do
+    IFS=: read -r sn sc sa <<< "$st"; n=$(echo "$sn $sa" | tr ' ' _)
+    TAILN=3 run ncu_$n 45 ncu --clock-control none --nvtx --nvtx-include stage/ $S -f -o "$O/$n" python3 "$HERE/prof_train.py" "$sn" $sc $sa
+    ncu --import "$O/$n.ncu-rep" --print-summary none > "$O/$n.txt" 2>&1; rm -f "$O/$n.ncu-rep"
+  done
+fi
+( cd "$OUT" && tar czf l.tgz l ); echo "== done after $(( $(date +%s) - T0 ))s"
