@@ -3,7 +3,8 @@
 # .whl/s19_h100.sh with ../session16/prof_train.py and prof_block.py beside it in .whl/; $OUT set; DEADLINE seconds in
 # all (default 540). PART=1: the GPU tests of what changed (the backward's bounded waits; lab 4.3's backward epilogue
 # and its source by TMA; lab 4.7's training step), then the CUDA C mutants never judged on the H100. PART=2: lab 4.7's
-# training step and block forward timed (tuned), then ncu of the stages attempt 5 changes.
+# training step and block forward timed (tuned), then ncu of the stages attempt 5 changes. PART=3: lab 4.3's fused
+# epilogues (both builds) under compute-sanitizer's four tools.
 set -u
 O=${OUT:?}/s19; mkdir -p "$O"; T0=$(date +%s); HERE=$(dirname "$0")
 left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
@@ -20,6 +21,9 @@ run tests 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_phase4_la
 run mutants 200 python3 -m tools.mutants --tier gpu --jobs 8 --only "backward 05" --only "backward 06" \
   --only "backward 07" --only "backward 08" --only "backward 10" --only "backward 11" --only "backward 12" \
   --only "z staged by TMA" --only "source barrier" --json "$O/mutants.json"
+fi
+if [[ "${PART:-12}" == *3* ]]; then     # lab 4.3's fused epilogues under the four sanitizer tools (sanitize_extras)
+  TAILN=20 run sanitize 300 python3 -m tools.sanitize --labs lab03_tensor_cores --variants epilogue --out "$O/sanitize"
 fi
 [[ "${PART:-12}" == *2* ]] || { ( cd "$OUT" && tar czf s19.tgz s19 ); exit 0; }
 TAILN=40 run train 200 python3 -m phase4_optimization.lab07_transformer_block.train_bench --out "$O/res"
