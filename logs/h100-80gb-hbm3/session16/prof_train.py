@@ -1,7 +1,8 @@
 """ncu target: one stage of lab 4.7's training step, inside an NVTX range "stage".
 argv[1]: a substring of the stage name; argv[2]: case index of L.BENCH_CASES (default 1); argv[3] (optional):
 "alt" = the stage's alternative kernel (plan.gemm_alternatives: lab 4.3's wgmma for a dX GEMM; for proj dX, since
-73ec3b0, the wgmma GEMM then the GELU' pass, two kernels in the range), "big" = a grad GEMM
+73ec3b0, the wgmma GEMM then the GELU' pass, two kernels in the range; for a forward GEMM stage such as "out GEMM",
+the forward's BlockPlan.gemm_alternatives: lab 4.3's wgmma with the epilogue fused), "big" = a grad GEMM
 at lab 4.2's default tile (in session 16's run the proj dX stage's default was a capped tile; since 9cfe380 it is this
 one), "small" = the first of lab 4.2's LINEAR_CONFIGS with 64 accumulator elements a thread (the tile that does not
 spill with the dGELU epilogue)."""
@@ -23,8 +24,8 @@ torch.cuda.synchronize()
 names = [n for n, _, _ in tp.bwd_stages if sys.argv[1] in n] + [n for n, _, _ in tp.stages if sys.argv[1] in n]
 name = names[0]
 fn = [f for n, _, f in tp.bwd_stages + tp.stages if n == name][0]
-if mode == "alt":
-    kernel, fn = tp.gemm_alternatives[name]
+if mode == "alt":       # a backward stage's alternative, or a forward stage's (the BlockPlan inside the step)
+    kernel, fn = {**tp.fwd.gemm_alternatives, **tp.gemm_alternatives}[name]
 elif mode == "big":
     g = tp.gemms[name]
     fu = L._kernels()[1]
