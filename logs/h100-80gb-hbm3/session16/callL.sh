@@ -5,7 +5,8 @@
 # NCU_STAGES, "stage:case:mode" items separated by ';', e.g. session 17's "proj dX:1:;proj dX:1:alt"; a forward stage
 # such as "out GEMM:1:alt" too); with 3 as well (PART=23) lab 4.7's block forward between the two. Session 18 added,
 # run first: PART 4, the GPU tests of next/session19's changes and its CUDA C mutants never judged on the H100;
-# PART 5, lab 4.3's fused epilogues under compute-sanitizer. Parts run in the order 4, 5, 1, 2.
+# PART 5, lab 4.3's fused epilogues under compute-sanitizer. Parts run in the order 4, 5, 1, 2. Session 19: PART 4
+# takes P4_TESTS and P4_MUTANTS.
 set -u
 HERE=$(dirname "$0"); O=${OUT:?}/l; mkdir -p "$O"; T0=$(date +%s)   # run from the repository root
 left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
@@ -18,12 +19,13 @@ run() { local name=$1 lim=$2; shift 2; local l; l=$(left); [ "$l" -lt 20 ] && { 
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee -a "$O/gpu.txt"
 export PYTHONPATH=.
 S="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats"
-if [[ "$PART" == *4* ]]; then   # session 19: the GPU tests of what next/session19 changed, then its unjudged mutants
-  run tests 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/test_phase4_lab03_tensor_cores_wgmma_gpu.py \
-    tests/test_phase4_lab07_train_step.py tests/test_phase4_lab06_attention_hopper_bwd_gpu.py
-  run mutants 200 python3 -m tools.mutants --tier gpu --jobs 8 --only "backward 05" --only "backward 06" \
-    --only "backward 07" --only "backward 08" --only "backward 10" --only "backward 11" --only "backward 12" \
-    --only "z staged by TMA" --only "source barrier" --json "$O/mutants.json"
+if [[ "$PART" == *4* ]]; then   # the GPU tests of a branch's changes, then its CUDA C mutants (P4_TESTS: pytest's
+  # arguments; P4_MUTANTS: the mutants' names, ';' between them; session 19's defaults: Hopper backward 05 and 13, with
+  # next/session19's LOAD_RACE test)
+  read -ra TA <<< "${P4_TESTS:-tests/test_phase4_lab06_attention_hopper_bwd_gpu.py -k late_copies}"
+  run tests 240 python3 -m pytest -q -n 8 -p no:cacheprovider "${TA[@]}"
+  MA=(); IFS=';' read -ra ML <<< "${P4_MUTANTS:-backward 05;backward 13}"; for m in "${ML[@]}"; do MA+=(--only "$m"); done
+  run mutants 200 python3 -m tools.mutants --tier gpu --jobs 8 "${MA[@]}" --json "$O/mutants.json"
 fi
 if [[ "$PART" == *5* ]]; then   # lab 4.3's fused epilogues (both builds) under the four sanitizer tools
   TAILN=20 run sanitize 300 python3 -m tools.sanitize --labs lab03_tensor_cores --variants epilogue --out "$O/sanitize"
