@@ -220,6 +220,39 @@ def test_defines_carry_config_and_refuse_other_builds():
         hb.defines(64, "float32")
 
 
+def test_every_barrier_wait_goes_through_WAIT_and_the_bounded_one_is_opt_in(monkeypatch):
+    src = open(hb.KERNEL_PATH, encoding="utf-8").read()
+    assert len(re.findall(r"^#define WAIT\(", src, re.M)) == 2            # the debug one and the plain one
+    body = re.sub(r"^#define WAIT\(.*$", "", src, flags=re.M)
+    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
+    assert len(re.findall(r"\bWAIT\(", body)) >= 10
+    assert hb.CONFIG["MBAR_TIMEOUT"] == 0 and hb.defines(64)["MBAR_TIMEOUT"] == 0
+    assert hb.defines(64, timeout=True)["MBAR_TIMEOUT"] == 1 and hb.defines(64, timeout=False)["MBAR_TIMEOUT"] == 0
+    monkeypatch.delenv("ATTN_MBAR_TIMEOUT", raising=False)
+    assert hb.debug_waits() is False
+    monkeypatch.setenv("ATTN_MBAR_TIMEOUT", "1")
+    assert hb.debug_waits() is True
+
+
+def test_the_debug_build_bounds_every_wait_and_the_default_has_none_of_it():
+    """Where a kernel waits on an mbarrier (SYNCS.PHASECHK: rungs 05-12 and rung 08's dQ pass), the debug build reads
+    the clock and CASes the hang record (CS2R SR_CLOCKLO, ATOMG); the default build never reads the clock. Neither
+    spills, and the bounded wait does not make ptxas serialize the wgmmas."""
+    plain, debug = hb.compile_report(64, "bfloat16"), hb.compile_report(64, "bfloat16", timeout=True)
+    waiting = []
+    for key, name in hb.KERNELS.items():
+        p, d = plain.kernels[name].sass, debug.kernels[name].sass
+        if not p:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        waits = any("SYNCS.PHASECHK" in x for x in p)
+        waiting += [key] if waits else []
+        assert not any("SR_CLOCK" in x for x in p), name
+        assert any("SR_CLOCK" in x for x in d) == waits and (not waits or any("ATOMG" in x for x in d)), name
+        assert plain.kernels[name].spills == 0 and debug.kernels[name].spills == 0, name
+    assert set(waiting) == {*hb.TMA_RUNGS, "dq08"}
+    assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: refusals (host tensors: every one of these is refused before the device is asked for)
 # ---------------------------------------------------------------------------------------------------------------------
