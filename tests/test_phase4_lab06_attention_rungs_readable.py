@@ -80,3 +80,35 @@ def test_default_build_has_no_bounded_wait_code():
         assert any("SR_CLOCK" in x for x in d) and any("ATOMG" in x for x in d), name
         assert plain.kernels[name].spills == 0 and debug.kernels[name].spills == 0
     assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
+
+
+def test_hang_reports_decode_the_bounded_waits_record(monkeypatch):
+    """common.hopper.bounded_wait_record decodes mbar_wait_bounded's 5 words ({1, block x, block y, thread,
+    bar << 2 | what << 1 | parity}) and clears them; both of lab 4.6's hang reports name the block, thread, barrier
+    and parity from it (the device memory stands in as a NumPy array: no GPU needed)."""
+    import numpy as np
+
+    from common import hopper as common_hopper
+    from phase4_optimization.lab06_attention import hopper_bwd as hb
+
+    words = {}
+
+    class Words(np.ndarray):
+        def get(self):
+            return np.asarray(self)
+
+    def fake_words(mod, symbol, count):
+        return words.setdefault(symbol, np.array([1, 3, 7, 130, (0x4a8 << 2) | (1 << 1) | 1], np.uint32).view(Words))
+
+    monkeypatch.setattr(common_hopper, "device_words", fake_words)
+    r = common_hopper.bounded_wait_record(None, "attn_hopper_hang", reset=False)
+    assert r == {"block": (3, 7), "thread": 130, "bar": 0x4a8, "what": 1, "parity": 1}
+    monkeypatch.setattr(hb, "_functions", lambda *key: (None, {}))
+    monkeypatch.setattr(hb, "_LOADED", {(64, "bfloat16", True), (128, "float16", False)})
+    text = hb.hang_report()
+    assert text == ("D64 bfloat16: block (3, 7) thread 130, warpgroup 0 (the producer from rung 06), timed out on the "
+                    "barrier at shared 0x4a8, parity 1")
+    assert not words["attn_hopper_bwd_hang"].any() and hb.hang_report() is None      # read once, then cleared
+    monkeypatch.setattr(hp, "_module", lambda *key: None)
+    monkeypatch.setattr(hp, "_LOADED", {(128, "bfloat16", False, 2, True)})
+    assert "D128 bfloat16 2 stages: block (3, 7) thread 130 timed out on the empty" in hp.hang_report(reset=False)

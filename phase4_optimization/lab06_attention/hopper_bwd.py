@@ -51,6 +51,7 @@ import functools
 import os
 
 from common import arrays, cuda
+from common import hopper as common_hopper
 
 from . import hopper as hp
 
@@ -204,21 +205,13 @@ _LOADED: set[tuple[int, str, bool]] = set()     # builds loaded (hang_report rea
 def hang_report(reset: bool = True) -> str | None:
     """None, or what a loaded debug build's barrier-timeout record says (a wait that never completed: debug_waits;
     the .cu's WAIT): which block and thread gave up on which barrier, at which parity."""
-    import cupy
-
     out = []
     for key in sorted(k for k in _LOADED if k[2]):
-        mod = _functions(*key)[0]
-        mem = cupy.cuda.UnownedMemory(mod.get_global_var("attn_hopper_bwd_hang"), 20, mod)
-        arr = cupy.ndarray((5,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
-        v = [int(x) for x in arr.get()]
-        if v[0]:
-            word = v[4]
-            who = "warpgroup 0 (the producer from rung 06)" if word & 2 else "a consumer warpgroup"
-            out.append(f"D{key[0]} {key[1]}: block ({v[1]}, {v[2]}) thread {v[3]}, {who}, timed out on the barrier "
-                       f"at shared 0x{word >> 2:x}, parity {word & 1}")
-            if reset:
-                arr.fill(0)
+        r = common_hopper.bounded_wait_record(_functions(*key)[0], "attn_hopper_bwd_hang", reset)
+        if r:
+            who = "warpgroup 0 (the producer from rung 06)" if r["what"] else "a consumer warpgroup"
+            out.append(f"D{key[0]} {key[1]}: block {r['block']} thread {r['thread']}, {who}, timed out on the "
+                       f"barrier at shared 0x{r['bar']:x}, parity {r['parity']}")
     return "; ".join(out) or None
 
 
