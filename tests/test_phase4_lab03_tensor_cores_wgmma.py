@@ -168,4 +168,38 @@ def test_fused_epilogue_builds_compile(dtype, ops):
             ex2 = sum("MUFU.EX2" in line for line in k.sass)
             assert (ex2 >= 64) == bool(ops & wg.EPI_GELU), f"{ex2} MUFU.EX2 for mask {ops}"
     with pytest.raises(ValueError, match="epi_ops"):
-        wg.compile_report(dtype, epi_ops=8)
+        wg.compile_report(dtype, epi_ops=32)
+    with pytest.raises(ValueError, match="EPI_DGELU"):
+        wg.compile_report(dtype, epi_ops=wg.EPI_DGELU | wg.EPI_RES)
+
+
+BWD_CASES = [wg.EPI_DGELU, wg.EPI_COLSUM, wg.EPI_DGELU | wg.EPI_COLSUM, wg.EPI_BIAS | wg.EPI_COLSUM]
+
+
+@pytest.mark.parametrize("ops", BWD_CASES)
+@pytest.mark.parametrize("dtype", wg.DTYPES)
+def test_backward_epilogue_builds_compile(dtype, ops):
+    """The backward's masks (lab 4.7's proj dX stage: * gelu'(z), the column sums) compile for both epilogues: one
+    MUFU.EX2 and one MUFU.RCP an element for the derivative, the sums' reduce-scatter 8 + 4 + 2 shuffles for each
+    of 8 column groups, and only where asked for. The spills are the one cost read here, not limited: with both bits
+    the 128 accumulators, a group's z values and sums outgrow the 168 registers ptxas allocates (they are printed)."""
+    for tma_store in (False, True):
+        k = wg.compile_report(dtype, tma_store=tma_store, epi_ops=ops).kernels[wg.KERNEL]
+        assert k.registers > 0
+        if not ops & wg.EPI_DGELU or not ops & wg.EPI_COLSUM:
+            assert k.spills == 0 and k.stack_bytes == 0, (dtype, ops, tma_store, k.spill_stores, k.stack_bytes)
+        else:
+            print(f"{dtype} mask {ops} tma_store {tma_store}: {k.spill_stores} B spilled, {k.stack_bytes} B stack")
+        if k.sass:
+            count = (lambda op: sum(op in line for line in k.sass))
+            assert (count("MUFU.EX2") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.EX2")
+            assert (count("MUFU.RCP") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.RCP")
+            assert count("SHFL.BFLY") == (8 * 7 if ops & wg.EPI_COLSUM else 0), count("SHFL.BFLY")
+
+
+def test_the_kernel_refuses_a_derivative_with_a_residual_or_a_gelu():
+    """EPI_DGELU reads z through the residual's pointer: the .cu stops a build that asks for both (or for the GELU
+    and its derivative in one epilogue), whatever the Python side lets through."""
+    for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_GELU):
+        with pytest.raises(cuda.CompileError, match="GELU derivative"):
+            cuda.compile_report(wg.KERNEL_PATH, wg.ARCH, defines=wg.defines(epi_ops=ops))

@@ -20,6 +20,20 @@ def no_env(monkeypatch):
         monkeypatch.delenv(v, raising=False)
 
 
+def gelu_grad64(z):
+    """d/dz of gelu_tanh in float64."""
+    c = np.sqrt(2.0 / np.pi)
+    t = np.tanh(c * (z + 0.044715 * z ** 3))
+    return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
+
+
+def block_sums64(c, rows: int) -> np.ndarray:
+    """Column sums of c (float64 of the stored values) in blocks of `rows` rows, the last one short."""
+    c = arrays.to_numpy(c).astype(np.float64)
+    blocks = -(-c.shape[0] // rows)
+    return np.pad(c, ((0, blocks * rows - c.shape[0]), (0, 0))).reshape(blocks, rows, -1).sum(axis=1)
+
+
 def epilogue_reference(a64, b64, bias64=None, gelu=False, res64=None):
     """float64: gelu_tanh(A B + bias) + residual (lab 4.2's order)."""
     c = a64 @ b64
@@ -183,6 +197,74 @@ def test_gpu_tma_store_epilogue(m, n, k, cluster, c_passes):
                   f"[seed {check.seed()}]")
     assert check.guard_damage(out) == ""
     assert wg.hang_report() is None
+
+
+BUILD_FAMILIES = [{"cluster": 1, "tma_store": False, "c_passes": 1}, {"cluster": 1, "tma_store": True, "c_passes": 1},
+                  {"cluster": 2, "tma_store": True, "c_passes": 2}]
+BUILD_IDS = ["registers", "tma-store", "cluster2-tma-store-2-passes"]
+
+
+def _like(x, a):
+    """x (a GPU array) in a's array library."""
+    if arrays.library(x) != arrays.library(a):
+        import torch
+
+        return torch.from_dlpack(x)
+    return x
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("build", BUILD_FAMILIES, ids=BUILD_IDS)
+@pytest.mark.parametrize("m,n,k,dtype", [(127, 129, 136, "bfloat16"), (33, 70, 13, "float16"),
+                                         (300, 255, 517, "bfloat16"), (17, 520, 64, "float16")])
+def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
+    """Lab 4.7's proj dX stage on this kernel: C = (A B) * gelu'(z) with z a view (row stride N + 6, offsets 2 and 3:
+    the pair and the single loads), and the column sums of the stored C in 16-row blocks; then the sums after a bias
+    alone. C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's, so only
+    their fp32 additions differ)."""
+    _needs_hopper()
+    a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + n + k)
+    rng = check.rng(m + 7 * n)
+    big = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 6)), dtype, "cuda"), a)
+    blocks = -(-m // wg.COLSUM_ROWS)
+    for offset in (2, 3):
+        z = big[:, offset:offset + n]
+        out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+        wg.gemm_wgmma(a, b, out=out, dgelu=z, colsums=part, **build)
+        assert wg.hang_report() is None
+        ref = (a64 @ b64) * gelu_grad64(arrays.to_numpy(z).astype(np.float64))
+        c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+        assert c.ok, f"{m}x{n}x{k} {dtype} {build} dgelu offset {offset}: {c.message} [seed {check.seed()}]"
+        check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5),
+                           what=f"column sums, {build}")
+        assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+    bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
+    out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+    wg.gemm_wgmma(a, b, out=out, bias=bias, colsums=part, **build)
+    c = check.compare(out, a64 @ b64 + arrays.to_numpy(bias).astype(np.float64)[None, :], dtype,
+                      wg.tolerance(k, dtype))
+    assert c.ok, f"{m}x{n}x{k} {dtype} {build} bias + sums: {c.message}"
+    check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+
+
+@pytest.mark.gpu
+def test_gpu_backward_epilogue_refuses_what_it_cannot_do():
+    _needs_hopper()
+    m, n, k = 40, 48, 32
+    a, b, _, _ = wg.make_inputs(m, n, k, "bfloat16", seed=3)
+    z = check.poisoned((m, n), "bfloat16", a)
+    part = check.poisoned((3, n), "float32", a)
+    with pytest.raises(ValueError, match="dgelu: the GELU's derivative takes neither"):
+        wg.gemm_wgmma(a, b, dgelu=z, activation="gelu_tanh")
+    with pytest.raises(ValueError, match="dgelu: expected shape"):
+        wg.gemm_wgmma(a, b, dgelu=z[:, :7])
+    with pytest.raises(ValueError, match=r"colsums: expected shape \(3, 48\)"):
+        wg.gemm_wgmma(a, b, colsums=part[:2])
+    with pytest.raises(TypeError, match="colsums"):
+        wg.gemm_wgmma(a, b, colsums=check.poisoned((3, n), "bfloat16", a))
+    with pytest.raises(ValueError, match="colsums: K = 0"):
+        wg.gemm_wgmma(a[:, :0], b[:0], colsums=part)
 
 
 @pytest.fixture

@@ -273,6 +273,17 @@ MUTANTS = [
            tier="gpu", why="a missing fence before a TMA store: the copy engine may read the buffer before it is "
            "written (a race; the tests hold warps 1-3 back with CONFIG's STORE_RACE, so it shows on every launch)",
            extra={"defines": {"EPI_TMA": 1, "C_PASSES": 2}}),
+    Mutant("CUDA wgmma: the backward's column sums stored under another lane's column",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 3) & 1)) + ((lane >> 2) & 1);",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 2) & 1)) + ((lane >> 3) & 1);",
+           (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="after a reduce-scatter each lane holds the sums its lane bits name: read the bits in another order "
+               "and every sum lands in a neighbour's column", extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: GELU's derivative without its cubic term", f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "(1.5957691216057308f + 0.21406444881780076f * t2)", "(1.5957691216057308f + 0.f * t2)",
+           (WG, "-k", "backward_epilogue"), tier="gpu", why="u'(t) = c (1 + 3 a t^2): the 3 a t^2 folded into 6 c a",
+           extra={"defines": {"EPI_OPS": 24}}),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),

@@ -134,11 +134,16 @@
 #ifndef CLUSTER               // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
 #error "CLUSTER is set by defines(cluster) in wgmma_kernel.py (the build's cluster size; --set WGMMA_CLUSTER=2)"
 #endif
-#ifndef EPI_OPS               // fused epilogue bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col] (below)
+// EPI_OPS, the fused epilogue's bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col],
+// 8 = * gelu_tanh'(z[row, col]), 16 = column sums of the stored C (below)
+#ifndef EPI_OPS
 #error "EPI_OPS is set by defines(epi_ops) in wgmma_kernel.py (the build's fused epilogue, from gemm_wgmma's arguments)"
 #endif
-#if EPI_OPS < 0 || EPI_OPS > 7
-#error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual)"
+#if EPI_OPS < 0 || EPI_OPS > 31
+#error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual), 8 (GELU's derivative), 16 (column sums)"
+#endif
+#if (EPI_OPS & 8) && (EPI_OPS & 6)
+#error "EPI_OPS: the GELU derivative (8) reads z where the residual (4) would be, and does not follow a GELU (2)"
 #endif
 #ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
@@ -191,7 +196,8 @@ static_assert(CONSUMERS == 2, "CONSUMERS: 2 warpgroups of 64 rows make BM = 128 
 #define EPI_FLAG_PARAM
 #endif
 #if EPI_OPS
-#define EPI_OPS_PARAM , const unsigned short* __restrict__ bias, const unsigned short* res, long long ldr, int res_pair
+#define EPI_OPS_PARAM , const unsigned short* __restrict__ bias, const unsigned short* res, long long ldr, \
+                      int res_pair, float* __restrict__ part
 #else
 #define EPI_OPS_PARAM
 #endif
@@ -418,13 +424,41 @@ __device__ __forceinline__ float gelu_tanh(float t) {
     return __fdividef(t, 1.f + e);
 }
 
-// The fused epilogue on this thread's accumulators (the m64nNk16 layout: d[4j + e] is row `row` + 8 (e / 2),
-// column col0 + 8j + (e % 2)); elements outside C are left alone (they are never stored).
+// d/dt gelu_tanh(t) for the backward (EPI_OPS & 8): with s = sigmoid(2u) = 1 / (1 + exp(-2u)), u as above,
+// gelu'(t) = s + 2 t s (1 - s) c (1 + 3 a t^2) - lab 4.7's _gelu_tanh_grad, its constants folded the same way
+// (-2 c log2 e, its 0.044715 multiple; 2 c, 6 c a): one ex2, one approximate division, no 1 + tanh cancellation
+__device__ __forceinline__ float gelu_tanh_grad(float t) {
+    const float t2 = t * t;
+    float e;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(t * (-2.302208198144325f + -0.1029432395800235f * t2)));
+    const float s = __fdividef(1.f, 1.f + e);
+    return fmaf(t * (1.5957691216057308f + 0.21406444881780076f * t2) * s, 1.f - s, s);
+}
+
+// Two 16-bit values of row r at columns col, col + 1 of a row-major operand with row stride ld (the residual, or z):
+// one 4-byte load when `pair` (col is even and the rows 4-byte aligned), else one or two 2-byte loads inside N.
+__device__ __forceinline__ void load_pair(const unsigned short* base, long long ld, int pair, int r, int col, int N,
+                                          float& x, float& y) {
+    const unsigned short* p = base + (long long)r * ld + col;
+    if (pair && col + 1 < N) {
+        const u32 v = *reinterpret_cast<const u32*>(p);
+        x = half_to_f32((unsigned short)(v & 0xffffu));
+        y = half_to_f32((unsigned short)(v >> 16));
+    } else {
+        x = col < N ? half_to_f32(p[0]) : 0.f;
+        y = col + 1 < N ? half_to_f32(p[1]) : 0.f;
+    }
+}
+
+// The fused epilogue on this thread's accumulators of columns group g (the m64nNk16 layout: d[4j + e] is row
+// `row` + 8 (e / 2), column col0 + 8j + (e % 2); group g is j = 8g .. 8g + 7, 64 columns of the tile); elements
+// outside C are left alone (they are never stored). A group at a time, with its column sums right after: what is
+// live at once stays one group's loads, not the whole tile's (the sums need the 128 accumulators kept as well).
 __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __restrict__ bias,
                                              const unsigned short* res, long long ldr, int res_pair,
-                                             int row, int col0, int M, int N) {
+                                             int row, int col0, int M, int N, int g) {
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 4 * g; j < 4 * g + 4; ++j) {
         const int col = col0 + 8 * j;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {           // h: rows `row` and `row` + 8
@@ -440,15 +474,19 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
 #endif
 #if EPI_OPS & 4
             if (r < M) {
-                const unsigned short* p = res + (long long)r * ldr + col;
-                if (res_pair && col + 1 < N) {  // (col is even: a 4-byte aligned pair when res_pair)
-                    const u32 v = *reinterpret_cast<const u32*>(p);
-                    x += half_to_f32((unsigned short)(v & 0xffffu));
-                    y += half_to_f32((unsigned short)(v >> 16));
-                } else {
-                    if (col < N) x += half_to_f32(p[0]);
-                    if (col + 1 < N) y += half_to_f32(p[1]);
-                }
+                float rx, ry;
+                load_pair(res, ldr, res_pair, r, col, N, rx, ry);
+                x += rx;
+                y += ry;
+            }
+#endif
+#if EPI_OPS & 8
+            // the backward through a GELU: dZ = (dY W^T) * gelu'(z), z read where a residual would be
+            if (r < M) {
+                float zx, zy;
+                load_pair(res, ldr, res_pair, r, col, N, zx, zy);
+                x *= gelu_tanh_grad(zx);
+                y *= gelu_tanh_grad(zy);
             }
 #endif
             d[4 * j + 2 * h] = x;
@@ -456,6 +494,54 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
         }
     }
 }
+
+#if EPI_OPS & 16
+// The first level of a bias gradient (EPI_OPS & 16): this warp's 16 rows of C summed per column, of the values as
+// they are stored (each rounded to 16 bits first), into row (first row) / 16 of part, a (cdiv(M, 16), N) fp32
+// matrix; rows past M count 0. Lane l holds rows l/4 and l/4 + 8 of columns 8j + 2(l%4) + {0, 1}, so the 8 lanes of
+// one l % 4 (bits 2-4 of l) share columns. 64 columns at a time (16 values a lane), a reduce-scatter over those bits:
+// at lanes 16, 8 and 4 apart, each lane keeps the half of its values its bit names and adds its partner's copy of
+// that half - 8 + 4 + 2 shuffles, after which every lane holds two finished sums (no lane idle at the store). A fixed
+// order, so the sums are the same on every run; lab 4.7's colsum_kernel adds the cdiv(M, 16) rows.
+// One step of column_sums's reduce-scatter: of v[0 .. 2 HALF), the lane keeps the half its bit O names (the upper
+// half when set) in v[0 .. HALF), plus the partner's (lane ^ O) copy of that half.
+template <int HALF, int O>
+__device__ __forceinline__ void reduce_scatter_step(float* v, int lane) {
+    const bool upper = lane & O;
+#pragma unroll
+    for (int i = 0; i < HALF; ++i) {
+        const float send = upper ? v[i] : v[i + HALF];
+        const float keep = upper ? v[i + HALF] : v[i];
+        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+    }
+}
+
+__device__ __forceinline__ void column_sums(const float* d, float* __restrict__ part, int row, int col0, int M,
+                                            int N, int g) {
+    const int lane = threadIdx.x % 32;
+    const int first = row - lane / 4;           // the warp's first row (a multiple of 16)
+    {                                           // the thread's columns j = 4g .. 4g + 3
+        float v[8];                             // v[2 jj + e]: column 8 (4g + jj) + 2 (l % 4) + e, both rows
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            const int j = 4 * g + jj;
+            const u32 p0 = pack_pair(d[4 * j + 0], d[4 * j + 1]), p1 = pack_pair(d[4 * j + 2], d[4 * j + 3]);
+            const bool r0 = row < M, r1 = row + 8 < M;        // the stores' rounding, then rows inside C only
+            v[2 * jj] = (r0 ? half_to_f32((unsigned short)(p0 & 0xffffu)) : 0.f)
+                      + (r1 ? half_to_f32((unsigned short)(p1 & 0xffffu)) : 0.f);
+            v[2 * jj + 1] = (r0 ? half_to_f32((unsigned short)(p0 >> 16)) : 0.f)
+                          + (r1 ? half_to_f32((unsigned short)(p1 >> 16)) : 0.f);
+        }
+        reduce_scatter_step<4, 16>(v, lane);
+        reduce_scatter_step<2, 8>(v, lane);
+        reduce_scatter_step<1, 4>(v, lane);
+        // v[0]: column 8j + 2(l % 4) + b2 with jj = 2 b4 + b3 (the lane's bits 4, 3, 2)
+        const int col = col0 + 8 * (4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 3) & 1)) + ((lane >> 2) & 1);
+        if (first < M && col < N)
+            part[(long long)(first / 16) * N + col] = v[0];
+    }
+}
+#endif
 #endif
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -594,8 +680,14 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
 #if EPI_OPS
-            epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
-                         tn * BN + 2 * (lane % 4), M, N);
+#pragma unroll
+            for (int g = 0; g < 8; ++g) {     // 32 columns at a time
+                epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
+                             tn * BN + 2 * (lane % 4), M, N, g);
+#if EPI_OPS & 16
+                column_sums(d, part, tm * BM + cw * 64 + warp * 16 + lane / 4, tn * BN + 2 * (lane % 4), M, N, g);
+#endif
+            }
 #endif
 
 #if EPI_TMA

@@ -46,12 +46,17 @@ DTYPES = ("bfloat16", "float16")
 CLUSTERS = (1, 2)
 
 # The fused epilogue's bits (-DEPI_OPS): + bias[col], then the tanh GELU, then + residual[row, col] (lab 4.2's order)
-EPI_BIAS, EPI_GELU, EPI_RES = 1, 2, 4
+# For the backward (lab 4.7's training step): * gelu_tanh'(z) in place of the residual (the GELU's input z read where
+# the residual would be), and the column sums of the stored C in rows of COLSUM_ROWS (a warp's share of a tile)
+EPI_BIAS, EPI_GELU, EPI_RES, EPI_DGELU, EPI_COLSUM = 1, 2, 4, 8, 16
+EPI_ALL = EPI_BIAS | EPI_GELU | EPI_RES | EPI_DGELU | EPI_COLSUM
+COLSUM_ROWS = 16
 ACTIVATIONS = (None, "gelu_tanh")
 
 
-def epi_mask(bias: bool, activation: str | None, residual: bool) -> int:
-    return EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
+def epi_mask(bias: bool, activation: str | None, residual: bool, dgelu: bool = False, colsum: bool = False) -> int:
+    return (EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
+            | EPI_DGELU * bool(dgelu) | EPI_COLSUM * bool(colsum))
 
 
 def defines(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajor: bool = False, cluster: int = 1,
@@ -108,8 +113,10 @@ def compile_report(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajo
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
     _check_cluster(cluster, b_kmajor)
     _check_tma_store(tma_store, c_passes)
-    if not 0 <= epi_ops <= EPI_BIAS | EPI_GELU | EPI_RES:
-        raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, got {epi_ops!r}")
+    if not 0 <= epi_ops <= EPI_ALL:
+        raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, EPI_DGELU, EPI_COLSUM, got {epi_ops!r}")
+    if epi_ops & EPI_DGELU and epi_ops & (EPI_GELU | EPI_RES):
+        raise ValueError("epi_ops: EPI_DGELU reads z where the residual would be, and does not follow a GELU")
     return cuda.compile_report(KERNEL_PATH, ARCH,
                                defines=defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 
