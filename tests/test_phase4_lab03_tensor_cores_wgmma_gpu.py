@@ -216,11 +216,13 @@ def _like(x, a):
 @pytest.mark.gpu
 @pytest.mark.parametrize("build", BUILD_FAMILIES, ids=BUILD_IDS)
 @pytest.mark.parametrize("m,n,k,dtype", [(127, 129, 136, "bfloat16"), (33, 70, 13, "float16"),
-                                         (300, 255, 517, "bfloat16"), (17, 520, 64, "float16")])
+                                         (300, 255, 517, "bfloat16"), (17, 520, 64, "float16"),
+                                         (300, 264, 136, "bfloat16")])
 def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
     """Lab 4.7's proj dX stage on this kernel: C = (A B) * gelu'(z) with z a view (row stride N + 6, offsets 2 and 3:
     the pair and the single loads), and the column sums of the stored C in 16-row blocks; then the sums after a bias
-    alone. C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's, so only
+    alone (N = 264: bf16 through the TMA-store path and z's 4-byte pair loads; M = 300: a clamped cluster partner).
+    C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's, so only
     their fp32 additions differ)."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + n + k)
@@ -255,8 +257,9 @@ def test_gpu_backward_epilogue_refuses_what_it_cannot_do():
     a, b, _, _ = wg.make_inputs(m, n, k, "bfloat16", seed=3)
     z = check.poisoned((m, n), "bfloat16", a)
     part = check.poisoned((3, n), "float32", a)
-    with pytest.raises(ValueError, match="dgelu: the GELU's derivative takes neither"):
-        wg.gemm_wgmma(a, b, dgelu=z, activation="gelu_tanh")
+    for kw in (dict(activation="gelu_tanh"), dict(bias=check.poisoned((n,), "bfloat16", a))):
+        with pytest.raises(ValueError, match="dgelu: the GELU's derivative takes no bias"):
+            wg.gemm_wgmma(a, b, dgelu=z, **kw)
     with pytest.raises(ValueError, match="dgelu: expected shape"):
         wg.gemm_wgmma(a, b, dgelu=z[:, :7])
     with pytest.raises(ValueError, match=r"colsums: expected shape \(3, 48\)"):

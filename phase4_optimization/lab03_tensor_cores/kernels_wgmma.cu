@@ -142,8 +142,8 @@
 #if EPI_OPS < 0 || EPI_OPS > 31
 #error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual), 8 (GELU's derivative), 16 (column sums)"
 #endif
-#if (EPI_OPS & 8) && (EPI_OPS & 6)
-#error "EPI_OPS: the GELU derivative (8) reads z where the residual (4) would be, and does not follow a GELU (2)"
+#if (EPI_OPS & 8) && (EPI_OPS & 7)
+#error "EPI_OPS: the GELU derivative (8) multiplies A B alone: z is read where the residual (4) would be, no bias or GELU"
 #endif
 #ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
@@ -451,7 +451,7 @@ __device__ __forceinline__ void load_pair(const unsigned short* base, long long 
 }
 
 // The fused epilogue on this thread's accumulators of columns group g (the m64nNk16 layout: d[4j + e] is row
-// `row` + 8 (e / 2), column col0 + 8j + (e % 2); group g is j = 8g .. 8g + 7, 64 columns of the tile); elements
+// `row` + 8 (e / 2), column col0 + 8j + (e % 2); group g is j = 4g .. 4g + 3, 32 columns of the tile); elements
 // outside C are left alone (they are never stored). A group at a time, with its column sums right after: what is
 // live at once stays one group's loads, not the whole tile's (the sums need the 128 accumulators kept as well).
 __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __restrict__ bias,
@@ -499,9 +499,9 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
 // The first level of a bias gradient (EPI_OPS & 16): this warp's 16 rows of C summed per column, of the values as
 // they are stored (each rounded to 16 bits first), into row (first row) / 16 of part, a (cdiv(M, 16), N) fp32
 // matrix; rows past M count 0. Lane l holds rows l/4 and l/4 + 8 of columns 8j + 2(l%4) + {0, 1}, so the 8 lanes of
-// one l % 4 (bits 2-4 of l) share columns. 64 columns at a time (16 values a lane), a reduce-scatter over those bits:
+// one l % 4 (bits 2-4 of l) share columns. 32 columns at a time (8 values a lane), a reduce-scatter over those bits:
 // at lanes 16, 8 and 4 apart, each lane keeps the half of its values its bit names and adds its partner's copy of
-// that half - 8 + 4 + 2 shuffles, after which every lane holds two finished sums (no lane idle at the store). A fixed
+// that half - 4 + 2 + 1 shuffles, after which every lane holds one finished sum (no lane idle at the store). A fixed
 // order, so the sums are the same on every run; lab 4.7's colsum_kernel adds the cdiv(M, 16) rows.
 // One step of column_sums's reduce-scatter: of v[0 .. 2 HALF), the lane keeps the half its bit O names (the upper
 // half when set) in v[0 .. HALF), plus the partner's (lane ^ O) copy of that half.
@@ -682,8 +682,10 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
 #if EPI_OPS
 #pragma unroll
             for (int g = 0; g < 8; ++g) {     // 32 columns at a time
+#if EPI_OPS & 15
                 epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
                              tn * BN + 2 * (lane % 4), M, N, g);
+#endif
 #if EPI_OPS & 16
                 column_sums(d, part, tm * BM + cw * 64 + warp * 16 + lane / 4, tn * BN + 2 * (lane % 4), M, N, g);
 #endif

@@ -115,8 +115,9 @@ def compile_report(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajo
     _check_tma_store(tma_store, c_passes)
     if not 0 <= epi_ops <= EPI_ALL:
         raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, EPI_DGELU, EPI_COLSUM, got {epi_ops!r}")
-    if epi_ops & EPI_DGELU and epi_ops & (EPI_GELU | EPI_RES):
-        raise ValueError("epi_ops: EPI_DGELU reads z where the residual would be, and does not follow a GELU")
+    if epi_ops & EPI_DGELU and epi_ops & (EPI_BIAS | EPI_GELU | EPI_RES):
+        raise ValueError("epi_ops: EPI_DGELU multiplies A @ B alone (no bias, GELU or residual: z is read where the "
+                         "residual would be)")
     return cuda.compile_report(KERNEL_PATH, ARCH,
                                defines=defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 

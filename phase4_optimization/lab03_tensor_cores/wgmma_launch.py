@@ -155,8 +155,8 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         raise ValueError(f"activation: expected one of {ACTIVATIONS}, got {activation!r}")
     a, b, out, m, n, k, dt = prepare(a, b, out, b_kmajor=b_kmajor)
     epi_ops = epi_mask(bias is not None, activation, residual is not None, dgelu is not None, colsums is not None)
-    if dgelu is not None and (activation is not None or residual is not None):
-        raise ValueError("dgelu: the GELU's derivative takes neither an activation nor a residual")
+    if dgelu is not None and (activation is not None or residual is not None or bias is not None):
+        raise ValueError("dgelu: the GELU's derivative takes no bias, activation or residual (it multiplies A @ B)")
     ldr = _check_epilogue(bias, residual if dgelu is None else dgelu, out, a, m, n, k, dt,
                           "residual" if dgelu is None else "dgelu")
     _check_colsums(colsums, out, a, m, n, k)
@@ -200,7 +200,7 @@ def _check_colsums(colsums, out, a, m: int, n: int, k: int) -> None:
     if tuple(colsums.shape) != (rows, n):
         raise ValueError(f"colsums: expected shape {(rows, n)} (one row per {COLSUM_ROWS} rows of C), got "
                          f"{tuple(colsums.shape)}")
-    arrays.check_same("a, colsums", a, colsums, shape=False)
+    arrays.check_same("a, colsums", a, colsums, shape=False, dtype=False)
     if arrays.overlap(colsums, out):
         raise ValueError("colsums: overlaps out")
 
