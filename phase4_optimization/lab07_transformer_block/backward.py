@@ -146,6 +146,11 @@ class Gemm:
             return 1
         return default_split(self.m, self.n, self.k, cfg, _sms())
 
+    def colsum_part(self, cfg: dict | None = None):
+        """COLSUM's partial column sums, (cdiv(M, BLOCK_M), N) fp32 at tile cfg (default: self.tile()): the buffer
+        the second-level sums read, whichever kernel ran the stage (dgelu_colsum writes the same rows)."""
+        return self._buffer(triton.cdiv(self.m, (cfg or self.tile())["BLOCK_M"]), self.n)
+
     def _buffer(self, rows: int, cols: int):
         import torch
 
@@ -163,8 +168,7 @@ class Gemm:
         bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
         m, n, k = self.m, self.n, self.k
         tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-        part = (self._buffer(split, m * n) if split > 1 else
-                self._buffer(triton.cdiv(m, bm), n) if self.colsum else self.c)
+        part = self._buffer(split, m * n) if split > 1 else self.colsum_part(cfg) if self.colsum else self.c
         sa, sb = self.a.stride(), self.b.stride()
         biggest = max((m - 1) * sa[0] + (k - 1) * sa[1], (k - 1) * sb[0] + (n - 1) * sb[1],
                       (m - 1) * self.c.stride(0) + n, split * m * n)
@@ -336,7 +340,7 @@ class TrainPlan:
             proj = self.gemms["proj dX GEMM + GELU' + bias sums"]
             if proj_dx == "fused":
                 def proj_dx_wgmma():
-                    part = proj._buffer(triton.cdiv(m, wg.COLSUM_ROWS), 4 * d)
+                    part = proj.colsum_part({"BLOCK_M": wg.COLSUM_ROWS})       # the kernel's 16-row blocks
                     wg.gemm_wgmma(dy2, w["w_proj"].t(), out=dz, dgelu=z, colsums=part, b_kmajor=True)
                 label = "wgmma, GELU' + sums in its epilogue"
             else:
@@ -344,8 +348,7 @@ class TrainPlan:
 
                 def proj_dx_wgmma():
                     wg.gemm_wgmma(dy2, w["w_proj"].t(), out=df, b_kmajor=True)
-                    rows = proj.tile()["BLOCK_M"]
-                    dgelu_colsum(df, z, dz, proj._buffer(triton.cdiv(m, rows), 4 * d), rows)
+                    dgelu_colsum(df, z, dz, proj.colsum_part(), proj.tile()["BLOCK_M"])
                 label = "wgmma + GELU' pass"
             self.gemm_alternatives["proj dX GEMM + GELU' + bias sums"] = (label, proj_dx_wgmma)
         self.ln2 = LnBackward(h, w["ln2_w"], dg, dy2, buf["mean2"], buf["rstd2"], dh_,

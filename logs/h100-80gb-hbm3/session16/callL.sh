@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 33's measurements on one GPU (either), in parts: PART=1 lab 4.6's full run (its Hopper MHA and GQA forward
 # targets, the backward rows) into res/; PART=2 lab 4.7's training step (both cases tuned) into res/, then ncu of the
-# training step's stages (proj dX at its default tile and at the small spill-free one; FC dX, Triton and wgmma).
+# training step's stages (proj dX at its default tile and at the small spill-free one; FC dX, Triton and wgmma; or
+# NCU_STAGES, "stage:case:mode" items separated by ';', e.g. session 17's "proj dX:1:;proj dX:1:alt").
 set -u
 HERE=$(dirname "$0"); O=${OUT:?}/l; mkdir -p "$O"; T0=$(date +%s)   # run from the repository root
 left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
@@ -19,8 +20,9 @@ if [[ "$PART" == *1* ]]; then
 fi
 if [[ "$PART" == *2* ]]; then
   TAILN=60 run train 300 python3 -m phase4_optimization.lab07_transformer_block.train_bench --out "$O/res"
-  for st in "proj dX:1:" "proj dX:1:small" "FC dX:1:" "FC dX:1:alt"; do
-    IFS=: read -r sn sc sa <<< "$st"; n=$(echo "$sn $sa" | tr ' ' _)
+  IFS=';' read -ra STL <<< "${NCU_STAGES:-proj dX:1:;proj dX:1:small;FC dX:1:;FC dX:1:alt}"
+  for st in "${STL[@]}"; do
+    IFS=: read -r sn sc sa <<< "$st"; n=$(echo "$sn $sc $sa" | tr ' ' _)
     TAILN=3 run ncu_$n 45 ncu --clock-control none --nvtx --nvtx-include stage/ $S -f -o "$O/$n" python3 "$HERE/prof_train.py" "$sn" $sc $sa
     ncu --import "$O/$n.ncu-rep" --print-summary none > "$O/$n.txt" 2>&1; rm -f "$O/$n.ncu-rep"
   done

@@ -1,6 +1,7 @@
 """ncu target: one stage of lab 4.7's training step, inside an NVTX range "stage".
 argv[1]: a substring of the stage name; argv[2]: case index of L.BENCH_CASES (default 1); argv[3] (optional):
-"alt" = the stage's alternative kernel (plan.gemm_alternatives: lab 4.3's wgmma for a dX GEMM), "big" = a grad GEMM
+"alt" = the stage's alternative kernel (plan.gemm_alternatives: lab 4.3's wgmma for a dX GEMM; for proj dX, since
+73ec3b0, the wgmma GEMM then the GELU' pass, two kernels in the range), "big" = a grad GEMM
 at lab 4.2's default tile (in session 16's run the proj dX stage's default was a capped tile; since 9cfe380 it is this
 one), "small" = the first of lab 4.2's LINEAR_CONFIGS with 64 accumulator elements a thread (the tile that does not
 spill with the dGELU epilogue)."""
