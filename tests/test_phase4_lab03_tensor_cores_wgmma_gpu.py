@@ -220,17 +220,18 @@ def _like(x, a):
                                          (300, 264, 136, "bfloat16")])
 def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
     """Lab 4.7's proj dX stage on this kernel: C = (A B) * gelu'(z) with z a view (row stride N + 6, offsets 2 and 3:
-    the pair and the single loads), and the column sums of the stored C in 16-row blocks; then the sums after a bias
-    alone (N = 264: bf16 through the TMA-store path and z's 4-byte pair loads; M = 300: a clamped cluster partner).
-    C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's, so only
-    their fp32 additions differ)."""
+    the pair and the single loads; row stride N + 8 at offset 0: with N a multiple of 8, z's tiles by TMA in the
+    TMA-store build, Z_TMA), and the column sums of the stored C in 16-row blocks; then the sums after a bias alone
+    (N = 264, 520: the TMA-store path, z by TMA, a last box of 8 columns; M = 300: a clamped cluster partner and
+    zero-filled rows). C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's,
+    so only their fp32 additions differ)."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + n + k)
     rng = check.rng(m + 7 * n)
     big = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 6)), dtype, "cuda"), a)
+    big8 = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 8)), dtype, "cuda"), a)
     blocks = -(-m // wg.COLSUM_ROWS)
-    for offset in (2, 3):
-        z = big[:, offset:offset + n]
+    for z, offset in ((big[:, 2:2 + n], 2), (big[:, 3:3 + n], 3), (big8[:, :n], 0)):
         out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
         wg.gemm_wgmma(a, b, out=out, dgelu=z, colsums=part, **build)
         assert wg.hang_report() is None

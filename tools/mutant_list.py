@@ -284,6 +284,12 @@ MUTANTS = [
            "(1.5957691216057308f + 0.21406444881780076f * t2)", "(1.5957691216057308f + 0.f * t2)",
            (WG, "-k", "backward_epilogue"), tier="gpu", why="u'(t) = c (1 + 3 a t^2): the 3 a t^2 folded into 6 c a",
            extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: z staged by TMA read from the other row of the pair",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "ld_shared_u32(at + (r0 + 8 * h) * 128)",
+           "ld_shared_u32(at + (r0 + 8 * (1 - h)) * 128)", (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (Z_TMA's shared "
+               "reads must mirror the C writes exactly)",
+           extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),

@@ -341,8 +341,10 @@ class TrainPlan:
             if proj_dx == "fused":
                 def proj_dx_wgmma():
                     part = proj.colsum_part({"BLOCK_M": wg.COLSUM_ROWS})       # the kernel's 16-row blocks
-                    wg.gemm_wgmma(dy2, w["w_proj"].t(), out=dz, dgelu=z, colsums=part, b_kmajor=True)
-                label = "wgmma, GELU' + sums in its epilogue"
+                    # the TMA-store build: z's tiles come by TMA under the main loop, C leaves by TMA (Z_TMA)
+                    wg.gemm_wgmma(dy2, w["w_proj"].t(), out=dz, dgelu=z, colsums=part, b_kmajor=True,
+                                  tma_store=True, c_passes=1)
+                label = "wgmma, GELU' + sums in its epilogue, z and C by TMA"
             else:
                 df = self.buffers["df"] = e(m, 4 * d)
 
