@@ -221,7 +221,7 @@ def _like(x, a):
 def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
     """Lab 4.7's proj dX stage on this kernel: C = (A B) * gelu'(z) with z a view (row stride N + 6, offsets 2 and 3:
     the pair and the single loads; row stride N + 8 at offset 0: with N a multiple of 8, z's tiles by TMA in the
-    TMA-store build, Z_TMA), and the column sums of the stored C in 16-row blocks; then the sums after a bias alone
+    TMA-store build, SRC_TMA), and the column sums of the stored C in 16-row blocks; then the sums after a bias alone
     (N = 264, 520: the TMA-store path, z by TMA, a last box of 8 columns; M = 300: a clamped cluster partner and
     zero-filled rows). C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's,
     so only their fp32 additions differ)."""
@@ -380,24 +380,26 @@ def test_gpu_recorded_build_runs_by_default(tuning_record, no_env, build):
                                          (257, 520, 64, "float16")])
 def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
     """C = gelu(A B + bias) + residual against float64 on awkward shapes, every build family, outputs poisoned
-    first; the residual is a view with a row stride of N + 6, starting 2 elements in (4-byte aligned: the 32-bit pair
-    loads where N is even) and 3 elements in (the single-element loads)."""
+    first inside guard bands; the residual is a view with a row stride of N + 6, starting 2 elements in (4-byte
+    aligned: the 32-bit pair loads where N is even) and 3 elements in (the single-element loads), and one with a row
+    stride of N + 8 from its start (with N a multiple of 8, its tiles by TMA in the TMA-store build: SRC_TMA)."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + 3 * n + ops)
     rng = check.rng(ops + m)
     bias = arrays.from_numpy(rng.standard_normal(n), dtype, "cuda") if ops & wg.EPI_BIAS else None
     big = arrays.from_numpy(rng.standard_normal((m, n + 6)), dtype, "cuda") if ops & wg.EPI_RES else None
+    big8 = arrays.from_numpy(rng.standard_normal((m, n + 8)), dtype, "cuda") if ops & wg.EPI_RES else None
     if big is not None and arrays.library(big) != arrays.library(a):
         import torch
 
-        big = torch.from_dlpack(big)
+        big, big8 = torch.from_dlpack(big), torch.from_dlpack(big8)
     if bias is not None and arrays.library(bias) != arrays.library(a):
         import torch
 
         bias = torch.from_dlpack(bias)
-    for offset in (2, 3):
-        res = big[:, offset:offset + n] if big is not None else None
-        out = check.poisoned((m, n), dtype, a)
+    for offset in (2, 3, 0):
+        res = None if big is None else big8[:, :n] if offset == 0 else big[:, offset:offset + n]
+        out = check.guarded((m, n), dtype, a)
         wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
                       **build)
         ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
@@ -407,5 +409,6 @@ def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
         c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
         assert c.ok, f"{m}x{n}x{k} {dtype} mask {ops} {build} residual offset {offset}: {c.message} " \
                      f"[seed {check.seed()}]"
+        assert check.guard_damage(out) == ""
         if res is None:
             break

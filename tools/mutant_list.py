@@ -287,7 +287,7 @@ MUTANTS = [
     Mutant("CUDA wgmma: z staged by TMA read from the other row of the pair",
            f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "ld_shared_u32(at + (r0 + 8 * h) * 128)",
            "ld_shared_u32(at + (r0 + 8 * (1 - h)) * 128)", (WG, "-k", "backward_epilogue"), tier="gpu",
-           why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (Z_TMA's shared "
+           why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (SRC_TMA's shared "
                "reads must mirror the C writes exactly)",
            extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",

@@ -98,18 +98,20 @@
 //              register stores, less with EPI_TMA (the TMA store overlaps the next tile); lab 4.7 times it against
 //              cuBLAS + torch's separate epilogue kernels (what torch.compile runs) and against the Triton linear().
 //
-// z through TMA (EPI_TMA with bit 8 and C_PASSES = 1, the build Z_TMA below):
-//   what changed  bit 8 reads z[row, col] for each accumulator from global memory in the accumulator's layout (a
-//              warp's load covers 8 rows x 16 bytes, half of each 32-byte sector) after the tile's last MMA, so the
-//              loads' latency is the tensor cores' idle time; ncu of lab 4.7's proj dX stage on an H100 showed the
-//              consumers stalled on L1TEX half the time (logs/h100-80gb-hbm3/session18). Here one thread of each
-//              consumer warpgroup, once the tile's first MMAs are issued, waits until the last tile's C store has
-//              read the warpgroup's C buffer and copies z's 64 x 256 half tile into that buffer by TMA (4 boxes, on
-//              an mbarrier of its own); the load runs under the main loop. The epilogue waits for that barrier and
-//              reads z from the buffer at exactly the addresses where it then writes C (each thread its own
-//              elements: no other thread's reads to wait for), so the C store is unchanged.
-//   prediction the proj dX stage (M x 4d x d, K = d) moves from ~1.3x its GEMM's cuBLAS floor towards the GEMM alone
-//              (~1.05-1.1x): z's 2 M 4d bytes read by TMA under the main loop, C's written by TMA under the next.
+// The epilogue's source tile through TMA (EPI_TMA with bit 4 or 8 and C_PASSES = 1, the build SRC_TMA below):
+//   what changed  bits 4 and 8 read residual[row, col] (or z) for each accumulator from global memory in the
+//              accumulator's layout (a warp's load covers 8 rows x 16 bytes, half of each 32-byte sector) after the
+//              tile's last MMA, so the loads' latency is the tensor cores' idle time: ncu of lab 4.7's proj dX stage
+//              on an H100 showed the consumers stalled on L1TEX half the time (logs/h100-80gb-hbm3/session18), and
+//              the block's residual GEMMs ran at 0.47-0.9 of their cuBLAS floor with this kernel against 0.96-1.07
+//              for its bias-only one (results/h200). Here one thread of each consumer warpgroup, once the tile's
+//              first MMAs are issued, waits until the last tile's C store has read the warpgroup's C buffer and
+//              copies the source's 64 x 256 half tile into that buffer by TMA (4 boxes, on an mbarrier of its own);
+//              the load runs under the main loop. The epilogue waits for that barrier and reads the source from the
+//              buffer at exactly the addresses where it then writes C (each thread its own elements: no other
+//              thread's reads to wait for), so the C store is unchanged.
+//   prediction the residual GEMMs and the proj dX stage move towards this kernel's plain GEMM (~0.95x the cuBLAS
+//              floor): the source's 2 M N bytes read by TMA under the main loop, C's written by TMA under the next.
 //
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
@@ -158,8 +160,9 @@
 #if (EPI_OPS & 8) && (EPI_OPS & 7)
 #error "EPI_OPS: the GELU derivative (8) multiplies A B alone: z is read where the residual (4) would be, no bias or GELU"
 #endif
-// z's tile through TMA into the C buffer (above): the TMA-store build with the GELU's derivative, whole tiles staged
-#define Z_TMA (EPI_TMA && (EPI_OPS & 8) && C_PASSES == 1)
+// the source's tile (the residual, or z) through TMA into the C buffer (above): the TMA-store build with bit 4 or 8,
+// whole tiles staged
+#define SRC_TMA (EPI_TMA && (EPI_OPS & 12) && C_PASSES == 1)
 #ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
 #endif
@@ -203,16 +206,16 @@ static_assert(CONSUMERS == 2, "CONSUMERS: 2 warpgroups of 64 rows make BM = 128 
 #if EPI_TMA
 #define C_BOXES (4 / C_PASSES)                // boxes in one consumer's buffer (4: all 256 columns of its rows)
 #define C_BYTES (CONSUMERS * C_BOXES * C_BOX_BYTES)  // 64 KiB (32 KiB with C_PASSES = 2)
-#define Z_BAR_BYTES (8 * CONSUMERS)                  // Z_TMA's barriers (reserved in every EPI_TMA build)
+#define SRC_BAR_BYTES (8 * CONSUMERS)                // SRC_TMA's barriers (reserved in every EPI_TMA build)
 #define EPI_FLAG_PARAM , int c_tma
-#if Z_TMA
-#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c, const __grid_constant__ TmaMap tma_z
+#if SRC_TMA
+#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c, const __grid_constant__ TmaMap tma_src
 #else
 #define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c
 #endif
 #else
 #define C_BYTES 0
-#define Z_BAR_BYTES 0
+#define SRC_BAR_BYTES 0
 #define EPI_C_PARAM
 #define EPI_FLAG_PARAM
 #endif
@@ -222,7 +225,7 @@ static_assert(CONSUMERS == 2, "CONSUMERS: 2 warpgroups of 64 rows make BM = 128 
 #else
 #define EPI_OPS_PARAM
 #endif
-#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES + Z_BAR_BYTES)
+#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES + SRC_BAR_BYTES)
 #if SMEM_BYTES > 227 * 1024
 #error "SMEM_BYTES: more than the 227 KiB of shared memory a block may opt into on sm_90 (fewer STAGES)"
 #endif
@@ -516,25 +519,49 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
     }
 }
 
-#if Z_TMA
-// Bit 8 with z in the C buffer (Z_TMA): the same product as epilogue_ops, z read from shared memory where this thread
-// will write the C pair of the same row and columns (the TMA-store layout below: box j / 8, chunk (j % 8) ^ (r % 8),
-// 4 bytes per lane % 4). Rows below M and columns right of N hold TMA's zeros; they are never stored.
+#if SRC_TMA
+// epilogue_ops with the source (the residual, or z) in the C buffer (SRC_TMA): read from shared memory where this
+// thread will write the C pair of the same row and columns (the TMA-store layout below: box j / 8, chunk
+// (j % 8) ^ (r % 8), 4 bytes per lane % 4). Rows below M and columns right of N hold TMA's zeros; they are never
+// stored. The bias, when there is one, still comes from global memory (one value per column, shared by every row).
 __device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
     u32 v;
     asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
     return v;
 }
-__device__ __forceinline__ void dgelu_from_shared(float* d, u32 cbuf, int r0, int lane, int g) {
+__device__ __forceinline__ void epilogue_ops_shared(float* d, const unsigned short* __restrict__ bias, u32 cbuf,
+                                                    int r0, int lane, int col0, int N, int g) {
     const u32 swz = (u32)(lane / 4);            // = r0 % 8 = (r0 + 8) % 8
 #pragma unroll
     for (int j = 4 * g; j < 4 * g + 4; ++j) {
         const u32 at = cbuf + (j / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4);
+#if EPI_OPS & 1
+        const int col = col0 + 8 * j;
+        const float bx = col < N ? half_to_f32(__ldg(bias + col)) : 0.f;
+        const float by = col + 1 < N ? half_to_f32(__ldg(bias + col + 1)) : 0.f;
+#endif
 #pragma unroll
         for (int h = 0; h < 2; ++h) {           // h: rows r0 and r0 + 8
-            const u32 z = ld_shared_u32(at + (r0 + 8 * h) * 128);
-            d[4 * j + 2 * h] *= gelu_tanh_grad(half_to_f32((unsigned short)(z & 0xffffu)));
-            d[4 * j + 2 * h + 1] *= gelu_tanh_grad(half_to_f32((unsigned short)(z >> 16)));
+            float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+#if EPI_OPS & 1
+            x += bx;
+            y += by;
+#endif
+#if EPI_OPS & 2
+            x = gelu_tanh(x);
+            y = gelu_tanh(y);
+#endif
+            const u32 v = ld_shared_u32(at + (r0 + 8 * h) * 128);
+            const float sx = half_to_f32((unsigned short)(v & 0xffffu)), sy = half_to_f32((unsigned short)(v >> 16));
+#if EPI_OPS & 4
+            x += sx;
+            y += sy;
+#else
+            x *= gelu_tanh_grad(sx);                // bit 8: the backward through a GELU
+            y *= gelu_tanh_grad(sy);
+#endif
+            d[4 * j + 2 * h] = x;
+            d[4 * j + 2 * h + 1] = y;
         }
     }
 }
@@ -602,7 +629,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
     const u32 sB = base + STAGES * A_STAGE_BYTES;
     const u32 sC = sB + STAGES * B_STAGE_BYTES;     // EPI_TMA: consumer w's C boxes at sC + w * C_BOXES * C_BOX_BYTES
     const u32 bars = sC + C_BYTES;                  // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
-                                                    // (Z_TMA: consumer w's z barrier at bars + 8(2 STAGES + w))
+                                                    // (SRC_TMA: consumer w's source barrier at bars + 8(2 STAGES + w))
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int k_tiles = (K + BK - 1) / BK;
@@ -625,8 +652,8 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             // it only when no block still reads it (its multicast writes into all of them)
             mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4 * CLUSTER);
         }
-#if Z_TMA
-        for (int w = 0; w < CONSUMERS; ++w) mbar_init(bars + 8 * (2 * STAGES + w), 1);   // z's tile in buffer w
+#if SRC_TMA
+        for (int w = 0; w < CONSUMERS; ++w) mbar_init(bars + 8 * (2 * STAGES + w), 1);   // the source in buffer w
 #endif
         // make the initialised barriers visible to the async proxy (the TMA engine completes on them)
         mbar_init_fence();
@@ -690,18 +717,19 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
 #pragma unroll
         for (int i = 0; i < 128; ++i) d[i] = 0.f;
         int it = 0;
-#if Z_TMA
-        const u32 zbar = bars + 8 * (2 * STAGES + cw), zbuf = sC + cw * (C_BOXES * C_BOX_BYTES);
-        int z_loads = 0;                              // z tiles this warpgroup has waited for: the barrier's phase
+#if SRC_TMA
+        const u32 sbar = bars + 8 * (2 * STAGES + cw), sbuf = sC + cw * (C_BOXES * C_BOX_BYTES);
+        int src_loads = 0;                            // source tiles this warpgroup has waited for: the barrier's phase
 #endif
         for (int t = first; t < units; t += step) {
             int um, tn;
             tile_coords(t, units_m, tiles_n, um, tn);
             const int tm = um * CLUSTER + rank;      // may be tiles_m (a CLUSTER = 2 partner below M): no stores
-#if Z_TMA
-            // this half tile's z boxes (none for a clamped partner or a half below M, none right of N): the same
-            // condition as its C store's, the same for all 128 threads
-            const int z_boxes = (c_tma && tm < tiles_m && tm * BM + cw * 64 < M) ? min(4, (N - tn * BN + 63) / 64) : 0;
+#if SRC_TMA
+            // this half tile's source boxes (none for a clamped partner or a half below M, none right of N): the
+            // same condition as its C store's, the same for all 128 threads
+            const int src_boxes = (c_tma && tm < tiles_m && tm * BM + cw * 64 < M) ? min(4, (N - tn * BN + 63) / 64)
+                                                                                   : 0;
 #endif
             int prev = -1;
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -725,14 +753,14 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
                     wgmma_m64n256k16(d, da, db, (kt | kk) != 0);
                 }
                 wgmma_commit();
-#if Z_TMA
-                if (kt == 0 && z_boxes > 0 && (threadIdx.x % 128) == 0) {
-                    // the tile's first MMAs are on the tensor cores: bring z's half tile into the C buffer once the
-                    // last tile's C store has read it (by now it has, or nearly)
+#if SRC_TMA
+                if (kt == 0 && src_boxes > 0 && (threadIdx.x % 128) == 0) {
+                    // the tile's first MMAs are on the tensor cores: bring the source's half tile into the C buffer
+                    // once the last tile's C store has read it (by now it has, or nearly)
                     bulk_wait_read<0>();
-                    mbar_arrive_expect_tx(zbar, z_boxes * C_BOX_BYTES);
-                    for (int jb = 0; jb < z_boxes; ++jb)
-                        tma_load_2d(zbuf + jb * C_BOX_BYTES, &tma_z, tn * BN + 64 * jb, tm * BM + cw * 64, zbar);
+                    mbar_arrive_expect_tx(sbar, src_boxes * C_BOX_BYTES);
+                    for (int jb = 0; jb < src_boxes; ++jb)
+                        tma_load_2d(sbuf + jb * C_BOX_BYTES, &tma_src, tn * BN + 64 * jb, tm * BM + cw * 64, sbar);
                 }
 #endif
                 // keep this step's MMAs in flight; the previous step's are retired now, so its slot can be refilled
@@ -747,15 +775,16 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             fence_regs(d);
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
-#if Z_TMA
-            if (z_boxes > 0 && !mbar_wait(zbar, (z_loads++) & 1, 0)) goto done;
+#if SRC_TMA
+            if (src_boxes > 0 && !mbar_wait(sbar, (src_loads++) & 1, 0)) goto done;
 #endif
 #if EPI_OPS
 #pragma unroll
             for (int g = 0; g < 8; ++g) {     // 32 columns at a time
-#if Z_TMA
+#if SRC_TMA
                 if (c_tma) {
-                    if (z_boxes > 0) dgelu_from_shared(d, zbuf, warp * 16 + lane / 4, lane, g);
+                    if (src_boxes > 0)
+                        epilogue_ops_shared(d, bias, sbuf, warp * 16 + lane / 4, lane, tn * BN + 2 * (lane % 4), N, g);
                 } else
 #endif
 #if EPI_OPS & 15

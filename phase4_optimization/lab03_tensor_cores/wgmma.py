@@ -73,7 +73,7 @@ from .wgmma_kernel import (A_STAGE_BYTES, ACTIVATIONS, ARCH, B_BOX_BYTES, B_STAG
                            EPI_COLSUM, EPI_DGELU, EPI_GELU, EPI_RES, EPI_STAGES, HERE, KERNEL, KERNEL_PATH,
                            SMEM_BYTES, STAGES, THREADS,
                            _check_cluster, _check_tma_store, _defines, _layout, compile_report, defines, epi_mask,
-                           smem_bytes, stages, z_by_tma)
+                           smem_bytes, stages, source_by_tma)
 from .wgmma_launch import (_LOADED, _check_epilogue, _launch, _loaded, _tensor_map, gemm_wgmma, grid_size,
                            hang_report, hopper_only, launch_cluster, launch_shape, max_clusters, prepare,
                            unavailable_reason)
@@ -91,7 +91,7 @@ __all__ = [
     "C_BOX_BYTES", "C_BYTES", "C_PASSES", "CLUSTERS", "COLSUM_ROWS", "CONFIG", "CONSUMERS", "DTYPES", "EPI_BIAS",
     "EPI_COLSUM", "EPI_DGELU", "EPI_GELU", "EPI_RES", "EPI_STAGES", "HERE", "KERNEL", "KERNEL_PATH", "SMEM_BYTES",
     "STAGES", "THREADS", "_check_cluster", "_check_tma_store", "_defines", "_layout", "compile_report", "defines",
-    "epi_mask", "smem_bytes", "stages", "z_by_tma",
+    "epi_mask", "smem_bytes", "stages", "source_by_tma",
     # wgmma_layout.py
     "descriptor_table", "epilogue_round_trip", "epilogue_smem_addresses", "operand_descriptors", "simulate_operands",
     "stage_layout", "tma_write_a", "tma_write_b_box",

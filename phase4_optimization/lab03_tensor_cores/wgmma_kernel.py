@@ -59,10 +59,11 @@ def epi_mask(bias: bool, activation: str | None, residual: bool, dgelu: bool = F
             | EPI_DGELU * bool(dgelu) | EPI_COLSUM * bool(colsum))
 
 
-def z_by_tma(tma_store: bool, c_passes: int, epi_ops: int) -> bool:
-    """Whether a build is the .cu's Z_TMA: the TMA-store epilogue, whole tiles staged, with the GELU's derivative (z's
-    tiles come into the C buffer by TMA; the kernel takes z's tensor map after C's)."""
-    return bool(tma_store and c_passes == 1 and epi_ops & EPI_DGELU)
+def source_by_tma(tma_store: bool, c_passes: int, epi_ops: int) -> bool:
+    """Whether a build is the .cu's SRC_TMA: the TMA-store epilogue, whole tiles staged, with a residual or the GELU's
+    derivative (the source's tiles - the residual, or z - come into the C buffer by TMA; the kernel takes the
+    source's tensor map after C's)."""
+    return bool(tma_store and c_passes == 1 and epi_ops & (EPI_RES | EPI_DGELU))
 
 
 def defines(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajor: bool = False, cluster: int = 1,
@@ -89,10 +90,10 @@ def stages(tma_store: bool = False, c_passes: int = 1) -> int:
 
 def smem_bytes(tma_store: bool = False, c_passes: int = 1) -> int:
     """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes)
-    with a z barrier per consumer (Z_BAR_BYTES), from CONFIG's shape."""
+    with a source barrier per consumer (SRC_BAR_BYTES), from CONFIG's shape."""
     st = stages(tma_store, c_passes)
     bm, bn, bk = CONFIG["BM"], CONFIG["BN"], CONFIG["BK"]
-    c = CONFIG["CONSUMERS"] * (4 * C_BOX_BYTES // c_passes + 8) if tma_store else 0   # + the z barriers (Z_TMA)
+    c = CONFIG["CONSUMERS"] * (4 * C_BOX_BYTES // c_passes + 8) if tma_store else 0   # + the source barriers
     return 1024 + st * (bm * bk * 2 + bn * bk * 2) + c + 16 * st
 
 

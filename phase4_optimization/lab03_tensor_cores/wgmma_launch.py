@@ -12,7 +12,7 @@ from common.i18n import tr
 
 from .wgmma_builds import _check_arguments, default_b_kmajor, resolve_build
 from .wgmma_kernel import (ACTIVATIONS, BK, BM, BN, COLSUM_ROWS, DTYPES, KERNEL, THREADS, compile_report, defines,
-                           epi_mask, smem_bytes, z_by_tma)
+                           epi_mask, smem_bytes, source_by_tma)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -181,18 +181,21 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         map_b = _tensor_map(arrays.ptr(b), dt, k, n, int(b.shape[1]) * 2, BK, 64, "b")
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
     cluster = launch_cluster(m, cluster)
-    map_c = map_z = None
+    source = residual if dgelu is None else dgelu          # the epilogue's second operand (one slot in the kernel)
+    map_c = map_src = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
-    if z_by_tma(tma_store, c_passes, epi_ops) and map_c is not None:
-        # the Z_TMA build copies z's tiles by TMA into the C buffer: with no legal map for z (its base not 16-byte
-        # aligned, its row stride not a multiple of 16 bytes) C is not staged either (c_tma = 0: register stores)
-        if ldr % 8 == 0 and arrays.ptr(dgelu) % 16 == 0:
-            map_z = _tensor_map(arrays.ptr(dgelu), dt, m, n, ldr * 2, 64, 64, "dgelu")
+    if source_by_tma(tma_store, c_passes, epi_ops) and map_c is not None:
+        # the SRC_TMA build copies the source's tiles by TMA into the C buffer: with no legal map for it (its base
+        # not 16-byte aligned, its row stride not a multiple of 16 bytes) C is not staged either (c_tma = 0: the
+        # source read from global memory, C stored from registers)
+        if ldr % 8 == 0 and arrays.ptr(source) % 16 == 0:
+            map_src = _tensor_map(arrays.ptr(source), dt, m, n, ldr * 2, 64, 64, "residual" if dgelu is None
+                                  else "dgelu")
         else:
             map_c = None
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias,
-            residual if dgelu is None else dgelu, ldr, colsums, map_z)
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias, source,
+            ldr, colsums, map_src)
     return out
 
 
@@ -279,7 +282,7 @@ def launch_shape(m: int, n: int, dtype: str, b_kmajor: bool, cluster: int, tma_s
 
 
 def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1,
-            epi_ops=0, bias=None, residual=None, ldr=0, colsums=None, map_z=None):
+            epi_ops=0, bias=None, residual=None, ldr=0, colsums=None, map_src=None):
     _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops)
     resident = max_clusters(dt, cluster, tma_store, c_passes, epi_ops) if cluster > 1 else None
     grid, smem, _ = launch_shape(m, n, dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops, resident,
@@ -291,8 +294,8 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     maps = [map_a, map_b]
     if tma_store:      # the EPI_TMA build takes C's map after B's and a flag last (0: no legal map, register stores)
         maps.append(map_c if map_c is not None else map_a)      # map_a: a valid stand-in the kernel never reads
-        if z_by_tma(tma_store, c_passes, epi_ops):             # then z's (read only where C's is used)
-            maps.append(map_z if map_c is not None else map_a)
+        if source_by_tma(tma_store, c_passes, epi_ops):        # then the source's (read only where C's is used)
+            maps.append(map_src if map_c is not None else map_a)
         args.append(ctypes.c_int32(int(map_c is not None)))
     if epi_ops:        # the EPI_OPS build: bias, residual or z (null where unused), its row stride, its pair-load
         # flag, the column sums' buffer (null where unused)

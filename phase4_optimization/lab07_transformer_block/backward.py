@@ -341,7 +341,7 @@ class TrainPlan:
             if proj_dx == "fused":
                 def proj_dx_wgmma():
                     part = proj.colsum_part({"BLOCK_M": wg.COLSUM_ROWS})       # the kernel's 16-row blocks
-                    # the TMA-store build: z's tiles come by TMA under the main loop, C leaves by TMA (Z_TMA)
+                    # the TMA-store build: z's tiles come by TMA under the main loop, C leaves by TMA (SRC_TMA)
                     wg.gemm_wgmma(dy2, w["w_proj"].t(), out=dz, dgelu=z, colsums=part, b_kmajor=True,
                                   tma_store=True, c_passes=1)
                 label = "wgmma, GELU' + sums in its epilogue, z and C by TMA"
