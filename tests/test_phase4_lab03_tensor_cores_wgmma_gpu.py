@@ -252,6 +252,40 @@ def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("cluster", [1, 2])
+def test_gpu_source_by_tma_over_many_tiles_per_block(cluster):
+    """SRC_TMA over more tiles than the GPU has blocks (1900 x 4232: 15 x 17 tiles; each block takes several, so the
+    source barrier's phase alternates and each buffer is reused after its store has read it), a last tile column of
+    136 (3 boxes, the last one 8 wide), an odd tile-row count (cluster 2: a clamped partner that loads and stores
+    nothing): z with the column sums, then bias + GELU + residual, into guarded outputs against float64."""
+    _needs_hopper()
+    m, n, k, dtype = 1900, 4232, 136, "bfloat16"
+    build = {"cluster": cluster, "tma_store": True, "c_passes": 1}
+    assert wg.source_by_tma(True, 1, wg.EPI_DGELU) and wg.source_by_tma(True, 1, wg.EPI_RES)
+    a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=cluster)
+    rng = check.rng(41 + cluster)
+    src = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 8)), dtype, "cuda"), a)[:, :n]
+    src64 = arrays.to_numpy(src).astype(np.float64)
+    ab = a64 @ b64
+    blocks = -(-m // wg.COLSUM_ROWS)
+    out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+    wg.gemm_wgmma(a, b, out=out, dgelu=src, colsums=part, **build)
+    assert wg.hang_report() is None
+    c = check.compare(out, ab * gelu_grad64(src64), dtype, wg.tolerance(k, dtype))
+    assert c.ok, f"dgelu, cluster {cluster}: {c.message} [seed {check.seed()}]"
+    check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+    bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
+    out = check.guarded((m, n), dtype, a)
+    wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh", residual=src, **build)
+    assert wg.hang_report() is None
+    ref = epilogue_reference(a64, b64, arrays.to_numpy(bias).astype(np.float64), True, src64)
+    c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+    assert c.ok, f"bias + GELU + residual, cluster {cluster}: {c.message} [seed {check.seed()}]"
+    assert check.guard_damage(out) == ""
+
+
+@pytest.mark.gpu
 def test_gpu_backward_epilogue_refuses_what_it_cannot_do():
     _needs_hopper()
     m, n, k = 40, 48, 32

@@ -290,6 +290,12 @@ MUTANTS = [
            why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (SRC_TMA's shared "
                "reads must mirror the C writes exactly)",
            extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
+    Mutant("CUDA wgmma: the source barrier waited at a fixed parity",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 0)",
+           "!mbar_wait(sbar, (src_loads++) & 0, 0)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
+           why="a block's second tile waits for phase 0 again, which has long completed: the epilogue reads the "
+               "buffer before the source lands (the last tile's C, or half of it)",
+           extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),

@@ -762,6 +762,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
                     for (int jb = 0; jb < src_boxes; ++jb)
                         tma_load_2d(sbuf + jb * C_BOX_BYTES, &tma_src, tn * BN + 64 * jb, tm * BM + cw * 64, sbar);
                 }
+                __syncwarp();   // warp 0's lanes together again before wgmma.wait_group (.sync.aligned)
 #endif
                 // keep this step's MMAs in flight; the previous step's are retired now, so its slot can be refilled
                 wgmma_wait<1>();
