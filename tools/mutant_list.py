@@ -54,6 +54,8 @@ ATT_CU = ("tests/test_phase4_lab06_attention_cuda.py", "-k", "gpu_matches_float6
 ATT_H = ("tests/test_phase4_lab06_attention_hopper_gpu.py", "-k", "gpu_matches_float64")  # the Hopper rungs
 ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd_gpu.py",    # the Hopper backward's rungs (GPU), and their
           "tests/test_phase4_lab06_attention_hopper_bwd.py")        # compiles
+# lab 4.3's build that reads the epilogue's source (z here) by TMA: one C pass, the TMA-store ring's 3 stages
+SRC_TMA_BUILD = {"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}
 TRAIN = ("tests/test_phase4_lab07_train_step.py",)      # lab 4.7's training step against autograd
 
 MUTANTS = [
@@ -289,13 +291,13 @@ MUTANTS = [
            "ld_shared_u32(at + (r0 + 8 * (1 - h)) * 128)", (WG, "-k", "backward_epilogue"), tier="gpu",
            why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (SRC_TMA's shared "
                "reads must mirror the C writes exactly)",
-           extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
+           extra=SRC_TMA_BUILD),
     Mutant("CUDA wgmma: the source barrier waited at a fixed parity",
            f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 0)",
            "!mbar_wait(sbar, (src_loads++) & 0, 0)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
            why="a block's second tile waits for phase 0 again, which has long completed: the epilogue reads the "
                "buffer before the source lands (the last tile's C, or half of it)",
-           extra={"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}),
+           extra=SRC_TMA_BUILD),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),
