@@ -168,4 +168,70 @@ def test_fused_epilogue_builds_compile(dtype, ops):
             ex2 = sum("MUFU.EX2" in line for line in k.sass)
             assert (ex2 >= 64) == bool(ops & wg.EPI_GELU), f"{ex2} MUFU.EX2 for mask {ops}"
     with pytest.raises(ValueError, match="epi_ops"):
-        wg.compile_report(dtype, epi_ops=8)
+        wg.compile_report(dtype, epi_ops=32)
+    for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_BIAS):
+        with pytest.raises(ValueError, match="EPI_DGELU"):
+            wg.compile_report(dtype, epi_ops=ops)
+
+
+BWD_CASES = [wg.EPI_DGELU, wg.EPI_COLSUM, wg.EPI_DGELU | wg.EPI_COLSUM, wg.EPI_BIAS | wg.EPI_COLSUM]
+
+
+@pytest.mark.parametrize("ops", BWD_CASES)
+@pytest.mark.parametrize("dtype", wg.DTYPES)
+def test_backward_epilogue_builds_compile(dtype, ops):
+    """The backward's masks (lab 4.7's proj dX stage: * gelu'(z), the column sums) compile for both epilogues: one
+    MUFU.EX2 and one MUFU.RCP an element for the derivative, the sums' reduce-scatter 4 + 2 + 1 shuffles for each of
+    8 column groups, and only where asked for; no serialized wgmma (ptxas's C75xx warnings). With the TMA-store
+    epilogue the derivative's build is SRC_TMA: z's boxes come by TMA (UTMALDG beyond the operands'), are read from
+    shared memory (64 LDS a thread's tile), and nothing spills (the global-z path stays there for a z with no legal
+    tensor map). The register-store build's spills are read, not
+    limited: with both bits the 128 accumulators, a group's z loads and sums outgrow the 168 registers (printed)."""
+    for tma_store in (False, True):
+        rep = wg.compile_report(dtype, tma_store=tma_store, epi_ops=ops)
+        k = rep.kernels[wg.KERNEL]
+        assert k.registers > 0 and not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
+        z_tma = wg.source_by_tma(tma_store, 1, ops)
+        assert z_tma == (tma_store and bool(ops & wg.EPI_DGELU))
+        if not ops & wg.EPI_DGELU or not ops & wg.EPI_COLSUM or z_tma:
+            assert k.spills == 0 and k.stack_bytes == 0, (dtype, ops, tma_store, k.spill_stores, k.stack_bytes)
+        else:
+            print(f"{dtype} mask {ops} tma_store {tma_store}: {k.spill_stores} B spilled, {k.stack_bytes} B stack")
+        if not k.sass:
+            continue
+        count = (lambda op: sum(op in line for line in k.sass))
+        assert (count("MUFU.EX2") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.EX2")
+        assert (count("MUFU.RCP") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.RCP")
+        # SRC_TMA: ptxas may compile the sums once for each z path (shared memory; global, where c_tma = 0)
+        shfl = count("SHFL.BFLY")
+        assert (shfl in (56, 112) if z_tma else shfl == 56) if ops & wg.EPI_COLSUM else shfl == 0, shfl
+        if z_tma:
+            plain = wg.compile_report(dtype, tma_store=True).kernels[wg.KERNEL].sass
+            assert count("UTMALDG") > sum("UTMALDG" in line for line in plain), count("UTMALDG")
+            assert sum(1 for line in k.sass if line.split() and line.split()[0].startswith("LDS")) >= 64
+
+
+@pytest.mark.parametrize("ops", [wg.EPI_RES, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_BIAS | wg.EPI_GELU | wg.EPI_RES])
+def test_residual_builds_read_their_source_through_tma(ops):
+    """The forward's residual epilogues (lab 4.7's out and proj GEMMs) with the TMA-store epilogue are SRC_TMA builds:
+    the residual's boxes by TMA (more UTMALDG than the plain TMA-store build), read back from shared memory (LDS),
+    nothing spilled; with C_PASSES = 2 or register stores they read it from global memory (no extra UTMALDG)."""
+    plain = wg.compile_report("bfloat16", tma_store=True).kernels[wg.KERNEL]
+    for tma_store, c_passes in ((True, 1), (True, 2), (False, 1)):
+        k = wg.compile_report("bfloat16", tma_store=tma_store, c_passes=c_passes, epi_ops=ops).kernels[wg.KERNEL]
+        src = wg.source_by_tma(tma_store, c_passes, ops)
+        assert src == (tma_store and c_passes == 1)
+        assert k.spills == 0 and k.stack_bytes == 0, (ops, tma_store, c_passes, k.spill_stores)
+        if not k.sass or not plain.sass:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        tma = (lambda sass: sum("UTMALDG" in line for line in sass))
+        lds = sum(1 for line in k.sass if line.split() and line.split()[0].startswith("LDS"))
+        assert (tma(k.sass) > tma(plain.sass)) == src and (lds >= 64) == src, (tma(k.sass), lds)
+
+
+def test_the_kernel_refuses_a_derivative_with_a_residual_or_a_gelu():
+    """EPI_DGELU reads z through the residual's pointer: the .cu stops a build that asks for both (or for the GELU
+    and its derivative in one epilogue), whatever the Python side lets through."""
+    for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_GELU, wg.EPI_DGELU | wg.EPI_BIAS):
+        with pytest.raises(cuda.CompileError, match="GELU derivative"):
+            cuda.compile_report(wg.KERNEL_PATH, wg.ARCH, defines=wg.defines(epi_ops=ops))

@@ -57,6 +57,8 @@ ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd_gpu.py",    # the Hopper
 # the Hopper backward's mutants run its bounded-wait build: one that breaks a barrier's phase ends in seconds with
 # garbage gradients (the tests fail) instead of hanging the GPU, and the other mutants' kernels, until --timeout
 HB_DEBUG = {"env": {"ATTN_MBAR_TIMEOUT": "1"}}
+# lab 4.3's build that reads the epilogue's source (z here) by TMA: one C pass, the TMA-store ring's 3 stages
+SRC_TMA_BUILD = {"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}
 TRAIN = ("tests/test_phase4_lab07_train_step.py",)      # lab 4.7's training step against autograd
 
 MUTANTS = [
@@ -276,6 +278,29 @@ MUTANTS = [
            tier="gpu", why="a missing fence before a TMA store: the copy engine may read the buffer before it is "
            "written (a race; the tests hold warps 1-3 back with CONFIG's STORE_RACE, so it shows on every launch)",
            extra={"defines": {"EPI_TMA": 1, "C_PASSES": 2}}),
+    Mutant("CUDA wgmma: the backward's column sums stored under another lane's column",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 3) & 1)) + ((lane >> 2) & 1);",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 2) & 1)) + ((lane >> 3) & 1);",
+           (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="after a reduce-scatter each lane holds the sums its lane bits name: read the bits in another order "
+               "and every sum lands in a neighbour's column", extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: GELU's derivative without its cubic term", f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "(1.5957691216057308f + 0.21406444881780076f * t2)", "(1.5957691216057308f + 0.f * t2)",
+           (WG, "-k", "backward_epilogue"), tier="gpu", why="u'(t) = c (1 + 3 a t^2): the 3 a t^2 folded into 6 c a",
+           extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: z staged by TMA read from the other row of the pair",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "ld_shared_u32(at + (r0 + 8 * h) * 128)",
+           "ld_shared_u32(at + (r0 + 8 * (1 - h)) * 128)", (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (SRC_TMA's shared "
+               "reads must mirror the C writes exactly)",
+           extra=SRC_TMA_BUILD),
+    Mutant("CUDA wgmma: the source barrier waited at a fixed parity",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 0)",
+           "!mbar_wait(sbar, (src_loads++) & 0, 0)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
+           why="a block's second tile waits for phase 0 again, which has long completed: the epilogue reads the "
+               "buffer before the source lands (the last tile's C, or half of it)",
+           extra=SRC_TMA_BUILD),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),
