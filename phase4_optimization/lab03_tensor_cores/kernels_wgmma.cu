@@ -102,9 +102,9 @@
 //   what changed  bits 4 and 8 read residual[row, col] (or z) for each accumulator from global memory in the
 //              accumulator's layout (a warp's load covers 8 rows x 16 bytes, half of each 32-byte sector) after the
 //              tile's last MMA, so the loads' latency is the tensor cores' idle time: ncu of lab 4.7's proj dX stage
-//              on an H100 showed the consumers stalled on L1TEX half the time (logs/h100-80gb-hbm3/session18), and
-//              the block's residual GEMMs ran at 0.47-0.9 of their cuBLAS floor with this kernel against 0.96-1.07
-//              for its bias-only one (results/h200). Here one thread of each consumer warpgroup, once the tile's
+//              showed the consumers stalled on L1TEX half the time, and the block's residual GEMMs ran well below
+//              this kernel's bias-only epilogue against their cuBLAS floors (the lesson has the figures and where
+//              they were measured). Here one thread of each consumer warpgroup, once the tile's
 //              first MMAs are issued, waits until the last tile's C store has read the warpgroup's C buffer and
 //              copies the source's 64 x 256 half tile into that buffer by TMA (4 boxes, on an mbarrier of its own);
 //              the load runs under the main loop. The epilogue waits for that barrier and reads the source from the
