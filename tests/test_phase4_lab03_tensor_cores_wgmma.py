@@ -235,3 +235,24 @@ def test_the_kernel_refuses_a_derivative_with_a_residual_or_a_gelu():
     for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_GELU, wg.EPI_DGELU | wg.EPI_BIAS):
         with pytest.raises(cuda.CompileError, match="GELU derivative"):
             cuda.compile_report(wg.KERNEL_PATH, wg.ARCH, defines=wg.defines(epi_ops=ops))
+
+
+def test_the_sanitizer_sweep_runs_the_fused_epilogues_in_both_builds():
+    """tools/sanitize.py plans lab 4.3's sanitize_extras: the backward's and the forward's fused epilogue, each in the
+    register-store build and in the one that reads its source by TMA (SRC_TMA); off a Hopper GPU each says why not."""
+    from tools import sanitize
+
+    qual = "phase4_optimization.lab03_tensor_cores"
+    names = [e.name for e in sanitize.extras(qual)]
+    assert names == [f"cuda wgmma {k} epilogue, {b}" for k in ("backward", "forward")
+                     for b in ("registers", "source by TMA")]
+    planned = [it["variant"] for it in sanitize.plan(only=["lab03_tensor_cores"]) if it.get("extra")]
+    assert planned == names
+    from phase4_optimization.lab03_tensor_cores import sanitize_extras as se
+
+    assert se.BUILDS["source by TMA"] == {"tma_store": True, "c_passes": 1}
+    assert wg.source_by_tma(True, 1, wg.EPI_DGELU | wg.EPI_COLSUM) and wg.source_by_tma(True, 1, wg.epi_mask(
+        True, "gelu_tanh", True))
+    for e in sanitize.extras(qual):
+        ok, why = e.available()
+        assert ok == (not wg.unavailable_reason()) and (ok or why)

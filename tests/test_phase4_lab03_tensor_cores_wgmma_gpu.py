@@ -20,30 +20,6 @@ def no_env(monkeypatch):
         monkeypatch.delenv(v, raising=False)
 
 
-def gelu_grad64(z):
-    """d/dz of gelu_tanh in float64."""
-    c = np.sqrt(2.0 / np.pi)
-    t = np.tanh(c * (z + 0.044715 * z ** 3))
-    return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
-
-
-def block_sums64(c, rows: int) -> np.ndarray:
-    """Column sums of c (float64 of the stored values) in blocks of `rows` rows, the last one short."""
-    c = arrays.to_numpy(c).astype(np.float64)
-    blocks = -(-c.shape[0] // rows)
-    return np.pad(c, ((0, blocks * rows - c.shape[0]), (0, 0))).reshape(blocks, rows, -1).sum(axis=1)
-
-
-def epilogue_reference(a64, b64, bias64=None, gelu=False, res64=None):
-    """float64: gelu_tanh(A B + bias) + residual (lab 4.2's order)."""
-    c = a64 @ b64
-    if bias64 is not None:
-        c = c + bias64[None, :]
-    if gelu:
-        c = 0.5 * c * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (c + 0.044715 * c ** 3)))
-    return c if res64 is None else c + res64
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # GPU tier
 # ---------------------------------------------------------------------------------------------------------------------
@@ -235,10 +211,10 @@ def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
         out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
         wg.gemm_wgmma(a, b, out=out, dgelu=z, colsums=part, **build)
         assert wg.hang_report() is None
-        ref = (a64 @ b64) * gelu_grad64(arrays.to_numpy(z).astype(np.float64))
+        ref = (a64 @ b64) * wg.gelu_tanh_grad64(arrays.to_numpy(z).astype(np.float64))
         c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
         assert c.ok, f"{m}x{n}x{k} {dtype} {build} dgelu offset {offset}: {c.message} [seed {check.seed()}]"
-        check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5),
+        check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5),
                            what=f"column sums, {build}")
         assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
     bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
@@ -247,7 +223,7 @@ def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
     c = check.compare(out, a64 @ b64 + arrays.to_numpy(bias).astype(np.float64)[None, :], dtype,
                       wg.tolerance(k, dtype))
     assert c.ok, f"{m}x{n}x{k} {dtype} {build} bias + sums: {c.message}"
-    check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
     assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
 
 
@@ -271,15 +247,15 @@ def test_gpu_source_by_tma_over_many_tiles_per_block(cluster):
     out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
     wg.gemm_wgmma(a, b, out=out, dgelu=src, colsums=part, **build)
     assert wg.hang_report() is None
-    c = check.compare(out, ab * gelu_grad64(src64), dtype, wg.tolerance(k, dtype))
+    c = check.compare(out, ab * wg.gelu_tanh_grad64(src64), dtype, wg.tolerance(k, dtype))
     assert c.ok, f"dgelu, cluster {cluster}: {c.message} [seed {check.seed()}]"
-    check.assert_close(part, block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
     assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
     bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
     out = check.guarded((m, n), dtype, a)
     wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh", residual=src, **build)
     assert wg.hang_report() is None
-    ref = epilogue_reference(a64, b64, arrays.to_numpy(bias).astype(np.float64), True, src64)
+    ref = wg.epilogue_reference(a64, b64, arrays.to_numpy(bias).astype(np.float64), True, src64)
     c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
     assert c.ok, f"bias + GELU + residual, cluster {cluster}: {c.message} [seed {check.seed()}]"
     assert check.guard_damage(out) == ""
@@ -436,7 +412,7 @@ def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
         out = check.guarded((m, n), dtype, a)
         wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
                       **build)
-        ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
+        ref = wg.epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
                                  bool(ops & wg.EPI_GELU),
                                  None if res is None else arrays.to_numpy(res).astype(np.float64))
         assert wg.hang_report() is None

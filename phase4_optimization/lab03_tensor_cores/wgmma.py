@@ -66,7 +66,8 @@ from .wgmma_builds import (BUILD_KEYS, BUILD_SETTINGS, DEFAULT_BUILD, EPILOGUES,
                            _check_settings, _env_choice, _said_record, build_config, build_label, builds, check_build,
                            check_winners, default_b_kmajor, default_cluster, default_tma_store, recorded_build,
                            resolve_build, say_note)
-from .wgmma_check import CHECK_SHAPES, QUICK_SHAPES, check_shape, make_inputs, reference, tolerance, verify_sample
+from .wgmma_check import (CHECK_SHAPES, QUICK_SHAPES, block_sums64, check_shape, epilogue_reference, gelu_tanh_grad64,
+                          make_inputs, reference, source_matrix, tolerance, verify_sample)
 from .wgmma_debug import _debug_one, _index_probe, _mismatch_summary, debug
 from .wgmma_kernel import (A_STAGE_BYTES, ACTIVATIONS, ARCH, B_BOX_BYTES, B_STAGE_BYTES, BK, BM, BN, BUILD_DEFINES,
                            C_BOX_BYTES, C_BYTES, C_PASSES, CLUSTERS, COLSUM_ROWS, CONFIG, CONSUMERS, DTYPES, EPI_BIAS,
@@ -103,6 +104,7 @@ __all__ = [
     "_LOADED", "_check_epilogue", "_launch", "_loaded", "_tensor_map", "gemm_wgmma", "grid_size", "hang_report",
     "hopper_only", "launch_cluster", "launch_shape", "max_clusters", "prepare", "unavailable_reason",
     # wgmma_check.py, wgmma_debug.py
-    "CHECK_SHAPES", "QUICK_SHAPES", "check_shape", "make_inputs", "reference", "tolerance", "verify_sample",
+    "CHECK_SHAPES", "QUICK_SHAPES", "block_sums64", "check_shape", "epilogue_reference", "gelu_tanh_grad64",
+    "make_inputs", "reference", "source_matrix", "tolerance", "verify_sample",
     "_debug_one", "_index_probe", "_mismatch_summary", "debug",
 ]
