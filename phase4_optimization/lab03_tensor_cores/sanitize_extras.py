@@ -35,16 +35,16 @@ class EpilogueBuild:
 
     def prepare(self, seed: int) -> dict:
         m, n, k = CASE
-        a, b, a64, b64 = wg.make_inputs(m, n, k, self.dtype, seed=seed)
-        src, src64 = wg.source_matrix(m, n, self.dtype, seed + 1, like=a)
+        a, b, a_ref, b_ref = wg.make_inputs(m, n, k, self.dtype, seed=seed)
+        src, src_ref = wg.source_matrix(m, n, self.dtype, seed + 1, like=a)
         st = {"a": a, "b": b, "src": src, "out": check.guarded((m, n), self.dtype, a)}
         if self.kind == "backward":
             st["part"] = check.guarded((-(-m // wg.COLSUM_ROWS), n), "float32", a)
-            st["ref"] = wg.epilogue_reference(a64, b64, z64=src64)
+            st["ref"] = wg.epilogue_reference(a_ref, b_ref, z=src_ref)
         else:
             bias = arrays.from_numpy(check.rng(seed + 2).standard_normal(n), self.dtype, "cuda")
             st["bias"] = bias
-            st["ref"] = wg.epilogue_reference(a64, b64, arrays.to_numpy(bias).astype(np.float64), True, src64)
+            st["ref"] = wg.epilogue_reference(a_ref, b_ref, arrays.to_numpy(bias).astype(np.float64), True, src_ref)
         return st
 
     def run(self, st: dict) -> None:

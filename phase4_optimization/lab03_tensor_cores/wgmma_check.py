@@ -26,16 +26,17 @@ def gelu_tanh_grad64(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
 
 
-def epilogue_reference(a64, b64, bias64=None, gelu: bool = False, res64=None, z64=None) -> np.ndarray:
-    """float64 of the fused epilogues: gelu_tanh(A B + bias) + residual (lab 4.2's order), or (A B) * gelu_tanh'(z)."""
-    c = a64 @ b64
-    if bias64 is not None:
-        c = c + bias64[None, :]
+def epilogue_reference(a, b, bias=None, gelu: bool = False, res=None, z=None) -> np.ndarray:
+    """float64 of the fused epilogues on float64 host arrays: gelu_tanh(A B + bias) + residual (lab 4.2's order), or
+    (A B) * gelu_tanh'(z)."""
+    c = a @ b
+    if bias is not None:
+        c = c + bias[None, :]
     if gelu:
         c = 0.5 * c * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (c + 0.044715 * c ** 3)))
-    if z64 is not None:
-        c = c * gelu_tanh_grad64(z64)
-    return c if res64 is None else c + res64
+    if z is not None:
+        c = c * gelu_tanh_grad64(z)
+    return c if res is None else c + res
 
 
 def block_sums64(c, rows: int) -> np.ndarray:
