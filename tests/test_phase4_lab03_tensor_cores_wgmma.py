@@ -10,6 +10,7 @@ barriers), the cluster build (multicast, cluster barriers) and every fused-epilo
 import os
 import re
 
+import numpy as np
 import pytest
 
 from common import cuda, device
@@ -256,3 +257,25 @@ def test_the_sanitizer_sweep_runs_the_fused_epilogues_in_both_builds():
     for e in sanitize.extras(qual):
         ok, why = e.available()
         assert ok == (not wg.unavailable_reason()) and (ok or why)
+
+
+def test_hang_report_names_the_barrier_kind(monkeypatch):
+    """The hang record's word is (bar << 3) | (what << 1) | parity, what 0 full, 1 empty, 2 the source barrier
+    (SRC_TMA): hang_report names each (the device words stand in as a NumPy array: no GPU needed)."""
+    from common import hopper
+    from phase4_optimization.lab03_tensor_cores import wgmma_launch as wl
+
+    class Words(np.ndarray):
+        def get(self):
+            return np.asarray(self)
+
+    words = {}
+    monkeypatch.setattr(wl, "_loaded", lambda *key: (key, None))
+    monkeypatch.setattr(hopper, "device_words", lambda mod, symbol, count: words[mod])
+    for what, kind in ((0, "full"), (1, "empty"), (2, "source")):
+        key = ("bfloat16", False, 1, True, 1, wg.EPI_DGELU)
+        words[key] = np.array([1, 5, 200, (0x3c8 << 3) | (what << 1) | 1], np.uint32).view(Words)
+        monkeypatch.setattr(wl, "_LOADED", {key})
+        text = wl.hang_report()
+        assert f"block 5 thread 200 timed out on the {kind} " in text and "at shared 0x3c8, parity 1" in text, text
+        assert not words[key].any() and wl.hang_report() is None

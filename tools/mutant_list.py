@@ -296,8 +296,8 @@ MUTANTS = [
                "reads must mirror the C writes exactly)",
            extra=SRC_TMA_BUILD),
     Mutant("CUDA wgmma: the source barrier waited at a fixed parity",
-           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 0)",
-           "!mbar_wait(sbar, (src_loads++) & 0, 0)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 2)",
+           "!mbar_wait(sbar, (src_loads++) & 0, 2)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
            why="a block's second tile waits for phase 0 again, which has long completed: the epilogue reads the "
                "buffer before the source lands (the last tile's C, or half of it)",
            extra=SRC_TMA_BUILD),

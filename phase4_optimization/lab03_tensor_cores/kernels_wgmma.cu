@@ -256,7 +256,8 @@ typedef unsigned long long u64;
 // ---------------------------------------------------------------------------------------------------------------------
 // This kernel's own mbarrier wait, TMA and cluster primitives (PTX ISA 8.x, sm_90a)
 // ---------------------------------------------------------------------------------------------------------------------
-// Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 2) | (what << 1) | parity}.
+// Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 3) | (what << 1) | parity}, what
+// 0: a consumer on a full barrier, 1: the producer on an empty one, 2: a consumer on its source barrier (SRC_TMA).
 // The host reads it after the launch (wgmma_launch.py: hang_report). A timed-out thread leaves the kernel instead
 // of trapping, so the context survives and the report can be read; the result is then wrong, and says so.
 __device__ u32 gemm_wgmma_hang[4];
@@ -276,7 +277,7 @@ __device__ __forceinline__ bool mbar_wait(u32 bar, u32 parity, u32 what) {
             if (atomicCAS(&gemm_wgmma_hang[0], 0u, 1u) == 0u) {
                 gemm_wgmma_hang[1] = blockIdx.x;
                 gemm_wgmma_hang[2] = threadIdx.x;
-                gemm_wgmma_hang[3] = (bar << 2) | (what << 1) | (parity & 1u);
+                gemm_wgmma_hang[3] = (bar << 3) | (what << 1) | (parity & 1u);
             }
             return false;
         }
@@ -777,7 +778,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
 #if SRC_TMA
-            if (src_boxes > 0 && !mbar_wait(sbar, (src_loads++) & 1, 0)) goto done;
+            if (src_boxes > 0 && !mbar_wait(sbar, (src_loads++) & 1, 2)) goto done;
 #endif
 #if EPI_OPS
 #pragma unroll

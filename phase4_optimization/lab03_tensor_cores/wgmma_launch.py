@@ -57,6 +57,11 @@ def max_clusters(dtype: str, cluster: int, tma_store: bool = False, c_passes: in
     return got if got is not None else sms // cluster
 
 
+# the hang record's `what` (the .cu's mbar_wait callers): which barrier a timed-out thread was waiting on
+BARRIER_KINDS = {0: "full (consumer waiting for TMA)", 1: "empty (producer waiting for consumers)",
+                 2: "source (consumer waiting for the epilogue's source tile, SRC_TMA)"}
+
+
 def hang_report(reset: bool = True) -> str | None:
     """None, or what the kernel's barrier-timeout record says (a wait that never completed, see the .cu)."""
     out = []
@@ -66,12 +71,12 @@ def hang_report(reset: bool = True) -> str | None:
         v = [int(x) for x in arr.get()]
         if v[0]:
             word = v[3]
-            which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
+            which = BARRIER_KINDS.get((word >> 1) & 3, "unknown")
             out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''}"
                        f"{' EPI_TMA' if epi else ''}{' C_PASSES=2' if passes > 1 else ''}"
                        f"{f' EPI_OPS={ops}' if ops else ''} kernel: block "
                        f"{v[1]} thread {v[2]} timed out on "
-                       f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
+                       f"the {which} barrier at shared 0x{word >> 3:x}, parity {word & 1}")
             if reset:
                 arr.fill(0)
     return "; ".join(out) or None
