@@ -525,6 +525,9 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
 // thread will write the C pair of the same row and columns (the TMA-store layout below: box j / 8, chunk
 // (j % 8) ^ (r % 8), 4 bytes per lane % 4). Rows below M and columns right of N hold TMA's zeros; they are never
 // stored. The bias, when there is one, still comes from global memory (one value per column, shared by every row).
+// Kept apart from epilogue_ops on purpose: one body for both reads (the source's address derived from row and col,
+// chosen per load at run time or by a template argument) left ptxas spilling 88-232 bytes in the build with bits 8
+// and 16, where this one, its bias hoisted out of the row pair and its swizzle taken from the lane, spills none.
 __device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
     u32 v;
     asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
