@@ -14,6 +14,7 @@ import pytest
 
 from common import check, device
 from phase4_optimization.lab06_attention import hopper_bwd as hb
+from tests.helpers import assert_waits_go_through_WAIT
 
 gpu = pytest.mark.gpu
 BUILDS = [(d, dt) for d in hb.HEAD_DIMS for dt in hb.DTYPES]
@@ -221,11 +222,7 @@ def test_defines_carry_config_and_refuse_other_builds():
 
 
 def test_every_barrier_wait_goes_through_WAIT_and_the_bounded_one_is_opt_in(monkeypatch):
-    src = open(hb.KERNEL_PATH, encoding="utf-8").read()
-    assert len(re.findall(r"^#define WAIT\(", src, re.M)) == 2            # the debug one and the plain one
-    body = re.sub(r"^#define WAIT\(.*$", "", src, flags=re.M)
-    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
-    assert len(re.findall(r"\bWAIT\(", body)) >= 10
+    assert_waits_go_through_WAIT(open(hb.KERNEL_PATH, encoding="utf-8").read())
     assert hb.CONFIG["MBAR_TIMEOUT"] == 0 and hb.defines(64)["MBAR_TIMEOUT"] == 0
     assert hb.defines(64, timeout=True)["MBAR_TIMEOUT"] == 1 and hb.defines(64, timeout=False)["MBAR_TIMEOUT"] == 0
     monkeypatch.delenv("ATTN_MBAR_TIMEOUT", raising=False)

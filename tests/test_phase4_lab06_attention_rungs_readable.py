@@ -8,6 +8,7 @@ import re
 import pytest
 
 from phase4_optimization.lab06_attention import hopper as hp
+from tests.helpers import assert_waits_go_through_WAIT
 
 CU = open(hp.KERNEL_PATH, encoding="utf-8").read()
 LINES = CU.splitlines()
@@ -47,15 +48,7 @@ def test_no_schedule_template_and_no_ok_flag():
 
 
 def test_every_barrier_wait_goes_through_WAIT():
-    defs = [x for x in LINES if x.startswith("#define WAIT(")]
-    assert len(defs) == 2, defs                                   # the debug one and the plain one
-    body = "\n".join(x for x in LINES if not x.startswith("#define WAIT("))
-    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
-    assert len(re.findall(r"\bWAIT\(", body)) >= 10
-    # the plain wait is the #else branch of #if MBAR_TIMEOUT
-    i = CU.index("#if MBAR_TIMEOUT")
-    block = CU[i:CU.index("#endif", i)]
-    assert block.index("mbar_wait_bounded") < block.index("#else") < block.index("mbar_wait_parity")
+    assert_waits_go_through_WAIT(CU)
 
 
 def test_bounded_wait_is_opt_in(monkeypatch):

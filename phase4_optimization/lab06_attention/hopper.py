@@ -213,11 +213,11 @@ def _compile_row(k, name: str, d: int, dt: str, vk: bool, stages: int = STAGES) 
             "BAR.ARV": sum("BAR.ARV" in s for s in sass) if sass else None}
 
 
-def debug_waits() -> bool:
+def debug_waits(config: dict | None = None) -> bool:
     """Whether the launches use the debug build's bounded barrier waits (MBAR_TIMEOUT=1: a wait that never completes
-    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else CONFIG's
-    MBAR_TIMEOUT (0: plain waits)."""
-    return os.environ.get("ATTN_MBAR_TIMEOUT", str(CONFIG["MBAR_TIMEOUT"])) == "1"
+    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else the
+    config's MBAR_TIMEOUT (default this file's CONFIG; hopper_bwd passes its own), 0: plain waits."""
+    return os.environ.get("ATTN_MBAR_TIMEOUT", str((config or CONFIG)["MBAR_TIMEOUT"])) == "1"
 
 
 @functools.lru_cache(maxsize=None)

@@ -144,10 +144,9 @@ def compile_report(head_dim: int = 128, dtype: str = "bfloat16", timeout: bool |
 
 
 def debug_waits() -> bool:
-    """Whether the launches use the debug build's bounded barrier waits (MBAR_TIMEOUT=1: a wait that never completes
-    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else CONFIG's
-    MBAR_TIMEOUT (0: plain waits)."""
-    return os.environ.get("ATTN_MBAR_TIMEOUT", str(CONFIG["MBAR_TIMEOUT"])) == "1"
+    """Whether the backward's launches use its bounded-wait debug build: the forward's switch (hopper.debug_waits,
+    ATTN_MBAR_TIMEOUT=1 in the environment) over this file's CONFIG."""
+    return hp.debug_waits(CONFIG)
 
 
 def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
