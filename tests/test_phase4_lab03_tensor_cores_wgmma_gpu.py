@@ -239,9 +239,8 @@ def test_gpu_source_by_tma_over_many_tiles_per_block(cluster):
     build = {"cluster": cluster, "tma_store": True, "c_passes": 1}
     assert wg.source_by_tma(True, 1, wg.EPI_DGELU) and wg.source_by_tma(True, 1, wg.EPI_RES)
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=cluster)
-    rng = check.rng(41 + cluster)
-    src = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 8)), dtype, "cuda"), a)[:, :n]
-    src64 = arrays.to_numpy(src).astype(np.float64)
+    src, src64 = wg.source_matrix(m, n, dtype, 41 + cluster, like=a)
+    rng = check.rng(43 + cluster)
     ab = a64 @ b64
     blocks = -(-m // wg.COLSUM_ROWS)
     out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)

@@ -162,8 +162,9 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
     epi_ops = epi_mask(bias is not None, activation, residual is not None, dgelu is not None, colsums is not None)
     if dgelu is not None and (activation is not None or residual is not None or bias is not None):
         raise ValueError("dgelu: the GELU's derivative takes no bias, activation or residual (it multiplies A @ B)")
-    ldr = _check_epilogue(bias, residual if dgelu is None else dgelu, out, a, m, n, k, dt,
-                          "residual" if dgelu is None else "dgelu")
+    source = residual if dgelu is None else dgelu          # the epilogue's second operand (one slot in the kernel)
+    source_name = "residual" if dgelu is None else "dgelu"
+    ldr = _check_epilogue(bias, source, out, a, m, n, k, dt, source_name)
     _check_colsums(colsums, out, a, m, n, k)
     build, _ = resolve_build(m, n, k, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
     cluster, tma_store, c_passes = build["cluster"], build["tma_store"], build["c_passes"]
@@ -186,7 +187,6 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         map_b = _tensor_map(arrays.ptr(b), dt, k, n, int(b.shape[1]) * 2, BK, 64, "b")
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
     cluster = launch_cluster(m, cluster)
-    source = residual if dgelu is None else dgelu          # the epilogue's second operand (one slot in the kernel)
     map_c = map_src = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
@@ -195,8 +195,7 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         # not 16-byte aligned, its row stride not a multiple of 16 bytes) C is not staged either (c_tma = 0: the
         # source read from global memory, C stored from registers)
         if ldr % 8 == 0 and arrays.ptr(source) % 16 == 0:
-            map_src = _tensor_map(arrays.ptr(source), dt, m, n, ldr * 2, 64, 64, "residual" if dgelu is None
-                                  else "dgelu")
+            map_src = _tensor_map(arrays.ptr(source), dt, m, n, ldr * 2, 64, 64, source_name)
         else:
             map_c = None
     _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias, source,
