@@ -250,6 +250,24 @@ def test_the_debug_build_bounds_every_wait_and_the_default_has_none_of_it():
     assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
 
 
+def test_load_race_holds_back_only_the_producers_copies(monkeypatch):
+    """CONFIG's LOAD_RACE (test_gpu_every_stage_wait_holds_for_late_copies' knob) reaches the kernels: raised, every
+    producer (rungs 06-12, rung 08's dQ pass) reads the clock before a stage's copies and nothing else does (rung 05
+    moves its copies instead); at 0 it is compiled out (the test above: the default build never reads the clock)."""
+    assert hb.CONFIG["LOAD_RACE"] == 0 and hb.defines(64)["LOAD_RACE"] == 0
+    monkeypatch.setitem(hb.CONFIG, "LOAD_RACE", 20000)
+    assert hb.defines(64)["LOAD_RACE"] == 20000
+    raced = hb.compile_report(64, "bfloat16")
+    clocked = []
+    for key, name in hb.KERNELS.items():
+        sass = raced.kernels[name].sass
+        if not sass:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        clocked += [key] if any("SR_CLOCK" in x for x in sass) else []
+        assert raced.kernels[name].spills == 0, name
+    assert set(clocked) == {*hb.WS_RUNGS, "dq08"}
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # CPU tier: refusals (host tensors: every one of these is refused before the device is asked for)
 # ---------------------------------------------------------------------------------------------------------------------

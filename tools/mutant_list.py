@@ -342,7 +342,8 @@ MUTANTS = [
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "WAIT(full0 + 8 * s, (step >> 1) & 1);", "WAIT(full0 + 8 * s, step & 1);", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="stage s is used by every other step, so its k-th use waits for phase k: parity (step / 2) "
-                           "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land"),
+                           "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land (a race that "
+                           "the copies a step ahead hide: the tests hold them back with CONFIG's LOAD_RACE)"),
     Mutant("CUDA Hopper backward 06: every consumer's dQ half reads K's first 64 columns",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "desc_mnmajor(base + (kk / 4) * TILE_BYTES + c * BOX_BYTES, kk % 4)",
@@ -379,6 +380,12 @@ MUTANTS = [
            "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x - 1);", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="the second to last key block converts the head: the last one's dQ adds are missing (and "
                            "with one key block the head is never converted)"),
+    Mutant("CUDA Hopper backward 13: a consumer of rungs 09-12 waits for its stage at the wrong parity",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "const int s = step & 1;\n            WAIT(full0 + 8 * s, (step / 2) & 1);",
+           "const int s = step & 1;\n            WAIT(full0 + 8 * s, step & 1);", ATT_HB, extra=HB_DEBUG, tier="gpu",
+           why="the producer runs up to two stages ahead, so the stage has landed by the time a consumer looks - "
+               "except when the copies are late (LOAD_RACE): then steps 1 and 2 read a stage before its copy"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",

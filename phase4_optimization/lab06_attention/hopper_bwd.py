@@ -93,8 +93,12 @@ HEAD_DIMS = (64, 128)
 #   MBAR_TIMEOUT = 0  0: plain barrier waits. 1, the debug build: a wait that spins ~4 s records who waited on what
 #                     (hang_report prints it) and the kernel runs out instead of hanging; the launches build it with
 #                     ATTN_MBAR_TIMEOUT=1 in the environment (debug_waits; the forward's switch too)
+#   LOAD_RACE = 0     for a test only: > 0 holds every step's copies back - the producers (rungs 06-12, rung 08's dQ
+#                     pass) wait this many cycles before each stage's copies, rung 05 issues a step's copies just
+#                     before the step instead of a step ahead - so a wait at the wrong parity reads a stage before it
+#                     lands on every launch (0: compiled out)
 CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240,
-              LPT_HEADS=4, MBAR_TIMEOUT=0)
+              LPT_HEADS=4, MBAR_TIMEOUT=0, LOAD_RACE=0)
 THREADS = 32 * CONFIG["NWARPS"]
 THREADS_WS = 128 * (CONFIG["CONSUMERS"] + 1)    # rung 06: a producer warpgroup and the consumers
 CONVERT_THREADS = 256
