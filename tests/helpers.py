@@ -260,3 +260,25 @@ def assert_waits_go_through_WAIT(src: str, at_least: int = 10) -> None:
     i = src.index("#if MBAR_TIMEOUT")
     block = src[i:src.index("#endif", i)]
     assert block.index("mbar_wait_bounded") < block.index("#else") < block.index("mbar_wait_parity")
+
+
+@contextlib.contextmanager
+def builds_with(monkeypatch, config: dict, key: str, value, loaded: set, *caches):
+    """config[key] = value while the block runs - a test-only knob of a kernel's CONFIG (lab 4.3's STORE_RACE, the
+    Hopper backward's LOAD_RACE) - with the module's build caches (`caches`: functools caches keyed by a build's
+    arguments, not by CONFIG) emptied before and after, and `loaded` (the builds a module's hang_report reloads)
+    holding only the builds made meanwhile; all of it as it was afterwards."""
+    def clear():
+        for c in caches:
+            c.cache_clear()
+    saved = set(loaded)
+    loaded.clear()
+    clear()
+    monkeypatch.setitem(config, key, value)
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        clear()
+        loaded.clear()
+        loaded.update(saved)

@@ -8,6 +8,7 @@ import pytest
 
 from common import arrays, check
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
+from tests.helpers import builds_with
 
 ENV_VARS = ("WGMMA_CLUSTER", "WGMMA_TMA_STORE", "WGMMA_C_PASSES", "WGMMA_B_KMAJOR")
 EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_GELU | wg.EPI_RES,
@@ -282,23 +283,11 @@ def test_gpu_backward_epilogue_refuses_what_it_cannot_do():
 
 @pytest.fixture
 def store_race(monkeypatch):
-    """The builds loaded while CONFIG's STORE_RACE is raised, and unloaded again after the test (the module caches are
-    keyed by the build's arguments, not by CONFIG)."""
+    """The builds loaded while CONFIG's STORE_RACE is raised, and unloaded again after the test."""
     from phase4_optimization.lab03_tensor_cores import wgmma_kernel as wk
 
-    def clear():
-        wg._loaded.cache_clear()
-        wg.max_clusters.cache_clear()
-    # hang_report reloads every build in _LOADED: during the test, only the raced ones (the set is shared, mutated)
-    saved = set(wg._LOADED)
-    wg._LOADED.clear()
-    clear()
-    monkeypatch.setitem(wk.CONFIG, "STORE_RACE", 20000)
-    yield
-    monkeypatch.undo()
-    clear()
-    wg._LOADED.clear()
-    wg._LOADED.update(saved)
+    with builds_with(monkeypatch, wk.CONFIG, "STORE_RACE", 20000, wg._LOADED, wg._loaded, wg.max_clusters):
+        yield
 
 
 @pytest.mark.gpu

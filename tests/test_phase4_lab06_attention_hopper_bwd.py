@@ -7,6 +7,7 @@ chains not serialized by ptxas; the shared-memory mirror; the refusals name thei
 commands off an sm_90 GPU. The NumPy models of the rungs' addressing and loops are in
 tests/test_phase4_lab06_attention_hopper_bwd_models.py, the GPU tier in test_phase4_lab06_attention_hopper_bwd_gpu.py.
 """
+import functools
 import re
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from common import check, device
 from phase4_optimization.lab06_attention import hopper_bwd as hb
-from tests.helpers import assert_waits_go_through_WAIT
+from tests.helpers import assert_waits_go_through_WAIT, builds_with
 
 gpu = pytest.mark.gpu
 BUILDS = [(d, dt) for d in hb.HEAD_DIMS for dt in hb.DTYPES]
@@ -266,6 +267,27 @@ def test_load_race_holds_back_only_the_producers_copies(monkeypatch):
         clocked += [key] if any("SR_CLOCK" in x for x in sass) else []
         assert raced.kernels[name].spills == 0, name
     assert set(clocked) == {*hb.WS_RUNGS, "dq08"}
+
+
+def test_builds_with_raises_the_knob_only_inside_and_restores_the_loaded_builds(monkeypatch):
+    """tests.helpers.builds_with, the GPU tests' LOAD_RACE / STORE_RACE fixtures: the knob raised inside, the build
+    caches emptied on the way in and out, the loaded builds (hang_report's) only the new ones inside, the old after."""
+    hits = []
+
+    @functools.lru_cache(maxsize=None)
+    def build(key):
+        hits.append((key, hb.CONFIG["LOAD_RACE"]))
+        return key
+
+    loaded = {("old build",)}
+    build(64)
+    with builds_with(monkeypatch, hb.CONFIG, "LOAD_RACE", 20000, loaded, build):
+        assert hb.CONFIG["LOAD_RACE"] == 20000 and loaded == set()
+        build(64)
+        loaded.add(("raced build",))
+    build(64)
+    assert hb.CONFIG["LOAD_RACE"] == 0 and loaded == {("old build",)}
+    assert hits == [(64, 0), (64, 20000), (64, 0)]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

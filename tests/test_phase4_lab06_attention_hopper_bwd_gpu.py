@@ -12,6 +12,7 @@ from common import check, device
 from phase4_optimization.lab06_attention import hopper as hp
 from phase4_optimization.lab06_attention import hopper_bwd as hb
 from tests.attention_rule import exact_reference, inputs, peer_grads, within_peer_rule
+from tests.helpers import builds_with
 
 gpu = pytest.mark.gpu
 
@@ -48,17 +49,9 @@ def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung
 
 @pytest.fixture
 def load_race(monkeypatch):
-    """The backward's builds loaded while CONFIG's LOAD_RACE is raised, and unloaded again after the test
-    (_functions is keyed by the build's arguments, not by CONFIG; hang_report reloads every build in _LOADED)."""
-    saved = set(hb._LOADED)
-    hb._LOADED.clear()
-    hb._functions.cache_clear()
-    monkeypatch.setitem(hb.CONFIG, "LOAD_RACE", 20000)
-    yield
-    monkeypatch.undo()
-    hb._functions.cache_clear()
-    hb._LOADED.clear()
-    hb._LOADED.update(saved)
+    """The backward's builds loaded while CONFIG's LOAD_RACE is raised, and unloaded again after the test."""
+    with builds_with(monkeypatch, hb.CONFIG, "LOAD_RACE", 20000, hb._LOADED, hb._functions):
+        yield
 
 
 @gpu
@@ -70,7 +63,7 @@ def test_gpu_every_stage_wait_holds_for_late_copies(load_race, b, hq, hkv, s, d,
     """Every step's copies held back (CONFIG's LOAD_RACE): rung 05 issues them just before the step instead of a step
     ahead, the producers of rungs 06-12 wait ~20000 cycles before each stage. A consumer that waits for its stage at
     the wrong phase then reads Q, dO (or rung 08's K, V) before they land, on every launch; with the copies on time,
-    the previous step's work hides such a wait. Eight and more steps per block, so a stage is reused."""
+    the previous step's work hides such a wait. Up to ten steps a block, so each stage is reused."""
     _check_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung)
     assert hb.hang_report() is None
 
