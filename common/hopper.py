@@ -243,6 +243,19 @@ def device_words(mod, symbol: str, count: int):
     return cupy.ndarray((count,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
 
 
+def bounded_wait_record(mod, symbol: str, reset: bool = True) -> dict | None:
+    """What mbar_wait_bounded (cuda/hopper.cuh) left in a module's 5-word __device__ array `symbol` when a wait of a
+    debug build timed out: {"block": (x, y), "thread", "bar" (its shared address), "what" (the kernel's own bit),
+    "parity"}, or None when no wait did; reset clears the record for the next launch."""
+    arr = device_words(mod, symbol, 5)
+    v = [int(x) for x in arr.get()]
+    if not v[0]:
+        return None
+    if reset:
+        arr.fill(0)
+    return {"block": (v[1], v[2]), "thread": v[3], "bar": v[4] >> 2, "what": (v[4] >> 1) & 1, "parity": v[4] & 1}
+
+
 class LaunchConfig(ctypes.Structure):           # CUlaunchConfig (cuda.h)
     _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
                 ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),

@@ -244,3 +244,41 @@ def heaviest_files_first(items, seconds: dict[str, float]) -> list:
     weight = {f: seconds.get(f, per_item * n) for f, n in counts.items()}
     first = {f: i for i, f in enumerate(counts)}           # dicts keep the collection order: ties keep it too
     return sorted(items, key=lambda item: (-weight[path(item)], first[path(item)]))
+
+
+def assert_waits_go_through_WAIT(src: str, at_least: int = 10) -> None:
+    """A Hopper kernel's source (lab 4.6's forward and backward): every barrier wait is a WAIT(...), whose two
+    #defines are the debug build's bounded wait under #if MBAR_TIMEOUT and the plain one after #else; no direct
+    mbar_wait_parity / mbar_wait_bounded / mbar_try_wait call outside them."""
+    import re
+
+    lines = src.splitlines()
+    assert len([x for x in lines if x.startswith("#define WAIT(")]) == 2     # the debug one and the plain one
+    body = "\n".join(x for x in lines if not x.startswith("#define WAIT("))
+    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
+    assert len(re.findall(r"\bWAIT\(", body)) >= at_least
+    i = src.index("#if MBAR_TIMEOUT")
+    block = src[i:src.index("#endif", i)]
+    assert block.index("mbar_wait_bounded") < block.index("#else") < block.index("mbar_wait_parity")
+
+
+@contextlib.contextmanager
+def builds_with(monkeypatch, config: dict, key: str, value, loaded: set, *caches):
+    """config[key] = value while the block runs - a test-only knob of a kernel's CONFIG (lab 4.3's STORE_RACE, the
+    Hopper backward's LOAD_RACE) - with the module's build caches (`caches`: functools caches keyed by a build's
+    arguments, not by CONFIG) emptied before and after, and `loaded` (the builds a module's hang_report reloads)
+    holding only the builds made meanwhile; all of it as it was afterwards."""
+    def clear():
+        for c in caches:
+            c.cache_clear()
+    saved = set(loaded)
+    loaded.clear()
+    clear()
+    monkeypatch.setitem(config, key, value)
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        clear()
+        loaded.clear()
+        loaded.update(saved)

@@ -65,3 +65,24 @@ def test_a_planted_bug_is_killed():
 
         shutil.rmtree(os.path.dirname(scratch), ignore_errors=True)
     assert r["result"].startswith("killed"), r
+
+
+def test_a_mutant_runs_its_tests_with_its_own_environment(monkeypatch, tmp_path):
+    """extra["env"] reaches the tests' process (the Hopper backward's mutants: its bounded-wait build, so that a broken
+    barrier phase fails in seconds instead of hanging the GPU), and the file is restored after."""
+    import types
+
+    seen = {}
+
+    def fake_run(cmd, cwd, env, **kw):
+        seen.update(cmd=cmd, env=env, text=open(os.path.join(cwd, "a.txt")).read())
+        return types.SimpleNamespace(stdout="1 passed", stderr="", returncode=0)
+
+    monkeypatch.setattr(mutants.subprocess, "run", fake_run)
+    (tmp_path / "a.txt").write_text("x = 1\n")
+    m = Mutant("CUDA env", "a.txt", "x = 1", "x = 2", ("t.py",), tier="gpu", extra={"env": {"ATTN_MBAR_TIMEOUT": "1"}})
+    r = mutants.judge(m, str(tmp_path), timeout=5)
+    assert seen["env"]["ATTN_MBAR_TIMEOUT"] == "1" and seen["text"] == "x = 2\n" and seen["cmd"][-1] == "t.py"
+    assert r["result"] == "SURVIVED" and (tmp_path / "a.txt").read_text() == "x = 1\n"
+    hb = [m for m in MUTANTS if m.path.endswith("kernels_hopper_bwd.cu")]
+    assert len(hb) >= 10 and all(m.extra.get("env") == {"ATTN_MBAR_TIMEOUT": "1"} for m in hb)

@@ -10,6 +10,7 @@ barriers), the cluster build (multicast, cluster barriers) and every fused-epilo
 import os
 import re
 
+import numpy as np
 import pytest
 
 from common import cuda, device
@@ -168,4 +169,113 @@ def test_fused_epilogue_builds_compile(dtype, ops):
             ex2 = sum("MUFU.EX2" in line for line in k.sass)
             assert (ex2 >= 64) == bool(ops & wg.EPI_GELU), f"{ex2} MUFU.EX2 for mask {ops}"
     with pytest.raises(ValueError, match="epi_ops"):
-        wg.compile_report(dtype, epi_ops=8)
+        wg.compile_report(dtype, epi_ops=32)
+    for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_BIAS):
+        with pytest.raises(ValueError, match="EPI_DGELU"):
+            wg.compile_report(dtype, epi_ops=ops)
+
+
+BWD_CASES = [wg.EPI_DGELU, wg.EPI_COLSUM, wg.EPI_DGELU | wg.EPI_COLSUM, wg.EPI_BIAS | wg.EPI_COLSUM]
+
+
+@pytest.mark.parametrize("ops", BWD_CASES)
+@pytest.mark.parametrize("dtype", wg.DTYPES)
+def test_backward_epilogue_builds_compile(dtype, ops):
+    """The backward's masks (lab 4.7's proj dX stage: * gelu'(z), the column sums) compile for both epilogues: one
+    MUFU.EX2 and one MUFU.RCP an element for the derivative, the sums' reduce-scatter 4 + 2 + 1 shuffles for each of
+    8 column groups, and only where asked for; no serialized wgmma (ptxas's C75xx warnings). With the TMA-store
+    epilogue the derivative's build is SRC_TMA: z's boxes come by TMA (UTMALDG beyond the operands'), are read from
+    shared memory (64 LDS a thread's tile), and nothing spills (the global-z path stays there for a z with no legal
+    tensor map). The register-store build's spills are read, not
+    limited: with both bits the 128 accumulators, a group's z loads and sums outgrow the 168 registers (printed)."""
+    for tma_store in (False, True):
+        rep = wg.compile_report(dtype, tma_store=tma_store, epi_ops=ops)
+        k = rep.kernels[wg.KERNEL]
+        assert k.registers > 0 and not re.search(r"C75\d\d|serializ|injected", rep.log), rep.log
+        z_tma = wg.source_by_tma(tma_store, 1, ops)
+        assert z_tma == (tma_store and bool(ops & wg.EPI_DGELU))
+        if not ops & wg.EPI_DGELU or not ops & wg.EPI_COLSUM or z_tma:
+            assert k.spills == 0 and k.stack_bytes == 0, (dtype, ops, tma_store, k.spill_stores, k.stack_bytes)
+        else:
+            print(f"{dtype} mask {ops} tma_store {tma_store}: {k.spill_stores} B spilled, {k.stack_bytes} B stack")
+        if not k.sass:
+            continue
+        count = (lambda op: sum(op in line for line in k.sass))
+        assert (count("MUFU.EX2") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.EX2")
+        assert (count("MUFU.RCP") >= 128) == bool(ops & wg.EPI_DGELU), count("MUFU.RCP")
+        # SRC_TMA: ptxas may compile the sums once for each z path (shared memory; global, where c_tma = 0)
+        shfl = count("SHFL.BFLY")
+        assert (shfl in (56, 112) if z_tma else shfl == 56) if ops & wg.EPI_COLSUM else shfl == 0, shfl
+        if z_tma:
+            plain = wg.compile_report(dtype, tma_store=True).kernels[wg.KERNEL].sass
+            assert count("UTMALDG") > sum("UTMALDG" in line for line in plain), count("UTMALDG")
+            assert sum(1 for line in k.sass if line.split() and line.split()[0].startswith("LDS")) >= 64
+
+
+@pytest.mark.parametrize("ops", [wg.EPI_RES, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_BIAS | wg.EPI_GELU | wg.EPI_RES])
+def test_residual_builds_read_their_source_through_tma(ops):
+    """The forward's residual epilogues (lab 4.7's out and proj GEMMs) with the TMA-store epilogue are SRC_TMA builds:
+    the residual's boxes by TMA (more UTMALDG than the plain TMA-store build), read back from shared memory (LDS),
+    nothing spilled; with C_PASSES = 2 or register stores they read it from global memory (no extra UTMALDG)."""
+    plain = wg.compile_report("bfloat16", tma_store=True).kernels[wg.KERNEL]
+    for tma_store, c_passes in ((True, 1), (True, 2), (False, 1)):
+        k = wg.compile_report("bfloat16", tma_store=tma_store, c_passes=c_passes, epi_ops=ops).kernels[wg.KERNEL]
+        src = wg.source_by_tma(tma_store, c_passes, ops)
+        assert src == (tma_store and c_passes == 1)
+        assert k.spills == 0 and k.stack_bytes == 0, (ops, tma_store, c_passes, k.spill_stores)
+        if not k.sass or not plain.sass:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        tma = (lambda sass: sum("UTMALDG" in line for line in sass))
+        lds = sum(1 for line in k.sass if line.split() and line.split()[0].startswith("LDS"))
+        assert (tma(k.sass) > tma(plain.sass)) == src and (lds >= 64) == src, (tma(k.sass), lds)
+
+
+def test_the_kernel_refuses_a_derivative_with_a_residual_or_a_gelu():
+    """EPI_DGELU reads z through the residual's pointer: the .cu stops a build that asks for both (or for the GELU
+    and its derivative in one epilogue), whatever the Python side lets through."""
+    for ops in (wg.EPI_DGELU | wg.EPI_RES, wg.EPI_DGELU | wg.EPI_GELU, wg.EPI_DGELU | wg.EPI_BIAS):
+        with pytest.raises(cuda.CompileError, match="GELU derivative"):
+            cuda.compile_report(wg.KERNEL_PATH, wg.ARCH, defines=wg.defines(epi_ops=ops))
+
+
+def test_the_sanitizer_sweep_runs_the_fused_epilogues_in_both_builds():
+    """tools/sanitize.py plans lab 4.3's sanitize_extras: the backward's and the forward's fused epilogue, each in the
+    register-store build and in the one that reads its source by TMA (SRC_TMA); off a Hopper GPU each says why not."""
+    from tools import sanitize
+
+    qual = "phase4_optimization.lab03_tensor_cores"
+    names = [e.name for e in sanitize.extras(qual)]
+    assert names == [f"cuda wgmma {k} epilogue, {b}" for k in ("backward", "forward")
+                     for b in ("registers", "source by TMA")]
+    planned = [it["variant"] for it in sanitize.plan(only=["lab03_tensor_cores"]) if it.get("extra")]
+    assert planned == names
+    from phase4_optimization.lab03_tensor_cores import sanitize_extras as se
+
+    assert se.BUILDS["source by TMA"] == {"tma_store": True, "c_passes": 1}
+    assert wg.source_by_tma(True, 1, wg.EPI_DGELU | wg.EPI_COLSUM) and wg.source_by_tma(True, 1, wg.epi_mask(
+        True, "gelu_tanh", True))
+    for e in sanitize.extras(qual):
+        ok, why = e.available()
+        assert ok == (not wg.unavailable_reason()) and (ok or why)
+
+
+def test_hang_report_names_the_barrier_kind(monkeypatch):
+    """The hang record's word is (bar << 3) | (what << 1) | parity, what 0 full, 1 empty, 2 the source barrier
+    (SRC_TMA): hang_report names each (the device words stand in as a NumPy array: no GPU needed)."""
+    from common import hopper
+    from phase4_optimization.lab03_tensor_cores import wgmma_launch as wl
+
+    class Words(np.ndarray):
+        def get(self):
+            return np.asarray(self)
+
+    words = {}
+    monkeypatch.setattr(wl, "_loaded", lambda *key: (key, None))
+    monkeypatch.setattr(hopper, "device_words", lambda mod, symbol, count: words[mod])
+    for what, kind in ((0, "full"), (1, "empty"), (2, "source")):
+        key = ("bfloat16", False, 1, True, 1, wg.EPI_DGELU)
+        words[key] = np.array([1, 5, 200, (0x3c8 << 3) | (what << 1) | 1], np.uint32).view(Words)
+        monkeypatch.setattr(wl, "_LOADED", {key})
+        text = wl.hang_report()
+        assert f"block 5 thread 200 timed out on the {kind} " in text and "at shared 0x3c8, parity 1" in text, text
+        assert not words[key].any() and wl.hang_report() is None

@@ -8,6 +8,7 @@ import pytest
 
 from common import arrays, check
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
+from tests.helpers import builds_with
 
 ENV_VARS = ("WGMMA_CLUSTER", "WGMMA_TMA_STORE", "WGMMA_C_PASSES", "WGMMA_B_KMAJOR")
 EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, wg.EPI_GELU | wg.EPI_RES,
@@ -18,16 +19,6 @@ EPI_CASES = [wg.EPI_BIAS, wg.EPI_BIAS | wg.EPI_GELU, wg.EPI_BIAS | wg.EPI_RES, w
 def no_env(monkeypatch):
     for v in ENV_VARS:
         monkeypatch.delenv(v, raising=False)
-
-
-def epilogue_reference(a64, b64, bias64=None, gelu=False, res64=None):
-    """float64: gelu_tanh(A B + bias) + residual (lab 4.2's order)."""
-    c = a64 @ b64
-    if bias64 is not None:
-        c = c + bias64[None, :]
-    if gelu:
-        c = 0.5 * c * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (c + 0.044715 * c ** 3)))
-    return c if res64 is None else c + res64
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -185,25 +176,118 @@ def test_gpu_tma_store_epilogue(m, n, k, cluster, c_passes):
     assert wg.hang_report() is None
 
 
+BUILD_FAMILIES = [{"cluster": 1, "tma_store": False, "c_passes": 1}, {"cluster": 1, "tma_store": True, "c_passes": 1},
+                  {"cluster": 2, "tma_store": True, "c_passes": 2}]
+BUILD_IDS = ["registers", "tma-store", "cluster2-tma-store-2-passes"]
+
+
+def _like(x, a):
+    """x (a GPU array) in a's array library."""
+    if arrays.library(x) != arrays.library(a):
+        import torch
+
+        return torch.from_dlpack(x)
+    return x
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("build", BUILD_FAMILIES, ids=BUILD_IDS)
+@pytest.mark.parametrize("m,n,k,dtype", [(127, 129, 136, "bfloat16"), (33, 70, 13, "float16"),
+                                         (300, 255, 517, "bfloat16"), (17, 520, 64, "float16"),
+                                         (300, 264, 136, "bfloat16")])
+def test_gpu_backward_epilogue_matches_float64(m, n, k, dtype, build):
+    """Lab 4.7's proj dX stage on this kernel: C = (A B) * gelu'(z) with z a view (row stride N + 6, offsets 2 and 3:
+    the pair and the single loads; row stride N + 8 at offset 0: with N a multiple of 8, z's tiles by TMA in the
+    TMA-store build, SRC_TMA), and the column sums of the stored C in 16-row blocks; then the sums after a bias alone
+    (N = 264, 520: the TMA-store path, z by TMA, a last box of 8 columns; M = 300: a clamped cluster partner and
+    zero-filled rows). C and the sums inside poisoned guard bands, against float64 (the sums against the stored C's,
+    so only their fp32 additions differ)."""
+    _needs_hopper()
+    a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + n + k)
+    rng = check.rng(m + 7 * n)
+    big = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 6)), dtype, "cuda"), a)
+    big8 = _like(arrays.from_numpy(2 * rng.standard_normal((m, n + 8)), dtype, "cuda"), a)
+    blocks = -(-m // wg.COLSUM_ROWS)
+    for z, offset in ((big[:, 2:2 + n], 2), (big[:, 3:3 + n], 3), (big8[:, :n], 0)):
+        out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+        wg.gemm_wgmma(a, b, out=out, dgelu=z, colsums=part, **build)
+        assert wg.hang_report() is None
+        ref = (a64 @ b64) * wg.gelu_tanh_grad64(arrays.to_numpy(z).astype(np.float64))
+        c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+        assert c.ok, f"{m}x{n}x{k} {dtype} {build} dgelu offset {offset}: {c.message} [seed {check.seed()}]"
+        check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5),
+                           what=f"column sums, {build}")
+        assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+    bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
+    out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+    wg.gemm_wgmma(a, b, out=out, bias=bias, colsums=part, **build)
+    c = check.compare(out, a64 @ b64 + arrays.to_numpy(bias).astype(np.float64)[None, :], dtype,
+                      wg.tolerance(k, dtype))
+    assert c.ok, f"{m}x{n}x{k} {dtype} {build} bias + sums: {c.message}"
+    check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cluster", [1, 2])
+def test_gpu_source_by_tma_over_many_tiles_per_block(cluster):
+    """SRC_TMA over more tiles than the GPU has blocks (1900 x 4232: 15 x 17 tiles; each block takes several, so the
+    source barrier's phase alternates and each buffer is reused after its store has read it), a last tile column of
+    136 (3 boxes, the last one 8 wide), an odd tile-row count (cluster 2: a clamped partner that loads and stores
+    nothing): z with the column sums, then bias + GELU + residual, into guarded outputs against float64."""
+    _needs_hopper()
+    m, n, k, dtype = 1900, 4232, 136, "bfloat16"
+    build = {"cluster": cluster, "tma_store": True, "c_passes": 1}
+    assert wg.source_by_tma(True, 1, wg.EPI_DGELU) and wg.source_by_tma(True, 1, wg.EPI_RES)
+    a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=cluster)
+    src, src64 = wg.source_matrix(m, n, dtype, 41 + cluster, like=a)
+    rng = check.rng(43 + cluster)
+    ab = a64 @ b64
+    blocks = -(-m // wg.COLSUM_ROWS)
+    out, part = check.guarded((m, n), dtype, a), check.guarded((blocks, n), "float32", a)
+    wg.gemm_wgmma(a, b, out=out, dgelu=src, colsums=part, **build)
+    assert wg.hang_report() is None
+    c = check.compare(out, ab * wg.gelu_tanh_grad64(src64), dtype, wg.tolerance(k, dtype))
+    assert c.ok, f"dgelu, cluster {cluster}: {c.message} [seed {check.seed()}]"
+    check.assert_close(part, wg.block_sums64(out, wg.COLSUM_ROWS), "float32", check.Tol(1e-5, 1e-5), what="sums")
+    assert check.guard_damage(out) == "" and check.guard_damage(part) == ""
+    bias = _like(arrays.from_numpy(rng.standard_normal(n), dtype, "cuda"), a)
+    out = check.guarded((m, n), dtype, a)
+    wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh", residual=src, **build)
+    assert wg.hang_report() is None
+    ref = wg.epilogue_reference(a64, b64, arrays.to_numpy(bias).astype(np.float64), True, src64)
+    c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
+    assert c.ok, f"bias + GELU + residual, cluster {cluster}: {c.message} [seed {check.seed()}]"
+    assert check.guard_damage(out) == ""
+
+
+@pytest.mark.gpu
+def test_gpu_backward_epilogue_refuses_what_it_cannot_do():
+    _needs_hopper()
+    m, n, k = 40, 48, 32
+    a, b, _, _ = wg.make_inputs(m, n, k, "bfloat16", seed=3)
+    z = check.poisoned((m, n), "bfloat16", a)
+    part = check.poisoned((3, n), "float32", a)
+    for kw in (dict(activation="gelu_tanh"), dict(bias=check.poisoned((n,), "bfloat16", a))):
+        with pytest.raises(ValueError, match="dgelu: the GELU's derivative takes no bias"):
+            wg.gemm_wgmma(a, b, dgelu=z, **kw)
+    with pytest.raises(ValueError, match="dgelu: expected shape"):
+        wg.gemm_wgmma(a, b, dgelu=z[:, :7])
+    with pytest.raises(ValueError, match=r"colsums: expected shape \(3, 48\)"):
+        wg.gemm_wgmma(a, b, colsums=part[:2])
+    with pytest.raises(TypeError, match="colsums"):
+        wg.gemm_wgmma(a, b, colsums=check.poisoned((3, n), "bfloat16", a))
+    with pytest.raises(ValueError, match="colsums: K = 0"):
+        wg.gemm_wgmma(a[:, :0], b[:0], colsums=part)
+
+
 @pytest.fixture
 def store_race(monkeypatch):
-    """The builds loaded while CONFIG's STORE_RACE is raised, and unloaded again after the test (the module caches are
-    keyed by the build's arguments, not by CONFIG)."""
+    """The builds loaded while CONFIG's STORE_RACE is raised, and unloaded again after the test."""
     from phase4_optimization.lab03_tensor_cores import wgmma_kernel as wk
 
-    def clear():
-        wg._loaded.cache_clear()
-        wg.max_clusters.cache_clear()
-    # hang_report reloads every build in _LOADED: during the test, only the raced ones (the set is shared, mutated)
-    saved = set(wg._LOADED)
-    wg._LOADED.clear()
-    clear()
-    monkeypatch.setitem(wk.CONFIG, "STORE_RACE", 20000)
-    yield
-    monkeypatch.undo()
-    clear()
-    wg._LOADED.clear()
-    wg._LOADED.update(saved)
+    with builds_with(monkeypatch, wk.CONFIG, "STORE_RACE", 20000, wg._LOADED, wg._loaded, wg.max_clusters):
+        yield
 
 
 @pytest.mark.gpu
@@ -294,32 +378,35 @@ def test_gpu_recorded_build_runs_by_default(tuning_record, no_env, build):
                                          (257, 520, 64, "float16")])
 def test_gpu_fused_epilogue_matches_float64(m, n, k, dtype, ops, build):
     """C = gelu(A B + bias) + residual against float64 on awkward shapes, every build family, outputs poisoned
-    first; the residual is a view with a row stride of N + 6, starting 2 elements in (4-byte aligned: the 32-bit pair
-    loads where N is even) and 3 elements in (the single-element loads)."""
+    first inside guard bands; the residual is a view with a row stride of N + 6, starting 2 elements in (4-byte
+    aligned: the 32-bit pair loads where N is even) and 3 elements in (the single-element loads), and one with a row
+    stride of N + 8 from its start (with N a multiple of 8, its tiles by TMA in the TMA-store build: SRC_TMA)."""
     _needs_hopper()
     a, b, a64, b64 = wg.make_inputs(m, n, k, dtype, seed=m + 3 * n + ops)
     rng = check.rng(ops + m)
     bias = arrays.from_numpy(rng.standard_normal(n), dtype, "cuda") if ops & wg.EPI_BIAS else None
     big = arrays.from_numpy(rng.standard_normal((m, n + 6)), dtype, "cuda") if ops & wg.EPI_RES else None
+    big8 = arrays.from_numpy(rng.standard_normal((m, n + 8)), dtype, "cuda") if ops & wg.EPI_RES else None
     if big is not None and arrays.library(big) != arrays.library(a):
         import torch
 
-        big = torch.from_dlpack(big)
+        big, big8 = torch.from_dlpack(big), torch.from_dlpack(big8)
     if bias is not None and arrays.library(bias) != arrays.library(a):
         import torch
 
         bias = torch.from_dlpack(bias)
-    for offset in (2, 3):
-        res = big[:, offset:offset + n] if big is not None else None
-        out = check.poisoned((m, n), dtype, a)
+    for offset in (2, 3, 0):
+        res = None if big is None else big8[:, :n] if offset == 0 else big[:, offset:offset + n]
+        out = check.guarded((m, n), dtype, a)
         wg.gemm_wgmma(a, b, out=out, bias=bias, activation="gelu_tanh" if ops & wg.EPI_GELU else None, residual=res,
                       **build)
-        ref = epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
+        ref = wg.epilogue_reference(a64, b64, None if bias is None else arrays.to_numpy(bias).astype(np.float64),
                                  bool(ops & wg.EPI_GELU),
                                  None if res is None else arrays.to_numpy(res).astype(np.float64))
         assert wg.hang_report() is None
         c = check.compare(out, ref, dtype, wg.tolerance(k, dtype))
         assert c.ok, f"{m}x{n}x{k} {dtype} mask {ops} {build} residual offset {offset}: {c.message} " \
                      f"[seed {check.seed()}]"
+        assert check.guard_damage(out) == ""
         if res is None:
             break

@@ -7,6 +7,7 @@ chains not serialized by ptxas; the shared-memory mirror; the refusals name thei
 commands off an sm_90 GPU. The NumPy models of the rungs' addressing and loops are in
 tests/test_phase4_lab06_attention_hopper_bwd_models.py, the GPU tier in test_phase4_lab06_attention_hopper_bwd_gpu.py.
 """
+import functools
 import re
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 from common import check, device
 from phase4_optimization.lab06_attention import hopper_bwd as hb
+from tests.helpers import assert_waits_go_through_WAIT, builds_with
 
 gpu = pytest.mark.gpu
 BUILDS = [(d, dt) for d in hb.HEAD_DIMS for dt in hb.DTYPES]
@@ -218,6 +220,74 @@ def test_defines_carry_config_and_refuse_other_builds():
         hb.defines(96)
     with pytest.raises(ValueError, match="dtype"):
         hb.defines(64, "float32")
+
+
+def test_every_barrier_wait_goes_through_WAIT_and_the_bounded_one_is_opt_in(monkeypatch):
+    assert_waits_go_through_WAIT(open(hb.KERNEL_PATH, encoding="utf-8").read())
+    assert hb.CONFIG["MBAR_TIMEOUT"] == 0 and hb.defines(64)["MBAR_TIMEOUT"] == 0
+    assert hb.defines(64, timeout=True)["MBAR_TIMEOUT"] == 1 and hb.defines(64, timeout=False)["MBAR_TIMEOUT"] == 0
+    monkeypatch.delenv("ATTN_MBAR_TIMEOUT", raising=False)
+    assert hb.debug_waits() is False
+    monkeypatch.setenv("ATTN_MBAR_TIMEOUT", "1")
+    assert hb.debug_waits() is True
+
+
+def test_the_debug_build_bounds_every_wait_and_the_default_has_none_of_it():
+    """Where a kernel waits on an mbarrier (SYNCS.PHASECHK: rungs 05-12 and rung 08's dQ pass), the debug build reads
+    the clock and CASes the hang record (CS2R SR_CLOCKLO, ATOMG); the default build never reads the clock. Neither
+    spills, and the bounded wait does not make ptxas serialize the wgmmas."""
+    plain, debug = hb.compile_report(64, "bfloat16"), hb.compile_report(64, "bfloat16", timeout=True)
+    waiting = []
+    for key, name in hb.KERNELS.items():
+        p, d = plain.kernels[name].sass, debug.kernels[name].sass
+        if not p:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        waits = any("SYNCS.PHASECHK" in x for x in p)
+        waiting += [key] if waits else []
+        assert not any("SR_CLOCK" in x for x in p), name
+        assert any("SR_CLOCK" in x for x in d) == waits and (not waits or any("ATOMG" in x for x in d)), name
+        assert plain.kernels[name].spills == 0 and debug.kernels[name].spills == 0, name
+    assert set(waiting) == {*hb.TMA_RUNGS, "dq08"}
+    assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
+
+
+def test_load_race_holds_back_only_the_producers_copies(monkeypatch):
+    """CONFIG's LOAD_RACE (test_gpu_every_stage_wait_holds_for_late_copies' knob) reaches the kernels: raised, every
+    producer (rungs 06-12, rung 08's dQ pass) reads the clock before a stage's copies and nothing else does (rung 05
+    moves its copies instead); at 0 it is compiled out (the test above: the default build never reads the clock)."""
+    assert hb.CONFIG["LOAD_RACE"] == 0 and hb.defines(64)["LOAD_RACE"] == 0
+    monkeypatch.setitem(hb.CONFIG, "LOAD_RACE", 20000)
+    assert hb.defines(64)["LOAD_RACE"] == 20000
+    raced = hb.compile_report(64, "bfloat16")
+    clocked = []
+    for key, name in hb.KERNELS.items():
+        sass = raced.kernels[name].sass
+        if not sass:
+            pytest.skip("no cuobjdump (it ships with the triton wheel)")
+        clocked += [key] if any("SR_CLOCK" in x for x in sass) else []
+        assert raced.kernels[name].spills == 0, name
+    assert set(clocked) == {*hb.WS_RUNGS, "dq08"}
+
+
+def test_builds_with_raises_the_knob_only_inside_and_restores_the_loaded_builds(monkeypatch):
+    """tests.helpers.builds_with, the GPU tests' LOAD_RACE / STORE_RACE fixtures: the knob raised inside, the build
+    caches emptied on the way in and out, the loaded builds (hang_report's) only the new ones inside, the old after."""
+    hits = []
+
+    @functools.lru_cache(maxsize=None)
+    def build(key):
+        hits.append((key, hb.CONFIG["LOAD_RACE"]))
+        return key
+
+    loaded = {("old build",)}
+    build(64)
+    with builds_with(monkeypatch, hb.CONFIG, "LOAD_RACE", 20000, loaded, build):
+        assert hb.CONFIG["LOAD_RACE"] == 20000 and loaded == set()
+        build(64)
+        loaded.add(("raced build",))
+    build(64)
+    assert hb.CONFIG["LOAD_RACE"] == 0 and loaded == {("old build",)}
+    assert hits == [(64, 0), (64, 20000), (64, 0)]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from common import check, device
 from phase4_optimization.lab06_attention import hopper as hp
 from phase4_optimization.lab06_attention import hopper_bwd as hb
 from tests.attention_rule import exact_reference, inputs, peer_grads, within_peer_rule
+from tests.helpers import builds_with
 
 gpu = pytest.mark.gpu
 
@@ -43,6 +44,31 @@ GPU_CASES = [(1, 2, 2, 113, 64, False, "bfloat16"), (2, 4, 2, 203, 128, True, "f
 def test_gpu_backward_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung):
     """dQ, dK, dV into poisoned guarded outputs, from the exact O (rounded to the dtype) and LSE (fp32), each within
     3x the same-precision SDPA backward's error against float64 (FlashAttention's rule)."""
+    _check_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung)
+
+
+@pytest.fixture
+def load_race(monkeypatch):
+    """The backward's builds loaded while CONFIG's LOAD_RACE is raised, and unloaded again after the test."""
+    with builds_with(monkeypatch, hb.CONFIG, "LOAD_RACE", 20000, hb._LOADED, hb._functions):
+        yield
+
+
+@gpu
+@hopper_gpu
+@pytest.mark.parametrize("rung", [r for r in hb.RUNGS if r >= "05"])
+@pytest.mark.parametrize("b, hq, hkv, s, d, causal, dtype", [(1, 4, 2, 203, 128, False, "bfloat16"),
+                                                             (2, 2, 1, 300, 64, True, "float16")])
+def test_gpu_every_stage_wait_holds_for_late_copies(load_race, b, hq, hkv, s, d, causal, dtype, rung):
+    """Every step's copies held back (CONFIG's LOAD_RACE): rung 05 issues them just before the step instead of a step
+    ahead, the producers of rungs 06-12 wait ~20000 cycles before each stage. A consumer that waits for its stage at
+    the wrong phase then reads Q, dO (or rung 08's K, V) before they land, on every launch; with the copies on time,
+    the previous step's work hides such a wait. Up to ten steps a block, so each stage is reused."""
+    _check_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung)
+    assert hb.hang_report() is None
+
+
+def _check_against_float64_rule(b, hq, hkv, s, d, causal, dtype, rung):
     import torch
 
     q, k, v, do = inputs(b, hq, hkv, s, s, d, dtype, 500 + s + d + hq, "cuda")

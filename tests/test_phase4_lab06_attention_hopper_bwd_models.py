@@ -359,7 +359,7 @@ def test_rung05_ring_walks_every_step_and_waits_for_exactly_its_copies(s, causal
         assert _passes(k + 1, (i >> 1) & 1) and not _passes(k, (i >> 1) & 1)
     assert any(_passes(i // 2, i & 1) for i in range(1, len(walk))) or len(walk) < 2
     _pinned("const int hn = h + (last_tile ? 1 : 0), mn = last_tile ? m_start : m0 + BLOCK_M;",
-            "if (hn < (hkv + 1) * group)", "mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);",
+            "if (hn < (hkv + 1) * group)", "WAIT(full0 + 8 * s, (step >> 1) & 1);",
             "for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {")
 
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from phase4_optimization.lab06_attention import hopper as hp
+from tests.helpers import assert_waits_go_through_WAIT
 
 CU = open(hp.KERNEL_PATH, encoding="utf-8").read()
 LINES = CU.splitlines()
@@ -47,15 +48,7 @@ def test_no_schedule_template_and_no_ok_flag():
 
 
 def test_every_barrier_wait_goes_through_WAIT():
-    defs = [x for x in LINES if x.startswith("#define WAIT(")]
-    assert len(defs) == 2, defs                                   # the debug one and the plain one
-    body = "\n".join(x for x in LINES if not x.startswith("#define WAIT("))
-    assert not re.search(r"\bmbar_(wait_parity|wait_bounded|try_wait)\(", body)
-    assert len(re.findall(r"\bWAIT\(", body)) >= 10
-    # the plain wait is the #else branch of #if MBAR_TIMEOUT
-    i = CU.index("#if MBAR_TIMEOUT")
-    block = CU[i:CU.index("#endif", i)]
-    assert block.index("mbar_wait_bounded") < block.index("#else") < block.index("mbar_wait_parity")
+    assert_waits_go_through_WAIT(CU)
 
 
 def test_bounded_wait_is_opt_in(monkeypatch):
@@ -80,3 +73,35 @@ def test_default_build_has_no_bounded_wait_code():
         assert any("SR_CLOCK" in x for x in d) and any("ATOMG" in x for x in d), name
         assert plain.kernels[name].spills == 0 and debug.kernels[name].spills == 0
     assert not re.search(r"C75\d\d|serializ", debug.log), debug.log
+
+
+def test_hang_reports_decode_the_bounded_waits_record(monkeypatch):
+    """common.hopper.bounded_wait_record decodes mbar_wait_bounded's 5 words ({1, block x, block y, thread,
+    bar << 2 | what << 1 | parity}) and clears them; both of lab 4.6's hang reports name the block, thread, barrier
+    and parity from it (the device memory stands in as a NumPy array: no GPU needed)."""
+    import numpy as np
+
+    from common import hopper as common_hopper
+    from phase4_optimization.lab06_attention import hopper_bwd as hb
+
+    words = {}
+
+    class Words(np.ndarray):
+        def get(self):
+            return np.asarray(self)
+
+    def fake_words(mod, symbol, count):
+        return words.setdefault(symbol, np.array([1, 3, 7, 130, (0x4a8 << 2) | (1 << 1) | 1], np.uint32).view(Words))
+
+    monkeypatch.setattr(common_hopper, "device_words", fake_words)
+    r = common_hopper.bounded_wait_record(None, "attn_hopper_hang", reset=False)
+    assert r == {"block": (3, 7), "thread": 130, "bar": 0x4a8, "what": 1, "parity": 1}
+    monkeypatch.setattr(hb, "_functions", lambda *key: (None, {}))
+    monkeypatch.setattr(hb, "_LOADED", {(64, "bfloat16", True), (128, "float16", False)})
+    text = hb.hang_report()
+    assert text == ("D64 bfloat16: block (3, 7) thread 130, warpgroup 0 (the producer from rung 06), timed out on the "
+                    "barrier at shared 0x4a8, parity 1")
+    assert not words["attn_hopper_bwd_hang"].any() and hb.hang_report() is None      # read once, then cleared
+    monkeypatch.setattr(hp, "_module", lambda *key: None)
+    monkeypatch.setattr(hp, "_LOADED", {(128, "bfloat16", False, 2, True)})
+    assert "D128 bfloat16 2 stages: block (3, 7) thread 130 timed out on the empty" in hp.hang_report(reset=False)

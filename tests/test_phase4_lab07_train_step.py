@@ -219,6 +219,8 @@ def test_train_step_checks_dy_and_keeps_the_forward():
         B.TrainPlan(x, dy.float(), h, *w)
     with pytest.raises(ValueError, match="attention_bwd: expected 'triton', 'auto' or a Hopper rung"):
         B.TrainPlan(x, dy, h, *w, attention_bwd="cudnn")
+    with pytest.raises(ValueError, match="proj_dx: expected one of"):
+        B.TrainPlan(x, dy, h, *w, proj_dx="epilogue")
     plan = B.TrainPlan(x, dy, h, *w)
     names = [s[0] for s in plan.stages]
     assert "FC GEMM + bias + GELU, Z kept" in names and len(names) == 7 and len(plan.bwd_stages) == 13
@@ -280,13 +282,14 @@ def test_train_step_with_the_hopper_attention_backward_on_gpu(rung):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _hopper_ready(), reason="lab 4.3's wgmma GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("proj_dx", B.PROJ_DX)
 @pytest.mark.parametrize("size,dtype", [((2, 129, 256, 4), "bfloat16"), ((1, 77, 160, 2), "float16")])
-def test_train_step_with_the_wgmma_input_gradients_on_gpu(size, dtype):
-    """The input gradients' GEMMs on lab 4.3's wgmma kernel reading W as B^T in place (dZ's followed by the GELU'
-    pass, dgelu_colsum), the same rule (head dim 80 at d = 160: N = d not a multiple of the 256-wide tile). Every
-    head dim the attention takes is a multiple of 8, so d and 4d are too and no stage takes the padded copy; lab
-    4.3's tests cover that path (K = 13)."""
-    _check_step(size, dtype, 53, 3, alternatives=True)
+def test_train_step_with_the_wgmma_input_gradients_on_gpu(size, dtype, proj_dx):
+    """The input gradients' GEMMs on lab 4.3's wgmma kernel reading W as B^T in place (dZ's with GELU' and the bias
+    sums in its epilogue, or followed by dgelu_colsum's pass), the same rule (head dim 80 at d = 160: N = d not a
+    multiple of the 256-wide tile). Every head dim the attention takes is a multiple of 8, so d and 4d are too and
+    no stage takes the padded copy; lab 4.3's tests cover that path (K = 13)."""
+    _check_step(size, dtype, 53, 3, alternatives=True, proj_dx=proj_dx)
 
 
 @pytest.mark.gpu

@@ -54,6 +54,11 @@ ATT_CU = ("tests/test_phase4_lab06_attention_cuda.py", "-k", "gpu_matches_float6
 ATT_H = ("tests/test_phase4_lab06_attention_hopper_gpu.py", "-k", "gpu_matches_float64")  # the Hopper rungs
 ATT_HB = ("tests/test_phase4_lab06_attention_hopper_bwd_gpu.py",    # the Hopper backward's rungs (GPU), and their
           "tests/test_phase4_lab06_attention_hopper_bwd.py")        # compiles
+# the Hopper backward's mutants run its bounded-wait build: one that breaks a barrier's phase ends in seconds with
+# garbage gradients (the tests fail) instead of hanging the GPU, and the other mutants' kernels, until --timeout
+HB_DEBUG = {"env": {"ATTN_MBAR_TIMEOUT": "1"}}
+# lab 4.3's build that reads the epilogue's source (z here) by TMA: one C pass, the TMA-store ring's 3 stages
+SRC_TMA_BUILD = {"defines": {"EPI_OPS": 24, "EPI_TMA": 1, "C_PASSES": 1, "STAGES": 3}}
 TRAIN = ("tests/test_phase4_lab07_train_step.py",)      # lab 4.7's training step against autograd
 
 MUTANTS = [
@@ -273,6 +278,29 @@ MUTANTS = [
            tier="gpu", why="a missing fence before a TMA store: the copy engine may read the buffer before it is "
            "written (a race; the tests hold warps 1-3 back with CONFIG's STORE_RACE, so it shows on every launch)",
            extra={"defines": {"EPI_TMA": 1, "C_PASSES": 2}}),
+    Mutant("CUDA wgmma: the backward's column sums stored under another lane's column",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 3) & 1)) + ((lane >> 2) & 1);",
+           "4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 2) & 1)) + ((lane >> 3) & 1);",
+           (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="after a reduce-scatter each lane holds the sums its lane bits name: read the bits in another order "
+               "and every sum lands in a neighbour's column", extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: GELU's derivative without its cubic term", f"{P4}/lab03_tensor_cores/kernels_wgmma.cu",
+           "(1.5957691216057308f + 0.21406444881780076f * t2)", "(1.5957691216057308f + 0.f * t2)",
+           (WG, "-k", "backward_epilogue"), tier="gpu", why="u'(t) = c (1 + 3 a t^2): the 3 a t^2 folded into 6 c a",
+           extra={"defines": {"EPI_OPS": 24}}),
+    Mutant("CUDA wgmma: z staged by TMA read from the other row of the pair",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "ld_shared_u32(at + (r0 + 8 * h) * 128)",
+           "ld_shared_u32(at + (r0 + 8 * (1 - h)) * 128)", (WG, "-k", "backward_epilogue"), tier="gpu",
+           why="a thread holds rows r0 and r0 + 8: z of one multiplies the other's accumulators (SRC_TMA's shared "
+               "reads must mirror the C writes exactly)",
+           extra=SRC_TMA_BUILD),
+    Mutant("CUDA wgmma: the source barrier waited at a fixed parity",
+           f"{P4}/lab03_tensor_cores/kernels_wgmma.cu", "!mbar_wait(sbar, (src_loads++) & 1, 2)",
+           "!mbar_wait(sbar, (src_loads++) & 0, 2)", (WG, "-k", "many_tiles_per_block"), tier="gpu",
+           why="a block's second tile waits for phase 0 again, which has long completed: the epilogue reads the "
+               "buffer before the source lands (the last tile's C, or half of it)",
+           extra=SRC_TMA_BUILD),
     Mutant("CUDA mixed precision: B read with A's row stride", f"{P4}/lab05_mixed_precision/kernels.cu",
            "? B[(size_t)gr * N + gc] : zero;", "? B[(size_t)gr * K + gc] : zero;", MP, tier="gpu",
            why="a copy-pasted load: wrong whenever N != K"),
@@ -291,64 +319,76 @@ MUTANTS = [
            why="each query stops attending to itself"),
     Mutant("CUDA Hopper backward: causal mask off by one", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (diag && m0 + qi < key)) p = 0.f;", "if (key >= S || (diag && m0 + qi <= key)) p = 0.f;",
-           ATT_HB, tier="gpu", why="the diagonal's P zeroed: no query's gradient flows to its own key"),
+           ATT_HB, extra=HB_DEBUG, tier="gpu", why="the diagonal's P zeroed: no query's gradient flows to its own key"),
     Mutant("CUDA Hopper backward: dK without its softmax scale", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "pack2(pack_t(), acc_dk[4 * dt] * sm_scale, acc_dk[4 * dt + 1] * sm_scale);",
-           "pack2(pack_t(), acc_dk[4 * dt], acc_dk[4 * dt + 1] * sm_scale);", ATT_HB, tier="gpu",
+           "pack2(pack_t(), acc_dk[4 * dt], acc_dk[4 * dt + 1] * sm_scale);", ATT_HB, extra=HB_DEBUG,
+           tier="gpu",
            why="dK = dS^T Q needs sm_scale once; forgotten on half the columns"),
     Mutant("CUDA Hopper backward: dQ accumulated without its scale", f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
-           "pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);", "pack2(pack_t(), a.x, a.y);", ATT_HB, tier="gpu",
+           "pack2(pack_t(), a.x * sm_scale, a.y * sm_scale);", "pack2(pack_t(), a.x, a.y);", ATT_HB,
+           extra=HB_DEBUG, tier="gpu",
            why="the accumulator holds dS K unscaled; the conversion is where sm_scale goes, and it was left out"),
     Mutant("CUDA Hopper backward: GQA heads mapped interleaved, not grouped",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
-           "const int h = hkv * group + hh;", "const int h = hh * Hkv + hkv;", ATT_HB, tier="gpu",
+           "const int h = hkv * group + hh;", "const int h = hh * Hkv + hkv;", ATT_HB, extra=HB_DEBUG, tier="gpu",
            why="query head h belongs to key/value head h / group; h % Hkv is the other convention, and wrong here"),
     Mutant("CUDA Hopper backward 03: MN-major slice stepped 8 rows, not 16",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "return wgmma_desc_128b(tile + 2048 * kk, BOX_BYTES, 1024);",
-           "return wgmma_desc_128b(tile + 1024 * kk, BOX_BYTES, 1024);", ATT_HB, tier="gpu",
+           "return wgmma_desc_128b(tile + 1024 * kk, BOX_BYTES, 1024);", ATT_HB, extra=HB_DEBUG, tier="gpu",
            why="a k16 slice of an MN-major operand is 16 rows of 128 bytes; stepping by one 8-row core matrix"),
     Mutant("CUDA Hopper backward 05: a stage's mbarrier waited with the wrong parity",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
-           "mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);", "mbar_wait_parity(full0 + 8 * s, step & 1);", ATT_HB,
+           "WAIT(full0 + 8 * s, (step >> 1) & 1);", "WAIT(full0 + 8 * s, step & 1);", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="stage s is used by every other step, so its k-th use waits for phase k: parity (step / 2) "
-                           "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land"),
+                           "& 1; step & 1 passes at once on stage 1 and reads Q, dO before they land (a race that "
+                           "the copies a step ahead hide: the tests hold them back with CONFIG's LOAD_RACE)"),
     Mutant("CUDA Hopper backward 06: every consumer's dQ half reads K's first 64 columns",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "desc_mnmajor(base + (kk / 4) * TILE_BYTES + c * BOX_BYTES, kk % 4)",
-           "desc_mnmajor(base + (kk / 4) * TILE_BYTES, kk % 4)", ATT_HB, tier="gpu",
+           "desc_mnmajor(base + (kk / 4) * TILE_BYTES, kk % 4)", ATT_HB, extra=HB_DEBUG, tier="gpu",
            why="consumer c adds dQ's columns 64 c .. + 63, which are dS times K's box c; box 0 for both gives the "
                "second half the first half's values"),
     Mutant("CUDA Hopper backward 07: dQ staged with the other swizzle than the accumulator's",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 2)), dqh[4 * j], dqh[4 * j + 1]);",
            "st_shared_f2(stage_dq + ra * 256 + 8 * (p ^ ((ra & 7) << 1)), dqh[4 * j], dqh[4 * j + 1]);", ATT_HB,
-           tier="gpu", why="the bulk reduction copies the staging block as it is, so its layout must be dq_index's; "
-                           "a different swizzle adds row a's pairs into the wrong columns"),
+           extra=HB_DEBUG, tier="gpu",
+           why="the bulk reduction copies the staging block as it is, so its layout must be dq_index's; "
+               "a different swizzle adds row a's pairs into the wrong columns"),
     Mutant("CUDA Hopper backward 09: the second consumer's diagonal tile takes the unmasked path",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "const bool diag = causal && m0 < n0 + KEYS6;", "const bool diag = causal && m0 < n0 + BLOCK_N;", ATT_HB,
-           tier="gpu", why="a block's 128 keys meet the diagonal in two query tiles (m0 = n0 and n0 + 64: consumer "
-                           "1's); the second one unmasked lets its queries attend to later keys"),
+           extra=HB_DEBUG, tier="gpu",
+           why="a block's 128 keys meet the diagonal in two query tiles (m0 = n0 and n0 + 64: consumer "
+               "1's); the second one unmasked lets its queries attend to later keys"),
     Mutant("CUDA Hopper backward 10: the rotated walk wraps one tile late",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "return m >= n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;",
-           "return m > n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;", ATT_HB,
+           "return m > n_tiles * BLOCK_M ? m - n_tiles * BLOCK_M : m;", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="a block that starts past tile 0 reaches row n_tiles x 64 instead of row 0: it never sees "
                            "query tile 0 (dK, dV short of its rows) and adds a tile past the end"),
     Mutant("CUDA Hopper backward 11: a dQ block converted one reduction early",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu", "return old == expected - 1;",
-           "return old == expected - 2;", ATT_HB,
+           "return old == expected - 2;", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="the consumer whose count is the second to last converts the block: the last key block's "
                            "adds are missing from dq (and the block is never converted where only one add lands)"),
     Mutant("CUDA Hopper backward 12: a head converted before its last key block has counted",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x);",
-           "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x - 1);", ATT_HB,
+           "if (threadIdx.x == 128) *last = count_dq_add(dq_count + bh, (int)gridDim.x - 1);", ATT_HB, extra=HB_DEBUG,
            tier="gpu", why="the second to last key block converts the head: the last one's dQ adds are missing (and "
                            "with one key block the head is never converted)"),
+    Mutant("CUDA Hopper backward 13: a consumer of rungs 09-12 waits for its stage at the wrong parity",
+           f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
+           "const int s = step & 1;\n            WAIT(full0 + 8 * s, (step / 2) & 1);",
+           "const int s = step & 1;\n            WAIT(full0 + 8 * s, step & 1);", ATT_HB, extra=HB_DEBUG, tier="gpu",
+           why="the producer runs up to two stages ahead, so the stage has landed by the time a consumer looks - "
+               "except when the copies are late (LOAD_RACE): then steps 1 and 2 read a stage before its copy"),
     Mutant("CUDA Hopper backward 08: the dQ pass's causal mask off by one",
            f"{P4}/lab06_attention/kernels_hopper_bwd.cu",
            "if (key >= S || (causal && key > row)) p = 0.f;", "if (key >= S || (causal && key >= row)) p = 0.f;",
-           ATT_HB, tier="gpu", why="each query's own key dropped from dQ (dK, dV keep it): dQ alone is wrong"),
+           ATT_HB, extra=HB_DEBUG, tier="gpu",
+           why="each query's own key dropped from dQ (dK, dV keep it): dQ alone is wrong"),
 ]

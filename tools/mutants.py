@@ -151,7 +151,7 @@ def judge(m: Mutant, scratch: str, timeout: float) -> dict:
     original = open(path, encoding="utf-8").read()
     with open(path, "w", encoding="utf-8") as f:
         f.write(original.replace(m.find, m.replace, 1))
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **m.extra.get("env", {}))   # e.g. a kernel's bounded waits
     env.pop("COURSE_SEED", None)                  # the gate's fixed seeds: a mutant is judged by the real gate
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=", *m.tests]
     t0 = time.perf_counter()

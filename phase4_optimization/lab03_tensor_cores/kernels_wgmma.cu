@@ -98,6 +98,21 @@
 //              register stores, less with EPI_TMA (the TMA store overlaps the next tile); lab 4.7 times it against
 //              cuBLAS + torch's separate epilogue kernels (what torch.compile runs) and against the Triton linear().
 //
+// The epilogue's source tile through TMA (EPI_TMA with bit 4 or 8 and C_PASSES = 1, the build SRC_TMA below):
+//   what changed  bits 4 and 8 read residual[row, col] (or z) for each accumulator from global memory in the
+//              accumulator's layout (a warp's load covers 8 rows x 16 bytes, half of each 32-byte sector) after the
+//              tile's last MMA, so the loads' latency is the tensor cores' idle time: ncu of lab 4.7's proj dX stage
+//              showed the consumers stalled on L1TEX half the time, and the block's residual GEMMs ran well below
+//              this kernel's bias-only epilogue against their cuBLAS floors (the lesson has the figures and where
+//              they were measured). Here one thread of each consumer warpgroup, once the tile's
+//              first MMAs are issued, waits until the last tile's C store has read the warpgroup's C buffer and
+//              copies the source's 64 x 256 half tile into that buffer by TMA (4 boxes, on an mbarrier of its own);
+//              the load runs under the main loop. The epilogue waits for that barrier and reads the source from the
+//              buffer at exactly the addresses where it then writes C (each thread its own elements: no other
+//              thread's reads to wait for), so the C store is unchanged.
+//   prediction the residual GEMMs and the proj dX stage move towards this kernel's plain GEMM (~0.95x the cuBLAS
+//              floor): the source's 2 M N bytes read by TMA under the main loop, C's written by TMA under the next.
+//
 // Fallback layout (-DB_KMAJOR=1): the wrapper passes B^T (N x K, a transposed copy, one extra pass over B) and
 // B is read K-major exactly like A (one TMA box {64 K, 256 N} per stage, descriptor start + 32 B per 16 K,
 // imm-trans-b = 0). It exists so that one GPU run can tell an MN-major descriptor mistake from anything else.
@@ -134,12 +149,20 @@
 #ifndef CLUSTER               // 2: pairs of blocks (a thread-block cluster) share each B tile by TMA multicast, below
 #error "CLUSTER is set by defines(cluster) in wgmma_kernel.py (the build's cluster size; --set WGMMA_CLUSTER=2)"
 #endif
-#ifndef EPI_OPS               // fused epilogue bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col] (below)
+// EPI_OPS, the fused epilogue's bits: 1 = + bias[col], 2 = tanh GELU, 4 = + residual[row, col],
+// 8 = * gelu_tanh'(z[row, col]), 16 = column sums of the stored C (below)
+#ifndef EPI_OPS
 #error "EPI_OPS is set by defines(epi_ops) in wgmma_kernel.py (the build's fused epilogue, from gemm_wgmma's arguments)"
 #endif
-#if EPI_OPS < 0 || EPI_OPS > 7
-#error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual)"
+#if EPI_OPS < 0 || EPI_OPS > 31
+#error "EPI_OPS: a mask of 1 (bias), 2 (GELU), 4 (residual), 8 (GELU's derivative), 16 (column sums)"
 #endif
+#if (EPI_OPS & 8) && (EPI_OPS & 7)
+#error "EPI_OPS: the GELU derivative (8) multiplies A B alone: z is read where the residual (4) would be, no bias or GELU"
+#endif
+// the source's tile (the residual, or z) through TMA into the C buffer (above): the TMA-store build with bit 4 or 8,
+// whole tiles staged
+#define SRC_TMA (EPI_TMA && (EPI_OPS & 12) && C_PASSES == 1)
 #ifndef MBAR_TIMEOUT          // 1: a barrier wait that spins ~4 s prints who waited on what, then traps (no hang)
 #error "MBAR_TIMEOUT is set by CONFIG in wgmma_kernel.py (edit it there)"
 #endif
@@ -183,19 +206,26 @@ static_assert(CONSUMERS == 2, "CONSUMERS: 2 warpgroups of 64 rows make BM = 128 
 #if EPI_TMA
 #define C_BOXES (4 / C_PASSES)                // boxes in one consumer's buffer (4: all 256 columns of its rows)
 #define C_BYTES (CONSUMERS * C_BOXES * C_BOX_BYTES)  // 64 KiB (32 KiB with C_PASSES = 2)
-#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c
+#define SRC_BAR_BYTES (8 * CONSUMERS)                // SRC_TMA's barriers (reserved in every EPI_TMA build)
 #define EPI_FLAG_PARAM , int c_tma
+#if SRC_TMA
+#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c, const __grid_constant__ TmaMap tma_src
+#else
+#define EPI_C_PARAM , const __grid_constant__ TmaMap tma_c
+#endif
 #else
 #define C_BYTES 0
+#define SRC_BAR_BYTES 0
 #define EPI_C_PARAM
 #define EPI_FLAG_PARAM
 #endif
 #if EPI_OPS
-#define EPI_OPS_PARAM , const unsigned short* __restrict__ bias, const unsigned short* res, long long ldr, int res_pair
+#define EPI_OPS_PARAM , const unsigned short* __restrict__ bias, const unsigned short* res, long long ldr, \
+                      int res_pair, float* __restrict__ part
 #else
 #define EPI_OPS_PARAM
 #endif
-#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES)
+#define SMEM_BYTES (1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_BYTES + 16 * STAGES + SRC_BAR_BYTES)
 #if SMEM_BYTES > 227 * 1024
 #error "SMEM_BYTES: more than the 227 KiB of shared memory a block may opt into on sm_90 (fewer STAGES)"
 #endif
@@ -226,7 +256,8 @@ typedef unsigned long long u64;
 // ---------------------------------------------------------------------------------------------------------------------
 // This kernel's own mbarrier wait, TMA and cluster primitives (PTX ISA 8.x, sm_90a)
 // ---------------------------------------------------------------------------------------------------------------------
-// Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 2) | (what << 1) | parity}.
+// Set (first writer wins) when a barrier wait timed out: {1, block, thread, (bar << 3) | (what << 1) | parity}, what
+// 0: a consumer on a full barrier, 1: the producer on an empty one, 2: a consumer on its source barrier (SRC_TMA).
 // The host reads it after the launch (wgmma_launch.py: hang_report). A timed-out thread leaves the kernel instead
 // of trapping, so the context survives and the report can be read; the result is then wrong, and says so.
 __device__ u32 gemm_wgmma_hang[4];
@@ -246,7 +277,7 @@ __device__ __forceinline__ bool mbar_wait(u32 bar, u32 parity, u32 what) {
             if (atomicCAS(&gemm_wgmma_hang[0], 0u, 1u) == 0u) {
                 gemm_wgmma_hang[1] = blockIdx.x;
                 gemm_wgmma_hang[2] = threadIdx.x;
-                gemm_wgmma_hang[3] = (bar << 2) | (what << 1) | (parity & 1u);
+                gemm_wgmma_hang[3] = (bar << 3) | (what << 1) | (parity & 1u);
             }
             return false;
         }
@@ -418,13 +449,41 @@ __device__ __forceinline__ float gelu_tanh(float t) {
     return __fdividef(t, 1.f + e);
 }
 
-// The fused epilogue on this thread's accumulators (the m64nNk16 layout: d[4j + e] is row `row` + 8 (e / 2),
-// column col0 + 8j + (e % 2)); elements outside C are left alone (they are never stored).
+// d/dt gelu_tanh(t) for the backward (EPI_OPS & 8): with s = sigmoid(2u) = 1 / (1 + exp(-2u)), u as above,
+// gelu'(t) = s + 2 t s (1 - s) c (1 + 3 a t^2) - lab 4.7's _gelu_tanh_grad, its constants folded the same way
+// (-2 c log2 e, its 0.044715 multiple; 2 c, 6 c a): one ex2, one approximate division, no 1 + tanh cancellation
+__device__ __forceinline__ float gelu_tanh_grad(float t) {
+    const float t2 = t * t;
+    float e;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(t * (-2.302208198144325f + -0.1029432395800235f * t2)));
+    const float s = __fdividef(1.f, 1.f + e);
+    return fmaf(t * (1.5957691216057308f + 0.21406444881780076f * t2) * s, 1.f - s, s);
+}
+
+// Two 16-bit values of row r at columns col, col + 1 of a row-major operand with row stride ld (the residual, or z):
+// one 4-byte load when `pair` (col is even and the rows 4-byte aligned), else one or two 2-byte loads inside N.
+__device__ __forceinline__ void load_pair(const unsigned short* base, long long ld, int pair, int r, int col, int N,
+                                          float& x, float& y) {
+    const unsigned short* p = base + (long long)r * ld + col;
+    if (pair && col + 1 < N) {
+        const u32 v = *reinterpret_cast<const u32*>(p);
+        x = half_to_f32((unsigned short)(v & 0xffffu));
+        y = half_to_f32((unsigned short)(v >> 16));
+    } else {
+        x = col < N ? half_to_f32(p[0]) : 0.f;
+        y = col + 1 < N ? half_to_f32(p[1]) : 0.f;
+    }
+}
+
+// The fused epilogue on this thread's accumulators of columns group g (the m64nNk16 layout: d[4j + e] is row
+// `row` + 8 (e / 2), column col0 + 8j + (e % 2); group g is j = 4g .. 4g + 3, 32 columns of the tile); elements
+// outside C are left alone (they are never stored). A group at a time, with its column sums right after: what is
+// live at once stays one group's loads, not the whole tile's (the sums need the 128 accumulators kept as well).
 __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __restrict__ bias,
                                              const unsigned short* res, long long ldr, int res_pair,
-                                             int row, int col0, int M, int N) {
+                                             int row, int col0, int M, int N, int g) {
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 4 * g; j < 4 * g + 4; ++j) {
         const int col = col0 + 8 * j;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {           // h: rows `row` and `row` + 8
@@ -440,15 +499,19 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
 #endif
 #if EPI_OPS & 4
             if (r < M) {
-                const unsigned short* p = res + (long long)r * ldr + col;
-                if (res_pair && col + 1 < N) {  // (col is even: a 4-byte aligned pair when res_pair)
-                    const u32 v = *reinterpret_cast<const u32*>(p);
-                    x += half_to_f32((unsigned short)(v & 0xffffu));
-                    y += half_to_f32((unsigned short)(v >> 16));
-                } else {
-                    if (col < N) x += half_to_f32(p[0]);
-                    if (col + 1 < N) y += half_to_f32(p[1]);
-                }
+                float rx, ry;
+                load_pair(res, ldr, res_pair, r, col, N, rx, ry);
+                x += rx;
+                y += ry;
+            }
+#endif
+#if EPI_OPS & 8
+            // the backward through a GELU: dZ = (dY W^T) * gelu'(z), z read where a residual would be
+            if (r < M) {
+                float zx, zy;
+                load_pair(res, ldr, res_pair, r, col, N, zx, zy);
+                x *= gelu_tanh_grad(zx);
+                y *= gelu_tanh_grad(zy);
             }
 #endif
             d[4 * j + 2 * h] = x;
@@ -456,6 +519,105 @@ __device__ __forceinline__ void epilogue_ops(float* d, const unsigned short* __r
         }
     }
 }
+
+#if SRC_TMA
+// epilogue_ops with the source (the residual, or z) in the C buffer (SRC_TMA): read from shared memory where this
+// thread will write the C pair of the same row and columns (the TMA-store layout below: box j / 8, chunk
+// (j % 8) ^ (r % 8), 4 bytes per lane % 4). Rows below M and columns right of N hold TMA's zeros; they are never
+// stored. The bias, when there is one, still comes from global memory (one value per column, shared by every row).
+// Kept apart from epilogue_ops on purpose: one body for both reads (the source's address derived from row and col,
+// chosen per load at run time or by a template argument) left ptxas spilling 88-232 bytes in the build with bits 8
+// and 16, where this one, its bias hoisted out of the row pair and its swizzle taken from the lane, spills none.
+__device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
+    u32 v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+__device__ __forceinline__ void epilogue_ops_shared(float* d, const unsigned short* __restrict__ bias, u32 cbuf,
+                                                    int r0, int lane, int col0, int N, int g) {
+    const u32 swz = (u32)(lane / 4);            // = r0 % 8 = (r0 + 8) % 8
+#pragma unroll
+    for (int j = 4 * g; j < 4 * g + 4; ++j) {
+        const u32 at = cbuf + (j / 8) * C_BOX_BYTES + ((((u32)j % 8) ^ swz) << 4) + 4 * (lane % 4);
+#if EPI_OPS & 1
+        const int col = col0 + 8 * j;
+        const float bx = col < N ? half_to_f32(__ldg(bias + col)) : 0.f;
+        const float by = col + 1 < N ? half_to_f32(__ldg(bias + col + 1)) : 0.f;
+#endif
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {           // h: rows r0 and r0 + 8
+            float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+#if EPI_OPS & 1
+            x += bx;
+            y += by;
+#endif
+#if EPI_OPS & 2
+            x = gelu_tanh(x);
+            y = gelu_tanh(y);
+#endif
+            const u32 v = ld_shared_u32(at + (r0 + 8 * h) * 128);
+            const float sx = half_to_f32((unsigned short)(v & 0xffffu)), sy = half_to_f32((unsigned short)(v >> 16));
+#if EPI_OPS & 4
+            x += sx;
+            y += sy;
+#else
+            x *= gelu_tanh_grad(sx);                // bit 8: the backward through a GELU
+            y *= gelu_tanh_grad(sy);
+#endif
+            d[4 * j + 2 * h] = x;
+            d[4 * j + 2 * h + 1] = y;
+        }
+    }
+}
+#endif
+
+#if EPI_OPS & 16
+// The first level of a bias gradient (EPI_OPS & 16): this warp's 16 rows of C summed per column, of the values as
+// they are stored (each rounded to 16 bits first), into row (first row) / 16 of part, a (cdiv(M, 16), N) fp32
+// matrix; rows past M count 0. Lane l holds rows l/4 and l/4 + 8 of columns 8j + 2(l%4) + {0, 1}, so the 8 lanes of
+// one l % 4 (bits 2-4 of l) share columns. 32 columns at a time (8 values a lane), a reduce-scatter over those bits:
+// at lanes 16, 8 and 4 apart, each lane keeps the half of its values its bit names and adds its partner's copy of
+// that half - 4 + 2 + 1 shuffles, after which every lane holds one finished sum (no lane idle at the store). A fixed
+// order, so the sums are the same on every run; lab 4.7's colsum_kernel adds the cdiv(M, 16) rows.
+// One step of column_sums's reduce-scatter: of v[0 .. 2 HALF), the lane keeps the half its bit O names (the upper
+// half when set) in v[0 .. HALF), plus the partner's (lane ^ O) copy of that half.
+template <int HALF, int O>
+__device__ __forceinline__ void reduce_scatter_step(float* v, int lane) {
+    const bool upper = lane & O;
+#pragma unroll
+    for (int i = 0; i < HALF; ++i) {
+        const float send = upper ? v[i] : v[i + HALF];
+        const float keep = upper ? v[i + HALF] : v[i];
+        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+    }
+}
+
+__device__ __forceinline__ void column_sums(const float* d, float* __restrict__ part, int row, int col0, int M,
+                                            int N, int g) {
+    const int lane = threadIdx.x % 32;
+    const int first = row - lane / 4;           // the warp's first row (a multiple of 16)
+    {                                           // the thread's columns j = 4g .. 4g + 3
+        float v[8];                             // v[2 jj + e]: column 8 (4g + jj) + 2 (l % 4) + e, both rows
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            const int j = 4 * g + jj;
+            const u32 p0 = pack_pair(d[4 * j + 0], d[4 * j + 1]), p1 = pack_pair(d[4 * j + 2], d[4 * j + 3]);
+            const bool r0 = row < M, r1 = row + 8 < M;        // the stores' rounding, then rows inside C only
+            v[2 * jj] = (r0 ? half_to_f32((unsigned short)(p0 & 0xffffu)) : 0.f)
+                      + (r1 ? half_to_f32((unsigned short)(p1 & 0xffffu)) : 0.f);
+            v[2 * jj + 1] = (r0 ? half_to_f32((unsigned short)(p0 >> 16)) : 0.f)
+                          + (r1 ? half_to_f32((unsigned short)(p1 >> 16)) : 0.f);
+        }
+        reduce_scatter_step<4, 16>(v, lane);
+        reduce_scatter_step<2, 8>(v, lane);
+        reduce_scatter_step<1, 4>(v, lane);
+        // v[0]: column 8j + 2(l % 4) + b2 with jj = 2 b4 + b3 (the lane's bits 4, 3, 2)
+        const int col = col0 + 8 * (4 * g + 2 * ((lane >> 4) & 1) + ((lane >> 3) & 1)) + ((lane >> 2) & 1);
+        if (first < M && col < N)
+            part[(long long)(first / 16) * N + col] = v[0];
+    }
+}
+#endif
 #endif
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -471,6 +633,7 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
     const u32 sB = base + STAGES * A_STAGE_BYTES;
     const u32 sC = sB + STAGES * B_STAGE_BYTES;     // EPI_TMA: consumer w's C boxes at sC + w * C_BOXES * C_BOX_BYTES
     const u32 bars = sC + C_BYTES;                  // full[s] at bars + 8s, empty[s] at bars + 8(STAGES + s)
+                                                    // (SRC_TMA: consumer w's source barrier at bars + 8(2 STAGES + w))
 
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int k_tiles = (K + BK - 1) / BK;
@@ -493,6 +656,9 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             // it only when no block still reads it (its multicast writes into all of them)
             mbar_init(bars + 8 * (STAGES + s), CONSUMERS * 4 * CLUSTER);
         }
+#if SRC_TMA
+        for (int w = 0; w < CONSUMERS; ++w) mbar_init(bars + 8 * (2 * STAGES + w), 1);   // the source in buffer w
+#endif
         // make the initialised barriers visible to the async proxy (the TMA engine completes on them)
         mbar_init_fence();
     }
@@ -555,10 +721,20 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
 #pragma unroll
         for (int i = 0; i < 128; ++i) d[i] = 0.f;
         int it = 0;
+#if SRC_TMA
+        const u32 sbar = bars + 8 * (2 * STAGES + cw), sbuf = sC + cw * (C_BOXES * C_BOX_BYTES);
+        int src_loads = 0;                            // source tiles this warpgroup has waited for: the barrier's phase
+#endif
         for (int t = first; t < units; t += step) {
             int um, tn;
             tile_coords(t, units_m, tiles_n, um, tn);
             const int tm = um * CLUSTER + rank;      // may be tiles_m (a CLUSTER = 2 partner below M): no stores
+#if SRC_TMA
+            // this half tile's source boxes (none for a clamped partner or a half below M, none right of N): the
+            // same condition as its C store's, the same for all 128 threads
+            const int src_boxes = (c_tma && tm < tiles_m && tm * BM + cw * 64 < M) ? min(4, (N - tn * BN + 63) / 64)
+                                                                                   : 0;
+#endif
             int prev = -1;
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % STAGES;
@@ -581,6 +757,17 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
                     wgmma_m64n256k16(d, da, db, (kt | kk) != 0);
                 }
                 wgmma_commit();
+#if SRC_TMA
+                if (kt == 0 && src_boxes > 0 && (threadIdx.x % 128) == 0) {
+                    // the tile's first MMAs are on the tensor cores: bring the source's half tile into the C buffer
+                    // once the last tile's C store has read it (by now it has, or nearly)
+                    bulk_wait_read<0>();
+                    mbar_arrive_expect_tx(sbar, src_boxes * C_BOX_BYTES);
+                    for (int jb = 0; jb < src_boxes; ++jb)
+                        tma_load_2d(sbuf + jb * C_BOX_BYTES, &tma_src, tn * BN + 64 * jb, tm * BM + cw * 64, sbar);
+                }
+                __syncwarp();   // warp 0's lanes together again before wgmma.wait_group (.sync.aligned)
+#endif
                 // keep this step's MMAs in flight; the previous step's are retired now, so its slot can be refilled
                 wgmma_wait<1>();
                 if (prev >= 0) {
@@ -593,9 +780,26 @@ gemm_wgmma_tma(const __grid_constant__ TmaMap tma_a, const __grid_constant__ Tma
             fence_regs(d);
             __syncwarp();
             if (lane == 0) release_slot(bars + 8 * (STAGES + prev));
+#if SRC_TMA
+            if (src_boxes > 0 && !mbar_wait(sbar, (src_loads++) & 1, 2)) goto done;
+#endif
 #if EPI_OPS
-            epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
-                         tn * BN + 2 * (lane % 4), M, N);
+#pragma unroll
+            for (int g = 0; g < 8; ++g) {     // 32 columns at a time
+#if SRC_TMA
+                if (c_tma) {
+                    if (src_boxes > 0)
+                        epilogue_ops_shared(d, bias, sbuf, warp * 16 + lane / 4, lane, tn * BN + 2 * (lane % 4), N, g);
+                } else
+#endif
+#if EPI_OPS & 15
+                epilogue_ops(d, bias, res, ldr, res_pair, tm * BM + cw * 64 + warp * 16 + lane / 4,
+                             tn * BN + 2 * (lane % 4), M, N, g);
+#endif
+#if EPI_OPS & 16
+                column_sums(d, part, tm * BM + cw * 64 + warp * 16 + lane / 4, tn * BN + 2 * (lane % 4), M, N, g);
+#endif
+            }
 #endif
 
 #if EPI_TMA

@@ -66,13 +66,15 @@ from .wgmma_builds import (BUILD_KEYS, BUILD_SETTINGS, DEFAULT_BUILD, EPILOGUES,
                            _check_settings, _env_choice, _said_record, build_config, build_label, builds, check_build,
                            check_winners, default_b_kmajor, default_cluster, default_tma_store, recorded_build,
                            resolve_build, say_note)
-from .wgmma_check import CHECK_SHAPES, QUICK_SHAPES, check_shape, make_inputs, reference, tolerance, verify_sample
+from .wgmma_check import (CHECK_SHAPES, QUICK_SHAPES, block_sums64, check_shape, epilogue_reference, gelu_tanh_grad64,
+                          make_inputs, reference, source_matrix, tolerance, verify_sample)
 from .wgmma_debug import _debug_one, _index_probe, _mismatch_summary, debug
 from .wgmma_kernel import (A_STAGE_BYTES, ACTIVATIONS, ARCH, B_BOX_BYTES, B_STAGE_BYTES, BK, BM, BN, BUILD_DEFINES,
-                           C_BOX_BYTES, C_BYTES, C_PASSES, CLUSTERS, CONFIG, CONSUMERS, DTYPES, EPI_BIAS, EPI_GELU,
-                           EPI_RES, EPI_STAGES, HERE, KERNEL, KERNEL_PATH, SMEM_BYTES, STAGES, THREADS,
+                           C_BOX_BYTES, C_BYTES, C_PASSES, CLUSTERS, COLSUM_ROWS, CONFIG, CONSUMERS, DTYPES, EPI_BIAS,
+                           EPI_COLSUM, EPI_DGELU, EPI_GELU, EPI_RES, EPI_STAGES, HERE, KERNEL, KERNEL_PATH,
+                           SMEM_BYTES, STAGES, THREADS,
                            _check_cluster, _check_tma_store, _defines, _layout, compile_report, defines, epi_mask,
-                           smem_bytes, stages)
+                           smem_bytes, stages, source_by_tma)
 from .wgmma_launch import (_LOADED, _check_epilogue, _launch, _loaded, _tensor_map, gemm_wgmma, grid_size,
                            hang_report, hopper_only, launch_cluster, launch_shape, max_clusters, prepare,
                            unavailable_reason)
@@ -87,9 +89,10 @@ __all__ = [
     "tma_box_check", "wgmma_read_kmajor", "wgmma_read_mnmajor",
     # wgmma_kernel.py
     "A_STAGE_BYTES", "ACTIVATIONS", "ARCH", "B_BOX_BYTES", "B_STAGE_BYTES", "BK", "BM", "BN", "BUILD_DEFINES",
-    "C_BOX_BYTES", "C_BYTES", "C_PASSES", "CLUSTERS", "CONFIG", "CONSUMERS", "DTYPES", "EPI_BIAS", "EPI_GELU",
-    "EPI_RES", "EPI_STAGES", "HERE", "KERNEL", "KERNEL_PATH", "SMEM_BYTES", "STAGES", "THREADS", "_check_cluster",
-    "_check_tma_store", "_defines", "_layout", "compile_report", "defines", "epi_mask", "smem_bytes", "stages",
+    "C_BOX_BYTES", "C_BYTES", "C_PASSES", "CLUSTERS", "COLSUM_ROWS", "CONFIG", "CONSUMERS", "DTYPES", "EPI_BIAS",
+    "EPI_COLSUM", "EPI_DGELU", "EPI_GELU", "EPI_RES", "EPI_STAGES", "HERE", "KERNEL", "KERNEL_PATH", "SMEM_BYTES",
+    "STAGES", "THREADS", "_check_cluster", "_check_tma_store", "_defines", "_layout", "compile_report", "defines",
+    "epi_mask", "smem_bytes", "stages", "source_by_tma",
     # wgmma_layout.py
     "descriptor_table", "epilogue_round_trip", "epilogue_smem_addresses", "operand_descriptors", "simulate_operands",
     "stage_layout", "tma_write_a", "tma_write_b_box",
@@ -101,6 +104,7 @@ __all__ = [
     "_LOADED", "_check_epilogue", "_launch", "_loaded", "_tensor_map", "gemm_wgmma", "grid_size", "hang_report",
     "hopper_only", "launch_cluster", "launch_shape", "max_clusters", "prepare", "unavailable_reason",
     # wgmma_check.py, wgmma_debug.py
-    "CHECK_SHAPES", "QUICK_SHAPES", "check_shape", "make_inputs", "reference", "tolerance", "verify_sample",
+    "CHECK_SHAPES", "QUICK_SHAPES", "block_sums64", "check_shape", "epilogue_reference", "gelu_tanh_grad64",
+    "make_inputs", "reference", "source_matrix", "tolerance", "verify_sample",
     "_debug_one", "_index_probe", "_mismatch_summary", "debug",
 ]

@@ -19,6 +19,47 @@ def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(a, np.float64) @ np.asarray(b, np.float64)
 
 
+def gelu_tanh_grad64(z: np.ndarray) -> np.ndarray:
+    """d/dz of gelu_tanh in float64 (the derivative EPI_OPS bit 8 applies)."""
+    c = np.sqrt(2.0 / np.pi)
+    t = np.tanh(c * (z + 0.044715 * z ** 3))
+    return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
+
+
+def epilogue_reference(a, b, bias=None, gelu: bool = False, res=None, z=None) -> np.ndarray:
+    """float64 of the fused epilogues on float64 host arrays: gelu_tanh(A B + bias) + residual (lab 4.2's order), or
+    (A B) * gelu_tanh'(z)."""
+    c = a @ b
+    if bias is not None:
+        c = c + bias[None, :]
+    if gelu:
+        c = 0.5 * c * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (c + 0.044715 * c ** 3)))
+    if z is not None:
+        c = c * gelu_tanh_grad64(z)
+    return c if res is None else c + res
+
+
+def block_sums64(c, rows: int) -> np.ndarray:
+    """Column sums of c (float64 of the stored values) in blocks of `rows` rows, the last one short: what the column
+    sums (EPI_OPS bit 16) should hold, up to their fp32 additions."""
+    c = arrays.to_numpy(c).astype(np.float64)
+    blocks = -(-c.shape[0] // rows)
+    return np.pad(c, ((0, blocks * rows - c.shape[0]), (0, 0))).reshape(blocks, rows, -1).sum(axis=1)
+
+
+def source_matrix(m: int, n: int, dtype: str, seed: int, pad: int = 8, like=None):
+    """An (m, n) epilogue source (a residual or z, ~ 2 N(0, 1)) as a view of an (m, n + pad) GPU matrix in `like`'s
+    library (default torch): row stride n + pad, so with pad 8 and N a multiple of 8 its tensor map is legal and the
+    TMA-store build reads it by TMA (SRC_TMA); and its float64 host copy."""
+    big = arrays.from_numpy(2 * check.rng(seed).standard_normal((m, n + pad)), dtype, "cuda")
+    if arrays.library(big) != (arrays.library(like) if like is not None else "torch"):
+        import torch
+
+        big = torch.from_dlpack(big)
+    src = big[:, :n]
+    return src, arrays.to_numpy(src).astype(np.float64)
+
+
 def tolerance(k: int, dtype: str) -> check.Tol:
     """fp32 accumulation over K terms grows like sqrt(K) * 2^-24 relative; the output rounding to bf16 (2^-9) or
     fp16 (2^-12) dominates: element error <= one output ulp plus the accumulation term."""

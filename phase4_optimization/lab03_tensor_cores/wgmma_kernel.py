@@ -46,12 +46,24 @@ DTYPES = ("bfloat16", "float16")
 CLUSTERS = (1, 2)
 
 # The fused epilogue's bits (-DEPI_OPS): + bias[col], then the tanh GELU, then + residual[row, col] (lab 4.2's order)
-EPI_BIAS, EPI_GELU, EPI_RES = 1, 2, 4
+# For the backward (lab 4.7's training step): * gelu_tanh'(z) in place of the residual (the GELU's input z read where
+# the residual would be), and the column sums of the stored C in rows of COLSUM_ROWS (a warp's share of a tile)
+EPI_BIAS, EPI_GELU, EPI_RES, EPI_DGELU, EPI_COLSUM = 1, 2, 4, 8, 16
+EPI_ALL = EPI_BIAS | EPI_GELU | EPI_RES | EPI_DGELU | EPI_COLSUM
+COLSUM_ROWS = 16
 ACTIVATIONS = (None, "gelu_tanh")
 
 
-def epi_mask(bias: bool, activation: str | None, residual: bool) -> int:
-    return EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
+def epi_mask(bias: bool, activation: str | None, residual: bool, dgelu: bool = False, colsum: bool = False) -> int:
+    return (EPI_BIAS * bool(bias) | EPI_GELU * (activation == "gelu_tanh") | EPI_RES * bool(residual)
+            | EPI_DGELU * bool(dgelu) | EPI_COLSUM * bool(colsum))
+
+
+def source_by_tma(tma_store: bool, c_passes: int, epi_ops: int) -> bool:
+    """Whether a build is the .cu's SRC_TMA: the TMA-store epilogue, whole tiles staged, with a residual or the GELU's
+    derivative (the source's tiles - the residual, or z - come into the C buffer by TMA; the kernel takes the
+    source's tensor map after C's)."""
+    return bool(tma_store and c_passes == 1 and epi_ops & (EPI_RES | EPI_DGELU))
 
 
 def defines(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajor: bool = False, cluster: int = 1,
@@ -77,11 +89,11 @@ def stages(tma_store: bool = False, c_passes: int = 1) -> int:
 
 
 def smem_bytes(tma_store: bool = False, c_passes: int = 1) -> int:
-    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes),
-    from CONFIG's shape."""
+    """Dynamic shared memory of a build (the .cu's SMEM_BYTES): the ring and EPI_TMA's C buffer (C_BYTES / c_passes)
+    with a source barrier per consumer (SRC_BAR_BYTES), from CONFIG's shape."""
     st = stages(tma_store, c_passes)
     bm, bn, bk = CONFIG["BM"], CONFIG["BN"], CONFIG["BK"]
-    c = CONFIG["CONSUMERS"] * 4 * C_BOX_BYTES // c_passes if tma_store else 0
+    c = CONFIG["CONSUMERS"] * (4 * C_BOX_BYTES // c_passes + 8) if tma_store else 0   # + the source barriers
     return 1024 + st * (bm * bk * 2 + bn * bk * 2) + c + 16 * st
 
 
@@ -108,8 +120,11 @@ def compile_report(dtype: str = "bfloat16", timeout: bool | None = None, b_kmajo
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
     _check_cluster(cluster, b_kmajor)
     _check_tma_store(tma_store, c_passes)
-    if not 0 <= epi_ops <= EPI_BIAS | EPI_GELU | EPI_RES:
-        raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, got {epi_ops!r}")
+    if not 0 <= epi_ops <= EPI_ALL:
+        raise ValueError(f"epi_ops: a mask of EPI_BIAS, EPI_GELU, EPI_RES, EPI_DGELU, EPI_COLSUM, got {epi_ops!r}")
+    if epi_ops & EPI_DGELU and epi_ops & (EPI_BIAS | EPI_GELU | EPI_RES):
+        raise ValueError("epi_ops: EPI_DGELU multiplies A @ B alone (no bias, GELU or residual: z is read where the "
+                         "residual would be)")
     return cuda.compile_report(KERNEL_PATH, ARCH,
                                defines=defines(dtype, timeout, b_kmajor, cluster, tma_store, c_passes, epi_ops))
 

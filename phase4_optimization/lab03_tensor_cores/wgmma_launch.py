@@ -11,8 +11,8 @@ from common import arrays, device, hopper
 from common.i18n import tr
 
 from .wgmma_builds import _check_arguments, default_b_kmajor, resolve_build
-from .wgmma_kernel import (ACTIVATIONS, BK, BM, BN, DTYPES, KERNEL, THREADS, compile_report, defines, epi_mask,
-                           smem_bytes)
+from .wgmma_kernel import (ACTIVATIONS, BK, BM, BN, COLSUM_ROWS, DTYPES, KERNEL, THREADS, compile_report, defines,
+                           epi_mask, smem_bytes, source_by_tma)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -57,6 +57,11 @@ def max_clusters(dtype: str, cluster: int, tma_store: bool = False, c_passes: in
     return got if got is not None else sms // cluster
 
 
+# the hang record's `what` (the .cu's mbar_wait callers): which barrier a timed-out thread was waiting on
+BARRIER_KINDS = {0: "full (consumer waiting for TMA)", 1: "empty (producer waiting for consumers)",
+                 2: "source (consumer waiting for the epilogue's source tile, SRC_TMA)"}
+
+
 def hang_report(reset: bool = True) -> str | None:
     """None, or what the kernel's barrier-timeout record says (a wait that never completed, see the .cu)."""
     out = []
@@ -66,12 +71,12 @@ def hang_report(reset: bool = True) -> str | None:
         v = [int(x) for x in arr.get()]
         if v[0]:
             word = v[3]
-            which = "empty (producer waiting for consumers)" if word & 2 else "full (consumer waiting for TMA)"
+            which = BARRIER_KINDS.get((word >> 1) & 3, "unknown")
             out.append(f"{dtype}{' B_KMAJOR' if kmaj else ''}{' CLUSTER=2' if cl > 1 else ''}"
                        f"{' EPI_TMA' if epi else ''}{' C_PASSES=2' if passes > 1 else ''}"
                        f"{f' EPI_OPS={ops}' if ops else ''} kernel: block "
                        f"{v[1]} thread {v[2]} timed out on "
-                       f"the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
+                       f"the {which} barrier at shared 0x{word >> 3:x}, parity {word & 1}")
             if reset:
                 arr.fill(0)
     return "; ".join(out) or None
@@ -119,13 +124,16 @@ def prepare(a, b, out=None, *, b_kmajor: bool = False):
     return a, b, out, m, n, k, dt_a
 
 
-def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, residual=None,
-               b_kmajor: bool | None = None, cluster: int | None = None, tma_store: bool | None = None,
+def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, residual=None, dgelu=None,
+               colsums=None, b_kmajor: bool | None = None, cluster: int | None = None, tma_store: bool | None = None,
                c_passes: int | None = None):
     """C = A @ B (bf16 or fp16 in, fp32 accumulate, same dtype out) with the wgmma + TMA kernel; with bias= (N,),
     activation="gelu_tanh" and/or residual= (M, N), C = activation(A @ B + bias) + residual, fused into the
     epilogue (-DEPI_OPS) before the one rounding, as lab 4.2's linear() does (residual: rows contiguous, any row
-    stride, not overlapping out; K = 0 with an epilogue is refused).
+    stride, not overlapping out; K = 0 with an epilogue is refused). For a backward: dgelu= z (M, N, a residual's
+    layout) makes C = (A @ B) * gelu_tanh'(z) (with neither activation nor residual), and colsums= a contiguous fp32
+    (cdiv(M, COLSUM_ROWS), N) buffer receives the column sums of the stored C, COLSUM_ROWS rows a row (the first
+    level of a bias gradient; their sum over rows is the column sum of C).
 
     a: (M, K), b: (K, N), row-major, contiguous, on the GPU (bf16: torch tensors; fp16: torch or CuPy). out: optional
     (M, N) of the same dtype and library. When K or N is not a multiple of 8 (or a base address is not 16-byte
@@ -151,8 +159,13 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: expected one of {ACTIVATIONS}, got {activation!r}")
     a, b, out, m, n, k, dt = prepare(a, b, out, b_kmajor=b_kmajor)
-    epi_ops = epi_mask(bias is not None, activation, residual is not None)
-    ldr = _check_epilogue(bias, residual, out, a, m, n, k, dt)
+    epi_ops = epi_mask(bias is not None, activation, residual is not None, dgelu is not None, colsums is not None)
+    if dgelu is not None and (activation is not None or residual is not None or bias is not None):
+        raise ValueError("dgelu: the GELU's derivative takes no bias, activation or residual (it multiplies A @ B)")
+    source = residual if dgelu is None else dgelu          # the epilogue's second operand (one slot in the kernel)
+    source_name = "residual" if dgelu is None else "dgelu"
+    ldr = _check_epilogue(bias, source, out, a, m, n, k, dt, source_name)
+    _check_colsums(colsums, out, a, m, n, k)
     build, _ = resolve_build(m, n, k, b_kmajor=b_kmajor, cluster=cluster, tma_store=tma_store, c_passes=c_passes)
     cluster, tma_store, c_passes = build["cluster"], build["tma_store"], build["c_passes"]
     if arrays.gemm_is_trivial(out, m, n, k):
@@ -174,17 +187,41 @@ def gemm_wgmma(a, b, out=None, *, bias=None, activation: str | None = None, resi
         map_b = _tensor_map(arrays.ptr(b), dt, k, n, int(b.shape[1]) * 2, BK, 64, "b")
     map_a = _tensor_map(arrays.ptr(a), dt, m, k, int(a.shape[1]) * 2, BM, BK, "a")
     cluster = launch_cluster(m, cluster)
-    map_c = None
+    map_c = map_src = None
     if tma_store and n % 8 == 0 and arrays.ptr(out) % 16 == 0:
         map_c = _tensor_map(arrays.ptr(out), dt, m, n, n * 2, 64, 64, "out")
-    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias, residual,
-            ldr)
+    if source_by_tma(tma_store, c_passes, epi_ops) and map_c is not None:
+        # the SRC_TMA build copies the source's tiles by TMA into the C buffer: with no legal map for it (its base
+        # not 16-byte aligned, its row stride not a multiple of 16 bytes) C is not staged either (c_tma = 0: the
+        # source read from global memory, C stored from registers)
+        if ldr % 8 == 0 and arrays.ptr(source) % 16 == 0:
+            map_src = _tensor_map(arrays.ptr(source), dt, m, n, ldr * 2, 64, 64, source_name)
+        else:
+            map_c = None
+    _launch(dt, map_a, map_b, out, m, n, k, b_kmajor, cluster, tma_store, map_c, c_passes, epi_ops, bias, source,
+            ldr, colsums, map_src)
     return out
 
 
-def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> int:
-    """Validate the fused epilogue's operands (TypeError / ValueError naming them); returns the residual's row
-    stride in elements (0 without one)."""
+def _check_colsums(colsums, out, a, m: int, n: int, k: int) -> None:
+    """colsums=: a contiguous fp32 (cdiv(M, COLSUM_ROWS), N) buffer on a's device, apart from out; K >= 1."""
+    if colsums is None:
+        return
+    if k == 0 and m and n:
+        raise ValueError("colsums: K = 0 (the kernel needs at least one K step); the sums of a zero C are zeros")
+    rows = -(-m // COLSUM_ROWS)
+    arrays.check_array("colsums", colsums, dtypes=("float32",), ndim=2, libs=(arrays.library(a),))
+    if tuple(colsums.shape) != (rows, n):
+        raise ValueError(f"colsums: expected shape {(rows, n)} (one row per {COLSUM_ROWS} rows of C), got "
+                         f"{tuple(colsums.shape)}")
+    arrays.check_same("a, colsums", a, colsums, shape=False, dtype=False)
+    if arrays.overlap(colsums, out):
+        raise ValueError("colsums: overlaps out")
+
+
+def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str, name: str = "residual") -> int:
+    """Validate the fused epilogue's operands (TypeError / ValueError naming them; the residual's slot is called
+    `name`: "dgelu" when it holds the GELU's input z); returns its row stride in elements (0 without one)."""
     lib = arrays.library(a)
     if bias is not None:
         arrays.check_array("bias", bias, dtypes=(dt,), ndim=1, libs=(lib,))
@@ -195,20 +232,20 @@ def _check_epilogue(bias, residual, out, a, m: int, n: int, k: int, dt: str) -> 
             raise ValueError("bias: overlaps out (the kernel reads it through the read-only cache while C is stored)")
     ldr = 0
     if residual is not None:
-        arrays.check_array("residual", residual, dtypes=(dt,), ndim=2, contiguous=False, libs=(lib,))
+        arrays.check_array(name, residual, dtypes=(dt,), ndim=2, contiguous=False, libs=(lib,))
         if tuple(residual.shape) != (m, n):
-            raise ValueError(f"residual: expected shape {(m, n)}, got {tuple(residual.shape)}")
-        arrays.check_same("a, residual", a, residual, shape=False)
+            raise ValueError(f"{name}: expected shape {(m, n)}, got {tuple(residual.shape)}")
+        arrays.check_same(f"a, {name}", a, residual, shape=False)
         st_bytes = arrays.byte_strides(residual)
         if any(v % 2 for v in st_bytes):
-            raise ValueError(f"residual: byte strides {tuple(st_bytes)} are not whole elements")
+            raise ValueError(f"{name}: byte strides {tuple(st_bytes)} are not whole elements")
         st = [v // 2 for v in st_bytes]
         if n > 1 and st[1] != 1 or m > 1 and st[0] < n:
-            raise ValueError(f"residual: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
-                             "pass residual.contiguous()")
+            raise ValueError(f"{name}: rows must be contiguous and not overlap each other (strides {tuple(st)}); "
+                             f"pass {name}.contiguous()")
         ldr = st[0] if m > 1 else n
         if arrays.overlap(residual, out):
-            raise ValueError("residual: overlaps out; the fused epilogue reads the residual while C is being stored "
+            raise ValueError(f"{name}: overlaps out; the fused epilogue reads it while C is being stored "
                              "(pass a separate out)")
     if k == 0 and m and n and (bias is not None or residual is not None):
         raise ValueError("a, b: K = 0 with a fused epilogue (the kernel needs at least one K step); "
@@ -249,7 +286,7 @@ def launch_shape(m: int, n: int, dtype: str, b_kmajor: bool, cluster: int, tma_s
 
 
 def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store=False, map_c=None, c_passes=1,
-            epi_ops=0, bias=None, residual=None, ldr=0):
+            epi_ops=0, bias=None, residual=None, ldr=0, colsums=None, map_src=None):
     _, fn = _loaded(dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops)
     resident = max_clusters(dt, cluster, tma_store, c_passes, epi_ops) if cluster > 1 else None
     grid, smem, _ = launch_shape(m, n, dt, bool(b_kmajor), cluster, tma_store, c_passes, epi_ops, resident,
@@ -261,11 +298,15 @@ def _launch(dt, map_a, map_b, out, m, n, k, b_kmajor=False, cluster=1, tma_store
     maps = [map_a, map_b]
     if tma_store:      # the EPI_TMA build takes C's map after B's and a flag last (0: no legal map, register stores)
         maps.append(map_c if map_c is not None else map_a)      # map_a: a valid stand-in the kernel never reads
+        if source_by_tma(tma_store, c_passes, epi_ops):        # then the source's (read only where C's is used)
+            maps.append(map_src if map_c is not None else map_a)
         args.append(ctypes.c_int32(int(map_c is not None)))
-    if epi_ops:        # the EPI_OPS build: bias, residual (null where unused), its row stride, its pair-load flag
+    if epi_ops:        # the EPI_OPS build: bias, residual or z (null where unused), its row stride, its pair-load
+        # flag, the column sums' buffer (null where unused)
         r_ptr = arrays.ptr(residual) if residual is not None else 0
         args += [ctypes.c_void_p(arrays.ptr(bias) if bias is not None else 0), ctypes.c_void_p(r_ptr),
-                 ctypes.c_int64(int(ldr)), ctypes.c_int32(int(r_ptr % 4 == 0 and ldr % 2 == 0))]
+                 ctypes.c_int64(int(ldr)), ctypes.c_int32(int(r_ptr % 4 == 0 and ldr % 2 == 0)),
+                 ctypes.c_void_p(arrays.ptr(colsums) if colsums is not None else 0)]
     # cuLaunchKernel copies every argument (the 128-byte maps included) before it returns
     hopper.launch(fn.ptr, grid, THREADS, smem, hopper.stream_ptr(out), maps, args)
 

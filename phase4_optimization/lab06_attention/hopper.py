@@ -57,6 +57,7 @@ import os
 import numpy as np
 
 from common import arrays, config, cuda, device
+from common import hopper as common_hopper
 from common.i18n import tr
 from phase4_optimization.lab03_tensor_cores import wgmma as wg
 
@@ -212,11 +213,11 @@ def _compile_row(k, name: str, d: int, dt: str, vk: bool, stages: int = STAGES) 
             "BAR.ARV": sum("BAR.ARV" in s for s in sass) if sass else None}
 
 
-def debug_waits() -> bool:
+def debug_waits(config: dict | None = None) -> bool:
     """Whether the launches use the debug build's bounded barrier waits (MBAR_TIMEOUT=1: a wait that never completes
-    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else CONFIG's
-    MBAR_TIMEOUT (0: plain waits)."""
-    return os.environ.get("ATTN_MBAR_TIMEOUT", str(CONFIG["MBAR_TIMEOUT"])) == "1"
+    leaves a record for hang_report instead of hanging the GPU): ATTN_MBAR_TIMEOUT=1 in the environment, else the
+    config's MBAR_TIMEOUT (default this file's CONFIG; hopper_bwd passes its own), 0: plain waits."""
+    return os.environ.get("ATTN_MBAR_TIMEOUT", str((config or CONFIG)["MBAR_TIMEOUT"])) == "1"
 
 
 @functools.lru_cache(maxsize=None)
@@ -247,21 +248,14 @@ _LOADED: set[tuple[int, str, bool, int, bool]] = set()
 def hang_report(reset: bool = True) -> str | None:
     """None, or what a loaded module's barrier-timeout record says (a wait that never completed, in a debug build:
     debug_waits; see the .cu's WAIT)."""
-    import cupy
-
     out = []
     for key in sorted(_LOADED):
-        mod = _module(*key)
-        mem = cupy.cuda.UnownedMemory(mod.get_global_var("attn_hopper_hang"), 20, mod)
-        arr = cupy.ndarray((5,), cupy.uint32, cupy.cuda.MemoryPointer(mem, 0))
-        v = [int(x) for x in arr.get()]
-        if v[0]:
-            word = v[4]
-            which = "empty (producer waiting for the consumers)" if word & 2 else "full (consumer waiting for TMA)"
-            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''} {key[3]} stages: block ({v[1]}, {v[2]}) "
-                       f"thread {v[3]} timed out on the {which} barrier at shared 0x{word >> 2:x}, parity {word & 1}")
-            if reset:
-                arr.fill(0)
+        r = common_hopper.bounded_wait_record(_module(*key), "attn_hopper_hang", reset)
+        if r:
+            which = "empty (producer waiting for the consumers)" if r["what"] else "full (consumer waiting for TMA)"
+            out.append(f"D{key[0]} {key[1]}{' V_KMAJOR' if key[2] else ''} {key[3]} stages: block {r['block']} "
+                       f"thread {r['thread']} timed out on the {which} barrier at shared 0x{r['bar']:x}, "
+                       f"parity {r['parity']}")
     return "; ".join(out) or None
 
 

@@ -51,6 +51,7 @@ import functools
 import os
 
 from common import arrays, cuda
+from common import hopper as common_hopper
 
 from . import hopper as hp
 
@@ -89,8 +90,15 @@ HEAD_DIMS = (64, 128)
 #   PRODUCER_REGS = 24, CONSUMER_REGS = 240   rung 06's setmaxnreg split (24 + 2 x 240 <= 512 per lane, as the forward)
 #   LPT_HEADS = 4     rung 09, causal: the grid read in groups of this many heads, key block first in a group
 #                     (longest_first: the heaviest blocks start first, the grid ends on light ones)
+#   MBAR_TIMEOUT = 0  0: plain barrier waits. 1, the debug build: a wait that spins ~4 s records who waited on what
+#                     (hang_report prints it) and the kernel runs out instead of hanging; the launches build it with
+#                     ATTN_MBAR_TIMEOUT=1 in the environment (debug_waits; the forward's switch too)
+#   LOAD_RACE = 0     for a test only: > 0 holds every step's copies back - the producers (rungs 06-12, rung 08's dQ
+#                     pass) wait this many cycles before each stage's copies, rung 05 issues a step's copies just
+#                     before the step instead of a step ahead - so a wait at the wrong parity reads a stage before it
+#                     lands on every launch (0: compiled out)
 CONFIG = dict(BLOCK_N=64, BLOCK_M=64, NWARPS=4, DELTA_ROWS=4, CONSUMERS=2, PRODUCER_REGS=24, CONSUMER_REGS=240,
-              LPT_HEADS=4)
+              LPT_HEADS=4, MBAR_TIMEOUT=0, LOAD_RACE=0)
 THREADS = 32 * CONFIG["NWARPS"]
 THREADS_WS = 128 * (CONFIG["CONSUMERS"] + 1)    # rung 06: a producer warpgroup and the consumers
 CONVERT_THREADS = 256
@@ -122,18 +130,27 @@ def smem_bytes_dq_pass(head_dim: int) -> int:
     return 1024 + 2 * CONFIG["CONSUMERS"] * tile + 4 * tile + 5 * 8
 
 
-def defines(head_dim: int, dtype: str = "bfloat16") -> dict:
-    """-D values of one build: CONFIG, HEAD_DIM and ATTN_FP16."""
+def defines(head_dim: int, dtype: str = "bfloat16", timeout: bool | None = None) -> dict:
+    """-D values of one build: CONFIG, HEAD_DIM and ATTN_FP16; MBAR_TIMEOUT = timeout (default CONFIG's)."""
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head_dim: expected one of {HEAD_DIMS}, got {head_dim!r}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
-    return {**{k: int(v) for k, v in CONFIG.items()}, "HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16")}
+    d = {**{k: int(v) for k, v in CONFIG.items()}, "HEAD_DIM": int(head_dim), "ATTN_FP16": int(dtype == "float16")}
+    if timeout is not None:
+        d["MBAR_TIMEOUT"] = int(bool(timeout))
+    return d
 
 
-def compile_report(head_dim: int = 128, dtype: str = "bfloat16") -> cuda.CompileReport:
+def compile_report(head_dim: int = 128, dtype: str = "bfloat16", timeout: bool | None = None) -> cuda.CompileReport:
     """NVRTC compile for sm_90a (no GPU needed): registers, spills, SASS of the three kernels."""
-    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype))
+    return cuda.compile_report(KERNEL_PATH, ARCH, defines=defines(head_dim, dtype, timeout))
+
+
+def debug_waits() -> bool:
+    """Whether the backward's launches use its bounded-wait debug build: the forward's switch (hopper.debug_waits,
+    ATTN_MBAR_TIMEOUT=1 in the environment) over this file's CONFIG."""
+    return hp.debug_waits(CONFIG)
 
 
 def compile_rows(head_dims=HEAD_DIMS, dtypes=DTYPES) -> list[dict]:
@@ -168,13 +185,14 @@ def setmaxnreg(sass) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _functions(head_dim: int, dtype: str):
-    """The loaded cubin's three kernels (the backward's dynamic shared memory opted in)."""
+def _functions(head_dim: int, dtype: str, timeout: bool = False):
+    """The loaded cubin's kernels (the backward's dynamic shared memory opted in); timeout: the debug build."""
     from cupy.cuda import function as cfunc
     from cupy_backends.cuda.api import driver
 
     mod = cfunc.Module()
-    mod.load(bytes(compile_report(head_dim, dtype).cubin))
+    mod.load(bytes(compile_report(head_dim, dtype, timeout).cubin))
+    _LOADED.add((head_dim, dtype, timeout))
     fns = {key: mod.get_function(name) for key, name in KERNELS.items()}
     for rung in RUNGS:
         driver.funcSetAttribute(fns[rung].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -182,6 +200,22 @@ def _functions(head_dim: int, dtype: str):
     driver.funcSetAttribute(fns["dq08"].ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             smem_bytes_dq_pass(head_dim))
     return mod, fns
+
+
+_LOADED: set[tuple[int, str, bool]] = set()     # builds loaded (hang_report reads the debug ones' records)
+
+
+def hang_report(reset: bool = True) -> str | None:
+    """None, or what a loaded debug build's barrier-timeout record says (a wait that never completed: debug_waits;
+    the .cu's WAIT): which block and thread gave up on which barrier, at which parity."""
+    out = []
+    for key in sorted(k for k in _LOADED if k[2]):
+        r = common_hopper.bounded_wait_record(_functions(*key)[0], "attn_hopper_bwd_hang", reset)
+        if r:
+            who = "warpgroup 0 (the producer from rung 06)" if r["what"] else "a consumer warpgroup"
+            out.append(f"D{key[0]} {key[1]}: block {r['block']} thread {r['thread']}, {who}, timed out on the "
+                       f"barrier at shared 0x{r['bar']:x}, parity {r['parity']}")
+    return "; ".join(out) or None
 
 
 def _launch(fn, grid, block, smem, stream, *args):
@@ -273,7 +307,7 @@ def flash_attn_bwd_hopper(do, q, k, v, o, lse, causal: bool = False, sm_scale: f
     # zeroed by attn_bwd_delta (attn_bwd_prep); BULK_DQ_RUNGS tile it by 64 query rows x 64 columns (dq_index)
     dq_acc = (None if rung == "08" else
               arrays.empty((b * hq * n_tiles * m * d,) if rung in BULK_DQ_RUNGS else (b, hq, s, d), "float32", q))
-    _, fns = _functions(d, dt)
+    _, fns = _functions(d, dt, debug_waits())
     stream = hp._stream_ptr(q)
     P, I32, I64, F = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_float
     st = {name: [I64(x_) for x_ in hp._strides(x)[:3]] for name, x in (("q", q), ("k", k), ("v", v), ("do", do),

@@ -8,8 +8,10 @@ blocks and columns mod 8 (the fragment's 2t, 2t + 1), the halves of d (rung 03's
 which piece to read. The pytest tier (tests/test_phase4_lab06_attention_hopper_bwd_gpu.py) judges by FlashAttention's
 rule; this command diagnoses.
 
-Run: python -m phase4_optimization.lab06_attention.hopper_bwd_check [--rung 01 .. 08|all] [--quick] [--seed N]
-Anywhere else it prints why it cannot run (exit 0) - the compile report is hopper_bwd's own command.
+Run: python -m phase4_optimization.lab06_attention.hopper_bwd_check [--rung 01 .. 12|all] [--quick] [--seed N]
+Anywhere else it prints why it cannot run (exit 0) - the compile report is hopper_bwd's own command. A rung that
+hangs on a barrier: ATTN_MBAR_TIMEOUT=1 in front of the command builds the bounded waits, and the check prints who
+waited on what (hopper_bwd.hang_report).
 """
 from __future__ import annotations
 
@@ -113,6 +115,10 @@ def judge(state: dict) -> tuple[bool, list[str]]:
         if not c.ok:
             ok = False
             lines += where_wrong(name, g, ref, tol)
+    hang = hb.hang_report()
+    if hang:
+        ok = False
+        lines.append(tr("  HANG RECORD: {record}", record=hang))
     return ok, ["  " + " | ".join(msgs)] + lines
 
 

@@ -292,10 +292,38 @@
 #ifndef LPT_HEADS
 #error "LPT_HEADS is set by CONFIG in hopper_bwd.py"
 #endif
+#ifndef MBAR_TIMEOUT           // 0: plain barrier waits; 1: the debug build's bounded ones (WAIT, below)
+#error "MBAR_TIMEOUT is set by CONFIG in hopper_bwd.py (defines(timeout=...), ATTN_MBAR_TIMEOUT=1 for the launches)"
+#endif
+#ifndef LOAD_RACE              // > 0, a test's build only: the copies of every step held back (load_race); 0: none
+#error "LOAD_RACE is set by CONFIG in hopper_bwd.py (0; a test raises it)"
+#endif
 
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(BLOCK_N == 16 * NWARPS && BLOCK_M == 64 && BLOCK_N == BLOCK_M,
               "warp w owns 16 keys; causal skipping assumes BLOCK_M == BLOCK_N; dQ splits 64 queries over 4 warps");
+
+// Barrier waits (rungs 05-12). The debug build (MBAR_TIMEOUT=1) gives each wait ~4 s; the first that runs out records
+// who waited on what in attn_hopper_bwd_hang (hopper_bwd.hang_report prints it), and from then on every wait of the
+// grid gives up at once: a kernel that would hang runs out with garbage in dQ, dK, dV, and the host reads the record.
+__device__ hop_u32 attn_hopper_bwd_hang[5];   // the first barrier wait that timed out
+
+#if MBAR_TIMEOUT
+// the record's `what` bit: 1 for a thread of warpgroup 0 (rungs 06-12: the producer, waiting on empty barriers)
+#define WAIT(bar, parity) mbar_wait_bounded((bar), (parity), threadIdx.x < 128, attn_hopper_bwd_hang, 8000000000LL)
+#else
+#define WAIT(bar, parity) mbar_wait_parity((bar), (parity))
+#endif
+
+// A test's build (CONFIG's LOAD_RACE > 0; compiled out at 0): a producer waits this many cycles before each stage's
+// copies, and rung 05 issues a step's copies just before the step instead of a step ahead, so that a consumer that
+// does not wait for its stage's phase reads the stage before the copy lands - every launch, not now and then.
+__device__ __forceinline__ void load_race()
+{
+#if LOAD_RACE > 0
+    for (const long long t0 = clock64(); clock64() - t0 < LOAD_RACE;) {}
+#endif
+}
 
 typedef unsigned short elem_t;
 #if ATTN_FP16
@@ -1112,7 +1140,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
     const int key_a = n0 + 16 * warp + g, key_b = key_a + 8;                   // this thread's two keys
-    mbar_wait_parity(kv_full, 0);
+    WAIT(kv_full, 0);
 
     int step = 0;                                         // steps so far: this one's stage is step & 1
     for (int h = hkv * group; h < (hkv + 1) * group; ++h) {       // the group's query heads
@@ -1121,14 +1149,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
             const int s = step & 1;
             asm volatile("" : "+r"(sK), "+r"(sV), "+r"(sdS));   // as rungs 01-04: no per-lane addresses hoisted
             __syncthreads();                              // the previous step's reads of its stage and of sdS are done
-            if (threadIdx.x == 0) {                       // the next step (this head's next tile, else the next
+            auto issue_next = [&]() {                     // the next step (this head's next tile, else the next
                 const bool last_tile = m0 + BLOCK_M >= S; // head's first) into the other stage
                 const int hn = h + (last_tile ? 1 : 0), mn = last_tile ? m_start : m0 + BLOCK_M;
                 if (hn < (hkv + 1) * group)
                     tma_step(sK + q_off(s ^ 1), sK + lsd_off(s ^ 1), &tma_q, &tma_do, lsd_tile(hn, mn), hn, mn, b,
                              full0 + 8 * (s ^ 1));
-            }
-            mbar_wait_parity(full0 + 8 * s, (step >> 1) & 1);    // this step's Q, dO, LSE, Delta have landed
+            };
+            if (threadIdx.x == 0 && LOAD_RACE == 0) issue_next();  // a step ahead of its use
+            WAIT(full0 + 8 * s, (step >> 1) & 1);    // this step's Q, dO, LSE, Delta have landed
             const unsigned sQ = sK + q_off(s), sdO = sQ + TILE_BYTES;
             const float* s_lse = reinterpret_cast<const float*>(smem + lsd_off(s));
 
@@ -1136,6 +1165,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_bwd_05_tma(
             sdp_t_wgmma(st, dpt, sK, sV, sQ, sdO);
             p_and_ds(st, dpt, s_lse, s_lse + BLOCK_M, scale_log2, key_a, key_b, S, causal && m0 == n0, m0, t);
             dvdk_dq_wgmma(acc_dv, acc_dk, st, dpt, smem, sQ, sdO, sdS, sK, dq_acc, bh_rows, m0, S, warp, g, t);
+            if (threadIdx.x == 0 && LOAD_RACE > 0) issue_next();   // a test's build: just before its use (load_race)
         }
     }
     store_dv_dk(dv, dk, acc_dv, acc_dk, ((long long)b * Hkv + hkv) * S, key_a, key_b, S, sm_scale, t);
@@ -1177,7 +1207,8 @@ __device__ __forceinline__ void producer_06(unsigned base, unsigned full0, const
         for (int j = m_start; j < S; j += BLOCK_M, ++step) {
             const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;
             const int s = step & 1;
-            if (step >= 2) mbar_wait_parity(empty0 + 8 * s, ((step >> 1) - 1) & 1);
+            if (step >= 2) WAIT(empty0 + 8 * s, ((step >> 1) - 1) & 1);
+            load_race();
             const unsigned q = base + STAGE6_OFF + s * STAGE6_BYTES;
             tma_step(q, q + 2 * TILE_BYTES, tq, tdo, lsd + lsd_offset((long long)b * Hq + h, n_tiles, m0), h, m0, b,
                      full0 + 8 * s);
@@ -1231,7 +1262,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
     float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
-    mbar_wait_parity(kv_full, 0);
+    WAIT(kv_full, 0);
 
     int step = 0;
     for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
@@ -1239,7 +1270,7 @@ __device__ __forceinline__ void consumer_ws(unsigned char* smem, unsigned full0,
         for (int m0 = m_start; m0 < S; m0 += BLOCK_M, ++step) {
             const int s = step & 1;
             asm volatile("" : "+r"(sK), "+r"(sV));       // as rungs 01-05: no per-lane addresses hoisted
-            mbar_wait_parity(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
+            WAIT(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
             const unsigned sQ = base + STAGE6_OFF + s * STAGE6_BYTES, sdO = sQ + TILE_BYTES;
             const float* s_lse = reinterpret_cast<const float*>(smem + STAGE6_OFF + s * STAGE6_BYTES + 2 * TILE_BYTES);
             // dS^T boxes of this step: consumer x's at ds0 + x DS_BYTES (step parity s: the box a consumer writes was
@@ -1390,14 +1421,14 @@ __device__ __forceinline__ void consumer_09(unsigned char* smem, unsigned full0,
     float acc_dk[HEAD_DIM / 2], acc_dv[HEAD_DIM / 2];
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dk[i] = acc_dv[i] = 0.f;
-    mbar_wait_parity(kv_full, 0);
+    WAIT(kv_full, 0);
 
     int step = 0;
     for (int h = hkv * group; h < (hkv + 1) * group; ++h) {
         for (int j = m_start; j < S; j += BLOCK_M, ++step) {
             const int m0 = ROT ? rotate_tile(j, rot, n_tiles) : j;
             const int s = step & 1;
-            mbar_wait_parity(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
+            WAIT(full0 + 8 * s, (step / 2) & 1);     // this step's stage has landed
             const unsigned sQ = base + STAGE6_OFF + s * STAGE6_BYTES, sdO = sQ + TILE_BYTES;
             const float* s_lse = reinterpret_cast<const float*>(smem + STAGE6_OFF + s * STAGE6_BYTES + 2 * TILE_BYTES);
             const unsigned ds0 = base + DS6_OFF + s * CONSUMERS * DS_BYTES;   // dS^T boxes, as rung 07
@@ -1671,8 +1702,9 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dq(
             }
         for (int j = 0; j < n_kt; ++j) {
             const int s = j & 1;
-            if (j >= 2) mbar_wait_parity(empty0 + 8 * s, ((j >> 1) - 1) & 1);
+            if (j >= 2) WAIT(empty0 + 8 * s, ((j >> 1) - 1) & 1);
             const unsigned k_dst = base + RING8_OFF + s * 2 * TILE_BYTES;
+            load_race();
             mbar_arrive_expect_tx(full0 + 8 * s, 2 * TILE_BYTES);
             for (int x = 0; x < HEAD_DIM / 64; ++x) {
                 tma_load_4d(k_dst + x * BOX_BYTES, &tma_k, 64 * x, hkv, 64 * j, b, full0 + 8 * s);
@@ -1699,10 +1731,10 @@ extern "C" __global__ void __launch_bounds__(THREADS6, 1) attn_bwd_08_dq(
     float acc_dq[HEAD_DIM / 2];
 #pragma unroll
     for (int i = 0; i < HEAD_DIM / 2; ++i) acc_dq[i] = 0.f;
-    mbar_wait_parity(q_full, 0);
+    WAIT(q_full, 0);
     for (int j = 0; j < n_kt; ++j) {
         const int s = j & 1;
-        mbar_wait_parity(full0 + 8 * s, (j >> 1) & 1);
+        WAIT(full0 + 8 * s, (j >> 1) & 1);
         if (causal && 64 * j > r0 + 63) {                 // consumer 0's last tile, above its diagonal: all masked -
             __syncwarp();                                 // released at once, its tensor-core time left to the other
             if (lane == 0) mbar_arrive(empty0 + 8 * s);

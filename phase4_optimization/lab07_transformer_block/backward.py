@@ -68,6 +68,7 @@ from . import lab as L
 COLSUM_TILE = dict(BLOCK_P=32, BLOCK_C=128)            # colsum_kernel on a GPU: 32 partial rows a step, 128 columns
 COLSUM_TILE_INTERPRETER = dict(BLOCK_P=8, BLOCK_C=128)
 DGELU_TILE = dict(SUB_R=16, BLOCK_C=128)               # dgelu_colsum_kernel: 16 rows x 128 columns a step (4 KiB)
+PROJ_DX = ("fused", "pass")                            # the proj dX stage's wgmma kernels (TrainPlan's proj_dx)
 PACK_ROWS = 32 if INTERPRETER else 64                  # rows of one head a pack program moves (64 x 128 bf16 = 16 KiB)
 SPLIT_MIN_K = 1024                                     # a K slice of split-K keeps at least this many rows
 
@@ -260,14 +261,18 @@ class TrainPlan:
     keeps Z, then the backward's stages. stages / bwd_stages: [(name, kind, fn)]; run() -> (y, grads).
     attention_bwd: "triton" (lab 4.6's Triton backward, every GPU), a rung of lab 4.6's Hopper CUDA C backward
     (hopper_bwd.RUNGS, sm_90 only) or "auto" (resolve_attention_bwd: the Hopper default rung where it runs, else
-    Triton); self.attention_bwd is the one used."""
+    Triton); self.attention_bwd is the one used. proj_dx: the proj dX stage's second kernel on sm_90 (PROJ_DX):
+    "fused" (lab 4.3's wgmma GEMM with GELU' and the column sums in its epilogue) or "pass" (the wgmma GEMM, then
+    dgelu_colsum's pass)."""
 
     def __init__(self, x, dy, n_heads, *weights, attention: str = "auto", attn_bwd_config=None,
-                 attention_bwd: str = "auto"):
+                 attention_bwd: str = "auto", proj_dx: str = "fused"):
         import torch
 
         from phase4_optimization.lab06_attention import hopper_bwd
 
+        if proj_dx not in PROJ_DX:
+            raise ValueError(f"proj_dx: expected one of {PROJ_DX}, got {proj_dx!r}")
         if attention_bwd not in ("triton", "auto") and attention_bwd not in hopper_bwd.RUNGS:
             raise ValueError(f"attention_bwd: expected 'triton', 'auto' or a Hopper rung {hopper_bwd.RUNGS}, got "
                              f"{attention_bwd!r}")
@@ -327,16 +332,27 @@ class TrainPlan:
                 name: ("wgmma", lambda a_=a_, w_=w_, c_=c_: wg.gemm_wgmma(a_, w_.t(), out=c_, b_kmajor=True))
                 for name, a_, w_, c_ in (("FC dX GEMM", dz, w["w_fc"], dg), ("out dX GEMM", dh_, w["w_o"], do),
                                          ("QKV dX GEMM", dqkv, w["w_qkv"], da))}
-            # proj dX too, unfused: the wgmma GEMM writes dF = dY W_proj^T, then dgelu_colsum's pass makes dZ and
-            # the bias sums (dF written and read back: 2 M 4d 16-bit values more than the fused epilogue moves,
-            # against a main loop the epilogue does not hold up)
-            df = self.buffers["df"] = e(m, 4 * d)
+            # proj dX too. "fused": GELU' (z read where a residual would be) and the column sums (one partial row
+            # per 16 rows, a warp's share) in the wgmma kernel's epilogue, which its persistent loop overlaps with
+            # the next tile's loads. "pass": the wgmma GEMM writes dF = dY W_proj^T, then dgelu_colsum's pass makes
+            # dZ and the sums (dF written and read back: 2 M 4d 16-bit values more than a fused epilogue moves).
+            # Either writes its sums into the Triton GEMM's partial buffer (Gemm.part), in its own row blocks.
             proj = self.gemms["proj dX GEMM + GELU' + bias sums"]
+            if proj_dx == "fused":
+                def proj_dx_wgmma():
+                    part = proj.colsum_part({"BLOCK_M": wg.COLSUM_ROWS})       # the kernel's 16-row blocks
+                    # the TMA-store build: z's tiles come by TMA under the main loop, C leaves by TMA (SRC_TMA)
+                    wg.gemm_wgmma(dy2, w["w_proj"].t(), out=dz, dgelu=z, colsums=part, b_kmajor=True,
+                                  tma_store=True, c_passes=1)
+                label = "wgmma, GELU' + sums in its epilogue, z and C by TMA"
+            else:
+                df = self.buffers["df"] = e(m, 4 * d)
 
-            def proj_dx_wgmma():
-                wg.gemm_wgmma(dy2, w["w_proj"].t(), out=df, b_kmajor=True)
-                dgelu_colsum(df, z, dz, proj.colsum_part(), proj.tile()["BLOCK_M"])
-            self.gemm_alternatives["proj dX GEMM + GELU' + bias sums"] = ("wgmma + GELU' pass", proj_dx_wgmma)
+                def proj_dx_wgmma():
+                    wg.gemm_wgmma(dy2, w["w_proj"].t(), out=df, b_kmajor=True)
+                    dgelu_colsum(df, z, dz, proj.colsum_part(), proj.tile()["BLOCK_M"])
+                label = "wgmma + GELU' pass"
+            self.gemm_alternatives["proj dX GEMM + GELU' + bias sums"] = (label, proj_dx_wgmma)
         self.ln2 = LnBackward(h, w["ln2_w"], dg, dy2, buf["mean2"], buf["rstd2"], dh_,
                               vec[2 * d:6 * d], sum_res=True, sum_out=True)
         self.ln1 = LnBackward(x.view(m, d), w["ln1_w"], da, dh_, buf["mean1"], buf["rstd1"], dx.view(m, d),

@@ -232,7 +232,10 @@ class BlockPlan:
 
         def wgmma_gemm(key, xa, wt, bias, act, res, dst):
             wg = _wgmma()
-            return lambda: wg.gemm_wgmma(xa, wt, out=dst, bias=bias, activation=act, residual=res)
+            # a residual's stage runs the TMA-store build: the residual's tiles come by TMA under the main loop
+            # (lab 4.3's SRC_TMA) instead of one global load per accumulator pair after it
+            build = {"tma_store": True, "c_passes": 1} if res is not None else {}
+            return lambda: wg.gemm_wgmma(xa, wt, out=dst, bias=bias, activation=act, residual=res, **build)
 
         make = wgmma_gemm if self.gemm == "wgmma" else triton_gemm
         run_gemm = {name: make(*rest) for name, *rest in gemms}
@@ -524,10 +527,12 @@ def _gemm_launch(variant: str, name: str, m: int, n: int, k: int, act, residual:
 def _wgmma_launch(variant: str, name: str, m: int, n: int, k: int, act, residual: bool, dt: str, gpu,
                   case: str) -> plan.Launch:
     """Lab 4.3's gemm_wgmma on an M x N x K stage with its epilogue fused (-DEPI_OPS), the build resolve_build picks
-    for `gpu`."""
+    for `gpu` (a residual's stage: with the TMA-store epilogue, as BlockPlan runs it)."""
     wg = _wgmma()
     kmajor = wg.default_b_kmajor()
     build, note = wg.resolve_build(m, n, k, b_kmajor=kmajor, gpu=gpu)
+    if residual:        # as BlockPlan runs it: the TMA-store build, the residual's tiles by TMA (SRC_TMA)
+        build = dict(build, tma_store=True, c_passes=1)
     cluster = wg.launch_cluster(m, build["cluster"])
     grid, smem, defs = wg.launch_shape(m, n, dt, kmajor, cluster, build["tma_store"], build["c_passes"],
                                        wg.epi_mask(True, act, residual), gpu=gpu)
