@@ -192,28 +192,49 @@ def _printable(raw: bytes, last: int | None = None) -> str:
     return "\n".join(lines if last is None else lines[-last:])
 
 
-def check_isolated(x: Exercise, path: str) -> Verdict:
+# How long a check may run before the child is taken for hung (COURSE_CHECK_TIMEOUT overrides), and how long a child
+# that has sent its verdict may take to exit: one whose memory a kernel wrecked can hang in its own exit (glibc's heap
+# locks), and it is then stopped, the verdict kept.
+CHECK_TIMEOUT_S = 600.0
+EXIT_GRACE_S = 20.0
+
+
+def check_isolated(x: Exercise, path: str, *, target=None, timeout_s: float | None = None) -> Verdict:
     """x.check(path) in a child process: a learner's kernel that writes far outside its arrays can corrupt the memory
-    of the process that runs it and abort it (glibc's 'invalid pointer', a segfault); that is said as a verdict, not
-    a crash of the checker. The child's stderr is passed on when it finished (warnings the learner should see); when
-    it died, only its last lines, under the verdict's explanation."""
+    of the process that runs it and abort it (glibc's 'invalid pointer', a segfault) or hang it; that is said as a
+    verdict, not a crash or a hang of the checker. The child's stderr is passed on when it finished (warnings the
+    learner should see); when it died, only its last lines, under the verdict's explanation. target: the child's
+    function (default _check_child; a test passes one that misbehaves); timeout_s: default CHECK_TIMEOUT_S."""
     import multiprocessing as mp
     import sys
-    import tempfile
+    import time
 
+    if timeout_s is None:
+        timeout_s = float(os.environ.get("COURSE_CHECK_TIMEOUT", CHECK_TIMEOUT_S))
     ctx = mp.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
     with tempfile.NamedTemporaryFile(prefix="course-check-", suffix=".stderr", delete=False) as f:
         err_path = f.name
+    got, hung = None, False
     try:
-        p = ctx.Process(target=_check_child, args=(x.id, os.path.abspath(path), i18n.lang(), send, err_path))
+        p = ctx.Process(target=target or _check_child, args=(x.id, os.path.abspath(path), i18n.lang(), send,
+                                                              err_path))
         p.start()
         send.close()
-        try:
-            got = recv.recv()
-        except EOFError:
-            got = None
-        p.join()
+        t0 = time.monotonic()
+        while not recv.poll(0.5):          # data, or the child's end closed (it died): recv answers at once
+            if time.monotonic() - t0 > timeout_s:
+                hung = True
+                break
+        if not hung:
+            try:
+                got = recv.recv()
+            except EOFError:
+                got = None
+        p.join(EXIT_GRACE_S if not hung else 0)
+        if p.is_alive():
+            p.kill()
+            p.join()
         with open(err_path, "rb") as f:
             err = f.read()
     finally:
@@ -224,6 +245,11 @@ def check_isolated(x: Exercise, path: str) -> Verdict:
         return Verdict(*got)
     if err:
         sys.stderr.write(i18n.tr("the last lines the process wrote as it died:") + "\n" + _printable(err, 8) + "\n")
+    if hung:
+        return Verdict(False, i18n.tr("the check stopped: the process that ran your code gave no answer in {secs:.0f} "
+                                      "s and was stopped. A kernel that writes far past the end of an array corrupts "
+                                      "the memory around it, which can hang the process: check every index against "
+                                      "its bound", secs=timeout_s))
     return Verdict(False, i18n.tr("the check stopped: the process that ran your code died (exit status {rc}). A kernel "
                                   "that writes far past the end of an array corrupts the memory around it, and on a "
                                   "GPU the launch faults: check every index against its bound", rc=p.exitcode))

@@ -172,6 +172,11 @@ KO = {
         "검사가 멈췄습니다. 코드를 실행한 프로세스가 죽었습니다(종료 상태 {rc}). 배열의 끝을 훨씬 넘어 쓰는 kernel은 주변 메모리를 망가뜨리고, GPU에서는 launch가 "
         "fault를 냅니다. 모든 index를 그 경계와 비교해 보세요",
     "the last lines the process wrote as it died:": "프로세스가 죽으면서 마지막으로 쓴 줄:",
+    "the check stopped: the process that ran your code gave no answer in {secs:.0f} s and was stopped. A kernel that "
+    "writes far past the end of an array corrupts the memory around it, which can hang the process: check every "
+    "index against its bound":
+        "검사가 멈췄습니다. 코드를 실행한 프로세스가 {secs:.0f}초 안에 답하지 않아 멈췄습니다. 배열의 끝을 훨씬 넘어 쓰는 kernel은 주변 메모리를 "
+        "망가뜨리고, 그러면 프로세스가 멈춰 버릴 수 있습니다. 모든 index를 그 경계와 비교해 보세요",
     "{threads} threads x {regs} registers + {kib} KiB": "{threads} thread x register {regs}개 + {kib} KiB",
     "{what}: not answered yet": "{what}: 아직 답하지 않음",
     "{what}: {blocks} blocks is {off}: for each resource, how many of these blocks fit in what one SM has of it? "

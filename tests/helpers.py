@@ -282,3 +282,22 @@ def builds_with(monkeypatch, config: dict, key: str, value, loaded: set, *caches
         clear()
         loaded.clear()
         loaded.update(saved)
+
+
+def child_answers_then_hangs(ex_id, path, lang, conn, err_path):
+    """A child for course.exercise.check_isolated that sends its verdict and then never exits, as one whose heap a
+    learner's kernel wrecked can hang in its own exit."""
+    import time
+
+    conn.send((False, "NOT YET: a planted verdict", ""))
+    conn.close()
+    while True:
+        time.sleep(60)
+
+
+def child_hangs(ex_id, path, lang, conn, err_path):
+    """A child for course.exercise.check_isolated that never answers (a check hung before its verdict)."""
+    import time
+
+    while True:
+        time.sleep(60)

@@ -75,6 +75,30 @@ def test_cli_a_kernel_that_writes_far_past_the_end_is_a_verdict(tmp_path):
     assert r.returncode == 1 and r.stdout.startswith("NOT YET"), r.stdout + r.stderr
 
 
+def test_a_checker_child_that_hangs_is_stopped_and_the_learner_gets_a_verdict(monkeypatch):
+    """A child that sent its verdict and then hangs in its exit keeps the verdict and is stopped after a grace period;
+    one that never answers is stopped at the time limit, with a verdict that says so. Never a hang of the checker."""
+    import threading
+
+    from course import exercise as ce
+    from tests import helpers
+
+    monkeypatch.setattr(ce, "EXIT_GRACE_S", 1.0)
+    x = next(x for x in EXS if x.id == "1.2.1")
+    got = []
+
+    def both():
+        got.append(ce.check_isolated(x, x.solution, target=helpers.child_answers_then_hangs))
+        got.append(ce.check_isolated(x, x.solution, target=helpers.child_hangs, timeout_s=3))
+
+    worker = threading.Thread(target=both, daemon=True)      # a checker that hangs fails this test, not the run
+    worker.start()
+    worker.join(180)
+    assert not worker.is_alive() and len(got) == 2, "check_isolated did not come back from a hung child"
+    assert not got[0].ok and got[0].why == "NOT YET: a planted verdict", got[0].why
+    assert not got[1].ok and "gave no answer in 3 s" in got[1].why, got[1].why
+
+
 @pytest.mark.skipif(GPU, reason="on a GPU the CUDA kernels run")
 def test_cli_cuda_on_a_cpu_exits_3_and_says_what_was_not_run(tmp_path):
     """2.4.2 with the off-by-one tail (i <= n) is only compiled here: not RIGHT, exit 3, 'not run' in the verdict."""
