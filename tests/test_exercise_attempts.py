@@ -47,8 +47,11 @@ def test_wrong_attempt_fails_with_the_right_message(x, i, attempt, tmp_path):
 
 
 def _course(*args):
+    # a check that hangs (a wrecked heap) is stopped by the checker after COURSE_CHECK_TIMEOUT: here 180 s, well past
+    # any check's own time on a slow CPU and well inside the run's
     return subprocess.run([sys.executable, "-m", "course", *args], capture_output=True, text=True, timeout=900,
-                          errors="replace", cwd=ROOT, env={**os.environ, "COURSE_LANG": "en"})
+                          errors="replace", cwd=ROOT,
+                          env={**os.environ, "COURSE_LANG": "en", "COURSE_CHECK_TIMEOUT": "180"})
 
 
 def test_cli_half_fix_says_how_far_past_the_end_it_wrote(tmp_path):
