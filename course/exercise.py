@@ -210,7 +210,13 @@ def check_isolated(x: Exercise, path: str, *, target=None, timeout_s: float | No
     import time
 
     if timeout_s is None:
-        timeout_s = float(os.environ.get("COURSE_CHECK_TIMEOUT", CHECK_TIMEOUT_S))
+        raw = os.environ.get("COURSE_CHECK_TIMEOUT", str(CHECK_TIMEOUT_S))
+        try:
+            timeout_s = float(raw)
+        except ValueError:
+            timeout_s = -1.0
+        if not timeout_s > 0:
+            raise ValueError(f"COURSE_CHECK_TIMEOUT: expected a number of seconds above 0, got {raw!r}")
     ctx = mp.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
     with tempfile.NamedTemporaryFile(prefix="course-check-", suffix=".stderr", delete=False) as f:
@@ -244,7 +250,9 @@ def check_isolated(x: Exercise, path: str, *, target=None, timeout_s: float | No
             sys.stderr.write(_printable(err) + "\n")
         return Verdict(*got)
     if err:
-        sys.stderr.write(i18n.tr("the last lines the process wrote as it died:") + "\n" + _printable(err, 8) + "\n")
+        said = (i18n.tr("the last lines the process wrote before it was stopped:") if hung
+                else i18n.tr("the last lines the process wrote as it died:"))
+        sys.stderr.write(said + "\n" + _printable(err, 8) + "\n")
     if hung:
         return Verdict(False, i18n.tr("the check stopped: the process that ran your code gave no answer in {secs:.0f} "
                                       "s and was stopped. A kernel that writes far past the end of an array corrupts "

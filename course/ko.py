@@ -172,6 +172,7 @@ KO = {
         "검사가 멈췄습니다. 코드를 실행한 프로세스가 죽었습니다(종료 상태 {rc}). 배열의 끝을 훨씬 넘어 쓰는 kernel은 주변 메모리를 망가뜨리고, GPU에서는 launch가 "
         "fault를 냅니다. 모든 index를 그 경계와 비교해 보세요",
     "the last lines the process wrote as it died:": "프로세스가 죽으면서 마지막으로 쓴 줄:",
+    "the last lines the process wrote before it was stopped:": "프로세스가 멈추기 전에 마지막으로 쓴 줄:",
     "the check stopped: the process that ran your code gave no answer in {secs:.0f} s and was stopped. A kernel that "
     "writes far past the end of an array corrupts the memory around it, which can hang the process: check every "
     "index against its bound":

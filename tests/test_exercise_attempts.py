@@ -100,6 +100,10 @@ def test_a_checker_child_that_hangs_is_stopped_and_the_learner_gets_a_verdict(mo
     assert not worker.is_alive() and len(got) == 2, "check_isolated did not come back from a hung child"
     assert not got[0].ok and got[0].why == "NOT YET: a planted verdict", got[0].why
     assert not got[1].ok and "gave no answer in 3 s" in got[1].why, got[1].why
+    for bad in ("soon", "0", "-5"):
+        monkeypatch.setenv("COURSE_CHECK_TIMEOUT", bad)
+        with pytest.raises(ValueError, match="COURSE_CHECK_TIMEOUT"):
+            ce.check_isolated(x, x.solution, target=helpers.child_hangs)
 
 
 @pytest.mark.skipif(GPU, reason="on a GPU the CUDA kernels run")
