@@ -20,8 +20,9 @@ def _usage() -> str:
              ("python -m course exercise 1.2.1 --begin", tr("copy the starting point to my_work/1.2.1/ to edit")),
              ("python -m course exercise 1.2.1 --hint", tr("the next hint (three at most, each nearer the fix)")),
              ("python -m course exercise 1.2.1 --solution", tr("show the solution (try first)")),
-             ("python -m course list --lang ko", tr("in Korean (or COURSE_LANG=ko, or a Korean locale)"))]
-    return "\n".join([f"    {cmd:42s} # {what}" for cmd, what in lines] + ["", tr(
+             ("python -m course list --lang ko", tr("in Korean (or COURSE_LANG=ko, or a Korean locale)")),
+             ("COURSE_CHECK_TIMEOUT=120 python -m course ...", tr("stop a check that hangs after 120 s (default 600)"))]
+    return "\n".join([f"    {cmd:46s} # {what}" for cmd, what in lines] + ["", tr(
         "exit status of a check: 0 RIGHT; 1 NOT YET (wrong, or it does not load or compile); 2 a wrong command; "
         "3 NOT RUN HERE: nothing found wrong, but part of the check needs a GPU (a CUDA kernel compiled, not run)")])
 
@@ -177,7 +178,10 @@ def main(argv=None) -> int:
     if not args.file and not os.path.exists(x.work):
         print(tr("(no {path} yet: checking the starting point; `--begin` copies it for you to edit)",
                  path=os.path.relpath(x.work)))
-    v = check_isolated(x, path)
+    try:
+        v = check_isolated(x, path)
+    except ValueError as e:             # a COURSE_CHECK_TIMEOUT that is not a number of seconds
+        ap.error(str(e))
     if not args.file:                   # the learner's own file: `--file` checks (a solution, a test's) do not count
         _record(x.id, "partial" if v.partial else "done" if v.ok else "tried")
     if v.partial:

@@ -173,6 +173,7 @@ KO = {
         "fault를 냅니다. 모든 index를 그 경계와 비교해 보세요",
     "the last lines the process wrote as it died:": "프로세스가 죽으면서 마지막으로 쓴 줄:",
     "the last lines the process wrote before it was stopped:": "프로세스가 멈추기 전에 마지막으로 쓴 줄:",
+    "stop a check that hangs after 120 s (default 600)": "멈춰 버린 검사를 120초 뒤에 멈춥니다(기본값 600초)",
     "the check stopped: the process that ran your code gave no answer in {secs:.0f} s and was stopped. A kernel that "
     "writes far past the end of an array corrupts the memory around it, which can hang the process: check every "
     "index against its bound":
