@@ -104,6 +104,11 @@ def test_a_checker_child_that_hangs_is_stopped_and_the_learner_gets_a_verdict(mo
         monkeypatch.setenv("COURSE_CHECK_TIMEOUT", bad)
         with pytest.raises(ValueError, match="COURSE_CHECK_TIMEOUT"):
             ce.check_isolated(x, x.solution, target=helpers.child_hangs)
+    from course.__main__ import main as course_main
+
+    with pytest.raises(SystemExit) as stop:          # the CLI: a usage error, exit 2, not a traceback
+        course_main(["exercise", x.id, "--file", x.solution])
+    assert stop.value.code == 2
 
 
 @pytest.mark.skipif(GPU, reason="on a GPU the CUDA kernels run")
