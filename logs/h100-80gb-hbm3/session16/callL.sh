@@ -6,7 +6,7 @@
 # such as "out GEMM:1:alt" too); with 3 as well (PART=23) lab 4.7's block forward between the two. Session 18 added,
 # run first: PART 4, the GPU tests of next/session19's changes and its CUDA C mutants never judged on the H100;
 # PART 5, lab 4.3's fused epilogues under compute-sanitizer. Parts run in the order 4, 5, 1, 2. Session 19: PART 4
-# takes P4_TESTS and P4_MUTANTS.
+# takes P4_TESTS and P4_MUTANTS. Session 20: P4_MUTANTS=none runs no mutant.
 set -u
 HERE=$(dirname "$0"); O=${OUT:?}/l; mkdir -p "$O"; T0=$(date +%s)   # run from the repository root
 left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
@@ -25,7 +25,7 @@ if [[ "$PART" == *4* ]]; then   # the GPU tests of a branch's changes, then its 
   read -ra TA <<< "${P4_TESTS:-tests/test_phase4_lab06_attention_hopper_bwd_gpu.py -k late_copies}"
   run tests 240 python3 -m pytest -q -n 8 -p no:cacheprovider "${TA[@]}"
   MA=(); IFS=';' read -ra ML <<< "${P4_MUTANTS:-backward 05;backward 13}"; for m in "${ML[@]}"; do MA+=(--only "$m"); done
-  run mutants 200 python3 -m tools.mutants --tier gpu --jobs 8 "${MA[@]}" --json "$O/mutants.json"
+  [ "${P4_MUTANTS:-}" != none ] && run mutants 200 python3 -m tools.mutants --tier gpu --jobs 8 "${MA[@]}" --json "$O/mutants.json"
 fi
 if [[ "$PART" == *5* ]]; then   # lab 4.3's fused epilogues (both builds) under the four sanitizer tools
   TAILN=20 run sanitize 300 python3 -m tools.sanitize --labs lab03_tensor_cores --variants epilogue --out "$O/sanitize"
