@@ -6,7 +6,9 @@
 # such as "out GEMM:1:alt" too); with 3 as well (PART=23) lab 4.7's block forward between the two. Session 18 added,
 # run first: PART 4, the GPU tests of next/session19's changes and its CUDA C mutants never judged on the H100;
 # PART 5, lab 4.3's fused epilogues under compute-sanitizer. Parts run in the order 4, 5, 1, 2. Session 19: PART 4
-# takes P4_TESTS and P4_MUTANTS. Session 20: P4_MUTANTS=none runs no mutant.
+# takes P4_TESTS and P4_MUTANTS. Session 20: P4_MUTANTS=none runs no mutant. Session 21: PART 6, P6_TESTS (pytest's
+# arguments; default lab 4.3's ping-pong GPU tests) run first, alone, so that a hang there cannot eat the call;
+# PART 3 without 2 runs the block forward alone; prof_train.py's "cand" mode profiles a stage's further candidate.
 set -u
 HERE=$(dirname "$0"); O=${OUT:?}/l; mkdir -p "$O"; T0=$(date +%s)   # run from the repository root
 left() { echo $(( ${DEADLINE:-540} - ($(date +%s) - T0) )); }
@@ -19,6 +21,10 @@ run() { local name=$1 lim=$2; shift 2; local l; l=$(left); [ "$l" -lt 20 ] && { 
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee -a "$O/gpu.txt"
 export PYTHONPATH=.
 S="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats"
+if [[ "$PART" == *6* ]]; then
+  read -ra T6 <<< "${P6_TESTS:-tests/test_phase4_lab03_tensor_cores_pingpong_gpu.py}"
+  run pp_tests 150 python3 -m pytest -q -n 8 -p no:cacheprovider "${T6[@]}"
+fi
 if [[ "$PART" == *4* ]]; then   # the GPU tests of a branch's changes, then its CUDA C mutants (P4_TESTS: pytest's
   # arguments; P4_MUTANTS: the mutants' names, ';' between them; session 19's defaults: Hopper backward 05 and 13, with
   # next/session19's LOAD_RACE test)
@@ -42,5 +48,8 @@ if [[ "$PART" == *2* ]]; then
     TAILN=3 run ncu_$n 45 ncu --clock-control none --nvtx --nvtx-include stage/ $S -f -o "$O/$n" python3 "$HERE/prof_train.py" "$sn" $sc $sa
     ncu --import "$O/$n.ncu-rep" --print-summary none > "$O/$n.txt" 2>&1; rm -f "$O/$n.ncu-rep"
   done
+fi
+if [[ "$PART" == *3* && "$PART" != *2* ]]; then
+  TAILN=40 run block 150 python3 -m phase4_optimization.lab07_transformer_block --out "$O/res"
 fi
 ( cd "$OUT" && tar czf l.tgz l ); echo "== done after $(( $(date +%s) - T0 ))s"

@@ -5,7 +5,7 @@ argv[1]: a substring of the stage name; argv[2]: case index of L.BENCH_CASES (de
 the forward's BlockPlan.gemm_alternatives: lab 4.3's wgmma with the epilogue fused), "big" = a grad GEMM
 at lab 4.2's default tile (in session 16's run the proj dX stage's default was a capped tile; since 9cfe380 it is this
 one), "small" = the first of lab 4.2's LINEAR_CONFIGS with 64 accumulator elements a thread (the tile that does not
-spill with the dGELU epilogue)."""
+spill with the dGELU epilogue), "cand" (session 21) = the stage's first further candidate (gemm_candidates)."""
 import sys
 
 import torch
@@ -26,6 +26,8 @@ name = names[0]
 fn = [f for n, _, f in tp.bwd_stages + tp.stages if n == name][0]
 if mode == "alt":       # a backward stage's alternative, or a forward stage's (the BlockPlan inside the step)
     kernel, fn = {**tp.fwd.gemm_alternatives, **tp.gemm_alternatives}[name]
+elif mode == "cand":    # session 21: the stage's first further candidate (TrainPlan.gemm_candidates: proj dX's
+    kernel, fn = tp.gemm_candidates[name][0]         # ping-pong build of lab 4.3's kernel)
 elif mode == "big":
     g = tp.gemms[name]
     fu = L._kernels()[1]
